@@ -1,0 +1,141 @@
+// The engine's public surface: what the server's op handlers call. The engine
+// is synchronous (time arrives as `nowMs`); anything that must wait for disk
+// comes back as `Reply.durable`. Inputs are already type-checked and
+// range-checked by the server's request decoders (camelCase, bin fields
+// copied out of the network buffer); the engine checks meaning (requires
+// operators, after ids, quotas, shard health) and answers with a Failure.
+
+import type { DeliveryMode, Outcome } from "../storage/record.ts";
+
+export type { DeliveryMode, Outcome };
+
+/** Failures the engine returns; the server maps them to protocol error codes in one place. */
+export type FailureCode = "BAD_REQUEST" | "TOO_LARGE" | "NOT_FOUND" | "RATE_LIMITED" | "UNAVAILABLE";
+
+export interface Failure {
+  code: FailureCode;
+  message: string;
+  /** Path of the offending field, e.g. `items[3].requires.gpu`. */
+  field?: string;
+  /** Position in a batch. */
+  index?: number;
+  retryAfterMs?: number;
+}
+
+export type Result<T> = { ok: true; value: T } | { ok: false; failure: Failure };
+
+/**
+ * A reply value and, when the reply may only be sent once something is
+ * durable, the promise for that. `durable` rejects with
+ * StorageUnavailableError (storage/writer.ts) when the commit failed.
+ */
+export interface Reply<T> {
+  value: T;
+  durable: Promise<void> | null;
+}
+
+export interface EnqueueItemInput {
+  topic: string;
+  priority: number;
+  payload: Uint8Array;
+  metadata: Uint8Array;
+  /** At most one of deliverAtMs / delayMs is set. */
+  deliverAtMs: number | null;
+  delayMs: number | null;
+  leaseMs: number | null;
+  ttlMs: number | null;
+  delivery: DeliveryMode;
+  maxAttempts: number;
+  /** Raw `requires` map; the engine validates it (BAD_REQUEST naming `items[i].requires.<feature>`). */
+  requires: Record<string, unknown> | null;
+  after: string[] | null;
+  key: string | null;
+}
+
+export interface DequeueInput {
+  topics: Array<{ topic: string; count: number }>;
+  /** Raw capabilities map; the engine validates it (BAD_REQUEST naming `capabilities.<feature>`). */
+  capabilities: Record<string, unknown> | null;
+  waitMs: number;
+  leaseMs: number | null;
+  /** Who parked the waiter (a connection id), so its waiters can be cancelled on close. */
+  owner: number;
+}
+
+export interface Delivery {
+  id: string;
+  topic: string;
+  priority: number;
+  payload: Uint8Array;
+  metadata: Uint8Array;
+  attempt: number;
+  receipt: string;
+  leaseExpiresAtMs: number;
+  enqueuedAtMs: number;
+}
+
+export type DequeueOutcome =
+  | { kind: "done"; reply: Reply<{ deliveries: Delivery[] }> }
+  /** Nothing ready and waitMs > 0: the promise settles when items arrive, on timeout (empty), on shutdown, or on cancelWaiters. */
+  | { kind: "parked"; waiter: Promise<Reply<{ deliveries: Delivery[] }>> };
+
+export type LiveStateName = "ready" | "delayed" | "waiting" | "leased" | "dead";
+
+export interface ItemState {
+  id: string;
+  topic: string;
+  state: LiveStateName;
+  priority: number;
+  payload: Uint8Array;
+  metadata: Uint8Array;
+  attempt: number;
+  deliverAtMs: number;
+  enqueuedAtMs: number;
+  leaseExpiresAtMs?: number;
+  requires?: Record<string, unknown>;
+  after?: string[];
+  key?: string;
+  deadReason?: string;
+}
+
+export interface EndedItemState {
+  id: string;
+  state: "ended";
+  outcome: Outcome;
+}
+
+export interface TopicCounts {
+  topic: string;
+  ready: number;
+  delayed: number;
+  waiting: number;
+  leased: number;
+  dead: number;
+}
+
+export interface EngineApi {
+  enqueue(ns: string, items: EnqueueItemInput[], nowMs: number): Result<Reply<{ ids: string[] }>>;
+  dequeue(ns: string, input: DequeueInput, nowMs: number): Result<DequeueOutcome>;
+  /** A connection closed: its parked dequeues resolve empty without leasing anything. */
+  cancelWaiters(owner: number): void;
+  ack(ns: string, receipts: string[], nowMs: number): Result<Reply<{ acked: number; stale: string[] }>>;
+  nack(
+    ns: string,
+    items: Array<{ receipt: string; delayMs: number | null; metadata: Uint8Array | null }>,
+    nowMs: number,
+  ): Result<Reply<{ nacked: number; stale: string[] }>>;
+  extend(ns: string, items: Array<{ receipt: string; leaseMs: number }>, nowMs: number): Result<Reply<{ extended: number; stale: string[] }>>;
+  cancel(ns: string, ids: string[], nowMs: number): Result<Reply<{ cancelled: number; missing: string[] }>>;
+  get(ns: string, ids: string[], nowMs: number): Result<{ items: Array<ItemState | EndedItemState | null> }>;
+  topics(ns: string, query: { prefix: string | null; limit: number; after: string | null }): { topics: TopicCounts[]; next: string | null };
+  dead(ns: string, topic: string, limit: number): { items: ItemState[] };
+  redrive(ns: string, topic: string, ids: string[] | null, nowMs: number): Result<Reply<{ redriven: number }>>;
+  /** Counters and gauges, for `namespaces` only (null = all). Shape documented in docs/PROTOCOL.md. */
+  stats(namespaces: string[] | null, nowMs: number): Record<string, unknown>;
+  /** Handle due deadlines (delays, leases, TTLs, waiter timeouts, outcome retention); bounded work per call. */
+  tick(nowMs: number): void;
+  /** The earliest pending deadline, for the server's one timer; null when none. */
+  nextDeadlineMs(): number | null;
+  /** Shutdown: every parked dequeue resolves now with what it has; new dequeues are the server's to refuse. */
+  releaseWaiters(): void;
+}

@@ -1,0 +1,14 @@
+// Assertions are for programmer errors: a broken invariant stops the process
+// (recovery from LMDB brings it back). Operating errors are returned values.
+
+export class AssertionError extends Error {
+  override name = "AssertionError";
+}
+
+export function assert(condition: unknown, message = "assertion failed"): asserts condition {
+  if (!condition) throw new AssertionError(message);
+}
+
+export function unreachable(value: never, message = "unreachable"): never {
+  throw new AssertionError(`${message}: ${String(value)}`);
+}

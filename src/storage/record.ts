@@ -1,0 +1,69 @@
+// The persisted shape of an item, an ended-item outcome and the store's meta
+// record. The binary encoding of these lives in record-codec.ts, versioned
+// beside them: bump RECORD_VERSION on any change of shape and keep a reader
+// for the previous version.
+
+export const RECORD_VERSION = 1;
+
+export type DeliveryMode = "at_least_once" | "at_most_once";
+
+/**
+ * Where an item is in its life, as stored. `pending` covers ready, delayed and
+ * waiting: which one is derived from deliverAtMs and the `after` list at load.
+ */
+export type StoredState = "pending" | "leased" | "dead";
+
+export interface ItemRecord {
+  /** Namespace and topic the item lives in. */
+  ns: string;
+  topic: string;
+  priority: number;
+  payload: Uint8Array;
+  metadata: Uint8Array;
+  enqueuedAtMs: number;
+  deliverAtMs: number;
+  /** Lease length a dequeue grants when it gives none of its own. */
+  leaseMs: number;
+  /** Absolute instant the TTL ends the item, or null for no TTL. */
+  ttlExpiresAtMs: number | null;
+  delivery: DeliveryMode;
+  maxAttempts: number;
+  /** Deliveries since enqueue or the last redrive (the contract's `attempt`). */
+  attempt: number;
+  /** Deliveries ever made, never reset: names the current receipt. */
+  deliveries: number;
+  state: StoredState;
+  /** Set while leased. */
+  leaseExpiresAtMs: number | null;
+  /** Set for a dead letter: why it died (e.g. "max_attempts", "nacked", "dependency 3:17 cancelled"). */
+  deadReason: string | null;
+  /** The item's `requires` map as enqueued (validated), or null. */
+  requires: Record<string, unknown> | null;
+  /** The `after` ids as enqueued, or null. */
+  after: string[] | null;
+  /** Idempotency key, or null. */
+  key: string | null;
+}
+
+export type Outcome = "acked" | "cancelled" | "expired";
+
+/** How an ended item ended; kept for outcome_retention_ms. */
+export interface OutcomeRecord {
+  ns: string;
+  outcome: Outcome;
+  endedAtMs: number;
+}
+
+/** One per store: checked at open so a data dir is never misread. */
+export interface MetaRecord {
+  formatVersion: number;
+  shards: number;
+  /** Random id chosen when the data dir was created. */
+  nodeId: string;
+  /**
+   * Item keys below this value may have been handed out. Keys are reserved in
+   * blocks (the block's end is written in the same commit as the first item
+   * that uses it), so keys keep growing across restarts without a write per item.
+   */
+  keysReservedBelow: number;
+}

@@ -1,0 +1,62 @@
+// The storage interface the engine depends on. The engine never imports lmdb:
+// it talks to a Store through the GroupCommitter (group-commit.ts), which
+// buffers writes per shard and commits them in batches.
+//
+// Implementations: lmdb/lmdb-store.ts (the real one) and memory/memory-store.ts
+// (tests and simulation). test/storage/store-suite.ts is the one suite both pass.
+
+import type { ItemRecord, MetaRecord, OutcomeRecord } from "./record.ts";
+
+/** A key within a shard: an unsigned integer below 2^53 (stored as 64 bits). */
+export type ItemKey = number;
+
+/** One shard's writes, applied atomically and in order. `record: null` deletes. */
+export interface ShardBatch {
+  shard: number;
+  items: Array<{ key: ItemKey; record: ItemRecord | null }>;
+}
+
+/** Everything one commit writes: atomic per shard. */
+export interface CommitBatch {
+  shards: ShardBatch[];
+  /** Outcomes of ended items, keyed by item id; `record: null` deletes (retention over). */
+  outcomes: Array<{ id: string; record: OutcomeRecord | null }>;
+  /** Present when the meta record changes (e.g. a new key block is reserved). */
+  meta: MetaRecord | null;
+}
+
+/** Per shard: did its part of the batch commit? */
+export interface CommitResult {
+  /** Shards whose writes failed, with the error; empty when all committed. */
+  failedShards: Map<number, Error>;
+  /** Set when the outcome/meta part failed. */
+  metaError: Error | null;
+}
+
+export interface LoadedShard {
+  shard: number;
+  /** Every stored item of the shard, in key order. */
+  items: Iterable<{ key: ItemKey; record: ItemRecord }>;
+}
+
+export interface Store {
+  readonly shardCount: number;
+  readonly meta: MetaRecord;
+  /** Iterate the stored state, for recovery at start. */
+  loadShards(): Iterable<LoadedShard>;
+  loadOutcomes(): Iterable<{ id: string; record: OutcomeRecord }>;
+  /**
+   * Apply a batch. Resolves when durable per the store's durability mode:
+   * strict = fsync'd, relaxed = survives a process crash. Never rejects: a
+   * failure is reported per shard in the result.
+   */
+  commit(batch: CommitBatch): Promise<CommitResult>;
+  close(): Promise<void>;
+}
+
+export type Durability = "strict" | "relaxed";
+
+/** A failure to open a store: a clear one-line message, and the CLI exits non-zero. */
+export class StoreOpenError extends Error {
+  override name = "StoreOpenError";
+}
