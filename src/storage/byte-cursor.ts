@@ -1,0 +1,164 @@
+// Little binary cursors the record codec writes and reads through: fixed-width
+// numbers big-endian, strings and byte strings as a u32 length then the bytes.
+// The writer reuses one growing scratch buffer (records are encoded one at a
+// time) and hands out a copy; the reader copies byte strings out, so nothing it
+// returns aliases the input (LMDB memory or a reused buffer).
+
+import { assert } from "../lib/assert.ts";
+
+const textEncoder = new TextEncoder();
+const textDecoder = new TextDecoder("utf-8", { fatal: true });
+
+/** Below this many bytes a string is decoded by hand: TextDecoder's call overhead dominates short strings. */
+const shortStringBytesMax = 48;
+
+export class ByteWriter {
+  private bytes = new Uint8Array(4096);
+  private view = new DataView(this.bytes.buffer);
+  private position = 0;
+
+  reset(): void {
+    this.position = 0;
+  }
+
+  /** A copy of what was written since reset(). */
+  finish(): Uint8Array {
+    return this.bytes.slice(0, this.position);
+  }
+
+  u8(value: number): void {
+    this.ensure(1);
+    this.bytes[this.position] = value;
+    this.position += 1;
+  }
+
+  u32(value: number): void {
+    this.ensure(4);
+    this.view.setUint32(this.position, value);
+    this.position += 4;
+  }
+
+  f64(value: number): void {
+    this.ensure(8);
+    this.view.setFloat64(this.position, value);
+    this.position += 8;
+  }
+
+  string(value: string): void {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    this.ensure(4 + value.length * 3);
+    const start = this.position + 4;
+    const { written } = textEncoder.encodeInto(value, this.bytes.subarray(start));
+    this.view.setUint32(this.position, written);
+    this.position = start + written;
+  }
+
+  byteString(value: Uint8Array): void {
+    this.ensure(4 + value.length);
+    this.view.setUint32(this.position, value.length);
+    this.bytes.set(value, this.position + 4);
+    this.position += 4 + value.length;
+  }
+
+  private ensure(extraBytes: number): void {
+    const needed = this.position + extraBytes;
+    if (needed <= this.bytes.length) return;
+    let size = this.bytes.length * 2;
+    while (size < needed) size *= 2;
+    const grown = new Uint8Array(size);
+    grown.set(this.bytes.subarray(0, this.position));
+    this.bytes = grown;
+    this.view = new DataView(grown.buffer);
+  }
+}
+
+/** Thrown when bytes are too short or malformed; the codec turns it into a clear message. */
+export class ByteReadError extends Error {
+  override name = "ByteReadError";
+}
+
+export class ByteReader {
+  private readonly view: DataView;
+  position: number;
+
+  constructor(
+    private readonly bytes: Uint8Array,
+    start = 0,
+  ) {
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.position = start;
+  }
+
+  get remaining(): number {
+    return this.bytes.length - this.position;
+  }
+
+  u8(): number {
+    this.need(1);
+    const value = this.bytes[this.position];
+    assert(value !== undefined);
+    this.position += 1;
+    return value;
+  }
+
+  u32(): number {
+    this.need(4);
+    const value = this.view.getUint32(this.position);
+    this.position += 4;
+    return value;
+  }
+
+  f64(): number {
+    this.need(8);
+    const value = this.view.getFloat64(this.position);
+    this.position += 8;
+    return value;
+  }
+
+  string(): string {
+    const length = this.u32();
+    this.need(length);
+    const start = this.position;
+    this.position += length;
+    if (length <= shortStringBytesMax) {
+      const ascii = asciiString(this.bytes, start, length);
+      if (ascii !== null) return ascii;
+    }
+    return textDecoder.decode(this.bytes.subarray(start, start + length));
+  }
+
+  /** A copy, never a view into the input. */
+  byteString(): Uint8Array {
+    const length = this.u32();
+    this.need(length);
+    const start = this.position;
+    this.position += length;
+    return this.bytes.slice(start, start + length);
+  }
+
+  /** A view into the input, for bytes decoded at once and dropped (e.g. a nested MessagePack value). */
+  byteView(): Uint8Array {
+    const length = this.u32();
+    this.need(length);
+    const start = this.position;
+    this.position += length;
+    return this.bytes.subarray(start, start + length);
+  }
+
+  private need(byteCount: number): void {
+    if (this.position + byteCount > this.bytes.length) {
+      throw new ByteReadError(`record truncated: needs ${byteCount} bytes at offset ${this.position} of ${this.bytes.length}`);
+    }
+  }
+}
+
+/** The string when every byte is ASCII, else null (the caller falls back to TextDecoder). */
+function asciiString(bytes: Uint8Array, start: number, length: number): string | null {
+  let result = "";
+  for (let index = start; index < start + length; index++) {
+    const byte = bytes[index] as number;
+    if (byte >= 0x80) return null;
+    result += String.fromCharCode(byte);
+  }
+  return result;
+}

@@ -1,0 +1,218 @@
+// The real Store: one LMDB environment in the data dir (data.mdb), one
+// sub-database per shard (`shard-000`, ...), plus `outcomes` (item id ->
+// OutcomeRecord) and `meta` (the MetaRecord). A commit is one LMDB write
+// transaction covering every shard it touches, so it is atomic and one fsync
+// covers all shards. Values are encoded with record-codec.ts; options live in
+// lmdb-options.ts.
+
+import { join } from "node:path";
+import { open } from "lmdb";
+import type { Database, RootDatabase } from "lmdb";
+import { assert } from "../../lib/assert.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord } from "../record.ts";
+import {
+  decodeItemRecord,
+  decodeMetaRecord,
+  decodeOutcomeRecord,
+  encodeItemRecord,
+  encodeMetaRecord,
+  encodeOutcomeRecord,
+} from "../record-codec.ts";
+import { metaMismatch, newMetaRecord } from "../store-meta.ts";
+import { StoreOpenError } from "../store.ts";
+import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, Store } from "../store.ts";
+import {
+  dataFileName,
+  environmentOptions,
+  metaDbName,
+  metaDbOptions,
+  metaKey,
+  outcomesDbOptions,
+  shardDbOptions,
+} from "./lmdb-options.ts";
+import { dataDirProblem } from "./data-dir-check.ts";
+import { openError } from "./open-error.ts";
+
+export interface LmdbStoreOptions {
+  dataDir: string;
+  shards: number;
+  durability: Durability;
+}
+
+type BinaryDb<K extends string | number> = Database<Uint8Array, K>;
+
+/** Most shards a data dir may have (LMDB keeps a slot per sub-database in every transaction). */
+const shardsMax = 4096;
+
+export async function openLmdbStore(options: LmdbStoreOptions): Promise<Store> {
+  const { dataDir, shards, durability } = options;
+  if (!Number.isSafeInteger(shards) || shards < 1 || shards > shardsMax) {
+    throw new StoreOpenError(`--shards must be an integer from 1 to ${shardsMax}, got ${shards}`);
+  }
+  prepareDataDir(dataDir);
+  let env: RootDatabase<Uint8Array, string>;
+  try {
+    env = open<Uint8Array, string>(environmentOptions(join(dataDir, dataFileName), shards, durability));
+  } catch (error) {
+    throw openError(dataDir, error);
+  }
+  try {
+    const meta = await loadOrCreateMeta(env, dataDir, shards);
+    return new LmdbStore(env, meta, shards);
+  } catch (error) {
+    await env.close();
+    throw openError(dataDir, error);
+  }
+}
+
+/** The data dir must be a usable directory; create it (and parents) when missing. */
+function prepareDataDir(dataDir: string): void {
+  let problem: string | null;
+  try {
+    problem = dataDirProblem(dataDir);
+  } catch (error) {
+    throw openError(dataDir, error);
+  }
+  if (problem !== null) throw new StoreOpenError(`cannot open data dir ${dataDir}: ${problem}`);
+}
+
+/** Sub-database names orq creates; any other name in the root database means another program's file. */
+const orqDbNamePattern = /^(meta|outcomes|shard-\d{3,})$/;
+
+async function loadOrCreateMeta(env: RootDatabase<Uint8Array, string>, dataDir: string, shards: number): Promise<MetaRecord> {
+  const rootNames = [...env.getKeys({ limit: shards + 16 })];
+  const foreign = rootNames.find((name) => !orqDbNamePattern.test(String(name)));
+  if (foreign !== undefined) {
+    throw new StoreOpenError(`cannot open data dir ${dataDir}: data.mdb holds a database orq did not write (found "${String(foreign)}")`);
+  }
+  const metaDb = env.openDB<Uint8Array, string>(metaDbOptions());
+  const bytes = metaDb.getBinary(metaKey);
+  if (bytes !== undefined) {
+    let meta: MetaRecord;
+    try {
+      meta = decodeMetaRecord(bytes);
+    } catch (error) {
+      throw new StoreOpenError(`cannot open data dir ${dataDir}: its meta record is unreadable (${(error as Error).message})`);
+    }
+    const mismatch = metaMismatch(meta, shards);
+    if (mismatch !== null) throw new StoreOpenError(`cannot open data dir ${dataDir}: ${mismatch}`);
+    return meta;
+  }
+  // No meta: only a fresh environment (or one that crashed before its first
+  // commit, holding empty orq databases) may be initialised.
+  for (const name of rootNames) {
+    if (name === metaDbName) continue;
+    const db = env.openDB<Uint8Array, string>({ name: String(name), encoding: "binary" });
+    if (db.getKeysCount({ limit: 1 }) > 0) {
+      throw new StoreOpenError(`cannot open data dir ${dataDir}: it holds items but no meta record (damaged data dir)`);
+    }
+  }
+  const meta = newMetaRecord(shards);
+  await metaDb.put(metaKey, encodeMetaRecord(meta));
+  return meta;
+}
+
+class LmdbStore implements Store {
+  readonly shardCount: number;
+  private currentMeta: MetaRecord;
+  private readonly shardDbs: Array<BinaryDb<number>>;
+  private readonly outcomesDb: BinaryDb<string>;
+  private readonly metaDb: BinaryDb<string>;
+  private closed = false;
+
+  constructor(
+    private readonly env: RootDatabase<Uint8Array, string>,
+    meta: MetaRecord,
+    shards: number,
+  ) {
+    this.shardCount = shards;
+    this.currentMeta = meta;
+    this.shardDbs = Array.from({ length: shards }, (_, shard) => env.openDB<Uint8Array, number>(shardDbOptions(shard)));
+    this.outcomesDb = env.openDB<Uint8Array, string>(outcomesDbOptions());
+    this.metaDb = env.openDB<Uint8Array, string>(metaDbOptions());
+  }
+
+  get meta(): MetaRecord {
+    return { ...this.currentMeta };
+  }
+
+  *loadShards(): Iterable<LoadedShard> {
+    for (let shard = 0; shard < this.shardCount; shard++) {
+      const db = this.shardDbs[shard];
+      assert(db !== undefined);
+      yield { shard, items: loadItems(db) };
+    }
+  }
+
+  *loadOutcomes(): Iterable<{ id: string; record: OutcomeRecord }> {
+    for (const { key, value } of this.outcomesDb.getRange({})) {
+      assert(typeof key === "string", "outcome key is not a string");
+      yield { id: key, record: decodeOutcomeRecord(value) };
+    }
+  }
+
+  async commit(batch: CommitBatch): Promise<CommitResult> {
+    assert(!this.closed, "commit on a closed store");
+    // Encode (and so check) everything before the transaction: a bad record is
+    // a programmer error and must not leave half a batch behind.
+    const shardWrites = batch.shards.map(({ shard, items }) => {
+      const db = this.shardDbs[shard];
+      assert(db !== undefined, `shard ${shard} out of range`);
+      return { db, items: items.map(({ key, record }) => ({ key, bytes: record === null ? null : encodeItemRecord(record) })) };
+    });
+    const outcomeWrites = batch.outcomes.map(({ id, record }) => ({ id, bytes: record === null ? null : encodeOutcomeRecord(record) }));
+    const metaBytes = batch.meta === null ? null : encodeMetaRecord(batch.meta);
+    try {
+      await this.env.transaction(() => {
+        for (const { db, items } of shardWrites) {
+          for (const { key, bytes } of items) {
+            if (bytes === null) db.removeSync(key);
+            else db.putSync(key, bytes);
+          }
+        }
+        for (const { id, bytes } of outcomeWrites) {
+          if (bytes === null) this.outcomesDb.removeSync(id);
+          else this.outcomesDb.putSync(id, bytes);
+        }
+        if (metaBytes !== null) this.metaDb.putSync(metaKey, metaBytes);
+      });
+    } catch (error) {
+      // One LMDB transaction: when it fails, every shard in it failed.
+      const failure = await commitFailure(error);
+      const failedShards = new Map<number, Error>();
+      for (const { shard } of batch.shards) failedShards.set(shard, failure);
+      return { failedShards, metaError: failure };
+    }
+    if (batch.meta !== null) this.currentMeta = { ...batch.meta };
+    return { failedShards: new Map(), metaError: null };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.env.close();
+  }
+}
+
+/** Decodes lazily, one entry at a time: 1,000,000 items never sit in memory twice. */
+function loadItems(db: BinaryDb<number>): Iterable<{ key: ItemKey; record: ItemRecord }> {
+  // lmdb-js's lazy map over the cursor (measured the same speed as a generator wrapper).
+  return db.getRange({}).map(({ key, value }) => ({ key, record: decodeItemRecord(value) }));
+}
+/**
+ * The error a failed commit reports. lmdb-js rejects with a generic "Commit
+ * failed" whose `commitError` promise holds the cause (e.g. EIO/ENOSPC from
+ * the write); it must be awaited here or it surfaces as an unhandled rejection.
+ */
+async function commitFailure(error: unknown): Promise<Error> {
+  const commitError = (error as { commitError?: unknown } | null)?.commitError;
+  if (commitError instanceof Promise) {
+    const cause: unknown = await commitError.then(
+      () => null,
+      (reason: unknown) => reason,
+    );
+    if (cause instanceof Error) return new Error(`LMDB commit failed: ${cause.message}`, { cause });
+  }
+  if (error instanceof Error) return error;
+  return new Error(`LMDB commit failed: ${String(error)}`);
+}

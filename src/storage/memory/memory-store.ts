@@ -1,0 +1,184 @@
+// An in-memory Store for tests and simulation, with fault injection: fail the
+// commits that touch chosen shards, hold commits (a gate the test opens) or
+// delay them (a real timer), and simulate a crash with durableCopy(), which
+// keeps only what committed. Records are stored encoded with the real record
+// codec, so callers can never mutate stored state and every record is checked
+// on the way in and out, as with LMDB.
+
+import { assert } from "../../lib/assert.ts";
+import type { MetaRecord, OutcomeRecord } from "../record.ts";
+import {
+  decodeItemRecord,
+  decodeMetaRecord,
+  decodeOutcomeRecord,
+  encodeItemRecord,
+  encodeMetaRecord,
+  encodeOutcomeRecord,
+} from "../record-codec.ts";
+import { newMetaRecord } from "../store-meta.ts";
+import type { CommitBatch, CommitResult, ItemKey, LoadedShard, Store } from "../store.ts";
+
+/** What one commit carried, for tests that check batching. */
+export interface CommitSummary {
+  shards: number[];
+  items: number;
+  outcomes: number;
+  meta: boolean;
+}
+
+interface DurableState {
+  shards: Array<Map<ItemKey, Uint8Array>>;
+  outcomes: Map<string, Uint8Array>;
+  meta: Uint8Array;
+}
+
+/** Summaries kept for tests (the oldest are dropped beyond this). */
+const commitHistoryMax = 10_000;
+
+export class MemoryStore implements Store {
+  readonly shardCount: number;
+  private state: DurableState;
+  private readonly failures = new Map<number, Error>();
+  private gate: { promise: Promise<void>; open: () => void } | null = null;
+  private closed = false;
+  /** Real-time delay added to every commit (ms); 0 for none. */
+  commitDelayMs = 0;
+  readonly commitHistory: CommitSummary[] = [];
+
+  constructor(options: { shards: number }, state?: DurableState) {
+    assert(Number.isSafeInteger(options.shards) && options.shards >= 1, "MemoryStore: shards must be >= 1");
+    this.shardCount = options.shards;
+    this.state = state ?? {
+      shards: Array.from({ length: options.shards }, () => new Map<ItemKey, Uint8Array>()),
+      outcomes: new Map(),
+      meta: encodeMetaRecord(newMetaRecord(options.shards)),
+    };
+    assert(this.state.shards.length === options.shards);
+  }
+
+  get meta(): MetaRecord {
+    return decodeMetaRecord(this.state.meta);
+  }
+
+  /** A new store holding only what has committed: a restart after a crash. */
+  durableCopy(): MemoryStore {
+    return new MemoryStore(
+      { shards: this.shardCount },
+      {
+        shards: this.state.shards.map((items) => new Map(items)),
+        outcomes: new Map(this.state.outcomes),
+        meta: this.state.meta,
+      },
+    );
+  }
+
+  /** Make every commit that touches `shard` fail for that shard until healShard. */
+  failShard(shard: number, error: Error = new Error(`injected failure on shard ${shard}`)): void {
+    this.checkShard(shard);
+    this.failures.set(shard, error);
+  }
+
+  healShard(shard: number): void {
+    this.checkShard(shard);
+    this.failures.delete(shard);
+  }
+
+  /** Hold every commit until resumeCommits(); for tests of what happens while one is in flight. */
+  pauseCommits(): void {
+    if (this.gate !== null) return;
+    let open = (): void => {};
+    const promise = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    this.gate = { promise, open };
+  }
+
+  resumeCommits(): void {
+    const gate = this.gate;
+    this.gate = null;
+    gate?.open();
+  }
+
+  *loadShards(): Iterable<LoadedShard> {
+    for (let shard = 0; shard < this.shardCount; shard++) {
+      const stored = this.state.shards[shard];
+      assert(stored !== undefined);
+      const keys = [...stored.keys()].sort((a, b) => a - b);
+      yield {
+        shard,
+        items: (function* () {
+          for (const key of keys) {
+            const bytes = stored.get(key);
+            if (bytes !== undefined) yield { key, record: decodeItemRecord(bytes) };
+          }
+        })(),
+      };
+    }
+  }
+
+  *loadOutcomes(): Iterable<{ id: string; record: OutcomeRecord }> {
+    for (const [id, bytes] of this.state.outcomes) yield { id, record: decodeOutcomeRecord(bytes) };
+  }
+
+  async commit(batch: CommitBatch): Promise<CommitResult> {
+    // Encode first: a bad record is a programmer error and must stop before anything applies.
+    const shardWrites = batch.shards.map((shardBatch) => {
+      this.checkShard(shardBatch.shard);
+      return {
+        shard: shardBatch.shard,
+        items: shardBatch.items.map(({ key, record }) => ({ key, bytes: record === null ? null : encodeItemRecord(record) })),
+      };
+    });
+    const outcomeWrites = batch.outcomes.map(({ id, record }) => ({ id, bytes: record === null ? null : encodeOutcomeRecord(record) }));
+    const metaBytes = batch.meta === null ? null : encodeMetaRecord(batch.meta);
+    this.remember(batch);
+
+    if (this.gate !== null) await this.gate.promise;
+    if (this.commitDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.commitDelayMs));
+
+    const result: CommitResult = { failedShards: new Map(), metaError: null };
+    if (this.closed) {
+      const error = new Error("store is closed");
+      for (const { shard } of shardWrites) result.failedShards.set(shard, error);
+      result.metaError = error;
+      return result;
+    }
+    for (const { shard, items } of shardWrites) {
+      const failure = this.failures.get(shard);
+      if (failure !== undefined) {
+        result.failedShards.set(shard, failure);
+        continue;
+      }
+      const stored = this.state.shards[shard];
+      assert(stored !== undefined);
+      for (const { key, bytes } of items) {
+        if (bytes === null) stored.delete(key);
+        else stored.set(key, bytes);
+      }
+    }
+    for (const { id, bytes } of outcomeWrites) {
+      if (bytes === null) this.state.outcomes.delete(id);
+      else this.state.outcomes.set(id, bytes);
+    }
+    if (metaBytes !== null) this.state.meta = metaBytes;
+    return result;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  private remember(batch: CommitBatch): void {
+    if (this.commitHistory.length >= commitHistoryMax) this.commitHistory.shift();
+    this.commitHistory.push({
+      shards: batch.shards.map((shardBatch) => shardBatch.shard),
+      items: batch.shards.reduce((sum, shardBatch) => sum + shardBatch.items.length, 0),
+      outcomes: batch.outcomes.length,
+      meta: batch.meta !== null,
+    });
+  }
+
+  private checkShard(shard: number): void {
+    assert(Number.isSafeInteger(shard) && shard >= 0 && shard < this.shardCount, `shard ${shard} out of range`);
+  }
+}

@@ -1,0 +1,65 @@
+// Shape checks for the persisted records: run on every record before it is
+// encoded and after it is decoded, so a bug or a damaged value stops the
+// process instead of spreading. A failed check is an AssertionError.
+
+import { assert } from "../lib/assert.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord } from "./record.ts";
+
+const storedStates: ReadonlySet<string> = new Set(["pending", "leased", "dead"]);
+const deliveryModes: ReadonlySet<string> = new Set(["at_least_once", "at_most_once"]);
+const outcomes: ReadonlySet<string> = new Set(["acked", "cancelled", "expired"]);
+
+function isCount(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+}
+
+function isTimeMs(value: unknown): value is number {
+  return typeof value === "number" && Number.isFinite(value);
+}
+
+function isNullable<T>(value: unknown, check: (value: unknown) => value is T): boolean {
+  return value === null || check(value);
+}
+
+function isString(value: unknown): value is string {
+  return typeof value === "string";
+}
+
+export function assertItemRecord(record: ItemRecord): void {
+  assert(typeof record === "object" && record !== null, "item record: not an object");
+  assert(isString(record.ns) && isString(record.topic), "item record: ns/topic not strings");
+  assert(isTimeMs(record.priority), "item record: priority not a finite number");
+  assert(record.payload instanceof Uint8Array, "item record: payload not bytes");
+  assert(record.metadata instanceof Uint8Array, "item record: metadata not bytes");
+  assert(isTimeMs(record.enqueuedAtMs) && isTimeMs(record.deliverAtMs), "item record: times not finite");
+  assert(isCount(record.leaseMs), "item record: leaseMs not a count");
+  assert(isNullable(record.ttlExpiresAtMs, isTimeMs), "item record: ttlExpiresAtMs");
+  assert(deliveryModes.has(record.delivery), `item record: delivery ${String(record.delivery)}`);
+  assert(isCount(record.maxAttempts) && record.maxAttempts <= 0xffff_ffff, "item record: maxAttempts");
+  assert(isCount(record.attempt) && record.attempt <= 0xffff_ffff, "item record: attempt");
+  assert(isCount(record.deliveries) && record.deliveries <= 0xffff_ffff, "item record: deliveries");
+  assert(storedStates.has(record.state), `item record: state ${String(record.state)}`);
+  assert(isNullable(record.leaseExpiresAtMs, isTimeMs), "item record: leaseExpiresAtMs");
+  assert(isNullable(record.deadReason, isString), "item record: deadReason");
+  assert(
+    record.requires === null || (typeof record.requires === "object" && !Array.isArray(record.requires)),
+    "item record: requires not a map",
+  );
+  assert(record.after === null || (Array.isArray(record.after) && record.after.every(isString)), "item record: after");
+  assert(isNullable(record.key, isString), "item record: key");
+}
+
+export function assertOutcomeRecord(record: OutcomeRecord): void {
+  assert(typeof record === "object" && record !== null, "outcome record: not an object");
+  assert(isString(record.ns), "outcome record: ns");
+  assert(outcomes.has(record.outcome), `outcome record: outcome ${String(record.outcome)}`);
+  assert(isTimeMs(record.endedAtMs), "outcome record: endedAtMs");
+}
+
+export function assertMetaRecord(record: MetaRecord): void {
+  assert(typeof record === "object" && record !== null, "meta record: not an object");
+  assert(isCount(record.formatVersion) && record.formatVersion <= 0xffff_ffff, "meta record: formatVersion");
+  assert(isCount(record.shards) && record.shards >= 1 && record.shards <= 0xffff_ffff, "meta record: shards");
+  assert(isString(record.nodeId) && record.nodeId.length > 0, "meta record: nodeId");
+  assert(isCount(record.keysReservedBelow), "meta record: keysReservedBelow");
+}

@@ -1,0 +1,237 @@
+// The binary encoding of the persisted records (record.ts), hand-written for
+// fast decode: recovery decodes every stored item at start.
+//
+// Every value starts with two bytes: the record version (RECORD_VERSION when
+// written) and the record kind (item, outcome, meta), so a value from another
+// program or of the wrong kind is refused rather than misread. Decoding looks
+// the version up in `recordReaders`; when the shape changes, bump
+// RECORD_VERSION, write the new reader, and keep the old one in the table
+// (converting to the current shape) so existing data dirs still load.
+//
+// Version 1 layout (numbers big-endian; str/bytes = u32 length + bytes):
+//   item:    u8 version, u8 kind=1, u8 flags, u8 state,
+//            f64 priority, f64 enqueuedAtMs, f64 deliverAtMs, f64 leaseMs,
+//            [f64 ttlExpiresAtMs], [f64 leaseExpiresAtMs],
+//            u32 maxAttempts, u32 attempt, u32 deliveries,
+//            str ns, str topic, bytes payload, bytes metadata,
+//            [str deadReason], [bytes requires (MessagePack map)],
+//            [u32 count + str... after], [str key]
+//            flags: bit0 ttl, bit1 leaseExpires, bit2 deadReason, bit3 requires,
+//            bit4 after, bit5 key, bit6 delivery = at_most_once
+//   outcome: u8 version, u8 kind=2, u8 outcome, f64 endedAtMs, str ns
+//   meta:    u8 version, u8 kind=3, u32 formatVersion, u32 shards,
+//            f64 keysReservedBelow, str nodeId
+
+import { Decoder, Encoder } from "@msgpack/msgpack";
+import { assert } from "../lib/assert.ts";
+import { ByteReader, ByteWriter } from "./byte-cursor.ts";
+import { RECORD_VERSION } from "./record.ts";
+import type { ItemRecord, MetaRecord, Outcome, OutcomeRecord, StoredState } from "./record.ts";
+import { assertItemRecord, assertMetaRecord, assertOutcomeRecord } from "./record-check.ts";
+
+export const RecordKind = { item: 1, outcome: 2, meta: 3 } as const;
+export type RecordKind = (typeof RecordKind)[keyof typeof RecordKind];
+
+/** A value that is not a record this version of orq can read. */
+export class RecordDecodeError extends Error {
+  override name = "RecordDecodeError";
+}
+
+const itemFlag = {
+  ttl: 1,
+  leaseExpires: 2,
+  deadReason: 4,
+  requires: 8,
+  after: 16,
+  key: 32,
+  atMostOnce: 64,
+} as const;
+
+const stateCodes: readonly StoredState[] = ["pending", "leased", "dead"];
+const outcomeCodes: readonly Outcome[] = ["acked", "cancelled", "expired"];
+
+// One encoder, decoder and scratch writer, reused: building them per record
+// costs more than the encoding itself (MEASURED.md).
+const writer = new ByteWriter();
+const requiresEncoder = new Encoder();
+const requiresDecoder = new Decoder();
+
+export function encodeItemRecord(record: ItemRecord): Uint8Array {
+  assertItemRecord(record);
+  let flags = 0;
+  if (record.ttlExpiresAtMs !== null) flags |= itemFlag.ttl;
+  if (record.leaseExpiresAtMs !== null) flags |= itemFlag.leaseExpires;
+  if (record.deadReason !== null) flags |= itemFlag.deadReason;
+  if (record.requires !== null) flags |= itemFlag.requires;
+  if (record.after !== null) flags |= itemFlag.after;
+  if (record.key !== null) flags |= itemFlag.key;
+  if (record.delivery === "at_most_once") flags |= itemFlag.atMostOnce;
+  writer.reset();
+  writer.u8(RECORD_VERSION);
+  writer.u8(RecordKind.item);
+  writer.u8(flags);
+  writer.u8(stateCodes.indexOf(record.state));
+  writer.f64(record.priority);
+  writer.f64(record.enqueuedAtMs);
+  writer.f64(record.deliverAtMs);
+  writer.f64(record.leaseMs);
+  if (record.ttlExpiresAtMs !== null) writer.f64(record.ttlExpiresAtMs);
+  if (record.leaseExpiresAtMs !== null) writer.f64(record.leaseExpiresAtMs);
+  writer.u32(record.maxAttempts);
+  writer.u32(record.attempt);
+  writer.u32(record.deliveries);
+  writer.string(record.ns);
+  writer.string(record.topic);
+  writer.byteString(record.payload);
+  writer.byteString(record.metadata);
+  if (record.deadReason !== null) writer.string(record.deadReason);
+  if (record.requires !== null) writer.byteString(requiresEncoder.encode(record.requires));
+  if (record.after !== null) {
+    writer.u32(record.after.length);
+    for (const id of record.after) writer.string(id);
+  }
+  if (record.key !== null) writer.string(record.key);
+  return writer.finish();
+}
+
+export function encodeOutcomeRecord(record: OutcomeRecord): Uint8Array {
+  assertOutcomeRecord(record);
+  writer.reset();
+  writer.u8(RECORD_VERSION);
+  writer.u8(RecordKind.outcome);
+  writer.u8(outcomeCodes.indexOf(record.outcome));
+  writer.f64(record.endedAtMs);
+  writer.string(record.ns);
+  return writer.finish();
+}
+
+export function encodeMetaRecord(record: MetaRecord): Uint8Array {
+  assertMetaRecord(record);
+  writer.reset();
+  writer.u8(RECORD_VERSION);
+  writer.u8(RecordKind.meta);
+  writer.u32(record.formatVersion);
+  writer.u32(record.shards);
+  writer.f64(record.keysReservedBelow);
+  writer.string(record.nodeId);
+  return writer.finish();
+}
+
+/** The readers of one record version; each returns the current shape. */
+export interface RecordReaders {
+  item(reader: ByteReader): ItemRecord;
+  outcome(reader: ByteReader): OutcomeRecord;
+  meta(reader: ByteReader): MetaRecord;
+}
+
+function readItemV1(reader: ByteReader): ItemRecord {
+  const flags = reader.u8();
+  const state = stateCodes[reader.u8()];
+  if (state === undefined) throw new RecordDecodeError("item record: unknown state code");
+  const priority = reader.f64();
+  const enqueuedAtMs = reader.f64();
+  const deliverAtMs = reader.f64();
+  const leaseMs = reader.f64();
+  const ttlExpiresAtMs = flags & itemFlag.ttl ? reader.f64() : null;
+  const leaseExpiresAtMs = flags & itemFlag.leaseExpires ? reader.f64() : null;
+  const maxAttempts = reader.u32();
+  const attempt = reader.u32();
+  const deliveries = reader.u32();
+  const ns = reader.string();
+  const topic = reader.string();
+  const payload = reader.byteString();
+  const metadata = reader.byteString();
+  const deadReason = flags & itemFlag.deadReason ? reader.string() : null;
+  const requires = flags & itemFlag.requires ? (requiresDecoder.decode(reader.byteView()) as Record<string, unknown>) : null;
+  let after: string[] | null = null;
+  if (flags & itemFlag.after) {
+    const count = reader.u32();
+    // Each id takes at least its 4-byte length: a count beyond that is damage, not data.
+    if (count * 4 > reader.remaining) throw new RecordDecodeError("item record: after count exceeds the value");
+    after = [];
+    for (let index = 0; index < count; index++) after.push(reader.string());
+  }
+  const key = flags & itemFlag.key ? reader.string() : null;
+  return {
+    ns,
+    topic,
+    priority,
+    payload,
+    metadata,
+    enqueuedAtMs,
+    deliverAtMs,
+    leaseMs,
+    ttlExpiresAtMs,
+    delivery: flags & itemFlag.atMostOnce ? "at_most_once" : "at_least_once",
+    maxAttempts,
+    attempt,
+    deliveries,
+    state,
+    leaseExpiresAtMs,
+    deadReason,
+    requires,
+    after,
+    key,
+  };
+}
+
+function readOutcomeV1(reader: ByteReader): OutcomeRecord {
+  const outcome = outcomeCodes[reader.u8()];
+  if (outcome === undefined) throw new RecordDecodeError("outcome record: unknown outcome code");
+  const endedAtMs = reader.f64();
+  const ns = reader.string();
+  return { ns, outcome, endedAtMs };
+}
+
+function readMetaV1(reader: ByteReader): MetaRecord {
+  const formatVersion = reader.u32();
+  const shards = reader.u32();
+  const keysReservedBelow = reader.f64();
+  const nodeId = reader.string();
+  return { formatVersion, shards, nodeId, keysReservedBelow };
+}
+
+/** Readers by record version. Keep every version that may exist on disk. */
+export const recordReaders: ReadonlyMap<number, RecordReaders> = new Map([
+  [1, { item: readItemV1, outcome: readOutcomeV1, meta: readMetaV1 }],
+]);
+assert(recordReaders.has(RECORD_VERSION), "record codec: no reader for RECORD_VERSION");
+
+function open(bytes: Uint8Array, kind: RecordKind, readers: ReadonlyMap<number, RecordReaders>): [ByteReader, RecordReaders] {
+  if (bytes.length < 2) throw new RecordDecodeError(`record of ${bytes.length} bytes is too short`);
+  const version = bytes[0] as number;
+  const versionReaders = readers.get(version);
+  if (versionReaders === undefined) {
+    throw new RecordDecodeError(`record version ${version} is unknown (this build reads ${[...readers.keys()].join(", ")})`);
+  }
+  if (bytes[1] !== kind) throw new RecordDecodeError(`record kind ${bytes[1]} where kind ${kind} was expected`);
+  return [new ByteReader(bytes, 2), versionReaders];
+}
+
+function finish(reader: ByteReader, what: string): void {
+  if (reader.remaining !== 0) throw new RecordDecodeError(`${what} record has ${reader.remaining} trailing bytes`);
+}
+
+export function decodeItemRecord(bytes: Uint8Array, readers = recordReaders): ItemRecord {
+  const [reader, versionReaders] = open(bytes, RecordKind.item, readers);
+  const record = versionReaders.item(reader);
+  finish(reader, "item");
+  assertItemRecord(record);
+  return record;
+}
+
+export function decodeOutcomeRecord(bytes: Uint8Array, readers = recordReaders): OutcomeRecord {
+  const [reader, versionReaders] = open(bytes, RecordKind.outcome, readers);
+  const record = versionReaders.outcome(reader);
+  finish(reader, "outcome");
+  assertOutcomeRecord(record);
+  return record;
+}
+
+export function decodeMetaRecord(bytes: Uint8Array, readers = recordReaders): MetaRecord {
+  const [reader, versionReaders] = open(bytes, RecordKind.meta, readers);
+  const record = versionReaders.meta(reader);
+  finish(reader, "meta");
+  assertMetaRecord(record);
+  return record;
+}

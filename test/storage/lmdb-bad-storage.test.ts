@@ -1,0 +1,212 @@
+// Goal: every kind of bad storage at open is a StoreOpenError with one clear
+// line (never a crash, never a silent start with data missing), and a disk
+// that fills up during operation turns into failed commits, an open breaker
+// and UNAVAILABLE rejections, then recovers once space is freed. The full-disk
+// cases use a small tmpfs, which needs root; they are skipped without it.
+
+import { afterEach, describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ManualClock } from "../../src/lib/clock.ts";
+import { GroupCommitter } from "../../src/storage/group-commit.ts";
+import { openLmdbStore } from "../../src/storage/lmdb/lmdb-store.ts";
+import { StoreOpenError } from "../../src/storage/store.ts";
+import type { Store } from "../../src/storage/store.ts";
+import { StorageUnavailableError } from "../../src/storage/writer.ts";
+import { itemRecord } from "./record-fixtures.ts";
+import { loadAll } from "./store-suite.ts";
+
+const isRoot = process.getuid?.() === 0;
+
+function mount(target: string, options: string): boolean {
+  return spawnSync("mount", ["-t", "tmpfs", "-o", options, "tmpfs", target]).status === 0;
+}
+
+function unmount(target: string): void {
+  const result = spawnSync("umount", [target]);
+  if (result.status !== 0) throw new Error(`umount ${target} failed: ${String(result.stderr)}`);
+}
+
+/** Whether this process may mount a tmpfs (root in a container that allows it). */
+const canMount = (() => {
+  if (!isRoot) return false;
+  const probe = mkdtempSync(join(tmpdir(), "orq-mount-probe-"));
+  const mounted = mount(probe, "size=64k");
+  if (mounted) unmount(probe);
+  rmSync(probe, { recursive: true, force: true });
+  return mounted;
+})();
+
+let base = "";
+const mounts: string[] = [];
+
+function freshBase(): string {
+  base = mkdtempSync(join(tmpdir(), "orq-bad-storage-"));
+  return base;
+}
+
+afterEach(() => {
+  for (const target of mounts.splice(0)) unmount(target);
+  if (base !== "") rmSync(base, { recursive: true, force: true });
+  base = "";
+});
+
+async function openError(dataDir: string): Promise<string> {
+  const outcome = await openLmdbStore({ dataDir, shards: 4, durability: "strict" }).then(
+    async (store) => {
+      await store.close();
+      return null;
+    },
+    (error: unknown) => error,
+  );
+  expect(outcome).toBeInstanceOf(StoreOpenError);
+  const message = (outcome as StoreOpenError).message;
+  expect(message).not.toContain("\n");
+  expect(message).toStartWith(`cannot open data dir ${dataDir}: `);
+  return message;
+}
+
+describe("LMDB open on bad storage", () => {
+  test("data.mdb full of random bytes", async () => {
+    const dataDir = join(freshBase(), "random");
+    mkdirSync(dataDir);
+    writeFileSync(join(dataDir, "data.mdb"), crypto.getRandomValues(new Uint8Array(64 * 1024)));
+    expect(await openError(dataDir)).toContain("data.mdb is not an LMDB database");
+  });
+
+  test("a text file where data.mdb should be (short, then long)", async () => {
+    const dataDir = join(freshBase(), "text");
+    mkdirSync(dataDir);
+    writeFileSync(join(dataDir, "data.mdb"), "these are my notes\n");
+    expect(await openError(dataDir)).toContain("too short to be an LMDB database");
+    writeFileSync(join(dataDir, "data.mdb"), "these are my notes\n".repeat(1000));
+    expect(await openError(dataDir)).toContain("data.mdb is not an LMDB database");
+  });
+
+  test("an LMDB file from another program", async () => {
+    const dataDir = join(freshBase(), "foreign");
+    mkdirSync(dataDir);
+    const { open } = await import("lmdb");
+    const foreign = open({ path: join(dataDir, "data.mdb"), noSubdir: true });
+    await foreign.put("someone-else", "their data");
+    await foreign.close();
+    expect(await openError(dataDir)).toContain('data.mdb holds a database orq did not write (found "someone-else")');
+  });
+
+  test("the data dir path is a file, or lies under one", async () => {
+    const file = join(freshBase(), "plain-file");
+    writeFileSync(file, "x");
+    expect(await openError(file)).toContain("it is a file, not a directory");
+    expect(await openError(join(file, "below"))).toContain("a part of the path is a file, not a directory");
+  });
+
+  test("data.mdb is a directory", async () => {
+    const dataDir = join(freshBase(), "dir-as-file");
+    mkdirSync(join(dataDir, "data.mdb"), { recursive: true });
+    expect(await openError(dataDir)).toContain("data.mdb is not a regular file");
+  });
+
+  test.skipIf(isRoot)("an unwritable data dir (EACCES)", async () => {
+    const dataDir = join(freshBase(), "locked");
+    mkdirSync(dataDir);
+    chmodSync(dataDir, 0o500);
+    try {
+      expect(await openError(dataDir)).toContain("permission denied");
+    } finally {
+      chmodSync(dataDir, 0o700);
+    }
+  });
+
+  test.skipIf(!isRoot)("an unwritable data dir (EACCES), opened by an unprivileged child process", () => {
+    // Root ignores permissions, so the open runs in a child as `nobody`.
+    const dataDir = join(freshBase(), "locked");
+    mkdirSync(dataDir);
+    chmodSync(base, 0o755);
+    chmodSync(dataDir, 0o700);
+    const storeModule = join(import.meta.dir, "../../src/storage/lmdb/lmdb-store.ts");
+    const script = `const { openLmdbStore } = await import(${JSON.stringify(storeModule)});
+      const outcome = await openLmdbStore({ dataDir: ${JSON.stringify(dataDir)}, shards: 2, durability: "strict" })
+        .then(() => "OPENED", (error) => String(error));
+      console.log(outcome);`;
+    const child = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "-e", script], {
+      env: { ...process.env, HOME: tmpdir() },
+      encoding: "utf8",
+    });
+    expect(child.stdout.trim()).toBe(
+      `StoreOpenError: cannot open data dir ${dataDir}: permission denied (the server needs read and write access to the data dir)`,
+    );
+  });
+
+  test.skipIf(!canMount)("a read-only file system", async () => {
+    const dataDir = join(freshBase(), "readonly");
+    mkdirSync(dataDir);
+    expect(mount(dataDir, "size=4m,ro")).toBe(true);
+    mounts.push(dataDir);
+    expect(await openError(dataDir)).toContain("the file system is read-only");
+  });
+
+  test.skipIf(!canMount)("a full disk at open", async () => {
+    const disk = join(freshBase(), "full");
+    mkdirSync(disk);
+    expect(mount(disk, "size=256k")).toBe(true);
+    mounts.push(disk);
+    writeFileSync(join(disk, "filler"), new Uint8Array(200 * 1024));
+    expect(await openError(join(disk, "data"))).toContain("the disk is full");
+  });
+});
+
+describe.skipIf(!canMount)("LMDB full disk during commits", () => {
+  test("commits fail, the breaker opens, requests get UNAVAILABLE; freeing space lets a probe close it", async () => {
+    const disk = join(freshBase(), "small");
+    mkdirSync(disk);
+    expect(mount(disk, "size=2m")).toBe(true);
+    mounts.push(disk);
+    const filler = join(disk, "filler");
+    const store: Store = await openLmdbStore({ dataDir: join(disk, "data"), shards: 2, durability: "strict" });
+    try {
+      // Leave a little room, then fill it with items.
+      writeFileSync(filler, new Uint8Array(800 * 1024));
+      const clock = new ManualClock();
+      const writer = new GroupCommitter(store, { clock });
+      const payload = new Uint8Array(2000);
+      let key = 0;
+      let unavailable: StorageUnavailableError | null = null;
+      // Bounded: 2 MiB cannot hold 400 commits of 50 x 2 KB items.
+      for (let commit = 0; commit < 400 && unavailable === null; commit++) {
+        clock.advance(10);
+        const set = writer.begin();
+        for (let index = 0; index < 50; index++) set.putItem(0, key++, itemRecord({ payload }));
+        const error = await set.end().then(
+          () => null,
+          (reason: unknown) => reason,
+        );
+        if (error !== null) {
+          expect(error).toBeInstanceOf(StorageUnavailableError);
+          if (writer.shardHealth(0, clock.nowMs()).available === false) unavailable = error as StorageUnavailableError;
+        }
+      }
+      expect(unavailable).not.toBeNull();
+      expect(writer.commitStats().commitFailuresTotal).toBeGreaterThanOrEqual(5);
+      const refused = await writer.begin().end(); // an empty set is not refused
+      expect(refused).toBeUndefined();
+      const health = writer.shardHealth(0, clock.nowMs());
+      expect(health).toEqual({ available: false, retryAfterMs: 5000 });
+
+      // Free the space; after the cool-down the probe commits and the shard is back.
+      rmSync(filler);
+      clock.advance(5000);
+      const probe = writer.begin();
+      probe.putItem(0, key++, itemRecord());
+      await probe.end();
+      expect(writer.shardHealth(0, clock.nowMs())).toEqual({ available: true });
+      const stored = loadAll(store).get(0) ?? [];
+      expect(stored.length).toBeGreaterThan(0);
+      // Only whole commits are stored: the count is a multiple of 50, plus the probe.
+      expect((stored.length - 1) % 50).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -1,0 +1,86 @@
+// Goal: the LMDB store passes the shared Store suite in both durability
+// modes (a reopen closes the environment and opens the data dir again), keeps
+// the data dir's shard count, and uses one sub-database per shard.
+
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { open } from "lmdb";
+import { openLmdbStore } from "../../src/storage/lmdb/lmdb-store.ts";
+import { StoreOpenError } from "../../src/storage/store.ts";
+import type { Durability, Store } from "../../src/storage/store.ts";
+import { itemRecord } from "./record-fixtures.ts";
+import { loadAll, storeSuite } from "./store-suite.ts";
+
+function lmdbHarness(durability: Durability) {
+  return async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "orq-lmdb-test-"));
+    let shards = 0;
+    return {
+      open: async (shardCount: number) => {
+        shards = shardCount;
+        return openLmdbStore({ dataDir, shards, durability });
+      },
+      reopen: async (store: Store) => {
+        await store.close();
+        return openLmdbStore({ dataDir, shards, durability });
+      },
+      cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
+    };
+  };
+}
+
+storeSuite("LMDB strict", lmdbHarness("strict"));
+storeSuite("LMDB relaxed", lmdbHarness("relaxed"));
+
+describe("LMDB data dir", () => {
+  test("reopening with another --shards is refused, naming both numbers; the same count still opens", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "orq-lmdb-test-"));
+    try {
+      const store = await openLmdbStore({ dataDir, shards: 16, durability: "relaxed" });
+      await store.commit({ shards: [{ shard: 15, items: [{ key: 1, record: itemRecord() }] }], outcomes: [], meta: null });
+      await store.close();
+      for (const shards of [15, 17]) {
+        const attempt = openLmdbStore({ dataDir, shards, durability: "relaxed" });
+        await expect(attempt).rejects.toBeInstanceOf(StoreOpenError);
+        await expect(openLmdbStore({ dataDir, shards, durability: "relaxed" })).rejects.toThrow(
+          `data dir was created with --shards 16 but --shards ${shards} was given`,
+        );
+      }
+      const again = await openLmdbStore({ dataDir, shards: 16, durability: "strict" });
+      expect(loadAll(again).get(15)?.length).toBe(1);
+      await again.close();
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test("the environment holds one sub-database per shard plus meta and outcomes", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "orq-lmdb-test-"));
+    try {
+      const store = await openLmdbStore({ dataDir, shards: 3, durability: "relaxed" });
+      await store.commit({ shards: [{ shard: 2, items: [{ key: 1, record: itemRecord() }] }], outcomes: [], meta: null });
+      await store.close();
+      const env = open({ path: join(dataDir, "data.mdb"), noSubdir: true, maxDbs: 8 });
+      const names = [...env.getKeys()].map(String).sort();
+      await env.close();
+      expect(names).toEqual(["meta", "outcomes", "shard-000", "shard-001", "shard-002"]);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test("--shards must be 1..4096", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "orq-lmdb-test-"));
+    try {
+      await expect(openLmdbStore({ dataDir, shards: 0, durability: "relaxed" })).rejects.toThrow("--shards must be an integer from 1 to 4096, got 0");
+      await expect(openLmdbStore({ dataDir, shards: 4097, durability: "relaxed" })).rejects.toThrow("got 4097");
+      const store = await openLmdbStore({ dataDir, shards: 1, durability: "relaxed" });
+      expect(store.shardCount).toBe(1);
+      await store.close();
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,167 @@
+// The one suite every Store implementation must pass (LMDB and memory): items
+// through commit + loadShards, deletes, outcomes, meta, persistence across a
+// reopen, key order per shard, and all-or-nothing batches. Each
+// implementation's test file calls storeSuite with a harness that can open a
+// fresh store and reopen it from what was durably committed.
+
+import { afterEach, describe, expect, test } from "bun:test";
+import type { ItemRecord } from "../../src/storage/record.ts";
+import type { CommitBatch, ItemKey, Store } from "../../src/storage/store.ts";
+import { fullItemRecord, itemRecord, outcomeRecord } from "./record-fixtures.ts";
+
+export interface StoreHarness {
+  /** A fresh, empty store with `shards` shards. */
+  open(shards: number): Promise<Store>;
+  /** Close (or crash) the store and open it again from its durable state. */
+  reopen(store: Store): Promise<Store>;
+  /** Remove everything the harness made. */
+  cleanup(): Promise<void>;
+}
+
+export function loadAll(store: Store): Map<number, Array<{ key: ItemKey; record: ItemRecord }>> {
+  const result = new Map<number, Array<{ key: ItemKey; record: ItemRecord }>>();
+  for (const loaded of store.loadShards()) result.set(loaded.shard, [...loaded.items]);
+  return result;
+}
+
+function batch(parts: Partial<CommitBatch>): CommitBatch {
+  return { shards: [], outcomes: [], meta: null, ...parts };
+}
+
+export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness>): void {
+  describe(`Store contract: ${name}`, () => {
+    let harness: StoreHarness | null = null;
+    const stores: Store[] = [];
+
+    async function open(shards = 4): Promise<Store> {
+      harness = await makeHarness();
+      const store = await harness.open(shards);
+      stores.push(store);
+      return store;
+    }
+
+    async function reopen(store: Store): Promise<Store> {
+      if (harness === null) throw new Error("open first");
+      const reopened = await harness.reopen(store);
+      stores.push(reopened);
+      return reopened;
+    }
+
+    afterEach(async () => {
+      for (const store of stores.splice(0)) await store.close();
+      await harness?.cleanup();
+      harness = null;
+    });
+
+    test("a fresh store has meta, empty shards and no outcomes", async () => {
+      const store = await open(3);
+      expect(store.shardCount).toBe(3);
+      expect(store.meta.shards).toBe(3);
+      expect(store.meta.keysReservedBelow).toBe(0);
+      expect(store.meta.nodeId.length).toBeGreaterThan(0);
+      const loaded = loadAll(store);
+      expect([...loaded.keys()]).toEqual([0, 1, 2]);
+      for (const items of loaded.values()) expect(items).toEqual([]);
+      expect([...store.loadOutcomes()]).toEqual([]);
+    });
+
+    test("committed items load back equal, in their shards", async () => {
+      const store = await open();
+      const plain = itemRecord();
+      const full = fullItemRecord();
+      const result = await store.commit(
+        batch({ shards: [{ shard: 0, items: [{ key: 1, record: plain }] }, { shard: 2, items: [{ key: 7, record: full }] }] }),
+      );
+      expect(result.failedShards.size).toBe(0);
+      expect(result.metaError).toBeNull();
+      const loaded = loadAll(store);
+      expect(loaded.get(0)).toEqual([{ key: 1, record: plain }]);
+      expect(loaded.get(1)).toEqual([]);
+      expect(loaded.get(2)).toEqual([{ key: 7, record: full }]);
+    });
+
+    test("a later commit overwrites and a null record deletes; deleting a missing key is harmless", async () => {
+      const store = await open();
+      await store.commit(batch({ shards: [{ shard: 1, items: [{ key: 1, record: itemRecord() }, { key: 2, record: itemRecord() }] }] }));
+      const leased = itemRecord({ state: "leased", leaseExpiresAtMs: 1_700_000_030_000, deliveries: 1, attempt: 1 });
+      const result = await store.commit(
+        batch({ shards: [{ shard: 1, items: [{ key: 1, record: leased }, { key: 2, record: null }, { key: 99, record: null }] }] }),
+      );
+      expect(result.failedShards.size).toBe(0);
+      expect(loadAll(store).get(1)).toEqual([{ key: 1, record: leased }]);
+    });
+
+    test("writes within one shard batch apply in order", async () => {
+      const store = await open();
+      const last = itemRecord({ priority: 9 });
+      await store.commit(
+        batch({
+          shards: [{ shard: 0, items: [{ key: 5, record: itemRecord() }, { key: 5, record: null }, { key: 5, record: last }] }],
+        }),
+      );
+      expect(loadAll(store).get(0)).toEqual([{ key: 5, record: last }]);
+    });
+
+    test("each shard loads in ascending key order, keys beyond 32 bits included", async () => {
+      const store = await open(2);
+      const keys = [2 ** 40 + 3, 0, 17, 2 ** 32, 2 ** 32 - 1, 5, Number.MAX_SAFE_INTEGER, 256, 255];
+      await store.commit(batch({ shards: [{ shard: 1, items: keys.map((key) => ({ key, record: itemRecord({ priority: key % 1000 }) })) }] }));
+      const loadedKeys = (loadAll(store).get(1) ?? []).map((entry) => entry.key);
+      expect(loadedKeys).toEqual([...keys].sort((a, b) => a - b));
+    });
+
+    test("outcomes are stored, replaced and deleted by id", async () => {
+      const store = await open();
+      await store.commit(
+        batch({ outcomes: [{ id: "0:1", record: outcomeRecord() }, { id: "3:17", record: outcomeRecord({ outcome: "expired" }) }] }),
+      );
+      await store.commit(batch({ outcomes: [{ id: "0:1", record: null }, { id: "2:5", record: outcomeRecord({ outcome: "cancelled", ns: "x" }) }] }));
+      const outcomes = [...store.loadOutcomes()].sort((a, b) => a.id.localeCompare(b.id));
+      expect(outcomes).toEqual([
+        { id: "2:5", record: outcomeRecord({ outcome: "cancelled", ns: "x" }) },
+        { id: "3:17", record: outcomeRecord({ outcome: "expired" }) },
+      ]);
+    });
+
+    test("everything committed survives a reopen; meta keeps its node id and new key reservation", async () => {
+      const store = await open();
+      const nodeId = store.meta.nodeId;
+      const full = fullItemRecord();
+      await store.commit(
+        batch({
+          shards: [{ shard: 3, items: [{ key: 42, record: full }] }],
+          outcomes: [{ id: "1:1", record: outcomeRecord() }],
+          meta: { ...store.meta, keysReservedBelow: 10_000 },
+        }),
+      );
+      expect(store.meta.keysReservedBelow).toBe(10_000);
+      const reopened = await reopen(store);
+      expect(reopened.meta).toEqual({ formatVersion: 1, shards: 4, nodeId, keysReservedBelow: 10_000 });
+      expect(loadAll(reopened).get(3)).toEqual([{ key: 42, record: full }]);
+      expect([...reopened.loadOutcomes()]).toEqual([{ id: "1:1", record: outcomeRecord() }]);
+    });
+
+    test("a batch holding an invalid record is refused whole, before any shard is written", async () => {
+      const store = await open();
+      const bad = itemRecord({ state: "bogus" as ItemRecord["state"] });
+      const attempt = store.commit(
+        batch({ shards: [{ shard: 0, items: [{ key: 1, record: itemRecord() }] }, { shard: 1, items: [{ key: 2, record: bad }] }] }),
+      );
+      await expect(attempt).rejects.toThrow("item record: state bogus");
+      const loaded = loadAll(store);
+      expect(loaded.get(0)).toEqual([]);
+      expect(loaded.get(1)).toEqual([]);
+    });
+
+    test("loaded records are copies: mutating them or the committed object changes nothing stored", async () => {
+      const store = await open();
+      const record = itemRecord();
+      await store.commit(batch({ shards: [{ shard: 0, items: [{ key: 1, record }] }] }));
+      record.payload[0] = 99;
+      const first = loadAll(store).get(0)?.[0]?.record;
+      expect(first?.payload[0]).toBe(1);
+      if (first !== undefined) first.payload[1] = 77;
+      expect(loadAll(store).get(0)?.[0]?.record.payload).toEqual(new Uint8Array([1, 2, 3, 4]));
+    });
+  });
+}
