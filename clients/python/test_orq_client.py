@@ -1,0 +1,222 @@
+"""Goal: the Python client speaks protocol v1 to a real orq server: every op
+it wraps round-trips, replies are matched by id, and error replies surface as
+OrqError with the contract's code.
+
+Starts one server for the module (from source with the repo's Bun, or the
+binary named by ORQ_BINARY) on free ports in a temporary data dir, and stops
+it with SIGTERM, which must exit 0.
+
+    /usr/bin/python3 -m unittest -v clients/python/test_orq_client.py
+"""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from orq_client import Client, OrqError  # noqa: E402
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+LISTENING = re.compile(r"orq listening on (\S+):(\d+)")
+START_TIMEOUT_S = 30
+NS = "pytest"
+
+
+class Server:
+    """A real orq server process on free ports."""
+
+    def __init__(self):
+        self.data_dir = tempfile.mkdtemp(prefix="orq-pytest-")
+        binary = os.environ.get("ORQ_BINARY")
+        if binary:
+            command = [os.path.abspath(binary)]
+        else:
+            command = [os.path.join(REPO, "node_modules", ".bin", "bun"), os.path.join(REPO, "src", "cli", "main.ts")]
+        command += ["serve", "--host", "127.0.0.1", "--port", "0", "--http-port", "0", "--data-dir", self.data_dir]
+        self.process = subprocess.Popen(
+            command, cwd=self.data_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        self.output = []
+        self.host, self.port = self._wait_for_listening()
+        # Keep draining the output so the server never blocks on a full pipe.
+        self._drain = threading.Thread(target=self._drain_output, daemon=True)
+        self._drain.start()
+
+    def _wait_for_listening(self):
+        timer = threading.Timer(START_TIMEOUT_S, self.process.kill)
+        timer.start()
+        try:
+            for line in self.process.stdout:
+                self.output.append(line)
+                match = LISTENING.search(line)
+                if match:
+                    return match.group(1), int(match.group(2))
+        finally:
+            timer.cancel()
+        raise RuntimeError("orq exited before listening:\n" + "".join(self.output))
+
+    def _drain_output(self):
+        for line in self.process.stdout:
+            self.output.append(line)
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            code = self.process.wait(timeout=START_TIMEOUT_S)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+        return code
+
+
+server = None
+
+
+def setUpModule():
+    global server
+    server = Server()
+
+
+def tearDownModule():
+    code = server.stop()
+    if code != 0:
+        raise AssertionError(f"orq exited {code} on SIGTERM:\n" + "".join(server.output[-40:]))
+
+
+def fresh_topic():
+    return "t-" + uuid.uuid4().hex[:12]
+
+
+class OrqClientTest(unittest.TestCase):
+    def setUp(self):
+        self.orq = Client.connect(server.host, server.port, timeout=10)
+        self.addCleanup(self.orq.close)
+        self.orq.hello()
+
+    def test_hello_describes_the_server(self):
+        info = self.orq.hello(client="test")
+        self.assertEqual(info["server"], "orq")
+        self.assertEqual(info["protocol"], 1)
+        self.assertGreater(info["max_frame_bytes"], 0)
+        self.assertIn("payload_bytes_max", info["limits"])
+
+    def test_ping_returns_the_server_clock(self):
+        self.assertIsInstance(self.orq.ping(), int)
+
+    def test_enqueue_dequeue_ack(self):
+        topic = fresh_topic()
+        ids = self.orq.enqueue(
+            NS,
+            [
+                {"topic": topic, "payload": b"\x00second\xff", "priority": 5},
+                {"topic": topic, "payload": b"first", "metadata": b"m", "priority": 1},
+            ],
+        )
+        self.assertEqual(len(ids), 2)
+        deliveries = self.orq.dequeue(NS, {topic: 10}, lease_ms=60_000)
+        self.assertEqual([d["id"] for d in deliveries], [ids[1], ids[0]])
+        first = deliveries[0]
+        self.assertEqual(first["payload"], b"first")
+        self.assertIsInstance(first["payload"], bytes)
+        self.assertEqual(first["metadata"], b"m")
+        self.assertEqual(first["attempt"], 1)
+        self.assertEqual(deliveries[1]["payload"], b"\x00second\xff")
+        result = self.orq.ack(NS, [d["receipt"] for d in deliveries])
+        self.assertEqual(result, {"acked": 2, "stale": []})
+        again = self.orq.ack(NS, [first["receipt"]])
+        self.assertEqual(again, {"acked": 0, "stale": [first["receipt"]]})
+        self.assertEqual(self.orq.dequeue(NS, {topic: 10}), [])
+
+    def test_nack_redelivers_with_new_metadata(self):
+        topic = fresh_topic()
+        item_id = self.orq.enqueue_one(NS, topic, b"work", metadata=b"v1")
+        [first] = self.orq.dequeue(NS, [topic])
+        self.assertEqual(self.orq.nack(NS, [{"receipt": first["receipt"], "metadata": b"v2"}]), {"nacked": 1, "stale": []})
+        [second] = self.orq.dequeue(NS, [topic])
+        self.assertEqual(second["id"], item_id)
+        self.assertEqual(second["attempt"], 2)
+        self.assertEqual(second["metadata"], b"v2")
+        self.assertNotEqual(second["receipt"], first["receipt"])
+        self.assertEqual(self.orq.nack(NS, [first["receipt"]])["stale"], [first["receipt"]])
+        self.orq.ack(NS, [second["receipt"]])
+
+    def test_extend_moves_the_lease(self):
+        topic = fresh_topic()
+        self.orq.enqueue_one(NS, topic, b"x")
+        [delivery] = self.orq.dequeue(NS, {topic: 1}, lease_ms=1_000)
+        result = self.orq.extend(NS, [{"receipt": delivery["receipt"], "lease_ms": 120_000}])
+        self.assertEqual(result, {"extended": 1, "stale": []})
+        self.orq.ack(NS, [delivery["receipt"]])
+        stale = self.orq.extend(NS, [{"receipt": delivery["receipt"], "lease_ms": 1_000}])
+        self.assertEqual(stale, {"extended": 0, "stale": [delivery["receipt"]]})
+
+    def test_capabilities_select_items(self):
+        topic = fresh_topic()
+        self.orq.enqueue_one(NS, topic, b"gpu job", requires={"gpu": True, "mem_gb": {"gte": 16}})
+        self.assertEqual(self.orq.dequeue(NS, {topic: 1}), [])
+        self.assertEqual(self.orq.dequeue(NS, {topic: 1}, capabilities={"gpu": True, "mem_gb": 8}), [])
+        [delivery] = self.orq.dequeue(NS, {topic: 1}, capabilities={"gpu": True, "mem_gb": 32})
+        self.assertEqual(delivery["payload"], b"gpu job")
+        self.orq.ack(NS, [delivery["receipt"]])
+
+    def test_waiting_dequeue_is_answered_by_a_later_enqueue(self):
+        topic = fresh_topic()
+        # Send the long poll first, then enqueue from another connection, then
+        # read: no sleeping, the server must wake the parked dequeue.
+        waiting_id = self.orq._send("dequeue", {"ns": NS, "topics": [{"topic": topic, "count": 1}], "wait_ms": 10_000})
+        with Client.connect(server.host, server.port) as producer:
+            producer.hello()
+            item_id = producer.enqueue_one(NS, topic, b"wake up")
+        reply = self.orq._wait(waiting_id, wait_ms=10_000)
+        self.assertEqual([d["id"] for d in reply["items"]], [item_id])
+        self.orq.ack(NS, [reply["items"][0]["receipt"]])
+
+    def test_empty_long_poll_returns_an_empty_list(self):
+        self.assertEqual(self.orq.dequeue(NS, {fresh_topic(): 1}, wait_ms=1), [])
+
+    def test_pipelined_replies_are_matched_by_id(self):
+        topic = fresh_topic()
+        results = self.orq.pipeline(
+            [("ping", {}), ("enqueue", {"ns": NS, "items": [{"topic": topic}]}), ("nope", {}), ("ping", {})]
+        )
+        self.assertIn("now_ms", results[0])
+        self.assertEqual(len(results[1]["ids"]), 1)
+        self.assertIsInstance(results[2], OrqError)
+        self.assertEqual(results[2].code, "UNKNOWN_OP")
+        self.assertIn("now_ms", results[3])
+
+    def test_errors_raise_with_the_contract_code_and_keep_the_connection(self):
+        with self.assertRaises(OrqError) as caught:
+            self.orq.enqueue(NS, [{"topic": fresh_topic()}, {"topic": fresh_topic(), "priority": "high"}])
+        self.assertEqual(caught.exception.code, "BAD_REQUEST")
+        self.assertEqual(caught.exception.details.get("index"), 1)
+        self.assertIn("priority", caught.exception.details.get("field", ""))
+
+        limit = self.orq.server_info["limits"]["payload_bytes_max"]
+        self.orq.enqueue_one(NS, fresh_topic(), b"x" * limit)
+        with self.assertRaises(OrqError) as caught:
+            self.orq.enqueue_one(NS, fresh_topic(), b"x" * (limit + 1))
+        self.assertEqual(caught.exception.code, "TOO_LARGE")
+
+        with self.assertRaises(OrqError) as caught:
+            self.orq.request("no_such_op")
+        self.assertEqual(caught.exception.code, "UNKNOWN_OP")
+        self.assertIsInstance(self.orq.ping(), int)
+
+    def test_hello_with_the_wrong_protocol_is_rejected(self):
+        with self.assertRaises(OrqError) as caught:
+            self.orq.request("hello", protocol=99)
+        self.assertEqual(caught.exception.code, "BAD_REQUEST")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

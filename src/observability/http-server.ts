@@ -1,0 +1,72 @@
+// The HTTP side port (`--http-port`, default 7421): liveness, readiness and
+// Prometheus metrics for orchestrators and scrapers. It is separate from the
+// MessagePack port so probes never compete with client traffic for a
+// connection slot, and it serves nothing that changes state.
+//
+//   GET /healthz  200 "ok" while the process runs (liveness)
+//   GET /readyz   200 "ready" once isReady() (recovery done, accepting work);
+//                 503 "not ready" before that and while draining
+//   GET /metrics  Prometheus text format 0.0.4
+//   anything else 404; a method other than GET or HEAD on a known path 405
+
+import type { Metrics } from "./metrics.ts";
+
+export interface HttpServerOptions {
+  host: string;
+  /** 0 picks any free port; the chosen one is returned. */
+  port: number;
+  metrics: Metrics;
+  isReady: () => boolean;
+  /** Where a failed request (a throwing gauge source) is reported; default stderr. */
+  logError?: (message: string) => void;
+}
+
+export interface HttpServerHandle {
+  port: number;
+  stop(): Promise<void>;
+}
+
+const plainText = { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" };
+
+function text(body: string, status: number, extraHeaders: Record<string, string> = {}): Response {
+  return new Response(body, { status, headers: { ...plainText, ...extraHeaders } });
+}
+
+async function route(request: Request, options: HttpServerOptions): Promise<Response> {
+  const path = new URL(request.url).pathname;
+  const known = path === "/healthz" || path === "/readyz" || path === "/metrics";
+  if (!known) return text("not found\n", 404);
+  if (request.method !== "GET" && request.method !== "HEAD") return text("method not allowed\n", 405, { allow: "GET, HEAD" });
+  if (path === "/healthz") return text("ok\n", 200);
+  if (path === "/readyz") return options.isReady() ? text("ready\n", 200) : text("not ready\n", 503);
+  const body = await options.metrics.render();
+  return new Response(body, {
+    status: 200,
+    headers: { "content-type": options.metrics.contentType, "cache-control": "no-store" },
+  });
+}
+
+export async function startHttpServer(options: HttpServerOptions): Promise<HttpServerHandle> {
+  const server = Bun.serve({
+    hostname: options.host,
+    port: options.port,
+    // A scrape of a large registry can take a while on a busy 2-core box.
+    idleTimeout: 30,
+    fetch: (request) => route(request, options),
+    error: (error) => {
+      // A failing gauge source must not take the port down; the scrape fails
+      // visibly (500) and the next one tries again.
+      const logError = options.logError ?? ((message: string) => console.error(message));
+      logError(`orq http: ${error.message}`);
+      return text("internal error\n", 500);
+    },
+  });
+  const port = server.port;
+  if (port === undefined) throw new Error("orq http: Bun.serve did not report a port");
+  return {
+    port,
+    async stop() {
+      await server.stop(true);
+    },
+  };
+}

@@ -1,0 +1,233 @@
+// orq's Prometheus metrics: the one file that uses prom-client and spells out
+// its options (metric names, labels, buckets). The server calls
+// `requestDone` once per answered request and the storage writer calls
+// `commitObserved` once per LMDB commit; gauges (items, breakers, connections,
+// waiters) are pulled from a snapshot source once per scrape, so the hot path
+// never maintains them. Every label value that could come from a client is
+// bounded here, so a hostile client cannot grow the series set without limit.
+
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { errorCodes } from "../protocol/error-codes.ts";
+import type { OpName } from "../protocol/wire-types.ts";
+import type { BreakerState } from "../storage/circuit-breaker.ts";
+
+/** Item states as the contract names them (`topics` counts the same five). */
+export type ItemStateName = "ready" | "delayed" | "waiting" | "leased" | "dead";
+
+/**
+ * Circuit-breaker states (the storage layer's), exported one-hot:
+ * `orq_shard_breaker_state{shard,state}` is 1 for the current one. Listed
+ * through a Record so a state added to the breaker is a type error here.
+ */
+const breakerStateSet: Record<BreakerState, true> = { closed: true, half_open: true, probing: true, open: true };
+export const breakerStates = Object.keys(breakerStateSet) as BreakerState[];
+export type BreakerStateName = BreakerState;
+
+/** What the server reports at scrape time. Counts are current values, not deltas. */
+export interface GaugeSnapshot {
+  items: ReadonlyArray<{ ns: string; topic: string; state: ItemStateName; count: number }>;
+  breakers: ReadonlyArray<{ shard: number; state: BreakerStateName }>;
+  connections: number;
+  /** Dequeues parked in long-poll. */
+  waiters: number;
+}
+
+export type GaugeSource = () => GaugeSnapshot;
+
+export interface MetricsOptions {
+  /** Reported as `orq_build_info{version}`. */
+  version?: string;
+  /** Export prom-client's process_* and nodejs_* metrics (CPU, memory, fds, event-loop lag). Default true. */
+  processMetrics?: boolean;
+  /** Where gauges come from; may also be set later with `setGaugeSource`. */
+  gaugeSource?: GaugeSource;
+  /**
+   * Most distinct (ns, topic) pairs exported by `orq_items`; the rest are
+   * summed into topic "_other" of their namespace. Topics are created by
+   * clients, so without a bound one client could make a scrape arbitrarily
+   * large. Default `topicSeriesMaxDefault`.
+   */
+  topicSeriesMax?: number;
+}
+
+/** 1,000 topics x 5 states = 5,000 series: a large but still cheap scrape. */
+export const topicSeriesMaxDefault = 1000;
+
+/**
+ * The topic label for topics past `topicSeriesMax`. A client may name a real
+ * topic "_other" too (any 1..255-byte name is valid), so
+ * `orq_items_topics_truncated` says whether folding happened.
+ */
+export const otherTopicLabel = "_other";
+
+export interface Metrics {
+  /** One answered request: `code` is "OK" or the contract's error code. Durations include any long-poll wait. */
+  requestDone(op: string, code: string, durationMs: number): void;
+  /** One storage commit: how many records and write sets (requests) it carried, and how long it took. */
+  commitObserved(records: number, writeSets: number, durationMs: number): void;
+  setGaugeSource(source: GaugeSource): void;
+  /** The Prometheus text exposition (format 0.0.4). */
+  render(): Promise<string>;
+  readonly contentType: string;
+}
+
+// Every op the contract defines; a missing one is a type error. Requests with
+// any other op (answered UNKNOWN_OP) are counted under op "unknown".
+const knownOps: Record<OpName, true> = {
+  hello: true,
+  ping: true,
+  enqueue: true,
+  dequeue: true,
+  ack: true,
+  nack: true,
+  extend: true,
+  cancel: true,
+  get: true,
+  topics: true,
+  dead: true,
+  redrive: true,
+  stats: true,
+};
+const unknownOpLabel = "unknown";
+const knownCodes: ReadonlySet<string> = new Set<string>(["OK", ...errorCodes]);
+
+/** 50 µs (a pipelined in-memory op) to 5 s (a stalled commit or a long poll). */
+export const requestDurationBucketsSeconds = [
+  0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
+];
+/** One fsync'd commit takes about 0.5 ms (MEASURED.md); a slow disk makes it 100s of ms. */
+export const commitDurationBucketsSeconds = [
+  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
+];
+/** Records per commit: 1 (a lone ack) up to a few 1,000-item batches grouped together. */
+export const commitRecordsBuckets = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 50000];
+/** Write sets (requests) grouped into one commit. */
+export const commitWriteSetsBuckets = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
+
+const emptySnapshot: GaugeSnapshot = { items: [], breakers: [], connections: 0, waiters: 0 };
+
+export function createMetrics(options: MetricsOptions = {}): Metrics {
+  const registry = new Registry();
+  const topicSeriesMax = options.topicSeriesMax ?? topicSeriesMaxDefault;
+  let gaugeSource: GaugeSource = options.gaugeSource ?? (() => emptySnapshot);
+
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+
+  const buildInfo = new Gauge({
+    name: "orq_build_info",
+    help: "Always 1; the label carries the running orq version.",
+    labelNames: ["version"],
+    registers: [registry],
+  });
+  buildInfo.set({ version: options.version ?? "unknown" }, 1);
+
+  const requests = new Counter({
+    name: "orq_requests_total",
+    help: "Requests answered, by op and result code (OK or the protocol error code).",
+    labelNames: ["op", "code"],
+    registers: [registry],
+  });
+  const requestDuration = new Histogram({
+    name: "orq_request_duration_seconds",
+    help: "Time from a request's arrival to its reply being queued, long-poll waits included.",
+    labelNames: ["op"],
+    buckets: requestDurationBucketsSeconds,
+    registers: [registry],
+  });
+  const commitRecords = new Histogram({
+    name: "orq_commit_records",
+    help: "Records written per storage commit.",
+    buckets: commitRecordsBuckets,
+    registers: [registry],
+  });
+  const commitWriteSets = new Histogram({
+    name: "orq_commit_write_sets",
+    help: "Write sets (requests) grouped into one storage commit.",
+    buckets: commitWriteSetsBuckets,
+    registers: [registry],
+  });
+  const commitDuration = new Histogram({
+    name: "orq_commit_duration_seconds",
+    help: "Duration of one storage commit, fsync included.",
+    buckets: commitDurationBucketsSeconds,
+    registers: [registry],
+  });
+  const items = new Gauge({
+    name: "orq_items",
+    help: "Items by namespace, topic and state, at scrape time.",
+    labelNames: ["ns", "topic", "state"],
+    registers: [registry],
+  });
+  const topicsTruncated = new Gauge({
+    name: "orq_items_topics_truncated",
+    help: `1 when more than ${topicSeriesMax} topics exist and the rest are summed into topic "${otherTopicLabel}".`,
+    registers: [registry],
+  });
+  const breaker = new Gauge({
+    name: "orq_shard_breaker_state",
+    help: "Circuit-breaker state per storage shard: 1 for the current state, 0 for the others.",
+    labelNames: ["shard", "state"],
+    registers: [registry],
+  });
+  const connections = new Gauge({
+    name: "orq_connections",
+    help: "Open client connections.",
+    registers: [registry],
+  });
+  const waiters = new Gauge({
+    name: "orq_waiters",
+    help: "Dequeues parked in long-poll, waiting for items.",
+    registers: [registry],
+  });
+
+  function refreshGauges(snapshot: GaugeSnapshot): void {
+    items.reset();
+    const exported = new Set<string>();
+    let truncated = false;
+    for (const entry of snapshot.items) {
+      const pairKey = `${entry.ns}\u0000${entry.topic}`;
+      let topic = entry.topic;
+      if (!exported.has(pairKey)) {
+        if (exported.size < topicSeriesMax) {
+          exported.add(pairKey);
+        } else {
+          topic = otherTopicLabel;
+          truncated = true;
+        }
+      }
+      items.inc({ ns: entry.ns, topic, state: entry.state }, entry.count);
+    }
+    topicsTruncated.set(truncated ? 1 : 0);
+
+    breaker.reset();
+    for (const entry of snapshot.breakers) {
+      for (const state of breakerStates) {
+        breaker.set({ shard: String(entry.shard), state }, state === entry.state ? 1 : 0);
+      }
+    }
+    connections.set(snapshot.connections);
+    waiters.set(snapshot.waiters);
+  }
+
+  return {
+    requestDone(op, code, durationMs) {
+      const opLabel = Object.hasOwn(knownOps, op) ? op : unknownOpLabel;
+      const codeLabel = knownCodes.has(code) ? code : "INTERNAL";
+      requests.inc({ op: opLabel, code: codeLabel });
+      requestDuration.observe({ op: opLabel }, durationMs / 1000);
+    },
+    commitObserved(records, writeSets, durationMs) {
+      commitRecords.observe(records);
+      commitWriteSets.observe(writeSets);
+      commitDuration.observe(durationMs / 1000);
+    },
+    setGaugeSource(source) {
+      gaugeSource = source;
+    },
+    async render() {
+      refreshGauges(gaugeSource());
+      return registry.metrics();
+    },
+    contentType: registry.contentType,
+  };
+}
