@@ -1,0 +1,199 @@
+// `orq serve` settings: every flag, its environment variable, its config-file
+// key (the flag's snake_case name) and its default, as one table. Precedence:
+// flag > environment > config file > default. A bad value or an unknown key is
+// a ConfigError whose one-line message names the key; the CLI prints it and
+// exits 2. No I/O here except reading the config file through `readFile`.
+
+import type { TokenGrant } from "../server/auth.ts";
+import type { LogLevel } from "../server/logger.ts";
+import type { Durability } from "../storage/store.ts";
+import { defaultLimits } from "../limits.ts";
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export interface ServeConfig {
+  host: string;
+  port: number;
+  httpPort: number;
+  dataDir: string;
+  shards: number;
+  /** The config file read, or null when none was (the default path is optional). */
+  configPath: string | null;
+  durability: Durability;
+  logLevel: LogLevel;
+  maxFrameBytes: number;
+  outcomeRetentionMs: number;
+  payloadBytesMax: number;
+  metadataBytesMax: number;
+  tokens: TokenGrant[];
+  namespaces: Record<string, { enqueuePerMinute: number | null }>;
+}
+
+type SettingName = Exclude<keyof ServeConfig, "configPath" | "tokens" | "namespaces">;
+
+interface Setting {
+  name: SettingName;
+  /** Config-file key and the base of the flag and env names. */
+  key: string;
+  description: string;
+  defaultValue: string | number;
+  kind: "string" | "int" | "choice";
+  min?: number;
+  max?: number;
+  choices?: readonly string[];
+}
+
+const mib = 1024 * 1024;
+
+/** Every setting, in the order `--help` lists them. */
+export const settings: readonly Setting[] = [
+  { name: "host", key: "host", description: "address to listen on", defaultValue: "127.0.0.1", kind: "string" },
+  { name: "port", key: "port", description: "TCP port of the protocol (0 picks a free one)", defaultValue: 7420, kind: "int", min: 0, max: 65535 },
+  { name: "httpPort", key: "http_port", description: "HTTP port for /healthz, /readyz, /metrics (0 picks a free one)", defaultValue: 7421, kind: "int", min: 0, max: 65535 },
+  { name: "dataDir", key: "data_dir", description: "directory of the LMDB data files", defaultValue: "./data", kind: "string" },
+  { name: "shards", key: "shards", description: "shard count (fixed when the data dir is created)", defaultValue: 16, kind: "int", min: 1, max: 1024 },
+  { name: "durability", key: "durability", description: "strict = fsync before replying; relaxed = survive a process crash, not power loss", defaultValue: "strict", kind: "choice", choices: ["strict", "relaxed"] },
+  { name: "logLevel", key: "log_level", description: "least severe log level written to stderr", defaultValue: "info", kind: "choice", choices: ["debug", "info", "warn", "error"] },
+  { name: "maxFrameBytes", key: "max_frame_bytes", description: "largest frame accepted", defaultValue: defaultLimits.frameBytesMax, kind: "int", min: 64 * 1024, max: 64 * mib },
+  { name: "outcomeRetentionMs", key: "outcome_retention_ms", description: "how long ended items' outcomes are kept", defaultValue: defaultLimits.outcomeRetentionMs, kind: "int", min: 1000, max: 30 * 24 * 3600 * 1000 },
+  { name: "payloadBytesMax", key: "payload_bytes_max", description: "largest item payload", defaultValue: defaultLimits.payloadBytesMax, kind: "int", min: 0, max: mib },
+  { name: "metadataBytesMax", key: "metadata_bytes_max", description: "largest item metadata", defaultValue: defaultLimits.metadataBytesMax, kind: "int", min: 0, max: 64 * 1024 },
+];
+
+export function flagName(key: string): string {
+  return `--${key.replaceAll("_", "-")}`;
+}
+
+export function envName(key: string): string {
+  return `ORQ_${key.toUpperCase()}`;
+}
+
+export interface ConfigSources {
+  /** Flag values as commander parsed them (strings), by setting name; `config` for --config. */
+  flags: Record<string, string | undefined>;
+  env: Record<string, string | undefined>;
+  /** Reads a file; returns null when it does not exist. */
+  readFile(path: string): string | null;
+}
+
+export const defaultConfigPath = "orq.json";
+
+export function resolveConfig(sources: ConfigSources): ServeConfig {
+  const explicitPath = sources.flags.config ?? sources.env.ORQ_CONFIG;
+  const configPath = explicitPath ?? defaultConfigPath;
+  const text = sources.readFile(configPath);
+  if (text === null && explicitPath !== undefined) throw new ConfigError(`config file ${configPath}: not found`);
+  const file = text === null ? {} : parseFile(configPath, text);
+
+  const resolved: Record<string, string | number> = {};
+  for (const setting of settings) {
+    const flag = sources.flags[setting.name];
+    const env = sources.env[envName(setting.key)];
+    if (flag !== undefined) resolved[setting.name] = parseText(setting, flag, flagName(setting.key));
+    else if (env !== undefined) resolved[setting.name] = parseText(setting, env, envName(setting.key));
+    else if (Object.hasOwn(file, setting.key)) resolved[setting.name] = checkJson(setting, file[setting.key], `${configPath}: ${setting.key}`);
+    else resolved[setting.name] = setting.defaultValue;
+  }
+  const config = resolved as unknown as ServeConfig;
+  config.configPath = text === null ? null : configPath;
+  config.tokens = parseAuth(configPath, file.auth);
+  config.namespaces = parseNamespaces(configPath, file.namespaces);
+  if (config.payloadBytesMax + config.metadataBytesMax + 1024 > config.maxFrameBytes) {
+    throw new ConfigError(`max_frame_bytes: ${config.maxFrameBytes} cannot hold one item of payload_bytes_max + metadata_bytes_max`);
+  }
+  return config;
+}
+
+function parseFile(path: string, text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`config file ${path}: invalid JSON (${error instanceof Error ? error.message : String(error)})`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new ConfigError(`config file ${path}: must hold a JSON object`);
+  }
+  const known = new Set([...settings.map((s) => s.key), "auth", "namespaces"]);
+  for (const key of Object.keys(value)) {
+    if (!known.has(key)) throw new ConfigError(`config file ${path}: unknown key "${key}"`);
+  }
+  return value as Record<string, unknown>;
+}
+
+function describe(setting: Setting): string {
+  if (setting.kind === "int") return `an integer from ${setting.min} to ${setting.max}`;
+  if (setting.kind === "choice") return `one of ${setting.choices!.join(", ")}`;
+  return "a non-empty string";
+}
+
+function parseText(setting: Setting, raw: string, source: string): string | number {
+  if (setting.kind === "int") {
+    const trimmed = raw.trim();
+    if (!/^-?\d+$/.test(trimmed)) throw new ConfigError(`${source} (${setting.key}): "${raw}" is not ${describe(setting)}`);
+    return checkJson(setting, Number(trimmed), source);
+  }
+  return checkJson(setting, raw, source);
+}
+
+function checkJson(setting: Setting, value: unknown, source: string): string | number {
+  const bad = (): never => {
+    throw new ConfigError(`${source}: ${JSON.stringify(value)} is not ${describe(setting)}`);
+  };
+  if (setting.kind === "int") {
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < setting.min! || value > setting.max!) bad();
+    return value as number;
+  }
+  if (typeof value !== "string" || value.length === 0) bad();
+  if (setting.kind === "choice" && !setting.choices!.includes(value as string)) bad();
+  return value as string;
+}
+
+function parseAuth(path: string, value: unknown): TokenGrant[] {
+  if (value === undefined) return [];
+  const where = `config file ${path}: auth`;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new ConfigError(`${where}: must be an object`);
+  for (const key of Object.keys(value)) if (key !== "tokens") throw new ConfigError(`${where}: unknown key "${key}"`);
+  const tokens = (value as { tokens?: unknown }).tokens;
+  if (tokens === undefined) return [];
+  if (!Array.isArray(tokens)) throw new ConfigError(`${where}.tokens: must be an array`);
+  return tokens.map((entry: unknown, i: number): TokenGrant => {
+    const at = `${where}.tokens[${i}]`;
+    if (typeof entry !== "object" || entry === null || Array.isArray(entry)) throw new ConfigError(`${at}: must be an object`);
+    for (const key of Object.keys(entry)) {
+      if (key !== "token" && key !== "namespaces") throw new ConfigError(`${at}: unknown key "${key}"`);
+    }
+    const { token, namespaces } = entry as { token?: unknown; namespaces?: unknown };
+    if (typeof token !== "string" || token.length === 0) throw new ConfigError(`${at}.token: must be a non-empty string`);
+    if (!Array.isArray(namespaces) || namespaces.length === 0) throw new ConfigError(`${at}.namespaces: must be a non-empty array`);
+    namespaces.forEach((ns: unknown, j: number) => {
+      if (typeof ns !== "string" || ns.length === 0 || Buffer.byteLength(ns) > defaultLimits.namespaceBytesMax) {
+        throw new ConfigError(`${at}.namespaces[${j}]: must be a namespace name (1..${defaultLimits.namespaceBytesMax} bytes) or "*"`);
+      }
+    });
+    return { token, namespaces: namespaces as string[] };
+  });
+}
+
+function parseNamespaces(path: string, value: unknown): Record<string, { enqueuePerMinute: number | null }> {
+  const result: Record<string, { enqueuePerMinute: number | null }> = {};
+  if (value === undefined) return result;
+  const where = `config file ${path}: namespaces`;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new ConfigError(`${where}: must be an object`);
+  for (const [ns, entry] of Object.entries(value)) {
+    const at = `${where}.${ns}`;
+    if (ns.length === 0 || Buffer.byteLength(ns) > defaultLimits.namespaceBytesMax) throw new ConfigError(`${at}: bad namespace name`);
+    if (typeof entry !== "object" || entry === null || Array.isArray(entry)) throw new ConfigError(`${at}: must be an object`);
+    for (const key of Object.keys(entry)) {
+      if (key !== "enqueue_per_minute") throw new ConfigError(`${at}: unknown key "${key}"`);
+    }
+    const rate = (entry as { enqueue_per_minute?: unknown }).enqueue_per_minute;
+    if (rate !== undefined && rate !== null && (typeof rate !== "number" || !Number.isSafeInteger(rate) || rate < 1)) {
+      throw new ConfigError(`${at}.enqueue_per_minute: must be a positive integer or null`);
+    }
+    result[ns] = { enqueuePerMinute: (rate as number | null | undefined) ?? null };
+  }
+  return result;
+}

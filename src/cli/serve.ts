@@ -1,0 +1,115 @@
+// `orq serve`: the only place that wires the real store, the real clock and the
+// server together, and that owns process signals. Shutdown on SIGINT/SIGTERM:
+// stop accepting, answer SHUTTING_DOWN to new work, release parked dequeues,
+// wait for commits (writer.drain) and for every reply to be sent, close the
+// store, exit 0 — within shutdownMsMax. A second signal exits at once (LMDB
+// commits are atomic, so nothing committed is lost).
+
+import { Engine } from "../engine/engine.ts";
+import { systemClock } from "../lib/clock.ts";
+import { defaultLimits, type Limits } from "../limits.ts";
+import { TokenTable } from "../server/auth.ts";
+import { createJsonLogger } from "../server/logger.ts";
+import { OrqServer } from "../server/server.ts";
+import { GroupCommitter } from "../storage/group-commit.ts";
+import { openLmdbStore } from "../storage/lmdb/lmdb-store.ts";
+import { StoreOpenError } from "../storage/store.ts";
+import type { ServeConfig } from "./config.ts";
+import { checkNativeAddons } from "./self-check.ts";
+
+/** Longest graceful shutdown: past it the process exits 1 without waiting for slow clients. */
+export const shutdownMsMax = 10_000;
+
+/** How long shutdown waits for clients to close their side after the server closed its own. */
+const closeGraceMs = 1000;
+
+/** Exit codes: 0 clean, 1 start-up failure or shutdown past its bound, 2 bad configuration. */
+const startupFailureExitCode = 1;
+
+export async function runServe(config: ServeConfig, version: string): Promise<void> {
+  const clock = systemClock;
+  const logger = createJsonLogger(config.logLevel, (line) => process.stderr.write(`${line}\n`), () => clock.nowMs());
+  const limits: Limits = {
+    ...defaultLimits,
+    frameBytesMax: config.maxFrameBytes,
+    payloadBytesMax: config.payloadBytesMax,
+    metadataBytesMax: config.metadataBytesMax,
+    outcomeRetentionMs: config.outcomeRetentionMs,
+  };
+
+  const addons = checkNativeAddons();
+  if (!addons.ok) {
+    process.stderr.write(`orq: ${addons.message}\n`);
+    process.exit(startupFailureExitCode);
+  }
+
+  let store;
+  try {
+    store = await openLmdbStore({ dataDir: config.dataDir, shards: config.shards, durability: config.durability });
+  } catch (error) {
+    if (!(error instanceof StoreOpenError)) throw error;
+    process.stderr.write(`orq: ${error.message}\n`);
+    process.exit(startupFailureExitCode);
+  }
+  const writer = new GroupCommitter(store, { clock });
+  const engine = Engine.recover({ store, writer, limits, namespaces: config.namespaces, nowMs: clock.nowMs() });
+
+  let server: OrqServer;
+  try {
+    server = OrqServer.start({
+      host: config.host,
+      port: config.port,
+      engine,
+      limits,
+      clock,
+      tokens: new TokenTable(config.tokens),
+      serverInfo: { version, nodeId: store.meta.nodeId, shards: store.shardCount },
+      logger,
+    });
+  } catch (error) {
+    process.stderr.write(`orq: cannot listen on ${config.host}:${config.port}: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(startupFailureExitCode);
+  }
+
+  engine.onEarlierDeadline = () => server.rearmDeadlines();
+
+  logger.info("started", {
+    host: server.host,
+    port: server.port,
+    http_port: config.httpPort,
+    data_dir: config.dataDir,
+    shards: store.shardCount,
+    durability: config.durability,
+    auth: config.tokens.length > 0,
+    config: config.configPath,
+  });
+  process.stdout.write(`orq listening on ${config.host}:${server.port}\n`);
+
+  let shuttingDown = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (shuttingDown) {
+      logger.warn("second signal: exiting now", { signal });
+      process.exit(signal === "SIGINT" ? 130 : 143);
+    }
+    shuttingDown = true;
+    logger.info("shutting down", { signal });
+    void shutdown();
+  };
+  const shutdown = async (): Promise<void> => {
+    const bound = setTimeout(() => {
+      logger.error("shutdown took too long: exiting", { bound_ms: shutdownMsMax });
+      process.exit(startupFailureExitCode);
+    }, shutdownMsMax);
+    server.beginDrain();
+    await writer.drain();
+    await server.whenIdle();
+    server.close();
+    await server.whenAllClosed(closeGraceMs);
+    await store.close();
+    clearTimeout(bound);
+    logger.info("stopped");
+    process.exit(0);
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+}

@@ -1,0 +1,234 @@
+// OrqClient: one typed camelCase method per protocol op, over a Transport.
+// Requests are converted to the wire's snake_case here and replies back;
+// payload and metadata in replies are copied, so they do not pin the socket's
+// read buffers.
+
+import type { WireDelivery, WireEndedItemState, WireItemState, WireTopicCounts } from "../protocol/wire-types.ts";
+import { Transport, type WireMap } from "./transport.ts";
+import type {
+  ClientOptions,
+  Delivery,
+  DequeueRequest,
+  EndedItemState,
+  EnqueueItem,
+  ItemState,
+  ServerHello,
+  TopicCounts,
+} from "./types.ts";
+
+const utf8 = new TextEncoder();
+
+function bytes(value: Uint8Array | string | undefined): Uint8Array | undefined {
+  return typeof value === "string" ? utf8.encode(value) : value;
+}
+
+/** A request-options bag every method accepts. */
+export interface CallOptions {
+  /** Overrides the client's requestTimeoutMs for this call. */
+  timeoutMs?: number;
+}
+
+export class OrqClient {
+  /** What the server said in the last hello. */
+  server: ServerHello | null = null;
+
+  private constructor(private readonly transport: Transport) {}
+
+  /** Connect and say hello (with the token, if any); rejects with OrqError (e.g. UNAUTHORIZED). */
+  static async connect(options: ClientOptions = {}): Promise<OrqClient> {
+    const transport = new Transport(options);
+    const client = new OrqClient(transport);
+    try {
+      client.server = helloFromWire(await transport.open());
+    } catch (error) {
+      await transport.close();
+      throw error;
+    }
+    return client;
+  }
+
+  get connected(): boolean {
+    return this.transport.isOpen;
+  }
+
+  /** Any op by name, with wire (snake_case) fields; resolves with the reply map. */
+  request(op: string, fields: WireMap = {}, options: CallOptions = {}): Promise<WireMap> {
+    return this.transport.request(op, fields, options.timeoutMs);
+  }
+
+  async hello(options: CallOptions = {}): Promise<ServerHello> {
+    const fields: WireMap = { protocol: 1 };
+    const { token, clientName } = this.transport.options;
+    if (token !== undefined) fields.token = token;
+    if (clientName !== undefined) fields.client = clientName;
+    this.server = helloFromWire(await this.request("hello", fields, options));
+    return this.server;
+  }
+
+  async ping(options: CallOptions = {}): Promise<{ nowMs: number }> {
+    const reply = await this.request("ping", {}, options);
+    return { nowMs: reply.now_ms as number };
+  }
+
+  /** Enqueue a batch (all or nothing); resolves with the ids in request order once stored. */
+  async enqueue(ns: string, items: EnqueueItem[], options: CallOptions = {}): Promise<string[]> {
+    const wireItems = items.map((item) => ({
+      topic: item.topic,
+      priority: item.priority,
+      payload: bytes(item.payload),
+      metadata: bytes(item.metadata),
+      delay_ms: item.delayMs,
+      deliver_at_ms: item.deliverAtMs,
+      lease_ms: item.leaseMs,
+      ttl_ms: item.ttlMs,
+      delivery: item.delivery,
+      max_attempts: item.maxAttempts,
+      requires: item.requires,
+      after: item.after,
+      key: item.key,
+    }));
+    const reply = await this.request("enqueue", { ns, items: wireItems }, options);
+    return reply.ids as string[];
+  }
+
+  /** Lease ready items; with waitMs, waits for items up to that long. The timeout covers waitMs plus the usual request timeout. */
+  async dequeue(ns: string, request: DequeueRequest, options: CallOptions = {}): Promise<Delivery[]> {
+    const waitMs = request.waitMs ?? 0;
+    const timeoutMs = (options.timeoutMs ?? this.transport.options.requestTimeoutMs) + waitMs;
+    const reply = await this.transport.request(
+      "dequeue",
+      {
+        ns,
+        topics: request.topics.map((t) => ({ topic: t.topic, count: t.count ?? 1 })),
+        capabilities: request.capabilities,
+        wait_ms: request.waitMs,
+        lease_ms: request.leaseMs,
+      },
+      timeoutMs,
+    );
+    return (reply.items as WireDelivery[]).map(deliveryFromWire);
+  }
+
+  async ack(ns: string, receipts: string[], options: CallOptions = {}): Promise<{ acked: number; stale: string[] }> {
+    const reply = await this.request("ack", { ns, receipts }, options);
+    return { acked: reply.acked as number, stale: reply.stale as string[] };
+  }
+
+  async nack(
+    ns: string,
+    items: Array<{ receipt: string; delayMs?: number; metadata?: Uint8Array | string }>,
+    options: CallOptions = {},
+  ): Promise<{ nacked: number; stale: string[] }> {
+    const wireItems = items.map((i) => ({ receipt: i.receipt, delay_ms: i.delayMs, metadata: bytes(i.metadata) }));
+    const reply = await this.request("nack", { ns, items: wireItems }, options);
+    return { nacked: reply.nacked as number, stale: reply.stale as string[] };
+  }
+
+  async extend(ns: string, items: Array<{ receipt: string; leaseMs: number }>, options: CallOptions = {}): Promise<{ extended: number; stale: string[] }> {
+    const wireItems = items.map((i) => ({ receipt: i.receipt, lease_ms: i.leaseMs }));
+    const reply = await this.request("extend", { ns, items: wireItems }, options);
+    return { extended: reply.extended as number, stale: reply.stale as string[] };
+  }
+
+  async cancel(ns: string, ids: string[], options: CallOptions = {}): Promise<{ cancelled: number; missing: string[] }> {
+    const reply = await this.request("cancel", { ns, ids }, options);
+    return { cancelled: reply.cancelled as number, missing: reply.missing as string[] };
+  }
+
+  async get(ns: string, ids: string[], options: CallOptions = {}): Promise<Array<ItemState | EndedItemState | null>> {
+    const reply = await this.request("get", { ns, ids }, options);
+    return (reply.items as Array<WireItemState | WireEndedItemState | null>).map((s) =>
+      s === null ? null : s.state === "ended" ? { id: s.id, state: "ended", outcome: s.outcome } : itemStateFromWire(s),
+    );
+  }
+
+  async topics(
+    ns: string,
+    query: { prefix?: string; limit?: number; after?: string } = {},
+    options: CallOptions = {},
+  ): Promise<{ topics: TopicCounts[]; next: string | null }> {
+    const reply = await this.request("topics", { ns, prefix: query.prefix, limit: query.limit, after: query.after }, options);
+    return {
+      topics: (reply.topics as WireTopicCounts[]).map((t) => ({ ...t })),
+      next: typeof reply.next === "string" ? reply.next : null,
+    };
+  }
+
+  async dead(ns: string, topic: string, query: { limit?: number } = {}, options: CallOptions = {}): Promise<ItemState[]> {
+    const reply = await this.request("dead", { ns, topic, limit: query.limit }, options);
+    return (reply.items as WireItemState[]).map(itemStateFromWire);
+  }
+
+  async redrive(ns: string, topic: string, ids?: string[], options: CallOptions = {}): Promise<{ redriven: number }> {
+    const reply = await this.request("redrive", { ns, topic, ids }, options);
+    return { redriven: reply.redriven as number };
+  }
+
+  /** Counters and gauges (see docs/PROTOCOL.md), as the server sends them. */
+  async stats(ns?: string, options: CallOptions = {}): Promise<Record<string, unknown>> {
+    const reply = await this.request("stats", { ns }, options);
+    const { id: _id, ok: _ok, ...rest } = reply;
+    return rest;
+  }
+
+  /** Close the connection; pending requests reject with CLOSED. */
+  close(): Promise<void> {
+    return this.transport.close();
+  }
+}
+
+function helloFromWire(reply: WireMap): ServerHello {
+  const limits = reply.limits as Record<string, number>;
+  return {
+    server: reply.server as string,
+    version: reply.version as string,
+    protocol: reply.protocol as number,
+    nodeId: reply.node_id as string,
+    shards: reply.shards as number,
+    maxFrameBytes: reply.max_frame_bytes as number,
+    limits: {
+      payloadBytesMax: limits.payload_bytes_max!,
+      metadataBytesMax: limits.metadata_bytes_max!,
+      itemsPerEnqueueMax: limits.items_per_enqueue_max!,
+      countPerDequeueMax: limits.count_per_dequeue_max!,
+      topicBytesMax: limits.topic_bytes_max!,
+      waitMsMax: limits.wait_ms_max!,
+      leaseMsMax: limits.lease_ms_max!,
+      idsPerRequestMax: limits.ids_per_request_max!,
+    },
+  };
+}
+
+function deliveryFromWire(d: WireDelivery): Delivery {
+  return {
+    id: d.id,
+    topic: d.topic,
+    priority: d.priority,
+    payload: new Uint8Array(d.payload),
+    metadata: new Uint8Array(d.metadata),
+    attempt: d.attempt,
+    receipt: d.receipt,
+    leaseExpiresAtMs: d.lease_expires_at_ms,
+    enqueuedAtMs: d.enqueued_at_ms,
+  };
+}
+
+function itemStateFromWire(s: WireItemState): ItemState {
+  const state: ItemState = {
+    id: s.id,
+    topic: s.topic,
+    state: s.state,
+    priority: s.priority,
+    payload: new Uint8Array(s.payload),
+    metadata: new Uint8Array(s.metadata),
+    attempt: s.attempt,
+    deliverAtMs: s.deliver_at_ms,
+    enqueuedAtMs: s.enqueued_at_ms,
+  };
+  if (s.lease_expires_at_ms !== undefined) state.leaseExpiresAtMs = s.lease_expires_at_ms;
+  if (s.requires !== undefined) state.requires = s.requires;
+  if (s.after !== undefined) state.after = s.after;
+  if (s.key !== undefined) state.key = s.key;
+  if (s.dead_reason !== undefined) state.deadReason = s.dead_reason;
+  return state;
+}

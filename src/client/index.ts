@@ -1,0 +1,17 @@
+// The orq client package: the one list of what it exports.
+
+export { OrqClient, type CallOptions } from "./client.ts";
+export { OrqError, type ClientErrorCode, type OrqErrorDetails } from "./orq-error.ts";
+export type {
+  ClientEvent,
+  ClientOptions,
+  Delivery,
+  DeliveryMode,
+  DequeueRequest,
+  EndedItemState,
+  EnqueueItem,
+  ItemState,
+  ServerHello,
+  TopicCounts,
+} from "./types.ts";
+export { errorCodes, type ErrorCode } from "../protocol/error-codes.ts";

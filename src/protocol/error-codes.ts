@@ -1,0 +1,26 @@
+// The contract's error codes, and which of them end the connection. Shared by
+// the server (which sends them) and the client (which raises them).
+
+export const errorCodes = [
+  "BAD_FRAME",
+  "FRAME_TOO_LARGE",
+  "BAD_REQUEST",
+  "UNKNOWN_OP",
+  "TOO_LARGE",
+  "NOT_FOUND",
+  "RATE_LIMITED",
+  "UNAVAILABLE",
+  "UNAUTHORIZED",
+  "FORBIDDEN",
+  "SHUTTING_DOWN",
+  "INTERNAL",
+] as const;
+
+export type ErrorCode = (typeof errorCodes)[number];
+
+/** Codes after which the server closes the connection: the byte stream can no longer be trusted. */
+export const connectionClosingCodes: ReadonlySet<ErrorCode> = new Set<ErrorCode>(["BAD_FRAME", "FRAME_TOO_LARGE"]);
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === "string" && (errorCodes as readonly string[]).includes(value);
+}

@@ -1,0 +1,144 @@
+// The one place that configures @msgpack/msgpack for orq. Both sides reuse one
+// Encoder and one Decoder (the functional encode()/decode() build a new one per
+// call, about 3x slower).
+//
+// The request decoder (server side) adds two things the library lacks:
+// - a nesting bound (limits.decodeDepthMax), checked while decoding, so a frame
+//   of 4 MiB of nested array headers fails after 32 levels instead of
+//   building millions of arrays;
+// - a mark on floats that hold whole numbers (8.0): they decode as WholeFloat,
+//   so integer fields can insist on MessagePack integers (the contract says
+//   "integer fields take MessagePack integers only"). Floats with a fraction
+//   stay plain numbers (no integer check accepts them anyway). Fields that take
+//   any value (requires, capabilities) turn WholeFloat back into numbers with
+//   unmarkFloats(), where 8 == 8.0 again.
+//
+// The library declares these hooks private in its .d.ts, so the subclass
+// installs them through the prototype; the hooks exist in 3.x (checked in
+// test/protocol/msgpack-codec.test.ts).
+
+import { Decoder, DecodeError, Encoder } from "@msgpack/msgpack";
+
+export { DecodeError };
+
+/** A MessagePack float whose value is a whole number, kept apart from integers. */
+export class WholeFloat {
+  constructor(readonly value: number) {}
+}
+
+export interface RequestDecoderOptions {
+  depthMax: number;
+  /** No string/bin/array/map can be longer than the frame that holds it. */
+  frameBytesMax: number;
+}
+
+interface DecoderInternals {
+  stack: { length: number };
+  readF32(): number;
+  readF64(): number;
+  pushArrayState(size: number): void;
+  pushMapState(size: number): void;
+}
+
+export class RequestDecoder extends Decoder<undefined> {
+  depthMax = 32;
+
+  /**
+   * Decode one frame body. Arrays and maps are bounded by the body's length
+   * (each element takes at least one byte), so a short frame cannot make the
+   * library preallocate a huge array from a forged header.
+   */
+  decodeBody(body: Uint8Array): unknown {
+    const lengths = this as unknown as { maxArrayLength: number; maxMapLength: number };
+    lengths.maxArrayLength = body.length;
+    lengths.maxMapLength = body.length;
+    return this.decode(body);
+  }
+}
+
+const base = Decoder.prototype as unknown as DecoderInternals;
+const hooks = RequestDecoder.prototype as unknown as DecoderInternals & { depthMax: number };
+const baseReadF32 = base.readF32;
+const baseReadF64 = base.readF64;
+const basePushArrayState = base.pushArrayState;
+const basePushMapState = base.pushMapState;
+for (const name of ["readF32", "readF64", "pushArrayState", "pushMapState"] as const) {
+  if (typeof base[name] !== "function") throw new Error(`@msgpack/msgpack Decoder lacks ${name}: check the pinned version`);
+}
+hooks.readF32 = function (this: DecoderInternals): number {
+  const value = baseReadF32.call(this);
+  return (Number.isInteger(value) ? new WholeFloat(value) : value) as number;
+};
+hooks.readF64 = function (this: DecoderInternals): number {
+  const value = baseReadF64.call(this);
+  return (Number.isInteger(value) ? new WholeFloat(value) : value) as number;
+};
+hooks.pushArrayState = function (this: DecoderInternals & { depthMax: number }, size: number): void {
+  if (this.stack.length >= this.depthMax) throw new DecodeError(`value nested deeper than ${this.depthMax} levels`);
+  basePushArrayState.call(this, size);
+};
+hooks.pushMapState = function (this: DecoderInternals & { depthMax: number }, size: number): void {
+  if (this.stack.length >= this.depthMax) throw new DecodeError(`value nested deeper than ${this.depthMax} levels`);
+  basePushMapState.call(this, size);
+};
+
+export function createRequestDecoder(options: RequestDecoderOptions): RequestDecoder {
+  const lengthMax = options.frameBytesMax;
+  const decoder = new RequestDecoder({
+    maxStrLength: lengthMax,
+    maxBinLength: lengthMax,
+    maxArrayLength: lengthMax,
+    maxMapLength: lengthMax,
+    maxExtLength: lengthMax,
+  });
+  decoder.depthMax = options.depthMax;
+  return decoder;
+}
+
+/** A plain decoder (the client decodes replies with it). */
+export function createReplyDecoder(): Decoder<undefined> {
+  return new Decoder();
+}
+
+/** Encoder options used everywhere: undefined fields are left out (optional fields are absent, not nil). */
+export function createEncoder(): Encoder<undefined> {
+  return new Encoder({ ignoreUndefined: true, initialBufferSize: 64 * 1024 });
+}
+
+/** True for a map decoded from MessagePack (a plain object), false for arrays, bins, ext values and scalars. */
+export function isPlainMap(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null) return false;
+  return Object.getPrototypeOf(value) === Object.prototype;
+}
+
+/**
+ * Copy a decoded value with every WholeFloat turned back into a number.
+ * Iterative (no recursion): depth is already bounded by the decoder.
+ */
+export function unmarkFloats(value: unknown): unknown {
+  if (value instanceof WholeFloat) return value.value;
+  if (typeof value !== "object" || value === null) return value;
+  const rootHolder: { v: unknown } = { v: undefined };
+  const work: Array<{ source: unknown; assign: (v: unknown) => void }> = [
+    { source: value, assign: (v) => (rootHolder.v = v) },
+  ];
+  while (work.length > 0) {
+    const { source, assign } = work.pop()!;
+    if (source instanceof WholeFloat) {
+      assign(source.value);
+    } else if (Array.isArray(source)) {
+      const copy: unknown[] = new Array(source.length);
+      assign(copy);
+      for (let i = 0; i < source.length; i++) work.push({ source: source[i], assign: (v) => (copy[i] = v) });
+    } else if (isPlainMap(source)) {
+      const copy: Record<string, unknown> = {};
+      assign(copy);
+      for (const key of Object.keys(source)) work.push({ source: source[key], assign: (v) => (copy[key] = v) });
+    } else if (source instanceof Uint8Array) {
+      assign(source.slice());
+    } else {
+      assign(source);
+    }
+  }
+  return rootHolder.v;
+}

@@ -1,0 +1,187 @@
+// Turns one frame body into one request and its reply. The generic checks run
+// here, once, in this order, before any handler: decodable map (else
+// BAD_FRAME, connection closed), id (else BAD_REQUEST with id 0), op name
+// (UNKNOWN_OP), draining (SHUTTING_DOWN), authentication (UNAUTHORIZED),
+// namespace shape (BAD_REQUEST/TOO_LARGE on `ns`) and scope (FORBIDDEN).
+// Replies that wait for durability or a parked dequeue are sent when they
+// settle, so later requests are not held up (replies go out of order). A
+// reply is queued before its request counts as finished, so a shutdown that
+// waits for idleness never closes a connection ahead of its last replies.
+
+import type { EngineApi } from "../engine/api.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { Limits } from "../limits.ts";
+import { createRequestDecoder, isPlainMap, type RequestDecoder } from "../protocol/msgpack-codec.ts";
+import { requestIdMax, type WireError } from "../protocol/wire-types.ts";
+import { scopeAllows, type TokenTable } from "./auth.ts";
+import { failureToWire, thrownToWire } from "./error-mapping.ts";
+import type { Logger } from "./logger.ts";
+import { lookupOp } from "./op-table.ts";
+import type { OpContext, OpOutcome, ServerInfo, Session } from "./op-types.ts";
+import { RequestReader, type Source } from "./request-reader.ts";
+
+/** What the dispatcher needs from a connection. */
+export interface RequestSource {
+  readonly session: Session;
+  /** Queue one reply map for sending (dropped if the connection has closed). */
+  send(reply: Source): void;
+  /** Send an error with id 0, then close: the byte stream cannot be trusted any more. */
+  fail(error: WireError): void;
+  /** A request whose reply will come later started / finished. */
+  requestStarted(): void;
+  requestFinished(): void;
+}
+
+export interface DispatcherOptions {
+  engine: EngineApi;
+  limits: Limits;
+  clock: Clock;
+  tokens: TokenTable;
+  serverInfo: ServerInfo;
+  logger: Logger;
+  serverStats(): Record<string, number>;
+  /** Called once per answered request (metrics): code is "OK" or the error code; the duration includes any wait. */
+  onRequestDone?: (op: string, code: string, durationMs: number) => void;
+}
+
+export class Dispatcher {
+  private readonly decoder: RequestDecoder;
+  draining = false;
+
+  constructor(private readonly options: DispatcherOptions) {
+    this.decoder = createRequestDecoder({ depthMax: options.limits.decodeDepthMax, frameBytesMax: options.limits.frameBytesMax });
+  }
+
+  handleFrame(source: RequestSource, body: Uint8Array): void {
+    let request: unknown;
+    try {
+      request = this.decoder.decodeBody(body);
+    } catch (error) {
+      source.fail({ code: "BAD_FRAME", message: `undecodable frame: ${error instanceof Error ? error.message : String(error)}` });
+      return;
+    }
+    if (!isPlainMap(request)) {
+      source.fail({ code: "BAD_FRAME", message: "a frame must hold one MessagePack map" });
+      return;
+    }
+    const startMs = this.options.onRequestDone === undefined ? 0 : performance.now();
+    const opLabel = typeof request.op === "string" ? request.op : "unknown";
+    const id = request.id;
+    if (typeof id !== "number" || !Number.isInteger(id) || id < 1 || id > requestIdMax) {
+      this.answer(source, opLabel, startMs, errorReply(0, { code: "BAD_REQUEST", message: "id: must be an integer from 1 to 2^53-1", details: { field: "id" } }));
+      return;
+    }
+    const opName = request.op;
+    if (typeof opName !== "string") {
+      this.answer(source, opLabel, startMs, errorReply(id, { code: "BAD_REQUEST", message: "op: must be a string", details: { field: "op" } }));
+      return;
+    }
+    const spec = lookupOp(opName);
+    if (spec === undefined) {
+      this.answer(source, opLabel, startMs, errorReply(id, { code: "UNKNOWN_OP", message: `unknown op ${JSON.stringify(opName.slice(0, 64))}` }));
+      return;
+    }
+    if (this.draining && !spec.allowedWhileDraining) {
+      this.answer(source, opLabel, startMs, errorReply(id, { code: "SHUTTING_DOWN", message: "the server is shutting down" }));
+      return;
+    }
+    const session = source.session;
+    if (spec.needsAuth && session.scope === null) {
+      this.answer(source, opLabel, startMs, errorReply(id, { code: "UNAUTHORIZED", message: "send hello with a valid token first" }));
+      return;
+    }
+    let ns: string | null = null;
+    if (spec.namespace !== "none") {
+      const reader = new RequestReader();
+      ns =
+        spec.namespace === "required"
+          ? reader.requiredString(request, "ns", 1, this.options.limits.namespaceBytesMax)
+          : reader.string(request, "ns", 1, this.options.limits.namespaceBytesMax);
+      if (reader.failure !== null) {
+        this.answer(source, opLabel, startMs, errorReply(id, failureToWire(reader.failure)));
+        return;
+      }
+      if (ns !== null && session.scope !== null && !scopeAllows(session.scope, ns)) {
+        this.answer(source, opLabel, startMs, errorReply(id, { code: "FORBIDDEN", message: `this token may not use namespace ${JSON.stringify(ns)}` }));
+        return;
+      }
+    }
+    const ctx: OpContext = {
+      engine: this.options.engine,
+      limits: this.options.limits,
+      nowMs: this.options.clock.nowMs(),
+      session,
+      tokens: this.options.tokens,
+      serverInfo: this.options.serverInfo,
+      serverStats: this.options.serverStats,
+    };
+    let outcome: OpOutcome;
+    try {
+      outcome = spec.handle(request, ns, ctx);
+    } catch (error) {
+      this.answer(source, opLabel, startMs, errorReply(id, thrownToWire(error, this.options.logger, { op: opName, id, connectionId: session.connectionId })));
+      return;
+    }
+    this.complete(source, id, opName, startMs, outcome);
+  }
+
+  /** Queue a reply and tell the metrics hook, if any. */
+  private answer(source: RequestSource, op: string, startMs: number, reply: Source): void {
+    source.send(reply);
+    const onDone = this.options.onRequestDone;
+    if (onDone === undefined) return;
+    const code = reply.ok === true ? "OK" : ((reply.error as WireError).code as string);
+    onDone(op, code, performance.now() - startMs);
+  }
+
+  private complete(source: RequestSource, id: number, opName: string, startMs: number, outcome: OpOutcome): void {
+    switch (outcome.kind) {
+      case "failure":
+        this.answer(source, opName, startMs, errorReply(id, failureToWire(outcome.failure)));
+        return;
+      case "error":
+        this.answer(source, opName, startMs, errorReply(id, outcome.error));
+        return;
+      case "reply": {
+        const value = outcome.value;
+        if (outcome.durable === null) {
+          this.answer(source, opName, startMs, okReply(id, value));
+          return;
+        }
+        source.requestStarted();
+        outcome.durable.then(
+          () => {
+            this.answer(source, opName, startMs, okReply(id, value));
+            source.requestFinished();
+          },
+          (error: unknown) => {
+            this.answer(source, opName, startMs, errorReply(id, thrownToWire(error, this.options.logger, { op: opName, id, connectionId: source.session.connectionId })));
+            source.requestFinished();
+          },
+        );
+        return;
+      }
+      case "parked":
+        source.requestStarted();
+        outcome.waiter.then(
+          (settled) => {
+            this.complete(source, id, opName, startMs, settled);
+            source.requestFinished();
+          },
+          (error: unknown) => {
+            this.answer(source, opName, startMs, errorReply(id, thrownToWire(error, this.options.logger, { op: opName, id, connectionId: source.session.connectionId })));
+            source.requestFinished();
+          },
+        );
+        return;
+    }
+  }
+}
+
+function okReply(id: number, value: Source): Source {
+  return Object.assign({ id, ok: true }, value);
+}
+
+function errorReply(id: number, error: WireError): Source {
+  return { id, ok: false, error };
+}

@@ -1,0 +1,36 @@
+// The one mapping from failures to wire errors: engine and request-decoding
+// Failures, rejections of Reply.durable (StorageUnavailableError becomes
+// UNAVAILABLE with a retry hint), and anything else thrown, which is a bug:
+// INTERNAL, logged with a request id the client also receives.
+
+import type { Failure } from "../engine/api.ts";
+import type { WireError, WireErrorDetails } from "../protocol/wire-types.ts";
+import { StorageUnavailableError } from "../storage/writer.ts";
+import type { Logger } from "./logger.ts";
+
+export function failureToWire(failure: Failure): WireError {
+  const details: WireErrorDetails = {};
+  if (failure.field !== undefined) details.field = failure.field;
+  if (failure.index !== undefined) details.index = failure.index;
+  if (failure.retryAfterMs !== undefined) details.retry_after_ms = failure.retryAfterMs;
+  const error: WireError = { code: failure.code, message: failure.message };
+  if (Object.keys(details).length > 0) error.details = details;
+  return error;
+}
+
+let internalErrorCount = 0;
+
+/** An unexpected exception or rejection: UNAVAILABLE for storage failures, INTERNAL (logged) otherwise. */
+export function thrownToWire(thrown: unknown, logger: Logger, context: { op: string; id: number; connectionId: number }): WireError {
+  if (thrown instanceof StorageUnavailableError) {
+    return {
+      code: "UNAVAILABLE",
+      message: `storage unavailable: ${thrown.message}`,
+      details: { retry_after_ms: thrown.retryAfterMs },
+    };
+  }
+  internalErrorCount++;
+  const requestId = `${context.connectionId}-${context.id}-${internalErrorCount}`;
+  logger.error("internal error", { request_id: requestId, op: context.op, connection: context.connectionId, error: thrown });
+  return { code: "INTERNAL", message: `internal error (request id ${requestId})`, details: { request_id: requestId } };
+}

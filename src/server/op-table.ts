@@ -1,0 +1,37 @@
+// The op table: every op of protocol v1, as data. The dispatcher looks ops up
+// here and applies each entry's flags before calling its handler.
+
+import type { OpTable } from "./op-types.ts";
+import { ackOp } from "./ops/ack.ts";
+import { cancelOp } from "./ops/cancel.ts";
+import { deadOp } from "./ops/dead.ts";
+import { dequeueOp } from "./ops/dequeue.ts";
+import { enqueueOp } from "./ops/enqueue.ts";
+import { extendOp } from "./ops/extend.ts";
+import { getOp } from "./ops/get.ts";
+import { helloOp } from "./ops/hello.ts";
+import { nackOp } from "./ops/nack.ts";
+import { pingOp } from "./ops/ping.ts";
+import { redriveOp } from "./ops/redrive.ts";
+import { statsOp } from "./ops/stats.ts";
+import { topicsOp } from "./ops/topics.ts";
+
+export const opTable: OpTable = Object.freeze({
+  hello: helloOp,
+  ping: pingOp,
+  enqueue: enqueueOp,
+  dequeue: dequeueOp,
+  ack: ackOp,
+  nack: nackOp,
+  extend: extendOp,
+  cancel: cancelOp,
+  get: getOp,
+  topics: topicsOp,
+  dead: deadOp,
+  redrive: redriveOp,
+  stats: statsOp,
+});
+
+export function lookupOp(name: string): OpTable[keyof OpTable] | undefined {
+  return Object.hasOwn(opTable, name) ? opTable[name as keyof OpTable] : undefined;
+}

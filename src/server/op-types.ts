@@ -1,0 +1,69 @@
+// The shape of the op table: each op is data (its namespace rule, whether it
+// needs auth, whether it is refused while draining) plus one handler. The
+// dispatcher (dispatcher.ts) runs the generic checks once, so handlers only
+// decode their own fields, call the engine, and encode the reply.
+
+import type { EngineApi, Failure } from "../engine/api.ts";
+import type { Limits } from "../limits.ts";
+import type { OpName, WireError } from "../protocol/wire-types.ts";
+import type { NamespaceScope, TokenTable } from "./auth.ts";
+import type { Source } from "./request-reader.ts";
+
+export interface ServerInfo {
+  version: string;
+  nodeId: string;
+  shards: number;
+}
+
+/** Per-connection state an op may read or change (hello changes the scope). */
+export interface Session {
+  readonly connectionId: number;
+  /** What this connection may touch; null until a hello with a valid token (when auth is on). */
+  scope: NamespaceScope | null;
+}
+
+export interface OpContext {
+  engine: EngineApi;
+  limits: Limits;
+  nowMs: number;
+  session: Session;
+  tokens: TokenTable;
+  serverInfo: ServerInfo;
+  /** Server-level gauges merged into `stats`. */
+  serverStats(): Record<string, number>;
+}
+
+/**
+ * What a handler produced. A failure (request decoding or engine) and a
+ * rejected `durable` are turned into wire errors by error-mapping.ts, the one
+ * place that does so; `error` is for the protocol-level codes a handler may
+ * raise itself (UNAUTHORIZED from hello, FORBIDDEN from stats).
+ */
+export type OpOutcome =
+  | { kind: "reply"; value: Source; durable: Promise<void> | null }
+  | { kind: "failure"; failure: Failure }
+  | { kind: "error"; error: WireError }
+  | { kind: "parked"; waiter: Promise<OpOutcome> };
+
+export type NamespaceRule = "required" | "optional" | "none";
+
+export interface OpSpec {
+  /** Whether the request carries `ns`; the dispatcher checks it and the token's scope. */
+  namespace: NamespaceRule;
+  /** False only for hello and ping: they work before authentication. */
+  needsAuth: boolean;
+  /** False for every op that starts or changes work: refused with SHUTTING_DOWN while draining. */
+  allowedWhileDraining: boolean;
+  handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome;
+}
+
+/** Every op of the contract; a missing handler is a type error. */
+export type OpTable = Readonly<Record<OpName, OpSpec>>;
+
+export function reply(value: Source, durable: Promise<void> | null = null): OpOutcome {
+  return { kind: "reply", value, durable };
+}
+
+export function failed(failure: Failure): OpOutcome {
+  return { kind: "failure", failure };
+}

@@ -1,0 +1,20 @@
+// ack: end each delivery named by a receipt (outcome "acked"); receipts whose
+// delivery already ended are listed as stale.
+
+import { failed, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
+import { RequestReader, type Source } from "../request-reader.ts";
+
+export const ackOp: OpSpec = {
+  namespace: "required",
+  needsAuth: true,
+  allowedWhileDraining: false,
+  handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome {
+    const reader = new RequestReader();
+    const receipts = reader.stringArray(request, "receipts", 1, ctx.limits.idsPerRequestMax, ctx.limits.keyBytesMax);
+    if (receipts === null) return failed(reader.failure!);
+    const result = ctx.engine.ack(ns!, receipts, ctx.nowMs);
+    if (!result.ok) return failed(result.failure);
+    const { value, durable } = result.value;
+    return reply({ acked: value.acked, stale: value.stale }, durable);
+  },
+};

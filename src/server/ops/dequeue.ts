@@ -1,0 +1,55 @@
+// dequeue: up to `count` ready items per listed topic, each leased. With
+// wait_ms > 0 and nothing ready the engine parks the request; the connection
+// keeps serving later requests meanwhile (replies go out of order).
+
+import type { Delivery, DequeueInput, Reply } from "../../engine/api.ts";
+import type { Limits } from "../../limits.ts";
+import { failed, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
+import { RequestReader, type Source } from "../request-reader.ts";
+import { deliveryToWire } from "./wire-encoding.ts";
+
+export function decodeDequeue(request: Source, limits: Limits, owner: number, reader: RequestReader): DequeueInput | null {
+  const list = reader.requiredArray(request, "topics", 1, limits.topicsPerDequeueMax);
+  const capabilities = reader.anyMap(request, "capabilities");
+  const waitMs = reader.int(request, "wait_ms", { min: 0, max: limits.waitMsMax });
+  const leaseMs = reader.int(request, "lease_ms", { min: 1, max: limits.leaseMsMax });
+  if (list === null || reader.failure !== null) return null;
+  const topics: DequeueInput["topics"] = new Array(list.length);
+  const seen = new Set<string>();
+  for (let i = 0; i < list.length; i++) {
+    reader.at("topics", i);
+    const source = reader.element(list[i]);
+    if (source === null) return null;
+    const topic = reader.requiredString(source, "topic", 1, limits.topicBytesMax);
+    const count = reader.int(source, "count", { min: 1, max: limits.countPerDequeueMax, overMaxTooLarge: true });
+    if (reader.failure !== null || topic === null) return null;
+    if (seen.has(topic)) {
+      reader.fail("BAD_REQUEST", "topic", "topic listed twice");
+      return null;
+    }
+    seen.add(topic);
+    topics[i] = { topic, count: count ?? 1 };
+  }
+  reader.top();
+  return { topics, capabilities, waitMs: waitMs ?? 0, leaseMs, owner };
+}
+
+function deliveriesReply(r: Reply<{ deliveries: Delivery[] }>): OpOutcome {
+  return reply({ items: r.value.deliveries.map(deliveryToWire) }, r.durable);
+}
+
+export const dequeueOp: OpSpec = {
+  namespace: "required",
+  needsAuth: true,
+  allowedWhileDraining: false,
+  handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome {
+    const reader = new RequestReader();
+    const input = decodeDequeue(request, ctx.limits, ctx.session.connectionId, reader);
+    if (input === null) return failed(reader.failure!);
+    const result = ctx.engine.dequeue(ns!, input, ctx.nowMs);
+    if (!result.ok) return failed(result.failure);
+    const outcome = result.value;
+    if (outcome.kind === "done") return deliveriesReply(outcome.reply);
+    return { kind: "parked", waiter: outcome.waiter.then(deliveriesReply) };
+  },
+};

@@ -1,0 +1,79 @@
+// enqueue: validate the whole batch first (the first bad item fails the
+// request with its index), then hand it to the engine; the reply waits for
+// durability (Reply.durable).
+
+import type { EnqueueItemInput } from "../../engine/api.ts";
+import { itemDefaults, type Limits } from "../../limits.ts";
+import { failed, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
+import { RequestReader, type Source } from "../request-reader.ts";
+
+const int32Min = -(2 ** 31);
+const int32Max = 2 ** 31 - 1;
+const uintMax = Number.MAX_SAFE_INTEGER;
+const deliveryModes = ["at_least_once", "at_most_once"] as const;
+
+export function decodeEnqueueItems(request: Source, limits: Limits, nowMs: number, reader: RequestReader): EnqueueItemInput[] | null {
+  const list = reader.requiredArray(request, "items", 1, limits.itemsPerEnqueueMax);
+  if (list === null) return null;
+  const items: EnqueueItemInput[] = new Array(list.length);
+  for (let i = 0; i < list.length; i++) {
+    reader.at("items", i);
+    const source = reader.element(list[i]);
+    if (source === null) return null;
+    const item = decodeItem(source, limits, nowMs, reader);
+    if (item === null) return null;
+    items[i] = item;
+  }
+  reader.top();
+  return items;
+}
+
+function decodeItem(source: Source, limits: Limits, nowMs: number, reader: RequestReader): EnqueueItemInput | null {
+  const topic = reader.requiredString(source, "topic", 1, limits.topicBytesMax);
+  const priority = reader.int(source, "priority", { min: int32Min, max: int32Max });
+  const payload = reader.bin(source, "payload", limits.payloadBytesMax);
+  const metadata = reader.bin(source, "metadata", limits.metadataBytesMax);
+  const delayMs = reader.int(source, "delay_ms", { min: 0, max: limits.delayMsMax });
+  const deliverAtMs = reader.int(source, "deliver_at_ms", { min: 0, max: nowMs + limits.delayMsMax });
+  const leaseMs = reader.int(source, "lease_ms", { min: 1, max: limits.leaseMsMax });
+  const ttlMs = reader.int(source, "ttl_ms", { min: 1, max: limits.delayMsMax });
+  const delivery = reader.oneOf(source, "delivery", deliveryModes);
+  const maxAttempts = reader.int(source, "max_attempts", { min: 1, max: int32Max });
+  const requires = reader.anyMap(source, "requires");
+  const after = source.after === undefined || source.after === null ? null : reader.stringArray(source, "after", 0, limits.afterIdsMax, limits.keyBytesMax);
+  const key = reader.string(source, "key", 1, limits.keyBytesMax);
+  if (reader.failure !== null || topic === null) return null;
+  if (delayMs !== null && deliverAtMs !== null) {
+    reader.fail("BAD_REQUEST", "deliver_at_ms", "give at most one of delay_ms and deliver_at_ms");
+    return null;
+  }
+  return {
+    topic,
+    priority: priority ?? itemDefaults.priority,
+    payload: payload ?? new Uint8Array(0),
+    metadata: metadata ?? new Uint8Array(0),
+    deliverAtMs,
+    delayMs,
+    leaseMs,
+    ttlMs,
+    delivery: delivery ?? "at_least_once",
+    maxAttempts: maxAttempts ?? itemDefaults.maxAttempts,
+    requires,
+    after,
+    key,
+  };
+}
+
+export const enqueueOp: OpSpec = {
+  namespace: "required",
+  needsAuth: true,
+  allowedWhileDraining: false,
+  handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome {
+    const reader = new RequestReader();
+    const items = decodeEnqueueItems(request, ctx.limits, ctx.nowMs, reader);
+    if (items === null) return failed(reader.failure!);
+    const result = ctx.engine.enqueue(ns!, items, ctx.nowMs);
+    if (!result.ok) return failed(result.failure);
+    return reply({ ids: result.value.value.ids }, result.value.durable);
+  },
+};

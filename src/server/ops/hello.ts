@@ -1,0 +1,62 @@
+// hello: protocol check, authentication, and what the server offers. With
+// tokens configured, a hello without a valid token is UNAUTHORIZED and leaves
+// the connection unauthenticated (even if an earlier hello succeeded).
+
+import { protocolVersion, type WireHelloResult } from "../../protocol/wire-types.ts";
+import { allNamespaces } from "../auth.ts";
+import { failed, type OpOutcome, type OpContext, type OpSpec } from "../op-types.ts";
+import { RequestReader, type Source } from "../request-reader.ts";
+
+/** Longest token accepted (bytes): anything longer cannot be a configured token. */
+const tokenBytesMax = 4096;
+
+export const helloOp: OpSpec = {
+  namespace: "none",
+  needsAuth: false,
+  allowedWhileDraining: true,
+  handle(request: Source, _ns: string | null, ctx: OpContext): OpOutcome {
+    const reader = new RequestReader();
+    const protocol = reader.requiredInt(request, "protocol", { min: 0, max: Number.MAX_SAFE_INTEGER });
+    const token = reader.string(request, "token", 0, tokenBytesMax);
+    if (reader.failure) return failed(reader.failure);
+    if (protocol !== protocolVersion) {
+      return failed({
+        code: "BAD_REQUEST",
+        field: "protocol",
+        message: `protocol: this server speaks protocol ${protocolVersion}, not ${protocol}`,
+      });
+    }
+    if (ctx.tokens.required) {
+      const scope = token === null ? null : ctx.tokens.lookup(token);
+      ctx.session.scope = scope;
+      if (scope === null) {
+        return {
+          kind: "error",
+          error: { code: "UNAUTHORIZED", message: token === null ? "a token is required" : "invalid token" },
+        };
+      }
+    } else {
+      ctx.session.scope = allNamespaces;
+    }
+    const { limits, serverInfo } = ctx;
+    const value: WireHelloResult = {
+      server: "orq",
+      version: serverInfo.version,
+      protocol: protocolVersion,
+      node_id: serverInfo.nodeId,
+      shards: serverInfo.shards,
+      max_frame_bytes: limits.frameBytesMax,
+      limits: {
+        payload_bytes_max: limits.payloadBytesMax,
+        metadata_bytes_max: limits.metadataBytesMax,
+        items_per_enqueue_max: limits.itemsPerEnqueueMax,
+        count_per_dequeue_max: limits.countPerDequeueMax,
+        topic_bytes_max: limits.topicBytesMax,
+        wait_ms_max: limits.waitMsMax,
+        lease_ms_max: limits.leaseMsMax,
+        ids_per_request_max: limits.idsPerRequestMax,
+      },
+    };
+    return { kind: "reply", value: value as unknown as Source, durable: null };
+  },
+};

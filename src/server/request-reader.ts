@@ -1,0 +1,205 @@
+// Reads and checks request fields for the op files. A RequestReader keeps the
+// first failure it meets (BAD_REQUEST for a wrong type or an out-of-range
+// value, TOO_LARGE for a size or count over its limit), with the field's path
+// (`items[3].priority`) and, inside a batch, the item's index. Op files read
+// every field, then return `reader.failure` if one was recorded.
+//
+// Wire rules applied here: nil counts as absent; integer fields take
+// MessagePack integers only (a whole float decodes as WholeFloat and is
+// refused); bin fields are copied out of the network buffer.
+
+import type { Failure } from "../engine/api.ts";
+import { isPlainMap, unmarkFloats } from "../protocol/msgpack-codec.ts";
+
+export type Source = Record<string, unknown>;
+
+export interface IntRange {
+  min: number;
+  max: number;
+  /** Above max: TOO_LARGE (a count) instead of BAD_REQUEST (a value out of range). */
+  overMaxTooLarge?: boolean;
+}
+
+
+/** UTF-8 length without encoding when the UTF-16 length already decides it. */
+export function utf8Bytes(text: string): number {
+  return Buffer.byteLength(text, "utf8");
+}
+
+export class RequestReader {
+  failure: Failure | null = null;
+  private listName: string | null = null;
+  private listIndex = 0;
+
+  /** Subsequent field paths are `${list}[${index}].${name}` and failures carry `index`. */
+  at(listName: string, index: number): void {
+    this.listName = listName;
+    this.listIndex = index;
+  }
+
+  /** Back to top-level paths. */
+  top(): void {
+    this.listName = null;
+  }
+
+  path(name: string): string {
+    if (this.listName === null) return name;
+    return name === "" ? `${this.listName}[${this.listIndex}]` : `${this.listName}[${this.listIndex}].${name}`;
+  }
+
+  fail(code: "BAD_REQUEST" | "TOO_LARGE", name: string, message: string): void {
+    if (this.failure !== null) return;
+    const field = this.path(name);
+    this.failure = { code, message: `${field}: ${message}`, field };
+    if (this.listName !== null) this.failure.index = this.listIndex;
+  }
+
+  /** An integer field; null when absent. */
+  int(source: Source, name: string, range: IntRange): number | null {
+    const value = source[name];
+    if (value === undefined || value === null) return null;
+    if (typeof value !== "number" || !Number.isInteger(value)) {
+      this.fail("BAD_REQUEST", name, "must be an integer");
+      return null;
+    }
+    if (value < range.min) {
+      this.fail("BAD_REQUEST", name, `must be at least ${range.min}`);
+      return null;
+    }
+    if (value > range.max) {
+      this.fail(range.overMaxTooLarge ? "TOO_LARGE" : "BAD_REQUEST", name, `must be at most ${range.max}`);
+      return null;
+    }
+    return value;
+  }
+
+  requiredInt(source: Source, name: string, range: IntRange): number | null {
+    if (source[name] === undefined || source[name] === null) {
+      this.fail("BAD_REQUEST", name, "is required");
+      return null;
+    }
+    return this.int(source, name, range);
+  }
+
+  /** A string of bytesMin..bytesMax UTF-8 bytes; longer is TOO_LARGE. Null when absent. */
+  string(source: Source, name: string, bytesMin: number, bytesMax: number): string | null {
+    const value = source[name];
+    if (value === undefined || value === null) return null;
+    if (typeof value !== "string") {
+      this.fail("BAD_REQUEST", name, "must be a string");
+      return null;
+    }
+    const bytes = value.length > bytesMax ? value.length : utf8Bytes(value);
+    if (bytes > bytesMax) {
+      this.fail("TOO_LARGE", name, `must be at most ${bytesMax} bytes`);
+      return null;
+    }
+    if (bytes < bytesMin) {
+      this.fail("BAD_REQUEST", name, bytesMin === 1 ? "must not be empty" : `must be at least ${bytesMin} bytes`);
+      return null;
+    }
+    return value;
+  }
+
+  requiredString(source: Source, name: string, bytesMin: number, bytesMax: number): string | null {
+    if (source[name] === undefined || source[name] === null) {
+      this.fail("BAD_REQUEST", name, "is required");
+      return null;
+    }
+    return this.string(source, name, bytesMin, bytesMax);
+  }
+
+  /** A bin field of at most bytesMax bytes, copied out of the network buffer; null when absent. */
+  bin(source: Source, name: string, bytesMax: number): Uint8Array | null {
+    const value = source[name];
+    if (value === undefined || value === null) return null;
+    if (!(value instanceof Uint8Array)) {
+      this.fail("BAD_REQUEST", name, "must be bin (bytes)");
+      return null;
+    }
+    if (value.length > bytesMax) {
+      this.fail("TOO_LARGE", name, `must be at most ${bytesMax} bytes`);
+      return null;
+    }
+    return value.slice();
+  }
+
+  /** An array of countMin..countMax elements (more is TOO_LARGE); null when absent. */
+  array(source: Source, name: string, countMin: number, countMax: number): unknown[] | null {
+    const value = source[name];
+    if (value === undefined || value === null) return null;
+    if (!Array.isArray(value)) {
+      this.fail("BAD_REQUEST", name, "must be an array");
+      return null;
+    }
+    if (value.length > countMax) {
+      this.fail("TOO_LARGE", name, `must hold at most ${countMax} entries`);
+      return null;
+    }
+    if (value.length < countMin) {
+      this.fail("BAD_REQUEST", name, `must hold at least ${countMin} entries`);
+      return null;
+    }
+    return value;
+  }
+
+  requiredArray(source: Source, name: string, countMin: number, countMax: number): unknown[] | null {
+    if (source[name] === undefined || source[name] === null) {
+      this.fail("BAD_REQUEST", name, "is required");
+      return null;
+    }
+    return this.array(source, name, countMin, countMax);
+  }
+
+  /** An array of strings (ids, receipts) of at most bytesMax bytes each. */
+  stringArray(source: Source, name: string, countMin: number, countMax: number, bytesMax: number): string[] | null {
+    const list = this.requiredArray(source, name, countMin, countMax);
+    if (list === null) return null;
+    for (let i = 0; i < list.length; i++) {
+      const value = list[i];
+      if (typeof value !== "string") {
+        this.fail("BAD_REQUEST", `${name}[${i}]`, "must be a string");
+        if (this.failure !== null && this.listName === null) this.failure.index = i;
+        return null;
+      }
+      if (value.length > bytesMax && utf8Bytes(value) > bytesMax) {
+        this.fail("TOO_LARGE", `${name}[${i}]`, `must be at most ${bytesMax} bytes`);
+        if (this.failure !== null && this.listName === null) this.failure.index = i;
+        return null;
+      }
+    }
+    return list as string[];
+  }
+
+  /** A map of arbitrary values (requires, capabilities): copied, whole floats back to numbers. */
+  anyMap(source: Source, name: string): Record<string, unknown> | null {
+    const value = source[name];
+    if (value === undefined || value === null) return null;
+    if (!isPlainMap(value)) {
+      this.fail("BAD_REQUEST", name, "must be a map");
+      return null;
+    }
+    return unmarkFloats(value) as Record<string, unknown>;
+  }
+
+  /** One of a fixed set of strings; null when absent. */
+  oneOf<T extends string>(source: Source, name: string, choices: readonly T[]): T | null {
+    const value = source[name];
+    if (value === undefined || value === null) return null;
+    if (typeof value !== "string" || !(choices as readonly string[]).includes(value)) {
+      this.fail("BAD_REQUEST", name, `must be one of ${choices.map((c) => `"${c}"`).join(", ")}`);
+      return null;
+    }
+    return value as T;
+  }
+
+  /** An element of a list that must be a map (`items[3]`). */
+  element(value: unknown): Source | null {
+    if (!isPlainMap(value)) {
+      this.fail("BAD_REQUEST", "", "must be a map");
+      return null;
+    }
+    return value;
+  }
+}
+

@@ -1,0 +1,216 @@
+// The TCP listener: accepts connections (up to limits.connectionsMax), wires
+// socket events to Connection objects, runs the deadline timer, and drives
+// graceful shutdown (stop accepting, refuse new work, release parked
+// dequeues, wait until every reply has been sent, close).
+
+import type { Socket, TCPSocketListener } from "bun";
+import type { EngineApi } from "../engine/api.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { Limits } from "../limits.ts";
+import { FrameEncoder } from "../protocol/frame-encoder.ts";
+import { allNamespaces, type TokenTable } from "./auth.ts";
+import { Connection } from "./connection.ts";
+import { DeadlineTimer } from "./deadline-timer.ts";
+import { Dispatcher } from "./dispatcher.ts";
+import type { Logger } from "./logger.ts";
+import type { ServerInfo } from "./op-types.ts";
+
+export interface ServerOptions {
+  host: string;
+  /** 0 picks a free port; `port` on the started server is the real one. */
+  port: number;
+  engine: EngineApi;
+  limits: Limits;
+  clock: Clock;
+  tokens: TokenTable;
+  serverInfo: ServerInfo;
+  logger: Logger;
+  /** Metrics hook: once per answered request ("OK" or the error code; duration includes any wait). */
+  onRequestDone?: (op: string, code: string, durationMs: number) => void;
+}
+
+/** Retry hint sent to a connection refused because the server is full. */
+const connectionsFullRetryAfterMs = 1000;
+
+interface SocketData {
+  connection: Connection | null;
+}
+
+export class OrqServer {
+  private readonly listener: TCPSocketListener<SocketData>;
+  private readonly connections = new Map<number, Connection>();
+  private readonly dispatcher: Dispatcher;
+  private readonly timer: DeadlineTimer;
+  private readonly encoder = new FrameEncoder();
+  private nextConnectionId = 1;
+  private idleWaiters: Array<() => void> = [];
+  private closedWaiters: Array<() => void> = [];
+  private readonly startedAtMs: number;
+
+  private constructor(private readonly options: ServerOptions) {
+    this.startedAtMs = options.clock.nowMs();
+    this.timer = new DeadlineTimer(options.engine, options.clock);
+    this.dispatcher = new Dispatcher({
+      engine: options.engine,
+      limits: options.limits,
+      clock: options.clock,
+      tokens: options.tokens,
+      serverInfo: options.serverInfo,
+      logger: options.logger,
+      serverStats: () => this.stats(),
+      onRequestDone: options.onRequestDone,
+    });
+    this.listener = Bun.listen<SocketData>({
+      hostname: options.host,
+      port: options.port,
+      socket: {
+        open: (socket) => this.onOpen(socket),
+        data: (socket, chunk) => {
+          const connection = socket.data.connection;
+          if (connection === null) return;
+          connection.onData(chunk);
+          this.timer.rearm();
+        },
+        drain: (socket) => socket.data.connection?.onDrain(),
+        close: (socket) => this.onClose(socket),
+        error: (socket, error) => {
+          this.options.logger.debug("socket error", { connection: socket.data.connection?.id, error });
+        },
+      },
+      data: { connection: null },
+    });
+    this.timer.rearm();
+  }
+
+  /** Listen; resolves once connections are accepted. */
+  static start(options: ServerOptions): OrqServer {
+    return new OrqServer(options);
+  }
+
+  get host(): string {
+    return this.listener.hostname;
+  }
+
+  get port(): number {
+    return this.listener.port;
+  }
+
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  get draining(): boolean {
+    return this.dispatcher.draining;
+  }
+
+  /**
+   * First step of shutdown: stop accepting connections, answer SHUTTING_DOWN
+   * to new work, and answer parked dequeues now with what they have.
+   */
+  beginDrain(): void {
+    if (this.dispatcher.draining) return;
+    this.dispatcher.draining = true;
+    this.listener.stop(false);
+    this.options.engine.releaseWaiters();
+    this.timer.rearm();
+  }
+
+  /** The engine gained an earlier deadline outside a request (e.g. a lease granted during a tick): re-arm the timer. */
+  rearmDeadlines(): void {
+    this.timer.rearm();
+  }
+
+  /** Resolves when no connection has a reply pending or unsent. */
+  whenIdle(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /**
+   * Resolves when every connection has closed, or after graceMs: a client
+   * that ignores the server's FIN must not hold up the exit.
+   */
+  whenAllClosed(graceMs: number): Promise<void> {
+    if (this.connections.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, graceMs);
+      this.closedWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** Last step: close every connection (after its queued output) and the listener. */
+  close(): void {
+    this.dispatcher.draining = true;
+    this.timer.stop();
+    for (const connection of this.connections.values()) connection.closeWhenFlushed();
+    this.listener.stop(true);
+  }
+
+  /** Server-level gauges (also merged into the `stats` op's reply under `server`). */
+  stats(): Record<string, number> {
+    let inflight = 0;
+    let unsent = 0;
+    for (const connection of this.connections.values()) {
+      inflight += connection.inflightCount;
+      unsent += connection.unsentBytes;
+    }
+    return {
+      connections: this.connections.size,
+      requests_in_flight: inflight,
+      output_bytes_unsent: unsent,
+      uptime_ms: this.options.clock.nowMs() - this.startedAtMs,
+    };
+  }
+
+  private onOpen(socket: Socket<SocketData>): void {
+    const { limits, logger } = this.options;
+    if (this.connections.size >= limits.connectionsMax || this.dispatcher.draining) {
+      const error = this.dispatcher.draining
+        ? { code: "SHUTTING_DOWN", message: "the server is shutting down" }
+        : { code: "UNAVAILABLE", message: "too many connections", details: { retry_after_ms: connectionsFullRetryAfterMs } };
+      socket.end(this.encoder.encode({ id: 0, ok: false, error }));
+      logger.warn("connection refused", { reason: error.message, remote: socket.remoteAddress });
+      return;
+    }
+    socket.setNoDelay(true);
+    const id = this.nextConnectionId++;
+    const scope = this.options.tokens.required ? null : allNamespaces;
+    const connection = new Connection(id, socket, scope, limits, this.dispatcher, this.encoder, logger, {
+      onSettled: () => this.checkIdle(),
+    });
+    socket.data = { connection };
+    this.connections.set(id, connection);
+    logger.debug("connection opened", { connection: id, remote: socket.remoteAddress });
+  }
+
+  private onClose(socket: Socket<SocketData>): void {
+    const connection = socket.data.connection;
+    if (connection === null) return;
+    socket.data.connection = null;
+    connection.onClose();
+    this.connections.delete(connection.id);
+    this.options.engine.cancelWaiters(connection.id);
+    this.options.logger.debug("connection closed", { connection: connection.id });
+    this.checkIdle();
+    if (this.connections.size === 0 && this.closedWaiters.length > 0) {
+      const waiters = this.closedWaiters;
+      this.closedWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+
+  private isIdle(): boolean {
+    for (const connection of this.connections.values()) if (!connection.idle) return false;
+    return true;
+  }
+
+  private checkIdle(): void {
+    if (this.idleWaiters.length === 0 || !this.isIdle()) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}

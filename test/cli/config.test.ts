@@ -1,0 +1,119 @@
+// Goal: `orq serve` settings resolve with precedence flag > env > config file >
+// default; every value is range-checked at min-1/min/max/max+1; unknown keys
+// and bad auth/namespaces entries are ConfigErrors naming the key.
+
+import { describe, expect, test } from "bun:test";
+import { ConfigError, resolveConfig, type ConfigSources } from "../../src/cli/config.ts";
+
+function resolve(options: { flags?: Record<string, string>; env?: Record<string, string>; file?: unknown; fileText?: string } = {}) {
+  const sources: ConfigSources = {
+    flags: options.flags ?? {},
+    env: options.env ?? {},
+    readFile: (path) =>
+      path === "orq.json" && (options.file !== undefined || options.fileText !== undefined)
+        ? (options.fileText ?? JSON.stringify(options.file))
+        : null,
+  };
+  return resolveConfig(sources);
+}
+
+function errorOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).not.toContain("\n");
+    return (error as Error).message;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("resolveConfig", () => {
+  test("defaults", () => {
+    const c = resolve();
+    expect(c).toMatchObject({
+      host: "127.0.0.1",
+      port: 7420,
+      httpPort: 7421,
+      dataDir: "./data",
+      shards: 16,
+      durability: "strict",
+      logLevel: "info",
+      maxFrameBytes: 4 * 1024 * 1024,
+      configPath: null,
+      tokens: [],
+      namespaces: {},
+    });
+  });
+
+  test("precedence: flag > env > file > default", () => {
+    const file = { port: 1000, shards: 4, data_dir: "/file", durability: "relaxed" };
+    const env = { ORQ_PORT: "2000", ORQ_SHARDS: "8" };
+    const flags = { port: "3000" };
+    const c = resolve({ flags, env, file });
+    expect(c.port).toBe(3000);
+    expect(c.shards).toBe(8);
+    expect(c.dataDir).toBe("/file");
+    expect(c.durability).toBe("relaxed");
+    expect(c.configPath).toBe("orq.json");
+  });
+
+  test("port range: -1 and 65536 refused; 0 and 65535 accepted", () => {
+    expect(resolve({ flags: { port: "0" } }).port).toBe(0);
+    expect(resolve({ flags: { port: "65535" } }).port).toBe(65535);
+    expect(errorOf(() => resolve({ flags: { port: "65536" } }))).toContain("--port");
+    expect(errorOf(() => resolve({ flags: { port: "-1" } }))).toContain("--port");
+    expect(errorOf(() => resolve({ flags: { port: "12ab" } }))).toContain("--port");
+    expect(errorOf(() => resolve({ env: { ORQ_HTTP_PORT: "x" } }))).toContain("ORQ_HTTP_PORT");
+  });
+
+  test("shards: 1..1024", () => {
+    expect(errorOf(() => resolve({ flags: { shards: "0" } }))).toContain("shards");
+    expect(resolve({ flags: { shards: "1" } }).shards).toBe(1);
+    expect(resolve({ flags: { shards: "1024" } }).shards).toBe(1024);
+    expect(errorOf(() => resolve({ flags: { shards: "1025" } }))).toContain("shards");
+  });
+
+  test("choices", () => {
+    expect(errorOf(() => resolve({ flags: { durability: "sometimes" } }))).toContain("durability");
+    expect(errorOf(() => resolve({ env: { ORQ_LOG_LEVEL: "loud" } }))).toContain("ORQ_LOG_LEVEL");
+    expect(resolve({ flags: { logLevel: "debug" } }).logLevel).toBe("debug");
+  });
+
+  test("config file: values by snake_case name, JSON types enforced, unknown keys refused", () => {
+    const c = resolve({ file: { outcome_retention_ms: 5000, payload_bytes_max: 100, metadata_bytes_max: 10, max_frame_bytes: 65536, log_level: "warn" } });
+    expect(c).toMatchObject({ outcomeRetentionMs: 5000, payloadBytesMax: 100, metadataBytesMax: 10, maxFrameBytes: 65536, logLevel: "warn" });
+    expect(errorOf(() => resolve({ file: { port: "7420" } }))).toContain("port");
+    expect(errorOf(() => resolve({ file: { colour: "blue" } }))).toContain('"colour"');
+    expect(errorOf(() => resolve({ file: { config: "x.json" } }))).toContain('"config"');
+    expect(errorOf(() => resolve({ fileText: "{ nope" }))).toContain("invalid JSON");
+    expect(errorOf(() => resolve({ file: [1] }))).toContain("object");
+  });
+
+  test("payload must fit in a frame", () => {
+    expect(errorOf(() => resolve({ file: { max_frame_bytes: 65536, payload_bytes_max: 65536 } }))).toContain("max_frame_bytes");
+  });
+
+  test("auth tokens and namespace quotas", () => {
+    const c = resolve({
+      file: {
+        auth: { tokens: [{ token: "s3cret", namespaces: ["billing", "*"] }] },
+        namespaces: { billing: { enqueue_per_minute: 6000 }, free: { enqueue_per_minute: null }, other: {} },
+      },
+    });
+    expect(c.tokens).toEqual([{ token: "s3cret", namespaces: ["billing", "*"] }]);
+    expect(c.namespaces).toEqual({ billing: { enqueuePerMinute: 6000 }, free: { enqueuePerMinute: null }, other: { enqueuePerMinute: null } });
+    expect(errorOf(() => resolve({ file: { auth: { tokens: [{ token: "", namespaces: ["a"] }] } } }))).toContain("auth.tokens[0].token");
+    expect(errorOf(() => resolve({ file: { auth: { tokens: [{ token: "t", namespaces: [] }] } } }))).toContain("auth.tokens[0].namespaces");
+    expect(errorOf(() => resolve({ file: { auth: { tokens: [{ token: "t", namespaces: ["a"], role: "x" }] } } }))).toContain('"role"');
+    expect(errorOf(() => resolve({ file: { auth: { users: [] } } }))).toContain('"users"');
+    expect(errorOf(() => resolve({ file: { namespaces: { billing: { enqueue_per_minute: 0 } } } }))).toContain("billing.enqueue_per_minute");
+    expect(errorOf(() => resolve({ file: { namespaces: { billing: { rate: 1 } } } }))).toContain('"rate"');
+  });
+
+  test("an explicit config path must exist; the default one is optional", () => {
+    expect(errorOf(() => resolve({ flags: { config: "missing.json" } }))).toContain("not found");
+    expect(errorOf(() => resolve({ env: { ORQ_CONFIG: "missing.json" } }))).toContain("not found");
+    expect(resolve().configPath).toBeNull();
+  });
+});

@@ -1,0 +1,149 @@
+// Goal: the TypeScript client against an in-process server (FakeEngine):
+// every typed method sends the right snake_case fields and converts the reply;
+// pipelined calls resolve by id; errors become OrqError with code and details;
+// timeouts (a dequeue's covers its wait_ms); requests in flight at a
+// disconnect reject with DISCONNECTED; reconnect re-sends hello with the token.
+
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { OrqClient, OrqError } from "../../src/client/index.ts";
+import type { DequeueInput, EnqueueItemInput } from "../../src/engine/api.ts";
+import { FakeEngine } from "../support/fake-engine.ts";
+import { startInProcessServer, type InProcessServer } from "../support/in-process-server.ts";
+
+let env: InProcessServer<FakeEngine>;
+let client: OrqClient;
+
+beforeAll(async () => {
+  env = startInProcessServer();
+  client = await OrqClient.connect({ port: env.port, clientName: "test" });
+});
+
+afterAll(async () => {
+  await client.close();
+  env.stop();
+});
+
+describe("typed methods", () => {
+  test("connect says hello and keeps the server info", () => {
+    expect(client.server).toMatchObject({ server: "orq", protocol: 1, nodeId: "in-process", shards: 4 });
+    expect(client.server!.limits.itemsPerEnqueueMax).toBe(1000);
+  });
+
+  test("ping", async () => {
+    const { nowMs } = await client.ping();
+    expect(typeof nowMs).toBe("number");
+  });
+
+  test("enqueue converts camelCase items and string payloads", async () => {
+    const ids = await client.enqueue("ns1", [
+      { topic: "t", payload: "hi", priority: 3, delayMs: 10, maxAttempts: 2, delivery: "at_most_once", requires: { gpu: 8 } },
+      { topic: "u" },
+    ]);
+    expect(ids.length).toBe(2);
+    const [ns, items] = env.engine.callsOf("enqueue").at(-1)!.args as [string, EnqueueItemInput[]];
+    expect(ns).toBe("ns1");
+    expect(items[0]).toMatchObject({ topic: "t", priority: 3, delayMs: 10, maxAttempts: 2, delivery: "at_most_once", requires: { gpu: 8 } });
+    expect(new TextDecoder().decode(items[0]!.payload)).toBe("hi");
+  });
+
+  test("dequeue converts topics and options", async () => {
+    const deliveries = await client.dequeue("ns1", { topics: [{ topic: "t", count: 5 }], waitMs: 0, leaseMs: 100, capabilities: { os: "linux" } });
+    expect(deliveries).toEqual([]);
+    const input = env.engine.callsOf("dequeue").at(-1)!.args[1] as DequeueInput;
+    expect(input).toMatchObject({ topics: [{ topic: "t", count: 5 }], waitMs: 0, leaseMs: 100, capabilities: { os: "linux" } });
+  });
+
+  test("ack, nack, extend, cancel, get, topics, dead, redrive, stats", async () => {
+    expect(await client.ack("ns1", ["r1", "r2"])).toEqual({ acked: 2, stale: [] });
+    expect(await client.nack("ns1", [{ receipt: "r1", delayMs: 5, metadata: "m" }])).toEqual({ nacked: 1, stale: [] });
+    expect(env.engine.callsOf("nack").at(-1)!.args[1]).toEqual([{ receipt: "r1", delayMs: 5, metadata: new TextEncoder().encode("m") }]);
+    expect(await client.extend("ns1", [{ receipt: "r1", leaseMs: 1000 }])).toEqual({ extended: 1, stale: [] });
+    expect(await client.cancel("ns1", ["1:1"])).toEqual({ cancelled: 0, missing: ["1:1"] });
+    expect(await client.get("ns1", ["1:1"])).toEqual([null]);
+    expect(await client.topics("ns1", { prefix: "a" })).toEqual({ topics: [], next: null });
+    expect(await client.dead("ns1", "t", { limit: 3 })).toEqual([]);
+    expect(await client.redrive("ns1", "t")).toEqual({ redriven: 0 });
+    const stats = await client.stats();
+    expect(stats.namespaces).toBe("all");
+    expect(stats.server).toMatchObject({ connections: expect.any(Number) });
+  });
+
+  test("pipelined calls resolve by id", async () => {
+    const replies = await Promise.all(Array.from({ length: 500 }, () => client.ping()));
+    expect(replies.length).toBe(500);
+  });
+
+  test("server errors reject with OrqError carrying code and details", async () => {
+    const error = await client.enqueue("ns1", [{ topic: "" }]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OrqError);
+    expect((error as OrqError).code).toBe("BAD_REQUEST");
+    expect((error as OrqError).details).toEqual({ field: "items[0].topic", index: 0 });
+    const unknown = await client.request("frobnicate").catch((e: unknown) => e);
+    expect((unknown as OrqError).code).toBe("UNKNOWN_OP");
+  });
+});
+
+describe("timeouts, disconnects, reconnects", () => {
+  test("a request times out with TIMEOUT; a dequeue's timeout covers its wait_ms", async () => {
+    env.engine.parkDequeues = true;
+    const shortClient = await OrqClient.connect({ port: env.port, requestTimeoutMs: 50 });
+    const timedOut = await shortClient.dequeue("ns1", { topics: [{ topic: "t" }], waitMs: 0 }).then(() => "ok");
+    expect(timedOut).toBe("ok"); // waitMs 0 never parks
+    const parked = shortClient.dequeue("ns1", { topics: [{ topic: "t" }], waitMs: 10_000 });
+    const raced = await Promise.race([parked.then(() => "reply", () => "rejected"), Bun.sleep(200).then(() => "still waiting")]);
+    expect(raced).toBe("still waiting"); // 200 ms is past requestTimeoutMs (50) but far below waitMs + requestTimeoutMs
+    env.engine.releaseWaiters();
+    expect(await parked).toEqual([]);
+    const error = await shortClient.request("dequeue", { ns: "ns1", topics: [{ topic: "t" }], wait_ms: 10_000 }).catch((e: unknown) => e);
+    expect((error as OrqError).code).toBe("TIMEOUT");
+    env.engine.releaseWaiters();
+    env.engine.parkDequeues = false;
+    await shortClient.close();
+  });
+
+  test("requests in flight when the server goes away reject with DISCONNECTED; reconnect re-sends hello with the token", async () => {
+    const tokens = [{ token: "t0ken", namespaces: ["*"] }];
+    const first = startInProcessServer({ tokens });
+    first.engine.parkDequeues = true;
+    const events: string[] = [];
+    const c = await OrqClient.connect({ port: first.port, token: "t0ken", reconnectDelayMs: 10, onEvent: (e) => events.push(e.kind) });
+    const inFlight = c.dequeue("ns", { topics: [{ topic: "t" }], waitMs: 60_000 }).catch((e: unknown) => e);
+    await c.ping();
+    const port = first.port;
+    first.server.close(); // closes the connection
+    const error = await inFlight;
+    expect(error).toBeInstanceOf(OrqError);
+    expect((error as OrqError).code).toBe("DISCONNECTED");
+    // A new server on the same port: the client reconnects and authenticates again.
+    let second: InProcessServer<FakeEngine> | null = null;
+    while (second === null) {
+      try {
+        second = startInProcessServer({ port, tokens });
+      } catch (listenError) {
+        expect(String(listenError)).toMatch(/in use|EADDRINUSE/i); // the old listener is still releasing the port
+        await Bun.sleep(10);
+      }
+    }
+    const stats = await c.stats(); // queued until reconnected; needs the re-sent hello
+    expect(stats.namespaces).toBe("all");
+    expect(events).toContain("reconnected");
+    await c.close();
+    second.stop();
+  });
+
+  test("after close, calls reject with CLOSED", async () => {
+    const c = await OrqClient.connect({ port: env.port });
+    await c.close();
+    const error = await c.ping().catch((e: unknown) => e);
+    expect((error as OrqError).code).toBe("CLOSED");
+  });
+
+  test("connect fails clearly when nothing listens, and with a wrong token", async () => {
+    const error = await OrqClient.connect({ port: 1, connectTimeoutMs: 1000 }).catch((e: unknown) => e);
+    expect((error as OrqError).code).toBe("DISCONNECTED");
+    const secured = startInProcessServer({ tokens: [{ token: "right", namespaces: ["*"] }] });
+    const denied = await OrqClient.connect({ port: secured.port, token: "wrong" }).catch((e: unknown) => e);
+    expect((denied as OrqError).code).toBe("UNAUTHORIZED");
+    secured.stop();
+  });
+});

@@ -1,0 +1,258 @@
+// Goal: the generic checks run once, in order, before any handler (BAD_FRAME
+// for undecodable or non-map frames, BAD_REQUEST id 0 for a bad id,
+// UNKNOWN_OP, SHUTTING_DOWN, UNAUTHORIZED, ns shape, FORBIDDEN), and engine
+// failures, durable rejections and exceptions map to wire errors in one place.
+
+import { describe, expect, test } from "bun:test";
+import { Encoder } from "@msgpack/msgpack";
+import { ManualClock } from "../../src/lib/clock.ts";
+import { defaultLimits } from "../../src/limits.ts";
+import type { WireError } from "../../src/protocol/wire-types.ts";
+import { allNamespaces, TokenTable, type NamespaceScope } from "../../src/server/auth.ts";
+import { Dispatcher, type RequestSource } from "../../src/server/dispatcher.ts";
+import { silentLogger, type Logger } from "../../src/server/logger.ts";
+import type { Session } from "../../src/server/op-types.ts";
+import { StorageUnavailableError } from "../../src/storage/writer.ts";
+import { FakeEngine } from "../support/fake-engine.ts";
+
+const encoder = new Encoder();
+
+class FakeSource implements RequestSource {
+  sent: Array<Record<string, unknown>> = [];
+  failures: WireError[] = [];
+  inflight = 0;
+  readonly session: Session;
+  constructor(scope: NamespaceScope | null = allNamespaces) {
+    this.session = { connectionId: 3, scope };
+  }
+  send(reply: Record<string, unknown>): void {
+    this.sent.push(reply);
+  }
+  fail(error: WireError): void {
+    this.failures.push(error);
+  }
+  requestStarted(): void {
+    this.inflight++;
+  }
+  requestFinished(): void {
+    this.inflight--;
+  }
+  last(): Record<string, unknown> & { error?: WireError } {
+    return this.sent[this.sent.length - 1]!;
+  }
+}
+
+function setup(options: { tokens?: TokenTable; logger?: Logger } = {}) {
+  const engine = new FakeEngine();
+  const dispatcher = new Dispatcher({
+    engine,
+    limits: defaultLimits,
+    clock: new ManualClock(1000),
+    tokens: options.tokens ?? new TokenTable([]),
+    serverInfo: { version: "0.1.0", nodeId: "n", shards: 4 },
+    logger: options.logger ?? silentLogger,
+    serverStats: () => ({}),
+  });
+  return { engine, dispatcher };
+}
+
+describe("frame-level checks", () => {
+  test("undecodable bytes and non-map values are BAD_FRAME", () => {
+    const { dispatcher } = setup();
+    for (const body of [new Uint8Array([0xc1]), new Uint8Array(0), encoder.encode([1, 2]), encoder.encode("x"), encoder.encode(null), encoder.encode(new Uint8Array(3)), new Uint8Array([0x81, 0xa1, 0x61])]) {
+      const source = new FakeSource();
+      dispatcher.handleFrame(source, body);
+      expect(source.failures.map((f) => f.code)).toEqual(["BAD_FRAME"]);
+      expect(source.sent).toEqual([]);
+    }
+  });
+
+  test("nesting over decodeDepthMax is BAD_FRAME", () => {
+    const { dispatcher } = setup();
+    let value: unknown = 1;
+    for (let i = 0; i < defaultLimits.decodeDepthMax; i++) value = [value];
+    const source = new FakeSource();
+    dispatcher.handleFrame(source, encoder.encode({ id: 1, op: "ping", deep: value }));
+    expect(source.failures.map((f) => f.code)).toEqual(["BAD_FRAME"]);
+  });
+
+  test("a missing or out-of-range id is BAD_REQUEST with id 0", () => {
+    const { dispatcher } = setup();
+    for (const id of [undefined, 0, -1, 1.5, "1", 2 ** 53, null]) {
+      const source = new FakeSource();
+      dispatcher.handleFrame(source, encoder.encode({ id, op: "ping" }));
+      expect(source.last()).toMatchObject({ id: 0, ok: false, error: { code: "BAD_REQUEST", details: { field: "id" } } });
+    }
+    const source = new FakeSource();
+    dispatcher.handleFrame(source, encoder.encode({ id: 2 ** 53 - 1, op: "ping" }));
+    expect(source.last()).toEqual({ id: 2 ** 53 - 1, ok: true, now_ms: 1000 });
+  });
+
+  test("op missing is BAD_REQUEST; unknown op is UNKNOWN_OP; both keep the id", () => {
+    const { dispatcher } = setup();
+    const source = new FakeSource();
+    dispatcher.handleFrame(source, encoder.encode({ id: 5 }));
+    expect(source.last()).toMatchObject({ id: 5, error: { code: "BAD_REQUEST", details: { field: "op" } } });
+    dispatcher.handleFrame(source, encoder.encode({ id: 6, op: "toString" }));
+    expect(source.last()).toMatchObject({ id: 6, error: { code: "UNKNOWN_OP" } });
+    dispatcher.handleFrame(source, encoder.encode({ id: 7, op: "__proto__" }));
+    expect(source.last()).toMatchObject({ id: 7, error: { code: "UNKNOWN_OP" } });
+  });
+});
+
+describe("namespace and auth checks", () => {
+  test("ns required: missing/empty BAD_REQUEST, 255 bytes ok, 256 TOO_LARGE", () => {
+    const { dispatcher, engine } = setup();
+    const source = new FakeSource();
+    dispatcher.handleFrame(source, encoder.encode({ id: 1, op: "ack", receipts: ["r"] }));
+    expect(source.last()).toMatchObject({ error: { code: "BAD_REQUEST", details: { field: "ns" } } });
+    dispatcher.handleFrame(source, encoder.encode({ id: 2, op: "ack", ns: "", receipts: ["r"] }));
+    expect(source.last()).toMatchObject({ error: { code: "BAD_REQUEST", details: { field: "ns" } } });
+    dispatcher.handleFrame(source, encoder.encode({ id: 3, op: "ack", ns: "n".repeat(255), receipts: ["r"] }));
+    expect(source.last()).toMatchObject({ ok: true });
+    dispatcher.handleFrame(source, encoder.encode({ id: 4, op: "ack", ns: "n".repeat(256), receipts: ["r"] }));
+    expect(source.last()).toMatchObject({ error: { code: "TOO_LARGE", details: { field: "ns" } } });
+    expect(engine.callsOf("ack").length).toBe(1);
+  });
+
+  test("with tokens: ops other than hello and ping are UNAUTHORIZED before a valid hello", () => {
+    const tokens = new TokenTable([{ token: "s3cret", namespaces: ["billing"] }]);
+    const { dispatcher, engine } = setup({ tokens });
+    const source = new FakeSource(null);
+    dispatcher.handleFrame(source, encoder.encode({ id: 1, op: "ping" }));
+    expect(source.last()).toMatchObject({ id: 1, ok: true });
+    dispatcher.handleFrame(source, encoder.encode({ id: 2, op: "stats" }));
+    expect(source.last()).toMatchObject({ id: 2, error: { code: "UNAUTHORIZED" } });
+    dispatcher.handleFrame(source, encoder.encode({ id: 3, op: "hello", protocol: 1, token: "wrong" }));
+    expect(source.last()).toMatchObject({ id: 3, error: { code: "UNAUTHORIZED" } });
+    dispatcher.handleFrame(source, encoder.encode({ id: 4, op: "enqueue", ns: "billing", items: [{ topic: "t" }] }));
+    expect(source.last()).toMatchObject({ id: 4, error: { code: "UNAUTHORIZED" } });
+    dispatcher.handleFrame(source, encoder.encode({ id: 5, op: "hello", protocol: 1, token: "s3cret" }));
+    expect(source.last()).toMatchObject({ id: 5, ok: true });
+    dispatcher.handleFrame(source, encoder.encode({ id: 6, op: "enqueue", ns: "billing", items: [{ topic: "t" }] }));
+    expect(source.last()).toMatchObject({ id: 6, ok: true });
+    dispatcher.handleFrame(source, encoder.encode({ id: 7, op: "enqueue", ns: "other", items: [{ topic: "t" }] }));
+    expect(source.last()).toMatchObject({ id: 7, error: { code: "FORBIDDEN" } });
+    dispatcher.handleFrame(source, encoder.encode({ id: 8, op: "stats", ns: "other" }));
+    expect(source.last()).toMatchObject({ id: 8, error: { code: "FORBIDDEN" } });
+    dispatcher.handleFrame(source, encoder.encode({ id: 9, op: "stats" }));
+    expect(source.last()).toMatchObject({ id: 9, ok: true, namespaces: ["billing"] });
+    expect(engine.callsOf("enqueue").length).toBe(1);
+    // A failed re-hello drops the authentication.
+    dispatcher.handleFrame(source, encoder.encode({ id: 10, op: "hello", protocol: 1 }));
+    dispatcher.handleFrame(source, encoder.encode({ id: 11, op: "stats" }));
+    expect(source.last()).toMatchObject({ id: 11, error: { code: "UNAUTHORIZED" } });
+  });
+
+  test("a '*' token may use every namespace", () => {
+    const tokens = new TokenTable([{ token: "admin", namespaces: ["*"] }]);
+    const { dispatcher } = setup({ tokens });
+    const source = new FakeSource(null);
+    dispatcher.handleFrame(source, encoder.encode({ id: 1, op: "hello", protocol: 1, token: "admin" }));
+    dispatcher.handleFrame(source, encoder.encode({ id: 2, op: "stats" }));
+    expect(source.last()).toMatchObject({ id: 2, ok: true, namespaces: "all" });
+  });
+
+  test("draining: work is SHUTTING_DOWN; hello, ping and reads still answer", () => {
+    const { dispatcher } = setup();
+    dispatcher.draining = true;
+    const source = new FakeSource();
+    for (const op of ["enqueue", "dequeue", "ack", "nack", "extend", "cancel", "redrive"]) {
+      dispatcher.handleFrame(source, encoder.encode({ id: 1, op, ns: "n" }));
+      expect(source.last()).toMatchObject({ error: { code: "SHUTTING_DOWN" } });
+    }
+    for (const op of ["ping", "stats"]) {
+      dispatcher.handleFrame(source, encoder.encode({ id: 2, op }));
+      expect(source.last()).toMatchObject({ ok: true });
+    }
+  });
+});
+
+describe("error mapping", () => {
+  test("an engine Failure maps to its code with details", () => {
+    const { dispatcher, engine } = setup();
+    engine.enqueue = () => ({ ok: false, failure: { code: "RATE_LIMITED", message: "slow down", retryAfterMs: 250 } });
+    const source = new FakeSource();
+    dispatcher.handleFrame(source, encoder.encode({ id: 1, op: "enqueue", ns: "n", items: [{ topic: "t" }] }));
+    expect(source.last()).toEqual({ id: 1, ok: false, error: { code: "RATE_LIMITED", message: "slow down", details: { retry_after_ms: 250 } } });
+  });
+
+  test("a reply waits for durable; a StorageUnavailableError rejection is UNAVAILABLE with retry_after_ms", async () => {
+    const { dispatcher, engine } = setup();
+    let resolveDurable!: () => void;
+    engine.durable = () => new Promise<void>((r) => (resolveDurable = r));
+    const source = new FakeSource();
+    dispatcher.handleFrame(source, encoder.encode({ id: 1, op: "enqueue", ns: "n", items: [{ topic: "t" }] }));
+    expect(source.sent).toEqual([]);
+    expect(source.inflight).toBe(1);
+    resolveDurable();
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(source.last()).toEqual({ id: 1, ok: true, ids: ["0:1"] });
+    expect(source.inflight).toBe(0);
+
+    engine.durable = () => Promise.reject(new StorageUnavailableError("shard 3 failing", 3, 500));
+    dispatcher.handleFrame(source, encoder.encode({ id: 2, op: "ack", ns: "n", receipts: ["r"] }));
+    await Bun.sleep(0);
+    expect(source.last()).toMatchObject({ id: 2, ok: false, error: { code: "UNAVAILABLE", details: { retry_after_ms: 500 } } });
+  });
+
+  test("an exception in a handler is INTERNAL with a request id, logged without tokens", () => {
+    const logged: Array<Record<string, unknown>> = [];
+    const logger: Logger = { ...silentLogger, error: (msg, fields) => logged.push({ msg, ...fields }) };
+    const { dispatcher, engine } = setup({ logger });
+    engine.ack = () => {
+      throw new Error("boom");
+    };
+    const source = new FakeSource();
+    dispatcher.handleFrame(source, encoder.encode({ id: 9, op: "ack", ns: "n", receipts: ["r"] }));
+    const reply = source.last();
+    expect(reply.error!.code).toBe("INTERNAL");
+    const requestId = reply.error!.details!.request_id;
+    expect(typeof requestId).toBe("string");
+    expect(logged[0]).toMatchObject({ msg: "internal error", request_id: requestId, op: "ack" });
+  });
+
+  test("a parked dequeue does not block: its reply comes when the waiter settles", async () => {
+    const { dispatcher, engine } = setup();
+    engine.parkDequeues = true;
+    const source = new FakeSource();
+    dispatcher.handleFrame(source, encoder.encode({ id: 1, op: "dequeue", ns: "n", topics: [{ topic: "t" }], wait_ms: 1000 }));
+    dispatcher.handleFrame(source, encoder.encode({ id: 2, op: "ping" }));
+    expect(source.sent.map((r) => r.id)).toEqual([2]);
+    engine.releaseWaiters();
+    await Bun.sleep(0);
+    expect(source.sent.map((r) => r.id)).toEqual([2, 1]);
+    expect(source.inflight).toBe(0);
+  });
+});
+
+describe("metrics hook", () => {
+  test("onRequestDone sees every answered request with its op and code, parked ones when they settle", async () => {
+    const done: Array<[string, string]> = [];
+    const engine = new FakeEngine();
+    engine.parkDequeues = true;
+    const dispatcher = new Dispatcher({
+      engine,
+      limits: defaultLimits,
+      clock: new ManualClock(1000),
+      tokens: new TokenTable([]),
+      serverInfo: { version: "0.1.0", nodeId: "n", shards: 4 },
+      logger: silentLogger,
+      serverStats: () => ({}),
+      onRequestDone: (op, code, durationMs) => {
+        expect(durationMs).toBeGreaterThanOrEqual(0);
+        done.push([op, code]);
+      },
+    });
+    const source = new FakeSource();
+    dispatcher.handleFrame(source, encoder.encode({ id: 1, op: "ping" }));
+    dispatcher.handleFrame(source, encoder.encode({ id: 2, op: "nope" }));
+    dispatcher.handleFrame(source, encoder.encode({ id: 3, op: "dequeue", ns: "n", topics: [{ topic: "t" }], wait_ms: 5 }));
+    dispatcher.handleFrame(source, encoder.encode({ id: 4, op: "ack", ns: "n", receipts: [] }));
+    expect(done).toEqual([["ping", "OK"], ["nope", "UNKNOWN_OP"], ["ack", "BAD_REQUEST"]]);
+    engine.releaseWaiters();
+    await Bun.sleep(0);
+    expect(done.at(-1)).toEqual(["dequeue", "OK"]);
+  });
+});

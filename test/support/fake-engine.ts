@@ -1,0 +1,127 @@
+// A test double of EngineApi for server and op tests: records every call and
+// answers with simple canned values, which a test may replace per method.
+// Dequeues park when `parkDequeues` is set; tests settle them with
+// releaseWaiters() / cancelWaiters() or by resolving `parked` entries.
+
+import type {
+  Delivery,
+  DequeueInput,
+  DequeueOutcome,
+  EngineApi,
+  EnqueueItemInput,
+  Reply,
+} from "../../src/engine/api.ts";
+
+export interface FakeCall {
+  method: string;
+  args: unknown[];
+}
+
+export interface ParkedDequeue {
+  ns: string;
+  input: DequeueInput;
+  resolve(reply: Reply<{ deliveries: Delivery[] }>): void;
+}
+
+export class FakeEngine implements EngineApi {
+  calls: FakeCall[] = [];
+  parkDequeues = false;
+  parked: ParkedDequeue[] = [];
+  /** Returned as Reply.durable by writing ops; null = already durable. */
+  durable: () => Promise<void> | null = () => null;
+  nextDeadline: number | null = null;
+  ticks: number[] = [];
+  private nextId = 1;
+
+  private record(method: string, ...args: unknown[]): void {
+    this.calls.push({ method, args });
+  }
+
+  callsOf(method: string): FakeCall[] {
+    return this.calls.filter((c) => c.method === method);
+  }
+
+  enqueue(ns: string, items: EnqueueItemInput[], nowMs: number): ReturnType<EngineApi["enqueue"]> {
+    this.record("enqueue", ns, items, nowMs);
+    const ids = items.map(() => `0:${this.nextId++}`);
+    return { ok: true, value: { value: { ids }, durable: this.durable() } };
+  }
+
+  dequeue(ns: string, input: DequeueInput, nowMs: number): ReturnType<EngineApi["dequeue"]> {
+    this.record("dequeue", ns, input, nowMs);
+    if (this.parkDequeues && input.waitMs > 0) {
+      const waiter = new Promise<Reply<{ deliveries: Delivery[] }>>((resolve) => this.parked.push({ ns, input, resolve }));
+      const outcome: DequeueOutcome = { kind: "parked", waiter };
+      return { ok: true, value: outcome };
+    }
+    return { ok: true, value: { kind: "done", reply: { value: { deliveries: [] }, durable: null } } };
+  }
+
+  cancelWaiters(owner: number): void {
+    this.record("cancelWaiters", owner);
+    const mine = this.parked.filter((p) => p.input.owner === owner);
+    this.parked = this.parked.filter((p) => p.input.owner !== owner);
+    for (const p of mine) p.resolve({ value: { deliveries: [] }, durable: null });
+  }
+
+  ack(ns: string, receipts: string[], nowMs: number): ReturnType<EngineApi["ack"]> {
+    this.record("ack", ns, receipts, nowMs);
+    return { ok: true, value: { value: { acked: receipts.length, stale: [] }, durable: this.durable() } };
+  }
+
+  nack(ns: string, items: Parameters<EngineApi["nack"]>[1], nowMs: number): ReturnType<EngineApi["nack"]> {
+    this.record("nack", ns, items, nowMs);
+    return { ok: true, value: { value: { nacked: items.length, stale: [] }, durable: this.durable() } };
+  }
+
+  extend(ns: string, items: Parameters<EngineApi["extend"]>[1], nowMs: number): ReturnType<EngineApi["extend"]> {
+    this.record("extend", ns, items, nowMs);
+    return { ok: true, value: { value: { extended: items.length, stale: [] }, durable: this.durable() } };
+  }
+
+  cancel(ns: string, ids: string[], nowMs: number): ReturnType<EngineApi["cancel"]> {
+    this.record("cancel", ns, ids, nowMs);
+    return { ok: true, value: { value: { cancelled: 0, missing: ids }, durable: this.durable() } };
+  }
+
+  get(ns: string, ids: string[], nowMs: number): ReturnType<EngineApi["get"]> {
+    this.record("get", ns, ids, nowMs);
+    return { ok: true, value: { items: ids.map(() => null) } };
+  }
+
+  topics(ns: string, query: Parameters<EngineApi["topics"]>[1]): ReturnType<EngineApi["topics"]> {
+    this.record("topics", ns, query);
+    return { topics: [], next: null };
+  }
+
+  dead(ns: string, topic: string, limit: number): ReturnType<EngineApi["dead"]> {
+    this.record("dead", ns, topic, limit);
+    return { items: [] };
+  }
+
+  redrive(ns: string, topic: string, ids: string[] | null, nowMs: number): ReturnType<EngineApi["redrive"]> {
+    this.record("redrive", ns, topic, ids, nowMs);
+    return { ok: true, value: { value: { redriven: 0 }, durable: this.durable() } };
+  }
+
+  stats(namespaces: string[] | null, nowMs: number): Record<string, unknown> {
+    this.record("stats", namespaces, nowMs);
+    return { namespaces: namespaces === null ? "all" : namespaces };
+  }
+
+  tick(nowMs: number): void {
+    this.ticks.push(nowMs);
+    this.nextDeadline = null;
+  }
+
+  nextDeadlineMs(): number | null {
+    return this.nextDeadline;
+  }
+
+  releaseWaiters(): void {
+    this.record("releaseWaiters");
+    const all = this.parked;
+    this.parked = [];
+    for (const p of all) p.resolve({ value: { deliveries: [] }, durable: null });
+  }
+}
