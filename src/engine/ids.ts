@@ -1,0 +1,49 @@
+// Item ids and receipts: their text form and strict parsing. An id is
+// `<shard>:<key>` and a receipt `<shard>:<key>:<deliveries>`, all canonical
+// decimal (no sign, no leading zeros), so one item has exactly one id string
+// and lookups can use the string itself. A malformed id counts as missing and
+// a malformed receipt as stale; parsing never throws.
+
+import type { ItemKey } from "../storage/store.ts";
+
+export function formatId(shard: number, key: ItemKey): string {
+  return `${shard}:${key}`;
+}
+
+export function formatReceipt(id: string, deliveries: number): string {
+  return `${id}:${deliveries}`;
+}
+
+/** Canonical non-negative decimal below 2^53, or -1. */
+function parseDecimal(text: string, start: number, end: number): number {
+  const length = end - start;
+  if (length <= 0 || length > 16) return -1;
+  if (length > 1 && text.charCodeAt(start) === 48) return -1;
+  let value = 0;
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    value = value * 10 + c;
+  }
+  return Number.isSafeInteger(value) ? value : -1;
+}
+
+export function parseId(id: string): { shard: number; key: ItemKey } | null {
+  const colon = id.indexOf(":");
+  if (colon < 0) return null;
+  const shard = parseDecimal(id, 0, colon);
+  const key = parseDecimal(id, colon + 1, id.length);
+  if (shard < 0 || key < 0) return null;
+  return { shard, key };
+}
+
+/** Split a receipt into the item id and the delivery count it names, or null when malformed. */
+export function parseReceipt(receipt: string): { id: string; deliveries: number } | null {
+  const last = receipt.lastIndexOf(":");
+  if (last < 0) return null;
+  const id = receipt.slice(0, last);
+  if (parseId(id) === null) return null;
+  const deliveries = parseDecimal(receipt, last + 1, receipt.length);
+  if (deliveries < 1) return null;
+  return { id, deliveries };
+}

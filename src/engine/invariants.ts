@@ -1,0 +1,62 @@
+// The engine's cross-index invariants, for tests (after every step of the
+// model test): every live item is filed exactly where its state says, counts
+// match contents, signature references match items.
+
+import { assert } from "../lib/assert.ts";
+import type { LiveStateName } from "./api.ts";
+import type { ItemStates } from "./item-states.ts";
+import type { Topic } from "./topic.ts";
+
+export function checkEngineInvariants(s: ItemStates): void {
+  s.deadlines.checkInvariants();
+  s.graph.checkInvariants();
+  const counted = new Map<Topic, Record<LiveStateName, number>>();
+  const signatureRefs = new Map<number, number>();
+  for (const [id, item] of s.items) {
+    signatureRefs.set(item.signatureId, (signatureRefs.get(item.signatureId) ?? 0) + 1);
+    assert(item.id === id, "engine: item filed under the wrong id");
+    const ns = s.namespaces.get(item.ns);
+    assert(ns !== undefined && ns.topics.get(item.topic.name) === item.topic, `engine: item ${id} in a dropped topic`);
+    let c = counted.get(item.topic);
+    if (c === undefined) {
+      c = { ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 0 };
+      counted.set(item.topic, c);
+    }
+    c[item.state]++;
+    const record = item.record;
+    switch (item.state) {
+      case "ready":
+        assert(record.state === "pending" && (item.readyNode !== null) === item.committed, `engine: ready item ${id} misfiled`);
+        assert(item.timerNode === null && !s.graph.isWaiting(id), `engine: ready item ${id} has a timer or waits`);
+        break;
+      case "delayed":
+        assert(record.state === "pending" && item.timerNode !== null && item.readyNode === null, `engine: delayed item ${id} misfiled`);
+        break;
+      case "waiting":
+        assert(record.state === "pending" && s.graph.isWaiting(id) && item.readyNode === null, `engine: waiting item ${id} misfiled`);
+        break;
+      case "leased":
+        assert(record.state === "leased" && item.timerNode !== null && item.readyNode === null, `engine: leased item ${id} misfiled`);
+        assert(item.timerNode.value.atMs === record.leaseExpiresAtMs, `engine: leased item ${id} deadline differs from its record`);
+        break;
+      case "dead":
+        assert(record.state === "dead" && item.topic.deadLetters.has(item) && item.timerNode === null, `engine: dead item ${id} misfiled`);
+        break;
+    }
+    if (record.key !== null) assert(item.topic.keys.get(record.key) === item, `engine: item ${id} lost its key`);
+  }
+  for (const [sig, refs] of signatureRefs) {
+    if (sig !== 0) assert(s.registry.refCountOf(sig) === refs, `engine: signature ${sig} has ${s.registry.refCountOf(sig)} references, ${refs} items`);
+  }
+  assert(s.registry.size === signatureRefs.size - (signatureRefs.has(0) ? 1 : 0), "engine: signatures live without items");
+  for (const ns of s.namespaces.values()) {
+    for (const topic of ns.topics.values()) {
+      topic.checkInvariants();
+      const c = counted.get(topic);
+      assert(c !== undefined, `engine: empty topic ${topic.name} kept`);
+      for (const state of ["ready", "delayed", "waiting", "leased", "dead"] as const) {
+        assert(topic[state] === c[state], `engine: topic ${topic.name} counts ${topic[state]} ${state}, holds ${c[state]}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,267 @@
+// Every live item and retained outcome, and every state transition between
+// them: where an item sits (ready heap, deadline, dependency graph, dead
+// letters), its per-state counts, its writes, and what its end does to items
+// waiting on it. The Engine (engine.ts) runs the ops on top of this; recovery
+// (recovery.ts) fills it from the store. Writes of one op collect in one
+// WriteSet (`ws()`), which the op ends before it replies.
+
+import { assert } from "../lib/assert.ts";
+import type { HeapNode } from "../lib/pairing-heap.ts";
+import type { Limits } from "../limits.ts";
+import type { Outcome, OutcomeRecord } from "../storage/record.ts";
+import type { WriteSet, Writer } from "../storage/writer.ts";
+import type { LiveStateName } from "./api.ts";
+import { type Deadline, DeadlineKind, DeadlineQueue } from "./deadlines.ts";
+import { type DependencyStatus, DependencyGraph } from "./dependencies.ts";
+import { type LiveItem, snapshot } from "./item.ts";
+import { SignatureRegistry } from "./matching/index.ts";
+import { Namespace } from "./namespace.ts";
+import type { Topic } from "./topic.ts";
+
+export class ItemStates {
+  readonly items = new Map<string, LiveItem>();
+  readonly outcomes = new Map<string, { record: OutcomeRecord; node: HeapNode<Deadline> }>();
+  readonly namespaces = new Map<string, Namespace>();
+  readonly deadlines = new DeadlineQueue();
+  readonly registry = new SignatureRegistry();
+  readonly graph: DependencyGraph;
+  /** The WriteSet of the op in progress; every op ends it before returning. */
+  set: WriteSet | null = null;
+  /** Topics that gained takeable items during this op: their waiters are served at its end. */
+  readonly dirty = new Set<Topic>();
+  backgroundWriteFailures = 0;
+
+  constructor(
+    readonly writer: Writer,
+    readonly limits: Limits,
+    private readonly quotas: Record<string, { enqueuePerMinute: number | null }>,
+  ) {
+    this.graph = new DependencyGraph(limits.afterIdsMax);
+  }
+
+  dependencyStatus(ns: string, id: string): DependencyStatus {
+    const item = this.items.get(id);
+    if (item !== undefined) {
+      if (item.ns !== ns) return "unknown";
+      return item.state === "dead" ? "dead" : "live";
+    }
+    const outcome = this.outcomes.get(id);
+    if (outcome === undefined || outcome.record.ns !== ns) return "unknown";
+    return outcome.record.outcome;
+  }
+
+  lease(item: LiveItem, leaseMs: number | null, nowMs: number, set: WriteSet): void {
+    const record = item.record;
+    item.topic.removeReady(item);
+    this.leave(item);
+    record.attempt++;
+    record.deliveries++;
+    record.state = "leased";
+    record.leaseExpiresAtMs = nowMs + (leaseMs ?? record.leaseMs);
+    this.enter(item, "leased");
+    item.timerNode = this.deadlines.scheduleItem(item.spareTimer, record.leaseExpiresAtMs, DeadlineKind.Lease, item);
+    set.putItem(item.shard, item.key, snapshot(record));
+  }
+
+  leaseExpired(item: LiveItem, nowMs: number): void {
+    const record = item.record;
+    if (item.ttlPassed || record.delivery === "at_most_once") {
+      this.endItem(item, "expired", nowMs);
+    } else if (record.attempt >= record.maxAttempts) {
+      this.killItem(item, "max_attempts");
+    } else {
+      this.leave(item);
+      record.state = "pending";
+      record.leaseExpiresAtMs = null;
+      this.placePending(item, nowMs);
+      this.ws().putItem(item.shard, item.key, snapshot(record));
+    }
+  }
+
+  /** Handle a due item or outcome deadline (waiter timeouts are the Engine's). */
+  handleDeadline(deadline: Deadline, nowMs: number): void {
+    switch (deadline.kind) {
+      case DeadlineKind.Due: {
+        const item = deadline.item as LiveItem;
+        assert(item.state === "delayed", `engine: due deadline for a ${item.state} item`);
+        item.spareTimer = item.timerNode;
+        item.timerNode = null;
+        this.leave(item);
+        this.enter(item, "ready");
+        this.makeTakeable(item);
+        return;
+      }
+      case DeadlineKind.Lease: {
+        const item = deadline.item as LiveItem;
+        assert(item.state === "leased", `engine: lease deadline for a ${item.state} item`);
+        item.spareTimer = item.timerNode;
+        item.timerNode = null;
+        this.leaseExpired(item, nowMs);
+        return;
+      }
+      case DeadlineKind.Ttl: {
+        const item = deadline.item as LiveItem;
+        item.ttlNode = null;
+        if (item.state === "leased") item.ttlPassed = true;
+        else this.endItem(item, "expired", nowMs);
+        return;
+      }
+      case DeadlineKind.OutcomeRetention: {
+        const id = deadline.outcomeId as string;
+        this.outcomes.delete(id);
+        this.ws().deleteOutcome(id);
+        return;
+      }
+    }
+  }
+
+  enter(item: LiveItem, state: LiveStateName): void {
+    item.state = state;
+    item.topic.count(state, 1);
+  }
+
+  leave(item: LiveItem): void {
+    item.topic.count(item.state, -1);
+  }
+
+  enterDead(item: LiveItem): void {
+    this.enter(item, "dead");
+    item.topic.deadLetters.add(item);
+    this.namespaces.get(item.ns)!.counters.dead++;
+  }
+
+  /** A pending item (in no index, counted nowhere) takes its place: waiting, delayed or ready. */
+  placePending(item: LiveItem, nowMs: number): void {
+    if (this.graph.isWaiting(item.id)) {
+      this.enter(item, "waiting");
+    } else if (item.record.deliverAtMs > nowMs) {
+      this.enter(item, "delayed");
+      item.timerNode = this.deadlines.scheduleItem(item.spareTimer, item.record.deliverAtMs, DeadlineKind.Due, item);
+    } else {
+      this.enter(item, "ready");
+      this.makeTakeable(item);
+    }
+  }
+
+  makeTakeable(item: LiveItem): void {
+    if (!item.committed) return;
+    item.topic.insertReady(item);
+    this.dirty.add(item.topic);
+  }
+
+  /** Take the item out of the index of its current state (its count stays until leave()). */
+  unplace(item: LiveItem): void {
+    switch (item.state) {
+      case "ready":
+        if (item.readyNode !== null) item.topic.removeReady(item);
+        return;
+      case "delayed":
+      case "leased":
+        if (item.timerNode !== null) {
+          this.deadlines.cancel(item.timerNode);
+          item.spareTimer = item.timerNode;
+          item.timerNode = null;
+        }
+        return;
+      case "waiting":
+        this.graph.remove(item.id);
+        return;
+      case "dead":
+        item.topic.deadLetters.delete(item);
+        return;
+    }
+  }
+
+  /** Drop an item from memory (already unplaced and uncounted). */
+  forget(item: LiveItem): void {
+    if (item.ttlNode !== null) {
+      this.deadlines.cancel(item.ttlNode);
+      item.ttlNode = null;
+    }
+    this.items.delete(item.id);
+    const key = item.record.key;
+    if (key !== null && item.topic.keys.get(key) === item) item.topic.keys.delete(key);
+    item.topic.leaveGroup(item.signatureId);
+    this.registry.release(item.signatureId);
+    this.namespaces.get(item.ns)!.dropIfEmpty(item.topic);
+  }
+
+  /** The item ends: removed from memory and disk, its outcome kept for outcomeRetentionMs; dependents learn of it. */
+  endItem(item: LiveItem, outcome: Outcome, nowMs: number): void {
+    this.unplace(item);
+    this.leave(item);
+    this.forget(item);
+    const set = this.ws();
+    set.deleteItem(item.shard, item.key);
+    const record: OutcomeRecord = { ns: item.ns, outcome, endedAtMs: nowMs };
+    set.putOutcome(item.id, record);
+    const previous = this.outcomes.get(item.id);
+    if (previous !== undefined) this.deadlines.cancel(previous.node);
+    const node = this.deadlines.schedule(nowMs + this.limits.outcomeRetentionMs, DeadlineKind.OutcomeRetention, null, null, item.id);
+    this.outcomes.set(item.id, { record, node });
+    this.namespaces.get(item.ns)!.counters[outcome]++;
+    if (outcome === "acked") {
+      for (const id of this.graph.onAcked(item.id)) {
+        const dependent = this.items.get(id);
+        if (dependent === undefined || dependent.state !== "waiting") continue;
+        this.leave(dependent);
+        this.placePending(dependent, nowMs);
+      }
+    } else {
+      this.killDependents(item.id, outcome);
+    }
+  }
+
+  /** The item becomes a dead letter: kept and listed by `dead`, not delivered; its dependents die too. */
+  killItem(item: LiveItem, reason: string): void {
+    this.unplace(item);
+    this.leave(item);
+    const record = item.record;
+    record.state = "dead";
+    record.deadReason = reason;
+    record.leaseExpiresAtMs = null;
+    this.enterDead(item);
+    this.ws().putItem(item.shard, item.key, snapshot(record));
+    this.killDependents(item.id, "dead");
+  }
+
+  killDependents(id: string, how: "cancelled" | "expired" | "dead"): void {
+    for (const killed of this.graph.onFailed(id, how)) {
+      const dependent = this.items.get(killed.itemId);
+      if (dependent === undefined || dependent.state !== "waiting") continue;
+      // The graph already dropped it and its own dependents (they come later in this same list).
+      this.killItem(dependent, killed.deadReason);
+    }
+  }
+
+  namespace(name: string, nowMs: number): Namespace {
+    let ns = this.namespaces.get(name);
+    if (ns === undefined) {
+      ns = new Namespace(name, this.quotas[name]?.enqueuePerMinute ?? null, nowMs);
+      this.namespaces.set(name, ns);
+    }
+    return ns;
+  }
+
+  ws(): WriteSet {
+    if (this.set === null) this.set = this.writer.begin();
+    return this.set;
+  }
+
+  endSet(): Promise<void> | null {
+    const set = this.set;
+    if (set === null) return null;
+    this.set = null;
+    return set.end();
+  }
+
+  endSetBackground(): void {
+    const end = this.endSet();
+    if (end !== null) end.catch(this.onBackgroundFailure);
+  }
+
+  /** Writes nobody waits on (ticks, at_least_once leases) that failed: memory is ahead of disk until a restart. */
+  readonly onBackgroundFailure = (_error: unknown): void => {
+    this.backgroundWriteFailures++;
+  };
+}

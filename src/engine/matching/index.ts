@@ -1,0 +1,13 @@
+// The public surface of matching: parse an item's `requires` and a worker's
+// `capabilities`, decide whether one satisfies the other, and the cached,
+// indexed form the engine uses on its hot path (signatures and worker kinds).
+// docs/MATCHING.md explains the semantics and the design.
+
+export type { Capabilities, FeatureConstraint, ParseResult, Range, Requires, Scalar } from "./types.ts";
+export { parseRequires } from "./parse-requires.ts";
+export { parseCapabilities } from "./parse-capabilities.ts";
+export { satisfies } from "./satisfies.ts";
+export { SignatureRegistry, signatureRegistryFull, signaturesMaxDefault } from "./signature-registry.ts";
+export { Matcher, workerKindsMaxDefault, type MatcherOptions } from "./matcher.ts";
+export { featureNameBytesMax, stringValueBytesMax } from "./scalar.ts";
+export { TopsHeap, type EligibilitySource } from "./tops-heap.ts";

@@ -1,0 +1,247 @@
+// Signatures: small integer ids for distinct requirements, so the engine can
+// group items by what they require and the Matcher can cache verdicts in
+// arrays. Equal requirements (same canonical key) share an id; ids are
+// reference-counted (one reference per live item) and recycled when the last
+// item holding one ends, so the id space stays dense and bounded.
+//
+// The registry also keeps the feature index. A signature "needs" a feature
+// when it fails for a worker lacking it (every constraint form but `ne` and
+// `exists: false`). Each signature is filed under one needed feature, its
+// anchor: the one fewest live signatures needed when it was interned (so
+// `pool-17` rather than `os`). A worker can only take signatures anchored on a
+// feature it has, or needing none, so the Matcher evaluates a new worker kind
+// against those alone: work proportional to the candidates, not to every
+// signature.
+
+import { assert } from "../../lib/assert.ts";
+import type { Requires } from "./types.ts";
+
+/**
+ * Live distinct signatures (65,536): each costs a byte in every worker kind's
+ * verdict array, so 256 kinds x 65,536 signatures bound the cache at 16 MiB.
+ * A production fleet has tens to hundreds; more means requirements are being
+ * generated per item (e.g. a random range bound), which defeats matching.
+ */
+export const signaturesMaxDefault = 65_536;
+
+/** What intern() returns when the registry holds signaturesMax live signatures. */
+export const signatureRegistryFull = -1;
+
+export type ReleaseListener = (signatureId: number) => void;
+
+export class SignatureRegistry {
+  readonly signaturesMax: number;
+  private readonly idByKey = new Map<string, number>();
+  /** Indexed by id; null for a free id and for id 0 (no requirements). */
+  private readonly requiresById: Array<Requires | null> = [null];
+  private readonly refCounts: number[] = [0];
+  private readonly freeIds: number[] = [];
+  /** Feature -> how many live signatures need it (to choose anchors). */
+  private readonly featureUse = new Map<string, number>();
+  /** Feature -> the signatures anchored on it. Never empty. */
+  private readonly anchored = new Map<string, Set<number>>();
+  /** Indexed by id: the anchor feature, or null when the signature needs none (or the id is free). */
+  private readonly anchorOf: Array<string | null> = [null];
+  private readonly needingNothing = new Set<number>();
+  private readonly releaseListeners: ReleaseListener[] = [];
+  private liveCount = 0;
+  /** Bumped whenever a signature is created or freed, so derived per-kind lists know they are stale. */
+  private versionCounter = 0;
+
+  constructor(options: { signaturesMax?: number } = {}) {
+    this.signaturesMax = options.signaturesMax ?? signaturesMaxDefault;
+    assert(this.signaturesMax >= 1, "signaturesMax must be at least 1");
+  }
+
+  /** Live distinct signatures (id 0 not counted). */
+  get size(): number {
+    return this.liveCount;
+  }
+
+  get version(): number {
+    return this.versionCounter;
+  }
+
+  /** One more than the highest id ever handed out: verdict arrays sized to this cover every live id. */
+  get idCeiling(): number {
+    return this.requiresById.length;
+  }
+
+  /**
+   * Takes one reference to the signature of `requires` and returns its id: 0
+   * for no requirements (not counted), or signatureRegistryFull when a new
+   * signature would exceed signaturesMax (the engine refuses the item).
+   */
+  intern(requires: Requires | null): number {
+    if (requires === null) return 0;
+    const existing = this.idByKey.get(requires.key);
+    if (existing !== undefined) {
+      this.refCounts[existing] = (this.refCounts[existing] as number) + 1;
+      return existing;
+    }
+    if (this.liveCount >= this.signaturesMax) return signatureRegistryFull;
+    let id = this.freeIds.pop();
+    if (id === undefined) {
+      id = this.requiresById.length;
+      this.requiresById.push(null);
+      this.refCounts.push(0);
+      this.anchorOf.push(null);
+    }
+    this.requiresById[id] = requires;
+    this.refCounts[id] = 1;
+    this.idByKey.set(requires.key, id);
+    this.liveCount++;
+    this.versionCounter++;
+    this.indexAdd(id, requires);
+    return id;
+  }
+
+  /** Drops one reference; the last one frees the id (listeners hear of it before it can be reused). */
+  release(id: number): void {
+    if (id === 0) return;
+    const requires = this.requiresById[id];
+    assert(requires !== null && requires !== undefined, `release of unknown signature ${id}`);
+    const count = (this.refCounts[id] as number) - 1;
+    this.refCounts[id] = count;
+    if (count > 0) return;
+    this.indexRemove(id, requires);
+    this.idByKey.delete(requires.key);
+    this.requiresById[id] = null;
+    this.liveCount--;
+    this.versionCounter++;
+    for (const listener of this.releaseListeners) listener(id);
+    this.freeIds.push(id);
+  }
+
+  /** The requirements of a live signature; null for id 0. Asserts on a free or unknown id. */
+  requiresOf(id: number): Requires | null {
+    if (id === 0) return null;
+    const requires = this.requiresById[id];
+    assert(requires !== null && requires !== undefined, `unknown signature ${id}`);
+    return requires;
+  }
+
+  refCountOf(id: number): number {
+    return this.refCounts[id] ?? 0;
+  }
+
+  isLive(id: number): boolean {
+    return id === 0 || (this.requiresById[id] ?? null) !== null;
+  }
+
+  /** Live signature ids, ascending (id 0 excluded). */
+  *liveIds(): IterableIterator<number> {
+    for (let id = 1; id < this.requiresById.length; id++) if (this.requiresById[id] !== null) yield id;
+  }
+
+  /** Called with each freed id; the Matcher clears its cached verdicts this way. */
+  onRelease(listener: ReleaseListener): void {
+    this.releaseListeners.push(listener);
+  }
+
+  /** Signatures anchored on `feature`: they need it, among others. */
+  signaturesAnchoredOn(feature: string): ReadonlySet<number> | undefined {
+    return this.anchored.get(feature);
+  }
+
+  /** Signatures whose every constraint holds for an absent feature (only `ne` and `exists: false`). */
+  signaturesNeedingNothing(): ReadonlySet<number> {
+    return this.needingNothing;
+  }
+
+  /** The feature signature `id` is filed under, or null when it needs none. */
+  anchorFeatureOf(id: number): string | null {
+    return this.anchorOf[id] ?? null;
+  }
+
+  /** How many live signatures need `feature`. */
+  featureUseOf(feature: string): number {
+    return this.featureUse.get(feature) ?? 0;
+  }
+
+  private indexAdd(id: number, requires: Requires): void {
+    let anchor: string | null = null;
+    let anchorUse = Infinity;
+    for (const constraint of requires.constraints) {
+      if (!constraint.needsFeature) continue;
+      const use = this.featureUse.get(constraint.feature) ?? 0;
+      if (use < anchorUse) {
+        anchor = constraint.feature;
+        anchorUse = use;
+      }
+      this.featureUse.set(constraint.feature, use + 1);
+    }
+    this.anchorOf[id] = anchor;
+    if (anchor === null) {
+      this.needingNothing.add(id);
+      return;
+    }
+    let set = this.anchored.get(anchor);
+    if (set === undefined) {
+      set = new Set();
+      this.anchored.set(anchor, set);
+    }
+    set.add(id);
+  }
+
+  private indexRemove(id: number, requires: Requires): void {
+    for (const constraint of requires.constraints) {
+      if (!constraint.needsFeature) continue;
+      const use = (this.featureUse.get(constraint.feature) ?? 0) - 1;
+      assert(use >= 0, "feature use count went negative");
+      if (use === 0) this.featureUse.delete(constraint.feature);
+      else this.featureUse.set(constraint.feature, use);
+    }
+    const anchor = this.anchorOf[id] ?? null;
+    this.anchorOf[id] = null;
+    if (anchor === null) {
+      assert(this.needingNothing.delete(id), "needing-nothing set lost a signature");
+      return;
+    }
+    const set = this.anchored.get(anchor);
+    assert(set !== undefined && set.delete(id), "feature index lost a signature");
+    if (set.size === 0) this.anchored.delete(anchor);
+  }
+
+  checkInvariants(): void {
+    let live = 0;
+    const useCounts = new Map<string, number>();
+    for (let id = 1; id < this.requiresById.length; id++) {
+      const requires = this.requiresById[id];
+      if (requires === null || requires === undefined) {
+        assert(this.refCounts[id] === 0, `free signature ${id} has references`);
+        continue;
+      }
+      live++;
+      assert((this.refCounts[id] as number) > 0, `live signature ${id} has no references`);
+      assert(this.idByKey.get(requires.key) === id, `signature ${id} missing from the key map`);
+      const anchor = this.anchorOf[id] ?? null;
+      let anchorNeeded = false;
+      let needsAny = false;
+      for (const constraint of requires.constraints) {
+        if (!constraint.needsFeature) continue;
+        needsAny = true;
+        if (constraint.feature === anchor) anchorNeeded = true;
+        useCounts.set(constraint.feature, (useCounts.get(constraint.feature) ?? 0) + 1);
+      }
+      if (anchor === null) assert(!needsAny && this.needingNothing.has(id), `signature ${id} should be anchored`);
+      else {
+        assert(anchorNeeded, `signature ${id} is anchored on a feature it does not need`);
+        assert(this.anchored.get(anchor)?.has(id) === true, `feature index misses signature ${id}`);
+        assert(!this.needingNothing.has(id), `signature ${id} filed twice`);
+      }
+    }
+    assert(useCounts.size === this.featureUse.size, "feature use map holds stale features");
+    for (const [feature, use] of useCounts) assert(this.featureUse.get(feature) === use, `feature ${feature} use count is wrong`);
+    let filed = this.needingNothing.size;
+    for (const set of this.anchored.values()) {
+      assert(set.size > 0, "empty anchor set");
+      filed += set.size;
+    }
+    assert(filed === live, "feature index holds freed signatures");
+    assert(live === this.liveCount, "live signature count is wrong");
+    assert(this.idByKey.size === live, "key map holds freed signatures");
+    assert(live + this.freeIds.length === this.requiresById.length - 1, "free list and live ids do not cover the id space");
+    assert(live <= this.signaturesMax, "registry over its bound");
+  }
+}

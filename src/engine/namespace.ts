@@ -1,0 +1,104 @@
+// One namespace: its topics (created on first use, dropped when empty, listed
+// in byte order of name), its counters, and its enqueue quota.
+
+import type { Limits } from "../limits.ts";
+import { TokenBucket } from "./quota.ts";
+import { Topic } from "./topic.ts";
+
+export interface NamespaceCounters {
+  enqueued: number;
+  delivered: number;
+  acked: number;
+  nacked: number;
+  expired: number;
+  cancelled: number;
+  dead: number;
+  redriven: number;
+}
+
+/** Compare strings by code point, which is the byte order of their UTF-8 form. */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    // Surrogates (0xD800-0xDFFF) encode code points above 0xFFFF: they sort after every other BMP unit.
+    const xs = x >= 0xd800 && x <= 0xdfff;
+    const ys = y >= 0xd800 && y <= 0xdfff;
+    if (xs !== ys) return xs ? 1 : -1;
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+export class Namespace {
+  readonly topics = new Map<string, Topic>();
+  readonly counters: NamespaceCounters = { enqueued: 0, delivered: 0, acked: 0, nacked: 0, expired: 0, cancelled: 0, dead: 0, redriven: 0 };
+  readonly bucket: TokenBucket | null;
+  private sorted: string[] | null = null;
+
+  constructor(
+    readonly name: string,
+    enqueuePerMinute: number | null,
+    nowMs: number,
+  ) {
+    this.bucket = enqueuePerMinute === null ? null : new TokenBucket(enqueuePerMinute, nowMs);
+  }
+
+  topic(name: string): Topic {
+    let topic = this.topics.get(name);
+    if (topic === undefined) {
+      topic = new Topic(this.name, name);
+      this.topics.set(name, topic);
+      this.sorted = null;
+    }
+    return topic;
+  }
+
+  /** Drop the topic if it holds nothing. */
+  dropIfEmpty(topic: Topic): void {
+    if (topic.total === 0 && this.topics.get(topic.name) === topic) {
+      this.topics.delete(topic.name);
+      this.sorted = null;
+    }
+  }
+
+  /** Topic names in byte order (cached until a topic appears or vanishes). */
+  sortedNames(): string[] {
+    if (this.sorted === null) this.sorted = [...this.topics.keys()].sort(compareCodePoints);
+    return this.sorted;
+  }
+
+  /** A page of topics: names with `prefix`, strictly after `after`, at most `limit`. */
+  page(prefix: string | null, after: string | null, limit: number, limits: Limits): { topics: Topic[]; next: string | null } {
+    const names = this.sortedNames();
+    const max = Math.max(1, Math.min(limit, limits.topicsPageMax));
+    let lo = 0;
+    const start = after !== null ? after : prefix;
+    if (start !== null) {
+      let hi = names.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        const c = compareCodePoints(names[mid] as string, start);
+        if (c < 0 || (after !== null && c === 0)) lo = mid + 1;
+        else hi = mid;
+      }
+    }
+    const out: Topic[] = [];
+    let next: string | null = null;
+    for (let i = lo; i < names.length; i++) {
+      const name = names[i] as string;
+      if (prefix !== null && !name.startsWith(prefix)) {
+        if (compareCodePoints(name, prefix) > 0) break;
+        continue;
+      }
+      if (out.length === max) {
+        next = (out[out.length - 1] as Topic).name;
+        break;
+      }
+      out.push(this.topics.get(name) as Topic);
+    }
+    return { topics: out, next };
+  }
+}

@@ -1,0 +1,190 @@
+// A generic min pairing heap with node handles. It is handed its ordering (a
+// strict "less" function) and never learns what it stores. Handles let callers
+// remove or re-key an entry without a scan (cancel, TTL, lease changes).
+// Merges are iterative (two-pass pairing with a reused scratch array): a
+// recursive merge overflows the stack at a million entries.
+
+import { assert } from "./assert.ts";
+
+export class HeapNode<T> {
+  value: T;
+  /** First child. */
+  child: HeapNode<T> | null = null;
+  /** Next sibling. */
+  next: HeapNode<T> | null = null;
+  /** Previous sibling, or the parent when this node is a first child; null for the root. */
+  prev: HeapNode<T> | null = null;
+  /** Whether the node is currently in a heap (guards double removal). */
+  inHeap = false;
+  constructor(value: T) {
+    this.value = value;
+  }
+}
+
+export class PairingHeap<T> {
+  private root: HeapNode<T> | null = null;
+  private count = 0;
+  /** Scratch for the two-pass merge; reused so pops do not allocate. */
+  private readonly pairs: Array<HeapNode<T>> = [];
+
+  constructor(private readonly less: (a: T, b: T) => boolean) {}
+
+  get size(): number {
+    return this.count;
+  }
+
+  insert(value: T): HeapNode<T> {
+    const node = new HeapNode(value);
+    this.insertNode(node);
+    return node;
+  }
+
+  /** Re-insert a node that was removed (keeps the caller's handle). */
+  insertNode(node: HeapNode<T>): void {
+    assert(!node.inHeap, "pairing heap: node already in a heap");
+    node.inHeap = true;
+    node.child = null;
+    node.next = null;
+    node.prev = null;
+    this.root = this.root === null ? node : this.meld(this.root, node);
+    this.count++;
+  }
+
+  peek(): T | undefined {
+    return this.root === null ? undefined : this.root.value;
+  }
+
+  peekNode(): HeapNode<T> | null {
+    return this.root;
+  }
+
+  pop(): T | undefined {
+    const top = this.root;
+    if (top === null) return undefined;
+    this.root = this.mergePairs(top.child);
+    if (this.root !== null) this.root.prev = null;
+    this.detach(top);
+    this.count--;
+    return top.value;
+  }
+
+  /** Remove an entry by its handle. */
+  remove(node: HeapNode<T>): void {
+    assert(node.inHeap, "pairing heap: removing a node that is not in the heap");
+    if (node === this.root) {
+      this.pop();
+      return;
+    }
+    this.cut(node);
+    const rest = this.mergePairs(node.child);
+    if (rest !== null) {
+      rest.prev = null;
+      this.root = this.meld(this.root as HeapNode<T>, rest);
+    }
+    this.detach(node);
+    this.count--;
+  }
+
+  /** The node's value now orders no later than before (decrease-key): O(1) amortized. */
+  decreased(node: HeapNode<T>): void {
+    assert(node.inHeap, "pairing heap: decreased() on a node not in the heap");
+    if (node === this.root) return;
+    this.cut(node);
+    node.next = null;
+    node.prev = null;
+    this.root = this.meld(this.root as HeapNode<T>, node);
+  }
+
+  /** The node's value changed in either direction. */
+  update(node: HeapNode<T>): void {
+    this.remove(node);
+    this.insertNode(node);
+  }
+
+  clear(): void {
+    this.root = null;
+    this.count = 0;
+  }
+
+  /** Walks the whole heap (tests only): heap order, link consistency, size. */
+  checkInvariants(): void {
+    if (this.root === null) {
+      assert(this.count === 0, "pairing heap: empty root with nonzero size");
+      return;
+    }
+    assert(this.root.prev === null && this.root.next === null, "pairing heap: root has links");
+    let seen = 0;
+    const stack: Array<HeapNode<T>> = [this.root];
+    while (stack.length > 0) {
+      const parent = stack.pop() as HeapNode<T>;
+      seen++;
+      assert(parent.inHeap, "pairing heap: node in heap not marked inHeap");
+      let previous: HeapNode<T> = parent;
+      for (let c = parent.child; c !== null; c = c.next) {
+        assert(c.prev === previous, "pairing heap: broken prev link");
+        assert(!this.less(c.value, parent.value), "pairing heap: child orders before parent");
+        stack.push(c);
+        previous = c;
+      }
+    }
+    assert(seen === this.count, `pairing heap: size ${this.count} but ${seen} nodes reachable`);
+  }
+
+  private detach(node: HeapNode<T>): void {
+    node.inHeap = false;
+    node.child = null;
+    node.next = null;
+    node.prev = null;
+  }
+
+  /** Unlink a non-root node (with its subtree) from its parent's child list. */
+  private cut(node: HeapNode<T>): void {
+    const prev = node.prev as HeapNode<T>;
+    if (prev.child === node) prev.child = node.next;
+    else prev.next = node.next;
+    if (node.next !== null) node.next.prev = prev;
+  }
+
+  /** Link two roots; the winner keeps `a`'s position when they tie (stable for equal keys). */
+  private meld(a: HeapNode<T>, b: HeapNode<T>): HeapNode<T> {
+    if (this.less(b.value, a.value)) {
+      const t = a;
+      a = b;
+      b = t;
+    }
+    b.prev = a;
+    b.next = a.child;
+    if (a.child !== null) a.child.prev = b;
+    a.child = b;
+    a.next = null;
+    a.prev = null;
+    return a;
+  }
+
+  /** Two-pass pairing of a sibling list: meld pairs left to right, then fold right to left. */
+  private mergePairs(first: HeapNode<T> | null): HeapNode<T> | null {
+    if (first === null) return null;
+    const pairs = this.pairs;
+    let node: HeapNode<T> | null = first;
+    while (node !== null) {
+      const a: HeapNode<T> = node;
+      const b: HeapNode<T> | null = a.next;
+      if (b === null) {
+        a.next = null;
+        a.prev = null;
+        pairs.push(a);
+        break;
+      }
+      node = b.next;
+      a.next = null;
+      a.prev = null;
+      b.next = null;
+      b.prev = null;
+      pairs.push(this.meld(a, b));
+    }
+    let acc = pairs[pairs.length - 1] as HeapNode<T>;
+    for (let i = pairs.length - 2; i >= 0; i--) acc = this.meld(pairs[i] as HeapNode<T>, acc);
+    pairs.length = 0;
+    return acc;
+  }
+}

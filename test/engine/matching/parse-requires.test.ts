@@ -1,0 +1,190 @@
+// Goal: parseRequires() accepts every constraint form of the contract, rejects
+// every malformed one with the right code and the exact field path, enforces
+// the count and size limits at limit-1 / limit / limit+1, and produces one
+// canonical key for equivalent requirements (key order, 8 vs 8.0, set order,
+// duplicates, one-value `in`).
+
+import { describe, expect, test } from "bun:test";
+import { defaultLimits, type Limits } from "../../../src/limits.ts";
+import { featureNameBytesMax, parseRequires, stringValueBytesMax } from "../../../src/engine/matching/index.ts";
+
+const path = "items[3].requires";
+
+function failure(raw: unknown, limits: Limits = defaultLimits): { code: string; field: string } {
+  const parsed = parseRequires(raw, path, limits);
+  if (parsed.ok) throw new Error(`expected a failure for ${JSON.stringify(raw)}`);
+  return { code: parsed.code, field: parsed.field };
+}
+
+function key(raw: unknown): string | null {
+  const parsed = parseRequires(raw, path, defaultLimits);
+  if (!parsed.ok) throw new Error(`${parsed.field}: ${parsed.message}`);
+  return parsed.value === null ? null : parsed.value.key;
+}
+
+describe("accepted forms", () => {
+  test("absent, nil, {} and all-nil maps mean no requirements", () => {
+    expect(key(undefined)).toBeNull();
+    expect(key(null)).toBeNull();
+    expect(key({})).toBeNull();
+    expect(key({ gpu: null })).toBeNull();
+  });
+  test("every operator parses", () => {
+    const parsed = parseRequires(
+      {
+        a: "x",
+        b: 8,
+        c: true,
+        d: { in: ["x", "y"] },
+        e: { all: [1, 2] },
+        f: { gte: 1, lt: 2.5 },
+        g: { gt: -1, lte: 0 },
+        h: { ne: "z" },
+        i: { exists: true },
+        j: { exists: false },
+        k: { ne: 3, exists: false },
+      },
+      path,
+      defaultLimits,
+    );
+    expect(parsed.ok).toBe(true);
+    if (!parsed.ok || parsed.value === null) return;
+    expect(parsed.value.constraints.map((c) => c.feature)).toEqual(["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"]);
+    const byFeature = new Map(parsed.value.constraints.map((c) => [c.feature, c]));
+    expect(byFeature.get("a")?.allOf).toEqual(["x"]);
+    expect(byFeature.get("d")?.anyOf).toEqual(["x", "y"]);
+    expect(byFeature.get("f")?.range).toEqual({ min: 1, minInclusive: true, max: 2.5, maxInclusive: false });
+    expect(byFeature.get("h")?.needsFeature).toBe(false);
+    expect(byFeature.get("j")?.needsFeature).toBe(false);
+    expect(byFeature.get("i")?.needsFeature).toBe(true);
+  });
+  test("nil operators are absent", () => {
+    expect(key({ mem: { gte: 8, lt: null } })).toBe(key({ mem: { gte: 8 } }));
+  });
+});
+
+describe("errors name the exact field", () => {
+  const cases: Array<[string, unknown, string, string]> = [
+    ["requires not a map", ["gpu"], "BAD_REQUEST", path],
+    ["requires a string", "gpu", "BAD_REQUEST", path],
+    ["unknown operator", { gpu: { foo: 1 } }, "BAD_REQUEST", `${path}.gpu.foo`],
+    ["eq is not an operator", { gpu: { eq: 1 } }, "BAD_REQUEST", `${path}.gpu.eq`],
+    ["bare array", { gpu: ["a", "b"] }, "BAD_REQUEST", `${path}.gpu`],
+    ["binary value", { gpu: new Uint8Array(2) }, "BAD_REQUEST", `${path}.gpu`],
+    ["NaN scalar", { gpu: Number.NaN }, "BAD_REQUEST", `${path}.gpu`],
+    ["Infinity scalar", { gpu: Number.POSITIVE_INFINITY }, "BAD_REQUEST", `${path}.gpu`],
+    ["empty operator map", { gpu: {} }, "BAD_REQUEST", `${path}.gpu`],
+    ["only nil operators", { gpu: { in: null } }, "BAD_REQUEST", `${path}.gpu`],
+    ["in not an array", { gpu: { in: "a" } }, "BAD_REQUEST", `${path}.gpu.in`],
+    ["in empty", { gpu: { in: [] } }, "BAD_REQUEST", `${path}.gpu.in`],
+    ["all empty", { gpu: { all: [] } }, "BAD_REQUEST", `${path}.gpu.all`],
+    ["in with a map", { gpu: { in: ["a", { x: 1 }] } }, "BAD_REQUEST", `${path}.gpu.in[1]`],
+    ["in with nil", { gpu: { in: ["a", null] } }, "BAD_REQUEST", `${path}.gpu.in[1]`],
+    ["all with an array", { gpu: { all: [["a"]] } }, "BAD_REQUEST", `${path}.gpu.all[0]`],
+    ["in with NaN", { gpu: { in: [1, Number.NaN] } }, "BAD_REQUEST", `${path}.gpu.in[1]`],
+    ["range bound a string", { mem: { gte: "8" } }, "BAD_REQUEST", `${path}.mem.gte`],
+    ["range bound a boolean", { mem: { lt: true } }, "BAD_REQUEST", `${path}.mem.lt`],
+    ["range bound Infinity", { mem: { lte: Number.POSITIVE_INFINITY } }, "BAD_REQUEST", `${path}.mem.lte`],
+    ["ne a map", { mem: { ne: {} } }, "BAD_REQUEST", `${path}.mem.ne`],
+    ["exists a number", { mem: { exists: 1 } }, "BAD_REQUEST", `${path}.mem.exists`],
+    ["empty range", { mem: { gte: 10, lt: 5 } }, "BAD_REQUEST", `${path}.mem`],
+    ["point range open", { mem: { gt: 5, lte: 5 } }, "BAD_REQUEST", `${path}.mem`],
+    ["exists false with in", { mem: { exists: false, in: [1, 2] } }, "BAD_REQUEST", `${path}.mem`],
+    ["exists false with range", { mem: { exists: false, gte: 1 } }, "BAD_REQUEST", `${path}.mem`],
+    ["empty feature name", { "": 1 }, "BAD_REQUEST", `${path}.`],
+  ];
+  for (const [name, raw, code, field] of cases) {
+    test(name, () => {
+      expect(failure(raw)).toEqual({ code, field });
+    });
+  }
+  test("the point range [5, 5] is accepted", () => {
+    expect(key({ mem: { gte: 5, lte: 5 } })).not.toBeNull();
+  });
+});
+
+describe("limits", () => {
+  const limits: Limits = { ...defaultLimits, featuresMax: 4, valuesPerFeatureMax: 3 };
+  function features(count: number): Record<string, unknown> {
+    const map: Record<string, unknown> = {};
+    for (let i = 0; i < count; i++) map[`f${i}`] = i;
+    return map;
+  }
+  test("features at limit-1, limit, limit+1", () => {
+    expect(parseRequires(features(3), path, limits).ok).toBe(true);
+    expect(parseRequires(features(4), path, limits).ok).toBe(true);
+    expect(failure(features(5), limits)).toEqual({ code: "TOO_LARGE", field: path });
+  });
+  test("nil features do not count", () => {
+    expect(parseRequires({ ...features(4), extra: null }, path, limits).ok).toBe(true);
+  });
+  test("in/all values at limit-1, limit, limit+1", () => {
+    for (const op of ["in", "all"]) {
+      expect(parseRequires({ v: { [op]: [1, 2] } }, path, limits).ok).toBe(true);
+      expect(parseRequires({ v: { [op]: [1, 2, 3] } }, path, limits).ok).toBe(true);
+      expect(failure({ v: { [op]: [1, 2, 3, 4] } }, limits)).toEqual({ code: "TOO_LARGE", field: `${path}.v.${op}` });
+    }
+  });
+  test("feature name bytes at limit-1, limit, limit+1 (multi-byte characters count as bytes)", () => {
+    expect(parseRequires({ ["a".repeat(featureNameBytesMax - 1)]: 1 }, path, defaultLimits).ok).toBe(true);
+    expect(parseRequires({ ["a".repeat(featureNameBytesMax)]: 1 }, path, defaultLimits).ok).toBe(true);
+    const long = "a".repeat(featureNameBytesMax + 1);
+    expect(failure({ [long]: 1 })).toEqual({ code: "TOO_LARGE", field: `${path}.${long}` });
+    const euro = "€".repeat(85); // 255 bytes
+    expect(parseRequires({ [euro]: 1 }, path, defaultLimits).ok).toBe(true);
+    expect(failure({ [`${euro}a`]: 1 }).code).toBe("TOO_LARGE");
+  });
+  test("string values at limit, limit+1", () => {
+    expect(parseRequires({ v: "x".repeat(stringValueBytesMax) }, path, defaultLimits).ok).toBe(true);
+    expect(failure({ v: "x".repeat(stringValueBytesMax + 1) })).toEqual({ code: "TOO_LARGE", field: `${path}.v` });
+    expect(failure({ v: { in: ["a", "x".repeat(stringValueBytesMax + 1)] } })).toEqual({
+      code: "TOO_LARGE",
+      field: `${path}.v.in[1]`,
+    });
+    expect(failure({ v: { ne: "x".repeat(stringValueBytesMax + 1) } })).toEqual({ code: "TOO_LARGE", field: `${path}.v.ne` });
+  });
+});
+
+describe("canonical keys", () => {
+  test("feature and operator order do not matter", () => {
+    expect(key({ a: 1, b: { gte: 2, lt: 9 } })).toBe(key({ b: { lt: 9, gte: 2 }, a: 1 }));
+  });
+  test("8 and 8.0, -0 and 0 are one value", () => {
+    expect(key({ a: 8 })).toBe(key({ a: 8.0 }));
+    expect(key({ a: { gte: -0 } })).toBe(key({ a: { gte: 0 } }));
+    expect(key({ a: { ne: -0 } })).toBe(key({ a: { ne: 0 } }));
+  });
+  test("sets are sorted and deduplicated", () => {
+    expect(key({ a: { in: ["y", "x", "y"] } })).toBe(key({ a: { in: ["x", "y"] } }));
+    expect(key({ a: { all: [3, 1, 2, 1.0] } })).toBe(key({ a: { all: [1, 2, 3] } }));
+  });
+  test("a scalar, a one-value in and a one-value all share a key", () => {
+    expect(key({ a: "x" })).toBe(key({ a: { in: ["x"] } }));
+    expect(key({ a: "x" })).toBe(key({ a: { all: ["x"] } }));
+    expect(key({ a: { in: ["x", "x"] } })).toBe(key({ a: "x" }));
+  });
+  test("types stay apart", () => {
+    const keys = [key({ a: 1 }), key({ a: "1" }), key({ a: true }), key({ a: { in: [1, "1"] } }), key({ a: { in: [1, true] } })];
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+  test("different constraints get different keys", () => {
+    const keys = [
+      key({ a: { gte: 1 } }),
+      key({ a: { gt: 1 } }),
+      key({ a: { lte: 1 } }),
+      key({ a: { lt: 1 } }),
+      key({ a: { ne: 1 } }),
+      key({ a: { exists: true } }),
+      key({ a: { exists: false } }),
+      key({ a: { all: [1, 2] } }),
+      key({ a: { in: [1, 2] } }),
+      key({ b: { in: [1, 2] } }),
+    ];
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+  test("redundant bounds keep the stricter one", () => {
+    expect(key({ a: { gte: 5, gt: 5 } })).toBe(key({ a: { gt: 5 } }));
+    expect(key({ a: { gte: 6, gt: 5 } })).toBe(key({ a: { gte: 6 } }));
+    expect(key({ a: { lte: 5, lt: 5 } })).toBe(key({ a: { lt: 5 } }));
+  });
+});

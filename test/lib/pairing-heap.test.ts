@@ -1,0 +1,142 @@
+// Goal: the pairing heap pops in order at 1, 2 and many entries, removes and
+// re-keys by handle, stays FIFO-stable on ties via the comparator, and agrees
+// with a sorted array under a seeded random mix of operations.
+
+import { describe, expect, test } from "bun:test";
+import { HeapNode, PairingHeap } from "../../src/lib/pairing-heap.ts";
+
+type Entry = { k: number; seq: number };
+const less = (a: Entry, b: Entry) => a.k < b.k || (a.k === b.k && a.seq < b.seq);
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe("PairingHeap", () => {
+  test("empty", () => {
+    const h = new PairingHeap<Entry>(less);
+    expect(h.size).toBe(0);
+    expect(h.peek()).toBeUndefined();
+    expect(h.pop()).toBeUndefined();
+    h.checkInvariants();
+  });
+
+  test("one entry", () => {
+    const h = new PairingHeap<Entry>(less);
+    const n = h.insert({ k: 5, seq: 0 });
+    expect(h.size).toBe(1);
+    expect(h.peek()?.k).toBe(5);
+    h.remove(n);
+    expect(h.size).toBe(0);
+    expect(n.inHeap).toBe(false);
+    h.checkInvariants();
+  });
+
+  test("two entries in both orders", () => {
+    for (const [a, b] of [[1, 2], [2, 1]] as const) {
+      const h = new PairingHeap<Entry>(less);
+      h.insert({ k: a, seq: 0 });
+      h.insert({ k: b, seq: 1 });
+      h.checkInvariants();
+      expect(h.pop()?.k).toBe(1);
+      expect(h.pop()?.k).toBe(2);
+      expect(h.pop()).toBeUndefined();
+    }
+  });
+
+  test("many entries pop sorted; ties keep insertion order via the comparator", () => {
+    const h = new PairingHeap<Entry>(less);
+    const r = rng(1);
+    const all: Entry[] = [];
+    for (let i = 0; i < 5000; i++) {
+      const e = { k: Math.floor(r() * 50), seq: i };
+      all.push(e);
+      h.insert(e);
+    }
+    h.checkInvariants();
+    all.sort((a, b) => (less(a, b) ? -1 : less(b, a) ? 1 : 0));
+    for (const e of all) expect(h.pop()).toBe(e);
+    expect(h.size).toBe(0);
+  });
+
+  test("remove by handle from the middle, decrease and update keys", () => {
+    const h = new PairingHeap<Entry>(less);
+    const nodes: Array<HeapNode<Entry>> = [];
+    for (let i = 0; i < 100; i++) nodes.push(h.insert({ k: i, seq: i }));
+    h.pop(); // builds structure
+    const n50 = nodes[50] as HeapNode<Entry>;
+    h.remove(n50);
+    h.checkInvariants();
+    expect(() => h.remove(n50)).toThrow();
+    const n70 = nodes[70] as HeapNode<Entry>;
+    n70.value.k = -1;
+    h.decreased(n70);
+    h.checkInvariants();
+    expect(h.peek()).toBe(n70.value);
+    n70.value.k = 1000;
+    h.update(n70);
+    h.checkInvariants();
+    expect(h.peek()?.k).toBe(1);
+    const out: number[] = [];
+    for (let e = h.pop(); e !== undefined; e = h.pop()) out.push(e.k);
+    expect(out.length).toBe(98);
+    expect(out[out.length - 1]).toBe(1000);
+    expect(out.includes(50)).toBe(false);
+  });
+
+  test("a million-deep chain does not overflow the stack", () => {
+    const h = new PairingHeap<Entry>(less);
+    // Descending inserts make the root's child list a million long.
+    for (let i = 1_000_000; i > 0; i--) h.insert({ k: i, seq: i });
+    expect(h.pop()?.k).toBe(1);
+    expect(h.pop()?.k).toBe(2);
+    expect(h.size).toBe(999_998);
+  });
+
+  for (const seed of [11, 12, 13]) {
+    test(`fuzz against a sorted array, seed ${seed}`, () => {
+      const r = rng(seed);
+      const h = new PairingHeap<Entry>(less);
+      const live = new Map<Entry, HeapNode<Entry>>();
+      let seq = 0;
+      for (let step = 0; step < 20_000; step++) {
+        const op = r();
+        if (op < 0.4) {
+          const e = { k: Math.floor(r() * 100), seq: seq++ };
+          live.set(e, h.insert(e));
+        } else if (op < 0.6) {
+          const got = h.pop();
+          const expected = [...live.keys()].reduce<Entry | undefined>((m, e) => (m === undefined || less(e, m) ? e : m), undefined);
+          expect(got).toBe(expected as Entry);
+          if (got) live.delete(got);
+        } else if (op < 0.8 && live.size > 0) {
+          const keys = [...live.keys()];
+          const e = keys[Math.floor(r() * keys.length)] as Entry;
+          h.remove(live.get(e) as HeapNode<Entry>);
+          live.delete(e);
+        } else if (live.size > 0) {
+          const keys = [...live.keys()];
+          const e = keys[Math.floor(r() * keys.length)] as Entry;
+          const node = live.get(e) as HeapNode<Entry>;
+          if (r() < 0.5) {
+            e.k -= Math.floor(r() * 10);
+            h.decreased(node);
+          } else {
+            e.k += Math.floor(r() * 10) - 5;
+            h.update(node);
+          }
+        }
+        expect(h.size).toBe(live.size);
+        if (step % 1000 === 0) h.checkInvariants();
+      }
+      h.checkInvariants();
+    });
+  }
+});
