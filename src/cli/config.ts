@@ -2,7 +2,7 @@
 // key (the flag's snake_case name) and its default, as one table. Precedence:
 // flag > environment > config file > default. A bad value or an unknown key is
 // a ConfigError whose one-line message names the key; the CLI prints it and
-// exits 2. No I/O here except reading the config file through `readFile`.
+// exits 2. The file is JSON, or TOML when its name ends in .toml. No I/O here except reading the config file through `readFile`.
 
 import type { TokenGrant } from "../server/auth.ts";
 import type { LogLevel } from "../server/logger.ts";
@@ -106,15 +106,21 @@ export function resolveConfig(sources: ConfigSources): ServeConfig {
   return config;
 }
 
+/** A config file whose name ends in .toml is TOML (Bun's parser); any other is JSON. Same keys either way. */
+export function isTomlPath(path: string): boolean {
+  return path.toLowerCase().endsWith(".toml");
+}
+
 function parseFile(path: string, text: string): Record<string, unknown> {
+  const format = isTomlPath(path) ? "TOML" : "JSON";
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = format === "TOML" ? Bun.TOML.parse(text) : JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(`config file ${path}: invalid JSON (${error instanceof Error ? error.message : String(error)})`);
+    throw new ConfigError(`config file ${path}: invalid ${format} (${error instanceof Error ? error.message : String(error)})`);
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new ConfigError(`config file ${path}: must hold a JSON object`);
+    throw new ConfigError(`config file ${path}: must hold a ${format === "TOML" ? "TOML table" : "JSON object"}`);
   }
   const known = new Set([...settings.map((s) => s.key), "auth", "namespaces"]);
   for (const key of Object.keys(value)) {

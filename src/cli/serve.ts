@@ -4,6 +4,13 @@
 // wait for commits (writer.drain) and for every reply to be sent, close the
 // store, exit 0 — within shutdownMsMax. A second signal exits at once (LMDB
 // commits are atomic, so nothing committed is lost).
+//
+// The HTTP side port (--http-port: /healthz, /readyz, /metrics) starts right
+// after the protocol port, on the same host; its bound port is printed as
+// `orq http on HOST:PORT` just before `orq listening on HOST:PORT`, so a
+// script that waits for the listening line can already read it. /readyz is
+// 200 from then until shutdown begins (recovery is synchronous and finished
+// by the time either port listens).
 
 import { Engine } from "../engine/engine.ts";
 import { systemClock } from "../lib/clock.ts";
@@ -16,6 +23,11 @@ import { openLmdbStore } from "../storage/lmdb/lmdb-store.ts";
 import { StoreOpenError } from "../storage/store.ts";
 import type { ServeConfig } from "./config.ts";
 import { checkNativeAddons } from "./self-check.ts";
+import { CommitSampler, commitPollMs } from "../observability/commit-sampler.ts";
+import { gaugeSnapshot } from "../observability/gauge-snapshot.ts";
+import { startHttpServer, type HttpServerHandle } from "../observability/http-server.ts";
+import { createMetrics } from "../observability/metrics.ts";
+import type { Clock } from "../lib/clock.ts";
 
 /** Longest graceful shutdown: past it the process exits 1 without waiting for slow clients. */
 export const shutdownMsMax = 10_000;
@@ -25,6 +37,13 @@ const closeGraceMs = 1000;
 
 /** Exit codes: 0 clean, 1 start-up failure or shutdown past its bound, 2 bad configuration. */
 const startupFailureExitCode = 1;
+
+/**
+ * Times storage commits for the metrics and the breakers' slow-commit rule:
+ * monotonic and sub-millisecond, unlike the wall clock (an NTP step must not
+ * look like a slow commit). Wired here, where the real clocks are chosen.
+ */
+const monotonicStopwatch: Clock = { nowMs: () => performance.now() };
 
 export async function runServe(config: ServeConfig, version: string): Promise<void> {
   const clock = systemClock;
@@ -51,9 +70,10 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     process.stderr.write(`orq: ${error.message}\n`);
     process.exit(startupFailureExitCode);
   }
-  const writer = new GroupCommitter(store, { clock });
+  const writer = new GroupCommitter(store, { clock, stopwatch: monotonicStopwatch });
   const engine = Engine.recover({ store, writer, limits, namespaces: config.namespaces, nowMs: clock.nowMs() });
 
+  const metrics = createMetrics({ version });
   let server: OrqServer;
   try {
     server = OrqServer.start({
@@ -65,6 +85,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
       tokens: new TokenTable(config.tokens),
       serverInfo: { version, nodeId: store.meta.nodeId, shards: store.shardCount },
       logger,
+      onRequestDone: (op, code, durationMs) => metrics.requestDone(op, code, durationMs),
     });
   } catch (error) {
     process.stderr.write(`orq: cannot listen on ${config.host}:${config.port}: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -73,19 +94,41 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
 
   engine.onEarlierDeadline = () => server.rearmDeadlines();
 
+  const commits = new CommitSampler(() => writer.commitStats(), metrics);
+  const commitPoller = setInterval(() => commits.poll(), commitPollMs);
+  commitPoller.unref();
+  metrics.setGaugeSource(() => {
+    commits.poll();
+    const nowMs = clock.nowMs();
+    return gaugeSnapshot({ engineStats: engine.stats(null, nowMs), breakers: writer.breakerStates(nowMs), connections: server.connectionCount });
+  });
+  let shuttingDown = false;
+  let http: HttpServerHandle;
+  try {
+    http = await startHttpServer({
+      host: config.host,
+      port: config.httpPort,
+      metrics,
+      isReady: () => !shuttingDown && !server.draining,
+      logError: (message) => logger.error("http request failed", { message }),
+    });
+  } catch (error) {
+    process.stderr.write(`orq: cannot listen on ${config.host}:${config.httpPort} (http): ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(startupFailureExitCode);
+  }
+
   logger.info("started", {
     host: server.host,
     port: server.port,
-    http_port: config.httpPort,
+    http_port: http.port,
     data_dir: config.dataDir,
     shards: store.shardCount,
     durability: config.durability,
     auth: config.tokens.length > 0,
     config: config.configPath,
   });
-  process.stdout.write(`orq listening on ${config.host}:${server.port}\n`);
+  process.stdout.write(`orq http on ${config.host}:${http.port}\norq listening on ${config.host}:${server.port}\n`);
 
-  let shuttingDown = false;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (shuttingDown) {
       logger.warn("second signal: exiting now", { signal });
@@ -105,6 +148,8 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     await server.whenIdle();
     server.close();
     await server.whenAllClosed(closeGraceMs);
+    clearInterval(commitPoller);
+    await http.stop();
     await store.close();
     clearTimeout(bound);
     logger.info("stopped");

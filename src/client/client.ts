@@ -5,6 +5,7 @@
 
 import type { WireDelivery, WireEndedItemState, WireItemState, WireTopicCounts } from "../protocol/wire-types.ts";
 import { Transport, type WireMap } from "./transport.ts";
+import { startWorker, type WorkerHandle, type WorkHandler, type WorkOptions } from "./worker.ts";
 import type {
   ClientOptions,
   Delivery,
@@ -169,6 +170,15 @@ export class OrqClient {
     const reply = await this.request("stats", { ns }, options);
     const { id: _id, ok: _ok, ...rest } = reply;
     return rest;
+  }
+
+  /**
+   * Run a worker loop on this connection: long-poll dequeues of one topic,
+   * up to `concurrency` handlers at once, leases extended while they run, ack
+   * on success, nack with exponential back-off on a throw (see worker.ts).
+   */
+  work(options: WorkOptions, handler: WorkHandler): WorkerHandle {
+    return startWorker(this, options, handler);
   }
 
   /** Close the connection; pending requests reject with CLOSED. */

@@ -14,4 +14,14 @@ export type {
   ServerHello,
   TopicCounts,
 } from "./types.ts";
+export {
+  nackDelayMs,
+  workDefaults,
+  workConcurrencyMax,
+  type HandlerContext,
+  type WorkerEvent,
+  type WorkerHandle,
+  type WorkHandler,
+  type WorkOptions,
+} from "./worker.ts";
 export { errorCodes, type ErrorCode } from "../protocol/error-codes.ts";

@@ -1,7 +1,8 @@
 // orq's Prometheus metrics: the one file that uses prom-client and spells out
 // its options (metric names, labels, buckets). The server calls
-// `requestDone` once per answered request and the storage writer calls
-// `commitObserved` once per LMDB commit; gauges (items, breakers, connections,
+// `requestDone` once per answered request; commit-sampler.ts calls
+// `commitObserved` once per LMDB commit and `commitTotals` with the writer's
+// running totals; gauges (items, breakers, connections,
 // waiters) are pulled from a snapshot source once per scrape, so the hot path
 // never maintains them. Every label value that could come from a client is
 // bounded here, so a hostile client cannot grow the series set without limit.
@@ -34,6 +35,15 @@ export interface GaugeSnapshot {
 
 export type GaugeSource = () => GaugeSnapshot;
 
+/** Absolute totals since start; see Metrics.commitTotals. */
+export interface CommitTotals {
+  commitsTotal: number;
+  commitFailuresTotal: number;
+  writeSetsRejectedTotal: number;
+  /** Commits whose samples the poller could not see (more than a ring's worth between polls). */
+  samplesDroppedTotal: number;
+}
+
 export interface MetricsOptions {
   /** Reported as `orq_build_info{version}`. */
   version?: string;
@@ -65,6 +75,12 @@ export interface Metrics {
   requestDone(op: string, code: string, durationMs: number): void;
   /** One storage commit: how many records and write sets (requests) it carried, and how long it took. */
   commitObserved(records: number, writeSets: number, durationMs: number): void;
+  /**
+   * The storage writer's running totals (absolute values since start, as
+   * commitStats() reports them); the counters advance by the difference from
+   * the previous call, so calling it often is cheap and exact.
+   */
+  commitTotals(totals: CommitTotals): void;
   setGaugeSource(source: GaugeSource): void;
   /** The Prometheus text exposition (format 0.0.4). */
   render(): Promise<string>;
@@ -152,6 +168,25 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     buckets: commitDurationBucketsSeconds,
     registers: [registry],
   });
+  const commitCounters: Record<keyof CommitTotals, Counter> = {
+    commitsTotal: new Counter({ name: "orq_commits_total", help: "Storage commits finished (successful or not).", registers: [registry] }),
+    commitFailuresTotal: new Counter({
+      name: "orq_commit_failures_total",
+      help: "Storage commits in which at least one shard (or the outcome part) failed.",
+      registers: [registry],
+    }),
+    writeSetsRejectedTotal: new Counter({
+      name: "orq_write_sets_rejected_total",
+      help: "Write sets (requests) refused before any commit: a shard's breaker was open or too many writes were waiting.",
+      registers: [registry],
+    }),
+    samplesDroppedTotal: new Counter({
+      name: "orq_commit_samples_dropped_total",
+      help: "Commits missing from the orq_commit_* histograms because more happened between two polls than the sample ring holds.",
+      registers: [registry],
+    }),
+  };
+  const lastTotals: CommitTotals = { commitsTotal: 0, commitFailuresTotal: 0, writeSetsRejectedTotal: 0, samplesDroppedTotal: 0 };
   const items = new Gauge({
     name: "orq_items",
     help: "Items by namespace, topic and state, at scrape time.",
@@ -220,6 +255,13 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       commitRecords.observe(records);
       commitWriteSets.observe(writeSets);
       commitDuration.observe(durationMs / 1000);
+    },
+    commitTotals(totals) {
+      for (const key of Object.keys(lastTotals) as Array<keyof CommitTotals>) {
+        const delta = totals[key] - lastTotals[key];
+        if (delta > 0) commitCounters[key].inc(delta);
+        lastTotals[key] = Math.max(lastTotals[key], totals[key]);
+      }
     },
     setGaugeSource(source) {
       gaugeSource = source;

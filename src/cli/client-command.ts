@@ -1,0 +1,177 @@
+// What every client subcommand of the CLI (`orq enqueue`, `orq get`, ...)
+// shares: the common flags (--server, --ns, --token, --json, --timeout-ms),
+// the connection (made only after the command's own input parsed, so a usage
+// error never waits for a server), printing the result, and the exit codes:
+//   0 done; 1 an error from the server or the connection, printed to stderr as
+//   `error CODE: message`; 2 bad usage; 3 done, but some receipts were stale or
+//   some ids missing (so scripts notice).
+// The token is read from --token or ORQ_TOKEN and never printed.
+
+import { Command, InvalidArgumentError, Option } from "commander";
+import { OrqClient } from "../client/client.ts";
+import { OrqError } from "../client/orq-error.ts";
+
+export const defaultServer = "127.0.0.1:7420";
+export const defaultNamespace = "default";
+/** A CLI call should fail fast rather than hang a terminal (10 s); long-poll waits come on top. */
+export const requestTimeoutMsDefault = 10_000;
+
+export const exitCodes = { ok: 0, error: 1, usage: 2, partial: 3 } as const;
+
+/** Bad command-line input found by a command itself (commander finds the rest). */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+export interface CommandResult {
+  /** Printed with --json, as one JSON document. */
+  json: unknown;
+  /** Printed otherwise (a trailing newline is added when missing); may be empty. */
+  text: string;
+  /** A human note for stderr (not printed with --json), e.g. "no items". */
+  note?: string;
+  exitCode?: number;
+}
+
+export interface Session {
+  ns: string;
+  json: boolean;
+  /** True when --ns was given (or ORQ_NS set), not defaulted: `stats` then shows every namespace. */
+  nsExplicit: boolean;
+  /** Connects on first use. */
+  client(): Promise<OrqClient>;
+}
+
+export interface ServerAddress {
+  host: string;
+  port: number;
+}
+
+/** HOST:PORT, [IPv6]:PORT, HOST (port 7420) or :PORT (host 127.0.0.1). */
+export function parseServerAddress(text: string): ServerAddress {
+  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
+  const plain = /^([^:]*)(?::(\d+))?$/.exec(text);
+  const match = bracketed ?? plain;
+  if (match === null) throw new UsageError(`--server: "${text}" is not HOST:PORT`);
+  const host = match[1] === "" || match[1] === undefined ? "127.0.0.1" : match[1];
+  const port = match[2] === undefined ? 7420 : Number(match[2]);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new UsageError(`--server: port ${match[2]} is not 1..65535`);
+  return { host, port };
+}
+
+/** An argParser for integer flags from min to max. */
+export function intArg(min: number, max: number): (value: string) => number {
+  return (value) => {
+    const trimmed = value.trim();
+    const n = Number(trimmed);
+    if (!/^-?\d+$/.test(trimmed) || !Number.isSafeInteger(n) || n < min || n > max) {
+      throw new InvalidArgumentError(`must be an integer from ${min} to ${max}.`);
+    }
+    return n;
+  };
+}
+
+/** An argParser for flags that take a JSON object (--requires, --capabilities). */
+export function jsonObjectArg(value: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (error) {
+    throw new InvalidArgumentError(`not JSON (${error instanceof Error ? error.message : String(error)}).`);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new InvalidArgumentError("must be a JSON object.");
+  return parsed as Record<string, unknown>;
+}
+
+/** An argParser for comma-separated lists (--after ID,ID); empty entries are dropped. */
+export function listArg(value: string): string[] {
+  return value
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part.length > 0);
+}
+
+/** A subcommand with the common flags; its action goes through runCommand. */
+export function clientCommand(parent: Command, nameAndArgs: string, description: string): Command {
+  return parent
+    .command(nameAndArgs)
+    .description(description)
+    .addOption(new Option("--server <host:port>", "server address").env("ORQ_SERVER").default(defaultServer))
+    .addOption(new Option("--ns <namespace>", "namespace").env("ORQ_NS").default(defaultNamespace))
+    .addOption(new Option("--token <token>", "auth token (prefer the env variable: flags show in `ps`)").env("ORQ_TOKEN"))
+    .addOption(new Option("--json", "machine output: one JSON document on stdout"))
+    .addOption(
+      new Option("--timeout-ms <n>", "request timeout (a dequeue's --wait-ms comes on top)")
+        .default(requestTimeoutMsDefault)
+        .argParser(intArg(1, 3_600_000)),
+    );
+}
+
+type Run = (session: Session, args: unknown[], options: Record<string, unknown>) => Promise<CommandResult>;
+
+/** Sets the command's action: parse, connect lazily, run, print, set the exit code. */
+export function onRun(command: Command, run: Run): Command {
+  return command.action(async () => {
+    const options = command.opts();
+    const json = options.json === true;
+    let client: OrqClient | null = null;
+    let address: ServerAddress | null = null;
+    const session: Session = {
+      ns: options.ns as string,
+      json,
+      nsExplicit: command.getOptionValueSource("ns") !== "default",
+      async client() {
+        if (client !== null) return client;
+        address ??= parseServerAddress(options.server as string);
+        client = await OrqClient.connect({
+          host: address.host,
+          port: address.port,
+          token: options.token as string | undefined,
+          clientName: "orq-cli",
+          reconnect: false,
+          requestTimeoutMs: options.timeoutMs as number,
+          connectTimeoutMs: Math.min(options.timeoutMs as number, 5_000),
+        });
+        return client;
+      },
+    };
+    try {
+      address = parseServerAddress(options.server as string);
+      const result = await run(session, command.processedArgs, options);
+      print(result, json);
+      process.exitCode = result.exitCode ?? exitCodes.ok;
+    } catch (error) {
+      if (error instanceof UsageError) {
+        process.stderr.write(`error USAGE: ${error.message}\n`);
+        process.exitCode = exitCodes.usage;
+      } else if (error instanceof OrqError) {
+        process.stderr.write(`error ${error.code}: ${bareMessage(error)}\n`);
+        process.exitCode = exitCodes.error;
+      } else {
+        throw error;
+      }
+    } finally {
+      const open = client as OrqClient | null;
+      if (open !== null) await open.close();
+    }
+  });
+}
+
+function print(result: CommandResult, json: boolean): void {
+  if (json) {
+    process.stdout.write(`${JSON.stringify(result.json, null, 2)}\n`);
+    return;
+  }
+  if (result.text.length > 0) process.stdout.write(result.text.endsWith("\n") ? result.text : `${result.text}\n`);
+  if (result.note !== undefined) process.stderr.write(`${result.note}\n`);
+}
+
+/** OrqError's message is "CODE: message"; the CLI prints the code itself. */
+function bareMessage(error: OrqError): string {
+  const prefix = `${error.code}: `;
+  const message = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
+  const retry = error.details.retryAfterMs;
+  const field = error.details.field;
+  const showField = field !== undefined && !message.includes(field);
+  return `${message}${showField ? ` (field ${field})` : ""}${retry !== undefined ? ` (retry after ${retry} ms)` : ""}`;
+}

@@ -1,0 +1,59 @@
+// `orq stats`: counts by state per namespace, counters since the server
+// started, and the server's own gauges. Without --ns (or ORQ_NS) it shows
+// every namespace the token may see; with --ns, that namespace and its topics.
+// --json prints the `stats` reply as the server sent it (docs/PROTOCOL.md).
+
+import type { Command } from "commander";
+import { clientCommand, onRun } from "../client-command.ts";
+import { block, table } from "../output.ts";
+
+type Fields = Record<string, unknown>;
+
+const states = ["ready", "delayed", "waiting", "leased", "dead"] as const;
+
+function num(record: Fields | undefined, key: string): number {
+  const value = record?.[key];
+  return typeof value === "number" ? value : 0;
+}
+
+function fields(value: unknown): Fields {
+  return typeof value === "object" && value !== null ? (value as Fields) : {};
+}
+
+function render(stats: Fields, showTopics: boolean): string {
+  const namespaces = fields(stats.namespaces);
+  const rows = Object.entries(namespaces).map(([name, value]) => {
+    const ns = fields(value);
+    return [name, ...states.map((s) => num(ns, s)), num(ns, "topic_count"), num(ns, "parked_waiters")];
+  });
+  const totals = fields(stats.totals);
+  rows.push(["(total)", ...states.map((s) => num(totals, s)), num(totals, "topics"), num(totals, "parked_waiters")]);
+  const parts = [table(["NAMESPACE", "READY", "DELAYED", "WAITING", "LEASED", "DEAD", "TOPICS", "WAITERS"], rows)];
+  if (showTopics) {
+    for (const [name, value] of Object.entries(namespaces)) {
+      const topics = fields(fields(value).topics);
+      const topicRows = Object.entries(topics).map(([topic, counts]) => [topic, ...states.map((s) => num(fields(counts), s))]);
+      if (topicRows.length > 0) parts.push(`topics of ${name}:\n${table(["TOPIC", "READY", "DELAYED", "WAITING", "LEASED", "DEAD"], topicRows)}`);
+    }
+  }
+  const counters = fields(stats.counters);
+  parts.push(`since start: ${Object.entries(counters).map(([k, v]) => `${k} ${String(v)}`).join(", ")}`);
+  const server = fields(stats.server);
+  parts.push(
+    block([
+      ["connections", String(num(server, "connections"))],
+      ["requests in flight", String(num(server, "requests_in_flight"))],
+      ["uptime", `${Math.round(num(server, "uptime_ms") / 1000)} s`],
+    ]),
+  );
+  return parts.join("\n\n");
+}
+
+export function addStatsCommand(program: Command): void {
+  const command = clientCommand(program, "stats", "counts by state, counters since start and server gauges");
+  onRun(command, async (session) => {
+    const client = await session.client();
+    const stats = await client.stats(session.nsExplicit ? session.ns : undefined);
+    return { json: stats, text: render(stats, session.nsExplicit) };
+  });
+}

@@ -1,0 +1,137 @@
+// How the CLI shows protocol values: for --json, the wire's snake_case field
+// names, with byte fields as `payload` (a string, when the bytes are valid
+// UTF-8) or `payload_base64` (when they are not), so output is unambiguous and
+// round-trips; for people, aligned `label  value` blocks and tables, times as
+// ISO-8601 UTC, and payloads quoted (or summarised when binary or long).
+
+import type { Delivery, EndedItemState, ItemState, TopicCounts } from "../client/types.ts";
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** Longest payload shown in human output (200 characters); --json shows it whole. */
+export const humanPayloadCharsMax = 200;
+
+function utf8OrNull(bytes: Uint8Array): string | null {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    // Not UTF-8: the caller shows the bytes another way.
+    return null;
+  }
+}
+
+/** `{name: text}` when the bytes are UTF-8, else `{name_base64: ...}`. */
+export function bytesToJson(name: string, bytes: Uint8Array): Record<string, string> {
+  const text = utf8OrNull(bytes);
+  return text !== null ? { [name]: text } : { [`${name}_base64`]: Buffer.from(bytes).toString("base64") };
+}
+
+export function bytesForHuman(bytes: Uint8Array): string {
+  if (bytes.length === 0) return "(empty)";
+  const text = utf8OrNull(bytes);
+  // Control characters (other than newline and tab) would garble a terminal.
+  if (text === null || /[\u0000-\u0008\u000b-\u001f\u007f]/.test(text)) {
+    const hex = Buffer.from(bytes.subarray(0, 32)).toString("hex");
+    return `(${bytes.length} bytes, binary) ${hex}${bytes.length > 32 ? "…" : ""}`;
+  }
+  const shown = JSON.stringify(text.length > humanPayloadCharsMax ? text.slice(0, humanPayloadCharsMax) : text);
+  return text.length > humanPayloadCharsMax ? `${shown}… (${bytes.length} bytes)` : shown;
+}
+
+export function isoTime(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+export function deliveryToJson(d: Delivery): Record<string, unknown> {
+  return {
+    id: d.id,
+    topic: d.topic,
+    priority: d.priority,
+    ...bytesToJson("payload", d.payload),
+    ...bytesToJson("metadata", d.metadata),
+    attempt: d.attempt,
+    receipt: d.receipt,
+    lease_expires_at_ms: d.leaseExpiresAtMs,
+    enqueued_at_ms: d.enqueuedAtMs,
+  };
+}
+
+export function itemStateToJson(s: ItemState | EndedItemState | null): Record<string, unknown> | null {
+  if (s === null) return null;
+  if (s.state === "ended") return { id: s.id, state: s.state, outcome: s.outcome };
+  const out: Record<string, unknown> = {
+    id: s.id,
+    topic: s.topic,
+    state: s.state,
+    priority: s.priority,
+    ...bytesToJson("payload", s.payload),
+    ...bytesToJson("metadata", s.metadata),
+    attempt: s.attempt,
+    deliver_at_ms: s.deliverAtMs,
+    enqueued_at_ms: s.enqueuedAtMs,
+  };
+  if (s.leaseExpiresAtMs !== undefined) out.lease_expires_at_ms = s.leaseExpiresAtMs;
+  if (s.requires !== undefined) out.requires = s.requires;
+  if (s.after !== undefined) out.after = s.after;
+  if (s.key !== undefined) out.key = s.key;
+  if (s.deadReason !== undefined) out.dead_reason = s.deadReason;
+  return out;
+}
+
+/** Aligned `label  value` lines. */
+export function block(rows: ReadonlyArray<readonly [string, string]>): string {
+  const width = Math.max(...rows.map(([label]) => label.length));
+  return rows.map(([label, value]) => `${label.padEnd(width)}  ${value}`).join("\n");
+}
+
+/** A table with a header row; numbers right-aligned, text left-aligned. */
+export function table(header: readonly string[], rows: ReadonlyArray<ReadonlyArray<string | number>>): string {
+  const cells = [header, ...rows.map((row) => row.map(String))];
+  const widths = header.map((_, column) => Math.max(...cells.map((row) => (row[column] ?? "").length)));
+  const numeric = header.map((_, column) => rows.length > 0 && rows.every((row) => typeof row[column] === "number"));
+  return cells
+    .map((row) => row.map((cell, column) => (numeric[column] ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!))).join("  ").trimEnd())
+    .join("\n");
+}
+
+export function deliveryBlock(d: Delivery): string {
+  return block([
+    ["id", d.id],
+    ["topic", d.topic],
+    ["priority", String(d.priority)],
+    ["attempt", String(d.attempt)],
+    ["receipt", d.receipt],
+    ["lease until", isoTime(d.leaseExpiresAtMs)],
+    ["enqueued", isoTime(d.enqueuedAtMs)],
+    ["payload", bytesForHuman(d.payload)],
+    ...(d.metadata.length > 0 ? [["metadata", bytesForHuman(d.metadata)] as const] : []),
+  ]);
+}
+
+export function itemStateBlock(s: ItemState | EndedItemState): string {
+  if (s.state === "ended") return block([["id", s.id], ["state", `ended (${s.outcome})`]]);
+  const rows: Array<readonly [string, string]> = [
+    ["id", s.id],
+    ["topic", s.topic],
+    ["state", s.state],
+    ["priority", String(s.priority)],
+    ["attempt", String(s.attempt)],
+    ["deliver at", isoTime(s.deliverAtMs)],
+    ["enqueued", isoTime(s.enqueuedAtMs)],
+  ];
+  if (s.leaseExpiresAtMs !== undefined) rows.push(["lease until", isoTime(s.leaseExpiresAtMs)]);
+  if (s.key !== undefined) rows.push(["key", s.key]);
+  if (s.requires !== undefined) rows.push(["requires", JSON.stringify(s.requires)]);
+  if (s.after !== undefined) rows.push(["after", s.after.join(", ")]);
+  if (s.deadReason !== undefined) rows.push(["dead reason", s.deadReason]);
+  rows.push(["payload", bytesForHuman(s.payload)]);
+  if (s.metadata.length > 0) rows.push(["metadata", bytesForHuman(s.metadata)]);
+  return block(rows);
+}
+
+export function topicsTable(topics: readonly TopicCounts[]): string {
+  return table(
+    ["TOPIC", "READY", "DELAYED", "WAITING", "LEASED", "DEAD"],
+    topics.map((t) => [t.topic, t.ready, t.delayed, t.waiting, t.leased, t.dead]),
+  );
+}

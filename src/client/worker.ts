@@ -1,0 +1,227 @@
+// The worker loop: `client.work(options, handler)` leases items of one topic
+// with long-poll dequeues, runs up to `concurrency` handlers at once, keeps
+// each lease alive while its handler runs (an extend every leaseMs *
+// extendAtFraction), acks when the handler returns and nacks when it throws,
+// with an exponential back-off: delay_ms = min(backoffMsMax,
+// backoffBaseMs * 2^(attempt - 1)), attempt being the delivery's (1, 2, ...).
+//
+// stop() is graceful: no new dequeue starts; a dequeue already waiting on the
+// server is let come back (at most waitMs) and what it brought is handled
+// like the rest (giving it back with a nack would spend one of its attempts);
+// running handlers finish and are acked or nacked; then stop() resolves. A handler whose lease is lost (an extend reported the
+// receipt stale: the lease had expired, or the item was cancelled) sees its
+// AbortSignal fire; its ack or nack is then stale and reported as an event.
+
+import type { OrqClient } from "./client.ts";
+import { OrqError } from "./orq-error.ts";
+import type { Delivery } from "./types.ts";
+
+export interface WorkOptions {
+  ns: string;
+  topic: string;
+  /** Sent with every dequeue; without it only items without `requires` match. */
+  capabilities?: Record<string, unknown>;
+  /** Handlers running at once, 1..1000. */
+  concurrency: number;
+  /** Lease of each delivery, renewed while its handler runs. */
+  leaseMs: number;
+  /** Long-poll wait of each dequeue (default 5,000 ms); also the longest stop() waits for one in flight. */
+  waitMs?: number;
+  /** Extend when this fraction of the lease has passed (default 0.5), 0.1..0.9. */
+  extendAtFraction?: number;
+  /** First nack delay (default 1,000 ms), doubled per attempt. */
+  backoffBaseMs?: number;
+  /** Largest nack delay (default 300,000 ms = 5 min). */
+  backoffMsMax?: number;
+  /** Pause after a failed dequeue (default 1,000 ms, or the error's retry_after_ms). */
+  errorPauseMs?: number;
+  /** What happened, for logs and tests. Exceptions thrown here are ignored. */
+  onEvent?: (event: WorkerEvent) => void;
+}
+
+export interface HandlerContext {
+  /** Fires when the lease was lost (an extend found the receipt stale): the work will not count. */
+  signal: AbortSignal;
+}
+
+export type WorkHandler = (delivery: Delivery, context: HandlerContext) => Promise<unknown> | unknown;
+
+export type WorkerEvent =
+  | { kind: "acked"; delivery: Delivery; stale: boolean }
+  | { kind: "nacked"; delivery: Delivery; delayMs: number; error: unknown; stale: boolean }
+  | { kind: "extended"; delivery: Delivery; leaseMs: number }
+  | { kind: "lease_lost"; delivery: Delivery }
+  | { kind: "error"; during: "dequeue" | "ack" | "nack" | "extend"; error: unknown; delivery?: Delivery };
+
+export interface WorkerHandle {
+  /** Graceful stop; resolves once every delivery taken has been acked or nacked. */
+  stop(): Promise<void>;
+  /** Resolves when the loop has ended (after stop(), or when the client was closed). */
+  readonly done: Promise<void>;
+  /** Handlers running now. */
+  readonly running: number;
+}
+
+export const workDefaults = {
+  waitMs: 5_000,
+  extendAtFraction: 0.5,
+  backoffBaseMs: 1_000,
+  backoffMsMax: 300_000,
+  errorPauseMs: 1_000,
+} as const;
+
+/** Largest concurrency (1,000): one dequeue's count limit. */
+export const workConcurrencyMax = 1000;
+
+/** The nack delay after a handler threw on delivery `attempt` (1-based). */
+export function nackDelayMs(attempt: number, backoffBaseMs: number, backoffMsMax: number): number {
+  const exponent = Math.min(Math.max(attempt, 1) - 1, 52);
+  return Math.min(backoffMsMax, backoffBaseMs * 2 ** exponent);
+}
+
+function checkOptions(options: WorkOptions): void {
+  const bad = (what: string): never => {
+    throw new RangeError(`work(): ${what}`);
+  };
+  if (!Number.isInteger(options.concurrency) || options.concurrency < 1 || options.concurrency > workConcurrencyMax) bad(`concurrency must be 1..${workConcurrencyMax}`);
+  if (!Number.isInteger(options.leaseMs) || options.leaseMs < 1) bad("leaseMs must be a positive integer");
+  const fraction = options.extendAtFraction ?? workDefaults.extendAtFraction;
+  if (!(fraction >= 0.1 && fraction <= 0.9)) bad("extendAtFraction must be 0.1..0.9");
+  if (options.waitMs !== undefined && (!Number.isInteger(options.waitMs) || options.waitMs < 0)) bad("waitMs must be a non-negative integer");
+}
+
+export function startWorker(client: OrqClient, options: WorkOptions, handler: WorkHandler): WorkerHandle {
+  checkOptions(options);
+  const waitMs = options.waitMs ?? workDefaults.waitMs;
+  const extendEveryMs = Math.max(1, Math.floor(options.leaseMs * (options.extendAtFraction ?? workDefaults.extendAtFraction)));
+  const backoffBaseMs = options.backoffBaseMs ?? workDefaults.backoffBaseMs;
+  const backoffMsMax = options.backoffMsMax ?? workDefaults.backoffMsMax;
+  const errorPauseMs = options.errorPauseMs ?? workDefaults.errorPauseMs;
+
+  let stopping = false;
+  let running = 0;
+  const tasks = new Set<Promise<void>>();
+  /** Wakes the loop when a slot frees up or stop() is called. */
+  let wake: (() => void) | null = null;
+  const wakeLoop = (): void => {
+    const resolve = wake;
+    wake = null;
+    resolve?.();
+  };
+  const emit = (event: WorkerEvent): void => {
+    try {
+      options.onEvent?.(event);
+    } catch (error) {
+      // A faulty listener must not break the loop; report it once on the console.
+      console.error("orq worker: onEvent threw", error);
+    }
+  };
+
+  async function runOne(delivery: Delivery): Promise<void> {
+    const controller = new AbortController();
+    let lost = false;
+    const timer = setInterval(() => {
+      client.extend(options.ns, [{ receipt: delivery.receipt, leaseMs: options.leaseMs }]).then(
+        (result) => {
+          if (result.stale.length > 0) {
+            if (!lost) {
+              lost = true;
+              clearInterval(timer);
+              emit({ kind: "lease_lost", delivery });
+              controller.abort(new Error("lease lost"));
+            }
+          } else {
+            emit({ kind: "extended", delivery, leaseMs: options.leaseMs });
+          }
+        },
+        (error: unknown) => emit({ kind: "error", during: "extend", error, delivery }),
+      );
+    }, extendEveryMs);
+    let failure: { error: unknown } | null = null;
+    try {
+      await handler(delivery, { signal: controller.signal });
+    } catch (error) {
+      failure = { error };
+    } finally {
+      clearInterval(timer);
+    }
+    try {
+      if (failure === null) {
+        const result = await client.ack(options.ns, [delivery.receipt]);
+        emit({ kind: "acked", delivery, stale: result.stale.length > 0 });
+      } else {
+        const delayMs = nackDelayMs(delivery.attempt, backoffBaseMs, backoffMsMax);
+        const result = await client.nack(options.ns, [{ receipt: delivery.receipt, delayMs }]);
+        emit({ kind: "nacked", delivery, delayMs, error: failure.error, stale: result.stale.length > 0 });
+      }
+    } catch (error) {
+      // The lease will expire and the server redeliver: at-least-once holds.
+      emit({ kind: "error", during: failure === null ? "ack" : "nack", error, delivery });
+    }
+  }
+
+  function start(delivery: Delivery): void {
+    running++;
+    const task = runOne(delivery).finally(() => {
+      running--;
+      tasks.delete(task);
+      wakeLoop();
+    });
+    tasks.add(task);
+  }
+
+  const pause = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        wake = null;
+        resolve();
+      }, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+
+  async function loop(): Promise<void> {
+    while (!stopping) {
+      const free = options.concurrency - running;
+      if (free <= 0) {
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        continue;
+      }
+      let deliveries: Delivery[];
+      try {
+        deliveries = await client.dequeue(options.ns, {
+          topics: [{ topic: options.topic, count: free }],
+          capabilities: options.capabilities,
+          waitMs,
+          leaseMs: options.leaseMs,
+        });
+      } catch (error) {
+        if (error instanceof OrqError && error.code === "CLOSED") break;
+        emit({ kind: "error", during: "dequeue", error });
+        const hintMs = error instanceof OrqError ? error.details.retryAfterMs : undefined;
+        if (!stopping) await pause(hintMs ?? errorPauseMs);
+        continue;
+      }
+      for (const delivery of deliveries) start(delivery);
+    }
+    // Let every running handler finish and be acked or nacked.
+    while (tasks.size > 0) await Promise.all([...tasks]);
+  }
+
+  const done = loop();
+  return {
+    stop() {
+      stopping = true;
+      wakeLoop();
+      return done;
+    },
+    done,
+    get running() {
+      return running;
+    },
+  };
+}

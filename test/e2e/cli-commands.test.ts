@@ -1,0 +1,255 @@
+// Goal: every client command of the CLI (ping, enqueue, dequeue, ack, nack,
+// extend, get, cancel, topics, dead, redrive, stats), run as a child process
+// against a real server, does what it says in human and --json output, and
+// exits 0 (ok), 1 (`error CODE: message` on stderr), 2 (bad usage) or 3
+// (stale receipts / missing ids). Tokens come from --token or ORQ_TOKEN and
+// never appear in any output.
+
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import packageJson from "../../package.json" with { type: "json" };
+import { bunPath, mainPath, ServerProcess } from "../support/server-process.ts";
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+let server: ServerProcess;
+let workDir: string;
+
+async function orq(args: string[], options: { stdin?: Uint8Array | string; env?: Record<string, string>; server?: ServerProcess } = {}): Promise<Run> {
+  const target = options.server ?? server;
+  const env: Record<string, string> = { PATH: process.env.PATH ?? "", ORQ_SERVER: `127.0.0.1:${target.port}`, ...options.env };
+  const proc = Bun.spawn([bunPath, mainPath, ...args], {
+    cwd: workDir,
+    env,
+    stdin: options.stdin === undefined ? "ignore" : new Blob([options.stdin]),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
+
+async function orqJson(args: string[], options: Parameters<typeof orq>[1] = {}): Promise<Record<string, any>> {
+  const run = await orq([...args, "--json"], options);
+  if (run.code !== 0) throw new Error(`orq ${args.join(" ")} exited ${run.code}: ${run.stderr}`);
+  return JSON.parse(run.stdout);
+}
+
+beforeAll(async () => {
+  workDir = mkdtempSync(join(tmpdir(), "orq-cli-cmd-"));
+  server = await ServerProcess.start();
+});
+
+afterAll(async () => {
+  await server?.cleanup();
+  rmSync(workDir, { recursive: true, force: true });
+});
+
+describe("help and version", () => {
+  test("--help lists every client command; per-command help lists its flags; --version is the package's", async () => {
+    const help = await orq(["--help"]);
+    expect(help.code).toBe(0);
+    for (const command of ["serve", "ping", "enqueue", "dequeue", "ack", "nack", "extend", "get", "cancel", "topics", "dead", "redrive", "stats"]) {
+      expect(help.stdout).toContain(`  ${command} `);
+    }
+    const enqueueHelp = await orq(["enqueue", "--help"]);
+    expect(enqueueHelp.code).toBe(0);
+    for (const flag of ["--topic", "--priority", "--delay-ms", "--key", "--requires", "--after", "--payload", "--payload-file", "--server", "--ns", "--token", "--json"]) {
+      expect(enqueueHelp.stdout).toContain(flag);
+    }
+    const version = await orq(["--version"]);
+    expect(version.code).toBe(0);
+    expect(version.stdout.trim()).toBe(packageJson.version);
+  });
+});
+
+describe("client commands", () => {
+  test("ping: human and --json", async () => {
+    const human = await orq(["ping"]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain(`pong from orq ${packageJson.version}`);
+    const json = await orqJson(["ping"]);
+    expect(json.version).toBe(packageJson.version);
+    expect(json.now_ms).toBeGreaterThan(0);
+    expect(json.shards).toBe(16);
+  });
+
+  test("enqueue from --payload, stdin and --payload-file; get shows them in human and --json output", async () => {
+    const inline = await orq(["enqueue", "--ns", "cli", "--topic", "emails", "--payload", "hello", "--priority", "-5", "--key", "k-1"]);
+    expect(inline.code).toBe(0);
+    const inlineId = inline.stdout.trim();
+    expect(inlineId.length).toBeGreaterThan(0);
+    const again = await orqJson(["enqueue", "--ns", "cli", "--topic", "emails", "--payload", "other", "--key", "k-1"]);
+    expect(again.id).toBe(inlineId);
+
+    const piped = await orqJson(["enqueue", "--ns", "cli", "--topic", "emails", "--delay-ms", "3600000"], { stdin: "from stdin" });
+    const binaryPath = join(workDir, "payload.bin");
+    writeFileSync(binaryPath, new Uint8Array([0xff, 0x00, 0x01]));
+    const fromFile = await orqJson(["enqueue", "--ns", "cli", "--topic", "blobs", "--payload-file", binaryPath, "--requires", '{"gpu": true}']);
+
+    const got = await orqJson(["get", "--ns", "cli", inlineId, piped.id, fromFile.id]);
+    expect(got.items.length).toBe(3);
+    expect(got.items[0]).toMatchObject({ id: inlineId, topic: "emails", state: "ready", priority: -5, payload: "hello", key: "k-1", attempt: 0 });
+    expect(got.items[1]).toMatchObject({ state: "delayed", payload: "from stdin" });
+    expect(got.items[2]).toMatchObject({ topic: "blobs", payload_base64: Buffer.from([0xff, 0, 1]).toString("base64"), requires: { gpu: true } });
+
+    const human = await orq(["get", "--ns", "cli", inlineId]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain('"hello"');
+    expect(human.stdout).toMatch(/state\s+ready/);
+  });
+
+  test("enqueue --after: waiting until its dependency is acked", async () => {
+    const first = await orqJson(["enqueue", "--ns", "deps", "--topic", "t", "--payload", "1"]);
+    const second = await orqJson(["enqueue", "--ns", "deps", "--topic", "t", "--payload", "2", "--after", first.id]);
+    const got = await orqJson(["get", "--ns", "deps", second.id]);
+    expect(got.items[0]).toMatchObject({ state: "waiting", after: [first.id] });
+  });
+
+  test("dequeue, extend, ack (then stale: exit 3), nack with delay", async () => {
+    await orqJson(["enqueue", "--ns", "flow", "--topic", "jobs", "--payload", "a"]);
+    await orqJson(["enqueue", "--ns", "flow", "--topic", "jobs", "--payload", "b"]);
+    const leased = await orqJson(["dequeue", "--ns", "flow", "--topic", "jobs", "--lease-ms", "60000"]);
+    expect(leased.items.length).toBe(1);
+    const first = leased.items[0];
+    expect(first).toMatchObject({ topic: "jobs", payload: "a", attempt: 1 });
+
+    const extended = await orq(["extend", "--ns", "flow", first.receipt, "--lease-ms", "120000"]);
+    expect(extended.code).toBe(0);
+    expect(extended.stdout.trim()).toBe("extended 1");
+
+    const acked = await orq(["ack", "--ns", "flow", first.receipt]);
+    expect(acked.code).toBe(0);
+    expect(acked.stdout.trim()).toBe("acked 1");
+    const stale = await orq(["ack", "--ns", "flow", first.receipt]);
+    expect(stale.code).toBe(3);
+    expect(stale.stdout).toContain(`stale ${first.receipt}`);
+    const staleJson = await orq(["ack", "--ns", "flow", first.receipt, "--json"]);
+    expect(JSON.parse(staleJson.stdout)).toEqual({ acked: 0, stale: [first.receipt] });
+
+    const human = await orq(["dequeue", "--ns", "flow", "--topic", "jobs", "--lease-ms", "60000"]);
+    expect(human.code).toBe(0);
+    const receipt = /receipt\s+(\S+)/.exec(human.stdout)?.[1];
+    expect(receipt).toBeDefined();
+    expect(human.stdout).toContain('"b"');
+    const nacked = await orqJson(["nack", "--ns", "flow", receipt!, "--delay-ms", "3600000", "--metadata", "retry later"]);
+    expect(nacked).toEqual({ nacked: 1, stale: [] });
+
+    const empty = await orq(["dequeue", "--ns", "flow", "--topic", "jobs"]);
+    expect(empty.code).toBe(0);
+    expect(empty.stdout).toBe("");
+    expect(empty.stderr).toContain("no items");
+    const emptyJson = await orqJson(["dequeue", "--ns", "flow", "--topic", "jobs"]);
+    expect(emptyJson.items).toEqual([]);
+
+    const topics = await orqJson(["topics", "--ns", "flow"]);
+    expect(topics.topics).toEqual([{ topic: "jobs", ready: 0, delayed: 1, waiting: 0, leased: 0, dead: 0 }]);
+    const topicsHuman = await orq(["topics", "--ns", "flow"]);
+    expect(topicsHuman.stdout).toMatch(/TOPIC\s+READY\s+DELAYED\s+WAITING\s+LEASED\s+DEAD\njobs\s+0\s+1\s+0\s+0\s+0/);
+  });
+
+  test("cancel: done, then missing (exit 3)", async () => {
+    const { id } = await orqJson(["enqueue", "--ns", "cx", "--topic", "t", "--payload", "x"]);
+    const cancelled = await orq(["cancel", "--ns", "cx", id]);
+    expect(cancelled.code).toBe(0);
+    expect(cancelled.stdout.trim()).toBe("cancelled 1");
+    const got = await orqJson(["get", "--ns", "cx", id]);
+    expect(got.items[0]).toEqual({ id, state: "ended", outcome: "cancelled" });
+    const missing = await orq(["cancel", "--ns", "cx", id, "--json"]);
+    expect(missing.code).toBe(3);
+    expect(JSON.parse(missing.stdout)).toEqual({ cancelled: 0, missing: [id] });
+  });
+
+  test("dead and redrive", async () => {
+    const { id } = await orqJson(["enqueue", "--ns", "dl", "--topic", "t", "--payload", "x", "--max-attempts", "1"]);
+    const leased = await orqJson(["dequeue", "--ns", "dl", "--topic", "t"]);
+    await orqJson(["nack", "--ns", "dl", leased.items[0].receipt]);
+    const dead = await orqJson(["dead", "--ns", "dl", "--topic", "t"]);
+    expect(dead.items.length).toBe(1);
+    expect(dead.items[0]).toMatchObject({ id, state: "dead", attempt: 1 });
+    const deadHuman = await orq(["dead", "--ns", "dl", "--topic", "t"]);
+    expect(deadHuman.stdout).toMatch(/state\s+dead/);
+
+    const redriven = await orq(["redrive", "--ns", "dl", "--topic", "t", id]);
+    expect(redriven.code).toBe(0);
+    expect(redriven.stdout.trim()).toBe("redriven 1");
+    expect((await orqJson(["get", "--ns", "dl", id])).items[0]).toMatchObject({ state: "ready", attempt: 0 });
+    expect(await orqJson(["redrive", "--ns", "dl", "--topic", "t"])).toEqual({ redriven: 0 });
+    const noDead = await orq(["dead", "--ns", "dl", "--topic", "t"]);
+    expect(noDead.stderr).toContain("no dead letters");
+  });
+
+  test("stats: every namespace by default, one with --ns", async () => {
+    await orqJson(["enqueue", "--ns", "st", "--topic", "t", "--payload", "x"]);
+    const all = await orqJson(["stats"]);
+    expect(Object.keys(all.namespaces)).toContain("st");
+    expect(all.server.connections).toBeGreaterThanOrEqual(1);
+    const one = await orqJson(["stats", "--ns", "st"]);
+    expect(Object.keys(one.namespaces)).toEqual(["st"]);
+    expect(one.namespaces.st.ready).toBe(1);
+    const human = await orq(["stats", "--ns", "st"]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/NAMESPACE\s+READY.*\nst\s+1/);
+    expect(human.stdout).toContain("topics of st:");
+  });
+});
+
+describe("errors and exit codes", () => {
+  test("a server error: `error CODE: message` on stderr, exit 1", async () => {
+    const run = await orq(["enqueue", "--topic", "t", "--payload", "x", "--priority", "1", "--requires", '{"a": {"bogus": 1}}']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^error BAD_REQUEST: /);
+    expect(run.stdout).toBe("");
+  });
+
+  test("no server: error DISCONNECTED, exit 1", async () => {
+    const run = await orq(["ping", "--server", "127.0.0.1:1"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^error DISCONNECTED: cannot connect to 127\.0\.0\.1:1/);
+  });
+
+  test("bad usage exits 2: bad integer, missing required flag, two payload sources, bad --server, bad JSON", async () => {
+    const cases = [
+      ["enqueue", "--topic", "t", "--priority", "high"],
+      ["enqueue", "--payload", "x"],
+      ["enqueue", "--topic", "t", "--payload", "x", "--payload-file", "y"],
+      ["ping", "--server", "host:notaport"],
+      ["dequeue", "--topic", "t", "--capabilities", "{nope"],
+      ["nosuchcommand"],
+    ];
+    for (const args of cases) {
+      const run = await orq(args);
+      if (run.code !== 2) throw new Error(`orq ${args.join(" ")}: exit ${run.code}, stderr ${run.stderr}`);
+      expect(run.stdout).toBe("");
+    }
+    const both = await orq(["enqueue", "--topic", "t", "--payload", "x", "--payload-file", "y"]);
+    expect(both.stderr).toMatch(/^error USAGE: /);
+  });
+
+  test("tokens: from --token or ORQ_TOKEN, never printed", async () => {
+    const secret = "s3cret-token-value";
+    const authServer = await ServerProcess.start({ config: { auth: { tokens: [{ token: secret, namespaces: ["*"] }] } } });
+    try {
+      const denied = await orq(["topics"], { server: authServer });
+      expect(denied.code).toBe(1);
+      expect(denied.stderr).toMatch(/^error UNAUTHORIZED: /);
+      const wrong = await orq(["topics", "--token", "wrong-token-value"], { server: authServer });
+      expect(wrong.code).toBe(1);
+      expect(wrong.stderr + wrong.stdout).not.toContain("wrong-token-value");
+      const viaEnv = await orq(["enqueue", "--topic", "t", "--payload", "x", "--json"], { server: authServer, env: { ORQ_TOKEN: secret } });
+      expect(viaEnv.code).toBe(0);
+      const viaFlag = await orq(["stats", "--token", secret], { server: authServer });
+      expect(viaFlag.code).toBe(0);
+      const help = await orq(["stats", "--help"], { server: authServer, env: { ORQ_TOKEN: secret } });
+      for (const run of [denied, viaEnv, viaFlag, help]) expect(run.stdout + run.stderr).not.toContain(secret);
+    } finally {
+      await authServer.cleanup();
+    }
+  });
+});
