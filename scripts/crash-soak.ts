@@ -5,6 +5,7 @@
 //
 //   bun scripts/crash-soak.ts --rounds 50 --seed 12345 --durability strict
 //   bun scripts/crash-soak.ts --durability both --rounds 30
+//   bun scripts/crash-soak.ts --seed 12345 --first-round 35 --rounds 1   # replay one round
 //
 // Prints one line per round and a summary; exits 1 on any violation (with the
 // seed to replay), 2 on bad flags.
@@ -17,13 +18,14 @@ const program = new Command("crash-soak")
   .description("SIGKILL an orq server under load many times and verify what it acknowledged")
   .addOption(new Option("--rounds <n>", "kill points per durability mode").default("40"))
   .addOption(new Option("--seed <n>", "seed (uint32); random when absent"))
+  .addOption(new Option("--first-round <n>", "number of the first round (replay round N of a seed: --first-round N --rounds 1)").default("0"))
   .addOption(new Option("--durability <mode>", "strict, relaxed or both").choices(["strict", "relaxed", "both"]).default("strict"))
   .addOption(new Option("--shards <n>", "server --shards").default("4"))
   .addOption(new Option("--consumers <n>", "consumer connections").default("2"))
   .addOption(new Option("--quiet", "print only the summary"))
   .exitOverride();
 
-let flags: { rounds: string; seed?: string; durability: string; shards: string; consumers: string; quiet?: boolean };
+let flags: { rounds: string; firstRound: string; seed?: string; durability: string; shards: string; consumers: string; quiet?: boolean };
 try {
   program.parse(process.argv);
   flags = program.opts();
@@ -31,10 +33,11 @@ try {
   process.exit(2);
 }
 const rounds = Number(flags.rounds);
+const firstRound = Number(flags.firstRound);
 const shards = Number(flags.shards);
 const consumers = Number(flags.consumers);
 const seed = flags.seed === undefined ? randomSeed() : Number(flags.seed);
-for (const [name, value] of [["--rounds", rounds], ["--shards", shards], ["--consumers", consumers], ["--seed", seed]] as const) {
+for (const [name, value] of [["--rounds", rounds], ["--first-round", firstRound + 1], ["--shards", shards], ["--consumers", consumers], ["--seed", seed]] as const) {
   if (!Number.isSafeInteger(value) || value < (name === "--seed" ? 0 : 1) || (name === "--seed" && value > 0xffff_ffff)) {
     process.stderr.write(`crash-soak: ${name} must be a positive integer (seed: 0..4294967295)\n`);
     process.exit(2);
@@ -49,6 +52,7 @@ for (const durability of modes) {
     crashRunDefaults({
       seed,
       rounds,
+      firstRound,
       durability,
       shards,
       consumers,
@@ -70,6 +74,8 @@ for (const s of summaries) {
     `  ${s.durability}: ${s.rounds.length} kill points (${[...kinds].map(([k, n]) => `${k} ${n}`).join(", ")}), ` +
       `${sum((r) => r.inFlightAtKill)} requests in flight at kills, enqueued ok ${sum((r) => r.enqueueOk)}, ` +
       `unanswered ${sum((r) => r.enqueueUnanswered)}, deliveries ${sum((r) => r.deliveries)}, acks ok ${sum((r) => r.acksOk)}, ` +
+      `found leased at restart ${sum((r) => r.leasedAtRestart)}, at_most_once deliveries checked ${sum((r) => r.atMostOnceDeliveredChecked)}, ` +
+      `keys re-enqueued ${sum((r) => r.keysReenqueuedLive)}, unanswered enqueues found stored ${sum((r) => r.unansweredFoundStored)}, ` +
       `drained after restarts ${sum((r) => r.drained)}, ${(s.totalMs / 1000).toFixed(1)} s; ` +
       `violations ${s.violations.length}${s.violations.length > 0 ? ` (${violationCounts(s.violations)})` : ""}\n`,
   );
