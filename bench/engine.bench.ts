@@ -31,7 +31,7 @@ const writer: Writer = {
   shardCount: shards,
   drain: () => resolved,
 };
-const meta: MetaRecord = { formatVersion: 1, shards, nodeId: "bench", keysReservedBelow: 0 };
+const meta: MetaRecord = { formatVersion: 1, shards, nodeId: "bench", keysReservedBelow: 0, boots: 1 };
 const store: Store = {
   shardCount: shards,
   meta,

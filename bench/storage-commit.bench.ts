@@ -34,6 +34,7 @@ function record(index: number): ItemRecord {
     maxAttempts: 10,
     attempt: 0,
     deliveries: 0,
+    leaseBoot: 0,
     state: "pending",
     leaseExpiresAtMs: null,
     deadReason: null,

@@ -1,8 +1,12 @@
 // Item ids and receipts: their text form and strict parsing. An id is
-// `<shard>:<key>` and a receipt `<shard>:<key>:<deliveries>`, all canonical
-// decimal (no sign, no leading zeros), so one item has exactly one id string
-// and lookups can use the string itself. A malformed id counts as missing and
-// a malformed receipt as stale; parsing never throws.
+// `<shard>:<key>` and a receipt `<shard>:<key>:<deliveries>:<boot>`, all
+// canonical decimal (no sign, no leading zeros), so one item has exactly one
+// id string and lookups can use the string itself. The boot (the store's
+// MetaRecord.boots when the lease was granted) makes a receipt unique across
+// restarts even when its lease never reached disk: the restarted server may
+// reach the same delivery count again, never the same boot. A malformed id
+// counts as missing and a malformed receipt (the older three-part form
+// included) as stale; parsing never throws.
 
 import type { ItemKey } from "../storage/store.ts";
 
@@ -10,8 +14,8 @@ export function formatId(shard: number, key: ItemKey): string {
   return `${shard}:${key}`;
 }
 
-export function formatReceipt(id: string, deliveries: number): string {
-  return `${id}:${deliveries}`;
+export function formatReceipt(id: string, deliveries: number, boot: number): string {
+  return `${id}:${deliveries}:${boot}`;
 }
 
 /** Canonical non-negative decimal below 2^53, or -1. */
@@ -37,13 +41,24 @@ export function parseId(id: string): { shard: number; key: ItemKey } | null {
   return { shard, key };
 }
 
-/** Split a receipt into the item id and the delivery count it names, or null when malformed. */
-export function parseReceipt(receipt: string): { id: string; deliveries: number } | null {
-  const last = receipt.lastIndexOf(":");
-  if (last < 0) return null;
-  const id = receipt.slice(0, last);
+export interface ParsedReceipt {
+  id: string;
+  /** The item's delivery count when the receipt was issued (from 1). */
+  deliveries: number;
+  /** The boot the lease was granted in (from 1). */
+  boot: number;
+}
+
+/** Split a receipt into the item id, delivery count and boot it names, or null when malformed. */
+export function parseReceipt(receipt: string): ParsedReceipt | null {
+  const bootColon = receipt.lastIndexOf(":");
+  if (bootColon < 0) return null;
+  const deliveriesColon = receipt.lastIndexOf(":", bootColon - 1);
+  if (deliveriesColon < 0) return null;
+  const id = receipt.slice(0, deliveriesColon);
   if (parseId(id) === null) return null;
-  const deliveries = parseDecimal(receipt, last + 1, receipt.length);
-  if (deliveries < 1) return null;
-  return { id, deliveries };
+  const deliveries = parseDecimal(receipt, deliveriesColon + 1, bootColon);
+  const boot = parseDecimal(receipt, bootColon + 1, receipt.length);
+  if (deliveries < 1 || boot < 1) return null;
+  return { id, deliveries, boot };
 }

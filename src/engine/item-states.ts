@@ -35,7 +35,10 @@ export class ItemStates {
     readonly writer: Writer,
     readonly limits: Limits,
     private readonly quotas: Record<string, { enqueuePerMinute: number | null }>,
+    /** This open of the store (MetaRecord.boots): every lease granted now records it, and its receipt names it. */
+    readonly boot: number,
   ) {
+    assert(Number.isSafeInteger(boot) && boot >= 1, `engine: boot ${boot} (a store numbers its opens from 1)`);
     this.graph = new DependencyGraph(limits.afterIdsMax);
   }
 
@@ -56,6 +59,7 @@ export class ItemStates {
     this.leave(item);
     record.attempt++;
     record.deliveries++;
+    record.leaseBoot = this.boot;
     record.state = "leased";
     record.leaseExpiresAtMs = nowMs + (leaseMs ?? record.leaseMs);
     this.enter(item, "leased");

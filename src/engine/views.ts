@@ -14,7 +14,7 @@ export function toDelivery(item: LiveItem): Delivery {
     payload: record.payload,
     metadata: record.metadata,
     attempt: record.attempt,
-    receipt: formatReceipt(item.id, record.deliveries),
+    receipt: formatReceipt(item.id, record.deliveries, record.leaseBoot),
     leaseExpiresAtMs: record.leaseExpiresAtMs as number,
     enqueuedAtMs: record.enqueuedAtMs,
   };

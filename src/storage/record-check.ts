@@ -38,6 +38,7 @@ export function assertItemRecord(record: ItemRecord): void {
   assert(isCount(record.maxAttempts) && record.maxAttempts <= 0xffff_ffff, "item record: maxAttempts");
   assert(isCount(record.attempt) && record.attempt <= 0xffff_ffff, "item record: attempt");
   assert(isCount(record.deliveries) && record.deliveries <= 0xffff_ffff, "item record: deliveries");
+  assert(isCount(record.leaseBoot) && record.leaseBoot <= 0xffff_ffff, "item record: leaseBoot");
   assert(storedStates.has(record.state), `item record: state ${String(record.state)}`);
   assert(isNullable(record.leaseExpiresAtMs, isTimeMs), "item record: leaseExpiresAtMs");
   assert(isNullable(record.deadReason, isString), "item record: deadReason");
@@ -62,4 +63,5 @@ export function assertMetaRecord(record: MetaRecord): void {
   assert(isCount(record.shards) && record.shards >= 1 && record.shards <= 0xffff_ffff, "meta record: shards");
   assert(isString(record.nodeId) && record.nodeId.length > 0, "meta record: nodeId");
   assert(isCount(record.keysReservedBelow), "meta record: keysReservedBelow");
+  assert(isCount(record.boots) && record.boots <= 0xffff_ffff, "meta record: boots");
 }

@@ -8,11 +8,11 @@
 // RECORD_VERSION, write the new reader, and keep the old one in the table
 // (converting to the current shape) so existing data dirs still load.
 //
-// Version 1 layout (numbers big-endian; str/bytes = u32 length + bytes):
+// Version 2 layout (numbers big-endian; str/bytes = u32 length + bytes):
 //   item:    u8 version, u8 kind=1, u8 flags, u8 state,
 //            f64 priority, f64 enqueuedAtMs, f64 deliverAtMs, f64 leaseMs,
 //            [f64 ttlExpiresAtMs], [f64 leaseExpiresAtMs],
-//            u32 maxAttempts, u32 attempt, u32 deliveries,
+//            u32 maxAttempts, u32 attempt, u32 deliveries, u32 leaseBoot,
 //            str ns, str topic, bytes payload, bytes metadata,
 //            [str deadReason], [bytes requires (MessagePack map)],
 //            [u32 count + str... after], [str key]
@@ -20,7 +20,10 @@
 //            bit4 after, bit5 key, bit6 delivery = at_most_once
 //   outcome: u8 version, u8 kind=2, u8 outcome, f64 endedAtMs, str ns
 //   meta:    u8 version, u8 kind=3, u32 formatVersion, u32 shards,
-//            f64 keysReservedBelow, str nodeId
+//            f64 keysReservedBelow, u32 boots, str nodeId
+//
+// Version 1 (still read): the same without u32 leaseBoot (read as 0) and
+// without u32 boots (read as 0); outcomes are unchanged.
 
 import { Decoder, Encoder } from "@msgpack/msgpack";
 import { assert } from "../lib/assert.ts";
@@ -80,6 +83,7 @@ export function encodeItemRecord(record: ItemRecord): Uint8Array {
   writer.u32(record.maxAttempts);
   writer.u32(record.attempt);
   writer.u32(record.deliveries);
+  writer.u32(record.leaseBoot);
   writer.string(record.ns);
   writer.string(record.topic);
   writer.byteString(record.payload);
@@ -113,6 +117,7 @@ export function encodeMetaRecord(record: MetaRecord): Uint8Array {
   writer.u32(record.formatVersion);
   writer.u32(record.shards);
   writer.f64(record.keysReservedBelow);
+  writer.u32(record.boots);
   writer.string(record.nodeId);
   return writer.finish();
 }
@@ -125,6 +130,15 @@ export interface RecordReaders {
 }
 
 function readItemV1(reader: ByteReader): ItemRecord {
+  return readItem(reader, false);
+}
+
+function readItemV2(reader: ByteReader): ItemRecord {
+  return readItem(reader, true);
+}
+
+/** Versions 1 and 2 differ only by leaseBoot after deliveries (a v1 value reads leaseBoot 0). */
+function readItem(reader: ByteReader, hasLeaseBoot: boolean): ItemRecord {
   const flags = reader.u8();
   const state = stateCodes[reader.u8()];
   if (state === undefined) throw new RecordDecodeError("item record: unknown state code");
@@ -137,6 +151,7 @@ function readItemV1(reader: ByteReader): ItemRecord {
   const maxAttempts = reader.u32();
   const attempt = reader.u32();
   const deliveries = reader.u32();
+  const leaseBoot = hasLeaseBoot ? reader.u32() : 0;
   const ns = reader.string();
   const topic = reader.string();
   const payload = reader.byteString();
@@ -166,6 +181,7 @@ function readItemV1(reader: ByteReader): ItemRecord {
     maxAttempts,
     attempt,
     deliveries,
+    leaseBoot,
     state,
     leaseExpiresAtMs,
     deadReason,
@@ -184,16 +200,27 @@ function readOutcomeV1(reader: ByteReader): OutcomeRecord {
 }
 
 function readMetaV1(reader: ByteReader): MetaRecord {
+  return readMeta(reader, false);
+}
+
+function readMetaV2(reader: ByteReader): MetaRecord {
+  return readMeta(reader, true);
+}
+
+/** Version 2 added boots after keysReservedBelow (a v1 value reads boots 0; the next open makes it 1). */
+function readMeta(reader: ByteReader, hasBoots: boolean): MetaRecord {
   const formatVersion = reader.u32();
   const shards = reader.u32();
   const keysReservedBelow = reader.f64();
+  const boots = hasBoots ? reader.u32() : 0;
   const nodeId = reader.string();
-  return { formatVersion, shards, nodeId, keysReservedBelow };
+  return { formatVersion, shards, nodeId, keysReservedBelow, boots };
 }
 
 /** Readers by record version. Keep every version that may exist on disk. */
 export const recordReaders: ReadonlyMap<number, RecordReaders> = new Map([
   [1, { item: readItemV1, outcome: readOutcomeV1, meta: readMetaV1 }],
+  [2, { item: readItemV2, outcome: readOutcomeV1, meta: readMetaV2 }],
 ]);
 assert(recordReaders.has(RECORD_VERSION), "record codec: no reader for RECORD_VERSION");
 

@@ -3,7 +3,11 @@
 // beside them: bump RECORD_VERSION on any change of shape and keep a reader
 // for the previous version.
 
-export const RECORD_VERSION = 1;
+/**
+ * Version 2 added ItemRecord.leaseBoot and MetaRecord.boots (receipts name
+ * the boot their lease was issued in). Version 1 values still load.
+ */
+export const RECORD_VERSION = 2;
 
 export type DeliveryMode = "at_least_once" | "at_most_once";
 
@@ -32,6 +36,13 @@ export interface ItemRecord {
   attempt: number;
   /** Deliveries ever made, never reset: names the current receipt. */
   deliveries: number;
+  /**
+   * The boot (MetaRecord.boots) in which the latest delivery was made, 0
+   * before the first one (and for items stored before record version 2). A
+   * receipt names it too, so a receipt issued in a boot whose lease never
+   * reached disk cannot match a delivery a later boot makes.
+   */
+  leaseBoot: number;
   state: StoredState;
   /** Set while leased. */
   leaseExpiresAtMs: number | null;
@@ -66,4 +77,10 @@ export interface MetaRecord {
    * that uses it), so keys keep growing across restarts without a write per item.
    */
   keysReservedBelow: number;
+  /**
+   * How many times the data dir has been opened, this open included: bumped
+   * and committed at open, before the store is handed out (0 only in a
+   * version 1 record, before its first open by this build).
+   */
+  boots: number;
 }

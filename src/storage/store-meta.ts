@@ -1,6 +1,7 @@
 // The store's meta record at open: made when a data dir is created, checked on
 // every later open so a data dir is never misread (another layout version, or
-// items spread over a different number of shards).
+// items spread over a different number of shards), and given the next boot
+// number, which the store commits before anyone can use it.
 
 import { randomBytes } from "node:crypto";
 import type { MetaRecord } from "./record.ts";
@@ -17,7 +18,17 @@ export function newMetaRecord(shards: number): MetaRecord {
     shards,
     nodeId: randomBytes(8).toString("hex"),
     keysReservedBelow: 0,
+    boots: 0,
   };
+}
+
+/**
+ * The meta record of this open: one more boot. A store commits it durably
+ * before it is handed out, so no two opens of a data dir share a boot number
+ * (receipts include it: engine/ids.ts).
+ */
+export function nextBoot(meta: MetaRecord): MetaRecord {
+  return { ...meta, boots: meta.boots + 1 };
 }
 
 /** Why a data dir's meta cannot be used with these options, or null when it can. */

@@ -41,6 +41,7 @@ export interface LoadedShard {
 
 export interface Store {
   readonly shardCount: number;
+  /** The current meta record; `meta.boots` numbers this open (committed before the store was handed out). */
   readonly meta: MetaRecord;
   /** Iterate the stored state, for recovery at start. */
   loadShards(): Iterable<LoadedShard>;

@@ -5,6 +5,7 @@
 // with ORQ_CHAOS_SEED=n.
 
 import { expect, test } from "bun:test";
+import { parseReceipt } from "../../src/engine/ids.ts";
 import { Harness, item } from "./support/harness.ts";
 
 function rng(seed: number): () => number {
@@ -60,7 +61,7 @@ async function run(seed: number): Promise<void> {
         op = "ack";
         const receipt = pick(receipts);
         const res = h.engine.ack("n", [receipt], h.now);
-        if (res.ok && res.value.value.acked === 1 && (await settled(res.value.durable))) ackedDurably.add(receipt.slice(0, receipt.lastIndexOf(":")));
+        if (res.ok && res.value.value.acked === 1 && (await settled(res.value.durable))) ackedDurably.add(parseReceipt(receipt)!.id);
       } else if (roll < 0.72 && receipts.length > 0) {
         op = "nack";
         const res = h.engine.nack("n", [{ receipt: pick(receipts), delayMs: null, metadata: null }], h.now);

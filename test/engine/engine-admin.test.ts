@@ -157,23 +157,6 @@ describe("shards and storage failures", () => {
     h.check();
   });
 
-  test("a dequeue (either mode) replies only once its leases are durable", async () => {
-    const h = new Harness({ shards: 1 });
-    await h.enqueue("n", [item("t")]);
-    h.store.pauseCommits();
-    const outcome = unwrap(h.engine.dequeue("n", { topics: [{ topic: "t", count: 1 }], capabilities: null, waitMs: 0, leaseMs: null, owner: 1 }, h.now));
-    if (outcome.kind !== "done") throw new Error("expected done");
-    let durable = false;
-    const done = outcome.reply.durable!.then(() => {
-      durable = true;
-    });
-    await new Promise((r) => setImmediate(r));
-    expect(durable).toBe(false);
-    h.store.resumeCommits();
-    await done;
-    expect(durable).toBe(true);
-  });
-
   test("an at_most_once dequeue waits for its lease to be durable; if that fails the item is ready again", async () => {
     const h = new Harness({ shards: 1 });
     const [id] = await h.enqueue("n", [item("t", { delivery: "at_most_once" })]);

@@ -1,5 +1,7 @@
 // Goal: ids and receipts round-trip, and malformed text parses to null (so an
-// id counts as missing and a receipt as stale) rather than throwing.
+// id counts as missing and a receipt as stale) rather than throwing. A
+// receipt names the item, its delivery count and the boot of its lease; the
+// three-part receipts of earlier builds are malformed now (stale).
 
 import { expect, test } from "bun:test";
 import { formatId, formatReceipt, parseId, parseReceipt } from "../../src/engine/ids.ts";
@@ -8,15 +10,40 @@ test("round trip", () => {
   const id = formatId(3, 17);
   expect(id).toBe("3:17");
   expect(parseId(id)).toEqual({ shard: 3, key: 17 });
-  expect(parseReceipt(formatReceipt(id, 2))).toEqual({ id, deliveries: 2 });
+  expect(formatReceipt(id, 2, 5)).toBe("3:17:2:5");
+  expect(parseReceipt(formatReceipt(id, 2, 5))).toEqual({ id, deliveries: 2, boot: 5 });
   expect(parseId(formatId(0, Number.MAX_SAFE_INTEGER))).toEqual({ shard: 0, key: Number.MAX_SAFE_INTEGER });
+  const max = Number.MAX_SAFE_INTEGER;
+  expect(parseReceipt(formatReceipt(formatId(max, max), 0xffff_ffff, 0xffff_ffff))).toEqual({ id: `${max}:${max}`, deliveries: 0xffff_ffff, boot: 0xffff_ffff });
+});
+
+test("receipts differing only in boot are different receipts", () => {
+  expect(formatReceipt("1:1", 1, 1)).not.toBe(formatReceipt("1:1", 1, 2));
 });
 
 test("malformed ids and receipts are null", () => {
   for (const bad of ["", ":", "3", "3:", ":3", "a:1", "1:b", "01:1", "1:01", "-1:1", "1:1.5", "1:1:1", " 1:1", "1:99999999999999999"]) {
     expect(parseId(bad)).toBeNull();
   }
-  for (const bad of ["", "1:1", "1:1:", "1:1:0", "1:1:01", "x:1:1", "1:1:1:1", "1:1:-1"]) {
-    expect(parseReceipt(bad)).toBeNull();
-  }
+  const badReceipts = [
+    "",
+    ":",
+    ":::",
+    "1:1",
+    // The earlier three-part form, without a boot.
+    "1:1:1",
+    "1:1:1:",
+    "1:1::1",
+    "1:1:0:1",
+    "1:1:1:0",
+    "1:1:01:1",
+    "1:1:1:01",
+    "x:1:1:1",
+    "1:1:1:1:1",
+    "1:1:-1:1",
+    "1:1:1:-1",
+    "1:1:1:1 ",
+    "1:1:1:99999999999999999",
+  ];
+  for (const bad of badReceipts) expect(parseReceipt(bad)).toBeNull();
 });

@@ -10,7 +10,9 @@ import { open } from "lmdb";
 import { openLmdbStore } from "../../src/storage/lmdb/lmdb-store.ts";
 import { StoreOpenError } from "../../src/storage/store.ts";
 import type { Durability, Store } from "../../src/storage/store.ts";
-import { itemRecord } from "./record-fixtures.ts";
+import { metaDbOptions, metaKey, shardDbOptions } from "../../src/storage/lmdb/lmdb-options.ts";
+import { decodeMetaRecord } from "../../src/storage/record-codec.ts";
+import { fromHex, itemRecord, v1Values } from "./record-fixtures.ts";
 import { loadAll, storeSuite } from "./store-suite.ts";
 
 function lmdbHarness(durability: Durability) {
@@ -66,6 +68,34 @@ describe("LMDB data dir", () => {
       const names = [...env.getKeys()].map(String).sort();
       await env.close();
       expect(names).toEqual(["meta", "outcomes", "shard-000", "shard-001", "shard-002"]);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test("a data dir written with record version 1 opens: its meta becomes boot 1 on disk, its items read leaseBoot 0", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "orq-lmdb-test-"));
+    try {
+      const first = await openLmdbStore({ dataDir, shards: 16, durability: "strict" });
+      await first.close();
+      // Rewrite the data dir as the version 1 build left it: its meta record and one leased item.
+      const env = open({ path: join(dataDir, "data.mdb"), noSubdir: true, maxDbs: 32 });
+      await env.openDB<Uint8Array, string>(metaDbOptions()).put(metaKey, fromHex(v1Values.meta));
+      await env.openDB<Uint8Array, number>(shardDbOptions(3)).put(7, fromHex(v1Values.leased));
+      await env.close();
+
+      const store = await openLmdbStore({ dataDir, shards: 16, durability: "strict" });
+      expect(store.meta).toEqual({ formatVersion: 1, shards: 16, nodeId: "a1b2c3d4e5f60718", keysReservedBelow: 20_000, boots: 1 });
+      expect(loadAll(store).get(3)).toEqual([
+        { key: 7, record: itemRecord({ state: "leased", attempt: 1, deliveries: 1, leaseExpiresAtMs: 1_700_000_030_000, leaseBoot: 0 }) },
+      ]);
+      await store.close();
+      // The boot was committed at open, in the current record version.
+      const check = open({ path: join(dataDir, "data.mdb"), noSubdir: true, maxDbs: 32 });
+      const stored = check.openDB<Uint8Array, string>(metaDbOptions()).getBinary(metaKey);
+      await check.close();
+      expect(stored?.[0]).toBe(2);
+      expect(decodeMetaRecord(stored as Uint8Array).boots).toBe(1);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

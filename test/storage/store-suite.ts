@@ -59,6 +59,8 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
       expect(store.meta.shards).toBe(3);
       expect(store.meta.keysReservedBelow).toBe(0);
       expect(store.meta.nodeId.length).toBeGreaterThan(0);
+      // Its first open: boot 1.
+      expect(store.meta.boots).toBe(1);
       const loaded = loadAll(store);
       expect([...loaded.keys()]).toEqual([0, 1, 2]);
       for (const items of loaded.values()) expect(items).toEqual([]);
@@ -123,7 +125,7 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
       ]);
     });
 
-    test("everything committed survives a reopen; meta keeps its node id and new key reservation", async () => {
+    test("everything committed survives a reopen; meta keeps its node id and new key reservation, and counts the boot", async () => {
       const store = await open();
       const nodeId = store.meta.nodeId;
       const full = fullItemRecord();
@@ -136,9 +138,23 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
       );
       expect(store.meta.keysReservedBelow).toBe(10_000);
       const reopened = await reopen(store);
-      expect(reopened.meta).toEqual({ formatVersion: 1, shards: 4, nodeId, keysReservedBelow: 10_000 });
+      expect(reopened.meta).toEqual({ formatVersion: 1, shards: 4, nodeId, keysReservedBelow: 10_000, boots: 2 });
       expect(loadAll(reopened).get(3)).toEqual([{ key: 42, record: full }]);
       expect([...reopened.loadOutcomes()]).toEqual([{ id: "1:1", record: outcomeRecord() }]);
+    });
+
+    test("every reopen is a new boot, committed at open, and later meta writes keep it", async () => {
+      let store = await open();
+      expect(store.meta.boots).toBe(1);
+      store = await reopen(store);
+      expect(store.meta.boots).toBe(2);
+      // A meta write built from the store's meta (as group commit does) keeps the boot.
+      await store.commit(batch({ meta: { ...store.meta, keysReservedBelow: 20_000 } }));
+      expect(store.meta).toMatchObject({ boots: 2, keysReservedBelow: 20_000 });
+      // A reopen right after an open without any commit still counts: the boot was stored at open.
+      store = await reopen(store);
+      store = await reopen(store);
+      expect(store.meta).toMatchObject({ boots: 4, keysReservedBelow: 20_000 });
     });
 
     test("a batch holding an invalid record is refused whole, before any shard is written", async () => {

@@ -18,7 +18,7 @@ import {
   encodeMetaRecord,
   encodeOutcomeRecord,
 } from "../record-codec.ts";
-import { metaMismatch, newMetaRecord } from "../store-meta.ts";
+import { metaMismatch, newMetaRecord, nextBoot } from "../store-meta.ts";
 import { StoreOpenError } from "../store.ts";
 import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, Store } from "../store.ts";
 import {
@@ -96,7 +96,7 @@ async function loadOrCreateMeta(env: RootDatabase<Uint8Array, string>, dataDir: 
     }
     const mismatch = metaMismatch(meta, shards);
     if (mismatch !== null) throw new StoreOpenError(`cannot open data dir ${dataDir}: ${mismatch}`);
-    return meta;
+    return await commitBoot(metaDb, nextBoot(meta));
   }
   // No meta: only a fresh environment (or one that crashed before its first
   // commit, holding empty orq databases) may be initialised.
@@ -107,7 +107,15 @@ async function loadOrCreateMeta(env: RootDatabase<Uint8Array, string>, dataDir: 
       throw new StoreOpenError(`cannot open data dir ${dataDir}: it holds items but no meta record (damaged data dir)`);
     }
   }
-  const meta = newMetaRecord(shards);
+  return await commitBoot(metaDb, nextBoot(newMetaRecord(shards)));
+}
+
+/**
+ * Write this open's meta record (its boot number) and wait for the commit, as
+ * durable as the durability mode makes any commit: the store is handed out
+ * only after it, so a crash can never make two opens share a boot.
+ */
+async function commitBoot(metaDb: BinaryDb<string>, meta: MetaRecord): Promise<MetaRecord> {
   await metaDb.put(metaKey, encodeMetaRecord(meta));
   return meta;
 }

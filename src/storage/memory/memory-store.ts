@@ -1,7 +1,7 @@
 // An in-memory Store for tests and simulation, with fault injection: fail the
 // commits that touch chosen shards, hold commits (a gate the test opens) or
 // delay them (a real timer), and simulate a crash with durableCopy(), which
-// keeps only what committed. Records are stored encoded with the real record
+// keeps only what committed and counts one more boot, as a reopen would. Records are stored encoded with the real record
 // codec, so callers can never mutate stored state and every record is checked
 // on the way in and out, as with LMDB.
 
@@ -15,7 +15,7 @@ import {
   encodeMetaRecord,
   encodeOutcomeRecord,
 } from "../record-codec.ts";
-import { newMetaRecord } from "../store-meta.ts";
+import { newMetaRecord, nextBoot } from "../store-meta.ts";
 import type { CommitBatch, CommitResult, ItemKey, LoadedShard, Store } from "../store.ts";
 
 /** What one commit carried, for tests that check batching. */
@@ -51,7 +51,8 @@ export class MemoryStore implements Store {
     this.state = state ?? {
       shards: Array.from({ length: options.shards }, () => new Map<ItemKey, Uint8Array>()),
       outcomes: new Map(),
-      meta: encodeMetaRecord(newMetaRecord(options.shards)),
+      // A new store is its data dir's first open: boot 1.
+      meta: encodeMetaRecord(nextBoot(newMetaRecord(options.shards))),
     };
     assert(this.state.shards.length === options.shards);
   }
@@ -60,14 +61,14 @@ export class MemoryStore implements Store {
     return decodeMetaRecord(this.state.meta);
   }
 
-  /** A new store holding only what has committed: a restart after a crash. */
+  /** A new store holding only what has committed, opened once more (boots + 1): a restart after a crash. */
   durableCopy(): MemoryStore {
     return new MemoryStore(
       { shards: this.shardCount },
       {
         shards: this.state.shards.map((items) => new Map(items)),
         outcomes: new Map(this.state.outcomes),
-        meta: this.state.meta,
+        meta: encodeMetaRecord(nextBoot(decodeMetaRecord(this.state.meta))),
       },
     );
   }

@@ -1,6 +1,6 @@
 // An engine over the real GroupCommitter and a MemoryStore, on a ManualClock,
 // with helpers to build inputs, settle commits, and restart from what was
-// durable (durableCopy + Engine.recover), as a crash and restart would.
+// durable (durableCopy + Engine.recover, a new boot), as a crash and restart would.
 
 import { expect } from "bun:test";
 import { ManualClock } from "../../../src/lib/clock.ts";
@@ -71,9 +71,17 @@ export class Harness {
     return Engine.recover({ store: this.store, writer: this.writer, limits: this.limits, namespaces: this.options.namespaces ?? {}, nowMs: this.now });
   }
 
-  /** Crash and restart: keep only what committed, rebuild the engine. */
+  /** Restart once everything in flight has committed: rebuild the engine from the store (a new boot). */
   async restart(): Promise<void> {
     await this.writer.drain();
+    this.crash();
+  }
+
+  /**
+   * Crash now and restart: keep only what has committed so far (commits held
+   * by pauseCommits are lost), rebuild the engine. The old engine is dropped.
+   */
+  crash(): void {
     this.store = this.store.durableCopy();
     this.writer = new GroupCommitter(this.store, { clock: this.clock });
     this.engine = this.recover();

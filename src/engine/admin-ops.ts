@@ -1,0 +1,108 @@
+// The ops on items by id and the read-only views: cancel, get, topics, dead
+// and redrive. Each writing op refuses the whole request before any change
+// when a shard it must write is unhealthy.
+
+import type { EndedItemState, ItemState, Reply, Result, TopicCounts } from "./api.ts";
+import { type LiveItem, snapshot } from "./item.ts";
+import { finishOp, type OpContext, refuseUnhealthyShards } from "./op-context.ts";
+import { toItemState } from "./views.ts";
+
+/** Dead letters one `redrive` without ids moves (10,000): keeps one reply's WriteSet small; call again for the rest. */
+export const redriveAllMax = 10_000;
+
+export function cancel(ctx: OpContext, nsName: string, ids: string[], nowMs: number): Result<Reply<{ cancelled: number; missing: string[] }>> {
+  const missing: string[] = [];
+  const found: LiveItem[] = [];
+  ctx.scratchSeen.clear();
+  for (const id of ids) {
+    const item = ctx.s.items.get(id);
+    if (item === undefined || item.ns !== nsName) missing.push(id);
+    else if (!ctx.scratchSeen.has(item)) {
+      ctx.scratchSeen.add(item);
+      found.push(item);
+    }
+  }
+  ctx.scratchSeen.clear();
+  const refused = refuseUnhealthyShards(ctx, found, nowMs);
+  if (refused !== null) return refused;
+  ctx.s.ws();
+  for (const item of found) ctx.s.endItem(item, "cancelled", nowMs);
+  return finishOp(ctx, { cancelled: found.length, missing }, nowMs);
+}
+
+export function get(ctx: OpContext, nsName: string, ids: string[], nowMs: number): Result<{ items: Array<ItemState | EndedItemState | null> }> {
+  const out: Array<ItemState | EndedItemState | null> = [];
+  for (const id of ids) {
+    const item = ctx.s.items.get(id);
+    if (item !== undefined) {
+      out.push(item.ns === nsName ? toItemState(item) : null);
+      continue;
+    }
+    const outcome = ctx.s.outcomes.get(id);
+    out.push(outcome !== undefined && outcome.record.ns === nsName ? { id, state: "ended", outcome: outcome.record.outcome } : null);
+  }
+  return { ok: true, value: { items: out } };
+}
+
+export function topics(ctx: OpContext, nsName: string, query: { prefix: string | null; limit: number; after: string | null }): { topics: TopicCounts[]; next: string | null } {
+  const ns = ctx.s.namespaces.get(nsName);
+  if (ns === undefined) return { topics: [], next: null };
+  const page = ns.page(query.prefix, query.after, query.limit, ctx.s.limits);
+  return {
+    topics: page.topics.map((t) => ({ topic: t.name, ready: t.ready, delayed: t.delayed, waiting: t.waiting, leased: t.leased, dead: t.dead })),
+    next: page.next,
+  };
+}
+
+export function dead(ctx: OpContext, nsName: string, topicName: string, limit: number): { items: ItemState[] } {
+  const topic = ctx.s.namespaces.get(nsName)?.topics.get(topicName);
+  const out: ItemState[] = [];
+  if (topic === undefined) return { items: out };
+  const max = Math.min(limit, ctx.s.limits.deadPageMax);
+  for (const item of topic.deadLetters) {
+    if (out.length >= max) break;
+    out.push(toItemState(item));
+  }
+  return { items: out };
+}
+
+export function redrive(ctx: OpContext, nsName: string, topicName: string, ids: string[] | null, nowMs: number): Result<Reply<{ redriven: number }>> {
+  const topic = ctx.s.namespaces.get(nsName)?.topics.get(topicName);
+  const found: LiveItem[] = [];
+  if (topic !== undefined) {
+    if (ids === null) {
+      for (const item of topic.deadLetters) {
+        if (found.length >= redriveAllMax) break;
+        found.push(item);
+      }
+    } else {
+      ctx.scratchSeen.clear();
+      for (const id of ids) {
+        const item = ctx.s.items.get(id);
+        if (item === undefined || item.topic !== topic || item.state !== "dead" || ctx.scratchSeen.has(item)) continue;
+        ctx.scratchSeen.add(item);
+        found.push(item);
+      }
+      ctx.scratchSeen.clear();
+    }
+  }
+  const refused = refuseUnhealthyShards(ctx, found, nowMs);
+  if (refused !== null) return refused;
+  const set = ctx.s.ws();
+  for (const item of found) {
+    const record = item.record;
+    ctx.s.unplace(item);
+    ctx.s.leave(item);
+    record.attempt = 0;
+    record.deadReason = null;
+    record.state = "pending";
+    // A redriven item does not wait on its `after` list again (a failed dependency is
+    // never acked). The list is dropped from the record too, so recovery does not
+    // re-read it and kill the item a second time.
+    record.after = null;
+    ctx.s.placePending(item, nowMs);
+    set.putItem(item.shard, item.key, snapshot(record));
+    ctx.s.namespaces.get(nsName)!.counters.redriven++;
+  }
+  return finishOp(ctx, { redriven: found.length }, nowMs);
+}

@@ -1,0 +1,215 @@
+// dequeue and the parked dequeues (long-poll waiters): lease the best items a
+// worker may take, park a request that found nothing, and serve parked
+// requests first come, first served when their topics gain takeable items.
+//
+// When the reply may go out: a dequeue whose deliveries are all at_least_once
+// replies at once, while its lease writes go through the Writer with the next
+// commit. A crash before that commit only makes the item deliverable again
+// (at-least-once allows it), and the receipt names this boot, so the
+// restarted server can never issue it again. A dequeue that delivers any
+// at_most_once item waits until its leases are durable: delivering one whose
+// lease a crash could forget would let it be delivered twice. If that commit
+// fails the reply is not sent and every item in it is ready again.
+
+import { assert } from "../lib/assert.ts";
+import type { WriteSet } from "../storage/writer.ts";
+import type { Delivery, DequeueInput, DequeueOutcome, Result } from "./api.ts";
+import { DeadlineKind } from "./deadlines.ts";
+import { fail, unavailable } from "./failures.ts";
+import { formatReceipt } from "./ids.ts";
+import { snapshot } from "./item.ts";
+import type { ItemStates } from "./item-states.ts";
+import { type Capabilities, Matcher, parseCapabilities } from "./matching/index.ts";
+import type { Namespace } from "./namespace.ts";
+import type { SignatureGroup, Topic } from "./topic.ts";
+import { toDelivery } from "./views.ts";
+import { Waiter, WaiterRegistry, type WaiterReply } from "./waiters.ts";
+
+/** Retry hint when every parked slot is taken (1 s): long-polls free slots as they time out or get items. */
+const waitersFullRetryAfterMs = 1000;
+/** Worker "kind" of a dequeue without capabilities: it matches only items without requires. */
+const noCapabilitiesKind = -1;
+
+export class Dequeuer {
+  readonly waiters = new WaiterRegistry();
+  readonly matcher: Matcher;
+  /** Per shard: 1 when it takes writes now (refreshed once per ms), so a dequeue skips unhealthy shards' heaps. */
+  private readonly shardOk: Uint8Array;
+  private shardOkAtMs = Number.NaN;
+  private allShardsOk = true;
+
+  constructor(
+    private readonly s: ItemStates,
+    /** The latest nowMs the engine has seen, for work done when a commit lands (outside any op). */
+    private readonly latestNowMs: () => number,
+  ) {
+    this.matcher = new Matcher(s.registry);
+    this.shardOk = new Uint8Array(s.writer.shardCount);
+  }
+
+  /** Run by Engine.dequeue once due deadlines are handled. */
+  dequeue(nsName: string, input: DequeueInput, nowMs: number): Result<DequeueOutcome> {
+    let caps: Capabilities | null = null;
+    if (input.capabilities !== null) {
+      const r = parseCapabilities(input.capabilities, "capabilities", this.s.limits);
+      if (!r.ok) return fail(r.code, r.message, { field: r.field });
+      caps = r.value;
+    }
+    const kind = caps === null ? noCapabilitiesKind : this.matcher.workerKind(caps);
+    const reply = this.take(this.s.namespaces.get(nsName), input.topics, kind, input.leaseMs, nowMs);
+    if (reply.value.deliveries.length > 0 || input.waitMs <= 0) return { ok: true, value: { kind: "done", reply } };
+
+    const limits = this.s.limits;
+    if (this.waiters.ownerCount(input.owner) >= limits.waitersPerConnectionMax) {
+      return fail("TOO_LARGE", `this connection already has ${limits.waitersPerConnectionMax} parked dequeues (waiters_per_connection_max)`, {
+        field: "wait_ms",
+      });
+    }
+    if (this.waiters.total >= limits.waitersTotalMax) {
+      return unavailable(waitersFullRetryAfterMs, `the server already holds ${limits.waitersTotalMax} parked dequeues (waiters_total_max)`);
+    }
+    let resolve: ((reply: WaiterReply) => void) | null = null;
+    const promise = new Promise<WaiterReply>((r) => {
+      resolve = r;
+    });
+    const waiter = new Waiter(input.owner, nsName, input.topics, caps, input.leaseMs, resolve as unknown as (reply: WaiterReply) => void);
+    waiter.timeoutNode = this.s.deadlines.schedule(nowMs + input.waitMs, DeadlineKind.WaiterTimeout, null, waiter, null);
+    this.waiters.add(waiter);
+    return { ok: true, value: { kind: "parked", waiter: promise } };
+  }
+
+  cancelWaiters(owner: number): void {
+    for (const waiter of this.waiters.ofOwner(owner)) this.settleWaiter(waiter, { value: { deliveries: [] }, durable: null });
+  }
+
+  releaseWaiters(): void {
+    for (const waiter of this.waiters.all()) this.settleWaiter(waiter, { value: { deliveries: [] }, durable: null });
+  }
+
+  /** A parked dequeue's wait_ms passed: it answers empty. */
+  timeOut(waiter: Waiter): void {
+    waiter.timeoutNode = null;
+    this.settleWaiter(waiter, { value: { deliveries: [] }, durable: null });
+  }
+
+  /** Serve the parked dequeues of topics that gained takeable items, first come first served. */
+  wake(nowMs: number): void {
+    if (this.s.dirty.size === 0) return;
+    for (const topic of this.s.dirty) {
+      this.s.dirty.delete(topic);
+      if (topic.takeable === 0) continue;
+      const queue = this.waiters.forTopic(topic.ns, topic.name);
+      if (queue === undefined) continue;
+      for (const waiter of queue) {
+        if (topic.takeable === 0) break;
+        const kind = waiter.capabilities === null ? noCapabilitiesKind : this.matcher.workerKind(waiter.capabilities);
+        const reply = this.take(this.s.namespaces.get(waiter.ns), waiter.topics, kind, waiter.leaseMs, nowMs);
+        if (reply.value.deliveries.length > 0) this.settleWaiter(waiter, reply);
+      }
+    }
+  }
+
+  /**
+   * Lease up to `count` best items per listed topic. The reply carries no
+   * durable promise when every delivery is at_least_once, and the lease
+   * commit's promise when any is at_most_once (see the file header).
+   */
+  private take(
+    ns: Namespace | undefined,
+    topics: ReadonlyArray<{ topic: string; count: number }>,
+    kind: number,
+    leaseMs: number | null,
+    nowMs: number,
+  ): WaiterReply {
+    const deliveries: Delivery[] = [];
+    if (ns === undefined) return { value: { deliveries }, durable: null };
+    this.refreshShardHealth(nowMs);
+    let set: WriteSet | null = null;
+    let atMostOnce = false;
+    for (let t = 0; t < topics.length; t++) {
+      const want = topics[t] as { topic: string; count: number };
+      const topic = ns.topics.get(want.topic);
+      if (topic === undefined || topic.takeable === 0) continue;
+      const groups = this.eligibleGroups(topic, kind);
+      for (let n = 0; n < want.count; n++) {
+        const item = topic.pickBest(groups, this.allShardsOk, this.shardOk);
+        if (item === null) break;
+        set ??= this.s.writer.begin();
+        this.s.lease(item, leaseMs, nowMs, set);
+        if (item.record.delivery === "at_most_once") atMostOnce = true;
+        deliveries.push(toDelivery(item));
+        ns.counters.delivered++;
+      }
+    }
+    if (set === null) return { value: { deliveries }, durable: null };
+    const end = set.end();
+    if (!atMostOnce) {
+      // Sent at once. If the commit fails the deliveries are out already, so
+      // memory keeps the leases (their receipts stay good in this boot) and
+      // the disk catches up at the items' next write; after a crash the items
+      // are delivered again under receipts of the new boot.
+      end.catch(this.s.onBackgroundFailure);
+      return { value: { deliveries }, durable: null };
+    }
+    const durable = end.catch((error: unknown) => {
+      this.revertLeases(deliveries);
+      throw error;
+    });
+    return { value: { deliveries }, durable };
+  }
+
+  /** A dequeue's leases could not be made durable, so its deliveries were never sent: the items are ready again. */
+  private revertLeases(deliveries: Delivery[]): void {
+    assert(this.s.set === null, "engine: revert inside an op");
+    for (const delivery of deliveries) {
+      const item = this.s.items.get(delivery.id);
+      if (item === undefined || item.state !== "leased") continue;
+      const record = item.record;
+      if (formatReceipt(item.id, record.deliveries, record.leaseBoot) !== delivery.receipt) continue;
+      this.s.unplace(item);
+      this.s.leave(item);
+      record.attempt--;
+      record.state = "pending";
+      record.leaseExpiresAtMs = null;
+      this.s.placePending(item, this.latestNowMs());
+      this.s.ws().putItem(item.shard, item.key, snapshot(record));
+    }
+    this.s.endSetBackground();
+    this.wake(this.latestNowMs());
+  }
+
+  private eligibleGroups(topic: Topic, kind: number): SignatureGroup[] {
+    const cached = topic.cachedEligible(kind);
+    if (cached !== undefined) return cached;
+    const list: SignatureGroup[] = [];
+    for (const group of topic.groups.values()) {
+      const ok = kind === noCapabilitiesKind ? group.signatureId === 0 : this.matcher.isEligible(kind, group.signatureId);
+      if (ok) list.push(group);
+    }
+    topic.cacheEligible(kind, list);
+    return list;
+  }
+
+  private settleWaiter(waiter: Waiter, reply: WaiterReply): void {
+    if (waiter.settled) return;
+    waiter.settled = true;
+    this.waiters.remove(waiter);
+    if (waiter.timeoutNode !== null) {
+      this.s.deadlines.cancel(waiter.timeoutNode);
+      waiter.timeoutNode = null;
+    }
+    waiter.resolve(reply);
+  }
+
+  private refreshShardHealth(nowMs: number): void {
+    if (nowMs === this.shardOkAtMs) return;
+    this.shardOkAtMs = nowMs;
+    let all = true;
+    for (let s = 0; s < this.shardOk.length; s++) {
+      const ok = this.s.writer.shardHealth(s, nowMs).available;
+      this.shardOk[s] = ok ? 1 : 0;
+      if (!ok) all = false;
+    }
+    this.allShardsOk = all;
+  }
+}

@@ -1,0 +1,240 @@
+// enqueue: validate a batch as a whole, answer idempotency keys, pick one
+// healthy shard for the new items, charge the namespace quota, and store the
+// items. A new item becomes takeable only once its enqueue commit is durable
+// (activate); if that commit fails it leaves memory as if never enqueued
+// (rollback), so nothing undurable is ever delivered.
+
+import { assert } from "../lib/assert.ts";
+import { itemDefaults } from "../limits.ts";
+import type { ItemRecord } from "../storage/record.ts";
+import type { EnqueueItemInput, Reply, Result } from "./api.ts";
+import { DeadlineKind } from "./deadlines.ts";
+import { type AfterClassification, classifyAfter } from "./dependencies.ts";
+import { fail, unavailable } from "./failures.ts";
+import { formatId } from "./ids.ts";
+import { LiveItem, snapshot } from "./item.ts";
+import type { ItemStates } from "./item-states.ts";
+import { parseRequires, type Requires, signatureRegistryFull } from "./matching/index.ts";
+import type { OpContext } from "./op-context.ts";
+
+/** Retry hint when the signature registry is full (1 s): signatures free up as items with rare requires end. */
+const signaturesFullRetryAfterMs = 1000;
+
+export class Enqueuer {
+  /** Enqueues whose commit failed and were rolled out of memory (stats). */
+  rollbacks = 0;
+  private nextShard = 0;
+  private readonly s: ItemStates;
+
+  constructor(
+    private readonly ctx: OpContext,
+    /** The latest nowMs the engine has seen, for work done when a commit lands (outside any op). */
+    private readonly latestNowMs: () => number,
+  ) {
+    this.s = ctx.s;
+  }
+
+  /** Run by Engine.enqueue once due deadlines are handled. */
+  enqueue(nsName: string, inputs: EnqueueItemInput[], nowMs: number): Result<Reply<{ ids: string[] }>> {
+    const count = inputs.length;
+    const requires: Array<Requires | null> = [];
+    const after: AfterClassification[] = [];
+    const lookup = (id: string) => this.s.dependencyStatus(nsName, id);
+    for (let i = 0; i < count; i++) {
+      const input = inputs[i] as EnqueueItemInput;
+      let parsed: Requires | null = null;
+      if (input.requires !== null) {
+        const r = parseRequires(input.requires, `items[${i}].requires`, this.s.limits);
+        if (!r.ok) return fail(r.code, r.message, { field: r.field, index: i });
+        parsed = r.value;
+      }
+      requires.push(parsed);
+      const c = classifyAfter(input.after, lookup, this.s.limits.afterIdsMax);
+      if (c.kind === "not_found") {
+        const id = (input.after as string[])[c.index];
+        return fail("NOT_FOUND", `after id ${JSON.stringify(id)} is not known in this namespace`, { field: `items[${i}].after[${c.index}]`, index: i });
+      }
+      if (c.kind === "too_large") {
+        return fail("TOO_LARGE", `after lists more than ${this.s.limits.afterIdsMax} ids`, { field: `items[${i}].after`, index: i });
+      }
+      after.push(c);
+    }
+
+    // Idempotency: a key held by a live item (or an earlier item of this batch) returns that item's id.
+    const existingNs = this.s.namespaces.get(nsName);
+    const ids: string[] = new Array<string>(count);
+    const sameAs: number[] = new Array<number>(count).fill(-1);
+    const waitOn: Promise<void>[] = [];
+    let batchKeys: Map<string, Map<string, number>> | null = null;
+    let fresh = 0;
+    for (let i = 0; i < count; i++) {
+      const input = inputs[i] as EnqueueItemInput;
+      if (input.key !== null) {
+        const existing = existingNs?.topics.get(input.topic)?.keys.get(input.key);
+        if (existing !== undefined) {
+          ids[i] = existing.id;
+          if (existing.commit !== null) waitOn.push(existing.commit);
+          continue;
+        }
+        batchKeys ??= new Map();
+        let byKey = batchKeys.get(input.topic);
+        if (byKey === undefined) {
+          byKey = new Map();
+          batchKeys.set(input.topic, byKey);
+        }
+        const first = byKey.get(input.key);
+        if (first !== undefined) {
+          sameAs[i] = first;
+          continue;
+        }
+        byKey.set(input.key, i);
+      }
+      fresh++;
+    }
+
+    const signatures: number[] = new Array<number>(count).fill(0);
+    for (let i = 0; i < count; i++) {
+      if (sameAs[i] !== -1 || ids[i] !== undefined) continue;
+      const sig = this.s.registry.intern(requires[i] ?? null);
+      if (sig === signatureRegistryFull) {
+        this.releaseSignatures(signatures);
+        return fail("UNAVAILABLE", "too many distinct requires signatures are live", { field: `items[${i}].requires`, index: i, retryAfterMs: signaturesFullRetryAfterMs });
+      }
+      signatures[i] = sig;
+    }
+
+    let shard = -1;
+    if (fresh > 0) {
+      const chosen = this.chooseShard(nowMs);
+      if (chosen.shard < 0) {
+        this.releaseSignatures(signatures);
+        return unavailable(chosen.retryAfterMs, "no storage shard is accepting writes");
+      }
+      shard = chosen.shard;
+    }
+    const ns = this.s.namespace(nsName, nowMs);
+    if (fresh > 0 && ns.bucket !== null) {
+      const verdict = ns.bucket.take(fresh, nowMs);
+      if (!verdict.ok) {
+        this.releaseSignatures(signatures);
+        if (verdict.tooLarge) {
+          return fail("TOO_LARGE", `batch of ${fresh} new items exceeds the namespace quota of ${ns.bucket.perMinute} items per minute`, { field: "items" });
+        }
+        return fail("RATE_LIMITED", `namespace ${JSON.stringify(nsName)} is over its enqueue quota`, { retryAfterMs: verdict.retryAfterMs });
+      }
+    }
+    const set = this.s.ws();
+    const created: LiveItem[] = [];
+    for (let i = 0; i < count; i++) {
+      if (sameAs[i] !== -1 || ids[i] !== undefined) continue;
+      const input = inputs[i] as EnqueueItemInput;
+      const key = this.s.writer.nextKey();
+      const id = formatId(shard, key);
+      const record: ItemRecord = {
+        ns: nsName,
+        topic: input.topic,
+        priority: input.priority,
+        payload: input.payload,
+        metadata: input.metadata,
+        enqueuedAtMs: nowMs,
+        deliverAtMs: input.deliverAtMs ?? nowMs + (input.delayMs ?? 0),
+        leaseMs: input.leaseMs ?? itemDefaults.leaseMs,
+        ttlExpiresAtMs: input.ttlMs === null ? null : nowMs + input.ttlMs,
+        delivery: input.delivery,
+        maxAttempts: input.maxAttempts,
+        attempt: 0,
+        deliveries: 0,
+        leaseBoot: 0,
+        state: "pending",
+        leaseExpiresAtMs: null,
+        deadReason: null,
+        requires: input.requires,
+        after: input.after,
+        key: input.key,
+      };
+      const topic = ns.topic(input.topic);
+      const sig = signatures[i] as number;
+      topic.joinGroup(sig);
+      const item = new LiveItem(id, shard, key, record, topic, sig, "ready", false);
+      this.s.items.set(id, item);
+      if (input.key !== null) topic.keys.set(input.key, item);
+      const c = after[i] as AfterClassification;
+      if (c.kind === "dead") {
+        record.state = "dead";
+        record.deadReason = c.deadReason;
+        this.s.enterDead(item);
+      } else {
+        if (c.kind === "waiting") this.s.graph.addWaiting(id, c.unmet);
+        this.s.placePending(item, nowMs);
+      }
+      if (record.ttlExpiresAtMs !== null) item.ttlNode = this.s.deadlines.schedule(record.ttlExpiresAtMs, DeadlineKind.Ttl, item, null, null);
+      set.putItem(shard, key, snapshot(record));
+      ns.counters.enqueued++;
+      created.push(item);
+      ids[i] = id;
+    }
+    for (let i = 0; i < count; i++) if (sameAs[i] !== -1) ids[i] = ids[sameAs[i] as number] as string;
+
+    const end = this.s.endSet() as Promise<void>;
+    if (created.length > 0) {
+      for (const item of created) item.commit = end;
+      end.then(
+        () => this.activate(created),
+        () => this.rollback(created),
+      );
+    }
+    const durable = waitOn.length === 0 ? end : Promise.all([end, ...waitOn]).then(() => undefined);
+    this.ctx.wake(nowMs);
+    return { ok: true, value: { value: { ids }, durable } };
+  }
+
+  /** Give back the signature references a refused enqueue took (0 entries are no-ops). */
+  private releaseSignatures(signatures: number[]): void {
+    for (const sig of signatures) this.s.registry.release(sig);
+  }
+
+  /** The enqueue's commit is durable: its ready items become takeable. */
+  private activate(created: LiveItem[]): void {
+    for (const item of created) {
+      if (this.s.items.get(item.id) !== item) continue;
+      item.committed = true;
+      item.commit = null;
+      if (item.state === "ready" && item.readyNode === null) this.s.makeTakeable(item);
+    }
+    this.ctx.wake(this.latestNowMs());
+  }
+
+  /** The enqueue's commit failed: its items leave memory as if never enqueued (they were never takeable). */
+  private rollback(created: LiveItem[]): void {
+    assert(this.s.set === null, "engine: rollback inside an op");
+    this.rollbacks++;
+    for (const item of created) {
+      if (this.s.items.get(item.id) !== item) continue;
+      this.s.unplace(item);
+      this.s.leave(item);
+      this.s.forget(item);
+      // Items enqueued meanwhile with this id in `after` cannot wait for it any more.
+      for (const killed of this.s.graph.onFailed(item.id, "cancelled")) {
+        const dependent = this.s.items.get(killed.itemId);
+        if (dependent !== undefined) this.s.killItem(dependent, killed.deadReason);
+      }
+    }
+    this.s.endSetBackground();
+  }
+
+  /** The next shard, round-robin, whose breaker accepts writes; -1 with the smallest retry hint when none does. */
+  private chooseShard(nowMs: number): { shard: number; retryAfterMs: number } {
+    const shards = this.s.writer.shardCount;
+    let retryAfterMs = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < shards; i++) {
+      const shard = (this.nextShard + i) % shards;
+      const health = this.s.writer.shardHealth(shard, nowMs);
+      if (health.available) {
+        this.nextShard = (shard + 1) % shards;
+        return { shard, retryAfterMs: 0 };
+      }
+      retryAfterMs = Math.min(retryAfterMs, health.retryAfterMs);
+    }
+    return { shard: -1, retryAfterMs: Number.isFinite(retryAfterMs) ? retryAfterMs : 1000 };
+  }
+}

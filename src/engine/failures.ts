@@ -1,0 +1,15 @@
+// The engine's expected failures, as returned values: each op answers one of
+// these instead of throwing, and the server maps the code to the protocol's
+// error in one place (server/error-mapping.ts).
+
+import type { Failure, FailureCode } from "./api.ts";
+
+export type FailureResult = { ok: false; failure: Failure };
+
+export function fail(code: FailureCode, message: string, extra: Omit<Failure, "code" | "message"> = {}): FailureResult {
+  return { ok: false, failure: { code, message, ...extra } };
+}
+
+export function unavailable(retryAfterMs: number, message: string): FailureResult {
+  return fail("UNAVAILABLE", message, { retryAfterMs });
+}

@@ -1,0 +1,34 @@
+// What the engine's op files (enqueue.ts, dequeue.ts, receipt-ops.ts,
+// admin-ops.ts) share: the item states, a scratch set for de-duplicating a
+// request's entries, the wake-up of parked dequeues, and the two steps every
+// writing op takes — refuse before any change when a shard it must write is
+// unhealthy, and end its WriteSet and serve waiters before it replies.
+
+import type { Reply, Result } from "./api.ts";
+import { type FailureResult, unavailable } from "./failures.ts";
+import type { LiveItem } from "./item.ts";
+import type { ItemStates } from "./item-states.ts";
+
+export interface OpContext {
+  readonly s: ItemStates;
+  /** Cleared before and after each use; saves an allocation per request. */
+  readonly scratchSeen: Set<unknown>;
+  /** Serve the parked dequeues of topics that gained takeable items during the op. */
+  wake(nowMs: number): void;
+}
+
+/** Refuse the op (before any change) when a shard it must write is not accepting writes. */
+export function refuseUnhealthyShards(ctx: OpContext, items: LiveItem[], nowMs: number): FailureResult | null {
+  for (const item of items) {
+    const health = ctx.s.writer.shardHealth(item.shard, nowMs);
+    if (!health.available) return unavailable(health.retryAfterMs, `storage shard ${item.shard} is not accepting writes`);
+  }
+  return null;
+}
+
+/** End the op: its writes go to the next commit (the reply waits for it), then waiters are served. */
+export function finishOp<T>(ctx: OpContext, value: T, nowMs: number): Result<Reply<T>> {
+  const durable = ctx.s.endSet() ?? ctx.s.writer.begin().end();
+  ctx.wake(nowMs);
+  return { ok: true, value: { value, durable } };
+}

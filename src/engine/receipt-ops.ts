@@ -1,0 +1,121 @@
+// ack, nack and extend: the ops that name a delivery by its receipt. A
+// receipt is good only while its item is leased under that very delivery:
+// same delivery count and same boot (ids.ts says why the boot). Anything
+// else is stale, listed in the reply, and changes nothing.
+
+import type { HeapNode } from "../lib/pairing-heap.ts";
+import type { Reply, Result } from "./api.ts";
+import type { Deadline } from "./deadlines.ts";
+import { parseReceipt } from "./ids.ts";
+import { type LiveItem, snapshot } from "./item.ts";
+import { finishOp, type OpContext, refuseUnhealthyShards } from "./op-context.ts";
+
+export function ack(ctx: OpContext, nsName: string, receipts: string[], nowMs: number): Result<Reply<{ acked: number; stale: string[] }>> {
+  const stale: string[] = [];
+  const found = leasedByReceipts(ctx, nsName, receipts, stale);
+  const refused = refuseUnhealthyShards(ctx, found, nowMs);
+  if (refused !== null) return refused;
+  ctx.s.ws();
+  for (const item of found) ctx.s.endItem(item, "acked", nowMs);
+  return finishOp(ctx, { acked: found.length, stale }, nowMs);
+}
+
+export function nack(
+  ctx: OpContext,
+  nsName: string,
+  entries: Array<{ receipt: string; delayMs: number | null; metadata: Uint8Array | null }>,
+  nowMs: number,
+): Result<Reply<{ nacked: number; stale: string[] }>> {
+  const stale: string[] = [];
+  const found: LiveItem[] = [];
+  const chosen: number[] = [];
+  ctx.scratchSeen.clear();
+  for (let i = 0; i < entries.length; i++) {
+    const receipt = (entries[i] as { receipt: string }).receipt;
+    const item = leasedByReceipt(ctx, nsName, receipt);
+    if (item === null || ctx.scratchSeen.has(item)) stale.push(receipt);
+    else {
+      ctx.scratchSeen.add(item);
+      found.push(item);
+      chosen.push(i);
+    }
+  }
+  ctx.scratchSeen.clear();
+  const refused = refuseUnhealthyShards(ctx, found, nowMs);
+  if (refused !== null) return refused;
+  ctx.s.ws();
+  for (let f = 0; f < found.length; f++) {
+    const item = found[f] as LiveItem;
+    const entry = entries[chosen[f] as number] as { delayMs: number | null; metadata: Uint8Array | null };
+    const record = item.record;
+    ctx.s.namespaces.get(item.ns)!.counters.nacked++;
+    if (entry.metadata !== null) record.metadata = entry.metadata;
+    if (item.ttlPassed) {
+      ctx.s.endItem(item, "expired", nowMs);
+    } else if (record.attempt >= record.maxAttempts) {
+      ctx.s.killItem(item, "max_attempts");
+    } else {
+      ctx.s.unplace(item);
+      ctx.s.leave(item);
+      record.state = "pending";
+      record.leaseExpiresAtMs = null;
+      record.deliverAtMs = nowMs + (entry.delayMs ?? 0);
+      ctx.s.placePending(item, nowMs);
+      ctx.s.ws().putItem(item.shard, item.key, snapshot(record));
+    }
+  }
+  return finishOp(ctx, { nacked: found.length, stale }, nowMs);
+}
+
+export function extend(ctx: OpContext, nsName: string, entries: Array<{ receipt: string; leaseMs: number }>, nowMs: number): Result<Reply<{ extended: number; stale: string[] }>> {
+  const stale: string[] = [];
+  const found: LiveItem[] = [];
+  const leases: number[] = [];
+  for (const entry of entries) {
+    const item = leasedByReceipt(ctx, nsName, entry.receipt);
+    if (item === null) stale.push(entry.receipt);
+    else {
+      // A receipt named twice: the last lease_ms wins (both count as extended).
+      found.push(item);
+      leases.push(entry.leaseMs);
+    }
+  }
+  const refused = refuseUnhealthyShards(ctx, found, nowMs);
+  if (refused !== null) return refused;
+  const set = ctx.s.ws();
+  for (let i = 0; i < found.length; i++) {
+    const item = found[i] as LiveItem;
+    const expiresAtMs = nowMs + (leases[i] as number);
+    item.record.leaseExpiresAtMs = expiresAtMs;
+    item.timerNode = ctx.s.deadlines.reschedule(item.timerNode as HeapNode<Deadline>, expiresAtMs);
+    set.putItem(item.shard, item.key, snapshot(item.record));
+  }
+  return finishOp(ctx, { extended: found.length, stale }, nowMs);
+}
+
+/** The item a receipt names if that delivery is still current: leased, same delivery count, same boot. */
+function leasedByReceipt(ctx: OpContext, ns: string, receipt: string): LiveItem | null {
+  const parsed = parseReceipt(receipt);
+  if (parsed === null) return null;
+  const item = ctx.s.items.get(parsed.id);
+  if (item === undefined || item.ns !== ns || item.state !== "leased") return null;
+  const record = item.record;
+  if (record.deliveries !== parsed.deliveries || record.leaseBoot !== parsed.boot) return null;
+  return item;
+}
+
+/** Items named by receipts, each once; a receipt naming no current delivery (or repeating one) is stale. */
+function leasedByReceipts(ctx: OpContext, ns: string, receipts: string[], stale: string[]): LiveItem[] {
+  const found: LiveItem[] = [];
+  ctx.scratchSeen.clear();
+  for (const receipt of receipts) {
+    const item = leasedByReceipt(ctx, ns, receipt);
+    if (item === null || ctx.scratchSeen.has(item)) stale.push(receipt);
+    else {
+      ctx.scratchSeen.add(item);
+      found.push(item);
+    }
+  }
+  ctx.scratchSeen.clear();
+  return found;
+}

@@ -1,0 +1,172 @@
+// Goal: when a dequeue's reply may be sent, and what its receipts mean across
+// a crash. A dequeue of only at_least_once items replies at once (its lease
+// writes still go through the Writer); one that delivers any at_most_once item
+// waits until its leases are durable, and gives every item back if that
+// fails. A receipt names the boot its lease was granted in, so a receipt
+// issued before a crash that lost its lease is stale after the restart, even
+// though the restarted server reaches the same delivery count again; a lease
+// that was durable keeps its receipt good across the restart.
+
+import { describe, expect, test } from "bun:test";
+import type { DequeueOutcome, Reply } from "../../src/engine/api.ts";
+import { parseReceipt } from "../../src/engine/ids.ts";
+import type { WaiterReply } from "../../src/engine/waiters.ts";
+import { Harness, item, take, unwrap } from "./support/harness.ts";
+
+const flush = () => new Promise((r) => setImmediate(r));
+
+function done(outcome: DequeueOutcome): WaiterReply {
+  if (outcome.kind !== "done") throw new Error("expected done");
+  return outcome.reply;
+}
+
+/** Whether a reply's durable promise has settled after the current turn. */
+async function settledNow(reply: Reply<unknown>): Promise<boolean> {
+  let settled = false;
+  reply.durable?.then(
+    () => {
+      settled = true;
+    },
+    () => {
+      settled = true;
+    },
+  );
+  await flush();
+  return reply.durable === null || settled;
+}
+
+describe("when a dequeue reply may be sent", () => {
+  test("only at_least_once deliveries: durable is null, and the lease write still commits", async () => {
+    const h = new Harness({ shards: 1 });
+    const [a, b] = await h.enqueue("n", [item("t"), item("t")]);
+    h.store.pauseCommits();
+    const reply = done(unwrap(h.engine.dequeue("n", take([["t", 2]]), h.now)));
+    expect(reply.durable).toBeNull();
+    expect(reply.value.deliveries.map((d) => d.id)).toEqual([a as string, b as string]);
+    // The lease is not on disk yet: a crash now would lose it.
+    const crashed = [...[...h.store.durableCopy().loadShards()][0]!.items];
+    expect(crashed.map(({ record }) => record.state)).toEqual(["pending", "pending"]);
+    h.store.resumeCommits();
+    await h.writer.drain();
+    const stored = [...[...h.store.durableCopy().loadShards()][0]!.items];
+    expect(stored.map(({ record }) => [record.state, record.deliveries, record.leaseBoot])).toEqual([
+      ["leased", 1, 1],
+      ["leased", 1, 1],
+    ]);
+    h.check();
+  });
+
+  test("any at_most_once delivery: the reply waits for the lease commit (mixed modes too)", async () => {
+    for (const modes of [["at_most_once"], ["at_least_once", "at_most_once"], ["at_most_once", "at_least_once"]] as const) {
+      const h = new Harness({ shards: 1 });
+      await h.enqueue("n", modes.map((delivery) => item("t", { delivery })));
+      h.store.pauseCommits();
+      const reply = done(unwrap(h.engine.dequeue("n", take([["t", modes.length]]), h.now)));
+      expect(reply.value.deliveries).toHaveLength(modes.length);
+      expect(reply.durable).not.toBeNull();
+      expect(await settledNow(reply)).toBe(false);
+      h.store.resumeCommits();
+      await reply.durable;
+      h.check();
+    }
+  });
+
+  test("an at_most_once dequeue whose lease commit fails gives back every item it took, attempts restored", async () => {
+    const h = new Harness({ shards: 1 });
+    const [least, most] = await h.enqueue("n", [item("t"), item("t", { delivery: "at_most_once" })]);
+    h.store.failShard(0);
+    const reply = done(unwrap(h.engine.dequeue("n", take([["t", 2]]), h.now)));
+    await expect(reply.durable).rejects.toThrow();
+    h.store.healShard(0);
+    expect(h.state("n", least as string)).toBe("ready");
+    expect(h.state("n", most as string)).toBe("ready");
+    for (const d of reply.value.deliveries) expect(await h.settle(h.engine.ack("n", [d.receipt], h.now))).toEqual({ acked: 0, stale: [d.receipt] });
+    const again = await h.dequeue("n", [["t", 2]]);
+    expect(again.map((d) => d.attempt)).toEqual([1, 1]);
+    h.check();
+  });
+
+  test("an at_least_once dequeue whose lease commit fails keeps its leases: the delivery was sent", async () => {
+    const h = new Harness({ shards: 1 });
+    const [id] = await h.enqueue("n", [item("t")]);
+    h.store.failShard(0);
+    const reply = done(unwrap(h.engine.dequeue("n", take([["t", 1]]), h.now)));
+    expect(reply.durable).toBeNull();
+    await h.writer.drain().catch(() => undefined);
+    await flush();
+    expect(h.engine.stats(null, h.now).engine).toMatchObject({ backgroundWriteFailures: 1 });
+    expect(h.state("n", id as string)).toBe("leased");
+    h.store.healShard(0);
+    const receipt = reply.value.deliveries[0]!.receipt;
+    expect(await h.settle(h.engine.ack("n", [receipt], h.now))).toEqual({ acked: 1, stale: [] });
+    h.check();
+  });
+
+  test("a parked dequeue follows the same rule", async () => {
+    const h = new Harness({ shards: 1 });
+    const park = (topic: string): Promise<WaiterReply> => {
+      const outcome = unwrap(h.engine.dequeue("n", take([[topic, 1]], { waitMs: 10_000 }), h.now));
+      if (outcome.kind !== "parked") throw new Error("expected parked");
+      return outcome.waiter;
+    };
+    const least = park("a");
+    const most = park("b");
+    await h.enqueue("n", [item("a"), item("b", { delivery: "at_most_once" })]);
+    const leastReply = await least;
+    const mostReply = await most;
+    expect(leastReply.value.deliveries).toHaveLength(1);
+    expect(leastReply.durable).toBeNull();
+    expect(mostReply.value.deliveries).toHaveLength(1);
+    expect(mostReply.durable).not.toBeNull();
+    await mostReply.durable;
+    h.check();
+  });
+});
+
+describe("receipts across a crash", () => {
+  test("a receipt whose lease never reached disk is stale after the restart; the new delivery's receipt differs", async () => {
+    const h = new Harness({ shards: 1 });
+    const [id] = await h.enqueue("n", [item("t")]);
+    h.store.pauseCommits();
+    const [before] = done(unwrap(h.engine.dequeue("n", take([["t", 1]]), h.now))).value.deliveries;
+    expect(parseReceipt(before!.receipt)).toEqual({ id: id as string, deliveries: 1, boot: 1 });
+    h.crash();
+    expect(h.state("n", id as string)).toBe("ready");
+    const [after] = await h.dequeue("n", [["t", 1]]);
+    // Same item, same delivery count (the first one was forgotten), another boot.
+    expect(parseReceipt(after!.receipt)).toEqual({ id: id as string, deliveries: 1, boot: 2 });
+    expect(after!.receipt).not.toBe(before!.receipt);
+    const stale = before!.receipt;
+    expect(await h.settle(h.engine.ack("n", [stale], h.now))).toEqual({ acked: 0, stale: [stale] });
+    expect(await h.settle(h.engine.nack("n", [{ receipt: stale, delayMs: null, metadata: null }], h.now))).toEqual({ nacked: 0, stale: [stale] });
+    expect(await h.settle(h.engine.extend("n", [{ receipt: stale, leaseMs: 1000 }], h.now))).toEqual({ extended: 0, stale: [stale] });
+    expect(h.state("n", id as string)).toBe("leased");
+    expect(await h.settle(h.engine.ack("n", [after!.receipt], h.now))).toEqual({ acked: 1, stale: [] });
+    h.check();
+  });
+
+  test("a durable lease keeps its receipt across the restart", async () => {
+    const h = new Harness({ shards: 1 });
+    const [id] = await h.enqueue("n", [item("t")]);
+    const [d] = await h.dequeue("n", [["t", 1]]);
+    await h.restart();
+    await h.restart();
+    expect(h.state("n", id as string)).toBe("leased");
+    expect(await h.settle(h.engine.extend("n", [{ receipt: d!.receipt, leaseMs: 5000 }], h.now))).toEqual({ extended: 1, stale: [] });
+    expect(await h.settle(h.engine.ack("n", [d!.receipt], h.now))).toEqual({ acked: 1, stale: [] });
+    h.check();
+  });
+
+  test("deliveries after each restart carry that restart's boot", async () => {
+    const h = new Harness({ shards: 1 });
+    await h.enqueue("n", [item("t", { leaseMs: 10 })]);
+    const boots: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      const [d] = await h.dequeue("n", [["t", 1]]);
+      boots.push(parseReceipt(d!.receipt)!.boot);
+      h.advance(10);
+      await h.restart();
+    }
+    expect(boots).toEqual([1, 2, 3]);
+  });
+});
