@@ -1,0 +1,156 @@
+// Goal: keep the codebase's shape as STYLE.md describes it, checked on every
+// test run rather than by memory: imports flow one way (bytes → protocol →
+// server → engine → storage; lib is a leaf), each dependency sits behind the
+// files that own it, files stay short and open with what they own, and only
+// the clock module reads real time.
+
+import { describe, expect, test } from "bun:test";
+import { readFileSync, readdirSync, statSync } from "node:fs";
+import { join, relative, dirname, resolve } from "node:path";
+
+const root = resolve(import.meta.dir, "..");
+const srcDir = join(root, "src");
+
+/** Longest source file, in lines: past it a file is doing more than one thing. */
+const fileLinesMax = 400;
+
+function listTs(dir: string): string[] {
+  const out: string[] = [];
+  const stack = [dir];
+  while (stack.length > 0) {
+    const current = stack.pop()!;
+    for (const name of readdirSync(current)) {
+      const path = join(current, name);
+      if (statSync(path).isDirectory()) stack.push(path);
+      else if (name.endsWith(".ts")) out.push(path);
+    }
+  }
+  return out.sort();
+}
+
+const files = listTs(srcDir).map((path) => ({
+  path,
+  rel: relative(srcDir, path),
+  text: readFileSync(path, "utf8"),
+}));
+
+/** The layer of a file: its first folder under src/, or the file itself at the top. */
+function layerOf(rel: string): string {
+  const slash = rel.indexOf("/");
+  return slash === -1 ? rel.replace(/\.ts$/, "") : rel.slice(0, slash);
+}
+
+/** Which layers each layer may import. cli wires everything, so it may import all. */
+const allowedImports: Record<string, readonly string[]> = {
+  lib: ["lib"],
+  limits: [],
+  protocol: ["protocol", "lib", "limits"],
+  storage: ["storage", "lib", "limits"],
+  engine: ["engine", "storage", "lib", "limits"],
+  server: ["server", "protocol", "engine", "storage", "lib", "limits"],
+  // Observability reads every layer's numbers (error codes, breaker states, commit stats) but drives none.
+  observability: ["observability", "protocol", "storage", "lib", "limits"],
+  client: ["client", "protocol", "lib", "limits"],
+  cli: ["cli", "client", "server", "engine", "storage", "protocol", "observability", "lib", "limits"],
+};
+
+/** Packages and the only places allowed to import them (prefixes of paths under src/). */
+const packageOwners: Record<string, readonly string[]> = {
+  lmdb: ["storage/lmdb/", "cli/self-check.ts"],
+  "@msgpack/msgpack": ["protocol/", "storage/record-codec.ts", "client/"],
+  "prom-client": ["observability/metrics.ts"],
+  commander: ["cli/"],
+};
+
+function importsOf(text: string): string[] {
+  const specs: string[] = [];
+  const pattern = /^\s*(?:import|export)\b[^'"]*?from\s+["']([^"']+)["']|^\s*import\s+["']([^"']+)["']/gm;
+  for (const match of text.matchAll(pattern)) specs.push((match[1] ?? match[2])!);
+  for (const match of text.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)) specs.push(match[1]!);
+  return specs;
+}
+
+describe("tidy", () => {
+  test("the tree has source files to check", () => {
+    expect(files.length).toBeGreaterThan(20);
+  });
+
+  test("imports flow one way between layers", () => {
+    const violations: string[] = [];
+    for (const file of files) {
+      const layer = layerOf(file.rel);
+      const allowed = allowedImports[layer];
+      if (allowed === undefined) {
+        violations.push(`${file.rel}: layer "${layer}" has no import rule in tidy.test.ts`);
+        continue;
+      }
+      for (const spec of importsOf(file.text)) {
+        if (!spec.startsWith(".")) continue;
+        const target = relative(srcDir, resolve(dirname(file.path), spec));
+        // The package manifest is read for the version string only.
+        if (target === "../package.json") continue;
+        if (target.startsWith("..")) {
+          violations.push(`${file.rel} imports ${spec}, outside src/`);
+          continue;
+        }
+        const targetLayer = layerOf(target);
+        if (!allowed.includes(targetLayer)) violations.push(`${file.rel} (${layer}) imports ${target} (${targetLayer})`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  test("each package is imported only by the files that own it", () => {
+    const violations: string[] = [];
+    for (const file of files) {
+      for (const spec of importsOf(file.text)) {
+        const owners = packageOwners[spec];
+        if (owners === undefined) continue;
+        if (!owners.some((prefix) => file.rel.startsWith(prefix))) violations.push(`${file.rel} imports ${spec}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  test(`source files stay under ${fileLinesMax} lines`, () => {
+    const long = files
+      .map((file) => ({ rel: file.rel, lines: file.text.split("\n").length }))
+      .filter((file) => file.lines > fileLinesMax)
+      .map((file) => `${file.rel}: ${file.lines} lines`);
+    expect(long).toEqual([]);
+  });
+
+  test("every source file opens with a comment saying what it owns", () => {
+    const bare = files.filter((file) => {
+      const lines = file.text.split("\n");
+      const first = lines[0]?.startsWith("#!") ? lines[1] : lines[0];
+      return !(first?.startsWith("//") || first?.startsWith("/*"));
+    });
+    expect(bare.map((file) => file.rel)).toEqual([]);
+  });
+
+  test("no grab-bag modules", () => {
+    const grabBags = files.filter((file) => /(^|\/)(utils?|helpers?|misc|common)\.ts$/.test(file.rel));
+    expect(grabBags.map((file) => file.rel)).toEqual([]);
+  });
+
+  test("only the clock reads real time, and the engine arms no timers", () => {
+    const violations: string[] = [];
+    for (const file of files) {
+      if (file.rel.startsWith("engine/") && /\bDate\.now\(|\bperformance\.now\(/.test(file.text)) {
+        violations.push(`${file.rel} reads real time`);
+      }
+      if (file.rel.startsWith("engine/") && /\bset(Timeout|Interval|Immediate)\(/.test(file.text)) {
+        violations.push(`${file.rel} arms a timer`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  test("no empty catch blocks", () => {
+    const violations = files
+      .filter((file) => /catch\s*(\([^)]*\))?\s*\{\s*\}/.test(file.text))
+      .map((file) => file.rel);
+    expect(violations).toEqual([]);
+  });
+});
