@@ -1,0 +1,178 @@
+// `npm run bench:load`: issue 6's end-to-end load generator. Starts orq (and
+// its peers: beanstalkd in memory and with its binlog, and a bare echo floor)
+// as child processes on 127.0.0.1 with data under a temp folder, drives each
+// over TCP with a lean pipelined driver, prints one line per step to stderr,
+// a summary table and the orq/peer ratios to stdout, and writes every figure
+// to a JSON file. See BENCHMARKS.md for what each figure means.
+
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { BeanstalkConn } from "./beanstalk-conn.ts";
+import { beanstalkLatencyOps, floorLatencyOps, orqLatencyOps } from "./latency-ops.ts";
+import { describeMachine } from "./machine.ts";
+import type { LoadOptions, Scenario } from "./options.ts";
+import { SCENARIOS, parseOptions } from "./options.ts";
+import { OrqConn } from "./orq-conn.ts";
+import { pin, unpin } from "./pinning.ts";
+import type { Child, Durability } from "./processes.ts";
+import { beanstalkdPath, orqAvailable, startBeanstalkd, startEcho, startOrq } from "./processes.ts";
+import { checkTargets, summaryTable, targetTable } from "./report.ts";
+import type { ResultsBySystem } from "./report.ts";
+import { runLatency } from "./runners.ts";
+import type { ModeResults, ModeSpec, SuiteContext } from "./suite.ts";
+import { runMode } from "./suite.ts";
+import { beanstalkSystem, openBeanstalk, orqSystem } from "./systems.ts";
+
+const REPO_ROOT = join(import.meta.dir, "..", "..");
+const ALL_SCENARIOS = new Set<Scenario>(SCENARIOS);
+
+const runStartMs = performance.now();
+function log(line: string): void {
+  const elapsedS = ((performance.now() - runStartMs) / 1000).toFixed(1).padStart(6);
+  process.stderr.write(`[bench:load ${elapsedS} s] ${line}\n`);
+}
+
+function orqSpec(options: LoadOptions, durability: Durability): ModeSpec {
+  return {
+    label: `orq ${durability}`,
+    scenarios: ALL_SCENARIOS,
+    enqueueItemsSingle: options.itemsSingle,
+    enqueueItemsBatch: options.items,
+    restartable: true,
+    start: (dataDir, logPath) => startOrq(dataDir, durability, logPath),
+    system: (child) => orqSystem(`orq ${durability}`, child.host, child.port),
+    latencyOps: async (child) => {
+      const conn = await OrqConn.connect(child.host, child.port);
+      return { ops: orqLatencyOps(conn), close: () => conn.close() };
+    },
+    takeWaitMs: 100,
+    mixedTakeCount: 100,
+  };
+}
+
+function beanstalkSpec(options: LoadOptions, mode: "in-memory" | "binlog" | "binlog fsync-always"): ModeSpec {
+  const label = `beanstalkd ${mode}`;
+  const fsyncAlways = mode === "binlog fsync-always";
+  return {
+    label,
+    // fsync on every write runs at a few thousand items/s: only its enqueue rate is worth the wait.
+    scenarios: fsyncAlways ? new Set<Scenario>(["enqueue"]) : ALL_SCENARIOS,
+    enqueueItemsSingle: fsyncAlways ? options.itemsFsyncAlways : options.itemsSingle,
+    enqueueItemsBatch: fsyncAlways ? options.itemsFsyncAlways : options.items,
+    restartable: mode === "binlog",
+    start: (dataDir, logPath) => startBeanstalkd(mode === "in-memory" ? null : dataDir, fsyncAlways ? 0 : null, logPath),
+    system: (child) => beanstalkSystem(label, child.host, child.port),
+    latencyOps: async (child) => {
+      const conn: BeanstalkConn = await openBeanstalk(child.host, child.port);
+      return { ops: beanstalkLatencyOps(conn), close: () => conn.close() };
+    },
+    takeWaitMs: 1000,
+    mixedTakeCount: 10,
+  };
+}
+
+async function runFloor(context: SuiteContext): Promise<ModeResults> {
+  const child = context.track(await startEcho(join(context.tempDir, "echo.log")));
+  const conn = await OrqConn.connect(child.host, child.port);
+  const pinned = pin(child.pid) && pin(process.pid);
+  try {
+    const ops = await runLatency(floorLatencyOps(conn), context.options.latencySamples, context.options.latencyWarmup);
+    const ping = ops["ping"];
+    if (ping !== undefined) log(`echo floor latency ping${pinned ? " (pinned)" : ""}: p50 ${ping.p50Us} µs, p99 ${ping.p99Us} µs, p99.9 ${ping.p999Us} µs`);
+    return { latency: { pinned, ops } };
+  } finally {
+    unpin(process.pid);
+    conn.close();
+    await child.stop();
+  }
+}
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2));
+  if (options === null) return 0;
+  const startedAt = new Date();
+  const tempDir = mkdtempSync(join(tmpdir(), "orq-load-"));
+  const children = new Set<Child>();
+  const context: SuiteContext = {
+    options,
+    tempDir,
+    log,
+    track: (child) => {
+      children.add(child);
+      return child;
+    },
+  };
+  const results: ResultsBySystem = {};
+  const skipped: Record<string, string> = {};
+  const failed: Record<string, string> = {};
+  // One system failing (a server that will not start, say) must not throw away the others' figures.
+  const runGuarded = async (label: string, run: () => Promise<ModeResults>) => {
+    try {
+      results[label] = await run();
+    } catch (error) {
+      failed[label] = error instanceof Error ? error.message : String(error);
+      log(`${label}: FAILED: ${failed[label]}`);
+      for (const child of children) await child.stop();
+      children.clear();
+    }
+  };
+  log(`temp dir ${tempDir}; scenarios ${[...options.only].join(",")}; systems ${[...options.systems].join(",")}`);
+
+  try {
+    if (options.systems.has("floor") && options.only.has("latency")) {
+      await runGuarded("echo floor", () => runFloor(context));
+    }
+    if (options.systems.has("orq")) {
+      if (!orqAvailable()) {
+        skipped["orq"] = "src/cli/main.ts does not exist yet";
+        log("orq: skipped (src/cli/main.ts does not exist yet)");
+      } else {
+        for (const durability of ["strict", "relaxed"] as const) {
+          await runGuarded(`orq ${durability}`, () => runMode(context, orqSpec(options, durability)));
+        }
+      }
+    }
+    if (options.systems.has("beanstalkd")) {
+      if (beanstalkdPath() === null) {
+        skipped["beanstalkd"] = "beanstalkd is not installed (apt-get install beanstalkd)";
+        log("beanstalkd: skipped (not installed)");
+      } else {
+        for (const mode of ["in-memory", "binlog", "binlog fsync-always"] as const) {
+          await runGuarded(`beanstalkd ${mode}`, () => runMode(context, beanstalkSpec(options, mode)));
+        }
+      }
+    }
+  } finally {
+    for (const child of children) await child.stop();
+    if (!options.keep) rmSync(tempDir, { recursive: true, force: true });
+  }
+
+  const targets = checkTargets(results);
+  const machine = describeMachine();
+  console.log(`\norq load benchmark — ${machine.cpuModel}, ${machine.nproc} vCPU, Bun ${machine.bun}${options.quick ? " (QUICK: tiny sizes, figures are not meaningful)" : ""}\n`);
+  console.log(summaryTable(results));
+  console.log("\nTargets (orq / peer):\n");
+  console.log(targetTable(targets));
+  for (const [name, reason] of Object.entries(skipped)) console.log(`\n${name} skipped: ${reason}`);
+  for (const [name, reason] of Object.entries(failed)) console.log(`\n${name} FAILED: ${reason.slice(0, 2000)}`);
+
+  const outPath = resolve(options.out ?? join(REPO_ROOT, ".bench-out", `load-${startedAt.toISOString().replaceAll(":", "-")}.json`));
+  mkdirSync(dirname(outPath), { recursive: true });
+  const report = {
+    version: 1,
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    machine,
+    options: { ...options, only: [...options.only], systems: [...options.systems] },
+    results,
+    skipped,
+    failed,
+    targets,
+  };
+  writeFileSync(outPath, JSON.stringify(report, null, 2));
+  console.log(`\nJSON: ${outPath}`);
+  return Object.keys(failed).length === 0 ? 0 : 1;
+}
+
+process.exitCode = await main();

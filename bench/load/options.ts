@@ -1,0 +1,102 @@
+// Flags of `npm run bench:load` and the sizes they select. --quick shrinks
+// every size so the smoke test runs the whole suite in seconds.
+
+import { parseArgs } from "node:util";
+
+export const SCENARIOS = ["enqueue", "drain", "mixed", "latency", "memory"] as const;
+export type Scenario = (typeof SCENARIOS)[number];
+export const SYSTEMS = ["orq", "beanstalkd", "floor"] as const;
+export type SystemName = (typeof SYSTEMS)[number];
+
+export interface LoadOptions {
+  quick: boolean;
+  only: Set<Scenario>;
+  systems: Set<SystemName>;
+  /** Items for batch-100 enqueue runs, drain, memory and the ready backlog of the latency run. */
+  items: number;
+  /** Items for batch-1 enqueue runs (a rate needs fewer samples than a backlog does). */
+  itemsSingle: number;
+  /** Items for beanstalkd's fsync-every-write runs (about 7.5 k/s). */
+  itemsFsyncAlways: number;
+  durationS: number;
+  rateItemsPerS: number;
+  latencySamples: number;
+  latencyWarmup: number;
+  depth: number;
+  drainConnections: number;
+  drainDepth: number;
+  out: string | null;
+  keep: boolean;
+}
+
+const HELP = `bun bench/load/main.ts [flags]
+  --quick            tiny sizes (smoke test)
+  --only LIST        scenarios, comma-separated: ${SCENARIOS.join(",")}
+  --systems LIST     systems, comma-separated: ${SYSTEMS.join(",")}
+  --items N          backlog and batch-100 enqueue items (default 1000000)
+  --items-single N   batch-1 enqueue items (default 200000)
+  --duration S       mixed-load duration in seconds (default 30)
+  --rate N           mixed-load offered items/s (default 20000)
+  --samples N        latency samples per op (default 20000)
+  --out PATH         JSON output (default .bench-out/load-<timestamp>.json)
+  --keep             keep the temp data dirs`;
+
+function parseList<T extends string>(text: string | undefined, allowed: readonly T[], flag: string): Set<T> {
+  if (text === undefined) return new Set(allowed);
+  const out = new Set<T>();
+  for (const part of text.split(",")) {
+    const name = part.trim() as T;
+    if (!allowed.includes(name)) throw new Error(`${flag}: unknown "${part}" (allowed: ${allowed.join(", ")})`);
+    out.add(name);
+  }
+  return out;
+}
+
+function parseCount(text: string | undefined, fallback: number, flag: string): number {
+  if (text === undefined) return fallback;
+  const value = Number(text.replaceAll("_", "").replaceAll(",", ""));
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${flag}: expected a positive number, got "${text}"`);
+  return value;
+}
+
+export function parseOptions(argv: string[]): LoadOptions | null {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: "boolean", default: false },
+      only: { type: "string" },
+      systems: { type: "string" },
+      items: { type: "string" },
+      "items-single": { type: "string" },
+      duration: { type: "string" },
+      rate: { type: "string" },
+      samples: { type: "string" },
+      out: { type: "string" },
+      keep: { type: "boolean", default: false },
+      help: { type: "boolean", default: false },
+    },
+  });
+  if (values.help === true) {
+    console.log(HELP);
+    return null;
+  }
+  const quick = values.quick === true;
+  const items = parseCount(values.items, quick ? 2000 : 1_000_000, "--items");
+  return {
+    quick,
+    only: parseList(values.only, SCENARIOS, "--only"),
+    systems: parseList(values.systems, SYSTEMS, "--systems"),
+    items,
+    itemsSingle: parseCount(values["items-single"], Math.min(items, quick ? 1000 : 200_000), "--items-single"),
+    itemsFsyncAlways: Math.min(items, quick ? 100 : 10_000),
+    durationS: parseCount(values.duration, quick ? 0.5 : 30, "--duration"),
+    rateItemsPerS: parseCount(values.rate, quick ? 2000 : 20_000, "--rate"),
+    latencySamples: parseCount(values.samples, quick ? 100 : 20_000, "--samples"),
+    latencyWarmup: quick ? 10 : 2000,
+    depth: 64,
+    drainConnections: 2,
+    drainDepth: 16,
+    out: values.out ?? null,
+    keep: values.keep === true,
+  };
+}

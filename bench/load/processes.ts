@@ -1,0 +1,158 @@
+// Child processes the load generator measures: the orq server, beanstalkd and
+// the echo floor. Each is started on 127.0.0.1 with a free port, is known by
+// its pid (for /proc memory figures and CPU pinning), and is stopped by that
+// pid alone. Server output goes to a log file in the run's temp folder.
+
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+
+const REPO_ROOT = join(import.meta.dir, "..", "..");
+const ORQ_MAIN = join(REPO_ROOT, "src", "cli", "main.ts");
+const ECHO_MAIN = join(import.meta.dir, "echo-floor.ts");
+/** A 1M-item restart replays the whole store; allow it generous time before calling it hung. */
+const READY_TIMEOUT_MS = 180_000;
+const STOP_TIMEOUT_MS = 30_000;
+
+export type Durability = "strict" | "relaxed";
+
+export interface Child {
+  name: string;
+  host: string;
+  port: number;
+  pid: number;
+  proc: Subprocess;
+  /** SIGTERM, then SIGKILL if it has not exited in time; resolves with the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL: a crash, for restart-recovery figures. */
+  kill(): Promise<void>;
+}
+
+export function orqAvailable(): boolean {
+  return existsSync(ORQ_MAIN);
+}
+
+export function beanstalkdPath(): string | null {
+  return Bun.which("beanstalkd");
+}
+
+export async function startOrq(dataDir: string, durability: Durability, logPath: string): Promise<Child> {
+  const argv = [
+    process.execPath, ORQ_MAIN, "serve",
+    "--host", "127.0.0.1", "--port", "0", "--http-port", "0",
+    "--data-dir", dataDir, "--shards", "16", "--durability", durability,
+  ];
+  return startWithBanner("orq", argv, /orq listening on ([^\s:]+):(\d+)/, logPath);
+}
+
+export async function startEcho(logPath: string): Promise<Child> {
+  const argv = [process.execPath, ECHO_MAIN, "--host", "127.0.0.1", "--port", "0"];
+  return startWithBanner("echo", argv, /echo listening on ([^\s:]+):(\d+)/, logPath);
+}
+
+/** `binlogDir` null = in memory; `fsyncMs` null = beanstalkd's default policy (at most every 50 ms). */
+export async function startBeanstalkd(binlogDir: string | null, fsyncMs: number | null, logPath: string): Promise<Child> {
+  const binary = beanstalkdPath();
+  if (binary === null) throw new Error("beanstalkd not installed");
+  const port = await freePort();
+  const argv = [binary, "-l", "127.0.0.1", "-p", String(port), "-z", "65535"];
+  if (binlogDir !== null) argv.push("-b", binlogDir);
+  if (fsyncMs !== null) argv.push("-f", String(fsyncMs));
+  const proc = Bun.spawn(argv, { stdout: "ignore", stderr: Bun.file(logPath) });
+  const deadline = performance.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`beanstalkd exited with ${proc.exitCode}`);
+    if (await canConnect(port)) break;
+    if (performance.now() > deadline) throw new Error("beanstalkd did not start listening");
+    await Bun.sleep(5);
+  }
+  return makeChild("beanstalkd", "127.0.0.1", port, proc);
+}
+
+async function startWithBanner(name: string, argv: string[], banner: RegExp, logPath: string): Promise<Child> {
+  const proc = Bun.spawn(argv, { stdout: "pipe", stderr: Bun.file(logPath), cwd: REPO_ROOT });
+  const reader = proc.stdout.getReader();
+  const decoder = new TextDecoder();
+  let seen = "";
+  const timer = setTimeout(() => proc.kill("SIGKILL"), READY_TIMEOUT_MS);
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) {
+      clearTimeout(timer);
+      throw new Error(`${name} exited before listening (code ${await proc.exited}); stdout: ${seen.slice(-500)}; log: ${tail(logPath)}`);
+    }
+    seen += decoder.decode(value, { stream: true });
+    const match = banner.exec(seen);
+    if (match !== null) {
+      clearTimeout(timer);
+      void discardRest(reader);
+      return makeChild(name, match[1] ?? "127.0.0.1", Number(match[2]), proc);
+    }
+  }
+}
+
+/** Keeps reading stdout so a chatty server never blocks on a full pipe. */
+async function discardRest(reader: { read(): Promise<{ done: boolean }> }): Promise<void> {
+  for (;;) {
+    const { done } = await reader.read();
+    if (done) return;
+  }
+}
+
+function makeChild(name: string, host: string, port: number, proc: Subprocess): Child {
+  return {
+    name, host, port, pid: proc.pid, proc,
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode;
+      proc.kill("SIGTERM");
+      const timer = setTimeout(() => proc.kill("SIGKILL"), STOP_TIMEOUT_MS);
+      const code = await proc.exited;
+      clearTimeout(timer);
+      return code;
+    },
+    async kill() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill("SIGKILL");
+      await proc.exited;
+    },
+  };
+}
+
+function tail(path: string): string {
+  if (!existsSync(path)) return "(no log)";
+  return readFileSync(path, "utf8").slice(-1500);
+}
+
+export async function freePort(): Promise<number> {
+  const listener = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = listener.port;
+  listener.stop(true);
+  return port;
+}
+
+async function canConnect(port: number): Promise<boolean> {
+  try {
+    const socket = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } });
+    socket.end();
+    return true;
+  } catch {
+    // Refused: the server is not listening yet; the caller retries until its deadline.
+    return false;
+  }
+}
+
+export interface MemoryFigures {
+  rssKiB: number;
+  /** Private_Clean + Private_Dirty from smaps_rollup: what this process alone holds (LMDB's shared map pages excluded). */
+  privateKiB: number;
+  privateDirtyKiB: number;
+}
+
+export function readMemory(pid: number): MemoryFigures {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const rollup = existsSync(`/proc/${pid}/smaps_rollup`) ? readFileSync(`/proc/${pid}/smaps_rollup`, "utf8") : "";
+  const field = (text: string, name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? 0);
+  const privateClean = field(rollup, "Private_Clean");
+  const privateDirty = field(rollup, "Private_Dirty");
+  return { rssKiB: field(status, "VmRSS"), privateKiB: privateClean + privateDirty, privateDirtyKiB: privateDirty };
+}

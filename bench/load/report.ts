@@ -1,0 +1,97 @@
+// The summary: one table of every figure by system and mode, then the ratio
+// of orq to its peer for each scenario that translates, against its target.
+
+import type { LatencySummary } from "./histogram.ts";
+import type { ModeResults } from "./suite.ts";
+
+export interface TargetCheck {
+  name: string;
+  orq: number | null;
+  peer: number | null;
+  unit: string;
+  /** orq / peer. */
+  ratio: number | null;
+  /** "atLeast": ratio >= bound is met; "atMost": ratio <= bound is met. */
+  kind: "atLeast" | "atMost";
+  bound: number;
+  status: "met" | "missed" | "not measured";
+}
+
+export type ResultsBySystem = Record<string, ModeResults>;
+
+const bestEnqueue = (mode: ModeResults | undefined) =>
+  mode?.enqueue === undefined || mode.enqueue.length === 0 ? null : Math.max(...mode.enqueue.map((row) => row.itemsPerS));
+
+const latencyP50 = (mode: ModeResults | undefined, op: string) => mode?.latency?.ops[op]?.p50Us ?? null;
+
+function check(name: string, orq: number | null, peer: number | null, unit: string, kind: "atLeast" | "atMost", bound: number): TargetCheck {
+  const ratio = orq !== null && peer !== null && peer > 0 ? orq / peer : null;
+  let status: TargetCheck["status"] = "not measured";
+  if (ratio !== null) status = (kind === "atLeast" ? ratio >= bound : ratio <= bound) ? "met" : "missed";
+  return { name, orq, peer, unit, ratio, kind, bound, status };
+}
+
+export function checkTargets(results: ResultsBySystem): TargetCheck[] {
+  const strict = results["orq strict"];
+  const binlog = results["beanstalkd binlog"];
+  const inMemory = results["beanstalkd in-memory"];
+  const floor = results["echo floor"];
+  return [
+    check("enqueue, orq strict vs beanstalkd binlog (best shape each)", bestEnqueue(strict), bestEnqueue(binlog), "items/s", "atLeast", 3),
+    check("drain, orq strict vs beanstalkd in-memory", strict?.drain?.itemsPerS ?? null, inMemory?.drain?.itemsPerS ?? null, "items/s", "atLeast", 2),
+    check("ping p50, orq vs echo floor", latencyP50(strict, "ping"), latencyP50(floor, "ping"), "µs", "atMost", 1.5),
+    check("dequeue-1 p50, orq strict vs echo floor", latencyP50(strict, "dequeue1"), latencyP50(floor, "ping"), "µs", "atMost", 2),
+    check("RSS with the backlog ready, orq strict vs beanstalkd in-memory", strict?.memory?.afterLoad.rssKiB ?? null, inMemory?.memory?.afterLoad.rssKiB ?? null, "KiB", "atMost", 1),
+  ];
+}
+
+type Cell = string;
+const dash = "—";
+const num = (n: number | undefined | null, digits = 0): Cell =>
+  n === undefined || n === null ? dash : n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const lat = (s: LatencySummary | undefined): Cell => (s === undefined ? dash : `${num(s.p50Us, 1)} / ${num(s.p99Us, 1)} / ${num(s.p999Us, 1)}`);
+const mib = (kib: number | undefined): Cell => (kib === undefined ? dash : num(kib / 1024, 1));
+
+export function summaryTable(results: ResultsBySystem): string {
+  const columns = Object.keys(results);
+  const rows: Array<[string, (mode: ModeResults) => Cell]> = [];
+  for (const [batch, connections] of [[1, 1], [1, 8], [100, 1], [100, 8]] as const) {
+    rows.push([
+      `enqueue items/s, batch ${batch}, ${connections} conn`,
+      (m) => num(m.enqueue?.find((r) => r.batch === batch && r.connections === connections)?.itemsPerS),
+    ]);
+  }
+  rows.push(["drain (take 100 + ack) items/s", (m) => num(m.drain?.itemsPerS)]);
+  rows.push(["mixed: delivered items/s", (m) => num(m.mixed?.deliveredItemsPerS)]);
+  rows.push(["mixed: delay p50 / p99 / p99.9 µs", (m) => lat(m.mixed?.delay)]);
+  rows.push(["ping p50 / p99 / p99.9 µs", (m) => lat(m.latency?.ops["ping"])]);
+  rows.push(["enqueue-1 p50 / p99 / p99.9 µs", (m) => lat(m.latency?.ops["enqueue1"])]);
+  rows.push(["dequeue-1 p50 / p99 / p99.9 µs", (m) => lat(m.latency?.ops["dequeue1"])]);
+  rows.push(["dequeue-1 + ack p50 / p99 / p99.9 µs", (m) => lat(m.latency?.ops["dequeue1+ack"])]);
+  rows.push(["latency pinned to one CPU", (m) => (m.latency === undefined ? dash : m.latency.pinned ? "yes" : "no")]);
+  rows.push(["RSS MiB, backlog ready", (m) => mib(m.memory?.afterLoad.rssKiB)]);
+  rows.push(["private MiB, backlog ready", (m) => mib(m.memory?.afterLoad.privateKiB)]);
+  rows.push(["RSS MiB after restart", (m) => mib(m.memory?.afterRestart?.rssKiB)]);
+  rows.push(["restart (stop): ms to listening / first item", (m) => (m.restart === undefined ? dash : `${num(m.restart.afterStop.listeningMs)} / ${num(m.restart.afterStop.firstItemMs)}`)]);
+  rows.push(["restart (kill -9): ms to listening / first item", (m) => (m.restart === undefined ? dash : `${num(m.restart.afterCrash.listeningMs)} / ${num(m.restart.afterCrash.firstItemMs)}`)]);
+
+  const lines = [`| scenario | ${columns.join(" | ")} |`, `|---|${columns.map(() => "---:").join("|")}|`];
+  for (const [name, cell] of rows) {
+    const cells = columns.map((column) => {
+      const mode = results[column];
+      return mode === undefined ? dash : cell(mode);
+    });
+    if (cells.every((c) => c === dash)) continue;
+    lines.push(`| ${name} | ${cells.join(" | ")} |`);
+  }
+  return lines.join("\n");
+}
+
+export function targetTable(checks: TargetCheck[]): string {
+  const lines = ["| target | orq | peer | ratio | bound | status |", "|---|---:|---:|---:|---:|---|"];
+  for (const c of checks) {
+    const bound = `${c.kind === "atLeast" ? "≥" : "≤"} ${c.bound}x`;
+    lines.push(`| ${c.name} | ${num(c.orq, 1)} ${c.unit} | ${num(c.peer, 1)} ${c.unit} | ${c.ratio === null ? dash : `${c.ratio.toFixed(2)}x`} | ${bound} | ${c.status} |`);
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,223 @@
+// The scenario shapes, written once over the System interface: pipelined
+// enqueue throughput, pipelined drain (take + ack) throughput, steady mixed
+// load with end-to-end delay, and sequential round-trip latency. Each returns
+// plain figures; main.ts decides which servers they run against.
+
+import { newHistogram, summarize } from "./histogram.ts";
+import type { LatencySummary } from "./histogram.ts";
+import type { System } from "./systems.ts";
+import { payloadSentAtMs } from "./systems.ts";
+
+export interface ThroughputFigures {
+  items: number;
+  seconds: number;
+  itemsPerS: number;
+  requestsPerS: number;
+}
+
+/** Runs `depth` sequential workers over a shared budget: at most `depth` requests in flight. */
+async function pipelined(depth: number, step: () => Promise<boolean>): Promise<void> {
+  const worker = async () => {
+    while (await step()) {
+      // Each step sends one request and waits for its reply; the next starts at once.
+    }
+  };
+  await Promise.all(Array.from({ length: depth }, worker));
+}
+
+export interface EnqueueOptions {
+  items: number;
+  batch: number;
+  connections: number;
+  depth: number;
+}
+
+export async function runEnqueue(system: System, options: EnqueueOptions): Promise<ThroughputFigures> {
+  const producers = await Promise.all(Array.from({ length: options.connections }, () => system.openProducer()));
+  const requests = Math.ceil(options.items / options.batch);
+  const startMs = performance.now();
+  await Promise.all(
+    producers.map((producer, index) => {
+      // Spread the requests: the first (requests % connections) connections send one more.
+      let left = Math.floor(requests / options.connections) + (index < requests % options.connections ? 1 : 0);
+      return pipelined(options.depth, async () => {
+        if (left === 0) return false;
+        left--;
+        await producer.enqueue(options.batch);
+        return true;
+      });
+    }),
+  );
+  const seconds = (performance.now() - startMs) / 1000;
+  for (const producer of producers) producer.close();
+  const items = requests * options.batch;
+  return { items, seconds, itemsPerS: items / seconds, requestsPerS: requests / seconds };
+}
+
+export interface DrainOptions {
+  items: number;
+  count: number;
+  connections: number;
+  depth: number;
+}
+
+/** Takes and acks until `items` are done or the queue answers empty. */
+export async function runDrain(system: System, options: DrainOptions): Promise<ThroughputFigures> {
+  const consumers = await Promise.all(Array.from({ length: options.connections }, () => system.openConsumer()));
+  let claimed = 0;
+  let taken = 0;
+  let requests = 0;
+  let empty = false;
+  const startMs = performance.now();
+  await Promise.all(
+    consumers.map((consumer) =>
+      pipelined(options.depth, async () => {
+        if (empty || claimed >= options.items) return false;
+        claimed += options.count;
+        requests++;
+        const got = await consumer.take(options.count, 0);
+        taken += got;
+        if (got === 0) empty = true;
+        return true;
+      }),
+    ),
+  );
+  const seconds = (performance.now() - startMs) / 1000;
+  for (const consumer of consumers) consumer.close();
+  return { items: taken, seconds, itemsPerS: taken / seconds, requestsPerS: requests / seconds };
+}
+
+export interface MixedOptions {
+  durationS: number;
+  /** Offered load, items per second, shared by the producers (open loop). */
+  rateItemsPerS: number;
+  batch: number;
+  producers: number;
+  consumers: number;
+  consumerDepth: number;
+  takeCount: number;
+  waitMs: number;
+  /** Requests one producer may have unanswered; beyond it the producer falls behind the offered rate. */
+  producerInFlightMax: number;
+}
+
+export interface MixedFigures {
+  durationS: number;
+  offeredItemsPerS: number;
+  enqueuedItemsPerS: number;
+  deliveredItemsPerS: number;
+  enqueued: number;
+  delivered: number;
+  /** Enqueue-to-delivery delay of every item delivered. */
+  delay: LatencySummary;
+}
+
+const MIXED_TAIL_MS = 10_000;
+const PRODUCER_TICK_MS = 1;
+
+export async function runMixed(system: System, options: MixedOptions): Promise<MixedFigures> {
+  const producers = await Promise.all(Array.from({ length: options.producers }, () => system.openProducer()));
+  const consumers = await Promise.all(Array.from({ length: options.consumers }, () => system.openConsumer()));
+  const delayHistogram = newHistogram();
+  const durationMs = options.durationS * 1000;
+  let enqueued = 0;
+  let delivered = 0;
+  let deliveredInWindow = 0;
+  /** Items handed to a consumer (counted at delivery, before the ack/delete). */
+  let received = 0;
+  let failure: Error | null = null;
+  const startMs = performance.now();
+  const endMs = startMs + durationMs;
+  let consuming = true;
+
+  const onPayload = (payload: Uint8Array) => {
+    const nowMs = performance.now();
+    delayHistogram.recordValue(Math.max(1, Math.round((nowMs - payloadSentAtMs(payload)) * 1e6)));
+    received++;
+    if (nowMs <= endMs) deliveredInWindow++;
+  };
+
+  const produce = async (index: number) => {
+    const producer = producers[index];
+    if (producer === undefined) return;
+    const share = options.rateItemsPerS / options.producers;
+    let sent = 0;
+    for (;;) {
+      const nowMs = performance.now();
+      if (nowMs >= endMs) break;
+      const owed = Math.floor((share * (nowMs - startMs)) / 1000) - sent;
+      let batches = Math.floor(owed / options.batch);
+      while (batches > 0 && producer.inFlight < options.producerInFlightMax) {
+        batches--;
+        sent += options.batch;
+        producer.enqueueStamped(options.batch, nowMs).then(
+          () => (enqueued += options.batch),
+          (error: Error) => (failure = error),
+        );
+      }
+      await Bun.sleep(PRODUCER_TICK_MS);
+    }
+  };
+
+  const consume = (index: number) => {
+    const consumer = consumers[index];
+    if (consumer === undefined) return Promise.resolve();
+    return pipelined(options.consumerDepth, async () => {
+      if (!consuming) return false;
+      // Not `delivered += await ...`: that reads `delivered` before the await and loses other workers' counts.
+      const got = await consumer.take(options.takeCount, options.waitMs, onPayload);
+      delivered += got;
+      return true;
+    });
+  };
+
+  const consuming$ = Promise.all(consumers.map((_, index) => consume(index)));
+  await Promise.all(producers.map((_, index) => produce(index)));
+  // Let the consumers catch up with what was enqueued, then cut them off.
+  const tailDeadlineMs = performance.now() + MIXED_TAIL_MS;
+  while (performance.now() < tailDeadlineMs && (received < enqueued || producers.some((p) => p.inFlight > 0))) {
+    await Bun.sleep(5);
+  }
+  consuming = false;
+  for (const consumer of consumers) consumer.close();
+  for (const producer of producers) producer.close();
+  await consuming$;
+  if (failure !== null) throw failure;
+  return {
+    durationS: options.durationS,
+    offeredItemsPerS: options.rateItemsPerS,
+    enqueuedItemsPerS: enqueued / options.durationS,
+    deliveredItemsPerS: deliveredInWindow / options.durationS,
+    enqueued,
+    delivered,
+    delay: summarize(delayHistogram),
+  };
+}
+
+export interface LatencyOp {
+  name: string;
+  /** Name of the op's first step when it has two (dequeue, then ack): that step is also timed alone. */
+  firstStepName?: string;
+  /** One sequential round trip, or two; resolves with Bun.nanoseconds() at the end of the first step (0 if one step). */
+  run(): Promise<number>;
+}
+
+/** Runs each op `warmup` times unmeasured, then `samples` times one after another, timing each. */
+export async function runLatency(ops: LatencyOp[], samples: number, warmup: number): Promise<Record<string, LatencySummary>> {
+  const out: Record<string, LatencySummary> = {};
+  for (const op of ops) {
+    for (let i = 0; i < warmup; i++) await op.run();
+    const whole = newHistogram();
+    const first = newHistogram();
+    for (let i = 0; i < samples; i++) {
+      const t0 = Bun.nanoseconds();
+      const firstEndNs = await op.run();
+      const t1 = Bun.nanoseconds();
+      whole.recordValue(Math.max(1, t1 - t0));
+      if (firstEndNs > 0) first.recordValue(Math.max(1, firstEndNs - t0));
+    }
+    out[op.name] = summarize(whole);
+    if (op.firstStepName !== undefined) out[op.firstStepName] = summarize(first);
+  }
+  return out;
+}

@@ -1,0 +1,192 @@
+// Runs the scenarios against one system in one mode (orq strict, beanstalkd
+// binlog, ...). Every enqueue run gets a fresh server and data dir; the last
+// one (batch 100, 8 connections) leaves `items` ready, and that backlog then
+// serves the memory, restart, latency and drain scenarios, in that order
+// (drain last because it empties the queue). Mixed load gets its own server.
+
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { LatencySummary } from "./histogram.ts";
+import type { LoadOptions, Scenario } from "./options.ts";
+import { pin, unpin } from "./pinning.ts";
+import type { Child, MemoryFigures } from "./processes.ts";
+import { readMemory } from "./processes.ts";
+import type { LatencyOp, MixedFigures, ThroughputFigures } from "./runners.ts";
+import { runDrain, runEnqueue, runLatency, runMixed } from "./runners.ts";
+import type { System } from "./systems.ts";
+
+export interface EnqueueRow extends ThroughputFigures {
+  batch: number;
+  connections: number;
+}
+
+export interface RestartFigures {
+  /** From spawning the process to its ready banner (or first accepted connection). */
+  listeningMs: number;
+  /** From spawning the process to the first item taken. */
+  firstItemMs: number;
+}
+
+export interface ModeResults {
+  enqueue?: EnqueueRow[];
+  drain?: ThroughputFigures;
+  mixed?: MixedFigures;
+  latency?: { pinned: boolean; ops: Record<string, LatencySummary> };
+  memory?: { readyItems: number; afterLoad: MemoryFigures; afterRestart?: MemoryFigures };
+  restart?: { readyItems: number; afterStop: RestartFigures; afterCrash: RestartFigures };
+}
+
+export interface ModeSpec {
+  label: string;
+  scenarios: Set<Scenario>;
+  enqueueItemsSingle: number;
+  enqueueItemsBatch: number;
+  restartable: boolean;
+  start(dataDir: string, logPath: string): Promise<Child>;
+  system(child: Child): System;
+  latencyOps(child: Child): Promise<{ ops: LatencyOp[]; close(): void }>;
+  /** For mixed load: how long a consumer's take waits, and how many it asks for. */
+  takeWaitMs: number;
+  mixedTakeCount: number;
+}
+
+export interface SuiteContext {
+  options: LoadOptions;
+  tempDir: string;
+  log(line: string): void;
+  track(child: Child): Child;
+}
+
+const ENQUEUE_SHAPES = [
+  { batch: 1, connections: 1 },
+  { batch: 1, connections: 8 },
+  { batch: 100, connections: 1 },
+  { batch: 100, connections: 8 },
+];
+const FIRST_ITEM_TIMEOUT_MS = 120_000;
+
+let dirCounter = 0;
+function freshDir(context: SuiteContext, label: string): { dataDir: string; logPath: string } {
+  dirCounter++;
+  const name = `${label.replaceAll(/[^a-z0-9]+/gi, "-")}-${dirCounter}`;
+  const dataDir = join(context.tempDir, name);
+  mkdirSync(dataDir, { recursive: true });
+  return { dataDir, logPath: join(context.tempDir, `${name}.log`) };
+}
+
+const rate = (n: number) => Math.round(n).toLocaleString("en-US");
+
+export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<ModeResults> {
+  const { options, log } = context;
+  const results: ModeResults = {};
+  const wants = (scenario: Scenario) => spec.scenarios.has(scenario) && options.only.has(scenario);
+
+  if (wants("enqueue")) {
+    results.enqueue = [];
+    for (const shape of ENQUEUE_SHAPES.slice(0, -1)) {
+      const { dataDir, logPath } = freshDir(context, spec.label);
+      const child = context.track(await spec.start(dataDir, logPath));
+      const items = shape.batch === 1 ? spec.enqueueItemsSingle : spec.enqueueItemsBatch;
+      const figures = await runEnqueue(spec.system(child), { items, ...shape, depth: options.depth });
+      await child.stop();
+      results.enqueue.push({ ...shape, ...figures });
+      log(`${spec.label} enqueue batch=${shape.batch} conns=${shape.connections}: ${rate(figures.itemsPerS)} items/s (${figures.items} items, ${figures.seconds.toFixed(2)} s)`);
+    }
+  }
+
+  const needsBacklog = wants("enqueue") || wants("memory") || wants("latency") || wants("drain");
+  if (needsBacklog) {
+    const { dataDir, logPath } = freshDir(context, spec.label);
+    let child = context.track(await spec.start(dataDir, logPath));
+    const shape = ENQUEUE_SHAPES[ENQUEUE_SHAPES.length - 1] ?? { batch: 100, connections: 8 };
+    const load = await runEnqueue(spec.system(child), { items: spec.enqueueItemsBatch, ...shape, depth: options.depth });
+    log(`${spec.label} enqueue batch=${shape.batch} conns=${shape.connections}: ${rate(load.itemsPerS)} items/s (${load.items} items, ${load.seconds.toFixed(2)} s)`);
+    if (results.enqueue !== undefined) results.enqueue.push({ ...shape, ...load });
+
+    if (wants("memory")) {
+      const afterLoad = readMemory(child.pid);
+      results.memory = { readyItems: load.items, afterLoad };
+      log(`${spec.label} memory with ${load.items} ready: RSS ${(afterLoad.rssKiB / 1024).toFixed(1)} MiB, private ${(afterLoad.privateKiB / 1024).toFixed(1)} MiB`);
+      if (spec.restartable) {
+        await child.stop();
+        const afterStop = await restart(context, spec, dataDir, logPath);
+        child = afterStop.child;
+        results.memory.afterRestart = readMemory(child.pid);
+        await child.kill();
+        const afterCrash = await restart(context, spec, dataDir, logPath);
+        child = afterCrash.child;
+        results.restart = { readyItems: load.items, afterStop: afterStop.figures, afterCrash: afterCrash.figures };
+        log(`${spec.label} restart with ${load.items} ready: after stop ${afterStop.figures.listeningMs.toFixed(0)} ms to listening, ${afterStop.figures.firstItemMs.toFixed(0)} ms to first item; after kill -9 ${afterCrash.figures.listeningMs.toFixed(0)} / ${afterCrash.figures.firstItemMs.toFixed(0)} ms`);
+      }
+    }
+
+    if (wants("latency")) {
+      const { ops, close } = await spec.latencyOps(child);
+      const pinned = pin(child.pid) && pin(process.pid);
+      try {
+        const summaries = await runLatency(ops, options.latencySamples, options.latencyWarmup);
+        results.latency = { pinned, ops: summaries };
+      } finally {
+        unpin(process.pid);
+        unpin(child.pid);
+        close();
+      }
+      for (const [name, s] of Object.entries(results.latency.ops)) {
+        log(`${spec.label} latency ${name}${pinned ? " (pinned)" : ""}: p50 ${s.p50Us} µs, p99 ${s.p99Us} µs, p99.9 ${s.p999Us} µs`);
+      }
+    }
+
+    if (wants("drain")) {
+      const figures = await runDrain(spec.system(child), {
+        items: options.items,
+        count: 100,
+        connections: options.drainConnections,
+        depth: options.drainDepth,
+      });
+      results.drain = figures;
+      log(`${spec.label} drain: ${rate(figures.itemsPerS)} items/s (${figures.items} items, ${figures.seconds.toFixed(2)} s)`);
+    }
+    await child.stop();
+  }
+
+  if (wants("mixed")) {
+    const { dataDir, logPath } = freshDir(context, spec.label);
+    const child = context.track(await spec.start(dataDir, logPath));
+    const figures = await runMixed(spec.system(child), {
+      durationS: options.durationS,
+      rateItemsPerS: options.rateItemsPerS,
+      batch: 10,
+      producers: 2,
+      consumers: 2,
+      consumerDepth: 4,
+      takeCount: spec.mixedTakeCount,
+      waitMs: spec.takeWaitMs,
+      producerInFlightMax: 256,
+    });
+    await child.stop();
+    results.mixed = figures;
+    log(`${spec.label} mixed ${options.durationS} s at ${rate(options.rateItemsPerS)}/s offered: ${rate(figures.deliveredItemsPerS)} delivered/s, delay p50 ${(figures.delay.p50Us / 1000).toFixed(2)} ms, p99 ${(figures.delay.p99Us / 1000).toFixed(2)} ms`);
+  }
+  return results;
+}
+
+async function restart(
+  context: SuiteContext,
+  spec: ModeSpec,
+  dataDir: string,
+  logPath: string,
+): Promise<{ child: Child; figures: RestartFigures }> {
+  const t0 = performance.now();
+  const child = context.track(await spec.start(dataDir, logPath));
+  const listeningMs = performance.now() - t0;
+  const consumer = await spec.system(child).openConsumer();
+  const deadlineMs = t0 + FIRST_ITEM_TIMEOUT_MS;
+  let taken = 0;
+  while (taken === 0) {
+    if (performance.now() > deadlineMs) throw new Error(`${spec.label}: no item ${FIRST_ITEM_TIMEOUT_MS} ms after restart`);
+    taken = await consumer.take(1, 0);
+  }
+  const firstItemMs = performance.now() - t0;
+  consumer.close();
+  return { child, figures: { listeningMs, firstItemMs } };
+}

@@ -1,0 +1,249 @@
+// The systems under load, behind one small producer/consumer shape so every
+// scenario runs the same way against orq and against beanstalkd:
+// a producer enqueues batches, a consumer takes up to `count` items and
+// acknowledges them (orq: dequeue + ack; beanstalkd: reserve + delete).
+// Every item carries a 100-byte payload; a stamped payload holds its send
+// time (performance.now(), float64 at offset 0) for end-to-end delay.
+
+import { BeanstalkConn } from "./beanstalk-conn.ts";
+import { OrqConn, makeTemplate } from "./orq-conn.ts";
+import type { RequestTemplate } from "./orq-conn.ts";
+
+export const PAYLOAD_BYTES = 100;
+export const NAMESPACE = "bench";
+export const TOPIC = "load";
+
+export interface Producer {
+  enqueue(batch: number): Promise<void>;
+  enqueueStamped(batch: number, sentAtMs: number): Promise<void>;
+  readonly inFlight: number;
+  close(): void;
+}
+
+export interface Consumer {
+  /** Takes up to `count` items (waiting up to `waitMs` when none is ready), acks them, resolves with how many. */
+  take(count: number, waitMs: number, onPayload?: (payload: Uint8Array) => void): Promise<number>;
+  close(): void;
+}
+
+export interface System {
+  label: string;
+  openProducer(): Promise<Producer>;
+  openConsumer(): Promise<Consumer>;
+}
+
+export function fixedPayload(): Uint8Array {
+  return new Uint8Array(PAYLOAD_BYTES).fill(0x78);
+}
+
+export function stampedPayload(sentAtMs: number): Uint8Array {
+  const payload = new Uint8Array(PAYLOAD_BYTES).fill(0x78);
+  new DataView(payload.buffer).setFloat64(0, sentAtMs);
+  return payload;
+}
+
+export function payloadSentAtMs(payload: Uint8Array): number {
+  return new DataView(payload.buffer, payload.byteOffset, payload.byteLength).getFloat64(0);
+}
+
+// ---- orq ----
+
+export function enqueueTemplate(batch: number): RequestTemplate {
+  const payload = fixedPayload();
+  const items = Array.from({ length: batch }, () => ({ topic: TOPIC, payload }));
+  return makeTemplate({ op: "enqueue", ns: NAMESPACE, items });
+}
+
+export function dequeueTemplate(count: number, waitMs: number): RequestTemplate {
+  return makeTemplate({ op: "dequeue", ns: NAMESPACE, topics: [{ topic: TOPIC, count }], wait_ms: waitMs });
+}
+
+interface Delivery {
+  receipt: string;
+  payload: Uint8Array;
+}
+
+export class OrqProducer implements Producer {
+  private readonly templates = new Map<number, RequestTemplate>();
+  constructor(readonly conn: OrqConn) {}
+
+  get inFlight(): number {
+    return this.conn.inFlight;
+  }
+
+  async enqueue(batch: number): Promise<void> {
+    let template = this.templates.get(batch);
+    if (template === undefined) {
+      template = enqueueTemplate(batch);
+      this.templates.set(batch, template);
+    }
+    await this.conn.callTemplate(template);
+  }
+
+  async enqueueStamped(batch: number, sentAtMs: number): Promise<void> {
+    const payload = stampedPayload(sentAtMs);
+    const items = Array.from({ length: batch }, () => ({ topic: TOPIC, payload }));
+    await this.conn.call({ op: "enqueue", ns: NAMESPACE, items });
+  }
+
+  close(): void {
+    this.conn.close();
+  }
+}
+
+export class OrqConsumer implements Consumer {
+  private readonly templates = new Map<string, RequestTemplate>();
+  constructor(readonly conn: OrqConn) {}
+
+  take(count: number, waitMs: number, onPayload?: (payload: Uint8Array) => void): Promise<number> {
+    const key = `${count}/${waitMs}`;
+    let template = this.templates.get(key);
+    if (template === undefined) {
+      template = dequeueTemplate(count, waitMs);
+      this.templates.set(key, template);
+    }
+    return new Promise((resolve, reject) => {
+      this.conn.sendTemplate(template, (reply) => {
+        if (reply.ok !== true) {
+          if (reply.error?.code === "CLOSED") resolve(0);
+          else reject(new Error(`dequeue: ${reply.error?.code}: ${reply.error?.message}`));
+          return;
+        }
+        const items = reply.items as Delivery[];
+        if (items.length === 0) {
+          resolve(0);
+          return;
+        }
+        const receipts = new Array<string>(items.length);
+        for (let i = 0; i < items.length; i++) {
+          const item = items[i] as Delivery;
+          receipts[i] = item.receipt;
+          if (onPayload !== undefined) onPayload(item.payload);
+        }
+        this.conn.send({ op: "ack", ns: NAMESPACE, receipts }, (ackReply) => {
+          if (ackReply.ok !== true) {
+            if (ackReply.error?.code === "CLOSED") resolve(items.length);
+            else reject(new Error(`ack: ${ackReply.error?.code}: ${ackReply.error?.message}`));
+            return;
+          }
+          const stale = ackReply.stale as unknown[] | undefined;
+          if (stale !== undefined && stale.length > 0) reject(new Error(`ack: ${stale.length} stale receipts`));
+          else resolve(items.length);
+        });
+      });
+    });
+  }
+
+  close(): void {
+    this.conn.close();
+  }
+}
+
+export function orqSystem(label: string, host: string, port: number): System {
+  return {
+    label,
+    openProducer: async () => new OrqProducer(await OrqConn.connect(host, port)),
+    openConsumer: async () => new OrqConsumer(await OrqConn.connect(host, port)),
+  };
+}
+
+// ---- beanstalkd ----
+
+export class BeanstalkProducer implements Producer {
+  private readonly payload = fixedPayload();
+  constructor(readonly conn: BeanstalkConn) {}
+
+  get inFlight(): number {
+    return this.conn.inFlight;
+  }
+
+  enqueue(batch: number): Promise<void> {
+    return this.putMany(batch, this.payload);
+  }
+
+  enqueueStamped(batch: number, sentAtMs: number): Promise<void> {
+    return this.putMany(batch, stampedPayload(sentAtMs));
+  }
+
+  private putMany(batch: number, payload: Uint8Array): Promise<void> {
+    return new Promise((resolve, reject) => {
+      let remaining = batch;
+      for (let i = 0; i < batch; i++) {
+        this.conn.put(payload, (line) => {
+          if (!line.startsWith("INSERTED")) {
+            reject(new Error(`put: ${line}`));
+            return;
+          }
+          remaining--;
+          if (remaining === 0) resolve();
+        });
+      }
+    });
+  }
+
+  close(): void {
+    this.conn.close();
+  }
+}
+
+export class BeanstalkConsumer implements Consumer {
+  constructor(readonly conn: BeanstalkConn) {}
+
+  take(count: number, waitMs: number, onPayload?: (payload: Uint8Array) => void): Promise<number> {
+    const timeoutS = Math.ceil(waitMs / 1000);
+    return new Promise((resolve, reject) => {
+      const jobIds: string[] = [];
+      let repliesLeft = count;
+      const onReserve = (line: string, body: Uint8Array | null) => {
+        if (line.startsWith("RESERVED ")) {
+          jobIds.push(line.split(" ")[1] ?? "");
+          if (onPayload !== undefined && body !== null) onPayload(body);
+        } else if (line !== "TIMED_OUT" && line !== "CLOSED" && line !== "DEADLINE_SOON") {
+          reject(new Error(`reserve: ${line}`));
+          return;
+        }
+        repliesLeft--;
+        if (repliesLeft === 0) this.deleteAll(jobIds, resolve, reject);
+      };
+      for (let i = 0; i < count; i++) this.conn.command(`reserve-with-timeout ${timeoutS}`, onReserve);
+    });
+  }
+
+  private deleteAll(jobIds: string[], resolve: (count: number) => void, reject: (error: Error) => void): void {
+    if (jobIds.length === 0) {
+      resolve(0);
+      return;
+    }
+    let remaining = jobIds.length;
+    for (const jobId of jobIds) {
+      this.conn.command(`delete ${jobId}`, (line) => {
+        if (line !== "DELETED" && line !== "CLOSED") {
+          reject(new Error(`delete: ${line}`));
+          return;
+        }
+        remaining--;
+        if (remaining === 0) resolve(jobIds.length);
+      });
+    }
+  }
+
+  close(): void {
+    this.conn.close();
+  }
+}
+
+export async function openBeanstalk(host: string, port: number): Promise<BeanstalkConn> {
+  const conn = await BeanstalkConn.connect(host, port);
+  await conn.call(`use ${TOPIC}`, "USING");
+  await conn.call(`watch ${TOPIC}`, "WATCHING");
+  await conn.call("ignore default", "WATCHING");
+  return conn;
+}
+
+export function beanstalkSystem(label: string, host: string, port: number): System {
+  return {
+    label,
+    openProducer: async () => new BeanstalkProducer(await openBeanstalk(host, port)),
+    openConsumer: async () => new BeanstalkConsumer(await openBeanstalk(host, port)),
+  };
+}

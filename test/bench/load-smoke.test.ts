@@ -1,0 +1,129 @@
+// Goal: keep the load generator (bench/load/main.ts) from rotting. Runs it
+// with --quick tiny sizes against a real orq server, and beanstalkd and the
+// echo floor when present, and checks the JSON it writes has every
+// scenario's figures, all positive. No timing assertions: only that each
+// figure exists and is a number above zero. beanstalkd parts are checked only
+// when beanstalkd is installed; orq parts only once src/cli/main.ts exists.
+
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const REPO_ROOT = join(import.meta.dir, "..", "..");
+const orqPresent = existsSync(join(REPO_ROOT, "src", "cli", "main.ts"));
+const beanstalkdPresent = Bun.which("beanstalkd") !== null;
+/** The quick run takes about 10 s on the 2-core build box; the margin covers a loaded CI machine. */
+const RUN_TIMEOUT_MS = 90_000;
+
+interface Latency {
+  count: number;
+  p50Us: number;
+  p99Us: number;
+  p999Us: number;
+}
+interface Throughput {
+  items: number;
+  itemsPerS: number;
+}
+interface ModeResults {
+  enqueue?: Array<Throughput & { batch: number; connections: number }>;
+  drain?: Throughput;
+  mixed?: { deliveredItemsPerS: number; delivered: number; delay: Latency };
+  latency?: { pinned: boolean; ops: Record<string, Latency> };
+  memory?: { afterLoad: { rssKiB: number; privateKiB: number }; afterRestart?: { rssKiB: number } };
+  restart?: { afterStop: { listeningMs: number; firstItemMs: number }; afterCrash: { listeningMs: number; firstItemMs: number } };
+}
+interface LoadReport {
+  results: Record<string, ModeResults>;
+  skipped: Record<string, string>;
+  targets: Array<{ name: string; status: string; ratio: number | null }>;
+}
+
+function expectPositive(value: number | undefined, what: string): void {
+  expect({ what, value }).toEqual({ what, value: expect.any(Number) });
+  expect({ what, positive: (value ?? 0) > 0 }).toEqual({ what, positive: true });
+}
+
+function expectLatency(latency: Latency | undefined, what: string): void {
+  expectPositive(latency?.count, `${what}.count`);
+  expectPositive(latency?.p50Us, `${what}.p50Us`);
+  expectPositive(latency?.p99Us, `${what}.p99Us`);
+  expectPositive(latency?.p999Us, `${what}.p999Us`);
+}
+
+function expectQueueFigures(mode: ModeResults | undefined, label: string, restartable: boolean): void {
+  expect(mode).toBeDefined();
+  if (mode === undefined) return;
+  expect((mode.enqueue ?? []).map((row) => `${row.batch}x${row.connections}`)).toEqual(["1x1", "1x8", "100x1", "100x8"]);
+  for (const row of mode.enqueue ?? []) expectPositive(row.itemsPerS, `${label} enqueue ${row.batch}x${row.connections}`);
+  expectPositive(mode.drain?.itemsPerS, `${label} drain`);
+  expectPositive(mode.mixed?.deliveredItemsPerS, `${label} mixed delivered/s`);
+  expectLatency(mode.mixed?.delay, `${label} mixed delay`);
+  for (const op of ["enqueue1", "dequeue1", "dequeue1+ack"]) expectLatency(mode.latency?.ops[op], `${label} latency ${op}`);
+  expectPositive(mode.memory?.afterLoad.rssKiB, `${label} rss`);
+  expectPositive(mode.memory?.afterLoad.privateKiB, `${label} private`);
+  if (restartable) {
+    expectPositive(mode.restart?.afterStop.listeningMs, `${label} restart listening`);
+    expectPositive(mode.restart?.afterStop.firstItemMs, `${label} restart first item`);
+    expectPositive(mode.restart?.afterCrash.firstItemMs, `${label} crash restart first item`);
+  }
+}
+
+describe("bench:load --quick", () => {
+  const outDir = mkdtempSync(join(tmpdir(), "orq-load-smoke-"));
+  const outPath = join(outDir, "load.json");
+  let report: LoadReport | null = null;
+
+  test(
+    "runs to completion and writes its JSON",
+    async () => {
+      const child = Bun.spawn([process.execPath, join(REPO_ROOT, "bench", "load", "main.ts"), "--quick", "--out", outPath], {
+        cwd: REPO_ROOT,
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const [exitCode, stderr] = await Promise.all([child.exited, new Response(child.stderr).text(), new Response(child.stdout).text()]);
+      expect({ exitCode, stderr: exitCode === 0 ? "" : stderr.slice(-3000) }).toEqual({ exitCode: 0, stderr: "" });
+      report = JSON.parse(readFileSync(outPath, "utf8")) as LoadReport;
+      rmSync(outDir, { recursive: true, force: true });
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  test("has the echo floor's ping round trip", () => {
+    expectLatency(report?.results["echo floor"]?.latency?.ops["ping"], "floor ping");
+  });
+
+  test.skipIf(!orqPresent)("has every orq figure, in both durability modes", () => {
+    for (const durability of ["strict", "relaxed"]) {
+      const mode = report?.results[`orq ${durability}`];
+      expectQueueFigures(mode, `orq ${durability}`, true);
+      expectLatency(mode?.latency?.ops["ping"], `orq ${durability} ping`);
+    }
+  });
+
+  test.skipIf(orqPresent)("says orq was skipped while the server does not exist", () => {
+    expect(report?.skipped["orq"]).toContain("src/cli/main.ts");
+  });
+
+  test.skipIf(!beanstalkdPresent)("has every beanstalkd figure that translates", () => {
+    expectQueueFigures(report?.results["beanstalkd in-memory"], "beanstalkd in-memory", false);
+    expectQueueFigures(report?.results["beanstalkd binlog"], "beanstalkd binlog", true);
+    const fsyncAlways = report?.results["beanstalkd binlog fsync-always"]?.enqueue ?? [];
+    expect(fsyncAlways.length).toBe(4);
+    for (const row of fsyncAlways) expectPositive(row.itemsPerS, `beanstalkd fsync-always ${row.batch}x${row.connections}`);
+  });
+
+  test.skipIf(beanstalkdPresent)("says beanstalkd was skipped when it is not installed", () => {
+    expect(report?.skipped["beanstalkd"]).toContain("not installed");
+  });
+
+  test("checks each target and gives it a status", () => {
+    expect(report?.targets.map((t) => t.status).every((s) => s === "met" || s === "missed" || s === "not measured")).toBe(true);
+    expect(report?.targets.length).toBe(5);
+    if (orqPresent && beanstalkdPresent) {
+      expect(report?.targets.filter((t) => t.status === "not measured").map((t) => t.name)).toEqual([]);
+    }
+  });
+});
