@@ -205,9 +205,11 @@ describe("stats", () => {
     const n = (stats.namespaces as Record<string, Record<string, unknown>>)[ns]!;
     expect(n).toBeDefined();
     expect(n).toMatchObject({ ready: 0, delayed: 1, waiting: 0, leased: 1, dead: 1, topic_count: 2, topics_truncated: false, parked_waiters: 0 });
+    // Both topics were asked by a worker without capabilities, and nothing ready is left for anyone.
+    const nobodyStuck = { asked: true, items: 0, signatures: [] };
     expect(n.topics).toEqual({
-      myTopic: { ready: 0, delayed: 1, waiting: 0, leased: 1, dead: 0 },
-      other: { ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 1 },
+      myTopic: { ready: 0, delayed: 1, waiting: 0, leased: 1, dead: 0, unmatchable: expect.objectContaining(nobodyStuck) },
+      other: { ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 1, unmatchable: expect.objectContaining(nobodyStuck) },
     });
     expect(n.counters).toEqual({ enqueued: 4, delivered: 3, acked: 1, nacked: 1, expired: 0, cancelled: 0, dead: 1, redriven: 0 });
     expect(stats.totals).toMatchObject({ ready: 0, delayed: 1, leased: 1, dead: 1, topics: 2 });
