@@ -77,20 +77,32 @@ export class ByteReadError extends Error {
   override name = "ByteReadError";
 }
 
+/**
+ * Scratch for reading a big-endian f64 without a DataView: recovery reads a
+ * million records, and a DataView per record (which also makes the engine
+ * materialise the input's ArrayBuffer) cost more than the decoding itself.
+ */
+const f64Scratch = new Float64Array(1);
+const f64ScratchBytes = new Uint8Array(f64Scratch.buffer);
+// The byte order below is little-endian's (every platform Bun runs on).
+f64Scratch[0] = 1;
+assert(f64ScratchBytes[7] === 0x3f, "byte cursor: the platform is not little-endian");
+
 export class ByteReader {
-  private readonly view: DataView;
   position: number;
 
   constructor(
     private readonly bytes: Uint8Array,
     start = 0,
+    /** Where the value ends: the input may be a larger buffer (lmdb-js hands a decoder its shared read buffer). */
+    private readonly end = bytes.length,
   ) {
-    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    assert(end <= bytes.length, "byte reader: end beyond the input");
     this.position = start;
   }
 
   get remaining(): number {
-    return this.bytes.length - this.position;
+    return this.end - this.position;
   }
 
   u8(): number {
@@ -103,16 +115,20 @@ export class ByteReader {
 
   u32(): number {
     this.need(4);
-    const value = this.view.getUint32(this.position);
+    const bytes = this.bytes;
+    const at = this.position;
+    const value = (bytes[at] as number) * 0x100_0000 + (((bytes[at + 1] as number) << 16) | ((bytes[at + 2] as number) << 8) | (bytes[at + 3] as number));
     this.position += 4;
     return value;
   }
 
   f64(): number {
     this.need(8);
-    const value = this.view.getFloat64(this.position);
+    const bytes = this.bytes;
+    const at = this.position;
+    for (let index = 0; index < 8; index++) f64ScratchBytes[7 - index] = bytes[at + index] as number;
     this.position += 8;
-    return value;
+    return f64Scratch[0] as number;
   }
 
   string(): string {
@@ -127,13 +143,55 @@ export class ByteReader {
     return textDecoder.decode(this.bytes.subarray(start, start + length));
   }
 
-  /** A copy, never a view into the input. */
+  /**
+   * string(), but returns `previous` itself when the bytes spell it: recovery
+   * decodes the same namespace and topic names a million times, and comparing
+   * costs less than building a string that is dropped at once.
+   */
+  stringReusing(previous: string): string {
+    const length = this.u32();
+    this.need(length);
+    const start = this.position;
+    if (length === previous.length) {
+      let same = true;
+      // ASCII only: there one byte is one UTF-16 unit. Anything else takes string(),
+      // which also refuses malformed UTF-8.
+      for (let index = 0; index < length; index++) {
+        const byte = this.bytes[start + index] as number;
+        if (byte >= 0x80 || byte !== previous.charCodeAt(index)) {
+          same = false;
+          break;
+        }
+      }
+      if (same) {
+        this.position += length;
+        return previous;
+      }
+    }
+    this.position -= 4;
+    return this.string();
+  }
+
+  /** Skip a byte string (u32 length + bytes) without copying it. */
+  skipByteString(): void {
+    const length = this.u32();
+    this.need(length);
+    this.position += length;
+  }
+
+  /**
+   * A copy, never a view into the input, and a plain Uint8Array: on a Node
+   * Buffer (what lmdb-js returns) `slice` is a view, and lmdb-js reuses the
+   * buffer getBinaryFast returns for its next read.
+   */
   byteString(): Uint8Array {
     const length = this.u32();
     this.need(length);
     const start = this.position;
     this.position += length;
-    return this.bytes.slice(start, start + length);
+    const copy = new Uint8Array(length);
+    copy.set(this.bytes.subarray(start, start + length));
+    return copy;
   }
 
   /** A view into the input, for bytes decoded at once and dropped (e.g. a nested MessagePack value). */
@@ -146,8 +204,8 @@ export class ByteReader {
   }
 
   private need(byteCount: number): void {
-    if (this.position + byteCount > this.bytes.length) {
-      throw new ByteReadError(`record truncated: needs ${byteCount} bytes at offset ${this.position} of ${this.bytes.length}`);
+    if (this.position + byteCount > this.end) {
+      throw new ByteReadError(`record truncated: needs ${byteCount} bytes at offset ${this.position} of ${this.end}`);
     }
   }
 }

@@ -86,8 +86,9 @@ class PendingWriteSet implements WriteSet {
   private add(operation: Operation): void {
     assert(!this.ended, "write to an ended WriteSet");
     if (operation.kind === "item") {
-      assert(operation.shard >= 0 && operation.shard < this.committer.shardCount, `shard ${operation.shard} out of range`);
-      assert(Number.isSafeInteger(operation.key) && operation.key >= 0, `bad item key ${operation.key}`);
+      // Messages are built only on failure: this runs for every write.
+      if (!(operation.shard >= 0 && operation.shard < this.committer.shardCount)) assert(false, `shard ${operation.shard} out of range`);
+      if (!(Number.isSafeInteger(operation.key) && operation.key >= 0)) assert(false, `bad item key ${operation.key}`);
       this.shards.add(operation.shard);
     } else {
       this.writesOutcomes = true;

@@ -124,21 +124,32 @@ export function encodeMetaRecord(record: MetaRecord): Uint8Array {
 
 /** The readers of one record version; each returns the current shape. */
 export interface RecordReaders {
-  item(reader: ByteReader): ItemRecord;
+  /** With `withBytes` false, payload and metadata are skipped and read as `noBytes`. */
+  item(reader: ByteReader, withBytes: boolean): ItemRecord;
   outcome(reader: ByteReader): OutcomeRecord;
   meta(reader: ByteReader): MetaRecord;
 }
 
-function readItemV1(reader: ByteReader): ItemRecord {
-  return readItem(reader, false);
+function readItemV1(reader: ByteReader, withBytes: boolean): ItemRecord {
+  return readItem(reader, false, withBytes);
 }
 
-function readItemV2(reader: ByteReader): ItemRecord {
-  return readItem(reader, true);
+function readItemV2(reader: ByteReader, withBytes: boolean): ItemRecord {
+  return readItem(reader, true, withBytes);
 }
+
+/**
+ * The payload and metadata of a record decoded without its bytes: one shared
+ * zero-length array (frozen by convention: nobody writes into a decoded record's bytes).
+ */
+export const noBytes: Uint8Array = new Uint8Array(0);
+
+// The last namespace and topic names decoded: consecutive records almost always repeat them.
+let lastNs = "";
+let lastTopic = "";
 
 /** Versions 1 and 2 differ only by leaseBoot after deliveries (a v1 value reads leaseBoot 0). */
-function readItem(reader: ByteReader, hasLeaseBoot: boolean): ItemRecord {
+function readItem(reader: ByteReader, hasLeaseBoot: boolean, withBytes: boolean): ItemRecord {
   const flags = reader.u8();
   const state = stateCodes[reader.u8()];
   if (state === undefined) throw new RecordDecodeError("item record: unknown state code");
@@ -152,10 +163,19 @@ function readItem(reader: ByteReader, hasLeaseBoot: boolean): ItemRecord {
   const attempt = reader.u32();
   const deliveries = reader.u32();
   const leaseBoot = hasLeaseBoot ? reader.u32() : 0;
-  const ns = reader.string();
-  const topic = reader.string();
-  const payload = reader.byteString();
-  const metadata = reader.byteString();
+  const ns = reader.stringReusing(lastNs);
+  lastNs = ns;
+  const topic = reader.stringReusing(lastTopic);
+  lastTopic = topic;
+  let payload = noBytes;
+  let metadata = noBytes;
+  if (withBytes) {
+    payload = reader.byteString();
+    metadata = reader.byteString();
+  } else {
+    reader.skipByteString();
+    reader.skipByteString();
+  }
   const deadReason = flags & itemFlag.deadReason ? reader.string() : null;
   const requires = flags & itemFlag.requires ? (requiresDecoder.decode(reader.byteView()) as Record<string, unknown>) : null;
   let after: string[] | null = null;
@@ -224,24 +244,29 @@ export const recordReaders: ReadonlyMap<number, RecordReaders> = new Map([
 ]);
 assert(recordReaders.has(RECORD_VERSION), "record codec: no reader for RECORD_VERSION");
 
-function open(bytes: Uint8Array, kind: RecordKind, readers: ReadonlyMap<number, RecordReaders>): [ByteReader, RecordReaders] {
-  if (bytes.length < 2) throw new RecordDecodeError(`record of ${bytes.length} bytes is too short`);
+function open(bytes: Uint8Array, kind: RecordKind, readers: ReadonlyMap<number, RecordReaders>, length = bytes.length): [ByteReader, RecordReaders] {
+  if (length < 2) throw new RecordDecodeError(`record of ${length} bytes is too short`);
   const version = bytes[0] as number;
   const versionReaders = readers.get(version);
   if (versionReaders === undefined) {
     throw new RecordDecodeError(`record version ${version} is unknown (this build reads ${[...readers.keys()].join(", ")})`);
   }
   if (bytes[1] !== kind) throw new RecordDecodeError(`record kind ${bytes[1]} where kind ${kind} was expected`);
-  return [new ByteReader(bytes, 2), versionReaders];
+  return [new ByteReader(bytes, 2, length), versionReaders];
 }
 
 function finish(reader: ByteReader, what: string): void {
   if (reader.remaining !== 0) throw new RecordDecodeError(`${what} record has ${reader.remaining} trailing bytes`);
 }
 
-export function decodeItemRecord(bytes: Uint8Array, readers = recordReaders): ItemRecord {
-  const [reader, versionReaders] = open(bytes, RecordKind.item, readers);
-  const record = versionReaders.item(reader);
+/**
+ * Decode an item record. With `withBytes` false its payload and metadata are
+ * `noBytes` (recovery: the engine reads them back only when it needs them).
+ */
+export function decodeItemRecord(bytes: Uint8Array, readers = recordReaders, withBytes = true, length = bytes.length): ItemRecord {
+  // `length` bounds the value when `bytes` is a larger shared buffer (lmdb-store.ts's recovery decoder).
+  const [reader, versionReaders] = open(bytes, RecordKind.item, readers, length);
+  const record = versionReaders.item(reader, withBytes);
   finish(reader, "item");
   assertItemRecord(record);
   return record;

@@ -43,9 +43,20 @@ export interface Store {
   readonly shardCount: number;
   /** The current meta record; `meta.boots` numbers this open (committed before the store was handed out). */
   readonly meta: MetaRecord;
-  /** Iterate the stored state, for recovery at start. */
-  loadShards(): Iterable<LoadedShard>;
+  /**
+   * Iterate the stored state, for recovery at start. With `bytes: false` every
+   * record's payload and metadata are one shared empty array (record-codec's
+   * noBytes): recovery does not keep them, and skipping them saves a copy each.
+   */
+  loadShards(options?: { bytes: boolean }): Iterable<LoadedShard>;
   loadOutcomes(): Iterable<{ id: string; record: OutcomeRecord }>;
+  /**
+   * One stored item as last committed, or null when the shard holds no such
+   * key. The engine keeps payloads and metadata here rather than in memory and
+   * reads them back when it delivers or shows an item (an LMDB read through
+   * the map costs a microsecond or two).
+   */
+  readItem(shard: number, key: ItemKey): ItemRecord | null;
   /**
    * Apply a batch. Resolves when durable per the store's durability mode:
    * strict = fsync'd, relaxed = survives a process crash. Never rejects: a

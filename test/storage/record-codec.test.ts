@@ -16,6 +16,7 @@ import {
   encodeItemRecord,
   encodeMetaRecord,
   encodeOutcomeRecord,
+  noBytes,
   recordReaders,
 } from "../../src/storage/record-codec.ts";
 import type { RecordReaders } from "../../src/storage/record-codec.ts";
@@ -107,11 +108,41 @@ describe("record codec", () => {
     expect(() => decodeItemRecord(badState)).toThrow("unknown state code");
   });
 
+  test("names decode right whatever came before (the codec reuses the previous ns and topic string when the bytes match)", () => {
+    const sequence: ItemRecord[] = [
+      itemRecord({ ns: "a", topic: "jobs" }),
+      itemRecord({ ns: "a", topic: "jobs" }),
+      itemRecord({ ns: "b", topic: "jobz" }),
+      itemRecord({ ns: "é", topic: "jobs" }),
+      itemRecord({ ns: "é", topic: "jöbs" }),
+      itemRecord({ ns: "\u00e9", topic: "j\u00f6bs" }),
+      itemRecord({ ns: "", topic: "" }),
+      itemRecord({ ns: "ab", topic: "jobs" }),
+    ];
+    for (const record of sequence) expect(decodeItemRecord(encodeItemRecord(record))).toEqual(record);
+    // Malformed UTF-8 of the same length as the previous (Latin-1) name is still refused, never reused.
+    const latin = itemRecord({ ns: "\u00e9x", topic: "t" });
+    decodeItemRecord(encodeItemRecord(latin));
+    const bytes = encodeItemRecord(itemRecord({ ns: "xy", topic: "t" }));
+    // ns is at offset 2+2+4*8+4*4 = 52: u32 length 2, then "xy"; make it [0xe9, 0x78].
+    expect(bytes[55]).toBe(2);
+    bytes[56] = 0xe9;
+    expect(() => decodeItemRecord(bytes)).toThrow();
+  });
+
+  test("decoding without bytes skips payload and metadata and reads every other field", () => {
+    const full = fullItemRecord();
+    const record = decodeItemRecord(encodeItemRecord(full), recordReaders, false);
+    expect(record).toEqual({ ...full, payload: new Uint8Array(0), metadata: new Uint8Array(0) });
+    expect(record.payload).toBe(noBytes);
+    expect(record.metadata).toBe(noBytes);
+  });
+
   test("the version table dispatches an older version to its reader, which upgrades to the current shape", () => {
     // A made-up version 0 in which items were just (ns, topic, payload): the
     // mechanism a real format change would use, with its reader kept here.
     const oldVersion = 0;
-    const readV0Item = (reader: ByteReader): ItemRecord =>
+    const readV0Item = (reader: ByteReader, _withBytes: boolean): ItemRecord =>
       itemRecord({ ns: reader.string(), topic: reader.string(), payload: reader.byteString(), metadata: new Uint8Array(0) });
     const current = recordReaders.get(RECORD_VERSION) as RecordReaders;
     const readers = new Map<number, RecordReaders>([...recordReaders, [oldVersion, { ...current, item: readV0Item }]]);

@@ -179,5 +179,49 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
       if (first !== undefined) first.payload[1] = 77;
       expect(loadAll(store).get(0)?.[0]?.record.payload).toEqual(new Uint8Array([1, 2, 3, 4]));
     });
+
+    test("readItem: the record as last committed, null for a missing key or another shard's key", async () => {
+      const store = await open();
+      const first = itemRecord({ payload: new Uint8Array([1, 1, 1]) });
+      const second = fullItemRecord();
+      await store.commit(batch({ shards: [{ shard: 0, items: [{ key: 1, record: first }, { key: 2, record: second }] }] }));
+      expect(store.readItem(0, 1)).toEqual(first);
+      expect(store.readItem(0, 2)).toEqual(second);
+      expect(store.readItem(0, 3)).toBeNull();
+      expect(store.readItem(1, 1)).toBeNull();
+      const changed = itemRecord({ payload: new Uint8Array([2]), attempt: 1 });
+      await store.commit(batch({ shards: [{ shard: 0, items: [{ key: 1, record: changed }, { key: 2, record: null }] }] }));
+      expect(store.readItem(0, 1)).toEqual(changed);
+      expect(store.readItem(0, 2)).toBeNull();
+      const reopened = await reopen(store);
+      expect(reopened.readItem(0, 1)).toEqual(changed);
+    });
+
+    test("readItem returns copies: a later read does not change an earlier result's bytes", async () => {
+      const store = await open();
+      const a = itemRecord({ payload: new Uint8Array([1, 2, 3, 4]), metadata: new Uint8Array([5]) });
+      const b = itemRecord({ payload: new Uint8Array([9, 9, 9, 9]), metadata: new Uint8Array([8]) });
+      await store.commit(batch({ shards: [{ shard: 0, items: [{ key: 1, record: a }, { key: 2, record: b }] }] }));
+      const readA = store.readItem(0, 1);
+      const readB = store.readItem(0, 2);
+      expect(readA?.payload).toEqual(new Uint8Array([1, 2, 3, 4]));
+      expect(readA?.metadata).toEqual(new Uint8Array([5]));
+      expect(readB?.payload).toEqual(new Uint8Array([9, 9, 9, 9]));
+      // Plain Uint8Arrays, not views into a reused read buffer.
+      expect(readA?.payload.constructor).toBe(Uint8Array);
+    });
+
+    test("loadShards({ bytes: false }) loads every field but payload and metadata, which are one shared empty array", async () => {
+      const store = await open();
+      const full = fullItemRecord();
+      await store.commit(batch({ shards: [{ shard: 1, items: [{ key: 4, record: full }, { key: 5, record: itemRecord() }] }] }));
+      const loaded: Array<{ key: ItemKey; record: ItemRecord }> = [];
+      for (const shard of store.loadShards({ bytes: false })) if (shard.shard === 1) loaded.push(...shard.items);
+      expect(loaded.map((entry) => entry.key)).toEqual([4, 5]);
+      const [withoutBytes, other] = loaded.map((entry) => entry.record);
+      expect(withoutBytes).toEqual({ ...full, payload: new Uint8Array(0), metadata: new Uint8Array(0) });
+      expect(withoutBytes?.payload).toBe(other?.payload as Uint8Array);
+      expect(withoutBytes?.metadata).toBe(withoutBytes?.payload as Uint8Array);
+    });
   });
 }

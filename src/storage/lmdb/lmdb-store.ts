@@ -13,6 +13,7 @@ import type { ItemRecord, MetaRecord, OutcomeRecord } from "../record.ts";
 import {
   decodeItemRecord,
   decodeMetaRecord,
+  recordReaders,
   decodeOutcomeRecord,
   encodeItemRecord,
   encodeMetaRecord,
@@ -29,6 +30,7 @@ import {
   metaKey,
   outcomesDbOptions,
   shardDbOptions,
+  shardRecoveryDbOptions,
 } from "./lmdb-options.ts";
 import { dataDirProblem } from "./data-dir-check.ts";
 import { openError } from "./open-error.ts";
@@ -124,6 +126,8 @@ class LmdbStore implements Store {
   readonly shardCount: number;
   private currentMeta: MetaRecord;
   private readonly shardDbs: Array<BinaryDb<number>>;
+  /** Per shard, the handle recovery reads through (lmdb-options.ts's shardRecoveryDbOptions). */
+  private readonly shardHeaderDbs: Array<Database<ItemRecord, number>>;
   private readonly outcomesDb: BinaryDb<string>;
   private readonly metaDb: BinaryDb<string>;
   private closed = false;
@@ -136,6 +140,9 @@ class LmdbStore implements Store {
     this.shardCount = shards;
     this.currentMeta = meta;
     this.shardDbs = Array.from({ length: shards }, (_, shard) => env.openDB<Uint8Array, number>(shardDbOptions(shard)));
+    this.shardHeaderDbs = Array.from({ length: shards }, (_, shard) =>
+      env.openDB<ItemRecord, number>(shardRecoveryDbOptions(shard, decodeItemHeader)),
+    );
     this.outcomesDb = env.openDB<Uint8Array, string>(outcomesDbOptions());
     this.metaDb = env.openDB<Uint8Array, string>(metaDbOptions());
   }
@@ -144,11 +151,17 @@ class LmdbStore implements Store {
     return { ...this.currentMeta };
   }
 
-  *loadShards(): Iterable<LoadedShard> {
+  *loadShards(options: { bytes: boolean } = { bytes: true }): Iterable<LoadedShard> {
     for (let shard = 0; shard < this.shardCount; shard++) {
-      const db = this.shardDbs[shard];
-      assert(db !== undefined);
-      yield { shard, items: loadItems(db) };
+      if (options.bytes) {
+        const db = this.shardDbs[shard];
+        assert(db !== undefined);
+        yield { shard, items: loadItems(db) };
+      } else {
+        const db = this.shardHeaderDbs[shard];
+        assert(db !== undefined);
+        yield { shard, items: db.getRange({}).map(({ key, value }) => ({ key, record: value })) };
+      }
     }
   }
 
@@ -157,6 +170,16 @@ class LmdbStore implements Store {
       assert(typeof key === "string", "outcome key is not a string");
       yield { id: key, record: decodeOutcomeRecord(value) };
     }
+  }
+
+  readItem(shard: number, key: ItemKey): ItemRecord | null {
+    assert(!this.closed, "read on a closed store");
+    const db = this.shardDbs[shard];
+    if (db === undefined) assert(false, `shard ${shard} out of range`);
+    // getBinaryFast returns a buffer lmdb-js reuses on the next read: the
+    // decoder copies what it keeps (payload and metadata are sliced).
+    const bytes = db.getBinaryFast(key);
+    return bytes === undefined ? null : decodeItemRecord(bytes);
   }
 
   async commit(batch: CommitBatch): Promise<CommitResult> {
@@ -206,6 +229,11 @@ class LmdbStore implements Store {
 function loadItems(db: BinaryDb<number>): Iterable<{ key: ItemKey; record: ItemRecord }> {
   // lmdb-js's lazy map over the cursor (measured the same speed as a generator wrapper).
   return db.getRange({}).map(({ key, value }) => ({ key, record: decodeItemRecord(value) }));
+}
+
+/** The recovery handle's decoder: a record without payload and metadata, from lmdb-js's shared read buffer. */
+function decodeItemHeader(bytes: Uint8Array, length: number): ItemRecord {
+  return decodeItemRecord(bytes, recordReaders, false, length);
 }
 /**
  * The error a failed commit reports. lmdb-js rejects with a generic "Commit

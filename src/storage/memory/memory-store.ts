@@ -6,12 +6,13 @@
 // on the way in and out, as with LMDB.
 
 import { assert } from "../../lib/assert.ts";
-import type { MetaRecord, OutcomeRecord } from "../record.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord } from "../record.ts";
 import {
   decodeItemRecord,
   decodeMetaRecord,
   decodeOutcomeRecord,
   encodeItemRecord,
+  recordReaders,
   encodeMetaRecord,
   encodeOutcomeRecord,
 } from "../record-codec.ts";
@@ -100,7 +101,7 @@ export class MemoryStore implements Store {
     gate?.open();
   }
 
-  *loadShards(): Iterable<LoadedShard> {
+  *loadShards(options: { bytes: boolean } = { bytes: true }): Iterable<LoadedShard> {
     for (let shard = 0; shard < this.shardCount; shard++) {
       const stored = this.state.shards[shard];
       assert(stored !== undefined);
@@ -110,7 +111,7 @@ export class MemoryStore implements Store {
         items: (function* () {
           for (const key of keys) {
             const bytes = stored.get(key);
-            if (bytes !== undefined) yield { key, record: decodeItemRecord(bytes) };
+            if (bytes !== undefined) yield { key, record: decodeItemRecord(bytes, recordReaders, options.bytes) };
           }
         })(),
       };
@@ -119,6 +120,12 @@ export class MemoryStore implements Store {
 
   *loadOutcomes(): Iterable<{ id: string; record: OutcomeRecord }> {
     for (const [id, bytes] of this.state.outcomes) yield { id, record: decodeOutcomeRecord(bytes) };
+  }
+
+  readItem(shard: number, key: ItemKey): ItemRecord | null {
+    this.checkShard(shard);
+    const bytes = this.state.shards[shard]?.get(key);
+    return bytes === undefined ? null : decodeItemRecord(bytes);
   }
 
   async commit(batch: CommitBatch): Promise<CommitResult> {
