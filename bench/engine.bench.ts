@@ -32,19 +32,26 @@ const writer: Writer = {
   drain: () => resolved,
 };
 const meta: MetaRecord = { formatVersion: 1, shards, nodeId: "bench", keysReservedBelow: 0, boots: 1 };
+const payload = new Uint8Array(100);
+const empty = new Uint8Array(0);
+/** What every stored item reads back as: the engine reads a delivered item's payload from the store. */
+const storedRecord: ItemRecord = {
+  ns: "bench", topic: "big", priority: 0, payload, metadata: empty, enqueuedAtMs: 0, deliverAtMs: 0, leaseMs: 30000,
+  ttlExpiresAtMs: null, delivery: "at_least_once", maxAttempts: 10, attempt: 0, deliveries: 0, leaseBoot: 0,
+  state: "pending", leaseExpiresAtMs: null, deadReason: null, requires: null, after: null, key: null,
+};
 const store: Store = {
   shardCount: shards,
   meta,
   loadShards: (): Iterable<LoadedShard> => [],
   loadOutcomes: () => [],
+  readItem: (_shard: number, _key: ItemKey) => storedRecord,
   commit: (_b: CommitBatch): Promise<CommitResult> => Promise.resolve({ failedShards: new Map(), metaError: null }),
   close: () => resolved,
 };
 
 let nowMs = 1_700_000_000_000;
 const engine = Engine.recover({ store, writer, limits: { ...defaultLimits, outcomeRetentionMs: 1000 }, namespaces: {}, nowMs });
-const payload = new Uint8Array(100);
-const empty = new Uint8Array(0);
 function input(topic: string, priority: number, requires: Record<string, unknown> | null = null): EnqueueItemInput {
   return { topic, priority, payload, metadata: empty, deliverAtMs: null, delayMs: null, leaseMs: null, ttlMs: null, delivery: "at_least_once", maxAttempts: 10, requires, after: null, key: null };
 }

@@ -52,6 +52,12 @@ export interface Limits {
   outcomeRetentionMs: number;
   /** Most due deadlines (delays, leases, TTLs, waiter timeouts) handled per timer tick (10,000): keeps one tick short. */
   deadlinesPerTickMax: number;
+  /**
+   * How long a worker's dequeue of a topic counts as a recent ask for the
+   * unmatchable-items report in `stats` (10 minutes): longer than waitMsMax,
+   * so a worker parked in a long-poll counts as asking for its whole wait.
+   */
+  unmatchableAskWindowMs: number;
 }
 
 export const defaultLimits: Readonly<Limits> = Object.freeze({
@@ -81,6 +87,7 @@ export const defaultLimits: Readonly<Limits> = Object.freeze({
   deadPageMax: 1000,
   outcomeRetentionMs: 60 * 60 * 1000,
   deadlinesPerTickMax: 10_000,
+  unmatchableAskWindowMs: 10 * 60 * 1000,
 });
 
 /** Item defaults from the contract's item table. */

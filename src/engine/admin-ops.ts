@@ -3,7 +3,7 @@
 // when a shard it must write is unhealthy.
 
 import type { EndedItemState, ItemState, Reply, Result, TopicCounts } from "./api.ts";
-import { type LiveItem, snapshot } from "./item.ts";
+import type { LiveItem } from "./item.ts";
 import { finishOp, type OpContext, refuseUnhealthyShards } from "./op-context.ts";
 import { toItemState } from "./views.ts";
 
@@ -35,7 +35,7 @@ export function get(ctx: OpContext, nsName: string, ids: string[], nowMs: number
   for (const id of ids) {
     const item = ctx.s.items.get(id);
     if (item !== undefined) {
-      out.push(item.ns === nsName ? toItemState(item) : null);
+      out.push(item.ns === nsName ? toItemState(item, ctx.s.bytesOf(item)) : null);
       continue;
     }
     const outcome = ctx.s.outcomes.get(id);
@@ -61,7 +61,7 @@ export function dead(ctx: OpContext, nsName: string, topicName: string, limit: n
   const max = Math.min(limit, ctx.s.limits.deadPageMax);
   for (const item of topic.deadLetters) {
     if (out.length >= max) break;
-    out.push(toItemState(item));
+    out.push(toItemState(item, ctx.s.bytesOf(item)));
   }
   return { items: out };
 }
@@ -90,18 +90,17 @@ export function redrive(ctx: OpContext, nsName: string, topicName: string, ids: 
   if (refused !== null) return refused;
   const set = ctx.s.ws();
   for (const item of found) {
-    const record = item.record;
     ctx.s.unplace(item);
     ctx.s.leave(item);
-    record.attempt = 0;
-    record.deadReason = null;
-    record.state = "pending";
+    item.attempt = 0;
+    const extras = item.ensureExtras();
+    extras.deadReason = null;
     // A redriven item does not wait on its `after` list again (a failed dependency is
     // never acked). The list is dropped from the record too, so recovery does not
     // re-read it and kill the item a second time.
-    record.after = null;
+    extras.after = null;
     ctx.s.placePending(item, nowMs);
-    set.putItem(item.shard, item.key, snapshot(record));
+    set.putItem(item.shard, item.key, ctx.s.recordOf(item));
     ctx.s.namespaces.get(nsName)!.counters.redriven++;
   }
   return finishOp(ctx, { redriven: found.length }, nowMs);

@@ -17,22 +17,20 @@ import type { Delivery, DequeueInput, DequeueOutcome, Result } from "./api.ts";
 import { DeadlineKind } from "./deadlines.ts";
 import { fail, unavailable } from "./failures.ts";
 import { formatReceipt } from "./ids.ts";
-import { snapshot } from "./item.ts";
 import type { ItemStates } from "./item-states.ts";
 import { type Capabilities, Matcher, parseCapabilities } from "./matching/index.ts";
 import type { Namespace } from "./namespace.ts";
-import type { SignatureGroup, Topic } from "./topic.ts";
-import { toDelivery } from "./views.ts";
+import { AskTracker } from "./unmatchable.ts";
 import { Waiter, WaiterRegistry, type WaiterReply } from "./waiters.ts";
 
 /** Retry hint when every parked slot is taken (1 s): long-polls free slots as they time out or get items. */
 const waitersFullRetryAfterMs = 1000;
-/** Worker "kind" of a dequeue without capabilities: it matches only items without requires. */
-const noCapabilitiesKind = -1;
 
 export class Dequeuer {
   readonly waiters = new WaiterRegistry();
   readonly matcher: Matcher;
+  /** Which worker kinds asked which topic lately, for the unmatchable-items report in stats. */
+  readonly asks = new AskTracker();
   /** Per shard: 1 when it takes writes now (refreshed once per ms), so a dequeue skips unhealthy shards' heaps. */
   private readonly shardOk: Uint8Array;
   private shardOkAtMs = Number.NaN;
@@ -55,7 +53,9 @@ export class Dequeuer {
       if (!r.ok) return fail(r.code, r.message, { field: r.field });
       caps = r.value;
     }
-    const kind = caps === null ? noCapabilitiesKind : this.matcher.workerKind(caps);
+    // A dequeue without capabilities is a kind of its own (key ""): it may take only signature 0.
+    const kind = this.matcher.workerKind(caps);
+    this.asks.noteAsks(this.s.namespaces.get(nsName), input.topics, kind, caps, nowMs);
     const reply = this.take(this.s.namespaces.get(nsName), input.topics, kind, input.leaseMs, nowMs);
     if (reply.value.deliveries.length > 0 || input.waitMs <= 0) return { ok: true, value: { kind: "done", reply } };
 
@@ -102,7 +102,7 @@ export class Dequeuer {
       if (queue === undefined) continue;
       for (const waiter of queue) {
         if (topic.takeable === 0) break;
-        const kind = waiter.capabilities === null ? noCapabilitiesKind : this.matcher.workerKind(waiter.capabilities);
+        const kind = this.matcher.workerKind(waiter.capabilities);
         const reply = this.take(this.s.namespaces.get(waiter.ns), waiter.topics, kind, waiter.leaseMs, nowMs);
         if (reply.value.deliveries.length > 0) this.settleWaiter(waiter, reply);
       }
@@ -130,14 +130,15 @@ export class Dequeuer {
       const want = topics[t] as { topic: string; count: number };
       const topic = ns.topics.get(want.topic);
       if (topic === undefined || topic.takeable === 0) continue;
-      const groups = this.eligibleGroups(topic, kind);
+      // Skip a topic where this kind may take nothing: the walk would visit every entry.
+      if (topic.eligibleGroupCount(this.matcher, kind) === 0) continue;
+      const shardOk = this.allShardsOk ? null : this.shardOk;
       for (let n = 0; n < want.count; n++) {
-        const item = topic.pickBest(groups, this.allShardsOk, this.shardOk);
+        const item = topic.pickBest(this.matcher, kind, shardOk);
         if (item === null) break;
         set ??= this.s.writer.begin();
-        this.s.lease(item, leaseMs, nowMs, set);
-        if (item.record.delivery === "at_most_once") atMostOnce = true;
-        deliveries.push(toDelivery(item));
+        deliveries.push(this.s.lease(item, leaseMs, nowMs, set));
+        if (item.delivery === "at_most_once") atMostOnce = true;
         ns.counters.delivered++;
       }
     }
@@ -164,30 +165,16 @@ export class Dequeuer {
     for (const delivery of deliveries) {
       const item = this.s.items.get(delivery.id);
       if (item === undefined || item.state !== "leased") continue;
-      const record = item.record;
-      if (formatReceipt(item.id, record.deliveries, record.leaseBoot) !== delivery.receipt) continue;
+      if (formatReceipt(item.id, item.deliveries, item.leaseBoot) !== delivery.receipt) continue;
       this.s.unplace(item);
       this.s.leave(item);
-      record.attempt--;
-      record.state = "pending";
-      record.leaseExpiresAtMs = null;
+      item.attempt--;
+      item.leaseExpiresAtMs = null;
       this.s.placePending(item, this.latestNowMs());
-      this.s.ws().putItem(item.shard, item.key, snapshot(record));
+      this.s.ws().putItem(item.shard, item.key, this.s.recordOf(item));
     }
     this.s.endSetBackground();
     this.wake(this.latestNowMs());
-  }
-
-  private eligibleGroups(topic: Topic, kind: number): SignatureGroup[] {
-    const cached = topic.cachedEligible(kind);
-    if (cached !== undefined) return cached;
-    const list: SignatureGroup[] = [];
-    for (const group of topic.groups.values()) {
-      const ok = kind === noCapabilitiesKind ? group.signatureId === 0 : this.matcher.isEligible(kind, group.signatureId);
-      if (ok) list.push(group);
-    }
-    topic.cacheEligible(kind, list);
-    return list;
   }
 
   private settleWaiter(waiter: Waiter, reply: WaiterReply): void {

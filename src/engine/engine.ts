@@ -39,6 +39,7 @@ import type { OpContext } from "./op-context.ts";
 import * as receiptOps from "./receipt-ops.ts";
 import { loadStore } from "./recovery.ts";
 import { buildStats } from "./stats.ts";
+import { UnmatchableReporter } from "./unmatchable.ts";
 
 export { redriveAllMax } from "./admin-ops.ts";
 
@@ -60,12 +61,13 @@ export class Engine implements EngineApi {
 
   private constructor(
     writer: Writer,
+    store: Store,
     limits: Limits,
     quotas: Record<string, { enqueuePerMinute: number | null }>,
     boot: number,
     nowMs: number,
   ) {
-    this.s = new ItemStates(writer, limits, quotas, boot);
+    this.s = new ItemStates(writer, store, limits, quotas, boot);
     this.lastNowMs = nowMs;
     const latestNowMs = (): number => this.lastNowMs;
     this.dequeuer = new Dequeuer(this.s, latestNowMs);
@@ -76,7 +78,7 @@ export class Engine implements EngineApi {
   /** Build the engine from what the store holds (an empty store is a fresh start). */
   static recover(options: EngineOptions): Engine {
     assert(options.store.shardCount === options.writer.shardCount, "engine: store and writer disagree on shards");
-    const engine = new Engine(options.writer, options.limits, options.namespaces, options.store.meta.boots, options.nowMs);
+    const engine = new Engine(options.writer, options.store, options.limits, options.namespaces, options.store.meta.boots, options.nowMs);
     loadStore(engine.s, options.store, options.nowMs);
     return engine;
   }
@@ -153,6 +155,7 @@ export class Engine implements EngineApi {
       filter: namespaces,
       waiters: this.dequeuer.waiters,
       limits: this.s.limits,
+      unmatchable: new UnmatchableReporter(this.dequeuer.asks, this.s.registry, this.s.limits.unmatchableAskWindowMs),
       engine: {
         items: this.s.items.size,
         outcomesRetained: this.s.outcomes.size,

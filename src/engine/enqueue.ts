@@ -12,7 +12,8 @@ import { DeadlineKind } from "./deadlines.ts";
 import { type AfterClassification, classifyAfter } from "./dependencies.ts";
 import { fail, unavailable } from "./failures.ts";
 import { formatId } from "./ids.ts";
-import { LiveItem, snapshot } from "./item.ts";
+import { LiveItem } from "./item.ts";
+import type { UnstoredBytes } from "./item-parts.ts";
 import type { ItemStates } from "./item-states.ts";
 import { parseRequires, type Requires, signatureRegistryFull } from "./matching/index.ts";
 import type { OpContext } from "./op-context.ts";
@@ -155,11 +156,13 @@ export class Enqueuer {
       const topic = ns.topic(input.topic);
       const sig = signatures[i] as number;
       topic.joinGroup(sig);
-      const item = new LiveItem(id, shard, key, record, topic, sig, "ready", false);
-      this.s.items.set(id, item);
+      // Memory holds the payload and metadata only until the commit (activate drops them).
+      const item = new LiveItem(shard, key, topic, sig, record, "ready", { payload: input.payload, metadata: input.metadata, commit: null });
+      this.s.items.add(item);
       if (input.key !== null) topic.keys.set(input.key, item);
       const c = after[i] as AfterClassification;
       if (c.kind === "dead") {
+        item.ensureExtras().deadReason = c.deadReason;
         record.state = "dead";
         record.deadReason = c.deadReason;
         this.s.enterDead(item);
@@ -167,8 +170,9 @@ export class Enqueuer {
         if (c.kind === "waiting") this.s.graph.addWaiting(id, c.unmet);
         this.s.placePending(item, nowMs);
       }
-      if (record.ttlExpiresAtMs !== null) item.ttlNode = this.s.deadlines.schedule(record.ttlExpiresAtMs, DeadlineKind.Ttl, item, null, null);
-      set.putItem(shard, key, snapshot(record));
+      if (record.ttlExpiresAtMs !== null) item.ensureExtras().ttlNode = this.s.deadlines.schedule(record.ttlExpiresAtMs, DeadlineKind.Ttl, item, null, null);
+      // The record itself is the write: the item copied what it keeps, so nothing changes it later.
+      set.putItem(shard, key, record);
       ns.counters.enqueued++;
       created.push(item);
       ids[i] = id;
@@ -177,7 +181,7 @@ export class Enqueuer {
 
     const end = this.s.endSet() as Promise<void>;
     if (created.length > 0) {
-      for (const item of created) item.commit = end;
+      for (const item of created) (item.unstored as UnstoredBytes).commit = end;
       end.then(
         () => this.activate(created),
         () => this.rollback(created),
@@ -196,9 +200,8 @@ export class Enqueuer {
   /** The enqueue's commit is durable: its ready items become takeable. */
   private activate(created: LiveItem[]): void {
     for (const item of created) {
-      if (this.s.items.get(item.id) !== item) continue;
-      item.committed = true;
-      item.commit = null;
+      if (!this.s.items.holds(item)) continue;
+      item.markStored();
       if (item.state === "ready" && item.readyNode === null) this.s.makeTakeable(item);
     }
     this.ctx.wake(this.latestNowMs());
@@ -209,7 +212,7 @@ export class Enqueuer {
     assert(this.s.set === null, "engine: rollback inside an op");
     this.rollbacks++;
     for (const item of created) {
-      if (this.s.items.get(item.id) !== item) continue;
+      if (!this.s.items.holds(item)) continue;
       this.s.unplace(item);
       this.s.leave(item);
       this.s.forget(item);

@@ -10,6 +10,7 @@ import type { Topic } from "./topic.ts";
 export function checkEngineInvariants(s: ItemStates): void {
   s.deadlines.checkInvariants();
   s.graph.checkInvariants();
+  s.items.checkInvariants();
   const counted = new Map<Topic, Record<LiveStateName, number>>();
   const signatureRefs = new Map<number, number>();
   for (const [id, item] of s.items) {
@@ -23,27 +24,29 @@ export function checkEngineInvariants(s: ItemStates): void {
       counted.set(item.topic, c);
     }
     c[item.state]++;
-    const record = item.record;
+    assert(s.items.get(id) === item, `engine: item ${id} not found by its id`);
+    assert((item.leaseExpiresAtMs !== null) === (item.state === "leased"), `engine: ${item.state} item ${id} has leaseExpiresAtMs ${item.leaseExpiresAtMs}`);
     switch (item.state) {
       case "ready":
-        assert(record.state === "pending" && (item.readyNode !== null) === item.committed, `engine: ready item ${id} misfiled`);
+        assert((item.readyNode !== null) === item.committed, `engine: ready item ${id} misfiled`);
         assert(item.timerNode === null && !s.graph.isWaiting(id), `engine: ready item ${id} has a timer or waits`);
         break;
       case "delayed":
-        assert(record.state === "pending" && item.timerNode !== null && item.readyNode === null, `engine: delayed item ${id} misfiled`);
+        assert(item.timerNode !== null && item.readyNode === null, `engine: delayed item ${id} misfiled`);
         break;
       case "waiting":
-        assert(record.state === "pending" && s.graph.isWaiting(id) && item.readyNode === null, `engine: waiting item ${id} misfiled`);
+        assert(s.graph.isWaiting(id) && item.readyNode === null, `engine: waiting item ${id} misfiled`);
         break;
       case "leased":
-        assert(record.state === "leased" && item.timerNode !== null && item.readyNode === null, `engine: leased item ${id} misfiled`);
-        assert(item.timerNode.value.atMs === record.leaseExpiresAtMs, `engine: leased item ${id} deadline differs from its record`);
+        assert(item.committed && item.timerNode !== null && item.readyNode === null, `engine: leased item ${id} misfiled`);
+        assert(item.timerNode.value.atMs === item.leaseExpiresAtMs, `engine: leased item ${id} deadline differs from its record`);
         break;
       case "dead":
-        assert(record.state === "dead" && item.topic.deadLetters.has(item) && item.timerNode === null, `engine: dead item ${id} misfiled`);
+        assert(item.topic.deadLetters.has(item) && item.timerNode === null && item.deadReason !== null, `engine: dead item ${id} misfiled`);
         break;
     }
-    if (record.key !== null) assert(item.topic.keys.get(record.key) === item, `engine: item ${id} lost its key`);
+    const key = item.idempotencyKey;
+    if (key !== null) assert(item.topic.keys.get(key) === item, `engine: item ${id} lost its key`);
   }
   for (const [sig, refs] of signatureRefs) {
     if (sig !== 0) assert(s.registry.refCountOf(sig) === refs, `engine: signature ${sig} has ${s.registry.refCountOf(sig)} references, ${refs} items`);

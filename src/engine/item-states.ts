@@ -3,23 +3,28 @@
 // letters), its per-state counts, its writes, and what its end does to items
 // waiting on it. The Engine (engine.ts) runs the ops on top of this; recovery
 // (recovery.ts) fills it from the store. Writes of one op collect in one
-// WriteSet (`ws()`), which the op ends before it replies.
+// WriteSet (`ws()`), which the op ends before it replies. A write carries the
+// whole record (recordOf): the payload and metadata, which memory drops once
+// the enqueue is stored, are read back from the store for it (bytesOf).
 
 import { assert } from "../lib/assert.ts";
 import type { HeapNode } from "../lib/pairing-heap.ts";
 import type { Limits } from "../limits.ts";
-import type { Outcome, OutcomeRecord } from "../storage/record.ts";
+import type { ItemRecord, Outcome, OutcomeRecord } from "../storage/record.ts";
+import type { Store } from "../storage/store.ts";
 import type { WriteSet, Writer } from "../storage/writer.ts";
-import type { LiveStateName } from "./api.ts";
+import type { Delivery, LiveStateName } from "./api.ts";
 import { type Deadline, DeadlineKind, DeadlineQueue } from "./deadlines.ts";
 import { type DependencyStatus, DependencyGraph } from "./dependencies.ts";
-import { type LiveItem, snapshot } from "./item.ts";
+import { formatReceipt } from "./ids.ts";
+import { type LiveItem, toRecord } from "./item.ts";
+import { ItemTable } from "./item-table.ts";
 import { SignatureRegistry } from "./matching/index.ts";
 import { Namespace } from "./namespace.ts";
 import type { Topic } from "./topic.ts";
 
 export class ItemStates {
-  readonly items = new Map<string, LiveItem>();
+  readonly items = new ItemTable();
   readonly outcomes = new Map<string, { record: OutcomeRecord; node: HeapNode<Deadline> }>();
   readonly namespaces = new Map<string, Namespace>();
   readonly deadlines = new DeadlineQueue();
@@ -33,6 +38,8 @@ export class ItemStates {
 
   constructor(
     readonly writer: Writer,
+    /** Where stored payloads and metadata are read back from (memory drops them once stored). */
+    private readonly reader: Pick<Store, "readItem">,
     readonly limits: Limits,
     private readonly quotas: Record<string, { enqueuePerMinute: number | null }>,
     /** This open of the store (MetaRecord.boots): every lease granted now records it, and its receipt names it. */
@@ -53,32 +60,65 @@ export class ItemStates {
     return outcome.record.outcome;
   }
 
-  lease(item: LiveItem, leaseMs: number | null, nowMs: number, set: WriteSet): void {
-    const record = item.record;
+  /** Lease a ready item and return its delivery (the payload is read from the store once, for the write and the reply). */
+  lease(item: LiveItem, leaseMs: number | null, nowMs: number, set: WriteSet): Delivery {
     item.topic.removeReady(item);
     this.leave(item);
-    record.attempt++;
-    record.deliveries++;
-    record.leaseBoot = this.boot;
-    record.state = "leased";
-    record.leaseExpiresAtMs = nowMs + (leaseMs ?? record.leaseMs);
+    item.attempt++;
+    item.deliveries++;
+    item.leaseBoot = this.boot;
+    const leaseExpiresAtMs = nowMs + (leaseMs ?? item.leaseMs);
+    item.leaseExpiresAtMs = leaseExpiresAtMs;
     this.enter(item, "leased");
-    item.timerNode = this.deadlines.scheduleItem(item.spareTimer, record.leaseExpiresAtMs, DeadlineKind.Lease, item);
-    set.putItem(item.shard, item.key, snapshot(record));
+    item.timer = this.deadlines.scheduleItem(item.timer, leaseExpiresAtMs, DeadlineKind.Lease, item);
+    const record = this.recordOf(item);
+    set.putItem(item.shard, item.key, record);
+    const id = item.id;
+    return {
+      id,
+      topic: record.topic,
+      priority: record.priority,
+      payload: record.payload,
+      metadata: record.metadata,
+      attempt: record.attempt,
+      receipt: formatReceipt(id, record.deliveries, record.leaseBoot),
+      leaseExpiresAtMs,
+      enqueuedAtMs: record.enqueuedAtMs,
+    };
+  }
+
+  /**
+   * The item's payload and metadata: memory's until the enqueue is durable (and
+   * metadata a nack set), the store's otherwise. A committed item the store
+   * does not hold is a broken invariant (its enqueue committed; only its end
+   * deletes it, and that takes it out of memory first).
+   */
+  bytesOf(item: LiveItem): { payload: Uint8Array; metadata: Uint8Array } {
+    const unstored = item.unstored;
+    if (unstored !== null) return unstored;
+    const stored = this.reader.readItem(item.shard, item.key);
+    // Messages are built only on failure (these run once per delivery or deadline).
+    if (stored === null) assert(false, `engine: item ${item.id} is live but not stored`);
+    const metadata = item.extras?.metadata ?? stored.metadata;
+    return { payload: stored.payload, metadata };
+  }
+
+  /** The item as a record for a write (a fresh object: later changes cannot leak into it). */
+  recordOf(item: LiveItem): ItemRecord {
+    const bytes = this.bytesOf(item);
+    return toRecord(item, bytes.payload, bytes.metadata);
   }
 
   leaseExpired(item: LiveItem, nowMs: number): void {
-    const record = item.record;
-    if (item.ttlPassed || record.delivery === "at_most_once") {
+    if (item.ttlPassed || item.delivery === "at_most_once") {
       this.endItem(item, "expired", nowMs);
-    } else if (record.attempt >= record.maxAttempts) {
+    } else if (item.attempt >= item.maxAttempts) {
       this.killItem(item, "max_attempts");
     } else {
       this.leave(item);
-      record.state = "pending";
-      record.leaseExpiresAtMs = null;
+      item.leaseExpiresAtMs = null;
       this.placePending(item, nowMs);
-      this.ws().putItem(item.shard, item.key, snapshot(record));
+      this.ws().putItem(item.shard, item.key, this.recordOf(item));
     }
   }
 
@@ -87,9 +127,7 @@ export class ItemStates {
     switch (deadline.kind) {
       case DeadlineKind.Due: {
         const item = deadline.item as LiveItem;
-        assert(item.state === "delayed", `engine: due deadline for a ${item.state} item`);
-        item.spareTimer = item.timerNode;
-        item.timerNode = null;
+        if (item.state !== "delayed") assert(false, `engine: due deadline for a ${item.state} item`);
         this.leave(item);
         this.enter(item, "ready");
         this.makeTakeable(item);
@@ -97,16 +135,15 @@ export class ItemStates {
       }
       case DeadlineKind.Lease: {
         const item = deadline.item as LiveItem;
-        assert(item.state === "leased", `engine: lease deadline for a ${item.state} item`);
-        item.spareTimer = item.timerNode;
-        item.timerNode = null;
+        if (item.state !== "leased") assert(false, `engine: lease deadline for a ${item.state} item`);
         this.leaseExpired(item, nowMs);
         return;
       }
       case DeadlineKind.Ttl: {
         const item = deadline.item as LiveItem;
-        item.ttlNode = null;
-        if (item.state === "leased") item.ttlPassed = true;
+        const extras = item.ensureExtras();
+        extras.ttlNode = null;
+        if (item.state === "leased") extras.ttlPassed = true;
         else this.endItem(item, "expired", nowMs);
         return;
       }
@@ -136,11 +173,12 @@ export class ItemStates {
 
   /** A pending item (in no index, counted nowhere) takes its place: waiting, delayed or ready. */
   placePending(item: LiveItem, nowMs: number): void {
-    if (this.graph.isWaiting(item.id)) {
+    // waitingCount first: most stores have no `after` edges, and an id string per item costs.
+    if (this.graph.waitingCount > 0 && this.graph.isWaiting(item.id)) {
       this.enter(item, "waiting");
-    } else if (item.record.deliverAtMs > nowMs) {
+    } else if (item.deliverAtMs > nowMs) {
       this.enter(item, "delayed");
-      item.timerNode = this.deadlines.scheduleItem(item.spareTimer, item.record.deliverAtMs, DeadlineKind.Due, item);
+      item.timer = this.deadlines.scheduleItem(item.timer, item.deliverAtMs, DeadlineKind.Due, item);
     } else {
       this.enter(item, "ready");
       this.makeTakeable(item);
@@ -160,13 +198,11 @@ export class ItemStates {
         if (item.readyNode !== null) item.topic.removeReady(item);
         return;
       case "delayed":
-      case "leased":
-        if (item.timerNode !== null) {
-          this.deadlines.cancel(item.timerNode);
-          item.spareTimer = item.timerNode;
-          item.timerNode = null;
-        }
+      case "leased": {
+        const timer = item.timerNode;
+        if (timer !== null) this.deadlines.cancel(timer);
         return;
+      }
       case "waiting":
         this.graph.remove(item.id);
         return;
@@ -178,12 +214,13 @@ export class ItemStates {
 
   /** Drop an item from memory (already unplaced and uncounted). */
   forget(item: LiveItem): void {
-    if (item.ttlNode !== null) {
-      this.deadlines.cancel(item.ttlNode);
-      item.ttlNode = null;
+    const extras = item.extras;
+    if (extras !== null && extras.ttlNode !== null) {
+      this.deadlines.cancel(extras.ttlNode);
+      extras.ttlNode = null;
     }
-    this.items.delete(item.id);
-    const key = item.record.key;
+    this.items.delete(item);
+    const key = item.idempotencyKey;
     if (key !== null && item.topic.keys.get(key) === item) item.topic.keys.delete(key);
     item.topic.leaveGroup(item.signatureId);
     this.registry.release(item.signatureId);
@@ -195,24 +232,25 @@ export class ItemStates {
     this.unplace(item);
     this.leave(item);
     this.forget(item);
+    const id = item.id;
     const set = this.ws();
     set.deleteItem(item.shard, item.key);
     const record: OutcomeRecord = { ns: item.ns, outcome, endedAtMs: nowMs };
-    set.putOutcome(item.id, record);
-    const previous = this.outcomes.get(item.id);
+    set.putOutcome(id, record);
+    const previous = this.outcomes.get(id);
     if (previous !== undefined) this.deadlines.cancel(previous.node);
-    const node = this.deadlines.schedule(nowMs + this.limits.outcomeRetentionMs, DeadlineKind.OutcomeRetention, null, null, item.id);
-    this.outcomes.set(item.id, { record, node });
+    const node = this.deadlines.schedule(nowMs + this.limits.outcomeRetentionMs, DeadlineKind.OutcomeRetention, null, null, id);
+    this.outcomes.set(id, { record, node });
     this.namespaces.get(item.ns)!.counters[outcome]++;
     if (outcome === "acked") {
-      for (const id of this.graph.onAcked(item.id)) {
-        const dependent = this.items.get(id);
+      for (const dependentId of this.graph.onAcked(id)) {
+        const dependent = this.items.get(dependentId);
         if (dependent === undefined || dependent.state !== "waiting") continue;
         this.leave(dependent);
         this.placePending(dependent, nowMs);
       }
     } else {
-      this.killDependents(item.id, outcome);
+      this.killDependents(id, outcome);
     }
   }
 
@@ -220,12 +258,10 @@ export class ItemStates {
   killItem(item: LiveItem, reason: string): void {
     this.unplace(item);
     this.leave(item);
-    const record = item.record;
-    record.state = "dead";
-    record.deadReason = reason;
-    record.leaseExpiresAtMs = null;
+    item.ensureExtras().deadReason = reason;
+    item.leaseExpiresAtMs = null;
     this.enterDead(item);
-    this.ws().putItem(item.shard, item.key, snapshot(record));
+    this.ws().putItem(item.shard, item.key, this.recordOf(item));
     this.killDependents(item.id, "dead");
   }
 

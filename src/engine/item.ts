@@ -1,64 +1,266 @@
-// One live item in memory: its stored record (kept current and written as a
-// snapshot on each change), its state, and the handles that let every index
-// drop it without a scan (its ready-heap node, its delay/lease deadline, its
-// TTL deadline). Ended items leave memory; only their outcome stays.
+// One live item in memory: the fields of its stored record that the engine
+// reads (kept current; a write builds the ItemRecord from them with
+// toRecord), its state, and the handles that let every index drop it without
+// a scan (its ready-heap node, its delay/lease deadline, its TTL deadline).
+// Ended items leave memory; only their outcome stays.
+//
+// Memory is the design constraint here (a million ready items is the common
+// backlog): one object per item, holding numbers and references to shared
+// objects only. The payload and metadata stay in the store once the enqueue
+// is durable and are read back when the item is delivered or shown; the id
+// string is built on demand; ns and topic are the Topic's strings; settings
+// are shared; the deadline and delivery counts (ItemProgress) and the fields
+// most items never use (ItemExtras) sit in objects created only when needed
+// (item-parts.ts). Accessors keep the record's field names.
 
 import type { HeapNode } from "../lib/pairing-heap.ts";
-import type { ItemRecord } from "../storage/record.ts";
+import type { DeliveryMode, ItemRecord, StoredState } from "../storage/record.ts";
 import type { ItemKey } from "../storage/store.ts";
 import type { LiveStateName } from "./api.ts";
 import type { Deadline } from "./deadlines.ts";
-import type { Topic } from "./topic.ts";
+import { formatId } from "./ids.ts";
+import { ItemExtras, ItemProgress, type ItemSettings, itemSettings, type UnstoredBytes } from "./item-parts.ts";
+import type { ShardHeap, Topic } from "./topic.ts";
 
 export class LiveItem {
   state: LiveStateName;
   /** In a shard heap of its signature group while ready and committed. */
   readyNode: HeapNode<LiveItem> | null = null;
-  /** The delay-due deadline while delayed, the lease-expiry deadline while leased. */
-  timerNode: HeapNode<Deadline> | null = null;
-  /** The last timer node once it fired or was cancelled, reused for the next one. */
-  spareTimer: HeapNode<Deadline> | null = null;
-  /** The TTL deadline, until it fires. */
-  ttlNode: HeapNode<Deadline> | null = null;
-  /** The TTL passed while leased: the lease may still be acked; any other end of it ends the item `expired`. */
-  ttlPassed = false;
-  /**
-   * False until the enqueue's commit is durable: such an item counts in its
-   * state but sits in no ready heap, so it cannot be delivered before it is stored.
-   */
-  committed: boolean;
-  /** The enqueue's durable promise while not committed (an idempotent re-enqueue waits on it too). */
-  commit: Promise<void> | null = null;
+  /** The shard heap holding readyNode, so a lease reaches it without a lookup. */
+  readyHeap: ShardHeap | null = null;
+  /** Deadline and delivery counts, from the first delay or delivery on (item-parts.ts). */
+  progress: ItemProgress | null = null;
+  /** Rarely used fields, or null when the item uses none of them (item-parts.ts). */
+  extras: ItemExtras | null = null;
+
+  // The stored record's fields that every item has (record.ts documents each).
+  priority: number;
+  deliverAtMs: number;
+  readonly enqueuedAtMs: number;
+  readonly settings: ItemSettings;
 
   constructor(
-    readonly id: string,
     readonly shard: number,
     readonly key: ItemKey,
-    readonly record: ItemRecord,
     readonly topic: Topic,
-    readonly signatureId: number,
+    signatureId: number,
+    record: ItemRecord,
     state: LiveStateName,
-    committed: boolean,
+    /** The enqueue's bytes until its commit is durable; null for a stored item. */
+    unstored: UnstoredBytes | null,
   ) {
     this.state = state;
-    this.committed = committed;
+    this.priority = record.priority;
+    this.deliverAtMs = record.deliverAtMs;
+    this.enqueuedAtMs = record.enqueuedAtMs;
+    this.settings = itemSettings(record.leaseMs, record.maxAttempts, record.delivery);
+    if (record.attempt !== 0 || record.deliveries !== 0 || record.leaseBoot !== 0 || record.leaseExpiresAtMs !== null) {
+      const progress = this.ensureProgress();
+      progress.attempt = record.attempt;
+      progress.deliveries = record.deliveries;
+      progress.leaseBoot = record.leaseBoot;
+      progress.leaseExpiresAtMs = record.leaseExpiresAtMs;
+    }
+    if (
+      signatureId !== 0 ||
+      unstored !== null ||
+      record.ttlExpiresAtMs !== null ||
+      record.deadReason !== null ||
+      record.requires !== null ||
+      record.after !== null ||
+      record.key !== null
+    ) {
+      const extras = this.ensureExtras();
+      extras.signatureId = signatureId;
+      extras.unstored = unstored;
+      extras.ttlExpiresAtMs = record.ttlExpiresAtMs;
+      extras.deadReason = record.deadReason;
+      extras.requires = record.requires;
+      extras.after = record.after;
+      extras.key = record.key;
+    }
+  }
+
+  /** `<shard>:<key>`, built on demand: a stored string per item would cost more than the item. */
+  get id(): string {
+    return formatId(this.shard, this.key);
   }
 
   get ns(): string {
-    return this.record.ns;
+    return this.topic.ns;
+  }
+
+  get signatureId(): number {
+    return this.extras === null ? 0 : this.extras.signatureId;
+  }
+
+  // ---- progress: deadline and delivery counts (no object until one is set) ----
+
+  /** The delay or lease deadline node, scheduled or idle (kept for reuse). */
+  get timer(): HeapNode<Deadline> | null {
+    return this.progress === null ? null : this.progress.timer;
+  }
+
+  set timer(node: HeapNode<Deadline> | null) {
+    if (node !== null || this.progress !== null) this.ensureProgress().timer = node;
+  }
+
+  /** The delay or lease deadline while it is scheduled, else null. */
+  get timerNode(): HeapNode<Deadline> | null {
+    const timer = this.timer;
+    return timer !== null && timer.inHeap ? timer : null;
+  }
+
+  get attempt(): number {
+    return this.progress === null ? 0 : this.progress.attempt;
+  }
+
+  set attempt(value: number) {
+    if (value !== 0 || this.progress !== null) this.ensureProgress().attempt = value;
+  }
+
+  get deliveries(): number {
+    return this.progress === null ? 0 : this.progress.deliveries;
+  }
+
+  set deliveries(value: number) {
+    if (value !== 0 || this.progress !== null) this.ensureProgress().deliveries = value;
+  }
+
+  get leaseBoot(): number {
+    return this.progress === null ? 0 : this.progress.leaseBoot;
+  }
+
+  set leaseBoot(value: number) {
+    if (value !== 0 || this.progress !== null) this.ensureProgress().leaseBoot = value;
+  }
+
+  get leaseExpiresAtMs(): number | null {
+    return this.progress === null ? null : this.progress.leaseExpiresAtMs;
+  }
+
+  set leaseExpiresAtMs(value: number | null) {
+    if (value !== null || this.progress !== null) this.ensureProgress().leaseExpiresAtMs = value;
+  }
+
+  // ---- settings (shared) ----
+
+  get leaseMs(): number {
+    return this.settings.leaseMs;
+  }
+
+  get maxAttempts(): number {
+    return this.settings.maxAttempts;
+  }
+
+  get delivery(): DeliveryMode {
+    return this.settings.delivery;
+  }
+
+  // ---- extras ----
+
+  /**
+   * The enqueue's bytes while its commit is not durable: such an item counts
+   * in its state but sits in no ready heap, so it cannot be delivered before
+   * it is stored. Null once committed (the store holds the bytes).
+   */
+  get unstored(): UnstoredBytes | null {
+    return this.extras === null ? null : this.extras.unstored;
+  }
+
+  /** The enqueue's commit is durable: memory lets go of its bytes. */
+  markStored(): void {
+    const extras = this.extras;
+    if (extras === null) return;
+    extras.unstored = null;
+    if (extras.isEmpty()) this.extras = null;
+  }
+
+  /** True once the enqueue's commit is durable. */
+  get committed(): boolean {
+    return this.unstored === null;
+  }
+
+  /** The enqueue's durable promise while not committed. */
+  get commit(): Promise<void> | null {
+    const unstored = this.unstored;
+    return unstored === null ? null : unstored.commit;
+  }
+
+  get ttlExpiresAtMs(): number | null {
+    return this.extras === null ? null : this.extras.ttlExpiresAtMs;
+  }
+
+  get ttlPassed(): boolean {
+    return this.extras !== null && this.extras.ttlPassed;
+  }
+
+  get deadReason(): string | null {
+    return this.extras === null ? null : this.extras.deadReason;
+  }
+
+  get requires(): Record<string, unknown> | null {
+    return this.extras === null ? null : this.extras.requires;
+  }
+
+  get after(): string[] | null {
+    return this.extras === null ? null : this.extras.after;
+  }
+
+  /** The idempotency key, or null. */
+  get idempotencyKey(): string | null {
+    return this.extras === null ? null : this.extras.key;
+  }
+
+  /** The state as stored: ready, delayed and waiting are all `pending`. */
+  get storedState(): StoredState {
+    return this.state === "leased" ? "leased" : this.state === "dead" ? "dead" : "pending";
+  }
+
+  ensureExtras(): ItemExtras {
+    if (this.extras === null) this.extras = new ItemExtras();
+    return this.extras;
+  }
+
+  ensureProgress(): ItemProgress {
+    if (this.progress === null) this.progress = new ItemProgress();
+    return this.progress;
   }
 }
 
 /** Delivery order: priority, then deliverAtMs, then enqueue order (keys are global and monotonic). */
 export function readyLess(a: LiveItem, b: LiveItem): boolean {
-  const ra = a.record;
-  const rb = b.record;
-  if (ra.priority !== rb.priority) return ra.priority < rb.priority;
-  if (ra.deliverAtMs !== rb.deliverAtMs) return ra.deliverAtMs < rb.deliverAtMs;
+  if (a.priority !== b.priority) return a.priority < b.priority;
+  if (a.deliverAtMs !== b.deliverAtMs) return a.deliverAtMs < b.deliverAtMs;
   return a.key < b.key;
 }
 
-/** A copy of the record for a WriteSet, so later in-memory changes cannot leak into an earlier write. */
-export function snapshot(record: ItemRecord): ItemRecord {
-  return { ...record };
+/**
+ * The item's record for a write: a fresh object, so later in-memory changes
+ * cannot leak into an earlier write. `payload` and `metadata` come from the
+ * caller (ItemStates.bytesOf), since the store may hold them instead of memory.
+ */
+export function toRecord(item: LiveItem, payload: Uint8Array, metadata: Uint8Array): ItemRecord {
+  return {
+    ns: item.topic.ns,
+    topic: item.topic.name,
+    priority: item.priority,
+    payload,
+    metadata,
+    enqueuedAtMs: item.enqueuedAtMs,
+    deliverAtMs: item.deliverAtMs,
+    leaseMs: item.leaseMs,
+    ttlExpiresAtMs: item.ttlExpiresAtMs,
+    delivery: item.delivery,
+    maxAttempts: item.maxAttempts,
+    attempt: item.attempt,
+    deliveries: item.deliveries,
+    leaseBoot: item.leaseBoot,
+    state: item.storedState,
+    leaseExpiresAtMs: item.leaseExpiresAtMs,
+    deadReason: item.deadReason,
+    requires: item.requires,
+    after: item.after,
+    key: item.idempotencyKey,
+  };
 }

@@ -7,7 +7,7 @@ import type { HeapNode } from "../lib/pairing-heap.ts";
 import type { Reply, Result } from "./api.ts";
 import type { Deadline } from "./deadlines.ts";
 import { parseReceipt } from "./ids.ts";
-import { type LiveItem, snapshot } from "./item.ts";
+import type { LiveItem } from "./item.ts";
 import { finishOp, type OpContext, refuseUnhealthyShards } from "./op-context.ts";
 
 export function ack(ctx: OpContext, nsName: string, receipts: string[], nowMs: number): Result<Reply<{ acked: number; stale: string[] }>> {
@@ -47,21 +47,20 @@ export function nack(
   for (let f = 0; f < found.length; f++) {
     const item = found[f] as LiveItem;
     const entry = entries[chosen[f] as number] as { delayMs: number | null; metadata: Uint8Array | null };
-    const record = item.record;
     ctx.s.namespaces.get(item.ns)!.counters.nacked++;
-    if (entry.metadata !== null) record.metadata = entry.metadata;
+    // Kept in memory for good: the store's copy is older until this write commits (ItemStates.bytesOf).
+    if (entry.metadata !== null) item.ensureExtras().metadata = entry.metadata;
     if (item.ttlPassed) {
       ctx.s.endItem(item, "expired", nowMs);
-    } else if (record.attempt >= record.maxAttempts) {
+    } else if (item.attempt >= item.maxAttempts) {
       ctx.s.killItem(item, "max_attempts");
     } else {
       ctx.s.unplace(item);
       ctx.s.leave(item);
-      record.state = "pending";
-      record.leaseExpiresAtMs = null;
-      record.deliverAtMs = nowMs + (entry.delayMs ?? 0);
+      item.leaseExpiresAtMs = null;
+      item.deliverAtMs = nowMs + (entry.delayMs ?? 0);
       ctx.s.placePending(item, nowMs);
-      ctx.s.ws().putItem(item.shard, item.key, snapshot(record));
+      ctx.s.ws().putItem(item.shard, item.key, ctx.s.recordOf(item));
     }
   }
   return finishOp(ctx, { nacked: found.length, stale }, nowMs);
@@ -86,9 +85,9 @@ export function extend(ctx: OpContext, nsName: string, entries: Array<{ receipt:
   for (let i = 0; i < found.length; i++) {
     const item = found[i] as LiveItem;
     const expiresAtMs = nowMs + (leases[i] as number);
-    item.record.leaseExpiresAtMs = expiresAtMs;
-    item.timerNode = ctx.s.deadlines.reschedule(item.timerNode as HeapNode<Deadline>, expiresAtMs);
-    set.putItem(item.shard, item.key, snapshot(item.record));
+    item.leaseExpiresAtMs = expiresAtMs;
+    item.timer = ctx.s.deadlines.reschedule(item.timerNode as HeapNode<Deadline>, expiresAtMs);
+    set.putItem(item.shard, item.key, ctx.s.recordOf(item));
   }
   return finishOp(ctx, { extended: found.length, stale }, nowMs);
 }
@@ -99,8 +98,7 @@ function leasedByReceipt(ctx: OpContext, ns: string, receipt: string): LiveItem 
   if (parsed === null) return null;
   const item = ctx.s.items.get(parsed.id);
   if (item === undefined || item.ns !== ns || item.state !== "leased") return null;
-  const record = item.record;
-  if (record.deliveries !== parsed.deliveries || record.leaseBoot !== parsed.boot) return null;
+  if (item.deliveries !== parsed.deliveries || item.leaseBoot !== parsed.boot) return null;
   return item;
 }
 

@@ -2,12 +2,15 @@
 // load in two passes (dependencies can name any stored item); leases that
 // ended while the server was down, TTLs and retention that passed, are left
 // as due deadlines for the first tick. An empty store is a fresh start.
+//
+// The store is asked for items without their payload and metadata (memory
+// never holds them for a stored item; the engine reads them back when it
+// delivers or shows one), which spares two allocations and a copy per item.
 
 import { assert } from "../lib/assert.ts";
 import type { Store } from "../storage/store.ts";
 import { DeadlineKind } from "./deadlines.ts";
 import { classifyAfter, type DependencyStatus } from "./dependencies.ts";
-import { formatId } from "./ids.ts";
 import { LiveItem } from "./item.ts";
 import type { ItemStates } from "./item-states.ts";
 import { parseRequires, type Requires, signatureRegistryFull } from "./matching/index.ts";
@@ -18,7 +21,7 @@ export function loadStore(s: ItemStates, store: Store, nowMs: number): void {
     s.outcomes.set(id, { record, node });
   }
   const loaded: LiveItem[] = [];
-  for (const shard of store.loadShards()) {
+  for (const shard of store.loadShards({ bytes: false })) {
     for (const { key, record } of shard.items) {
       let requires: Requires | null = null;
       if (record.requires !== null) {
@@ -30,37 +33,46 @@ export function loadStore(s: ItemStates, store: Store, nowMs: number): void {
       assert(sig !== signatureRegistryFull, "recovery: more stored signatures than signaturesMax");
       const topic = s.namespace(record.ns, nowMs).topic(record.topic);
       topic.joinGroup(sig);
-      const item = new LiveItem(formatId(shard.shard, key), shard.shard, key, record, topic, sig, "ready", true);
-      s.items.set(item.id, item);
+      // Until the second pass files it, the state says only whether the store holds a dead letter
+      // (a dependency lookup reads that); "leased" is kept too, as the second pass needs it.
+      const state = record.state === "pending" ? "ready" : record.state;
+      const item = new LiveItem(shard.shard, key, topic, sig, record, state, null);
+      s.items.add(item);
       if (record.key !== null) topic.keys.set(record.key, item);
       loaded.push(item);
     }
   }
   // Second pass, once every item is known: states, dependencies, deadlines.
+  // Stored dead letters are the only items in state "dead" until the kills at the end.
   const toKill: Array<{ item: LiveItem; reason: string }> = [];
   const lookup = (id: string): DependencyStatus => {
     const dep = s.items.get(id);
-    if (dep !== undefined) return dep.record.state === "dead" ? "dead" : "live";
+    if (dep !== undefined) return dep.state === "dead" ? "dead" : "live";
     return s.outcomes.get(id)?.record.outcome ?? "unknown";
   };
   for (const item of loaded) {
-    const record = item.record;
-    if (record.state === "dead") {
+    if (item.state === "dead") {
       s.enter(item, "dead");
       item.topic.deadLetters.add(item);
-    } else if (record.state === "leased") {
+    } else if (item.state === "leased") {
       s.enter(item, "leased");
       // A lease that ended while the server was down expires at the first tick.
-      item.timerNode = s.deadlines.schedule(record.leaseExpiresAtMs ?? nowMs, DeadlineKind.Lease, item, null, null);
+      item.timer = s.deadlines.schedule(item.leaseExpiresAtMs ?? nowMs, DeadlineKind.Lease, item, null, null);
     } else {
-      const c = classifyAfter(record.after, lookup, Number.MAX_SAFE_INTEGER, { unknownIsSatisfied: true });
-      if (c.kind === "waiting") s.graph.addWaiting(item.id, c.unmet);
-      s.placePending(item, nowMs);
-      if (c.kind === "dead") toKill.push({ item, reason: c.deadReason });
+      const after = item.after;
+      if (after === null) {
+        s.placePending(item, nowMs);
+      } else {
+        const c = classifyAfter(after, lookup, Number.MAX_SAFE_INTEGER, { unknownIsSatisfied: true });
+        if (c.kind === "waiting") s.graph.addWaiting(item.id, c.unmet);
+        s.placePending(item, nowMs);
+        if (c.kind === "dead") toKill.push({ item, reason: c.deadReason });
+      }
     }
-    if (record.ttlExpiresAtMs !== null) item.ttlNode = s.deadlines.schedule(record.ttlExpiresAtMs, DeadlineKind.Ttl, item, null, null);
+    const ttlExpiresAtMs = item.ttlExpiresAtMs;
+    if (ttlExpiresAtMs !== null) item.ensureExtras().ttlNode = s.deadlines.schedule(ttlExpiresAtMs, DeadlineKind.Ttl, item, null, null);
   }
-  for (const { item, reason } of toKill) if (s.items.get(item.id) === item && item.state !== "dead") s.killItem(item, reason);
+  for (const { item, reason } of toKill) if (s.items.holds(item) && item.state !== "dead") s.killItem(item, reason);
   s.endSetBackground();
   s.dirty.clear();
 }

@@ -1,13 +1,17 @@
 // The `stats` reply: per namespace its state counts (in total and per topic),
 // its counters since start, its parked dequeues and quota; totals over the
-// namespaces shown; and engine-wide gauges. docs/SEMANTICS.md documents the
-// shape. Counters live in memory only: they restart at 0 with the server.
+// namespaces shown; and engine-wide gauges. Each listed topic also carries
+// its unmatchable-items report (unmatchable.ts): ready items no worker that
+// asked lately may take. docs/SEMANTICS.md documents the shape. Counters live
+// in memory only: they restart at 0 with the server.
 
 import type { Limits } from "../limits.ts";
 import type { Namespace, NamespaceCounters } from "./namespace.ts";
+import type { UnmatchableReport, UnmatchableReporter } from "./unmatchable.ts";
 import type { WaiterRegistry } from "./waiters.ts";
 
 type StateCounts = { ready: number; delayed: number; waiting: number; leased: number; dead: number };
+type TopicStats = StateCounts & { unmatchable: UnmatchableReport };
 
 export interface StatsInput {
   nowMs: number;
@@ -15,6 +19,8 @@ export interface StatsInput {
   filter: string[] | null;
   waiters: WaiterRegistry;
   limits: Limits;
+  /** Builds each listed topic's unmatchable-items report. */
+  unmatchable: UnmatchableReporter;
   engine: Record<string, number>;
 }
 
@@ -35,8 +41,9 @@ export function buildStats(input: StatsInput): Record<string, unknown> {
     const ns = input.namespaces.get(name);
     if (ns === undefined) continue;
     const states = zeroCounts();
-    const topics: Record<string, StateCounts> = {};
+    const topics: Record<string, TopicStats> = {};
     let listed = 0;
+    let unmatchable = 0;
     for (const topicName of ns.sortedNames()) {
       const t = ns.topics.get(topicName);
       if (t === undefined) continue;
@@ -46,7 +53,9 @@ export function buildStats(input: StatsInput): Record<string, unknown> {
       states.leased += t.leased;
       states.dead += t.dead;
       if (listed < input.limits.topicsPageMax) {
-        topics[topicName] = { ready: t.ready, delayed: t.delayed, waiting: t.waiting, leased: t.leased, dead: t.dead };
+        const report = input.unmatchable.report(t, input.nowMs);
+        topics[topicName] = { ready: t.ready, delayed: t.delayed, waiting: t.waiting, leased: t.leased, dead: t.dead, unmatchable: report };
+        unmatchable += report.items;
         listed++;
       }
     }
@@ -56,6 +65,8 @@ export function buildStats(input: StatsInput): Record<string, unknown> {
       topicCount: ns.topics.size,
       topics,
       topicsTruncated: ns.topics.size > listed,
+      // Over the listed topics only, like the per-topic reports it sums.
+      unmatchable,
       parkedWaiters,
       counters: { ...ns.counters },
       quota: ns.bucket === null ? null : { enqueuePerMinute: ns.bucket.perMinute, available: Math.floor(ns.bucket.available(input.nowMs)) },

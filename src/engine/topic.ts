@@ -1,43 +1,63 @@
 // One topic of one namespace: per-state counts, its idempotency keys, its dead
 // letters (in the order they died), and the ready index. The ready index is a
 // pairing heap per (signature group, shard), ordered by priority, deliverAtMs
-// and enqueue order; a pick is a k-way merge over the heap tops of the groups
-// a worker may take, skipping shards that cannot take a write now.
+// and enqueue order, and one TopsHeap per topic over those heaps' best items
+// (typed arrays, so a pick reads a few adjacent cache lines instead of one
+// cold object per group and shard). A pick walks the TopsHeap best-first and
+// stops at the first entry the worker may take on a shard that takes writes.
 
 import { assert } from "../lib/assert.ts";
 import { type HeapNode, PairingHeap } from "../lib/pairing-heap.ts";
 import type { LiveStateName } from "./api.ts";
 import { type LiveItem, readyLess } from "./item.ts";
+import { type EligibilitySource, TopsHeap, walkTooLong } from "./matching/tops-heap.ts";
 
-/** One shard's heap within a group, and its node in the group's heap of shard tops. */
-export class ShardHeap {
-  readonly heap = new PairingHeap<LiveItem>(readyLess);
-  /** In the group's `tops` heap while the shard heap is not empty. */
-  topNode: HeapNode<ShardHeap> | null = null;
-  constructor(readonly shard: number) {}
-}
-
-const shardTopLess = (a: ShardHeap, b: ShardHeap) => readyLess(a.heap.peek() as LiveItem, b.heap.peek() as LiveItem);
-
-/**
- * Items of one topic that share a `requires` signature (0 = none). The k-way
- * merge over its shard heaps is kept as a small heap of the non-empty shard
- * heaps ordered by their tops (a tournament), so a pick looks at one entry per
- * group instead of one per shard, and a pop repairs it in O(log shards).
- */
+/** Items of one topic that share a `requires` signature (0 = none), one heap per shard. */
 export class SignatureGroup {
   /** One heap per shard, created on first use. */
   readonly heaps: Array<ShardHeap | undefined> = [];
-  readonly tops = new PairingHeap<ShardHeap>(shardTopLess);
-  /** Items in this group's heaps. */
-  readyCount = 0;
+  /**
+   * Items in this group's heaps. Summed over the shard heaps when asked
+   * (stats, reports): a counter here would be one more cold object for every
+   * lease to touch.
+   */
+  get readyCount(): number {
+    let count = 0;
+    for (const shardHeap of this.heaps) if (shardHeap !== undefined) count += shardHeap.size;
+    return count;
+  }
   /** Items of this topic with this signature, in any state (the group lives while > 0). */
   itemCount = 0;
   constructor(readonly signatureId: number) {}
 }
 
-/** Eligible-group lists cached per worker kind; cleared past this many kinds (evicted kinds leave stale entries). */
-const eligibleCacheMax = 256;
+/**
+ * One shard's heap within a group (the heap itself, so a lease reaches its
+ * root with one object fewer), and its entry (slot) in the topic's TopsHeap.
+ */
+export class ShardHeap extends PairingHeap<LiveItem> {
+  constructor(
+    readonly shard: number,
+    readonly slot: number,
+  ) {
+    super(readyLess);
+  }
+}
+
+/**
+ * Per-kind eligible-group counts cached per topic (64 kinds): a fleet has
+ * tens of kinds; past this the cache is cleared (evicted kinds leave stale
+ * entries, and a kind id is never reused).
+ */
+const eligibleCacheKindsMax = 64;
+
+/**
+ * Entries a pick's best-first walk may visit (16) before it scans the kind's
+ * eligible slots instead: a walk of that length reads a few cache lines of
+ * the tops heap; past it, better entries the kind may not take are piling up
+ * (its own items drained first), and a scan of its slots' keys is cheaper.
+ */
+const walkVisitsMax = 16;
 
 export class Topic {
   ready = 0;
@@ -48,8 +68,28 @@ export class Topic {
   /** Items in ready heaps (ready and committed): what a dequeue can take now. */
   takeable = 0;
   readonly groups = new Map<number, SignatureGroup>();
-  /** worker kind -> groups it may take; cleared whenever the set of groups changes. */
-  readonly eligible = new Map<number, SignatureGroup[]>();
+  /** The best item of every non-empty shard heap, ordered by delivery order. */
+  readonly tops = new TopsHeap();
+  /** TopsHeap slot -> its shard heap. */
+  private readonly slotHeaps: Array<ShardHeap | undefined> = [];
+  /**
+   * TopsHeap slot -> its heap's best item (undefined while empty): a pick
+   * reaches the item in one array read, not through heap and node objects
+   * (each a likely cache miss with a million items live).
+   */
+  private readonly slotTops: Array<LiveItem | undefined> = [];
+  /**
+   * Pairs (worker kind, how many of the topic's groups it may take), scanned
+   * linearly: one small array is fewer cold cache lines than a Map. Cleared
+   * whenever the set of groups changes.
+   */
+  private eligible: number[] = [];
+  /**
+   * Pairs (worker kind, the TopsHeap slots of every shard heap of every group
+   * it may take), built on a kind's first walk that gives up; cleared when
+   * the groups or their shard heaps change.
+   */
+  private eligibleSlots: Array<number | Int32Array> = [];
   readonly deadLetters = new Set<LiveItem>();
   /** Idempotency key -> the live item holding it. */
   readonly keys = new Map<string, LiveItem>();
@@ -73,7 +113,8 @@ export class Topic {
     if (group === undefined) {
       group = new SignatureGroup(signatureId);
       this.groups.set(signatureId, group);
-      this.eligible.clear();
+      this.eligible = [];
+      this.eligibleSlots = [];
     }
     group.itemCount++;
   }
@@ -85,8 +126,15 @@ export class Topic {
     group.itemCount--;
     if (group.itemCount === 0) {
       assert(group.readyCount === 0, "topic: dropping a group that still has ready items");
+      for (const shardHeap of group.heaps) {
+        if (shardHeap === undefined) continue;
+        this.tops.removeEntry(shardHeap.slot);
+        this.slotHeaps[shardHeap.slot] = undefined;
+        this.slotTops[shardHeap.slot] = undefined;
+      }
       this.groups.delete(signatureId);
-      this.eligible.clear();
+      this.eligible = [];
+      this.eligibleSlots = [];
     }
   }
 
@@ -96,89 +144,106 @@ export class Topic {
     assert(group !== undefined, "topic: ready item without its group");
     let shardHeap = group.heaps[item.shard];
     if (shardHeap === undefined) {
-      shardHeap = new ShardHeap(item.shard);
+      shardHeap = new ShardHeap(item.shard, this.tops.addEntry(group.signatureId, item.shard));
       group.heaps[item.shard] = shardHeap;
+      this.slotHeaps[shardHeap.slot] = shardHeap;
+      this.eligibleSlots = [];
     }
-    item.readyNode = shardHeap.heap.insert(item);
-    if (shardHeap.topNode === null) shardHeap.topNode = group.tops.insert(shardHeap);
-    else if (shardHeap.heap.peek() === item) group.tops.decreased(shardHeap.topNode);
-    group.readyCount++;
+    item.readyNode = shardHeap.insert(item);
+    item.readyHeap = shardHeap;
+    if (shardHeap.peek() === item) this.setTop(shardHeap.slot, item);
     this.takeable++;
   }
 
   removeReady(item: LiveItem): void {
     const node = item.readyNode;
-    assert(node !== null, "topic: item not in a ready heap");
-    const group = this.groups.get(item.signatureId) as SignatureGroup;
-    const shardHeap = group.heaps[item.shard] as ShardHeap;
-    const wasTop = shardHeap.heap.peek() === item;
-    shardHeap.heap.remove(node);
+    const shardHeap = item.readyHeap;
+    assert(node !== null && shardHeap !== null, "topic: item not in a ready heap");
+    const wasTop = shardHeap.peekNode() === node;
+    shardHeap.remove(node);
     item.readyNode = null;
-    const topNode = shardHeap.topNode as HeapNode<ShardHeap>;
-    if (shardHeap.heap.size === 0) {
-      group.tops.remove(topNode);
-      shardHeap.topNode = null;
-    } else if (wasTop) {
-      group.tops.update(topNode);
+    item.readyHeap = null;
+    if (wasTop) {
+      const next = shardHeap.peek();
+      if (next === undefined) {
+        this.tops.clearTop(shardHeap.slot);
+        this.slotTops[shardHeap.slot] = undefined;
+      } else {
+        this.setTop(shardHeap.slot, next);
+      }
     }
-    group.readyCount--;
     this.takeable--;
   }
 
-  cachedEligible(kind: number): SignatureGroup[] | undefined {
-    return this.eligible.get(kind);
-  }
-
-  cacheEligible(kind: number, groups: SignatureGroup[]): void {
-    if (this.eligible.size >= eligibleCacheMax) this.eligible.clear();
-    this.eligible.set(kind, groups);
+  /** How many of the topic's groups worker kind `kind` may take (cached per kind until the groups change). */
+  eligibleGroupCount(eligibility: EligibilitySource, kind: number): number {
+    const pairs = this.eligible;
+    for (let i = 0; i < pairs.length; i += 2) if (pairs[i] === kind) return pairs[i + 1] as number;
+    let count = 0;
+    for (const signatureId of this.groups.keys()) if (eligibility.isEligible(kind, signatureId)) count++;
+    if (pairs.length >= 2 * eligibleCacheKindsMax) pairs.length = 0;
+    pairs.push(kind, count);
+    return count;
   }
 
   /**
-   * The best takeable item among `groups`, or null. When some shard cannot
-   * take writes (`allShardsOk` false), its heaps are skipped by scanning every
-   * shard top instead of reading the tournament (rare: only during an outage).
+   * The best takeable item worker kind `kind` may take, or null. `shardOk`
+   * (1 per shard that takes writes) is null when every shard does.
    */
-  pickBest(groups: readonly SignatureGroup[], allShardsOk: boolean, shardOk: Uint8Array): LiveItem | null {
-    let best: LiveItem | null = null;
-    for (let g = 0; g < groups.length; g++) {
-      const group = groups[g] as SignatureGroup;
-      if (group.readyCount === 0) continue;
-      if (allShardsOk) {
-        const top = (group.tops.peek() as ShardHeap).heap.peek() as LiveItem;
-        if (best === null || readyLess(top, best)) best = top;
-        continue;
-      }
-      const heaps = group.heaps;
-      for (let s = 0; s < heaps.length; s++) {
-        const shardHeap = heaps[s];
-        if (shardHeap === undefined || shardHeap.heap.size === 0 || shardOk[s] !== 1) continue;
-        const top = shardHeap.heap.peek() as LiveItem;
-        if (best === null || readyLess(top, best)) best = top;
-      }
+  pickBest(eligibility: EligibilitySource, kind: number, shardOk: Uint8Array | null): LiveItem | null {
+    if (this.takeable === 0) return null;
+    let slot = this.tops.best(eligibility, kind, shardOk, walkVisitsMax);
+    if (slot === walkTooLong) slot = this.tops.bestAmong(this.slotsOf(eligibility, kind), shardOk);
+    if (slot < 0) return null;
+    return this.slotTops[slot] as LiveItem;
+  }
+
+  /** The TopsHeap slots kind `kind` may take (cached per kind until the groups or their shard heaps change). */
+  private slotsOf(eligibility: EligibilitySource, kind: number): Int32Array {
+    const pairs = this.eligibleSlots;
+    for (let i = 0; i < pairs.length; i += 2) if (pairs[i] === kind) return pairs[i + 1] as Int32Array;
+    const slots: number[] = [];
+    for (const group of this.groups.values()) {
+      if (!eligibility.isEligible(kind, group.signatureId)) continue;
+      for (const shardHeap of group.heaps) if (shardHeap !== undefined) slots.push(shardHeap.slot);
     }
-    return best;
+    const list = Int32Array.from(slots);
+    if (pairs.length >= 2 * eligibleCacheKindsMax) pairs.length = 0;
+    pairs.push(kind, list);
+    return list;
+  }
+
+  private setTop(slot: number, item: LiveItem): void {
+    this.tops.setTop(slot, item.priority, item.deliverAtMs, item.key);
+    this.slotTops[slot] = item;
   }
 
   checkInvariants(): void {
+    this.tops.checkInvariants();
     let takeable = 0;
+    let entries = 0;
+    let nonEmpty = 0;
     for (const [id, group] of this.groups) {
       assert(group.signatureId === id && group.itemCount > 0, `topic ${this.name}: bad group ${id}`);
       let inHeaps = 0;
-      let nonEmpty = 0;
       for (let s = 0; s < group.heaps.length; s++) {
         const shardHeap = group.heaps[s];
         if (shardHeap === undefined) continue;
-        shardHeap.heap.checkInvariants();
-        inHeaps += shardHeap.heap.size;
-        assert((shardHeap.topNode !== null) === shardHeap.heap.size > 0, `topic ${this.name}: shard ${s} tournament entry out of step`);
-        if (shardHeap.heap.size > 0) nonEmpty++;
+        entries++;
+        shardHeap.checkInvariants();
+        inHeaps += shardHeap.size;
+        assert(this.slotHeaps[shardHeap.slot] === shardHeap, `topic ${this.name}: shard ${s} slot out of step`);
+        assert(this.tops.signatureOf(shardHeap.slot) === id && this.tops.shardOf(shardHeap.slot) === s, `topic ${this.name}: slot names the wrong heap`);
+        const top = shardHeap.peek();
+        if (top === undefined) continue;
+        nonEmpty++;
+        assert(this.tops.topIs(shardHeap.slot, top.priority, top.deliverAtMs, top.key), `topic ${this.name}: shard ${s} top not in the tops heap`);
+        assert(this.slotTops[shardHeap.slot] === top, `topic ${this.name}: shard ${s} top item out of step`);
       }
-      group.tops.checkInvariants();
-      assert(group.tops.size === nonEmpty, `topic ${this.name}: tournament holds ${group.tops.size} shards, ${nonEmpty} non-empty`);
-      assert(inHeaps === group.readyCount, `topic ${this.name}: group ${id} readyCount ${group.readyCount} != ${inHeaps}`);
       takeable += inHeaps;
     }
+    assert(this.tops.entries === entries, `topic ${this.name}: tops heap holds ${this.tops.entries} entries, ${entries} heaps exist`);
+    assert(this.tops.size === nonEmpty, `topic ${this.name}: tops heap holds ${this.tops.size} tops, ${nonEmpty} non-empty heaps`);
     assert(takeable === this.takeable, `topic ${this.name}: takeable ${this.takeable} != ${takeable}`);
     assert(this.deadLetters.size === this.dead, `topic ${this.name}: dead count ${this.dead} != ${this.deadLetters.size}`);
     assert(this.takeable <= this.ready, `topic ${this.name}: more takeable than ready`);

@@ -1,44 +1,30 @@
-// What clients see of an item: a delivery (dequeue) and an item state (get,
-// dead). Optional fields are set only when present.
+// What clients see of an item as an item state (get, dead). Optional fields
+// are set only when present. (A delivery is built where the lease is granted,
+// ItemStates.lease, which reads the payload once for the write and the reply.)
 
-import type { Delivery, ItemState } from "./api.ts";
-import { formatReceipt } from "./ids.ts";
+import type { ItemState } from "./api.ts";
 import type { LiveItem } from "./item.ts";
 
-export function toDelivery(item: LiveItem): Delivery {
-  const record = item.record;
-  return {
-    id: item.id,
-    topic: record.topic,
-    priority: record.priority,
-    payload: record.payload,
-    metadata: record.metadata,
-    attempt: record.attempt,
-    receipt: formatReceipt(item.id, record.deliveries, record.leaseBoot),
-    leaseExpiresAtMs: record.leaseExpiresAtMs as number,
-    enqueuedAtMs: record.enqueuedAtMs,
-  };
-}
-
-export function toItemState(item: LiveItem): ItemState {
-  const record = item.record;
+/** `bytes` are the item's payload and metadata (ItemStates.bytesOf: memory drops them once stored). */
+export function toItemState(item: LiveItem, bytes: { payload: Uint8Array; metadata: Uint8Array }): ItemState {
   const state: ItemState = {
     id: item.id,
-    topic: record.topic,
+    topic: item.topic.name,
     state: item.state,
-    priority: record.priority,
-    payload: record.payload,
-    metadata: record.metadata,
-    attempt: record.attempt,
-    deliverAtMs: record.deliverAtMs,
-    enqueuedAtMs: record.enqueuedAtMs,
+    priority: item.priority,
+    payload: bytes.payload,
+    metadata: bytes.metadata,
+    attempt: item.attempt,
+    deliverAtMs: item.deliverAtMs,
+    enqueuedAtMs: item.enqueuedAtMs,
   };
-  if (item.state === "leased") state.leaseExpiresAtMs = record.leaseExpiresAtMs as number;
-  if (record.requires !== null) state.requires = record.requires;
-  if (record.after !== null) state.after = record.after;
-  if (record.key !== null) state.key = record.key;
-  if (record.deadReason !== null) state.deadReason = record.deadReason;
+  if (item.state === "leased") state.leaseExpiresAtMs = item.leaseExpiresAtMs as number;
+  const extras = item.extras;
+  if (extras !== null) {
+    if (extras.requires !== null) state.requires = extras.requires;
+    if (extras.after !== null) state.after = extras.after;
+    if (extras.key !== null) state.key = extras.key;
+    if (extras.deadReason !== null) state.deadReason = extras.deadReason;
+  }
   return state;
 }
-
-// ---- recovery ----

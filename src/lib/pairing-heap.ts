@@ -21,11 +21,16 @@ export class HeapNode<T> {
   }
 }
 
+/**
+ * Scratch for the two-pass merge, shared by every heap (a merge never runs
+ * inside another): pops do not allocate, and an engine with a hundred
+ * thousand small heaps keeps one warm array rather than one cold one each.
+ */
+const mergeScratch: Array<HeapNode<unknown>> = [];
+
 export class PairingHeap<T> {
   private root: HeapNode<T> | null = null;
   private count = 0;
-  /** Scratch for the two-pass merge; reused so pops do not allocate. */
-  private readonly pairs: Array<HeapNode<T>> = [];
 
   constructor(private readonly less: (a: T, b: T) => boolean) {}
 
@@ -164,7 +169,7 @@ export class PairingHeap<T> {
   /** Two-pass pairing of a sibling list: meld pairs left to right, then fold right to left. */
   private mergePairs(first: HeapNode<T> | null): HeapNode<T> | null {
     if (first === null) return null;
-    const pairs = this.pairs;
+    const pairs = mergeScratch as Array<HeapNode<T>>;
     let node: HeapNode<T> | null = first;
     while (node !== null) {
       const a: HeapNode<T> = node;

@@ -37,6 +37,7 @@ function countsOf(value: unknown): Counts {
 
 export function gaugeSnapshot(inputs: GaugeInputs): GaugeSnapshot {
   const items: Array<GaugeSnapshot["items"][number]> = [];
+  const unmatchable: Array<{ ns: string; topic: string; count: number }> = [];
   const namespaces = (inputs.engineStats.namespaces ?? {}) as Record<string, Record<string, unknown>>;
   let waitersFromNamespaces = 0;
   for (const [ns, entry] of Object.entries(namespaces)) {
@@ -49,6 +50,8 @@ export function gaugeSnapshot(inputs: GaugeInputs): GaugeSnapshot {
         items.push({ ns, topic, state, count: counts[state] });
         listed[state] += counts[state];
       }
+      const report = (value as Record<string, unknown> | null)?.unmatchable as Record<string, unknown> | undefined;
+      if (typeof report?.items === "number") unmatchable.push({ ns, topic, count: report.items });
     }
     if (entry.topicsTruncated === true) {
       for (const state of itemStates) items.push({ ns, topic: unlistedTopicLabel, state, count: total[state] - listed[state] });
@@ -62,5 +65,6 @@ export function gaugeSnapshot(inputs: GaugeInputs): GaugeSnapshot {
     breakers: inputs.breakers.map((state, shard) => ({ shard, state })),
     connections: inputs.connections,
     waiters: typeof waitersTotal === "number" ? waitersTotal : waitersFromNamespaces,
+    unmatchable,
   };
 }

@@ -31,6 +31,11 @@ export interface GaugeSnapshot {
   connections: number;
   /** Dequeues parked in long-poll. */
   waiters: number;
+  /**
+   * Ready items per listed topic that no worker asking lately may take (the
+   * stats report, docs/MATCHING.md). Optional so older sources still fit.
+   */
+  unmatchable?: ReadonlyArray<{ ns: string; topic: string; count: number }>;
 }
 
 export type GaugeSource = () => GaugeSnapshot;
@@ -193,6 +198,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ["ns", "topic", "state"],
     registers: [registry],
   });
+  const unmatchable = new Gauge({
+    name: "orq_items_unmatchable",
+    help: "Ready items no worker that asked the topic within the ask window may take, by namespace and topic.",
+    labelNames: ["ns", "topic"],
+    registers: [registry],
+  });
   const topicsTruncated = new Gauge({
     name: "orq_items_topics_truncated",
     help: `1 when more than ${topicSeriesMax} topics exist and the rest are summed into topic "${otherTopicLabel}".`,
@@ -217,20 +228,25 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
 
   function refreshGauges(snapshot: GaugeSnapshot): void {
     items.reset();
+    unmatchable.reset();
     const exported = new Set<string>();
     let truncated = false;
-    for (const entry of snapshot.items) {
-      const pairKey = `${entry.ns}\u0000${entry.topic}`;
-      let topic = entry.topic;
-      if (!exported.has(pairKey)) {
-        if (exported.size < topicSeriesMax) {
-          exported.add(pairKey);
-        } else {
-          topic = otherTopicLabel;
-          truncated = true;
-        }
+    // The topic label for (ns, topic): its own for the first topicSeriesMax pairs, then "_other".
+    const topicLabel = (ns: string, topic: string): string => {
+      const pairKey = `${ns}\u0000${topic}`;
+      if (exported.has(pairKey)) return topic;
+      if (exported.size < topicSeriesMax) {
+        exported.add(pairKey);
+        return topic;
       }
-      items.inc({ ns: entry.ns, topic, state: entry.state }, entry.count);
+      truncated = true;
+      return otherTopicLabel;
+    };
+    for (const entry of snapshot.items) {
+      items.inc({ ns: entry.ns, topic: topicLabel(entry.ns, entry.topic), state: entry.state }, entry.count);
+    }
+    for (const entry of snapshot.unmatchable ?? []) {
+      unmatchable.inc({ ns: entry.ns, topic: topicLabel(entry.ns, entry.topic) }, entry.count);
     }
     topicsTruncated.set(truncated ? 1 : 0);
 

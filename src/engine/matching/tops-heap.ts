@@ -32,6 +32,9 @@ const slotField = 3;
 const signatureField = 4;
 const shardField = 5;
 
+/** What best() returns when it gave up after visitsMax entries. */
+export const walkTooLong = -2;
+
 export class TopsHeap {
   /** Per slot: the entry's signature and shard, while the slot is allocated. */
   private signatures = new Int32Array(8);
@@ -126,6 +129,14 @@ export class TopsHeap {
     this.siftDown(this.siftUp(at));
   }
 
+  /** Whether the slot's recorded best item has this key (for the owner's invariant checks). */
+  topIs(slot: number, priority: number, deliverAtMs: number, order: number): boolean {
+    const at = this.positions[slot] as number;
+    if (at === -1) return false;
+    const base = at * stride;
+    return this.records[base + priorityField] === priority && this.records[base + deliverAtField] === deliverAtMs && this.records[base + orderField] === order;
+  }
+
   /** The slot with the best item of all, or -1. */
   peek(): number {
     return this.heapSize === 0 ? -1 : (this.records[slotField] as number);
@@ -139,9 +150,15 @@ export class TopsHeap {
    * of entries; no recursion, no allocation once the scratch has grown. A
    * topic where the kind may take nothing should be skipped before calling:
    * the walk would visit every entry.
+   *
+   * The walk visits every entry better than the answer: when a kind's items
+   * are drained while other kinds' items wait (better ones), that is many.
+   * With `visitsMax` it gives up after that many entries and returns
+   * `walkTooLong`; the caller then asks bestAmong() with the kind's slots.
    */
-  best(eligibility: EligibilitySource, kind: number, shardOk: Uint8Array | null): number {
+  best(eligibility: EligibilitySource, kind: number, shardOk: Uint8Array | null, visitsMax = Number.POSITIVE_INFINITY): number {
     if (this.heapSize === 0) return -1;
+    let visits = 0;
     const records = this.records;
     let frontier = this.frontier;
     frontier[0] = 0;
@@ -154,6 +171,7 @@ export class TopsHeap {
         frontier[0] = frontier[frontierSize] as number;
         this.frontierSiftDown(frontier, frontierSize);
       }
+      if (++visits > visitsMax) return walkTooLong;
       const base = at * stride;
       if (
         (shardOk === null || shardOk[records[base + shardField] as number] === 1) &&
@@ -171,6 +189,24 @@ export class TopsHeap {
       if (left + 1 < this.heapSize) frontierSize = this.frontierPush(frontier, frontierSize, left + 1);
     }
     return -1;
+  }
+
+  /**
+   * The best of the given slots that has a top, on a shard marked 1 in
+   * `shardOk` (null: every shard), or -1: a scan of two typed-array reads per
+   * slot, for when the best-first walk would pass too many better entries.
+   */
+  bestAmong(slots: Int32Array, shardOk: Uint8Array | null): number {
+    const positions = this.positions;
+    let bestAt = -1;
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i] as number;
+      const at = positions[slot] as number;
+      if (at === -1) continue;
+      if (shardOk !== null && shardOk[this.shards[slot] as number] !== 1) continue;
+      if (bestAt === -1 || this.less(at, bestAt)) bestAt = at;
+    }
+    return bestAt === -1 ? -1 : (this.records[bestAt * stride + slotField] as number);
   }
 
   /** Strict delivery order between the records at two heap positions. */

@@ -15,7 +15,8 @@ export function decodeDequeue(request: Source, limits: Limits, owner: number, re
   const leaseMs = reader.int(request, "lease_ms", { min: 1, max: limits.leaseMsMax });
   if (list === null || reader.failure !== null) return null;
   const topics: DequeueInput["topics"] = new Array(list.length);
-  const seen = new Set<string>();
+  // Most dequeues name one topic: no set to allocate for those.
+  const seen = list.length > 1 ? new Set<string>() : null;
   for (let i = 0; i < list.length; i++) {
     reader.at("topics", i);
     const source = reader.element(list[i]);
@@ -23,11 +24,13 @@ export function decodeDequeue(request: Source, limits: Limits, owner: number, re
     const topic = reader.requiredString(source, "topic", 1, limits.topicBytesMax);
     const count = reader.int(source, "count", { min: 1, max: limits.countPerDequeueMax, overMaxTooLarge: true });
     if (reader.failure !== null || topic === null) return null;
-    if (seen.has(topic)) {
-      reader.fail("BAD_REQUEST", "topic", "topic listed twice");
-      return null;
+    if (seen !== null) {
+      if (seen.has(topic)) {
+        reader.fail("BAD_REQUEST", "topic", "topic listed twice");
+        return null;
+      }
+      seen.add(topic);
     }
-    seen.add(topic);
     topics[i] = { topic, count: count ?? 1 };
   }
   reader.top();
@@ -35,7 +38,10 @@ export function decodeDequeue(request: Source, limits: Limits, owner: number, re
 }
 
 function deliveriesReply(r: Reply<{ deliveries: Delivery[] }>): OpOutcome {
-  return reply({ items: r.value.deliveries.map(deliveryToWire) }, r.durable);
+  const deliveries = r.value.deliveries;
+  const items = new Array(deliveries.length);
+  for (let i = 0; i < deliveries.length; i++) items[i] = deliveryToWire(deliveries[i] as Delivery);
+  return reply({ items }, r.durable);
 }
 
 export const dequeueOp: OpSpec = {

@@ -1,11 +1,13 @@
-// Goal: TopsHeap.best() returns exactly the entry a brute-force scan would
-// (the best top among entries the worker may take on healthy shards), through
+// Goal: TopsHeap.best() (bounded or not) and bestAmong() return exactly the
+// entry a brute-force scan would (the best top among entries the worker may
+// take on healthy shards), through
 // a seeded random run of entry additions, removals, top changes and clears;
 // and its invariants hold throughout.
 
 import { describe, expect, test } from "bun:test";
 import { AssertionError } from "../../../src/lib/assert.ts";
 import { TopsHeap } from "../../../src/engine/matching/index.ts";
+import { walkTooLong } from "../../../src/engine/matching/tops-heap.ts";
 import { seededRandom } from "./random-corpus.ts";
 
 type Top = { priority: number; deliverAtMs: number; order: number };
@@ -93,6 +95,11 @@ describe("TopsHeap", () => {
         }
       }
       expect(tops.best(eligibility, kind, shardOk)).toBe(expected);
+      // A bounded walk finds the same entry or gives up; the slot scan always finds it.
+      const walked = tops.best(eligibility, kind, shardOk, 3);
+      if (walked !== walkTooLong) expect(walked).toBe(expected);
+      const kindSlots = Int32Array.from([...model].filter(([, e]) => kinds.get(kind)?.has(e.signatureId)).map(([slot]) => slot));
+      expect(tops.bestAmong(kindSlots, shardOk)).toBe(expected);
       checks++;
       if (step % 500 === 0) tops.checkInvariants();
       expect(tops.size).toBe([...model.values()].filter((e) => e.top !== null).length);

@@ -1,0 +1,108 @@
+// The side objects of a live item (item.ts). A LiveItem holds only what every
+// item needs; what most items never use lives in objects it creates on first
+// use, so a million ready items cost one small object each (JSC sizes objects
+// in classes: 12 fields fit 112 bytes, 13-18 take 160, 20-24 take 224).
+//
+// - ItemSettings: settings fixed at enqueue, immutable and shared by every
+//   item enqueued with the same values.
+// - ItemProgress: what happens after enqueue: the delay or lease deadline and
+//   the delivery counts. Created at the first delay or delivery.
+// - ItemExtras: TTL, requires, after, idempotency key, dead reason, a nack's
+//   metadata, and the bytes an enqueue holds until its commit is durable.
+
+import type { HeapNode } from "../lib/pairing-heap.ts";
+import type { DeliveryMode } from "../storage/record.ts";
+import type { Deadline } from "./deadlines.ts";
+
+/** Settings fixed at enqueue (record.ts documents each). Immutable: shared between items. */
+export class ItemSettings {
+  constructor(
+    readonly leaseMs: number,
+    readonly maxAttempts: number,
+    readonly delivery: DeliveryMode,
+  ) {}
+}
+
+/**
+ * Distinct settings kept for sharing (256): clients use a handful; past this
+ * a new combination gets an object of its own rather than growing the table.
+ */
+const sharedSettingsMax = 256;
+const sharedSettings = new Map<string, ItemSettings>();
+let lastSettings = new ItemSettings(0, 0, "at_least_once");
+
+/** The shared settings object for these values (interning: they never change, so sharing is invisible). */
+export function itemSettings(leaseMs: number, maxAttempts: number, delivery: DeliveryMode): ItemSettings {
+  const last = lastSettings;
+  if (last.leaseMs === leaseMs && last.maxAttempts === maxAttempts && last.delivery === delivery) return last;
+  const name = `${leaseMs}/${maxAttempts}/${delivery}`;
+  let settings = sharedSettings.get(name);
+  if (settings === undefined) {
+    settings = new ItemSettings(leaseMs, maxAttempts, delivery);
+    if (sharedSettings.size < sharedSettingsMax) sharedSettings.set(name, settings);
+  }
+  lastSettings = settings;
+  return settings;
+}
+
+/** An item's deadline and delivery counts (record.ts documents the counts). */
+export class ItemProgress {
+  /**
+   * The delay-due deadline while delayed, the lease-expiry deadline while
+   * leased: in the deadline heap then, idle otherwise and reused for the
+   * item's next delay or lease.
+   */
+  timer: HeapNode<Deadline> | null = null;
+  attempt = 0;
+  deliveries = 0;
+  leaseBoot = 0;
+  leaseExpiresAtMs: number | null = null;
+}
+
+/** What an enqueue holds until its commit is durable: the bytes the store does not have yet, and the commit. */
+export interface UnstoredBytes {
+  payload: Uint8Array;
+  metadata: Uint8Array;
+  /** The enqueue's durable promise, once the op ended its WriteSet (an idempotent re-enqueue waits on it too). */
+  commit: Promise<void> | null;
+}
+
+/** The fields few items use. */
+export class ItemExtras {
+  /** The `requires` signature (SignatureRegistry id); 0, the default, is none. */
+  signatureId = 0;
+  /** Set until the enqueue's commit is durable (see LiveItem.committed). */
+  unstored: UnstoredBytes | null = null;
+  /** Absolute instant the TTL ends the item, or null for no TTL. */
+  ttlExpiresAtMs: number | null = null;
+  /** The TTL deadline, until it fires. */
+  ttlNode: HeapNode<Deadline> | null = null;
+  /** The TTL passed while leased: the lease may still be acked; any other end of it ends the item `expired`. */
+  ttlPassed = false;
+  /** Why it died, while a dead letter. */
+  deadReason: string | null = null;
+  /** The `requires` map as enqueued (validated), or null. */
+  requires: Record<string, unknown> | null = null;
+  /** The `after` ids as enqueued, or null. */
+  after: string[] | null = null;
+  /** Idempotency key, or null. */
+  key: string | null = null;
+  /** Metadata set by a nack: newer than the stored record's until that write commits, so memory keeps it. */
+  metadata: Uint8Array | null = null;
+
+  /** Nothing set: the item may drop this object. */
+  isEmpty(): boolean {
+    return (
+      this.signatureId === 0 &&
+      this.unstored === null &&
+      this.ttlExpiresAtMs === null &&
+      this.ttlNode === null &&
+      !this.ttlPassed &&
+      this.deadReason === null &&
+      this.requires === null &&
+      this.after === null &&
+      this.key === null &&
+      this.metadata === null
+    );
+  }
+}

@@ -1,0 +1,156 @@
+// Every live item by id, for lookups by id (ack, get, cancel, dependencies).
+//
+// Memory is why this is not a Map<string, LiveItem>: with a million items a
+// string-keyed Map cost about 150 bytes per item and a number-keyed one about
+// 55. Item keys come from one counter, global across shards and monotonic
+// across restarts, and recovery loads each shard in key order, so every shard
+// receives its keys in increasing order: the table keeps, per shard, a sorted
+// array of keys beside an array of items (16 bytes per item) and finds a key
+// by binary search. A removed item leaves a hole (undefined) that keeps its
+// key for the search; a shard's arrays are compacted once holes outnumber
+// items, so each removal costs O(1) amortized.
+
+import { assert } from "../lib/assert.ts";
+import { parseId } from "./ids.ts";
+import type { LiveItem } from "./item.ts";
+
+/** Below this many slots a shard is never compacted (holes are cheaper than the copy). */
+const compactSlotsMin = 64;
+
+class ShardItems {
+  /** Keys in increasing order, one per slot (holes keep theirs, so the search still works). */
+  keys: number[] = [];
+  /** The item in each slot, undefined for a hole. */
+  items: Array<LiveItem | undefined> = [];
+  holes = 0;
+
+  /** The slot holding `key`, or -1. */
+  find(key: number): number {
+    const keys = this.keys;
+    let lo = 0;
+    let hi = keys.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const k = keys[mid] as number;
+      if (k === key) return mid;
+      if (k < key) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  }
+
+  compact(): void {
+    const keys = this.keys;
+    const items = this.items;
+    let to = 0;
+    for (let from = 0; from < items.length; from++) {
+      const item = items[from];
+      if (item === undefined) continue;
+      keys[to] = keys[from] as number;
+      items[to] = item;
+      to++;
+    }
+    keys.length = to;
+    items.length = to;
+    this.holes = 0;
+  }
+}
+
+export class ItemTable {
+  private readonly shards: ShardItems[] = [];
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** The live item with this id, or undefined (a malformed id is simply missing). */
+  get(id: string): LiveItem | undefined {
+    const parsed = parseId(id);
+    if (parsed === null) return undefined;
+    const shard = this.shards[parsed.shard];
+    if (shard === undefined) return undefined;
+    const slot = shard.find(parsed.key);
+    return slot < 0 ? undefined : shard.items[slot];
+  }
+
+  /** Whether this very item is the one filed under its id. */
+  holds(item: LiveItem): boolean {
+    const shard = this.shards[item.shard];
+    if (shard === undefined) return false;
+    const slot = shard.find(item.key);
+    return slot >= 0 && shard.items[slot] === item;
+  }
+
+  /** File a new item: its key must be above every key its shard has held (keys only grow). */
+  add(item: LiveItem): void {
+    let shard = this.shards[item.shard];
+    if (shard === undefined) {
+      while (this.shards.length <= item.shard) this.shards.push(new ShardItems());
+      shard = this.shards[item.shard] as ShardItems;
+    }
+    const last = shard.keys.length === 0 ? -1 : (shard.keys[shard.keys.length - 1] as number);
+    // The message is built only on failure: this runs once per item recovered.
+    if (item.key <= last) assert(false, `item table: key ${item.key} not above shard ${item.shard}'s last key ${last}`);
+    shard.keys.push(item.key);
+    shard.items.push(item);
+    this.count++;
+  }
+
+  /** Remove the item if it is the one filed under its id. */
+  delete(item: LiveItem): void {
+    const shard = this.shards[item.shard];
+    if (shard === undefined) return;
+    const slot = shard.find(item.key);
+    if (slot < 0 || shard.items[slot] !== item) return;
+    shard.items[slot] = undefined;
+    shard.holes++;
+    this.count--;
+    const slots = shard.items.length;
+    if (slot === slots - 1) {
+      // Trim trailing holes at once: the newest items end first in a busy queue too.
+      let end = slots - 1;
+      while (end >= 0 && shard.items[end] === undefined) end--;
+      shard.holes -= slots - 1 - end;
+      shard.items.length = end + 1;
+      shard.keys.length = end + 1;
+    } else if (slots >= compactSlotsMin && shard.holes * 2 > slots) {
+      shard.compact();
+    }
+  }
+
+  *values(): IterableIterator<LiveItem> {
+    for (const shard of this.shards) {
+      for (const item of shard.items) if (item !== undefined) yield item;
+    }
+  }
+
+  /** [id, item] pairs, for invariant checks (builds every id string). */
+  *entries(): IterableIterator<[string, LiveItem]> {
+    for (const item of this.values()) yield [item.id, item];
+  }
+
+  [Symbol.iterator](): IterableIterator<[string, LiveItem]> {
+    return this.entries();
+  }
+
+  /** Slot bookkeeping agrees with contents (tests). */
+  checkInvariants(): void {
+    let count = 0;
+    for (const shard of this.shards) {
+      assert(shard.keys.length === shard.items.length, "item table: keys and items out of step");
+      let holes = 0;
+      for (let slot = 0; slot < shard.items.length; slot++) {
+        if (slot > 0) assert((shard.keys[slot - 1] as number) < (shard.keys[slot] as number), "item table: keys not increasing");
+        const item = shard.items[slot];
+        if (item === undefined) holes++;
+        else {
+          assert(item.key === shard.keys[slot], "item table: item under the wrong key");
+          count++;
+        }
+      }
+      assert(holes === shard.holes, `item table: ${shard.holes} holes counted, ${holes} found`);
+    }
+    assert(count === this.count, `item table: size ${this.count}, ${count} items found`);
+  }
+}

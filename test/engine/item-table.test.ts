@@ -1,0 +1,109 @@
+// Goal: the item table finds every live item by its id and nothing else (not
+// an id with the right key on another shard, not a removed item, not a
+// malformed id), keeps finding them across the compactions that removals
+// trigger (below, at and above the compaction threshold), and refuses a key
+// that does not grow within its shard.
+
+import { describe, expect, test } from "bun:test";
+import { AssertionError } from "../../src/lib/assert.ts";
+import { formatId } from "../../src/engine/ids.ts";
+import { LiveItem } from "../../src/engine/item.ts";
+import { ItemTable } from "../../src/engine/item-table.ts";
+import { Topic } from "../../src/engine/topic.ts";
+import { itemRecord } from "../storage/record-fixtures.ts";
+
+const topic = new Topic("ns", "t");
+
+function item(shard: number, key: number): LiveItem {
+  return new LiveItem(shard, key, topic, 0, itemRecord(), "ready", null);
+}
+
+/** Whether `table` holds exactly `live` (by id and by iteration). */
+function expectExactly(table: ItemTable, live: LiveItem[], gone: LiveItem[]): void {
+  table.checkInvariants();
+  expect(table.size).toBe(live.length);
+  for (const it of live) {
+    expect(table.get(it.id)).toBe(it);
+    expect(table.holds(it)).toBe(true);
+  }
+  for (const it of gone) {
+    expect(table.get(it.id)).toBeUndefined();
+    expect(table.holds(it)).toBe(false);
+  }
+  const listed = [...table.values()];
+  expect(listed.length).toBe(live.length);
+  expect(new Set(listed)).toEqual(new Set(live));
+  expect([...table].map(([id]) => id).sort()).toEqual(live.map((it) => it.id).sort());
+}
+
+describe("item table", () => {
+  test("lookups by id: the shard must match, malformed and unknown ids are missing", () => {
+    const table = new ItemTable();
+    const a = item(0, 1);
+    const b = item(2, 2);
+    const c = item(0, 5);
+    for (const it of [a, b, c]) table.add(it);
+    expectExactly(table, [a, b, c], []);
+    expect(table.get("1:1")).toBeUndefined();
+    expect(table.get("2:1")).toBeUndefined();
+    expect(table.get("9:1")).toBeUndefined();
+    expect(table.get("0:3")).toBeUndefined();
+    for (const bad of ["", "0", "0:", "x:1", "0:01", "0:1:1"]) expect(table.get(bad)).toBeUndefined();
+    // Another object with the same id is not the filed item.
+    expect(table.holds(item(0, 1))).toBe(false);
+  });
+
+  test("a key that does not grow within its shard is refused (keys only grow); other shards are independent", () => {
+    const table = new ItemTable();
+    table.add(item(0, 10));
+    expect(() => table.add(item(0, 10))).toThrow(AssertionError);
+    expect(() => table.add(item(0, 9))).toThrow(AssertionError);
+    table.add(item(1, 3));
+    table.add(item(0, 11));
+    expect(table.size).toBe(3);
+  });
+
+  for (const count of [63, 64, 65, 1000]) {
+    test(`${count} items removed in every order keep the rest findable (compaction at 64 slots)`, () => {
+      for (const order of ["oldest first", "newest first", "every other, then the rest"]) {
+        const table = new ItemTable();
+        const all: LiveItem[] = [];
+        for (let key = 1; key <= count; key++) {
+          const it = item(key % 3, key);
+          all.push(it);
+          table.add(it);
+        }
+        let removeOrder = [...all];
+        if (order === "newest first") removeOrder.reverse();
+        if (order === "every other, then the rest") removeOrder = [...all.filter((_, i) => i % 2 === 0), ...all.filter((_, i) => i % 2 === 1)];
+        const gone: LiveItem[] = [];
+        for (let i = 0; i < removeOrder.length; i++) {
+          const it = removeOrder[i] as LiveItem;
+          table.delete(it);
+          table.delete(it);
+          gone.push(it);
+          if (i % 17 === 0 || i === removeOrder.length - 1) {
+            const goneSet = new Set(gone);
+            expectExactly(table, all.filter((x) => !goneSet.has(x)), gone.slice(-5));
+          }
+        }
+        expect(table.size).toBe(0);
+        // Keys keep growing after everything left: the shard accepts the next ones.
+        const next = item(0, count * 3 + 3);
+        table.add(next);
+        expectExactly(table, [next], []);
+      }
+    });
+  }
+
+  test("removing an item not filed (never added, or another object with its id) changes nothing", () => {
+    const table = new ItemTable();
+    const a = item(0, 1);
+    table.add(a);
+    table.delete(item(0, 1));
+    table.delete(item(5, 1));
+    table.delete(item(0, 2));
+    expectExactly(table, [a], []);
+    expect(formatId(0, 1)).toBe(a.id);
+  });
+});
