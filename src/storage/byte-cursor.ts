@@ -1,8 +1,10 @@
 // Little binary cursors the record codec writes and reads through: fixed-width
 // numbers big-endian, strings and byte strings as a u32 length then the bytes.
-// The writer reuses one growing scratch buffer (records are encoded one at a
-// time) and hands out a copy; the reader copies byte strings out, so nothing it
-// returns aliases the input (LMDB memory or a reused buffer).
+// The writer grows one buffer and either hands out a copy of what was written
+// (the codec's scratch writer, one record at a time) or views into it once
+// writing is done (a commit encodes all its values into one buffer, see
+// lmdb-store.ts); the reader copies byte strings out, so nothing it returns
+// aliases the input (LMDB memory or a reused buffer).
 
 import { assert } from "../lib/assert.ts";
 
@@ -13,17 +15,43 @@ const textDecoder = new TextDecoder("utf-8", { fatal: true });
 const shortStringBytesMax = 48;
 
 export class ByteWriter {
-  private bytes = new Uint8Array(4096);
-  private view = new DataView(this.bytes.buffer);
+  private bytes: Uint8Array;
+  private view: DataView;
   private position = 0;
+
+  constructor(initialBytes = 4096) {
+    this.bytes = new Uint8Array(Math.max(16, initialBytes));
+    this.view = new DataView(this.bytes.buffer);
+  }
 
   reset(): void {
     this.position = 0;
   }
 
+  /** Bytes written since reset(). */
+  get length(): number {
+    return this.position;
+  }
+
   /** A copy of what was written since reset(). */
   finish(): Uint8Array {
     return this.bytes.slice(0, this.position);
+  }
+
+  /**
+   * A view of bytes already written, sharing this writer's buffer (which a
+   * later write may replace when it grows, so take views once writing is done).
+   */
+  written(start: number, end: number): Uint8Array {
+    assert(start >= 0 && start <= end && end <= this.position, "byte writer: view outside what was written");
+    return this.bytes.subarray(start, end);
+  }
+
+  /** Bytes as they are (no length prefix): an already encoded value. */
+  raw(value: Uint8Array): void {
+    this.ensure(value.length);
+    this.bytes.set(value, this.position);
+    this.position += value.length;
   }
 
   u8(value: number): void {
@@ -208,6 +236,20 @@ export class ByteReader {
       throw new ByteReadError(`record truncated: needs ${byteCount} bytes at offset ${this.position} of ${this.end}`);
     }
   }
+}
+
+/** Write a big-endian u32 at `at` in place, without a DataView (see f64Scratch). */
+export function setU32(bytes: Uint8Array, at: number, value: number): void {
+  bytes[at] = value >>> 24;
+  bytes[at + 1] = (value >>> 16) & 0xff;
+  bytes[at + 2] = (value >>> 8) & 0xff;
+  bytes[at + 3] = value & 0xff;
+}
+
+/** Write a big-endian f64 at `at` in place, without a DataView (see f64Scratch). */
+export function setF64(bytes: Uint8Array, at: number, value: number): void {
+  f64Scratch[0] = value;
+  for (let index = 0; index < 8; index++) bytes[at + index] = f64ScratchBytes[7 - index] as number;
 }
 
 /** The string when every byte is ASCII, else null (the caller falls back to TextDecoder). */

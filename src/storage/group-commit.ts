@@ -44,7 +44,7 @@ export interface GroupCommitterOptions {
 }
 
 type Operation =
-  | { kind: "item"; shard: number; key: ItemKey; record: ItemRecord | null }
+  | { kind: "item"; shard: number; key: ItemKey; record: ItemRecord | Uint8Array | null }
   | { kind: "outcome"; id: string; record: OutcomeRecord | null };
 
 interface Deferred {
@@ -63,6 +63,10 @@ class PendingWriteSet implements WriteSet {
 
   putItem(shard: number, key: ItemKey, record: ItemRecord): void {
     this.add({ kind: "item", shard, key, record });
+  }
+
+  putItemBytes(shard: number, key: ItemKey, value: Uint8Array): void {
+    this.add({ kind: "item", shard, key, record: value });
   }
 
   deleteItem(shard: number, key: ItemKey): void {
@@ -233,7 +237,7 @@ export class GroupCommitter implements Writer {
   }
 
   private buildBatch(sets: readonly PendingWriteSet[]): CommitBatch {
-    const shardWrites = new Map<number, Map<ItemKey, ItemRecord | null>>();
+    const shardWrites = new Map<number, Map<ItemKey, ItemRecord | Uint8Array | null>>();
     const outcomeWrites = new Map<string, OutcomeRecord | null>();
     for (const set of sets) {
       for (const operation of set.operations) {
@@ -254,7 +258,7 @@ export class GroupCommitter implements Writer {
       .sort((a, b) => a - b)
       .map((shard) => ({
         shard,
-        items: [...(shardWrites.get(shard) as Map<ItemKey, ItemRecord | null>)].map(([key, record]) => ({ key, record })),
+        items: [...(shardWrites.get(shard) as Map<ItemKey, ItemRecord | Uint8Array | null>)].map(([key, record]) => ({ key, record })),
       }));
     const outcomes = [...outcomeWrites].map(([id, record]) => ({ id, record }));
     const meta = this.keysReservedBelow > this.keysReservedBelowCommitted ? { ...this.baseMeta, keysReservedBelow: this.keysReservedBelow } : null;

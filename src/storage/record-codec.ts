@@ -1,5 +1,10 @@
 // The binary encoding of the persisted records (record.ts), hand-written for
-// fast decode: recovery decodes every stored item at start.
+// fast decode: recovery decodes every stored item at start. This file holds
+// the public encode/decode entry points, the version-reader table, outcome
+// and meta encoding, the item tail every version shares, and (alone, per
+// tidy.test.ts) the MessagePack coding of an item's `requires` map. The
+// current item layout lives in item-record-v3.ts, readers kept for older
+// versions in record-readers-legacy.ts, shared codes in record-format.ts.
 //
 // Every value starts with two bytes: the record version (RECORD_VERSION when
 // written) and the record kind (item, outcome, meta), so a value from another
@@ -8,50 +13,26 @@
 // RECORD_VERSION, write the new reader, and keep the old one in the table
 // (converting to the current shape) so existing data dirs still load.
 //
-// Version 2 layout (numbers big-endian; str/bytes = u32 length + bytes):
-//   item:    u8 version, u8 kind=1, u8 flags, u8 state,
-//            f64 priority, f64 enqueuedAtMs, f64 deliverAtMs, f64 leaseMs,
-//            [f64 ttlExpiresAtMs], [f64 leaseExpiresAtMs],
-//            u32 maxAttempts, u32 attempt, u32 deliveries, u32 leaseBoot,
-//            str ns, str topic, bytes payload, bytes metadata,
-//            [str deadReason], [bytes requires (MessagePack map)],
-//            [u32 count + str... after], [str key]
-//            flags: bit0 ttl, bit1 leaseExpires, bit2 deadReason, bit3 requires,
-//            bit4 after, bit5 key, bit6 delivery = at_most_once
+// Layouts other than the item (numbers big-endian; str = u32 length + bytes):
 //   outcome: u8 version, u8 kind=2, u8 outcome, f64 endedAtMs, str ns
 //   meta:    u8 version, u8 kind=3, u32 formatVersion, u32 shards,
 //            f64 keysReservedBelow, u32 boots, str nodeId
-//
-// Version 1 (still read): the same without u32 leaseBoot (read as 0) and
-// without u32 boots (read as 0); outcomes are unchanged.
+// Outcomes are the same in every version; meta version 1 lacks boots.
 
 import { Decoder, Encoder } from "@msgpack/msgpack";
 import { assert } from "../lib/assert.ts";
 import { ByteReader, ByteWriter } from "./byte-cursor.ts";
 import { RECORD_VERSION } from "./record.ts";
-import type { ItemRecord, MetaRecord, Outcome, OutcomeRecord, StoredState } from "./record.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord } from "./record.ts";
 import { assertItemRecord, assertMetaRecord, assertOutcomeRecord } from "./record-check.ts";
+import { RecordDecodeError, RecordKind, itemFlag, outcomeCodes } from "./record-format.ts";
+import type { ItemHead } from "./record-format.ts";
+import { appendItemFieldsV3, readItemHeadV3 } from "./item-record-v3.ts";
+import { readItemHeadV1, readItemHeadV2, readMetaV1 } from "./record-readers-legacy.ts";
 
-export const RecordKind = { item: 1, outcome: 2, meta: 3 } as const;
-export type RecordKind = (typeof RecordKind)[keyof typeof RecordKind];
-
-/** A value that is not a record this version of orq can read. */
-export class RecordDecodeError extends Error {
-  override name = "RecordDecodeError";
-}
-
-const itemFlag = {
-  ttl: 1,
-  leaseExpires: 2,
-  deadReason: 4,
-  requires: 8,
-  after: 16,
-  key: 32,
-  atMostOnce: 64,
-} as const;
-
-const stateCodes: readonly StoredState[] = ["pending", "leased", "dead"];
-const outcomeCodes: readonly Outcome[] = ["acked", "cancelled", "expired"];
+// Re-exported so callers keep importing the record encoding from one place.
+export { RecordDecodeError, RecordKind } from "./record-format.ts";
+export { ItemStatePatch, appendItemValue, itemShapeFlags, itemValueBytes, patchItemState } from "./item-record-v3.ts";
 
 // One encoder, decoder and scratch writer, reused: building them per record
 // costs more than the encoding itself (MEASURED.md).
@@ -60,53 +41,31 @@ const requiresEncoder = new Encoder();
 const requiresDecoder = new Decoder();
 
 export function encodeItemRecord(record: ItemRecord): Uint8Array {
-  assertItemRecord(record);
-  let flags = 0;
-  if (record.ttlExpiresAtMs !== null) flags |= itemFlag.ttl;
-  if (record.leaseExpiresAtMs !== null) flags |= itemFlag.leaseExpires;
-  if (record.deadReason !== null) flags |= itemFlag.deadReason;
-  if (record.requires !== null) flags |= itemFlag.requires;
-  if (record.after !== null) flags |= itemFlag.after;
-  if (record.key !== null) flags |= itemFlag.key;
-  if (record.delivery === "at_most_once") flags |= itemFlag.atMostOnce;
   writer.reset();
-  writer.u8(RECORD_VERSION);
-  writer.u8(RecordKind.item);
-  writer.u8(flags);
-  writer.u8(stateCodes.indexOf(record.state));
-  writer.f64(record.priority);
-  writer.f64(record.enqueuedAtMs);
-  writer.f64(record.deliverAtMs);
-  writer.f64(record.leaseMs);
-  if (record.ttlExpiresAtMs !== null) writer.f64(record.ttlExpiresAtMs);
-  if (record.leaseExpiresAtMs !== null) writer.f64(record.leaseExpiresAtMs);
-  writer.u32(record.maxAttempts);
-  writer.u32(record.attempt);
-  writer.u32(record.deliveries);
-  writer.u32(record.leaseBoot);
-  writer.string(record.ns);
-  writer.string(record.topic);
-  writer.byteString(record.payload);
-  writer.byteString(record.metadata);
-  if (record.deadReason !== null) writer.string(record.deadReason);
-  if (record.requires !== null) writer.byteString(requiresEncoder.encode(record.requires));
-  if (record.after !== null) {
-    writer.u32(record.after.length);
-    for (const id of record.after) writer.string(id);
-  }
-  if (record.key !== null) writer.string(record.key);
+  appendItemRecord(writer, record);
   return writer.finish();
 }
 
+/** Check the record, then append its value (current version) to `to`. */
+export function appendItemRecord(to: ByteWriter, record: ItemRecord): void {
+  assertItemRecord(record);
+  appendItemFieldsV3(to, record, record.requires === null ? null : requiresEncoder.encode(record.requires));
+}
+
 export function encodeOutcomeRecord(record: OutcomeRecord): Uint8Array {
-  assertOutcomeRecord(record);
   writer.reset();
-  writer.u8(RECORD_VERSION);
-  writer.u8(RecordKind.outcome);
-  writer.u8(outcomeCodes.indexOf(record.outcome));
-  writer.f64(record.endedAtMs);
-  writer.string(record.ns);
+  appendOutcomeRecord(writer, record);
   return writer.finish();
+}
+
+/** Check the record, then append its value (current version) to `to`. */
+export function appendOutcomeRecord(to: ByteWriter, record: OutcomeRecord): void {
+  assertOutcomeRecord(record);
+  to.u8(RECORD_VERSION);
+  to.u8(RecordKind.outcome);
+  to.u8(outcomeCodes.indexOf(record.outcome));
+  to.f64(record.endedAtMs);
+  to.string(record.ns);
 }
 
 export function encodeMetaRecord(record: MetaRecord): Uint8Array {
@@ -131,12 +90,31 @@ export interface RecordReaders {
 }
 
 function readItemV1(reader: ByteReader, withBytes: boolean): ItemRecord {
-  return readItem(reader, false, withBytes);
+  return readItemTail(reader, readItemHeadV1(reader, scratchHead), withBytes, scratchHead);
 }
 
 function readItemV2(reader: ByteReader, withBytes: boolean): ItemRecord {
-  return readItem(reader, true, withBytes);
+  return readItemTail(reader, readItemHeadV2(reader, scratchHead), withBytes, scratchHead);
 }
+
+function readItemV3(reader: ByteReader, withBytes: boolean): ItemRecord {
+  return readItemTail(reader, readItemHeadV3(reader, scratchHead), withBytes, scratchHead);
+}
+
+/** One ItemHead, reused: decoding is synchronous and recovery decodes a million records. */
+const scratchHead: ItemHead = {
+  priority: 0,
+  enqueuedAtMs: 0,
+  deliverAtMs: 0,
+  leaseMs: 0,
+  ttlExpiresAtMs: null,
+  maxAttempts: 0,
+  attempt: 0,
+  deliveries: 0,
+  leaseBoot: 0,
+  state: "pending",
+  leaseExpiresAtMs: null,
+};
 
 /**
  * The payload and metadata of a record decoded without its bytes: one shared
@@ -148,21 +126,8 @@ export const noBytes: Uint8Array = new Uint8Array(0);
 let lastNs = "";
 let lastTopic = "";
 
-/** Versions 1 and 2 differ only by leaseBoot after deliveries (a v1 value reads leaseBoot 0). */
-function readItem(reader: ByteReader, hasLeaseBoot: boolean, withBytes: boolean): ItemRecord {
-  const flags = reader.u8();
-  const state = stateCodes[reader.u8()];
-  if (state === undefined) throw new RecordDecodeError("item record: unknown state code");
-  const priority = reader.f64();
-  const enqueuedAtMs = reader.f64();
-  const deliverAtMs = reader.f64();
-  const leaseMs = reader.f64();
-  const ttlExpiresAtMs = flags & itemFlag.ttl ? reader.f64() : null;
-  const leaseExpiresAtMs = flags & itemFlag.leaseExpires ? reader.f64() : null;
-  const maxAttempts = reader.u32();
-  const attempt = reader.u32();
-  const deliveries = reader.u32();
-  const leaseBoot = hasLeaseBoot ? reader.u32() : 0;
+/** From ns on, every version is the same. */
+function readItemTail(reader: ByteReader, flags: number, withBytes: boolean, head: ItemHead): ItemRecord {
   const ns = reader.stringReusing(lastNs);
   lastNs = ns;
   const topic = reader.stringReusing(lastTopic);
@@ -190,20 +155,20 @@ function readItem(reader: ByteReader, hasLeaseBoot: boolean, withBytes: boolean)
   return {
     ns,
     topic,
-    priority,
+    priority: head.priority,
     payload,
     metadata,
-    enqueuedAtMs,
-    deliverAtMs,
-    leaseMs,
-    ttlExpiresAtMs,
+    enqueuedAtMs: head.enqueuedAtMs,
+    deliverAtMs: head.deliverAtMs,
+    leaseMs: head.leaseMs,
+    ttlExpiresAtMs: head.ttlExpiresAtMs,
     delivery: flags & itemFlag.atMostOnce ? "at_most_once" : "at_least_once",
-    maxAttempts,
-    attempt,
-    deliveries,
-    leaseBoot,
-    state,
-    leaseExpiresAtMs,
+    maxAttempts: head.maxAttempts,
+    attempt: head.attempt,
+    deliveries: head.deliveries,
+    leaseBoot: head.leaseBoot,
+    state: head.state,
+    leaseExpiresAtMs: head.leaseExpiresAtMs,
     deadReason,
     requires,
     after,
@@ -219,20 +184,12 @@ function readOutcomeV1(reader: ByteReader): OutcomeRecord {
   return { ns, outcome, endedAtMs };
 }
 
-function readMetaV1(reader: ByteReader): MetaRecord {
-  return readMeta(reader, false);
-}
-
+/** Meta version 2, the current one (version 1: record-readers-legacy.ts). */
 function readMetaV2(reader: ByteReader): MetaRecord {
-  return readMeta(reader, true);
-}
-
-/** Version 2 added boots after keysReservedBelow (a v1 value reads boots 0; the next open makes it 1). */
-function readMeta(reader: ByteReader, hasBoots: boolean): MetaRecord {
   const formatVersion = reader.u32();
   const shards = reader.u32();
   const keysReservedBelow = reader.f64();
-  const boots = hasBoots ? reader.u32() : 0;
+  const boots = reader.u32();
   const nodeId = reader.string();
   return { formatVersion, shards, nodeId, keysReservedBelow, boots };
 }
@@ -241,6 +198,7 @@ function readMeta(reader: ByteReader, hasBoots: boolean): MetaRecord {
 export const recordReaders: ReadonlyMap<number, RecordReaders> = new Map([
   [1, { item: readItemV1, outcome: readOutcomeV1, meta: readMetaV1 }],
   [2, { item: readItemV2, outcome: readOutcomeV1, meta: readMetaV2 }],
+  [3, { item: readItemV3, outcome: readOutcomeV1, meta: readMetaV2 }],
 ]);
 assert(recordReaders.has(RECORD_VERSION), "record codec: no reader for RECORD_VERSION");
 

@@ -5,9 +5,12 @@
 
 /**
  * Version 2 added ItemRecord.leaseBoot and MetaRecord.boots (receipts name
- * the boot their lease was issued in). Version 1 values still load.
+ * the boot their lease was issued in). Version 3 moved an item's
+ * leaseExpiresAtMs into a fixed header with the other fields that change
+ * after enqueue, so a lease patches a copy of the stored value instead of
+ * encoding the whole record (record-codec.ts). Version 1 and 2 values still load.
  */
-export const RECORD_VERSION = 2;
+export const RECORD_VERSION = 3;
 
 export type DeliveryMode = "at_least_once" | "at_most_once";
 

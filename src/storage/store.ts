@@ -10,10 +10,15 @@ import type { ItemRecord, MetaRecord, OutcomeRecord } from "./record.ts";
 /** A key within a shard: an unsigned integer below 2^53 (stored as 64 bits). */
 export type ItemKey = number;
 
-/** One shard's writes, applied atomically and in order. `record: null` deletes. */
+/**
+ * One shard's writes, applied atomically and in order. `record: null`
+ * deletes; a Uint8Array is an item value already encoded in the current
+ * record version (a stored value with its state patched, record-codec.ts's
+ * patchItemState), written as it is.
+ */
 export interface ShardBatch {
   shard: number;
-  items: Array<{ key: ItemKey; record: ItemRecord | null }>;
+  items: Array<{ key: ItemKey; record: ItemRecord | Uint8Array | null }>;
 }
 
 /** Everything one commit writes: atomic per shard. */
@@ -57,6 +62,12 @@ export interface Store {
    * the map costs a microsecond or two).
    */
   readItem(shard: number, key: ItemKey): ItemRecord | null;
+  /**
+   * One stored item's encoded value as last committed (a copy the caller
+   * owns), or null. A lease patches its state fields and writes it back
+   * (WriteSet.putItemBytes) without decoding and re-encoding the record.
+   */
+  readItemBytes(shard: number, key: ItemKey): Uint8Array | null;
   /**
    * Apply a batch. Resolves when durable per the store's durability mode:
    * strict = fsync'd, relaxed = survives a process crash. Never rejects: a

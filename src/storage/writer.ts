@@ -21,6 +21,12 @@ export class StorageUnavailableError extends Error {
 
 export interface WriteSet {
   putItem(shard: number, key: ItemKey, record: ItemRecord): void;
+  /**
+   * Put an item value already encoded in the current record version (a
+   * stored value with its state patched). The caller must not change the
+   * bytes afterwards: they are written when the batch commits.
+   */
+  putItemBytes(shard: number, key: ItemKey, value: Uint8Array): void;
   deleteItem(shard: number, key: ItemKey): void;
   putOutcome(id: string, record: OutcomeRecord): void;
   deleteOutcome(id: string): void;

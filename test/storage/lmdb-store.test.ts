@@ -11,6 +11,7 @@ import { openLmdbStore } from "../../src/storage/lmdb/lmdb-store.ts";
 import { StoreOpenError } from "../../src/storage/store.ts";
 import type { Durability, Store } from "../../src/storage/store.ts";
 import { metaDbOptions, metaKey, shardDbOptions } from "../../src/storage/lmdb/lmdb-options.ts";
+import { RECORD_VERSION } from "../../src/storage/record.ts";
 import { decodeMetaRecord } from "../../src/storage/record-codec.ts";
 import { fromHex, itemRecord, v1Values } from "./record-fixtures.ts";
 import { loadAll, storeSuite } from "./store-suite.ts";
@@ -94,7 +95,7 @@ describe("LMDB data dir", () => {
       const check = open({ path: join(dataDir, "data.mdb"), noSubdir: true, maxDbs: 32 });
       const stored = check.openDB<Uint8Array, string>(metaDbOptions()).getBinary(metaKey);
       await check.close();
-      expect(stored?.[0]).toBe(2);
+      expect(stored?.[0]).toBe(RECORD_VERSION);
       expect(decodeMetaRecord(stored as Uint8Array).boots).toBe(1);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });

@@ -54,7 +54,7 @@ describe("MemoryStore fault injection", () => {
     await pending;
     expect(loadAll(crashed).get(0)).toEqual([]);
     expect(loadAll(store).get(0)?.length).toBe(1);
-    expect(store.commitHistory).toEqual([{ shards: [0], items: 1, outcomes: 0, meta: false }]);
+    expect(store.commitHistory).toEqual([{ shards: [0], items: 1, itemValues: 0, outcomes: 0, meta: false }]);
   });
 
   test("shard numbers are checked: shardCount-1 is fine, shardCount is a programmer error", async () => {

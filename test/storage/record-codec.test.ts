@@ -16,11 +16,15 @@ import {
   encodeItemRecord,
   encodeMetaRecord,
   encodeOutcomeRecord,
+  ItemStatePatch,
+  itemShapeFlags,
+  itemValueBytes,
   noBytes,
+  patchItemState,
   recordReaders,
 } from "../../src/storage/record-codec.ts";
 import type { RecordReaders } from "../../src/storage/record-codec.ts";
-import { fromHex, fullItemRecord, itemRecord, metaRecord, outcomeRecord, v1Values } from "./record-fixtures.ts";
+import { fromHex, fullItemRecord, itemRecord, metaRecord, outcomeRecord, v1Values, v2Values } from "./record-fixtures.ts";
 
 describe("record codec", () => {
   test("items round-trip: plain, every optional field, edge numbers", () => {
@@ -124,9 +128,9 @@ describe("record codec", () => {
     const latin = itemRecord({ ns: "\u00e9x", topic: "t" });
     decodeItemRecord(encodeItemRecord(latin));
     const bytes = encodeItemRecord(itemRecord({ ns: "xy", topic: "t" }));
-    // ns is at offset 2+2+4*8+4*4 = 52: u32 length 2, then "xy"; make it [0xe9, 0x78].
-    expect(bytes[55]).toBe(2);
-    bytes[56] = 0xe9;
+    // ns is at offset 2+2+5*8+4*4 = 60: u32 length 2, then "xy"; make it [0xe9, 0x78].
+    expect(bytes[63]).toBe(2);
+    bytes[64] = 0xe9;
     expect(() => decodeItemRecord(bytes)).toThrow();
   });
 
@@ -163,19 +167,32 @@ describe("record codec", () => {
       offset += part.length;
     }
 
-    expect(() => decodeItemRecord(oldBytes)).toThrow("record version 0 is unknown (this build reads 1, 2)");
+    expect(() => decodeItemRecord(oldBytes)).toThrow("record version 0 is unknown (this build reads 1, 2, 3)");
     const upgraded = decodeItemRecord(oldBytes, readers);
     expect(upgraded).toEqual(itemRecord({ ns: "legacy", topic: "jobs", payload: new Uint8Array([9, 8]) }));
     // Current-version values still decode through the same table.
     expect(decodeItemRecord(encodeItemRecord(fullItemRecord()), readers)).toEqual(fullItemRecord());
   });
 
-  test("record version 2 is current and writes leaseBoot and boots", () => {
-    expect(RECORD_VERSION).toBe(2);
+  test("record version 3 is current: an item's state fields sit at fixed offsets, whatever is set", () => {
+    expect(RECORD_VERSION).toBe(3);
     const leased = itemRecord({ state: "leased", attempt: 1, deliveries: 1, leaseBoot: 9, leaseExpiresAtMs: 1_700_000_030_000 });
     expect(decodeItemRecord(encodeItemRecord(leased)).leaseBoot).toBe(9);
-    // The same record without the field is 4 bytes shorter in version 1.
-    expect(encodeItemRecord(leased).length).toBe(fromHex(v1Values.leased).length + 4);
+    // Leasing does not change a value's length (version 2 added 8 bytes for leaseExpiresAtMs).
+    expect(encodeItemRecord(leased).length).toBe(encodeItemRecord(itemRecord()).length);
+    expect(encodeItemRecord(fullItemRecord()).length).toBe(fromHex(v2Values.full).length);
+  });
+
+  test("values written by record version 2 still decode, and re-encode as version 3", () => {
+    const full = fromHex(v2Values.full);
+    expect(full[0]).toBe(2);
+    expect(decodeItemRecord(full)).toEqual(fullItemRecord());
+    const leased = decodeItemRecord(fromHex(v2Values.leased));
+    expect(leased).toEqual(itemRecord({ state: "leased", attempt: 1, deliveries: 1, leaseBoot: 2, leaseExpiresAtMs: 1_700_000_030_000 }));
+    expect(decodeMetaRecord(fromHex(v2Values.meta))).toEqual(metaRecord());
+    expect(decodeOutcomeRecord(fromHex(v2Values.outcome))).toEqual(outcomeRecord());
+    expect(encodeItemRecord(leased)[0]).toBe(3);
+    expect(decodeItemRecord(encodeItemRecord(leased))).toEqual(leased);
   });
 
   test("values written by record version 1 still decode: leaseBoot and boots read 0", () => {
@@ -199,5 +216,76 @@ describe("record codec", () => {
     const meta = fromHex(v1Values.meta);
     meta[0] = 2;
     expect(() => decodeMetaRecord(meta)).toThrow();
+  });
+});
+
+describe("item state patch (version 3)", () => {
+  const shapeOf = (record: ItemRecord): number =>
+    itemShapeFlags(
+      record.ttlExpiresAtMs !== null,
+      record.deadReason !== null,
+      record.requires !== null,
+      record.after !== null,
+      record.key !== null,
+      record.delivery === "at_most_once",
+    );
+  const patchFrom = (record: ItemRecord, changes: Partial<ItemStatePatch>): ItemStatePatch =>
+    Object.assign(new ItemStatePatch(), {
+      shapeFlags: shapeOf(record),
+      state: record.state,
+      deliverAtMs: record.deliverAtMs,
+      leaseExpiresAtMs: record.leaseExpiresAtMs,
+      attempt: record.attempt,
+      deliveries: record.deliveries,
+      leaseBoot: record.leaseBoot,
+      ...changes,
+    });
+
+  test("a patched value decodes as the record with the new state fields, every optional field kept", () => {
+    for (const record of [itemRecord(), fullItemRecord(), itemRecord({ ttlExpiresAtMs: 1_700_000_900_000, key: "k" })]) {
+      const changes = { state: "leased" as const, attempt: 3, deliveries: 8, leaseBoot: 0xffff_ffff, leaseExpiresAtMs: 1_700_000_060_000, deliverAtMs: 1_700_000_000_500 };
+      const value = encodeItemRecord(record);
+      expect(patchItemState(value, patchFrom(record, changes))).toBe(true);
+      expect(decodeItemRecord(value)).toEqual({ ...record, ...changes });
+      // And back: a lease that ends clears leaseExpiresAtMs.
+      expect(patchItemState(value, patchFrom(record, { ...changes, state: "pending", leaseExpiresAtMs: null }))).toBe(true);
+      expect(decodeItemRecord(value)).toEqual({ ...record, ...changes, state: "pending", leaseExpiresAtMs: null });
+    }
+  });
+
+  test("the payload and metadata of a value, copied out", () => {
+    const record = fullItemRecord();
+    const value = encodeItemRecord(record);
+    const { payload, metadata } = itemValueBytes(value);
+    expect(payload).toEqual(record.payload);
+    expect(metadata).toEqual(record.metadata);
+    value.fill(0);
+    expect(payload).toEqual(record.payload);
+    expect(() => itemValueBytes(value)).toThrow(RecordDecodeError);
+    expect(() => itemValueBytes(encodeItemRecord(record).subarray(0, 100))).toThrow("truncated");
+    const withTtl = itemRecord({ ttlExpiresAtMs: 5, payload: new Uint8Array([9]), metadata: new Uint8Array([7, 7]) });
+    expect(itemValueBytes(encodeItemRecord(withTtl))).toEqual({ payload: new Uint8Array([9]), metadata: new Uint8Array([7, 7]) });
+  });
+
+  test("refused, changing nothing: another record version, another kind, or other optional fields than memory holds", () => {
+    const record = itemRecord();
+    for (const value of [fromHex(v2Values.leased), fromHex(v1Values.leased), encodeOutcomeRecord(outcomeRecord()), new Uint8Array(10)]) {
+      const before = value.slice();
+      expect(patchItemState(value, patchFrom(record, { attempt: 1 }))).toBe(false);
+      expect(value).toEqual(before);
+    }
+    // Memory dropped the dead reason (a redrive) the stored value still has: the whole record must be written.
+    const dead = itemRecord({ state: "dead", deadReason: "max_attempts" });
+    const value = encodeItemRecord(dead);
+    const before = value.slice();
+    expect(patchItemState(value, patchFrom(itemRecord(), { state: "pending" }))).toBe(false);
+    expect(value).toEqual(before);
+  });
+
+  test("out-of-range state fields are assertions", () => {
+    const record = itemRecord();
+    for (const changes of [{ attempt: -1 }, { deliveries: 2 ** 32 }, { leaseBoot: 1.5 }, { deliverAtMs: Number.NaN }, { leaseExpiresAtMs: Number.POSITIVE_INFINITY }]) {
+      expect(() => patchItemState(encodeItemRecord(record), patchFrom(record, changes))).toThrow(AssertionError);
+    }
   });
 });

@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import type { ItemRecord } from "../../src/storage/record.ts";
 import type { CommitBatch, ItemKey, Store } from "../../src/storage/store.ts";
+import { ItemStatePatch, encodeItemRecord, itemShapeFlags, patchItemState } from "../../src/storage/record-codec.ts";
 import { fullItemRecord, itemRecord, outcomeRecord } from "./record-fixtures.ts";
 
 export interface StoreHarness {
@@ -209,6 +210,42 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
       expect(readB?.payload).toEqual(new Uint8Array([9, 9, 9, 9]));
       // Plain Uint8Arrays, not views into a reused read buffer.
       expect(readA?.payload.constructor).toBe(Uint8Array);
+    });
+
+    test("readItemBytes: the stored value as last committed, a copy of its own; putItemBytes-style values commit as they are", async () => {
+      const store = await open();
+      const small = itemRecord({ payload: new Uint8Array([1, 1, 1]) });
+      const large = fullItemRecord();
+      await store.commit(batch({ shards: [{ shard: 0, items: [{ key: 1, record: small }, { key: 2, record: large }] }] }));
+      const valueA = store.readItemBytes(0, 1);
+      const valueB = store.readItemBytes(0, 2);
+      expect(valueA).toEqual(encodeItemRecord(small));
+      expect(valueB).toEqual(encodeItemRecord(large));
+      expect(store.readItemBytes(0, 3)).toBeNull();
+      expect(store.readItemBytes(1, 1)).toBeNull();
+      // A copy: changing it changes nothing stored, and a later read does not change it.
+      valueA![valueA!.length - 1] = 0xee;
+      expect(store.readItem(0, 1)).toEqual(small);
+      expect(valueB).toEqual(encodeItemRecord(large));
+      // Patch the state and commit the value itself (what a lease does).
+      const value = store.readItemBytes(0, 2)!;
+      const patch = Object.assign(new ItemStatePatch(), {
+        shapeFlags: itemShapeFlags(true, true, true, true, true, true),
+        state: "leased",
+        deliverAtMs: 5,
+        leaseExpiresAtMs: 6,
+        attempt: 3,
+        deliveries: 9,
+        leaseBoot: 2,
+      });
+      expect(patchItemState(value, patch)).toBe(true);
+      await store.commit(batch({ shards: [{ shard: 0, items: [{ key: 2, record: value }, { key: 3, record: small }] }] }));
+      const expected = { ...large, state: "leased" as const, deliverAtMs: 5, leaseExpiresAtMs: 6, attempt: 3, deliveries: 9, leaseBoot: 2 };
+      expect(store.readItem(0, 2)).toEqual(expected);
+      expect(store.readItem(0, 3)).toEqual(small);
+      const reopened = await reopen(store);
+      expect(reopened.readItem(0, 2)).toEqual(expected);
+      expect(loadAll(reopened).get(0)?.map((entry) => entry.key)).toEqual([1, 2, 3]);
     });
 
     test("loadShards({ bytes: false }) loads every field but payload and metadata, which are one shared empty array", async () => {

@@ -10,14 +10,16 @@ import { open } from "lmdb";
 import type { Database, RootDatabase } from "lmdb";
 import { assert } from "../../lib/assert.ts";
 import type { ItemRecord, MetaRecord, OutcomeRecord } from "../record.ts";
+import { ByteWriter } from "../byte-cursor.ts";
 import {
+  appendItemRecord,
+  appendItemValue,
+  appendOutcomeRecord,
   decodeItemRecord,
   decodeMetaRecord,
   recordReaders,
   decodeOutcomeRecord,
-  encodeItemRecord,
   encodeMetaRecord,
-  encodeOutcomeRecord,
 } from "../record-codec.ts";
 import { metaMismatch, newMetaRecord, nextBoot } from "../store-meta.ts";
 import { StoreOpenError } from "../store.ts";
@@ -45,6 +47,8 @@ type BinaryDb<K extends string | number> = Database<Uint8Array, K>;
 
 /** Most shards a data dir may have (LMDB keeps a slot per sub-database in every transaction). */
 const shardsMax = 4096;
+/** First guess at a commit's encoded bytes per write (256): a 100-byte item is about 190; the buffer doubles when short. */
+const slabBytesPerWrite = 256;
 
 export async function openLmdbStore(options: LmdbStoreOptions): Promise<Store> {
   const { dataDir, shards, durability } = options;
@@ -172,6 +176,21 @@ class LmdbStore implements Store {
     }
   }
 
+  readItemBytes(shard: number, key: ItemKey): Uint8Array | null {
+    assert(!this.closed, "read on a closed store");
+    const db = this.shardDbs[shard];
+    if (db === undefined) assert(false, `shard ${shard} out of range`);
+    // A copy: getBinaryFast's buffer is reused by lmdb-js's next read. That
+    // buffer is larger than the value (lmdb-js sets its `length` to the
+    // value's size), so copy only the value's bytes.
+    const bytes = db.getBinaryFast(key);
+    if (bytes === undefined) return null;
+    const length = bytes.length;
+    const copy = new Uint8Array(length);
+    copy.set(bytes.subarray(0, length));
+    return copy;
+  }
+
   readItem(shard: number, key: ItemKey): ItemRecord | null {
     assert(!this.closed, "read on a closed store");
     const db = this.shardDbs[shard];
@@ -185,25 +204,49 @@ class LmdbStore implements Store {
   async commit(batch: CommitBatch): Promise<CommitResult> {
     assert(!this.closed, "commit on a closed store");
     // Encode (and so check) everything before the transaction: a bad record is
-    // a programmer error and must not leave half a batch behind.
-    const shardWrites = batch.shards.map(({ shard, items }) => {
+    // a programmer error and must not leave half a batch behind. Every value
+    // goes into one buffer (the slab) and is written as a view of it:
+    // lmdb-js looks up the address of each value's ArrayBuffer, and a
+    // separate small array per value made the engine materialise an
+    // ArrayBuffer for each (about 0.5 µs a value, measured in the drain profile).
+    let writes = batch.outcomes.length;
+    for (const shardBatch of batch.shards) writes += shardBatch.items.length;
+    const slab = new ByteWriter(writes * slabBytesPerWrite);
+    const itemWrites: Array<{ db: BinaryDb<number>; key: ItemKey; start: number; end: number }> = [];
+    for (const { shard, items } of batch.shards) {
       const db = this.shardDbs[shard];
       assert(db !== undefined, `shard ${shard} out of range`);
-      return { db, items: items.map(({ key, record }) => ({ key, bytes: record === null ? null : encodeItemRecord(record) })) };
-    });
-    const outcomeWrites = batch.outcomes.map(({ id, record }) => ({ id, bytes: record === null ? null : encodeOutcomeRecord(record) }));
+      for (const { key, record } of items) {
+        const start = slab.length;
+        if (record === null) {
+          itemWrites.push({ db, key, start: -1, end: -1 });
+          continue;
+        }
+        if (record instanceof Uint8Array) appendItemValue(slab, record);
+        else appendItemRecord(slab, record);
+        itemWrites.push({ db, key, start, end: slab.length });
+      }
+    }
+    const outcomeWrites: Array<{ id: string; start: number; end: number }> = [];
+    for (const { id, record } of batch.outcomes) {
+      const start = slab.length;
+      if (record === null) {
+        outcomeWrites.push({ id, start: -1, end: -1 });
+        continue;
+      }
+      appendOutcomeRecord(slab, record);
+      outcomeWrites.push({ id, start, end: slab.length });
+    }
     const metaBytes = batch.meta === null ? null : encodeMetaRecord(batch.meta);
     try {
       await this.env.transaction(() => {
-        for (const { db, items } of shardWrites) {
-          for (const { key, bytes } of items) {
-            if (bytes === null) db.removeSync(key);
-            else db.putSync(key, bytes);
-          }
+        for (const { db, key, start, end } of itemWrites) {
+          if (start < 0) db.removeSync(key);
+          else db.putSync(key, slab.written(start, end));
         }
-        for (const { id, bytes } of outcomeWrites) {
-          if (bytes === null) this.outcomesDb.removeSync(id);
-          else this.outcomesDb.putSync(id, bytes);
+        for (const { id, start, end } of outcomeWrites) {
+          if (start < 0) this.outcomesDb.removeSync(id);
+          else this.outcomesDb.putSync(id, slab.written(start, end));
         }
         if (metaBytes !== null) this.metaDb.putSync(metaKey, metaBytes);
       });

@@ -16,6 +16,7 @@ import {
   encodeMetaRecord,
   encodeOutcomeRecord,
 } from "../record-codec.ts";
+import { RECORD_VERSION } from "../record.ts";
 import { newMetaRecord, nextBoot } from "../store-meta.ts";
 import type { CommitBatch, CommitResult, ItemKey, LoadedShard, Store } from "../store.ts";
 
@@ -23,6 +24,8 @@ import type { CommitBatch, CommitResult, ItemKey, LoadedShard, Store } from "../
 export interface CommitSummary {
   shards: number[];
   items: number;
+  /** Item writes that came encoded already (WriteSet.putItemBytes: a patched stored value). */
+  itemValues: number;
   outcomes: number;
   meta: boolean;
 }
@@ -122,6 +125,12 @@ export class MemoryStore implements Store {
     for (const [id, bytes] of this.state.outcomes) yield { id, record: decodeOutcomeRecord(bytes) };
   }
 
+  readItemBytes(shard: number, key: ItemKey): Uint8Array | null {
+    this.checkShard(shard);
+    const bytes = this.state.shards[shard]?.get(key);
+    return bytes === undefined ? null : bytes.slice();
+  }
+
   readItem(shard: number, key: ItemKey): ItemRecord | null {
     this.checkShard(shard);
     const bytes = this.state.shards[shard]?.get(key);
@@ -134,7 +143,7 @@ export class MemoryStore implements Store {
       this.checkShard(shardBatch.shard);
       return {
         shard: shardBatch.shard,
-        items: shardBatch.items.map(({ key, record }) => ({ key, bytes: record === null ? null : encodeItemRecord(record) })),
+        items: shardBatch.items.map(({ key, record }) => ({ key, bytes: record === null ? null : itemValue(record) })),
       };
     });
     const outcomeWrites = batch.outcomes.map(({ id, record }) => ({ id, bytes: record === null ? null : encodeOutcomeRecord(record) }));
@@ -181,6 +190,7 @@ export class MemoryStore implements Store {
     this.commitHistory.push({
       shards: batch.shards.map((shardBatch) => shardBatch.shard),
       items: batch.shards.reduce((sum, shardBatch) => sum + shardBatch.items.length, 0),
+      itemValues: batch.shards.reduce((sum, shardBatch) => sum + shardBatch.items.filter((write) => write.record instanceof Uint8Array).length, 0),
       outcomes: batch.outcomes.length,
       meta: batch.meta !== null,
     });
@@ -189,4 +199,17 @@ export class MemoryStore implements Store {
   private checkShard(shard: number): void {
     assert(Number.isSafeInteger(shard) && shard >= 0 && shard < this.shardCount, `shard ${shard} out of range`);
   }
+}
+
+/**
+ * The value to store: a record encoded, or an encoded value copied (so the
+ * caller cannot change what is stored) after a full decode, which checks it
+ * as LMDB's recovery would.
+ */
+function itemValue(record: ItemRecord | Uint8Array): Uint8Array {
+  if (!(record instanceof Uint8Array)) return encodeItemRecord(record);
+  const value = record.slice();
+  decodeItemRecord(value);
+  assert(value[0] === RECORD_VERSION, `MemoryStore: item value of version ${value[0]}`);
+  return value;
 }
