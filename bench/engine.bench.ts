@@ -11,6 +11,7 @@ import type { DequeueInput, EnqueueItemInput } from "../src/engine/api.ts";
 import { Engine } from "../src/engine/engine.ts";
 import { defaultLimits } from "../src/limits.ts";
 import type { ItemRecord, MetaRecord, OutcomeRecord } from "../src/storage/record.ts";
+import { encodeItemRecord } from "../src/storage/record-codec.ts";
 import type { CommitBatch, CommitResult, ItemKey, LoadedShard, Store } from "../src/storage/store.ts";
 import type { WriteSet, Writer } from "../src/storage/writer.ts";
 
@@ -18,6 +19,7 @@ const shards = 16;
 const resolved = Promise.resolve();
 const nullSet: WriteSet = {
   putItem(_s: number, _k: ItemKey, _r: ItemRecord) {},
+  putItemBytes(_s: number, _k: ItemKey, _v: Uint8Array) {},
   deleteItem() {},
   putOutcome(_id: string, _r: OutcomeRecord) {},
   deleteOutcome() {},
@@ -40,12 +42,14 @@ const storedRecord: ItemRecord = {
   ttlExpiresAtMs: null, delivery: "at_least_once", maxAttempts: 10, attempt: 0, deliveries: 0, leaseBoot: 0,
   state: "pending", leaseExpiresAtMs: null, deadReason: null, requires: null, after: null, key: null,
 };
+const storedValue = encodeItemRecord(storedRecord);
 const store: Store = {
   shardCount: shards,
   meta,
   loadShards: (): Iterable<LoadedShard> => [],
   loadOutcomes: () => [],
   readItem: (_shard: number, _key: ItemKey) => storedRecord,
+  readItemBytes: (_shard: number, _key: ItemKey) => storedValue.slice(),
   commit: (_b: CommitBatch): Promise<CommitResult> => Promise.resolve({ failedShards: new Map(), metaError: null }),
   close: () => resolved,
 };

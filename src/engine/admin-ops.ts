@@ -100,7 +100,7 @@ export function redrive(ctx: OpContext, nsName: string, topicName: string, ids: 
     // re-read it and kill the item a second time.
     extras.after = null;
     ctx.s.placePending(item, nowMs);
-    set.putItem(item.shard, item.key, ctx.s.recordOf(item));
+    ctx.s.writeItem(set, item);
     ctx.s.namespaces.get(nsName)!.counters.redriven++;
   }
   return finishOp(ctx, { redriven: found.length }, nowMs);

@@ -171,7 +171,7 @@ export class Dequeuer {
       item.attempt--;
       item.leaseExpiresAtMs = null;
       this.s.placePending(item, this.latestNowMs());
-      this.s.ws().putItem(item.shard, item.key, this.s.recordOf(item));
+      this.s.writeItem(this.s.ws(), item);
     }
     this.s.endSetBackground();
     this.wake(this.latestNowMs());

@@ -3,14 +3,20 @@
 // letters), its per-state counts, its writes, and what its end does to items
 // waiting on it. The Engine (engine.ts) runs the ops on top of this; recovery
 // (recovery.ts) fills it from the store. Writes of one op collect in one
-// WriteSet (`ws()`), which the op ends before it replies. A write carries the
-// whole record (recordOf): the payload and metadata, which memory drops once
-// the enqueue is stored, are read back from the store for it (bytesOf).
+// WriteSet (`ws()`), which the op ends before it replies. A write of a stored
+// item (writeItem) patches the state fields of a copy of its stored value
+// (record-codec.ts's patchItemState: no decode, no encode, and the payload
+// for a delivery is copied out of it); when memory holds what the stored
+// value lacks (the enqueue's bytes before its commit, a nack's metadata, a
+// dead reason or `after` list added or dropped, a value of an older record
+// version) it writes the whole record instead (recordOf, which reads the
+// payload and metadata back from the store: bytesOf).
 
 import { assert } from "../lib/assert.ts";
 import type { HeapNode } from "../lib/pairing-heap.ts";
 import type { Limits } from "../limits.ts";
 import type { ItemRecord, Outcome, OutcomeRecord } from "../storage/record.ts";
+import { ItemStatePatch, itemShapeFlags, itemValueBytes, patchItemState } from "../storage/record-codec.ts";
 import type { Store } from "../storage/store.ts";
 import type { WriteSet, Writer } from "../storage/writer.ts";
 import type { Delivery, LiveStateName } from "./api.ts";
@@ -35,11 +41,13 @@ export class ItemStates {
   /** Topics that gained takeable items during this op: their waiters are served at its end. */
   readonly dirty = new Set<Topic>();
   backgroundWriteFailures = 0;
+  /** Scratch for writeItem (one write at a time). */
+  private readonly patch = new ItemStatePatch();
 
   constructor(
     readonly writer: Writer,
     /** Where stored payloads and metadata are read back from (memory drops them once stored). */
-    private readonly reader: Pick<Store, "readItem">,
+    private readonly reader: Pick<Store, "readItem" | "readItemBytes">,
     readonly limits: Limits,
     private readonly quotas: Record<string, { enqueuePerMinute: number | null }>,
     /** This open of the store (MetaRecord.boots): every lease granted now records it, and its receipt names it. */
@@ -60,7 +68,7 @@ export class ItemStates {
     return outcome.record.outcome;
   }
 
-  /** Lease a ready item and return its delivery (the payload is read from the store once, for the write and the reply). */
+  /** Lease a ready item and return its delivery (the stored value is read once, for the write and the reply). */
   lease(item: LiveItem, leaseMs: number | null, nowMs: number, set: WriteSet): Delivery {
     item.topic.removeReady(item);
     this.leave(item);
@@ -71,20 +79,71 @@ export class ItemStates {
     item.leaseExpiresAtMs = leaseExpiresAtMs;
     this.enter(item, "leased");
     item.timer = this.deadlines.scheduleItem(item.timer, leaseExpiresAtMs, DeadlineKind.Lease, item);
-    const record = this.recordOf(item);
-    set.putItem(item.shard, item.key, record);
+    let payload: Uint8Array;
+    let metadata: Uint8Array;
+    const value = this.patchedValue(item);
+    if (value !== null) {
+      set.putItemBytes(item.shard, item.key, value);
+      const bytes = itemValueBytes(value);
+      payload = bytes.payload;
+      metadata = bytes.metadata;
+    } else {
+      const record = this.recordOf(item);
+      set.putItem(item.shard, item.key, record);
+      payload = record.payload;
+      metadata = record.metadata;
+    }
     const id = item.id;
     return {
       id,
-      topic: record.topic,
-      priority: record.priority,
-      payload: record.payload,
-      metadata: record.metadata,
-      attempt: record.attempt,
-      receipt: formatReceipt(id, record.deliveries, record.leaseBoot),
+      topic: item.topic.name,
+      priority: item.priority,
+      payload,
+      metadata,
+      attempt: item.attempt,
+      receipt: formatReceipt(id, item.deliveries, this.boot),
       leaseExpiresAtMs,
-      enqueuedAtMs: record.enqueuedAtMs,
+      enqueuedAtMs: item.enqueuedAtMs,
     };
+  }
+
+  /** Write the item's current state into `set`: a patched copy of its stored value when possible, else the whole record. */
+  writeItem(set: WriteSet, item: LiveItem): void {
+    const value = this.patchedValue(item);
+    if (value !== null) set.putItemBytes(item.shard, item.key, value);
+    else set.putItem(item.shard, item.key, this.recordOf(item));
+  }
+
+  /**
+   * A copy of the item's stored value with its state fields set from memory,
+   * or null when memory holds something the stored value lacks (see the file
+   * header) and the whole record must be written.
+   */
+  private patchedValue(item: LiveItem): Uint8Array | null {
+    const extras = item.extras;
+    if (extras !== null && (extras.unstored !== null || extras.metadata !== null)) return null;
+    const value = this.reader.readItemBytes(item.shard, item.key);
+    // Messages are built only on failure (this runs once per lease).
+    if (value === null) assert(false, `engine: item ${item.id} is live but not stored`);
+    const patch = this.patch;
+    patch.shapeFlags =
+      extras === null
+        ? itemShapeFlags(false, false, false, false, false, item.delivery === "at_most_once")
+        : itemShapeFlags(
+            extras.ttlExpiresAtMs !== null,
+            extras.deadReason !== null,
+            extras.requires !== null,
+            extras.after !== null,
+            extras.key !== null,
+            item.delivery === "at_most_once",
+          );
+    patch.state = item.storedState;
+    patch.deliverAtMs = item.deliverAtMs;
+    patch.leaseExpiresAtMs = item.leaseExpiresAtMs;
+    patch.attempt = item.attempt;
+    patch.deliveries = item.deliveries;
+    patch.leaseBoot = item.leaseBoot;
+    return patchItemState(value, patch) ? value : null;
   }
 
   /**
@@ -118,7 +177,7 @@ export class ItemStates {
       this.leave(item);
       item.leaseExpiresAtMs = null;
       this.placePending(item, nowMs);
-      this.ws().putItem(item.shard, item.key, this.recordOf(item));
+      this.writeItem(this.ws(), item);
     }
   }
 
@@ -261,7 +320,7 @@ export class ItemStates {
     item.ensureExtras().deadReason = reason;
     item.leaseExpiresAtMs = null;
     this.enterDead(item);
-    this.ws().putItem(item.shard, item.key, this.recordOf(item));
+    this.writeItem(this.ws(), item);
     this.killDependents(item.id, "dead");
   }
 

@@ -60,7 +60,7 @@ export function nack(
       item.leaseExpiresAtMs = null;
       item.deliverAtMs = nowMs + (entry.delayMs ?? 0);
       ctx.s.placePending(item, nowMs);
-      ctx.s.ws().putItem(item.shard, item.key, ctx.s.recordOf(item));
+      ctx.s.writeItem(ctx.s.ws(), item);
     }
   }
   return finishOp(ctx, { nacked: found.length, stale }, nowMs);
@@ -87,7 +87,7 @@ export function extend(ctx: OpContext, nsName: string, entries: Array<{ receipt:
     const expiresAtMs = nowMs + (leases[i] as number);
     item.leaseExpiresAtMs = expiresAtMs;
     item.timer = ctx.s.deadlines.reschedule(item.timerNode as HeapNode<Deadline>, expiresAtMs);
-    set.putItem(item.shard, item.key, ctx.s.recordOf(item));
+    ctx.s.writeItem(set, item);
   }
   return finishOp(ctx, { extended: found.length, stale }, nowMs);
 }
