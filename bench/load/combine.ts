@@ -11,7 +11,7 @@ import type { ResultsBySystem } from "./report.ts";
 import { checkTargets, summaryTable, targetTable } from "./report.ts";
 
 /** Figures whose spread is worth printing. */
-const HEADLINE = /(itemsPerS|deliveredItemsPerS|p50Us|p99Us|p999Us|rssKiB|privateKiB|listeningMs|firstItemMs)$/;
+const HEADLINE = /(itemsPerS|deliveredItemsPerS|p50Us|p99Us|p999Us|rssKiB|rssAnonKiB|rssFileKiB|privateKiB|listeningMs|firstItemMs)$/;
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 

@@ -19,6 +19,14 @@ export interface LoadOptions {
   /** Items for beanstalkd's fsync-every-write runs (about 7.5 k/s). */
   itemsFsyncAlways: number;
   durationS: number;
+  /**
+   * Seconds the memory scenario leaves the server idle before its second
+   * reading. 15 s: after a 1,000,000-item load orq's heap came down 1.5-10 s
+   * into the quiet (JavaScriptCore's own collection, or the idle GC hint at
+   * 1-2 s), and when it had not, the idle GC's full collection at 11-12 s
+   * took it down; a 3 s reading still caught most runs half-way.
+   */
+  idleS: number;
   rateItemsPerS: number;
   latencySamples: number;
   latencyWarmup: number;
@@ -37,6 +45,7 @@ const HELP = `bun bench/load/main.ts [flags]
   --items-single N   batch-1 enqueue items (default 200000)
   --duration S       mixed-load duration in seconds (default 30)
   --rate N           mixed-load offered items/s (default 20000)
+  --idle S           idle seconds before the second memory reading (default 15)
   --samples N        latency samples per op (default 20000)
   --out PATH         JSON output (default .bench-out/load-<timestamp>.json)
   --keep             keep the temp data dirs`;
@@ -70,6 +79,7 @@ export function parseOptions(argv: string[]): LoadOptions | null {
       "items-single": { type: "string" },
       duration: { type: "string" },
       rate: { type: "string" },
+      idle: { type: "string" },
       samples: { type: "string" },
       out: { type: "string" },
       keep: { type: "boolean", default: false },
@@ -90,6 +100,7 @@ export function parseOptions(argv: string[]): LoadOptions | null {
     itemsSingle: parseCount(values["items-single"], Math.min(items, quick ? 1000 : 200_000), "--items-single"),
     itemsFsyncAlways: Math.min(items, quick ? 100 : 10_000),
     durationS: parseCount(values.duration, quick ? 0.5 : 30, "--duration"),
+    idleS: parseCount(values.idle, quick ? 0.2 : 15, "--idle"),
     rateItemsPerS: parseCount(values.rate, quick ? 2000 : 20_000, "--rate"),
     latencySamples: parseCount(values.samples, quick ? 100 : 20_000, "--samples"),
     latencyWarmup: quick ? 10 : 2000,

@@ -143,6 +143,14 @@ async function canConnect(port: number): Promise<boolean> {
 
 export interface MemoryFigures {
   rssKiB: number;
+  /**
+   * VmRSS split as /proc/PID/status reports it: RssAnon is anonymous memory
+   * (the JS heap, malloc, stacks); RssFile is file-backed pages mapped in,
+   * for orq mostly LMDB's data file (page cache the kernel can drop and
+   * re-read) and the runtime's own binary. RssShmem is left out (0 here).
+   */
+  rssAnonKiB: number;
+  rssFileKiB: number;
   /** Private_Clean + Private_Dirty from smaps_rollup: what this process alone holds (LMDB's shared map pages excluded). */
   privateKiB: number;
   privateDirtyKiB: number;
@@ -154,5 +162,11 @@ export function readMemory(pid: number): MemoryFigures {
   const field = (text: string, name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? 0);
   const privateClean = field(rollup, "Private_Clean");
   const privateDirty = field(rollup, "Private_Dirty");
-  return { rssKiB: field(status, "VmRSS"), privateKiB: privateClean + privateDirty, privateDirtyKiB: privateDirty };
+  return {
+    rssKiB: field(status, "VmRSS"),
+    rssAnonKiB: field(status, "RssAnon"),
+    rssFileKiB: field(status, "RssFile"),
+    privateKiB: privateClean + privateDirty,
+    privateDirtyKiB: privateDirty,
+  };
 }

@@ -2,6 +2,7 @@
 // of orq to its peer for each scenario that translates, against its target.
 
 import type { LatencySummary } from "./histogram.ts";
+import type { MemoryFigures } from "./processes.ts";
 import type { ModeResults } from "./suite.ts";
 
 export interface TargetCheck {
@@ -15,6 +16,8 @@ export interface TargetCheck {
   kind: "atLeast" | "atMost";
   bound: number;
   status: "met" | "missed" | "not measured";
+  /** A second comparison printed beside the first, so a chosen measure never hides the plainer one. */
+  also?: string;
 }
 
 export type ResultsBySystem = Record<string, ModeResults>;
@@ -41,8 +44,33 @@ export function checkTargets(results: ResultsBySystem): TargetCheck[] {
     check("drain, orq strict vs beanstalkd in-memory", strict?.drain?.itemsPerS ?? null, inMemory?.drain?.itemsPerS ?? null, "items/s", "atLeast", 2),
     check("ping p50, orq vs echo floor", latencyP50(strict, "ping"), latencyP50(floor, "ping"), "µs", "atMost", 1.5),
     check("dequeue-1 p50, orq strict vs echo floor", latencyP50(strict, "dequeue1"), latencyP50(floor, "ping"), "µs", "atMost", 2),
-    check("RSS with the backlog ready, orq strict vs beanstalkd in-memory", strict?.memory?.afterLoad.rssKiB ?? null, inMemory?.memory?.afterLoad.rssKiB ?? null, "KiB", "atMost", 1),
+    memoryCheck(strict, inMemory),
   ];
+}
+
+/**
+ * Memory with the backlog ready, after the idle wait: orq's anonymous memory
+ * (RssAnon: heap, malloc) against beanstalkd's whole RSS (all anonymous).
+ * orq's RssFile is mostly LMDB's mapped data file, page cache the kernel can
+ * drop and re-read, which beanstalkd (items in malloc'd memory) has no
+ * counterpart of. The plain RSS ratio rides along in `also`.
+ */
+function memoryCheck(strict: ModeResults | undefined, inMemory: ModeResults | undefined): TargetCheck {
+  const orqMemory = strict?.memory?.afterIdle ?? strict?.memory?.afterLoad;
+  const peerMemory = inMemory?.memory?.afterIdle ?? inMemory?.memory?.afterLoad;
+  const result = check(
+    "memory with the backlog ready, after idle: orq strict RssAnon vs beanstalkd in-memory RSS",
+    orqMemory?.rssAnonKiB ?? null,
+    peerMemory?.rssKiB ?? null,
+    "KiB",
+    "atMost",
+    1,
+  );
+  if (orqMemory !== undefined && peerMemory !== undefined && peerMemory.rssKiB > 0) {
+    const loadRatio = (strict?.memory?.afterLoad.rssKiB ?? 0) / (inMemory?.memory?.afterLoad.rssKiB ?? 1);
+    result.also = `plain RSS ${mib(orqMemory.rssKiB)} vs ${mib(peerMemory.rssKiB)} MiB = ${(orqMemory.rssKiB / peerMemory.rssKiB).toFixed(2)}x after idle, ${loadRatio.toFixed(2)}x right after the load`;
+  }
+  return result;
 }
 
 type Cell = string;
@@ -51,6 +79,7 @@ const num = (n: number | undefined | null, digits = 0): Cell =>
   n === undefined || n === null ? dash : n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const lat = (s: LatencySummary | undefined): Cell => (s === undefined ? dash : `${num(s.p50Us, 1)} / ${num(s.p99Us, 1)} / ${num(s.p999Us, 1)}`);
 const mib = (kib: number | undefined): Cell => (kib === undefined ? dash : num(kib / 1024, 1));
+const pair = (a: number | undefined, b: number | undefined): Cell => (a === undefined || b === undefined ? dash : `${mib(a)} / ${mib(b)}`);
 
 export function summaryTable(results: ResultsBySystem): string {
   const columns = Object.keys(results);
@@ -69,9 +98,14 @@ export function summaryTable(results: ResultsBySystem): string {
   rows.push(["dequeue-1 p50 / p99 / p99.9 µs", (m) => lat(m.latency?.ops["dequeue1"])]);
   rows.push(["dequeue-1 + ack p50 / p99 / p99.9 µs", (m) => lat(m.latency?.ops["dequeue1+ack"])]);
   rows.push(["latency pinned to one CPU", (m) => (m.latency === undefined ? dash : m.latency.pinned ? "yes" : "no")]);
-  rows.push(["RSS MiB, backlog ready", (m) => mib(m.memory?.afterLoad.rssKiB)]);
-  rows.push(["private MiB, backlog ready", (m) => mib(m.memory?.afterLoad.privateKiB)]);
-  rows.push(["RSS MiB after restart", (m) => mib(m.memory?.afterRestart?.rssKiB)]);
+  const memoryRows = (label: string, pick: (m: ModeResults) => MemoryFigures | undefined) => {
+    rows.push([`RSS MiB, ${label}`, (m) => mib(pick(m)?.rssKiB)]);
+    rows.push([`  RssAnon / RssFile MiB, ${label}`, (m) => pair(pick(m)?.rssAnonKiB, pick(m)?.rssFileKiB)]);
+    rows.push([`  private MiB, ${label}`, (m) => mib(pick(m)?.privateKiB)]);
+  };
+  memoryRows("backlog ready, after the load", (m) => m.memory?.afterLoad);
+  memoryRows("backlog ready, after idle", (m) => m.memory?.afterIdle);
+  memoryRows("after restart", (m) => m.memory?.afterRestart);
   rows.push(["restart (stop): ms to listening / first item", (m) => (m.restart === undefined ? dash : `${num(m.restart.afterStop.listeningMs)} / ${num(m.restart.afterStop.firstItemMs)}`)]);
   rows.push(["restart (kill -9): ms to listening / first item", (m) => (m.restart === undefined ? dash : `${num(m.restart.afterCrash.listeningMs)} / ${num(m.restart.afterCrash.firstItemMs)}`)]);
 
@@ -91,7 +125,8 @@ export function targetTable(checks: TargetCheck[]): string {
   const lines = ["| target | orq | peer | ratio | bound | status |", "|---|---:|---:|---:|---:|---|"];
   for (const c of checks) {
     const bound = `${c.kind === "atLeast" ? "≥" : "≤"} ${c.bound}x`;
-    lines.push(`| ${c.name} | ${num(c.orq, 1)} ${c.unit} | ${num(c.peer, 1)} ${c.unit} | ${c.ratio === null ? dash : `${c.ratio.toFixed(2)}x`} | ${bound} | ${c.status} |`);
+    const status = c.also === undefined ? c.status : `${c.status} (${c.also})`;
+    lines.push(`| ${c.name} | ${num(c.orq, 1)} ${c.unit} | ${num(c.peer, 1)} ${c.unit} | ${c.ratio === null ? dash : `${c.ratio.toFixed(2)}x`} | ${bound} | ${status} |`);
   }
   return lines.join("\n");
 }

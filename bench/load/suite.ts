@@ -32,7 +32,12 @@ export interface ModeResults {
   drain?: ThroughputFigures;
   mixed?: MixedFigures;
   latency?: { pinned: boolean; ops: Record<string, LatencySummary> };
-  memory?: { readyItems: number; afterLoad: MemoryFigures; afterRestart?: MemoryFigures };
+  /**
+   * afterLoad: the moment the load ends; afterIdle: after `idleS` seconds
+   * with no request (orq's idle GC hint has had its chance); afterRestart:
+   * once the restarted server has handed out its first item.
+   */
+  memory?: { readyItems: number; idleS?: number; afterLoad: MemoryFigures; afterIdle?: MemoryFigures; afterRestart?: MemoryFigures };
   restart?: { readyItems: number; afterStop: RestartFigures; afterCrash: RestartFigures };
 }
 
@@ -75,6 +80,9 @@ function freshDir(context: SuiteContext, label: string): { dataDir: string; logP
 }
 
 const rate = (n: number) => Math.round(n).toLocaleString("en-US");
+const mib = (kib: number) => (kib / 1024).toFixed(1);
+const describeMemory = (m: MemoryFigures) =>
+  `RSS ${mib(m.rssKiB)} MiB (anon ${mib(m.rssAnonKiB)}, file ${mib(m.rssFileKiB)}), private ${mib(m.privateKiB)} MiB`;
 
 export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<ModeResults> {
   const { options, log } = context;
@@ -105,13 +113,17 @@ export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<Mo
 
     if (wants("memory")) {
       const afterLoad = readMemory(child.pid);
-      results.memory = { readyItems: load.items, afterLoad };
-      log(`${spec.label} memory with ${load.items} ready: RSS ${(afterLoad.rssKiB / 1024).toFixed(1)} MiB, private ${(afterLoad.privateKiB / 1024).toFixed(1)} MiB`);
+      log(`${spec.label} memory with ${load.items} ready, after the load: ${describeMemory(afterLoad)}`);
+      await Bun.sleep(options.idleS * 1000);
+      const afterIdle = readMemory(child.pid);
+      log(`${spec.label} memory with ${load.items} ready, after ${options.idleS} s idle: ${describeMemory(afterIdle)}`);
+      results.memory = { readyItems: load.items, idleS: options.idleS, afterLoad, afterIdle };
       if (spec.restartable) {
         await child.stop();
         const afterStop = await restart(context, spec, dataDir, logPath);
         child = afterStop.child;
         results.memory.afterRestart = readMemory(child.pid);
+        log(`${spec.label} memory after a restart: ${describeMemory(results.memory.afterRestart)}`);
         await child.kill();
         const afterCrash = await restart(context, spec, dataDir, logPath);
         child = afterCrash.child;

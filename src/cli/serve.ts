@@ -17,6 +17,7 @@ import { systemClock } from "../lib/clock.ts";
 import { defaultLimits, type Limits } from "../limits.ts";
 import { TokenTable } from "../server/auth.ts";
 import { createJsonLogger } from "../server/logger.ts";
+import { IdleGc } from "../server/idle-gc.ts";
 import { OrqServer } from "../server/server.ts";
 import { GroupCommitter } from "../storage/group-commit.ts";
 import { openLmdbStore } from "../storage/lmdb/lmdb-store.ts";
@@ -74,6 +75,23 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
   const engine = Engine.recover({ store, writer, limits, namespaces: config.namespaces, nowMs: clock.nowMs() });
 
   const metrics = createMetrics({ version });
+  // After a burst, a quiet second: ask for a concurrent collection; after ten quiet seconds more, unless memory
+  // has already fallen, collect fully (src/server/idle-gc.ts, docs/OPERATIONS.md). Bun.gc(false) returns in a few ms; Bun.gc(true) blocks until done.
+  const idleGc = new IdleGc({
+    timers: {
+      set: (callback, delayMs) => setTimeout(callback, delayMs).unref(),
+      clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+    },
+    collect: (kind, requests) => {
+      // --idle-gc off never collects; hint skips the blocking stage (an operator who cannot take a pause of up to a few hundred ms).
+      if (config.idleGc === "off" || (kind === "full" && config.idleGc !== "full")) return;
+      const startedMs = monotonicStopwatch.nowMs();
+      Bun.gc(kind === "full");
+      const blockedMs = Math.round((monotonicStopwatch.nowMs() - startedMs) * 100) / 100;
+      logger.debug("idle gc", { kind, requests, blocked_ms: blockedMs });
+    },
+    residentBytes: () => process.memoryUsage.rss(),
+  });
   let server: OrqServer;
   try {
     server = OrqServer.start({
@@ -85,7 +103,10 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
       tokens: new TokenTable(config.tokens),
       serverInfo: { version, nodeId: store.meta.nodeId, shards: store.shardCount },
       logger,
-      onRequestDone: (op, code, durationMs) => metrics.requestDone(op, code, durationMs),
+      onRequestDone: (op, code, durationMs) => {
+        metrics.requestDone(op, code, durationMs);
+        idleGc.noteRequest();
+      },
     });
   } catch (error) {
     process.stderr.write(`orq: cannot listen on ${config.host}:${config.port}: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -143,6 +164,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
       logger.error("shutdown took too long: exiting", { bound_ms: shutdownMsMax });
       process.exit(startupFailureExitCode);
     }, shutdownMsMax);
+    idleGc.stop();
     server.beginDrain();
     await writer.drain();
     await server.whenIdle();

@@ -1,16 +1,18 @@
-// orq's Prometheus metrics: the one file that uses prom-client and spells out
-// its options (metric names, labels, buckets). The server calls
-// `requestDone` once per answered request; commit-sampler.ts calls
+// orq's Prometheus metrics: the one file that spells out their options
+// (metric names, labels, buckets) and owns the prom-client registry. The
+// server calls `requestDone` once per answered request (counted in plain
+// tables by request-metrics.ts, exported at scrape time); commit-sampler.ts calls
 // `commitObserved` once per LMDB commit and `commitTotals` with the writer's
 // running totals; gauges (items, breakers, connections,
 // waiters) are pulled from a snapshot source once per scrape, so the hot path
 // never maintains them. Every label value that could come from a client is
 // bounded here, so a hostile client cannot grow the series set without limit.
 
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from "prom-client";
 import { errorCodes } from "../protocol/error-codes.ts";
 import type { OpName } from "../protocol/wire-types.ts";
 import type { BreakerState } from "../storage/circuit-breaker.ts";
+import { RequestMetrics } from "./request-metrics.ts";
 
 /** Item states as the contract names them (`topics` counts the same five). */
 export type ItemStateName = "ready" | "delayed" | "waiting" | "leased" | "dead";
@@ -142,19 +144,18 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   });
   buildInfo.set({ version: options.version ?? "unknown" }, 1);
 
-  const requests = new Counter({
-    name: "orq_requests_total",
-    help: "Requests answered, by op and result code (OK or the protocol error code).",
-    labelNames: ["op", "code"],
-    registers: [registry],
+  const requests = new RequestMetrics(
+    { ops: Object.keys(knownOps), unknownOp: unknownOpLabel, codes: [...knownCodes], unknownCode: "INTERNAL" },
+    requestDurationBucketsSeconds,
+  );
+  const requestMetrics = requests.scrapeTimeMetrics({
+    requests: "orq_requests_total",
+    requestsHelp: "Requests answered, by op and result code (OK or the protocol error code).",
+    duration: "orq_request_duration_seconds",
+    durationHelp: "Time from a request's arrival to its reply being queued, long-poll waits included.",
   });
-  const requestDuration = new Histogram({
-    name: "orq_request_duration_seconds",
-    help: "Time from a request's arrival to its reply being queued, long-poll waits included.",
-    labelNames: ["op"],
-    buckets: requestDurationBucketsSeconds,
-    registers: [registry],
-  });
+  // The one cast: registerMetric is typed for prom-client's own classes, though the registry only calls get() and reset().
+  for (const metric of requestMetrics) registry.registerMetric(metric as unknown as Metric);
   const commitRecords = new Histogram({
     name: "orq_commit_records",
     help: "Records written per storage commit.",
@@ -262,10 +263,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
 
   return {
     requestDone(op, code, durationMs) {
-      const opLabel = Object.hasOwn(knownOps, op) ? op : unknownOpLabel;
-      const codeLabel = knownCodes.has(code) ? code : "INTERNAL";
-      requests.inc({ op: opLabel, code: codeLabel });
-      requestDuration.observe({ op: opLabel }, durationMs / 1000);
+      requests.record(op, code, durationMs);
     },
     commitObserved(records, writeSets, durationMs) {
       commitRecords.observe(records);

@@ -38,6 +38,7 @@ describe("resolveConfig", () => {
       dataDir: "./data",
       shards: 16,
       durability: "strict",
+      idleGc: "full",
       logLevel: "info",
       maxFrameBytes: 4 * 1024 * 1024,
       configPath: null,
@@ -78,6 +79,9 @@ describe("resolveConfig", () => {
     expect(errorOf(() => resolve({ flags: { durability: "sometimes" } }))).toContain("durability");
     expect(errorOf(() => resolve({ env: { ORQ_LOG_LEVEL: "loud" } }))).toContain("ORQ_LOG_LEVEL");
     expect(resolve({ flags: { logLevel: "debug" } }).logLevel).toBe("debug");
+    expect(resolve({ env: { ORQ_IDLE_GC: "off" } }).idleGc).toBe("off");
+    expect(resolve({ flags: { idleGc: "hint" } }).idleGc).toBe("hint");
+    expect(errorOf(() => resolve({ flags: { idleGc: "sometimes" } }))).toContain("idle");
   });
 
   test("config file: values by snake_case name, JSON types enforced, unknown keys refused", () => {
