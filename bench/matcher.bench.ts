@@ -32,7 +32,8 @@ import {
 } from "../src/engine/matching/index.ts";
 import { TopsHeap } from "../src/engine/matching/index.ts";
 import { PairingHeap } from "../src/lib/pairing-heap.ts";
-import { randomCapabilities, randomRequires, seededRandom } from "../test/engine/matching/random-corpus.ts";
+import { randomCapabilities, randomRequires } from "../test/engine/matching/random-corpus.ts";
+import { seededRandom } from "../test/support/seeded-random.ts";
 
 function requires(raw: unknown): Requires {
   const parsed = parseRequires(raw, "requires", defaultLimits);

@@ -26,7 +26,8 @@ import { Engine } from "../src/engine/engine.ts";
 import { parseCapabilities, parseRequires, satisfies, type Requires } from "../src/engine/matching/index.ts";
 import { GroupCommitter } from "../src/storage/group-commit.ts";
 import { MemoryStore } from "../src/storage/memory/memory-store.ts";
-import { seededRandom } from "../test/engine/matching/random-corpus.ts";
+import { item } from "../test/engine/support/item-input.ts";
+import { seededRandom } from "../test/support/seeded-random.ts";
 
 function argument(name: string, fallback: number): number {
   const at = process.argv.indexOf(`--${name}`);
@@ -73,24 +74,6 @@ function percentile(sorted: Float64Array, fraction: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] as number;
 }
 
-function item(topic: string, priority: number, requires: Record<string, unknown> | null): EnqueueItemInput {
-  return {
-    topic,
-    priority,
-    payload: new Uint8Array(0),
-    metadata: new Uint8Array(0),
-    deliverAtMs: null,
-    delayMs: null,
-    leaseMs: null,
-    ttlMs: null,
-    delivery: "at_least_once",
-    maxAttempts: 10,
-    requires,
-    after: null,
-    key: null,
-  };
-}
-
 async function runConfiguration(signatureCount: number): Promise<void> {
   const random = seededRandom(signatureCount + 1);
   const corpus = signatureCorpus();
@@ -119,7 +102,7 @@ async function runConfiguration(signatureCount: number): Promise<void> {
     const batch: EnqueueItemInput[] = [];
     for (let i = 0; i < perTopic; i++) {
       const requires = noRequires ? null : (signatures[Math.floor(random() * signatureCount)] as Record<string, unknown>);
-      batch.push(item(`t${t}`, Math.floor(random() * 1000), requires));
+      batch.push(item(`t${t}`, { priority: Math.floor(random() * 1000), requires }));
     }
     const result = engine.enqueue(ns, batch, clock.nowMs());
     if (!result.ok) throw new Error(`enqueue failed: ${result.failure.message}`);

@@ -14,34 +14,14 @@ import { bench, group, run, summary } from "mitata";
 import { openLmdbStore } from "../src/storage/lmdb/lmdb-store.ts";
 import type { ItemRecord } from "../src/storage/record.ts";
 import type { CommitBatch, Durability, Store } from "../src/storage/store.ts";
+import { pendingItemRecord } from "../test/storage/record-fixtures.ts";
 
 /** Keys cycle below this so the database stays a fixed size however long mitata runs. */
 const keySpace = 200_000;
 const shards = 16;
 
 function record(index: number): ItemRecord {
-  return {
-    ns: "bench",
-    topic: `topic-${index % 10}`,
-    priority: index % 100,
-    payload: new Uint8Array(100).fill(index & 0xff),
-    metadata: new Uint8Array(0),
-    enqueuedAtMs: 1_700_000_000_000 + index,
-    deliverAtMs: 1_700_000_000_000 + index,
-    leaseMs: 30_000,
-    ttlExpiresAtMs: null,
-    delivery: "at_least_once",
-    maxAttempts: 10,
-    attempt: 0,
-    deliveries: 0,
-    leaseBoot: 0,
-    state: "pending",
-    leaseExpiresAtMs: null,
-    deadReason: null,
-    requires: null,
-    after: null,
-    key: null,
-  };
+  return pendingItemRecord("bench", `topic-${index % 10}`, index % 100, new Uint8Array(100).fill(index & 0xff), 1_700_000_000_000 + index);
 }
 
 const dirs: string[] = [];

@@ -15,34 +15,14 @@ import { quantile } from "../src/storage/commit-stats.ts";
 import { GroupCommitter } from "../src/storage/group-commit.ts";
 import { openLmdbStore } from "../src/storage/lmdb/lmdb-store.ts";
 import type { ItemRecord } from "../src/storage/record.ts";
+import { pendingItemRecord } from "../test/storage/record-fixtures.ts";
 
 const secondsPerRun = Number(process.argv[2] ?? 2);
 const shards = 16;
 const stopwatch = { nowMs: () => performance.now() };
 
 function record(key: number): ItemRecord {
-  return {
-    ns: "bench",
-    topic: `topic-${key % 10}`,
-    priority: key % 100,
-    payload: new Uint8Array(100).fill(key & 0xff),
-    metadata: new Uint8Array(0),
-    enqueuedAtMs: 1_700_000_000_000,
-    deliverAtMs: 1_700_000_000_000,
-    leaseMs: 30_000,
-    ttlExpiresAtMs: null,
-    delivery: "at_least_once",
-    maxAttempts: 10,
-    attempt: 0,
-    deliveries: 0,
-    leaseBoot: 0,
-    state: "pending",
-    leaseExpiresAtMs: null,
-    deadReason: null,
-    requires: null,
-    after: null,
-    key: null,
-  };
+  return pendingItemRecord("bench", `topic-${key % 10}`, key % 100, new Uint8Array(100).fill(key & 0xff), 1_700_000_000_000);
 }
 
 for (const durability of ["strict", "relaxed"] as const) {

@@ -11,34 +11,14 @@ import { join } from "node:path";
 import { openLmdbStore } from "../src/storage/lmdb/lmdb-store.ts";
 import type { ItemRecord } from "../src/storage/record.ts";
 import type { CommitBatch } from "../src/storage/store.ts";
+import { pendingItemRecord } from "../test/storage/record-fixtures.ts";
 
 const itemCount = Number(process.argv[2] ?? 1_000_000);
 const shards = 16;
 const commitRecords = 10_000;
 
 function record(index: number): ItemRecord {
-  return {
-    ns: "bench",
-    topic: `topic-${index % 100}`,
-    priority: index % 1000,
-    payload: new Uint8Array(100).fill(index & 0xff),
-    metadata: new Uint8Array(0),
-    enqueuedAtMs: 1_700_000_000_000 + index,
-    deliverAtMs: 1_700_000_000_000 + index,
-    leaseMs: 30_000,
-    ttlExpiresAtMs: null,
-    delivery: "at_least_once",
-    maxAttempts: 10,
-    attempt: 0,
-    deliveries: 0,
-    leaseBoot: 0,
-    state: "pending",
-    leaseExpiresAtMs: null,
-    deadReason: null,
-    requires: null,
-    after: null,
-    key: null,
-  };
+  return pendingItemRecord("bench", `topic-${index % 100}`, index % 1000, new Uint8Array(100).fill(index & 0xff), 1_700_000_000_000 + index);
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), "orq-recovery-"));

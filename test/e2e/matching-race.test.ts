@@ -22,21 +22,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { OrqClient, type Delivery, type ItemState } from "../../src/client/index.ts";
 import { ServerProcess } from "../support/server-process.ts";
+import { seededRandom } from "../support/seeded-random.ts";
 
 const seed = Number(process.env.ORQ_TEST_SEED ?? Math.floor(Math.random() * 2 ** 31));
 console.log(`matching-race seed ${seed} (replay with ORQ_TEST_SEED=${seed})`);
-
-/** mulberry32: small, seedable, good enough to pick test actions. */
-function makeRandom(start: number): () => number {
-  let state = start >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // ---- The contract's matching table, evaluated independently. ----
 
@@ -322,8 +311,8 @@ async function runRound(round: number, random: () => number): Promise<void> {
   const setup = await connect();
   const producerClients = await Promise.all(Array.from({ length: producerCount }, () => connect()));
   const consumerClients = await Promise.all(Array.from({ length: consumerCount }, () => connect()));
-  const consumers = consumerClients.map((c, i) => consumer(c, workerKinds[i % workerKinds.length]!, makeRandom(seed + round * 1000 + i)));
-  const producers = producerClients.map((c, i) => producer(c, makeRandom(seed + round * 1000 + 500 + i)));
+  const consumers = consumerClients.map((c, i) => consumer(c, workerKinds[i % workerKinds.length]!, seededRandom(seed + round * 1000 + i)));
+  const producers = producerClients.map((c, i) => producer(c, seededRandom(seed + round * 1000 + 500 + i)));
   const stopOnFailure = Promise.all([...consumers, ...producers]).catch((error: unknown) => {
     stop = true;
     throw error;
@@ -433,7 +422,7 @@ describe("matching race", () => {
   test(
     "exclusive, requirement-respecting, lossless delivery across 24 racing workers and 4 producers",
     async () => {
-      const random = makeRandom(seed);
+      const random = seededRandom(seed);
       const rounds = 4;
       for (let round = 0; round < rounds; round++) await runRound(round, random);
     },

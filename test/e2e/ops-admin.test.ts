@@ -6,39 +6,14 @@
 // item states and limit, redrive of some ids and of all (attempts reset), and
 // stats' counters, gauges, snake_case fields and user-chosen names unchanged.
 
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { RawConnection, type ReplyMap } from "../support/raw-connection.ts";
-import { ServerProcess } from "../support/server-process.ts";
+import { describe, expect, test } from "bun:test";
+import { startE2eSession, type Delivery } from "../support/e2e-session.ts";
+import { RawConnection } from "../support/raw-connection.ts";
 
-let server: ServerProcess;
-let conn: RawConnection;
+const session = startE2eSession(["--shards", "4"]);
+const { ok, enqueue, dequeue } = session;
 
-beforeAll(async () => {
-  server = await ServerProcess.start({ args: ["--shards", "4"] });
-  conn = await RawConnection.connect(server.port);
-});
-
-afterAll(async () => {
-  conn?.close();
-  await server?.cleanup();
-});
-
-async function ok(request: Record<string, unknown>): Promise<ReplyMap> {
-  const reply = await conn.call(request);
-  if (!reply.ok) throw new Error(`${String(request.op)} failed: ${JSON.stringify(reply.error)}`);
-  return reply;
-}
-
-async function enqueue(ns: string, items: Array<Record<string, unknown>>): Promise<string[]> {
-  return (await ok({ op: "enqueue", ns, items })).ids as string[];
-}
-
-type Delivery = { id: string; attempt: number; receipt: string };
 type Counts = { topic: string; ready: number; delayed: number; waiting: number; leased: number; dead: number };
-
-async function dequeue(ns: string, topics: Array<{ topic: string; count?: number }>, extra: Record<string, unknown> = {}): Promise<Delivery[]> {
-  return (await ok({ op: "dequeue", ns, topics, ...extra })).items as Delivery[];
-}
 
 async function topicsOf(ns: string, query: Record<string, unknown> = {}): Promise<{ topics: Counts[]; next?: string }> {
   const reply = await ok({ op: "topics", ns, ...query });
@@ -119,7 +94,7 @@ describe("topics", () => {
     expect(second.topics.map((t) => t.topic)).toEqual(["a/10", "a/2"]);
     // A limit above the page maximum is lowered (not an error); 0 is BAD_REQUEST.
     expect((await topicsOf(ns, { limit: 1_000_000 })).topics.length).toBe(names.length);
-    expect((await conn.call({ op: "topics", ns, limit: 0 })).error).toMatchObject({ code: "BAD_REQUEST", details: { field: "limit" } });
+    expect((await session.conn.call({ op: "topics", ns, limit: 0 })).error).toMatchObject({ code: "BAD_REQUEST", details: { field: "limit" } });
   });
 
   test("more topics than one page of 1,000: next continues to the rest", async () => {
@@ -180,7 +155,7 @@ describe("dead letters and redrive", () => {
     expect(again.map((d) => d.attempt)).toEqual([1, 1]);
     await ok({ op: "ack", ns, receipts: again.map((d) => d.receipt) });
     // Redrive all while a worker is parked on the topic.
-    const waiter = await RawConnection.connect(server.port);
+    const waiter = await RawConnection.connect(session.server.port);
     const parked = waiter.send({ op: "dequeue", ns, topics: [{ topic: "t", count: 10 }], wait_ms: 30_000 });
     await waiter.call({ op: "ping" });
     expect(await ok({ op: "redrive", ns, topic: "t" })).toMatchObject({ redriven: 3 });

@@ -7,44 +7,13 @@
 // Waiting for time to pass is done by long-polling the server (a dequeue with
 // wait_ms on an item delayed past the deadline of interest), never by sleeping.
 
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { RawConnection, type ReplyMap } from "../support/raw-connection.ts";
+import { describe, expect, test } from "bun:test";
+import { startE2eSession, type Delivery, type State } from "../support/e2e-session.ts";
+import { RawConnection } from "../support/raw-connection.ts";
 import { ServerProcess } from "../support/server-process.ts";
 
-let server: ServerProcess;
-let conn: RawConnection;
-
-beforeAll(async () => {
-  server = await ServerProcess.start({ args: ["--shards", "4"] });
-  conn = await RawConnection.connect(server.port);
-});
-
-afterAll(async () => {
-  conn?.close();
-  await server?.cleanup();
-});
-
-async function ok(request: Record<string, unknown>): Promise<ReplyMap> {
-  const reply = await conn.call(request);
-  if (!reply.ok) throw new Error(`${String(request.op)} failed: ${JSON.stringify(reply.error)}`);
-  return reply;
-}
-
-async function enqueue(ns: string, items: Array<Record<string, unknown>>): Promise<string[]> {
-  return (await ok({ op: "enqueue", ns, items })).ids as string[];
-}
-
-type Delivery = { id: string; topic: string; priority: number; payload: Uint8Array; metadata: Uint8Array; attempt: number; receipt: string; lease_expires_at_ms: number; enqueued_at_ms: number };
-/** An item state as get returns it; get's entries may also be null (checked with toBeNull). */
-type State = { id: string; state: string } & Record<string, any>;
-
-async function dequeue(ns: string, topics: Array<{ topic: string; count?: number }>, extra: Record<string, unknown> = {}): Promise<Delivery[]> {
-  return (await ok({ op: "dequeue", ns, topics, ...extra })).items as Delivery[];
-}
-
-async function get(ns: string, ids: string[]): Promise<State[]> {
-  return (await ok({ op: "get", ns, ids })).items as State[];
-}
+const session = startE2eSession(["--shards", "4"]);
+const { ok, enqueue, dequeue, get } = session;
 
 async function nowMs(): Promise<number> {
   return (await ok({ op: "ping" })).now_ms as number;
@@ -208,7 +177,7 @@ describe("enqueue", () => {
     expect(states.map((s) => s.state)).toEqual(["ready", "delayed"]);
     expect(states[0]!.deliver_at_ms).toBe(now - 10_000);
     expect(states[1]!.deliver_at_ms).toBe(now + 60_000);
-    const both = await conn.call({ op: "enqueue", ns, items: [{ topic: "t" }, { topic: "t", delay_ms: 1, deliver_at_ms: now }] });
+    const both = await session.conn.call({ op: "enqueue", ns, items: [{ topic: "t" }, { topic: "t", delay_ms: 1, deliver_at_ms: now }] });
     expect(both.error).toMatchObject({ code: "BAD_REQUEST", details: { field: "items[1].deliver_at_ms", index: 1 } });
   });
 
@@ -305,9 +274,9 @@ describe("enqueue", () => {
     await ok({ op: "ack", ns, receipts: [deps[0]!.receipt] });
     expect(((await get(ns, [child!]))[0] as State).state).toBe("waiting");
     // A parked dequeue is woken by the last dependency's ack.
-    const parked = conn.send({ op: "dequeue", ns, topics: [{ topic: "t" }], wait_ms: 30_000 });
+    const parked = session.conn.send({ op: "dequeue", ns, topics: [{ topic: "t" }], wait_ms: 30_000 });
     await ok({ op: "ack", ns, receipts: [deps[1]!.receipt] });
-    const woke = await conn.reply(parked);
+    const woke = await session.conn.reply(parked);
     expect((woke.items as Delivery[]).map((d) => d.id)).toEqual([child!]);
     // Acked dependencies are satisfied at once.
     const [late] = await enqueue(ns, [{ topic: "t2", after: [a!] }]);
@@ -328,7 +297,7 @@ describe("enqueue", () => {
     expect(dead2).toMatchObject({ state: "dead" });
     expect(dead2.dead_reason).toContain(fragile!);
     // An id of another namespace counts as unknown.
-    const foreign = await conn.call({ op: "enqueue", ns: "enq-after-other", items: [{ topic: "t", after: [a!] }] });
+    const foreign = await session.conn.call({ op: "enqueue", ns: "enq-after-other", items: [{ topic: "t", after: [a!] }] });
     expect(foreign.error!.code).toBe("NOT_FOUND");
   });
 });

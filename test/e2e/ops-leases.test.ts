@@ -7,44 +7,12 @@
 // states (ready, delayed, waiting, leased, dead, ended with each outcome, null).
 // Time passes by long-polling the server, never by sleeping in the test.
 
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { RawConnection, type ReplyMap } from "../support/raw-connection.ts";
-import { ServerProcess } from "../support/server-process.ts";
+import { describe, expect, test } from "bun:test";
+import { startE2eSession, type Delivery, type State } from "../support/e2e-session.ts";
+import { RawConnection } from "../support/raw-connection.ts";
 
-let server: ServerProcess;
-let conn: RawConnection;
-
-beforeAll(async () => {
-  server = await ServerProcess.start({ args: ["--shards", "4"] });
-  conn = await RawConnection.connect(server.port);
-});
-
-afterAll(async () => {
-  conn?.close();
-  await server?.cleanup();
-});
-
-async function ok(request: Record<string, unknown>, via: RawConnection = conn): Promise<ReplyMap> {
-  const reply = await via.call(request);
-  if (!reply.ok) throw new Error(`${String(request.op)} failed: ${JSON.stringify(reply.error)}`);
-  return reply;
-}
-
-async function enqueue(ns: string, items: Array<Record<string, unknown>>): Promise<string[]> {
-  return (await ok({ op: "enqueue", ns, items })).ids as string[];
-}
-
-type Delivery = { id: string; topic: string; priority: number; payload: Uint8Array; metadata: Uint8Array; attempt: number; receipt: string; lease_expires_at_ms: number; enqueued_at_ms: number };
-/** An item state as get returns it; get's entries may also be null (checked with toBeNull). */
-type State = { id: string; state: string } & Record<string, any>;
-
-async function dequeue(ns: string, topics: Array<{ topic: string; count?: number }>, extra: Record<string, unknown> = {}): Promise<Delivery[]> {
-  return (await ok({ op: "dequeue", ns, topics, ...extra })).items as Delivery[];
-}
-
-async function get(ns: string, ids: string[]): Promise<State[]> {
-  return (await ok({ op: "get", ns, ids })).items as State[];
-}
+const session = startE2eSession(["--shards", "4"]);
+const { ok, enqueue, dequeue, get } = session;
 
 /** Returns once the server's clock has moved `delayMs` past now (a delayed marker item, long-polled). */
 async function serverTimePasses(ns: string, delayMs: number): Promise<void> {
@@ -81,7 +49,7 @@ describe("dequeue", () => {
   test("with nothing ready and wait_ms: answers empty at the timeout, or with the item an enqueue brings", async () => {
     const ns = "dq-wait";
     expect(await dequeue(ns, [{ topic: "t" }], { wait_ms: 50 })).toEqual([]);
-    const waiter = await RawConnection.connect(server.port);
+    const waiter = await RawConnection.connect(session.server.port);
     const parked = waiter.send({ op: "dequeue", ns, topics: [{ topic: "t", count: 5 }, { topic: "u" }], wait_ms: 30_000 });
     expect((await ok({ op: "ping" }, waiter)).ok).toBe(true); // the parked dequeue does not hold up a ping
     const [id] = await enqueue(ns, [{ topic: "u" }]);
@@ -93,7 +61,7 @@ describe("dequeue", () => {
   test("a parked dequeue whose connection closed takes nothing: a later enqueue stays ready for others", async () => {
     const ns = "dq-closed";
     await enqueue(ns, [{ topic: "other" }]); // a namespace exists from its first enqueue; stats then shows it
-    const gone = await RawConnection.connect(server.port);
+    const gone = await RawConnection.connect(session.server.port);
     gone.send({ op: "dequeue", ns, topics: [{ topic: "t" }], wait_ms: 60_000 });
     await ok({ op: "ping" }, gone);
     const parkedWaiters = async (): Promise<number> => {
@@ -112,16 +80,16 @@ describe("dequeue", () => {
 
   test("pipelined on one connection, enqueue then dequeue: a long-poll dequeue gets the item once it is stored", async () => {
     const ns = "dq-pipelined";
-    const e = conn.send({ op: "enqueue", ns, items: [{ topic: "t" }] });
-    const d = conn.send({ op: "dequeue", ns, topics: [{ topic: "t" }], wait_ms: 30_000 });
-    const ids = (await conn.reply(e)).ids as string[];
-    expect(((await conn.reply(d)).items as Delivery[]).map((x) => x.id)).toEqual(ids);
+    const e = session.conn.send({ op: "enqueue", ns, items: [{ topic: "t" }] });
+    const d = session.conn.send({ op: "dequeue", ns, topics: [{ topic: "t" }], wait_ms: 30_000 });
+    const ids = (await session.conn.reply(e)).ids as string[];
+    expect(((await session.conn.reply(d)).items as Delivery[]).map((x) => x.id)).toEqual(ids);
   });
 
   test("two parked dequeues and two items: one item each", async () => {
     const ns = "dq-fair";
-    const w1 = await RawConnection.connect(server.port);
-    const w2 = await RawConnection.connect(server.port);
+    const w1 = await RawConnection.connect(session.server.port);
+    const w2 = await RawConnection.connect(session.server.port);
     const p1 = w1.send({ op: "dequeue", ns, topics: [{ topic: "t", count: 1 }], wait_ms: 30_000 });
     await ok({ op: "ping" }, w1);
     const p2 = w2.send({ op: "dequeue", ns, topics: [{ topic: "t", count: 1 }], wait_ms: 30_000 });

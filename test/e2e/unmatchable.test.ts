@@ -7,29 +7,12 @@
 // count as orq_items_unmatchable{ns,topic}. Also checked without a server:
 // the stats key converter itself.
 
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { statsToWire } from "../../src/server/ops/stats.ts";
-import { RawConnection, type ReplyMap } from "../support/raw-connection.ts";
-import { ServerProcess } from "../support/server-process.ts";
+import { startE2eSession } from "../support/e2e-session.ts";
 
-let server: ServerProcess;
-let conn: RawConnection;
-
-beforeAll(async () => {
-  server = await ServerProcess.start({ args: ["--shards", "2"] });
-  conn = await RawConnection.connect(server.port);
-});
-
-afterAll(async () => {
-  conn?.close();
-  await server?.cleanup();
-});
-
-async function ok(request: Record<string, unknown>): Promise<ReplyMap> {
-  const reply = await conn.call(request);
-  if (!reply.ok) throw new Error(`${String(request.op)} failed: ${JSON.stringify(reply.error)}`);
-  return reply;
-}
+const session = startE2eSession(["--shards", "2"]);
+const { ok } = session;
 
 type Unmatchable = { asked: boolean; askers: number; items: number; signatures: Array<{ requires: Record<string, unknown>; items: number }>; signatures_truncated: boolean };
 
@@ -68,7 +51,7 @@ describe("unmatchable items over the wire", () => {
     expect(frames2).toMatchObject({ askers: 2, items: 1, signatures: [{ requires: { gpuModel: { in: ["a", "b"] } }, items: 1 }] });
 
     // The same count as a Prometheus gauge on the HTTP side port.
-    const line = server.stdoutLines.find((l) => l.startsWith("orq http on "));
+    const line = session.server.stdoutLines.find((l) => l.startsWith("orq http on "));
     const match = line === undefined ? null : /^orq http on (.+):(\d+)$/.exec(line);
     expect(match).not.toBeNull();
     const text = await (await fetch(`http://${match![1]}:${match![2]}/metrics`)).text();

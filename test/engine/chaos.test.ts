@@ -7,17 +7,7 @@
 import { expect, test } from "bun:test";
 import { parseReceipt } from "../../src/engine/ids.ts";
 import { Harness, item } from "./support/harness.ts";
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from "../support/seeded-random.ts";
 
 const seeds = process.env.ORQ_CHAOS_SEED !== undefined ? [Number(process.env.ORQ_CHAOS_SEED)] : [21, 22, 23];
 const steps = 1500;
@@ -37,7 +27,7 @@ async function settled(p: Promise<void> | null): Promise<boolean> {
 }
 
 async function run(seed: number): Promise<void> {
-  const r = rng(seed);
+  const r = seededRandom(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
   const h = new Harness({ shards: 3 });
   const stored: string[] = [];

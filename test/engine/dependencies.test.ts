@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { AssertionError } from "../../src/lib/assert.ts";
 import { classifyAfter, DependencyGraph, type DependencyStatus } from "../../src/engine/dependencies.ts";
-import { seededRandom } from "./matching/random-corpus.ts";
+import { seededRandom } from "../support/seeded-random.ts";
 
 const afterIdsMax = 100;
 

@@ -9,17 +9,7 @@
 import { expect, test } from "bun:test";
 import type { DeliveryMode } from "../../src/engine/api.ts";
 import { Harness, item, unwrap } from "./support/harness.ts";
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from "../support/seeded-random.ts";
 
 type ModelState = "pending" | "waiting" | "leased" | "dead" | "ended";
 
@@ -136,7 +126,7 @@ const seeds = seedFromEnv !== undefined ? [Number(seedFromEnv)] : [1, 2, 3, 4];
 const steps = stepsFromEnv !== undefined ? Number(stepsFromEnv) : 3000;
 
 async function run(seed: number): Promise<void> {
-  const r = rng(seed);
+  const r = seededRandom(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
   const h = new Harness({ shards: 3 });
   const model = new Model();

@@ -4,20 +4,10 @@
 
 import { describe, expect, test } from "bun:test";
 import { HeapNode, PairingHeap } from "../../src/lib/pairing-heap.ts";
+import { seededRandom } from "../support/seeded-random.ts";
 
 type Entry = { k: number; seq: number };
 const less = (a: Entry, b: Entry) => a.k < b.k || (a.k === b.k && a.seq < b.seq);
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe("PairingHeap", () => {
   test("empty", () => {
@@ -53,7 +43,7 @@ describe("PairingHeap", () => {
 
   test("many entries pop sorted; ties keep insertion order via the comparator", () => {
     const h = new PairingHeap<Entry>(less);
-    const r = rng(1);
+    const r = seededRandom(1);
     const all: Entry[] = [];
     for (let i = 0; i < 5000; i++) {
       const e = { k: Math.floor(r() * 50), seq: i };
@@ -102,7 +92,7 @@ describe("PairingHeap", () => {
 
   for (const seed of [11, 12, 13]) {
     test(`fuzz against a sorted array, seed ${seed}`, () => {
-      const r = rng(seed);
+      const r = seededRandom(seed);
       const h = new PairingHeap<Entry>(less);
       const live = new Map<Entry, HeapNode<Entry>>();
       let seq = 0;

@@ -4,15 +4,21 @@
 
 import type { ItemRecord, MetaRecord, OutcomeRecord } from "../../src/storage/record.ts";
 
-export function itemRecord(overrides: Partial<ItemRecord> = {}): ItemRecord {
+/**
+ * A fresh pending item as enqueue stores it (no lease, TTL, requirements,
+ * dependencies or key; deliverable when enqueued). The storage tests and the
+ * storage benchmarks build their records from it; positional arguments keep
+ * the benchmarks' per-record cost to the one object literal.
+ */
+export function pendingItemRecord(ns: string, topic: string, priority: number, payload: Uint8Array, enqueuedAtMs: number): ItemRecord {
   return {
-    ns: "billing",
-    topic: "invoices",
-    priority: 5,
-    payload: new Uint8Array([1, 2, 3, 4]),
+    ns,
+    topic,
+    priority,
+    payload,
     metadata: new Uint8Array(0),
-    enqueuedAtMs: 1_700_000_000_000,
-    deliverAtMs: 1_700_000_000_000,
+    enqueuedAtMs,
+    deliverAtMs: enqueuedAtMs,
     leaseMs: 30_000,
     ttlExpiresAtMs: null,
     delivery: "at_least_once",
@@ -26,8 +32,11 @@ export function itemRecord(overrides: Partial<ItemRecord> = {}): ItemRecord {
     requires: null,
     after: null,
     key: null,
-    ...overrides,
   };
+}
+
+export function itemRecord(overrides: Partial<ItemRecord> = {}): ItemRecord {
+  return { ...pendingItemRecord("billing", "invoices", 5, new Uint8Array([1, 2, 3, 4]), 1_700_000_000_000), ...overrides };
 }
 
 export function fullItemRecord(): ItemRecord {

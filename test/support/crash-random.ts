@@ -3,20 +3,18 @@
 // schedule (kill delays, batch sizes, which deliveries get acked); the exact
 // moment a SIGKILL lands still depends on the machine's timing.
 
+import { seededRandom } from "./seeded-random.ts";
+
 export class CrashRandom {
-  private state: number;
+  private readonly draw: () => number;
 
   constructor(readonly seed: number) {
-    this.state = seed >>> 0;
+    this.draw = seededRandom(seed);
   }
 
   /** Uniform in [0, 1). */
   next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    return this.draw();
   }
 
   /** Integer in [min, max], both included. */

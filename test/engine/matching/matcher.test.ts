@@ -17,7 +17,8 @@ import {
   type Capabilities,
   type Requires,
 } from "../../../src/engine/matching/index.ts";
-import { randomCapabilities, randomRequires, seededRandom } from "./random-corpus.ts";
+import { seededRandom } from "../../support/seeded-random.ts";
+import { randomCapabilities, randomRequires } from "./random-corpus.ts";
 
 function requires(raw: unknown): Requires {
   const parsed = parseRequires(raw, "requires", defaultLimits);

@@ -1,18 +1,7 @@
-// A seeded generator of random requirements and capability maps over a small
-// feature and value pool, so that matches and misses are both common. Shared
-// by the matcher tests and the matcher benchmark.
-
-export function seededRandom(seed: number): () => number {
-  // mulberry32: small, fast, and good enough to spread test cases.
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// Random requirements and capability maps over a small feature and value
+// pool, so that matches and misses are both common, drawn from a caller's
+// seeded generator (test/support/seeded-random.ts). Shared by the matcher
+// tests and the matcher benchmark.
 
 const featurePool = ["os", "arch", "gpu", "mem", "zone", "tags", "cores", "fast"];
 const valuePool: Array<string | number | boolean> = ["linux", "arm", "x86", "a100", "t4", 4, 8, 8.5, 16, 32, true, false, "8"];

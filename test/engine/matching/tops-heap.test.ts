@@ -8,7 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { AssertionError } from "../../../src/lib/assert.ts";
 import { TopsHeap } from "../../../src/engine/matching/index.ts";
 import { walkTooLong } from "../../../src/engine/matching/tops-heap.ts";
-import { seededRandom } from "./random-corpus.ts";
+import { seededRandom } from "../../support/seeded-random.ts";
 
 type Top = { priority: number; deliverAtMs: number; order: number };
 

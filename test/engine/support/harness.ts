@@ -10,26 +10,9 @@ import { Engine } from "../../../src/engine/engine.ts";
 import { GroupCommitter } from "../../../src/storage/group-commit.ts";
 import { MemoryStore } from "../../../src/storage/memory/memory-store.ts";
 
-export const startMs = 1_700_000_000_000;
+export { item } from "./item-input.ts";
 
-export function item(topic: string, overrides: Partial<EnqueueItemInput> = {}): EnqueueItemInput {
-  return {
-    topic,
-    priority: 0,
-    payload: new Uint8Array(0),
-    metadata: new Uint8Array(0),
-    deliverAtMs: null,
-    delayMs: null,
-    leaseMs: null,
-    ttlMs: null,
-    delivery: "at_least_once",
-    maxAttempts: 10,
-    requires: null,
-    after: null,
-    key: null,
-    ...overrides,
-  };
-}
+export const startMs = 1_700_000_000_000;
 
 export function take(topics: Array<[string, number]>, overrides: Partial<DequeueInput> = {}): DequeueInput {
   return { topics: topics.map(([topic, count]) => ({ topic, count })), capabilities: null, waitMs: 0, leaseMs: null, owner: 1, ...overrides };
