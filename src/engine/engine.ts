@@ -148,6 +148,11 @@ export class Engine implements EngineApi {
     return adminOps.redrive(this.ctx, nsName, topicName, ids, nowMs);
   }
 
+  /** Live items (dead letters included): what recovery loaded, for the server's start-up decisions. */
+  get itemCount(): number {
+    return this.s.items.size;
+  }
+
   stats(namespaces: string[] | null, nowMs: number): Record<string, unknown> {
     return buildStats({
       nowMs,
