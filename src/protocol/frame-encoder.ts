@@ -1,15 +1,21 @@
 // Encodes one value as one frame: a 4-byte big-endian length, then the
 // MessagePack body. One Encoder is reused; the result is a fresh buffer the
 // caller owns (the encoder's own buffer is overwritten by the next call).
+// Dequeue and ack replies (DeliveriesReply, AckReply) take the hand-written
+// path in reply-encoder.ts; everything else goes through @msgpack/msgpack.
 
 import type { Encoder } from "@msgpack/msgpack";
 import { createEncoder } from "./msgpack-codec.ts";
 import { frameHeaderBytes } from "./frame-decoder.ts";
+import { AckReply, DeliveriesReply, ReplyEncoder } from "./reply-encoder.ts";
 
 export class FrameEncoder {
   private readonly encoder: Encoder<undefined> = createEncoder();
+  private replies: ReplyEncoder | null = null;
 
   encode(value: unknown): Uint8Array {
+    if (value instanceof DeliveriesReply) return this.replyEncoder().deliveriesFrame(value.id, value.items);
+    if (value instanceof AckReply) return this.replyEncoder().ackFrame(value.id, value.acked, value.stale);
     const body = this.encoder.encodeSharedRef(value);
     const frame = new Uint8Array(frameHeaderBytes + body.length);
     const length = body.length;
@@ -19,5 +25,11 @@ export class FrameEncoder {
     frame[3] = length & 0xff;
     frame.set(body, frameHeaderBytes);
     return frame;
+  }
+
+  /** Built on first use: clients never send these replies. */
+  private replyEncoder(): ReplyEncoder {
+    if (this.replies === null) this.replies = new ReplyEncoder();
+    return this.replies;
   }
 }

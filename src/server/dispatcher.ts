@@ -12,6 +12,7 @@ import type { EngineApi } from "../engine/api.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Limits } from "../limits.ts";
 import { createRequestDecoder, isPlainMap, type RequestDecoder } from "../protocol/msgpack-codec.ts";
+import { AckReply, DeliveriesReply } from "../protocol/reply-encoder.ts";
 import { requestIdMax, type WireError } from "../protocol/wire-types.ts";
 import { scopeAllows, type TokenTable } from "./auth.ts";
 import { failureToWire, thrownToWire } from "./error-mapping.ts";
@@ -179,6 +180,11 @@ export class Dispatcher {
 }
 
 function okReply(id: number, value: Source): Source {
+  // The hand-encoded replies already hold `ok` and a slot for the id, in wire order.
+  if (value instanceof DeliveriesReply || value instanceof AckReply) {
+    value.id = id;
+    return value;
+  }
   return Object.assign({ id, ok: true }, value);
 }
 

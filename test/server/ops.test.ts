@@ -8,6 +8,7 @@
 import { describe, expect, test } from "bun:test";
 import { defaultLimits } from "../../src/limits.ts";
 import { WholeFloat } from "../../src/protocol/msgpack-codec.ts";
+import { AckReply, DeliveriesReply } from "../../src/protocol/reply-encoder.ts";
 import type { OpOutcome } from "../../src/server/op-types.ts";
 import { opTable } from "../../src/server/op-table.ts";
 import type { EnqueueItemInput, DequeueInput } from "../../src/engine/api.ts";
@@ -180,7 +181,7 @@ describe("dequeue", () => {
 
   test("converts to DequeueInput with the connection as owner", () => {
     const { outcome, engine, ctx } = dequeue({ wait_ms: 100, lease_ms: 500, capabilities: { gpu: new WholeFloat(2) } });
-    expect(expectReply(outcome)).toEqual({ items: [] });
+    expect(expectReply(outcome)).toEqual(new DeliveriesReply([]));
     const input = engine.callsOf("dequeue")[0]!.args[1] as DequeueInput;
     expect(input).toEqual({ topics: [{ topic: "t", count: 1 }], capabilities: { gpu: 2 }, waitMs: 100, leaseMs: 500, owner: ctx.session.connectionId });
   });
@@ -217,7 +218,7 @@ describe("dequeue", () => {
     const outcome = opTable.dequeue.handle({ topics: [{ topic: "t" }], wait_ms: 1000 }, "ns1", ctx);
     expect(outcome.kind).toBe("parked");
     ctx.engine.releaseWaiters();
-    if (outcome.kind === "parked") expect(await outcome.waiter).toEqual({ kind: "reply", value: { items: [] }, durable: null });
+    if (outcome.kind === "parked") expect(await outcome.waiter).toEqual({ kind: "reply", value: new DeliveriesReply([]), durable: null });
   });
 
   test("deliveries are encoded in snake_case", () => {
@@ -259,7 +260,7 @@ describe("receipt and id batches: ack, nack, extend, cancel, get", () => {
   });
 
   test("ack reply", () => {
-    expect(expectReply(run("ack", { receipts: ["a", "b"] }).outcome)).toEqual({ acked: 2, stale: [] });
+    expect(expectReply(run("ack", { receipts: ["a", "b"] }).outcome)).toEqual(new AckReply(2, []));
   });
 
   test("nack: items with receipt, delay_ms, metadata", () => {

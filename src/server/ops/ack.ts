@@ -1,6 +1,7 @@
 // ack: end each delivery named by a receipt (outcome "acked"); receipts whose
 // delivery already ended are listed as stale.
 
+import { AckReply } from "../../protocol/reply-encoder.ts";
 import { failed, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import { RequestReader, type Source } from "../request-reader.ts";
 
@@ -15,6 +16,6 @@ export const ackOp: OpSpec = {
     const result = ctx.engine.ack(ns!, receipts, ctx.nowMs);
     if (!result.ok) return failed(result.failure);
     const { value, durable } = result.value;
-    return reply({ acked: value.acked, stale: value.stale }, durable);
+    return reply(new AckReply(value.acked, value.stale), durable);
   },
 };

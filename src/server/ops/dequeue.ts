@@ -4,6 +4,8 @@
 
 import type { Delivery, DequeueInput, Reply } from "../../engine/api.ts";
 import type { Limits } from "../../limits.ts";
+import { DeliveriesReply } from "../../protocol/reply-encoder.ts";
+import type { WireDelivery } from "../../protocol/wire-types.ts";
 import { failed, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import { RequestReader, type Source } from "../request-reader.ts";
 import { deliveryToWire } from "./wire-encoding.ts";
@@ -39,9 +41,9 @@ export function decodeDequeue(request: Source, limits: Limits, owner: number, re
 
 function deliveriesReply(r: Reply<{ deliveries: Delivery[] }>): OpOutcome {
   const deliveries = r.value.deliveries;
-  const items = new Array(deliveries.length);
+  const items: WireDelivery[] = new Array(deliveries.length);
   for (let i = 0; i < deliveries.length; i++) items[i] = deliveryToWire(deliveries[i] as Delivery);
-  return reply({ items }, r.durable);
+  return reply(new DeliveriesReply(items), r.durable);
 }
 
 export const dequeueOp: OpSpec = {
