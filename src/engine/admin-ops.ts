@@ -39,7 +39,7 @@ export function get(ctx: OpContext, nsName: string, ids: string[], nowMs: number
       continue;
     }
     const outcome = ctx.s.outcomes.get(id);
-    out.push(outcome !== undefined && outcome.record.ns === nsName ? { id, state: "ended", outcome: outcome.record.outcome } : null);
+    out.push(outcome !== undefined && outcome.ns === nsName ? { id, state: "ended", outcome: outcome.outcome } : null);
   }
   return { ok: true, value: { items: out } };
 }

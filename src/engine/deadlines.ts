@@ -6,6 +6,7 @@
 import { assert } from "../lib/assert.ts";
 import { type HeapNode, PairingHeap } from "../lib/pairing-heap.ts";
 import type { LiveItem } from "./item.ts";
+import type { RetainedOutcome } from "./outcome-table.ts";
 import type { Waiter } from "./waiters.ts";
 
 export const DeadlineKind = {
@@ -25,7 +26,7 @@ export class Deadline {
     public kind: DeadlineKind,
     readonly item: LiveItem | null,
     readonly waiter: Waiter | null,
-    readonly outcomeId: string | null,
+    readonly outcome: RetainedOutcome | null,
   ) {}
 }
 
@@ -41,9 +42,9 @@ export class DeadlineQueue {
     return this.heap.size;
   }
 
-  schedule(atMs: number, kind: DeadlineKind, item: LiveItem | null, waiter: Waiter | null, outcomeId: string | null): HeapNode<Deadline> {
+  schedule(atMs: number, kind: DeadlineKind, item: LiveItem | null, waiter: Waiter | null, outcome: RetainedOutcome | null): HeapNode<Deadline> {
     const before = this.heap.peek();
-    const node = this.heap.insert(new Deadline(atMs, this.seq++, kind, item, waiter, outcomeId));
+    const node = this.heap.insert(new Deadline(atMs, this.seq++, kind, item, waiter, outcome));
     if (this.onEarlier !== null && (before === undefined || atMs < before.atMs)) this.onEarlier();
     return node;
   }

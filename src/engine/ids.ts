@@ -49,16 +49,38 @@ export interface ParsedReceipt {
   boot: number;
 }
 
-/** Split a receipt into the item id, delivery count and boot it names, or null when malformed. */
-export function parseReceipt(receipt: string): ParsedReceipt | null {
+/** A receipt's numbers, filled by readReceipt: callers keep one and reuse it (no allocation per receipt). */
+export class ReceiptFields {
+  shard = 0;
+  key = 0;
+  deliveries = 0;
+  boot = 0;
+}
+
+/** Read a receipt's shard, key, delivery count and boot into `into`; false (fields unspecified) when malformed. */
+export function readReceipt(receipt: string, into: ReceiptFields): boolean {
   const bootColon = receipt.lastIndexOf(":");
-  if (bootColon < 0) return null;
+  if (bootColon < 0) return false;
   const deliveriesColon = receipt.lastIndexOf(":", bootColon - 1);
-  if (deliveriesColon < 0) return null;
-  const id = receipt.slice(0, deliveriesColon);
-  if (parseId(id) === null) return null;
+  if (deliveriesColon < 0) return false;
+  const keyColon = receipt.lastIndexOf(":", deliveriesColon - 1);
+  // The id part must hold exactly one colon.
+  if (keyColon < 0 || receipt.lastIndexOf(":", keyColon - 1) >= 0) return false;
+  const shard = parseDecimal(receipt, 0, keyColon);
+  const key = parseDecimal(receipt, keyColon + 1, deliveriesColon);
   const deliveries = parseDecimal(receipt, deliveriesColon + 1, bootColon);
   const boot = parseDecimal(receipt, bootColon + 1, receipt.length);
-  if (deliveries < 1 || boot < 1) return null;
-  return { id, deliveries, boot };
+  if (shard < 0 || key < 0 || deliveries < 1 || boot < 1) return false;
+  into.shard = shard;
+  into.key = key;
+  into.deliveries = deliveries;
+  into.boot = boot;
+  return true;
+}
+
+/** Split a receipt into the item id, delivery count and boot it names, or null when malformed. */
+export function parseReceipt(receipt: string): ParsedReceipt | null {
+  const fields = new ReceiptFields();
+  if (!readReceipt(receipt, fields)) return null;
+  return { id: formatId(fields.shard, fields.key), deliveries: fields.deliveries, boot: fields.boot };
 }

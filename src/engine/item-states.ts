@@ -15,7 +15,7 @@
 import { assert } from "../lib/assert.ts";
 import type { HeapNode } from "../lib/pairing-heap.ts";
 import type { Limits } from "../limits.ts";
-import type { ItemRecord, Outcome, OutcomeRecord } from "../storage/record.ts";
+import type { ItemRecord, Outcome } from "../storage/record.ts";
 import { ItemStatePatch, itemShapeFlags, itemValueBytes, patchItemState } from "../storage/record-codec.ts";
 import type { Store } from "../storage/store.ts";
 import type { WriteSet, Writer } from "../storage/writer.ts";
@@ -25,13 +25,14 @@ import { type DependencyStatus, DependencyGraph } from "./dependencies.ts";
 import { formatReceipt } from "./ids.ts";
 import { type LiveItem, toRecord } from "./item.ts";
 import { ItemTable } from "./item-table.ts";
+import { OutcomeTable, RetainedOutcome } from "./outcome-table.ts";
 import { SignatureRegistry } from "./matching/index.ts";
 import { Namespace } from "./namespace.ts";
 import type { Topic } from "./topic.ts";
 
 export class ItemStates {
   readonly items = new ItemTable();
-  readonly outcomes = new Map<string, { record: OutcomeRecord; node: HeapNode<Deadline> }>();
+  readonly outcomes = new OutcomeTable();
   readonly namespaces = new Map<string, Namespace>();
   readonly deadlines = new DeadlineQueue();
   readonly registry = new SignatureRegistry();
@@ -64,8 +65,8 @@ export class ItemStates {
       return item.state === "dead" ? "dead" : "live";
     }
     const outcome = this.outcomes.get(id);
-    if (outcome === undefined || outcome.record.ns !== ns) return "unknown";
-    return outcome.record.outcome;
+    if (outcome === undefined || outcome.ns !== ns) return "unknown";
+    return outcome.outcome;
   }
 
   /** Lease a ready item and return its delivery (the stored value is read once, for the write and the reply). */
@@ -207,9 +208,9 @@ export class ItemStates {
         return;
       }
       case DeadlineKind.OutcomeRetention: {
-        const id = deadline.outcomeId as string;
-        this.outcomes.delete(id);
-        this.ws().deleteOutcome(id);
+        const outcome = deadline.outcome as RetainedOutcome;
+        this.outcomes.delete(outcome);
+        this.ws().deleteOutcome(outcome.id);
         return;
       }
     }
@@ -291,16 +292,19 @@ export class ItemStates {
     this.unplace(item);
     this.leave(item);
     this.forget(item);
+    const ns = item.ns;
     const id = item.id;
     const set = this.ws();
     set.deleteItem(item.shard, item.key);
-    const record: OutcomeRecord = { ns: item.ns, outcome, endedAtMs: nowMs };
-    set.putOutcome(id, record);
-    const previous = this.outcomes.get(id);
-    if (previous !== undefined) this.deadlines.cancel(previous.node);
-    const node = this.deadlines.schedule(nowMs + this.limits.outcomeRetentionMs, DeadlineKind.OutcomeRetention, null, null, id);
-    this.outcomes.set(id, { record, node });
-    this.namespaces.get(item.ns)!.counters[outcome]++;
+    // The entry is the record written too: one object per ended item.
+    const retained = new RetainedOutcome(item.shard, item.key, ns, outcome, nowMs);
+    set.putOutcome(id, retained);
+    retained.node = this.deadlines.schedule(nowMs + this.limits.outcomeRetentionMs, DeadlineKind.OutcomeRetention, null, null, retained);
+    const previous = this.outcomes.set(retained);
+    if (previous !== undefined) this.deadlines.cancel(previous.node as HeapNode<Deadline>);
+    this.namespaces.get(ns)!.counters[outcome]++;
+    // Most stores have no `after` edges: skip the graph's lookups by id then.
+    if (this.graph.edgeCount === 0) return;
     if (outcome === "acked") {
       for (const dependentId of this.graph.onAcked(id)) {
         const dependent = this.items.get(dependentId);

@@ -67,11 +67,15 @@ export class ItemTable {
   /** The live item with this id, or undefined (a malformed id is simply missing). */
   get(id: string): LiveItem | undefined {
     const parsed = parseId(id);
-    if (parsed === null) return undefined;
-    const shard = this.shards[parsed.shard];
-    if (shard === undefined) return undefined;
-    const slot = shard.find(parsed.key);
-    return slot < 0 ? undefined : shard.items[slot];
+    return parsed === null ? undefined : this.getByKey(parsed.shard, parsed.key);
+  }
+
+  /** The live item under (shard, key), or undefined. */
+  getByKey(shard: number, key: number): LiveItem | undefined {
+    const items = this.shards[shard];
+    if (items === undefined) return undefined;
+    const slot = items.find(key);
+    return slot < 0 ? undefined : items.items[slot];
   }
 
   /** Whether this very item is the one filed under its id. */

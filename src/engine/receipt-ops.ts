@@ -6,7 +6,7 @@
 import type { HeapNode } from "../lib/pairing-heap.ts";
 import type { Reply, Result } from "./api.ts";
 import type { Deadline } from "./deadlines.ts";
-import { parseReceipt } from "./ids.ts";
+import { ReceiptFields, readReceipt } from "./ids.ts";
 import type { LiveItem } from "./item.ts";
 import { finishOp, type OpContext, refuseUnhealthyShards } from "./op-context.ts";
 
@@ -94,13 +94,16 @@ export function extend(ctx: OpContext, nsName: string, entries: Array<{ receipt:
 
 /** The item a receipt names if that delivery is still current: leased, same delivery count, same boot. */
 function leasedByReceipt(ctx: OpContext, ns: string, receipt: string): LiveItem | null {
-  const parsed = parseReceipt(receipt);
-  if (parsed === null) return null;
-  const item = ctx.s.items.get(parsed.id);
+  const parsed = scratchReceipt;
+  if (!readReceipt(receipt, parsed)) return null;
+  const item = ctx.s.items.getByKey(parsed.shard, parsed.key);
   if (item === undefined || item.ns !== ns || item.state !== "leased") return null;
   if (item.deliveries !== parsed.deliveries || item.leaseBoot !== parsed.boot) return null;
   return item;
 }
+
+/** Scratch for leasedByReceipt (the engine is synchronous: one receipt at a time). */
+const scratchReceipt = new ReceiptFields();
 
 /** Items named by receipts, each once; a receipt naming no current delivery (or repeating one) is stale. */
 function leasedByReceipts(ctx: OpContext, ns: string, receipts: string[], stale: string[]): LiveItem[] {

@@ -11,14 +11,19 @@ import { assert } from "../lib/assert.ts";
 import type { Store } from "../storage/store.ts";
 import { DeadlineKind } from "./deadlines.ts";
 import { classifyAfter, type DependencyStatus } from "./dependencies.ts";
+import { parseId } from "./ids.ts";
 import { LiveItem } from "./item.ts";
 import type { ItemStates } from "./item-states.ts";
+import { RetainedOutcome } from "./outcome-table.ts";
 import { parseRequires, type Requires, signatureRegistryFull } from "./matching/index.ts";
 
 export function loadStore(s: ItemStates, store: Store, nowMs: number): void {
   for (const { id, record } of store.loadOutcomes()) {
-    const node = s.deadlines.schedule(record.endedAtMs + s.limits.outcomeRetentionMs, DeadlineKind.OutcomeRetention, null, null, id);
-    s.outcomes.set(id, { record, node });
+    const parsed = parseId(id);
+    assert(parsed !== null, `recovery: stored outcome under a malformed id ${id}`);
+    const retained = new RetainedOutcome(parsed.shard, parsed.key, record.ns, record.outcome, record.endedAtMs);
+    retained.node = s.deadlines.schedule(record.endedAtMs + s.limits.outcomeRetentionMs, DeadlineKind.OutcomeRetention, null, null, retained);
+    s.outcomes.set(retained);
   }
   const loaded: LiveItem[] = [];
   for (const shard of store.loadShards({ bytes: false })) {
@@ -48,7 +53,7 @@ export function loadStore(s: ItemStates, store: Store, nowMs: number): void {
   const lookup = (id: string): DependencyStatus => {
     const dep = s.items.get(id);
     if (dep !== undefined) return dep.state === "dead" ? "dead" : "live";
-    return s.outcomes.get(id)?.record.outcome ?? "unknown";
+    return s.outcomes.get(id)?.outcome ?? "unknown";
   };
   for (const item of loaded) {
     if (item.state === "dead") {

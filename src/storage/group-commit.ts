@@ -124,6 +124,10 @@ export class GroupCommitter implements Writer {
   private readonly writeSetsPerCommit = new RecentSamples();
   private readonly recordsPerCommit = new RecentSamples();
   private readonly commitMs = new RecentSamples();
+  /** buildBatch's scratch, empty between batches: per shard its items and where each key sits among them. */
+  private readonly scratchShards: Array<ShardBatch["items"] | undefined> = [];
+  private readonly scratchSlots: Array<Map<ItemKey, number> | undefined> = [];
+  private readonly scratchOutcomeSlots = new Map<string, number>();
 
   constructor(
     private readonly store: Store,
@@ -237,30 +241,55 @@ export class GroupCommitter implements Writer {
   }
 
   private buildBatch(sets: readonly PendingWriteSet[]): CommitBatch {
-    const shardWrites = new Map<number, Map<ItemKey, ItemRecord | Uint8Array | null>>();
-    const outcomeWrites = new Map<string, OutcomeRecord | null>();
+    // Each write goes straight into its shard's list; the index maps (reused
+    // across batches) find an earlier write to the same key, which takes the
+    // later value in its own place: the last write wins, at the first one's
+    // position. No per-write objects beyond the batch entries themselves.
+    const byShard = this.scratchShards;
+    const slots = this.scratchSlots;
+    const outcomeSlots = this.scratchOutcomeSlots;
+    const outcomes: Array<{ id: string; record: OutcomeRecord | null }> = [];
     for (const set of sets) {
       for (const operation of set.operations) {
         if (operation.kind === "item") {
-          let writes = shardWrites.get(operation.shard);
-          if (writes === undefined) {
-            writes = new Map();
-            shardWrites.set(operation.shard, writes);
+          const shard = operation.shard;
+          let items = byShard[shard];
+          if (items === undefined) {
+            items = [];
+            byShard[shard] = items;
           }
-          // Map.set keeps the first insertion position but the last value: the last write wins.
-          writes.set(operation.key, operation.record);
+          let seen = slots[shard];
+          if (seen === undefined) {
+            seen = new Map();
+            slots[shard] = seen;
+          }
+          const slot = seen.get(operation.key);
+          if (slot === undefined) {
+            seen.set(operation.key, items.length);
+            items.push({ key: operation.key, record: operation.record });
+          } else {
+            (items[slot] as ShardBatch["items"][number]).record = operation.record;
+          }
         } else {
-          outcomeWrites.set(operation.id, operation.record);
+          const slot = outcomeSlots.get(operation.id);
+          if (slot === undefined) {
+            outcomeSlots.set(operation.id, outcomes.length);
+            outcomes.push({ id: operation.id, record: operation.record });
+          } else {
+            (outcomes[slot] as { id: string; record: OutcomeRecord | null }).record = operation.record;
+          }
         }
       }
     }
-    const shards: ShardBatch[] = [...shardWrites.keys()]
-      .sort((a, b) => a - b)
-      .map((shard) => ({
-        shard,
-        items: [...(shardWrites.get(shard) as Map<ItemKey, ItemRecord | Uint8Array | null>)].map(([key, record]) => ({ key, record })),
-      }));
-    const outcomes = [...outcomeWrites].map(([id, record]) => ({ id, record }));
+    const shards: ShardBatch[] = [];
+    for (let shard = 0; shard < byShard.length; shard++) {
+      const items = byShard[shard];
+      if (items === undefined) continue;
+      shards.push({ shard, items });
+      byShard[shard] = undefined;
+      (slots[shard] as Map<ItemKey, number>).clear();
+    }
+    outcomeSlots.clear();
     const meta = this.keysReservedBelow > this.keysReservedBelowCommitted ? { ...this.baseMeta, keysReservedBelow: this.keysReservedBelow } : null;
     return { shards, outcomes, meta };
   }

@@ -4,7 +4,7 @@
 // three-part receipts of earlier builds are malformed now (stale).
 
 import { expect, test } from "bun:test";
-import { formatId, formatReceipt, parseId, parseReceipt } from "../../src/engine/ids.ts";
+import { formatId, formatReceipt, parseId, parseReceipt, ReceiptFields, readReceipt } from "../../src/engine/ids.ts";
 
 test("round trip", () => {
   const id = formatId(3, 17);
@@ -46,4 +46,15 @@ test("malformed ids and receipts are null", () => {
     "1:1:1:99999999999999999",
   ];
   for (const bad of badReceipts) expect(parseReceipt(bad)).toBeNull();
+  // The non-allocating reader the ack path uses refuses the same texts.
+  const fields = new ReceiptFields();
+  for (const bad of badReceipts) expect(readReceipt(bad, fields)).toBe(false);
+});
+
+test("readReceipt fills a reused scratch with the receipt's numbers", () => {
+  const fields = new ReceiptFields();
+  expect(readReceipt("3:17:2:5", fields)).toBe(true);
+  expect({ ...fields }).toEqual({ shard: 3, key: 17, deliveries: 2, boot: 5 });
+  expect(readReceipt("0:0:1:1", fields)).toBe(true);
+  expect({ ...fields }).toEqual({ shard: 0, key: 0, deliveries: 1, boot: 1 });
 });

@@ -10,6 +10,7 @@ import { ManualClock } from "../../src/lib/clock.ts";
 import { defaultBreakerOptions } from "../../src/storage/circuit-breaker.ts";
 import { GroupCommitter } from "../../src/storage/group-commit.ts";
 import { MemoryStore } from "../../src/storage/memory/memory-store.ts";
+import type { CommitBatch } from "../../src/storage/store.ts";
 import { StorageUnavailableError } from "../../src/storage/writer.ts";
 import { itemRecord, outcomeRecord } from "./record-fixtures.ts";
 import { loadAll } from "./store-suite.ts";
@@ -90,6 +91,45 @@ describe("GroupCommitter batching", () => {
     expect(loadAll(store).get(1)).toEqual([]);
     expect([...store.loadOutcomes()].map((entry) => entry.id)).toEqual(["1:3"]);
     expect(store.commitHistory).toEqual([{ shards: [1], items: 1, itemValues: 0, outcomes: 2, meta: false }]);
+  });
+
+  test("a coalesced write keeps the first one's place; the next batch starts clean", async () => {
+    const { store, writer } = setup();
+    const batches: CommitBatch[] = [];
+    const commit = store.commit.bind(store);
+    store.commit = (batch) => {
+      batches.push(batch);
+      return commit(batch);
+    };
+    const a = writer.begin();
+    a.putItem(2, 7, itemRecord({ priority: 1 }));
+    a.putItem(0, 9, itemRecord({ priority: 1 }));
+    a.putItem(2, 3, itemRecord({ priority: 1 }));
+    a.putOutcome("2:1", outcomeRecord());
+    a.putOutcome("2:2", outcomeRecord());
+    const b = writer.begin();
+    b.putItem(2, 7, itemRecord({ priority: 2 }));
+    b.putOutcome("2:1", outcomeRecord({ outcome: "expired" }));
+    await Promise.all([a.end(), b.end()]);
+    await writeOne(writer, 2, 7, 3);
+    expect(batches.length).toBe(2);
+    const first = batches[0] as CommitBatch;
+    expect(first.shards.map((shard) => [shard.shard, shard.items.map((write) => write.key)])).toEqual([
+      [0, [9]],
+      [2, [7, 3]],
+    ]);
+    expect((first.shards[1]?.items[0]?.record as { priority: number }).priority).toBe(2);
+    expect(first.outcomes.map((write) => [write.id, write.record?.outcome])).toEqual([
+      ["2:1", "expired"],
+      ["2:2", "acked"],
+    ]);
+    const second = batches[1] as CommitBatch;
+    expect(second.shards.map((shard) => [shard.shard, shard.items.map((write) => write.key)])).toEqual([[2, [7]]]);
+    expect(second.outcomes).toEqual([]);
+    expect(loadAll(store).get(2)?.map((entry) => [entry.key, entry.record.priority])).toEqual([
+      [3, 1],
+      [7, 3],
+    ]);
   });
 
   test("an empty write set resolves at once without a commit; drain waits for everything", async () => {
