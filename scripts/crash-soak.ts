@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
 // The long crash test: the same loop as test/e2e/crash.test.ts (SIGKILL a real
 // server under load, restart on the same data dir, verify every acknowledged
-// enqueue, ack and at_most_once delivery), over many kill points.
+// enqueue, ack, nack, extend and at_most_once delivery), over many kill points.
 //
 //   bun scripts/crash-soak.ts --rounds 50 --seed 12345 --durability strict
 //   bun scripts/crash-soak.ts --durability both --rounds 30
@@ -74,6 +74,8 @@ for (const s of summaries) {
     `  ${s.durability}: ${s.rounds.length} kill points (${[...kinds].map(([k, n]) => `${k} ${n}`).join(", ")}), ` +
       `${sum((r) => r.inFlightAtKill)} requests in flight at kills, enqueued ok ${sum((r) => r.enqueueOk)}, ` +
       `unanswered ${sum((r) => r.enqueueUnanswered)}, deliveries ${sum((r) => r.deliveries)}, acks ok ${sum((r) => r.acksOk)}, ` +
+      `nacks ok ${sum((r) => r.nacksOk)}, extends ok ${sum((r) => r.extendsOk)}, nacked checked ${sum((r) => r.nackedChecked)}, ` +
+      `extended checked ${sum((r) => r.extendedChecked)}, ` +
       `found leased at restart ${sum((r) => r.leasedAtRestart)}, at_most_once deliveries checked ${sum((r) => r.atMostOnceDeliveredChecked)}, ` +
       `keys re-enqueued ${sum((r) => r.keysReenqueuedLive)}, unanswered enqueues found stored ${sum((r) => r.unansweredFoundStored)}, ` +
       `drained after restarts ${sum((r) => r.drained)}, ${(s.totalMs / 1000).toFixed(1)} s; ` +

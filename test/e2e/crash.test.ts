@@ -1,6 +1,6 @@
 // Goal: a reply from orq is a promise that survives the server being killed.
 // A real `orq serve` process is SIGKILLed at seeded random moments while
-// connections pipeline enqueues, dequeues and acks; it restarts on the same
+// connections pipeline enqueues, dequeues, acks, nacks and extends; it restarts on the same
 // data dir and the checker (test/support/crash-verify.ts) holds it to every
 // ok reply it sent. Both durability modes survive a process crash (strict
 // also survives power loss, which a test cannot cause).
@@ -33,6 +33,7 @@ const promises: Record<string, string[]> = {
     "unexpected-state",
   ],
   "an item whose ack had an ok reply stays acked and is never delivered again": ["acked-lost", "acked-redelivered"],
+  "a nack with an ok reply is durable (attempts, metadata, not acked without a later ack); an ok extend's lease survives": ["nack-lost", "extend-lost"],
   "an at_most_once item whose delivery was replied is never delivered again": ["at-most-once-redelivered"],
   "at_least_once items come back after their lease; the topics then drain empty": ["never-returned", "drain-timeout", "not-ended", "topic-not-empty"],
   "receipts issued before the crash are stale after it (they never name a new delivery)": ["receipt-reused", "stale-receipt-accepted", "drain-ack-stale"],

@@ -2,7 +2,7 @@
 // start a real `orq serve` child process, and per round put load on fresh
 // topics, SIGKILL the server at a seeded random moment, restart it on the same
 // data dir and verify the round (crash-verify.ts). Kill points vary by round:
-//  - load:   mid-load, 60..700 ms in, with enqueues, dequeues and acks in flight;
+//  - load:   mid-load, 60..700 ms in, with enqueues, dequeues, acks, nacks and extends in flight;
 //  - early:  0..30 ms in, while the first commits are being written;
 //  - double: mid-load, then again 0..25 ms after the restart printed its
 //            listening line (while recovery's own writes may be in flight).
@@ -46,6 +46,11 @@ export interface RoundReport {
   atMostOnceDeliveredChecked: number;
   keysReenqueuedLive: number;
   unansweredFoundStored: number;
+  nacksOk: number;
+  extendsOk: number;
+  /** Live items checked after an ok nack; leases found still held after an ok extend. */
+  nackedChecked: number;
+  extendedChecked: number;
   verifyMs: number;
 }
 
@@ -89,9 +94,9 @@ export async function runCrashRounds(options: CrashRunOptions): Promise<CrashRun
       options.log(
         `round ${round}: kill ${report.killKind} at ${report.killAfterMs} ms (${report.inFlightAtKill} requests in flight); ` +
           `enqueued ok ${report.enqueueOk}, unanswered ${report.enqueueUnanswered}; deliveries ${report.deliveries}; ` +
-          `acks ok ${report.acksOk}, unanswered ${report.acksUnanswered}; after restart: ${report.leasedAtRestart} leased, ` +
+          `acks ok ${report.acksOk}, unanswered ${report.acksUnanswered}; nacks ok ${report.nacksOk}, extends ok ${report.extendsOk}; after restart: ${report.leasedAtRestart} leased, ` +
           `${report.atMostOnceDeliveredChecked} at_most_once deliveries checked, ${report.keysReenqueuedLive} keys re-enqueued, ` +
-          `${report.unansweredFoundStored} unanswered enqueues found stored, drained ${report.drained}; ` +
+          `${report.unansweredFoundStored} unanswered enqueues found stored, ${report.nackedChecked} nacked and ${report.extendedChecked} extended checked, drained ${report.drained}; ` +
           `verify ${report.verifyMs} ms; violations ${model.violations.length}`,
       );
       for (const v of model.violations.slice(0, 20)) options.log(`  VIOLATION ${v.kind}: ${v.detail}`);
@@ -169,6 +174,10 @@ async function runRound(server: ServerProcess, model: RoundModel, ledger: AckedL
       atMostOnceDeliveredChecked: model.atMostOnceDeliveredChecked,
       keysReenqueuedLive: model.keysReenqueuedLive,
       unansweredFoundStored: model.unansweredFoundStored,
+      nacksOk: model.nacksOk,
+      extendsOk: model.extendsOk,
+      nackedChecked: model.nackedChecked,
+      extendedChecked: model.extendedChecked,
       verifyMs,
     };
   }

@@ -8,7 +8,7 @@
 
 import type { CrashClient, Reply } from "./crash-client.ts";
 import { ConnectionLost } from "./crash-client.ts";
-import type { AckedLedger, RoundModel, TrackedItem } from "./crash-model.ts";
+import type { AckedLedger, NackSent, RoundModel, TrackedItem } from "./crash-model.ts";
 import type { CrashRandom } from "./crash-random.ts";
 
 export interface LoadOptions {
@@ -24,6 +24,9 @@ export interface LoadOptions {
   atMostOnceShare: number;
   /** Share of deliveries the consumers ack. */
   ackShare: number;
+  /** Share of at_least_once deliveries nacked (half with metadata, some with a small delay), and extended. */
+  nackShare: number;
+  extendShare: number;
 }
 
 export const defaultLoadOptions: LoadOptions = {
@@ -33,7 +36,14 @@ export const defaultLoadOptions: LoadOptions = {
   batchItemsMax: 16,
   atMostOnceShare: 0.35,
   ackShare: 0.6,
+  nackShare: 0.15,
+  extendShare: 0.15,
 };
+
+/** Largest nack delay: small, so the drain after the restart is not slowed. */
+const nackDelayMsMax = 40;
+/** An extend asks for the load's lease plus up to this much, so it outlasts the lease the dequeue gave. */
+const extendExtraMsMax = 150;
 
 /** Deliveries are never delivered again this many times in a round; dead letters would only blur the checks. */
 export const maxAttemptsForCrash = 1000;
@@ -132,11 +142,23 @@ async function consumeLoop(model: RoundModel, ledger: AckedLedger, client: Crash
       break;
     }
     const toAck: Array<{ item: TrackedItem; delivery: WireDelivery }> = [];
+    const toNack: Array<{ item: TrackedItem; delivery: WireDelivery; nack: NackSent; wire: Record<string, unknown> }> = [];
+    const toExtend: Array<{ item: TrackedItem; delivery: WireDelivery; leaseMs: number }> = [];
     for (const delivery of reply.items as WireDelivery[]) {
       const item = recordDelivery(model, delivery);
-      if (item !== null && rng.chance(options.ackShare)) toAck.push({ item, delivery });
+      if (item === null) continue;
+      // One decision per delivery: an at_most_once nack would make it ready again, which the at_most_once checks forbid.
+      const roll = rng.next();
+      if (roll < options.ackShare) toAck.push({ item, delivery });
+      else if (item.delivery !== "at_least_once") continue;
+      else if (roll < options.ackShare + options.nackShare) toNack.push(nackOf(item, delivery, rng));
+      else if (roll < options.ackShare + options.nackShare + options.extendShare) {
+        toExtend.push({ item, delivery, leaseMs: options.leaseMs + rng.int(50, extendExtraMsMax) });
+      }
     }
     if (toAck.length > 0) acks.push(sendAcks(model, ledger, client, toAck));
+    if (toNack.length > 0) acks.push(sendNacks(model, client, toNack));
+    if (toExtend.length > 0) acks.push(sendExtends(model, client, toExtend, options.leaseMs));
   }
   await Promise.all(acks);
 }
@@ -173,7 +195,10 @@ async function sendAcks(
   client: CrashClient,
   batch: Array<{ item: TrackedItem; delivery: WireDelivery }>,
 ): Promise<void> {
-  for (const { item } of batch) item.ackSent = true;
+  for (const { item, delivery } of batch) {
+    item.ackSent = true;
+    item.ackSentAttemptMax = Math.max(item.ackSentAttemptMax, delivery.attempt);
+  }
   let reply: Reply;
   try {
     reply = await client.call("ack", { ns: model.ns, receipts: batch.map(({ delivery }) => delivery.receipt) });
@@ -197,4 +222,78 @@ async function sendAcks(
   }
   if (acked !== reply.acked) model.violation("bad-reply", `ack reply says acked ${String(reply.acked)} but ${acked} receipts were not stale`);
   model.acksOk += acked;
+}
+
+/** A nack for one delivery: half carry metadata unique to the delivery, some a small delay. */
+function nackOf(item: TrackedItem, delivery: WireDelivery, rng: CrashRandom) {
+  const metadata = rng.chance(0.5) ? `${item.key}/a${delivery.attempt}` : null;
+  const delayMs = rng.chance(0.3) ? rng.int(1, nackDelayMsMax) : null;
+  const wire: Record<string, unknown> = { receipt: delivery.receipt };
+  if (metadata !== null) wire.metadata = textEncoder.encode(metadata);
+  if (delayMs !== null) wire.delay_ms = delayMs;
+  const nack: NackSent = { attempt: delivery.attempt, metadata, delayed: delayMs !== null, ok: false };
+  return { item, delivery, nack, wire };
+}
+
+async function sendNacks(
+  model: RoundModel,
+  client: CrashClient,
+  batch: Array<{ item: TrackedItem; delivery: WireDelivery; nack: NackSent; wire: Record<string, unknown> }>,
+): Promise<void> {
+  for (const { item, nack } of batch) item.nacks.push(nack);
+  let reply: Reply;
+  try {
+    reply = await client.call("nack", { ns: model.ns, items: batch.map(({ wire }) => wire) });
+  } catch (error) {
+    if (!(error instanceof ConnectionLost)) throw error;
+    model.nacksUnanswered += batch.length;
+    return;
+  }
+  if (!reply.ok) {
+    model.violation("unexpected-error", `nack answered ${reply.error?.code}: ${reply.error?.message}`);
+    return;
+  }
+  const stale = new Set(reply.stale as string[]);
+  let nacked = 0;
+  for (const { delivery, nack } of batch) {
+    if (stale.has(delivery.receipt)) continue;
+    nacked++;
+    nack.ok = true;
+  }
+  if (nacked !== reply.nacked) model.violation("bad-reply", `nack reply says nacked ${String(reply.nacked)} but ${nacked} receipts were not stale`);
+  model.nacksOk += nacked;
+}
+
+/**
+ * The server's clock at the extend is at least its clock at the dequeue
+ * (lease_expires_at_ms - the lease asked for), so an ok extend guarantees a
+ * lease end of at least that plus its lease_ms.
+ */
+async function sendExtends(
+  model: RoundModel,
+  client: CrashClient,
+  batch: Array<{ item: TrackedItem; delivery: WireDelivery; leaseMs: number }>,
+  dequeueLeaseMs: number,
+): Promise<void> {
+  let reply: Reply;
+  try {
+    reply = await client.call("extend", { ns: model.ns, items: batch.map(({ delivery, leaseMs }) => ({ receipt: delivery.receipt, lease_ms: leaseMs })) });
+  } catch (error) {
+    if (!(error instanceof ConnectionLost)) throw error;
+    return;
+  }
+  if (!reply.ok) {
+    model.violation("unexpected-error", `extend answered ${reply.error?.code}: ${reply.error?.message}`);
+    return;
+  }
+  const stale = new Set(reply.stale as string[]);
+  let extended = 0;
+  for (const { item, delivery, leaseMs } of batch) {
+    if (stale.has(delivery.receipt)) continue;
+    extended++;
+    const leaseMinMs = delivery.lease_expires_at_ms - dequeueLeaseMs + leaseMs;
+    item.extendedLeaseMinByAttempt.set(delivery.attempt, Math.max(item.extendedLeaseMinByAttempt.get(delivery.attempt) ?? 0, leaseMinMs));
+  }
+  if (extended !== reply.extended) model.violation("bad-reply", `extend reply says extended ${String(reply.extended)} but ${extended} receipts were not stale`);
+  model.extendsOk += extended;
 }

@@ -25,6 +25,22 @@ export interface TrackedItem {
   ackOk: boolean;
   /** `attempt` of the delivery whose ack succeeded. */
   ackedAttempt: number;
+  /** Highest `attempt` of a delivery an ack was sent for (answered or not). */
+  ackSentAttemptMax: number;
+  /** Every nack sent for a delivery of this item (one per delivery at most), oldest first. */
+  nacks: NackSent[];
+  /** Per delivery attempt: the lowest lease end an extend with an ok reply guarantees (server time). */
+  extendedLeaseMinByAttempt: Map<number, number>;
+}
+
+export interface NackSent {
+  /** `attempt` of the delivery it ended. */
+  attempt: number;
+  /** The metadata it carried (as text), or null when it carried none. */
+  metadata: string | null;
+  delayed: boolean;
+  /** The nack reply listed its receipt as not stale. */
+  ok: boolean;
 }
 
 /** A broken promise of the server, found by the checker. */
@@ -43,6 +59,12 @@ export class RoundModel {
   deliveriesReplied = 0;
   acksOk = 0;
   acksUnanswered = 0;
+  nacksOk = 0;
+  nacksUnanswered = 0;
+  extendsOk = 0;
+  /** Coverage: live items checked after a nack with an ok reply, and extended leases found at restart. */
+  nackedChecked = 0;
+  extendedChecked = 0;
   /** Coverage of the checks after the restart (so a run can show it tested something). */
   leasedAtRestart = 0;
   atMostOnceDeliveredChecked = 0;
@@ -69,6 +91,9 @@ export class RoundModel {
       ackSent: false,
       ackOk: false,
       ackedAttempt: 0,
+      ackSentAttemptMax: 0,
+      nacks: [],
+      extendedLeaseMinByAttempt: new Map(),
     };
     this.items.set(item.key, item);
     return item;

@@ -4,7 +4,11 @@
 //     `ended acked`;
 //  2. every item this round knows (enqueue reply or a delivery) is present in
 //     a state its history allows (acked ones ended, at_most_once ones whose
-//     delivery was replied never ready again, nothing lost);
+//     delivery was replied never ready again, nothing lost); an item whose
+//     nack had an ok reply kept that nack (attempt count not behind it, its
+//     metadata or a later nack's, not acked unless a later delivery's ack was
+//     sent), and a lease still held by a delivery extended with an ok reply
+//     ends no earlier than the extend guaranteed;
 //  3. every item that may be live is enqueued again with its key: a live item
 //     must answer with its own id (idempotency survives the restart), and
 //     items whose enqueue reply was lost are found or created this way;
@@ -27,7 +31,17 @@ const drainWallMsMax = 20_000;
 /** Lease for the drain's own deliveries: long, so nothing is redelivered while the checker acks. */
 const drainLeaseMs = 60_000;
 
-type WireState = { id: string; state: string; outcome?: string; lease_expires_at_ms?: number; enqueued_at_ms?: number } | null;
+type WireState = {
+  id: string;
+  state: string;
+  outcome?: string;
+  attempt?: number;
+  metadata?: Uint8Array;
+  lease_expires_at_ms?: number;
+  enqueued_at_ms?: number;
+} | null;
+
+const textDecoder = new TextDecoder();
 
 export async function getStates(client: CrashClient, ns: string, ids: string[]): Promise<Map<string, WireState>> {
   const states = new Map<string, WireState>();
@@ -68,7 +82,9 @@ export async function verifyRound(model: RoundModel, ledger: AckedLedger, client
     const state = before.get(id) ?? null;
     if (state?.state === "leased") model.leasedAtRestart++;
     if (deliveredAtMostOnce(item)) model.atMostOnceDeliveredChecked++;
-    if (checkKnownState(model, item, id, state) && state?.state !== "ended" && !deliveredAtMostOnce(item)) retry.push({ item, expectId: id });
+    const stateOk = checkKnownState(model, item, id, state);
+    if (stateOk) checkNackAndExtend(model, item, id, state);
+    if (stateOk && state?.state !== "ended" && !deliveredAtMostOnce(item)) retry.push({ item, expectId: id });
   }
 
   // Step 3.
@@ -114,7 +130,8 @@ export async function verifyRound(model: RoundModel, ledger: AckedLedger, client
     }
     if (state.state === "leased") lastLeaseAtMs = Math.max(lastLeaseAtMs, state.lease_expires_at_ms ?? 0);
     // A leased at_most_once item was delivered (its reply lost): it must end, not come back.
-    if (state.state === "ready" || (state.state === "leased" && item.delivery === "at_least_once")) expectDrain.set(id, item);
+    // A delayed item was nacked with a delay (a few ms): it comes back during the drain.
+    if (state.state === "ready" || state.state === "delayed" || (state.state === "leased" && item.delivery === "at_least_once")) expectDrain.set(id, item);
   }
 
   const drained = await drain(model, ledger, client, expectDrain, lastLeaseAtMs);
@@ -157,7 +174,12 @@ function checkKnownState(model: RoundModel, item: TrackedItem, id: string, state
   }
   if (state.state === "ended") {
     const allowed =
-      (state.outcome === "acked" && item.ackSent) || (state.outcome === "expired" && item.delivery === "at_most_once" && !item.ackOk);
+      (state.outcome === "acked" && item.ackSent && item.ackSentAttemptMax > lastNackOkAttempt(item)) ||
+      (state.outcome === "expired" && item.delivery === "at_most_once" && !item.ackOk);
+    if (!allowed && state.outcome === "acked" && item.ackSent) {
+      model.violation("nack-lost", `${where}: ended acked, but its nack of attempt ${lastNackOkAttempt(item)} had an ok reply and no ack of a later delivery was sent`);
+      return false;
+    }
     if (!allowed) model.violation(item.ackOk ? "acked-lost" : "ended-unexpectedly", `${where}: ended ${state.outcome}`);
     return allowed;
   }
@@ -169,11 +191,50 @@ function checkKnownState(model: RoundModel, item: TrackedItem, id: string, state
     model.violation("at-most-once-redelivered", `${where}: delivered at_most_once, but ${state.state} after the restart`);
     return false;
   }
+  if (state.state === "delayed" && item.nacks.some((nack) => nack.delayed)) return true;
   if (state.state !== "ready" && state.state !== "leased") {
     model.violation("unexpected-state", `${where}: ${state.state} after the restart`);
     return false;
   }
   return true;
+}
+
+/** `attempt` of the last delivery a nack with an ok reply ended, or 0. */
+function lastNackOkAttempt(item: TrackedItem): number {
+  let attempt = 0;
+  for (const nack of item.nacks) if (nack.ok) attempt = Math.max(attempt, nack.attempt);
+  return attempt;
+}
+
+/**
+ * Step 2 for a live item that was nacked or extended with an ok reply: the
+ * nack is durable (attempt count not behind it, its metadata or a later
+ * nack's in place), and an extended lease found still held by the same
+ * delivery (same attempt) ends no earlier than the extend guaranteed.
+ */
+function checkNackAndExtend(model: RoundModel, item: TrackedItem, id: string, state: WireState): void {
+  if (state === null || state.state === "ended") return;
+  const where = `${id} (${item.key}, now ${state.state} attempt ${String(state.attempt)})`;
+  const nackAttempt = lastNackOkAttempt(item);
+  if (nackAttempt > 0) {
+    model.nackedChecked++;
+    if ((state.attempt ?? 0) < nackAttempt) model.violation("nack-lost", `${where}: its nack of attempt ${nackAttempt} had an ok reply, but the attempt count went back`);
+    let metadataAttempt = 0;
+    for (const nack of item.nacks) if (nack.ok && nack.metadata !== null) metadataAttempt = Math.max(metadataAttempt, nack.attempt);
+    if (metadataAttempt > 0) {
+      // A later nack with metadata may have been applied even if its reply was lost.
+      const allowed = item.nacks.filter((nack) => nack.metadata !== null && nack.attempt >= metadataAttempt).map((nack) => nack.metadata as string);
+      const metadata = state.metadata === undefined ? "(none)" : textDecoder.decode(state.metadata);
+      if (!allowed.includes(metadata)) model.violation("nack-lost", `${where}: metadata ${JSON.stringify(metadata)}, but a nack with an ok reply set ${JSON.stringify(allowed[0])}`);
+    }
+  }
+  const leaseMinMs = item.extendedLeaseMinByAttempt.get(state.attempt ?? 0);
+  if (state.state === "leased" && leaseMinMs !== undefined) {
+    model.extendedChecked++;
+    if ((state.lease_expires_at_ms ?? 0) < leaseMinMs) {
+      model.violation("extend-lost", `${where}: leased until ${String(state.lease_expires_at_ms)}, but an extend of this delivery with an ok reply guaranteed at least ${leaseMinMs}`);
+    }
+  }
 }
 
 /** Step 4: returns how many items were drained. */
