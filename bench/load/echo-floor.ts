@@ -6,30 +6,29 @@
 // be pinned like the real server; prints `echo listening on HOST:PORT`.
 
 import { parseArgs } from "node:util";
+import { FrameDecoder } from "../../src/protocol/frame-decoder.ts";
 import { SocketWriter } from "./socket-writer.ts";
+
+/** Largest frame the floor splits (1 GiB): it echoes whatever the load generator sends. */
+const echoFrameBytesMax = 1 << 30;
 
 interface EchoState {
   writer: SocketWriter;
-  leftover: Uint8Array | null;
+  frames: FrameDecoder;
 }
 
-function onData(state: EchoState, chunk: Uint8Array): void {
-  let bytes = chunk;
-  if (state.leftover !== null) {
-    bytes = new Uint8Array(state.leftover.length + chunk.length);
-    bytes.set(state.leftover);
-    bytes.set(chunk, state.leftover.length);
-    state.leftover = null;
-  }
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let offset = 0;
-  while (bytes.length - offset >= 4) {
-    const bodyBytes = view.getUint32(offset);
-    if (bytes.length - offset - 4 < bodyBytes) break;
-    state.writer.appendFrame(bytes.subarray(offset + 4, offset + 4 + bodyBytes));
-    offset += 4 + bodyBytes;
-  }
-  if (offset < bytes.length) state.leftover = bytes.slice(offset);
+/** Each connection splits frames with orq's own FrameDecoder, so the floor costs exactly orq's framing and nothing more. */
+function echoState(writer: SocketWriter): EchoState {
+  const frames = new FrameDecoder(echoFrameBytesMax, {
+    frame: (body) => {
+      writer.appendFrame(body);
+      return true;
+    },
+    frameTooLarge: (lengthBytes) => {
+      throw new Error(`echo floor: frame of ${lengthBytes} bytes`);
+    },
+  });
+  return { writer, frames };
 }
 
 export function startEchoFloor(host: string, port: number): { port: number; stop(): void } {
@@ -41,10 +40,10 @@ export function startEchoFloor(host: string, port: number): { port: number; stop
         socket.setNoDelay(true);
         const writer = new SocketWriter();
         writer.attach(socket as never);
-        socket.data = { writer, leftover: null };
+        socket.data = echoState(writer);
       },
       data(socket, chunk) {
-        onData(socket.data, chunk);
+        socket.data.frames.push(chunk);
       },
       drain(socket) {
         socket.data.writer.onDrain();

@@ -7,6 +7,7 @@
 // templates and only their id is patched.
 
 import { Decoder, Encoder } from "@msgpack/msgpack";
+import { FrameDecoder } from "../../src/protocol/frame-decoder.ts";
 import { SocketWriter } from "./socket-writer.ts";
 
 export interface Reply {
@@ -34,6 +35,8 @@ export interface RequestTemplate {
 
 const encoder = new Encoder();
 const decoder = new Decoder();
+/** Largest reply the driver accepts (1 GiB): far above any reply orq sends, so hitting it means a broken stream. */
+const replyFrameBytesMax = 1 << 30;
 
 /** Encodes a request once; `id` must be the first key so its offset is fixed. */
 export function makeTemplate(request: Record<string, unknown>): RequestTemplate {
@@ -46,7 +49,14 @@ export class OrqConn {
   private readonly writer = new SocketWriter();
   private readonly pending = new Map<number, ReplyHandler>();
   private nextId = ID_FIRST;
-  private leftover: Uint8Array | null = null;
+  /** Splits reply frames with orq's own FrameDecoder; each body is decoded while it is still valid. */
+  private readonly frames = new FrameDecoder(replyFrameBytesMax, {
+    frame: (body) => {
+      this.dispatch(decoder.decode(body) as Reply);
+      return true;
+    },
+    frameTooLarge: (lengthBytes) => this.onClose(new Error(`reply frame of ${lengthBytes} bytes`)),
+  });
   private closedError: Error | null = null;
 
   static async connect(host: string, port: number): Promise<OrqConn> {
@@ -55,7 +65,7 @@ export class OrqConn {
       hostname: host,
       port,
       socket: {
-        data: (_socket, chunk) => conn.onData(chunk),
+        data: (_socket, chunk) => conn.frames.push(chunk),
         drain: () => conn.writer.onDrain(),
         close: () => conn.onClose(new Error("connection closed")),
         error: (_socket, error) => conn.onClose(error),
@@ -120,26 +130,6 @@ export class OrqConn {
     const id = this.nextId;
     this.nextId = id === ID_LAST ? ID_FIRST : id + 1;
     return id;
-  }
-
-  private onData(chunk: Uint8Array): void {
-    let bytes = chunk;
-    if (this.leftover !== null) {
-      bytes = new Uint8Array(this.leftover.length + chunk.length);
-      bytes.set(this.leftover);
-      bytes.set(chunk, this.leftover.length);
-      this.leftover = null;
-    }
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    let offset = 0;
-    while (bytes.length - offset >= 4) {
-      const bodyBytes = view.getUint32(offset);
-      if (bytes.length - offset - 4 < bodyBytes) break;
-      const reply = decoder.decode(bytes.subarray(offset + 4, offset + 4 + bodyBytes)) as Reply;
-      offset += 4 + bodyBytes;
-      this.dispatch(reply);
-    }
-    if (offset < bytes.length) this.leftover = bytes.slice(offset);
   }
 
   private dispatch(reply: Reply): void {
