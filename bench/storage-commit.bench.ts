@@ -45,7 +45,7 @@ function batchOf(size: number): CommitBatch {
     }
     shardBatch.items.push({ key, record: record(key) });
   }
-  return { shards: [...perShard.values()], outcomes: [], meta: null };
+  return { shards: [...perShard.values()], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null };
 }
 
 for (const size of [1, 100, 1000]) {

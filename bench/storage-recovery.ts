@@ -26,7 +26,7 @@ try {
   const writeStart = performance.now();
   const store = await openLmdbStore({ dataDir, shards, durability: "relaxed" });
   for (let start = 0; start < itemCount; start += commitRecords) {
-    const batch: CommitBatch = { shards: Array.from({ length: shards }, (_, shard) => ({ shard, items: [] })), outcomes: [], meta: null };
+    const batch: CommitBatch = { shards: Array.from({ length: shards }, (_, shard) => ({ shard, items: [] })), outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null };
     for (let index = start; index < Math.min(itemCount, start + commitRecords); index++) {
       batch.shards[index % shards]?.items.push({ key: index, record: record(index) });
     }

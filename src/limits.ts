@@ -96,3 +96,21 @@ export const itemDefaults = Object.freeze({
   maxAttempts: 10,
   priority: 0,
 });
+
+/** Bounds of the retained acked outcomes (engine/acked-outcomes.ts, storage/acked-log.ts). */
+export const ackedOutcomeBounds = Object.freeze({
+  /**
+   * Acked items per in-memory block (4,096): a full block is sorted and
+   * run-encoded (a few bytes an item); a lookup scans the one open block
+   * linearly, which at this size costs a few microseconds.
+   */
+  blockItemsMax: 4096,
+  /**
+   * Longest time one block stays open (10 s): a block is forgotten when its
+   * newest entry is outcome_retention_ms old, so an acked outcome is kept at
+   * least the retention and at most this much longer.
+   */
+  blockSpanMs: 10_000,
+  /** Acked-log records deleted per commit (1,000): bounds a purge's share of one commit; the rest go with the next. */
+  purgeRecordsPerCommitMax: 1000,
+});

@@ -38,8 +38,8 @@ export function get(ctx: OpContext, nsName: string, ids: string[], nowMs: number
       out.push(item.ns === nsName ? toItemState(item, ctx.s.bytesOf(item)) : null);
       continue;
     }
-    const outcome = ctx.s.outcomes.get(id);
-    out.push(outcome !== undefined && outcome.ns === nsName ? { id, state: "ended", outcome: outcome.outcome } : null);
+    const outcome = ctx.s.outcomeOfId(nsName, id);
+    out.push(outcome !== undefined ? { id, state: "ended", outcome } : null);
   }
   return { ok: true, value: { items: out } };
 }

@@ -1,5 +1,6 @@
 // The one deadline structure: a pairing heap of every timed event (delay due,
-// lease expiry, TTL, waiter timeout, outcome retention end). The engine's
+// lease expiry, TTL, waiter timeout, outcome retention end, acked-outcome
+// retention end). The engine's
 // tick() pops what is due; the server arms one timer from the earliest entry.
 // Nothing else in the engine keeps a timer.
 
@@ -15,6 +16,8 @@ export const DeadlineKind = {
   Ttl: 2,
   WaiterTimeout: 3,
   OutcomeRetention: 4,
+  /** The oldest block of acked outcomes (acked-outcomes.ts) reaches the retention: no target, one entry at a time. */
+  AckedRetention: 5,
 } as const;
 export type DeadlineKind = (typeof DeadlineKind)[keyof typeof DeadlineKind];
 

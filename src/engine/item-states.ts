@@ -17,12 +17,13 @@ import type { HeapNode } from "../lib/pairing-heap.ts";
 import type { Limits } from "../limits.ts";
 import type { ItemRecord, Outcome } from "../storage/record.ts";
 import { ItemStatePatch, itemShapeFlags, itemValueBytes, patchItemState } from "../storage/record-codec.ts";
-import type { Store } from "../storage/store.ts";
+import type { ItemKey, Store } from "../storage/store.ts";
 import type { WriteSet, Writer } from "../storage/writer.ts";
 import type { Delivery, LiveStateName } from "./api.ts";
 import { type Deadline, DeadlineKind, DeadlineQueue } from "./deadlines.ts";
 import { type DependencyStatus, DependencyGraph } from "./dependencies.ts";
-import { formatReceipt } from "./ids.ts";
+import { formatReceipt, parseId } from "./ids.ts";
+import { AckedOutcomes } from "./acked-outcomes.ts";
 import { type LiveItem, toRecord } from "./item.ts";
 import { ItemTable } from "./item-table.ts";
 import { OutcomeTable, RetainedOutcome } from "./outcome-table.ts";
@@ -32,7 +33,11 @@ import type { Topic } from "./topic.ts";
 
 export class ItemStates {
   readonly items = new ItemTable();
+  /** Cancelled and expired ends, one entry each (rare); acked ends live compactly in `acked`. */
   readonly outcomes = new OutcomeTable();
+  readonly acked: AckedOutcomes;
+  /** The one AckedRetention deadline, while acked outcomes are retained. */
+  private ackedTimer: HeapNode<Deadline> | null = null;
   readonly namespaces = new Map<string, Namespace>();
   readonly deadlines = new DeadlineQueue();
   readonly registry = new SignatureRegistry();
@@ -56,6 +61,7 @@ export class ItemStates {
   ) {
     assert(Number.isSafeInteger(boot) && boot >= 1, `engine: boot ${boot} (a store numbers its opens from 1)`);
     this.graph = new DependencyGraph(limits.afterIdsMax);
+    this.acked = new AckedOutcomes(writer.shardCount);
   }
 
   dependencyStatus(ns: string, id: string): DependencyStatus {
@@ -64,9 +70,34 @@ export class ItemStates {
       if (item.ns !== ns) return "unknown";
       return item.state === "dead" ? "dead" : "live";
     }
-    const outcome = this.outcomes.get(id);
-    if (outcome === undefined || outcome.ns !== ns) return "unknown";
-    return outcome.outcome;
+    return this.outcomeOfId(ns, id) ?? "unknown";
+  }
+
+  /** How an ended item ended, while its outcome is retained; `ns` null matches any namespace. */
+  outcomeOf(ns: string | null, shard: number, key: ItemKey): Outcome | undefined {
+    const retained = this.outcomes.getByKey(shard, key);
+    if (retained !== undefined) return ns === null || retained.ns === ns ? retained.outcome : undefined;
+    return this.acked.has(ns, shard, key) ? "acked" : undefined;
+  }
+
+  /** outcomeOf for an id string (a malformed id has no outcome). */
+  outcomeOfId(ns: string | null, id: string): Outcome | undefined {
+    const parsed = parseId(id);
+    return parsed === null ? undefined : this.outcomeOf(ns, parsed.shard, parsed.key);
+  }
+
+  /** An acked outcome recovered from the store's acked log (recovery.ts). */
+  restoreAcked(ns: string, shard: number, key: ItemKey, endedAtMs: number): void {
+    this.acked.add(ns, shard, key, endedAtMs);
+    this.scheduleAckedRetention();
+  }
+
+  /** Arm the one AckedRetention deadline for the oldest acked block, unless armed or nothing is retained. */
+  private scheduleAckedRetention(): void {
+    if (this.ackedTimer !== null && this.ackedTimer.inHeap) return;
+    const oldest = this.acked.oldestNewestEndedAtMs();
+    if (oldest === null) return;
+    this.ackedTimer = this.deadlines.schedule(oldest + this.limits.outcomeRetentionMs, DeadlineKind.AckedRetention, null, null, null);
   }
 
   /** Lease a ready item and return its delivery (the stored value is read once, for the write and the reply). */
@@ -213,6 +244,13 @@ export class ItemStates {
         this.ws().deleteOutcome(outcome.id);
         return;
       }
+      case DeadlineKind.AckedRetention: {
+        this.ackedTimer = null;
+        const cutoffMs = nowMs - this.limits.outcomeRetentionMs;
+        if (this.acked.expire(cutoffMs) > 0) this.ws().purgeAckedBefore(cutoffMs + 1);
+        this.scheduleAckedRetention();
+        return;
+      }
     }
   }
 
@@ -296,12 +334,19 @@ export class ItemStates {
     const id = item.id;
     const set = this.ws();
     set.deleteItem(item.shard, item.key);
-    // The entry is the record written too: one object per ended item.
-    const retained = new RetainedOutcome(item.shard, item.key, ns, outcome, nowMs);
-    set.putOutcome(id, retained);
-    retained.node = this.deadlines.schedule(nowMs + this.limits.outcomeRetentionMs, DeadlineKind.OutcomeRetention, null, null, retained);
-    const previous = this.outcomes.set(retained);
-    if (previous !== undefined) this.deadlines.cancel(previous.node as HeapNode<Deadline>);
+    if (outcome === "acked") {
+      // A few bytes in memory and in this commit's acked-log record (acked-outcomes.ts says why).
+      this.acked.add(ns, item.shard, item.key, nowMs);
+      set.ackItem(ns, item.shard, item.key, nowMs);
+      this.scheduleAckedRetention();
+    } else {
+      // The entry is the record written too: one object per ended item.
+      const retained = new RetainedOutcome(item.shard, item.key, ns, outcome, nowMs);
+      set.putOutcome(id, retained);
+      retained.node = this.deadlines.schedule(nowMs + this.limits.outcomeRetentionMs, DeadlineKind.OutcomeRetention, null, null, retained);
+      const previous = this.outcomes.set(retained);
+      if (previous !== undefined) this.deadlines.cancel(previous.node as HeapNode<Deadline>);
+    }
     this.namespaces.get(ns)!.counters[outcome]++;
     // Most stores have no `after` edges: skip the graph's lookups by id then.
     if (this.graph.edgeCount === 0) return;

@@ -25,6 +25,19 @@ export function loadStore(s: ItemStates, store: Store, nowMs: number): void {
     retained.node = s.deadlines.schedule(record.endedAtMs + s.limits.outcomeRetentionMs, DeadlineKind.OutcomeRetention, null, null, retained);
     s.outcomes.set(retained);
   }
+  // The acked log, oldest first; records past the retention are skipped and purged.
+  const cutoffMs = nowMs - s.limits.outcomeRetentionMs;
+  let stale = false;
+  for (const record of store.loadAckedLog()) {
+    if (record.endedAtMs <= cutoffMs) {
+      stale = true;
+      continue;
+    }
+    for (let i = 0; i < record.keys.length; i++) {
+      s.restoreAcked(record.namespaces[record.nsIndexes[i] as number] as string, record.shards[i] as number, record.keys[i] as number, record.endedAtMs);
+    }
+  }
+  if (stale) s.ws().purgeAckedBefore(cutoffMs + 1);
   const loaded: LiveItem[] = [];
   for (const shard of store.loadShards({ bytes: false })) {
     for (const { key, record } of shard.items) {
@@ -53,7 +66,7 @@ export function loadStore(s: ItemStates, store: Store, nowMs: number): void {
   const lookup = (id: string): DependencyStatus => {
     const dep = s.items.get(id);
     if (dep !== undefined) return dep.state === "dead" ? "dead" : "live";
-    return s.outcomes.get(id)?.outcome ?? "unknown";
+    return s.outcomeOfId(null, id) ?? "unknown";
   };
   for (const item of loaded) {
     if (item.state === "dead") {

@@ -17,6 +17,7 @@ import { CircuitBreakers } from "./circuit-breaker.ts";
 import type { BreakerOptions, BreakerState } from "./circuit-breaker.ts";
 import { RecentSamples } from "./commit-stats.ts";
 import type { CommitStats } from "./commit-stats.ts";
+import { type AckedLogRecord, emptyAckedLog } from "./acked-log.ts";
 import type { ItemRecord, MetaRecord, OutcomeRecord } from "./record.ts";
 import type { CommitBatch, CommitResult, ItemKey, ShardBatch, Store } from "./store.ts";
 import { StorageUnavailableError } from "./writer.ts";
@@ -45,7 +46,9 @@ export interface GroupCommitterOptions {
 
 type Operation =
   | { kind: "item"; shard: number; key: ItemKey; record: ItemRecord | Uint8Array | null }
-  | { kind: "outcome"; id: string; record: OutcomeRecord | null };
+  | { kind: "outcome"; id: string; record: OutcomeRecord | null }
+  | { kind: "acked"; ns: string; shard: number; key: ItemKey; endedAtMs: number }
+  | { kind: "purgeAcked"; beforeMs: number };
 
 interface Deferred {
   resolve(): void;
@@ -79,6 +82,14 @@ class PendingWriteSet implements WriteSet {
 
   deleteOutcome(id: string): void {
     this.add({ kind: "outcome", id, record: null });
+  }
+
+  ackItem(ns: string, shard: number, key: ItemKey, endedAtMs: number): void {
+    this.add({ kind: "acked", ns, shard, key, endedAtMs });
+  }
+
+  purgeAckedBefore(beforeMs: number): void {
+    this.add({ kind: "purgeAcked", beforeMs });
   }
 
   end(): Promise<void> {
@@ -128,6 +139,8 @@ export class GroupCommitter implements Writer {
   private readonly scratchShards: Array<ShardBatch["items"] | undefined> = [];
   private readonly scratchSlots: Array<Map<ItemKey, number> | undefined> = [];
   private readonly scratchOutcomeSlots = new Map<string, number>();
+  /** buildBatch's scratch: each namespace's index in the batch's acked-log record. */
+  private readonly scratchAckedNamespaces = new Map<string, number>();
 
   constructor(
     private readonly store: Store,
@@ -249,9 +262,26 @@ export class GroupCommitter implements Writer {
     const slots = this.scratchSlots;
     const outcomeSlots = this.scratchOutcomeSlots;
     const outcomes: Array<{ id: string; record: OutcomeRecord | null }> = [];
+    const nsSlots = this.scratchAckedNamespaces;
+    let acked: AckedLogRecord | null = null;
+    let ackedPurgeBeforeMs: number | null = null;
     for (const set of sets) {
       for (const operation of set.operations) {
-        if (operation.kind === "item") {
+        if (operation.kind === "acked") {
+          if (acked === null) acked = emptyAckedLog();
+          let nsIndex = nsSlots.get(operation.ns);
+          if (nsIndex === undefined) {
+            nsIndex = acked.namespaces.length;
+            nsSlots.set(operation.ns, nsIndex);
+            acked.namespaces.push(operation.ns);
+          }
+          acked.nsIndexes.push(nsIndex);
+          acked.shards.push(operation.shard);
+          acked.keys.push(operation.key);
+          if (operation.endedAtMs > acked.endedAtMs) acked.endedAtMs = operation.endedAtMs;
+        } else if (operation.kind === "purgeAcked") {
+          ackedPurgeBeforeMs = Math.max(ackedPurgeBeforeMs ?? 0, operation.beforeMs);
+        } else if (operation.kind === "item") {
           const shard = operation.shard;
           let items = byShard[shard];
           if (items === undefined) {
@@ -290,8 +320,9 @@ export class GroupCommitter implements Writer {
       (slots[shard] as Map<ItemKey, number>).clear();
     }
     outcomeSlots.clear();
+    nsSlots.clear();
     const meta = this.keysReservedBelow > this.keysReservedBelowCommitted ? { ...this.baseMeta, keysReservedBelow: this.keysReservedBelow } : null;
-    return { shards, outcomes, meta };
+    return { shards, outcomes, meta, acked, ackedPurgeBeforeMs };
   }
 
   private finishCommit(sets: readonly PendingWriteSet[], batch: CommitBatch, result: CommitResult, startedMs: number): void {
@@ -301,7 +332,7 @@ export class GroupCommitter implements Writer {
     this.commitsTotal++;
     if (result.failedShards.size > 0 || result.metaError !== null) this.commitFailuresTotal++;
     this.writeSetsPerCommit.add(sets.length);
-    this.recordsPerCommit.add(batch.shards.reduce((sum, shardBatch) => sum + shardBatch.items.length, 0) + batch.outcomes.length);
+    this.recordsPerCommit.add(batch.shards.reduce((sum, shardBatch) => sum + shardBatch.items.length, 0) + batch.outcomes.length + (batch.acked === null ? 0 : 1));
     this.commitMs.add(durationMs);
 
     for (const { shard } of batch.shards) this.breakers.record(shard, nowMs, !result.failedShards.has(shard), durationMs);

@@ -5,6 +5,7 @@
 // Implementations: lmdb/lmdb-store.ts (the real one) and memory/memory-store.ts
 // (tests and simulation). test/storage/store-suite.ts is the one suite both pass.
 
+import type { AckedLogRecord } from "./acked-log.ts";
 import type { ItemRecord, MetaRecord, OutcomeRecord } from "./record.ts";
 
 /** A key within a shard: an unsigned integer below 2^53 (stored as 64 bits). */
@@ -28,6 +29,10 @@ export interface CommitBatch {
   outcomes: Array<{ id: string; record: OutcomeRecord | null }>;
   /** Present when the meta record changes (e.g. a new key block is reserved). */
   meta: MetaRecord | null;
+  /** The items this commit acked, as one acked-log record (acked-log.ts); null when none. */
+  acked: AckedLogRecord | null;
+  /** When set, remove acked-log records whose endedAtMs is below it (their retention is over). */
+  ackedPurgeBeforeMs: number | null;
 }
 
 /** Per shard: did its part of the batch commit? */
@@ -55,6 +60,8 @@ export interface Store {
    */
   loadShards(options?: { bytes: boolean }): Iterable<LoadedShard>;
   loadOutcomes(): Iterable<{ id: string; record: OutcomeRecord }>;
+  /** The acked log's records, oldest first (acked-log.ts). */
+  loadAckedLog(): Iterable<AckedLogRecord>;
   /**
    * One stored item as last committed, or null when the shard holds no such
    * key. The engine keeps payloads and metadata here rather than in memory and

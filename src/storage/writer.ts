@@ -30,6 +30,10 @@ export interface WriteSet {
   deleteItem(shard: number, key: ItemKey): void;
   putOutcome(id: string, record: OutcomeRecord): void;
   deleteOutcome(id: string): void;
+  /** Remember an acked item in this commit's acked-log record (acked-log.ts), instead of an outcome record of its own. */
+  ackItem(ns: string, shard: number, key: ItemKey, endedAtMs: number): void;
+  /** Remove acked-log records whose newest end is before this instant (their retention is over). */
+  purgeAckedBefore(beforeMs: number): void;
   /**
    * Close the set and hand it to the next commit. Resolves when every write in
    * it is durable; rejects with StorageUnavailableError when any shard it

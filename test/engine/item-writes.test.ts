@@ -129,7 +129,7 @@ describe("item writes patch the stored value", () => {
     const clock = new ManualClock(1_700_000_000_000);
     // The version 2 fixture: a leased item (billing/invoices, key 0) whose lease ends at 1_700_000_030_000.
     const meta = { ...nextBoot(nextBoot(newMetaRecord(1))), keysReservedBelow: 10 };
-    const store = new MemoryStore({ shards: 1 }, { shards: [new Map([[0, fromHex(v2Values.leased)]])], outcomes: new Map(), meta: encodeMetaRecord(meta) });
+    const store = new MemoryStore({ shards: 1 }, { shards: [new Map([[0, fromHex(v2Values.leased)]])], outcomes: new Map(), ackedLog: [], meta: encodeMetaRecord(meta) });
     const writer = new GroupCommitter(store, { clock });
     clock.advance(60_000);
     const engine = Engine.recover({ store, writer, limits: defaultLimits, namespaces: {}, nowMs: clock.nowMs() });

@@ -90,7 +90,7 @@ describe("GroupCommitter batching", () => {
     await Promise.all([a.end(), b.end()]);
     expect(loadAll(store).get(1)).toEqual([]);
     expect([...store.loadOutcomes()].map((entry) => entry.id)).toEqual(["1:3"]);
-    expect(store.commitHistory).toEqual([{ shards: [1], items: 1, itemValues: 0, outcomes: 2, meta: false }]);
+    expect(store.commitHistory).toEqual([{ shards: [1], items: 1, itemValues: 0, outcomes: 2, acked: 0, meta: false }]);
   });
 
   test("a coalesced write keeps the first one's place; the next batch starts clean", async () => {

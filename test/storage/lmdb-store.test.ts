@@ -42,7 +42,7 @@ describe("LMDB data dir", () => {
     const dataDir = mkdtempSync(join(tmpdir(), "orq-lmdb-test-"));
     try {
       const store = await openLmdbStore({ dataDir, shards: 16, durability: "relaxed" });
-      await store.commit({ shards: [{ shard: 15, items: [{ key: 1, record: itemRecord() }] }], outcomes: [], meta: null });
+      await store.commit({ shards: [{ shard: 15, items: [{ key: 1, record: itemRecord() }] }], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null });
       await store.close();
       for (const shards of [15, 17]) {
         const attempt = openLmdbStore({ dataDir, shards, durability: "relaxed" });
@@ -59,16 +59,16 @@ describe("LMDB data dir", () => {
     }
   });
 
-  test("the environment holds one sub-database per shard plus meta and outcomes", async () => {
+  test("the environment holds one sub-database per shard plus meta, outcomes and the acked log", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "orq-lmdb-test-"));
     try {
       const store = await openLmdbStore({ dataDir, shards: 3, durability: "relaxed" });
-      await store.commit({ shards: [{ shard: 2, items: [{ key: 1, record: itemRecord() }] }], outcomes: [], meta: null });
+      await store.commit({ shards: [{ shard: 2, items: [{ key: 1, record: itemRecord() }] }], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null });
       await store.close();
       const env = open({ path: join(dataDir, "data.mdb"), noSubdir: true, maxDbs: 8 });
       const names = [...env.getKeys()].map(String).sort();
       await env.close();
-      expect(names).toEqual(["meta", "outcomes", "shard-000", "shard-001", "shard-002"]);
+      expect(names).toEqual(["acked", "meta", "outcomes", "shard-000", "shard-001", "shard-002"]);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

@@ -26,6 +26,8 @@ describe("MemoryStore fault injection", () => {
       ],
       outcomes: [{ id: "0:9", record: { ns: "n", outcome: "acked", endedAtMs: 1 } }],
       meta: null,
+      acked: null,
+      ackedPurgeBeforeMs: null,
     });
     expect(result.failedShards).toEqual(new Map([[1, injected]]));
     expect(result.metaError).toBeNull();
@@ -34,7 +36,7 @@ describe("MemoryStore fault injection", () => {
     expect([...store.loadOutcomes()].length).toBe(1);
 
     store.healShard(1);
-    const healed = await store.commit({ shards: [{ shard: 1, items: [{ key: 2, record: itemRecord() }] }], outcomes: [], meta: null });
+    const healed = await store.commit({ shards: [{ shard: 1, items: [{ key: 2, record: itemRecord() }] }], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null });
     expect(healed.failedShards.size).toBe(0);
     expect(loadAll(store).get(1)?.length).toBe(1);
   });
@@ -43,7 +45,7 @@ describe("MemoryStore fault injection", () => {
     const store = new MemoryStore({ shards: 1 });
     store.pauseCommits();
     let settled = false;
-    const pending = store.commit({ shards: [{ shard: 0, items: [{ key: 1, record: itemRecord() }] }], outcomes: [], meta: null });
+    const pending = store.commit({ shards: [{ shard: 0, items: [{ key: 1, record: itemRecord() }] }], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null });
     void pending.then(() => {
       settled = true;
     });
@@ -54,13 +56,13 @@ describe("MemoryStore fault injection", () => {
     await pending;
     expect(loadAll(crashed).get(0)).toEqual([]);
     expect(loadAll(store).get(0)?.length).toBe(1);
-    expect(store.commitHistory).toEqual([{ shards: [0], items: 1, itemValues: 0, outcomes: 0, meta: false }]);
+    expect(store.commitHistory).toEqual([{ shards: [0], items: 1, itemValues: 0, outcomes: 0, acked: 0, meta: false }]);
   });
 
   test("shard numbers are checked: shardCount-1 is fine, shardCount is a programmer error", async () => {
     const store = new MemoryStore({ shards: 2 });
     store.failShard(1);
     expect(() => store.failShard(2)).toThrow("shard 2 out of range");
-    await expect(store.commit({ shards: [{ shard: 2, items: [] }], outcomes: [], meta: null })).rejects.toThrow("out of range");
+    await expect(store.commit({ shards: [{ shard: 2, items: [] }], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null })).rejects.toThrow("out of range");
   });
 });

@@ -26,7 +26,7 @@ export function loadAll(store: Store): Map<number, Array<{ key: ItemKey; record:
 }
 
 function batch(parts: Partial<CommitBatch>): CommitBatch {
-  return { shards: [], outcomes: [], meta: null, ...parts };
+  return { shards: [], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null, ...parts };
 }
 
 export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness>): void {
@@ -259,6 +259,36 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
       expect(withoutBytes).toEqual({ ...full, payload: new Uint8Array(0), metadata: new Uint8Array(0) });
       expect(withoutBytes?.payload).toBe(other?.payload as Uint8Array);
       expect(withoutBytes?.metadata).toBe(withoutBytes?.payload as Uint8Array);
+    });
+
+    test("the acked log: one record per commit, kept across a reopen, oldest first, purged from the front by end time", async () => {
+      let store = await open(4);
+      const record = (endedAtMs: number, keys: number[]) => ({
+        endedAtMs,
+        namespaces: ["a", "b"],
+        nsIndexes: keys.map((_, i) => i % 2),
+        shards: keys.map((key) => key % 4),
+        keys,
+      });
+      await store.commit(batch({ acked: record(100, [5, 3, 9]) }));
+      await store.commit(batch({ acked: record(200, [12]) }));
+      await store.commit(batch({ acked: record(300, [20, 21]) }));
+      store = await reopen(store);
+      const loaded = [...store.loadAckedLog()];
+      expect(loaded.map((r) => r.endedAtMs)).toEqual([100, 200, 300]);
+      // Entries come back in key order, each with its own namespace and shard.
+      const first = loaded[0]!;
+      expect(first.keys).toEqual([3, 5, 9]);
+      expect(first.keys.map((_, i) => first.namespaces[first.nsIndexes[i]!])).toEqual(["b", "a", "a"]);
+      expect(first.shards).toEqual([3, 1, 1]);
+      // Purge below 200: only the record that ended at 100 goes (200 is not below it).
+      await store.commit(batch({ ackedPurgeBeforeMs: 200 }));
+      expect([...store.loadAckedLog()].map((r) => r.endedAtMs)).toEqual([200, 300]);
+      // A purge and a new record in one commit; new records keep coming after old ones, even after a reopen.
+      store = await reopen(store);
+      await store.commit(batch({ acked: record(400, [30]), ackedPurgeBeforeMs: 301 }));
+      store = await reopen(store);
+      expect([...store.loadAckedLog()].map((r) => r.endedAtMs)).toEqual([400]);
     });
   });
 }

@@ -4,8 +4,8 @@
 
 import type { Durability } from "../store.ts";
 
-/** Sub-databases besides the shards: `meta` and `outcomes`. */
-export const namedDbCount = 2;
+/** Sub-databases besides the shards: `meta`, `outcomes` and `acked`. */
+export const namedDbCount = 3;
 
 /** Name of shard n's sub-database: fixed width so names sort in shard order. */
 export function shardDbName(shard: number): string {
@@ -14,6 +14,7 @@ export function shardDbName(shard: number): string {
 
 export const metaDbName = "meta";
 export const outcomesDbName = "outcomes";
+export const ackedDbName = "acked";
 /** The one key in the `meta` sub-database. */
 export const metaKey = "meta";
 
@@ -34,7 +35,7 @@ export function environmentOptions(path: string, shards: number, durability: Dur
     // `path` names the file, not a directory: orq owns the data dir and
     // checks it itself (existence, type, permissions) for clear open errors.
     noSubdir: true,
-    // One sub-database per shard plus meta and outcomes; LMDB's default (12) is too few.
+    // One sub-database per shard plus meta, outcomes and acked; LMDB's default (12) is too few.
     maxDbs: shards + namedDbCount,
     mapSize: mapSizeBytes,
     // A fixed, large map: remapping chunks makes reads slower and is only
@@ -136,6 +137,15 @@ export function shardRecoveryDbOptions(shard: number, decode: (bytes: Uint8Array
 /** Outcomes are keyed by item id string ("3:17"): ordered-binary stores a string as its UTF-8 bytes. */
 export function outcomesDbOptions() {
   return { name: outcomesDbName, encoding: "binary" as const, keyEncoding: "ordered-binary" as const, cache: false };
+}
+
+/**
+ * The acked log (acked-log.ts): one record per commit that acked something,
+ * keyed by a sequence number (ordered-binary sorts numbers numerically), so
+ * key order is commit order and a purge deletes from the front.
+ */
+export function ackedDbOptions() {
+  return { name: ackedDbName, encoding: "binary" as const, keyEncoding: "ordered-binary" as const, cache: false };
 }
 
 export function metaDbOptions() {

@@ -9,7 +9,9 @@ import { join } from "node:path";
 import { open } from "lmdb";
 import type { Database, RootDatabase } from "lmdb";
 import { assert } from "../../lib/assert.ts";
+import { ackedOutcomeBounds } from "../../limits.ts";
 import type { ItemRecord, MetaRecord, OutcomeRecord } from "../record.ts";
+import { type AckedLogRecord, ackedLogEndedAtMs, appendAckedLog, decodeAckedLog } from "../acked-log.ts";
 import { ByteWriter } from "../byte-cursor.ts";
 import {
   appendItemRecord,
@@ -31,6 +33,7 @@ import {
   metaDbOptions,
   metaKey,
   outcomesDbOptions,
+  ackedDbOptions,
   shardDbOptions,
   shardRecoveryDbOptions,
 } from "./lmdb-options.ts";
@@ -83,7 +86,7 @@ function prepareDataDir(dataDir: string): void {
 }
 
 /** Sub-database names orq creates; any other name in the root database means another program's file. */
-const orqDbNamePattern = /^(meta|outcomes|shard-\d{3,})$/;
+const orqDbNamePattern = /^(meta|outcomes|acked|shard-\d{3,})$/;
 
 async function loadOrCreateMeta(env: RootDatabase<Uint8Array, string>, dataDir: string, shards: number): Promise<MetaRecord> {
   const rootNames = [...env.getKeys({ limit: shards + 16 })];
@@ -133,6 +136,9 @@ class LmdbStore implements Store {
   /** Per shard, the handle recovery reads through (lmdb-options.ts's shardRecoveryDbOptions). */
   private readonly shardHeaderDbs: Array<Database<ItemRecord, number>>;
   private readonly outcomesDb: BinaryDb<string>;
+  private readonly ackedDb: BinaryDb<number>;
+  /** The acked log's next record number (one past its last key). */
+  private nextAckedSeq: number;
   private readonly metaDb: BinaryDb<string>;
   private closed = false;
 
@@ -148,6 +154,10 @@ class LmdbStore implements Store {
       env.openDB<ItemRecord, number>(shardRecoveryDbOptions(shard, decodeItemHeader)),
     );
     this.outcomesDb = env.openDB<Uint8Array, string>(outcomesDbOptions());
+    this.ackedDb = env.openDB<Uint8Array, number>(ackedDbOptions());
+    let lastSeq = -1;
+    for (const key of this.ackedDb.getKeys({ reverse: true, limit: 1 })) lastSeq = key;
+    this.nextAckedSeq = lastSeq + 1;
     this.metaDb = env.openDB<Uint8Array, string>(metaDbOptions());
   }
 
@@ -174,6 +184,10 @@ class LmdbStore implements Store {
       assert(typeof key === "string", "outcome key is not a string");
       yield { id: key, record: decodeOutcomeRecord(value) };
     }
+  }
+
+  *loadAckedLog(): Iterable<AckedLogRecord> {
+    for (const { value } of this.ackedDb.getRange({})) yield decodeAckedLog(value);
   }
 
   readItemBytes(shard: number, key: ItemKey): Uint8Array | null {
@@ -238,6 +252,14 @@ class LmdbStore implements Store {
       outcomeWrites.push({ id, start, end: slab.length });
     }
     const metaBytes = batch.meta === null ? null : encodeMetaRecord(batch.meta);
+    let ackedStart = -1;
+    if (batch.acked !== null) {
+      ackedStart = slab.length;
+      appendAckedLog(slab, batch.acked);
+    }
+    const ackedEnd = slab.length;
+    const ackedSeq = this.nextAckedSeq;
+    const purgeBeforeMs = batch.ackedPurgeBeforeMs;
     try {
       await this.env.transaction(() => {
         for (const { db, key, start, end } of itemWrites) {
@@ -249,6 +271,8 @@ class LmdbStore implements Store {
           else this.outcomesDb.putSync(id, slab.written(start, end));
         }
         if (metaBytes !== null) this.metaDb.putSync(metaKey, metaBytes);
+        if (ackedStart >= 0) this.ackedDb.putSync(ackedSeq, slab.written(ackedStart, ackedEnd));
+        if (purgeBeforeMs !== null) this.purgeAcked(purgeBeforeMs);
       });
     } catch (error) {
       // One LMDB transaction: when it fails, every shard in it failed.
@@ -258,7 +282,21 @@ class LmdbStore implements Store {
       return { failedShards, metaError: failure };
     }
     if (batch.meta !== null) this.currentMeta = { ...batch.meta };
+    if (ackedStart >= 0) this.nextAckedSeq = ackedSeq + 1;
     return { failedShards: new Map(), metaError: null };
+  }
+
+  /**
+   * Inside a write transaction: delete acked-log records from the front while
+   * their newest end is before `beforeMs`, at most purgeRecordsPerCommitMax a
+   * commit (the rest go with the next purge). Records are in commit order,
+   * so the first one still retained ends the scan.
+   */
+  private purgeAcked(beforeMs: number): void {
+    for (const { key, value } of this.ackedDb.getRange({ limit: ackedOutcomeBounds.purgeRecordsPerCommitMax })) {
+      if (ackedLogEndedAtMs(value) >= beforeMs) break;
+      this.ackedDb.removeSync(key);
+    }
   }
 
   async close(): Promise<void> {

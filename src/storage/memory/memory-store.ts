@@ -17,6 +17,8 @@ import {
   encodeOutcomeRecord,
 } from "../record-codec.ts";
 import { RECORD_VERSION } from "../record.ts";
+import { type AckedLogRecord, ackedLogEndedAtMs, appendAckedLog, decodeAckedLog } from "../acked-log.ts";
+import { ByteWriter } from "../byte-cursor.ts";
 import { newMetaRecord, nextBoot } from "../store-meta.ts";
 import type { CommitBatch, CommitResult, ItemKey, LoadedShard, Store } from "../store.ts";
 
@@ -27,12 +29,16 @@ export interface CommitSummary {
   /** Item writes that came encoded already (WriteSet.putItemBytes: a patched stored value). */
   itemValues: number;
   outcomes: number;
+  /** Entries of the commit's acked-log record. */
+  acked: number;
   meta: boolean;
 }
 
 interface DurableState {
   shards: Array<Map<ItemKey, Uint8Array>>;
   outcomes: Map<string, Uint8Array>;
+  /** Encoded acked-log records, oldest first. */
+  ackedLog: Uint8Array[];
   meta: Uint8Array;
 }
 
@@ -55,6 +61,7 @@ export class MemoryStore implements Store {
     this.state = state ?? {
       shards: Array.from({ length: options.shards }, () => new Map<ItemKey, Uint8Array>()),
       outcomes: new Map(),
+      ackedLog: [],
       // A new store is its data dir's first open: boot 1.
       meta: encodeMetaRecord(nextBoot(newMetaRecord(options.shards))),
     };
@@ -72,6 +79,7 @@ export class MemoryStore implements Store {
       {
         shards: this.state.shards.map((items) => new Map(items)),
         outcomes: new Map(this.state.outcomes),
+        ackedLog: [...this.state.ackedLog],
         meta: encodeMetaRecord(nextBoot(decodeMetaRecord(this.state.meta))),
       },
     );
@@ -125,6 +133,10 @@ export class MemoryStore implements Store {
     for (const [id, bytes] of this.state.outcomes) yield { id, record: decodeOutcomeRecord(bytes) };
   }
 
+  *loadAckedLog(): Iterable<AckedLogRecord> {
+    for (const bytes of this.state.ackedLog) yield decodeAckedLog(bytes);
+  }
+
   readItemBytes(shard: number, key: ItemKey): Uint8Array | null {
     this.checkShard(shard);
     const bytes = this.state.shards[shard]?.get(key);
@@ -148,6 +160,12 @@ export class MemoryStore implements Store {
     });
     const outcomeWrites = batch.outcomes.map(({ id, record }) => ({ id, bytes: record === null ? null : encodeOutcomeRecord(record) }));
     const metaBytes = batch.meta === null ? null : encodeMetaRecord(batch.meta);
+    let ackedBytes: Uint8Array | null = null;
+    if (batch.acked !== null) {
+      const writer = new ByteWriter(64);
+      appendAckedLog(writer, batch.acked);
+      ackedBytes = writer.finish();
+    }
     this.remember(batch);
 
     if (this.gate !== null) await this.gate.promise;
@@ -178,6 +196,14 @@ export class MemoryStore implements Store {
       else this.state.outcomes.set(id, bytes);
     }
     if (metaBytes !== null) this.state.meta = metaBytes;
+    if (ackedBytes !== null) this.state.ackedLog.push(ackedBytes);
+    const purgeBeforeMs = batch.ackedPurgeBeforeMs;
+    if (purgeBeforeMs !== null) {
+      // Oldest first, like the LMDB store's key order: stop at the first record still retained.
+      let drop = 0;
+      while (drop < this.state.ackedLog.length && ackedLogEndedAtMs(this.state.ackedLog[drop] as Uint8Array) < purgeBeforeMs) drop++;
+      if (drop > 0) this.state.ackedLog.splice(0, drop);
+    }
     return result;
   }
 
@@ -192,6 +218,7 @@ export class MemoryStore implements Store {
       items: batch.shards.reduce((sum, shardBatch) => sum + shardBatch.items.length, 0),
       itemValues: batch.shards.reduce((sum, shardBatch) => sum + shardBatch.items.filter((write) => write.record instanceof Uint8Array).length, 0),
       outcomes: batch.outcomes.length,
+      acked: batch.acked === null ? 0 : batch.acked.keys.length,
       meta: batch.meta !== null,
     });
   }
