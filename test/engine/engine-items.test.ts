@@ -3,6 +3,7 @@
 // extend with stale receipts, TTL (including leased-then-ack), cancel, get and
 // outcome retention, dead letters and redrive.
 
+import { ackedOutcomeBounds } from "../../src/limits.ts";
 import { describe, expect, test } from "bun:test";
 import { Harness, failure, item, unwrap } from "./support/harness.ts";
 
@@ -240,6 +241,43 @@ describe("cancel and get", () => {
     expect(h.state("n", id as string)).toBeNull();
     await h.restart();
     expect(h.state("n", id as string)).toBeNull();
+  });
+});
+
+describe("acked outcomes", () => {
+  test("an acked outcome is kept for at least outcome_retention_ms and at most one block span more, across restarts; its log record is purged", async () => {
+    const retentionMs = 60_000;
+    const h = new Harness({ limits: { outcomeRetentionMs: retentionMs } });
+    const ids = await h.enqueue("n", [item("t"), item("t"), item("t")]);
+    const ds = await h.dequeue("n", [["t", 3]]);
+    await h.settle(h.engine.ack("n", ds.map((d) => d.receipt), h.now));
+    for (const id of ids) expect(h.state("n", id)).toBe("ended:acked");
+    expect(h.state("other", ids[0] as string)).toBeNull();
+    // Acked items are one acked-log record (this commit's), not an outcome record each.
+    expect([...h.store.loadOutcomes()]).toEqual([]);
+    expect([...h.store.loadAckedLog()].map((r) => r.keys.length)).toEqual([3]);
+    await h.restart();
+    for (const id of ids) expect(h.state("n", id)).toBe("ended:acked");
+    h.advance(retentionMs - 1);
+    for (const id of ids) expect(h.state("n", id)).toBe("ended:acked");
+    h.advance(ackedOutcomeBounds.blockSpanMs + 1);
+    for (const id of ids) expect(h.state("n", id)).toBeNull();
+    await h.writer.drain();
+    expect([...h.store.loadAckedLog()]).toEqual([]);
+    await h.restart();
+    for (const id of ids) expect(h.state("n", id)).toBeNull();
+    h.check();
+  });
+
+  test("a dependency acked before a restart still satisfies `after` after it", async () => {
+    const h = new Harness();
+    const [dep] = await h.enqueue("n", [item("t")]);
+    const [d] = await h.dequeue("n", [["t", 1]]);
+    await h.settle(h.engine.ack("n", [(d as { receipt: string }).receipt], h.now));
+    await h.restart();
+    const [waiter] = await h.enqueue("n", [item("u", { after: [dep as string] })]);
+    expect(h.state("n", waiter as string)).toBe("ready");
+    h.check();
   });
 });
 
