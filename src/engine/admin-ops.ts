@@ -88,10 +88,8 @@ export function redrive(ctx: OpContext, nsName: string, topicName: string, ids: 
   }
   const refused = refuseUnhealthyShards(ctx, found, nowMs);
   if (refused !== null) return refused;
-  const set = ctx.s.ws();
+  ctx.s.ws();
   for (const item of found) {
-    ctx.s.unplace(item);
-    ctx.s.leave(item);
     item.attempt = 0;
     const extras = item.ensureExtras();
     extras.deadReason = null;
@@ -99,8 +97,7 @@ export function redrive(ctx: OpContext, nsName: string, topicName: string, ids: 
     // never acked). The list is dropped from the record too, so recovery does not
     // re-read it and kill the item a second time.
     extras.after = null;
-    ctx.s.placePending(item, nowMs);
-    ctx.s.writeItem(set, item);
+    ctx.s.release(item, item.deliverAtMs, nowMs);
     ctx.s.namespaces.get(nsName)!.counters.redriven++;
   }
   return finishOp(ctx, { redriven: found.length }, nowMs);

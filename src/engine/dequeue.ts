@@ -166,12 +166,8 @@ export class Dequeuer {
       const item = this.s.items.get(delivery.id);
       if (item === undefined || item.state !== "leased") continue;
       if (formatReceipt(item.id, item.deliveries, item.leaseBoot) !== delivery.receipt) continue;
-      this.s.unplace(item);
-      this.s.leave(item);
       item.attempt--;
-      item.leaseExpiresAtMs = null;
-      this.s.placePending(item, this.latestNowMs());
-      this.s.writeItem(this.s.ws(), item);
+      this.s.release(item, item.deliverAtMs, this.latestNowMs());
     }
     this.s.endSetBackground();
     this.wake(this.latestNowMs());

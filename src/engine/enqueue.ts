@@ -162,14 +162,12 @@ export class Enqueuer {
       if (input.key !== null) topic.keys.set(input.key, item);
       const c = after[i] as AfterClassification;
       if (c.kind === "dead") {
-        item.ensureExtras().deadReason = c.deadReason;
         record.state = "dead";
         record.deadReason = c.deadReason;
-        this.s.enterDead(item);
-      } else {
-        if (c.kind === "waiting") this.s.graph.addWaiting(id, c.unmet);
-        this.s.placePending(item, nowMs);
+      } else if (c.kind === "waiting") {
+        this.s.graph.addWaiting(id, c.unmet);
       }
+      this.s.admit(item, c.kind === "dead" ? c.deadReason : null, nowMs);
       if (record.ttlExpiresAtMs !== null) item.ensureExtras().ttlNode = this.s.deadlines.schedule(record.ttlExpiresAtMs, DeadlineKind.Ttl, item, null, null);
       // The record itself is the write: the item copied what it keeps, so nothing changes it later.
       set.putItem(shard, key, record);
@@ -201,8 +199,7 @@ export class Enqueuer {
   private activate(created: LiveItem[]): void {
     for (const item of created) {
       if (!this.s.items.holds(item)) continue;
-      item.markStored();
-      if (item.state === "ready" && item.readyNode === null) this.s.makeTakeable(item);
+      this.s.stored(item);
     }
     this.ctx.wake(this.latestNowMs());
   }
@@ -213,9 +210,7 @@ export class Enqueuer {
     this.rollbacks++;
     for (const item of created) {
       if (!this.s.items.holds(item)) continue;
-      this.s.unplace(item);
-      this.s.leave(item);
-      this.s.forget(item);
+      this.s.discard(item);
       // Items enqueued meanwhile with this id in `after` cannot wait for it any more.
       for (const killed of this.s.graph.onFailed(item.id, "cancelled")) {
         const dependent = this.s.items.get(killed.itemId);

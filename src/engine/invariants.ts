@@ -29,17 +29,17 @@ export function checkEngineInvariants(s: ItemStates): void {
     assert((item.leaseExpiresAtMs !== null) === (item.state === "leased"), `engine: ${item.state} item ${id} has leaseExpiresAtMs ${item.leaseExpiresAtMs}`);
     switch (item.state) {
       case "ready":
-        assert((item.readyNode !== null) === item.committed, `engine: ready item ${id} misfiled`);
+        assert((item.inReadyHeap) === item.committed, `engine: ready item ${id} misfiled`);
         assert(item.timerNode === null && !s.graph.isWaiting(id), `engine: ready item ${id} has a timer or waits`);
         break;
       case "delayed":
-        assert(item.timerNode !== null && item.readyNode === null, `engine: delayed item ${id} misfiled`);
+        assert(item.timerNode !== null && !item.inReadyHeap, `engine: delayed item ${id} misfiled`);
         break;
       case "waiting":
-        assert(s.graph.isWaiting(id) && item.readyNode === null, `engine: waiting item ${id} misfiled`);
+        assert(s.graph.isWaiting(id) && !item.inReadyHeap, `engine: waiting item ${id} misfiled`);
         break;
       case "leased":
-        assert(item.committed && item.timerNode !== null && item.readyNode === null, `engine: leased item ${id} misfiled`);
+        assert(item.committed && item.timerNode !== null && !item.inReadyHeap, `engine: leased item ${id} misfiled`);
         assert(item.timerNode.value.atMs === item.leaseExpiresAtMs, `engine: leased item ${id} deadline differs from its record`);
         break;
       case "dead":

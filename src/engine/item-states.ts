@@ -140,7 +140,7 @@ export class ItemStates {
   }
 
   /** Write the item's current state into `set`: a patched copy of its stored value when possible, else the whole record. */
-  writeItem(set: WriteSet, item: LiveItem): void {
+  private writeItem(set: WriteSet, item: LiveItem): void {
     const value = this.patchedValue(item);
     if (value !== null) set.putItemBytes(item.shard, item.key, value);
     else set.putItem(item.shard, item.key, this.recordOf(item));
@@ -206,11 +206,54 @@ export class ItemStates {
     } else if (item.attempt >= item.maxAttempts) {
       this.killItem(item, "max_attempts");
     } else {
-      this.leave(item);
-      item.leaseExpiresAtMs = null;
-      this.placePending(item, nowMs);
-      this.writeItem(this.ws(), item);
+      this.release(item, item.deliverAtMs, nowMs);
     }
+  }
+
+  // ---- transitions the ops use (each places, counts and writes the item itself) ----
+
+  /**
+   * A leased item (its delivery ended: nack, lease expiry, a lease that never
+   * became durable) or a dead letter (redrive) goes back to pending, deliverable
+   * from deliverAtMs: waiting, delayed or ready. Its lease is cleared and it is written.
+   */
+  release(item: LiveItem, deliverAtMs: number, nowMs: number): void {
+    this.unplace(item);
+    this.leave(item);
+    item.leaseExpiresAtMs = null;
+    item.deliverAtMs = deliverAtMs;
+    this.placePending(item, nowMs);
+    this.writeItem(this.ws(), item);
+  }
+
+  /** A leased item's lease now ends at expiresAtMs (extend): its deadline moves and it is written. */
+  extendLease(item: LiveItem, expiresAtMs: number): void {
+    item.leaseExpiresAtMs = expiresAtMs;
+    item.timer = this.deadlines.reschedule(item.timerNode as HeapNode<Deadline>, expiresAtMs);
+    this.writeItem(this.ws(), item);
+  }
+
+  /** A new item takes its first place: a dead letter (a dependency already failed) or pending. Its record is the enqueue's write. */
+  admit(item: LiveItem, deadReason: string | null, nowMs: number): void {
+    if (deadReason !== null) {
+      item.ensureExtras().deadReason = deadReason;
+      this.enterDead(item);
+    } else {
+      this.placePending(item, nowMs);
+    }
+  }
+
+  /** The item's enqueue is durable: memory drops its bytes, and a ready item becomes takeable. */
+  stored(item: LiveItem): void {
+    item.markStored();
+    if (item.state === "ready" && !item.inReadyHeap) this.makeTakeable(item);
+  }
+
+  /** An item whose enqueue never committed leaves memory as if never enqueued (nothing of it is stored). */
+  discard(item: LiveItem): void {
+    this.unplace(item);
+    this.leave(item);
+    this.forget(item);
   }
 
   /** Handle a due item or outcome deadline (waiter timeouts are the Engine's). */
@@ -259,11 +302,11 @@ export class ItemStates {
     item.topic.count(state, 1);
   }
 
-  leave(item: LiveItem): void {
+  private leave(item: LiveItem): void {
     item.topic.count(item.state, -1);
   }
 
-  enterDead(item: LiveItem): void {
+  private enterDead(item: LiveItem): void {
     this.enter(item, "dead");
     item.topic.deadLetters.add(item);
     this.namespaces.get(item.ns)!.counters.dead++;
@@ -283,17 +326,17 @@ export class ItemStates {
     }
   }
 
-  makeTakeable(item: LiveItem): void {
+  private makeTakeable(item: LiveItem): void {
     if (!item.committed) return;
     item.topic.insertReady(item);
     this.dirty.add(item.topic);
   }
 
   /** Take the item out of the index of its current state (its count stays until leave()). */
-  unplace(item: LiveItem): void {
+  private unplace(item: LiveItem): void {
     switch (item.state) {
       case "ready":
-        if (item.readyNode !== null) item.topic.removeReady(item);
+        if (item.inReadyHeap) item.topic.removeReady(item);
         return;
       case "delayed":
       case "leased": {
@@ -311,7 +354,7 @@ export class ItemStates {
   }
 
   /** Drop an item from memory (already unplaced and uncounted). */
-  forget(item: LiveItem): void {
+  private forget(item: LiveItem): void {
     const extras = item.extras;
     if (extras !== null && extras.ttlNode !== null) {
       this.deadlines.cancel(extras.ttlNode);

@@ -81,6 +81,11 @@ export class LiveItem {
     }
   }
 
+  /** Whether the item sits in a ready heap (ready and committed). */
+  get inReadyHeap(): boolean {
+    return this.readyNode !== null;
+  }
+
   /** `<shard>:<key>`, built on demand: a stored string per item would cost more than the item. */
   get id(): string {
     return formatId(this.shard, this.key);

@@ -3,9 +3,7 @@
 // same delivery count and same boot (ids.ts says why the boot). Anything
 // else is stale, listed in the reply, and changes nothing.
 
-import type { HeapNode } from "../lib/pairing-heap.ts";
 import type { Reply, Result } from "./api.ts";
-import type { Deadline } from "./deadlines.ts";
 import { ReceiptFields, readReceipt } from "./ids.ts";
 import type { LiveItem } from "./item.ts";
 import { finishOp, type OpContext, refuseUnhealthyShards } from "./op-context.ts";
@@ -55,12 +53,7 @@ export function nack(
     } else if (item.attempt >= item.maxAttempts) {
       ctx.s.killItem(item, "max_attempts");
     } else {
-      ctx.s.unplace(item);
-      ctx.s.leave(item);
-      item.leaseExpiresAtMs = null;
-      item.deliverAtMs = nowMs + (entry.delayMs ?? 0);
-      ctx.s.placePending(item, nowMs);
-      ctx.s.writeItem(ctx.s.ws(), item);
+      ctx.s.release(item, nowMs + (entry.delayMs ?? 0), nowMs);
     }
   }
   return finishOp(ctx, { nacked: found.length, stale }, nowMs);
@@ -81,14 +74,8 @@ export function extend(ctx: OpContext, nsName: string, entries: Array<{ receipt:
   }
   const refused = refuseUnhealthyShards(ctx, found, nowMs);
   if (refused !== null) return refused;
-  const set = ctx.s.ws();
-  for (let i = 0; i < found.length; i++) {
-    const item = found[i] as LiveItem;
-    const expiresAtMs = nowMs + (leases[i] as number);
-    item.leaseExpiresAtMs = expiresAtMs;
-    item.timer = ctx.s.deadlines.reschedule(item.timerNode as HeapNode<Deadline>, expiresAtMs);
-    ctx.s.writeItem(set, item);
-  }
+  ctx.s.ws();
+  for (let i = 0; i < found.length; i++) ctx.s.extendLease(found[i] as LiveItem, nowMs + (leases[i] as number));
   return finishOp(ctx, { extended: found.length, stale }, nowMs);
 }
 
