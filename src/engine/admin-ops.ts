@@ -38,7 +38,7 @@ export function get(ctx: OpContext, nsName: string, ids: string[], nowMs: number
       out.push(item.ns === nsName ? toItemState(item, ctx.s.bytesOf(item)) : null);
       continue;
     }
-    const outcome = ctx.s.outcomeOfId(nsName, id);
+    const outcome = ctx.s.ended.outcomeOfId(nsName, id);
     out.push(outcome !== undefined ? { id, state: "ended", outcome } : null);
   }
   return { ok: true, value: { items: out } };

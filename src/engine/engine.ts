@@ -163,7 +163,7 @@ export class Engine implements EngineApi {
       unmatchable: new UnmatchableReporter(this.dequeuer.asks, this.s.registry, this.s.limits.unmatchableAskWindowMs),
       engine: {
         items: this.s.items.size,
-        outcomesRetained: this.s.outcomes.size + this.s.acked.size,
+        outcomesRetained: this.s.ended.size,
         deadlines: this.s.deadlines.size,
         dependencyEdges: this.s.graph.edgeCount,
         signatures: this.s.registry.size,

@@ -11,7 +11,7 @@ export function checkEngineInvariants(s: ItemStates): void {
   s.deadlines.checkInvariants();
   s.graph.checkInvariants();
   s.items.checkInvariants();
-  s.acked.checkInvariants();
+  s.ended.checkInvariants();
   const counted = new Map<Topic, Record<LiveStateName, number>>();
   const signatureRefs = new Map<number, number>();
   for (const [id, item] of s.items) {

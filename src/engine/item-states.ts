@@ -1,12 +1,14 @@
 // Every live item and retained outcome, and every state transition between
-// them: where an item sits (ready heap, deadline, dependency graph, dead
+// them (ops call the transitions: lease, release, extendLease, admit, stored,
+// discard, endItem, killItem; the parts they are made of are private): where an item sits (ready heap, deadline, dependency graph, dead
 // letters), its per-state counts, its writes, and what its end does to items
 // waiting on it. The Engine (engine.ts) runs the ops on top of this; recovery
 // (recovery.ts) fills it from the store. Writes of one op collect in one
 // WriteSet (`ws()`), which the op ends before it replies. A write of a stored
-// item (writeItem) patches the state fields of a copy of its stored value
-// (record-codec.ts's patchItemState: no decode, no encode, and the payload
-// for a delivery is copied out of it); when memory holds what the stored
+// item (writeItem) has storage patch the state fields of a copy of its
+// stored value (storage/stored-item-patch.ts: no decode, no encode, and the
+// payload for a delivery is copied out of it; the engine never sees the
+// record layout); when memory holds what the stored
 // value lacks (the enqueue's bytes before its commit, a nack's metadata, a
 // dead reason or `after` list added or dropped, a value of an older record
 // version) it writes the whole record instead (recordOf, which reads the
@@ -16,30 +18,27 @@ import { assert } from "../lib/assert.ts";
 import type { HeapNode } from "../lib/pairing-heap.ts";
 import type { Limits } from "../limits.ts";
 import type { ItemRecord, Outcome } from "../storage/record.ts";
-import { ItemStatePatch, itemShapeFlags, itemValueBytes, patchItemState } from "../storage/record-codec.ts";
+import { storedItemBytes } from "../storage/stored-item-patch.ts";
 import type { ItemKey, Store } from "../storage/store.ts";
 import type { WriteSet, Writer } from "../storage/writer.ts";
 import type { Delivery, LiveStateName } from "./api.ts";
 import { type Deadline, DeadlineKind, DeadlineQueue } from "./deadlines.ts";
 import { type DependencyStatus, DependencyGraph } from "./dependencies.ts";
-import { formatReceipt, parseId } from "./ids.ts";
-import { AckedOutcomes } from "./acked-outcomes.ts";
-import { type LiveItem, toRecord } from "./item.ts";
+import { formatReceipt } from "./ids.ts";
+import { EndedItems } from "./ended-items.ts";
+import type { LiveItem } from "./item.ts";
+import { ItemBytes } from "./item-bytes.ts";
 import { ItemTable } from "./item-table.ts";
-import { OutcomeTable, RetainedOutcome } from "./outcome-table.ts";
 import { SignatureRegistry } from "./matching/index.ts";
 import { Namespace } from "./namespace.ts";
 import type { Topic } from "./topic.ts";
 
 export class ItemStates {
   readonly items = new ItemTable();
-  /** Cancelled and expired ends, one entry each (rare); acked ends live compactly in `acked`. */
-  readonly outcomes = new OutcomeTable();
-  readonly acked: AckedOutcomes;
-  /** The one AckedRetention deadline, while acked outcomes are retained. */
-  private ackedTimer: HeapNode<Deadline> | null = null;
   readonly namespaces = new Map<string, Namespace>();
   readonly deadlines = new DeadlineQueue();
+  /** How ended items ended, for `get` and `after` (ended-items.ts). */
+  readonly ended: EndedItems;
   readonly registry = new SignatureRegistry();
   readonly graph: DependencyGraph;
   /** The WriteSet of the op in progress; every op ends it before returning. */
@@ -47,13 +46,13 @@ export class ItemStates {
   /** Topics that gained takeable items during this op: their waiters are served at its end. */
   readonly dirty = new Set<Topic>();
   backgroundWriteFailures = 0;
-  /** Scratch for writeItem (one write at a time). */
-  private readonly patch = new ItemStatePatch();
+  /** Reads stored payloads back and writes items, patched or whole (item-bytes.ts). */
+  private readonly bytes: ItemBytes;
 
   constructor(
     readonly writer: Writer,
     /** Where stored payloads and metadata are read back from (memory drops them once stored). */
-    private readonly reader: Pick<Store, "readItem" | "readItemBytes">,
+    reader: Pick<Store, "readItem" | "readItemBytes">,
     readonly limits: Limits,
     private readonly quotas: Record<string, { enqueuePerMinute: number | null }>,
     /** This open of the store (MetaRecord.boots): every lease granted now records it, and its receipt names it. */
@@ -61,7 +60,8 @@ export class ItemStates {
   ) {
     assert(Number.isSafeInteger(boot) && boot >= 1, `engine: boot ${boot} (a store numbers its opens from 1)`);
     this.graph = new DependencyGraph(limits.afterIdsMax);
-    this.acked = new AckedOutcomes(writer.shardCount);
+    this.ended = new EndedItems(writer.shardCount, this.deadlines, limits);
+    this.bytes = new ItemBytes(reader);
   }
 
   dependencyStatus(ns: string, id: string): DependencyStatus {
@@ -70,34 +70,7 @@ export class ItemStates {
       if (item.ns !== ns) return "unknown";
       return item.state === "dead" ? "dead" : "live";
     }
-    return this.outcomeOfId(ns, id) ?? "unknown";
-  }
-
-  /** How an ended item ended, while its outcome is retained; `ns` null matches any namespace. */
-  outcomeOf(ns: string | null, shard: number, key: ItemKey): Outcome | undefined {
-    const retained = this.outcomes.getByKey(shard, key);
-    if (retained !== undefined) return ns === null || retained.ns === ns ? retained.outcome : undefined;
-    return this.acked.has(ns, shard, key) ? "acked" : undefined;
-  }
-
-  /** outcomeOf for an id string (a malformed id has no outcome). */
-  outcomeOfId(ns: string | null, id: string): Outcome | undefined {
-    const parsed = parseId(id);
-    return parsed === null ? undefined : this.outcomeOf(ns, parsed.shard, parsed.key);
-  }
-
-  /** An acked outcome recovered from the store's acked log (recovery.ts). */
-  restoreAcked(ns: string, shard: number, key: ItemKey, endedAtMs: number): void {
-    this.acked.add(ns, shard, key, endedAtMs);
-    this.scheduleAckedRetention();
-  }
-
-  /** Arm the one AckedRetention deadline for the oldest acked block, unless armed or nothing is retained. */
-  private scheduleAckedRetention(): void {
-    if (this.ackedTimer !== null && this.ackedTimer.inHeap) return;
-    const oldest = this.acked.oldestNewestEndedAtMs();
-    if (oldest === null) return;
-    this.ackedTimer = this.deadlines.schedule(oldest + this.limits.outcomeRetentionMs, DeadlineKind.AckedRetention, null, null, null);
+    return this.ended.outcomeOfId(ns, id) ?? "unknown";
   }
 
   /** Lease a ready item and return its delivery (the stored value is read once, for the write and the reply). */
@@ -113,14 +86,14 @@ export class ItemStates {
     item.timer = this.deadlines.scheduleItem(item.timer, leaseExpiresAtMs, DeadlineKind.Lease, item);
     let payload: Uint8Array;
     let metadata: Uint8Array;
-    const value = this.patchedValue(item);
+    const value = this.bytes.patchedValue(item);
     if (value !== null) {
       set.putItemBytes(item.shard, item.key, value);
-      const bytes = itemValueBytes(value);
+      const bytes = storedItemBytes(value);
       payload = bytes.payload;
       metadata = bytes.metadata;
     } else {
-      const record = this.recordOf(item);
+      const record = this.bytes.recordOf(item);
       set.putItem(item.shard, item.key, record);
       payload = record.payload;
       metadata = record.metadata;
@@ -139,65 +112,9 @@ export class ItemStates {
     };
   }
 
-  /** Write the item's current state into `set`: a patched copy of its stored value when possible, else the whole record. */
-  private writeItem(set: WriteSet, item: LiveItem): void {
-    const value = this.patchedValue(item);
-    if (value !== null) set.putItemBytes(item.shard, item.key, value);
-    else set.putItem(item.shard, item.key, this.recordOf(item));
-  }
-
-  /**
-   * A copy of the item's stored value with its state fields set from memory,
-   * or null when memory holds something the stored value lacks (see the file
-   * header) and the whole record must be written.
-   */
-  private patchedValue(item: LiveItem): Uint8Array | null {
-    const extras = item.extras;
-    if (extras !== null && (extras.unstored !== null || extras.metadata !== null)) return null;
-    const value = this.reader.readItemBytes(item.shard, item.key);
-    // Messages are built only on failure (this runs once per lease).
-    if (value === null) assert(false, `engine: item ${item.id} is live but not stored`);
-    const patch = this.patch;
-    patch.shapeFlags =
-      extras === null
-        ? itemShapeFlags(false, false, false, false, false, item.delivery === "at_most_once")
-        : itemShapeFlags(
-            extras.ttlExpiresAtMs !== null,
-            extras.deadReason !== null,
-            extras.requires !== null,
-            extras.after !== null,
-            extras.key !== null,
-            item.delivery === "at_most_once",
-          );
-    patch.state = item.storedState;
-    patch.deliverAtMs = item.deliverAtMs;
-    patch.leaseExpiresAtMs = item.leaseExpiresAtMs;
-    patch.attempt = item.attempt;
-    patch.deliveries = item.deliveries;
-    patch.leaseBoot = item.leaseBoot;
-    return patchItemState(value, patch) ? value : null;
-  }
-
-  /**
-   * The item's payload and metadata: memory's until the enqueue is durable (and
-   * metadata a nack set), the store's otherwise. A committed item the store
-   * does not hold is a broken invariant (its enqueue committed; only its end
-   * deletes it, and that takes it out of memory first).
-   */
+  /** The item's payload and metadata (item-bytes.ts). */
   bytesOf(item: LiveItem): { payload: Uint8Array; metadata: Uint8Array } {
-    const unstored = item.unstored;
-    if (unstored !== null) return unstored;
-    const stored = this.reader.readItem(item.shard, item.key);
-    // Messages are built only on failure (these run once per delivery or deadline).
-    if (stored === null) assert(false, `engine: item ${item.id} is live but not stored`);
-    const metadata = item.extras?.metadata ?? stored.metadata;
-    return { payload: stored.payload, metadata };
-  }
-
-  /** The item as a record for a write (a fresh object: later changes cannot leak into it). */
-  recordOf(item: LiveItem): ItemRecord {
-    const bytes = this.bytesOf(item);
-    return toRecord(item, bytes.payload, bytes.metadata);
+    return this.bytes.bytesOf(item);
   }
 
   leaseExpired(item: LiveItem, nowMs: number): void {
@@ -223,14 +140,14 @@ export class ItemStates {
     item.leaseExpiresAtMs = null;
     item.deliverAtMs = deliverAtMs;
     this.placePending(item, nowMs);
-    this.writeItem(this.ws(), item);
+    this.bytes.writeItem(this.ws(), item);
   }
 
   /** A leased item's lease now ends at expiresAtMs (extend): its deadline moves and it is written. */
   extendLease(item: LiveItem, expiresAtMs: number): void {
     item.leaseExpiresAtMs = expiresAtMs;
     item.timer = this.deadlines.reschedule(item.timerNode as HeapNode<Deadline>, expiresAtMs);
-    this.writeItem(this.ws(), item);
+    this.bytes.writeItem(this.ws(), item);
   }
 
   /** A new item takes its first place: a dead letter (a dependency already failed) or pending. Its record is the enqueue's write. */
@@ -281,19 +198,10 @@ export class ItemStates {
         else this.endItem(item, "expired", nowMs);
         return;
       }
-      case DeadlineKind.OutcomeRetention: {
-        const outcome = deadline.outcome as RetainedOutcome;
-        this.outcomes.delete(outcome);
-        this.ws().deleteOutcome(outcome.id);
+      case DeadlineKind.OutcomeRetention:
+      case DeadlineKind.AckedRetention:
+        this.ended.handleDeadline(deadline, nowMs, this.ws);
         return;
-      }
-      case DeadlineKind.AckedRetention: {
-        this.ackedTimer = null;
-        const cutoffMs = nowMs - this.limits.outcomeRetentionMs;
-        if (this.acked.expire(cutoffMs) > 0) this.ws().purgeAckedBefore(cutoffMs + 1);
-        this.scheduleAckedRetention();
-        return;
-      }
     }
   }
 
@@ -377,19 +285,7 @@ export class ItemStates {
     const id = item.id;
     const set = this.ws();
     set.deleteItem(item.shard, item.key);
-    if (outcome === "acked") {
-      // A few bytes in memory and in this commit's acked-log record (acked-outcomes.ts says why).
-      this.acked.add(ns, item.shard, item.key, nowMs);
-      set.ackItem(ns, item.shard, item.key, nowMs);
-      this.scheduleAckedRetention();
-    } else {
-      // The entry is the record written too: one object per ended item.
-      const retained = new RetainedOutcome(item.shard, item.key, ns, outcome, nowMs);
-      set.putOutcome(id, retained);
-      retained.node = this.deadlines.schedule(nowMs + this.limits.outcomeRetentionMs, DeadlineKind.OutcomeRetention, null, null, retained);
-      const previous = this.outcomes.set(retained);
-      if (previous !== undefined) this.deadlines.cancel(previous.node as HeapNode<Deadline>);
-    }
+    this.ended.record(ns, item.shard, item.key, outcome, nowMs, set);
     this.namespaces.get(ns)!.counters[outcome]++;
     // Most stores have no `after` edges: skip the graph's lookups by id then.
     if (this.graph.edgeCount === 0) return;
@@ -412,7 +308,7 @@ export class ItemStates {
     item.ensureExtras().deadReason = reason;
     item.leaseExpiresAtMs = null;
     this.enterDead(item);
-    this.writeItem(this.ws(), item);
+    this.bytes.writeItem(this.ws(), item);
     this.killDependents(item.id, "dead");
   }
 
@@ -434,10 +330,11 @@ export class ItemStates {
     return ns;
   }
 
-  ws(): WriteSet {
+  /** The open WriteSet of the op in progress (begun on first use). An arrow: EndedItems calls it unbound. */
+  readonly ws = (): WriteSet => {
     if (this.set === null) this.set = this.writer.begin();
     return this.set;
-  }
+  };
 
   endSet(): Promise<void> | null {
     const set = this.set;

@@ -21,9 +21,7 @@ export function loadStore(s: ItemStates, store: Store, nowMs: number): void {
   for (const { id, record } of store.loadOutcomes()) {
     const parsed = parseId(id);
     assert(parsed !== null, `recovery: stored outcome under a malformed id ${id}`);
-    const retained = new RetainedOutcome(parsed.shard, parsed.key, record.ns, record.outcome, record.endedAtMs);
-    retained.node = s.deadlines.schedule(record.endedAtMs + s.limits.outcomeRetentionMs, DeadlineKind.OutcomeRetention, null, null, retained);
-    s.outcomes.set(retained);
+    s.ended.restore(new RetainedOutcome(parsed.shard, parsed.key, record.ns, record.outcome, record.endedAtMs));
   }
   // The acked log, oldest first; records past the retention are skipped and purged.
   const cutoffMs = nowMs - s.limits.outcomeRetentionMs;
@@ -34,7 +32,7 @@ export function loadStore(s: ItemStates, store: Store, nowMs: number): void {
       continue;
     }
     for (let i = 0; i < record.keys.length; i++) {
-      s.restoreAcked(record.namespaces[record.nsIndexes[i] as number] as string, record.shards[i] as number, record.keys[i] as number, record.endedAtMs);
+      s.ended.restoreAcked(record.namespaces[record.nsIndexes[i] as number] as string, record.shards[i] as number, record.keys[i] as number, record.endedAtMs);
     }
   }
   if (stale) s.ws().purgeAckedBefore(cutoffMs + 1);
@@ -66,7 +64,7 @@ export function loadStore(s: ItemStates, store: Store, nowMs: number): void {
   const lookup = (id: string): DependencyStatus => {
     const dep = s.items.get(id);
     if (dep !== undefined) return dep.state === "dead" ? "dead" : "live";
-    return s.outcomeOfId(null, id) ?? "unknown";
+    return s.ended.outcomeOfId(null, id) ?? "unknown";
   };
   for (const item of loaded) {
     if (item.state === "dead") {

@@ -1,0 +1,107 @@
+// How ended items ended, kept for outcome_retention_ms for `get` and `after`:
+// acked ends compactly (acked-outcomes.ts, one acked-log record per commit on
+// disk), cancelled and expired ends one entry each (outcome-table.ts, one
+// outcome record each on disk: they are rare, and one may replace another).
+// Owns both retention deadlines and the writes that record and forget ends.
+
+import type { HeapNode } from "../lib/pairing-heap.ts";
+import type { Limits } from "../limits.ts";
+import type { Outcome } from "../storage/record.ts";
+import type { ItemKey } from "../storage/store.ts";
+import type { WriteSet } from "../storage/writer.ts";
+import { AckedOutcomes } from "./acked-outcomes.ts";
+import { type Deadline, DeadlineKind, type DeadlineQueue } from "./deadlines.ts";
+import { formatId, parseId } from "./ids.ts";
+import { OutcomeTable, RetainedOutcome } from "./outcome-table.ts";
+
+export class EndedItems {
+  /** Cancelled and expired ends, one entry each. */
+  readonly outcomes = new OutcomeTable();
+  readonly acked: AckedOutcomes;
+  /** The one AckedRetention deadline, while acked outcomes are retained. */
+  private ackedTimer: HeapNode<Deadline> | null = null;
+
+  constructor(
+    shardCount: number,
+    private readonly deadlines: DeadlineQueue,
+    private readonly limits: Pick<Limits, "outcomeRetentionMs">,
+  ) {
+    this.acked = new AckedOutcomes(shardCount);
+  }
+
+  /** Outcomes retained, of every kind. */
+  get size(): number {
+    return this.outcomes.size + this.acked.size;
+  }
+
+  /** How an ended item ended, while its outcome is retained; `ns` null matches any namespace. */
+  outcomeOf(ns: string | null, shard: number, key: ItemKey): Outcome | undefined {
+    const retained = this.outcomes.getByKey(shard, key);
+    if (retained !== undefined) return ns === null || retained.ns === ns ? retained.outcome : undefined;
+    return this.acked.has(ns, shard, key) ? "acked" : undefined;
+  }
+
+  /** outcomeOf for an id string (a malformed id has no outcome). */
+  outcomeOfId(ns: string | null, id: string): Outcome | undefined {
+    const parsed = parseId(id);
+    return parsed === null ? undefined : this.outcomeOf(ns, parsed.shard, parsed.key);
+  }
+
+  /** Remember an item's end and write it into `set`. */
+  record(ns: string, shard: number, key: ItemKey, outcome: Outcome, nowMs: number, set: WriteSet): void {
+    if (outcome === "acked") {
+      // A few bytes in memory and in this commit's acked-log record (acked-outcomes.ts says why).
+      this.acked.add(ns, shard, key, nowMs);
+      set.ackItem(ns, shard, key, nowMs);
+      this.scheduleAckedRetention();
+      return;
+    }
+    // The entry is the record written too: one object per ended item.
+    const retained = new RetainedOutcome(shard, key, ns, outcome, nowMs);
+    set.putOutcome(formatId(shard, key), retained);
+    this.retain(retained);
+  }
+
+  /** An outcome record recovered from the store (recovery.ts). */
+  restore(retained: RetainedOutcome): void {
+    this.retain(retained);
+  }
+
+  /** An acked outcome recovered from the store's acked log (recovery.ts). */
+  restoreAcked(ns: string, shard: number, key: ItemKey, endedAtMs: number): void {
+    this.acked.add(ns, shard, key, endedAtMs);
+    this.scheduleAckedRetention();
+  }
+
+  /** An OutcomeRetention or AckedRetention deadline is due: forget what it covers, in memory and on disk. */
+  handleDeadline(deadline: Deadline, nowMs: number, set: () => WriteSet): void {
+    if (deadline.kind === DeadlineKind.OutcomeRetention) {
+      const outcome = deadline.outcome as RetainedOutcome;
+      this.outcomes.delete(outcome);
+      set().deleteOutcome(outcome.id);
+      return;
+    }
+    this.ackedTimer = null;
+    const cutoffMs = nowMs - this.limits.outcomeRetentionMs;
+    if (this.acked.expire(cutoffMs) > 0) set().purgeAckedBefore(cutoffMs + 1);
+    this.scheduleAckedRetention();
+  }
+
+  checkInvariants(): void {
+    this.acked.checkInvariants();
+  }
+
+  private retain(retained: RetainedOutcome): void {
+    retained.node = this.deadlines.schedule(retained.endedAtMs + this.limits.outcomeRetentionMs, DeadlineKind.OutcomeRetention, null, null, retained);
+    const previous = this.outcomes.set(retained);
+    if (previous !== undefined) this.deadlines.cancel(previous.node as HeapNode<Deadline>);
+  }
+
+  /** Arm the one AckedRetention deadline for the oldest acked block, unless armed or nothing is retained. */
+  private scheduleAckedRetention(): void {
+    if (this.ackedTimer !== null && this.ackedTimer.inHeap) return;
+    const oldest = this.acked.oldestNewestEndedAtMs();
+    if (oldest === null) return;
+    this.ackedTimer = this.deadlines.schedule(oldest + this.limits.outcomeRetentionMs, DeadlineKind.AckedRetention, null, null, null);
+  }
+}

@@ -1,0 +1,78 @@
+// An item's bytes, between memory and the store: its payload and metadata
+// read back from the store (memory drops them once the enqueue is durable),
+// and its writes: a patched copy of its stored value when the stored value
+// has the shape memory's record would have (storage/stored-item-patch.ts),
+// else the whole record (toRecord with the bytes read back).
+
+import { assert } from "../lib/assert.ts";
+import type { ItemRecord } from "../storage/record.ts";
+import type { Store } from "../storage/store.ts";
+import { ItemStateFields, PatchRefused, StoredItemPatcher } from "../storage/stored-item-patch.ts";
+import type { WriteSet } from "../storage/writer.ts";
+import { type LiveItem, toRecord } from "./item.ts";
+
+export class ItemBytes {
+  /** Scratch for patchedValue (the engine is synchronous: one write at a time). */
+  private readonly fields = new ItemStateFields();
+  private readonly patcher: StoredItemPatcher;
+
+  constructor(private readonly reader: Pick<Store, "readItem" | "readItemBytes">) {
+    this.patcher = new StoredItemPatcher(reader);
+  }
+
+  /** Write the item's current state into `set`: a patched copy of its stored value when possible, else the whole record. */
+  writeItem(set: WriteSet, item: LiveItem): void {
+    const value = this.patchedValue(item);
+    if (value !== null) set.putItemBytes(item.shard, item.key, value);
+    else set.putItem(item.shard, item.key, this.recordOf(item));
+  }
+
+  /**
+   * A copy of the item's stored value with its state fields set from memory,
+   * or null when memory holds something the stored value lacks (see the file
+   * header) and the whole record must be written.
+   */
+  patchedValue(item: LiveItem): Uint8Array | null {
+    const extras = item.extras;
+    if (extras !== null && (extras.unstored !== null || extras.metadata !== null)) return null;
+    const fields = this.fields;
+    fields.hasTtl = extras !== null && extras.ttlExpiresAtMs !== null;
+    fields.hasDeadReason = extras !== null && extras.deadReason !== null;
+    fields.hasRequires = extras !== null && extras.requires !== null;
+    fields.hasAfter = extras !== null && extras.after !== null;
+    fields.hasKey = extras !== null && extras.key !== null;
+    fields.atMostOnce = item.delivery === "at_most_once";
+    fields.state = item.storedState;
+    fields.deliverAtMs = item.deliverAtMs;
+    fields.leaseExpiresAtMs = item.leaseExpiresAtMs;
+    fields.attempt = item.attempt;
+    fields.deliveries = item.deliveries;
+    fields.leaseBoot = item.leaseBoot;
+    const value = this.patcher.patched(item.shard, item.key, fields);
+    // Messages are built only on failure (this runs once per lease).
+    if (value === PatchRefused.missing) assert(false, `engine: item ${item.id} is live but not stored`);
+    return value === PatchRefused.shape ? null : value;
+  }
+
+  /**
+   * The item's payload and metadata: memory's until the enqueue is durable (and
+   * metadata a nack set), the store's otherwise. A committed item the store
+   * does not hold is a broken invariant (its enqueue committed; only its end
+   * deletes it, and that takes it out of memory first).
+   */
+  bytesOf(item: LiveItem): { payload: Uint8Array; metadata: Uint8Array } {
+    const unstored = item.unstored;
+    if (unstored !== null) return unstored;
+    const stored = this.reader.readItem(item.shard, item.key);
+    // Messages are built only on failure (these run once per delivery or deadline).
+    if (stored === null) assert(false, `engine: item ${item.id} is live but not stored`);
+    const metadata = item.extras?.metadata ?? stored.metadata;
+    return { payload: stored.payload, metadata };
+  }
+
+  /** The item as a record for a write (a fresh object: later changes cannot leak into it). */
+  recordOf(item: LiveItem): ItemRecord {
+    const bytes = this.bytesOf(item);
+    return toRecord(item, bytes.payload, bytes.metadata);
+  }
+}

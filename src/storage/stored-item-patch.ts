@@ -1,0 +1,64 @@
+// Rewriting a stored item's state without decoding it: the storage side of a
+// lease, extend, expiry or nack. The engine says what the item's state is and
+// which optional fields memory's record of it has (ItemStateFields); this
+// reads the stored value, checks that its shape matches, and patches a copy
+// in the current record layout (item-record-v3.ts's patchItemState). The
+// engine never sees the layout: a record version 4 changes only storage.
+
+import type { Store } from "./store.ts";
+import type { ItemKey } from "./store.ts";
+import type { StoredState } from "./record.ts";
+import { ItemStatePatch, itemShapeFlags, itemValueBytes } from "./item-record-v3.ts";
+import { patchItemState } from "./item-record-v3.ts";
+
+/** An item's mutable state as memory holds it, and which optional fields its record has. */
+export class ItemStateFields {
+  state: StoredState = "pending";
+  deliverAtMs = 0;
+  leaseExpiresAtMs: number | null = null;
+  attempt = 0;
+  deliveries = 0;
+  leaseBoot = 0;
+  hasTtl = false;
+  hasDeadReason = false;
+  hasRequires = false;
+  hasAfter = false;
+  hasKey = false;
+  atMostOnce = false;
+}
+
+/** Why a stored value could not be patched. */
+export const PatchRefused = {
+  /** The store holds no value under the key. */
+  missing: 1,
+  /** The stored value's optional fields or version differ from memory's: write the whole record. */
+  shape: 2,
+} as const;
+export type PatchRefused = (typeof PatchRefused)[keyof typeof PatchRefused];
+
+export class StoredItemPatcher {
+  /** Scratch (the engine is synchronous: one patch at a time). */
+  private readonly patch = new ItemStatePatch();
+
+  constructor(private readonly reader: Pick<Store, "readItemBytes">) {}
+
+  /** A copy of the stored value with its state set from `fields`, to be written as it is (WriteSet.putItemBytes). */
+  patched(shard: number, key: ItemKey, fields: ItemStateFields): Uint8Array | PatchRefused {
+    const value = this.reader.readItemBytes(shard, key);
+    if (value === null) return PatchRefused.missing;
+    const patch = this.patch;
+    patch.shapeFlags = itemShapeFlags(fields.hasTtl, fields.hasDeadReason, fields.hasRequires, fields.hasAfter, fields.hasKey, fields.atMostOnce);
+    patch.state = fields.state;
+    patch.deliverAtMs = fields.deliverAtMs;
+    patch.leaseExpiresAtMs = fields.leaseExpiresAtMs;
+    patch.attempt = fields.attempt;
+    patch.deliveries = fields.deliveries;
+    patch.leaseBoot = fields.leaseBoot;
+    return patchItemState(value, patch) ? value : PatchRefused.shape;
+  }
+}
+
+/** A stored (or patched) value's payload and metadata, each a copy. */
+export function storedItemBytes(value: Uint8Array): { payload: Uint8Array; metadata: Uint8Array } {
+  return itemValueBytes(value);
+}
