@@ -38,7 +38,7 @@ export function beanstalkdPath(): string | null {
 
 export async function startOrq(dataDir: string, durability: Durability, logPath: string): Promise<Child> {
   const argv = [
-    process.execPath, ORQ_MAIN, "serve",
+    process.execPath, ...(process.env.ORQ_BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.ORQ_BENCH_CPU_PROF}`] : []), ORQ_MAIN, "serve",
     "--host", "127.0.0.1", "--port", "0", "--http-port", "0",
     "--data-dir", dataDir, "--shards", "16", "--durability", durability,
   ];

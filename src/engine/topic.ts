@@ -139,7 +139,7 @@ export class Topic {
   }
 
   insertReady(item: LiveItem): void {
-    assert(item.readyNode === null, "topic: item already in a ready heap");
+    assert(!item.inHeap, "topic: item already in a ready heap");
     const group = this.groups.get(item.signatureId);
     assert(group !== undefined, "topic: ready item without its group");
     let shardHeap = group.heaps[item.shard];
@@ -149,19 +149,17 @@ export class Topic {
       this.slotHeaps[shardHeap.slot] = shardHeap;
       this.eligibleSlots = [];
     }
-    item.readyNode = shardHeap.insert(item);
+    shardHeap.insertNode(item);
     item.readyHeap = shardHeap;
     if (shardHeap.peek() === item) this.setTop(shardHeap.slot, item);
     this.takeable++;
   }
 
   removeReady(item: LiveItem): void {
-    const node = item.readyNode;
     const shardHeap = item.readyHeap;
-    assert(node !== null && shardHeap !== null, "topic: item not in a ready heap");
-    const wasTop = shardHeap.peekNode() === node;
-    shardHeap.remove(node);
-    item.readyNode = null;
+    assert(item.inHeap && shardHeap !== null, "topic: item not in a ready heap");
+    const wasTop = shardHeap.peekNode() === item;
+    shardHeap.remove(item);
     item.readyHeap = null;
     if (wasTop) {
       const next = shardHeap.peek();

@@ -6,6 +6,11 @@
 
 import { assert } from "./assert.ts";
 
+/**
+ * A heap entry. A class may extend HeapNode<Itself> and pass no value: the
+ * node is then its own value (an intrusive node), which saves one object per
+ * entry where entries are many (a million ready items).
+ */
 export class HeapNode<T> {
   value: T;
   /** First child. */
@@ -16,8 +21,9 @@ export class HeapNode<T> {
   prev: HeapNode<T> | null = null;
   /** Whether the node is currently in a heap (guards double removal). */
   inHeap = false;
-  constructor(value: T) {
-    this.value = value;
+  constructor(value?: T) {
+    // Without a value the node is its own (see above); T is then the subclass.
+    this.value = value === undefined ? (this as unknown as T) : value;
   }
 }
 
