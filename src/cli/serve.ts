@@ -17,6 +17,7 @@ import { systemClock } from "../lib/clock.ts";
 import { defaultLimits, type Limits } from "../limits.ts";
 import { TokenTable } from "../server/auth.ts";
 import { createJsonLogger } from "../server/logger.ts";
+import { storageEventLog } from "../server/storage-event-log.ts";
 import { IdleGc } from "../server/idle-gc.ts";
 import { OrqServer } from "../server/server.ts";
 import { GroupCommitter } from "../storage/group-commit.ts";
@@ -40,7 +41,7 @@ const closeGraceMs = 1000;
 const startupFailureExitCode = 1;
 
 /**
- * Times storage commits for the metrics and the breakers' slow-commit rule:
+ * Times storage commits for the metrics and the slow-commit reports:
  * monotonic and sub-millisecond, unlike the wall clock (an NTP step must not
  * look like a slow commit). Wired here, where the real clocks are chosen.
  */
@@ -73,7 +74,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     process.stderr.write(`orq: ${error.message}\n`);
     process.exit(startupFailureExitCode);
   }
-  const writer = new GroupCommitter(store, { clock, stopwatch: monotonicStopwatch });
+  const writer = new GroupCommitter(store, { clock, stopwatch: monotonicStopwatch, events: storageEventLog(logger) });
   const engine = Engine.recover({ store, writer, limits, namespaces: config.namespaces, nowMs: clock.nowMs() });
   // Recovery leaves its garbage behind (decoded records, heap and table growth): about 50 MiB per 1,000,000 items
   // that the idle collection below never sees, since it counts requests. Collect once now, before the ports open,
@@ -131,7 +132,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
   metrics.setGaugeSource(() => {
     commits.poll();
     const nowMs = clock.nowMs();
-    return gaugeSnapshot({ engineStats: engine.stats(null, nowMs), breakers: writer.breakerStates(nowMs), connections: server.connectionCount });
+    return gaugeSnapshot({ engineStats: engine.stats(null, nowMs), breaker: writer.breakerState(nowMs), connections: server.connectionCount });
   });
   let shuttingDown = false;
   let http: HttpServerHandle;
