@@ -16,6 +16,7 @@ import { Engine } from "../engine/engine.ts";
 import { systemClock } from "../lib/clock.ts";
 import { defaultLimits, type Limits } from "../limits.ts";
 import { TokenTable } from "../server/auth.ts";
+import { exitOnFatal, installFatalHandlers } from "../server/fatal.ts";
 import { createJsonLogger } from "../server/logger.ts";
 import { storageEventLog } from "../server/storage-event-log.ts";
 import { IdleGc } from "../server/idle-gc.ts";
@@ -37,7 +38,10 @@ export const shutdownMsMax = 10_000;
 /** How long shutdown waits for clients to close their side after the server closed its own. */
 const closeGraceMs = 1000;
 
-/** Exit codes: 0 clean, 1 start-up failure or shutdown past its bound, 2 bad configuration. */
+/**
+ * Exit codes: 0 clean, 1 start-up failure or shutdown past its bound, 2 bad
+ * configuration, 70 a failed assertion (server/fatal.ts).
+ */
 const startupFailureExitCode = 1;
 
 /**
@@ -52,6 +56,11 @@ const recoveryGcItemsMin = 100_000;
 export async function runServe(config: ServeConfig, version: string): Promise<void> {
   const clock = systemClock;
   const logger = createJsonLogger(config.logLevel, (line) => process.stderr.write(`${line}\n`), () => clock.nowMs());
+  // A failed assertion anywhere (a request, a timer, a commit callback) stops the process: exit 70 after a fatal line.
+  const fatal = exitOnFatal(logger);
+  installFatalHandlers(fatal);
+  const testAssertOp = testAssertOpFromEnv();
+  if (testAssertOp !== null) logger.warn("test-only assertion trigger is on (ORQ_TEST_ASSERT_OP)", { op: testAssertOp });
   const limits: Limits = {
     ...defaultLimits,
     frameBytesMax: config.maxFrameBytes,
@@ -114,6 +123,8 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
       tokens: new TokenTable(config.tokens),
       serverInfo: { version, nodeId: store.meta.nodeId, shards: store.shardCount },
       logger,
+      fatal,
+      testAssertOp,
       onRequestDone: (op, code, durationMs) => {
         metrics.requestDone(op, code, durationMs);
         idleGc.noteRequest();
@@ -190,4 +201,14 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+}
+
+/**
+ * Test-only: ORQ_TEST_ASSERT_OP=<op> makes that op fail an assertion inside
+ * its handler, so a test can watch a real server stop with exit 70 and recover
+ * on restart (docs/OPERATIONS.md). Unset in production; logged when set.
+ */
+function testAssertOpFromEnv(): string | null {
+  const op = process.env.ORQ_TEST_ASSERT_OP;
+  return op === undefined || op === "" ? null : op;
 }

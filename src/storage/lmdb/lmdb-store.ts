@@ -201,10 +201,13 @@ class LmdbStore implements Store {
     return bytes === undefined ? null : decodeItemRecord(bytes);
   }
 
-  async commit(batch: CommitBatch): Promise<CommitResult> {
+  commit(batch: CommitBatch): Promise<CommitResult> {
     assert(!this.closed, "commit on a closed store");
-    // Encode (and so check) everything before the transaction: a bad record is
-    // a programmer error and must not leave half a batch behind. Every value
+    // Encode (and so check) everything before the transaction, in the caller's
+    // turn (this function is not async): a bad record is a programmer error,
+    // must not leave half a batch behind, and must throw an AssertionError
+    // that stops the process rather than become a rejected commit that
+    // would look like a storage failure. Every value
     // goes into one buffer (the slab) and is written as a view of it:
     // lmdb-js looks up the address of each value's ArrayBuffer, and a
     // separate small array per value made the engine materialise an
@@ -238,6 +241,17 @@ class LmdbStore implements Store {
       outcomeWrites.push({ id, start, end: slab.length });
     }
     const metaBytes = batch.meta === null ? null : encodeMetaRecord(batch.meta);
+    return this.transact(batch, slab, itemWrites, outcomeWrites, metaBytes);
+  }
+
+  /** The asynchronous half of commit(): one LMDB write transaction over the encoded values. */
+  private async transact(
+    batch: CommitBatch,
+    slab: ByteWriter,
+    itemWrites: Array<{ db: BinaryDb<number>; key: ItemKey; start: number; end: number }>,
+    outcomeWrites: Array<{ id: string; start: number; end: number }>,
+    metaBytes: Uint8Array | null,
+  ): Promise<CommitResult> {
     try {
       await this.env.transaction(() => {
         for (const { db, key, start, end } of itemWrites) {

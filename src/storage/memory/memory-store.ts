@@ -137,8 +137,10 @@ export class MemoryStore implements Store {
     return bytes === undefined ? null : decodeItemRecord(bytes);
   }
 
-  async commit(batch: CommitBatch): Promise<CommitResult> {
-    // Encode first: a bad record is a programmer error and must stop before anything applies.
+  commit(batch: CommitBatch): Promise<CommitResult> {
+    // Encode first, in the caller's turn: a bad record is a programmer error
+    // and must throw (stopping the process) before anything applies, not
+    // become a rejected commit that looks like a storage failure.
     const shardWrites = batch.shards.map((shardBatch) => {
       this.checkShard(shardBatch.shard);
       return {
@@ -149,7 +151,14 @@ export class MemoryStore implements Store {
     const outcomeWrites = batch.outcomes.map(({ id, record }) => ({ id, bytes: record === null ? null : encodeOutcomeRecord(record) }));
     const metaBytes = batch.meta === null ? null : encodeMetaRecord(batch.meta);
     this.remember(batch);
+    return this.apply(shardWrites, outcomeWrites, metaBytes);
+  }
 
+  private async apply(
+    shardWrites: Array<{ shard: number; items: Array<{ key: number; bytes: Uint8Array | null }> }>,
+    outcomeWrites: Array<{ id: string; bytes: Uint8Array | null }>,
+    metaBytes: Uint8Array | null,
+  ): Promise<CommitResult> {
     if (this.gate !== null) await this.gate.promise;
     if (this.commitDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.commitDelayMs));
 
