@@ -7,6 +7,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { LatencySummary } from "./histogram.ts";
+import { mixedShape } from "./mixed-load.ts";
 import type { LoadOptions, Scenario } from "./options.ts";
 import { pin, unpin } from "./pinning.ts";
 import type { Child, MemoryFigures } from "./processes.ts";
@@ -167,13 +168,9 @@ export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<Mo
     const figures = await runMixed(spec.system(child), {
       durationS: options.durationS,
       rateItemsPerS: options.rateItemsPerS,
-      batch: 10,
-      producers: 2,
-      consumers: 2,
-      consumerDepth: 4,
+      ...mixedShape,
       takeCount: spec.mixedTakeCount,
       waitMs: spec.takeWaitMs,
-      producerInFlightMax: 256,
     });
     await child.stop();
     results.mixed = figures;
