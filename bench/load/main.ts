@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { BeanstalkConn } from "./beanstalk-conn.ts";
 import { beanstalkLatencyOps, floorLatencyOps, orqLatencyOps } from "./latency-ops.ts";
+import { runJupiter } from "./jupiter.ts";
 import { describeMachine } from "./machine.ts";
 import { orqMixedTake } from "./mixed-load.ts";
 import type { LoadOptions, Scenario } from "./options.ts";
@@ -49,6 +50,8 @@ function orqSpec(options: LoadOptions, durability: Durability): ModeSpec {
     },
     takeWaitMs: orqMixedTake.waitMs,
     mixedTakeCount: orqMixedTake.takeCount,
+    jupiter: (child) =>
+      runJupiter(child.host, child.port, { items: options.jupiterItems, durationS: options.jupiterDurationS, pingDurationS: options.jupiterPingS }),
   };
 }
 
