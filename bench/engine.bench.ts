@@ -31,7 +31,8 @@ let nextKey = 0;
 const writer: Writer = {
   begin: () => nullSet,
   nextKey: () => nextKey++,
-  shardHealth: () => ({ available: true }),
+  writable: () => ({ available: true }),
+  allWritable: () => true,
   shardCount: shards,
   drain: () => resolved,
 };

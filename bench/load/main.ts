@@ -10,7 +10,9 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { BeanstalkConn } from "./beanstalk-conn.ts";
 import { beanstalkLatencyOps, floorLatencyOps, orqLatencyOps } from "./latency-ops.ts";
+import { runJupiter } from "./jupiter.ts";
 import { describeMachine } from "./machine.ts";
+import { orqMixedTake } from "./mixed-load.ts";
 import type { LoadOptions, Scenario } from "./options.ts";
 import { SCENARIOS, parseOptions } from "./options.ts";
 import { OrqConn } from "./orq-conn.ts";
@@ -46,8 +48,10 @@ function orqSpec(options: LoadOptions, durability: Durability): ModeSpec {
       const conn = await OrqConn.connect(child.host, child.port);
       return { ops: orqLatencyOps(conn), close: () => conn.close() };
     },
-    takeWaitMs: 100,
-    mixedTakeCount: 100,
+    takeWaitMs: orqMixedTake.waitMs,
+    mixedTakeCount: orqMixedTake.takeCount,
+    jupiter: (child) =>
+      runJupiter(child.host, child.port, { items: options.jupiterItems, durationS: options.jupiterDurationS, pingDurationS: options.jupiterPingS }),
   };
 }
 

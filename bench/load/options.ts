@@ -3,7 +3,7 @@
 
 import { parseArgs } from "node:util";
 
-export const SCENARIOS = ["enqueue", "drain", "mixed", "latency", "memory"] as const;
+export const SCENARIOS = ["enqueue", "drain", "mixed", "latency", "memory", "jupiter"] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 export const SYSTEMS = ["orq", "beanstalkd", "floor"] as const;
 export type SystemName = (typeof SYSTEMS)[number];
@@ -33,6 +33,10 @@ export interface LoadOptions {
   depth: number;
   drainConnections: number;
   drainDepth: number;
+  /** Jupiter scenario (orq only, bench/load/jupiter.ts): backlog items over 100 signatures, longest acquisition run, ping-ceiling run. */
+  jupiterItems: number;
+  jupiterDurationS: number;
+  jupiterPingS: number;
   out: string | null;
   keep: boolean;
 }
@@ -47,6 +51,8 @@ const HELP = `bun bench/load/main.ts [flags]
   --rate N           mixed-load offered items/s (default 20000)
   --idle S           idle seconds before the second memory reading (default 15)
   --samples N        latency samples per op (default 20000)
+  --jupiter-items N  Jupiter scenario backlog over 100 signatures (default 300000)
+  --jupiter-duration S  longest Jupiter acquisition run in seconds (default 15)
   --out PATH         JSON output (default .bench-out/load-<timestamp>.json)
   --keep             keep the temp data dirs`;
 
@@ -81,6 +87,8 @@ export function parseOptions(argv: string[]): LoadOptions | null {
       rate: { type: "string" },
       idle: { type: "string" },
       samples: { type: "string" },
+      "jupiter-items": { type: "string" },
+      "jupiter-duration": { type: "string" },
       out: { type: "string" },
       keep: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
@@ -107,6 +115,9 @@ export function parseOptions(argv: string[]): LoadOptions | null {
     depth: 64,
     drainConnections: 2,
     drainDepth: 16,
+    jupiterItems: parseCount(values["jupiter-items"], quick ? 2000 : 300_000, "--jupiter-items"),
+    jupiterDurationS: parseCount(values["jupiter-duration"], quick ? 1 : 15, "--jupiter-duration"),
+    jupiterPingS: quick ? 0.3 : 3,
     out: values.out ?? null,
     keep: values.keep === true,
   };

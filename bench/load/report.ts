@@ -45,7 +45,28 @@ export function checkTargets(results: ResultsBySystem): TargetCheck[] {
     check("ping p50, orq vs echo floor", latencyP50(strict, "ping"), latencyP50(floor, "ping"), "µs", "atMost", 1.5),
     check("dequeue-1 p50, orq strict vs echo floor", latencyP50(strict, "dequeue1"), latencyP50(floor, "ping"), "µs", "atMost", 2),
     memoryCheck(strict, inMemory),
+    jupiterCheck(strict),
   ];
+}
+
+/**
+ * Jupiter-style acquisitions (dequeue of 1 with capabilities, then ack; 10
+ * kinds, 10 connections x 32 in flight, 100 signatures) against the ping
+ * ceiling measured with the same connections and depth on the same server:
+ * what fraction of a do-nothing server's request rate capability matching keeps.
+ */
+function jupiterCheck(strict: ModeResults | undefined): TargetCheck {
+  const figures = strict?.jupiter;
+  const result = check(
+    "Jupiter acquisitions (dequeue 1 + capabilities, ack), orq strict vs its ping ceiling (10 conns x 32)",
+    figures?.acquisitionsPerS ?? null,
+    figures?.pingPerS ?? null,
+    "/s",
+    "atLeast",
+    0.25,
+  );
+  if (figures !== undefined) result.also = `${figures.acquisitions} acquisitions over ${figures.signatures} signatures, ${figures.kinds} kinds`;
+  return result;
 }
 
 /**
@@ -91,6 +112,8 @@ export function summaryTable(results: ResultsBySystem): string {
     ]);
   }
   rows.push(["drain (take 100 + ack) items/s", (m) => num(m.drain?.itemsPerS)]);
+  rows.push(["jupiter: acquisitions/s (dequeue 1 + capabilities, ack)", (m) => num(m.jupiter?.acquisitionsPerS)]);
+  rows.push(["jupiter: ping/s, same conns and in-flight", (m) => num(m.jupiter?.pingPerS)]);
   rows.push(["mixed: delivered items/s", (m) => num(m.mixed?.deliveredItemsPerS)]);
   rows.push(["mixed: delay p50 / p99 / p99.9 µs", (m) => lat(m.mixed?.delay)]);
   rows.push(["ping p50 / p99 / p99.9 µs", (m) => lat(m.latency?.ops["ping"])]);

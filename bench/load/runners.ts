@@ -5,8 +5,8 @@
 
 import { newHistogram, summarize } from "./histogram.ts";
 import type { LatencySummary } from "./histogram.ts";
+import { MixedLoad, type MixedLoadOptions } from "./mixed-load.ts";
 import type { System } from "./systems.ts";
-import { payloadSentAtMs } from "./systems.ts";
 
 export interface ThroughputFigures {
   items: number;
@@ -87,18 +87,8 @@ export async function runDrain(system: System, options: DrainOptions): Promise<T
   return { items: taken, seconds, itemsPerS: taken / seconds, requestsPerS: requests / seconds };
 }
 
-export interface MixedOptions {
+export interface MixedOptions extends MixedLoadOptions {
   durationS: number;
-  /** Offered load, items per second, shared by the producers (open loop). */
-  rateItemsPerS: number;
-  batch: number;
-  producers: number;
-  consumers: number;
-  consumerDepth: number;
-  takeCount: number;
-  waitMs: number;
-  /** Requests one producer may have unanswered; beyond it the producer falls behind the offered rate. */
-  producerInFlightMax: number;
 }
 
 export interface MixedFigures {
@@ -112,84 +102,30 @@ export interface MixedFigures {
   delay: LatencySummary;
 }
 
+/** How long the consumers may take to catch up after the producers stop (10 s). */
 const MIXED_TAIL_MS = 10_000;
-const PRODUCER_TICK_MS = 1;
 
+/** Offers `rateItemsPerS` for `durationS` while consumers take and ack (mixed-load.ts); figures for the whole window. */
 export async function runMixed(system: System, options: MixedOptions): Promise<MixedFigures> {
-  const producers = await Promise.all(Array.from({ length: options.producers }, () => system.openProducer()));
-  const consumers = await Promise.all(Array.from({ length: options.consumers }, () => system.openConsumer()));
   const delayHistogram = newHistogram();
-  const durationMs = options.durationS * 1000;
-  let enqueued = 0;
-  let delivered = 0;
+  let endMs = Number.POSITIVE_INFINITY;
   let deliveredInWindow = 0;
-  /** Items handed to a consumer (counted at delivery, before the ack/delete). */
-  let received = 0;
-  let failure: Error | null = null;
-  const startMs = performance.now();
-  const endMs = startMs + durationMs;
-  let consuming = true;
-
-  const onPayload = (payload: Uint8Array) => {
-    const nowMs = performance.now();
-    delayHistogram.recordValue(Math.max(1, Math.round((nowMs - payloadSentAtMs(payload)) * 1e6)));
-    received++;
+  const load = await MixedLoad.open(system, options, (delayMs, nowMs) => {
+    delayHistogram.recordValue(Math.max(1, Math.round(delayMs * 1e6)));
     if (nowMs <= endMs) deliveredInWindow++;
-  };
-
-  const produce = async (index: number) => {
-    const producer = producers[index];
-    if (producer === undefined) return;
-    const share = options.rateItemsPerS / options.producers;
-    let sent = 0;
-    for (;;) {
-      const nowMs = performance.now();
-      if (nowMs >= endMs) break;
-      const owed = Math.floor((share * (nowMs - startMs)) / 1000) - sent;
-      let batches = Math.floor(owed / options.batch);
-      while (batches > 0 && producer.inFlight < options.producerInFlightMax) {
-        batches--;
-        sent += options.batch;
-        producer.enqueueStamped(options.batch, nowMs).then(
-          () => (enqueued += options.batch),
-          (error: Error) => (failure = error),
-        );
-      }
-      await Bun.sleep(PRODUCER_TICK_MS);
-    }
-  };
-
-  const consume = (index: number) => {
-    const consumer = consumers[index];
-    if (consumer === undefined) return Promise.resolve();
-    return pipelined(options.consumerDepth, async () => {
-      if (!consuming) return false;
-      // Not `delivered += await ...`: that reads `delivered` before the await and loses other workers' counts.
-      const got = await consumer.take(options.takeCount, options.waitMs, onPayload);
-      delivered += got;
-      return true;
-    });
-  };
-
-  const consuming$ = Promise.all(consumers.map((_, index) => consume(index)));
-  await Promise.all(producers.map((_, index) => produce(index)));
-  // Let the consumers catch up with what was enqueued, then cut them off.
-  const tailDeadlineMs = performance.now() + MIXED_TAIL_MS;
-  while (performance.now() < tailDeadlineMs && (received < enqueued || producers.some((p) => p.inFlight > 0))) {
-    await Bun.sleep(5);
-  }
-  consuming = false;
-  for (const consumer of consumers) consumer.close();
-  for (const producer of producers) producer.close();
-  await consuming$;
-  if (failure !== null) throw failure;
+  });
+  const startMs = performance.now();
+  endMs = startMs + options.durationS * 1000;
+  load.startConsuming();
+  await load.produce(startMs, endMs);
+  await load.stop(MIXED_TAIL_MS);
   return {
     durationS: options.durationS,
     offeredItemsPerS: options.rateItemsPerS,
-    enqueuedItemsPerS: enqueued / options.durationS,
+    enqueuedItemsPerS: load.enqueued / options.durationS,
     deliveredItemsPerS: deliveredInWindow / options.durationS,
-    enqueued,
-    delivered,
+    enqueued: load.enqueued,
+    delivered: load.delivered,
     delay: summarize(delayHistogram),
   };
 }

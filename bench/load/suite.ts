@@ -7,6 +7,8 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { LatencySummary } from "./histogram.ts";
+import type { JupiterFigures } from "./jupiter.ts";
+import { mixedShape } from "./mixed-load.ts";
 import type { LoadOptions, Scenario } from "./options.ts";
 import { pin, unpin } from "./pinning.ts";
 import type { Child, MemoryFigures } from "./processes.ts";
@@ -39,6 +41,8 @@ export interface ModeResults {
    */
   memory?: { readyItems: number; idleS?: number; afterLoad: MemoryFigures; afterIdle?: MemoryFigures; afterRestart?: MemoryFigures };
   restart?: { readyItems: number; afterStop: RestartFigures; afterCrash: RestartFigures };
+  /** Capability-matched acquisitions against the ping ceiling (orq only; jupiter.ts). */
+  jupiter?: JupiterFigures;
 }
 
 export interface ModeSpec {
@@ -53,6 +57,8 @@ export interface ModeSpec {
   /** For mixed load: how long a consumer's take waits, and how many it asks for. */
   takeWaitMs: number;
   mixedTakeCount: number;
+  /** The Jupiter scenario against a fresh server, for systems that match capabilities (orq). */
+  jupiter?(child: Child): Promise<JupiterFigures>;
 }
 
 export interface SuiteContext {
@@ -167,17 +173,25 @@ export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<Mo
     const figures = await runMixed(spec.system(child), {
       durationS: options.durationS,
       rateItemsPerS: options.rateItemsPerS,
-      batch: 10,
-      producers: 2,
-      consumers: 2,
-      consumerDepth: 4,
+      ...mixedShape,
       takeCount: spec.mixedTakeCount,
       waitMs: spec.takeWaitMs,
-      producerInFlightMax: 256,
     });
     await child.stop();
     results.mixed = figures;
     log(`${spec.label} mixed ${options.durationS} s at ${rate(options.rateItemsPerS)}/s offered: ${rate(figures.deliveredItemsPerS)} delivered/s, delay p50 ${(figures.delay.p50Us / 1000).toFixed(2)} ms, p99 ${(figures.delay.p99Us / 1000).toFixed(2)} ms`);
+  }
+  if (wants("jupiter") && spec.jupiter !== undefined) {
+    const { dataDir, logPath } = freshDir(context, spec.label);
+    const child = context.track(await spec.start(dataDir, logPath));
+    const figures = await spec.jupiter(child);
+    await child.stop();
+    results.jupiter = figures;
+    log(
+      `${spec.label} jupiter: ${rate(figures.acquisitionsPerS)} acquisitions/s (${figures.acquisitions} in ${figures.seconds.toFixed(2)} s; ` +
+        `${figures.kinds} kinds x ${figures.connections} conns x ${figures.inFlightPerConnection} in flight, ${figures.signatures} signatures, ${figures.items} items loaded at ${rate(figures.loadItemsPerS)}/s); ` +
+        `ping ceiling ${rate(figures.pingPerS)}/s; ratio ${(figures.acquisitionsPerS / figures.pingPerS).toFixed(3)}`,
+    );
   }
   return results;
 }

@@ -16,7 +16,9 @@ import { Engine } from "../engine/engine.ts";
 import { systemClock } from "../lib/clock.ts";
 import { defaultLimits, type Limits } from "../limits.ts";
 import { TokenTable } from "../server/auth.ts";
+import { exitOnFatal, installFatalHandlers } from "../server/fatal.ts";
 import { createJsonLogger } from "../server/logger.ts";
+import { storageEventLog } from "../server/storage-event-log.ts";
 import { IdleGc } from "../server/idle-gc.ts";
 import { OrqServer } from "../server/server.ts";
 import { GroupCommitter } from "../storage/group-commit.ts";
@@ -36,11 +38,14 @@ export const shutdownMsMax = 10_000;
 /** How long shutdown waits for clients to close their side after the server closed its own. */
 const closeGraceMs = 1000;
 
-/** Exit codes: 0 clean, 1 start-up failure or shutdown past its bound, 2 bad configuration. */
+/**
+ * Exit codes: 0 clean, 1 start-up failure or shutdown past its bound, 2 bad
+ * configuration, 70 a failed assertion (server/fatal.ts).
+ */
 const startupFailureExitCode = 1;
 
 /**
- * Times storage commits for the metrics and the breakers' slow-commit rule:
+ * Times storage commits for the metrics and the slow-commit reports:
  * monotonic and sub-millisecond, unlike the wall clock (an NTP step must not
  * look like a slow commit). Wired here, where the real clocks are chosen.
  */
@@ -51,6 +56,11 @@ const recoveryGcItemsMin = 100_000;
 export async function runServe(config: ServeConfig, version: string): Promise<void> {
   const clock = systemClock;
   const logger = createJsonLogger(config.logLevel, (line) => process.stderr.write(`${line}\n`), () => clock.nowMs());
+  // A failed assertion anywhere (a request, a timer, a commit callback) stops the process: exit 70 after a fatal line.
+  const fatal = exitOnFatal(logger);
+  installFatalHandlers(fatal);
+  const testAssertOp = testAssertOpFromEnv();
+  if (testAssertOp !== null) logger.warn("test-only assertion trigger is on (ORQ_TEST_ASSERT_OP)", { op: testAssertOp });
   const limits: Limits = {
     ...defaultLimits,
     frameBytesMax: config.maxFrameBytes,
@@ -73,7 +83,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     process.stderr.write(`orq: ${error.message}\n`);
     process.exit(startupFailureExitCode);
   }
-  const writer = new GroupCommitter(store, { clock, stopwatch: monotonicStopwatch });
+  const writer = new GroupCommitter(store, { clock, stopwatch: monotonicStopwatch, events: storageEventLog(logger) });
   const engine = Engine.recover({ store, writer, limits, namespaces: config.namespaces, nowMs: clock.nowMs() });
   // Recovery leaves its garbage behind (decoded records, heap and table growth): about 50 MiB per 1,000,000 items
   // that the idle collection below never sees, since it counts requests. Collect once now, before the ports open,
@@ -113,6 +123,8 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
       tokens: new TokenTable(config.tokens),
       serverInfo: { version, nodeId: store.meta.nodeId, shards: store.shardCount },
       logger,
+      fatal,
+      testAssertOp,
       onRequestDone: (op, code, durationMs) => {
         metrics.requestDone(op, code, durationMs);
         idleGc.noteRequest();
@@ -131,7 +143,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
   metrics.setGaugeSource(() => {
     commits.poll();
     const nowMs = clock.nowMs();
-    return gaugeSnapshot({ engineStats: engine.stats(null, nowMs), breakers: writer.breakerStates(nowMs), connections: server.connectionCount });
+    return gaugeSnapshot({ engineStats: engine.stats(null, nowMs), breaker: writer.breakerState(nowMs), connections: server.connectionCount });
   });
   let shuttingDown = false;
   let http: HttpServerHandle;
@@ -189,4 +201,14 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+}
+
+/**
+ * Test-only: ORQ_TEST_ASSERT_OP=<op> makes that op fail an assertion inside
+ * its handler, so a test can watch a real server stop with exit 70 and recover
+ * on restart (docs/OPERATIONS.md). Unset in production; logged when set.
+ */
+function testAssertOpFromEnv(): string | null {
+  const op = process.env.ORQ_TEST_ASSERT_OP;
+  return op === undefined || op === "" ? null : op;
 }

@@ -22,6 +22,7 @@ import { type Capabilities, Matcher, parseCapabilities } from "./matching/index.
 import type { Namespace } from "./namespace.ts";
 import { AskTracker } from "./unmatchable.ts";
 import { Waiter, WaiterRegistry, type WaiterReply } from "./waiters.ts";
+import { DequeueShardFilter, noShardWritable } from "./writable-shards.ts";
 
 /** Retry hint when every parked slot is taken (1 s): long-polls free slots as they time out or get items. */
 const waitersFullRetryAfterMs = 1000;
@@ -31,10 +32,8 @@ export class Dequeuer {
   readonly matcher: Matcher;
   /** Which worker kinds asked which topic lately, for the unmatchable-items report in stats. */
   readonly asks = new AskTracker();
-  /** Per shard: 1 when it takes writes now (refreshed once per ms), so a dequeue skips unhealthy shards' heaps. */
-  private readonly shardOk: Uint8Array;
-  private shardOkAtMs = Number.NaN;
-  private allShardsOk = true;
+  /** Which shards' items may be leased now (writable-shards.ts): a dequeue skips the heaps of shards that take no writes. */
+  private readonly writableShards: DequeueShardFilter;
 
   constructor(
     private readonly s: ItemStates,
@@ -42,7 +41,7 @@ export class Dequeuer {
     private readonly latestNowMs: () => number,
   ) {
     this.matcher = new Matcher(s.registry);
-    this.shardOk = new Uint8Array(s.writer.shardCount);
+    this.writableShards = new DequeueShardFilter(s.writer, s.writer.shardCount);
   }
 
   /** Run by Engine.dequeue once due deadlines are handled. */
@@ -123,7 +122,8 @@ export class Dequeuer {
   ): WaiterReply {
     const deliveries: Delivery[] = [];
     if (ns === undefined) return { value: { deliveries }, durable: null };
-    this.refreshShardHealth(nowMs);
+    const shardOk = this.writableShards.dequeueFilter(nowMs);
+    if (shardOk === noShardWritable) return { value: { deliveries }, durable: null };
     let set: WriteSet | null = null;
     let atMostOnce = false;
     for (let t = 0; t < topics.length; t++) {
@@ -132,7 +132,6 @@ export class Dequeuer {
       if (topic === undefined || topic.takeable === 0) continue;
       // Skip a topic where this kind may take nothing: the walk would visit every entry.
       if (topic.eligibleGroupCount(this.matcher, kind) === 0) continue;
-      const shardOk = this.allShardsOk ? null : this.shardOk;
       for (let n = 0; n < want.count; n++) {
         const item = topic.pickBest(this.matcher, kind, shardOk);
         if (item === null) break;
@@ -182,17 +181,5 @@ export class Dequeuer {
       waiter.timeoutNode = null;
     }
     waiter.resolve(reply);
-  }
-
-  private refreshShardHealth(nowMs: number): void {
-    if (nowMs === this.shardOkAtMs) return;
-    this.shardOkAtMs = nowMs;
-    let all = true;
-    for (let s = 0; s < this.shardOk.length; s++) {
-      const ok = this.s.writer.shardHealth(s, nowMs).available;
-      this.shardOk[s] = ok ? 1 : 0;
-      if (!ok) all = false;
-    }
-    this.allShardsOk = all;
   }
 }

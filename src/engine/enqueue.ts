@@ -17,6 +17,7 @@ import type { UnstoredBytes } from "./item-parts.ts";
 import type { ItemStates } from "./item-states.ts";
 import { parseRequires, type Requires, signatureRegistryFull } from "./matching/index.ts";
 import type { OpContext } from "./op-context.ts";
+import { chooseWritableShard } from "./writable-shards.ts";
 
 /** Retry hint when the signature registry is full (1 s): signatures free up as items with rare requires end. */
 const signaturesFullRetryAfterMs = 1000;
@@ -106,12 +107,13 @@ export class Enqueuer {
 
     let shard = -1;
     if (fresh > 0) {
-      const chosen = this.chooseShard(nowMs);
+      const chosen = chooseWritableShard(this.s.writer, this.s.writer.shardCount, this.nextShard, nowMs);
       if (chosen.shard < 0) {
         this.releaseSignatures(signatures);
-        return unavailable(chosen.retryAfterMs, "no storage shard is accepting writes");
+        return unavailable(chosen.retryAfterMs, chosen.reason);
       }
       shard = chosen.shard;
+      this.nextShard = (shard + 1) % this.s.writer.shardCount;
     }
     const ns = this.s.namespace(nsName, nowMs);
     if (fresh > 0 && ns.bucket !== null) {
@@ -218,21 +220,5 @@ export class Enqueuer {
       }
     }
     this.s.endSetBackground();
-  }
-
-  /** The next shard, round-robin, whose breaker accepts writes; -1 with the smallest retry hint when none does. */
-  private chooseShard(nowMs: number): { shard: number; retryAfterMs: number } {
-    const shards = this.s.writer.shardCount;
-    let retryAfterMs = Number.POSITIVE_INFINITY;
-    for (let i = 0; i < shards; i++) {
-      const shard = (this.nextShard + i) % shards;
-      const health = this.s.writer.shardHealth(shard, nowMs);
-      if (health.available) {
-        this.nextShard = (shard + 1) % shards;
-        return { shard, retryAfterMs: 0 };
-      }
-      retryAfterMs = Math.min(retryAfterMs, health.retryAfterMs);
-    }
-    return { shard: -1, retryAfterMs: Number.isFinite(retryAfterMs) ? retryAfterMs : 1000 };
   }
 }

@@ -5,9 +5,10 @@
 // unhealthy, and end its WriteSet and serve waiters before it replies.
 
 import type { Reply, Result } from "./api.ts";
-import { type FailureResult, unavailable } from "./failures.ts";
+import type { FailureResult } from "./failures.ts";
 import type { LiveItem } from "./item.ts";
 import type { ItemStates } from "./item-states.ts";
+import { refuseUnwritable } from "./writable-shards.ts";
 
 export interface OpContext {
   readonly s: ItemStates;
@@ -17,13 +18,9 @@ export interface OpContext {
   wake(nowMs: number): void;
 }
 
-/** Refuse the op (before any change) when a shard it must write is not accepting writes. */
+/** Refuse the op (before any change) when a shard it must write is not accepting writes (writable-shards.ts). */
 export function refuseUnhealthyShards(ctx: OpContext, items: LiveItem[], nowMs: number): FailureResult | null {
-  for (const item of items) {
-    const health = ctx.s.writer.shardHealth(item.shard, nowMs);
-    if (!health.available) return unavailable(health.retryAfterMs, `storage shard ${item.shard} is not accepting writes`);
-  }
-  return null;
+  return refuseUnwritable(ctx.s.writer, items, nowMs);
 }
 
 /** End the op: its writes go to the next commit (the reply waits for it), then waiters are served. */

@@ -1,5 +1,5 @@
 // Turns what the server already knows (the engine's `stats` view, the
-// storage breakers, the connection count) into the GaugeSnapshot that
+// store's circuit breaker, the connection count) into the GaugeSnapshot that
 // metrics.ts exports at scrape time. Only this file knows the shape of the
 // engine's stats record (src/engine/stats.ts), so a change there breaks here
 // and in its test, not silently in a dashboard.
@@ -19,7 +19,7 @@ export const unlistedTopicLabel = "_unlisted";
 export interface GaugeInputs {
   /** engine.stats(null, nowMs): every namespace. */
   engineStats: Record<string, unknown>;
-  breakers: readonly BreakerState[];
+  breaker: BreakerState;
   connections: number;
 }
 
@@ -62,7 +62,7 @@ export function gaugeSnapshot(inputs: GaugeInputs): GaugeSnapshot {
   const waitersTotal = engine?.parkedWaitersTotal;
   return {
     items,
-    breakers: inputs.breakers.map((state, shard) => ({ shard, state })),
+    breaker: inputs.breaker,
     connections: inputs.connections,
     waiters: typeof waitersTotal === "number" ? waitersTotal : waitersFromNamespaces,
     unmatchable,

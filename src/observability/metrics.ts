@@ -3,7 +3,7 @@
 // server calls `requestDone` once per answered request (counted in plain
 // tables by request-metrics.ts, exported at scrape time); commit-sampler.ts calls
 // `commitObserved` once per LMDB commit and `commitTotals` with the writer's
-// running totals; gauges (items, breakers, connections,
+// running totals; gauges (items, the store breaker, connections,
 // waiters) are pulled from a snapshot source once per scrape, so the hot path
 // never maintains them. Every label value that could come from a client is
 // bounded here, so a hostile client cannot grow the series set without limit.
@@ -18,8 +18,8 @@ import { RequestMetrics } from "./request-metrics.ts";
 export type ItemStateName = "ready" | "delayed" | "waiting" | "leased" | "dead";
 
 /**
- * Circuit-breaker states (the storage layer's), exported one-hot:
- * `orq_shard_breaker_state{shard,state}` is 1 for the current one. Listed
+ * Circuit-breaker states (the store's one breaker), exported one-hot:
+ * `orq_storage_breaker_state{state}` is 1 for the current one. Listed
  * through a Record so a state added to the breaker is a type error here.
  */
 const breakerStateSet: Record<BreakerState, true> = { closed: true, half_open: true, probing: true, open: true };
@@ -29,7 +29,8 @@ export type BreakerStateName = BreakerState;
 /** What the server reports at scrape time. Counts are current values, not deltas. */
 export interface GaugeSnapshot {
   items: ReadonlyArray<{ ns: string; topic: string; state: ItemStateName; count: number }>;
-  breakers: ReadonlyArray<{ shard: number; state: BreakerStateName }>;
+  /** The store's circuit breaker; null when the source has none (no series exported). */
+  breaker: BreakerStateName | null;
   connections: number;
   /** Dequeues parked in long-poll. */
   waiters: number;
@@ -127,7 +128,7 @@ export const commitRecordsBuckets = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2
 /** Write sets (requests) grouped into one commit. */
 export const commitWriteSetsBuckets = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
 
-const emptySnapshot: GaugeSnapshot = { items: [], breakers: [], connections: 0, waiters: 0 };
+const emptySnapshot: GaugeSnapshot = { items: [], breaker: null, connections: 0, waiters: 0 };
 
 export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
@@ -211,9 +212,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     registers: [registry],
   });
   const breaker = new Gauge({
-    name: "orq_shard_breaker_state",
-    help: "Circuit-breaker state per storage shard: 1 for the current state, 0 for the others.",
-    labelNames: ["shard", "state"],
+    name: "orq_storage_breaker_state",
+    help: "The store's circuit breaker (opened by failing commits only): 1 for the current state, 0 for the others.",
+    labelNames: ["state"],
     registers: [registry],
   });
   const connections = new Gauge({
@@ -252,10 +253,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     topicsTruncated.set(truncated ? 1 : 0);
 
     breaker.reset();
-    for (const entry of snapshot.breakers) {
-      for (const state of breakerStates) {
-        breaker.set({ shard: String(entry.shard), state }, state === entry.state ? 1 : 0);
-      }
+    if (snapshot.breaker !== null) {
+      for (const state of breakerStates) breaker.set({ state }, state === snapshot.breaker ? 1 : 0);
     }
     connections.set(snapshot.connections);
     waiters.set(snapshot.waiters);

@@ -7,15 +7,22 @@
 // settle, so later requests are not held up (replies go out of order). A
 // reply is queued before its request counts as finished, so a shutdown that
 // waits for idleness never closes a connection ahead of its last replies.
+//
+// A thrown AssertionError is not an answer: handleFrame rethrows it (the
+// server hands it to its fatal handler, which stops the process; fatal.ts),
+// and one that rejects a reply's promise goes to the fatal handler directly.
+// Anything else thrown is a bug answered INTERNAL (error-mapping.ts).
 
 import type { EngineApi } from "../engine/api.ts";
 import type { Clock } from "../lib/clock.ts";
+import { AssertionError, assert } from "../lib/assert.ts";
 import type { Limits } from "../limits.ts";
 import { createRequestDecoder, isPlainMap, type RequestDecoder } from "../protocol/msgpack-codec.ts";
 import { AckReply, DeliveriesReply } from "../protocol/reply-encoder.ts";
 import { requestIdMax, type WireError } from "../protocol/wire-types.ts";
 import { scopeAllows, type TokenTable } from "./auth.ts";
 import { failureToWire, thrownToWire } from "./error-mapping.ts";
+import type { FatalHandler } from "./fatal.ts";
 import type { Logger } from "./logger.ts";
 import { lookupOp } from "./op-table.ts";
 import type { OpContext, OpOutcome, ServerInfo, Session } from "./op-types.ts";
@@ -43,14 +50,24 @@ export interface DispatcherOptions {
   serverStats(): Record<string, number>;
   /** Called once per answered request (metrics): code is "OK" or the error code; the duration includes any wait. */
   onRequestDone?: (op: string, code: string, durationMs: number) => void;
+  /** Stops the process on an AssertionError that rejects a reply's promise (fatal.ts). */
+  fatal: FatalHandler;
+  /**
+   * Test-only (docs/OPERATIONS.md, ORQ_TEST_ASSERT_OP): the op that fails an
+   * assertion inside its handler, so an end-to-end test can watch the process
+   * stop. Null in production.
+   */
+  testAssertOp?: string | null;
 }
 
 export class Dispatcher {
   private readonly decoder: RequestDecoder;
+  private readonly testAssertOp: string | null;
   draining = false;
 
   constructor(private readonly options: DispatcherOptions) {
     this.decoder = createRequestDecoder({ depthMax: options.limits.decodeDepthMax, frameBytesMax: options.limits.frameBytesMax });
+    this.testAssertOp = options.testAssertOp ?? null;
   }
 
   handleFrame(source: RequestSource, body: Uint8Array): void {
@@ -118,8 +135,11 @@ export class Dispatcher {
     };
     let outcome: OpOutcome;
     try {
+      if (opName === this.testAssertOp) assert(false, `test-only assertion in op ${opName} (ORQ_TEST_ASSERT_OP)`);
       outcome = spec.handle(request, ns, ctx);
     } catch (error) {
+      // Indexes may be half-changed: no reply, the process stops (fatal.ts).
+      if (error instanceof AssertionError) throw error;
       this.answer(source, opLabel, startMs, errorReply(id, thrownToWire(error, this.options.logger, { op: opName, id, connectionId: session.connectionId })));
       return;
     }
@@ -155,10 +175,7 @@ export class Dispatcher {
             this.answer(source, opName, startMs, okReply(id, value));
             source.requestFinished();
           },
-          (error: unknown) => {
-            this.answer(source, opName, startMs, errorReply(id, thrownToWire(error, this.options.logger, { op: opName, id, connectionId: source.session.connectionId })));
-            source.requestFinished();
-          },
+          (error: unknown) => this.answerRejected(source, id, opName, startMs, error),
         );
         return;
       }
@@ -169,13 +186,21 @@ export class Dispatcher {
             this.complete(source, id, opName, startMs, settled);
             source.requestFinished();
           },
-          (error: unknown) => {
-            this.answer(source, opName, startMs, errorReply(id, thrownToWire(error, this.options.logger, { op: opName, id, connectionId: source.session.connectionId })));
-            source.requestFinished();
-          },
+          (error: unknown) => this.answerRejected(source, id, opName, startMs, error),
         );
         return;
     }
+  }
+
+  /** A reply's promise rejected: UNAVAILABLE or INTERNAL, unless it was an assertion, which stops the process. */
+  private answerRejected(source: RequestSource, id: number, opName: string, startMs: number, error: unknown): void {
+    const connectionId = source.session.connectionId;
+    if (error instanceof AssertionError) {
+      this.options.fatal(error, { op: opName, request_id: id, connection: connectionId });
+      return;
+    }
+    this.answer(source, opName, startMs, errorReply(id, thrownToWire(error, this.options.logger, { op: opName, id, connectionId })));
+    source.requestFinished();
   }
 }
 

@@ -1,7 +1,8 @@
 // The one mapping from failures to wire errors: engine and request-decoding
 // Failures, rejections of Reply.durable (StorageUnavailableError becomes
 // UNAVAILABLE with a retry hint), and anything else thrown, which is a bug:
-// INTERNAL, logged with a request id the client also receives.
+// INTERNAL, logged with a request id the client also receives. A failed
+// assertion never comes here: it stops the process (fatal.ts).
 
 import type { Failure } from "../engine/api.ts";
 import type { WireError, WireErrorDetails } from "../protocol/wire-types.ts";

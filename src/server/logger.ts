@@ -13,13 +13,15 @@ export interface Logger {
   info(message: string, fields?: LogFields): void;
   warn(message: string, fields?: LogFields): void;
   error(message: string, fields?: LogFields): void;
+  /** The process is about to stop (a broken invariant): always written, whatever the level. */
+  fatal(message: string, fields?: LogFields): void;
 }
 
 /** Writes lines at `level` and above through `writeLine` (the CLI passes stderr). */
 export function createJsonLogger(level: LogLevel, writeLine: (line: string) => void, nowMs: () => number): Logger {
   const threshold = logLevels.indexOf(level);
-  const emit = (at: LogLevel, message: string, fields?: LogFields): void => {
-    if (logLevels.indexOf(at) < threshold) return;
+  const emit = (at: LogLevel | "fatal", message: string, fields?: LogFields): void => {
+    if (at !== "fatal" && logLevels.indexOf(at) < threshold) return;
     const record: LogFields = { ts: new Date(nowMs()).toISOString(), level: at, msg: message, ...fields };
     writeLine(JSON.stringify(record, jsonSafe));
   };
@@ -28,6 +30,7 @@ export function createJsonLogger(level: LogLevel, writeLine: (line: string) => v
     info: (m, f) => emit("info", m, f),
     warn: (m, f) => emit("warn", m, f),
     error: (m, f) => emit("error", m, f),
+    fatal: (m, f) => emit("fatal", m, f),
   };
 }
 
@@ -43,4 +46,5 @@ export const silentLogger: Logger = {
   info: () => {},
   warn: () => {},
   error: () => {},
+  fatal: () => {},
 };

@@ -5,6 +5,7 @@
 
 import type { Socket, TCPSocketListener } from "bun";
 import type { EngineApi } from "../engine/api.ts";
+import { AssertionError } from "../lib/assert.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Limits } from "../limits.ts";
 import { FrameEncoder } from "../protocol/frame-encoder.ts";
@@ -12,6 +13,7 @@ import { allNamespaces, type TokenTable } from "./auth.ts";
 import { Connection } from "./connection.ts";
 import { DeadlineTimer } from "./deadline-timer.ts";
 import { Dispatcher } from "./dispatcher.ts";
+import { exitOnFatal, type FatalHandler } from "./fatal.ts";
 import type { Logger } from "./logger.ts";
 import type { ServerInfo } from "./op-types.ts";
 
@@ -27,6 +29,10 @@ export interface ServerOptions {
   logger: Logger;
   /** Metrics hook: once per answered request ("OK" or the error code; duration includes any wait). */
   onRequestDone?: (op: string, code: string, durationMs: number) => void;
+  /** What an AssertionError while serving does; default: log at fatal level and exit 70 (fatal.ts). */
+  fatal?: FatalHandler;
+  /** Test-only: the op that asserts inside its handler (ORQ_TEST_ASSERT_OP; dispatcher.ts). */
+  testAssertOp?: string | null;
 }
 
 /** Retry hint sent to a connection refused because the server is full. */
@@ -46,9 +52,11 @@ export class OrqServer {
   private idleWaiters: Array<() => void> = [];
   private closedWaiters: Array<() => void> = [];
   private readonly startedAtMs: number;
+  private readonly fatal: FatalHandler;
 
   private constructor(private readonly options: ServerOptions) {
     this.startedAtMs = options.clock.nowMs();
+    this.fatal = options.fatal ?? exitOnFatal(options.logger);
     this.timer = new DeadlineTimer(options.engine, options.clock);
     this.dispatcher = new Dispatcher({
       engine: options.engine,
@@ -59,6 +67,8 @@ export class OrqServer {
       logger: options.logger,
       serverStats: () => this.stats(),
       onRequestDone: options.onRequestDone,
+      fatal: this.fatal,
+      testAssertOp: options.testAssertOp ?? null,
     });
     this.listener = Bun.listen<SocketData>({
       hostname: options.host,
@@ -68,12 +78,19 @@ export class OrqServer {
         data: (socket, chunk) => {
           const connection = socket.data.connection;
           if (connection === null) return;
-          connection.onData(chunk);
+          try {
+            connection.onData(chunk);
+          } catch (error) {
+            // Bun would hand the throw to `error` below and carry on: an assertion must stop the process instead.
+            if (error instanceof AssertionError) this.fatal(error, { connection: connection.id });
+            throw error;
+          }
           this.timer.rearm();
         },
         drain: (socket) => socket.data.connection?.onDrain(),
         close: (socket) => this.onClose(socket),
         error: (socket, error) => {
+          if (error instanceof AssertionError) this.fatal(error, { connection: socket.data.connection?.id });
           this.options.logger.debug("socket error", { connection: socket.data.connection?.id, error });
         },
       },

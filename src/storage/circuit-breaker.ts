@@ -1,166 +1,134 @@
-// One circuit breaker per shard, fed with every commit result. It opens when a
-// shard's commits keep failing or turn slow, so requests for that shard get
-// UNAVAILABLE with a retry hint at once instead of piling up behind a sick
-// disk; after a cool-down it lets one write set through as a probe, closes
-// when the probe commits, and reopens when it fails. Time comes from the
-// caller (an injected clock), never from the real clock.
+// The store's circuit breaker: one per store, fed with every commit's result.
+// It protects against a failing device, not a busy one: only commits that
+// FAIL (EIO, ENOSPC, MDB_MAP_FULL, ...) count. A commit that is slow but
+// succeeds has made its writes durable, and refusing the next requests would
+// not make the disk faster (group commit already puts more requests in each
+// commit as commits slow down), so slowness never opens it; the group
+// committer logs it instead. One breaker per store because the LMDB store
+// commits every shard in one transaction: a disk failure fails them all
+// together, so per-shard breakers could only ever open together.
 //
-//   closed --(failures or slow p50 in window)--> open --(cool-down over)--> half-open
-//   half-open --(a write set is admitted)--> probing --(commit ok)--> closed
-//                                                    --(commit failed)--> open
+// When open, writes are refused at once with UNAVAILABLE and a retry hint
+// instead of piling up behind a sick disk; after a cool-down one write set is
+// let through as a probe: it closes the breaker when it commits, reopens it
+// when it fails. Time comes from the caller (an injected clock). Every
+// transition is reported, with its reason, to `onTransition` (the server logs
+// it at warn level).
+//
+//   closed --(failuresToOpen failed commits within windowMs)--> open
+//   open --(cool-down over)--> half_open --(a write set is admitted)--> probing
+//   probing --(probe committed)--> closed;  probing --(probe failed)--> open
 
 import { assert } from "../lib/assert.ts";
 
 export interface BreakerOptions {
-  /** Rolling window the failure and latency counts cover (10 s): long enough to see a trend, short enough to forget a blip. */
+  /** Window the failures must fall within (10 s): long enough to see a trend, short enough to forget a blip. */
   windowMs: number;
-  /** Failed commits in the window that open the breaker (5): one failure can be a transient error; five in 10 s is a sick disk. */
+  /** Failed commits within the window that open the breaker (5): one failure can be a transient error; five in 10 s is a sick disk. */
   failuresToOpen: number;
-  /** Commit latency whose median (p50) in the window opens the breaker (1 s): a healthy fsync'd commit takes about 0.5 ms. */
-  slowCommitMs: number;
-  /** Samples needed before the median counts (5): one slow commit (a page-cache flush) must not open it. */
-  slowSamplesMin: number;
   /** Time the breaker stays open before a probe is let through (5 s): gives a full disk or a stalled device time to recover. */
   coolDownMs: number;
   /** Retry hint while the probe's commit is in flight (100 ms): its result is due within one commit. */
   probeRetryAfterMs: number;
   /** Retry hint for a failed commit while the breaker is still closed (250 ms): a transient error may clear at once. */
   failureRetryAfterMs: number;
-  /** Samples kept per shard (10,000): bounds memory when commits are very frequent; the oldest go first. */
-  samplesMax: number;
 }
 
 export const defaultBreakerOptions: Readonly<BreakerOptions> = Object.freeze({
   windowMs: 10_000,
   failuresToOpen: 5,
-  slowCommitMs: 1000,
-  slowSamplesMin: 5,
   coolDownMs: 5000,
   probeRetryAfterMs: 100,
   failureRetryAfterMs: 250,
-  samplesMax: 10_000,
 });
 
 export type BreakerState = "closed" | "open" | "half_open" | "probing";
 
-export type ShardHealth = { available: true } | { available: false; retryAfterMs: number };
+/** Whether writes are accepted now; when not, why and when to retry. */
+export type Availability = { available: true } | { available: false; retryAfterMs: number; reason: string };
 
-interface Sample {
-  atMs: number;
-  ok: boolean;
-  slow: boolean;
+/** One state change, for the log. */
+export interface BreakerTransition {
+  from: BreakerState;
+  to: BreakerState;
+  /** Why, in a sentence (with the failing commit's error when there is one). */
+  reason: string;
+  /** When the breaker opened: how long writes will be refused before a probe. */
+  retryAfterMs?: number;
 }
 
-class ShardBreaker {
-  state: BreakerState = "closed";
-  /** When open: the instant the cool-down ends. */
-  reopenAtMs = 0;
-  /** Samples in time order; `head` is the oldest still counted. */
-  private samples: Sample[] = [];
-  private head = 0;
-  private failures = 0;
-  private slow = 0;
+const availableNow: Availability = Object.freeze({ available: true });
 
-  constructor(private readonly options: BreakerOptions) {}
-
-  /** Lazily move open -> half_open when the cool-down has passed. */
-  refresh(nowMs: number): void {
-    if (this.state === "open" && nowMs >= this.reopenAtMs) this.state = "half_open";
-  }
-
-  /** Add a commit result; true when it should open the breaker. */
-  addSample(nowMs: number, ok: boolean, durationMs: number): boolean {
-    const sample = { atMs: nowMs, ok, slow: durationMs > this.options.slowCommitMs };
-    this.samples.push(sample);
-    if (!sample.ok) this.failures++;
-    if (sample.slow) this.slow++;
-    this.prune(nowMs);
-    const counted = this.samples.length - this.head;
-    if (this.failures >= this.options.failuresToOpen) return true;
-    return counted >= this.options.slowSamplesMin && this.slow * 2 > counted;
-  }
-
-  clearSamples(): void {
-    this.samples = [];
-    this.head = 0;
-    this.failures = 0;
-    this.slow = 0;
-  }
-
-  private prune(nowMs: number): void {
-    const oldestMs = nowMs - this.options.windowMs;
-    while (this.head < this.samples.length) {
-      const sample = this.samples[this.head] as Sample;
-      const overCount = this.samples.length - this.head > this.options.samplesMax;
-      if (sample.atMs > oldestMs && !overCount) break;
-      if (!sample.ok) this.failures--;
-      if (sample.slow) this.slow--;
-      this.head++;
-    }
-    // Compact once the dropped prefix dominates, so the array does not grow forever.
-    if (this.head > 1024 && this.head * 2 > this.samples.length) {
-      this.samples = this.samples.slice(this.head);
-      this.head = 0;
-    }
-  }
-}
-
-export class CircuitBreakers {
+export class CircuitBreaker {
   private readonly options: BreakerOptions;
-  private readonly shards: ShardBreaker[];
+  private current: BreakerState = "closed";
+  /** When open: the instant the cool-down ends. */
+  private reopenAtMs = 0;
+  /** Times of the latest failed commits while closed, a ring of failuresToOpen entries; `failureCount` of them are set. */
+  private readonly failureAtMs: Float64Array;
+  private failureNext = 0;
+  private failureCount = 0;
 
-  constructor(shardCount: number, options: Partial<BreakerOptions> = {}) {
+  constructor(
+    options: Partial<BreakerOptions> = {},
+    private readonly onTransition: (transition: BreakerTransition) => void = () => {},
+  ) {
     this.options = { ...defaultBreakerOptions, ...options };
-    assert(this.options.failuresToOpen >= 1 && this.options.coolDownMs >= 0 && this.options.windowMs > 0, "bad breaker options");
-    this.shards = Array.from({ length: shardCount }, () => new ShardBreaker(this.options));
+    const { failuresToOpen, coolDownMs, windowMs } = this.options;
+    assert(Number.isSafeInteger(failuresToOpen) && failuresToOpen >= 1 && coolDownMs >= 0 && windowMs > 0, "bad breaker options");
+    this.failureAtMs = new Float64Array(failuresToOpen);
   }
 
-  state(shard: number, nowMs: number): BreakerState {
-    const breaker = this.breaker(shard);
-    breaker.refresh(nowMs);
-    return breaker.state;
+  /** True while closed: the hot path's one check (a closed breaker changes only when a commit fails). */
+  get closed(): boolean {
+    return this.current === "closed";
   }
 
-  /** Whether new writes to the shard are accepted now; does not change state. */
-  health(shard: number, nowMs: number): ShardHealth {
-    const breaker = this.breaker(shard);
-    breaker.refresh(nowMs);
-    switch (breaker.state) {
+  state(nowMs: number): BreakerState {
+    this.refresh(nowMs);
+    return this.current;
+  }
+
+  /** Whether new writes are accepted now; does not admit anything. */
+  health(nowMs: number): Availability {
+    const state: BreakerState = this.current === "closed" ? "closed" : this.state(nowMs);
+    switch (state) {
       case "closed":
       case "half_open":
-        return { available: true };
+        return availableNow;
       case "open":
-        return { available: false, retryAfterMs: Math.max(1, breaker.reopenAtMs - nowMs) };
+        return { available: false, retryAfterMs: Math.max(1, this.reopenAtMs - nowMs), reason: "storage is not accepting writes: its commits keep failing (circuit breaker open)" };
       case "probing":
-        return { available: false, retryAfterMs: this.options.probeRetryAfterMs };
+        return { available: false, retryAfterMs: this.options.probeRetryAfterMs, reason: "storage is not accepting writes: a probe commit is testing it (circuit breaker probing)" };
     }
   }
 
   /**
-   * Admit a write set to the shard. In half-open the first one admitted is the
-   * probe: the breaker turns to probing and refuses others until its result.
+   * Admit a write set. In half-open the first one admitted is the probe: the
+   * breaker turns to probing and refuses others until the probe's result.
    */
-  admit(shard: number, nowMs: number): ShardHealth {
-    const health = this.health(shard, nowMs);
-    const breaker = this.breaker(shard);
-    if (health.available && breaker.state === "half_open") breaker.state = "probing";
+  admit(nowMs: number): Availability {
+    const health = this.health(nowMs);
+    if (health.available && this.current === "half_open") this.move("probing", "a write set was admitted as the probe");
     return health;
   }
 
-  /** Feed one commit result for the shard. */
-  record(shard: number, nowMs: number, ok: boolean, durationMs: number): void {
-    const breaker = this.breaker(shard);
-    breaker.refresh(nowMs);
-    switch (breaker.state) {
+  /** Feed one commit's result: `failure` null when it committed. */
+  record(nowMs: number, failure: Error | null): void {
+    this.refresh(nowMs);
+    switch (this.current) {
       case "closed":
-        if (breaker.addSample(nowMs, ok, durationMs)) this.open(breaker, nowMs);
+        if (failure !== null && this.addFailure(nowMs)) {
+          const { failuresToOpen, windowMs } = this.options;
+          this.open(nowMs, `${failuresToOpen} commits failed within ${windowMs} ms, the last with: ${failure.message}`);
+        }
         return;
       case "probing":
-        if (ok && durationMs <= this.options.slowCommitMs) {
-          breaker.state = "closed";
-          breaker.clearSamples();
+        if (failure === null) {
+          this.failureCount = 0;
+          this.move("closed", "the probe commit succeeded");
         } else {
-          this.open(breaker, nowMs);
+          this.open(nowMs, `the probe commit failed: ${failure.message}`);
         }
         return;
       case "open":
@@ -171,21 +139,37 @@ export class CircuitBreakers {
     }
   }
 
-  /** Retry hint for a write set whose commit failed on this shard. */
-  retryAfterMs(shard: number, nowMs: number): number {
-    const health = this.health(shard, nowMs);
+  /** Retry hint for a write set whose commit failed. */
+  retryAfterMs(nowMs: number): number {
+    const health = this.health(nowMs);
     return health.available ? this.options.failureRetryAfterMs : health.retryAfterMs;
   }
 
-  private open(breaker: ShardBreaker, nowMs: number): void {
-    breaker.state = "open";
-    breaker.reopenAtMs = nowMs + this.options.coolDownMs;
-    breaker.clearSamples();
+  /** Lazily move open -> half_open when the cool-down has passed. */
+  private refresh(nowMs: number): void {
+    if (this.current === "open" && nowMs >= this.reopenAtMs) this.move("half_open", `the ${this.options.coolDownMs} ms cool-down is over: the next write set is the probe`);
   }
 
-  private breaker(shard: number): ShardBreaker {
-    const breaker = this.shards[shard];
-    assert(breaker !== undefined, `shard ${shard} out of range`);
-    return breaker;
+  /** Note a failure; true when failuresToOpen of them fall within the window. */
+  private addFailure(nowMs: number): boolean {
+    const ring = this.failureAtMs;
+    ring[this.failureNext] = nowMs;
+    this.failureNext = (this.failureNext + 1) % ring.length;
+    this.failureCount = Math.min(ring.length, this.failureCount + 1);
+    if (this.failureCount < ring.length) return false;
+    // The ring is full: failureNext now points at the oldest of the last failuresToOpen failures.
+    return nowMs - (ring[this.failureNext] as number) < this.options.windowMs;
+  }
+
+  private open(nowMs: number, reason: string): void {
+    this.reopenAtMs = nowMs + this.options.coolDownMs;
+    this.failureCount = 0;
+    this.move("open", reason, this.options.coolDownMs);
+  }
+
+  private move(to: BreakerState, reason: string, retryAfterMs?: number): void {
+    const from = this.current;
+    this.current = to;
+    this.onTransition(retryAfterMs === undefined ? { from, to, reason } : { from, to, reason, retryAfterMs });
   }
 }

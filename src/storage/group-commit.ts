@@ -3,23 +3,25 @@
 // batch gathers, and it starts the moment the previous one finishes, so one
 // commit (and one fsync) carries as many requests as arrived meanwhile
 // (FOQS-style group commit). Writes to the same (shard, key) or outcome id in
-// a batch coalesce to the last. Each shard has a circuit breaker fed by the
-// commit results; a write set touching an open shard is refused at end().
+// a batch coalesce to the last. The store has one circuit breaker, fed by the
+// commit results and opened by failed commits only; while it is open a write
+// set is refused at end(). Slow commits are reported (slow-commits.ts), never refused.
 //
 // Item keys come from one counter, reserved in blocks: the block's end
 // (meta.keysReservedBelow) rides in every commit from the reservation until
 // one succeeds, so an item never commits before the reservation covering its
 // key, and after a restart keys continue above everything handed out.
 
-import { assert } from "../lib/assert.ts";
+import { AssertionError, assert } from "../lib/assert.ts";
 import type { Clock } from "../lib/clock.ts";
-import { CircuitBreakers } from "./circuit-breaker.ts";
-import type { BreakerOptions, BreakerState } from "./circuit-breaker.ts";
+import { CircuitBreaker } from "./circuit-breaker.ts";
+import type { Availability, BreakerOptions, BreakerState, BreakerTransition } from "./circuit-breaker.ts";
 import { RecentSamples } from "./commit-stats.ts";
 import type { CommitStats } from "./commit-stats.ts";
-import { type AckedLogRecord, emptyAckedLog } from "./acked-log.ts";
+import { BatchBuilder, type Operation } from "./batch-builder.ts";
+import { SlowCommitReporter, type SlowCommitReport } from "./slow-commits.ts";
 import type { ItemRecord, MetaRecord, OutcomeRecord } from "./record.ts";
-import type { CommitBatch, CommitResult, ItemKey, ShardBatch, Store } from "./store.ts";
+import type { CommitBatch, CommitResult, ItemKey, Store } from "./store.ts";
 import { StorageUnavailableError } from "./writer.ts";
 import type { WriteSet, Writer } from "./writer.ts";
 
@@ -27,28 +29,33 @@ import type { WriteSet, Writer } from "./writer.ts";
 export const keyBlockSizeDefault = 10_000;
 /** Write sets waiting for a commit (100,000): beyond it the disk cannot keep up and new writes are refused. */
 export const pendingWriteSetsMax = 100_000;
-/** Retry hint when no one shard is to blame (queue full, outcome part failed) (250 ms): about the time a slow commit takes. */
+/** Retry hint when too many write sets wait for a commit (250 ms): about the time a slow commit takes. */
 const sharedRetryAfterMs = 250;
+
 /** Largest item key: keys are stored as 64 bits but handled as JS numbers. */
 const itemKeyMax = Number.MAX_SAFE_INTEGER;
 
+/** What storage tells the server's log: breaker transitions and slow commits (the server logs both at warn level). */
+export interface StorageEvents {
+  breakerTransition(transition: BreakerTransition): void;
+  slowCommits(report: SlowCommitReport): void;
+}
+
 export interface GroupCommitterOptions {
-  /** Time for the circuit breakers (ManualClock in tests). */
+  /** Time for the circuit breaker (ManualClock in tests). */
   clock: Clock;
   breaker?: Partial<BreakerOptions>;
   keyBlockSize?: number;
   /**
-   * Times commit durations for commitStats() and the breakers' slow-commit
-   * rule; defaults to `clock`. The CLI passes a monotonic, sub-millisecond one.
+   * Times commit durations for commitStats() and the slow-commit reports;
+   * defaults to `clock`. The CLI passes a monotonic, sub-millisecond one.
    */
   stopwatch?: Clock;
+  /** Where breaker transitions and slow commits are reported; nowhere by default. */
+  events?: Partial<StorageEvents>;
 }
 
-type Operation =
-  | { kind: "item"; shard: number; key: ItemKey; record: ItemRecord | Uint8Array | null }
-  | { kind: "outcome"; id: string; record: OutcomeRecord | null }
-  | { kind: "acked"; ns: string; shard: number; key: ItemKey; endedAtMs: number }
-  | { kind: "purgeAcked"; beforeMs: number };
+
 
 interface Deferred {
   resolve(): void;
@@ -116,7 +123,9 @@ export class GroupCommitter implements Writer {
   readonly shardCount: number;
   private readonly clock: Clock;
   private readonly stopwatch: Clock;
-  private readonly breakers: CircuitBreakers;
+  private readonly breaker: CircuitBreaker;
+  private readonly events: Partial<StorageEvents>;
+  private readonly slowCommits: SlowCommitReporter;
   private readonly keyBlockSize: number;
   private readonly baseMeta: MetaRecord;
 
@@ -135,12 +144,7 @@ export class GroupCommitter implements Writer {
   private readonly writeSetsPerCommit = new RecentSamples();
   private readonly recordsPerCommit = new RecentSamples();
   private readonly commitMs = new RecentSamples();
-  /** buildBatch's scratch, empty between batches: per shard its items and where each key sits among them. */
-  private readonly scratchShards: Array<ShardBatch["items"] | undefined> = [];
-  private readonly scratchSlots: Array<Map<ItemKey, number> | undefined> = [];
-  private readonly scratchOutcomeSlots = new Map<string, number>();
-  /** buildBatch's scratch: each namespace's index in the batch's acked-log record. */
-  private readonly scratchAckedNamespaces = new Map<string, number>();
+  private readonly batchBuilder = new BatchBuilder();
 
   constructor(
     private readonly store: Store,
@@ -149,7 +153,9 @@ export class GroupCommitter implements Writer {
     this.shardCount = store.shardCount;
     this.clock = options.clock;
     this.stopwatch = options.stopwatch ?? options.clock;
-    this.breakers = new CircuitBreakers(store.shardCount, options.breaker);
+    this.events = options.events ?? {};
+    this.breaker = new CircuitBreaker(options.breaker, (transition) => this.events.breakerTransition?.(transition));
+    this.slowCommits = new SlowCommitReporter((report) => this.events.slowCommits?.(report));
     this.keyBlockSize = options.keyBlockSize ?? keyBlockSizeDefault;
     assert(Number.isSafeInteger(this.keyBlockSize) && this.keyBlockSize >= 1, "keyBlockSize must be >= 1");
     this.baseMeta = store.meta;
@@ -172,13 +178,20 @@ export class GroupCommitter implements Writer {
     return key;
   }
 
-  shardHealth(shard: number, nowMs: number): { available: true } | { available: false; retryAfterMs: number } {
-    return this.breakers.health(shard, nowMs);
+  /** Every shard alike: one LMDB transaction covers them all, so the store's one breaker speaks for each. */
+  writable(shard: number, nowMs: number): Availability {
+    if (!(shard >= 0 && shard < this.shardCount)) assert(false, `shard ${shard} out of range`);
+    return this.breaker.health(nowMs);
   }
 
-  /** Breaker state per shard, for metrics. */
-  breakerStates(nowMs: number): BreakerState[] {
-    return Array.from({ length: this.shardCount }, (_, shard) => this.breakers.state(shard, nowMs));
+  allWritable(_nowMs: number): boolean {
+    // Closed is the only state in which every write is admitted (half-open admits one probe).
+    return this.breaker.closed;
+  }
+
+  /** The store breaker's state, for metrics. */
+  breakerState(nowMs: number): BreakerState {
+    return this.breaker.state(nowMs);
   }
 
   drain(): Promise<void> {
@@ -201,16 +214,15 @@ export class GroupCommitter implements Writer {
   enqueue(set: PendingWriteSet): Promise<void> {
     if (set.operations.length === 0) return Promise.resolve();
     const nowMs = this.clock.nowMs();
-    // Check every shard before admitting any: admitting turns a half-open
-    // breaker into probing, which must not happen for a set then refused.
-    for (const shard of set.shards) {
-      const health = this.breakers.health(shard, nowMs);
-      if (!health.available) return this.refuse(`shard ${shard} is unavailable (storage failing)`, shard, health.retryAfterMs);
-    }
+    // Check the queue before admitting: admitting turns a half-open breaker
+    // into probing, which must not happen for a set then refused.
     if (this.pending.length >= pendingWriteSetsMax) {
       return this.refuse("too many writes waiting for storage", null, sharedRetryAfterMs);
     }
-    for (const shard of set.shards) this.breakers.admit(shard, nowMs);
+    if (!this.breaker.closed) {
+      const health = this.breaker.admit(nowMs);
+      if (!health.available) return this.refuse(health.reason, null, health.retryAfterMs);
+    }
     const promise = new Promise<void>((resolve, reject) => {
       set.deferred = { resolve, reject };
     });
@@ -245,84 +257,25 @@ export class GroupCommitter implements Writer {
     const batch = this.buildBatch(sets);
     this.inFlight = true;
     const startedMs = this.stopwatch.nowMs();
+    // Store.commit encodes (and so checks) the batch before it returns its
+    // promise: a record that breaks an invariant throws an AssertionError here,
+    // in this turn, and stops the process (lib/assert.ts) rather than being
+    // reported as a storage failure.
     this.store.commit(batch).then(
       (result) => this.finishCommit(sets, batch, result, startedMs),
-      // The Store contract says commit never rejects; if one does, treat it as
-      // a failure of everything in the batch rather than losing the promises.
-      (error: unknown) => this.finishCommit(sets, batch, everythingFailed(batch, error), startedMs),
+      (error: unknown) => {
+        // A bug, not a disk: let it escape (an unhandled rejection, which the server treats as fatal).
+        if (error instanceof AssertionError) throw error;
+        // The Store contract says commit never rejects; if one does, treat it as
+        // a failure of everything in the batch rather than losing the promises.
+        this.finishCommit(sets, batch, everythingFailed(batch, error), startedMs);
+      },
     );
   }
 
   private buildBatch(sets: readonly PendingWriteSet[]): CommitBatch {
-    // Each write goes straight into its shard's list; the index maps (reused
-    // across batches) find an earlier write to the same key, which takes the
-    // later value in its own place: the last write wins, at the first one's
-    // position. No per-write objects beyond the batch entries themselves.
-    const byShard = this.scratchShards;
-    const slots = this.scratchSlots;
-    const outcomeSlots = this.scratchOutcomeSlots;
-    const outcomes: Array<{ id: string; record: OutcomeRecord | null }> = [];
-    const nsSlots = this.scratchAckedNamespaces;
-    let acked: AckedLogRecord | null = null;
-    let ackedPurgeBeforeMs: number | null = null;
-    for (const set of sets) {
-      for (const operation of set.operations) {
-        if (operation.kind === "acked") {
-          if (acked === null) acked = emptyAckedLog();
-          let nsIndex = nsSlots.get(operation.ns);
-          if (nsIndex === undefined) {
-            nsIndex = acked.namespaces.length;
-            nsSlots.set(operation.ns, nsIndex);
-            acked.namespaces.push(operation.ns);
-          }
-          acked.nsIndexes.push(nsIndex);
-          acked.shards.push(operation.shard);
-          acked.keys.push(operation.key);
-          if (operation.endedAtMs > acked.endedAtMs) acked.endedAtMs = operation.endedAtMs;
-        } else if (operation.kind === "purgeAcked") {
-          ackedPurgeBeforeMs = Math.max(ackedPurgeBeforeMs ?? 0, operation.beforeMs);
-        } else if (operation.kind === "item") {
-          const shard = operation.shard;
-          let items = byShard[shard];
-          if (items === undefined) {
-            items = [];
-            byShard[shard] = items;
-          }
-          let seen = slots[shard];
-          if (seen === undefined) {
-            seen = new Map();
-            slots[shard] = seen;
-          }
-          const slot = seen.get(operation.key);
-          if (slot === undefined) {
-            seen.set(operation.key, items.length);
-            items.push({ key: operation.key, record: operation.record });
-          } else {
-            (items[slot] as ShardBatch["items"][number]).record = operation.record;
-          }
-        } else {
-          const slot = outcomeSlots.get(operation.id);
-          if (slot === undefined) {
-            outcomeSlots.set(operation.id, outcomes.length);
-            outcomes.push({ id: operation.id, record: operation.record });
-          } else {
-            (outcomes[slot] as { id: string; record: OutcomeRecord | null }).record = operation.record;
-          }
-        }
-      }
-    }
-    const shards: ShardBatch[] = [];
-    for (let shard = 0; shard < byShard.length; shard++) {
-      const items = byShard[shard];
-      if (items === undefined) continue;
-      shards.push({ shard, items });
-      byShard[shard] = undefined;
-      (slots[shard] as Map<ItemKey, number>).clear();
-    }
-    outcomeSlots.clear();
-    nsSlots.clear();
     const meta = this.keysReservedBelow > this.keysReservedBelowCommitted ? { ...this.baseMeta, keysReservedBelow: this.keysReservedBelow } : null;
-    return { shards, outcomes, meta, acked, ackedPurgeBeforeMs };
+    return this.batchBuilder.build(sets, meta);
   }
 
   private finishCommit(sets: readonly PendingWriteSet[], batch: CommitBatch, result: CommitResult, startedMs: number): void {
@@ -335,7 +288,8 @@ export class GroupCommitter implements Writer {
     this.recordsPerCommit.add(batch.shards.reduce((sum, shardBatch) => sum + shardBatch.items.length, 0) + batch.outcomes.length + (batch.acked === null ? 0 : 1));
     this.commitMs.add(durationMs);
 
-    for (const { shard } of batch.shards) this.breakers.record(shard, nowMs, !result.failedShards.has(shard), durationMs);
+    this.breaker.record(nowMs, firstFailure(result));
+    this.slowCommits.note(durationMs, nowMs);
     if (batch.meta !== null && result.metaError === null) {
       this.keysReservedBelowCommitted = Math.max(this.keysReservedBelowCommitted, batch.meta.keysReservedBelow);
     }
@@ -355,11 +309,11 @@ export class GroupCommitter implements Writer {
     for (const shard of set.shards) {
       const error = result.failedShards.get(shard);
       if (error !== undefined) {
-        return new StorageUnavailableError(`shard ${shard} commit failed: ${error.message}`, shard, this.breakers.retryAfterMs(shard, nowMs));
+        return new StorageUnavailableError(`shard ${shard} commit failed: ${error.message}`, shard, this.breaker.retryAfterMs(nowMs));
       }
     }
     if (set.writesOutcomes && result.metaError !== null) {
-      return new StorageUnavailableError(`outcome commit failed: ${result.metaError.message}`, null, sharedRetryAfterMs);
+      return new StorageUnavailableError(`outcome commit failed: ${result.metaError.message}`, null, this.breaker.retryAfterMs(nowMs));
     }
     return null;
   }
@@ -374,6 +328,12 @@ export class GroupCommitter implements Writer {
     this.idleWaiters = [];
     for (const resolve of waiters) resolve();
   }
+}
+
+/** The error of a commit that failed in any part, or null when it all committed. */
+function firstFailure(result: CommitResult): Error | null {
+  for (const error of result.failedShards.values()) return error;
+  return result.metaError;
 }
 
 function everythingFailed(batch: CommitBatch, error: unknown): CommitResult {

@@ -78,7 +78,9 @@ export interface Store {
   /**
    * Apply a batch. Resolves when durable per the store's durability mode:
    * strict = fsync'd, relaxed = survives a process crash. Never rejects: a
-   * failure is reported per shard in the result.
+   * failure is reported per shard in the result. Encodes (and so checks)
+   * every record before it returns: a record that breaks an invariant throws
+   * an AssertionError from the call itself, never as a rejection.
    */
   commit(batch: CommitBatch): Promise<CommitResult>;
   close(): Promise<void>;

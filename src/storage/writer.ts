@@ -4,10 +4,11 @@
 // batch carrying it has committed. Under load one commit carries many
 // WriteSets (group commit, FOQS-style).
 
+import type { Availability } from "./circuit-breaker.ts";
 import type { ItemKey } from "./store.ts";
 import type { ItemRecord, OutcomeRecord } from "./record.ts";
 
-/** Thrown (as a rejection) when a shard's commit failed or its breaker is open. */
+/** Thrown (as a rejection) when a shard's commit failed or the store's breaker is open. */
 export class StorageUnavailableError extends Error {
   override name = "StorageUnavailableError";
   constructor(
@@ -42,7 +43,21 @@ export interface WriteSet {
   end(): Promise<void>;
 }
 
-export interface Writer {
+/**
+ * Which shards take writes now: the engine's one question about storage
+ * health, asked before an op changes memory. The GroupCommitter answers from
+ * the store's one circuit breaker (every shard alike, since one LMDB
+ * transaction covers them all); a cluster, where shards really are separate
+ * (owned by different nodes), can answer per shard by wrapping the Writer.
+ */
+export interface ShardAvailability {
+  /** Whether new writes to `shard` are accepted now; when not, why and a retry hint. */
+  writable(shard: number, nowMs: number): Availability;
+  /** True when every shard takes writes now: lets the hot path skip the per-shard question. */
+  allWritable(nowMs: number): boolean;
+}
+
+export interface Writer extends ShardAvailability {
   /** Start a WriteSet; all writes of one request go into one set. */
   begin(): WriteSet;
   /**
@@ -50,11 +65,6 @@ export interface Writer {
    * new block of keys writes the meta record into the next commit.
    */
   nextKey(): ItemKey;
-  /**
-   * Whether new writes to this shard are accepted now (its circuit breaker is
-   * closed or half-open and probing). When not, the retry hint in ms.
-   */
-  shardHealth(shard: number, nowMs: number): { available: true } | { available: false; retryAfterMs: number };
   /** Shard count of the underlying store. */
   readonly shardCount: number;
   /** Resolves when everything begun so far has committed (used at shutdown). */

@@ -2,7 +2,7 @@
 // printed, /healthz and /readyz answer 200, and a /metrics scrape (valid
 // Prometheus text from first line to last) reflects what clients did: request
 // counters by op and code, item gauges by namespace, topic and state, commit
-// histograms, connections, parked waiters and one breaker series per shard.
+// histograms, connections, parked waiters and the store breaker's one-hot series.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { OrqClient } from "../../src/client/index.ts";
@@ -99,11 +99,10 @@ describe("orq serve HTTP side port", () => {
       expect(value(parsed, "orq_commit_records_sum")).toBeGreaterThanOrEqual(4);
       expect(value(parsed, "orq_commit_failures_total")).toBe(0);
 
-      for (const shard of ["0", "1", "2"]) {
-        expect(value(parsed, "orq_shard_breaker_state", { shard, state: "closed" })).toBe(1);
-        expect(value(parsed, "orq_shard_breaker_state", { shard, state: "open" })).toBe(0);
-      }
-      expect(value(parsed, "orq_shard_breaker_state", { shard: "3", state: "closed" })).toBeUndefined();
+      // One breaker for the store (one LMDB transaction covers every shard), closed on a healthy disk.
+      expect(value(parsed, "orq_storage_breaker_state", { state: "closed" })).toBe(1);
+      expect(value(parsed, "orq_storage_breaker_state", { state: "open" })).toBe(0);
+      expect(value(parsed, "orq_shard_breaker_state", { shard: "0", state: "closed" })).toBeUndefined();
       expect(parsed.types.get("process_cpu_seconds_total")).toBe("counter");
 
       await client.enqueue("shop", [{ topic: "idle", payload: "wake" }]);

@@ -3,6 +3,7 @@
 
 import { describe, expect, test } from "bun:test";
 import { Harness, failure, item, unwrap } from "./support/harness.ts";
+import { closedShardRetryAfterMs } from "./support/shard-gate.ts";
 
 describe("idempotency keys", () => {
   test("a live key returns the same id, in a later batch and within one batch", async () => {
@@ -109,32 +110,55 @@ describe("quotas", () => {
 });
 
 describe("shards and storage failures", () => {
-  test("an unhealthy shard is skipped by enqueue; ops on its items are UNAVAILABLE before any change", async () => {
-    const h = new Harness({ shards: 2 });
+  test("a shard that takes no writes (cluster-style) is skipped by enqueue; ops on its items are UNAVAILABLE before any change", async () => {
+    const h = new Harness({ shards: 2, shardGate: true });
     const [id] = await h.enqueue("n", [item("t", { leaseMs: 1000 })]);
     const shard = Number((id as string).split(":")[0]);
     const [d] = await h.dequeue("n", [["t", 1]]);
-    // Trip the breaker of that shard with failing commits.
-    h.store.failShard(shard);
-    for (let i = 0; i < 10 && h.writer.shardHealth(shard, h.now).available; i++) {
-      const r = h.engine.extend("n", [{ receipt: d!.receipt, leaseMs: 1000 }], h.now);
-      if (r.ok) await r.value.durable?.catch(() => undefined);
-    }
-    expect(h.writer.shardHealth(shard, h.now).available).toBe(false);
+    h.gate!.closed.add(shard);
     const f = failure(h.engine.ack("n", [d!.receipt], h.now));
     expect(f.code).toBe("UNAVAILABLE");
-    expect(f.retryAfterMs).toBeGreaterThan(0);
+    expect(f.retryAfterMs).toBe(closedShardRetryAfterMs);
+    expect(f.message).toContain(`shard ${shard} is not owned here`);
     expect(h.state("n", id as string)).toBe("leased");
     expect(failure(h.engine.cancel("n", [id as string], h.now)).code).toBe("UNAVAILABLE");
     const [other] = await h.enqueue("n", [item("t")]);
     expect(Number((other as string).split(":")[0])).not.toBe(shard);
+    // Every shard closed: no shard for an enqueue.
+    h.gate!.closed.add(1 - shard);
+    const none = failure(h.engine.enqueue("n", [item("t")], h.now));
+    expect(none).toMatchObject({ code: "UNAVAILABLE", retryAfterMs: closedShardRetryAfterMs });
     h.check();
   });
 
-  test("no healthy shard: enqueue is UNAVAILABLE with retryAfterMs", async () => {
+  test("failing commits open the store's breaker: every shard refuses writes, ops fail before any change, dequeue delivers nothing", async () => {
+    const h = new Harness({ shards: 2 });
+    const [id] = await h.enqueue("n", [item("t", { leaseMs: 1000 })]);
+    const [ready] = await h.enqueue("n", [item("t")]);
+    const [d] = await h.dequeue("n", [["t", 1]]);
+    const shard = Number((id as string).split(":")[0]);
+    // Only one shard's commits fail, yet the breaker is the store's: one LMDB transaction covers every shard.
+    h.store.failShard(shard);
+    for (let i = 0; i < 10 && h.writer.allWritable(h.now); i++) {
+      const r = h.engine.extend("n", [{ receipt: d!.receipt, leaseMs: 1000 }], h.now);
+      if (r.ok) await r.value.durable?.catch(() => undefined);
+    }
+    expect(h.writer.breakerState(h.now)).toBe("open");
+    const f = failure(h.engine.ack("n", [d!.receipt], h.now));
+    expect(f.code).toBe("UNAVAILABLE");
+    expect(f.retryAfterMs).toBeGreaterThan(0);
+    expect(f.message).toContain("circuit breaker open");
+    expect(h.state("n", id as string)).toBe("leased");
+    expect(failure(h.engine.enqueue("n", [item("t")], h.now)).code).toBe("UNAVAILABLE");
+    expect(await h.dequeue("n", [["t", 5]])).toEqual([]);
+    expect(h.state("n", ready as string)).toBe("ready");
+    h.check();
+  });
+
+  test("no shard takes writes: enqueue is UNAVAILABLE with retryAfterMs", async () => {
     const h = new Harness({ shards: 1 });
     h.store.failShard(0);
-    for (let i = 0; i < 10 && h.writer.shardHealth(0, h.now).available; i++) {
+    for (let i = 0; i < 10 && h.writer.allWritable(h.now); i++) {
       const r = h.engine.enqueue("n", [item("t")], h.now);
       if (r.ok) await r.value.durable?.catch(() => undefined);
     }

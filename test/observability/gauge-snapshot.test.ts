@@ -1,7 +1,7 @@
 // Goal: gaugeSnapshot reads the engine's stats shape (src/engine/stats.ts):
 // per-topic counts become orq_items entries,
 // a namespace whose topic list was cut short gets a `_unlisted` remainder so
-// sums stay exact, breakers are numbered by shard, and waiters come from the
+// sums stay exact, the store breaker passes through, and waiters come from the
 // engine-wide total.
 
 import { describe, expect, test } from "bun:test";
@@ -10,13 +10,13 @@ import { gaugeSnapshot, unlistedTopicLabel } from "../../src/observability/gauge
 const counts = (ready: number, leased = 0) => ({ ready, delayed: 0, waiting: 0, leased, dead: 0 });
 
 describe("gaugeSnapshot", () => {
-  test("per-topic counts, breakers by shard, connections and waiters", () => {
+  test("per-topic counts, the store breaker, connections and waiters", () => {
     const snapshot = gaugeSnapshot({
       engineStats: {
         namespaces: { shop: { ...counts(3, 1), topics: { a: counts(2, 1), b: counts(1) }, topicsTruncated: false, parkedWaiters: 2 } },
         engine: { parkedWaitersTotal: 2 },
       },
-      breakers: ["closed", "open"],
+      breaker: "open",
       connections: 4,
     });
     expect(snapshot.items.filter((i) => i.count > 0)).toEqual([
@@ -25,10 +25,7 @@ describe("gaugeSnapshot", () => {
       { ns: "shop", topic: "b", state: "ready", count: 1 },
     ]);
     expect(snapshot.items.length).toBe(10);
-    expect(snapshot.breakers).toEqual([
-      { shard: 0, state: "closed" },
-      { shard: 1, state: "open" },
-    ]);
+    expect(snapshot.breaker).toBe("open");
     expect(snapshot.connections).toBe(4);
     expect(snapshot.waiters).toBe(2);
   });
@@ -36,7 +33,7 @@ describe("gaugeSnapshot", () => {
   test("a truncated topic list gets the remainder under _unlisted", () => {
     const snapshot = gaugeSnapshot({
       engineStats: { namespaces: { shop: { ...counts(10), topics: { a: counts(4) }, topicsTruncated: true, parkedWaiters: 0 } } },
-      breakers: [],
+      breaker: "closed",
       connections: 0,
     });
     const ready = snapshot.items.filter((i) => i.state === "ready");

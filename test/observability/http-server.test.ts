@@ -45,7 +45,7 @@ describe("startHttpServer", () => {
       version: "0.1.0",
       gaugeSource: () => ({
         items: [{ ns: "default", topic: "emails", state: "ready", count: 12 }],
-        breakers: [{ shard: 3, state: "half_open" }],
+        breaker: "half_open",
         connections: 2,
         waiters: 1,
       }),
@@ -57,7 +57,7 @@ describe("startHttpServer", () => {
     expect(response.headers.get("content-type")).toStartWith("text/plain; version=0.0.4");
     const parsed = parsePrometheusText(await response.text());
     expect(findSample(parsed, "orq_items", { ns: "default", topic: "emails", state: "ready" })?.value).toBe(12);
-    expect(findSample(parsed, "orq_shard_breaker_state", { shard: "3", state: "half_open" })?.value).toBe(1);
+    expect(findSample(parsed, "orq_storage_breaker_state", { state: "half_open" })?.value).toBe(1);
     expect(findSample(parsed, "orq_requests_total", { op: "dequeue", code: "OK" })?.value).toBe(1);
     expect(findSample(parsed, "orq_connections")?.value).toBe(2);
   });
@@ -78,7 +78,7 @@ describe("startHttpServer", () => {
       processMetrics: false,
       gaugeSource: () => {
         if (failing) throw new Error("engine snapshot failed");
-        return { items: [], breakers: [], connections: 0, waiters: 0 };
+        return { items: [], breaker: null, connections: 0, waiters: 0 };
       },
     });
     const base = await start(() => true, metrics);

@@ -21,7 +21,7 @@ function snapshotWithTopics(topicCount: number): GaugeSnapshot {
     items.push({ ns: "billing", topic: `t${index}`, state: "ready" as const, count: 2 });
     items.push({ ns: "billing", topic: `t${index}`, state: "leased" as const, count: 1 });
   }
-  return { items, breakers: [], connections: 0, waiters: 0 };
+  return { items, breaker: null, connections: 0, waiters: 0 };
 }
 
 describe("createMetrics", () => {
@@ -95,10 +95,7 @@ describe("createMetrics", () => {
         { ns: "a", topic: 'we"ird\\name\n', state: "ready", count: 5 },
         { ns: "a", topic: "t", state: "dead", count: 1 },
       ],
-      breakers: [
-        { shard: 0, state: "closed" },
-        { shard: 1, state: "open" },
-      ],
+      breaker: "open",
       connections: 7,
       waiters: 3,
     };
@@ -107,17 +104,17 @@ describe("createMetrics", () => {
     let parsed = await scrape(metrics);
     expect(findSample(parsed, "orq_items", { ns: "a", topic: 'we"ird\\name\n', state: "ready" })?.value).toBe(5);
     expect(findSample(parsed, "orq_items", { ns: "a", topic: "t", state: "dead" })?.value).toBe(1);
-    expect(findSample(parsed, "orq_shard_breaker_state", { shard: "1", state: "open" })?.value).toBe(1);
-    expect(findSample(parsed, "orq_shard_breaker_state", { shard: "1", state: "closed" })?.value).toBe(0);
-    expect(findSample(parsed, "orq_shard_breaker_state", { shard: "1", state: "probing" })?.value).toBe(0);
-    expect(findSample(parsed, "orq_shard_breaker_state", { shard: "0", state: "closed" })?.value).toBe(1);
+    expect(findSample(parsed, "orq_storage_breaker_state", { state: "open" })?.value).toBe(1);
+    expect(findSample(parsed, "orq_storage_breaker_state", { state: "closed" })?.value).toBe(0);
+    expect(findSample(parsed, "orq_storage_breaker_state", { state: "probing" })?.value).toBe(0);
+    expect(parsed.samples.filter((s) => s.name === "orq_storage_breaker_state")).toHaveLength(4);
     expect(findSample(parsed, "orq_connections")?.value).toBe(7);
     expect(findSample(parsed, "orq_waiters")?.value).toBe(3);
 
-    snapshot = { items: [{ ns: "a", topic: "t", state: "ready", count: 2 }], breakers: [], connections: 0, waiters: 0 };
+    snapshot = { items: [{ ns: "a", topic: "t", state: "ready", count: 2 }], breaker: null, connections: 0, waiters: 0 };
     parsed = await scrape(metrics);
     expect(parsed.samples.filter((s) => s.name === "orq_items")).toHaveLength(1);
-    expect(findSample(parsed, "orq_shard_breaker_state")).toBeUndefined();
+    expect(findSample(parsed, "orq_storage_breaker_state")).toBeUndefined();
     expect(findSample(parsed, "orq_connections")?.value).toBe(0);
   });
 

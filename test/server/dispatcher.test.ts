@@ -5,6 +5,7 @@
 
 import { describe, expect, test } from "bun:test";
 import { Encoder } from "@msgpack/msgpack";
+import { AssertionError } from "../../src/lib/assert.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { defaultLimits } from "../../src/limits.ts";
 import type { WireError } from "../../src/protocol/wire-types.ts";
@@ -42,8 +43,9 @@ class FakeSource implements RequestSource {
   }
 }
 
-function setup(options: { tokens?: TokenTable; logger?: Logger } = {}) {
+function setup(options: { tokens?: TokenTable; logger?: Logger; testAssertOp?: string } = {}) {
   const engine = new FakeEngine();
+  const fatal: Array<{ error: unknown; context: Record<string, unknown> }> = [];
   const dispatcher = new Dispatcher({
     engine,
     limits: defaultLimits,
@@ -52,8 +54,10 @@ function setup(options: { tokens?: TokenTable; logger?: Logger } = {}) {
     serverInfo: { version: "0.1.0", nodeId: "n", shards: 4 },
     logger: options.logger ?? silentLogger,
     serverStats: () => ({}),
+    fatal: (error, context) => fatal.push({ error, context }),
+    testAssertOp: options.testAssertOp ?? null,
   });
-  return { engine, dispatcher };
+  return { engine, dispatcher, fatal };
 }
 
 describe("frame-level checks", () => {
@@ -213,6 +217,37 @@ describe("error mapping", () => {
     expect(logged[0]).toMatchObject({ msg: "internal error", request_id: requestId, op: "ack" });
   });
 
+  test("an AssertionError in a handler is not answered: handleFrame rethrows it (the server stops the process)", () => {
+    const { dispatcher, engine } = setup();
+    engine.ack = () => {
+      throw new AssertionError("heap broken");
+    };
+    const source = new FakeSource();
+    expect(() => dispatcher.handleFrame(source, encoder.encode({ id: 9, op: "ack", ns: "n", receipts: ["r"] }))).toThrow(AssertionError);
+    expect(source.sent).toEqual([]);
+  });
+
+  test("an AssertionError rejecting a reply's durable promise goes to the fatal handler, unanswered", async () => {
+    const { dispatcher, engine, fatal } = setup();
+    engine.durable = () => Promise.reject(new AssertionError("record broken"));
+    const source = new FakeSource();
+    dispatcher.handleFrame(source, encoder.encode({ id: 4, op: "ack", ns: "n", receipts: ["r"] }));
+    await Bun.sleep(0);
+    expect(source.sent).toEqual([]);
+    expect(fatal.length).toBe(1);
+    expect(fatal[0]?.error).toBeInstanceOf(AssertionError);
+    expect(fatal[0]?.context).toEqual({ op: "ack", request_id: 4, connection: 3 });
+  });
+
+  test("the test-only ORQ_TEST_ASSERT_OP trigger asserts in the named op only", () => {
+    const { dispatcher } = setup({ testAssertOp: "stats" });
+    const source = new FakeSource();
+    dispatcher.handleFrame(source, encoder.encode({ id: 1, op: "ping" }));
+    expect(source.last()).toMatchObject({ id: 1, ok: true });
+    expect(() => dispatcher.handleFrame(source, encoder.encode({ id: 2, op: "stats" }))).toThrow("test-only assertion in op stats (ORQ_TEST_ASSERT_OP)");
+    expect(source.sent.length).toBe(1);
+  });
+
   test("a parked dequeue does not block: its reply comes when the waiter settles", async () => {
     const { dispatcher, engine } = setup();
     engine.parkDequeues = true;
@@ -240,6 +275,9 @@ describe("metrics hook", () => {
       serverInfo: { version: "0.1.0", nodeId: "n", shards: 4 },
       logger: silentLogger,
       serverStats: () => ({}),
+      fatal: () => {
+        throw new Error("no assertion expected");
+      },
       onRequestDone: (op, code, durationMs) => {
         expect(durationMs).toBeGreaterThanOrEqual(0);
         done.push([op, code]);

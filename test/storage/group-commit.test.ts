@@ -1,15 +1,17 @@
 // Goal: the GroupCommitter batches write sets ended in one turn into one
 // commit, gathers the next batch while one is in flight, coalesces writes,
-// reserves keys in blocks that survive restarts, and drives each shard's
-// circuit breaker (open on failures or slow commits, UNAVAILABLE with a retry
-// hint, half-open probe, close, reopen). Time comes from a ManualClock; the
-// faulty MemoryStore supplies failures and held commits.
+// reserves keys in blocks that survive restarts, and drives the store's one
+// circuit breaker (open on failed commits only, never on slow ones; UNAVAILABLE
+// with a retry hint, half-open probe, close, reopen; every transition reported
+// with its reason). Time comes from a ManualClock; the faulty MemoryStore
+// supplies failures and held commits.
 
 import { describe, expect, test } from "bun:test";
 import { ManualClock } from "../../src/lib/clock.ts";
-import { defaultBreakerOptions } from "../../src/storage/circuit-breaker.ts";
+import { type BreakerTransition, defaultBreakerOptions } from "../../src/storage/circuit-breaker.ts";
 import { GroupCommitter } from "../../src/storage/group-commit.ts";
 import { MemoryStore } from "../../src/storage/memory/memory-store.ts";
+import { type SlowCommitReport, slowCommitMs, slowCommitReportIntervalMs } from "../../src/storage/slow-commits.ts";
 import type { CommitBatch } from "../../src/storage/store.ts";
 import { StorageUnavailableError } from "../../src/storage/writer.ts";
 import { itemRecord, outcomeRecord } from "./record-fixtures.ts";
@@ -200,8 +202,20 @@ describe("GroupCommitter item keys", () => {
   });
 });
 
-describe("GroupCommitter circuit breaker", () => {
-  const { failuresToOpen, coolDownMs, probeRetryAfterMs, failureRetryAfterMs, slowCommitMs } = defaultBreakerOptions;
+describe("GroupCommitter circuit breaker (one per store, opened by failures only)", () => {
+  const { failuresToOpen, coolDownMs, probeRetryAfterMs, failureRetryAfterMs, windowMs } = defaultBreakerOptions;
+
+  function setupWithLog(shards = 4) {
+    const clock = new ManualClock();
+    const store = new MemoryStore({ shards });
+    const transitions: BreakerTransition[] = [];
+    const slow: SlowCommitReport[] = [];
+    const writer = new GroupCommitter(store, {
+      clock,
+      events: { breakerTransition: (t) => transitions.push(t), slowCommits: (r) => slow.push(r) },
+    });
+    return { clock, store, writer, transitions, slow };
+  }
 
   async function failUntilOpen(clock: ManualClock, writer: GroupCommitter, shard: number): Promise<void> {
     for (let attempt = 1; attempt <= failuresToOpen; attempt++) {
@@ -211,7 +225,7 @@ describe("GroupCommitter circuit breaker", () => {
       if (attempt < failuresToOpen) {
         // Below the threshold (limit-1 included) the breaker stays closed.
         expect(error.retryAfterMs).toBe(failureRetryAfterMs);
-        expect(writer.shardHealth(shard, clock.nowMs())).toEqual({ available: true });
+        expect(writer.allWritable(clock.nowMs())).toBe(true);
       }
     }
   }
@@ -231,76 +245,108 @@ describe("GroupCommitter circuit breaker", () => {
     expect(writer.commitStats().commitFailuresTotal).toBe(1);
   });
 
-  test("opens after repeated failures; refuses the shard with retryAfterMs while other shards work", async () => {
-    const { clock, store, writer } = setup();
-    store.failShard(2);
+  test("opens after repeated failures, for every shard at once (one transaction covers them all), and logs why", async () => {
+    const { clock, store, writer, transitions } = setupWithLog();
+    store.failShard(2, new Error("ENOSPC"));
     await failUntilOpen(clock, writer, 2);
-    expect(writer.shardHealth(2, clock.nowMs())).toEqual({ available: false, retryAfterMs: coolDownMs });
+    expect(transitions).toEqual([{ from: "closed", to: "open", reason: expect.stringContaining("ENOSPC"), retryAfterMs: coolDownMs }]);
+    expect(transitions[0]?.reason).toContain(`${failuresToOpen} commits failed within ${windowMs} ms`);
+    for (const shard of [0, 1, 2, 3]) {
+      expect(writer.writable(shard, clock.nowMs())).toEqual({ available: false, retryAfterMs: coolDownMs, reason: expect.stringContaining("circuit breaker open") });
+    }
+    expect(writer.allWritable(clock.nowMs())).toBe(false);
     const commitsBefore = store.commitHistory.length;
-    const refused = await rejection(writeOne(writer, 2, 100));
+    const refused = await rejection(writeOne(writer, 3, 100));
     expect(refused.retryAfterMs).toBe(coolDownMs);
     // Refused before any commit: nothing reached the store.
     expect(store.commitHistory.length).toBe(commitsBefore);
-    // New items can go to another shard: its health says so and it commits.
-    expect(writer.shardHealth(3, clock.nowMs())).toEqual({ available: true });
-    await writeOne(writer, 3, 101);
-    expect(writer.breakerStates(clock.nowMs())).toEqual(["closed", "closed", "open", "closed"]);
+    expect(writer.breakerState(clock.nowMs())).toBe("open");
   });
 
-  test("after the cool-down one probe goes through; success closes the breaker", async () => {
-    const { clock, store, writer } = setup();
+  test("after the cool-down one probe goes through; success closes the breaker; each step is logged", async () => {
+    const { clock, store, writer, transitions } = setupWithLog();
     store.failShard(2);
     await failUntilOpen(clock, writer, 2);
     clock.advance(coolDownMs - 1);
-    expect(writer.shardHealth(2, clock.nowMs())).toEqual({ available: false, retryAfterMs: 1 });
+    expect(writer.writable(0, clock.nowMs())).toMatchObject({ available: false, retryAfterMs: 1 });
     clock.advance(1);
-    expect(writer.shardHealth(2, clock.nowMs())).toEqual({ available: true });
+    expect(writer.writable(0, clock.nowMs())).toEqual({ available: true });
+    expect(writer.allWritable(clock.nowMs())).toBe(false); // half-open admits one probe, not everything
     store.healShard(2);
     const probe = writeOne(writer, 2, 200);
     // While the probe is in flight, others are refused with a short hint.
-    expect(writer.shardHealth(2, clock.nowMs())).toEqual({ available: false, retryAfterMs: probeRetryAfterMs });
-    const second = await rejection(writeOne(writer, 2, 201));
+    expect(writer.writable(1, clock.nowMs())).toMatchObject({ available: false, retryAfterMs: probeRetryAfterMs });
+    const second = await rejection(writeOne(writer, 1, 201));
     expect(second.retryAfterMs).toBe(probeRetryAfterMs);
     await probe;
-    expect(writer.breakerStates(clock.nowMs())[2]).toBe("closed");
+    expect(writer.breakerState(clock.nowMs())).toBe("closed");
+    expect(writer.allWritable(clock.nowMs())).toBe(true);
     await writeOne(writer, 2, 202);
+    expect(transitions.map((t) => `${t.from}->${t.to}`)).toEqual(["closed->open", "open->half_open", "half_open->probing", "probing->closed"]);
+    for (const t of transitions) expect(t.reason.length).toBeGreaterThan(0);
   });
 
   test("a failed probe reopens the breaker for another cool-down", async () => {
-    const { clock, store, writer } = setup();
-    store.failShard(0);
+    const { clock, store, writer, transitions } = setupWithLog();
+    store.failShard(0, new Error("EIO"));
     await failUntilOpen(clock, writer, 0);
     clock.advance(coolDownMs);
     const probe = await rejection(writeOne(writer, 0, 300));
     expect(probe.retryAfterMs).toBe(coolDownMs);
-    expect(writer.shardHealth(0, clock.nowMs())).toEqual({ available: false, retryAfterMs: coolDownMs });
+    expect(writer.writable(0, clock.nowMs())).toMatchObject({ available: false, retryAfterMs: coolDownMs });
+    expect(transitions.at(-1)).toEqual({ from: "probing", to: "open", reason: expect.stringContaining("the probe commit failed"), retryAfterMs: coolDownMs });
   });
 
   test("failures spread wider than the window never open it", async () => {
     const { clock, store, writer } = setup();
     store.failShard(1);
     for (let attempt = 0; attempt < failuresToOpen * 2; attempt++) {
-      clock.advance(defaultBreakerOptions.windowMs / (failuresToOpen - 1));
+      clock.advance(windowMs / (failuresToOpen - 1));
       await rejection(writeOne(writer, 1, attempt));
     }
-    expect(writer.shardHealth(1, clock.nowMs())).toEqual({ available: true });
+    expect(writer.writable(1, clock.nowMs())).toEqual({ available: true });
   });
 
-  test("slow commits (median above the threshold) open it", async () => {
-    const { clock, store, writer } = setup();
-    const minSamples = defaultBreakerOptions.slowSamplesMin;
-    for (let commit = 1; commit <= minSamples; commit++) {
+  test("slow commits that succeed never open it; they are reported at most once per interval", async () => {
+    const { clock, store, writer, transitions, slow } = setupWithLog();
+    // Far more slow commits than failures open it, each far slower than the slow-commit threshold.
+    for (let commit = 1; commit <= failuresToOpen * 4; commit++) {
       store.pauseCommits();
-      const end = writeOne(writer, 3, commit);
+      const end = writeOne(writer, commit % 4, commit);
       await turn();
-      clock.advance(slowCommitMs + 1);
+      clock.advance(slowCommitMs * 30);
       store.resumeCommits();
       await end;
-      const expected = commit < minSamples ? "closed" : "open";
-      expect(writer.breakerStates(clock.nowMs())[3]).toBe(expected);
+      expect(writer.breakerState(clock.nowMs())).toBe("closed");
     }
-    const stats = writer.commitStats();
-    expect(stats.commitMs.every((durationMs) => durationMs === slowCommitMs + 1)).toBe(true);
+    expect(transitions).toEqual([]);
+    expect(writer.commitStats().commitMs.every((durationMs) => durationMs === slowCommitMs * 30)).toBe(true);
+    // 30 s per commit against a 10 s report interval: every slow commit is its own report here.
+    expect(slow.length).toBe(failuresToOpen * 4);
+    expect(slow[0]).toEqual({ slowCommits: 1, durationMsMax: slowCommitMs * 30, thresholdMs: slowCommitMs });
+  });
+
+  test("slow-commit reports within one interval are summed into the next", async () => {
+    const { clock, store, writer, slow } = setupWithLog();
+    const slowBy = [slowCommitMs + 1, slowCommitMs + 5, slowCommitMs + 2];
+    for (const durationMs of slowBy) {
+      store.pauseCommits();
+      const end = writeOne(writer, 0, durationMs);
+      await turn();
+      clock.advance(durationMs);
+      store.resumeCommits();
+      await end;
+    }
+    // The first is reported at once; the next two fall within its interval and wait.
+    expect(slow).toEqual([{ slowCommits: 1, durationMsMax: slowCommitMs + 1, thresholdMs: slowCommitMs }]);
+    clock.advance(slowCommitReportIntervalMs);
+    store.pauseCommits();
+    const end = writeOne(writer, 0, 99);
+    await turn();
+    clock.advance(slowCommitMs * 2);
+    store.resumeCommits();
+    await end;
+    expect(slow[1]).toEqual({ slowCommits: 3, durationMsMax: slowCommitMs * 2, thresholdMs: slowCommitMs });
   });
 
   test("breaker thresholds can be set per committer", async () => {

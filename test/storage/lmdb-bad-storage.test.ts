@@ -1,7 +1,8 @@
 // Goal: every kind of bad storage at open is a StoreOpenError with one clear
 // line (never a crash, never a silent start with data missing), and a disk
-// that fills up during operation turns into failed commits, an open breaker
-// and UNAVAILABLE rejections, then recovers once space is freed. The full-disk
+// that fills up during operation turns into failed commits, an open store
+// breaker (its transition reported with the disk's error) and refused writes,
+// then recovers once space is freed. The full-disk
 // cases use a small tmpfs, which needs root; they are skipped without it.
 
 import { afterEach, describe, expect, test } from "bun:test";
@@ -10,6 +11,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ManualClock } from "../../src/lib/clock.ts";
+import type { BreakerTransition } from "../../src/storage/circuit-breaker.ts";
 import { GroupCommitter } from "../../src/storage/group-commit.ts";
 import { openLmdbStore } from "../../src/storage/lmdb/lmdb-store.ts";
 import { StoreOpenError } from "../../src/storage/store.ts";
@@ -158,7 +160,7 @@ describe("LMDB open on bad storage", () => {
 });
 
 describe.skipIf(!canMount)("LMDB full disk during commits", () => {
-  test("commits fail, the breaker opens, requests get UNAVAILABLE; freeing space lets a probe close it", async () => {
+  test("commits fail, the store's breaker opens (logged with the disk's error), writes are refused; freeing space lets a probe close it", async () => {
     const disk = join(freshBase(), "small");
     mkdirSync(disk);
     expect(mount(disk, "size=2m")).toBe(true);
@@ -169,7 +171,8 @@ describe.skipIf(!canMount)("LMDB full disk during commits", () => {
       // Leave a little room, then fill it with items.
       writeFileSync(filler, new Uint8Array(800 * 1024));
       const clock = new ManualClock();
-      const writer = new GroupCommitter(store, { clock });
+      const transitions: BreakerTransition[] = [];
+      const writer = new GroupCommitter(store, { clock, events: { breakerTransition: (t) => transitions.push(t) } });
       const payload = new Uint8Array(2000);
       let key = 0;
       let unavailable: StorageUnavailableError | null = null;
@@ -184,15 +187,25 @@ describe.skipIf(!canMount)("LMDB full disk during commits", () => {
         );
         if (error !== null) {
           expect(error).toBeInstanceOf(StorageUnavailableError);
-          if (writer.shardHealth(0, clock.nowMs()).available === false) unavailable = error as StorageUnavailableError;
+          if (!writer.allWritable(clock.nowMs())) unavailable = error as StorageUnavailableError;
         }
       }
       expect(unavailable).not.toBeNull();
       expect(writer.commitStats().commitFailuresTotal).toBeGreaterThanOrEqual(5);
       const refused = await writer.begin().end(); // an empty set is not refused
       expect(refused).toBeUndefined();
-      const health = writer.shardHealth(0, clock.nowMs());
-      expect(health).toEqual({ available: false, retryAfterMs: 5000 });
+      // One breaker for the store: the shard that was never written refuses too (one transaction covers both).
+      for (const shard of [0, 1]) expect(writer.writable(shard, clock.nowMs())).toMatchObject({ available: false, retryAfterMs: 5000 });
+      const refusedWrite = writer.begin();
+      refusedWrite.putItem(1, key++, itemRecord());
+      const refusal = await refusedWrite.end().then(
+        () => null,
+        (reason: unknown) => reason,
+      );
+      expect(refusal).toBeInstanceOf(StorageUnavailableError);
+      expect(transitions.map((t) => t.to)).toEqual(["open"]);
+      // The reason carries what the disk said (a full tmpfs shows as EIO "Input/output error" from the page write).
+      expect(transitions[0]?.reason).toMatch(/commits failed within .* ms, the last with: LMDB commit failed: .*(input\/output|no space|ENOSPC|EIO|MDB_)/i);
 
       // Free the space; after the cool-down the probe commits and the shard is back.
       rmSync(filler);
@@ -200,7 +213,8 @@ describe.skipIf(!canMount)("LMDB full disk during commits", () => {
       const probe = writer.begin();
       probe.putItem(0, key++, itemRecord());
       await probe.end();
-      expect(writer.shardHealth(0, clock.nowMs())).toEqual({ available: true });
+      expect(writer.allWritable(clock.nowMs())).toBe(true);
+      expect(transitions.map((t) => t.to)).toEqual(["open", "half_open", "probing", "closed"]);
       const stored = loadAll(store).get(0) ?? [];
       expect(stored.length).toBeGreaterThan(0);
       // Only whole commits are stored: the count is a multiple of 50, plus the probe.

@@ -5,6 +5,7 @@
 // fresh store and reopen it from what was durably committed.
 
 import { afterEach, describe, expect, test } from "bun:test";
+import { AssertionError } from "../../src/lib/assert.ts";
 import type { ItemRecord } from "../../src/storage/record.ts";
 import type { CommitBatch, ItemKey, Store } from "../../src/storage/store.ts";
 import { ItemStatePatch, encodeItemRecord, itemShapeFlags, patchItemState } from "../../src/storage/record-codec.ts";
@@ -158,13 +159,13 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
       expect(store.meta).toMatchObject({ boots: 4, keysReservedBelow: 20_000 });
     });
 
-    test("a batch holding an invalid record is refused whole, before any shard is written", async () => {
+    test("a batch holding an invalid record throws an AssertionError from commit() itself (not a rejection), before any shard is written", async () => {
       const store = await open();
       const bad = itemRecord({ state: "bogus" as ItemRecord["state"] });
-      const attempt = store.commit(
-        batch({ shards: [{ shard: 0, items: [{ key: 1, record: itemRecord() }] }, { shard: 1, items: [{ key: 2, record: bad }] }] }),
-      );
-      await expect(attempt).rejects.toThrow("item record: state bogus");
+      const attempt = () =>
+        store.commit(batch({ shards: [{ shard: 0, items: [{ key: 1, record: itemRecord() }] }, { shard: 1, items: [{ key: 2, record: bad }] }] }));
+      expect(attempt).toThrow(AssertionError);
+      expect(attempt).toThrow("item record: state bogus");
       const loaded = loadAll(store);
       expect(loaded.get(0)).toEqual([]);
       expect(loaded.get(1)).toEqual([]);

@@ -129,6 +129,14 @@ async function commitBoot(metaDb: BinaryDb<string>, meta: MetaRecord): Promise<M
   return meta;
 }
 
+/** A commit's acked-log part: its record's bytes in the slab (start -1: none), its key, and the purge bound. */
+interface AckedWrite {
+  start: number;
+  end: number;
+  seq: number;
+  purgeBeforeMs: number | null;
+}
+
 class LmdbStore implements Store {
   readonly shardCount: number;
   private currentMeta: MetaRecord;
@@ -215,10 +223,13 @@ class LmdbStore implements Store {
     return bytes === undefined ? null : decodeItemRecord(bytes);
   }
 
-  async commit(batch: CommitBatch): Promise<CommitResult> {
+  commit(batch: CommitBatch): Promise<CommitResult> {
     assert(!this.closed, "commit on a closed store");
-    // Encode (and so check) everything before the transaction: a bad record is
-    // a programmer error and must not leave half a batch behind. Every value
+    // Encode (and so check) everything before the transaction, in the caller's
+    // turn (this function is not async): a bad record is a programmer error,
+    // must not leave half a batch behind, and must throw an AssertionError
+    // that stops the process rather than become a rejected commit that
+    // would look like a storage failure. Every value
     // goes into one buffer (the slab) and is written as a view of it:
     // lmdb-js looks up the address of each value's ArrayBuffer, and a
     // separate small array per value made the engine materialise an
@@ -257,9 +268,19 @@ class LmdbStore implements Store {
       ackedStart = slab.length;
       appendAckedLog(slab, batch.acked);
     }
-    const ackedEnd = slab.length;
-    const ackedSeq = this.nextAckedSeq;
-    const purgeBeforeMs = batch.ackedPurgeBeforeMs;
+    const acked: AckedWrite = { start: ackedStart, end: slab.length, seq: this.nextAckedSeq, purgeBeforeMs: batch.ackedPurgeBeforeMs };
+    return this.transact(batch, slab, itemWrites, outcomeWrites, metaBytes, acked);
+  }
+
+  /** The asynchronous half of commit(): one LMDB write transaction over the encoded values. */
+  private async transact(
+    batch: CommitBatch,
+    slab: ByteWriter,
+    itemWrites: Array<{ db: BinaryDb<number>; key: ItemKey; start: number; end: number }>,
+    outcomeWrites: Array<{ id: string; start: number; end: number }>,
+    metaBytes: Uint8Array | null,
+    acked: AckedWrite,
+  ): Promise<CommitResult> {
     try {
       await this.env.transaction(() => {
         for (const { db, key, start, end } of itemWrites) {
@@ -271,8 +292,8 @@ class LmdbStore implements Store {
           else this.outcomesDb.putSync(id, slab.written(start, end));
         }
         if (metaBytes !== null) this.metaDb.putSync(metaKey, metaBytes);
-        if (ackedStart >= 0) this.ackedDb.putSync(ackedSeq, slab.written(ackedStart, ackedEnd));
-        if (purgeBeforeMs !== null) this.purgeAcked(purgeBeforeMs);
+        if (acked.start >= 0) this.ackedDb.putSync(acked.seq, slab.written(acked.start, acked.end));
+        if (acked.purgeBeforeMs !== null) this.purgeAcked(acked.purgeBeforeMs);
       });
     } catch (error) {
       // One LMDB transaction: when it fails, every shard in it failed.
@@ -282,7 +303,7 @@ class LmdbStore implements Store {
       return { failedShards, metaError: failure };
     }
     if (batch.meta !== null) this.currentMeta = { ...batch.meta };
-    if (ackedStart >= 0) this.nextAckedSeq = ackedSeq + 1;
+    if (acked.start >= 0) this.nextAckedSeq = acked.seq + 1;
     return { failedShards: new Map(), metaError: null };
   }
 

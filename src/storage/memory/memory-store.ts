@@ -149,8 +149,10 @@ export class MemoryStore implements Store {
     return bytes === undefined ? null : decodeItemRecord(bytes);
   }
 
-  async commit(batch: CommitBatch): Promise<CommitResult> {
-    // Encode first: a bad record is a programmer error and must stop before anything applies.
+  commit(batch: CommitBatch): Promise<CommitResult> {
+    // Encode first, in the caller's turn: a bad record is a programmer error
+    // and must throw (stopping the process) before anything applies, not
+    // become a rejected commit that looks like a storage failure.
     const shardWrites = batch.shards.map((shardBatch) => {
       this.checkShard(shardBatch.shard);
       return {
@@ -167,7 +169,16 @@ export class MemoryStore implements Store {
       ackedBytes = writer.finish();
     }
     this.remember(batch);
+    return this.apply(shardWrites, outcomeWrites, metaBytes, ackedBytes, batch.ackedPurgeBeforeMs);
+  }
 
+  private async apply(
+    shardWrites: Array<{ shard: number; items: Array<{ key: number; bytes: Uint8Array | null }> }>,
+    outcomeWrites: Array<{ id: string; bytes: Uint8Array | null }>,
+    metaBytes: Uint8Array | null,
+    ackedBytes: Uint8Array | null,
+    purgeBeforeMs: number | null,
+  ): Promise<CommitResult> {
     if (this.gate !== null) await this.gate.promise;
     if (this.commitDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.commitDelayMs));
 
@@ -197,7 +208,6 @@ export class MemoryStore implements Store {
     }
     if (metaBytes !== null) this.state.meta = metaBytes;
     if (ackedBytes !== null) this.state.ackedLog.push(ackedBytes);
-    const purgeBeforeMs = batch.ackedPurgeBeforeMs;
     if (purgeBeforeMs !== null) {
       // Oldest first, like the LMDB store's key order: stop at the first record still retained.
       let drop = 0;

@@ -9,6 +9,8 @@ import type { DequeueInput, Delivery, EnqueueItemInput, Reply, Result } from "..
 import { Engine } from "../../../src/engine/engine.ts";
 import { GroupCommitter } from "../../../src/storage/group-commit.ts";
 import { MemoryStore } from "../../../src/storage/memory/memory-store.ts";
+import type { Writer } from "../../../src/storage/writer.ts";
+import { ShardGate } from "./shard-gate.ts";
 
 export { item } from "./item-input.ts";
 
@@ -32,10 +34,17 @@ export class Harness {
   readonly clock = new ManualClock(startMs);
   store: MemoryStore;
   writer: GroupCommitter;
+  /** With `shardGate: true`, the engine writes through it and tests may close single shards (a cluster's per-shard availability). */
+  gate: ShardGate | null = null;
   engine: Engine;
 
   constructor(
-    readonly options: { shards?: number; limits?: Partial<Limits>; namespaces?: Record<string, { enqueuePerMinute: number | null }> } = {},
+    readonly options: {
+      shards?: number;
+      limits?: Partial<Limits>;
+      namespaces?: Record<string, { enqueuePerMinute: number | null }>;
+      shardGate?: boolean;
+    } = {},
   ) {
     this.store = new MemoryStore({ shards: options.shards ?? 4 });
     this.writer = new GroupCommitter(this.store, { clock: this.clock });
@@ -51,7 +60,14 @@ export class Harness {
   }
 
   private recover(): Engine {
-    return Engine.recover({ store: this.store, writer: this.writer, limits: this.limits, namespaces: this.options.namespaces ?? {}, nowMs: this.now });
+    let writer: Writer = this.writer;
+    if (this.options.shardGate === true) {
+      const closed = this.gate?.closed ?? new Set<number>();
+      this.gate = new ShardGate(this.writer);
+      for (const shard of closed) this.gate.closed.add(shard);
+      writer = this.gate;
+    }
+    return Engine.recover({ store: this.store, writer, limits: this.limits, namespaces: this.options.namespaces ?? {}, nowMs: this.now });
   }
 
   /** Restart once everything in flight has committed: rebuild the engine from the store (a new boot). */

@@ -1,0 +1,159 @@
+// The Jupiter scenario (issue 10): capability matching under many small
+// requests, the way Jupiter's workers acquire work. A backlog of items over
+// 100 distinct `requires` signatures sits in one topic; workers of 10 kinds
+// (one kind per connection, 10 connections) each keep 32 requests in flight,
+// and every request is an acquisition: dequeue of count 1 with the kind's
+// `capabilities`, then an ack of what it got. Beside it, on the same server
+// and with the same connections and in-flight depth, the `ping` ceiling: how
+// many requests per second the server answers when it does no work at all.
+// The target is acquisitions/s >= 0.25 of that ceiling.
+//
+// Signature s (0..99) requires { pool: "p<s % 10>", mem_gb: { gte: 8 * floor(s / 10) } };
+// kind k has { pool: "p<k>", mem_gb: 128, os: "linux" }, so each kind may take
+// the 10 signatures of its pool (a tenth of the backlog) and the matcher must
+// skip the other 90 groups.
+
+import { OrqConn, makeTemplate } from "./orq-conn.ts";
+import type { RequestTemplate } from "./orq-conn.ts";
+import { NAMESPACE, fixedPayload } from "./systems.ts";
+
+export const JUPITER_TOPIC = "jupiter";
+/** Distinct `requires` signatures in the backlog (100, issue 10). */
+export const JUPITER_SIGNATURES = 100;
+/** Worker kinds, one per connection (10, issue 10). */
+export const JUPITER_KINDS = 10;
+/** Requests each connection keeps in flight (32, issue 10). */
+export const JUPITER_IN_FLIGHT = 32;
+/** Items per enqueue while loading the backlog: one of each signature. */
+const LOAD_BATCH = JUPITER_SIGNATURES;
+/** Enqueue requests in flight per connection while loading. */
+const LOAD_DEPTH = 16;
+
+export interface JupiterOptions {
+  /** Ready items loaded before the acquisitions start (a multiple of 100 is used). */
+  items: number;
+  /** Longest acquisition run; it ends sooner when the backlog is used up. */
+  durationS: number;
+  /** Length of the ping-ceiling run. */
+  pingDurationS: number;
+}
+
+export interface JupiterFigures {
+  items: number;
+  signatures: number;
+  kinds: number;
+  connections: number;
+  inFlightPerConnection: number;
+  /** Items loaded per second (batches of 100, one of each signature). */
+  loadItemsPerS: number;
+  acquisitions: number;
+  seconds: number;
+  /** Dequeues of count 1 that delivered an item, each acked, per second. */
+  acquisitionsPerS: number;
+  pings: number;
+  pingSeconds: number;
+  /** Pings answered per second, same connections and in-flight depth: the ceiling. */
+  pingPerS: number;
+}
+
+export function signatureRequires(signature: number): Record<string, unknown> {
+  return { pool: `p${signature % JUPITER_KINDS}`, mem_gb: { gte: 8 * Math.floor(signature / JUPITER_KINDS) } };
+}
+
+export function kindCapabilities(kind: number): Record<string, unknown> {
+  return { pool: `p${kind}`, mem_gb: 128, os: "linux" };
+}
+
+/** Runs `depth` loops on each connection until each returns false; resolves when all have. */
+async function keepInFlight(conns: OrqConn[], depth: number, step: (conn: OrqConn, index: number) => Promise<boolean>): Promise<void> {
+  await Promise.all(
+    conns.flatMap((conn, index) =>
+      Array.from({ length: depth }, async () => {
+        while (await step(conn, index)) {
+          // One request (or acquisition) per turn of the loop; the next starts as soon as it is answered.
+        }
+      }),
+    ),
+  );
+}
+
+export async function runJupiter(host: string, port: number, options: JupiterOptions): Promise<JupiterFigures> {
+  const conns = await Promise.all(Array.from({ length: JUPITER_KINDS }, () => OrqConn.connect(host, port)));
+  try {
+    const loaded = await loadBacklog(conns, options.items);
+    const acquired = await acquire(conns, loaded.items, options.durationS);
+    const pinged = await pingCeiling(conns, options.pingDurationS);
+    return {
+      items: loaded.items,
+      signatures: JUPITER_SIGNATURES,
+      kinds: JUPITER_KINDS,
+      connections: conns.length,
+      inFlightPerConnection: JUPITER_IN_FLIGHT,
+      loadItemsPerS: loaded.items / loaded.seconds,
+      acquisitions: acquired.count,
+      seconds: acquired.seconds,
+      acquisitionsPerS: acquired.count / acquired.seconds,
+      pings: pinged.count,
+      pingSeconds: pinged.seconds,
+      pingPerS: pinged.count / pinged.seconds,
+    };
+  } finally {
+    for (const conn of conns) conn.close();
+  }
+}
+
+async function loadBacklog(conns: OrqConn[], items: number): Promise<{ items: number; seconds: number }> {
+  const payload = fixedPayload();
+  const batch = Array.from({ length: LOAD_BATCH }, (_, i) => ({ topic: JUPITER_TOPIC, payload, priority: i % 3, requires: signatureRequires(i % JUPITER_SIGNATURES) }));
+  const template = makeTemplate({ op: "enqueue", ns: NAMESPACE, items: batch });
+  let left = Math.max(1, Math.round(items / LOAD_BATCH));
+  const requests = left;
+  const startMs = performance.now();
+  await keepInFlight(conns, LOAD_DEPTH, async (conn) => {
+    if (left === 0) return false;
+    left--;
+    await conn.callTemplate(template);
+    return true;
+  });
+  return { items: requests * LOAD_BATCH, seconds: (performance.now() - startMs) / 1000 };
+}
+
+async function acquire(conns: OrqConn[], items: number, durationS: number): Promise<{ count: number; seconds: number }> {
+  const templates: RequestTemplate[] = conns.map((_, kind) =>
+    makeTemplate({ op: "dequeue", ns: NAMESPACE, topics: [{ topic: JUPITER_TOPIC, count: 1 }], capabilities: kindCapabilities(kind), wait_ms: 0 }),
+  );
+  let count = 0;
+  const startMs = performance.now();
+  const endMs = startMs + durationS * 1000;
+  const exhausted = new Set<number>();
+  await keepInFlight(conns, JUPITER_IN_FLIGHT, async (conn, kind) => {
+    if (count >= items || exhausted.has(kind) || performance.now() >= endMs) return false;
+    const reply = await conn.callTemplate(templates[kind] as RequestTemplate);
+    const delivered = reply.items as Array<{ receipt: string }>;
+    const item = delivered[0];
+    if (item === undefined) {
+      // This kind's tenth of the backlog is used up.
+      exhausted.add(kind);
+      return false;
+    }
+    const ack = await conn.call({ op: "ack", ns: NAMESPACE, receipts: [item.receipt] });
+    if (ack.acked !== 1) throw new Error(`jupiter: ack answered ${JSON.stringify(ack)}`);
+    count++;
+    return true;
+  });
+  return { count, seconds: (performance.now() - startMs) / 1000 };
+}
+
+async function pingCeiling(conns: OrqConn[], durationS: number): Promise<{ count: number; seconds: number }> {
+  const ping = makeTemplate({ op: "ping" });
+  let count = 0;
+  const startMs = performance.now();
+  const endMs = startMs + durationS * 1000;
+  await keepInFlight(conns, JUPITER_IN_FLIGHT, async (conn) => {
+    if (performance.now() >= endMs) return false;
+    await conn.callTemplate(ping);
+    count++;
+    return true;
+  });
+  return { count, seconds: (performance.now() - startMs) / 1000 };
+}

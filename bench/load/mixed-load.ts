@@ -1,0 +1,125 @@
+// Steady mixed load, the pieces: open-loop producers offering a fixed rate of
+// stamped items (each payload carries its send time), and pipelined consumers
+// that take and ack what is ready, reporting each delivery's enqueue-to-
+// delivery delay. runMixed (runners.ts) drives it for one fixed window and
+// summarizes; `npm run soak` (scripts/soak.ts) drives it for an hour and reads
+// its counters every 30 s.
+
+import type { Consumer, Producer, System } from "./systems.ts";
+import { payloadSentAtMs } from "./systems.ts";
+
+export interface MixedLoadOptions {
+  /** Offered load, items per second, shared by the producers (open loop). */
+  rateItemsPerS: number;
+  batch: number;
+  producers: number;
+  consumers: number;
+  consumerDepth: number;
+  takeCount: number;
+  waitMs: number;
+  /** Requests one producer may have unanswered; beyond it the producer falls behind the offered rate. */
+  producerInFlightMax: number;
+}
+
+/**
+ * The connection shape of every mixed run (bench:load's mixed scenario and
+ * the soak): 2 producers sending batches of 10 with at most 256 unanswered
+ * each, 2 consumers with 4 takes in flight each. Take count and wait are per
+ * system (orq: 100 items, 100 ms).
+ */
+export const mixedShape = { batch: 10, producers: 2, consumers: 2, consumerDepth: 4, producerInFlightMax: 256 } as const;
+/** orq's consumers in a mixed run take up to 100 items and wait up to 100 ms for them. */
+export const orqMixedTake = { takeCount: 100, waitMs: 100 } as const;
+
+/** How often a producer wakes to send what the rate owes (1 ms): finer than any batch interval at 20,000 items/s in batches of 10. */
+const PRODUCER_TICK_MS = 1;
+/** How often stop() checks whether the consumers have caught up. */
+const CATCH_UP_POLL_MS = 5;
+
+/** Called for every item a consumer receives: its enqueue-to-delivery delay and the receive time (performance.now() ms). */
+export type DeliveryObserver = (delayMs: number, nowMs: number) => void;
+
+export class MixedLoad {
+  /** Items whose enqueue was answered ok. */
+  enqueued = 0;
+  /** Items taken and acked. */
+  delivered = 0;
+  /** Items handed to a consumer (counted at delivery, before the ack). */
+  received = 0;
+  /** The first request error (any error reply ends the run: under a healthy load there should be none). */
+  failure: Error | null = null;
+  private consuming = true;
+  private consumersDone: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    private readonly producers: Producer[],
+    private readonly consumers: Consumer[],
+    private readonly options: MixedLoadOptions,
+    private readonly observe: DeliveryObserver,
+  ) {}
+
+  static async open(system: System, options: MixedLoadOptions, observe: DeliveryObserver): Promise<MixedLoad> {
+    const producers = await Promise.all(Array.from({ length: options.producers }, () => system.openProducer()));
+    const consumers = await Promise.all(Array.from({ length: options.consumers }, () => system.openConsumer()));
+    return new MixedLoad(producers, consumers, options, observe);
+  }
+
+  /** Start the consumers: each keeps consumerDepth takes in flight until stop(). */
+  startConsuming(): void {
+    const onPayload = (payload: Uint8Array) => {
+      const nowMs = performance.now();
+      this.received++;
+      this.observe(nowMs - payloadSentAtMs(payload), nowMs);
+    };
+    const consume = async (consumer: Consumer) => {
+      const worker = async () => {
+        while (this.consuming && this.failure === null) {
+          // Not `delivered += await ...`: that reads `delivered` before the await and loses other workers' counts.
+          const got = await consumer.take(this.options.takeCount, this.options.waitMs, onPayload);
+          this.delivered += got;
+        }
+      };
+      await Promise.all(Array.from({ length: this.options.consumerDepth }, worker));
+    };
+    this.consumersDone = Promise.all(this.consumers.map((consumer) => consume(consumer).catch((error: Error) => (this.failure ??= error))));
+  }
+
+  /** Offer the rate from `startMs` until `endMs` (performance.now() ms); resolves when the window is over or a request failed. */
+  async produce(startMs: number, endMs: number): Promise<void> {
+    await Promise.all(this.producers.map((producer) => this.produceOn(producer, startMs, endMs)));
+  }
+
+  /** Let the consumers catch up with what was enqueued (up to tailMs), then close every connection; throws the first failure. */
+  async stop(tailMs: number): Promise<void> {
+    const deadlineMs = performance.now() + tailMs;
+    while (this.failure === null && performance.now() < deadlineMs && (this.received < this.enqueued || this.producers.some((p) => p.inFlight > 0))) {
+      await Bun.sleep(CATCH_UP_POLL_MS);
+    }
+    this.consuming = false;
+    for (const consumer of this.consumers) consumer.close();
+    for (const producer of this.producers) producer.close();
+    await this.consumersDone;
+    if (this.failure !== null) throw this.failure;
+  }
+
+  private async produceOn(producer: Producer, startMs: number, endMs: number): Promise<void> {
+    const { batch, producerInFlightMax } = this.options;
+    const share = this.options.rateItemsPerS / this.producers.length;
+    let sent = 0;
+    for (;;) {
+      const nowMs = performance.now();
+      if (nowMs >= endMs || this.failure !== null) return;
+      const owed = Math.floor((share * (nowMs - startMs)) / 1000) - sent;
+      let batches = Math.floor(owed / batch);
+      while (batches > 0 && producer.inFlight < producerInFlightMax) {
+        batches--;
+        sent += batch;
+        producer.enqueueStamped(batch, nowMs).then(
+          () => (this.enqueued += batch),
+          (error: Error) => (this.failure ??= error),
+        );
+      }
+      await Bun.sleep(PRODUCER_TICK_MS);
+    }
+  }
+}

@@ -1,0 +1,106 @@
+// Goal: keep `npm run soak` (scripts/soak.ts) from rotting, and its summary
+// honest. Runs it against a real orq for two seconds at a tiny rate with a
+// report every half second and checks the JSON it writes: samples with every
+// memory and delivery figure, a summary with no failure and no breaker
+// transition. No timing assertions: only that the figures exist and are sane.
+// The summary's arithmetic is checked on made-up samples.
+
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type SoakFigures, type SoakSample, soakSummary } from "../../scripts/soak-summary.ts";
+
+const REPO_ROOT = join(import.meta.dir, "..", "..");
+/** The run takes about 5 s (start, 2 s of load, catch-up, stop); the margin covers a loaded CI machine. */
+const RUN_TIMEOUT_MS = 90_000;
+
+describe("npm run soak, tiny", () => {
+  test(
+    "prints a line per interval and a summary, and writes every figure",
+    async () => {
+      const outDir = mkdtempSync(join(tmpdir(), "orq-soak-smoke-"));
+      const jsonPath = join(outDir, "soak.json");
+      try {
+        const child = Bun.spawn(
+          [process.execPath, join(REPO_ROOT, "scripts", "soak.ts"), "--duration-s", "2", "--interval-s", "0.5", "--rate", "500", "--warmup-s", "0.5", "--json", jsonPath],
+          { cwd: REPO_ROOT, stdout: "pipe", stderr: "pipe" },
+        );
+        const [exitCode, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
+        expect({ exitCode, stderr: exitCode === 0 ? "" : stderr.slice(-3000) }).toEqual({ exitCode: 0, stderr: "" });
+        expect(stdout).toContain("soak summary:");
+        expect(stdout).toContain("requests: no errors");
+        const report = JSON.parse(readFileSync(jsonPath, "utf8")) as { samples: SoakSample[]; summary: SoakFigures };
+        expect(report.samples.length).toBeGreaterThanOrEqual(2);
+        expect(stdout.split("\n").filter((line) => line.startsWith("[soak")).length).toBe(report.samples.length);
+        for (const sample of report.samples) {
+          expect(sample.rssKiB).toBeGreaterThan(0);
+          expect(sample.rssAnonKiB).toBeGreaterThan(0);
+          expect(sample.rssFileKiB).toBeGreaterThan(0);
+          expect(sample.rssAnonKiB + sample.rssFileKiB).toBeLessThanOrEqual(sample.rssKiB + 1);
+          expect(sample.deliveredPerS).toBeGreaterThanOrEqual(0);
+        }
+        expect(report.samples.some((sample) => sample.deliveredPerS > 0 && sample.delayP50Us > 0)).toBe(true);
+        expect(report.summary).toMatchObject({ failure: null, breakerTransitions: 0, logErrorLines: 0 });
+        expect(report.summary.rssLastKiB).toBeGreaterThan(0);
+      } finally {
+        rmSync(outDir, { recursive: true, force: true });
+      }
+    },
+    RUN_TIMEOUT_MS,
+  );
+});
+
+describe("soakSummary", () => {
+  const sample = (atS: number, rssKiB: number, delayP99Us: number): SoakSample => ({
+    atS,
+    rssKiB,
+    rssAnonKiB: rssKiB / 2,
+    rssFileKiB: rssKiB / 2,
+    deliveredPerS: 100 * atS,
+    enqueuedPerS: 100,
+    backlog: 0,
+    delayP50Us: 10,
+    delayP99Us,
+    delayMaxUs: delayP99Us * 2,
+  });
+
+  test("leaves the warm-up out, measures growth and the p99 spread, counts the server's warnings", () => {
+    const samples = [sample(30, 5000, 900), sample(60, 1000, 300), sample(90, 1050, 100), sample(120, 1100, 200)];
+    const log = [
+      JSON.stringify({ level: "info", msg: "started" }),
+      JSON.stringify({ level: "warn", msg: "storage breaker transition" }),
+      JSON.stringify({ level: "warn", msg: "slow storage commits (they succeeded; nothing was refused)" }),
+      JSON.stringify({ level: "fatal", msg: "assertion failed" }),
+      "not json",
+    ].join("\n");
+    const { figures, lines } = soakSummary(samples, 30, log, null);
+    expect(figures).toMatchObject({
+      samples: 4,
+      steadySamples: 3,
+      rssFirstKiB: 1000,
+      rssLastKiB: 1100,
+      rssMaxKiB: 1100,
+      delayP99UsMin: 100,
+      delayP99UsMedian: 200,
+      delayP99UsMax: 300,
+      delayMaxUs: 1800,
+      logWarnLines: 2,
+      logErrorLines: 1,
+      breakerTransitions: 1,
+      slowCommitReports: 1,
+      failure: null,
+    });
+    expect(figures.rssGrowthPct).toBeCloseTo(10, 6);
+    expect(figures.deliveredPerSMean).toBeCloseTo(9000, 6);
+    expect(lines.at(-1)).toBe("  requests: no errors");
+  });
+
+  test("a run shorter than the warm-up uses its second half; a failure is reported", () => {
+    const { figures, lines } = soakSummary([sample(1, 100, 5), sample(2, 200, 6)], 300, "", new Error("ack: UNAVAILABLE"));
+    expect(figures.steadySamples).toBe(1);
+    expect(figures.rssFirstKiB).toBe(200);
+    expect(figures.failure).toBe("ack: UNAVAILABLE");
+    expect(lines.at(-1)).toBe("  FAILED: ack: UNAVAILABLE");
+  });
+});
