@@ -184,7 +184,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     }),
     writeSetsRejectedTotal: new Counter({
       name: "orq_write_sets_rejected_total",
-      help: "Write sets (requests) refused before any commit: a shard's breaker was open or too many writes were waiting.",
+      help: "Write sets (requests) refused before any commit: the store's breaker was open or too many writes were waiting.",
       registers: [registry],
     }),
     samplesDroppedTotal: new Counter({

@@ -1,6 +1,6 @@
 // What storage reports (group-commit.ts's StorageEvents) as log lines: every
-// circuit-breaker transition, and slow commits (rate-limited by storage), at
-// warn level with their reason. Either one means the disk needs a look; a
+// circuit-breaker transition, slow commits and refusals for a full write
+// queue (both rate-limited by storage), at warn level with their reason. Either one means the disk needs a look; a
 // breaker that opens also means clients are getting UNAVAILABLE.
 
 import type { StorageEvents } from "../storage/group-commit.ts";
@@ -12,6 +12,9 @@ export function storageEventLog(logger: Logger): StorageEvents {
       const fields: Record<string, unknown> = { from: transition.from, to: transition.to, reason: transition.reason };
       if (transition.retryAfterMs !== undefined) fields.retry_after_ms = transition.retryAfterMs;
       logger.warn("storage breaker transition", fields);
+    },
+    queueFull: (report) => {
+      logger.warn("storage write queue full: requests refused with UNAVAILABLE", { refused: report.refused, pending_write_sets_max: report.pendingWriteSetsMax });
     },
     slowCommits: (report) => {
       logger.warn("slow storage commits (they succeeded; nothing was refused)", {

@@ -19,7 +19,7 @@ import type { Availability, BreakerOptions, BreakerState, BreakerTransition } fr
 import { RecentSamples } from "./commit-stats.ts";
 import type { CommitStats } from "./commit-stats.ts";
 import { BatchBuilder, type Operation } from "./batch-builder.ts";
-import { SlowCommitReporter, type SlowCommitReport } from "./slow-commits.ts";
+import { SlowCommitReporter, type SlowCommitReport, slowCommitReportIntervalMs } from "./slow-commits.ts";
 import type { ItemRecord, MetaRecord, OutcomeRecord } from "./record.ts";
 import type { CommitBatch, CommitResult, ItemKey, Store } from "./store.ts";
 import { StorageUnavailableError } from "./writer.ts";
@@ -35,10 +35,12 @@ const sharedRetryAfterMs = 250;
 /** Largest item key: keys are stored as 64 bits but handled as JS numbers. */
 const itemKeyMax = Number.MAX_SAFE_INTEGER;
 
-/** What storage tells the server's log: breaker transitions and slow commits (the server logs both at warn level). */
+/** What storage tells the server's log (the server logs each at warn level): every refusal a client sees has a line. */
 export interface StorageEvents {
   breakerTransition(transition: BreakerTransition): void;
   slowCommits(report: SlowCommitReport): void;
+  /** Write sets refused because pendingWriteSetsMax were waiting: at most one report per slowCommitReportIntervalMs, counting the refusals since the last. */
+  queueFull(report: { refused: number; pendingWriteSetsMax: number }): void;
 }
 
 export interface GroupCommitterOptions {
@@ -126,6 +128,8 @@ export class GroupCommitter implements Writer {
   private readonly breaker: CircuitBreaker;
   private readonly events: Partial<StorageEvents>;
   private readonly slowCommits: SlowCommitReporter;
+  private queueFullRefused = 0;
+  private queueFullReportedAtMs = Number.NEGATIVE_INFINITY;
   private readonly keyBlockSize: number;
   private readonly baseMeta: MetaRecord;
 
@@ -217,6 +221,7 @@ export class GroupCommitter implements Writer {
     // Check the queue before admitting: admitting turns a half-open breaker
     // into probing, which must not happen for a set then refused.
     if (this.pending.length >= pendingWriteSetsMax) {
+      this.noteQueueFull(nowMs);
       return this.refuse("too many writes waiting for storage", null, sharedRetryAfterMs);
     }
     if (!this.breaker.closed) {
@@ -229,6 +234,14 @@ export class GroupCommitter implements Writer {
     this.pending.push(set);
     this.scheduleCommit();
     return promise;
+  }
+
+  private noteQueueFull(nowMs: number): void {
+    this.queueFullRefused++;
+    if (nowMs - this.queueFullReportedAtMs < slowCommitReportIntervalMs) return;
+    this.events.queueFull?.({ refused: this.queueFullRefused, pendingWriteSetsMax });
+    this.queueFullReportedAtMs = nowMs;
+    this.queueFullRefused = 0;
   }
 
   private refuse(message: string, shard: number | null, retryAfterMs: number): Promise<void> {

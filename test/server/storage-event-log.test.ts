@@ -13,11 +13,14 @@ describe("storageEventLog", () => {
     events.breakerTransition({ from: "closed", to: "open", reason: "5 commits failed within 10000 ms, the last with: EIO", retryAfterMs: 5000 });
     events.breakerTransition({ from: "probing", to: "closed", reason: "the probe commit succeeded" });
     events.slowCommits({ slowCommits: 3, durationMsMax: 1234.5, thresholdMs: 1000 });
+    events.queueFull({ refused: 7, pendingWriteSetsMax: 100_000 });
     expect(lines.map((line) => [line.level, line.msg])).toEqual([
       ["warn", "storage breaker transition"],
       ["warn", "storage breaker transition"],
       ["warn", "slow storage commits (they succeeded; nothing was refused)"],
+      ["warn", "storage write queue full: requests refused with UNAVAILABLE"],
     ]);
+    expect(lines[3]).toMatchObject({ refused: 7, pending_write_sets_max: 100_000 });
     expect(lines[0]).toMatchObject({ from: "closed", to: "open", reason: "5 commits failed within 10000 ms, the last with: EIO", retry_after_ms: 5000 });
     expect(lines[1]).toMatchObject({ from: "probing", to: "closed", reason: "the probe commit succeeded" });
     expect(lines[1]?.retry_after_ms).toBeUndefined();

@@ -9,7 +9,7 @@
 import { describe, expect, test } from "bun:test";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { type BreakerTransition, defaultBreakerOptions } from "../../src/storage/circuit-breaker.ts";
-import { GroupCommitter } from "../../src/storage/group-commit.ts";
+import { GroupCommitter, pendingWriteSetsMax } from "../../src/storage/group-commit.ts";
 import { MemoryStore } from "../../src/storage/memory/memory-store.ts";
 import { type SlowCommitReport, slowCommitMs, slowCommitReportIntervalMs } from "../../src/storage/slow-commits.ts";
 import type { CommitBatch } from "../../src/storage/store.ts";
@@ -347,6 +347,27 @@ describe("GroupCommitter circuit breaker (one per store, opened by failures only
     store.resumeCommits();
     await end;
     expect(slow[1]).toEqual({ slowCommits: 3, durationMsMax: slowCommitMs * 2, thresholdMs: slowCommitMs });
+  });
+
+  test("a full write queue refuses at the limit (not at limit-1), without touching the breaker, and is reported", async () => {
+    const clock = new ManualClock();
+    const store = new MemoryStore({ shards: 1 });
+    const full: Array<{ refused: number; pendingWriteSetsMax: number }> = [];
+    const writer = new GroupCommitter(store, { clock, events: { queueFull: (r) => full.push(r) } });
+    store.pauseCommits();
+    const first = writeOne(writer, 0, 0);
+    await turn(); // the first is in flight; the rest wait
+    const waiting: Array<Promise<void>> = [];
+    for (let key = 1; key <= pendingWriteSetsMax; key++) waiting.push(writeOne(writer, 0, key));
+    // pendingWriteSetsMax are waiting now (limit-1 was still admitted); the next two are refused.
+    const refused = await rejection(writeOne(writer, 0, pendingWriteSetsMax + 1));
+    expect(refused).toMatchObject({ shard: null, message: "too many writes waiting for storage" });
+    await rejection(writeOne(writer, 0, pendingWriteSetsMax + 2));
+    expect(full).toEqual([{ refused: 1, pendingWriteSetsMax }]);
+    expect(writer.breakerState(clock.nowMs())).toBe("closed");
+    store.resumeCommits();
+    await Promise.all([first, ...waiting]);
+    expect(writer.commitStats().writeSetsRejectedTotal).toBe(2);
   });
 
   test("breaker thresholds can be set per committer", async () => {
