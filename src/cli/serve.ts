@@ -188,6 +188,8 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     }, shutdownMsMax);
     idleGc.stop();
     server.beginDrain();
+    // Deferred at_least_once lease writes commit now, so a restart keeps the leases.
+    engine.flushDeferredWrites();
     await writer.drain();
     await server.whenIdle();
     server.close();

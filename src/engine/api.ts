@@ -136,6 +136,8 @@ export interface EngineApi {
   tick(nowMs: number): void;
   /** The earliest pending deadline, for the server's one timer; null when none. */
   nextDeadlineMs(): number | null;
+  /** Write what the engine deferred (at_least_once leases) now: called at graceful shutdown. */
+  flushDeferredWrites(): void;
   /** Shutdown: every parked dequeue resolves now with what it has; new dequeues are the server's to refuse. */
   releaseWaiters(): void;
 }

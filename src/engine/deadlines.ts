@@ -18,6 +18,8 @@ export const DeadlineKind = {
   OutcomeRetention: 4,
   /** The oldest block of acked outcomes (acked-outcomes.ts) reaches the retention: no target, one entry at a time. */
   AckedRetention: 5,
+  /** Deferred at_least_once lease writes are due (item-states.ts's lease): no target, one entry at a time. */
+  LeaseWrites: 6,
 } as const;
 export type DeadlineKind = (typeof DeadlineKind)[keyof typeof DeadlineKind];
 

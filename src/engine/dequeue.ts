@@ -3,8 +3,9 @@
 // requests first come, first served when their topics gain takeable items.
 //
 // When the reply may go out: a dequeue whose deliveries are all at_least_once
-// replies at once, while its lease writes go through the Writer with the next
-// commit. A crash before that commit only makes the item deliverable again
+// replies at once, while its lease writes follow leaseWriteDelayMs later
+// (ItemStates.lease; an ack or nack within that window replaces the lease
+// write). A crash before that commit only makes the item deliverable again
 // (at-least-once allows it), and the receipt names this boot, so the
 // restarted server can never issue it again. A dequeue that delivers any
 // at_most_once item waits until its leases are durable: delivering one whose
@@ -124,8 +125,8 @@ export class Dequeuer {
     if (ns === undefined) return { value: { deliveries }, durable: null };
     const shardOk = this.writableShards.dequeueFilter(nowMs);
     if (shardOk === noShardWritable) return { value: { deliveries }, durable: null };
+    /** Begun by the first at_most_once delivery: its leases must be durable before the reply. */
     let set: WriteSet | null = null;
-    let atMostOnce = false;
     for (let t = 0; t < topics.length; t++) {
       const want = topics[t] as { topic: string; count: number };
       const topic = ns.topics.get(want.topic);
@@ -135,23 +136,18 @@ export class Dequeuer {
       for (let n = 0; n < want.count; n++) {
         const item = topic.pickBest(this.matcher, kind, shardOk);
         if (item === null) break;
-        set ??= this.s.writer.begin();
+        if (item.delivery === "at_most_once") set ??= this.s.writer.begin();
         deliveries.push(this.s.lease(item, leaseMs, nowMs, set));
-        if (item.delivery === "at_most_once") atMostOnce = true;
         ns.counters.delivered++;
       }
     }
+    // Only at_least_once deliveries: sent at once, their leases written later
+    // (ItemStates.lease). If that write fails the deliveries are out already,
+    // so memory keeps the leases (their receipts stay good in this boot) and
+    // the disk catches up at the items' next write; after a crash the items
+    // are delivered again under receipts of the new boot.
     if (set === null) return { value: { deliveries }, durable: null };
-    const end = set.end();
-    if (!atMostOnce) {
-      // Sent at once. If the commit fails the deliveries are out already, so
-      // memory keeps the leases (their receipts stay good in this boot) and
-      // the disk catches up at the items' next write; after a crash the items
-      // are delivered again under receipts of the new boot.
-      end.catch(this.s.onBackgroundFailure);
-      return { value: { deliveries }, durable: null };
-    }
-    const durable = end.catch((error: unknown) => {
+    const durable = set.end().catch((error: unknown) => {
       this.revertLeases(deliveries);
       throw error;
     });

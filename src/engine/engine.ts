@@ -180,6 +180,13 @@ export class Engine implements EngineApi {
     this.dequeuer.wake(nowMs);
   }
 
+  /** Write the deferred at_least_once leases now (graceful shutdown: a restart then keeps them). */
+  flushDeferredWrites(): void {
+    assert(this.s.set === null, "engine: flush inside an op");
+    this.s.flushLeaseWrites();
+    this.s.endSetBackground();
+  }
+
   nextDeadlineMs(): number | null {
     return this.s.deadlines.nextMs();
   }

@@ -7,7 +7,7 @@
 import { assert } from "../lib/assert.ts";
 import type { ItemRecord } from "../storage/record.ts";
 import type { Store } from "../storage/store.ts";
-import { ItemStateFields, PatchRefused, StoredItemPatcher } from "../storage/stored-item-patch.ts";
+import { ItemStateFields, PatchRefused, StoredItemPatcher, storedItemBytes } from "../storage/stored-item-patch.ts";
 import type { WriteSet } from "../storage/writer.ts";
 import { type LiveItem, toRecord } from "./item.ts";
 
@@ -52,6 +52,21 @@ export class ItemBytes {
     // Messages are built only on failure (this runs once per lease).
     if (value === PatchRefused.missing) assert(false, `engine: item ${item.id} is live but not stored`);
     return value === PatchRefused.shape ? null : value;
+  }
+
+  /**
+   * A leased item's payload and metadata for its delivery, read from its
+   * stored value without decoding the rest (a nack's metadata, kept in memory
+   * until its write commits, wins over the stored one).
+   */
+  deliveryBytes(item: LiveItem): { payload: Uint8Array; metadata: Uint8Array } {
+    const value = this.reader.readItemBytes(item.shard, item.key);
+    // Messages are built only on failure (this runs once per delivery).
+    if (value === null) assert(false, `engine: item ${item.id} is live but not stored`);
+    const bytes = storedItemBytes(value);
+    const metadata = item.extras?.metadata;
+    if (metadata !== undefined && metadata !== null) bytes.metadata = metadata;
+    return bytes;
   }
 
   /**

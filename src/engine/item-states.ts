@@ -16,7 +16,7 @@
 
 import { assert } from "../lib/assert.ts";
 import type { HeapNode } from "../lib/pairing-heap.ts";
-import type { Limits } from "../limits.ts";
+import { type Limits, leaseWriteDelayMs } from "../limits.ts";
 import type { ItemRecord, Outcome } from "../storage/record.ts";
 import { storedItemBytes } from "../storage/stored-item-patch.ts";
 import type { ItemKey, Store } from "../storage/store.ts";
@@ -46,6 +46,9 @@ export class ItemStates {
   /** Topics that gained takeable items during this op: their waiters are served at its end. */
   readonly dirty = new Set<Topic>();
   backgroundWriteFailures = 0;
+  /** At_least_once leases granted and not yet written (lease), and the one deadline that writes them. */
+  private deferredLeases: LiveItem[] = [];
+  private leaseWritesTimer: HeapNode<Deadline> | null = null;
   /** Reads stored payloads back and writes items, patched or whole (item-bytes.ts). */
   private readonly bytes: ItemBytes;
 
@@ -73,8 +76,14 @@ export class ItemStates {
     return this.ended.outcomeOfId(ns, id) ?? "unknown";
   }
 
-  /** Lease a ready item and return its delivery (the stored value is read once, for the write and the reply). */
-  lease(item: LiveItem, leaseMs: number | null, nowMs: number, set: WriteSet): Delivery {
+  /**
+   * Lease a ready item and return its delivery. An at_most_once lease is
+   * written into `set` (its delivery waits for that commit; the stored value
+   * is read once, for the write and the reply). An at_least_once lease is
+   * written leaseWriteDelayMs later (limits.ts says why), unless a later
+   * write of the item (ack, nack, expiry, extend) comes first.
+   */
+  lease(item: LiveItem, leaseMs: number | null, nowMs: number, set: WriteSet | null): Delivery {
     item.topic.removeReady(item);
     this.leave(item);
     item.attempt++;
@@ -86,17 +95,25 @@ export class ItemStates {
     item.timer = this.deadlines.scheduleItem(item.timer, leaseExpiresAtMs, DeadlineKind.Lease, item);
     let payload: Uint8Array;
     let metadata: Uint8Array;
-    const value = this.bytes.patchedValue(item);
-    if (value !== null) {
-      set.putItemBytes(item.shard, item.key, value);
-      const bytes = storedItemBytes(value);
+    if (item.delivery === "at_least_once") {
+      this.deferLeaseWrite(item, nowMs);
+      const bytes = this.bytes.deliveryBytes(item);
       payload = bytes.payload;
       metadata = bytes.metadata;
     } else {
-      const record = this.bytes.recordOf(item);
-      set.putItem(item.shard, item.key, record);
-      payload = record.payload;
-      metadata = record.metadata;
+      assert(set !== null, "engine: an at_most_once lease needs the dequeue's write set");
+      const value = this.bytes.patchedValue(item);
+      if (value !== null) {
+        set.putItemBytes(item.shard, item.key, value);
+        const bytes = storedItemBytes(value);
+        payload = bytes.payload;
+        metadata = bytes.metadata;
+      } else {
+        const record = this.bytes.recordOf(item);
+        set.putItem(item.shard, item.key, record);
+        payload = record.payload;
+        metadata = record.metadata;
+      }
     }
     const id = item.id;
     return {
@@ -110,6 +127,29 @@ export class ItemStates {
       leaseExpiresAtMs,
       enqueuedAtMs: item.enqueuedAtMs,
     };
+  }
+
+  private deferLeaseWrite(item: LiveItem, nowMs: number): void {
+    this.deferredLeases.push(item);
+    if (this.leaseWritesTimer === null || !this.leaseWritesTimer.inHeap) {
+      this.leaseWritesTimer = this.deadlines.schedule(nowMs + leaseWriteDelayMs, DeadlineKind.LeaseWrites, null, null, null);
+    }
+  }
+
+  /**
+   * Write every deferred lease whose item is still leased (its current
+   * lease: a later one may have replaced it). Any other write of the item
+   * since carried its state already; an item listed twice is written twice
+   * into one set, which the commit coalesces.
+   */
+  flushLeaseWrites(): void {
+    const items = this.deferredLeases;
+    if (items.length === 0) return;
+    this.deferredLeases = [];
+    if (this.leaseWritesTimer !== null && this.leaseWritesTimer.inHeap) this.deadlines.cancel(this.leaseWritesTimer);
+    this.leaseWritesTimer = null;
+    const set = this.ws();
+    for (const item of items) if (item.state === "leased" && this.items.holds(item)) this.bytes.writeItem(set, item);
   }
 
   /** The item's payload and metadata (item-bytes.ts). */
@@ -198,6 +238,10 @@ export class ItemStates {
         else this.endItem(item, "expired", nowMs);
         return;
       }
+      case DeadlineKind.LeaseWrites:
+        this.leaseWritesTimer = null;
+        this.flushLeaseWrites();
+        return;
       case DeadlineKind.OutcomeRetention:
       case DeadlineKind.AckedRetention:
         this.ended.handleDeadline(deadline, nowMs, this.ws);

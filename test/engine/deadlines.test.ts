@@ -2,6 +2,7 @@
 // limit), nextDeadlineMs for the server's single timer, the earlier-deadline
 // listener, and that a commit failure leaves the disk state to win at restart.
 
+import { leaseWriteDelayMs } from "../../src/limits.ts";
 import { describe, expect, test } from "bun:test";
 import { Harness, item, take, unwrap } from "./support/harness.ts";
 
@@ -25,13 +26,15 @@ describe("tick", () => {
     h.check();
   });
 
-  test("nextDeadlineMs is the earliest of delays, leases, TTLs, waiter timeouts and retention", async () => {
+  test("nextDeadlineMs is the earliest of delays, deferred lease writes, leases, TTLs, waiter timeouts and retention", async () => {
     const h = new Harness({ limits: { outcomeRetentionMs: 50 } });
     expect(h.engine.nextDeadlineMs()).toBeNull();
     await h.enqueue("n", [item("t", { ttlMs: 500 }), item("t", { delayMs: 300 })]);
     expect(h.engine.nextDeadlineMs()).toBe(h.now + 300);
     await h.dequeue("n", [["t", 1]], { leaseMs: 200 });
-    expect(h.engine.nextDeadlineMs()).toBe(h.now + 200);
+    expect(h.engine.nextDeadlineMs()).toBe(h.now + leaseWriteDelayMs);
+    h.advance(leaseWriteDelayMs);
+    expect(h.engine.nextDeadlineMs()).toBe(h.now + 200 - leaseWriteDelayMs);
     const parked = unwrap(h.engine.dequeue("n", take([["none", 1]], { waitMs: 100 }), h.now));
     expect(parked.kind).toBe("parked");
     expect(h.engine.nextDeadlineMs()).toBe(h.now + 100);
@@ -61,6 +64,7 @@ describe("commit failure and restart", () => {
     const h = new Harness({ shards: 1 });
     const [id] = await h.enqueue("n", [item("t", { leaseMs: 100 })]);
     const [d] = await h.dequeue("n", [["t", 1]]);
+    h.advance(leaseWriteDelayMs); // the lease is written
     await h.writer.drain();
     h.store.failShard(0);
     const reply = unwrap(h.engine.ack("n", [d!.receipt], h.now));
@@ -69,7 +73,7 @@ describe("commit failure and restart", () => {
     h.store.healShard(0);
     await h.restart();
     expect(h.state("n", id as string)).toBe("leased");
-    h.advance(100);
+    h.advance(100 - leaseWriteDelayMs);
     const [again] = await h.dequeue("n", [["t", 1]]);
     expect(again?.id).toBe(id as string);
     expect(again?.attempt).toBe(2);

@@ -5,6 +5,7 @@
 // write commits). Each case checks the reply and what the store holds, before
 // and after a restart, and with commits held so memory and store differ.
 
+import { leaseWriteDelayMs } from "../../src/limits.ts";
 import { describe, expect, test } from "bun:test";
 import type { ItemState } from "../../src/engine/api.ts";
 import { Harness, item, take, unwrap } from "./support/harness.ts";
@@ -99,6 +100,7 @@ describe("item bytes: memory until stored, then the store", () => {
     const h = new Harness({ shards: 1 });
     await h.enqueue("n", [item("t", { payload: bytes("keep"), metadata: bytes("meta") })]);
     unwrap(h.engine.dequeue("n", take([["t", 1]]), h.now));
+    h.advance(leaseWriteDelayMs);
     await h.writer.drain();
     const stored = h.store.readItem(0, 0)!;
     expect([stored.state, text(stored.payload), text(stored.metadata)]).toEqual(["leased", "keep", "meta"]);

@@ -62,6 +62,7 @@ describe("item writes patch the stored value", () => {
     const patchedBefore = () => h.store.commitHistory.reduce((sum, commit) => sum + commit.itemValues, 0);
 
     const [d1] = await h.dequeue("n", [["t", 1]]);
+    h.engine.flushDeferredWrites(); // write the at_least_once lease now (it is deferred: limits.ts's leaseWriteDelayMs)
     expect([new TextDecoder().decode(d1!.payload), new TextDecoder().decode(d1!.metadata)]).toEqual(["body", "meta"]);
     await h.writer.drain();
     expect(patchedBefore()).toBe(1);
@@ -78,6 +79,7 @@ describe("item writes patch the stored value", () => {
 
     h.advance(1_000);
     await h.dequeue("n", [["t", 1]]);
+    h.engine.flushDeferredWrites(); // write the at_least_once lease now (it is deferred: limits.ts's leaseWriteDelayMs)
     // The lease commits on its own (an at_least_once dequeue does not wait for it), apart from the expiry.
     await h.writer.drain();
     h.advance(30_000);
@@ -92,8 +94,10 @@ describe("item writes patch the stored value", () => {
     const h = new Harness({ shards: 1 });
     const [id] = (await h.enqueue("n", [item("t", { payload: bytes("p"), metadata: bytes("old") })])) as [string];
     const [d1] = await h.dequeue("n", [["t", 1]]);
+    h.engine.flushDeferredWrites(); // write the at_least_once lease now (it is deferred: limits.ts's leaseWriteDelayMs)
     await h.settle(h.engine.nack("n", [{ receipt: d1!.receipt, delayMs: null, metadata: bytes("new") }], h.now));
     const [d2] = await h.dequeue("n", [["t", 1]]);
+    h.engine.flushDeferredWrites(); // write the at_least_once lease now (it is deferred: limits.ts's leaseWriteDelayMs)
     expect(new TextDecoder().decode(d2!.metadata)).toBe("new");
     await h.writer.drain();
     expect(h.store.commitHistory.slice(-2).map((commit) => commit.itemValues)).toEqual([0, 0]);
@@ -105,8 +109,10 @@ describe("item writes patch the stored value", () => {
     const [dep] = (await h.enqueue("n", [item("deps")])) as [string];
     const [id] = (await h.enqueue("n", [item("t", { payload: bytes("p"), maxAttempts: 1, after: [dep] })])) as [string];
     const [d] = await h.dequeue("n", [["deps", 1]]);
+    h.engine.flushDeferredWrites(); // write the at_least_once lease now (it is deferred: limits.ts's leaseWriteDelayMs)
     await h.settle(h.engine.ack("n", [d!.receipt], h.now));
     const [taken] = await h.dequeue("n", [["t", 1]]);
+    h.engine.flushDeferredWrites(); // write the at_least_once lease now (it is deferred: limits.ts's leaseWriteDelayMs)
     await h.settle(h.engine.nack("n", [{ receipt: taken!.receipt, delayMs: null, metadata: null }], h.now));
     expect(h.store.readItem(0, Number(id.split(":")[1]))?.deadReason).toBe("max_attempts");
 
@@ -114,6 +120,7 @@ describe("item writes patch the stored value", () => {
     h.store.pauseCommits();
     const redrive = unwrap(h.engine.redrive("n", "t", null, h.now));
     const lease = unwrap(h.engine.dequeue("n", take([["t", 1]]), h.now));
+    h.engine.flushDeferredWrites();
     expect(lease.kind).toBe("done");
     h.store.resumeCommits();
     await redrive.durable;
@@ -141,6 +148,7 @@ describe("item writes patch the stored value", () => {
     expect(store.readItem(0, 0)).toEqual(itemRecord({ state: "pending", attempt: 1, deliveries: 1, leaseBoot: 2 }));
 
     const outcome = unwrap(engine.dequeue("billing", take([["invoices", 1]]), clock.nowMs()));
+    engine.flushDeferredWrites();
     if (outcome.kind !== "done") throw new Error("expected deliveries");
     const [delivery] = outcome.reply.value.deliveries;
     expect([delivery!.payload, delivery!.attempt]).toEqual([new Uint8Array([1, 2, 3, 4]), 2]);

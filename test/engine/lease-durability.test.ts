@@ -1,6 +1,7 @@
 // Goal: when a dequeue's reply may be sent, and what its receipts mean across
 // a crash. A dequeue of only at_least_once items replies at once (its lease
-// writes still go through the Writer); one that delivers any at_most_once item
+// writes follow leaseWriteDelayMs later, unless an ack, nack or expiry of the
+// item comes first and replaces them); one that delivers any at_most_once item
 // waits until its leases are durable, and gives every item back if that
 // fails. A receipt names the boot its lease was granted in, so a receipt
 // issued before a crash that lost its lease is stale after the restart, even
@@ -10,6 +11,7 @@
 import { describe, expect, test } from "bun:test";
 import type { DequeueOutcome, Reply } from "../../src/engine/api.ts";
 import { parseReceipt } from "../../src/engine/ids.ts";
+import { leaseWriteDelayMs } from "../../src/limits.ts";
 import type { WaiterReply } from "../../src/engine/waiters.ts";
 import { Harness, item, take, unwrap } from "./support/harness.ts";
 
@@ -36,23 +38,56 @@ async function settledNow(reply: Reply<unknown>): Promise<boolean> {
 }
 
 describe("when a dequeue reply may be sent", () => {
-  test("only at_least_once deliveries: durable is null, and the lease write still commits", async () => {
+  test("only at_least_once deliveries: durable is null, and the lease write commits leaseWriteDelayMs later", async () => {
     const h = new Harness({ shards: 1 });
     const [a, b] = await h.enqueue("n", [item("t"), item("t")]);
-    h.store.pauseCommits();
     const reply = done(unwrap(h.engine.dequeue("n", take([["t", 2]]), h.now)));
     expect(reply.durable).toBeNull();
     expect(reply.value.deliveries.map((d) => d.id)).toEqual([a as string, b as string]);
-    // The lease is not on disk yet: a crash now would lose it.
+    // The lease is not written yet: a crash now would lose it.
+    await h.writer.drain();
     const crashed = [...[...h.store.durableCopy().loadShards()][0]!.items];
     expect(crashed.map(({ record }) => record.state)).toEqual(["pending", "pending"]);
-    h.store.resumeCommits();
+    h.advance(leaseWriteDelayMs - 1);
+    await h.writer.drain();
+    expect([...[...h.store.durableCopy().loadShards()][0]!.items].map(({ record }) => record.state)).toEqual(["pending", "pending"]);
+    h.advance(1);
     await h.writer.drain();
     const stored = [...[...h.store.durableCopy().loadShards()][0]!.items];
     expect(stored.map(({ record }) => [record.state, record.deliveries, record.leaseBoot])).toEqual([
       ["leased", 1, 1],
       ["leased", 1, 1],
     ]);
+    h.check();
+  });
+
+  test("an ack, nack or expiry within leaseWriteDelayMs replaces the lease write: no lease is ever written", async () => {
+    const h = new Harness({ shards: 1 });
+    await h.enqueue("n", [item("t"), item("t"), item("t", { leaseMs: 5 })]);
+    const [acked, nacked, expiring] = done(unwrap(h.engine.dequeue("n", take([["t", 3]]), h.now))).value.deliveries;
+    await h.settle(h.engine.ack("n", [acked!.receipt], h.now));
+    await h.settle(h.engine.nack("n", [{ receipt: nacked!.receipt, delayMs: 60_000, metadata: null }], h.now));
+    h.advance(5); // the third lease expires, before its write was due
+    h.advance(leaseWriteDelayMs);
+    await h.writer.drain();
+    const writes = h.store.commitHistory.map((c) => c.items);
+    // The enqueue (3 items), the ack's delete, the nack's write, the expiry's write: no lease writes.
+    expect(writes.reduce((a, b) => a + b, 0)).toBe(6);
+    const stored = [...[...h.store.durableCopy().loadShards()][0]!.items].map(({ record }) => [record.state, record.attempt]);
+    expect(stored).toEqual([
+      ["pending", 1],
+      ["pending", 1],
+    ]);
+    h.check();
+  });
+
+  test("a graceful restart writes the deferred leases first: the lease and its receipt survive", async () => {
+    const h = new Harness({ shards: 1 });
+    const [id] = await h.enqueue("n", [item("t")]);
+    const [d] = done(unwrap(h.engine.dequeue("n", take([["t", 1]]), h.now))).value.deliveries;
+    await h.restart();
+    expect(h.state("n", id as string)).toBe("leased");
+    expect(await h.settle(h.engine.ack("n", [d!.receipt], h.now))).toEqual({ acked: 1, stale: [] });
     h.check();
   });
 
@@ -92,6 +127,7 @@ describe("when a dequeue reply may be sent", () => {
     h.store.failShard(0);
     const reply = done(unwrap(h.engine.dequeue("n", take([["t", 1]]), h.now)));
     expect(reply.durable).toBeNull();
+    h.advance(leaseWriteDelayMs);
     await h.writer.drain().catch(() => undefined);
     await flush();
     expect(h.engine.stats(null, h.now).engine).toMatchObject({ backgroundWriteFailures: 1 });

@@ -114,6 +114,10 @@ export class FakeEngine implements EngineApi {
     this.nextDeadline = null;
   }
 
+  flushDeferredWrites(): void {
+    this.record("flushDeferredWrites");
+  }
+
   nextDeadlineMs(): number | null {
     return this.nextDeadline;
   }

@@ -72,6 +72,8 @@ export class Harness {
 
   /** Restart once everything in flight has committed: rebuild the engine from the store (a new boot). */
   async restart(): Promise<void> {
+    // As a graceful shutdown does: deferred lease writes first.
+    this.engine.flushDeferredWrites();
     await this.writer.drain();
     this.crash();
   }
