@@ -107,7 +107,7 @@ export function parseOptions(argv: string[]): LoadOptions | null {
     items,
     itemsSingle: parseCount(values["items-single"], Math.min(items, quick ? 1000 : 200_000), "--items-single"),
     itemsFsyncAlways: Math.min(items, quick ? 100 : 10_000),
-    durationS: parseCount(values.duration, quick ? 0.5 : 30, "--duration"),
+    durationS: parseCount(values.duration, quick ? 2 : 30, "--duration"),
     idleS: parseCount(values.idle, quick ? 0.2 : 15, "--idle"),
     rateItemsPerS: parseCount(values.rate, quick ? 2000 : 20_000, "--rate"),
     latencySamples: parseCount(values.samples, quick ? 100 : 20_000, "--samples"),
