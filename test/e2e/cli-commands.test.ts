@@ -149,7 +149,7 @@ describe("client commands", () => {
     expect(emptyJson.items).toEqual([]);
 
     const topics = await orqJson(["topics", "--ns", "flow"]);
-    expect(topics.topics).toEqual([{ topic: "jobs", ready: 0, delayed: 1, waiting: 0, leased: 0, dead: 0 }]);
+    expect(topics.topics).toEqual([{ topic: "jobs", ready: 0, delayed: 1, waiting: 0, leased: 0, dead: 0, paused: false }]);
     const topicsHuman = await orq(["topics", "--ns", "flow"]);
     expect(topicsHuman.stdout).toMatch(/TOPIC\s+READY\s+DELAYED\s+WAITING\s+LEASED\s+DEAD\njobs\s+0\s+1\s+0\s+0\s+0/);
   });
