@@ -13,7 +13,7 @@ import { RawConnection } from "../support/raw-connection.ts";
 const session = startE2eSession(["--shards", "4"]);
 const { ok, enqueue, dequeue } = session;
 
-type Counts = { topic: string; ready: number; delayed: number; waiting: number; leased: number; dead: number };
+type Counts = { topic: string; ready: number; delayed: number; waiting: number; leased: number; dead: number; paused: boolean; paused_until_ms?: number };
 
 async function topicsOf(ns: string, query: Record<string, unknown> = {}): Promise<{ topics: Counts[]; next?: string }> {
   const reply = await ok({ op: "topics", ns, ...query });
