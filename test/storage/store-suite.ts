@@ -5,7 +5,7 @@
 // fresh store and reopen it from what was durably committed.
 
 import { afterEach, describe, expect, test } from "bun:test";
-import type { ItemRecord } from "../../src/storage/record.ts";
+import type { ItemRecord, PauseRecord } from "../../src/storage/record.ts";
 import type { CommitBatch, ItemKey, Store } from "../../src/storage/store.ts";
 import { ItemStatePatch, encodeItemRecord, itemShapeFlags, patchItemState } from "../../src/storage/record-codec.ts";
 import { fullItemRecord, itemRecord, outcomeRecord } from "./record-fixtures.ts";
@@ -150,8 +150,8 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
           ],
         }),
       );
-      const byName = (list: Iterable<{ ns: string; topic: string }>) => [...list].sort((x, y) => `${x.ns}/${x.topic}`.localeCompare(`${y.ns}/${y.topic}`));
-      const expected = byName([
+      const byName = (list: Iterable<PauseRecord>) => [...list].sort((x, y) => `${x.ns}/${x.topic}`.localeCompare(`${y.ns}/${y.topic}`));
+      const expected = byName(<PauseRecord[]>[
         { ns: "m", topic: "a", untilMs: 7 },
         { ns: "n", topic: "a", untilMs: 9 },
         { ns: longNs, topic: longTopic, untilMs: null },
