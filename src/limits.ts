@@ -59,6 +59,13 @@ export interface Limits {
    * small topic in a large store a page may stop short with `next` set.
    */
   listScanSlotsMax: number;
+  /**
+   * Ready items before the cursor a `list` page walks in the ready heaps
+   * (50,000, about 10 ms measured) before it finds the page by one pass over
+   * the item table instead (engine/list-ready.ts): deep pages in a big topic
+   * then cost a pass over the store, not a walk of every item before them.
+   */
+  listReadyVisitsMax: number;
   /** Topics paused at once, per server (100,000): a pause keeps even an empty topic in memory and on disk. */
   pausedTopicsMax: number;
   /** Longest timed pause (1 year, like delayMsMax): beyond it a `for_ms` is more likely a unit bug. */
@@ -103,6 +110,7 @@ export const defaultLimits: Readonly<Limits> = Object.freeze({
   listPageDefault: 100,
   listPageMax: 1000,
   listScanSlotsMax: 200_000,
+  listReadyVisitsMax: 50_000,
   pausedTopicsMax: 100_000,
   pauseMsMax: 365 * 24 * 60 * 60 * 1000,
   outcomeRetentionMs: 60 * 60 * 1000,
