@@ -198,6 +198,7 @@ export class Engine implements EngineApi {
         workerKinds: this.dequeuer.matcher.kindCount,
         backgroundWriteFailures: this.s.backgroundWriteFailures,
         enqueueRollbacks: this.enqueuer.rollbacks,
+        pausedTopics: this.pauses.size,
       },
     });
   }
