@@ -25,6 +25,8 @@ const nullSet: WriteSet = {
   deleteOutcome() {},
   ackItem() {},
   purgeAckedBefore() {},
+  putPause() {},
+  deletePause() {},
   end: () => resolved,
 };
 let nextKey = 0;
@@ -52,6 +54,7 @@ const store: Store = {
   loadShards: (): Iterable<LoadedShard> => [],
   loadOutcomes: () => [],
   loadAckedLog: () => [],
+  loadPauses: () => [],
   readItem: (_shard: number, _key: ItemKey) => storedRecord,
   readItemBytes: (_shard: number, _key: ItemKey) => storedValue.slice(),
   commit: (_b: CommitBatch): Promise<CommitResult> => Promise.resolve({ failedShards: new Map(), metaError: null }),

@@ -1,6 +1,6 @@
 // The one deadline structure: a pairing heap of every timed event (delay due,
 // lease expiry, TTL, waiter timeout, outcome retention end, acked-outcome
-// retention end). The engine's
+// retention end, deferred lease writes, pause end). The engine's
 // tick() pops what is due; the server arms one timer from the earliest entry.
 // Nothing else in the engine keeps a timer.
 
@@ -8,6 +8,7 @@ import { assert } from "../lib/assert.ts";
 import { type HeapNode, PairingHeap } from "../lib/pairing-heap.ts";
 import type { LiveItem } from "./item.ts";
 import type { RetainedOutcome } from "./outcome-table.ts";
+import type { TopicPause } from "./pause.ts";
 import type { Waiter } from "./waiters.ts";
 
 export const DeadlineKind = {
@@ -20,6 +21,8 @@ export const DeadlineKind = {
   AckedRetention: 5,
   /** Deferred at_least_once lease writes are due (item-states.ts's lease): no target, one entry at a time. */
   LeaseWrites: 6,
+  /** A timed pause ends (pause.ts). */
+  PauseEnd: 7,
 } as const;
 export type DeadlineKind = (typeof DeadlineKind)[keyof typeof DeadlineKind];
 
@@ -32,6 +35,7 @@ export class Deadline {
     readonly item: LiveItem | null,
     readonly waiter: Waiter | null,
     readonly outcome: RetainedOutcome | null,
+    readonly pause: TopicPause | null = null,
   ) {}
 }
 
@@ -47,9 +51,16 @@ export class DeadlineQueue {
     return this.heap.size;
   }
 
-  schedule(atMs: number, kind: DeadlineKind, item: LiveItem | null, waiter: Waiter | null, outcome: RetainedOutcome | null): HeapNode<Deadline> {
+  schedule(
+    atMs: number,
+    kind: DeadlineKind,
+    item: LiveItem | null,
+    waiter: Waiter | null,
+    outcome: RetainedOutcome | null,
+    pause: TopicPause | null = null,
+  ): HeapNode<Deadline> {
     const before = this.heap.peek();
-    const node = this.heap.insert(new Deadline(atMs, this.seq++, kind, item, waiter, outcome));
+    const node = this.heap.insert(new Deadline(atMs, this.seq++, kind, item, waiter, outcome, pause));
     if (this.onEarlier !== null && (before === undefined || atMs < before.atMs)) this.onEarlier();
     return node;
   }

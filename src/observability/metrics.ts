@@ -39,6 +39,8 @@ export interface GaugeSnapshot {
    * stats report, docs/MATCHING.md). Optional so older sources still fit.
    */
   unmatchable?: ReadonlyArray<{ ns: string; topic: string; count: number }>;
+  /** Topics paused now (the `pause` op). Optional so older sources still fit. */
+  pausedTopics?: number;
 }
 
 export type GaugeSource = () => GaugeSnapshot;
@@ -111,6 +113,9 @@ const knownOps: Record<OpName, true> = {
   dead: true,
   redrive: true,
   stats: true,
+  list: true,
+  pause: true,
+  resume: true,
 };
 const unknownOpLabel = "unknown";
 const knownCodes: ReadonlySet<string> = new Set<string>(["OK", ...errorCodes]);
@@ -227,6 +232,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     help: "Dequeues parked in long-poll, waiting for items.",
     registers: [registry],
   });
+  const pausedTopics = new Gauge({
+    name: "orq_topics_paused",
+    help: "Topics paused now (no deliveries until resume or the pause's end).",
+    registers: [registry],
+  });
 
   function refreshGauges(snapshot: GaugeSnapshot): void {
     items.reset();
@@ -258,6 +268,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     }
     connections.set(snapshot.connections);
     waiters.set(snapshot.waiters);
+    pausedTopics.set(snapshot.pausedTopics ?? 0);
   }
 
   return {

@@ -1,11 +1,12 @@
 // Turning the write sets gathered for one commit into one CommitBatch: item
 // writes grouped per shard (a later write to the same key takes the earlier
 // one's place: the last write wins, at the first one's position), outcome
-// writes likewise per id, acked items into one acked-log record, and the
-// largest acked-log purge bound asked for.
+// writes likewise per id, pause writes per (ns, topic), acked items into one
+// acked-log record, and the largest acked-log purge bound asked for.
 
 import { type AckedLogRecord, emptyAckedLog } from "./acked-log.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord } from "./record.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "./record.ts";
+import { pauseKey } from "./store.ts";
 import type { CommitBatch, ItemKey, ShardBatch } from "./store.ts";
 
 /** One write of a WriteSet, in the order made. */
@@ -13,7 +14,8 @@ export type Operation =
   | { kind: "item"; shard: number; key: ItemKey; record: ItemRecord | Uint8Array | null }
   | { kind: "outcome"; id: string; record: OutcomeRecord | null }
   | { kind: "acked"; ns: string; shard: number; key: ItemKey; endedAtMs: number }
-  | { kind: "purgeAcked"; beforeMs: number };
+  | { kind: "purgeAcked"; beforeMs: number }
+  | { kind: "pause"; ns: string; topic: string; record: PauseRecord | null };
 
 export class BatchBuilder {
   /** Scratch, empty between batches: per shard its items and where each key sits among them. */
@@ -35,6 +37,8 @@ export class BatchBuilder {
     const nsSlots = this.ackedNamespaces;
     let acked: AckedLogRecord | null = null;
     let ackedPurgeBeforeMs: number | null = null;
+    // Pauses are rare: a Map per batch that has any, last write per key wins.
+    let pauses: Map<string, { ns: string; topic: string; record: PauseRecord | null }> | null = null;
     for (const set of sets) {
       for (const operation of set.operations) {
         if (operation.kind === "acked") {
@@ -49,6 +53,9 @@ export class BatchBuilder {
           acked.shards.push(operation.shard);
           acked.keys.push(operation.key);
           if (operation.endedAtMs > acked.endedAtMs) acked.endedAtMs = operation.endedAtMs;
+        } else if (operation.kind === "pause") {
+          pauses ??= new Map();
+          pauses.set(pauseKey(operation.ns, operation.topic), { ns: operation.ns, topic: operation.topic, record: operation.record });
         } else if (operation.kind === "purgeAcked") {
           ackedPurgeBeforeMs = Math.max(ackedPurgeBeforeMs ?? 0, operation.beforeMs);
         } else if (operation.kind === "item") {
@@ -91,6 +98,8 @@ export class BatchBuilder {
     }
     outcomeSlots.clear();
     nsSlots.clear();
-    return { shards, outcomes, meta, acked, ackedPurgeBeforeMs };
+    const batch: CommitBatch = { shards, outcomes, meta, acked, ackedPurgeBeforeMs };
+    if (pauses !== null) batch.pauses = [...pauses.values()];
+    return batch;
   }
 }

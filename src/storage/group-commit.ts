@@ -20,7 +20,7 @@ import { RecentSamples } from "./commit-stats.ts";
 import type { CommitStats } from "./commit-stats.ts";
 import { BatchBuilder, type Operation } from "./batch-builder.ts";
 import { SlowCommitReporter, type SlowCommitReport, slowCommitReportIntervalMs } from "./slow-commits.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord } from "./record.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "./record.ts";
 import type { CommitBatch, CommitResult, ItemKey, Store } from "./store.ts";
 import { StorageUnavailableError } from "./writer.ts";
 import type { WriteSet, Writer } from "./writer.ts";
@@ -67,6 +67,7 @@ interface Deferred {
 class PendingWriteSet implements WriteSet {
   readonly operations: Operation[] = [];
   readonly shards = new Set<number>();
+  /** Writes outcomes or pauses: the part of a commit outside every shard (CommitResult.metaError). */
   writesOutcomes = false;
   ended = false;
   deferred: Deferred | null = null;
@@ -99,6 +100,14 @@ class PendingWriteSet implements WriteSet {
 
   purgeAckedBefore(beforeMs: number): void {
     this.add({ kind: "purgeAcked", beforeMs });
+  }
+
+  putPause(record: PauseRecord): void {
+    this.add({ kind: "pause", ns: record.ns, topic: record.topic, record });
+  }
+
+  deletePause(ns: string, topic: string): void {
+    this.add({ kind: "pause", ns, topic, record: null });
   }
 
   end(): Promise<void> {

@@ -98,6 +98,7 @@ describe("createMetrics", () => {
       breaker: "open",
       connections: 7,
       waiters: 3,
+      pausedTopics: 2,
     };
     const metrics = createMetrics({ processMetrics: false });
     metrics.setGaugeSource(() => snapshot);
@@ -110,6 +111,7 @@ describe("createMetrics", () => {
     expect(parsed.samples.filter((s) => s.name === "orq_storage_breaker_state")).toHaveLength(4);
     expect(findSample(parsed, "orq_connections")?.value).toBe(7);
     expect(findSample(parsed, "orq_waiters")?.value).toBe(3);
+    expect(findSample(parsed, "orq_topics_paused")?.value).toBe(2);
 
     snapshot = { items: [{ ns: "a", topic: "t", state: "ready", count: 2 }], breaker: null, connections: 0, waiters: 0 };
     parsed = await scrape(metrics);

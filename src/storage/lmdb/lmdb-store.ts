@@ -10,7 +10,7 @@ import { open } from "lmdb";
 import type { Database, RootDatabase } from "lmdb";
 import { assert } from "../../lib/assert.ts";
 import { ackedOutcomeBounds } from "../../limits.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord } from "../record.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "../record.ts";
 import { type AckedLogRecord, ackedLogEndedAtMs, appendAckedLog, decodeAckedLog } from "../acked-log.ts";
 import { ByteWriter } from "../byte-cursor.ts";
 import {
@@ -21,10 +21,12 @@ import {
   decodeMetaRecord,
   recordReaders,
   decodeOutcomeRecord,
+  decodePauseRecord,
   encodeMetaRecord,
+  encodePauseRecord,
 } from "../record-codec.ts";
 import { metaMismatch, newMetaRecord, nextBoot } from "../store-meta.ts";
-import { StoreOpenError } from "../store.ts";
+import { StoreOpenError, pauseKey } from "../store.ts";
 import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, Store } from "../store.ts";
 import {
   dataFileName,
@@ -34,6 +36,8 @@ import {
   metaKey,
   outcomesDbOptions,
   ackedDbOptions,
+  pauseKeyEnd,
+  pauseKeyPrefix,
   shardDbOptions,
   shardRecoveryDbOptions,
 } from "./lmdb-options.ts";
@@ -198,6 +202,14 @@ class LmdbStore implements Store {
     for (const { value } of this.ackedDb.getRange({})) yield decodeAckedLog(value);
   }
 
+  *loadPauses(): Iterable<PauseRecord> {
+    for (const { key, value } of this.metaDb.getRange({ start: pauseKeyPrefix, end: pauseKeyEnd })) {
+      const record = decodePauseRecord(value);
+      assert(key === pauseKeyPrefix + pauseKey(record.ns, record.topic), `pause record under the wrong key ${String(key)}`);
+      yield record;
+    }
+  }
+
   readItemBytes(shard: number, key: ItemKey): Uint8Array | null {
     assert(!this.closed, "read on a closed store");
     const db = this.shardDbs[shard];
@@ -269,7 +281,11 @@ class LmdbStore implements Store {
       appendAckedLog(slab, batch.acked);
     }
     const acked: AckedWrite = { start: ackedStart, end: slab.length, seq: this.nextAckedSeq, purgeBeforeMs: batch.ackedPurgeBeforeMs };
-    return this.transact(batch, slab, itemWrites, outcomeWrites, metaBytes, acked);
+    const pauseWrites = (batch.pauses ?? []).map(({ ns, topic, record }) => ({
+      key: pauseKeyPrefix + pauseKey(ns, topic),
+      bytes: record === null ? null : encodePauseRecord(record),
+    }));
+    return this.transact(batch, slab, itemWrites, outcomeWrites, metaBytes, acked, pauseWrites);
   }
 
   /** The asynchronous half of commit(): one LMDB write transaction over the encoded values. */
@@ -280,6 +296,7 @@ class LmdbStore implements Store {
     outcomeWrites: Array<{ id: string; start: number; end: number }>,
     metaBytes: Uint8Array | null,
     acked: AckedWrite,
+    pauseWrites: Array<{ key: string; bytes: Uint8Array | null }>,
   ): Promise<CommitResult> {
     try {
       await this.env.transaction(() => {
@@ -294,6 +311,10 @@ class LmdbStore implements Store {
         if (metaBytes !== null) this.metaDb.putSync(metaKey, metaBytes);
         if (acked.start >= 0) this.ackedDb.putSync(acked.seq, slab.written(acked.start, acked.end));
         if (acked.purgeBeforeMs !== null) this.purgeAcked(acked.purgeBeforeMs);
+        for (const { key, bytes } of pauseWrites) {
+          if (bytes === null) this.metaDb.removeSync(key);
+          else this.metaDb.putSync(key, bytes);
+        }
       });
     } catch (error) {
       // One LMDB transaction: when it fails, every shard in it failed.

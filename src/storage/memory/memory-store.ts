@@ -6,12 +6,14 @@
 // on the way in and out, as with LMDB.
 
 import { assert } from "../../lib/assert.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord } from "../record.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "../record.ts";
 import {
   decodeItemRecord,
   decodeMetaRecord,
   decodeOutcomeRecord,
+  decodePauseRecord,
   encodeItemRecord,
+  encodePauseRecord,
   recordReaders,
   encodeMetaRecord,
   encodeOutcomeRecord,
@@ -20,6 +22,7 @@ import { RECORD_VERSION } from "../record.ts";
 import { type AckedLogRecord, ackedLogEndedAtMs, appendAckedLog, decodeAckedLog } from "../acked-log.ts";
 import { ByteWriter } from "../byte-cursor.ts";
 import { newMetaRecord, nextBoot } from "../store-meta.ts";
+import { pauseKey } from "../store.ts";
 import type { CommitBatch, CommitResult, ItemKey, LoadedShard, Store } from "../store.ts";
 
 /** What one commit carried, for tests that check batching. */
@@ -32,6 +35,8 @@ export interface CommitSummary {
   /** Entries of the commit's acked-log record. */
   acked: number;
   meta: boolean;
+  /** Pause writes (set or cleared); absent when none. */
+  pauses?: number;
 }
 
 interface DurableState {
@@ -40,6 +45,8 @@ interface DurableState {
   /** Encoded acked-log records, oldest first. */
   ackedLog: Uint8Array[];
   meta: Uint8Array;
+  /** Encoded pause records by store.ts's pauseKey (absent in a state built without any). */
+  pauses?: Map<string, Uint8Array>;
 }
 
 /** Summaries kept for tests (the oldest are dropped beyond this). */
@@ -62,9 +69,11 @@ export class MemoryStore implements Store {
       shards: Array.from({ length: options.shards }, () => new Map<ItemKey, Uint8Array>()),
       outcomes: new Map(),
       ackedLog: [],
+      pauses: new Map(),
       // A new store is its data dir's first open: boot 1.
       meta: encodeMetaRecord(nextBoot(newMetaRecord(options.shards))),
     };
+    this.state.pauses ??= new Map();
     assert(this.state.shards.length === options.shards);
   }
 
@@ -80,6 +89,7 @@ export class MemoryStore implements Store {
         shards: this.state.shards.map((items) => new Map(items)),
         outcomes: new Map(this.state.outcomes),
         ackedLog: [...this.state.ackedLog],
+        pauses: new Map(this.pauses),
         meta: encodeMetaRecord(nextBoot(decodeMetaRecord(this.state.meta))),
       },
     );
@@ -137,6 +147,10 @@ export class MemoryStore implements Store {
     for (const bytes of this.state.ackedLog) yield decodeAckedLog(bytes);
   }
 
+  *loadPauses(): Iterable<PauseRecord> {
+    for (const bytes of this.pauses.values()) yield decodePauseRecord(bytes);
+  }
+
   readItemBytes(shard: number, key: ItemKey): Uint8Array | null {
     this.checkShard(shard);
     const bytes = this.state.shards[shard]?.get(key);
@@ -168,8 +182,12 @@ export class MemoryStore implements Store {
       appendAckedLog(writer, batch.acked);
       ackedBytes = writer.finish();
     }
+    const pauseWrites = (batch.pauses ?? []).map(({ ns, topic, record }) => ({
+      key: pauseKey(ns, topic),
+      bytes: record === null ? null : encodePauseRecord(record),
+    }));
     this.remember(batch);
-    return this.apply(shardWrites, outcomeWrites, metaBytes, ackedBytes, batch.ackedPurgeBeforeMs);
+    return this.apply(shardWrites, outcomeWrites, metaBytes, ackedBytes, batch.ackedPurgeBeforeMs, pauseWrites);
   }
 
   private async apply(
@@ -178,6 +196,7 @@ export class MemoryStore implements Store {
     metaBytes: Uint8Array | null,
     ackedBytes: Uint8Array | null,
     purgeBeforeMs: number | null,
+    pauseWrites: Array<{ key: string; bytes: Uint8Array | null }>,
   ): Promise<CommitResult> {
     if (this.gate !== null) await this.gate.promise;
     if (this.commitDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.commitDelayMs));
@@ -214,6 +233,10 @@ export class MemoryStore implements Store {
       while (drop < this.state.ackedLog.length && ackedLogEndedAtMs(this.state.ackedLog[drop] as Uint8Array) < purgeBeforeMs) drop++;
       if (drop > 0) this.state.ackedLog.splice(0, drop);
     }
+    for (const { key, bytes } of pauseWrites) {
+      if (bytes === null) this.pauses.delete(key);
+      else this.pauses.set(key, bytes);
+    }
     return result;
   }
 
@@ -230,7 +253,12 @@ export class MemoryStore implements Store {
       outcomes: batch.outcomes.length,
       acked: batch.acked === null ? 0 : batch.acked.keys.length,
       meta: batch.meta !== null,
+      ...(batch.pauses !== undefined && batch.pauses.length > 0 ? { pauses: batch.pauses.length } : {}),
     });
+  }
+
+  private get pauses(): Map<string, Uint8Array> {
+    return this.state.pauses as Map<string, Uint8Array>;
   }
 
   private checkShard(shard: number): void {
