@@ -35,6 +35,7 @@ import {
   shardRecoveryDbOptions,
 } from "./lmdb-options.ts";
 import { dataDirProblem } from "./data-dir-check.ts";
+import { lockDataDir, type DataDirLock } from "./data-dir-lock.ts";
 import { openError } from "./open-error.ts";
 
 export interface LmdbStoreOptions {
@@ -56,17 +57,26 @@ export async function openLmdbStore(options: LmdbStoreOptions): Promise<Store> {
     throw new StoreOpenError(`--shards must be an integer from 1 to ${shardsMax}, got ${shards}`);
   }
   prepareDataDir(dataDir);
+  // Before LMDB opens: a second server must not even read the environment (data-dir-lock.ts).
+  let lock: DataDirLock;
+  try {
+    lock = lockDataDir(dataDir);
+  } catch (error) {
+    throw openError(dataDir, error);
+  }
   let env: RootDatabase<Uint8Array, string>;
   try {
     env = open<Uint8Array, string>(environmentOptions(join(dataDir, dataFileName), shards, durability));
   } catch (error) {
+    lock.release();
     throw openError(dataDir, error);
   }
   try {
     const meta = await loadOrCreateMeta(env, dataDir, shards);
-    return new LmdbStore(env, meta, shards);
+    return new LmdbStore(env, meta, shards, lock);
   } catch (error) {
     await env.close();
+    lock.release();
     throw openError(dataDir, error);
   }
 }
@@ -140,6 +150,7 @@ class LmdbStore implements Store {
     private readonly env: RootDatabase<Uint8Array, string>,
     meta: MetaRecord,
     shards: number,
+    private readonly lock: DataDirLock,
   ) {
     this.shardCount = shards;
     this.currentMeta = meta;
@@ -265,6 +276,8 @@ class LmdbStore implements Store {
     if (this.closed) return;
     this.closed = true;
     await this.env.close();
+    // Only after LMDB has closed: the next server may open the environment at once.
+    this.lock.release();
   }
 }
 
