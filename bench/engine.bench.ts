@@ -48,6 +48,7 @@ const store: Store = {
   meta,
   loadShards: (): Iterable<LoadedShard> => [],
   loadOutcomes: () => [],
+  storedCounts: () => ({ items: 0, outcomes: 0 }),
   readItem: (_shard: number, _key: ItemKey) => storedRecord,
   readItemBytes: (_shard: number, _key: ItemKey) => storedValue.slice(),
   commit: (_b: CommitBatch): Promise<CommitResult> => Promise.resolve({ failedShards: new Map(), metaError: null }),

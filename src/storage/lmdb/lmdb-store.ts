@@ -187,6 +187,13 @@ class LmdbStore implements Store {
     }
   }
 
+  storedCounts(): { items: number; outcomes: number } {
+    assert(!this.closed, "read on a closed store");
+    let items = 0;
+    for (const db of this.shardDbs) items += entryCount(db);
+    return { items, outcomes: entryCount(this.outcomesDb) };
+  }
+
   readItemBytes(shard: number, key: ItemKey): Uint8Array | null {
     assert(!this.closed, "read on a closed store");
     const db = this.shardDbs[shard];
@@ -279,6 +286,13 @@ class LmdbStore implements Store {
     // Only after LMDB has closed: the next server may open the environment at once.
     this.lock.release();
   }
+}
+
+/** Entries in one sub-database, from its B-tree header (mdb_stat): no scan. lmdb-js types getStats() as `{}`. */
+function entryCount(db: BinaryDb<number> | BinaryDb<string>): number {
+  const count = (db.getStats() as { entryCount?: unknown }).entryCount;
+  assert(typeof count === "number", "lmdb getStats() has no entryCount");
+  return count;
 }
 
 /** Decodes lazily, one entry at a time: 1,000,000 items never sit in memory twice. */
