@@ -3,7 +3,10 @@
 // stop accepting, answer SHUTTING_DOWN to new work, release parked dequeues,
 // wait for commits (writer.drain) and for every reply to be sent, close the
 // store, exit 0 — within shutdownMsMax. A second signal exits at once (LMDB
-// commits are atomic, so nothing committed is lost).
+// commits are atomic, so nothing committed is lost), and so does a signal
+// before the server serves (start-up and recovery only read). The handlers
+// are installed first thing: Bun installs them lazily, and a SIGTERM sent
+// right after the listening line once found none and killed the process.
 //
 // Start-up order: both ports are probed before the data dir is created or
 // locked, so a port in use changes nothing on disk. Then the store opens
@@ -63,6 +66,23 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     outcomeRetentionMs: config.outcomeRetentionMs,
   };
 
+  // Signals are handled from the start, before any port opens, so whoever saw a port never signals an
+  // unguarded process. Until the server serves, a signal exits at once: recovery only reads, so there is
+  // nothing to drain. From then on the first signal drains and a second one exits at once.
+  let drain: (() => Promise<void>) | null = null;
+  let shuttingDown = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (shuttingDown || drain === null) {
+      logger.warn(drain === null ? "signal during start-up: exiting now" : "second signal: exiting now", { signal });
+      process.exit(signal === "SIGINT" ? 130 : 143);
+    }
+    shuttingDown = true;
+    logger.info("shutting down", { signal });
+    void drain();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+
   const addons = checkNativeAddons();
   if (!addons.ok) {
     process.stderr.write(`orq: ${addons.message}\n`);
@@ -88,7 +108,6 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
   const metrics = createMetrics({ version });
   // Set once the protocol port listens; /readyz is 503 until then (recovery) and again once draining.
   let server: OrqServer | null = null;
-  let shuttingDown = false;
   let http: HttpServerHandle;
   try {
     http = await startHttpServer({
@@ -181,17 +200,6 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     auth: config.tokens.length > 0,
     config: config.configPath,
   });
-  process.stdout.write(`orq listening on ${config.host}:${started.port}\n`);
-
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (shuttingDown) {
-      logger.warn("second signal: exiting now", { signal });
-      process.exit(signal === "SIGINT" ? 130 : 143);
-    }
-    shuttingDown = true;
-    logger.info("shutting down", { signal });
-    void shutdown();
-  };
   const shutdown = async (): Promise<void> => {
     const bound = setTimeout(() => {
       logger.error("shutdown took too long: exiting", { bound_ms: shutdownMsMax });
@@ -210,6 +218,6 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     logger.info("stopped");
     process.exit(0);
   };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  drain = shutdown;
+  process.stdout.write(`orq listening on ${config.host}:${started.port}\n`);
 }
