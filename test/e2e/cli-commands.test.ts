@@ -198,6 +198,23 @@ describe("client commands", () => {
     expect(human.stdout).toMatch(/NAMESPACE\s+READY.*\nst\s+1/);
     expect(human.stdout).toContain("topics of st:");
   });
+
+  test("stats in words shows the unmatchable-items report that --json has", async () => {
+    await orqJson(["enqueue", "--ns", "um", "--topic", "render", "--payload", "x", "--requires", '{"gpu": true}']);
+    await orqJson(["enqueue", "--ns", "um", "--topic", "render", "--payload", "y", "--requires", '{"gpu": true}']);
+    // A worker without a gpu asks the topic: it may take neither item.
+    const asked = await orq(["dequeue", "--ns", "um", "--topic", "render", "--capabilities", '{"gpu": false}']);
+    expect(asked.stderr).toContain("no items ready");
+    const json = await orqJson(["stats", "--ns", "um"]);
+    expect(json.namespaces.um.topics.render.unmatchable).toMatchObject({ asked: true, askers: 1, items: 2 });
+    const human = await orq(["stats", "--ns", "um"]);
+    expect(human.stdout).toMatch(/^NAMESPACE\s+READY\s+DELAYED\s+WAITING\s+LEASED\s+DEAD\s+UNMATCHABLE\s+TOPICS\s+WAITERS$/m);
+    expect(human.stdout).toMatch(/^um\s+2\s+0\s+0\s+0\s+0\s+2\s+1\s+0$/m);
+    expect(human.stdout).toMatch(/^render\s+2\s+0\s+0\s+0\s+0\s+2$/m);
+    expect(human.stdout).toContain(
+      "unmatchable (ready items no worker that asked in the last 10 minutes may take):\n  um / render: 2 items; 1 worker kinds asked\n    requires {\"gpu\":true}: 2 items\n",
+    );
+  });
 });
 
 describe("errors and exit codes", () => {
