@@ -8,8 +8,9 @@
 // are installed first thing: Bun installs them lazily, and a SIGTERM sent
 // right after the listening line once found none and killed the process.
 //
-// Start-up order: both ports are probed before the data dir is created or
-// locked, so a port in use changes nothing on disk. Then the store opens
+// Start-up order: a look at the data dir's lock (a second server on it is
+// refused before anything else), then both ports are probed before the data
+// dir is created or locked, so a port in use changes nothing on disk. Then the store opens
 // (taking the data dir's lock: a second server on it stops here), the HTTP
 // side port (--http-port: /, /healthz, /readyz, /metrics) starts and prints
 // `orq http on HOST:PORT`, and recovery runs in steps, logging its progress,
@@ -25,6 +26,7 @@ import { IdleGc } from "../server/idle-gc.ts";
 import { OrqServer } from "../server/server.ts";
 import { GroupCommitter } from "../storage/group-commit.ts";
 import { openLmdbStore } from "../storage/lmdb/lmdb-store.ts";
+import { refuseIfDataDirHeld } from "../storage/lmdb/data-dir-lock.ts";
 import { StoreOpenError } from "../storage/store.ts";
 import type { ServeConfig } from "./config.ts";
 import { checkNativeAddons } from "./self-check.ts";
@@ -89,7 +91,15 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     process.exit(startupFailureExitCode);
   }
 
-  // Both ports before the data dir: a port in use must fail before anything is created or locked.
+  // A data dir another server holds is the first thing to say (a second `npm start` shares its ports too);
+  // this only looks, creating nothing. Then both ports, before the data dir is created or locked.
+  try {
+    refuseIfDataDirHeld(config.dataDir);
+  } catch (error) {
+    if (!(error instanceof StoreOpenError)) throw error;
+    process.stderr.write(`orq: ${error.message}\n`);
+    process.exit(startupFailureExitCode);
+  }
   for (const [port, flag] of [[config.port, "--port"], [config.httpPort, "--http-port"]] as const) {
     const portError = probeListen(config.host, port);
     if (portError === null) continue;

@@ -15,13 +15,13 @@ afterEach(async () => {
   server = null;
 });
 
-/** Runs `orq serve` on dataDir (free ports) to its exit; the exit code and stderr. */
-async function serveToExit(dataDir: string): Promise<{ code: number; stderr: string; stdout: string }> {
+/** Runs `orq serve` on dataDir (free ports unless given) to its exit; the exit code and stderr. */
+async function serveToExit(dataDir: string, ports: { port: number; httpPort: number } = { port: 0, httpPort: 0 }): Promise<{ code: number; stderr: string; stdout: string }> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (value !== undefined && !key.startsWith("ORQ_")) env[key] = value;
   }
-  const child = Bun.spawn([bunPath, mainPath, "serve", "--data-dir", dataDir, "--port", "0", "--http-port", "0"], {
+  const child = Bun.spawn([bunPath, mainPath, "serve", "--data-dir", dataDir, "--port", String(ports.port), "--http-port", String(ports.httpPort)], {
     env,
     stdin: "ignore",
     stdout: "pipe",
@@ -47,6 +47,16 @@ describe("one server per data dir", () => {
     const deliveries = await client.dequeue("lock", { topics: [{ topic: "t" }] });
     expect(deliveries.map((delivery) => delivery.id)).toEqual(ids);
     await client.close();
+  });
+
+  test("a second server on the same data dir and the same ports (`npm start` twice) is told about the data dir, not the port", async () => {
+    server = await ServerProcess.start();
+    const httpPort = Number(/:(\d+)$/.exec(server.stdoutLines.find((line) => line.startsWith("orq http on")) ?? "")?.[1]);
+    const second = await serveToExit(server.dataDir, { port: server.port, httpPort });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toBe(
+      `orq: data dir ${server.dataDir} is in use by another orq server (pid ${server.pid}); stop it, or give this one another --data-dir\n`,
+    );
   });
 
   test("a server started after a SIGKILL of the first is not refused and finds its items", async () => {

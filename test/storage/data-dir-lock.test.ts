@@ -9,7 +9,8 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { lockDataDir, lockFileName } from "../../src/storage/lmdb/data-dir-lock.ts";
+import { existsSync } from "node:fs";
+import { lockDataDir, lockFileName, refuseIfDataDirHeld } from "../../src/storage/lmdb/data-dir-lock.ts";
 import { openLmdbStore } from "../../src/storage/lmdb/lmdb-store.ts";
 import { StoreOpenError } from "../../src/storage/store.ts";
 
@@ -65,6 +66,23 @@ describe("data dir lock", () => {
     writeFileSync(join(dir, lockFileName), "");
     expect(refusal(() => lockDataDir(dir, 2)).message).toContain("(pid not yet written)");
     first.release();
+  });
+
+  test("refuseIfDataDirHeld: refuses a held dir naming the holder; creates nothing and leaves a free lock free", () => {
+    const dir = freshDir();
+    const missing = join(dir, "not-yet");
+    refuseIfDataDirHeld(missing);
+    expect(existsSync(missing)).toBe(false);
+    refuseIfDataDirHeld(dir);
+    expect(existsSync(join(dir, lockFileName))).toBe(false);
+    const holder = lockDataDir(dir, 31);
+    expect(refusal(() => refuseIfDataDirHeld(dir)).message).toBe(
+      `data dir ${dir} is in use by another orq server (pid 31); stop it, or give this one another --data-dir`,
+    );
+    holder.release();
+    // A free lock file: no refusal, and the check let go of it.
+    refuseIfDataDirHeld(dir);
+    lockDataDir(dir, 32).release();
   });
 
   test("a second LMDB store on a dir whose store is open is refused before LMDB opens; closing the first frees it", async () => {

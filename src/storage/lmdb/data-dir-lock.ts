@@ -40,7 +40,7 @@ export function lockDataDir(dataDir: string, pid: number = process.pid): DataDir
   }
   if (outcome === "held") {
     closeSync(fd);
-    throw new StoreOpenError(`data dir ${dataDir} is in use by another orq server (${holderOf(path)}); stop it, or give this one another --data-dir`);
+    throw heldError(dataDir, path);
   }
   const text = `${pid}\n`;
   ftruncateSync(fd, 0);
@@ -53,6 +53,39 @@ export function lockDataDir(dataDir: string, pid: number = process.pid): DataDir
       closeSync(fd);
     },
   };
+}
+
+/**
+ * Refuse early, without creating anything: throws the same StoreOpenError as
+ * lockDataDir when another process holds `dataDir`'s lock; does nothing when
+ * the dir or its lock file does not exist, or the lock is free (it is let go
+ * at once: lockDataDir takes it for real when the store opens). `orq serve`
+ * calls it before its port checks, so a second `npm start` names the server
+ * that holds the data dir rather than the port they share.
+ */
+export function refuseIfDataDirHeld(dataDir: string): void {
+  const path = join(dataDir, lockFileName);
+  let fd: number;
+  try {
+    fd = openSync(path, fsConstants.O_RDWR);
+  } catch {
+    // No lock file or no dir: nobody holds it. Any other problem is reported by the real lock.
+    return;
+  }
+  let outcome: "locked" | "held" | "unknown";
+  try {
+    outcome = tryLockExclusive(fd);
+  } catch {
+    // flock itself failed: lockDataDir reports it with its reason when the store opens.
+    outcome = "unknown";
+  } finally {
+    closeSync(fd);
+  }
+  if (outcome === "held") throw heldError(dataDir, path);
+}
+
+function heldError(dataDir: string, path: string): StoreOpenError {
+  return new StoreOpenError(`data dir ${dataDir} is in use by another orq server (${holderOf(path)}); stop it, or give this one another --data-dir`);
 }
 
 /** "pid N" as the lock file says, or why it cannot say (the holder may not have written it yet). */
