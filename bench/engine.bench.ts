@@ -55,6 +55,7 @@ const store: Store = {
   loadOutcomes: () => [],
   loadAckedLog: () => [],
   loadPauses: () => [],
+  storedCounts: () => ({ items: 0, outcomes: 0 }),
   readItem: (_shard: number, _key: ItemKey) => storedRecord,
   readItemBytes: (_shard: number, _key: ItemKey) => storedValue.slice(),
   commit: (_b: CommitBatch): Promise<CommitResult> => Promise.resolve({ failedShards: new Map(), metaError: null }),

@@ -49,6 +49,7 @@ const store: Store = {
   loadOutcomes: () => [],
   loadPauses: () => [],
   loadAckedLog: () => [],
+  storedCounts: () => ({ items: 0, outcomes: 0 }),
   readItem: () => storedRecord,
   readItemBytes: () => storedValue.slice(),
   commit: (): Promise<CommitResult> => Promise.resolve({ failedShards: new Map(), metaError: null }),

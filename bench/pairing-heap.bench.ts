@@ -1,6 +1,6 @@
 // Pairing heap vs an array binary heap of objects, at 1,000 and 1,000,000
 // entries: insert, pop-min (random int32 keys and FIFO equal keys) and
-// delete-by-handle. Expected (MEASURED.md, 1M random): pairing pop-min about
+// delete-by-handle. Expected (earlier runs, 1M random): pairing pop-min about
 // 1.4 µs, FIFO pop-min about 90 ns, insert about 50 ns; binary heap pop about 0.7 µs.
 // Each benchmark pops one and inserts one, so the heap stays at its size.
 // Run: ./node_modules/.bin/bun bench/pairing-heap.bench.ts

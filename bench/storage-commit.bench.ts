@@ -1,7 +1,7 @@
 // LMDB commit cost by batch size (1, 100, 1,000 item records of ~100-byte
 // payloads) in strict (fsync per commit) and relaxed (no fsync) mode, through
 // LmdbStore.commit, records encoded by the record codec.
-// Expected (MEASURED.md: one awaited fsync'd commit about 0.5 ms; 3-4.5 µs of
+// Expected (measured earlier: one awaited fsync'd commit about 0.5 ms; 3-4.5 µs of
 // JS per put): strict 1 record ~0.5 ms, relaxed 1 record ~30-80 µs; 1,000
 // records ~3-5 ms in both modes, i.e. per-record cost dominates and fsync
 // amortises away above ~100 records per commit.

@@ -4,7 +4,7 @@
 // commit and commit time (p50/p99) per concurrency and durability mode.
 // Expected: strict at C=1 is fsync-bound (~2-3 k/s at ~0.3-0.5 ms per
 // commit); as C grows each commit carries about C write sets and throughput
-// climbs toward the JS cost of a put (MEASURED.md: 100-370 k items/s).
+// climbs toward the JS cost of a put (measured earlier: 100-370 k items/s).
 // Run: ./node_modules/.bin/bun bench/storage-group-commit.ts [seconds per run]
 
 import { mkdtempSync, rmSync } from "node:fs";

@@ -77,6 +77,12 @@ export interface Limits {
   /** Most due deadlines (delays, leases, TTLs, waiter timeouts) handled per timer tick (10,000): keeps one tick short. */
   deadlinesPerTickMax: number;
   /**
+   * Records recovered between two turns of the event loop at start-up (10,000,
+   * about 10 ms of work): /healthz answers and progress is logged during a
+   * recovery of millions of items, at a cost of one turn per step.
+   */
+  recoveryRecordsPerTurnMax: number;
+  /**
    * How long a worker's dequeue of a topic counts as a recent ask for the
    * unmatchable-items report in `stats` (10 minutes): longer than waitMsMax,
    * so a worker parked in a long-poll counts as asking for its whole wait.
@@ -117,6 +123,7 @@ export const defaultLimits: Readonly<Limits> = Object.freeze({
   pauseMsMax: 365 * 24 * 60 * 60 * 1000,
   outcomeRetentionMs: 60 * 60 * 1000,
   deadlinesPerTickMax: 10_000,
+  recoveryRecordsPerTurnMax: 10_000,
   unmatchableAskWindowMs: 10 * 60 * 1000,
 });
 

@@ -60,6 +60,8 @@ const packageOwners: Record<string, readonly string[]> = {
   "@msgpack/msgpack": ["protocol/", "storage/record-codec.ts", "client/"],
   "prom-client": ["observability/metrics.ts"],
   commander: ["cli/"],
+  // Native calls are a crash risk: one binding (flock for the data dir lock), in one file.
+  "bun:ffi": ["storage/lmdb/flock.ts"],
 };
 
 function importsOf(text: string): string[] {

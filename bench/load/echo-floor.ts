@@ -1,6 +1,6 @@
 // The echo floor: a bare Bun TCP server with orq's 4-byte length framing that
 // answers every frame with itself at once, all replies of one data event in a
-// single write (MEASURED.md's fair floor). Round trips against it are what a
+// single write (the fair floor, as measured earlier). Round trips against it are what a
 // server that did no work at all would cost; orq's ping is compared with it.
 // Run as a child process (`bun bench/load/echo-floor.ts --port 0`) so it can
 // be pinned like the real server; prints `echo listening on HOST:PORT`.

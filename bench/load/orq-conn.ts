@@ -1,5 +1,5 @@
 // A lean, pipelined orq connection for the load generator: its own 4-byte
-// length framing, one reused MessagePack Encoder and Decoder (MEASURED.md:
+// length framing, one reused MessagePack Encoder and Decoder (measured earlier:
 // the functional encode() is 3x slower), replies matched to requests by id.
 // Deliberately not the TS client: the generator shares the machine with the
 // server, so every microsecond it spends is taken from the figure it measures.

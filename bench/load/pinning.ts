@@ -1,6 +1,6 @@
 // CPU pinning for round-trip latency runs. On this machine a round trip whose
 // two ends sit on different vCPUs costs 2-3x one whose ends share a vCPU
-// (MEASURED.md: waking an idle vCPU dominates), so latency comparisons pin
+// (measured earlier: waking an idle vCPU dominates), so latency comparisons pin
 // the server and this process to CPU 0 with `taskset`, and say whether they could.
 
 import { availableParallelism } from "node:os";

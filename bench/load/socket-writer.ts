@@ -1,5 +1,5 @@
 // Outgoing bytes of one load-generator connection. Everything written in one
-// event-loop turn is coalesced into a single `socket.write` (MEASURED.md: one
+// event-loop turn is coalesced into a single `socket.write` (measured earlier: one
 // write per frame is 15x slower), and a partial write keeps its unsent tail
 // for the `drain` event, because Bun's socket keeps nothing it did not accept.
 

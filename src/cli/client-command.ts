@@ -38,8 +38,8 @@ export interface Session {
   json: boolean;
   /** True when --ns was given (or ORQ_NS set), not defaulted: `stats` then shows every namespace. */
   nsExplicit: boolean;
-  /** Connects on first use. */
-  client(): Promise<OrqClient>;
+  /** Connects on first use. `helloRequired: false` (ping) stays connected when the hello is refused for want of a token. */
+  client(options?: { helloRequired?: boolean }): Promise<OrqClient>;
 }
 
 export interface ServerAddress {
@@ -93,8 +93,22 @@ export function listArg(value: string): string[] {
 
 /** A subcommand with the common flags; its action goes through runCommand. */
 export function clientCommand(parent: Command, nameAndArgs: string, description: string): Command {
-  return parent
-    .command(nameAndArgs)
+  const command = parent.command(nameAndArgs);
+  // Commander checks required options before unknown ones, so `--topik x` said
+  // "required option '--topic <topic>' not specified". The mistyped flag is the
+  // real error: report it first. (The first unknown argument is always the
+  // first unknown option: commander sends everything after it there too.)
+  const parseOptions = command.parseOptions.bind(command);
+  command.parseOptions = (argv) => {
+    const parsed = parseOptions(argv);
+    const first = parsed.unknown[0];
+    // --help lands among the unknown arguments too; commander answers it next, and help wins over any error.
+    const wantsHelp = parsed.unknown.includes("--help") || parsed.unknown.includes("-h");
+    // unknownOption (untyped in commander's .d.ts) prints commander's own message, with its "Did you mean" hint.
+    if (first !== undefined && first.startsWith("-") && !wantsHelp) (command as unknown as { unknownOption(flag: string): never }).unknownOption(first);
+    return parsed;
+  };
+  return command
     .description(description)
     .addOption(new Option("--server <host:port>", "server address").env("ORQ_SERVER").default(defaultServer))
     .addOption(new Option("--ns <namespace>", "namespace").env("ORQ_NS").default(defaultNamespace))
@@ -120,7 +134,7 @@ export function onRun(command: Command, run: Run): Command {
       ns: options.ns as string,
       json,
       nsExplicit: command.getOptionValueSource("ns") !== "default",
-      async client() {
+      async client(clientOptions = {}) {
         if (client !== null) return client;
         address ??= parseServerAddress(options.server as string);
         client = await OrqClient.connect({
@@ -128,6 +142,7 @@ export function onRun(command: Command, run: Run): Command {
           port: address.port,
           token: options.token as string | undefined,
           clientName: "orq-cli",
+          helloRequired: clientOptions.helloRequired ?? true,
           reconnect: false,
           requestTimeoutMs: options.timeoutMs as number,
           connectTimeoutMs: Math.min(options.timeoutMs as number, 5_000),
@@ -145,7 +160,7 @@ export function onRun(command: Command, run: Run): Command {
         process.stderr.write(`error USAGE: ${error.message}\n`);
         process.exitCode = exitCodes.usage;
       } else if (error instanceof OrqError) {
-        process.stderr.write(`error ${error.code}: ${bareMessage(error)}\n`);
+        process.stderr.write(`error ${error.code}: ${bareMessage(error)}${error.code === "UNAUTHORIZED" ? tokenHint(options.token) : ""}\n`);
         process.exitCode = exitCodes.error;
       } else {
         throw error;
@@ -164,6 +179,13 @@ function print(result: CommandResult, json: boolean): void {
   }
   if (result.text.length > 0) process.stdout.write(result.text.endsWith("\n") ? result.text : `${result.text}\n`);
   if (result.note !== undefined) process.stderr.write(`${result.note}\n`);
+}
+
+/** What to do about UNAUTHORIZED: the server has auth on, and the token is missing or not one it knows. */
+function tokenHint(token: unknown): string {
+  return token === undefined
+    ? " (the server requires a token: set ORQ_TOKEN, or pass --token)"
+    : " (the token from ORQ_TOKEN or --token is not one the server knows)";
 }
 
 /** OrqError's message is "CODE: message"; the CLI prints the code itself. */

@@ -3,16 +3,21 @@
 // stop accepting, answer SHUTTING_DOWN to new work, release parked dequeues,
 // wait for commits (writer.drain) and for every reply to be sent, close the
 // store, exit 0 — within shutdownMsMax. A second signal exits at once (LMDB
-// commits are atomic, so nothing committed is lost).
+// commits are atomic, so nothing committed is lost), and so does a signal
+// before the server serves (start-up and recovery only read). The handlers
+// are installed first thing: Bun installs them lazily, and a SIGTERM sent
+// right after the listening line once found none and killed the process.
 //
-// The HTTP side port (--http-port: /healthz, /readyz, /metrics) starts right
-// after the protocol port, on the same host; its bound port is printed as
-// `orq http on HOST:PORT` just before `orq listening on HOST:PORT`, so a
-// script that waits for the listening line can already read it. /readyz is
-// 200 from then until shutdown begins (recovery is synchronous and finished
-// by the time either port listens).
+// Start-up order: a look at the data dir's lock (a second server on it is
+// refused before anything else), then both ports are probed before the data
+// dir is created or locked, so a port in use changes nothing on disk. Then the store opens
+// (taking the data dir's lock: a second server on it stops here), the HTTP
+// side port (--http-port: /, /healthz, /readyz, /metrics) starts and prints
+// `orq http on HOST:PORT`, and recovery runs in steps, logging its progress,
+// while /healthz answers and /readyz says 503. Last the protocol port listens
+// and `orq listening on HOST:PORT` is printed; /readyz is 200 from then until
+// shutdown begins.
 
-import { Engine } from "../engine/engine.ts";
 import { systemClock } from "../lib/clock.ts";
 import { defaultLimits, type Limits } from "../limits.ts";
 import { TokenTable } from "../server/auth.ts";
@@ -23,9 +28,13 @@ import { IdleGc } from "../server/idle-gc.ts";
 import { OrqServer } from "../server/server.ts";
 import { GroupCommitter } from "../storage/group-commit.ts";
 import { openLmdbStore } from "../storage/lmdb/lmdb-store.ts";
+import { refuseIfDataDirHeld } from "../storage/lmdb/data-dir-lock.ts";
 import { StoreOpenError } from "../storage/store.ts";
 import type { ServeConfig } from "./config.ts";
 import { checkNativeAddons } from "./self-check.ts";
+import { listenFailure, probeListen } from "./listen-check.ts";
+import { RecoveryLog } from "./recovery-log.ts";
+import { recoverInTurns } from "./recover-in-turns.ts";
 import { CommitSampler, commitPollMs } from "../observability/commit-sampler.ts";
 import { gaugeSnapshot } from "../observability/gauge-snapshot.ts";
 import { startHttpServer, type HttpServerHandle } from "../observability/http-server.ts";
@@ -69,12 +78,45 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     outcomeRetentionMs: config.outcomeRetentionMs,
   };
 
+  // Signals are handled from the start, before any port opens, so whoever saw a port never signals an
+  // unguarded process. Until the server serves, a signal exits at once: recovery only reads, so there is
+  // nothing to drain. From then on the first signal drains and a second one exits at once.
+  let drain: (() => Promise<void>) | null = null;
+  let shuttingDown = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (shuttingDown || drain === null) {
+      logger.warn(drain === null ? "signal during start-up: exiting now" : "second signal: exiting now", { signal });
+      process.exit(signal === "SIGINT" ? 130 : 143);
+    }
+    shuttingDown = true;
+    logger.info("shutting down", { signal });
+    void drain();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+
   const addons = checkNativeAddons();
   if (!addons.ok) {
     process.stderr.write(`orq: ${addons.message}\n`);
     process.exit(startupFailureExitCode);
   }
 
+  // A data dir another server holds is the first thing to say (a second `npm start` shares its ports too);
+  // this only looks, creating nothing. Then both ports, before the data dir is created or locked.
+  try {
+    refuseIfDataDirHeld(config.dataDir);
+  } catch (error) {
+    if (!(error instanceof StoreOpenError)) throw error;
+    process.stderr.write(`orq: ${error.message}\n`);
+    process.exit(startupFailureExitCode);
+  }
+  for (const [port, flag] of [[config.port, "--port"], [config.httpPort, "--http-port"]] as const) {
+    const portError = probeListen(config.host, port);
+    if (portError === null) continue;
+    process.stderr.write(`orq: ${listenFailure(config.host, port, flag, portError)}\n`);
+    process.exit(startupFailureExitCode);
+  }
+  // Then the store (which locks the data dir): a refused second server has opened no port at all.
   let store;
   try {
     store = await openLmdbStore({ dataDir: config.dataDir, shards: config.shards, durability: config.durability });
@@ -83,18 +125,40 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     process.stderr.write(`orq: ${error.message}\n`);
     process.exit(startupFailureExitCode);
   }
+  const metrics = createMetrics({ version });
+  // Set once the protocol port listens; /readyz is 503 until then (recovery) and again once draining.
+  let server: OrqServer | null = null;
+  let http: HttpServerHandle;
+  try {
+    http = await startHttpServer({
+      host: config.host,
+      port: config.httpPort,
+      metrics,
+      isReady: () => server !== null && !shuttingDown && !server.draining,
+      logError: (message) => logger.error("http request failed", { message }),
+    });
+  } catch (error) {
+    process.stderr.write(`orq: ${listenFailure(config.host, config.httpPort, "--http-port", error)}\n`);
+    process.exit(startupFailureExitCode);
+  }
+  process.stdout.write(`orq http on ${config.host}:${http.port}\n`);
+
   const writer = new GroupCommitter(store, { clock, stopwatch: monotonicStopwatch, events: storageEventLog(logger) });
-  const engine = Engine.recover({ store, writer, limits, namespaces: config.namespaces, nowMs: clock.nowMs() });
+  const recoveryLog = new RecoveryLog(logger, store.storedCounts(), monotonicStopwatch.nowMs());
+  const engine = await recoverInTurns({ store, writer, limits, namespaces: config.namespaces, nowMs: clock.nowMs() }, {
+    log: recoveryLog,
+    stopwatch: monotonicStopwatch,
+    turn: () => new Promise<void>((resolve) => setImmediate(resolve)),
+  });
   // Recovery leaves its garbage behind (decoded records, heap and table growth): about 50 MiB per 1,000,000 items
-  // that the idle collection below never sees, since it counts requests. Collect once now, before the ports open,
-  // when a pause (about 0.1-0.3 s at 1,000,000 items) delays no request.
+  // that the idle collection below never sees, since it counts requests. Collect once now, before the protocol port
+  // opens, when a pause (about 0.1-0.3 s at 1,000,000 items) delays no request.
   if (config.idleGc !== "off" && engine.itemCount >= recoveryGcItemsMin) {
     const startedMs = monotonicStopwatch.nowMs();
     Bun.gc(true);
     logger.info("recovery gc", { items: engine.itemCount, blocked_ms: Math.round(monotonicStopwatch.nowMs() - startedMs) });
   }
 
-  const metrics = createMetrics({ version });
   // After a burst, a quiet second: ask for a concurrent collection; after ten quiet seconds more, unless memory
   // has already fallen, collect fully (src/server/idle-gc.ts, docs/OPERATIONS.md). Bun.gc(false) returns in a few ms; Bun.gc(true) blocks until done.
   const idleGc = new IdleGc({
@@ -112,9 +176,9 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     },
     residentBytes: () => process.memoryUsage.rss(),
   });
-  let server: OrqServer;
+  let started: OrqServer;
   try {
-    server = OrqServer.start({
+    started = OrqServer.start({
       host: config.host,
       port: config.port,
       engine,
@@ -131,11 +195,13 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
       },
     });
   } catch (error) {
-    process.stderr.write(`orq: cannot listen on ${config.host}:${config.port}: ${error instanceof Error ? error.message : String(error)}\n`);
+    // Free at the probe, taken during recovery by someone else.
+    process.stderr.write(`orq: ${listenFailure(config.host, config.port, "--port", error)}\n`);
     process.exit(startupFailureExitCode);
   }
+  server = started;
 
-  engine.onEarlierDeadline = () => server.rearmDeadlines();
+  engine.onEarlierDeadline = () => started.rearmDeadlines();
 
   const commits = new CommitSampler(() => writer.commitStats(), metrics);
   const commitPoller = setInterval(() => commits.poll(), commitPollMs);
@@ -143,26 +209,12 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
   metrics.setGaugeSource(() => {
     commits.poll();
     const nowMs = clock.nowMs();
-    return gaugeSnapshot({ engineStats: engine.stats(null, nowMs), breaker: writer.breakerState(nowMs), connections: server.connectionCount });
+    return gaugeSnapshot({ engineStats: engine.stats(null, nowMs), breaker: writer.breakerState(nowMs), connections: started.connectionCount });
   });
-  let shuttingDown = false;
-  let http: HttpServerHandle;
-  try {
-    http = await startHttpServer({
-      host: config.host,
-      port: config.httpPort,
-      metrics,
-      isReady: () => !shuttingDown && !server.draining,
-      logError: (message) => logger.error("http request failed", { message }),
-    });
-  } catch (error) {
-    process.stderr.write(`orq: cannot listen on ${config.host}:${config.httpPort} (http): ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(startupFailureExitCode);
-  }
 
   logger.info("started", {
-    host: server.host,
-    port: server.port,
+    host: started.host,
+    port: started.port,
     http_port: http.port,
     data_dir: config.dataDir,
     shards: store.shardCount,
@@ -170,30 +222,19 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     auth: config.tokens.length > 0,
     config: config.configPath,
   });
-  process.stdout.write(`orq http on ${config.host}:${http.port}\norq listening on ${config.host}:${server.port}\n`);
-
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (shuttingDown) {
-      logger.warn("second signal: exiting now", { signal });
-      process.exit(signal === "SIGINT" ? 130 : 143);
-    }
-    shuttingDown = true;
-    logger.info("shutting down", { signal });
-    void shutdown();
-  };
   const shutdown = async (): Promise<void> => {
     const bound = setTimeout(() => {
       logger.error("shutdown took too long: exiting", { bound_ms: shutdownMsMax });
       process.exit(startupFailureExitCode);
     }, shutdownMsMax);
     idleGc.stop();
-    server.beginDrain();
+    started.beginDrain();
     // Deferred at_least_once lease writes commit now, so a restart keeps the leases.
     engine.flushDeferredWrites();
     await writer.drain();
-    await server.whenIdle();
-    server.close();
-    await server.whenAllClosed(closeGraceMs);
+    await started.whenIdle();
+    started.close();
+    await started.whenAllClosed(closeGraceMs);
     clearInterval(commitPoller);
     await http.stop();
     await store.close();
@@ -201,8 +242,8 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     logger.info("stopped");
     process.exit(0);
   };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  drain = shutdown;
+  process.stdout.write(`orq listening on ${config.host}:${started.port}\n`);
 }
 
 /**

@@ -4,6 +4,7 @@
 // read buffers.
 
 import type { WireDelivery, WireEndedItemState, WireItemState, WireTopicCounts } from "../protocol/wire-types.ts";
+import { OrqError } from "./orq-error.ts";
 import { Transport, type WireMap } from "./transport.ts";
 import { startWorker, type WorkerHandle, type WorkHandler, type WorkOptions } from "./worker.ts";
 import type {
@@ -36,15 +37,18 @@ export class OrqClient {
 
   private constructor(private readonly transport: Transport) {}
 
-  /** Connect and say hello (with the token, if any); rejects with OrqError (e.g. UNAUTHORIZED). */
+  /** Connect and say hello (with the token, if any); rejects with OrqError (e.g. UNAUTHORIZED, unless helloRequired is false). */
   static async connect(options: ClientOptions = {}): Promise<OrqClient> {
     const transport = new Transport(options);
     const client = new OrqClient(transport);
     try {
       client.server = helloFromWire(await transport.open());
     } catch (error) {
-      await transport.close();
-      throw error;
+      const unauthorizedOk = options.helloRequired === false && error instanceof OrqError && error.code === "UNAUTHORIZED";
+      if (!unauthorizedOk) {
+        await transport.close();
+        throw error;
+      }
     }
     return client;
   }

@@ -55,6 +55,7 @@ export class Transport implements FrameSink {
       port: options.port ?? 7420,
       token: options.token,
       clientName: options.clientName,
+      helloRequired: options.helloRequired ?? true,
       requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
       connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
       reconnect: options.reconnect ?? true,

@@ -106,6 +106,12 @@ export interface ClientOptions {
   token?: string;
   /** Sent as hello.client, for the server's logs. */
   clientName?: string;
+  /**
+   * When false, a hello answered UNAUTHORIZED still leaves connect() connected
+   * (with `server` null): enough for `ping`, which needs no token. Default true:
+   * connect() rejects.
+   */
+  helloRequired?: boolean;
   /** Per-request timeout (default 30 s); a dequeue gets its wait_ms on top. */
   requestTimeoutMs?: number;
   /** How long connect() waits for the TCP connection and hello (default 5 s). */

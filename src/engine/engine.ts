@@ -42,11 +42,12 @@ import { listItems } from "./list.ts";
 import type { OpContext } from "./op-context.ts";
 import { Pauses } from "./pause.ts";
 import * as receiptOps from "./receipt-ops.ts";
-import { loadStore } from "./recovery.ts";
+import { loadStore, loadStoreInSteps, type RecoveryProgress } from "./recovery.ts";
 import { buildStats } from "./stats.ts";
 import { UnmatchableReporter } from "./unmatchable.ts";
 
 export { redriveAllMax } from "./admin-ops.ts";
+export type { RecoveryProgress } from "./recovery.ts";
 
 export interface EngineOptions {
   store: Store;
@@ -88,6 +89,19 @@ export class Engine implements EngineApi {
     const engine = new Engine(options.writer, options.store, options.limits, options.namespaces, options.store.meta.boots, options.nowMs);
     loadStore(engine.s, options.store, options.nowMs);
     engine.pauses.load(options.store.loadPauses(), options.nowMs);
+    return engine;
+  }
+
+  /**
+   * The same recovery in steps of at most `limits.recoveryRecordsPerTurnMax`
+   * records, yielding the progress after each; the engine is the generator's
+   * return value and must not be used before. The caller lets its event loop
+   * turn between steps (`orq serve` answers /healthz and logs progress).
+   */
+  static *recoverInSteps(options: EngineOptions): Generator<RecoveryProgress, Engine> {
+    assert(options.store.shardCount === options.writer.shardCount, "engine: store and writer disagree on shards");
+    const engine = new Engine(options.writer, options.store, options.limits, options.namespaces, options.store.meta.boots, options.nowMs);
+    yield* loadStoreInSteps(engine.s, options.store, options.nowMs, options.limits.recoveryRecordsPerTurnMax);
     return engine;
   }
 

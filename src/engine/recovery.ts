@@ -6,6 +6,11 @@
 // The store is asked for items without their payload and metadata (memory
 // never holds them for a stored item; the engine reads them back when it
 // delivers or shows one), which spares two allocations and a copy per item.
+//
+// Recovery is a generator that stops after every `recordsPerTurnMax` records
+// with its progress, so `orq serve` can let the event loop turn between
+// steps (the HTTP port answers /healthz, a progress line is logged) while the
+// engine itself stays synchronous and never sees time or a timer.
 
 import { assert } from "../lib/assert.ts";
 import type { Store } from "../storage/store.ts";
@@ -17,11 +22,29 @@ import type { ItemStates } from "./item-states.ts";
 import { RetainedOutcome } from "./outcome-table.ts";
 import { parseRequires, type Requires, signatureRegistryFull } from "./matching/index.ts";
 
+/** Where recovery stands after a step: the phase it is in and how many records of that phase are done. */
+export interface RecoveryProgress {
+  /** "outcomes": retained outcomes read; "items": stored items read; "index": items filed into states, heaps and dependencies. */
+  phase: "outcomes" | "items" | "index";
+  /** Records of this phase done so far. */
+  done: number;
+}
+
+/** Recover in one go (tests, and callers with nothing to serve meanwhile). */
 export function loadStore(s: ItemStates, store: Store, nowMs: number): void {
+  const steps = loadStoreInSteps(s, store, nowMs, Number.MAX_SAFE_INTEGER);
+  while (!steps.next().done);
+}
+
+/** Recover, yielding the progress after every `recordsPerTurnMax` records of a phase; done when the generator returns. */
+export function* loadStoreInSteps(s: ItemStates, store: Store, nowMs: number, recordsPerTurnMax: number): Generator<RecoveryProgress, void> {
+  assert(recordsPerTurnMax >= 1, "recovery: recordsPerTurnMax must be at least 1");
+  let outcomesDone = 0;
   for (const { id, record } of store.loadOutcomes()) {
     const parsed = parseId(id);
     assert(parsed !== null, `recovery: stored outcome under a malformed id ${id}`);
     s.ended.restore(new RetainedOutcome(parsed.shard, parsed.key, record.ns, record.outcome, record.endedAtMs));
+    if (++outcomesDone % recordsPerTurnMax === 0) yield { phase: "outcomes", done: outcomesDone };
   }
   // The acked log, oldest first; records past the retention are skipped and purged.
   const cutoffMs = nowMs - s.limits.outcomeRetentionMs;
@@ -33,6 +56,7 @@ export function loadStore(s: ItemStates, store: Store, nowMs: number): void {
     }
     for (let i = 0; i < record.keys.length; i++) {
       s.ended.restoreAcked(record.namespaces[record.nsIndexes[i] as number] as string, record.shards[i] as number, record.keys[i] as number, record.endedAtMs);
+      if (++outcomesDone % recordsPerTurnMax === 0) yield { phase: "outcomes", done: outcomesDone };
     }
   }
   if (stale) s.ws().purgeAckedBefore(cutoffMs + 1);
@@ -56,6 +80,7 @@ export function loadStore(s: ItemStates, store: Store, nowMs: number): void {
       s.items.add(item);
       if (record.key !== null) topic.keys.set(record.key, item);
       loaded.push(item);
+      if (loaded.length % recordsPerTurnMax === 0) yield { phase: "items", done: loaded.length };
     }
   }
   // Second pass, once every item is known: states, dependencies, deadlines.
@@ -66,6 +91,7 @@ export function loadStore(s: ItemStates, store: Store, nowMs: number): void {
     if (dep !== undefined) return dep.state === "dead" ? "dead" : "live";
     return s.ended.outcomeOfId(null, id) ?? "unknown";
   };
+  let indexed = 0;
   for (const item of loaded) {
     if (item.state === "dead") {
       s.enter(item, "dead");
@@ -87,6 +113,7 @@ export function loadStore(s: ItemStates, store: Store, nowMs: number): void {
     }
     const ttlExpiresAtMs = item.ttlExpiresAtMs;
     if (ttlExpiresAtMs !== null) item.ensureExtras().ttlNode = s.deadlines.schedule(ttlExpiresAtMs, DeadlineKind.Ttl, item, null, null);
+    if (++indexed % recordsPerTurnMax === 0) yield { phase: "index", done: indexed };
   }
   for (const { item, reason } of toKill) if (s.items.holds(item) && item.state !== "dead") s.killItem(item, reason);
   s.endSetBackground();

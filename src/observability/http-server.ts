@@ -3,6 +3,7 @@
 // MessagePack port so probes never compete with client traffic for a
 // connection slot, and it serves nothing that changes state.
 //
+//   GET /         an HTML index linking the paths below (and any extra pages)
 //   GET /healthz  200 "ok" while the process runs (liveness)
 //   GET /readyz   200 "ready" once isReady() (recovery done, accepting work);
 //                 503 "not ready" before that and while draining
@@ -19,6 +20,30 @@ export interface HttpServerOptions {
   isReady: () => boolean;
   /** Where a failed request (a throwing gauge source) is reported; default stderr. */
   logError?: (message: string) => void;
+  /** More pages for the index at `/` (e.g. a dashboard), after the three built-in ones. */
+  indexLinks?: readonly IndexLink[];
+}
+
+export interface IndexLink {
+  path: string;
+  description: string;
+}
+
+/** What the index at `/` lists first: the port's own paths. */
+const builtInLinks: readonly IndexLink[] = [
+  { path: "/healthz", description: "liveness: 200 while the process runs" },
+  { path: "/readyz", description: "readiness: 200 once recovered and accepting work, 503 during recovery and shutdown" },
+  { path: "/metrics", description: "Prometheus metrics (text format 0.0.4)" },
+];
+
+function escapeHtml(text: string): string {
+  return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll('"', "&quot;");
+}
+
+function indexPage(links: readonly IndexLink[]): Response {
+  const items = links.map((link) => `<li><a href="${escapeHtml(link.path)}">${escapeHtml(link.path)}</a>: ${escapeHtml(link.description)}</li>`);
+  const body = `<!doctype html>\n<html><head><meta charset="utf-8"><title>orq</title></head>\n<body><h1>orq</h1>\n<ul>\n${items.join("\n")}\n</ul></body></html>\n`;
+  return new Response(body, { status: 200, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } });
 }
 
 export interface HttpServerHandle {
@@ -34,9 +59,10 @@ function text(body: string, status: number, extraHeaders: Record<string, string>
 
 async function route(request: Request, options: HttpServerOptions): Promise<Response> {
   const path = new URL(request.url).pathname;
-  const known = path === "/healthz" || path === "/readyz" || path === "/metrics";
+  const known = path === "/" || path === "/healthz" || path === "/readyz" || path === "/metrics";
   if (!known) return text("not found\n", 404);
   if (request.method !== "GET" && request.method !== "HEAD") return text("method not allowed\n", 405, { allow: "GET, HEAD" });
+  if (path === "/") return indexPage([...builtInLinks, ...(options.indexLinks ?? [])]);
   if (path === "/healthz") return text("ok\n", 200);
   if (path === "/readyz") return options.isReady() ? text("ready\n", 200) : text("not ready\n", 503);
   const body = await options.metrics.render();

@@ -38,7 +38,7 @@ export { RecordDecodeError, RecordKind } from "./record-format.ts";
 export { ItemStatePatch, appendItemValue, itemShapeFlags, itemValueBytes, patchItemState } from "./item-record-v3.ts";
 
 // One encoder, decoder and scratch writer, reused: building them per record
-// costs more than the encoding itself.
+// costs more than the encoding itself (measured when the codec was written).
 const writer = new ByteWriter();
 const requiresEncoder = new Encoder();
 const requiresDecoder = new Decoder();

@@ -79,6 +79,11 @@ export interface Store {
   /** Every stored pause (the `pause` op), for recovery at start. */
   loadPauses(): Iterable<PauseRecord>;
   /**
+   * How many items and outcomes the store holds, without reading them (LMDB
+   * keeps a count in every B-tree): recovery's progress says how much is left.
+   */
+  storedCounts(): { items: number; outcomes: number };
+  /**
    * One stored item as last committed, or null when the shard holds no such
    * key. The engine keeps payloads and metadata here rather than in memory and
    * reads them back when it delivers or shows an item (an LMDB read through

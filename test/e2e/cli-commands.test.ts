@@ -244,6 +244,23 @@ describe("client commands", () => {
     expect(human.stdout).toMatch(/NAMESPACE\s+READY.*\nst\s+1/);
     expect(human.stdout).toContain("topics of st:");
   });
+
+  test("stats in words shows the unmatchable-items report that --json has", async () => {
+    await orqJson(["enqueue", "--ns", "um", "--topic", "render", "--payload", "x", "--requires", '{"gpu": true}']);
+    await orqJson(["enqueue", "--ns", "um", "--topic", "render", "--payload", "y", "--requires", '{"gpu": true}']);
+    // A worker without a gpu asks the topic: it may take neither item.
+    const asked = await orq(["dequeue", "--ns", "um", "--topic", "render", "--capabilities", '{"gpu": false}']);
+    expect(asked.stderr).toContain("no items ready");
+    const json = await orqJson(["stats", "--ns", "um"]);
+    expect(json.namespaces.um.topics.render.unmatchable).toMatchObject({ asked: true, askers: 1, items: 2 });
+    const human = await orq(["stats", "--ns", "um"]);
+    expect(human.stdout).toMatch(/^NAMESPACE\s+READY\s+DELAYED\s+WAITING\s+LEASED\s+DEAD\s+UNMATCHABLE\s+TOPICS\s+WAITERS$/m);
+    expect(human.stdout).toMatch(/^um\s+2\s+0\s+0\s+0\s+0\s+2\s+1\s+0$/m);
+    expect(human.stdout).toMatch(/^render\s+2\s+0\s+0\s+0\s+0\s+2$/m);
+    expect(human.stdout).toContain(
+      "unmatchable (ready items no worker that asked in the last 10 minutes may take):\n  um / render: 2 items; 1 worker kinds asked\n    requires {\"gpu\":true}: 2 items\n",
+    );
+  });
 });
 
 describe("errors and exit codes", () => {
@@ -278,16 +295,36 @@ describe("errors and exit codes", () => {
     expect(both.stderr).toMatch(/^error USAGE: /);
   });
 
+  test("a mistyped flag is an unknown option, even when a required flag is missing because of it", async () => {
+    for (const args of [["enqueue", "--topik", "t"], ["dequeue", "--topik", "t"], ["dead", "--topik", "t"]]) {
+      const run = await orq(args);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toBe("error: unknown option '--topik'\n(Did you mean --topic?)\n");
+    }
+    // Without the typo, the missing required flag is still named.
+    const missing = await orq(["enqueue", "--payload", "x"]);
+    expect(missing.stderr).toBe("error: required option '--topic <topic>' not specified\n");
+  });
+
   test("tokens: from --token or ORQ_TOKEN, never printed", async () => {
     const secret = "s3cret-token-value";
     const authServer = await ServerProcess.start({ config: { auth: { tokens: [{ token: secret, namespaces: ["*"] }] } } });
     try {
       const denied = await orq(["topics"], { server: authServer });
       expect(denied.code).toBe(1);
-      expect(denied.stderr).toMatch(/^error UNAUTHORIZED: /);
+      expect(denied.stderr).toMatch(/^error UNAUTHORIZED: .*\(the server requires a token: set ORQ_TOKEN, or pass --token\)\n$/);
       const wrong = await orq(["topics", "--token", "wrong-token-value"], { server: authServer });
       expect(wrong.code).toBe(1);
+      expect(wrong.stderr).toMatch(/^error UNAUTHORIZED: .*\(the token from ORQ_TOKEN or --token is not one the server knows\)\n$/);
       expect(wrong.stderr + wrong.stdout).not.toContain("wrong-token-value");
+      // ping needs no token (the contract): it answers, and says a token is needed for the rest.
+      const ping = await orq(["ping"], { server: authServer });
+      expect(ping.code).toBe(0);
+      expect(ping.stdout).toMatch(/^pong from orq at 127\.0\.0\.1:\d+: [\d.]+ ms, server time .*\n\(the server requires a token for everything but ping: set ORQ_TOKEN, or pass --token\)\n$/);
+      const pingJson = await orq(["ping", "--json"], { server: authServer });
+      expect(JSON.parse(pingJson.stdout)).toMatchObject({ auth: "token required" });
+      const pingWithToken = await orq(["ping"], { server: authServer, env: { ORQ_TOKEN: secret } });
+      expect(pingWithToken.stdout).toMatch(/^pong from orq \d+\.\d+\.\d+ at /);
       const viaEnv = await orq(["enqueue", "--topic", "t", "--payload", "x", "--json"], { server: authServer, env: { ORQ_TOKEN: secret } });
       expect(viaEnv.code).toBe(0);
       const viaFlag = await orq(["stats", "--token", secret], { server: authServer });

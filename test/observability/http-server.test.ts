@@ -62,9 +62,28 @@ describe("startHttpServer", () => {
     expect(findSample(parsed, "orq_connections")?.value).toBe(2);
   });
 
+  test("/ is an HTML index linking /healthz, /readyz, /metrics and any extra page, escaped", async () => {
+    handle = await startHttpServer({
+      host: "127.0.0.1",
+      port: 0,
+      metrics: createMetrics(),
+      isReady: () => true,
+      logError: () => {},
+      indexLinks: [{ path: "/dashboard", description: "queues <live>" }],
+    });
+    const response = await fetch(`http://127.0.0.1:${handle.port}/`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    const html = await response.text();
+    const hrefs = [...html.matchAll(/href="([^"]+)"/g)].map((match) => match[1]);
+    expect(hrefs).toEqual(["/healthz", "/readyz", "/metrics", "/dashboard"]);
+    expect(html).toContain("queues &lt;live&gt;");
+    expect((await fetch(`http://127.0.0.1:${handle.port}/`, { method: "POST" })).status).toBe(405);
+  });
+
   test("unknown paths are 404 and non-GET methods 405", async () => {
     const base = await start(() => true);
-    expect((await fetch(`${base}/`)).status).toBe(404);
+    expect((await fetch(`${base}/index.html`)).status).toBe(404);
     expect((await fetch(`${base}/metrics/extra`)).status).toBe(404);
     const post = await fetch(`${base}/metrics`, { method: "POST", body: "x" });
     expect(post.status).toBe(405);

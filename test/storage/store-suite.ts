@@ -177,6 +177,24 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
       expect([...reopened.loadPauses()]).toEqual([{ ns: "n", topic: "t", untilMs: null }]);
     });
 
+    test("storedCounts: items over every shard and outcomes, as loaded, after puts, overwrites and deletes", async () => {
+      const store = await open(3);
+      expect(store.storedCounts()).toEqual({ items: 0, outcomes: 0 });
+      await store.commit(
+        batch({
+          shards: [
+            { shard: 0, items: [{ key: 1, record: itemRecord() }, { key: 2, record: itemRecord() }] },
+            { shard: 2, items: [{ key: 1, record: itemRecord() }] },
+          ],
+          outcomes: [{ id: "1:9", record: outcomeRecord() }],
+        }),
+      );
+      await store.commit(batch({ shards: [{ shard: 0, items: [{ key: 2, record: null }, { key: 1, record: itemRecord({ priority: 3 }) }] }] }));
+      const loadedItems = [...loadAll(store).values()].reduce((sum, items) => sum + items.length, 0);
+      expect(store.storedCounts()).toEqual({ items: loadedItems, outcomes: [...store.loadOutcomes()].length });
+      expect(store.storedCounts()).toEqual({ items: 2, outcomes: 1 });
+    });
+
     test("everything committed survives a reopen; meta keeps its node id and new key reservation, and counts the boot", async () => {
       const store = await open();
       const nodeId = store.meta.nodeId;

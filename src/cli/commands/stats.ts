@@ -1,7 +1,10 @@
 // `orq stats`: counts by state per namespace, counters since the server
 // started, and the server's own gauges. Without --ns (or ORQ_NS) it shows
 // every namespace the token may see; with --ns, that namespace and its topics.
-// --json prints the `stats` reply as the server sent it (docs/PROTOCOL.md).
+// Both views end with the unmatchable-items report when it has anything to
+// say: per topic, the ready items no worker that asked may take, and the
+// requirements that keep them (docs/MATCHING.md). --json prints the `stats`
+// reply as the server sent it (docs/PROTOCOL.md).
 
 import type { Command } from "commander";
 import { clientCommand, onRun } from "../client-command.ts";
@@ -24,18 +27,26 @@ function render(stats: Fields, showTopics: boolean): string {
   const namespaces = fields(stats.namespaces);
   const rows = Object.entries(namespaces).map(([name, value]) => {
     const ns = fields(value);
-    return [name, ...states.map((s) => num(ns, s)), num(ns, "topic_count"), num(ns, "parked_waiters")];
+    return [name, ...states.map((s) => num(ns, s)), num(ns, "unmatchable"), num(ns, "topic_count"), num(ns, "parked_waiters")];
   });
   const totals = fields(stats.totals);
-  rows.push(["(total)", ...states.map((s) => num(totals, s)), num(totals, "topics"), num(totals, "parked_waiters")]);
-  const parts = [table(["NAMESPACE", "READY", "DELAYED", "WAITING", "LEASED", "DEAD", "TOPICS", "WAITERS"], rows)];
+  const unmatchableTotal = Object.values(namespaces).reduce((sum: number, ns) => sum + num(fields(ns), "unmatchable"), 0);
+  rows.push(["(total)", ...states.map((s) => num(totals, s)), unmatchableTotal, num(totals, "topics"), num(totals, "parked_waiters")]);
+  const parts = [table(["NAMESPACE", "READY", "DELAYED", "WAITING", "LEASED", "DEAD", "UNMATCHABLE", "TOPICS", "WAITERS"], rows)];
   if (showTopics) {
     for (const [name, value] of Object.entries(namespaces)) {
       const topics = fields(fields(value).topics);
-      const topicRows = Object.entries(topics).map(([topic, counts]) => [topic, ...states.map((s) => num(fields(counts), s))]);
-      if (topicRows.length > 0) parts.push(`topics of ${name}:\n${table(["TOPIC", "READY", "DELAYED", "WAITING", "LEASED", "DEAD"], topicRows)}`);
+      const topicRows = Object.entries(topics).map(([topic, counts]) => [
+        topic,
+        ...states.map((s) => num(fields(counts), s)),
+        // "-": no worker asked within the window, so there is nothing to judge by.
+        fields(fields(counts).unmatchable).asked === true ? num(fields(fields(counts).unmatchable), "items") : "-",
+      ]);
+      if (topicRows.length > 0) parts.push(`topics of ${name}:\n${table(["TOPIC", "READY", "DELAYED", "WAITING", "LEASED", "DEAD", "UNMATCHABLE"], topicRows)}`);
     }
   }
+  const unmatchable = unmatchableReport(namespaces);
+  if (unmatchable.length > 0) parts.push(unmatchable.join("\n"));
   const counters = fields(stats.counters);
   parts.push(`since start: ${Object.entries(counters).map(([k, v]) => `${k} ${String(v)}`).join(", ")}`);
   const server = fields(stats.server);
@@ -47,6 +58,26 @@ function render(stats: Fields, showTopics: boolean): string {
     ]),
   );
   return parts.join("\n\n");
+}
+
+/** Per topic with unmatchable items: how many, how many worker kinds asked, and the requirements that keep them. */
+function unmatchableReport(namespaces: Fields): string[] {
+  const lines: string[] = [];
+  for (const [ns, nsValue] of Object.entries(namespaces)) {
+    for (const [topic, counts] of Object.entries(fields(fields(nsValue).topics))) {
+      const report = fields(fields(counts).unmatchable);
+      const items = num(report, "items");
+      if (items === 0) continue;
+      if (lines.length === 0) lines.push("unmatchable (ready items no worker that asked in the last 10 minutes may take):");
+      lines.push(`  ${ns} / ${topic}: ${items} items; ${num(report, "askers")} worker kinds asked`);
+      const signatures = Array.isArray(report.signatures) ? report.signatures : [];
+      for (const signature of signatures) {
+        lines.push(`    requires ${JSON.stringify(fields(signature).requires)}: ${num(fields(signature), "items")} items`);
+      }
+      if (report.signatures_truncated === true) lines.push("    (more requirement sets than listed; see --json)");
+    }
+  }
+  return lines;
 }
 
 export function addStatsCommand(program: Command): void {

@@ -42,6 +42,7 @@ import {
   shardRecoveryDbOptions,
 } from "./lmdb-options.ts";
 import { dataDirProblem } from "./data-dir-check.ts";
+import { lockDataDir, type DataDirLock } from "./data-dir-lock.ts";
 import { openError } from "./open-error.ts";
 
 export interface LmdbStoreOptions {
@@ -63,17 +64,26 @@ export async function openLmdbStore(options: LmdbStoreOptions): Promise<Store> {
     throw new StoreOpenError(`--shards must be an integer from 1 to ${shardsMax}, got ${shards}`);
   }
   prepareDataDir(dataDir);
+  // Before LMDB opens: a second server must not even read the environment (data-dir-lock.ts).
+  let lock: DataDirLock;
+  try {
+    lock = lockDataDir(dataDir);
+  } catch (error) {
+    throw openError(dataDir, error);
+  }
   let env: RootDatabase<Uint8Array, string>;
   try {
     env = open<Uint8Array, string>(environmentOptions(join(dataDir, dataFileName), shards, durability));
   } catch (error) {
+    lock.release();
     throw openError(dataDir, error);
   }
   try {
     const meta = await loadOrCreateMeta(env, dataDir, shards);
-    return new LmdbStore(env, meta, shards);
+    return new LmdbStore(env, meta, shards, lock);
   } catch (error) {
     await env.close();
+    lock.release();
     throw openError(dataDir, error);
   }
 }
@@ -158,6 +168,7 @@ class LmdbStore implements Store {
     private readonly env: RootDatabase<Uint8Array, string>,
     meta: MetaRecord,
     shards: number,
+    private readonly lock: DataDirLock,
   ) {
     this.shardCount = shards;
     this.currentMeta = meta;
@@ -208,6 +219,13 @@ class LmdbStore implements Store {
       assert(key === pauseKeyPrefix + pauseKey(record.ns, record.topic), `pause record under the wrong key ${String(key)}`);
       yield record;
     }
+  }
+
+  storedCounts(): { items: number; outcomes: number } {
+    assert(!this.closed, "read on a closed store");
+    let items = 0;
+    for (const db of this.shardDbs) items += entryCount(db);
+    return { items, outcomes: entryCount(this.outcomesDb) };
   }
 
   readItemBytes(shard: number, key: ItemKey): Uint8Array | null {
@@ -345,7 +363,16 @@ class LmdbStore implements Store {
     if (this.closed) return;
     this.closed = true;
     await this.env.close();
+    // Only after LMDB has closed: the next server may open the environment at once.
+    this.lock.release();
   }
+}
+
+/** Entries in one sub-database, from its B-tree header (mdb_stat): no scan. lmdb-js types getStats() as `{}`. */
+function entryCount(db: BinaryDb<number> | BinaryDb<string>): number {
+  const count = (db.getStats() as { entryCount?: unknown }).entryCount;
+  assert(typeof count === "number", "lmdb getStats() has no entryCount");
+  return count;
 }
 
 /** Decodes lazily, one entry at a time: 1,000,000 items never sit in memory twice. */

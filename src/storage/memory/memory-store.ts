@@ -139,6 +139,12 @@ export class MemoryStore implements Store {
     }
   }
 
+  storedCounts(): { items: number; outcomes: number } {
+    let items = 0;
+    for (const shard of this.state.shards) items += shard.size;
+    return { items, outcomes: this.state.outcomes.size };
+  }
+
   *loadOutcomes(): Iterable<{ id: string; record: OutcomeRecord }> {
     for (const [id, bytes] of this.state.outcomes) yield { id, record: decodeOutcomeRecord(bytes) };
   }

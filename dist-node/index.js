@@ -1,0 +1,1178 @@
+// Built by scripts/build-client.ts from src/client; do not edit.
+// src/client/orq-error.ts
+class OrqError extends Error {
+  code;
+  details;
+  name = "OrqError";
+  constructor(code, message, details = {}) {
+    super(`${code}: ${message}`);
+    this.code = code;
+    this.details = details;
+  }
+}
+
+// src/client/transport.ts
+import { Socket } from "node:net";
+
+// src/protocol/error-codes.ts
+var errorCodes = [
+  "BAD_FRAME",
+  "FRAME_TOO_LARGE",
+  "BAD_REQUEST",
+  "UNKNOWN_OP",
+  "TOO_LARGE",
+  "NOT_FOUND",
+  "RATE_LIMITED",
+  "UNAVAILABLE",
+  "UNAUTHORIZED",
+  "FORBIDDEN",
+  "SHUTTING_DOWN",
+  "INTERNAL"
+];
+var connectionClosingCodes = new Set(["BAD_FRAME", "FRAME_TOO_LARGE"]);
+function isErrorCode(value) {
+  return typeof value === "string" && errorCodes.includes(value);
+}
+
+// src/lib/assert.ts
+class AssertionError extends Error {
+  name = "AssertionError";
+}
+function assert(condition, message = "assertion failed") {
+  if (!condition)
+    throw new AssertionError(message);
+}
+
+// src/protocol/frame-decoder.ts
+var frameHeaderBytes = 4;
+
+class FrameDecoder {
+  frameBytesMax;
+  sink;
+  header = new Uint8Array(frameHeaderBytes);
+  headerFilled = 0;
+  body = null;
+  bodyFilled = 0;
+  backlog = [];
+  backlogBytesTotal = 0;
+  pausedFlag = false;
+  failed = false;
+  constructor(frameBytesMax, sink) {
+    this.frameBytesMax = frameBytesMax;
+    this.sink = sink;
+  }
+  get paused() {
+    return this.pausedFlag;
+  }
+  get backlogBytes() {
+    return this.backlogBytesTotal;
+  }
+  stop() {
+    this.failed = true;
+    this.backlog = [];
+    this.backlogBytesTotal = 0;
+    this.body = null;
+  }
+  push(chunk) {
+    if (this.failed || chunk.length === 0)
+      return;
+    if (this.pausedFlag) {
+      this.stash(chunk.slice(), false);
+      return;
+    }
+    this.process(chunk, false);
+  }
+  resume() {
+    this.pausedFlag = false;
+    while (!this.pausedFlag && !this.failed && this.backlog.length > 0) {
+      const chunk = this.backlog.shift();
+      this.backlogBytesTotal -= chunk.length;
+      this.process(chunk, true);
+    }
+  }
+  stash(rest, atFront) {
+    if (atFront)
+      this.backlog.unshift(rest);
+    else
+      this.backlog.push(rest);
+    this.backlogBytesTotal += rest.length;
+  }
+  process(chunk, fromBacklog) {
+    let offset = 0;
+    const end = chunk.length;
+    if (this.headerFilled > 0 || this.body !== null) {
+      offset = this.continuePartial(chunk);
+      if (this.failed || offset < 0)
+        return;
+      if (this.body === null && this.headerFilled === 0 && this.pausedFlag) {
+        if (offset < end)
+          this.stash(fromBacklog ? chunk.subarray(offset) : chunk.slice(offset), true);
+        return;
+      }
+    }
+    while (end - offset >= frameHeaderBytes) {
+      const length = (chunk[offset] << 24 >>> 0) + (chunk[offset + 1] << 16) + (chunk[offset + 2] << 8) + chunk[offset + 3];
+      if (length > this.frameBytesMax) {
+        this.fail(length);
+        return;
+      }
+      const bodyStart = offset + frameHeaderBytes;
+      if (end - bodyStart < length) {
+        this.body = new Uint8Array(length);
+        this.body.set(chunk.subarray(bodyStart, end));
+        this.bodyFilled = end - bodyStart;
+        return;
+      }
+      offset = bodyStart + length;
+      if (!this.sink.frame(chunk.subarray(bodyStart, offset))) {
+        this.pausedFlag = true;
+        if (offset < end && !this.failed)
+          this.stash(fromBacklog ? chunk.subarray(offset) : chunk.slice(offset), true);
+        return;
+      }
+      if (this.failed)
+        return;
+    }
+    if (offset < end) {
+      this.header.set(chunk.subarray(offset, end));
+      this.headerFilled = end - offset;
+    }
+  }
+  continuePartial(chunk) {
+    let offset = 0;
+    if (this.body === null) {
+      const take = Math.min(frameHeaderBytes - this.headerFilled, chunk.length);
+      this.header.set(chunk.subarray(0, take), this.headerFilled);
+      this.headerFilled += take;
+      offset = take;
+      if (this.headerFilled < frameHeaderBytes)
+        return -1;
+      this.headerFilled = 0;
+      const h = this.header;
+      const length = (h[0] << 24 >>> 0) + (h[1] << 16) + (h[2] << 8) + h[3];
+      if (length > this.frameBytesMax) {
+        this.fail(length);
+        return -1;
+      }
+      if (chunk.length - offset >= length) {
+        const bodyEnd = offset + length;
+        if (!this.sink.frame(chunk.subarray(offset, bodyEnd)))
+          this.pausedFlag = true;
+        return bodyEnd;
+      }
+      this.body = new Uint8Array(length);
+      this.bodyFilled = 0;
+    }
+    const body = this.body;
+    assert(body !== null, "partial body expected");
+    const take = Math.min(body.length - this.bodyFilled, chunk.length - offset);
+    body.set(chunk.subarray(offset, offset + take), this.bodyFilled);
+    this.bodyFilled += take;
+    offset += take;
+    if (this.bodyFilled < body.length)
+      return -1;
+    this.body = null;
+    this.bodyFilled = 0;
+    if (!this.sink.frame(body))
+      this.pausedFlag = true;
+    return offset;
+  }
+  fail(lengthBytes) {
+    this.stop();
+    this.sink.frameTooLarge(lengthBytes);
+  }
+}
+
+// src/protocol/msgpack-codec.ts
+import { Decoder, DecodeError, Encoder } from "@msgpack/msgpack";
+class WholeFloat {
+  value;
+  constructor(value) {
+    this.value = value;
+  }
+}
+
+class RequestDecoder extends Decoder {
+  depthMax = 32;
+  decodeBody(body) {
+    const lengths = this;
+    lengths.maxArrayLength = body.length;
+    lengths.maxMapLength = body.length;
+    return this.decode(body);
+  }
+}
+var base = Decoder.prototype;
+var hooks = RequestDecoder.prototype;
+var baseReadF32 = base.readF32;
+var baseReadF64 = base.readF64;
+var basePushArrayState = base.pushArrayState;
+var basePushMapState = base.pushMapState;
+for (const name of ["readF32", "readF64", "pushArrayState", "pushMapState"]) {
+  if (typeof base[name] !== "function")
+    throw new Error(`@msgpack/msgpack Decoder lacks ${name}: check the pinned version`);
+}
+hooks.readF32 = function() {
+  const value = baseReadF32.call(this);
+  return Number.isInteger(value) ? new WholeFloat(value) : value;
+};
+hooks.readF64 = function() {
+  const value = baseReadF64.call(this);
+  return Number.isInteger(value) ? new WholeFloat(value) : value;
+};
+hooks.pushArrayState = function(size) {
+  if (this.stack.length >= this.depthMax)
+    throw new DecodeError(`value nested deeper than ${this.depthMax} levels`);
+  basePushArrayState.call(this, size);
+};
+hooks.pushMapState = function(size) {
+  if (this.stack.length >= this.depthMax)
+    throw new DecodeError(`value nested deeper than ${this.depthMax} levels`);
+  basePushMapState.call(this, size);
+};
+function createReplyDecoder() {
+  return new Decoder;
+}
+function createEncoder() {
+  return new Encoder({ ignoreUndefined: true, initialBufferSize: 64 * 1024 });
+}
+function isPlainMap(value) {
+  if (typeof value !== "object" || value === null)
+    return false;
+  return Object.getPrototypeOf(value) === Object.prototype;
+}
+
+// src/protocol/reply-encoder.ts
+class DeliveriesReply {
+  id;
+  ok;
+  items;
+  constructor(items) {
+    this.id = 0;
+    this.ok = true;
+    this.items = items;
+  }
+}
+
+class AckReply {
+  id;
+  ok;
+  acked;
+  stale;
+  constructor(acked, stale) {
+    this.id = 0;
+    this.ok = true;
+    this.acked = acked;
+    this.stale = stale;
+  }
+}
+function keyBytes(prefix, key) {
+  const out = new Uint8Array(prefix.length + 1 + key.length);
+  out.set(prefix);
+  out[prefix.length] = 160 + key.length;
+  for (let i = 0;i < key.length; i++)
+    out[prefix.length + 1 + i] = key.charCodeAt(i);
+  return out;
+}
+var trueByte = 195;
+var deliveriesHead = keyBytes([131], "id");
+var ackHead = keyBytes([132], "id");
+var okThenItems = keyBytes([...keyBytes([], "ok"), trueByte], "items");
+var okThenAcked = keyBytes([...keyBytes([], "ok"), trueByte], "acked");
+var staleKey = keyBytes([], "stale");
+var deliveryHead = keyBytes([137], "id");
+var topicKey = keyBytes([], "topic");
+var priorityKey = keyBytes([], "priority");
+var payloadKey = keyBytes([], "payload");
+var metadataKey = keyBytes([], "metadata");
+var attemptKey = keyBytes([], "attempt");
+var receiptKey = keyBytes([], "receipt");
+var leaseKey = keyBytes([], "lease_expires_at_ms");
+var enqueuedKey = keyBytes([], "enqueued_at_ms");
+var deliveryFixedBytes = 256;
+var initialBufferBytes = 64 * 1024;
+var textEncoder = new TextEncoder;
+
+class ReplyEncoder {
+  bytes = new Uint8Array(initialBufferBytes);
+  view = new DataView(this.bytes.buffer);
+  pos = 0;
+  deliveriesFrame(id, items) {
+    this.pos = frameHeaderBytes;
+    this.ensure(64);
+    this.raw(deliveriesHead);
+    this.number(id);
+    this.raw(okThenItems);
+    this.arrayHeader(items.length);
+    for (let i = 0;i < items.length; i++)
+      this.delivery(items[i]);
+    return this.finish();
+  }
+  ackFrame(id, acked, stale) {
+    this.pos = frameHeaderBytes;
+    this.ensure(64);
+    this.raw(ackHead);
+    this.number(id);
+    this.raw(okThenAcked);
+    this.number(acked);
+    this.raw(staleKey);
+    this.arrayHeader(stale.length);
+    for (let i = 0;i < stale.length; i++) {
+      const receipt = stale[i];
+      this.ensure(5 + 3 * receipt.length);
+      this.string(receipt);
+    }
+    return this.finish();
+  }
+  delivery(d) {
+    const payload = d.payload;
+    const metadata = d.metadata;
+    this.ensure(deliveryFixedBytes + 3 * (d.id.length + d.topic.length + d.receipt.length) + payload.length + metadata.length);
+    this.raw(deliveryHead);
+    this.string(d.id);
+    this.raw(topicKey);
+    this.string(d.topic);
+    this.raw(priorityKey);
+    this.number(d.priority);
+    this.raw(payloadKey);
+    this.bin(payload);
+    this.raw(metadataKey);
+    this.bin(metadata);
+    this.raw(attemptKey);
+    this.number(d.attempt);
+    this.raw(receiptKey);
+    this.string(d.receipt);
+    this.raw(leaseKey);
+    this.number(d.lease_expires_at_ms);
+    this.raw(enqueuedKey);
+    this.number(d.enqueued_at_ms);
+  }
+  finish() {
+    const bodyBytes = this.pos - frameHeaderBytes;
+    this.view.setUint32(0, bodyBytes);
+    return this.bytes.slice(0, this.pos);
+  }
+  ensure(more) {
+    const needed = this.pos + more;
+    if (needed <= this.bytes.length)
+      return;
+    const grown = new Uint8Array(Math.max(needed, this.bytes.length * 2));
+    grown.set(this.bytes.subarray(0, this.pos));
+    this.bytes = grown;
+    this.view = new DataView(grown.buffer);
+  }
+  raw(chunk) {
+    const bytes = this.bytes;
+    let pos = this.pos;
+    for (let i = 0;i < chunk.length; i++)
+      bytes[pos++] = chunk[i];
+    this.pos = pos;
+  }
+  arrayHeader(size) {
+    this.ensure(5);
+    const bytes = this.bytes;
+    if (size < 16) {
+      bytes[this.pos++] = 144 + size;
+    } else if (size < 65536) {
+      bytes[this.pos++] = 220;
+      this.view.setUint16(this.pos, size);
+      this.pos += 2;
+    } else {
+      bytes[this.pos++] = 221;
+      this.view.setUint32(this.pos, size);
+      this.pos += 4;
+    }
+  }
+  number(value) {
+    const bytes = this.bytes;
+    const view = this.view;
+    let pos = this.pos;
+    if (!Number.isSafeInteger(value)) {
+      bytes[pos] = 203;
+      view.setFloat64(pos + 1, value);
+      this.pos = pos + 9;
+      return;
+    }
+    if (value >= 0) {
+      if (value < 128) {
+        bytes[pos++] = value;
+      } else if (value < 256) {
+        bytes[pos++] = 204;
+        bytes[pos++] = value;
+      } else if (value < 65536) {
+        bytes[pos++] = 205;
+        view.setUint16(pos, value);
+        pos += 2;
+      } else if (value < 4294967296) {
+        bytes[pos++] = 206;
+        view.setUint32(pos, value);
+        pos += 4;
+      } else {
+        bytes[pos++] = 207;
+        view.setUint32(pos, Math.floor(value / 4294967296));
+        view.setUint32(pos + 4, value >>> 0);
+        pos += 8;
+      }
+    } else if (value >= -32) {
+      bytes[pos++] = 224 | value + 32;
+    } else if (value >= -128) {
+      bytes[pos++] = 208;
+      view.setInt8(pos, value);
+      pos += 1;
+    } else if (value >= -32768) {
+      bytes[pos++] = 209;
+      view.setInt16(pos, value);
+      pos += 2;
+    } else if (value >= -2147483648) {
+      bytes[pos++] = 210;
+      view.setInt32(pos, value);
+      pos += 4;
+    } else {
+      bytes[pos++] = 211;
+      view.setUint32(pos, Math.floor(value / 4294967296) >>> 0);
+      view.setUint32(pos + 4, value >>> 0);
+      pos += 8;
+    }
+    this.pos = pos;
+  }
+  stringHeader(byteLength) {
+    const bytes = this.bytes;
+    if (byteLength < 32) {
+      bytes[this.pos++] = 160 + byteLength;
+    } else if (byteLength < 256) {
+      bytes[this.pos++] = 217;
+      bytes[this.pos++] = byteLength;
+    } else if (byteLength < 65536) {
+      bytes[this.pos++] = 218;
+      this.view.setUint16(this.pos, byteLength);
+      this.pos += 2;
+    } else {
+      bytes[this.pos++] = 219;
+      this.view.setUint32(this.pos, byteLength);
+      this.pos += 4;
+    }
+  }
+  string(value) {
+    const start = this.pos;
+    const length = value.length;
+    this.stringHeader(length);
+    const bytes = this.bytes;
+    let pos = this.pos;
+    for (let i = 0;i < length; i++) {
+      const code = value.charCodeAt(i);
+      if (code >= 128) {
+        this.pos = start;
+        this.nonAsciiString(value);
+        return;
+      }
+      bytes[pos++] = code;
+    }
+    this.pos = pos;
+  }
+  nonAsciiString(value) {
+    const byteLength = utf8Length(value);
+    this.stringHeader(byteLength);
+    const written = textEncoder.encodeInto(value, this.bytes.subarray(this.pos, this.pos + byteLength)).written;
+    assert(written === byteLength, `reply string: counted ${byteLength} UTF-8 bytes, wrote ${written}`);
+    this.pos += byteLength;
+  }
+  bin(value) {
+    const size = value.length;
+    const bytes = this.bytes;
+    if (size < 256) {
+      bytes[this.pos++] = 196;
+      bytes[this.pos++] = size;
+    } else if (size < 65536) {
+      bytes[this.pos++] = 197;
+      this.view.setUint16(this.pos, size);
+      this.pos += 2;
+    } else {
+      bytes[this.pos++] = 198;
+      this.view.setUint32(this.pos, size);
+      this.pos += 4;
+    }
+    if (size <= 16) {
+      for (let i = 0;i < size; i++)
+        bytes[this.pos + i] = value[i];
+    } else {
+      bytes.set(value, this.pos);
+    }
+    this.pos += size;
+  }
+}
+function utf8Length(value) {
+  let byteLength = 0;
+  for (let i = 0;i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (code < 128)
+      byteLength += 1;
+    else if (code < 2048)
+      byteLength += 2;
+    else if (code >= 55296 && code <= 56319 && i + 1 < value.length && (value.charCodeAt(i + 1) & 64512) === 56320) {
+      byteLength += 4;
+      i++;
+    } else
+      byteLength += 3;
+  }
+  return byteLength;
+}
+
+// src/protocol/frame-encoder.ts
+class FrameEncoder {
+  encoder = createEncoder();
+  replies = null;
+  encode(value) {
+    if (value instanceof DeliveriesReply)
+      return this.replyEncoder().deliveriesFrame(value.id, value.items);
+    if (value instanceof AckReply)
+      return this.replyEncoder().ackFrame(value.id, value.acked, value.stale);
+    const body = this.encoder.encodeSharedRef(value);
+    const frame = new Uint8Array(frameHeaderBytes + body.length);
+    const length = body.length;
+    frame[0] = length >>> 24;
+    frame[1] = length >>> 16 & 255;
+    frame[2] = length >>> 8 & 255;
+    frame[3] = length & 255;
+    frame.set(body, frameHeaderBytes);
+    return frame;
+  }
+  replyEncoder() {
+    if (this.replies === null)
+      this.replies = new ReplyEncoder;
+    return this.replies;
+  }
+}
+
+// src/protocol/wire-types.ts
+var protocolVersion = 1;
+var requestIdMax = Number.MAX_SAFE_INTEGER;
+
+// src/client/transport.ts
+class Transport {
+  socket = null;
+  state = "connecting";
+  encoder = new FrameEncoder;
+  replyDecoder = createReplyDecoder();
+  frameDecoder;
+  pending = new Map;
+  outgoing = [];
+  flushScheduled = false;
+  nextId = 1;
+  reconnectAttempt = 0;
+  reconnectTimer = null;
+  sweepTimer = null;
+  options;
+  constructor(options) {
+    this.options = {
+      host: options.host ?? "127.0.0.1",
+      port: options.port ?? 7420,
+      token: options.token,
+      clientName: options.clientName,
+      helloRequired: options.helloRequired ?? true,
+      requestTimeoutMs: options.requestTimeoutMs ?? 30000,
+      connectTimeoutMs: options.connectTimeoutMs ?? 5000,
+      reconnect: options.reconnect ?? true,
+      reconnectDelayMs: options.reconnectDelayMs ?? 100,
+      reconnectDelayMsMax: options.reconnectDelayMsMax ?? 5000,
+      frameBytesMax: options.frameBytesMax ?? 256 * 1024 * 1024,
+      onEvent: options.onEvent
+    };
+    this.frameDecoder = new FrameDecoder(this.options.frameBytesMax, this);
+  }
+  get isOpen() {
+    return this.state === "open";
+  }
+  async open() {
+    await this.connectSocket();
+    this.state = "open";
+    return this.request("hello", this.helloFields(), this.options.connectTimeoutMs, true);
+  }
+  request(op, fields, timeoutMs = this.options.requestTimeoutMs, front = false) {
+    if (this.state === "closed")
+      return Promise.reject(new OrqError("CLOSED", "the client is closed"));
+    const id = this.nextId;
+    this.nextId = this.nextId >= requestIdMax ? 1 : this.nextId + 1;
+    const frame = this.encoder.encode({ ...fields, id, op });
+    return new Promise((resolve, reject) => {
+      const entry = { op, resolve, reject, deadlineMs: performance.now() + timeoutMs, timeoutMs, unsent: frame };
+      this.pending.set(id, entry);
+      this.armSweep();
+      if (this.state === "open")
+        this.write(entry, front);
+    });
+  }
+  async close() {
+    if (this.state === "closed")
+      return;
+    this.state = "closed";
+    if (this.reconnectTimer !== null)
+      clearTimeout(this.reconnectTimer);
+    if (this.sweepTimer !== null)
+      clearTimeout(this.sweepTimer);
+    this.sweepTimer = null;
+    this.failAll("CLOSED", "the client was closed");
+    const socket = this.socket;
+    this.socket = null;
+    if (socket === null || socket.destroyed)
+      return;
+    await new Promise((resolve) => {
+      socket.once("close", () => resolve());
+      socket.end();
+      setTimeout(() => socket.destroy(), 1000).unref();
+    });
+  }
+  frame(body) {
+    let reply;
+    try {
+      reply = this.replyDecoder.decode(body);
+    } catch (error) {
+      this.protocolFailure(`undecodable reply: ${error instanceof Error ? error.message : String(error)}`);
+      return false;
+    }
+    if (!isPlainMap(reply) || typeof reply.id !== "number") {
+      this.protocolFailure("a reply must be a map with an id");
+      return false;
+    }
+    if (reply.id === 0) {
+      const error = toOrqError(reply.error);
+      this.options.onEvent?.({ kind: "disconnected", error });
+      return true;
+    }
+    const entry = this.pending.get(reply.id);
+    if (entry === undefined)
+      return true;
+    this.pending.delete(reply.id);
+    if (reply.ok === true)
+      entry.resolve(reply);
+    else
+      entry.reject(toOrqError(reply.error));
+    return true;
+  }
+  frameTooLarge(lengthBytes) {
+    this.protocolFailure(`reply frame of ${lengthBytes} bytes is over the client's frameBytesMax`);
+  }
+  helloFields() {
+    const fields = { protocol: protocolVersion };
+    if (this.options.token !== undefined)
+      fields.token = this.options.token;
+    if (this.options.clientName !== undefined)
+      fields.client = this.options.clientName;
+    return fields;
+  }
+  connectSocket() {
+    return new Promise((resolve, reject) => {
+      const socket = new Socket;
+      socket.setNoDelay(true);
+      const timer = setTimeout(() => {
+        socket.destroy();
+        reject(new OrqError("TIMEOUT", `could not connect to ${this.options.host}:${this.options.port} within ${this.options.connectTimeoutMs} ms`));
+      }, this.options.connectTimeoutMs);
+      const onError = (error) => {
+        clearTimeout(timer);
+        reject(new OrqError("DISCONNECTED", `cannot connect to ${this.options.host}:${this.options.port}: ${error.message}`));
+      };
+      socket.once("error", onError);
+      socket.connect(this.options.port, this.options.host, () => {
+        clearTimeout(timer);
+        socket.off("error", onError);
+        this.attach(socket);
+        resolve();
+      });
+    });
+  }
+  attach(socket) {
+    this.socket = socket;
+    this.frameDecoder = new FrameDecoder(this.options.frameBytesMax, this);
+    socket.on("data", (chunk) => this.frameDecoder.push(chunk));
+    socket.on("error", () => {});
+    socket.on("close", () => this.onSocketClosed(socket));
+  }
+  onSocketClosed(socket) {
+    if (this.socket !== socket)
+      return;
+    this.socket = null;
+    this.outgoing = [];
+    if (this.state === "closed")
+      return;
+    this.options.onEvent?.({ kind: "disconnected", error: null });
+    for (const [id, entry] of this.pending) {
+      if (entry.unsent !== null)
+        continue;
+      this.pending.delete(id);
+      entry.reject(new OrqError("DISCONNECTED", `connection lost before the reply to ${entry.op}; it may or may not have been carried out`));
+    }
+    if (!this.options.reconnect) {
+      this.state = "closed";
+      this.failAll("DISCONNECTED", "connection lost and reconnect is off");
+      return;
+    }
+    this.state = "waiting_to_reconnect";
+    this.scheduleReconnect();
+  }
+  scheduleReconnect() {
+    const baseMs = Math.min(this.options.reconnectDelayMsMax, this.options.reconnectDelayMs * 2 ** Math.min(this.reconnectAttempt, 30));
+    const delayMs = Math.round(baseMs * (0.5 + Math.random() / 2));
+    this.reconnectTimer = setTimeout(() => void this.reconnect(delayMs), delayMs);
+  }
+  async reconnect(lastDelayMs) {
+    this.reconnectTimer = null;
+    if (this.state === "closed")
+      return;
+    this.reconnectAttempt++;
+    try {
+      await this.connectSocket();
+    } catch (error) {
+      if (this.isClosed())
+        return;
+      this.options.onEvent?.({ kind: "reconnect_failed", attempt: this.reconnectAttempt, error, delayMs: lastDelayMs });
+      this.scheduleReconnect();
+      return;
+    }
+    if (this.isClosed()) {
+      this.socket?.destroy();
+      return;
+    }
+    this.state = "open";
+    const attempt = this.reconnectAttempt;
+    this.reconnectAttempt = 0;
+    const hello = this.request("hello", this.helloFields(), this.options.connectTimeoutMs, true);
+    hello.catch((error) => this.options.onEvent?.({ kind: "hello_failed", error }));
+    for (const entry of this.pending.values())
+      if (entry.unsent !== null)
+        this.write(entry, false);
+    this.options.onEvent?.({ kind: "reconnected", attempt });
+  }
+  armSweep() {
+    if (this.sweepTimer !== null || this.pending.size === 0)
+      return;
+    const periodMs = Math.min(1000, Math.max(10, Math.floor(this.options.requestTimeoutMs / 10)));
+    this.sweepTimer = setTimeout(() => this.sweep(), periodMs);
+  }
+  sweep() {
+    this.sweepTimer = null;
+    const nowMs = performance.now();
+    for (const [id, entry] of this.pending) {
+      if (entry.deadlineMs > nowMs)
+        continue;
+      this.pending.delete(id);
+      entry.reject(new OrqError("TIMEOUT", `${entry.op} got no reply within ${entry.timeoutMs} ms`));
+    }
+    this.armSweep();
+  }
+  isClosed() {
+    return this.state === "closed";
+  }
+  write(entry, front) {
+    const frame = entry.unsent;
+    if (frame === null)
+      return;
+    entry.unsent = null;
+    if (front)
+      this.outgoing.unshift(frame);
+    else
+      this.outgoing.push(frame);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      queueMicrotask(() => this.flush());
+    }
+  }
+  flush() {
+    this.flushScheduled = false;
+    const socket = this.socket;
+    if (socket === null || this.outgoing.length === 0)
+      return;
+    const frames = this.outgoing;
+    this.outgoing = [];
+    socket.write(frames.length === 1 ? frames[0] : Buffer.concat(frames));
+  }
+  protocolFailure(message) {
+    this.options.onEvent?.({ kind: "disconnected", error: new OrqError("BAD_REPLY", message) });
+    this.socket?.destroy();
+  }
+  failAll(code, message) {
+    for (const entry of this.pending.values())
+      entry.reject(new OrqError(code, message));
+    this.pending.clear();
+  }
+}
+function toOrqError(error) {
+  if (!isPlainMap(error))
+    return new OrqError("BAD_REPLY", "error reply without an error map");
+  const wire = error;
+  const code = isErrorCode(wire.code) ? wire.code : "INTERNAL";
+  const details = {};
+  const raw = wire.details;
+  if (raw !== undefined && isPlainMap(raw)) {
+    if (typeof raw.field === "string")
+      details.field = raw.field;
+    if (typeof raw.index === "number")
+      details.index = raw.index;
+    if (typeof raw.retry_after_ms === "number")
+      details.retryAfterMs = raw.retry_after_ms;
+    if (typeof raw.request_id === "string")
+      details.requestId = raw.request_id;
+  }
+  return new OrqError(code, typeof wire.message === "string" ? wire.message : String(wire.code), details);
+}
+
+// src/client/worker.ts
+var workDefaults = {
+  waitMs: 5000,
+  extendAtFraction: 0.5,
+  backoffBaseMs: 1000,
+  backoffMsMax: 300000,
+  errorPauseMs: 1000
+};
+var workConcurrencyMax = 1000;
+function nackDelayMs(attempt, backoffBaseMs, backoffMsMax) {
+  const exponent = Math.min(Math.max(attempt, 1) - 1, 52);
+  return Math.min(backoffMsMax, backoffBaseMs * 2 ** exponent);
+}
+function checkOptions(options) {
+  const bad = (what) => {
+    throw new RangeError(`work(): ${what}`);
+  };
+  if (!Number.isInteger(options.concurrency) || options.concurrency < 1 || options.concurrency > workConcurrencyMax)
+    bad(`concurrency must be 1..${workConcurrencyMax}`);
+  if (!Number.isInteger(options.leaseMs) || options.leaseMs < 1)
+    bad("leaseMs must be a positive integer");
+  const fraction = options.extendAtFraction ?? workDefaults.extendAtFraction;
+  if (!(fraction >= 0.1 && fraction <= 0.9))
+    bad("extendAtFraction must be 0.1..0.9");
+  if (options.waitMs !== undefined && (!Number.isInteger(options.waitMs) || options.waitMs < 0))
+    bad("waitMs must be a non-negative integer");
+}
+function startWorker(client, options, handler) {
+  checkOptions(options);
+  const waitMs = options.waitMs ?? workDefaults.waitMs;
+  const extendEveryMs = Math.max(1, Math.floor(options.leaseMs * (options.extendAtFraction ?? workDefaults.extendAtFraction)));
+  const backoffBaseMs = options.backoffBaseMs ?? workDefaults.backoffBaseMs;
+  const backoffMsMax = options.backoffMsMax ?? workDefaults.backoffMsMax;
+  const errorPauseMs = options.errorPauseMs ?? workDefaults.errorPauseMs;
+  let stopping = false;
+  let running = 0;
+  const tasks = new Set;
+  let wake = null;
+  const wakeLoop = () => {
+    const resolve = wake;
+    wake = null;
+    resolve?.();
+  };
+  const emit = (event) => {
+    try {
+      options.onEvent?.(event);
+    } catch (error) {
+      console.error("orq worker: onEvent threw", error);
+    }
+  };
+  async function runOne(delivery) {
+    const controller = new AbortController;
+    let lost = false;
+    const timer = setInterval(() => {
+      client.extend(options.ns, [{ receipt: delivery.receipt, leaseMs: options.leaseMs }]).then((result) => {
+        if (result.stale.length > 0) {
+          if (!lost) {
+            lost = true;
+            clearInterval(timer);
+            emit({ kind: "lease_lost", delivery });
+            controller.abort(new Error("lease lost"));
+          }
+        } else {
+          emit({ kind: "extended", delivery, leaseMs: options.leaseMs });
+        }
+      }, (error) => emit({ kind: "error", during: "extend", error, delivery }));
+    }, extendEveryMs);
+    let failure = null;
+    try {
+      await handler(delivery, { signal: controller.signal });
+    } catch (error) {
+      failure = { error };
+    } finally {
+      clearInterval(timer);
+    }
+    try {
+      if (failure === null) {
+        const result = await client.ack(options.ns, [delivery.receipt]);
+        emit({ kind: "acked", delivery, stale: result.stale.length > 0 });
+      } else {
+        const delayMs = nackDelayMs(delivery.attempt, backoffBaseMs, backoffMsMax);
+        const result = await client.nack(options.ns, [{ receipt: delivery.receipt, delayMs }]);
+        emit({ kind: "nacked", delivery, delayMs, error: failure.error, stale: result.stale.length > 0 });
+      }
+    } catch (error) {
+      emit({ kind: "error", during: failure === null ? "ack" : "nack", error, delivery });
+    }
+  }
+  function start(delivery) {
+    running++;
+    const task = runOne(delivery).finally(() => {
+      running--;
+      tasks.delete(task);
+      wakeLoop();
+    });
+    tasks.add(task);
+  }
+  const pause = (ms) => new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      wake = null;
+      resolve();
+    }, ms);
+    wake = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+  });
+  async function loop() {
+    while (!stopping) {
+      const free = options.concurrency - running;
+      if (free <= 0) {
+        await new Promise((resolve) => {
+          wake = resolve;
+        });
+        continue;
+      }
+      let deliveries;
+      try {
+        deliveries = await client.dequeue(options.ns, {
+          topics: [{ topic: options.topic, count: free }],
+          capabilities: options.capabilities,
+          waitMs,
+          leaseMs: options.leaseMs
+        });
+      } catch (error) {
+        if (error instanceof OrqError && error.code === "CLOSED")
+          break;
+        emit({ kind: "error", during: "dequeue", error });
+        const hintMs = error instanceof OrqError ? error.details.retryAfterMs : undefined;
+        if (!stopping)
+          await pause(hintMs ?? errorPauseMs);
+        continue;
+      }
+      for (const delivery of deliveries)
+        start(delivery);
+    }
+    while (tasks.size > 0)
+      await Promise.all([...tasks]);
+  }
+  const done = loop();
+  return {
+    stop() {
+      stopping = true;
+      wakeLoop();
+      return done;
+    },
+    done,
+    get running() {
+      return running;
+    }
+  };
+}
+
+// src/client/client.ts
+var utf8 = new TextEncoder;
+function bytes(value) {
+  return typeof value === "string" ? utf8.encode(value) : value;
+}
+
+class OrqClient {
+  transport;
+  server = null;
+  constructor(transport) {
+    this.transport = transport;
+  }
+  static async connect(options = {}) {
+    const transport = new Transport(options);
+    const client = new OrqClient(transport);
+    try {
+      client.server = helloFromWire(await transport.open());
+    } catch (error) {
+      const unauthorizedOk = options.helloRequired === false && error instanceof OrqError && error.code === "UNAUTHORIZED";
+      if (!unauthorizedOk) {
+        await transport.close();
+        throw error;
+      }
+    }
+    return client;
+  }
+  get connected() {
+    return this.transport.isOpen;
+  }
+  request(op, fields = {}, options = {}) {
+    return this.transport.request(op, fields, options.timeoutMs);
+  }
+  async hello(options = {}) {
+    const fields = { protocol: 1 };
+    const { token, clientName } = this.transport.options;
+    if (token !== undefined)
+      fields.token = token;
+    if (clientName !== undefined)
+      fields.client = clientName;
+    this.server = helloFromWire(await this.request("hello", fields, options));
+    return this.server;
+  }
+  async ping(options = {}) {
+    const reply = await this.request("ping", {}, options);
+    return { nowMs: reply.now_ms };
+  }
+  async enqueue(ns, items, options = {}) {
+    const wireItems = items.map((item) => ({
+      topic: item.topic,
+      priority: item.priority,
+      payload: bytes(item.payload),
+      metadata: bytes(item.metadata),
+      delay_ms: item.delayMs,
+      deliver_at_ms: item.deliverAtMs,
+      lease_ms: item.leaseMs,
+      ttl_ms: item.ttlMs,
+      delivery: item.delivery,
+      max_attempts: item.maxAttempts,
+      requires: item.requires,
+      after: item.after,
+      key: item.key
+    }));
+    const reply = await this.request("enqueue", { ns, items: wireItems }, options);
+    return reply.ids;
+  }
+  async dequeue(ns, request, options = {}) {
+    const waitMs = request.waitMs ?? 0;
+    const timeoutMs = (options.timeoutMs ?? this.transport.options.requestTimeoutMs) + waitMs;
+    const reply = await this.transport.request("dequeue", {
+      ns,
+      topics: request.topics.map((t) => ({ topic: t.topic, count: t.count ?? 1 })),
+      capabilities: request.capabilities,
+      wait_ms: request.waitMs,
+      lease_ms: request.leaseMs
+    }, timeoutMs);
+    return reply.items.map(deliveryFromWire);
+  }
+  async ack(ns, receipts, options = {}) {
+    const reply = await this.request("ack", { ns, receipts }, options);
+    return { acked: reply.acked, stale: reply.stale };
+  }
+  async nack(ns, items, options = {}) {
+    const wireItems = items.map((i) => ({ receipt: i.receipt, delay_ms: i.delayMs, metadata: bytes(i.metadata) }));
+    const reply = await this.request("nack", { ns, items: wireItems }, options);
+    return { nacked: reply.nacked, stale: reply.stale };
+  }
+  async extend(ns, items, options = {}) {
+    const wireItems = items.map((i) => ({ receipt: i.receipt, lease_ms: i.leaseMs }));
+    const reply = await this.request("extend", { ns, items: wireItems }, options);
+    return { extended: reply.extended, stale: reply.stale };
+  }
+  async cancel(ns, ids, options = {}) {
+    const reply = await this.request("cancel", { ns, ids }, options);
+    return { cancelled: reply.cancelled, missing: reply.missing };
+  }
+  async get(ns, ids, options = {}) {
+    const reply = await this.request("get", { ns, ids }, options);
+    return reply.items.map((s) => s === null ? null : s.state === "ended" ? { id: s.id, state: "ended", outcome: s.outcome } : itemStateFromWire(s));
+  }
+  async topics(ns, query = {}, options = {}) {
+    const reply = await this.request("topics", { ns, prefix: query.prefix, limit: query.limit, after: query.after }, options);
+    return {
+      topics: reply.topics.map((t) => {
+        const counts = { topic: t.topic, ready: t.ready, delayed: t.delayed, waiting: t.waiting, leased: t.leased, dead: t.dead, paused: t.paused === true };
+        if (typeof t.paused_until_ms === "number")
+          counts.pausedUntilMs = t.paused_until_ms;
+        return counts;
+      }),
+      next: typeof reply.next === "string" ? reply.next : null
+    };
+  }
+  async list(ns, topic, query = {}, options = {}) {
+    const reply = await this.request("list", { ns, topic, state: query.state, limit: query.limit, after: query.after }, options);
+    return { items: reply.items.map(itemStateFromWire), next: typeof reply.next === "string" ? reply.next : null };
+  }
+  async pause(ns, topic, query = {}, options = {}) {
+    const reply = await this.request("pause", { ns, topic, for_ms: query.forMs }, options);
+    return { pausedUntilMs: typeof reply.paused_until_ms === "number" ? reply.paused_until_ms : null };
+  }
+  async resume(ns, topic, options = {}) {
+    const reply = await this.request("resume", { ns, topic }, options);
+    return { resumed: reply.resumed === true };
+  }
+  async dead(ns, topic, query = {}, options = {}) {
+    const reply = await this.request("dead", { ns, topic, limit: query.limit }, options);
+    return reply.items.map(itemStateFromWire);
+  }
+  async redrive(ns, topic, ids, options = {}) {
+    const reply = await this.request("redrive", { ns, topic, ids }, options);
+    return { redriven: reply.redriven };
+  }
+  async stats(ns, options = {}) {
+    const reply = await this.request("stats", { ns }, options);
+    const { id: _id, ok: _ok, ...rest } = reply;
+    return rest;
+  }
+  work(options, handler) {
+    return startWorker(this, options, handler);
+  }
+  close() {
+    return this.transport.close();
+  }
+}
+function helloFromWire(reply) {
+  const limits = reply.limits;
+  return {
+    server: reply.server,
+    version: reply.version,
+    protocol: reply.protocol,
+    nodeId: reply.node_id,
+    shards: reply.shards,
+    maxFrameBytes: reply.max_frame_bytes,
+    limits: {
+      payloadBytesMax: limits.payload_bytes_max,
+      metadataBytesMax: limits.metadata_bytes_max,
+      itemsPerEnqueueMax: limits.items_per_enqueue_max,
+      countPerDequeueMax: limits.count_per_dequeue_max,
+      topicBytesMax: limits.topic_bytes_max,
+      waitMsMax: limits.wait_ms_max,
+      leaseMsMax: limits.lease_ms_max,
+      idsPerRequestMax: limits.ids_per_request_max
+    }
+  };
+}
+function deliveryFromWire(d) {
+  return {
+    id: d.id,
+    topic: d.topic,
+    priority: d.priority,
+    payload: new Uint8Array(d.payload),
+    metadata: new Uint8Array(d.metadata),
+    attempt: d.attempt,
+    receipt: d.receipt,
+    leaseExpiresAtMs: d.lease_expires_at_ms,
+    enqueuedAtMs: d.enqueued_at_ms
+  };
+}
+function itemStateFromWire(s) {
+  const state = {
+    id: s.id,
+    topic: s.topic,
+    state: s.state,
+    priority: s.priority,
+    payload: new Uint8Array(s.payload),
+    metadata: new Uint8Array(s.metadata),
+    attempt: s.attempt,
+    deliverAtMs: s.deliver_at_ms,
+    enqueuedAtMs: s.enqueued_at_ms
+  };
+  if (s.lease_expires_at_ms !== undefined)
+    state.leaseExpiresAtMs = s.lease_expires_at_ms;
+  if (s.requires !== undefined)
+    state.requires = s.requires;
+  if (s.after !== undefined)
+    state.after = s.after;
+  if (s.key !== undefined)
+    state.key = s.key;
+  if (s.dead_reason !== undefined)
+    state.deadReason = s.dead_reason;
+  return state;
+}
+export {
+  OrqClient,
+  OrqError,
+  errorCodes,
+  nackDelayMs,
+  workConcurrencyMax,
+  workDefaults
+};

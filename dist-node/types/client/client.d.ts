@@ -1,0 +1,95 @@
+import { type WireMap } from "./transport.ts";
+import { type WorkerHandle, type WorkHandler, type WorkOptions } from "./worker.ts";
+import type { ClientOptions, Delivery, DequeueRequest, EndedItemState, EnqueueItem, ItemPage, ItemState, ServerHello, TopicCounts } from "./types.ts";
+/** A request-options bag every method accepts. */
+export interface CallOptions {
+    /** Overrides the client's requestTimeoutMs for this call. */
+    timeoutMs?: number;
+}
+export declare class OrqClient {
+    private readonly transport;
+    /** What the server said in the last hello. */
+    server: ServerHello | null;
+    private constructor();
+    /** Connect and say hello (with the token, if any); rejects with OrqError (e.g. UNAUTHORIZED, unless helloRequired is false). */
+    static connect(options?: ClientOptions): Promise<OrqClient>;
+    get connected(): boolean;
+    /** Any op by name, with wire (snake_case) fields; resolves with the reply map. */
+    request(op: string, fields?: WireMap, options?: CallOptions): Promise<WireMap>;
+    hello(options?: CallOptions): Promise<ServerHello>;
+    ping(options?: CallOptions): Promise<{
+        nowMs: number;
+    }>;
+    /** Enqueue a batch (all or nothing); resolves with the ids in request order once stored. */
+    enqueue(ns: string, items: EnqueueItem[], options?: CallOptions): Promise<string[]>;
+    /** Lease ready items; with waitMs, waits for items up to that long. The timeout covers waitMs plus the usual request timeout. */
+    dequeue(ns: string, request: DequeueRequest, options?: CallOptions): Promise<Delivery[]>;
+    ack(ns: string, receipts: string[], options?: CallOptions): Promise<{
+        acked: number;
+        stale: string[];
+    }>;
+    nack(ns: string, items: Array<{
+        receipt: string;
+        delayMs?: number;
+        metadata?: Uint8Array | string;
+    }>, options?: CallOptions): Promise<{
+        nacked: number;
+        stale: string[];
+    }>;
+    extend(ns: string, items: Array<{
+        receipt: string;
+        leaseMs: number;
+    }>, options?: CallOptions): Promise<{
+        extended: number;
+        stale: string[];
+    }>;
+    cancel(ns: string, ids: string[], options?: CallOptions): Promise<{
+        cancelled: number;
+        missing: string[];
+    }>;
+    get(ns: string, ids: string[], options?: CallOptions): Promise<Array<ItemState | EndedItemState | null>>;
+    topics(ns: string, query?: {
+        prefix?: string;
+        limit?: number;
+        after?: string;
+    }, options?: CallOptions): Promise<{
+        topics: TopicCounts[];
+        next: string | null;
+    }>;
+    /**
+     * One page of a topic's items, read only: ready ones in delivery order, the
+     * others in enqueue order (only `state` when given). A page may hold fewer
+     * than `limit` items while `next` is still set: keep going until it is null.
+     */
+    list(ns: string, topic: string, query?: {
+        state?: ItemState["state"];
+        limit?: number;
+        after?: string;
+    }, options?: CallOptions): Promise<ItemPage>;
+    /** Stop deliveries from a topic for `forMs`, or until resume; replaces an earlier pause's end. */
+    pause(ns: string, topic: string, query?: {
+        forMs?: number;
+    }, options?: CallOptions): Promise<{
+        pausedUntilMs: number | null;
+    }>;
+    /** Lift a topic's pause; `resumed` is false when it was not paused. */
+    resume(ns: string, topic: string, options?: CallOptions): Promise<{
+        resumed: boolean;
+    }>;
+    dead(ns: string, topic: string, query?: {
+        limit?: number;
+    }, options?: CallOptions): Promise<ItemState[]>;
+    redrive(ns: string, topic: string, ids?: string[], options?: CallOptions): Promise<{
+        redriven: number;
+    }>;
+    /** Counters and gauges (see docs/PROTOCOL.md), as the server sends them. */
+    stats(ns?: string, options?: CallOptions): Promise<Record<string, unknown>>;
+    /**
+     * Run a worker loop on this connection: long-poll dequeues of one topic,
+     * up to `concurrency` handlers at once, leases extended while they run, ack
+     * on success, nack with exponential back-off on a throw (see worker.ts).
+     */
+    work(options: WorkOptions, handler: WorkHandler): WorkerHandle;
+    /** Close the connection; pending requests reject with CLOSED. */
+    close(): Promise<void>;
+}

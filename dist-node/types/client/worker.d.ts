@@ -1,0 +1,72 @@
+import type { OrqClient } from "./client.ts";
+import type { Delivery } from "./types.ts";
+export interface WorkOptions {
+    ns: string;
+    topic: string;
+    /** Sent with every dequeue; without it only items without `requires` match. */
+    capabilities?: Record<string, unknown>;
+    /** Handlers running at once, 1..1000. */
+    concurrency: number;
+    /** Lease of each delivery, renewed while its handler runs. */
+    leaseMs: number;
+    /** Long-poll wait of each dequeue (default 5,000 ms); also the longest stop() waits for one in flight. */
+    waitMs?: number;
+    /** Extend when this fraction of the lease has passed (default 0.5), 0.1..0.9. */
+    extendAtFraction?: number;
+    /** First nack delay (default 1,000 ms), doubled per attempt. */
+    backoffBaseMs?: number;
+    /** Largest nack delay (default 300,000 ms = 5 min). */
+    backoffMsMax?: number;
+    /** Pause after a failed dequeue (default 1,000 ms, or the error's retry_after_ms). */
+    errorPauseMs?: number;
+    /** What happened, for logs and tests. Exceptions thrown here are ignored. */
+    onEvent?: (event: WorkerEvent) => void;
+}
+export interface HandlerContext {
+    /** Fires when the lease was lost (an extend found the receipt stale): the work will not count. */
+    signal: AbortSignal;
+}
+export type WorkHandler = (delivery: Delivery, context: HandlerContext) => Promise<unknown> | unknown;
+export type WorkerEvent = {
+    kind: "acked";
+    delivery: Delivery;
+    stale: boolean;
+} | {
+    kind: "nacked";
+    delivery: Delivery;
+    delayMs: number;
+    error: unknown;
+    stale: boolean;
+} | {
+    kind: "extended";
+    delivery: Delivery;
+    leaseMs: number;
+} | {
+    kind: "lease_lost";
+    delivery: Delivery;
+} | {
+    kind: "error";
+    during: "dequeue" | "ack" | "nack" | "extend";
+    error: unknown;
+    delivery?: Delivery;
+};
+export interface WorkerHandle {
+    /** Graceful stop; resolves once every delivery taken has been acked or nacked. */
+    stop(): Promise<void>;
+    /** Resolves when the loop has ended (after stop(), or when the client was closed). */
+    readonly done: Promise<void>;
+    /** Handlers running now. */
+    readonly running: number;
+}
+export declare const workDefaults: {
+    readonly waitMs: 5000;
+    readonly extendAtFraction: 0.5;
+    readonly backoffBaseMs: 1000;
+    readonly backoffMsMax: 300000;
+    readonly errorPauseMs: 1000;
+};
+/** Largest concurrency (1,000): one dequeue's count limit. */
+export declare const workConcurrencyMax = 1000;
+/** The nack delay after a handler threw on delivery `attempt` (1-based). */
+export declare function nackDelayMs(attempt: number, backoffBaseMs: number, backoffMsMax: number): number;
+export declare function startWorker(client: OrqClient, options: WorkOptions, handler: WorkHandler): WorkerHandle;

@@ -1,0 +1,46 @@
+import type { WireDelivery } from "./wire-types.ts";
+/** A dequeue reply; the dispatcher sets `id`. */
+export declare class DeliveriesReply {
+    [field: string]: unknown;
+    id: number;
+    ok: true;
+    items: readonly WireDelivery[];
+    constructor(items: readonly WireDelivery[]);
+}
+/** An ack reply; the dispatcher sets `id`. */
+export declare class AckReply {
+    [field: string]: unknown;
+    id: number;
+    ok: true;
+    acked: number;
+    stale: readonly string[];
+    constructor(acked: number, stale: readonly string[]);
+}
+export declare class ReplyEncoder {
+    private bytes;
+    private view;
+    private pos;
+    /** The frame of a dequeue reply. */
+    deliveriesFrame(id: number, items: readonly WireDelivery[]): Uint8Array;
+    /** The frame of an ack reply. */
+    ackFrame(id: number, acked: number, stale: readonly string[]): Uint8Array;
+    private delivery;
+    /** Fill in the length and hand out a copy: the buffer is reused by the next call. */
+    private finish;
+    /** Make room for `more` bytes past pos. Every write below relies on an earlier ensure. */
+    private ensure;
+    private raw;
+    private arrayHeader;
+    /** The same form @msgpack/msgpack picks for a number (needs 9 bytes of room). */
+    private number;
+    private stringHeader;
+    /**
+     * A str (needs 5 + 3 * length bytes of room). ASCII is written byte by
+     * byte with the header taken from the length; at the first non-ASCII code
+     * unit it starts over with the UTF-8 length counted and encodeInto.
+     */
+    private string;
+    private nonAsciiString;
+    /** A bin (needs 5 + length bytes of room). */
+    private bin;
+}

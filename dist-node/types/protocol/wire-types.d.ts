@@ -1,0 +1,103 @@
+import type { ErrorCode } from "./error-codes.ts";
+export declare const protocolVersion = 1;
+/** Request ids run from 1 to 2^53-1; id 0 is reserved for connection-level errors. */
+export declare const requestIdMax: number;
+export type OpName = "hello" | "ping" | "enqueue" | "dequeue" | "ack" | "nack" | "extend" | "cancel" | "get" | "topics" | "dead" | "redrive" | "stats" | "list" | "pause" | "resume";
+export interface WireErrorDetails {
+    field?: string;
+    index?: number;
+    retry_after_ms?: number;
+    request_id?: string;
+}
+export interface WireError {
+    code: ErrorCode;
+    message: string;
+    details?: WireErrorDetails;
+}
+export type WireReply = ({
+    id: number;
+    ok: true;
+} & Record<string, unknown>) | {
+    id: number;
+    ok: false;
+    error: WireError;
+};
+export interface WireLimits {
+    payload_bytes_max: number;
+    metadata_bytes_max: number;
+    items_per_enqueue_max: number;
+    count_per_dequeue_max: number;
+    topic_bytes_max: number;
+    wait_ms_max: number;
+    lease_ms_max: number;
+    ids_per_request_max: number;
+}
+export interface WireHelloResult {
+    server: "orq";
+    version: string;
+    protocol: number;
+    node_id: string;
+    shards: number;
+    max_frame_bytes: number;
+    limits: WireLimits;
+}
+export type WireDeliveryMode = "at_least_once" | "at_most_once";
+export interface WireItem {
+    topic: string;
+    priority?: number;
+    payload?: Uint8Array;
+    metadata?: Uint8Array;
+    delay_ms?: number;
+    deliver_at_ms?: number;
+    lease_ms?: number;
+    ttl_ms?: number;
+    delivery?: WireDeliveryMode;
+    max_attempts?: number;
+    requires?: Record<string, unknown>;
+    after?: string[];
+    key?: string;
+}
+export interface WireDelivery {
+    id: string;
+    topic: string;
+    priority: number;
+    payload: Uint8Array;
+    metadata: Uint8Array;
+    attempt: number;
+    receipt: string;
+    lease_expires_at_ms: number;
+    enqueued_at_ms: number;
+}
+export interface WireItemState {
+    id: string;
+    topic: string;
+    state: "ready" | "delayed" | "waiting" | "leased" | "dead";
+    priority: number;
+    payload: Uint8Array;
+    metadata: Uint8Array;
+    attempt: number;
+    deliver_at_ms: number;
+    enqueued_at_ms: number;
+    lease_expires_at_ms?: number;
+    requires?: Record<string, unknown>;
+    after?: string[];
+    key?: string;
+    dead_reason?: string;
+}
+export interface WireEndedItemState {
+    id: string;
+    state: "ended";
+    outcome: "acked" | "cancelled" | "expired";
+}
+export interface WireTopicCounts {
+    topic: string;
+    ready: number;
+    delayed: number;
+    waiting: number;
+    leased: number;
+    dead: number;
+    /** Whether the topic is paused (the `pause` op). */
+    paused: boolean;
+    /** When a timed pause ends; absent for a pause until `resume`, and when not paused. */
+    paused_until_ms?: number;
+}
