@@ -137,6 +137,9 @@ describe("README.md", () => {
     const pause = await run(knownLines.pause);
     expect(pause.code).toBe(0);
     expect(pause.stdout).toMatch(/^paused emails until \d{4}-/);
+    // The resume the README's comment names; the quick start below uses the same topic.
+    const resume = await run("npx orq resume --ns shop --topic emails");
+    expect(resume.stdout).toBe("resumed emails\n");
   }, 120_000);
 
   test.skipIf(!haveNpm)("`npm install /path/to/orq` in a new project, then the TypeScript quick start runs there and exits", async () => {

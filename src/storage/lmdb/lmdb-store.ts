@@ -44,6 +44,7 @@ import {
 import { dataDirProblem } from "./data-dir-check.ts";
 import { lockDataDir, type DataDirLock } from "./data-dir-lock.ts";
 import { openError } from "./open-error.ts";
+import { commitFailure } from "./commit-failure.ts";
 
 export interface LmdbStoreOptions {
   dataDir: string;
@@ -384,21 +385,4 @@ function loadItems(db: BinaryDb<number>): Iterable<{ key: ItemKey; record: ItemR
 /** The recovery handle's decoder: a record without payload and metadata, from lmdb-js's shared read buffer. */
 function decodeItemHeader(bytes: Uint8Array, length: number): ItemRecord {
   return decodeItemRecord(bytes, recordReaders, false, length);
-}
-/**
- * The error a failed commit reports. lmdb-js rejects with a generic "Commit
- * failed" whose `commitError` promise holds the cause (e.g. EIO/ENOSPC from
- * the write); it must be awaited here or it surfaces as an unhandled rejection.
- */
-async function commitFailure(error: unknown): Promise<Error> {
-  const commitError = (error as { commitError?: unknown } | null)?.commitError;
-  if (commitError instanceof Promise) {
-    const cause: unknown = await commitError.then(
-      () => null,
-      (reason: unknown) => reason,
-    );
-    if (cause instanceof Error) return new Error(`LMDB commit failed: ${cause.message}`, { cause });
-  }
-  if (error instanceof Error) return error;
-  return new Error(`LMDB commit failed: ${String(error)}`);
 }
