@@ -42,7 +42,7 @@ import { listItems } from "./list.ts";
 import type { OpContext } from "./op-context.ts";
 import { Pauses } from "./pause.ts";
 import * as receiptOps from "./receipt-ops.ts";
-import { loadStore, loadStoreInSteps, type RecoveryProgress } from "./recovery.ts";
+import { loadStoreInSteps, type RecoveryProgress } from "./recovery.ts";
 import { buildStats } from "./stats.ts";
 import { UnmatchableReporter } from "./unmatchable.ts";
 
@@ -85,11 +85,11 @@ export class Engine implements EngineApi {
 
   /** Build the engine from what the store holds (an empty store is a fresh start). */
   static recover(options: EngineOptions): Engine {
-    assert(options.store.shardCount === options.writer.shardCount, "engine: store and writer disagree on shards");
-    const engine = new Engine(options.writer, options.store, options.limits, options.namespaces, options.store.meta.boots, options.nowMs);
-    loadStore(engine.s, options.store, options.nowMs);
-    engine.pauses.load(options.store.loadPauses(), options.nowMs);
-    return engine;
+    const steps = Engine.recoverInSteps(options);
+    for (;;) {
+      const step = steps.next();
+      if (step.done === true) return step.value;
+    }
   }
 
   /**
@@ -102,6 +102,7 @@ export class Engine implements EngineApi {
     assert(options.store.shardCount === options.writer.shardCount, "engine: store and writer disagree on shards");
     const engine = new Engine(options.writer, options.store, options.limits, options.namespaces, options.store.meta.boots, options.nowMs);
     yield* loadStoreInSteps(engine.s, options.store, options.nowMs, options.limits.recoveryRecordsPerTurnMax);
+    engine.pauses.load(options.store.loadPauses(), options.nowMs);
     return engine;
   }
 

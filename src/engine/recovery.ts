@@ -30,12 +30,6 @@ export interface RecoveryProgress {
   done: number;
 }
 
-/** Recover in one go (tests, and callers with nothing to serve meanwhile). */
-export function loadStore(s: ItemStates, store: Store, nowMs: number): void {
-  const steps = loadStoreInSteps(s, store, nowMs, Number.MAX_SAFE_INTEGER);
-  while (!steps.next().done);
-}
-
 /** Recover, yielding the progress after every `recordsPerTurnMax` records of a phase; done when the generator returns. */
 export function* loadStoreInSteps(s: ItemStates, store: Store, nowMs: number, recordsPerTurnMax: number): Generator<RecoveryProgress, void> {
   assert(recordsPerTurnMax >= 1, "recovery: recordsPerTurnMax must be at least 1");
