@@ -108,6 +108,14 @@ export class ItemStates {
     };
   }
 
+  /** Give the item a new priority (it must be out of the ready index): every later write carries the whole record. */
+  setPriority(item: LiveItem, priority: number): void {
+    assert(item.readyNode === null, `engine: priority change of item ${item.id} inside a ready heap`);
+    if (priority === item.priority) return;
+    item.priority = priority;
+    item.ensureExtras().priorityRewritten = true;
+  }
+
   /** Write the item's current state into `set`: a patched copy of its stored value when possible, else the whole record. */
   writeItem(set: WriteSet, item: LiveItem): void {
     const value = this.patchedValue(item);
@@ -122,7 +130,7 @@ export class ItemStates {
    */
   private patchedValue(item: LiveItem): Uint8Array | null {
     const extras = item.extras;
-    if (extras !== null && (extras.unstored !== null || extras.metadata !== null)) return null;
+    if (extras !== null && (extras.unstored !== null || extras.metadata !== null || extras.priorityRewritten)) return null;
     const value = this.reader.readItemBytes(item.shard, item.key);
     // Messages are built only on failure (this runs once per lease).
     if (value === null) assert(false, `engine: item ${item.id} is live but not stored`);
