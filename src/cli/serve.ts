@@ -12,6 +12,8 @@
 // 200 from then until shutdown begins (recovery is synchronous and finished
 // by the time either port listens).
 
+import { BeanstalkServer } from "../beanstalk/beanstalk-server.ts";
+import { isLoopbackHost } from "../beanstalk/loopback.ts";
 import { Engine } from "../engine/engine.ts";
 import { systemClock } from "../lib/clock.ts";
 import { defaultLimits, type Limits } from "../limits.ts";
@@ -38,6 +40,7 @@ const closeGraceMs = 1000;
 
 /** Exit codes: 0 clean, 1 start-up failure or shutdown past its bound, 2 bad configuration. */
 const startupFailureExitCode = 1;
+const configErrorExitCode = 2;
 
 /**
  * Times storage commits for the metrics and the breakers' slow-commit rule:
@@ -57,7 +60,15 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     payloadBytesMax: config.payloadBytesMax,
     metadataBytesMax: config.metadataBytesMax,
     outcomeRetentionMs: config.outcomeRetentionMs,
+    beanstalkJobBytesMax: config.beanstalkMaxJobBytes,
   };
+  // The beanstalkd port has no authentication: refuse to expose it beside a protected MessagePack port.
+  if (config.beanstalkPort !== null && config.tokens.length > 0 && !isLoopbackHost(config.host) && !config.beanstalkAllowUnauthenticated) {
+    process.stderr.write(
+      `orq: the beanstalkd port has no authentication and tokens are configured: listen on a loopback --host or pass --beanstalk-allow-unauthenticated\n`,
+    );
+    process.exit(configErrorExitCode);
+  }
 
   const addons = checkNativeAddons();
   if (!addons.ok) {
@@ -125,6 +136,25 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
 
   engine.onEarlierDeadline = () => server.rearmDeadlines();
 
+  let beanstalk: BeanstalkServer | null = null;
+  if (config.beanstalkPort !== null) {
+    try {
+      beanstalk = BeanstalkServer.start({
+        host: config.host,
+        port: config.beanstalkPort,
+        engine,
+        namespace: config.beanstalkNamespace,
+        limits,
+        clock,
+        version,
+        logger,
+      });
+    } catch (error) {
+      process.stderr.write(`orq: cannot listen on ${config.host}:${config.beanstalkPort} (beanstalk): ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(startupFailureExitCode);
+    }
+  }
+
   const commits = new CommitSampler(() => writer.commitStats(), metrics);
   const commitPoller = setInterval(() => commits.poll(), commitPollMs);
   commitPoller.unref();
@@ -157,8 +187,10 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     durability: config.durability,
     auth: config.tokens.length > 0,
     config: config.configPath,
+    beanstalk_port: beanstalk?.port ?? null,
   });
-  process.stdout.write(`orq http on ${config.host}:${http.port}\norq listening on ${config.host}:${server.port}\n`);
+  const beanstalkLine = beanstalk === null ? "" : `orq beanstalk on ${config.host}:${beanstalk.port}\n`;
+  process.stdout.write(`orq http on ${config.host}:${http.port}\n${beanstalkLine}orq listening on ${config.host}:${server.port}\n`);
 
   const onSignal = (signal: NodeJS.Signals): void => {
     if (shuttingDown) {
@@ -175,10 +207,12 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
       process.exit(startupFailureExitCode);
     }, shutdownMsMax);
     idleGc.stop();
+    beanstalk?.beginDrain();
     server.beginDrain();
     await writer.drain();
     await server.whenIdle();
     server.close();
+    beanstalk?.close();
     await server.whenAllClosed(closeGraceMs);
     clearInterval(commitPoller);
     await http.stop();

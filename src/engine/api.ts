@@ -173,6 +173,8 @@ export interface ItemOpsApi {
   deliverNow(ns: string, ids: string[], nowMs: number): Result<Reply<{ moved: number; missing: string[] }>>;
   /** Ids of up to `limit` items of one topic in one state, in that state's order (see ListableState). */
   firstIds(ns: string, topic: string, state: ListableState, limit: number): string[];
+  /** Of `topics`, the one whose best takeable item comes first in delivery order (a dequeue without capabilities would take it), or null when none has one. */
+  bestReadyTopic(ns: string, topics: string[]): string | null;
   /** Ready items with priority below `priorityBelow`, in one topic or (null) every topic of `ns`: a scan of the live items. */
   countReadyBelow(ns: string, topic: string | null, priorityBelow: number): number;
 }

@@ -182,6 +182,10 @@ export class Engine implements EngineApi, ItemOpsApi {
     return itemOps.firstIds(this.ctx, nsName, topicName, state, limit);
   }
 
+  bestReadyTopic(nsName: string, topicNames: string[]): string | null {
+    return itemOps.bestReadyTopic(this.ctx, nsName, topicNames);
+  }
+
   countReadyBelow(nsName: string, topicName: string | null, priorityBelow: number): number {
     return itemOps.countReadyBelow(this.ctx, nsName, topicName, priorityBelow);
   }

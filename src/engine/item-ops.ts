@@ -10,6 +10,7 @@ import type { Delivery, ItemDetail, ListableState, Reply, Result } from "./api.t
 import { type LiveItem, readyLess } from "./item.ts";
 import { finishOp, type OpContext, refuseUnhealthyShards } from "./op-context.ts";
 import { leasedByReceipt } from "./receipt-ops.ts";
+import type { Topic } from "./topic.ts";
 import { toItemState } from "./views.ts";
 
 export function inspect(ctx: OpContext, nsName: string, id: string): ItemDetail | null {
@@ -112,13 +113,7 @@ export function firstIds(ctx: OpContext, nsName: string, topicName: string, stat
   const topic = ctx.s.namespaces.get(nsName)?.topics.get(topicName);
   if (topic === undefined || limit <= 0) return [];
   if (state === "ready") {
-    let best: LiveItem | null = null;
-    for (const group of topic.groups.values()) {
-      for (const heap of group.heaps) {
-        const top = heap?.peek();
-        if (top !== undefined && (best === null || readyLess(top, best))) best = top;
-      }
-    }
+    const best = bestReadyOf(topic);
     return best === null ? [] : [best.id];
   }
   if (state === "dead") {
@@ -134,6 +129,31 @@ export function firstIds(ctx: OpContext, nsName: string, topicName: string, stat
   for (const item of ctx.s.items.values()) if (item.topic === topic && item.state === "delayed") delayed.push(item);
   delayed.sort((a, b) => a.deliverAtMs - b.deliverAtMs || a.key - b.key);
   return delayed.slice(0, limit).map((item) => item.id);
+}
+
+export function bestReadyTopic(ctx: OpContext, nsName: string, topicNames: string[]): string | null {
+  const ns = ctx.s.namespaces.get(nsName);
+  if (ns === undefined) return null;
+  let best: LiveItem | null = null;
+  for (const name of topicNames) {
+    const topic = ns.topics.get(name);
+    if (topic === undefined || topic.takeable === 0) continue;
+    const top = bestReadyOf(topic);
+    if (top !== null && (best === null || readyLess(top, best))) best = top;
+  }
+  return best === null ? null : best.topic.name;
+}
+
+/** The topic's best takeable item over every signature group and shard heap (a few heap peeks). */
+function bestReadyOf(topic: Topic): LiveItem | null {
+  let best: LiveItem | null = null;
+  for (const group of topic.groups.values()) {
+    for (const heap of group.heaps) {
+      const top = heap?.peek();
+      if (top !== undefined && (best === null || readyLess(top, best))) best = top;
+    }
+  }
+  return best;
 }
 
 export function countReadyBelow(ctx: OpContext, nsName: string, topicName: string | null, priorityBelow: number): number {
