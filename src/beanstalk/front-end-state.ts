@@ -12,9 +12,8 @@ export interface TubeCounters {
   totalJobs: number;
   cmdDelete: number;
   cmdPauseTube: number;
-  /** Seconds of the last pause-tube (beanstalkd's `pause`). */
+  /** Seconds of the last pause-tube (beanstalkd's `pause`, shown while the topic is paused). */
   pauseSeconds: number;
-  pausedUntilMs: number;
 }
 
 export interface JobCounters {
@@ -53,7 +52,7 @@ export class FrontEndState {
   tube(name: string): TubeCounters {
     let tube = this.tubes.get(name);
     if (tube === undefined) {
-      tube = { using: 0, watching: 0, waiting: 0, totalJobs: 0, cmdDelete: 0, cmdPauseTube: 0, pauseSeconds: 0, pausedUntilMs: 0 };
+      tube = { using: 0, watching: 0, waiting: 0, totalJobs: 0, cmdDelete: 0, cmdPauseTube: 0, pauseSeconds: 0 };
       this.tubes.set(name, tube);
     }
     return tube;

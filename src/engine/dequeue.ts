@@ -68,11 +68,12 @@ export class Dequeuer {
     if (this.waiters.total >= limits.waitersTotalMax) {
       return unavailable(waitersFullRetryAfterMs, `the server already holds ${limits.waitersTotalMax} parked dequeues (waiters_total_max)`);
     }
-    let resolve: ((reply: WaiterReply) => void) | null = null;
+    // The executor runs synchronously, so `resolve` is set before the Waiter is built.
+    let resolve: (reply: WaiterReply) => void = () => assert(false, "engine: waiter resolved before its promise existed");
     const promise = new Promise<WaiterReply>((r) => {
       resolve = r;
     });
-    const waiter = new Waiter(input.owner, nsName, input.topics, caps, input.leaseMs, resolve as unknown as (reply: WaiterReply) => void);
+    const waiter = new Waiter(input.owner, nsName, input.topics, caps, input.leaseMs, resolve);
     waiter.timeoutNode = this.s.deadlines.schedule(nowMs + input.waitMs, DeadlineKind.WaiterTimeout, null, waiter, null);
     this.waiters.add(waiter);
     return { ok: true, value: { kind: "parked", waiter: promise } };
@@ -97,7 +98,8 @@ export class Dequeuer {
     if (this.s.dirty.size === 0) return;
     for (const topic of this.s.dirty) {
       this.s.dirty.delete(topic);
-      if (topic.takeable === 0) continue;
+      // A paused topic's new items wake nobody; resume marks it dirty again (pause.ts).
+      if (topic.takeable === 0 || topic.pause !== null) continue;
       const queue = this.waiters.forTopic(topic.ns, topic.name);
       if (queue === undefined) continue;
       for (const waiter of queue) {
@@ -129,7 +131,8 @@ export class Dequeuer {
     for (let t = 0; t < topics.length; t++) {
       const want = topics[t] as { topic: string; count: number };
       const topic = ns.topics.get(want.topic);
-      if (topic === undefined || topic.takeable === 0) continue;
+      // A paused topic delivers nothing (pause.ts).
+      if (topic === undefined || topic.takeable === 0 || topic.pause !== null) continue;
       // Skip a topic where this kind may take nothing: the walk would visit every entry.
       if (topic.eligibleGroupCount(this.matcher, kind) === 0) continue;
       const shardOk = this.allShardsOk ? null : this.shardOk;

@@ -8,6 +8,7 @@
 // (enqueue.ts); dequeue and parked waiters (dequeue.ts, waiters.ts); ack, nack,
 // extend (receipt-ops.ts); cancel, get, topics, dead, redrive (admin-ops.ts);
 // by-id inspect, take, deadLetter, deliverNow and ordered looks (item-ops.ts);
+// list (list.ts); pause and resume (pause.ts);
 // timed work (maintenance.ts, deadlines.ts); items, outcomes and every state
 // transition (item-states.ts); per namespace its topics (namespace.ts); per
 // topic the ready heaps per signature group and shard, dead letters and
@@ -30,6 +31,8 @@ import type {
   ItemOpsApi,
   ItemState,
   ListableState,
+  ListPage,
+  ListQuery,
   Reply,
   Result,
   TopicCounts,
@@ -41,7 +44,9 @@ import { Enqueuer } from "./enqueue.ts";
 import { checkEngineInvariants } from "./invariants.ts";
 import { ItemStates } from "./item-states.ts";
 import { runDueDeadlines } from "./maintenance.ts";
+import { listItems } from "./list.ts";
 import type { OpContext } from "./op-context.ts";
+import { Pauses } from "./pause.ts";
 import * as receiptOps from "./receipt-ops.ts";
 import { loadStore } from "./recovery.ts";
 import { buildStats } from "./stats.ts";
@@ -61,6 +66,7 @@ export class Engine implements EngineApi, ItemOpsApi {
   private readonly s: ItemStates;
   private readonly dequeuer: Dequeuer;
   private readonly enqueuer: Enqueuer;
+  private readonly pauses: Pauses;
   private readonly ctx: OpContext;
   /** The latest nowMs seen, for work done when a commit lands outside any op. */
   private lastNowMs: number;
@@ -79,6 +85,7 @@ export class Engine implements EngineApi, ItemOpsApi {
     this.dequeuer = new Dequeuer(this.s, latestNowMs);
     this.ctx = { s: this.s, scratchSeen: new Set(), wake: (wakeNowMs) => this.dequeuer.wake(wakeNowMs) };
     this.enqueuer = new Enqueuer(this.ctx, latestNowMs);
+    this.pauses = new Pauses(this.s);
   }
 
   /** Build the engine from what the store holds (an empty store is a fresh start). */
@@ -86,6 +93,7 @@ export class Engine implements EngineApi, ItemOpsApi {
     assert(options.store.shardCount === options.writer.shardCount, "engine: store and writer disagree on shards");
     const engine = new Engine(options.writer, options.store, options.limits, options.namespaces, options.store.meta.boots, options.nowMs);
     loadStore(engine.s, options.store, options.nowMs);
+    engine.pauses.load(options.store.loadPauses(), options.nowMs);
     return engine;
   }
 
@@ -143,6 +151,26 @@ export class Engine implements EngineApi, ItemOpsApi {
 
   topics(nsName: string, query: { prefix: string | null; limit: number; after: string | null }): { topics: TopicCounts[]; next: string | null } {
     return adminOps.topics(this.ctx, nsName, query);
+  }
+
+  list(nsName: string, topicName: string, query: ListQuery, nowMs: number): ListPage {
+    this.advance(nowMs);
+    return listItems(this.s, nsName, topicName, query);
+  }
+
+  pause(nsName: string, topicName: string, forMs: number | null, nowMs: number): Result<Reply<{ pausedUntilMs: number | null }>> {
+    this.advance(nowMs);
+    return this.pauses.pause(this.ctx, nsName, topicName, forMs, nowMs);
+  }
+
+  resume(nsName: string, topicName: string, nowMs: number): Result<Reply<{ resumed: boolean }>> {
+    this.advance(nowMs);
+    return this.pauses.resume(this.ctx, nsName, topicName, nowMs);
+  }
+
+  /** Topics paused now. */
+  get pausedTopicCount(): number {
+    return this.pauses.size;
   }
 
   dead(nsName: string, topicName: string, limit: number): { items: ItemState[] } {
@@ -212,13 +240,20 @@ export class Engine implements EngineApi, ItemOpsApi {
         workerKinds: this.dequeuer.matcher.kindCount,
         backgroundWriteFailures: this.s.backgroundWriteFailures,
         enqueueRollbacks: this.enqueuer.rollbacks,
+        pausedTopics: this.pauses.size,
       },
     });
   }
 
   tick(nowMs: number): void {
     if (nowMs > this.lastNowMs) this.lastNowMs = nowMs;
-    runDueDeadlines(this.s, this.s.limits.deadlinesPerTickMax, (waiter) => this.dequeuer.timeOut(waiter), nowMs);
+    runDueDeadlines(
+      this.s,
+      this.s.limits.deadlinesPerTickMax,
+      (waiter) => this.dequeuer.timeOut(waiter),
+      (pause) => this.pauses.end(pause),
+      nowMs,
+    );
     this.dequeuer.wake(nowMs);
   }
 
@@ -236,5 +271,6 @@ export class Engine implements EngineApi, ItemOpsApi {
   /** Every index against every other (tests call it after each step). */
   checkInvariants(): void {
     checkEngineInvariants(this.s);
+    this.pauses.checkInvariants();
   }
 }

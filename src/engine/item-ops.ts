@@ -137,7 +137,8 @@ export function bestReadyTopic(ctx: OpContext, nsName: string, topicNames: strin
   let best: LiveItem | null = null;
   for (const name of topicNames) {
     const topic = ns.topics.get(name);
-    if (topic === undefined || topic.takeable === 0) continue;
+    // A paused topic delivers nothing (pause.ts).
+    if (topic === undefined || topic.takeable === 0 || topic.pause !== null) continue;
     const top = bestReadyOf(topic);
     if (top !== null && (best === null || readyLess(top, best))) best = top;
   }

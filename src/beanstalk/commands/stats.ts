@@ -21,6 +21,8 @@ const countedCommands = [
 
 const beanstalkState = { ready: "ready", delayed: "delayed", waiting: "delayed", leased: "reserved", dead: "buried" } as const;
 
+const uint32Max = 2 ** 32 - 1;
+
 function seconds(ms: number): number {
   return Math.trunc(ms / 1000);
 }
@@ -131,8 +133,9 @@ export function statsTube(ctx: CommandContext): Answer {
       ["current-waiting", tube.waiting],
       ["cmd-delete", tube.cmdDelete],
       ["cmd-pause-tube", tube.cmdPauseTube],
-      ["pause", tube.pausedUntilMs > nowMs ? tube.pauseSeconds : 0],
-      ["pause-time-left", tube.pausedUntilMs > nowMs ? seconds(tube.pausedUntilMs - nowMs) : 0],
+      // A pause made over MessagePack without an end shows the largest delay beanstalkd takes.
+      ["pause", counts?.paused === true ? (counts.pausedUntilMs === undefined ? uint32Max : tube.pauseSeconds) : 0],
+      ["pause-time-left", counts?.paused === true ? (counts.pausedUntilMs === undefined ? uint32Max : Math.max(0, seconds(counts.pausedUntilMs - nowMs))) : 0],
     ]),
   );
 }
