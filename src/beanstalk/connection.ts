@@ -86,8 +86,9 @@ export class BeanstalkConnection implements ParserSink {
     if (session.worker) state.workers--;
     state.tube(session.use).using--;
     for (const tube of session.watch) state.tube(tube).watching--;
-    const receipts = [...session.reservations.values()].map((r) => ({ receipt: r.receipt, delayMs: null, metadata: null }));
-    session.reservations.clear();
+    const held = [...session.reservations.values()];
+    for (const reservation of held) state.reservations.remove(session, reservation);
+    const receipts = held.map((r) => ({ receipt: r.receipt, delayMs: null, metadata: null }));
     if (receipts.length === 0) return;
     settled(fe.engine.nack(fe.ns, receipts, fe.clock.nowMs())).catch((error: unknown) => {
       if (error instanceof AssertionError) throw error;
@@ -127,6 +128,7 @@ export class BeanstalkConnection implements ParserSink {
       if (input.reply === "JOB_TOO_BIG") this.fe.state.countCommand("put");
       return input.reply;
     }
+    this.fe.state.sweepReservations(this.fe.clock.nowMs());
     const line = input.line;
     if (line.includes("\0")) return "BAD_FORMAT";
     const spec = findCommand(line);

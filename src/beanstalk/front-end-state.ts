@@ -5,6 +5,9 @@
 // per-job counters orq's items do not carry (releases, buries, kicks,
 // timeouts, last delay), bounded by limits.beanstalkJobCountersMax.
 
+import { ReservationBook } from "./reservation-book.ts";
+import type { Reservation } from "./session.ts";
+
 export interface TubeCounters {
   using: number;
   watching: number;
@@ -29,6 +32,7 @@ export class FrontEndState {
   private readonly tubes = new Map<string, TubeCounters>();
   private readonly jobs = new Map<string, JobCounters>();
   readonly commands = new Map<string, number>();
+  readonly reservations = new ReservationBook();
   jobTimeouts = 0;
   totalJobs = 0;
   connections = 0;
@@ -44,6 +48,16 @@ export class FrontEndState {
     /** beanstalkd's random per-process id (16 hex digits). */
     readonly instanceId: string,
   ) {}
+
+  /** Forget reservations whose TTR has ended, counting each as a timeout. */
+  sweepReservations(nowMs: number): void {
+    this.reservations.sweep(nowMs, this.countTimeout);
+  }
+
+  private readonly countTimeout = (reservation: Reservation): void => {
+    this.jobTimeouts++;
+    this.job(reservation.orqId).timeouts++;
+  };
 
   countCommand(name: string): void {
     this.commands.set(name, (this.commands.get(name) ?? 0) + 1);

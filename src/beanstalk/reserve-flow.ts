@@ -25,7 +25,7 @@ export async function reserveFlow(ctx: CommandContext, timeoutSeconds: number | 
   const endMs = timeoutSeconds === null ? Number.POSITIVE_INFINITY : fe.clock.nowMs() + timeoutSeconds * 1000;
   for (;;) {
     const nowMs = fe.clock.nowMs();
-    sweepExpired(ctx, nowMs);
+    fe.state.sweepReservations(nowMs);
     const ready = await takeBestNow(ctx, nowMs);
     if (ready !== null) return reserveAnswer(ctx, ready);
     if (deadlineSoon(session, nowMs)) return "DEADLINE_SOON";
@@ -48,7 +48,9 @@ export function reserveAnswer(ctx: CommandContext, delivery: Delivery): Answer {
   const jobId = jobIdOf(delivery.id);
   // The lease was granted at most a moment ago for the job's TTR, a whole number of seconds for a job put here.
   const ttrMs = Math.max(1000, Math.ceil((delivery.leaseExpiresAtMs - nowMs) / 1000) * 1000);
-  ctx.session.reservations.set(delivery.id, {
+  ctx.fe.state.reservations.add(ctx.session, {
+    session: ctx.session,
+    node: null,
     orqId: delivery.id,
     jobId,
     tube: delivery.topic,
@@ -63,16 +65,6 @@ export function reserveAnswer(ctx: CommandContext, delivery: Delivery): Answer {
 function deadlineSoon(session: Session, nowMs: number): boolean {
   const soonest = session.soonestReservation();
   return soonest !== null && soonest.expiresAtMs - safetyMarginMs <= nowMs;
-}
-
-/** Reservations whose lease has passed were released by the engine: drop them and count the timeouts. */
-function sweepExpired(ctx: CommandContext, nowMs: number): void {
-  for (const [orqId, reservation] of ctx.session.reservations) {
-    if (reservation.expiresAtMs > nowMs) continue;
-    ctx.session.reservations.delete(orqId);
-    ctx.fe.state.jobTimeouts++;
-    ctx.fe.state.job(orqId).timeouts++;
-  }
 }
 
 async function takeBestNow(ctx: CommandContext, nowMs: number): Promise<Delivery | null> {

@@ -3,7 +3,13 @@
 // reserved (each with its receipt, so delete/release/bury/touch act on that
 // delivery only), and whether it is a producer, a worker, or waiting.
 
+import type { HeapNode } from "../lib/pairing-heap.ts";
+
 export interface Reservation {
+  /** The connection holding it. */
+  session: Session;
+  /** Its entry in the ReservationBook while held. */
+  node: HeapNode<Reservation> | null;
   orqId: string;
   jobId: string;
   tube: string;
@@ -16,7 +22,7 @@ export interface Reservation {
 export class Session {
   use = "default";
   readonly watch: string[] = ["default"];
-  /** Reserved jobs by orq id. */
+  /** Reserved jobs by orq id (added and removed through the ReservationBook). */
   readonly reservations = new Map<string, Reservation>();
   producer = false;
   worker = false;

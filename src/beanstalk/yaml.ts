@@ -1,7 +1,7 @@
 // The YAML beanstalkd writes for stats, stats-job, stats-tube and the tube
-// lists: "---\n", one `key: value` or `- name` per line. Strings beanstalkd
-// quotes (tube names in stats, version, hostname, os, platform) are passed
-// already quoted by quoted(); tube names in lists are bare, as beanstalkd's.
+// lists: "---\n", one `key: value` or `- name` per line. beanstalkd 1.12
+// (Debian's, the reference) quotes only `version` (quoted()); tube names,
+// hostname, os and platform are bare (later versions quote them too).
 
 export type YamlValue = string | number;
 

@@ -20,11 +20,11 @@ export async function pauseTube(ctx: CommandContext): Promise<Answer> {
   fe.state.countCommand("pause-tube");
   if (!isValidTubeName(name, fe.limits.beanstalkTubeBytesMax)) throw badFormat();
   if (!tubeExists(fe, name)) return "NOT_FOUND";
-  // beanstalkd pauses for at least one second, so waiting reserves wake when it ends.
-  const pauseSeconds = Math.max(seconds, 1);
-  await settled(fe.engine.pause(fe.ns, name, pauseSeconds * 1000, fe.clock.nowMs()));
+  // beanstalkd turns a 0 into the shortest pause it has (1 ns, so waiting reserves are woken); orq's shortest is 1 ms.
+  const forMs = seconds === 0 ? 1 : seconds * 1000;
+  await settled(fe.engine.pause(fe.ns, name, forMs, fe.clock.nowMs()));
   const tube = fe.state.tube(name);
   tube.cmdPauseTube++;
-  tube.pauseSeconds = pauseSeconds;
+  tube.pauseSeconds = seconds;
   return "PAUSED";
 }

@@ -72,9 +72,9 @@ export function stats(ctx: CommandContext): Answer {
     ["binlog-max-size", 0],
     ["draining", s.draining ? "true" : "false"],
     ["id", s.instanceId],
-    ["hostname", quoted(hostname())],
-    ["os", quoted(osRelease())],
-    ["platform", quoted(machine())],
+    ["hostname", hostname()],
+    ["os", osRelease()],
+    ["platform", machine()],
   );
   return okAnswer(yamlMap(entries));
 }
@@ -94,7 +94,7 @@ export function statsJob(ctx: CommandContext): Answer {
   return okAnswer(
     yamlMap([
       ["id", jobIdOf(orqId)],
-      ["tube", quoted(item.topic)],
+      ["tube", item.topic],
       ["state", state],
       ["pri", beanstalkPriorityOf(item.priority)],
       ["age", seconds(nowMs - item.enqueuedAtMs)],
@@ -121,7 +121,7 @@ export function statsTube(ctx: CommandContext): Answer {
   const nowMs = fe.clock.nowMs();
   return okAnswer(
     yamlMap([
-      ["name", quoted(name)],
+      ["name", name],
       ["current-jobs-urgent", fe.engine.countReadyBelow(fe.ns, name, orqPriorityOf(urgentPriorityBelow))],
       ["current-jobs-ready", counts?.ready ?? 0],
       ["current-jobs-reserved", counts?.leased ?? 0],

@@ -11,8 +11,21 @@ import { delayMsOfSeconds, orqIdOf, orqPriorityOf } from "../job-mapping.ts";
 import { markWorker, reserveAnswer, reserveFlow } from "../reserve-flow.ts";
 import type { Reservation } from "../session.ts";
 
-/** beanstalkd refuses a reserve-with-timeout above INT_MAX seconds. */
-const timeoutSecondsMax = 2 ** 31 - 1;
+/**
+ * The timeout as beanstalkd 1.12 reads it, with strtol: spaces, a sign, digits
+ * (none reads as 0), anything after them ignored; past a 64-bit long is
+ * BAD_FORMAT; the value is then cut to a C int, and a negative one waits
+ * without end. Returns null for BAD_FORMAT, -1 for no end.
+ */
+function readTimeoutSeconds(text: string): number | null {
+  const match = /^\s*([+-]?)(\d*)/.exec(text);
+  const digits = match?.[2] ?? "";
+  if (digits.length === 0) return 0;
+  const value = BigInt(`${match?.[1] === "-" ? "-" : ""}${digits}`);
+  if (value > 2n ** 63n - 1n || value < -(2n ** 63n)) return null;
+  const asInt = Number(BigInt.asIntN(32, value));
+  return asInt < 0 ? -1 : asInt;
+}
 
 export function reserve(ctx: CommandContext): Promise<Answer> {
   noArgs(ctx, "reserve");
@@ -21,11 +34,10 @@ export function reserve(ctx: CommandContext): Promise<Answer> {
 }
 
 export function reserveWithTimeout(ctx: CommandContext): Promise<Answer> {
-  // Like beanstalkd, text after the number is ignored.
-  const seconds = ctx.args.u32();
-  if (seconds === null || seconds > timeoutSecondsMax) throw badFormat();
+  const seconds = readTimeoutSeconds(ctx.args.rest());
+  if (seconds === null) throw badFormat();
   ctx.fe.state.countCommand("reserve-with-timeout");
-  return reserveFlow(ctx, seconds);
+  return reserveFlow(ctx, seconds < 0 ? null : seconds);
 }
 
 export async function reserveJob(ctx: CommandContext): Promise<Answer> {
@@ -48,7 +60,7 @@ export async function deleteJob(ctx: CommandContext): Promise<Answer> {
   const reservation = session.reservations.get(orqId);
   let tube: string | null = null;
   if (reservation !== undefined) {
-    session.reservations.delete(orqId);
+    fe.state.reservations.remove(session, reservation);
     const { acked } = await settled(fe.engine.ack(fe.ns, [reservation.receipt], nowMs));
     if (acked === 1) tube = reservation.tube;
   }
@@ -74,7 +86,7 @@ export async function release(ctx: CommandContext): Promise<Answer> {
   fe.state.countCommand("release");
   const reservation = reservationOf(ctx, digits);
   if (reservation === null) return "NOT_FOUND";
-  session.reservations.delete(reservation.orqId);
+  fe.state.reservations.remove(session, reservation);
   const entry = { receipt: reservation.receipt, delayMs: delayMsOfSeconds(delaySeconds, fe.limits.delayMsMax), metadata: null, priority: orqPriorityOf(priority) };
   const { nacked } = await settled(fe.engine.nack(fe.ns, [entry], fe.clock.nowMs()));
   if (nacked !== 1) return "NOT_FOUND";
@@ -92,7 +104,7 @@ export async function bury(ctx: CommandContext): Promise<Answer> {
   fe.state.countCommand("bury");
   const reservation = reservationOf(ctx, digits);
   if (reservation === null) return "NOT_FOUND";
-  session.reservations.delete(reservation.orqId);
+  fe.state.reservations.remove(session, reservation);
   const entry = { receipt: reservation.receipt, priority: orqPriorityOf(priority), reason: "buried" };
   const { dead } = await settled(fe.engine.deadLetter(fe.ns, [entry], fe.clock.nowMs()));
   if (dead !== 1) return "NOT_FOUND";
@@ -109,10 +121,10 @@ export async function touch(ctx: CommandContext): Promise<Answer> {
   const nowMs = fe.clock.nowMs();
   const { extended } = await settled(fe.engine.extend(fe.ns, [{ receipt: reservation.receipt, leaseMs: reservation.ttrMs }], nowMs));
   if (extended !== 1) {
-    ctx.session.reservations.delete(reservation.orqId);
+    fe.state.reservations.remove(ctx.session, reservation);
     return "NOT_FOUND";
   }
-  reservation.expiresAtMs = nowMs + reservation.ttrMs;
+  fe.state.reservations.extend(reservation, nowMs + reservation.ttrMs);
   return "TOUCHED";
 }
 

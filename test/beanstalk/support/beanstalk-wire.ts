@@ -4,6 +4,9 @@
 
 import type { Socket } from "bun";
 
+/** Longest a test waits for one answer before reporting it missing (the longest scripted wait is 10 s). */
+const answerWaitMsMax = 15_000;
+
 export class BeanstalkWire {
   private buffer = Buffer.alloc(0);
   private waiting: (() => void) | null = null;
@@ -43,8 +46,17 @@ export class BeanstalkWire {
     return this.answer();
   }
 
-  /** One answer: its line, and for RESERVED/FOUND/OK a newline and the body (as latin1). "<closed>" when the server closed. */
+  /** One answer: its line, and for RESERVED/FOUND/OK a newline and the body (as latin1). "<closed>" when the server closed, "<no answer>" when it said nothing for answerWaitMsMax. */
   async answer(): Promise<string> {
+    try {
+      return await this.readAnswer();
+    } catch (error) {
+      if (error instanceof Error && error.message === "no answer") return "<no answer>";
+      throw error;
+    }
+  }
+
+  private async readAnswer(): Promise<string> {
     const line = await this.readLine();
     if (line === null) return "<closed>";
     const match = /^(?:RESERVED|FOUND) \S+ (\d+)$|^OK (\d+)$/.exec(line);
@@ -87,9 +99,14 @@ export class BeanstalkWire {
     return out;
   }
 
+  /** Wait for more bytes; past answerWaitMsMax the answer is reported missing (a guard against a hung test, not a timing check). */
   private more(): Promise<void> {
-    return new Promise((resolve) => {
-      this.waiting = resolve;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("no answer")), answerWaitMsMax);
+      this.waiting = () => {
+        clearTimeout(timer);
+        resolve();
+      };
     });
   }
 
