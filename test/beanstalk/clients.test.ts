@@ -1,9 +1,13 @@
-// Goal: unmodified third-party beanstalkd clients from npm (jackd 2.2,
-// fivebeans 1.5) run a producer/worker session against orq's beanstalkd port
-// in a real server process: put, use/watch/ignore (tube switching), reserve,
-// release, bury, kick, peek, delete, and the stats YAML they parse.
+// Goal: unmodified third-party beanstalkd clients, jackd 2.2 and fivebeans
+// 1.5 from npm and Debian's ruby-beaneater 1.1, run a producer/worker session
+// against orq's beanstalkd port in a real server process: put,
+// use/watch/ignore (tube switching), reserve, release, bury, kick, peek,
+// delete, and the stats YAML they parse. The Ruby session is skipped, with a
+// message, when ruby or ruby-beaneater is not installed (.ci/run installs both).
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import JackdClient from "jackd";
 import { ServerProcess } from "../support/server-process.ts";
 import { FiveBeans } from "./support/fivebeans-promises.ts";
@@ -98,5 +102,17 @@ describe("fivebeans", () => {
     } finally {
       client.end();
     }
+  });
+});
+
+const beaneaterInstalled = existsSync("/usr/bin/ruby") && existsSync("/usr/lib/ruby/vendor_ruby/beaneater.rb");
+if (!beaneaterInstalled) console.warn("clients.test.ts: ruby-beaneater session skipped (apt-get install ruby ruby-beaneater)");
+
+describe.skipIf(!beaneaterInstalled)("ruby-beaneater", () => {
+  test("producer and worker session", async () => {
+    const proc = Bun.spawn(["/usr/bin/ruby", join(import.meta.dir, "clients/beaneater-session.rb"), String(port)], { stdout: "pipe", stderr: "pipe" });
+    const [code, stdout, stderr] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+    expect(`${stdout}${stderr}`.trim()).toBe("ok");
+    expect(code).toBe(0);
   });
 });
