@@ -42,7 +42,19 @@ export interface CommandContext {
   readonly body: Uint8Array | null | undefined;
 }
 
-export type Handler = (ctx: CommandContext) => Answer | Promise<Answer>;
+/**
+ * An answer whose command has done its engine work (in order, synchronously)
+ * and waits only for durability: the connection runs the next command at
+ * once and sends this answer, in order, when `ready` settles. This is what
+ * lets pipelined puts and deletes share one commit (one fsync) instead of
+ * one each. A handler that must finish before the next command starts (a
+ * waiting reserve) returns a plain Promise<Answer> instead.
+ */
+export class PendingAnswer {
+  constructor(readonly ready: Promise<Answer>) {}
+}
+
+export type Handler = (ctx: CommandContext) => Answer | PendingAnswer | Promise<Answer>;
 
 /** Thrown by a handler to answer with one word (an engine failure, say); the connection sends it. */
 export class AnswerError extends Error {
@@ -69,6 +81,27 @@ export async function settled<T>(result: Result<Reply<T>>): Promise<T> {
     }
   }
   return result.value.value;
+}
+
+/**
+ * The engine's value now (a failure becomes an AnswerError at once) and the
+ * answer `answerOf` builds from it, sent once the value is durable (a failed
+ * commit answers OUT_OF_MEMORY).
+ */
+export function answerWhenDurable<T>(result: Result<Reply<T>>, answerOf: (value: T) => Answer): PendingAnswer {
+  if (!result.ok) throw new AnswerError(failureAnswer(result.failure.code));
+  const answer = answerOf(result.value.value);
+  const durable = result.value.durable;
+  if (durable === null) return new PendingAnswer(Promise.resolve(answer));
+  return new PendingAnswer(
+    durable.then(
+      () => answer,
+      (error: unknown) => {
+        if (error instanceof StorageUnavailableError) return "OUT_OF_MEMORY";
+        throw error;
+      },
+    ),
+  );
 }
 
 /** `OK <bytes>` and a YAML body (stats and lists). */

@@ -1,6 +1,9 @@
 // One beanstalkd connection: bytes go through the CommandParser into a queue
-// of commands answered one at a time, in order, as beanstalkd does (a
-// waiting reserve holds up the commands behind it). The socket stops being
+// of commands run one at a time, in order, and answered in order, as
+// beanstalkd does (a waiting reserve holds up the commands behind it). A
+// command whose engine work is done and only waits for its commit (put,
+// delete, release, bury, touch: a PendingAnswer) lets the next command start,
+// so pipelined puts share one commit; its answer still goes out in order. The socket stops being
 // read while limits.beanstalkQueuedCommandsMax commands wait, or while
 // unsent answers exceed limits.outputBytesPerConnectionMax. On close, a
 // waiting reserve is cancelled and every job this connection reserved is
@@ -11,7 +14,7 @@ import type { ConnectionSocket } from "../server/connection.ts";
 import type { Logger } from "../server/logger.ts";
 import { OutputQueue } from "../server/output-queue.ts";
 import { ArgCursor } from "./arg-cursor.ts";
-import { type Answer, AnswerError, closeAnswer, type FrontEnd, settled } from "./command-context.ts";
+import { type Answer, AnswerError, closeAnswer, type FrontEnd, PendingAnswer, settled } from "./command-context.ts";
 import { CommandParser, type BodyPlan, type ParsedInput, type ParserSink } from "./command-parser.ts";
 import { findCommand } from "./command-table.ts";
 import { planPutBody } from "./commands/producer.ts";
@@ -29,6 +32,11 @@ export class BeanstalkConnection implements ParserSink {
   private readonly queue: ParsedInput[] = [];
   private running = false;
   private closing = false;
+  /** quit was read: no command after it runs. */
+  private quitting = false;
+  /** Answers not yet sent because an earlier one waits for its commit. */
+  private answersWaiting = 0;
+  private lastAnswer: Promise<void> = Promise.resolve();
   private socketPaused = false;
 
   constructor(
@@ -49,7 +57,7 @@ export class BeanstalkConnection implements ParserSink {
 
   /** Nothing queued, running or unsent. */
   get idle(): boolean {
-    return !this.running && this.queue.length === 0 && this.output.unsentBytes === 0;
+    return !this.running && this.queue.length === 0 && this.answersWaiting === 0 && this.output.unsentBytes === 0;
   }
 
   onData(chunk: Uint8Array): void {
@@ -107,14 +115,13 @@ export class BeanstalkConnection implements ParserSink {
     if (this.running) return;
     this.running = true;
     try {
-      for (let input = this.queue.shift(); input !== undefined && !this.closing; input = this.queue.shift()) {
-        const answer = await this.execute(input);
+      for (let input = this.queue.shift(); input !== undefined && !this.closing && !this.quitting; input = this.queue.shift()) {
+        const outcome = this.execute(input);
+        if (outcome === closeAnswer) this.quitting = true;
+        if (outcome instanceof PendingAnswer) this.answerInOrder(outcome.ready);
+        else if (outcome instanceof Promise) this.answerInOrder(await this.guard(outcome));
+        else this.answerInOrder(outcome);
         if (this.session.closed) return;
-        if (answer === closeAnswer) {
-          this.closeWhenFlushed();
-          return;
-        }
-        this.write(answer);
         this.checkReading();
       }
     } finally {
@@ -122,7 +129,8 @@ export class BeanstalkConnection implements ParserSink {
     }
   }
 
-  private async execute(input: ParsedInput): Promise<Answer> {
+  /** Run one command up to its first wait; a thrown AnswerError is its answer. */
+  private execute(input: ParsedInput): Answer | PendingAnswer | Promise<Answer> {
     if (input.kind === "reply") {
       // A skipped body is a put beanstalkd counted before refusing it.
       if (input.reply === "JOB_TOO_BIG") this.fe.state.countCommand("put");
@@ -135,13 +143,48 @@ export class BeanstalkConnection implements ParserSink {
     if (spec === null) return "UNKNOWN_COMMAND";
     const body = input.kind === "body" ? input.body : undefined;
     try {
-      return await spec.run({ fe: this.fe, session: this.session, line, args: new ArgCursor(line, spec.prefix.length), body });
+      const outcome = spec.run({ fe: this.fe, session: this.session, line, args: new ArgCursor(line, spec.prefix.length), body });
+      if (outcome instanceof PendingAnswer) return new PendingAnswer(this.guard(outcome.ready));
+      return outcome;
     } catch (error) {
-      if (error instanceof AnswerError) return error.answer;
-      if (error instanceof AssertionError) throw error;
-      this.logger.error("beanstalk: command failed", { connection: this.id, command: spec.prefix.trim(), error: String(error) });
-      return "INTERNAL_ERROR";
+      return this.answerForError(error);
     }
+  }
+
+  /** A command's answer promise, with its errors turned into answers (an assertion still stops the process). */
+  private guard(answer: Promise<Answer>): Promise<Answer> {
+    return answer.catch((error: unknown) => this.answerForError(error));
+  }
+
+  private answerForError(error: unknown): Answer {
+    if (error instanceof AnswerError) return error.answer;
+    if (error instanceof AssertionError) throw error;
+    this.logger.error("beanstalk: command failed", { connection: this.id, error: String(error) });
+    return "INTERNAL_ERROR";
+  }
+
+  /** Send answers in command order: at once when nothing before it waits, else after the answers before it. */
+  private answerInOrder(answer: Answer | Promise<Answer>): void {
+    if (this.answersWaiting === 0 && !(answer instanceof Promise)) {
+      this.send(answer);
+      return;
+    }
+    this.answersWaiting++;
+    this.lastAnswer = this.lastAnswer.then(async () => {
+      const ready = await answer;
+      this.answersWaiting--;
+      this.send(ready);
+    });
+  }
+
+  private send(answer: Answer): void {
+    if (this.session.closed) return;
+    if (answer === closeAnswer) {
+      this.closeWhenFlushed();
+      return;
+    }
+    this.write(answer);
+    this.checkReading();
   }
 
   private write(answer: Exclude<Answer, typeof closeAnswer>): void {

@@ -5,7 +5,7 @@
 
 import { ArgCursor } from "../arg-cursor.ts";
 import { badFormat, tubeArg } from "../command-args.ts";
-import { type Answer, AnswerError, type CommandContext, settled } from "../command-context.ts";
+import { type Answer, AnswerError, answerWhenDurable, type CommandContext, type PendingAnswer } from "../command-context.ts";
 import type { BodyPlan } from "../command-parser.ts";
 import { delayMsOfSeconds, jobIdOf, leaseMsOfTtr, orqPriorityOf } from "../job-mapping.ts";
 
@@ -43,7 +43,7 @@ export function planPutBody(line: string, jobBytesMax: number): BodyPlan {
   return { read: put.bytes };
 }
 
-export async function put(ctx: CommandContext): Promise<Answer> {
+export function put(ctx: CommandContext): Answer | PendingAnswer {
   const args = readPut(ctx.line);
   if (args === null) throw badFormat();
   const { fe, session } = ctx;
@@ -77,12 +77,14 @@ export async function put(ctx: CommandContext): Promise<Answer> {
     ],
     nowMs,
   );
-  const { ids } = await settled(result);
-  const orqId = ids[0];
-  if (orqId === undefined) throw new AnswerError("INTERNAL_ERROR");
-  fe.state.totalJobs++;
-  fe.state.tube(session.use).totalJobs++;
-  return `INSERTED ${jobIdOf(orqId)}`;
+  const tube = fe.state.tube(session.use);
+  return answerWhenDurable(result, ({ ids }) => {
+    const orqId = ids[0];
+    if (orqId === undefined) throw new AnswerError("INTERNAL_ERROR");
+    fe.state.totalJobs++;
+    tube.totalJobs++;
+    return `INSERTED ${jobIdOf(orqId)}`;
+  });
 }
 
 export function use(ctx: CommandContext): Answer {

@@ -6,7 +6,7 @@
 // second, as beanstalkd does.
 
 import { badFormat, jobIdArg, noArgs } from "../command-args.ts";
-import { type Answer, type CommandContext, settled } from "../command-context.ts";
+import { type Answer, answerWhenDurable, type CommandContext, type PendingAnswer, settled } from "../command-context.ts";
 import { delayMsOfSeconds, orqIdOf, orqPriorityOf } from "../job-mapping.ts";
 import { markWorker, reserveAnswer, reserveFlow } from "../reserve-flow.ts";
 import type { Reservation } from "../session.ts";
@@ -51,33 +51,30 @@ export async function reserveJob(ctx: CommandContext): Promise<Answer> {
   return reserveAnswer(ctx, delivery);
 }
 
-export async function deleteJob(ctx: CommandContext): Promise<Answer> {
+export function deleteJob(ctx: CommandContext): Answer | PendingAnswer {
   const { orqId } = jobIdArg(ctx);
   const { fe, session } = ctx;
   fe.state.countCommand("delete");
   if (orqId === null) return "NOT_FOUND";
   const nowMs = fe.clock.nowMs();
+  const deleted = (tube: string): Answer => {
+    fe.state.tube(tube).cmdDelete++;
+    fe.state.forgetJob(orqId);
+    return "DELETED";
+  };
   const reservation = session.reservations.get(orqId);
-  let tube: string | null = null;
   if (reservation !== undefined) {
     fe.state.reservations.remove(session, reservation);
-    const { acked } = await settled(fe.engine.ack(fe.ns, [reservation.receipt], nowMs));
-    if (acked === 1) tube = reservation.tube;
+    const acked = fe.engine.ack(fe.ns, [reservation.receipt], nowMs);
+    if (!acked.ok || acked.value.value.acked === 1) return answerWhenDurable(acked, () => deleted(reservation.tube));
   }
-  if (tube === null) {
-    // Not reserved here (or its reservation timed out): a ready, delayed or buried job may still be deleted.
-    const detail = fe.engine.inspect(fe.ns, orqId, nowMs);
-    if (detail === null || detail.state === "leased") return "NOT_FOUND";
-    const { cancelled } = await settled(fe.engine.cancel(fe.ns, [orqId], nowMs));
-    if (cancelled !== 1) return "NOT_FOUND";
-    tube = detail.topic;
-  }
-  fe.state.tube(tube).cmdDelete++;
-  fe.state.forgetJob(orqId);
-  return "DELETED";
+  // Not reserved here (or its reservation timed out): a ready, delayed or buried job may still be deleted.
+  const detail = fe.engine.inspect(fe.ns, orqId, nowMs);
+  if (detail === null || detail.state === "leased") return "NOT_FOUND";
+  return answerWhenDurable(fe.engine.cancel(fe.ns, [orqId], nowMs), ({ cancelled }) => (cancelled === 1 ? deleted(detail.topic) : "NOT_FOUND"));
 }
 
-export async function release(ctx: CommandContext): Promise<Answer> {
+export function release(ctx: CommandContext): Answer | PendingAnswer {
   const digits = ctx.args.u64();
   const priority = digits === null ? null : ctx.args.u32();
   const delaySeconds = priority === null ? null : ctx.args.u32();
@@ -88,15 +85,16 @@ export async function release(ctx: CommandContext): Promise<Answer> {
   if (reservation === null) return "NOT_FOUND";
   fe.state.reservations.remove(session, reservation);
   const entry = { receipt: reservation.receipt, delayMs: delayMsOfSeconds(delaySeconds, fe.limits.delayMsMax), metadata: null, priority: orqPriorityOf(priority) };
-  const { nacked } = await settled(fe.engine.nack(fe.ns, [entry], fe.clock.nowMs()));
-  if (nacked !== 1) return "NOT_FOUND";
-  const counters = fe.state.job(reservation.orqId);
-  counters.releases++;
-  counters.delaySeconds = delaySeconds;
-  return "RELEASED";
+  return answerWhenDurable(fe.engine.nack(fe.ns, [entry], fe.clock.nowMs()), ({ nacked }) => {
+    if (nacked !== 1) return "NOT_FOUND";
+    const counters = fe.state.job(reservation.orqId);
+    counters.releases++;
+    counters.delaySeconds = delaySeconds;
+    return "RELEASED";
+  });
 }
 
-export async function bury(ctx: CommandContext): Promise<Answer> {
+export function bury(ctx: CommandContext): Answer | PendingAnswer {
   const digits = ctx.args.u64();
   const priority = digits === null ? null : ctx.args.u32();
   if (digits === null || priority === null || !ctx.args.atEnd()) throw badFormat();
@@ -106,26 +104,25 @@ export async function bury(ctx: CommandContext): Promise<Answer> {
   if (reservation === null) return "NOT_FOUND";
   fe.state.reservations.remove(session, reservation);
   const entry = { receipt: reservation.receipt, priority: orqPriorityOf(priority), reason: "buried" };
-  const { dead } = await settled(fe.engine.deadLetter(fe.ns, [entry], fe.clock.nowMs()));
-  if (dead !== 1) return "NOT_FOUND";
-  fe.state.job(reservation.orqId).buries++;
-  return "BURIED";
+  return answerWhenDurable(fe.engine.deadLetter(fe.ns, [entry], fe.clock.nowMs()), ({ dead }) => {
+    if (dead !== 1) return "NOT_FOUND";
+    fe.state.job(reservation.orqId).buries++;
+    return "BURIED";
+  });
 }
 
-export async function touch(ctx: CommandContext): Promise<Answer> {
+export function touch(ctx: CommandContext): Answer | PendingAnswer {
   const { digits } = jobIdArg(ctx);
   const { fe } = ctx;
   fe.state.countCommand("touch");
   const reservation = reservationOf(ctx, digits);
   if (reservation === null) return "NOT_FOUND";
   const nowMs = fe.clock.nowMs();
-  const { extended } = await settled(fe.engine.extend(fe.ns, [{ receipt: reservation.receipt, leaseMs: reservation.ttrMs }], nowMs));
-  if (extended !== 1) {
-    fe.state.reservations.remove(ctx.session, reservation);
-    return "NOT_FOUND";
-  }
-  fe.state.reservations.extend(reservation, nowMs + reservation.ttrMs);
-  return "TOUCHED";
+  const result = fe.engine.extend(fe.ns, [{ receipt: reservation.receipt, leaseMs: reservation.ttrMs }], nowMs);
+  // The session learns the new deadline now, so a pipelined reserve sees it.
+  if (result.ok && result.value.value.extended === 1) fe.state.reservations.extend(reservation, nowMs + reservation.ttrMs);
+  else fe.state.reservations.remove(ctx.session, reservation);
+  return answerWhenDurable(result, ({ extended }) => (extended === 1 ? "TOUCHED" : "NOT_FOUND"));
 }
 
 /** This connection's reservation of the job, or null (the engine still decides whether it is current). */
