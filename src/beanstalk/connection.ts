@@ -17,10 +17,15 @@ import { ArgCursor } from "./arg-cursor.ts";
 import { type Answer, AnswerError, closeAnswer, type FrontEnd, PendingAnswer, settled } from "./command-context.ts";
 import { CommandParser, type BodyPlan, type ParsedInput, type ParserSink } from "./command-parser.ts";
 import { findCommand } from "./command-table.ts";
-import { planPutBody } from "./commands/producer.ts";
+import { planPutBody, putPrefix, putRun } from "./commands/producer.ts";
 import { Session } from "./session.ts";
 
 const crlf = Buffer.from("\r\n");
+
+/** A put line with its body (or its missing CRLF): the inputs a put run gathers. */
+function isPut(input: ParsedInput): input is ParsedInput & { kind: "body" } {
+  return input.kind === "body" && input.line.startsWith(putPrefix) && !input.line.includes("\0");
+}
 
 /** How long a closing connection may wait for its last answers to leave. */
 const closeFlushMsMax = 5000;
@@ -116,6 +121,10 @@ export class BeanstalkConnection implements ParserSink {
     this.running = true;
     try {
       for (let input = this.queue.shift(); input !== undefined && !this.closing && !this.quitting; input = this.queue.shift()) {
+        if (isPut(input) && this.queue[0] !== undefined && isPut(this.queue[0])) {
+          this.runPuts(input);
+          continue;
+        }
         const outcome = this.execute(input);
         if (outcome === closeAnswer) this.quitting = true;
         if (outcome instanceof PendingAnswer) this.answerInOrder(outcome.ready);
@@ -127,6 +136,28 @@ export class BeanstalkConnection implements ParserSink {
     } finally {
       this.running = false;
     }
+  }
+
+  /** A run of consecutive puts (up to limits.itemsPerEnqueueMax) as one engine enqueue, answered one by one in order. */
+  private runPuts(first: ParsedInput & { kind: "body" }): void {
+    const run: Array<ParsedInput & { kind: "body" }> = [first];
+    const runMax = this.fe.limits.itemsPerEnqueueMax;
+    while (run.length < runMax) {
+      const next = this.queue[0];
+      if (next === undefined || !isPut(next)) break;
+      this.queue.shift();
+      run.push(next);
+    }
+    this.fe.state.sweepReservations(this.fe.clock.nowMs());
+    let answers: Array<Answer | PendingAnswer>;
+    try {
+      answers = putRun(this.fe, this.session, run);
+    } catch (error) {
+      const answer = this.answerForError(error);
+      answers = run.map(() => answer);
+    }
+    for (const answer of answers) this.answerInOrder(answer instanceof PendingAnswer ? this.guard(answer.ready) : answer);
+    this.checkReading();
   }
 
   /** Run one command up to its first wait; a thrown AnswerError is its answer. */

@@ -87,6 +87,27 @@ describe.skipIf(!haveBeanstalkd)("side by side with beanstalkd", () => {
     ]);
   });
 
+  test("pipelined puts are answered in order, a refused one among them included", async () => {
+    await same([
+      ...inTube("sbs-pipe"),
+      "!raw put 3 0 10 1\nA\nput 2 0 10 1\nBXY\nput 1 0 10 1\nC\nput 0 0 10 1\nD\nput 9 0 10 2\nE\nlist-tube-used\n",
+      "!answer",
+      "!answer",
+      "!answer",
+      "!answer",
+      "!answer",
+      "!answer",
+      "!answer",
+      "reserve",
+      "delete {3}",
+      "reserve",
+      "delete {2}",
+      "reserve",
+      "delete {1}",
+      "use default",
+    ]);
+  });
+
   test("kick moves buried jobs first, then delayed ones, up to its bound", async () => {
     await same([
       ...inTube("sbs-k"),

@@ -5,7 +5,9 @@
 
 import { ArgCursor } from "../arg-cursor.ts";
 import { badFormat, tubeArg } from "../command-args.ts";
-import { type Answer, AnswerError, answerWhenDurable, type CommandContext, type PendingAnswer } from "../command-context.ts";
+import type { EnqueueItemInput } from "../../engine/api.ts";
+import { type Answer, AnswerError, answerWhenDurable, type CommandContext, type FrontEnd, type PendingAnswer } from "../command-context.ts";
+import type { Session } from "../session.ts";
 import type { BodyPlan } from "../command-parser.ts";
 import { delayMsOfSeconds, jobIdOf, leaseMsOfTtr, orqPriorityOf } from "../job-mapping.ts";
 
@@ -44,48 +46,87 @@ export function planPutBody(line: string, jobBytesMax: number): BodyPlan {
 }
 
 export function put(ctx: CommandContext): Answer | PendingAnswer {
-  const args = readPut(ctx.line);
-  if (args === null) throw badFormat();
-  const { fe, session } = ctx;
-  fe.state.countCommand("put");
-  if (args.trailing || ctx.body === undefined) throw badFormat();
-  if (!session.producer) {
-    session.producer = true;
-    fe.state.producers++;
+  return putRun(ctx.fe, ctx.session, [{ line: ctx.line, body: ctx.body }])[0] as Answer | PendingAnswer;
+}
+
+/**
+ * Consecutive puts read together (a pipelining producer): one engine enqueue
+ * for the run, so they share one WriteSet and one commit, and each gets its
+ * own answer in order. A put refused on its own (BAD_FORMAT, EXPECTED_CRLF,
+ * DRAINING) is answered alone; an engine failure (OUT_OF_MEMORY) answers
+ * every put of the run, as if each had been refused.
+ */
+export function putRun(
+  fe: FrontEnd,
+  session: Session,
+  puts: ReadonlyArray<{ line: string; body: Uint8Array | null | undefined }>,
+): Array<Answer | PendingAnswer> {
+  const answers: Array<Answer | PendingAnswer | null> = [];
+  const items: EnqueueItemInput[] = [];
+  for (const { line, body } of puts) {
+    const args = readPut(line);
+    if (args === null) {
+      answers.push("BAD_FORMAT");
+      continue;
+    }
+    fe.state.countCommand("put");
+    if (args.trailing || body === undefined) {
+      answers.push("BAD_FORMAT");
+      continue;
+    }
+    if (!session.producer) {
+      session.producer = true;
+      fe.state.producers++;
+    }
+    if (body === null) answers.push("EXPECTED_CRLF");
+    else if (fe.state.draining) answers.push("DRAINING");
+    else {
+      answers.push(null);
+      items.push(itemOf(fe, session.use, args, body));
+    }
   }
-  if (ctx.body === null) return "EXPECTED_CRLF";
-  if (fe.state.draining) return "DRAINING";
-  const nowMs = fe.clock.nowMs();
-  const result = fe.engine.enqueue(
-    fe.ns,
-    [
-      {
-        topic: session.use,
-        priority: orqPriorityOf(args.priority),
-        payload: ctx.body,
-        metadata: new Uint8Array(0),
-        deliverAtMs: null,
-        delayMs: args.delaySeconds > 0 ? delayMsOfSeconds(args.delaySeconds, fe.limits.delayMsMax) : null,
-        leaseMs: leaseMsOfTtr(args.ttrSeconds, fe.limits.leaseMsMax),
-        ttlMs: null,
-        delivery: "at_least_once",
-        maxAttempts: jobAttemptsMax,
-        requires: null,
-        after: null,
-        key: null,
-      },
-    ],
-    nowMs,
-  );
+  if (items.length === 0) return answers as Answer[];
+  const result = fe.engine.enqueue(fe.ns, items, fe.clock.nowMs());
   const tube = fe.state.tube(session.use);
-  return answerWhenDurable(result, ({ ids }) => {
-    const orqId = ids[0];
+  let next = 0;
+  const inserted = (ids: string[], at: number): Answer => {
+    const orqId = ids[at];
     if (orqId === undefined) throw new AnswerError("INTERNAL_ERROR");
     fe.state.totalJobs++;
     tube.totalJobs++;
     return `INSERTED ${jobIdOf(orqId)}`;
+  };
+  return answers.map((answer) => {
+    if (answer !== null) return answer;
+    const at = next++;
+    try {
+      return answerWhenDurable(result, ({ ids }) => inserted(ids, at));
+    } catch (error) {
+      if (error instanceof AnswerError) return error.answer;
+      throw error;
+    }
   });
 }
+
+function itemOf(fe: FrontEnd, tube: string, args: PutArgs, body: Uint8Array): EnqueueItemInput {
+  return {
+    topic: tube,
+    priority: orqPriorityOf(args.priority),
+    payload: body,
+    metadata: emptyBytes,
+    deliverAtMs: null,
+    delayMs: args.delaySeconds > 0 ? delayMsOfSeconds(args.delaySeconds, fe.limits.delayMsMax) : null,
+    leaseMs: leaseMsOfTtr(args.ttrSeconds, fe.limits.leaseMsMax),
+    ttlMs: null,
+    delivery: "at_least_once",
+    maxAttempts: jobAttemptsMax,
+    requires: null,
+    after: null,
+    key: null,
+  };
+}
+
+const emptyBytes = new Uint8Array(0);
 
 export function use(ctx: CommandContext): Answer {
   const name = tubeArg(ctx);
