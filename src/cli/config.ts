@@ -126,7 +126,8 @@ export function resolveConfig(sources: ConfigSources): ServeConfig {
   if (Buffer.byteLength(config.beanstalkNamespace) > defaultLimits.namespaceBytesMax) {
     throw new ConfigError(`beanstalk_namespace: longer than ${defaultLimits.namespaceBytesMax} bytes`);
   }
-  if (config.beanstalkMaxJobBytes + config.metadataBytesMax + 1024 > config.maxFrameBytes) {
+  // Only with the port on: a MessagePack client must be able to read back any job put through it.
+  if (config.beanstalkPort !== null && config.beanstalkMaxJobBytes + config.metadataBytesMax + 1024 > config.maxFrameBytes) {
     throw new ConfigError(`max_frame_bytes: ${config.maxFrameBytes} cannot hold one job of beanstalk_max_job_bytes (a MessagePack client reads it)`);
   }
   return config;

@@ -51,7 +51,9 @@ describe("beanstalk settings", () => {
     expect(resolve({ beanstalkMaxJobBytes: "0" }).beanstalkMaxJobBytes).toBe(0);
     expect(resolve({ beanstalkMaxJobBytes: String(1024 * 1024) }).beanstalkMaxJobBytes).toBe(1024 * 1024);
     expect(errorOf(() => resolve({ beanstalkMaxJobBytes: String(1024 * 1024 + 1) }))).toContain("--beanstalk-max-job-bytes");
-    expect(errorOf(() => resolve({ beanstalkMaxJobBytes: String(1024 * 1024), maxFrameBytes: String(1024 * 1024) }))).toContain("max_frame_bytes");
+    expect(errorOf(() => resolve({ beanstalkPort: "0", beanstalkMaxJobBytes: String(1024 * 1024), maxFrameBytes: String(1024 * 1024) }))).toContain("max_frame_bytes");
+    // With the port off the job size does not constrain the frame size.
+    expect(resolve({ beanstalkMaxJobBytes: String(1024 * 1024), maxFrameBytes: String(1024 * 1024) }).maxFrameBytes).toBe(1024 * 1024);
   });
 
   test("allow-unauthenticated: a bare flag, an env word, a JSON boolean", () => {
