@@ -88,6 +88,24 @@ export interface Limits {
    * so a worker parked in a long-poll counts as asking for its whole wait.
    */
   unmatchableAskWindowMs: number;
+  /** Largest job body on the beanstalkd port (65,535 bytes, beanstalkd's default for -z). Configurable. */
+  beanstalkJobBytesMax: number;
+  /** Longest beanstalkd command line, CRLF included (224 bytes, beanstalkd's LINE_BUF_SIZE): a longer line is BAD_FORMAT. */
+  beanstalkLineBytesMax: number;
+  /** Longest tube name (200 bytes, beanstalkd's MAX_TUBE_NAME_LEN - 1). */
+  beanstalkTubeBytesMax: number;
+  /**
+   * Commands one beanstalkd connection may have parsed but not yet answered
+   * (1,000): beanstalkd answers in order, one at a time, so a client that
+   * pipelines more waits; the socket stops being read until the queue falls.
+   */
+  beanstalkQueuedCommandsMax: number;
+  /**
+   * Jobs whose beanstalkd-only counters (releases, buries, kicks, timeouts,
+   * last delay: stats-job) the port keeps in memory (100,000): past it the
+   * oldest entry is dropped and that job shows zeros.
+   */
+  beanstalkJobCountersMax: number;
 }
 
 export const defaultLimits: Readonly<Limits> = Object.freeze({
@@ -125,6 +143,11 @@ export const defaultLimits: Readonly<Limits> = Object.freeze({
   deadlinesPerTickMax: 10_000,
   recoveryRecordsPerTurnMax: 10_000,
   unmatchableAskWindowMs: 10 * 60 * 1000,
+  beanstalkJobBytesMax: 65_535,
+  beanstalkLineBytesMax: 224,
+  beanstalkTubeBytesMax: 200,
+  beanstalkQueuedCommandsMax: 1000,
+  beanstalkJobCountersMax: 100_000,
 });
 
 /** Item defaults from the contract's item table. */

@@ -51,7 +51,9 @@ const allowedImports: Record<string, readonly string[]> = {
   // Observability reads every layer's numbers (error codes, breaker states, commit stats) but drives none.
   observability: ["observability", "protocol", "storage", "lib", "limits"],
   client: ["client", "protocol", "lib", "limits"],
-  cli: ["cli", "client", "server", "engine", "storage", "protocol", "observability", "lib", "limits"],
+  // The beanstalkd front end: its own parser and commands on the engine, reusing the server's socket plumbing.
+  beanstalk: ["beanstalk", "server", "engine", "storage", "lib", "limits"],
+  cli: ["cli", "client", "server", "beanstalk", "engine", "storage", "protocol", "observability", "lib", "limits"],
 };
 
 /** Packages and the only places allowed to import them (prefixes of paths under src/). */

@@ -18,7 +18,7 @@ import { SCENARIOS, parseOptions } from "./options.ts";
 import { OrqConn } from "./orq-conn.ts";
 import { pin, unpin } from "./pinning.ts";
 import type { Child, Durability } from "./processes.ts";
-import { beanstalkdPath, orqAvailable, startBeanstalkd, startEcho, startOrq } from "./processes.ts";
+import { beanstalkdPath, orqAvailable, startBeanstalkd, startEcho, startOrq, startOrqBeanstalk } from "./processes.ts";
 import { checkTargets, summaryTable, targetTable } from "./report.ts";
 import type { ResultsBySystem } from "./report.ts";
 import { runLatency } from "./runners.ts";
@@ -73,6 +73,19 @@ function beanstalkSpec(options: LoadOptions, mode: "in-memory" | "binlog" | "bin
     },
     takeWaitMs: 1000,
     mixedTakeCount: 10,
+  };
+}
+
+/** orq's beanstalkd port under beanstalkd's own load shape (the beanstalkd driver, unchanged), strict durability. */
+function orqBeanstalkSpec(options: LoadOptions): ModeSpec {
+  const label = "orq beanstalk-port strict";
+  return {
+    ...beanstalkSpec(options, "binlog"),
+    label,
+    scenarios: new Set<Scenario>(["enqueue", "drain"]),
+    restartable: false,
+    start: (dataDir, logPath) => startOrqBeanstalk(dataDir, "strict", logPath),
+    system: (child) => beanstalkSystem(label, child.host, child.port),
   };
 }
 
@@ -136,6 +149,9 @@ async function main(): Promise<number> {
           await runGuarded(`orq ${durability}`, () => runMode(context, orqSpec(options, durability)));
         }
       }
+    }
+    if (options.systems.has("orq-beanstalk") && orqAvailable()) {
+      await runGuarded("orq beanstalk-port strict", () => runMode(context, orqBeanstalkSpec(options)));
     }
     if (options.systems.has("beanstalkd")) {
       if (beanstalkdPath() === null) {

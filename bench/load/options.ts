@@ -5,7 +5,7 @@ import { parseArgs } from "node:util";
 
 export const SCENARIOS = ["enqueue", "drain", "mixed", "latency", "memory", "jupiter"] as const;
 export type Scenario = (typeof SCENARIOS)[number];
-export const SYSTEMS = ["orq", "beanstalkd", "floor"] as const;
+export const SYSTEMS = ["orq", "orq-beanstalk", "beanstalkd", "floor"] as const;
 export type SystemName = (typeof SYSTEMS)[number];
 
 export interface LoadOptions {

@@ -45,6 +45,16 @@ export async function startOrq(dataDir: string, durability: Durability, logPath:
   return startWithBanner("orq", argv, /orq listening on ([^\s:]+):(\d+)/, logPath);
 }
 
+/** orq with its beanstalkd-compatible port: the child's host and port are that port's (the load talks beanstalkd's protocol to it). */
+export async function startOrqBeanstalk(dataDir: string, durability: Durability, logPath: string): Promise<Child> {
+  const argv = [
+    process.execPath, ORQ_MAIN, "serve",
+    "--host", "127.0.0.1", "--port", "0", "--http-port", "0", "--beanstalk-port", "0",
+    "--data-dir", dataDir, "--shards", "16", "--durability", durability,
+  ];
+  return startWithBanner("orq", argv, /orq beanstalk on ([^\s:]+):(\d+)/, logPath);
+}
+
 export async function startEcho(logPath: string): Promise<Child> {
   const argv = [process.execPath, ECHO_MAIN, "--host", "127.0.0.1", "--port", "0"];
   return startWithBanner("echo", argv, /echo listening on ([^\s:]+):(\d+)/, logPath);

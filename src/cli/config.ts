@@ -31,17 +31,29 @@ export interface ServeConfig {
   metadataBytesMax: number;
   tokens: TokenGrant[];
   namespaces: Record<string, { enqueuePerMinute: number | null }>;
+  /** The beanstalkd-compatible port (src/beanstalk/), or null when off; 0 picks a free one. */
+  beanstalkPort: number | null;
+  /** The namespace whose topics are the beanstalkd port's tubes. */
+  beanstalkNamespace: string;
+  /** Largest job body the beanstalkd port accepts (beanstalkd's -z). */
+  beanstalkMaxJobBytes: number;
+  /** Serve the beanstalkd port on a non-loopback host although tokens are configured. */
+  beanstalkAllowUnauthenticated: boolean;
 }
 
 type SettingName = Exclude<keyof ServeConfig, "configPath" | "tokens" | "namespaces">;
+
+/** beanstalk_port's value when the port is off (its default). */
+export const portOff = "off";
 
 interface Setting {
   name: SettingName;
   /** Config-file key and the base of the flag and env names. */
   key: string;
   description: string;
-  defaultValue: string | number;
-  kind: "string" | "int" | "choice";
+  defaultValue: string | number | boolean;
+  /** `flag`: a boolean, true when the flag is given without a value. */
+  kind: "string" | "int" | "choice" | "flag";
   min?: number;
   max?: number;
   choices?: readonly string[];
@@ -63,6 +75,10 @@ export const settings: readonly Setting[] = [
   { name: "outcomeRetentionMs", key: "outcome_retention_ms", description: "how long ended items' outcomes are kept", defaultValue: defaultLimits.outcomeRetentionMs, kind: "int", min: 1000, max: 30 * 24 * 3600 * 1000 },
   { name: "payloadBytesMax", key: "payload_bytes_max", description: "largest item payload", defaultValue: defaultLimits.payloadBytesMax, kind: "int", min: 0, max: mib },
   { name: "metadataBytesMax", key: "metadata_bytes_max", description: "largest item metadata", defaultValue: defaultLimits.metadataBytesMax, kind: "int", min: 0, max: 64 * 1024 },
+  { name: "beanstalkPort", key: "beanstalk_port", description: "TCP port speaking beanstalkd's protocol (0 picks a free one; off disables it)", defaultValue: portOff, kind: "string" },
+  { name: "beanstalkNamespace", key: "beanstalk_namespace", description: "namespace whose topics are the beanstalkd port's tubes", defaultValue: "default", kind: "string" },
+  { name: "beanstalkMaxJobBytes", key: "beanstalk_max_job_bytes", description: "largest job body on the beanstalkd port (beanstalkd's -z)", defaultValue: defaultLimits.beanstalkJobBytesMax, kind: "int", min: 0, max: mib },
+  { name: "beanstalkAllowUnauthenticated", key: "beanstalk_allow_unauthenticated", description: "serve the unauthenticated beanstalkd port on a non-loopback host although tokens are configured", defaultValue: false, kind: "flag" },
 ];
 
 export function flagName(key: string): string {
@@ -90,7 +106,7 @@ export function resolveConfig(sources: ConfigSources): ServeConfig {
   if (text === null && explicitPath !== undefined) throw new ConfigError(`config file ${configPath}: not found`);
   const file = text === null ? {} : parseFile(configPath, text);
 
-  const resolved: Record<string, string | number> = {};
+  const resolved: Record<string, string | number | boolean> = {};
   for (const setting of settings) {
     const flag = sources.flags[setting.name];
     const env = sources.env[envName(setting.key)];
@@ -106,7 +122,22 @@ export function resolveConfig(sources: ConfigSources): ServeConfig {
   if (config.payloadBytesMax + config.metadataBytesMax + 1024 > config.maxFrameBytes) {
     throw new ConfigError(`max_frame_bytes: ${config.maxFrameBytes} cannot hold one item of payload_bytes_max + metadata_bytes_max`);
   }
+  config.beanstalkPort = parsePortOrOff(resolved.beanstalkPort as string);
+  if (Buffer.byteLength(config.beanstalkNamespace) > defaultLimits.namespaceBytesMax) {
+    throw new ConfigError(`beanstalk_namespace: longer than ${defaultLimits.namespaceBytesMax} bytes`);
+  }
+  // Only with the port on: a MessagePack client must be able to read back any job put through it.
+  if (config.beanstalkPort !== null && config.beanstalkMaxJobBytes + config.metadataBytesMax + 1024 > config.maxFrameBytes) {
+    throw new ConfigError(`max_frame_bytes: ${config.maxFrameBytes} cannot hold one job of beanstalk_max_job_bytes (a MessagePack client reads it)`);
+  }
   return config;
+}
+
+function parsePortOrOff(value: string): number | null {
+  if (value === portOff) return null;
+  const port = /^\d{1,5}$/.test(value) ? Number(value) : -1;
+  if (port < 0 || port > 65535) throw new ConfigError(`beanstalk_port: "${value}" is not a port (0 to 65535) or ${portOff}`);
+  return port;
 }
 
 /** A config file whose name ends in .toml is TOML (Bun's parser); any other is JSON. Same keys either way. */
@@ -135,10 +166,18 @@ function parseFile(path: string, text: string): Record<string, unknown> {
 function describe(setting: Setting): string {
   if (setting.kind === "int") return `an integer from ${setting.min} to ${setting.max}`;
   if (setting.kind === "choice") return `one of ${setting.choices!.join(", ")}`;
+  if (setting.kind === "flag") return "true or false";
   return "a non-empty string";
 }
 
-function parseText(setting: Setting, raw: string, source: string): string | number {
+function parseText(setting: Setting, raw: string | boolean, source: string): string | number | boolean {
+  // commander hands a flag given without a value over as `true`.
+  if (setting.kind === "flag") {
+    if (raw === true || raw === "true" || raw === "1") return true;
+    if (raw === "false" || raw === "0") return false;
+    throw new ConfigError(`${source} (${setting.key}): "${String(raw)}" is not ${describe(setting)}`);
+  }
+  if (typeof raw !== "string") throw new ConfigError(`${source} (${setting.key}): needs a value`);
   if (setting.kind === "int") {
     const trimmed = raw.trim();
     if (!/^-?\d+$/.test(trimmed)) throw new ConfigError(`${source} (${setting.key}): "${raw}" is not ${describe(setting)}`);
@@ -147,10 +186,14 @@ function parseText(setting: Setting, raw: string, source: string): string | numb
   return checkJson(setting, raw, source);
 }
 
-function checkJson(setting: Setting, value: unknown, source: string): string | number {
+function checkJson(setting: Setting, value: unknown, source: string): string | number | boolean {
   const bad = (): never => {
     throw new ConfigError(`${source}: ${JSON.stringify(value)} is not ${describe(setting)}`);
   };
+  if (setting.kind === "flag") {
+    if (typeof value !== "boolean") bad();
+    return value as boolean;
+  }
   if (setting.kind === "int") {
     if (typeof value !== "number" || !Number.isSafeInteger(value) || value < setting.min! || value > setting.max!) bad();
     return value as number;

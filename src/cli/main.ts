@@ -36,9 +36,10 @@ function buildProgram(): Command {
     .description("run the server (flags > ORQ_* environment > config file > defaults)")
     .exitOverride();
   for (const setting of settings) {
-    const placeholder = setting.kind === "int" ? "<n>" : setting.kind === "choice" ? `<${setting.choices!.join("|")}>` : "<value>";
+    const placeholder =
+      setting.kind === "int" ? " <n>" : setting.kind === "choice" ? ` <${setting.choices!.join("|")}>` : setting.kind === "flag" ? "" : " <value>";
     serve.addOption(
-      new Option(`${flagName(setting.key)} ${placeholder}`, `${setting.description} (default ${setting.defaultValue}; env ${envName(setting.key)})`),
+      new Option(`${flagName(setting.key)}${placeholder}`, `${setting.description} (default ${setting.defaultValue}; env ${envName(setting.key)})`),
     );
   }
   serve.addOption(new Option("--config <path>", `config file, JSON or (*.toml) TOML (default ${defaultConfigPath} if present; env ORQ_CONFIG)`));

@@ -18,6 +18,8 @@
 // and `orq listening on HOST:PORT` is printed; /readyz is 200 from then until
 // shutdown begins.
 
+import { BeanstalkServer } from "../beanstalk/beanstalk-server.ts";
+import { isLoopbackHost } from "../beanstalk/loopback.ts";
 import { systemClock } from "../lib/clock.ts";
 import { defaultLimits, type Limits } from "../limits.ts";
 import { TokenTable } from "../server/auth.ts";
@@ -52,6 +54,7 @@ const closeGraceMs = 1000;
  * configuration, 70 a failed assertion (server/fatal.ts).
  */
 const startupFailureExitCode = 1;
+const configErrorExitCode = 2;
 
 /**
  * Times storage commits for the metrics and the slow-commit reports:
@@ -76,7 +79,15 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     payloadBytesMax: config.payloadBytesMax,
     metadataBytesMax: config.metadataBytesMax,
     outcomeRetentionMs: config.outcomeRetentionMs,
+    beanstalkJobBytesMax: config.beanstalkMaxJobBytes,
   };
+  // The beanstalkd port has no authentication: refuse to expose it beside a protected MessagePack port.
+  if (config.beanstalkPort !== null && config.tokens.length > 0 && !isLoopbackHost(config.host) && !config.beanstalkAllowUnauthenticated) {
+    process.stderr.write(
+      `orq: the beanstalkd port has no authentication and tokens are configured: listen on a loopback --host or pass --beanstalk-allow-unauthenticated\n`,
+    );
+    process.exit(configErrorExitCode);
+  }
 
   // Signals are handled from the start, before any port opens, so whoever saw a port never signals an
   // unguarded process. Until the server serves, a signal exits at once: recovery only reads, so there is
@@ -203,6 +214,25 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
 
   engine.onEarlierDeadline = () => started.rearmDeadlines();
 
+  let beanstalk: BeanstalkServer | null = null;
+  if (config.beanstalkPort !== null) {
+    try {
+      beanstalk = BeanstalkServer.start({
+        host: config.host,
+        port: config.beanstalkPort,
+        engine,
+        namespace: config.beanstalkNamespace,
+        limits,
+        clock,
+        version,
+        logger,
+      });
+    } catch (error) {
+      process.stderr.write(`orq: cannot listen on ${config.host}:${config.beanstalkPort} (beanstalk): ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(startupFailureExitCode);
+    }
+  }
+
   const commits = new CommitSampler(() => writer.commitStats(), metrics);
   const commitPoller = setInterval(() => commits.poll(), commitPollMs);
   commitPoller.unref();
@@ -221,19 +251,23 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     durability: config.durability,
     auth: config.tokens.length > 0,
     config: config.configPath,
+    beanstalk_port: beanstalk?.port ?? null,
   });
+  if (beanstalk !== null) process.stdout.write(`orq beanstalk on ${config.host}:${beanstalk.port}\n`);
   const shutdown = async (): Promise<void> => {
     const bound = setTimeout(() => {
       logger.error("shutdown took too long: exiting", { bound_ms: shutdownMsMax });
       process.exit(startupFailureExitCode);
     }, shutdownMsMax);
     idleGc.stop();
+    beanstalk?.beginDrain();
     started.beginDrain();
     // Deferred at_least_once lease writes commit now, so a restart keeps the leases.
     engine.flushDeferredWrites();
     await writer.drain();
     await started.whenIdle();
     started.close();
+    beanstalk?.close();
     await started.whenAllClosed(closeGraceMs);
     clearInterval(commitPoller);
     await http.stop();

@@ -127,9 +127,10 @@ export interface EngineApi {
   /** A connection closed: its parked dequeues resolve empty without leasing anything. */
   cancelWaiters(owner: number): void;
   ack(ns: string, receipts: string[], nowMs: number): Result<Reply<{ acked: number; stale: string[] }>>;
+  /** `priority`, when given, replaces the item's priority (the beanstalkd port's `release`; not on the wire). */
   nack(
     ns: string,
-    items: Array<{ receipt: string; delayMs: number | null; metadata: Uint8Array | null }>,
+    items: Array<{ receipt: string; delayMs: number | null; metadata: Uint8Array | null; priority?: number | null }>,
     nowMs: number,
   ): Result<Reply<{ nacked: number; stale: string[] }>>;
   extend(ns: string, items: Array<{ receipt: string; leaseMs: number }>, nowMs: number): Result<Reply<{ extended: number; stale: string[] }>>;
@@ -154,4 +155,42 @@ export interface EngineApi {
   flushDeferredWrites(): void;
   /** Shutdown: every parked dequeue resolves now with what it has; new dequeues are the server's to refuse. */
   releaseWaiters(): void;
+}
+
+/** An item state with the settings a by-id inspection also shows (the beanstalkd port's `stats-job`). */
+export interface ItemDetail extends ItemState {
+  /** The item's own lease (its `lease_ms`, the default a dequeue grants). */
+  leaseMs: number;
+  /** Deliveries ever made, across redrives (attempt is reset by redrive, this is not). */
+  deliveries: number;
+  maxAttempts: number;
+}
+
+/** The states an ordered look at a topic can ask for: ready in delivery order, delayed by due time, dead in the order they died. */
+export type ListableState = "ready" | "delayed" | "dead";
+
+/**
+ * Ops on single items by id, and ordered looks into one topic, beside the
+ * contract's ops (engine/item-ops.ts documents each). The beanstalkd port
+ * needs them; they are general and any front end may use them.
+ */
+export interface ItemOpsApi {
+  /** One live item with its settings, or null when missing or in another namespace. */
+  inspect(ns: string, id: string, nowMs: number): ItemDetail | null;
+  /** Lease the named item now whatever its live state but leased or waiting (ready, delayed, dead); null when it is none of these. */
+  take(ns: string, id: string, leaseMs: number | null, nowMs: number): Result<Reply<{ delivery: Delivery | null }>>;
+  /** Leased items become dead letters now (reason `reason`), optionally with a new priority. */
+  deadLetter(
+    ns: string,
+    items: Array<{ receipt: string; priority: number | null; reason: string }>,
+    nowMs: number,
+  ): Result<Reply<{ dead: number; stale: string[] }>>;
+  /** Delayed items become deliverable now; ids that name no delayed item of `ns` are listed in `missing`. */
+  deliverNow(ns: string, ids: string[], nowMs: number): Result<Reply<{ moved: number; missing: string[] }>>;
+  /** Ids of up to `limit` items of one topic in one state, in that state's order (see ListableState). */
+  firstIds(ns: string, topic: string, state: ListableState, limit: number): string[];
+  /** Of `topics` (paused ones skipped), the one whose best takeable item comes first in delivery order (a dequeue without capabilities would take it), or null when none has one. */
+  bestReadyTopic(ns: string, topics: string[]): string | null;
+  /** Ready items with priority below `priorityBelow`, in one topic or (null) every topic of `ns`: a scan of the live items. */
+  countReadyBelow(ns: string, topic: string | null, priorityBelow: number): number;
 }

@@ -7,6 +7,7 @@
 // and hands the op to the file that owns it. Where things live: enqueue
 // (enqueue.ts); dequeue and parked waiters (dequeue.ts, waiters.ts); ack, nack,
 // extend (receipt-ops.ts); cancel, get, topics, dead, redrive (admin-ops.ts);
+// by-id inspect, take, deadLetter, deliverNow and ordered looks (item-ops.ts);
 // list (list.ts); pause and resume (pause.ts);
 // timed work (maintenance.ts, deadlines.ts); items, outcomes and every state
 // transition (item-states.ts); per namespace its topics (namespace.ts); per
@@ -20,12 +21,16 @@ import type { Limits } from "../limits.ts";
 import type { Store } from "../storage/store.ts";
 import type { Writer } from "../storage/writer.ts";
 import type {
+  Delivery,
   DequeueInput,
   DequeueOutcome,
   EndedItemState,
   EngineApi,
   EnqueueItemInput,
+  ItemDetail,
+  ItemOpsApi,
   ItemState,
+  ListableState,
   ListPage,
   ListQuery,
   Reply,
@@ -33,6 +38,7 @@ import type {
   TopicCounts,
 } from "./api.ts";
 import * as adminOps from "./admin-ops.ts";
+import * as itemOps from "./item-ops.ts";
 import { Dequeuer } from "./dequeue.ts";
 import { Enqueuer } from "./enqueue.ts";
 import { checkEngineInvariants } from "./invariants.ts";
@@ -57,7 +63,7 @@ export interface EngineOptions {
   nowMs: number;
 }
 
-export class Engine implements EngineApi {
+export class Engine implements EngineApi, ItemOpsApi {
   private readonly s: ItemStates;
   private readonly dequeuer: Dequeuer;
   private readonly enqueuer: Enqueuer;
@@ -136,7 +142,7 @@ export class Engine implements EngineApi {
 
   nack(
     nsName: string,
-    entries: Array<{ receipt: string; delayMs: number | null; metadata: Uint8Array | null }>,
+    entries: Array<{ receipt: string; delayMs: number | null; metadata: Uint8Array | null; priority?: number | null }>,
     nowMs: number,
   ): Result<Reply<{ nacked: number; stale: string[] }>> {
     this.advance(nowMs);
@@ -189,6 +195,42 @@ export class Engine implements EngineApi {
   redrive(nsName: string, topicName: string, ids: string[] | null, nowMs: number): Result<Reply<{ redriven: number }>> {
     this.advance(nowMs);
     return adminOps.redrive(this.ctx, nsName, topicName, ids, nowMs);
+  }
+
+  inspect(nsName: string, id: string, nowMs: number): ItemDetail | null {
+    this.advance(nowMs);
+    return itemOps.inspect(this.ctx, nsName, id);
+  }
+
+  take(nsName: string, id: string, leaseMs: number | null, nowMs: number): Result<Reply<{ delivery: Delivery | null }>> {
+    this.advance(nowMs);
+    return itemOps.take(this.ctx, nsName, id, leaseMs, nowMs);
+  }
+
+  deadLetter(
+    nsName: string,
+    entries: Array<{ receipt: string; priority: number | null; reason: string }>,
+    nowMs: number,
+  ): Result<Reply<{ dead: number; stale: string[] }>> {
+    this.advance(nowMs);
+    return itemOps.deadLetter(this.ctx, nsName, entries, nowMs);
+  }
+
+  deliverNow(nsName: string, ids: string[], nowMs: number): Result<Reply<{ moved: number; missing: string[] }>> {
+    this.advance(nowMs);
+    return itemOps.deliverNow(this.ctx, nsName, ids, nowMs);
+  }
+
+  firstIds(nsName: string, topicName: string, state: ListableState, limit: number): string[] {
+    return itemOps.firstIds(this.ctx, nsName, topicName, state, limit);
+  }
+
+  bestReadyTopic(nsName: string, topicNames: string[]): string | null {
+    return itemOps.bestReadyTopic(this.ctx, nsName, topicNames);
+  }
+
+  countReadyBelow(nsName: string, topicName: string | null, priorityBelow: number): number {
+    return itemOps.countReadyBelow(this.ctx, nsName, topicName, priorityBelow);
   }
 
   /** Live items (dead letters included): what recovery loaded, for the server's start-up decisions. */

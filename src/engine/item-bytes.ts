@@ -34,7 +34,7 @@ export class ItemBytes {
    */
   patchedValue(item: LiveItem): Uint8Array | null {
     const extras = item.extras;
-    if (extras !== null && (extras.unstored !== null || extras.metadata !== null)) return null;
+    if (extras !== null && (extras.unstored !== null || extras.metadata !== null || extras.priorityRewritten)) return null;
     const fields = this.fields;
     fields.hasTtl = extras !== null && extras.ttlExpiresAtMs !== null;
     fields.hasDeadReason = extras !== null && extras.deadReason !== null;

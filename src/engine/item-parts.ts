@@ -89,6 +89,13 @@ export class ItemExtras {
   key: string | null = null;
   /** Metadata set by a nack: newer than the stored record's until that write commits, so memory keeps it. */
   metadata: Uint8Array | null = null;
+  /**
+   * The priority was changed after the enqueue (nack or deadLetter with a
+   * priority): the state patch does not cover priority, and the stored
+   * record is older until that write commits, so every later write of this
+   * item writes the whole record (ItemStates.writeItem).
+   */
+  priorityRewritten = false;
 
   /** Nothing set: the item may drop this object. */
   isEmpty(): boolean {
@@ -102,7 +109,8 @@ export class ItemExtras {
       this.requires === null &&
       this.after === null &&
       this.key === null &&
-      this.metadata === null
+      this.metadata === null &&
+      !this.priorityRewritten
     );
   }
 }

@@ -1,31 +1,26 @@
 // Every live item and retained outcome, and every state transition between
-// them (ops call the transitions: lease, release, extendLease, admit, stored,
-// discard, endItem, killItem; the parts they are made of are private): where an item sits (ready heap, deadline, dependency graph, dead
+// them. Ops call the transitions (lease, release, readyNow, extendLease,
+// admit, stored, discard, endItem, killItem); the parts they are made of are
+// private: where an item sits (ready heap, deadline, dependency graph, dead
 // letters), its per-state counts, its writes, and what its end does to items
-// waiting on it. The Engine (engine.ts) runs the ops on top of this; recovery
-// (recovery.ts) fills it from the store. Writes of one op collect in one
-// WriteSet (`ws()`), which the op ends before it replies. A write of a stored
-// item (writeItem) has storage patch the state fields of a copy of its
-// stored value (storage/stored-item-patch.ts: no decode, no encode, and the
-// payload for a delivery is copied out of it; the engine never sees the
-// record layout); when memory holds what the stored
-// value lacks (the enqueue's bytes before its commit, a nack's metadata, a
-// dead reason or `after` list added or dropped, a value of an older record
-// version) it writes the whole record instead (recordOf, which reads the
-// payload and metadata back from the store: bytesOf).
+// waiting on it. Recovery (recovery.ts) fills it from the store. Writes of one
+// op collect in one WriteSet (`ws()`), which the op ends before it replies;
+// how an item is written (a patched stored value, or the whole record) is
+// item-bytes.ts's business, and the record layout storage's.
 
 import { assert } from "../lib/assert.ts";
 import type { HeapNode } from "../lib/pairing-heap.ts";
-import { type Limits, leaseWriteDelayMs } from "../limits.ts";
-import type { ItemRecord, Outcome } from "../storage/record.ts";
+import type { Limits } from "../limits.ts";
+import type { Outcome } from "../storage/record.ts";
 import { storedItemBytes } from "../storage/stored-item-patch.ts";
-import type { ItemKey, Store } from "../storage/store.ts";
+import type { Store } from "../storage/store.ts";
 import type { WriteSet, Writer } from "../storage/writer.ts";
 import type { Delivery, LiveStateName } from "./api.ts";
 import { type Deadline, DeadlineKind, DeadlineQueue } from "./deadlines.ts";
 import { type DependencyStatus, DependencyGraph } from "./dependencies.ts";
-import { formatReceipt } from "./ids.ts";
+import { toDelivery } from "./views.ts";
 import { EndedItems } from "./ended-items.ts";
+import { DeferredLeaseWrites } from "./deferred-lease-writes.ts";
 import type { LiveItem } from "./item.ts";
 import { ItemBytes } from "./item-bytes.ts";
 import { ItemTable } from "./item-table.ts";
@@ -47,8 +42,7 @@ export class ItemStates {
   readonly dirty = new Set<Topic>();
   backgroundWriteFailures = 0;
   /** At_least_once leases granted and not yet written (lease), and the one deadline that writes them. */
-  private deferredLeases: LiveItem[] = [];
-  private leaseWritesTimer: HeapNode<Deadline> | null = null;
+  private readonly deferredLeases: DeferredLeaseWrites;
   /** Reads stored payloads back and writes items, patched or whole (item-bytes.ts). */
   private readonly bytes: ItemBytes;
 
@@ -64,6 +58,7 @@ export class ItemStates {
     assert(Number.isSafeInteger(boot) && boot >= 1, `engine: boot ${boot} (a store numbers its opens from 1)`);
     this.graph = new DependencyGraph(limits.afterIdsMax);
     this.ended = new EndedItems(writer.shardCount, this.deadlines, limits);
+    this.deferredLeases = new DeferredLeaseWrites(this.deadlines);
     this.bytes = new ItemBytes(reader);
   }
 
@@ -96,7 +91,7 @@ export class ItemStates {
     let payload: Uint8Array;
     let metadata: Uint8Array;
     if (item.delivery === "at_least_once") {
-      this.deferLeaseWrite(item, nowMs);
+      this.deferredLeases.add(item, nowMs);
       const bytes = this.bytes.deliveryBytes(item);
       payload = bytes.payload;
       metadata = bytes.metadata;
@@ -115,25 +110,15 @@ export class ItemStates {
         metadata = record.metadata;
       }
     }
-    const id = item.id;
-    return {
-      id,
-      topic: item.topic.name,
-      priority: item.priority,
-      payload,
-      metadata,
-      attempt: item.attempt,
-      receipt: formatReceipt(id, item.deliveries, this.boot),
-      leaseExpiresAtMs,
-      enqueuedAtMs: item.enqueuedAtMs,
-    };
+    return toDelivery(item, payload, metadata, this.boot);
   }
 
-  private deferLeaseWrite(item: LiveItem, nowMs: number): void {
-    this.deferredLeases.push(item);
-    if (this.leaseWritesTimer === null || !this.leaseWritesTimer.inHeap) {
-      this.leaseWritesTimer = this.deadlines.schedule(nowMs + leaseWriteDelayMs, DeadlineKind.LeaseWrites, null, null, null);
-    }
+  /** Give the item a new priority (it must be out of the ready index): every later write carries the whole record. */
+  private setPriority(item: LiveItem, priority: number): void {
+    assert(!item.inReadyHeap, `engine: priority change of item ${item.id} inside a ready heap`);
+    if (priority === item.priority) return;
+    item.priority = priority;
+    item.ensureExtras().priorityRewritten = true;
   }
 
   /**
@@ -143,11 +128,8 @@ export class ItemStates {
    * into one set, which the commit coalesces.
    */
   flushLeaseWrites(): void {
-    const items = this.deferredLeases;
+    const items = this.deferredLeases.take();
     if (items.length === 0) return;
-    this.deferredLeases = [];
-    if (this.leaseWritesTimer !== null && this.leaseWritesTimer.inHeap) this.deadlines.cancel(this.leaseWritesTimer);
-    this.leaseWritesTimer = null;
     const set = this.ws();
     for (const item of items) if (item.state === "leased" && this.items.holds(item)) this.bytes.writeItem(set, item);
   }
@@ -171,16 +153,32 @@ export class ItemStates {
 
   /**
    * A leased item (its delivery ended: nack, lease expiry, a lease that never
-   * became durable) or a dead letter (redrive) goes back to pending, deliverable
-   * from deliverAtMs: waiting, delayed or ready. Its lease is cleared and it is written.
+   * became durable), a dead letter (redrive) or a delayed item made due now
+   * (beanstalkd's kick) goes back to pending, deliverable
+   * from deliverAtMs: waiting, delayed or ready, with a new priority when one is
+   * given (beanstalkd's release). Its lease is cleared and it is written.
    */
-  release(item: LiveItem, deliverAtMs: number, nowMs: number): void {
+  release(item: LiveItem, deliverAtMs: number, nowMs: number, priority: number | null = null): void {
     this.unplace(item);
     this.leave(item);
+    if (priority !== null) this.setPriority(item, priority);
     item.leaseExpiresAtMs = null;
     item.deliverAtMs = deliverAtMs;
     this.placePending(item, nowMs);
     this.bytes.writeItem(this.ws(), item);
+  }
+
+  /**
+   * A delayed item or a dead letter becomes ready at once, its dead reason
+   * dropped (beanstalkd's reserve-job of such a job); the lease that follows
+   * writes it.
+   */
+  readyNow(item: LiveItem): void {
+    this.unplace(item);
+    this.leave(item);
+    if (item.extras !== null) item.extras.deadReason = null;
+    this.enter(item, "ready");
+    this.makeTakeable(item);
   }
 
   /** A leased item's lease now ends at expiresAtMs (extend): its deadline moves and it is written. */
@@ -239,7 +237,6 @@ export class ItemStates {
         return;
       }
       case DeadlineKind.LeaseWrites:
-        this.leaseWritesTimer = null;
         this.flushLeaseWrites();
         return;
       case DeadlineKind.OutcomeRetention:
@@ -346,9 +343,10 @@ export class ItemStates {
   }
 
   /** The item becomes a dead letter: kept and listed by `dead`, not delivered; its dependents die too. */
-  killItem(item: LiveItem, reason: string): void {
+  killItem(item: LiveItem, reason: string, priority: number | null = null): void {
     this.unplace(item);
     this.leave(item);
+    if (priority !== null) this.setPriority(item, priority);
     item.ensureExtras().deadReason = reason;
     item.leaseExpiresAtMs = null;
     this.enterDead(item);

@@ -21,7 +21,7 @@ export function ack(ctx: OpContext, nsName: string, receipts: string[], nowMs: n
 export function nack(
   ctx: OpContext,
   nsName: string,
-  entries: Array<{ receipt: string; delayMs: number | null; metadata: Uint8Array | null }>,
+  entries: Array<{ receipt: string; delayMs: number | null; metadata: Uint8Array | null; priority?: number | null }>,
   nowMs: number,
 ): Result<Reply<{ nacked: number; stale: string[] }>> {
   const stale: string[] = [];
@@ -44,16 +44,16 @@ export function nack(
   ctx.s.ws();
   for (let f = 0; f < found.length; f++) {
     const item = found[f] as LiveItem;
-    const entry = entries[chosen[f] as number] as { delayMs: number | null; metadata: Uint8Array | null };
+    const entry = entries[chosen[f] as number] as { delayMs: number | null; metadata: Uint8Array | null; priority?: number | null };
     ctx.s.namespaces.get(item.ns)!.counters.nacked++;
     // Kept in memory for good: the store's copy is older until this write commits (ItemStates.bytesOf).
     if (entry.metadata !== null) item.ensureExtras().metadata = entry.metadata;
     if (item.ttlPassed) {
       ctx.s.endItem(item, "expired", nowMs);
     } else if (item.attempt >= item.maxAttempts) {
-      ctx.s.killItem(item, "max_attempts");
+      ctx.s.killItem(item, "max_attempts", entry.priority ?? null);
     } else {
-      ctx.s.release(item, nowMs + (entry.delayMs ?? 0), nowMs);
+      ctx.s.release(item, nowMs + (entry.delayMs ?? 0), nowMs, entry.priority ?? null);
     }
   }
   return finishOp(ctx, { nacked: found.length, stale }, nowMs);
@@ -80,7 +80,7 @@ export function extend(ctx: OpContext, nsName: string, entries: Array<{ receipt:
 }
 
 /** The item a receipt names if that delivery is still current: leased, same delivery count, same boot. */
-function leasedByReceipt(ctx: OpContext, ns: string, receipt: string): LiveItem | null {
+export function leasedByReceipt(ctx: OpContext, ns: string, receipt: string): LiveItem | null {
   const parsed = scratchReceipt;
   if (!readReceipt(receipt, parsed)) return null;
   const item = ctx.s.items.getByKey(parsed.shard, parsed.key);

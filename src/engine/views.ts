@@ -1,8 +1,9 @@
-// What clients see of an item as an item state (get, dead). Optional fields
-// are set only when present. (A delivery is built where the lease is granted,
-// ItemStates.lease, which reads the payload once for the write and the reply.)
+// What clients see of an item: its item state (get, dead; optional fields are
+// set only when present) and a delivery (ItemStates.lease reads the payload
+// and hands it here).
 
-import type { ItemState } from "./api.ts";
+import type { Delivery, ItemState } from "./api.ts";
+import { formatReceipt } from "./ids.ts";
 import type { LiveItem } from "./item.ts";
 
 /** `bytes` are the item's payload and metadata (ItemStates.bytesOf: memory drops them once stored). */
@@ -27,4 +28,20 @@ export function toItemState(item: LiveItem, bytes: { payload: Uint8Array; metada
     if (extras.deadReason !== null) state.deadReason = extras.deadReason;
   }
   return state;
+}
+
+/** A leased item as its delivery: the receipt names this delivery and the boot that granted it. */
+export function toDelivery(item: LiveItem, payload: Uint8Array, metadata: Uint8Array, boot: number): Delivery {
+  const id = item.id;
+  return {
+    id,
+    topic: item.topic.name,
+    priority: item.priority,
+    payload,
+    metadata,
+    attempt: item.attempt,
+    receipt: formatReceipt(id, item.deliveries, boot),
+    leaseExpiresAtMs: item.leaseExpiresAtMs as number,
+    enqueuedAtMs: item.enqueuedAtMs,
+  };
 }

@@ -112,6 +112,15 @@ export class ServerProcess {
     for (const dir of this.tempDirs) rmSync(dir, { recursive: true, force: true });
   }
 
+  /** The beanstalkd port from the last `orq beanstalk on HOST:PORT` line (with --beanstalk-port), or null. */
+  get beanstalkPort(): number | null {
+    for (let i = this.stdoutLines.length - 1; i >= 0; i--) {
+      const match = /^orq beanstalk on .+:(\d+)$/.exec(this.stdoutLines[i]!);
+      if (match !== null) return Number(match[1]);
+    }
+    return null;
+  }
+
   logs(): string {
     return this.stderrLines.join("\n");
   }
