@@ -61,9 +61,15 @@ describe("orq serve start-up", () => {
     const firstRun = jsonLines(server.logs());
     expect(firstRun.find((line) => line.msg === "recovery started")).toMatchObject({ items: 0, outcomes: 0 });
     await server.restart();
-    const logs = jsonLines(server.logs());
+    // The restarted server's log lines reach the file on their own schedule: wait (bounded) for its second recovery.
+    let logs = jsonLines(server.logs());
+    for (let attempt = 0; attempt < 100 && logs.filter((line) => line.msg === "recovered").length < 2; attempt++) {
+      await Bun.sleep(50);
+      logs = jsonLines(server.logs());
+    }
     const started = logs.filter((line) => line.msg === "recovery started");
     const recovered = logs.filter((line) => line.msg === "recovered");
+    expect(recovered.length).toBe(2);
     expect(started.at(-1)).toMatchObject({ items: 3, outcomes: 0 });
     expect(recovered.at(-1)).toMatchObject({ items: 3, outcomes: 0 });
     expect(typeof recovered.at(-1)?.duration_ms).toBe("number");
