@@ -38,6 +38,7 @@ import { runDueDeadlines } from "./maintenance.ts";
 import type { OpContext } from "./op-context.ts";
 import * as receiptOps from "./receipt-ops.ts";
 import { loadStore } from "./recovery.ts";
+import { idByKey, matchingView, readySinceMs, type EngineInspector, type MatchingView } from "./inspect.ts";
 import { buildStats } from "./stats.ts";
 import { UnmatchableReporter } from "./unmatchable.ts";
 
@@ -51,7 +52,7 @@ export interface EngineOptions {
   nowMs: number;
 }
 
-export class Engine implements EngineApi {
+export class Engine implements EngineApi, EngineInspector {
   private readonly s: ItemStates;
   private readonly dequeuer: Dequeuer;
   private readonly enqueuer: Enqueuer;
@@ -146,6 +147,20 @@ export class Engine implements EngineApi {
   redrive(nsName: string, topicName: string, ids: string[] | null, nowMs: number): Result<Reply<{ redriven: number }>> {
     this.advance(nowMs);
     return adminOps.redrive(this.ctx, nsName, topicName, ids, nowMs);
+  }
+
+  // Read-only questions for the web dashboard (inspect.ts); its caller checks the namespace scope.
+  matchingView(nsName: string, topicName: string, nowMs: number): MatchingView {
+    const sources = { namespaces: this.s.namespaces, asks: this.dequeuer.asks, registry: this.s.registry, askWindowMs: this.s.limits.unmatchableAskWindowMs };
+    return matchingView(sources, nsName, topicName, nowMs);
+  }
+
+  idByKey(nsName: string, topicName: string, key: string): string | null {
+    return idByKey(this.s.namespaces, nsName, topicName, key);
+  }
+
+  readySinceMs(nsName: string, topicNames: readonly string[]): Array<number | null> {
+    return readySinceMs(this.s.namespaces, nsName, topicNames);
   }
 
   /** Live items (dead letters included): what recovery loaded, for the server's start-up decisions. */

@@ -23,7 +23,7 @@ class FakeSource implements RequestSource {
   inflight = 0;
   readonly session: Session;
   constructor(scope: NamespaceScope | null = allNamespaces) {
-    this.session = { connectionId: 3, scope };
+    this.session = { connectionId: 3, scope, readOnly: false };
   }
   send(reply: Record<string, unknown>): void {
     this.sent.push(reply);
