@@ -11,6 +11,10 @@
 // script that waits for the listening line can already read it. /readyz is
 // 200 from then until shutdown begins (recovery is synchronous and finished
 // by the time either port listens).
+//
+// The web dashboard (--ui-port, default 7422, `off` disables it) starts next,
+// on the same host, and prints `orq dashboard on http://HOST:PORT/` before
+// the listening line; the HTTP side port's index page links it.
 
 import { Engine } from "../engine/engine.ts";
 import { systemClock } from "../lib/clock.ts";
@@ -29,6 +33,8 @@ import { gaugeSnapshot } from "../observability/gauge-snapshot.ts";
 import { startHttpServer, type HttpServerHandle } from "../observability/http-server.ts";
 import { createMetrics } from "../observability/metrics.ts";
 import type { Clock } from "../lib/clock.ts";
+import { startDashboard, type DashboardHandle } from "../dashboard/dashboard-server.ts";
+import { serverPanelFrom } from "../dashboard/server-panel.ts";
 
 /** Longest graceful shutdown: past it the process exits 1 without waiting for slow clients. */
 export const shutdownMsMax = 10_000;
@@ -102,6 +108,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     },
     residentBytes: () => process.memoryUsage.rss(),
   });
+  const tokens = new TokenTable(config.tokens);
   let server: OrqServer;
   try {
     server = OrqServer.start({
@@ -110,7 +117,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
       engine,
       limits,
       clock,
-      tokens: new TokenTable(config.tokens),
+      tokens,
       serverInfo: { version, nodeId: store.meta.nodeId, shards: store.shardCount },
       logger,
       onRequestDone: (op, code, durationMs) => {
@@ -134,6 +141,25 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     return gaugeSnapshot({ engineStats: engine.stats(null, nowMs), breakers: writer.breakerStates(nowMs), connections: server.connectionCount });
   });
   let shuttingDown = false;
+  let dashboard: DashboardHandle | null = null;
+  if (config.uiPort !== null) {
+    try {
+      dashboard = startDashboard({
+        host: config.host,
+        port: config.uiPort,
+        requests: server,
+        inspector: engine,
+        tokens,
+        clock,
+        serverInfo: { version, nodeId: store.meta.nodeId, shards: store.shardCount },
+        serverPanel: () => serverPanelFrom(writer.commitStats(), writer.breakerStates(clock.nowMs())),
+        logError: (message, fields) => logger.error(message, fields),
+      });
+    } catch (error) {
+      process.stderr.write(`orq: cannot listen on ${config.host}:${config.uiPort} (dashboard): ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(startupFailureExitCode);
+    }
+  }
   let http: HttpServerHandle;
   try {
     http = await startHttpServer({
@@ -141,6 +167,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
       port: config.httpPort,
       metrics,
       isReady: () => !shuttingDown && !server.draining,
+      dashboardUrl: dashboard?.url ?? null,
       logError: (message) => logger.error("http request failed", { message }),
     });
   } catch (error) {
@@ -152,13 +179,15 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     host: server.host,
     port: server.port,
     http_port: http.port,
+    ui_port: dashboard?.port ?? null,
     data_dir: config.dataDir,
     shards: store.shardCount,
     durability: config.durability,
     auth: config.tokens.length > 0,
     config: config.configPath,
   });
-  process.stdout.write(`orq http on ${config.host}:${http.port}\norq listening on ${config.host}:${server.port}\n`);
+  const dashboardLine = dashboard === null ? "" : `orq dashboard on ${dashboard.url}\n`;
+  process.stdout.write(`orq http on ${config.host}:${http.port}\n${dashboardLine}orq listening on ${config.host}:${server.port}\n`);
 
   const onSignal = (signal: NodeJS.Signals): void => {
     if (shuttingDown) {
@@ -182,6 +211,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     await server.whenAllClosed(closeGraceMs);
     clearInterval(commitPoller);
     await http.stop();
+    await dashboard?.stop();
     await store.close();
     clearTimeout(bound);
     logger.info("stopped");

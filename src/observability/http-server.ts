@@ -7,6 +7,7 @@
 //   GET /readyz   200 "ready" once isReady() (recovery done, accepting work);
 //                 503 "not ready" before that and while draining
 //   GET /metrics  Prometheus text format 0.0.4
+//   GET /         a small index linking the above and the web dashboard (if on)
 //   anything else 404; a method other than GET or HEAD on a known path 405
 
 import type { Metrics } from "./metrics.ts";
@@ -17,6 +18,8 @@ export interface HttpServerOptions {
   port: number;
   metrics: Metrics;
   isReady: () => boolean;
+  /** The web dashboard's URL, linked from the index page; null when it is off. */
+  dashboardUrl?: string | null;
   /** Where a failed request (a throwing gauge source) is reported; default stderr. */
   logError?: (message: string) => void;
 }
@@ -34,9 +37,10 @@ function text(body: string, status: number, extraHeaders: Record<string, string>
 
 async function route(request: Request, options: HttpServerOptions): Promise<Response> {
   const path = new URL(request.url).pathname;
-  const known = path === "/healthz" || path === "/readyz" || path === "/metrics";
+  const known = path === "/healthz" || path === "/readyz" || path === "/metrics" || path === "/";
   if (!known) return text("not found\n", 404);
   if (request.method !== "GET" && request.method !== "HEAD") return text("method not allowed\n", 405, { allow: "GET, HEAD" });
+  if (path === "/") return indexPage(options.dashboardUrl ?? null);
   if (path === "/healthz") return text("ok\n", 200);
   if (path === "/readyz") return options.isReady() ? text("ready\n", 200) : text("not ready\n", 503);
   const body = await options.metrics.render();
@@ -44,6 +48,13 @@ async function route(request: Request, options: HttpServerOptions): Promise<Resp
     status: 200,
     headers: { "content-type": options.metrics.contentType, "cache-control": "no-store" },
   });
+}
+
+/** Links only: the dashboard URL is the server's own, so nothing user-supplied reaches this markup. */
+function indexPage(dashboardUrl: string | null): Response {
+  const dashboard = dashboardUrl === null ? "<li>web dashboard: off (--ui-port off)</li>" : `<li><a href="${dashboardUrl}">web dashboard</a> (${dashboardUrl})</li>`;
+  const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>orq</title></head><body><h1>orq</h1><ul>${dashboard}<li><a href="/metrics">/metrics</a></li><li><a href="/healthz">/healthz</a></li><li><a href="/readyz">/readyz</a></li></ul></body></html>\n`;
+  return new Response(body, { status: 200, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "content-security-policy": "default-src 'none'" } });
 }
 
 export async function startHttpServer(options: HttpServerOptions): Promise<HttpServerHandle> {

@@ -11,9 +11,10 @@ import { FrameEncoder } from "../protocol/frame-encoder.ts";
 import { allNamespaces, type TokenTable } from "./auth.ts";
 import { Connection } from "./connection.ts";
 import { DeadlineTimer } from "./deadline-timer.ts";
-import { Dispatcher } from "./dispatcher.ts";
+import { Dispatcher, type RequestSource } from "./dispatcher.ts";
 import type { Logger } from "./logger.ts";
 import type { ServerInfo } from "./op-types.ts";
+import type { Source } from "./request-reader.ts";
 
 export interface ServerOptions {
   host: string;
@@ -112,6 +113,15 @@ export class OrqServer {
     this.dispatcher.draining = true;
     this.listener.stop(false);
     this.options.engine.releaseWaiters();
+    this.timer.rearm();
+  }
+
+  /**
+   * One decoded request from an in-process caller (the web dashboard), through
+   * the same dispatcher and checks as a TCP connection's requests.
+   */
+  handleRequest(source: RequestSource, request: Source): void {
+    this.dispatcher.handleRequest(source, request);
     this.timer.rearm();
   }
 

@@ -1,0 +1,28 @@
+// The dashboard's static files, embedded: each `with { type: "file" }`
+// import is bundled into dist/orq by `bun build --compile`, so the binary
+// serves the dashboard from an empty folder. Served under /assets/<name>
+// with a long cache lifetime keyed by the server's version.
+
+import appJs from "./assets/app.js" with { type: "file" };
+import appCss from "./assets/app.css" with { type: "file" };
+import uplotJs from "uplot/dist/uPlot.iife.min.js" with { type: "file" };
+import uplotCss from "uplot/dist/uPlot.min.css" with { type: "file" };
+
+interface Asset {
+  path: string;
+  contentType: string;
+}
+
+const assets: ReadonlyMap<string, Asset> = new Map([
+  ["app.js", { path: appJs, contentType: "text/javascript; charset=utf-8" }],
+  ["app.css", { path: appCss, contentType: "text/css; charset=utf-8" }],
+  ["uPlot.iife.min.js", { path: uplotJs, contentType: "text/javascript; charset=utf-8" }],
+  ["uPlot.min.css", { path: uplotCss, contentType: "text/css; charset=utf-8" }],
+]);
+
+/** The asset's bytes and type, or null for an unknown name. */
+export async function readAsset(name: string): Promise<{ body: Uint8Array; contentType: string } | null> {
+  const asset = assets.get(name);
+  if (asset === undefined) return null;
+  return { body: new Uint8Array(await Bun.file(asset.path).arrayBuffer()), contentType: asset.contentType };
+}
