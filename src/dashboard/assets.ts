@@ -5,6 +5,7 @@
 
 import appJs from "./assets/app.js" with { type: "file" };
 import appCss from "./assets/app.css" with { type: "file" };
+import favicon from "./assets/favicon.svg" with { type: "file" };
 import uplotJs from "uplot/dist/uPlot.iife.min.js" with { type: "file" };
 import uplotCss from "uplot/dist/uPlot.min.css" with { type: "file" };
 
@@ -16,6 +17,7 @@ interface Asset {
 const assets: ReadonlyMap<string, Asset> = new Map([
   ["app.js", { path: appJs, contentType: "text/javascript; charset=utf-8" }],
   ["app.css", { path: appCss, contentType: "text/css; charset=utf-8" }],
+  ["favicon.svg", { path: favicon, contentType: "image/svg+xml" }],
   ["uPlot.iife.min.js", { path: uplotJs, contentType: "text/javascript; charset=utf-8" }],
   ["uPlot.min.css", { path: uplotCss, contentType: "text/css; charset=utf-8" }],
 ]);

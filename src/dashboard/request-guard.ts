@@ -56,7 +56,8 @@ export const securityHeaders: Readonly<Record<string, string>> = Object.freeze({
   "content-security-policy": contentSecurityPolicy,
   "x-content-type-options": "nosniff",
   "x-frame-options": "DENY",
-  "referrer-policy": "no-referrer",
+  // Not no-referrer: with it, browsers send `Origin: null` on form posts, and the Origin check needs the real one.
+  "referrer-policy": "same-origin",
   "cross-origin-opener-policy": "same-origin",
   "cross-origin-resource-policy": "same-origin",
 });

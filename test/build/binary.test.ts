@@ -37,7 +37,7 @@ afterAll(() => {
 });
 
 function serve(): Promise<ServerProcess> {
-  const command = [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--http-port", "0", "--data-dir", path.join(workDir, "data")];
+  const command = [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--http-port", "0", "--ui-port", "0", "--data-dir", path.join(workDir, "data")];
   return startServerProcess(command, { cwd: workDir, env: bareEnv });
 }
 
@@ -85,7 +85,7 @@ describe.skipIf(!haveBinary)("dist/orq", () => {
   }, 60_000);
 
   test("exits 1 with a clear message when the native addon cannot be extracted", async () => {
-    const result = await runToExit([binary, "serve", "--port", "0", "--http-port", "0", "--data-dir", path.join(workDir, "data2")], {
+    const result = await runToExit([binary, "serve", "--port", "0", "--http-port", "0", "--ui-port", "0", "--data-dir", path.join(workDir, "data2")], {
       cwd: workDir,
       env: { PATH: "/usr/bin:/bin", TMPDIR: path.join(workDir, "no-such-dir") },
     });

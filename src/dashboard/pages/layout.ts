@@ -50,6 +50,7 @@ export function layout(ctx: PageContext, page: PageResult): Html {
 <title>${page.title} · orq</title>
 <link rel="stylesheet" href="/assets/uPlot.min.css">
 <link rel="stylesheet" href="/assets/app.css">
+<link rel="icon" href="/assets/favicon.svg">
 <script src="/assets/uPlot.iife.min.js" defer></script>
 <script src="/assets/app.js" defer></script>
 </head>
@@ -80,6 +81,7 @@ export function bare(title: string, body: Html): Html {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · orq</title>
 <link rel="stylesheet" href="/assets/app.css">
+<link rel="icon" href="/assets/favicon.svg">
 </head>
 <body>
 <header><a href="/" class="brand">orq</a></header>
