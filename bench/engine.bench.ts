@@ -23,6 +23,8 @@ const nullSet: WriteSet = {
   deleteItem() {},
   putOutcome(_id: string, _r: OutcomeRecord) {},
   deleteOutcome() {},
+  putPause() {},
+  deletePause() {},
   end: () => resolved,
 };
 let nextKey = 0;
@@ -48,6 +50,7 @@ const store: Store = {
   meta,
   loadShards: (): Iterable<LoadedShard> => [],
   loadOutcomes: () => [],
+  loadPauses: () => [],
   readItem: (_shard: number, _key: ItemKey) => storedRecord,
   readItemBytes: (_shard: number, _key: ItemKey) => storedValue.slice(),
   commit: (_b: CommitBatch): Promise<CommitResult> => Promise.resolve({ failedShards: new Map(), metaError: null }),

@@ -48,6 +48,21 @@ export interface Limits {
   /** Topics listed per `topics` page (1,000 default and maximum) and items per `dead` page (1,000). */
   topicsPageMax: number;
   deadPageMax: number;
+  /** Items per `list` page when the request gives no limit (100, per the contract). */
+  listPageDefault: number;
+  /** Items per `list` page at most (1,000, per the contract): a larger limit is TOO_LARGE. */
+  listPageMax: number;
+  /**
+   * Item-table slots one `list` page may visit while it walks a topic's
+   * non-ready items in enqueue order (200,000, about 1-2 ms measured at 1M
+   * items: BENCHMARKS.md). The walk covers every topic's items, so for a
+   * small topic in a large store a page may stop short with `next` set.
+   */
+  listScanSlotsMax: number;
+  /** Topics paused at once, per server (100,000): a pause keeps even an empty topic in memory and on disk. */
+  pausedTopicsMax: number;
+  /** Longest timed pause (1 year, like delayMsMax): beyond it a `for_ms` is more likely a unit bug. */
+  pauseMsMax: number;
   /** How long an ended item's outcome is kept for `get` and `after` (1 hour, per the contract). Configurable. */
   outcomeRetentionMs: number;
   /** Most due deadlines (delays, leases, TTLs, waiter timeouts) handled per timer tick (10,000): keeps one tick short. */
@@ -85,6 +100,11 @@ export const defaultLimits: Readonly<Limits> = Object.freeze({
   connectionsMax: 10_000,
   topicsPageMax: 1000,
   deadPageMax: 1000,
+  listPageDefault: 100,
+  listPageMax: 1000,
+  listScanSlotsMax: 200_000,
+  pausedTopicsMax: 100_000,
+  pauseMsMax: 365 * 24 * 60 * 60 * 1000,
   outcomeRetentionMs: 60 * 60 * 1000,
   deadlinesPerTickMax: 10_000,
   unmatchableAskWindowMs: 10 * 60 * 1000,

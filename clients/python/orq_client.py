@@ -254,3 +254,43 @@ class Client:
         """Set leases to end ``lease_ms`` from now: dicts {receipt, lease_ms}. Returns {"extended", "stale"}."""
         reply = self.request("extend", ns=ns, items=_receipt_items(items))
         return {"extended": reply["extended"], "stale": reply["stale"]}
+
+    def topics(self, ns, prefix=None, limit=None, after=None):
+        """One page of the namespace's topics: {"topics": [...], "next": str or None}.
+
+        Each entry holds its counts by state and ``paused`` (bool), plus
+        ``paused_until_ms`` for a pause that ends by itself.
+        """
+        reply = self.request("topics", ns=ns, prefix=prefix, limit=limit, after=after)
+        return {"topics": reply["topics"], "next": reply.get("next")}
+
+    def list(self, ns, topic, state=None, limit=None, after=None):
+        """One page of a topic's items (read only): {"items": [...], "next": str or None}.
+
+        Ready items come in delivery order, the others in enqueue order;
+        ``state`` keeps one state only. Pass ``next`` as ``after`` for the
+        next page; a page may be short while ``next`` is set.
+        """
+        reply = self.request("list", ns=ns, topic=topic, state=state, limit=limit, after=after)
+        return {"items": reply["items"], "next": reply.get("next")}
+
+    def list_all(self, ns, topic, state=None, limit=None):
+        """Every item of a topic, following ``next`` page by page (a generator)."""
+        after = None
+        while True:
+            page = self.list(ns, topic, state=state, limit=limit, after=after)
+            yield from page["items"]
+            if page["next"] is None:
+                return
+            after = page["next"]
+
+    def pause(self, ns, topic, for_ms=None):
+        """Stop deliveries from a topic for ``for_ms`` (None: until resume).
+
+        Returns when it ends (``paused_until_ms``), or None for a pause until resume.
+        """
+        return self.request("pause", ns=ns, topic=topic, for_ms=for_ms).get("paused_until_ms")
+
+    def resume(self, ns, topic):
+        """Lift a topic's pause. Returns False when it was not paused."""
+        return self.request("resume", ns=ns, topic=topic)["resumed"]

@@ -1,5 +1,6 @@
 """Goal: the Python client speaks protocol v1 to a real orq server: every op
-it wraps round-trips, replies are matched by id, and error replies surface as
+it wraps (list, pause and resume included) round-trips, replies are matched
+by id, and error replies surface as
 OrqError with the contract's code.
 
 Starts one server for the module (from source with the repo's Bun, or the
@@ -211,6 +212,43 @@ class OrqClientTest(unittest.TestCase):
             self.orq.request("no_such_op")
         self.assertEqual(caught.exception.code, "UNKNOWN_OP")
         self.assertIsInstance(self.orq.ping(), int)
+
+    def test_list_pages_through_a_topic_in_order(self):
+        topic = fresh_topic()
+        ids = self.orq.enqueue(NS, [{"topic": topic, "priority": p, "payload": b"p%d" % p} for p in (3, 1, 2)])
+        later = self.orq.enqueue(NS, [{"topic": topic, "delay_ms": 3_600_000}])
+        first = self.orq.list(NS, topic, limit=2)
+        self.assertEqual([s["id"] for s in first["items"]], [ids[1], ids[2]])
+        self.assertEqual(first["items"][0]["payload"], b"p1")
+        self.assertIsInstance(first["next"], str)
+        rest = self.orq.list(NS, topic, limit=2, after=first["next"])
+        self.assertEqual([s["id"] for s in rest["items"]], [ids[0], later[0]])
+        self.assertIsNone(rest["next"])
+        self.assertEqual([s["id"] for s in self.orq.list_all(NS, topic, limit=1)], [ids[1], ids[2], ids[0], later[0]])
+        self.assertEqual([s["state"] for s in self.orq.list(NS, topic, state="delayed")["items"]], ["delayed"])
+        self.assertEqual(self.orq.list(NS, fresh_topic()), {"items": [], "next": None})
+        with self.assertRaises(OrqError) as caught:
+            self.orq.list(NS, topic, limit=1001)
+        self.assertEqual(caught.exception.code, "TOO_LARGE")
+        self.assertEqual(caught.exception.details["field"], "limit")
+
+    def test_pause_and_resume(self):
+        topic = fresh_topic()
+        self.orq.enqueue(NS, [{"topic": topic}])
+        self.assertIsNone(self.orq.pause(NS, topic))
+        self.assertEqual(self.orq.dequeue(NS, {topic: 1}), [])
+        [entry] = self.orq.topics(NS, prefix=topic)["topics"]
+        self.assertEqual(entry["paused"], True)
+        self.assertNotIn("paused_until_ms", entry)
+        until = self.orq.pause(NS, topic, for_ms=3_600_000)
+        self.assertGreater(until, self.orq.ping())
+        self.assertEqual(self.orq.topics(NS, prefix=topic)["topics"][0]["paused_until_ms"], until)
+        with self.assertRaises(OrqError) as caught:
+            self.orq.pause(NS, topic, for_ms=0)
+        self.assertEqual(caught.exception.details["field"], "for_ms")
+        self.assertTrue(self.orq.resume(NS, topic))
+        self.assertFalse(self.orq.resume(NS, topic))
+        self.assertEqual(len(self.orq.dequeue(NS, {topic: 1})), 1)
 
     def test_hello_with_the_wrong_protocol_is_rejected(self):
         with self.assertRaises(OrqError) as caught:

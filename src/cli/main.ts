@@ -14,9 +14,12 @@ import { addDequeueCommand } from "./commands/dequeue.ts";
 import { addEnqueueCommand } from "./commands/enqueue.ts";
 import { addExtendCommand } from "./commands/extend.ts";
 import { addGetCommand } from "./commands/get.ts";
+import { addListCommand } from "./commands/list.ts";
 import { addNackCommand } from "./commands/nack.ts";
+import { addPauseCommand } from "./commands/pause.ts";
 import { addPingCommand } from "./commands/ping.ts";
 import { addRedriveCommand } from "./commands/redrive.ts";
+import { addResumeCommand } from "./commands/resume.ts";
 import { addStatsCommand } from "./commands/stats.ts";
 import { addTopicsCommand } from "./commands/topics.ts";
 
@@ -68,6 +71,9 @@ function buildProgram(): Command {
     addGetCommand,
     addCancelCommand,
     addTopicsCommand,
+    addListCommand,
+    addPauseCommand,
+    addResumeCommand,
     addDeadCommand,
     addRedriveCommand,
     addStatsCommand,

@@ -131,7 +131,29 @@ export function itemStateBlock(s: ItemState | EndedItemState): string {
 
 export function topicsTable(topics: readonly TopicCounts[]): string {
   return table(
-    ["TOPIC", "READY", "DELAYED", "WAITING", "LEASED", "DEAD"],
-    topics.map((t) => [t.topic, t.ready, t.delayed, t.waiting, t.leased, t.dead]),
+    ["TOPIC", "READY", "DELAYED", "WAITING", "LEASED", "DEAD", "PAUSED"],
+    topics.map((t) => [t.topic, t.ready, t.delayed, t.waiting, t.leased, t.dead, pausedText(t)]),
   );
+}
+
+/** A topic's pause for people: "-", "yes" (until resume) or "until <time>". */
+export function pausedText(t: Pick<TopicCounts, "paused" | "pausedUntilMs">): string {
+  if (!t.paused) return "-";
+  return t.pausedUntilMs === undefined ? "yes" : `until ${isoTime(t.pausedUntilMs)}`;
+}
+
+/** One line per item (`orq list`): the payload cut short; `orq get ID` shows it whole. */
+export function itemStatesTable(items: readonly ItemState[]): string {
+  return table(
+    ["ID", "STATE", "PRIORITY", "ATTEMPT", "DELIVER AT", "PAYLOAD"],
+    items.map((s) => [s.id, s.state, s.priority, s.attempt, isoTime(s.deliverAtMs), shortText(bytesForHuman(s.payload), payloadColumnChars)]),
+  );
+}
+
+/** Characters of a payload shown in a table row (60): enough to recognise it, short enough for one line. */
+const payloadColumnChars = 60;
+
+function shortText(text: string, chars: number): string {
+  const oneLine = text.replace(/\s+/g, " ");
+  return oneLine.length <= chars ? oneLine : `${oneLine.slice(0, chars - 1)}…`;
 }

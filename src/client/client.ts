@@ -12,6 +12,7 @@ import type {
   DequeueRequest,
   EndedItemState,
   EnqueueItem,
+  ItemPage,
   ItemState,
   ServerHello,
   TopicCounts,
@@ -150,9 +151,40 @@ export class OrqClient {
   ): Promise<{ topics: TopicCounts[]; next: string | null }> {
     const reply = await this.request("topics", { ns, prefix: query.prefix, limit: query.limit, after: query.after }, options);
     return {
-      topics: (reply.topics as WireTopicCounts[]).map((t) => ({ ...t })),
+      topics: (reply.topics as WireTopicCounts[]).map((t) => {
+        const counts: TopicCounts = { topic: t.topic, ready: t.ready, delayed: t.delayed, waiting: t.waiting, leased: t.leased, dead: t.dead, paused: t.paused === true };
+        if (typeof t.paused_until_ms === "number") counts.pausedUntilMs = t.paused_until_ms;
+        return counts;
+      }),
       next: typeof reply.next === "string" ? reply.next : null,
     };
+  }
+
+  /**
+   * One page of a topic's items, read only: ready ones in delivery order, the
+   * others in enqueue order (only `state` when given). A page may hold fewer
+   * than `limit` items while `next` is still set: keep going until it is null.
+   */
+  async list(
+    ns: string,
+    topic: string,
+    query: { state?: ItemState["state"]; limit?: number; after?: string } = {},
+    options: CallOptions = {},
+  ): Promise<ItemPage> {
+    const reply = await this.request("list", { ns, topic, state: query.state, limit: query.limit, after: query.after }, options);
+    return { items: (reply.items as WireItemState[]).map(itemStateFromWire), next: typeof reply.next === "string" ? reply.next : null };
+  }
+
+  /** Stop deliveries from a topic for `forMs`, or until resume; replaces an earlier pause's end. */
+  async pause(ns: string, topic: string, query: { forMs?: number } = {}, options: CallOptions = {}): Promise<{ pausedUntilMs: number | null }> {
+    const reply = await this.request("pause", { ns, topic, for_ms: query.forMs }, options);
+    return { pausedUntilMs: typeof reply.paused_until_ms === "number" ? reply.paused_until_ms : null };
+  }
+
+  /** Lift a topic's pause; `resumed` is false when it was not paused. */
+  async resume(ns: string, topic: string, options: CallOptions = {}): Promise<{ resumed: boolean }> {
+    const reply = await this.request("resume", { ns, topic }, options);
+    return { resumed: reply.resumed === true };
   }
 
   async dead(ns: string, topic: string, query: { limit?: number } = {}, options: CallOptions = {}): Promise<ItemState[]> {

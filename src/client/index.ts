@@ -10,6 +10,7 @@ export type {
   DequeueRequest,
   EndedItemState,
   EnqueueItem,
+  ItemPage,
   ItemState,
   ServerHello,
   TopicCounts,

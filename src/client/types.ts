@@ -68,6 +68,16 @@ export interface TopicCounts {
   waiting: number;
   leased: number;
   dead: number;
+  /** Whether the topic is paused (OrqClient.pause). */
+  paused: boolean;
+  /** When a timed pause ends; absent for a pause until resume, and when not paused. */
+  pausedUntilMs?: number;
+}
+
+/** A page of OrqClient.list: `next` continues the listing (pass it as `after`), null when done. */
+export interface ItemPage {
+  items: ItemState[];
+  next: string | null;
 }
 
 export interface ServerHello {

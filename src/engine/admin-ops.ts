@@ -49,7 +49,11 @@ export function topics(ctx: OpContext, nsName: string, query: { prefix: string |
   if (ns === undefined) return { topics: [], next: null };
   const page = ns.page(query.prefix, query.after, query.limit, ctx.s.limits);
   return {
-    topics: page.topics.map((t) => ({ topic: t.name, ready: t.ready, delayed: t.delayed, waiting: t.waiting, leased: t.leased, dead: t.dead })),
+    topics: page.topics.map((t) => {
+      const counts: TopicCounts = { topic: t.name, ready: t.ready, delayed: t.delayed, waiting: t.waiting, leased: t.leased, dead: t.dead, paused: t.pause !== null };
+      if (t.pause !== null && t.pause.untilMs !== null) counts.pausedUntilMs = t.pause.untilMs;
+      return counts;
+    }),
     next: page.next,
   };
 }

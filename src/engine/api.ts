@@ -6,8 +6,12 @@
 // operators, after ids, quotas, shard health) and answers with a Failure.
 
 import type { DeliveryMode, Outcome } from "../storage/record.ts";
+import type { ListCursor } from "./list-cursor.ts";
+import type { ListPage, ListQuery } from "./list.ts";
 
 export type { DeliveryMode, Outcome };
+export type { ListCursor, ListPage, ListQuery };
+export { formatListCursor, parseListCursor } from "./list-cursor.ts";
 
 /** Failures the engine returns; the server maps them to protocol error codes in one place. */
 export type FailureCode = "BAD_REQUEST" | "TOO_LARGE" | "NOT_FOUND" | "RATE_LIMITED" | "UNAVAILABLE";
@@ -111,6 +115,10 @@ export interface TopicCounts {
   waiting: number;
   leased: number;
   dead: number;
+  /** Whether the topic is paused (pause.ts). */
+  paused: boolean;
+  /** When a timed pause ends; absent for a pause until resume, and when not paused. */
+  pausedUntilMs?: number;
 }
 
 export interface EngineApi {
@@ -130,6 +138,12 @@ export interface EngineApi {
   topics(ns: string, query: { prefix: string | null; limit: number; after: string | null }): { topics: TopicCounts[]; next: string | null };
   dead(ns: string, topic: string, limit: number): { items: ItemState[] };
   redrive(ns: string, topic: string, ids: string[] | null, nowMs: number): Result<Reply<{ redriven: number }>>;
+  /** One page of a topic's items, read only (engine/list.ts): ready ones in delivery order, the others in enqueue order. */
+  list(ns: string, topic: string, query: ListQuery, nowMs: number): ListPage;
+  /** Stop deliveries from a topic for `forMs` (null: until resume); replaces an earlier pause's end. TOO_LARGE past pausedTopicsMax. */
+  pause(ns: string, topic: string, forMs: number | null, nowMs: number): Result<Reply<{ pausedUntilMs: number | null }>>;
+  /** Lift a topic's pause; `resumed` false when it was not paused. */
+  resume(ns: string, topic: string, nowMs: number): Result<Reply<{ resumed: boolean }>>;
   /** Counters and gauges, for `namespaces` only (null = all). Shape documented in docs/PROTOCOL.md. */
   stats(namespaces: string[] | null, nowMs: number): Record<string, unknown>;
   /** Handle due deadlines (delays, leases, TTLs, waiter timeouts, outcome retention); bounded work per call. */

@@ -1,5 +1,5 @@
 // The one deadline structure: a pairing heap of every timed event (delay due,
-// lease expiry, TTL, waiter timeout, outcome retention end). The engine's
+// lease expiry, TTL, waiter timeout, outcome retention end, pause end). The engine's
 // tick() pops what is due; the server arms one timer from the earliest entry.
 // Nothing else in the engine keeps a timer.
 
@@ -7,6 +7,7 @@ import { assert } from "../lib/assert.ts";
 import { type HeapNode, PairingHeap } from "../lib/pairing-heap.ts";
 import type { LiveItem } from "./item.ts";
 import type { RetainedOutcome } from "./outcome-table.ts";
+import type { TopicPause } from "./pause.ts";
 import type { Waiter } from "./waiters.ts";
 
 export const DeadlineKind = {
@@ -15,6 +16,8 @@ export const DeadlineKind = {
   Ttl: 2,
   WaiterTimeout: 3,
   OutcomeRetention: 4,
+  /** A timed pause ends (pause.ts). */
+  PauseEnd: 5,
 } as const;
 export type DeadlineKind = (typeof DeadlineKind)[keyof typeof DeadlineKind];
 
@@ -27,6 +30,7 @@ export class Deadline {
     readonly item: LiveItem | null,
     readonly waiter: Waiter | null,
     readonly outcome: RetainedOutcome | null,
+    readonly pause: TopicPause | null = null,
   ) {}
 }
 
@@ -42,9 +46,16 @@ export class DeadlineQueue {
     return this.heap.size;
   }
 
-  schedule(atMs: number, kind: DeadlineKind, item: LiveItem | null, waiter: Waiter | null, outcome: RetainedOutcome | null): HeapNode<Deadline> {
+  schedule(
+    atMs: number,
+    kind: DeadlineKind,
+    item: LiveItem | null,
+    waiter: Waiter | null,
+    outcome: RetainedOutcome | null,
+    pause: TopicPause | null = null,
+  ): HeapNode<Deadline> {
     const before = this.heap.peek();
-    const node = this.heap.insert(new Deadline(atMs, this.seq++, kind, item, waiter, outcome));
+    const node = this.heap.insert(new Deadline(atMs, this.seq++, kind, item, waiter, outcome, pause));
     if (this.onEarlier !== null && (before === undefined || atMs < before.atMs)) this.onEarlier();
     return node;
   }

@@ -97,7 +97,8 @@ export class Dequeuer {
     if (this.s.dirty.size === 0) return;
     for (const topic of this.s.dirty) {
       this.s.dirty.delete(topic);
-      if (topic.takeable === 0) continue;
+      // A paused topic's new items wake nobody; resume marks it dirty again (pause.ts).
+      if (topic.takeable === 0 || topic.pause !== null) continue;
       const queue = this.waiters.forTopic(topic.ns, topic.name);
       if (queue === undefined) continue;
       for (const waiter of queue) {
@@ -129,7 +130,8 @@ export class Dequeuer {
     for (let t = 0; t < topics.length; t++) {
       const want = topics[t] as { topic: string; count: number };
       const topic = ns.topics.get(want.topic);
-      if (topic === undefined || topic.takeable === 0) continue;
+      // A paused topic delivers nothing (pause.ts).
+      if (topic === undefined || topic.takeable === 0 || topic.pause !== null) continue;
       // Skip a topic where this kind may take nothing: the walk would visit every entry.
       if (topic.eligibleGroupCount(this.matcher, kind) === 0) continue;
       const shardOk = this.allShardsOk ? null : this.shardOk;

@@ -7,6 +7,7 @@
 // and hands the op to the file that owns it. Where things live: enqueue
 // (enqueue.ts); dequeue and parked waiters (dequeue.ts, waiters.ts); ack, nack,
 // extend (receipt-ops.ts); cancel, get, topics, dead, redrive (admin-ops.ts);
+// list (list.ts); pause and resume (pause.ts);
 // timed work (maintenance.ts, deadlines.ts); items, outcomes and every state
 // transition (item-states.ts); per namespace its topics (namespace.ts); per
 // topic the ready heaps per signature group and shard, dead letters and
@@ -25,6 +26,8 @@ import type {
   EngineApi,
   EnqueueItemInput,
   ItemState,
+  ListPage,
+  ListQuery,
   Reply,
   Result,
   TopicCounts,
@@ -35,7 +38,9 @@ import { Enqueuer } from "./enqueue.ts";
 import { checkEngineInvariants } from "./invariants.ts";
 import { ItemStates } from "./item-states.ts";
 import { runDueDeadlines } from "./maintenance.ts";
+import { listItems } from "./list.ts";
 import type { OpContext } from "./op-context.ts";
+import { Pauses } from "./pause.ts";
 import * as receiptOps from "./receipt-ops.ts";
 import { loadStore } from "./recovery.ts";
 import { idByKey, matchingView, readySinceMs, type EngineInspector, type MatchingView } from "./inspect.ts";
@@ -56,6 +61,7 @@ export class Engine implements EngineApi, EngineInspector {
   private readonly s: ItemStates;
   private readonly dequeuer: Dequeuer;
   private readonly enqueuer: Enqueuer;
+  private readonly pauses: Pauses;
   private readonly ctx: OpContext;
   /** The latest nowMs seen, for work done when a commit lands outside any op. */
   private lastNowMs: number;
@@ -74,6 +80,7 @@ export class Engine implements EngineApi, EngineInspector {
     this.dequeuer = new Dequeuer(this.s, latestNowMs);
     this.ctx = { s: this.s, scratchSeen: new Set(), wake: (wakeNowMs) => this.dequeuer.wake(wakeNowMs) };
     this.enqueuer = new Enqueuer(this.ctx, latestNowMs);
+    this.pauses = new Pauses(this.s);
   }
 
   /** Build the engine from what the store holds (an empty store is a fresh start). */
@@ -81,6 +88,7 @@ export class Engine implements EngineApi, EngineInspector {
     assert(options.store.shardCount === options.writer.shardCount, "engine: store and writer disagree on shards");
     const engine = new Engine(options.writer, options.store, options.limits, options.namespaces, options.store.meta.boots, options.nowMs);
     loadStore(engine.s, options.store, options.nowMs);
+    engine.pauses.load(options.store.loadPauses(), options.nowMs);
     return engine;
   }
 
@@ -140,6 +148,26 @@ export class Engine implements EngineApi, EngineInspector {
     return adminOps.topics(this.ctx, nsName, query);
   }
 
+  list(nsName: string, topicName: string, query: ListQuery, nowMs: number): ListPage {
+    this.advance(nowMs);
+    return listItems(this.s, nsName, topicName, query);
+  }
+
+  pause(nsName: string, topicName: string, forMs: number | null, nowMs: number): Result<Reply<{ pausedUntilMs: number | null }>> {
+    this.advance(nowMs);
+    return this.pauses.pause(this.ctx, nsName, topicName, forMs, nowMs);
+  }
+
+  resume(nsName: string, topicName: string, nowMs: number): Result<Reply<{ resumed: boolean }>> {
+    this.advance(nowMs);
+    return this.pauses.resume(this.ctx, nsName, topicName, nowMs);
+  }
+
+  /** Topics paused now. */
+  get pausedTopicCount(): number {
+    return this.pauses.size;
+  }
+
   dead(nsName: string, topicName: string, limit: number): { items: ItemState[] } {
     return adminOps.dead(this.ctx, nsName, topicName, limit);
   }
@@ -191,7 +219,13 @@ export class Engine implements EngineApi, EngineInspector {
 
   tick(nowMs: number): void {
     if (nowMs > this.lastNowMs) this.lastNowMs = nowMs;
-    runDueDeadlines(this.s, this.s.limits.deadlinesPerTickMax, (waiter) => this.dequeuer.timeOut(waiter), nowMs);
+    runDueDeadlines(
+      this.s,
+      this.s.limits.deadlinesPerTickMax,
+      (waiter) => this.dequeuer.timeOut(waiter),
+      (pause) => this.pauses.end(pause),
+      nowMs,
+    );
     this.dequeuer.wake(nowMs);
   }
 
@@ -209,5 +243,6 @@ export class Engine implements EngineApi, EngineInspector {
   /** Every index against every other (tests call it after each step). */
   checkInvariants(): void {
     checkEngineInvariants(this.s);
+    this.pauses.checkInvariants();
   }
 }

@@ -123,6 +123,20 @@ export class ItemTable {
     }
   }
 
+  /** Shards that have held items (the highest such shard + 1). */
+  get shardCount(): number {
+    return this.shards.length;
+  }
+
+  /**
+   * One shard's slots, read only, for a walk in key order (engine/list.ts):
+   * keys ascend; an undefined item is a hole. Null for a shard that never
+   * held an item. Valid until the table next changes.
+   */
+  shardSlots(shard: number): { readonly keys: readonly number[]; readonly items: ReadonlyArray<LiveItem | undefined> } | null {
+    return this.shards[shard] ?? null;
+  }
+
   *values(): IterableIterator<LiveItem> {
     for (const shard of this.shards) {
       for (const item of shard.items) if (item !== undefined) yield item;

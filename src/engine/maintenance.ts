@@ -1,5 +1,5 @@
 // The engine's timed work: pop the deadlines that are due (delays, leases,
-// TTLs, waiter timeouts, outcome retention) and act on each, at most
+// TTLs, waiter timeouts, outcome retention, pause ends) and act on each, at most
 // deadlinesPerTickMax per call so one tick never stalls the event loop (the
 // server's one timer calls again for the rest). Ops run this first too, so an
 // op sees the state at its own nowMs even when the timer is late.
@@ -7,15 +7,23 @@
 import { assert } from "../lib/assert.ts";
 import { DeadlineKind } from "./deadlines.ts";
 import type { ItemStates } from "./item-states.ts";
+import type { TopicPause } from "./pause.ts";
 import type { Waiter } from "./waiters.ts";
 
 /** Handle up to `max` due deadlines; item changes go to one background WriteSet nobody waits on. */
-export function runDueDeadlines(s: ItemStates, max: number, timeOut: (waiter: Waiter) => void, nowMs: number): void {
+export function runDueDeadlines(
+  s: ItemStates,
+  max: number,
+  timeOut: (waiter: Waiter) => void,
+  endPause: (pause: TopicPause) => void,
+  nowMs: number,
+): void {
   assert(s.set === null, "engine: tick inside an op");
   for (let handled = 0; handled < max; handled++) {
     const deadline = s.deadlines.popDue(nowMs);
     if (deadline === null) break;
     if (deadline.kind === DeadlineKind.WaiterTimeout) timeOut(deadline.waiter as Waiter);
+    else if (deadline.kind === DeadlineKind.PauseEnd) endPause(deadline.pause as TopicPause);
     else s.handleDeadline(deadline, nowMs);
   }
   s.endSetBackground();

@@ -1,5 +1,5 @@
-// One namespace: its topics (created on first use, dropped when empty, listed
-// in byte order of name), its counters, and its enqueue quota.
+// One namespace: its topics (created on first use, dropped when empty and not
+// paused, listed in byte order of name), its counters, and its enqueue quota.
 
 import type { Limits } from "../limits.ts";
 import { TokenBucket } from "./quota.ts";
@@ -56,9 +56,9 @@ export class Namespace {
     return topic;
   }
 
-  /** Drop the topic if it holds nothing. */
+  /** Drop the topic if it holds nothing and is not paused (a paused topic lives while paused). */
   dropIfEmpty(topic: Topic): void {
-    if (topic.total === 0 && this.topics.get(topic.name) === topic) {
+    if (topic.total === 0 && topic.pause === null && this.topics.get(topic.name) === topic) {
       this.topics.delete(topic.name);
       this.sorted = null;
     }

@@ -11,6 +11,7 @@ import { type HeapNode, PairingHeap } from "../lib/pairing-heap.ts";
 import type { LiveStateName } from "./api.ts";
 import { type LiveItem, readyLess } from "./item.ts";
 import { type EligibilitySource, TopsHeap, walkTooLong } from "./matching/tops-heap.ts";
+import type { TopicPause } from "./pause.ts";
 
 /** Items of one topic that share a `requires` signature (0 = none), one heap per shard. */
 export class SignatureGroup {
@@ -93,6 +94,8 @@ export class Topic {
   readonly deadLetters = new Set<LiveItem>();
   /** Idempotency key -> the live item holding it. */
   readonly keys = new Map<string, LiveItem>();
+  /** Set while the topic is paused (pause.ts): dequeues skip it, and it lives even when empty. */
+  pause: TopicPause | null = null;
 
   constructor(
     readonly ns: string,

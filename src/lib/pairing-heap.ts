@@ -106,6 +106,24 @@ export class PairingHeap<T> {
     this.insertNode(node);
   }
 
+  /**
+   * Replace a node's list of children with one subtree (two-pass pairing):
+   * the same entries, still in heap order, so the heap pops exactly as
+   * before. A walk in order without popping (engine/list.ts) calls it before
+   * it looks at a node's children, so a root that gathered a million children
+   * from inserts is paired once (work its next pop would do anyway) instead
+   * of each child being looked at on every walk. O(children).
+   */
+  compactChildren(node: HeapNode<T>): void {
+    assert(node.inHeap, "pairing heap: compactChildren() on a node not in the heap");
+    const first = node.child;
+    if (first === null || first.next === null) return;
+    const merged = this.mergePairs(first) as HeapNode<T>;
+    merged.prev = node;
+    merged.next = null;
+    node.child = merged;
+  }
+
   clear(): void {
     this.root = null;
     this.count = 0;

@@ -110,6 +110,9 @@ const knownOps: Record<OpName, true> = {
   dead: true,
   redrive: true,
   stats: true,
+  list: true,
+  pause: true,
+  resume: true,
 };
 const unknownOpLabel = "unknown";
 const knownCodes: ReadonlySet<string> = new Set<string>(["OK", ...errorCodes]);

@@ -22,7 +22,10 @@ export type OpName =
   | "topics"
   | "dead"
   | "redrive"
-  | "stats";
+  | "stats"
+  | "list"
+  | "pause"
+  | "resume";
 
 export interface WireErrorDetails {
   field?: string;
@@ -122,4 +125,8 @@ export interface WireTopicCounts {
   waiting: number;
   leased: number;
   dead: number;
+  /** Whether the topic is paused (the `pause` op). */
+  paused: boolean;
+  /** When a timed pause ends; absent for a pause until `resume`, and when not paused. */
+  paused_until_ms?: number;
 }

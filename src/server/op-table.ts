@@ -10,9 +10,12 @@ import { enqueueOp } from "./ops/enqueue.ts";
 import { extendOp } from "./ops/extend.ts";
 import { getOp } from "./ops/get.ts";
 import { helloOp } from "./ops/hello.ts";
+import { listOp } from "./ops/list.ts";
 import { nackOp } from "./ops/nack.ts";
+import { pauseOp } from "./ops/pause.ts";
 import { pingOp } from "./ops/ping.ts";
 import { redriveOp } from "./ops/redrive.ts";
+import { resumeOp } from "./ops/resume.ts";
 import { statsOp } from "./ops/stats.ts";
 import { topicsOp } from "./ops/topics.ts";
 
@@ -30,6 +33,9 @@ export const opTable: OpTable = Object.freeze({
   dead: deadOp,
   redrive: redriveOp,
   stats: statsOp,
+  list: listOp,
+  pause: pauseOp,
+  resume: resumeOp,
 });
 
 export function lookupOp(name: string): OpTable[keyof OpTable] | undefined {

@@ -17,7 +17,8 @@ import { CircuitBreakers } from "./circuit-breaker.ts";
 import type { BreakerOptions, BreakerState } from "./circuit-breaker.ts";
 import { RecentSamples } from "./commit-stats.ts";
 import type { CommitStats } from "./commit-stats.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord } from "./record.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "./record.ts";
+import { pauseKey } from "./store.ts";
 import type { CommitBatch, CommitResult, ItemKey, ShardBatch, Store } from "./store.ts";
 import { StorageUnavailableError } from "./writer.ts";
 import type { WriteSet, Writer } from "./writer.ts";
@@ -45,7 +46,8 @@ export interface GroupCommitterOptions {
 
 type Operation =
   | { kind: "item"; shard: number; key: ItemKey; record: ItemRecord | Uint8Array | null }
-  | { kind: "outcome"; id: string; record: OutcomeRecord | null };
+  | { kind: "outcome"; id: string; record: OutcomeRecord | null }
+  | { kind: "pause"; ns: string; topic: string; record: PauseRecord | null };
 
 interface Deferred {
   resolve(): void;
@@ -55,6 +57,7 @@ interface Deferred {
 class PendingWriteSet implements WriteSet {
   readonly operations: Operation[] = [];
   readonly shards = new Set<number>();
+  /** Writes outcomes or pauses: the part of a commit outside every shard (CommitResult.metaError). */
   writesOutcomes = false;
   ended = false;
   deferred: Deferred | null = null;
@@ -79,6 +82,14 @@ class PendingWriteSet implements WriteSet {
 
   deleteOutcome(id: string): void {
     this.add({ kind: "outcome", id, record: null });
+  }
+
+  putPause(record: PauseRecord): void {
+    this.add({ kind: "pause", ns: record.ns, topic: record.topic, record });
+  }
+
+  deletePause(ns: string, topic: string): void {
+    this.add({ kind: "pause", ns, topic, record: null });
   }
 
   end(): Promise<void> {
@@ -249,6 +260,8 @@ export class GroupCommitter implements Writer {
     const slots = this.scratchSlots;
     const outcomeSlots = this.scratchOutcomeSlots;
     const outcomes: Array<{ id: string; record: OutcomeRecord | null }> = [];
+    // Pauses are rare: a Map per batch that has any, last write per key wins.
+    let pauses: Map<string, { ns: string; topic: string; record: PauseRecord | null }> | null = null;
     for (const set of sets) {
       for (const operation of set.operations) {
         if (operation.kind === "item") {
@@ -270,6 +283,9 @@ export class GroupCommitter implements Writer {
           } else {
             (items[slot] as ShardBatch["items"][number]).record = operation.record;
           }
+        } else if (operation.kind === "pause") {
+          pauses ??= new Map();
+          pauses.set(pauseKey(operation.ns, operation.topic), { ns: operation.ns, topic: operation.topic, record: operation.record });
         } else {
           const slot = outcomeSlots.get(operation.id);
           if (slot === undefined) {
@@ -291,7 +307,7 @@ export class GroupCommitter implements Writer {
     }
     outcomeSlots.clear();
     const meta = this.keysReservedBelow > this.keysReservedBelowCommitted ? { ...this.baseMeta, keysReservedBelow: this.keysReservedBelow } : null;
-    return { shards, outcomes, meta };
+    return pauses === null ? { shards, outcomes, meta } : { shards, outcomes, meta, pauses: [...pauses.values()] };
   }
 
   private finishCommit(sets: readonly PendingWriteSet[], batch: CommitBatch, result: CommitResult, startedMs: number): void {

@@ -3,7 +3,7 @@
 // process instead of spreading. A failed check is an AssertionError.
 
 import { assert } from "../lib/assert.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord } from "./record.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "./record.ts";
 
 const storedStates: ReadonlySet<string> = new Set(["pending", "leased", "dead"]);
 const deliveryModes: ReadonlySet<string> = new Set(["at_least_once", "at_most_once"]);
@@ -65,4 +65,11 @@ export function assertMetaRecord(record: MetaRecord): void {
   assert(isString(record.nodeId) && record.nodeId.length > 0, "meta record: nodeId");
   assert(isCount(record.keysReservedBelow), "meta record: keysReservedBelow");
   assert(isCount(record.boots) && record.boots <= 0xffff_ffff, "meta record: boots");
+}
+
+export function assertPauseRecord(record: PauseRecord): void {
+  assert(typeof record === "object" && record !== null, "pause record: not an object");
+  assert(isString(record.ns) && record.ns.length > 0, "pause record: ns");
+  assert(isString(record.topic) && record.topic.length > 0, "pause record: topic");
+  assert(isNullable(record.untilMs, isTimeMs), "pause record: untilMs");
 }

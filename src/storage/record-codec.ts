@@ -17,14 +17,17 @@
 //   outcome: u8 version, u8 kind=2, u8 outcome, f64 endedAtMs, str ns
 //   meta:    u8 version, u8 kind=3, u32 formatVersion, u32 shards,
 //            f64 keysReservedBelow, u32 boots, str nodeId
-// Outcomes are the same in every version; meta version 1 lacks boots.
+//   pause:   u8 version, u8 kind=4, u8 flags (1 = has untilMs),
+//            f64 untilMs (0 without the flag), str ns, str topic
+// Outcomes are the same in every version; meta version 1 lacks boots; pause
+// records exist from version 3 on (a version 1 or 2 reader refuses one).
 
 import { Decoder, Encoder } from "@msgpack/msgpack";
 import { assert } from "../lib/assert.ts";
 import { ByteReader, ByteWriter } from "./byte-cursor.ts";
 import { RECORD_VERSION } from "./record.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord } from "./record.ts";
-import { assertItemRecord, assertMetaRecord, assertOutcomeRecord } from "./record-check.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "./record.ts";
+import { assertItemRecord, assertMetaRecord, assertOutcomeRecord, assertPauseRecord } from "./record-check.ts";
 import { RecordDecodeError, RecordKind, itemFlag, outcomeCodes } from "./record-format.ts";
 import type { ItemHead } from "./record-format.ts";
 import { appendItemFieldsV3, readItemHeadV3 } from "./item-record-v3.ts";
@@ -81,12 +84,28 @@ export function encodeMetaRecord(record: MetaRecord): Uint8Array {
   return writer.finish();
 }
 
+/** Flag bit of a pause record: the pause ends by itself at untilMs. */
+const pauseHasUntil = 1;
+
+export function encodePauseRecord(record: PauseRecord): Uint8Array {
+  assertPauseRecord(record);
+  writer.reset();
+  writer.u8(RECORD_VERSION);
+  writer.u8(RecordKind.pause);
+  writer.u8(record.untilMs === null ? 0 : pauseHasUntil);
+  writer.f64(record.untilMs ?? 0);
+  writer.string(record.ns);
+  writer.string(record.topic);
+  return writer.finish();
+}
+
 /** The readers of one record version; each returns the current shape. */
 export interface RecordReaders {
   /** With `withBytes` false, payload and metadata are skipped and read as `noBytes`. */
   item(reader: ByteReader, withBytes: boolean): ItemRecord;
   outcome(reader: ByteReader): OutcomeRecord;
   meta(reader: ByteReader): MetaRecord;
+  pause(reader: ByteReader): PauseRecord;
 }
 
 function readItemV1(reader: ByteReader, withBytes: boolean): ItemRecord {
@@ -194,11 +213,28 @@ function readMetaV2(reader: ByteReader): MetaRecord {
   return { formatVersion, shards, nodeId, keysReservedBelow, boots };
 }
 
+/** Pause version 1 (written from record version 3 on). */
+function readPauseV1(reader: ByteReader): PauseRecord {
+  const flags = reader.u8();
+  if ((flags & ~pauseHasUntil) !== 0) throw new RecordDecodeError(`pause record: unknown flags ${flags}`);
+  const untilMs = reader.f64();
+  const ns = reader.string();
+  const topic = reader.string();
+  return { ns, topic, untilMs: flags & pauseHasUntil ? untilMs : null };
+}
+
+/** Record versions written before pauses existed hold none: a pause value claiming one is damage. */
+function noPauseRecords(version: number): (reader: ByteReader) => PauseRecord {
+  return () => {
+    throw new RecordDecodeError(`record version ${version} has no pause records`);
+  };
+}
+
 /** Readers by record version. Keep every version that may exist on disk. */
 export const recordReaders: ReadonlyMap<number, RecordReaders> = new Map([
-  [1, { item: readItemV1, outcome: readOutcomeV1, meta: readMetaV1 }],
-  [2, { item: readItemV2, outcome: readOutcomeV1, meta: readMetaV2 }],
-  [3, { item: readItemV3, outcome: readOutcomeV1, meta: readMetaV2 }],
+  [1, { item: readItemV1, outcome: readOutcomeV1, meta: readMetaV1, pause: noPauseRecords(1) }],
+  [2, { item: readItemV2, outcome: readOutcomeV1, meta: readMetaV2, pause: noPauseRecords(2) }],
+  [3, { item: readItemV3, outcome: readOutcomeV1, meta: readMetaV2, pause: readPauseV1 }],
 ]);
 assert(recordReaders.has(RECORD_VERSION), "record codec: no reader for RECORD_VERSION");
 
@@ -243,5 +279,13 @@ export function decodeMetaRecord(bytes: Uint8Array, readers = recordReaders): Me
   const record = versionReaders.meta(reader);
   finish(reader, "meta");
   assertMetaRecord(record);
+  return record;
+}
+
+export function decodePauseRecord(bytes: Uint8Array, readers = recordReaders): PauseRecord {
+  const [reader, versionReaders] = open(bytes, RecordKind.pause, readers);
+  const record = versionReaders.pause(reader);
+  finish(reader, "pause");
+  assertPauseRecord(record);
   return record;
 }

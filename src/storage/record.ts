@@ -9,6 +9,9 @@
  * leaseExpiresAtMs into a fixed header with the other fields that change
  * after enqueue, so a lease patches a copy of the stored value instead of
  * encoding the whole record (record-codec.ts). Version 1 and 2 values still load.
+ * The pause record (PauseRecord) was added in version 3 as a new record kind:
+ * no existing shape changed, so the version did not move; versions 1 and 2
+ * hold no pause records (their readers refuse one).
  */
 export const RECORD_VERSION = 3;
 
@@ -66,6 +69,17 @@ export interface OutcomeRecord {
   ns: string;
   outcome: Outcome;
   endedAtMs: number;
+}
+
+/**
+ * A paused topic (the `pause` op): kept until `resume` or until the pause
+ * ends by itself, so a pause survives a restart. One per (ns, topic).
+ */
+export interface PauseRecord {
+  ns: string;
+  topic: string;
+  /** When the pause ends by itself, or null for "until resume". */
+  untilMs: number | null;
 }
 
 /** One per store: checked at open so a data dir is never misread. */

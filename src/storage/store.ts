@@ -5,7 +5,7 @@
 // Implementations: lmdb/lmdb-store.ts (the real one) and memory/memory-store.ts
 // (tests and simulation). test/storage/store-suite.ts is the one suite both pass.
 
-import type { ItemRecord, MetaRecord, OutcomeRecord } from "./record.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "./record.ts";
 
 /** A key within a shard: an unsigned integer below 2^53 (stored as 64 bits). */
 export type ItemKey = number;
@@ -28,6 +28,20 @@ export interface CommitBatch {
   outcomes: Array<{ id: string; record: OutcomeRecord | null }>;
   /** Present when the meta record changes (e.g. a new key block is reserved). */
   meta: MetaRecord | null;
+  /**
+   * Paused topics set (a record) or cleared (null), keyed by (ns, topic);
+   * absent or empty when no pause changes. Committed with the outcome and
+   * meta part: a failure there is reported as `metaError`.
+   */
+  pauses?: Array<{ ns: string; topic: string; record: PauseRecord | null }>;
+}
+
+/**
+ * The one key of a paused topic, in every store and in group commit: the
+ * namespace's length first, so no two (ns, topic) pairs share a key.
+ */
+export function pauseKey(ns: string, topic: string): string {
+  return `${ns.length}:${ns}${topic}`;
 }
 
 /** Per shard: did its part of the batch commit? */
@@ -55,6 +69,8 @@ export interface Store {
    */
   loadShards(options?: { bytes: boolean }): Iterable<LoadedShard>;
   loadOutcomes(): Iterable<{ id: string; record: OutcomeRecord }>;
+  /** Every stored pause (the `pause` op), for recovery at start. */
+  loadPauses(): Iterable<PauseRecord>;
   /**
    * One stored item as last committed, or null when the shard holds no such
    * key. The engine keeps payloads and metadata here rather than in memory and

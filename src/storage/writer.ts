@@ -5,7 +5,7 @@
 // WriteSets (group commit, FOQS-style).
 
 import type { ItemKey } from "./store.ts";
-import type { ItemRecord, OutcomeRecord } from "./record.ts";
+import type { ItemRecord, OutcomeRecord, PauseRecord } from "./record.ts";
 
 /** Thrown (as a rejection) when a shard's commit failed or its breaker is open. */
 export class StorageUnavailableError extends Error {
@@ -30,6 +30,10 @@ export interface WriteSet {
   deleteItem(shard: number, key: ItemKey): void;
   putOutcome(id: string, record: OutcomeRecord): void;
   deleteOutcome(id: string): void;
+  /** Store a topic's pause (replacing any earlier one of the same ns and topic). */
+  putPause(record: PauseRecord): void;
+  /** Forget a topic's pause (resumed, or ended by itself). */
+  deletePause(ns: string, topic: string): void;
   /**
    * Close the set and hand it to the next commit. Resolves when every write in
    * it is durable; rejects with StorageUnavailableError when any shard it

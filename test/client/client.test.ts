@@ -1,5 +1,6 @@
 // Goal: the TypeScript client against an in-process server (FakeEngine):
-// every typed method sends the right snake_case fields and converts the reply;
+// every typed method (list, pause and resume included) sends the right
+// snake_case fields and converts the reply;
 // pipelined calls resolve by id; errors become OrqError with code and details;
 // timeouts (a dequeue's covers its wait_ms); requests in flight at a
 // disconnect reject with DISCONNECTED; reconnect re-sends hello with the token.
@@ -66,6 +67,50 @@ describe("typed methods", () => {
     const stats = await client.stats();
     expect(stats.namespaces).toBe("all");
     expect(stats.server).toMatchObject({ connections: expect.any(Number) });
+  });
+
+  test("list, pause, resume, and topics with paused: fields both ways", async () => {
+    const engine = env.engine;
+    const original = { list: engine.list, topics: engine.topics };
+    engine.list = (ns, topic, query, nowMs) => {
+      original.list.call(engine, ns, topic, query, nowMs);
+      return {
+        items: [{ id: "1:7", topic, state: "dead", priority: 2, payload: new Uint8Array([1]), metadata: new Uint8Array(0), attempt: 3, deliverAtMs: 5, enqueuedAtMs: 4, deadReason: "nacked" }],
+        next: { phase: "enqueued", key: 7 },
+      };
+    };
+    engine.topics = () => ({
+      topics: [
+        { topic: "a", ready: 1, delayed: 0, waiting: 0, leased: 0, dead: 0, paused: true, pausedUntilMs: 99 },
+        { topic: "b", ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 0, paused: false },
+      ],
+      next: null,
+    });
+    try {
+      const page = await client.list("ns1", "t", { state: "dead", limit: 5, after: "e.3" });
+      expect(page).toEqual({
+        items: [{ id: "1:7", topic: "t", state: "dead", priority: 2, payload: new Uint8Array([1]), metadata: new Uint8Array(0), attempt: 3, deliverAtMs: 5, enqueuedAtMs: 4, deadReason: "nacked" }],
+        next: "e.7",
+      });
+      expect(engine.callsOf("list").at(-1)!.args.slice(0, 3)).toEqual(["ns1", "t", { state: "dead", limit: 5, after: { phase: "enqueued", key: 3 } }]);
+      expect((await client.topics("ns1")).topics).toEqual([
+        { topic: "a", ready: 1, delayed: 0, waiting: 0, leased: 0, dead: 0, paused: true, pausedUntilMs: 99 },
+        { topic: "b", ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 0, paused: false },
+      ]);
+    } finally {
+      engine.list = original.list;
+      engine.topics = original.topics;
+    }
+    const timed = await client.pause("ns1", "t", { forMs: 500 });
+    expect(timed.pausedUntilMs).toBe((engine.callsOf("pause").at(-1)!.args[3] as number) + 500);
+    expect(engine.callsOf("pause").at(-1)!.args.slice(0, 3)).toEqual(["ns1", "t", 500]);
+    expect(await client.pause("ns1", "t")).toEqual({ pausedUntilMs: null });
+    expect(engine.callsOf("pause").at(-1)!.args[2]).toBeNull();
+    expect(await client.resume("ns1", "t")).toEqual({ resumed: false });
+    expect(engine.callsOf("resume").at(-1)!.args.slice(0, 2)).toEqual(["ns1", "t"]);
+    const refused = await client.list("ns1", "t", { limit: 1001 }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(OrqError);
+    expect((refused as OrqError).code).toBe("TOO_LARGE");
   });
 
   test("pipelined calls resolve by id", async () => {

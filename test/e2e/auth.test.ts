@@ -48,6 +48,10 @@ describe("auth", () => {
     expect((await conn.call({ op: "enqueue", ns: "billing", items: [{ topic: "t" }] })).ok).toBe(true);
     expect((await conn.call({ op: "enqueue", ns: "other", items: [{ topic: "t" }] })).error!.code).toBe("FORBIDDEN");
     expect((await conn.call({ op: "stats", ns: "other" })).error!.code).toBe("FORBIDDEN");
+    for (const op of ["list", "pause", "resume"]) {
+      expect((await conn.call({ op, ns: "other", topic: "t" })).error!.code).toBe("FORBIDDEN");
+      expect((await conn.call({ op, ns: "billing", topic: "t" })).ok).toBe(true);
+    }
     const stats = await conn.call({ op: "stats" });
     expect(stats.ok).toBe(true);
     expect(Object.keys((stats.namespaces ?? {}) as object)).not.toContain("other");

@@ -1,5 +1,5 @@
 // Goal: every client command of the CLI (ping, enqueue, dequeue, ack, nack,
-// extend, get, cancel, topics, dead, redrive, stats), run as a child process
+// extend, get, cancel, topics, list, pause, resume, dead, redrive, stats), run as a child process
 // against a real server, does what it says in human and --json output, and
 // exits 0 (ok), 1 (`error CODE: message` on stderr), 2 (bad usage) or 3
 // (stale receipts / missing ids). Tokens come from --token or ORQ_TOKEN and
@@ -55,7 +55,7 @@ describe("help and version", () => {
   test("--help lists every client command; per-command help lists its flags; --version is the package's", async () => {
     const help = await orq(["--help"]);
     expect(help.code).toBe(0);
-    for (const command of ["serve", "ping", "enqueue", "dequeue", "ack", "nack", "extend", "get", "cancel", "topics", "dead", "redrive", "stats"]) {
+    for (const command of ["serve", "ping", "enqueue", "dequeue", "ack", "nack", "extend", "get", "cancel", "topics", "list", "pause", "resume", "dead", "redrive", "stats"]) {
       expect(help.stdout).toContain(`  ${command} `);
     }
     const enqueueHelp = await orq(["enqueue", "--help"]);
@@ -149,9 +149,55 @@ describe("client commands", () => {
     expect(emptyJson.items).toEqual([]);
 
     const topics = await orqJson(["topics", "--ns", "flow"]);
-    expect(topics.topics).toEqual([{ topic: "jobs", ready: 0, delayed: 1, waiting: 0, leased: 0, dead: 0 }]);
+    expect(topics.topics).toEqual([{ topic: "jobs", ready: 0, delayed: 1, waiting: 0, leased: 0, dead: 0, paused: false }]);
     const topicsHuman = await orq(["topics", "--ns", "flow"]);
-    expect(topicsHuman.stdout).toMatch(/TOPIC\s+READY\s+DELAYED\s+WAITING\s+LEASED\s+DEAD\njobs\s+0\s+1\s+0\s+0\s+0/);
+    expect(topicsHuman.stdout).toMatch(/TOPIC\s+READY\s+DELAYED\s+WAITING\s+LEASED\s+DEAD\s+PAUSED\njobs\s+0\s+1\s+0\s+0\s+0\s+-/);
+  });
+
+  test("list: a page in order, --state, --limit with the more: cursor, --after, --all; human and --json", async () => {
+    const ids: string[] = [];
+    for (const priority of [3, 1, 2]) ids.push((await orqJson(["enqueue", "--ns", "ls", "--topic", "t", "--payload", `p${priority}`, "--priority", String(priority)])).id);
+    const delayed = (await orqJson(["enqueue", "--ns", "ls", "--topic", "t", "--payload", "later", "--delay-ms", "3600000"])).id;
+    const all = await orqJson(["list", "--ns", "ls", "--topic", "t"]);
+    expect(all.items.map((s: { id: string }) => s.id)).toEqual([ids[1], ids[2], ids[0], delayed]);
+    expect(all.items[0]).toMatchObject({ state: "ready", priority: 1, payload: "p1" });
+    expect(all.next).toBeNull();
+    expect((await orqJson(["list", "--ns", "ls", "--topic", "t", "--state", "delayed"])).items.map((s: { id: string }) => s.id)).toEqual([delayed]);
+    const human = await orq(["list", "--ns", "ls", "--topic", "t", "--limit", "2"]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/ID\s+STATE\s+PRIORITY\s+ATTEMPT\s+DELIVER AT\s+PAYLOAD\n\S+\s+ready\s+1\s+0\s+\S+\s+"p1"/);
+    const cursor = /more: --after (".*")/.exec(human.stdout)?.[1];
+    expect(cursor).toBeDefined();
+    const rest = await orqJson(["list", "--ns", "ls", "--topic", "t", "--after", JSON.parse(cursor!)]);
+    expect(rest.items.map((s: { id: string }) => s.id)).toEqual([ids[0], delayed]);
+    expect((await orqJson(["list", "--ns", "ls", "--topic", "t", "--all"])).items).toHaveLength(4);
+    const none = await orq(["list", "--ns", "ls", "--topic", "nothing"]);
+    expect(none.code).toBe(0);
+    expect(none.stderr).toContain("no items");
+    const badState = await orq(["list", "--ns", "ls", "--topic", "t", "--state", "ended"]);
+    expect(badState.code).toBe(2);
+    const badCursor = await orq(["list", "--ns", "ls", "--topic", "t", "--after", "nonsense"]);
+    expect(badCursor.code).toBe(1);
+    expect(badCursor.stderr).toContain("error BAD_REQUEST");
+  });
+
+  test("pause and resume: dequeue gets nothing while paused; topics shows it; human and --json", async () => {
+    await orqJson(["enqueue", "--ns", "pz", "--topic", "t", "--payload", "x"]);
+    const paused = await orq(["pause", "--ns", "pz", "--topic", "t"]);
+    expect(paused.code).toBe(0);
+    expect(paused.stdout.trim()).toBe("paused t until resumed");
+    expect((await orqJson(["dequeue", "--ns", "pz", "--topic", "t"])).items).toEqual([]);
+    expect((await orqJson(["topics", "--ns", "pz"])).topics).toEqual([{ topic: "t", ready: 1, delayed: 0, waiting: 0, leased: 0, dead: 0, paused: true }]);
+    expect((await orq(["topics", "--ns", "pz"])).stdout).toMatch(/t\s+1\s+0\s+0\s+0\s+0\s+yes/);
+    const timed = await orqJson(["pause", "--ns", "pz", "--topic", "t", "--for-ms", "3600000"]);
+    expect(timed.topic).toBe("t");
+    expect(timed.paused_until_ms).toBeGreaterThan(Date.now());
+    expect((await orqJson(["topics", "--ns", "pz"])).topics[0].paused_until_ms).toBe(timed.paused_until_ms);
+    expect((await orq(["topics", "--ns", "pz"])).stdout).toMatch(/t\s+1\s+0\s+0\s+0\s+0\s+until \d{4}-/);
+    expect((await orq(["pause", "--ns", "pz", "--topic", "t", "--for-ms", "0"])).code).toBe(2);
+    expect(await orqJson(["resume", "--ns", "pz", "--topic", "t"])).toEqual({ topic: "t", resumed: true });
+    expect((await orq(["resume", "--ns", "pz", "--topic", "t"])).stdout.trim()).toBe("t was not paused");
+    expect((await orqJson(["dequeue", "--ns", "pz", "--topic", "t"])).items).toHaveLength(1);
   });
 
   test("cancel: done, then missing (exit 3)", async () => {

@@ -13,7 +13,7 @@ import { RawConnection } from "../support/raw-connection.ts";
 const session = startE2eSession(["--shards", "4"]);
 const { ok, enqueue, dequeue } = session;
 
-type Counts = { topic: string; ready: number; delayed: number; waiting: number; leased: number; dead: number };
+type Counts = { topic: string; ready: number; delayed: number; waiting: number; leased: number; dead: number; paused: boolean; paused_until_ms?: number };
 
 async function topicsOf(ns: string, query: Record<string, unknown> = {}): Promise<{ topics: Counts[]; next?: string }> {
   const reply = await ok({ op: "topics", ns, ...query });
@@ -37,19 +37,19 @@ describe("topics", () => {
     expect((await topicsOf(ns)).topics).toEqual([]);
     const [first] = await enqueue(ns, [{ topic: "t" }, { topic: "t" }, { topic: "t", delay_ms: 60_000 }, { topic: "t", max_attempts: 1 }]);
     await enqueue(ns, [{ topic: "t", after: [first!] }]);
-    expect((await topicsOf(ns)).topics).toEqual([{ topic: "t", ready: 3, delayed: 1, waiting: 1, leased: 0, dead: 0 }]);
+    expect((await topicsOf(ns)).topics).toEqual([{ topic: "t", ready: 3, delayed: 1, waiting: 1, leased: 0, dead: 0, paused: false }]);
     // Lease the three ready ones, then nack the max_attempts 1 item into a dead letter.
     const leased = await dequeue(ns, [{ topic: "t", count: 5 }]);
     expect(leased.length).toBe(3);
     expect(leased[0]!.id).toBe(first!);
     await ok({ op: "nack", ns, items: [{ receipt: leased[2]!.receipt }] });
-    expect((await topicsOf(ns)).topics).toEqual([{ topic: "t", ready: 0, delayed: 1, waiting: 1, leased: 2, dead: 1 }]);
+    expect((await topicsOf(ns)).topics).toEqual([{ topic: "t", ready: 0, delayed: 1, waiting: 1, leased: 2, dead: 1, paused: false }]);
     // Acking the dependency makes the waiting item ready.
     await ok({ op: "ack", ns, receipts: leased.slice(0, 2).map((d) => d.receipt) });
-    expect((await topicsOf(ns)).topics).toEqual([{ topic: "t", ready: 1, delayed: 1, waiting: 0, leased: 0, dead: 1 }]);
+    expect((await topicsOf(ns)).topics).toEqual([{ topic: "t", ready: 1, delayed: 1, waiting: 0, leased: 0, dead: 1, paused: false }]);
     const [dead] = (await ok({ op: "dead", ns, topic: "t" })).items as Array<{ id: string }>;
     await ok({ op: "cancel", ns, ids: [dead!.id] });
-    expect((await topicsOf(ns)).topics).toEqual([{ topic: "t", ready: 1, delayed: 1, waiting: 0, leased: 0, dead: 0 }]);
+    expect((await topicsOf(ns)).topics).toEqual([{ topic: "t", ready: 1, delayed: 1, waiting: 0, leased: 0, dead: 0, paused: false }]);
   });
 
   test("the last item leaving makes the topic vanish (acked, cancelled)", async () => {
@@ -125,7 +125,7 @@ describe("dead letters and redrive", () => {
     }
     expect(((await ok({ op: "dead", ns, topic: "t", limit: 2 })).items as unknown[]).length).toBe(2);
     expect((await ok({ op: "dead", ns, topic: "other" })).items).toEqual([]);
-    expect((await topicsOf(ns)).topics).toEqual([{ topic: "t", ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 4 }]);
+    expect((await topicsOf(ns)).topics).toEqual([{ topic: "t", ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 4, paused: false }]);
     expect(await dequeue(ns, [{ topic: "t", count: 10 }])).toEqual([]);
   });
 

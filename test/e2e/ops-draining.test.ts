@@ -79,8 +79,8 @@ describe("draining", () => {
     expect(states.map((s) => s.state)).toEqual(["leased", "ready", "dead"]);
     const topics = (await ok({ op: "topics", ns })).topics as Array<Record<string, unknown>>;
     expect(topics.filter((t) => t.topic !== "late")).toEqual([
-      { topic: "d", ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 1 },
-      { topic: "t", ready: 1, delayed: 0, waiting: 0, leased: 1, dead: 0 },
+      { topic: "d", ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 1, paused: false },
+      { topic: "t", ready: 1, delayed: 0, waiting: 0, leased: 1, dead: 0, paused: false },
     ]);
     expect(((await ok({ op: "dead", ns, topic: "d" })).items as unknown[]).length).toBe(1);
     expect((await ok({ op: "stats", ns })).ok).toBe(true);

@@ -76,7 +76,7 @@ describe("topics", () => {
     await h.enqueue("n", [item("t"), item("t"), item("t", { delayMs: 10 })]);
     await h.dequeue("n", [["t", 1]]);
     expect(h.engine.topics("n", { prefix: null, limit: 10, after: null }).topics).toEqual([
-      { topic: "t", ready: 1, delayed: 1, waiting: 0, leased: 1, dead: 0 },
+      { topic: "t", ready: 1, delayed: 1, waiting: 0, leased: 1, dead: 0, paused: false },
     ]);
   });
 });

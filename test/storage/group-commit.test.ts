@@ -93,6 +93,26 @@ describe("GroupCommitter batching", () => {
     expect(store.commitHistory).toEqual([{ shards: [1], items: 1, itemValues: 0, outcomes: 2, meta: false }]);
   });
 
+  test("pause writes coalesce by (ns, topic), last wins; a pause-only set commits and fails with the outcome part", async () => {
+    const { store, writer } = setup();
+    const a = writer.begin();
+    a.putPause({ ns: "n", topic: "t", untilMs: null });
+    a.putPause({ ns: "n", topic: "u", untilMs: 5 });
+    const b = writer.begin();
+    b.deletePause("n", "t");
+    b.putPause({ ns: "n", topic: "u", untilMs: 9 });
+    await Promise.all([a.end(), b.end()]);
+    expect([...store.loadPauses()]).toEqual([{ ns: "n", topic: "u", untilMs: 9 }]);
+    expect(store.commitHistory).toEqual([{ shards: [], items: 0, itemValues: 0, outcomes: 0, meta: false, pauses: 2 }]);
+    // The next batch starts without the last one's pauses.
+    await writeOne(writer, 0, 1);
+    expect(store.commitHistory[1]).toEqual({ shards: [0], items: 1, itemValues: 0, outcomes: 0, meta: false });
+    await store.close();
+    const failed = writer.begin();
+    failed.deletePause("n", "u");
+    expect(await rejection(failed.end())).toBeInstanceOf(StorageUnavailableError);
+  });
+
   test("a coalesced write keeps the first one's place; the next batch starts clean", async () => {
     const { store, writer } = setup();
     const batches: CommitBatch[] = [];

@@ -1,11 +1,11 @@
 // The one suite every Store implementation must pass (LMDB and memory): items
 // through commit + loadShards, deletes, outcomes, meta, persistence across a
-// reopen, key order per shard, and all-or-nothing batches. Each
+// reopen, key order per shard, pauses, and all-or-nothing batches. Each
 // implementation's test file calls storeSuite with a harness that can open a
 // fresh store and reopen it from what was durably committed.
 
 import { afterEach, describe, expect, test } from "bun:test";
-import type { ItemRecord } from "../../src/storage/record.ts";
+import type { ItemRecord, PauseRecord } from "../../src/storage/record.ts";
 import type { CommitBatch, ItemKey, Store } from "../../src/storage/store.ts";
 import { ItemStatePatch, encodeItemRecord, itemShapeFlags, patchItemState } from "../../src/storage/record-codec.ts";
 import { fullItemRecord, itemRecord, outcomeRecord } from "./record-fixtures.ts";
@@ -124,6 +124,56 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
         { id: "2:5", record: outcomeRecord({ outcome: "cancelled", ns: "x" }) },
         { id: "3:17", record: outcomeRecord({ outcome: "expired" }) },
       ]);
+    });
+
+    test("pauses are stored, replaced and deleted by (ns, topic), and survive a reopen", async () => {
+      const store = await open();
+      expect([...store.loadPauses()]).toEqual([]);
+      const longNs = "é".repeat(127);
+      const longTopic = "t".repeat(255);
+      await store.commit(
+        batch({
+          pauses: [
+            { ns: "n", topic: "a", record: { ns: "n", topic: "a", untilMs: null } },
+            { ns: "n", topic: "b", record: { ns: "n", topic: "b", untilMs: 5 } },
+            { ns: "m", topic: "a", record: { ns: "m", topic: "a", untilMs: 7 } },
+            { ns: longNs, topic: longTopic, record: { ns: longNs, topic: longTopic, untilMs: null } },
+          ],
+        }),
+      );
+      await store.commit(
+        batch({
+          pauses: [
+            { ns: "n", topic: "a", record: { ns: "n", topic: "a", untilMs: 9 } },
+            { ns: "n", topic: "b", record: null },
+            { ns: "gone", topic: "never", record: null },
+          ],
+        }),
+      );
+      const byName = (list: Iterable<PauseRecord>) => [...list].sort((x, y) => `${x.ns}/${x.topic}`.localeCompare(`${y.ns}/${y.topic}`));
+      const expected = byName(<PauseRecord[]>[
+        { ns: "m", topic: "a", untilMs: 7 },
+        { ns: "n", topic: "a", untilMs: 9 },
+        { ns: longNs, topic: longTopic, untilMs: null },
+      ]);
+      expect(byName(store.loadPauses())).toEqual(expected);
+      // Pauses sit beside the meta record: it is unchanged, and both survive a reopen.
+      const reopened = await reopen(store);
+      expect(reopened.meta.keysReservedBelow).toBe(0);
+      expect(byName(reopened.loadPauses())).toEqual(expected);
+    });
+
+    test("a pause commits atomically with the items of its batch", async () => {
+      const store = await open();
+      await store.commit(
+        batch({
+          shards: [{ shard: 0, items: [{ key: 1, record: itemRecord() }] }],
+          pauses: [{ ns: "n", topic: "t", record: { ns: "n", topic: "t", untilMs: null } }],
+        }),
+      );
+      const reopened = await reopen(store);
+      expect(loadAll(reopened).get(0)?.length).toBe(1);
+      expect([...reopened.loadPauses()]).toEqual([{ ns: "n", topic: "t", untilMs: null }]);
     });
 
     test("everything committed survives a reopen; meta keeps its node id and new key reservation, and counts the boot", async () => {

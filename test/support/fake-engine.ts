@@ -104,6 +104,21 @@ export class FakeEngine implements EngineApi {
     return { ok: true, value: { value: { redriven: 0 }, durable: this.durable() } };
   }
 
+  list(ns: string, topic: string, query: Parameters<EngineApi["list"]>[2], nowMs: number): ReturnType<EngineApi["list"]> {
+    this.record("list", ns, topic, query, nowMs);
+    return { items: [], next: null };
+  }
+
+  pause(ns: string, topic: string, forMs: number | null, nowMs: number): ReturnType<EngineApi["pause"]> {
+    this.record("pause", ns, topic, forMs, nowMs);
+    return { ok: true, value: { value: { pausedUntilMs: forMs === null ? null : nowMs + forMs }, durable: this.durable() } };
+  }
+
+  resume(ns: string, topic: string, nowMs: number): ReturnType<EngineApi["resume"]> {
+    this.record("resume", ns, topic, nowMs);
+    return { ok: true, value: { value: { resumed: false }, durable: this.durable() } };
+  }
+
   stats(namespaces: string[] | null, nowMs: number): Record<string, unknown> {
     this.record("stats", namespaces, nowMs);
     return { namespaces: namespaces === null ? "all" : namespaces };

@@ -1,10 +1,16 @@
-// `orq topics`: the namespace's topics with their counts by state, one page
-// (--limit, --after) or, with --all, every page.
+// `orq topics`: the namespace's topics with their counts by state and whether
+// each is paused, one page (--limit, --after) or, with --all, every page.
 
 import type { Command } from "commander";
 import type { TopicCounts } from "../../client/types.ts";
 import { clientCommand, intArg, onRun } from "../client-command.ts";
 import { topicsTable } from "../output.ts";
+
+/** A topic entry in the wire's snake_case, like every --json output. */
+function topicToJson(t: TopicCounts): Record<string, unknown> {
+  const { pausedUntilMs, ...rest } = t;
+  return pausedUntilMs === undefined ? rest : { ...rest, paused_until_ms: pausedUntilMs };
+}
 
 /** Pages fetched by --all at most (1,000 pages of up to 1,000 topics): a bound on a runaway loop. */
 const pagesMax = 1000;
@@ -29,7 +35,7 @@ export function addTopicsCommand(program: Command): void {
     }
     const more = next === null ? "" : `\nmore: --after ${JSON.stringify(next)}`;
     return {
-      json: { topics, next },
+      json: { topics: topics.map(topicToJson), next },
       text: topics.length === 0 ? "" : topicsTable(topics) + more,
       note: topics.length === 0 ? `no topics in namespace ${session.ns}` : undefined,
     };

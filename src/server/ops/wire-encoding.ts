@@ -45,5 +45,7 @@ export function anyStateToWire(s: ItemState | EndedItemState | null): WireItemSt
 }
 
 export function topicCountsToWire(t: TopicCounts): WireTopicCounts {
-  return { topic: t.topic, ready: t.ready, delayed: t.delayed, waiting: t.waiting, leased: t.leased, dead: t.dead };
+  const wire: WireTopicCounts = { topic: t.topic, ready: t.ready, delayed: t.delayed, waiting: t.waiting, leased: t.leased, dead: t.dead, paused: t.paused };
+  if (t.pausedUntilMs !== undefined) wire.paused_until_ms = t.pausedUntilMs;
+  return wire;
 }

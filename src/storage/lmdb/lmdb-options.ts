@@ -14,8 +14,17 @@ export function shardDbName(shard: number): string {
 
 export const metaDbName = "meta";
 export const outcomesDbName = "outcomes";
-/** The one key in the `meta` sub-database. */
+/** The meta record's key in the `meta` sub-database. */
 export const metaKey = "meta";
+/**
+ * Paused topics live in the `meta` sub-database too, one value per topic
+ * under this prefix + store.ts's pauseKey. Not a sub-database of their own:
+ * an older build refuses a data dir holding a database it does not know, and
+ * reads only the `meta` key here, so a downgrade still opens (forgetting pauses).
+ */
+export const pauseKeyPrefix = "pause:";
+/** First key after every pause key (":" + 1 is ";"). */
+export const pauseKeyEnd = "pause;";
 
 /** The environment's file inside the data dir (LMDB adds `data.mdb-lock` beside it). */
 export const dataFileName = "data.mdb";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { open } from "lmdb";
 import type { Database, RootDatabase } from "lmdb";
 import { assert } from "../../lib/assert.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord } from "../record.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "../record.ts";
 import { ByteWriter } from "../byte-cursor.ts";
 import {
   appendItemRecord,
@@ -19,10 +19,12 @@ import {
   decodeMetaRecord,
   recordReaders,
   decodeOutcomeRecord,
+  decodePauseRecord,
   encodeMetaRecord,
+  encodePauseRecord,
 } from "../record-codec.ts";
 import { metaMismatch, newMetaRecord, nextBoot } from "../store-meta.ts";
-import { StoreOpenError } from "../store.ts";
+import { StoreOpenError, pauseKey } from "../store.ts";
 import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, Store } from "../store.ts";
 import {
   dataFileName,
@@ -31,6 +33,8 @@ import {
   metaDbOptions,
   metaKey,
   outcomesDbOptions,
+  pauseKeyEnd,
+  pauseKeyPrefix,
   shardDbOptions,
   shardRecoveryDbOptions,
 } from "./lmdb-options.ts";
@@ -176,6 +180,14 @@ class LmdbStore implements Store {
     }
   }
 
+  *loadPauses(): Iterable<PauseRecord> {
+    for (const { key, value } of this.metaDb.getRange({ start: pauseKeyPrefix, end: pauseKeyEnd })) {
+      const record = decodePauseRecord(value);
+      assert(key === pauseKeyPrefix + pauseKey(record.ns, record.topic), `pause record under the wrong key ${String(key)}`);
+      yield record;
+    }
+  }
+
   readItemBytes(shard: number, key: ItemKey): Uint8Array | null {
     assert(!this.closed, "read on a closed store");
     const db = this.shardDbs[shard];
@@ -238,6 +250,10 @@ class LmdbStore implements Store {
       outcomeWrites.push({ id, start, end: slab.length });
     }
     const metaBytes = batch.meta === null ? null : encodeMetaRecord(batch.meta);
+    const pauseWrites = (batch.pauses ?? []).map(({ ns, topic, record }) => ({
+      key: pauseKeyPrefix + pauseKey(ns, topic),
+      bytes: record === null ? null : encodePauseRecord(record),
+    }));
     try {
       await this.env.transaction(() => {
         for (const { db, key, start, end } of itemWrites) {
@@ -249,6 +265,10 @@ class LmdbStore implements Store {
           else this.outcomesDb.putSync(id, slab.written(start, end));
         }
         if (metaBytes !== null) this.metaDb.putSync(metaKey, metaBytes);
+        for (const { key, bytes } of pauseWrites) {
+          if (bytes === null) this.metaDb.removeSync(key);
+          else this.metaDb.putSync(key, bytes);
+        }
       });
     } catch (error) {
       // One LMDB transaction: when it fails, every shard in it failed.

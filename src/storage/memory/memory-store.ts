@@ -6,18 +6,21 @@
 // on the way in and out, as with LMDB.
 
 import { assert } from "../../lib/assert.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord } from "../record.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "../record.ts";
 import {
   decodeItemRecord,
   decodeMetaRecord,
   decodeOutcomeRecord,
+  decodePauseRecord,
   encodeItemRecord,
+  encodePauseRecord,
   recordReaders,
   encodeMetaRecord,
   encodeOutcomeRecord,
 } from "../record-codec.ts";
 import { RECORD_VERSION } from "../record.ts";
 import { newMetaRecord, nextBoot } from "../store-meta.ts";
+import { pauseKey } from "../store.ts";
 import type { CommitBatch, CommitResult, ItemKey, LoadedShard, Store } from "../store.ts";
 
 /** What one commit carried, for tests that check batching. */
@@ -28,12 +31,16 @@ export interface CommitSummary {
   itemValues: number;
   outcomes: number;
   meta: boolean;
+  /** Pause writes (set or cleared); absent when none. */
+  pauses?: number;
 }
 
 interface DurableState {
   shards: Array<Map<ItemKey, Uint8Array>>;
   outcomes: Map<string, Uint8Array>;
   meta: Uint8Array;
+  /** Encoded pause records by store.ts's pauseKey (absent in a state built without any). */
+  pauses?: Map<string, Uint8Array>;
 }
 
 /** Summaries kept for tests (the oldest are dropped beyond this). */
@@ -55,9 +62,11 @@ export class MemoryStore implements Store {
     this.state = state ?? {
       shards: Array.from({ length: options.shards }, () => new Map<ItemKey, Uint8Array>()),
       outcomes: new Map(),
+      pauses: new Map(),
       // A new store is its data dir's first open: boot 1.
       meta: encodeMetaRecord(nextBoot(newMetaRecord(options.shards))),
     };
+    this.state.pauses ??= new Map();
     assert(this.state.shards.length === options.shards);
   }
 
@@ -72,6 +81,7 @@ export class MemoryStore implements Store {
       {
         shards: this.state.shards.map((items) => new Map(items)),
         outcomes: new Map(this.state.outcomes),
+        pauses: new Map(this.pauses),
         meta: encodeMetaRecord(nextBoot(decodeMetaRecord(this.state.meta))),
       },
     );
@@ -125,6 +135,10 @@ export class MemoryStore implements Store {
     for (const [id, bytes] of this.state.outcomes) yield { id, record: decodeOutcomeRecord(bytes) };
   }
 
+  *loadPauses(): Iterable<PauseRecord> {
+    for (const bytes of this.pauses.values()) yield decodePauseRecord(bytes);
+  }
+
   readItemBytes(shard: number, key: ItemKey): Uint8Array | null {
     this.checkShard(shard);
     const bytes = this.state.shards[shard]?.get(key);
@@ -148,6 +162,10 @@ export class MemoryStore implements Store {
     });
     const outcomeWrites = batch.outcomes.map(({ id, record }) => ({ id, bytes: record === null ? null : encodeOutcomeRecord(record) }));
     const metaBytes = batch.meta === null ? null : encodeMetaRecord(batch.meta);
+    const pauseWrites = (batch.pauses ?? []).map(({ ns, topic, record }) => ({
+      key: pauseKey(ns, topic),
+      bytes: record === null ? null : encodePauseRecord(record),
+    }));
     this.remember(batch);
 
     if (this.gate !== null) await this.gate.promise;
@@ -178,6 +196,10 @@ export class MemoryStore implements Store {
       else this.state.outcomes.set(id, bytes);
     }
     if (metaBytes !== null) this.state.meta = metaBytes;
+    for (const { key, bytes } of pauseWrites) {
+      if (bytes === null) this.pauses.delete(key);
+      else this.pauses.set(key, bytes);
+    }
     return result;
   }
 
@@ -193,7 +215,12 @@ export class MemoryStore implements Store {
       itemValues: batch.shards.reduce((sum, shardBatch) => sum + shardBatch.items.filter((write) => write.record instanceof Uint8Array).length, 0),
       outcomes: batch.outcomes.length,
       meta: batch.meta !== null,
+      ...(batch.pauses !== undefined && batch.pauses.length > 0 ? { pauses: batch.pauses.length } : {}),
     });
+  }
+
+  private get pauses(): Map<string, Uint8Array> {
+    return this.state.pauses as Map<string, Uint8Array>;
   }
 
   private checkShard(shard: number): void {

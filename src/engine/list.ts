@@ -1,0 +1,173 @@
+// The `list` op: one topic's items, a page at a time, read only. Ready items
+// come in delivery order, the others (delayed, waiting, leased, dead) in
+// enqueue order; without a state filter the ready items come first, then
+// the others. Items whose enqueue is not durable yet are not listed.
+//
+// Ready items sit in pairing heaps (one per signature group and shard), which
+// have no order to walk. A page walks them in order without popping: every
+// heap's root starts a depth-first pass over the items at or before the
+// cursor (those were listed already), collecting the first items after it;
+// then a small frontier heap gives those out best first, adding each given
+// item's children. Before it looks at an item's children, the walk pairs
+// them into one subtree (PairingHeap.compactChildren, the work the item's
+// pop would do): a root that gathered a million children from inserts would
+// otherwise put all of them in the frontier. A page costs
+// O(items before the cursor + limit · log); BENCHMARKS.md has the figures.
+//
+// The others are found by walking the item table in key order (keys grow
+// with every enqueue, on every shard: list-cursor.ts), from the cursor, per
+// shard, at most limits.listScanSlotsMax slots in all. The page holds the
+// matches up to the smallest key where a shard's walk stopped, so a page may
+// come back short (even empty) with `next` set, in a topic that is a small
+// part of a large store. No index per topic is kept for this: it would cost
+// memory for every item and work on every enqueue and end.
+
+import { type HeapNode, PairingHeap } from "../lib/pairing-heap.ts";
+import type { ItemState, LiveStateName } from "./api.ts";
+import { type LiveItem, readyLess } from "./item.ts";
+import type { ItemStates } from "./item-states.ts";
+import type { ItemTable } from "./item-table.ts";
+import type { ListCursor } from "./list-cursor.ts";
+import type { Topic } from "./topic.ts";
+import { toItemState } from "./views.ts";
+
+export interface ListQuery {
+  /** Only items in this state; null for every state. */
+  state: LiveStateName | null;
+  /** Items per page, 1..limits.listPageMax (the server checks it). */
+  limit: number;
+  /** Where the previous page stopped (its `next`), or null for the first page. */
+  after: ListCursor | null;
+}
+
+export interface ListPage {
+  items: ItemState[];
+  /** Pass as `after` for the next page; null when the listing is complete. */
+  next: ListCursor | null;
+}
+
+export function listItems(s: ItemStates, nsName: string, topicName: string, query: ListQuery): ListPage {
+  const topic = s.namespaces.get(nsName)?.topics.get(topicName);
+  if (topic === undefined) return { items: [], next: null };
+  const { state, limit, after } = query;
+  const found: LiveItem[] = [];
+  let next: ListCursor | null = null;
+  let othersFromKey = -1;
+  if ((state === null || state === "ready") && (after === null || after.phase === "ready")) {
+    const more = walkReady(topic, after, limit, found);
+    if (more) next = readyCursor(found[found.length - 1] as LiveItem);
+    else if (state === null && found.length === limit && topic.total > topic.ready) next = { phase: "enqueued", key: -1 };
+  } else if (after !== null && after.phase === "enqueued") {
+    othersFromKey = after.key;
+  }
+  if (state !== "ready" && next === null && found.length < limit) {
+    next = walkEnqueued(s.items, topic, state, othersFromKey, limit - found.length, s.limits.listScanSlotsMax, found);
+  }
+  return { items: found.map((item) => toItemState(item, s.bytesOf(item))), next };
+}
+
+function readyCursor(item: LiveItem): ListCursor {
+  return { phase: "ready", priority: item.priority, deliverAtMs: item.deliverAtMs, key: item.key };
+}
+
+/** Whether the cursor orders before the item in delivery order (the item is still to list). */
+function isAfterCursor(cursor: ListCursor & { phase: "ready" }, item: LiveItem): boolean {
+  if (item.priority !== cursor.priority) return item.priority > cursor.priority;
+  if (item.deliverAtMs !== cursor.deliverAtMs) return item.deliverAtMs > cursor.deliverAtMs;
+  return item.key > cursor.key;
+}
+
+const nodeLess = (a: HeapNode<LiveItem>, b: HeapNode<LiveItem>): boolean => readyLess(a.value, b.value);
+
+/** Append up to `limit` ready items after the cursor to `out`, in delivery order; true when more follow. */
+export function walkReady(topic: Topic, after: ListCursor | null, limit: number, out: LiveItem[]): boolean {
+  const cursor = after !== null && after.phase === "ready" ? after : null;
+  const frontier = new PairingHeap<HeapNode<LiveItem>>(nodeLess);
+  const stack: Array<HeapNode<LiveItem>> = [];
+  for (const group of topic.groups.values()) {
+    for (const shardHeap of group.heaps) {
+      const root = shardHeap?.peekNode() ?? null;
+      if (root !== null) stack.push(root);
+    }
+  }
+  // Depth first over the items listed already; the first items after the cursor join the frontier.
+  while (stack.length > 0) {
+    const node = stack.pop() as HeapNode<LiveItem>;
+    if (cursor === null || isAfterCursor(cursor, node.value)) {
+      frontier.insert(node);
+      continue;
+    }
+    (node.value.readyHeap as PairingHeap<LiveItem>).compactChildren(node);
+    for (let child = node.child; child !== null; child = child.next) stack.push(child);
+  }
+  const end = out.length + limit;
+  while (out.length < end) {
+    const node = frontier.pop();
+    if (node === undefined) return false;
+    out.push(node.value);
+    (node.value.readyHeap as PairingHeap<LiveItem>).compactChildren(node);
+    for (let child = node.child; child !== null; child = child.next) frontier.insert(child);
+  }
+  return frontier.size > 0;
+}
+
+/** First index whose key is above `key` (keys ascend). */
+function firstAbove(keys: readonly number[], key: number): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((keys[mid] as number) <= key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Append up to `want` of the topic's items in `state` (null: every state but
+ * ready) with keys above `afterKey` to `out`, in key order, visiting at most
+ * about `slotsMax` slots; the cursor to continue from, or null when done.
+ */
+export function walkEnqueued(
+  items: ItemTable,
+  topic: Topic,
+  state: LiveStateName | null,
+  afterKey: number,
+  want: number,
+  slotsMax: number,
+  out: LiveItem[],
+): ListCursor | null {
+  const shardCount = items.shardCount;
+  // Each shard may visit its share, and at least `want` slots, so every page makes progress.
+  const slotsPerShard = Math.max(want, Math.ceil(slotsMax / Math.max(1, shardCount)));
+  const matches: LiveItem[] = [];
+  // Every match at or below this key has been found on every shard.
+  let boundary = Number.POSITIVE_INFINITY;
+  for (let shard = 0; shard < shardCount; shard++) {
+    const slots = items.shardSlots(shard);
+    if (slots === null) continue;
+    const keys = slots.keys;
+    const shardItems = slots.items;
+    const start = firstAbove(keys, afterKey);
+    const stop = Math.min(keys.length, start + slotsPerShard);
+    // One match beyond `want` tells whether more follow without another page.
+    let found = 0;
+    let index = start;
+    for (; index < stop; index++) {
+      const item = shardItems[index];
+      if (item === undefined || item.topic !== topic) continue;
+      if (state === null ? item.state === "ready" : item.state !== state) continue;
+      matches.push(item);
+      if (++found > want) break;
+    }
+    if (index < stop) boundary = Math.min(boundary, keys[index] as number);
+    else if (stop < keys.length) boundary = Math.min(boundary, keys[stop - 1] as number);
+  }
+  matches.sort((a, b) => a.key - b.key);
+  let inRange = 0;
+  while (inRange < matches.length && (matches[inRange] as LiveItem).key <= boundary) inRange++;
+  const taken = Math.min(inRange, want);
+  for (let i = 0; i < taken; i++) out.push(matches[i] as LiveItem);
+  if (inRange > want) return { phase: "enqueued", key: (matches[taken - 1] as LiveItem).key };
+  return boundary === Number.POSITIVE_INFINITY ? null : { phase: "enqueued", key: boundary };
+}

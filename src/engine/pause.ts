@@ -1,0 +1,131 @@
+// Paused topics: the `pause` and `resume` ops, the end of a timed pause, and
+// loading pauses at start. A paused topic keeps every item and every state
+// change (enqueue, ack, nack, expiry, TTL go on); only deliveries stop:
+// dequeues skip it (dequeue.ts checks Topic.pause) and its new ready items do
+// not wake parked dequeues. When the pause ends, by `resume` or by its
+// deadline, the topic's parked dequeues are served at once.
+//
+// A pause is stored (storage: PauseRecord, one per topic) so it survives a
+// restart; `pause` and `resume` reply once that write is durable. A timed
+// pause ends through the one deadline heap (DeadlineKind.PauseEnd), so the
+// engine keeps no timer; its record is deleted in the tick's background
+// write, and a record whose end passed while the server was down ends at the
+// first tick after start.
+
+import { assert } from "../lib/assert.ts";
+import type { HeapNode } from "../lib/pairing-heap.ts";
+import type { PauseRecord } from "../storage/record.ts";
+import type { Reply, Result } from "./api.ts";
+import { type Deadline, DeadlineKind } from "./deadlines.ts";
+import { fail } from "./failures.ts";
+import type { ItemStates } from "./item-states.ts";
+import { finishOp, type OpContext } from "./op-context.ts";
+import type { Topic } from "./topic.ts";
+
+/** A topic's pause: until `resume` (untilMs null) or until untilMs. */
+export class TopicPause {
+  /** The PauseEnd deadline of a timed pause. */
+  node: HeapNode<Deadline> | null = null;
+  constructor(
+    readonly topic: Topic,
+    public untilMs: number | null,
+  ) {}
+}
+
+export class Pauses {
+  /** Topics paused now (bounded by limits.pausedTopicsMax). */
+  private pausedCount = 0;
+
+  constructor(private readonly s: ItemStates) {}
+
+  get size(): number {
+    return this.pausedCount;
+  }
+
+  /**
+   * Pause a topic for `forMs` (null: until resume), creating its entry when
+   * it holds no items, so a pause can be set before items arrive. Pausing a
+   * paused topic replaces its end.
+   */
+  pause(ctx: OpContext, nsName: string, topicName: string, forMs: number | null, nowMs: number): Result<Reply<{ pausedUntilMs: number | null }>> {
+    const s = this.s;
+    const existing = s.namespaces.get(nsName)?.topics.get(topicName);
+    if ((existing === undefined || existing.pause === null) && this.pausedCount >= s.limits.pausedTopicsMax) {
+      return fail("TOO_LARGE", `the server already holds ${s.limits.pausedTopicsMax} paused topics (paused_topics_max)`, { field: "topic" });
+    }
+    const topic = existing ?? s.namespace(nsName, nowMs).topic(topicName);
+    const untilMs = forMs === null ? null : nowMs + forMs;
+    let pause = topic.pause;
+    if (pause === null) {
+      pause = new TopicPause(topic, untilMs);
+      topic.pause = pause;
+      this.pausedCount++;
+    } else {
+      this.cancelDeadline(pause);
+      pause.untilMs = untilMs;
+    }
+    if (untilMs !== null) pause.node = s.deadlines.schedule(untilMs, DeadlineKind.PauseEnd, null, null, null, pause);
+    s.ws().putPause({ ns: nsName, topic: topicName, untilMs });
+    return finishOp(ctx, { pausedUntilMs: untilMs }, nowMs);
+  }
+
+  /** Lift a topic's pause; `resumed` false (and nothing written) when it was not paused. */
+  resume(ctx: OpContext, nsName: string, topicName: string, nowMs: number): Result<Reply<{ resumed: boolean }>> {
+    const topic = this.s.namespaces.get(nsName)?.topics.get(topicName);
+    if (topic === undefined || topic.pause === null) return { ok: true, value: { value: { resumed: false }, durable: null } };
+    this.lift(topic.pause);
+    return finishOp(ctx, { resumed: true }, nowMs);
+  }
+
+  /** A timed pause's deadline came (inside a tick: the write joins the tick's background set). */
+  end(pause: TopicPause): void {
+    pause.node = null;
+    if (pause.topic.pause !== pause) return;
+    this.lift(pause);
+  }
+
+  /** Install the stored pauses at start (before the first tick; a pause already over ends at that tick). */
+  load(records: Iterable<PauseRecord>, nowMs: number): void {
+    for (const record of records) {
+      const topic = this.s.namespace(record.ns, nowMs).topic(record.topic);
+      if (topic.pause !== null) continue;
+      const pause = new TopicPause(topic, record.untilMs);
+      topic.pause = pause;
+      this.pausedCount++;
+      if (record.untilMs !== null) pause.node = this.s.deadlines.schedule(record.untilMs, DeadlineKind.PauseEnd, null, null, null, pause);
+    }
+  }
+
+  /** Every paused topic is marked on its Topic, and counted (tests call it). */
+  checkInvariants(): void {
+    let paused = 0;
+    for (const ns of this.s.namespaces.values()) {
+      for (const topic of ns.topics.values()) {
+        const pause = topic.pause;
+        if (pause === null) continue;
+        paused++;
+        assert(pause.topic === topic, `pause of ${topic.name} names another topic`);
+        assert((pause.untilMs === null) === (pause.node === null), `pause of ${topic.name}: deadline out of step`);
+      }
+    }
+    assert(paused === this.pausedCount, `pauses: ${this.pausedCount} counted, ${paused} found`);
+  }
+
+  /** The pause is over: forget it (memory and store), serve the topic's parked dequeues, drop it if empty. */
+  private lift(pause: TopicPause): void {
+    const s = this.s;
+    const topic = pause.topic;
+    this.cancelDeadline(pause);
+    topic.pause = null;
+    this.pausedCount--;
+    s.ws().deletePause(topic.ns, topic.name);
+    if (topic.takeable > 0) s.dirty.add(topic);
+    s.namespaces.get(topic.ns)?.dropIfEmpty(topic);
+  }
+
+  private cancelDeadline(pause: TopicPause): void {
+    if (pause.node === null) return;
+    if (pause.node.inHeap) this.s.deadlines.cancel(pause.node);
+    pause.node = null;
+  }
+}
