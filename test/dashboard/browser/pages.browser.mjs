@@ -124,6 +124,25 @@ describe("dashboard pages, no token (loopback)", { skip }, () => {
     await page.close();
   });
 
+  test("pause and resume from the page", async () => {
+    const { page, problems } = await watchedPage(context);
+    const pausedFlag = async () => (await client.ok("topics", { ns: "shop", prefix: "orders" })).topics.find((t) => t.topic === "orders").paused;
+    assert.equal(await pausedFlag(), false);
+    await page.goto(`${server.url}/topics?ns=shop`);
+    await page.click('#topics tr[data-topic="orders"] button[data-action="pause"]');
+    await page.waitForURL(/done=pause/);
+    assert.equal(await pausedFlag(), true);
+    assert.equal(await page.getAttribute('#topics tr[data-topic="orders"] [data-paused]', "data-paused"), "yes");
+    // A paused topic delivers nothing.
+    assert.deepEqual((await client.ok("dequeue", { ns: "shop", topics: [{ topic: "orders" }] })).items, []);
+    await page.click('#topics tr[data-topic="orders"] button[data-action="resume"]');
+    await page.waitForURL(/done=resume/);
+    assert.equal(await pausedFlag(), false);
+    assert.equal(await page.getAttribute('#topics tr[data-topic="orders"] [data-paused]', "data-paused"), "no");
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   test("the unmatchable reason is shown for a topic with an unsatisfiable item", async () => {
     const { page } = await watchedPage(context);
     await page.goto(`${server.url}/matching?ns=shop&topic=render`);
