@@ -1,7 +1,7 @@
 // Goal: the standalone binary (dist/orq, built by `npm run build`) runs from an
 // empty directory with no Bun, Node or node_modules on PATH or nearby: it
 // serves the protocol, keeps unacked items across a restart, exits 0 on
-// SIGTERM, and fails with a clear message and exit 1 when its native addon
+// SIGTERM, serves the web dashboard and its embedded assets, and fails with a clear message and exit 1 when its native addon
 // cannot be loaded. Skipped when dist/orq is absent unless ORQ_REQUIRE_BINARY=1
 // (the CI smoke job sets it so a missing binary fails instead of skipping).
 
@@ -76,6 +76,30 @@ describe.skipIf(!haveBinary)("dist/orq", () => {
       const after = await probe.request("dequeue", { ns: "smoke", topics: [{ topic: "t", count: 10 }] });
       expect((after.items as Array<{ id: string }>).map((d) => d.id)).toEqual([ids[1] as string]);
       probe.close();
+      expect(await server.stop()).toBe(0);
+    } catch (error) {
+      console.error(`server output:\n${server.output()}`);
+      await server.stop();
+      throw error;
+    }
+  }, 60_000);
+
+  test("serves the web dashboard and its embedded assets from an empty folder", async () => {
+    const server = await serve();
+    try {
+      const url = /orq dashboard on (\S+)/.exec(server.output())?.[1];
+      expect(url).toBeDefined();
+      const page = await fetch(url as string);
+      expect(page.status).toBe(200);
+      expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
+      const html = await page.text();
+      expect(html).toContain("<h1>Overview</h1>");
+      expect(html).toContain('src="/assets/app.js"');
+      for (const [asset, marker] of [["app.js", "visibilitychange"], ["uPlot.iife.min.js", "uPlot"], ["app.css", "--accent"]] as const) {
+        const response = await fetch(new URL(`/assets/${asset}`, url));
+        expect(response.status).toBe(200);
+        expect(await response.text()).toContain(marker);
+      }
       expect(await server.stop()).toBe(0);
     } catch (error) {
       console.error(`server output:\n${server.output()}`);
