@@ -62,9 +62,18 @@ describe("startHttpServer", () => {
     expect(findSample(parsed, "orq_connections")?.value).toBe(2);
   });
 
+  test("the index links the probes, and the dashboard when it is on", async () => {
+    const base = await start(() => true);
+    const index = await fetch(`${base}/`);
+    expect(index.status).toBe(200);
+    const text = await index.text();
+    expect(text).toContain('href="/metrics"');
+    expect(text).toContain("web dashboard: off");
+  });
+
   test("unknown paths are 404 and non-GET methods 405", async () => {
     const base = await start(() => true);
-    expect((await fetch(`${base}/`)).status).toBe(404);
+    expect((await fetch(`${base}/nope`)).status).toBe(404);
     expect((await fetch(`${base}/metrics/extra`)).status).toBe(404);
     const post = await fetch(`${base}/metrics`, { method: "POST", body: "x" });
     expect(post.status).toBe(405);

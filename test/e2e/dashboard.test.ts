@@ -1,0 +1,46 @@
+// Goal: `orq serve` starts the web dashboard on --ui-port (same host as the
+// protocol port), prints its URL before the listening line, links it from
+// the HTTP side port's index, and does not start it with --ui-port off. The
+// pages themselves are tested in a real browser (test/dashboard/browser/).
+
+import { afterEach, describe, expect, test } from "bun:test";
+import { ServerProcess } from "../support/server-process.ts";
+
+let server: ServerProcess | null = null;
+
+afterEach(async () => {
+  await server?.cleanup();
+  server = null;
+});
+
+function lineMatching(pattern: RegExp): RegExpExecArray | null {
+  for (const line of server?.stdoutLines ?? []) {
+    const match = pattern.exec(line);
+    if (match !== null) return match;
+  }
+  return null;
+}
+
+describe("orq serve --ui-port", () => {
+  test("prints the dashboard URL, serves it, and the side port's index links it", async () => {
+    server = await ServerProcess.start();
+    const url = lineMatching(/^orq dashboard on (http:\/\/127\.0\.0\.1:\d+\/)$/)?.[1];
+    expect(url).toBeDefined();
+    const dashboardLine = server.stdoutLines.findIndex((line) => line.startsWith("orq dashboard on"));
+    const listeningLine = server.stdoutLines.findIndex((line) => line.startsWith("orq listening on"));
+    expect(dashboardLine).toBeLessThan(listeningLine);
+    const page = await fetch(url as string);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("<h1>Overview</h1>");
+    const http = lineMatching(/^orq http on (\S+)$/)?.[1];
+    const index = await (await fetch(`http://${http}/`)).text();
+    expect(index).toContain(`href="${url}"`);
+  });
+
+  test("--ui-port off starts no dashboard; the index says so", async () => {
+    server = await ServerProcess.start({ args: ["--ui-port", "off"] });
+    expect(lineMatching(/^orq dashboard on/)).toBeNull();
+    const http = lineMatching(/^orq http on (\S+)$/)?.[1];
+    expect(await (await fetch(`http://${http}/`)).text()).toContain("web dashboard: off");
+  });
+});
