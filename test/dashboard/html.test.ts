@@ -50,3 +50,22 @@ describe("byte views", () => {
     expect(hex.text.split(" ").filter((b) => b === "ff")).toHaveLength(1024);
   });
 });
+
+describe("words for constraints and durations", () => {
+  test("each operator reads as words; a scalar as equality", async () => {
+    const { wantsText } = await import("../../src/dashboard/pages/matching.ts");
+    expect(wantsText("h100")).toBe('= "h100"');
+    expect(wantsText({ gte: 40, lt: 128 })).toBe("≥ 40 and < 128");
+    expect(wantsText({ in: ["a", "b"] })).toBe('in ["a","b"]');
+    expect(wantsText({ all: ["x"], ne: "y" })).toBe('contains all of ["x"] and ≠ "y"');
+    expect(wantsText({ exists: false })).toBe("absent");
+  });
+
+  test("durations", async () => {
+    const { duration } = await import("../../src/dashboard/format.ts");
+    expect(duration(59_400)).toBe("59 s");
+    expect(duration(600_000)).toBe("10 min");
+    expect(duration(61_000)).toBe("1 min 1 s");
+    expect(duration(3_600_000 + 120_000)).toBe("1 h 2 min");
+  });
+});

@@ -9,9 +9,22 @@ import { count, duration, json } from "../format.ts";
 import { html, query, type Html } from "../html.ts";
 import type { PageContext, PageResult } from "../page-context.ts";
 
+/** A constraint in words: `= "h100"`, `≥ 40 and < 128`, `in ["a","b"]`, `≠ "x"`, `present`. */
+export function wantsText(wants: unknown): string {
+  if (typeof wants !== "object" || wants === null) return `= ${json(wants)}`;
+  const parts: string[] = [];
+  const ops = wants as Record<string, unknown>;
+  const words: Record<string, string> = { gte: "≥", gt: ">", lte: "≤", lt: "<", ne: "≠", in: "in", all: "contains all of" };
+  for (const [op, value] of Object.entries(ops)) {
+    if (op === "exists") parts.push(value === true ? "present" : "absent");
+    else parts.push(`${words[op] ?? op} ${json(value)}`);
+  }
+  return parts.join(" and ");
+}
+
 function missText(miss: ConstraintMiss): string {
   const has = miss.has === null ? `has no ${miss.feature}` : `has ${miss.has.map((v) => JSON.stringify(v)).join(", ")}`;
-  return `requires ${miss.feature} = ${json(miss.wants)}; ${has}`;
+  return `requires ${miss.feature} ${wantsText(miss.wants)}; ${has}`;
 }
 
 function kindLabel(view: MatchingView, kind: number): string {
