@@ -108,6 +108,38 @@ describe("dashboard pages, no token (loopback)", { skip }, () => {
     await page.close();
   });
 
+  test("live updates stop while the tab is hidden and resume when it is shown (fake page clock)", async () => {
+    const { page, problems } = await watchedPage(context);
+    // Paused before the page loads: its timers fire only when the test runs the clock.
+    await page.clock.install();
+    await page.clock.pauseAt(Date.now() + 1000);
+    const liveRequests = [];
+    page.on("request", (request) => request.url().includes("part=live") && liveRequests.push(request.url()));
+    await page.goto(`${server.url}/topics?ns=shop`);
+    assert.equal(await refreshes(page), 0);
+    await page.clock.runFor(3000);
+    await waitFor("one refresh", async () => (await refreshes(page)) === 1);
+    const setHidden = (hidden) =>
+      page.evaluate((value) => {
+        Object.defineProperty(document, "hidden", { configurable: true, get: () => value });
+        Object.defineProperty(document, "visibilityState", { configurable: true, get: () => (value ? "hidden" : "visible") });
+        document.dispatchEvent(new Event("visibilitychange"));
+      }, hidden);
+    await setHidden(true);
+    const whileHidden = liveRequests.length;
+    // Ten refresh periods of page time pass with no fetch.
+    await page.clock.runFor(30_000);
+    assert.equal(liveRequests.length, whileHidden);
+    assert.equal(await refreshes(page), 1);
+    // Shown again: one refresh at once, then the period resumes.
+    await setHidden(false);
+    await waitFor("the refresh on show", async () => (await refreshes(page)) === 2);
+    await page.clock.runFor(3000);
+    await waitFor("the next periodic refresh", async () => (await refreshes(page)) === 3);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   test("redriving a dead letter from the page makes it ready", async () => {
     const { page, problems } = await watchedPage(context);
     await page.goto(`${server.url}/dead?ns=shop&topic=jobs`);
