@@ -20,9 +20,10 @@ export function csrfField(ctx: PageContext): Html {
   return html`<input type="hidden" name="csrf" value="${ctx.session.csrfToken}">`;
 }
 
-/** The live part's URL: the page's own, with part=live. */
-function liveUrl(url: URL): string {
+/** The live part's URL: the page's own, with its namespace spelled out (no lookup of the default) and part=live. */
+function liveUrl(url: URL, ns: string): string {
   const params = new URLSearchParams(url.search);
+  params.set("ns", ns);
   params.set("part", "live");
   return `${url.pathname}?${params.toString()}`;
 }
@@ -41,7 +42,7 @@ export function layout(ctx: PageContext, page: PageResult): Html {
   const who = ctx.session.id === null ? html`<span class="badge">no auth (loopback only)</span>` : html`
     <span class="badge">${ctx.session.opSession.readOnly ? "read-only" : "read-write"}</span>
     <form method="post" action="/signout" class="inline">${csrfField(ctx)}<button type="submit">Sign out</button></form>`;
-  const live = page.live === undefined ? "" : html`<div id="live" data-poll="${liveUrl(ctx.url)}">${page.live}</div>`;
+  const live = page.live === undefined ? "" : html`<div id="live" data-poll="${liveUrl(ctx.url, ctx.ns)}">${page.live}</div>`;
   return html`<!doctype html>
 <html lang="en">
 <head>
