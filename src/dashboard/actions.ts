@@ -34,7 +34,8 @@ export async function runAction(ctx: PageContext, path: string, form: URLSearchP
   if (path === "/topic/pause" || path === "/topic/resume") {
     const topic = required(form, "topic");
     const op = path === "/topic/pause" ? "pause" : "resume";
-    await ctx.ops.callOrThrow(opSession, op, { ns: ctx.ns, topic });
+    const forMs = op === "pause" && /^\d{1,12}$/.test(form.get("for_ms") ?? "") ? Number(form.get("for_ms")) : undefined;
+    await ctx.ops.callOrThrow(opSession, op, { ns: ctx.ns, topic, for_ms: forMs });
     const back = localPath(form.get("back"), `/topics${query({ ns: ctx.ns })}`);
     return { kind: "redirect", response: redirect(withNotice(back, op, 1)) };
   }

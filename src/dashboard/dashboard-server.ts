@@ -72,7 +72,7 @@ export function startDashboard(options: DashboardOptions): DashboardHandle {
   const sampler: Session = { connectionId: 0, scope: allNamespaces, readOnly: true };
 
   const sample = async (): Promise<void> => {
-    const reply = await ops.call(sampler, "stats", {});
+    const reply = await ops.call(sampler, "stats", {}, false);
     if (reply.ok) history.record(options.clock.nowMs(), samplesFromStats(reply.value));
   };
   const sampleTimer = setInterval(() => void sample(), dashboardLimits.historyFineSampleMs);

@@ -33,11 +33,13 @@ export class OpCaller {
 
   constructor(private readonly dispatcher: RequestHandler) {}
 
-  call(session: Session, op: string, fields: Record<string, unknown>): Promise<OpReply> {
+  /** One op; `metered: false` for the server's own background calls (see RequestSource.metered). */
+  call(session: Session, op: string, fields: Record<string, unknown>, metered = true): Promise<OpReply> {
     return new Promise((resolve) => {
       let settled = false;
       const source: RequestSource = {
         session,
+        metered,
         send(reply: Source): void {
           if (settled) return;
           settled = true;

@@ -34,6 +34,12 @@ export interface RequestSource {
   /** A request whose reply will come later started / finished. */
   requestStarted(): void;
   requestFinished(): void;
+  /**
+   * False for the server's own background requests (the dashboard's history
+   * sampler): they skip onRequestDone, so they neither show in the request
+   * metrics nor count as client traffic for the idle collection.
+   */
+  readonly metered?: boolean;
 }
 
 export interface DispatcherOptions {
@@ -142,7 +148,7 @@ export class Dispatcher {
   private answer(source: RequestSource, op: string, startMs: number, reply: Source): void {
     source.send(reply);
     const onDone = this.options.onRequestDone;
-    if (onDone === undefined) return;
+    if (onDone === undefined || source.metered === false) return;
     const code = reply.ok === true ? "OK" : ((reply.error as WireError).code as string);
     onDone(op, code, performance.now() - startMs);
   }

@@ -282,5 +282,13 @@ describe("metrics hook", () => {
     engine.releaseWaiters();
     await Bun.sleep(0);
     expect(done.at(-1)).toEqual(["dequeue", "OK"]);
+    // handleRequest (the dashboard's way in) is metered the same, unless the source says it is background work.
+    const count = done.length;
+    dispatcher.handleRequest(source, { id: 5, op: "ping" });
+    expect(done.length).toBe(count + 1);
+    const background = Object.assign(new FakeSource(), { metered: false });
+    dispatcher.handleRequest(background, { id: 6, op: "ping" });
+    expect(background.last()).toMatchObject({ id: 6, ok: true });
+    expect(done.length).toBe(count + 1);
   });
 });

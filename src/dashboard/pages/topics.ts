@@ -34,7 +34,7 @@ export function pauseForms(ctx: PageContext, topic: string, paused: boolean): Ht
   const back = `${ctx.url.pathname}${ctx.url.search}`.replace(/([?&])part=live&?/, "$1");
   return paused
     ? html`<form method="post" action="/topic/resume" class="inline">${csrfField(ctx)}<input type="hidden" name="ns" value="${ctx.ns}"><input type="hidden" name="topic" value="${topic}"><input type="hidden" name="back" value="${back}"><button type="submit" data-action="resume">Resume</button></form>`
-    : html`<form method="post" action="/topic/pause" class="inline">${csrfField(ctx)}<input type="hidden" name="ns" value="${ctx.ns}"><input type="hidden" name="topic" value="${topic}"><input type="hidden" name="back" value="${back}"><button type="submit" data-action="pause">Pause</button></form>`;
+    : html`<form method="post" action="/topic/pause" class="inline">${csrfField(ctx)}<input type="hidden" name="ns" value="${ctx.ns}"><input type="hidden" name="topic" value="${topic}"><input type="hidden" name="back" value="${back}"><select name="for_ms" aria-label="pause for"><option value="">until resumed</option><option value="300000">for 5 min</option><option value="3600000">for 1 h</option></select> <button type="submit" data-action="pause">Pause</button></form>`;
 }
 
 export async function topicsPage(ctx: PageContext): Promise<PageResult> {

@@ -171,6 +171,16 @@ describe("dashboard pages, no token (loopback)", { skip }, () => {
     await page.waitForURL(/done=resume/);
     assert.equal(await pausedFlag(), false);
     assert.equal(await page.getAttribute('#topics tr[data-topic="orders"] [data-paused]', "data-paused"), "no");
+    // A pause with an end: the topics entry carries paused_until_ms.
+    const beforeMs = Date.now();
+    await page.selectOption('#topics tr[data-topic="orders"] select[name="for_ms"]', "300000");
+    await page.click('#topics tr[data-topic="orders"] button[data-action="pause"]');
+    await page.waitForURL(/done=pause/);
+    const entry = (await client.ok("topics", { ns: "shop", prefix: "orders" })).topics.find((t) => t.topic === "orders");
+    assert.equal(entry.paused, true);
+    assert.ok(entry.paused_until_ms >= beforeMs + 300_000 && entry.paused_until_ms <= Date.now() + 300_000, String(entry.paused_until_ms));
+    assert.match(await page.textContent('#topics tr[data-topic="orders"] [data-paused]'), /paused until/);
+    await client.ok("resume", { ns: "shop", topic: "orders" });
     assert.deepEqual(problems, []);
     await page.close();
   });
