@@ -54,11 +54,20 @@ export interface Limits {
   listPageMax: number;
   /**
    * Item-table slots one `list` page may visit while it walks a topic's
-   * non-ready items in enqueue order (200,000, about 1-2 ms measured at 1M
-   * items: BENCHMARKS.md). The walk covers every topic's items, so for a
+   * non-ready items in enqueue order (200,000, about 2 ms measured among 2M
+   * items: BENCHMARKS.md, "list"). The walk covers every topic's items, so for a
    * small topic in a large store a page may stop short with `next` set.
    */
   listScanSlotsMax: number;
+  /**
+   * Ready items before the cursor a `list` page walks in the ready heaps
+   * (10,000, a few ms: the walk measured about 0.5 µs per item, the pass
+   * over the item table about 50 ns per stored item) before it finds the page
+   * by one pass over the item table instead (engine/list-ready.ts): deep
+   * pages in a big topic then cost a pass over the store, not a walk of every
+   * item before them.
+   */
+  listReadyVisitsMax: number;
   /** Topics paused at once, per server (100,000): a pause keeps even an empty topic in memory and on disk. */
   pausedTopicsMax: number;
   /** Longest timed pause (1 year, like delayMsMax): beyond it a `for_ms` is more likely a unit bug. */
@@ -103,6 +112,7 @@ export const defaultLimits: Readonly<Limits> = Object.freeze({
   listPageDefault: 100,
   listPageMax: 1000,
   listScanSlotsMax: 200_000,
+  listReadyVisitsMax: 10_000,
   pausedTopicsMax: 100_000,
   pauseMsMax: 365 * 24 * 60 * 60 * 1000,
   outcomeRetentionMs: 60 * 60 * 1000,

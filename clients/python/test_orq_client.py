@@ -1,7 +1,6 @@
 """Goal: the Python client speaks protocol v1 to a real orq server: every op
 it wraps (list, pause and resume included) round-trips, replies are matched
-by id, and error replies surface as
-OrqError with the contract's code.
+by id, and error replies surface as OrqError with the contract's code.
 
 Starts one server for the module (from source with the repo's Bun, or the
 binary named by ORQ_BINARY) on free ports in a temporary data dir, and stops

@@ -68,11 +68,12 @@ export class Dequeuer {
     if (this.waiters.total >= limits.waitersTotalMax) {
       return unavailable(waitersFullRetryAfterMs, `the server already holds ${limits.waitersTotalMax} parked dequeues (waiters_total_max)`);
     }
-    let resolve: ((reply: WaiterReply) => void) | null = null;
+    // The executor runs synchronously, so `resolve` is set before the Waiter is built.
+    let resolve: (reply: WaiterReply) => void = () => assert(false, "engine: waiter resolved before its promise existed");
     const promise = new Promise<WaiterReply>((r) => {
       resolve = r;
     });
-    const waiter = new Waiter(input.owner, nsName, input.topics, caps, input.leaseMs, resolve as unknown as (reply: WaiterReply) => void);
+    const waiter = new Waiter(input.owner, nsName, input.topics, caps, input.leaseMs, resolve);
     waiter.timeoutNode = this.s.deadlines.schedule(nowMs + input.waitMs, DeadlineKind.WaiterTimeout, null, waiter, null);
     this.waiters.add(waiter);
     return { ok: true, value: { kind: "parked", waiter: promise } };

@@ -213,6 +213,7 @@ export class Engine implements EngineApi, EngineInspector {
         workerKinds: this.dequeuer.matcher.kindCount,
         backgroundWriteFailures: this.s.backgroundWriteFailures,
         enqueueRollbacks: this.enqueuer.rollbacks,
+        pausedTopics: this.pauses.size,
       },
     });
   }

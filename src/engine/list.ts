@@ -3,16 +3,8 @@
 // enqueue order; without a state filter the ready items come first, then
 // the others. Items whose enqueue is not durable yet are not listed.
 //
-// Ready items sit in pairing heaps (one per signature group and shard), which
-// have no order to walk. A page walks them in order without popping: every
-// heap's root starts a depth-first pass over the items at or before the
-// cursor (those were listed already), collecting the first items after it;
-// then a small frontier heap gives those out best first, adding each given
-// item's children. Before it looks at an item's children, the walk pairs
-// them into one subtree (PairingHeap.compactChildren, the work the item's
-// pop would do): a root that gathered a million children from inserts would
-// otherwise put all of them in the frontier. A page costs
-// O(items before the cursor + limit · log); BENCHMARKS.md has the figures.
+// Ready items are walked in delivery order by list-ready.ts, which says
+// what a page costs.
 //
 // The others are found by walking the item table in key order (keys grow
 // with every enqueue, on every shard: list-cursor.ts), from the cursor, per
@@ -22,12 +14,12 @@
 // part of a large store. No index per topic is kept for this: it would cost
 // memory for every item and work on every enqueue and end.
 
-import { type HeapNode, PairingHeap } from "../lib/pairing-heap.ts";
 import type { ItemState, LiveStateName } from "./api.ts";
-import { type LiveItem, readyLess } from "./item.ts";
+import type { LiveItem } from "./item.ts";
 import type { ItemStates } from "./item-states.ts";
 import type { ItemTable } from "./item-table.ts";
 import type { ListCursor } from "./list-cursor.ts";
+import { readyCursor, scanReady, walkReady } from "./list-ready.ts";
 import type { Topic } from "./topic.ts";
 import { toItemState } from "./views.ts";
 
@@ -54,7 +46,9 @@ export function listItems(s: ItemStates, nsName: string, topicName: string, quer
   let next: ListCursor | null = null;
   let othersFromKey = -1;
   if ((state === null || state === "ready") && (after === null || after.phase === "ready")) {
-    const more = walkReady(topic, after, limit, found);
+    const cursor = after !== null && after.phase === "ready" ? after : null;
+    let more = walkReady(topic, cursor, limit, s.limits.listReadyVisitsMax, found);
+    if (more === null) more = scanReady(s.items, topic, cursor, limit, found);
     if (more) next = readyCursor(found[found.length - 1] as LiveItem);
     else if (state === null && found.length === limit && topic.total > topic.ready) next = { phase: "enqueued", key: -1 };
   } else if (after !== null && after.phase === "enqueued") {
@@ -64,51 +58,6 @@ export function listItems(s: ItemStates, nsName: string, topicName: string, quer
     next = walkEnqueued(s.items, topic, state, othersFromKey, limit - found.length, s.limits.listScanSlotsMax, found);
   }
   return { items: found.map((item) => toItemState(item, s.bytesOf(item))), next };
-}
-
-function readyCursor(item: LiveItem): ListCursor {
-  return { phase: "ready", priority: item.priority, deliverAtMs: item.deliverAtMs, key: item.key };
-}
-
-/** Whether the cursor orders before the item in delivery order (the item is still to list). */
-function isAfterCursor(cursor: ListCursor & { phase: "ready" }, item: LiveItem): boolean {
-  if (item.priority !== cursor.priority) return item.priority > cursor.priority;
-  if (item.deliverAtMs !== cursor.deliverAtMs) return item.deliverAtMs > cursor.deliverAtMs;
-  return item.key > cursor.key;
-}
-
-const nodeLess = (a: HeapNode<LiveItem>, b: HeapNode<LiveItem>): boolean => readyLess(a.value, b.value);
-
-/** Append up to `limit` ready items after the cursor to `out`, in delivery order; true when more follow. */
-export function walkReady(topic: Topic, after: ListCursor | null, limit: number, out: LiveItem[]): boolean {
-  const cursor = after !== null && after.phase === "ready" ? after : null;
-  const frontier = new PairingHeap<HeapNode<LiveItem>>(nodeLess);
-  const stack: Array<HeapNode<LiveItem>> = [];
-  for (const group of topic.groups.values()) {
-    for (const shardHeap of group.heaps) {
-      const root = shardHeap?.peekNode() ?? null;
-      if (root !== null) stack.push(root);
-    }
-  }
-  // Depth first over the items listed already; the first items after the cursor join the frontier.
-  while (stack.length > 0) {
-    const node = stack.pop() as HeapNode<LiveItem>;
-    if (cursor === null || isAfterCursor(cursor, node.value)) {
-      frontier.insert(node);
-      continue;
-    }
-    (node.value.readyHeap as PairingHeap<LiveItem>).compactChildren(node);
-    for (let child = node.child; child !== null; child = child.next) stack.push(child);
-  }
-  const end = out.length + limit;
-  while (out.length < end) {
-    const node = frontier.pop();
-    if (node === undefined) return false;
-    out.push(node.value);
-    (node.value.readyHeap as PairingHeap<LiveItem>).compactChildren(node);
-    for (let child = node.child; child !== null; child = child.next) frontier.insert(child);
-  }
-  return frontier.size > 0;
 }
 
 /** First index whose key is above `key` (keys ascend). */

@@ -38,7 +38,7 @@ export { RecordDecodeError, RecordKind } from "./record-format.ts";
 export { ItemStatePatch, appendItemValue, itemShapeFlags, itemValueBytes, patchItemState } from "./item-record-v3.ts";
 
 // One encoder, decoder and scratch writer, reused: building them per record
-// costs more than the encoding itself (MEASURED.md).
+// costs more than the encoding itself.
 const writer = new ByteWriter();
 const requiresEncoder = new Encoder();
 const requiresDecoder = new Decoder();

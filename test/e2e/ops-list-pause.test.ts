@@ -3,9 +3,11 @@
 // topic; pause stopping deliveries and parked dequeues, `topics` showing
 // `paused` and `paused_until_ms`, resume serving parked dequeues; each op's
 // field errors (BAD_REQUEST with details.field, TOO_LARGE) at limit-1, limit
-// and limit+1; and a pause that survives a crash and restart of the server.
+// and limit+1; the TypeScript client's methods; and a pause that survives a
+// crash and restart of the server.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { OrqClient } from "../../src/client/index.ts";
 import { RawConnection, type ReplyMap } from "../support/raw-connection.ts";
 import { ServerProcess } from "../support/server-process.ts";
 
@@ -172,6 +174,26 @@ describe("pause and resume", () => {
     expect(await ok({ op: "pause", ns, topic: "t", for_ms: 1 })).toHaveProperty("paused_until_ms");
     expect(await ok({ op: "pause", ns, topic: "t", for_ms: null })).not.toHaveProperty("paused_until_ms");
     await ok({ op: "resume", ns, topic: "t" });
+  });
+
+  test("the TypeScript client's list, pause, resume and topics against the real server", async () => {
+    const ns = "ps-client";
+    const client = await OrqClient.connect({ port: server.port });
+    try {
+      const ids = await client.enqueue(ns, [{ topic: "t", priority: 2 }, { topic: "t", priority: 1 }, { topic: "t", delayMs: 60_000 }]);
+      const { pausedUntilMs } = await client.pause(ns, "t", { forMs: 600_000 });
+      expect(pausedUntilMs).toBeGreaterThan(0);
+      expect((await client.topics(ns)).topics).toEqual([{ topic: "t", ready: 2, delayed: 1, waiting: 0, leased: 0, dead: 0, paused: true, pausedUntilMs: pausedUntilMs! }]);
+      expect(await client.dequeue(ns, { topics: [{ topic: "t" }] })).toEqual([]);
+      const first = await client.list(ns, "t", { limit: 2 });
+      expect(first.items.map((s) => s.id)).toEqual([ids[1]!, ids[0]!]);
+      const rest = await client.list(ns, "t", { limit: 2, after: first.next! });
+      expect(rest).toMatchObject({ items: [{ id: ids[2]!, state: "delayed" }], next: null });
+      expect(await client.resume(ns, "t")).toEqual({ resumed: true });
+      expect((await client.dequeue(ns, { topics: [{ topic: "t" }] })).map((d) => d.id)).toEqual([ids[1]!]);
+    } finally {
+      await client.close();
+    }
   });
 
   test("a pause survives a crash and restart of the server; resume is durable too", async () => {

@@ -189,4 +189,22 @@ describe("list", () => {
     h.check();
     expect((await h.dequeue("n", [["t", 1000]])).map((d) => d.id)).toEqual(expected);
   });
+
+  test("deep pages found by one pass over the item table equal the walk's, at visit limit-1, limit and limit+1", async () => {
+    const h = new Harness({ shards: 3 });
+    const ids = await h.enqueue("n", Array.from({ length: 40 }, (_, i) => item("t", { priority: (i * 13) % 7, requires: i % 5 === 0 ? { gpu: true } : null })));
+    await h.enqueue("n", [item("other"), item("t", { delayMs: 10 })]);
+    const expected = listAll(h, "t", "ready", 40).map((s) => s.id);
+    expect([...expected].sort()).toEqual([...ids].sort());
+    for (const visitsMax of [0, 1, 9, 10, 11, 1000]) {
+      const deep = new Harness({ shards: 3, limits: { listReadyVisitsMax: visitsMax } });
+      await deep.enqueue("n", Array.from({ length: 40 }, (_, i) => item("t", { priority: (i * 13) % 7, requires: i % 5 === 0 ? { gpu: true } : null })));
+      await deep.enqueue("n", [item("other"), item("t", { delayMs: 10 })]);
+      for (const limit of [1, 10, 39, 40]) {
+        expect(listAll(deep, "t", "ready", limit).map((s) => s.id.replace(/^\d+:/, ""))).toEqual(expected.map((id) => id.replace(/^\d+:/, "")));
+      }
+      expect(listAll(deep, "t", null, 7).length).toBe(41);
+      deep.check();
+    }
+  });
 });

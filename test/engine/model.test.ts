@@ -1,13 +1,14 @@
 // Goal: the engine agrees with a small reference model under long seeded
-// random runs of enqueue, dequeue, ack, nack, extend, cancel, clock jumps and
-// restarts (durableCopy of the MemoryStore + Engine.recover). After every step
-// each live item's state and attempt, and each ended item's outcome, must
-// match, and every index must pass checkInvariants().
+// random runs of enqueue, dequeue, ack, nack, extend, cancel, pause, resume,
+// clock jumps and restarts (durableCopy of the MemoryStore + Engine.recover).
+// After every step each live item's state and attempt, each ended item's
+// outcome, each topic's counts and pause, and each topic's `list` (paged with
+// a random limit) must match, and every index must pass checkInvariants().
 //
 // Replay one seed: ORQ_MODEL_SEED=1234 ORQ_MODEL_STEPS=5000 bun test test/engine/model.test.ts
 
 import { expect, test } from "bun:test";
-import type { DeliveryMode } from "../../src/engine/api.ts";
+import type { DeliveryMode, ListCursor, ListPage } from "../../src/engine/api.ts";
 import { Harness, item, unwrap } from "./support/harness.ts";
 import { seededRandom } from "../support/seeded-random.ts";
 
@@ -37,9 +38,12 @@ interface ModelItem {
 
 class Model {
   readonly items = new Map<string, ModelItem>();
+  /** Paused topics: when each pause ends (null: until resume). */
+  readonly paused = new Map<string, number | null>();
 
   /** Apply every timed event up to nowMs; per item the order of its TTL and lease expiry does not change the result. */
   advance(nowMs: number): void {
+    for (const [topic, untilMs] of this.paused) if (untilMs !== null && untilMs <= nowMs) this.paused.delete(topic);
     for (const it of this.items.values()) {
       for (;;) {
         if (it.state === "ended") break;
@@ -107,9 +111,19 @@ class Model {
   }
 
   take(topic: string, count: number, nowMs: number, gpu: boolean): ModelItem[] {
+    if (this.paused.has(topic)) return [];
     const ready = [...this.items.values()].filter((it) => it.topic === topic && it.state === "pending" && it.deliverAtMs <= nowMs && (gpu || !it.gpu));
     ready.sort((a, b) => a.priority - b.priority || a.deliverAtMs - b.deliverAtMs || a.seq - b.seq);
     return ready.slice(0, count);
+  }
+
+  /** What `list` without a state shows: ready items in delivery order, then the others in enqueue order. */
+  listed(topic: string, nowMs: number): string[] {
+    const live = [...this.items.values()].filter((it) => it.topic === topic && it.state !== "ended");
+    const ready = live.filter((it) => this.stateOf(it, nowMs) === "ready");
+    ready.sort((a, b) => a.priority - b.priority || a.deliverAtMs - b.deliverAtMs || a.seq - b.seq);
+    const others = live.filter((it) => this.stateOf(it, nowMs) !== "ready").sort((a, b) => a.seq - b.seq);
+    return [...ready, ...others].map((it) => it.id);
   }
 
   stateOf(it: ModelItem, nowMs: number): string {
@@ -155,7 +169,22 @@ async function run(seed: number): Promise<void> {
       }
       const listed = h.engine.topics("n", { prefix: t, limit: 1, after: null }).topics[0];
       const total = counts.ready + counts.delayed + counts.waiting + counts.leased + counts.dead;
-      expect(listed === undefined ? null : { ...listed, topic: undefined }).toEqual(total === 0 ? null : { ...counts, paused: false, topic: undefined });
+      const paused = model.paused.has(t);
+      const untilMs = model.paused.get(t) ?? null;
+      const expected = { ...counts, paused, ...(untilMs === null ? {} : { pausedUntilMs: untilMs }), topic: undefined };
+      expect(listed === undefined ? null : { ...listed, topic: undefined }).toEqual(total === 0 && !paused ? null : expected);
+      // list, paged with a random limit, against the model's order.
+      const limit = 1 + Math.floor(r() * 5);
+      const ids: string[] = [];
+      let after: ListCursor | null = null;
+      for (let page = 0; page < 100; page++) {
+        const got: ListPage = h.engine.list("n", t, { state: null, limit, after }, now);
+        expect(got.items.length).toBeLessThanOrEqual(limit);
+        ids.push(...got.items.map((s) => s.id));
+        if (got.next === null) break;
+        after = got.next;
+      }
+      expect(`${t}: ${ids.join(" ")}`).toBe(`${t}: ${model.listed(t, now).join(" ")}`);
     }
   };
 
@@ -290,6 +319,20 @@ async function run(seed: number): Promise<void> {
       } else if (roll < 0.88) {
         op = "restart";
         await h.restart();
+      } else if (roll < 0.91) {
+        const t = pick(topics);
+        if (r() < 0.6) {
+          const forMs = r() < 0.5 ? null : 1 + Math.floor(r() * 500);
+          op = `pause ${t} ${forMs}`;
+          const res = await h.settle(h.engine.pause("n", t, forMs, h.now));
+          expect(res.pausedUntilMs).toBe(forMs === null ? null : h.now + forMs);
+          model.paused.set(t, res.pausedUntilMs);
+        } else {
+          op = `resume ${t}`;
+          const res = await h.settle(h.engine.resume("n", t, h.now));
+          expect(res.resumed).toBe(model.paused.has(t));
+          model.paused.delete(t);
+        }
       } else {
         const jump = pick([0, 1, 10, 50, 100, 300, 700]);
         op = `jump ${jump}`;

@@ -1,5 +1,6 @@
 // Goal: the pairing heap pops in order at 1, 2 and many entries, removes and
-// re-keys by handle, stays FIFO-stable on ties via the comparator, and agrees
+// re-keys by handle, pairs a node's children in place (compactChildren)
+// without changing the order, stays FIFO-stable on ties via the comparator, and agrees
 // with a sorted array under a seeded random mix of operations.
 
 import { describe, expect, test } from "bun:test";
@@ -79,6 +80,27 @@ describe("PairingHeap", () => {
     expect(out.length).toBe(98);
     expect(out[out.length - 1]).toBe(1000);
     expect(out.includes(50)).toBe(false);
+  });
+
+  test("compactChildren pairs a node's children into one subtree; order, handles and size unchanged", () => {
+    const r = seededRandom(7);
+    const h = new PairingHeap<Entry>(less);
+    const nodes: Array<HeapNode<Entry>> = [];
+    for (let i = 0; i < 500; i++) nodes.push(h.insert({ k: Math.floor(r() * 50), seq: i }));
+    // Compact every node's children, root first, then random ones (leaves and single children are left as they are).
+    h.compactChildren(h.peekNode()!);
+    const root = h.peekNode()!;
+    expect(root.child).not.toBeNull();
+    expect(root.child!.next).toBeNull();
+    for (let i = 0; i < 200; i++) h.compactChildren(nodes[Math.floor(r() * nodes.length)]!);
+    h.checkInvariants();
+    expect(h.size).toBe(500);
+    // Handles still work, and pops come out in order.
+    h.remove(nodes[123]!);
+    const popped: Entry[] = [];
+    for (let e = h.pop(); e !== undefined; e = h.pop()) popped.push(e);
+    const expected = nodes.map((n) => n.value).filter((e) => e.seq !== 123).sort((a, b) => a.k - b.k || a.seq - b.seq);
+    expect(popped).toEqual(expected);
   });
 
   test("a million-deep chain does not overflow the stack", () => {
