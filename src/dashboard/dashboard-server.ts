@@ -26,7 +26,7 @@ import { overviewPage } from "./pages/overview.ts";
 import { signInPage } from "./pages/signin.ts";
 import { topicPage } from "./pages/topic.ts";
 import { topicsPage } from "./pages/topics.ts";
-import { anonymousAllowed, sameOrigin } from "./request-guard.ts";
+import { anonymousAllowed, isLoopbackHost, sameOrigin } from "./request-guard.ts";
 import { htmlResponse, jsonResponse, redirect, statusOf, textResponse } from "./responses.ts";
 import { sameSecret, SessionStore, SignInLimiter, type DashboardSession } from "./sessions.ts";
 import { ScopedInspector } from "./scoped-inspector.ts";
@@ -70,6 +70,10 @@ export function startDashboard(options: DashboardOptions): DashboardHandle {
   const history = new History();
   const cookieName = "orq_session";
   const sampler: Session = { connectionId: 0, scope: allNamespaces, readOnly: true };
+
+  if (!options.tokens.required && !isLoopbackHost(options.host)) {
+    options.logError("dashboard: no token is configured and the host is not loopback, so it refuses every request; configure tokens or use --ui-port off", { host: options.host });
+  }
 
   const sample = async (): Promise<void> => {
     const reply = await ops.call(sampler, "stats", {}, false);
