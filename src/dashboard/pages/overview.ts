@@ -29,6 +29,8 @@ function serverPanel(ctx: PageContext, server: Record<string, unknown>): Html {
 }
 
 export async function overviewPage(ctx: PageContext): Promise<PageResult> {
+  // The charts show ctx.ns: refuse a namespace outside the token's scope, as its chart data would be.
+  ctx.inspector.check(ctx.session.opSession, "overview", ctx.ns);
   const stats = await ctx.ops.callOrThrow(ctx.session.opSession, "stats", {});
   const namespaces = (stats.namespaces ?? {}) as Record<string, Record<string, unknown>>;
   const totals = (stats.totals ?? {}) as Record<string, unknown>;

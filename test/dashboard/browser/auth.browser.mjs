@@ -118,6 +118,7 @@ describe("dashboard security, tokens configured", { skip }, () => {
     const context = await browser.newContext();
     const { page } = await signIn(context, server.url, "shop-token");
     assert.doesNotMatch(await page.textContent("#state-totals"), /billing/);
+    assert.equal((await page.goto(`${server.url}/?ns=billing`)).status(), 403);
     const response = await page.goto(`${server.url}/topics?ns=billing`);
     assert.equal(response.status(), 403);
     assert.match(await page.textContent(".error"), /FORBIDDEN/);
