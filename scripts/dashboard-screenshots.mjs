@@ -66,6 +66,14 @@ await shot("topic", "/topic?ns=shop&topic=render-frames");
 await shot("item", `/item?ns=shop&id=${hostileId}`);
 await shot("dead", "/dead?ns=shop&topic=payments");
 await shot("matching", "/matching?ns=shop&topic=render-frames");
-await browser.close();
 client.close();
 await server.stop();
+// The sign-in page, from a server with a token configured.
+const guarded = await OrqProcess.start({ config: { auth: { tokens: [{ token: "screenshot-token", namespaces: ["*"] }] } } });
+await page.goto(`${guarded.url}/`);
+await page.fill('input[name="token"]', "wrong");
+await page.click('button[type="submit"]');
+await page.screenshot({ path: join(outDir, "dashboard-signin.png") });
+console.log("docs/images/dashboard-signin.png");
+await browser.close();
+await guarded.stop();

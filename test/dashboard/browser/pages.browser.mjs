@@ -156,6 +156,24 @@ describe("dashboard pages, no token (loopback)", { skip }, () => {
     await page.close();
   });
 
+  test("cancelling all dead letters of a topic goes through a confirmation page", async () => {
+    const { page, problems } = await watchedPage(context);
+    const trash = (await client.ok("enqueue", { ns: "shop", items: [{ topic: "trash", max_attempts: 1 }, { topic: "trash", max_attempts: 1 }] })).ids;
+    const taken = await client.ok("dequeue", { ns: "shop", topics: [{ topic: "trash", count: 2 }] });
+    await client.ok("nack", { ns: "shop", items: taken.items.map((d) => ({ receipt: d.receipt })) });
+    await page.goto(`${server.url}/dead?ns=shop&topic=trash`);
+    await page.click('button[value="cancel-all"]');
+    assert.match(await page.textContent("#confirm-form"), /Cancel all 2 dead letters of topic trash\?/);
+    // Nothing changed yet.
+    assert.deepEqual((await client.ok("get", { ns: "shop", ids: trash })).items.map((i) => i.state), ["dead", "dead"]);
+    await page.click("#confirm");
+    await page.waitForURL(/done=cancel/);
+    assert.match(await page.textContent(".notice"), /Cancelled: 2 dead letters/);
+    assert.deepEqual((await client.ok("get", { ns: "shop", ids: trash })).items.map((i) => i.outcome), ["cancelled", "cancelled"]);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   test("pause and resume from the page", async () => {
     const { page, problems } = await watchedPage(context);
     const pausedFlag = async () => (await client.ok("topics", { ns: "shop", prefix: "orders" })).topics.find((t) => t.topic === "orders").paused;
