@@ -60,11 +60,13 @@ export function gaugeSnapshot(inputs: GaugeInputs): GaugeSnapshot {
   }
   const engine = inputs.engineStats.engine as Record<string, unknown> | undefined;
   const waitersTotal = engine?.parkedWaitersTotal;
+  const pausedTopics = engine?.pausedTopics;
   return {
     items,
     breakers: inputs.breakers.map((state, shard) => ({ shard, state })),
     connections: inputs.connections,
     waiters: typeof waitersTotal === "number" ? waitersTotal : waitersFromNamespaces,
     unmatchable,
+    pausedTopics: typeof pausedTopics === "number" ? pausedTopics : 0,
   };
 }

@@ -38,6 +38,8 @@ export interface GaugeSnapshot {
    * stats report, docs/MATCHING.md). Optional so older sources still fit.
    */
   unmatchable?: ReadonlyArray<{ ns: string; topic: string; count: number }>;
+  /** Topics paused now (the `pause` op). Optional so older sources still fit. */
+  pausedTopics?: number;
 }
 
 export type GaugeSource = () => GaugeSnapshot;
@@ -229,6 +231,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     help: "Dequeues parked in long-poll, waiting for items.",
     registers: [registry],
   });
+  const pausedTopics = new Gauge({
+    name: "orq_topics_paused",
+    help: "Topics paused now (no deliveries until resume or the pause's end).",
+    registers: [registry],
+  });
 
   function refreshGauges(snapshot: GaugeSnapshot): void {
     items.reset();
@@ -262,6 +269,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     }
     connections.set(snapshot.connections);
     waiters.set(snapshot.waiters);
+    pausedTopics.set(snapshot.pausedTopics ?? 0);
   }
 
   return {

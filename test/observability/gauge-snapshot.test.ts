@@ -10,15 +10,16 @@ import { gaugeSnapshot, unlistedTopicLabel } from "../../src/observability/gauge
 const counts = (ready: number, leased = 0) => ({ ready, delayed: 0, waiting: 0, leased, dead: 0 });
 
 describe("gaugeSnapshot", () => {
-  test("per-topic counts, breakers by shard, connections and waiters", () => {
+  test("per-topic counts, breakers by shard, connections, waiters and paused topics", () => {
     const snapshot = gaugeSnapshot({
       engineStats: {
         namespaces: { shop: { ...counts(3, 1), topics: { a: counts(2, 1), b: counts(1) }, topicsTruncated: false, parkedWaiters: 2 } },
-        engine: { parkedWaitersTotal: 2 },
+        engine: { parkedWaitersTotal: 2, pausedTopics: 3 },
       },
       breakers: ["closed", "open"],
       connections: 4,
     });
+    expect(snapshot.pausedTopics).toBe(3);
     expect(snapshot.items.filter((i) => i.count > 0)).toEqual([
       { ns: "shop", topic: "a", state: "ready", count: 2 },
       { ns: "shop", topic: "a", state: "leased", count: 1 },

@@ -101,6 +101,7 @@ describe("createMetrics", () => {
       ],
       connections: 7,
       waiters: 3,
+      pausedTopics: 2,
     };
     const metrics = createMetrics({ processMetrics: false });
     metrics.setGaugeSource(() => snapshot);
@@ -113,6 +114,7 @@ describe("createMetrics", () => {
     expect(findSample(parsed, "orq_shard_breaker_state", { shard: "0", state: "closed" })?.value).toBe(1);
     expect(findSample(parsed, "orq_connections")?.value).toBe(7);
     expect(findSample(parsed, "orq_waiters")?.value).toBe(3);
+    expect(findSample(parsed, "orq_topics_paused")?.value).toBe(2);
 
     snapshot = { items: [{ ns: "a", topic: "t", state: "ready", count: 2 }], breakers: [], connections: 0, waiters: 0 };
     parsed = await scrape(metrics);
