@@ -1,7 +1,7 @@
 // The dashboard's static files, embedded: each `with { type: "file" }`
 // import is bundled into dist/orq by `bun build --compile`, so the binary
 // serves the dashboard from an empty folder. Served under /assets/<name>
-// with a long cache lifetime keyed by the server's version.
+// with `Cache-Control: no-cache` (revalidated, so an upgrade is seen at once).
 
 import appJs from "./assets/app.js" with { type: "file" };
 import appCss from "./assets/app.css" with { type: "file" };

@@ -202,6 +202,8 @@ export function startDashboard(options: DashboardOptions): DashboardHandle {
   const server = Bun.serve({
     hostname: options.host,
     port: options.port,
+    // Bun refuses larger bodies (413) before the handler reads them.
+    maxRequestBodySize: dashboardLimits.formBytesMax,
     fetch: (request, bunServer) => handle(request, bunServer.requestIP(request)?.address ?? "unknown"),
     error: (error) => {
       options.logError("dashboard request failed", { error: error.message });
