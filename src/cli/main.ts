@@ -36,7 +36,7 @@ function buildProgram(): Command {
     .description("run the server (flags > ORQ_* environment > config file > defaults)")
     .exitOverride();
   for (const setting of settings) {
-    const placeholder = setting.kind === "int" ? "<n>" : setting.kind === "choice" ? `<${setting.choices!.join("|")}>` : "<value>";
+    const placeholder = setting.kind === "int" ? "<n>" : setting.kind === "portOrOff" ? "<port|off>" : setting.kind === "choice" ? `<${setting.choices!.join("|")}>` : "<value>";
     serve.addOption(
       new Option(`${flagName(setting.key)} ${placeholder}`, `${setting.description} (default ${setting.defaultValue}; env ${envName(setting.key)})`),
     );

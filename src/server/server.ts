@@ -83,7 +83,7 @@ export class OrqServer {
     this.timer.rearm();
   }
 
-  /** Listen; resolves once connections are accepted. */
+  /** Listen: when this returns, the listener accepts connections (Bun.listen binds synchronously). */
   static start(options: ServerOptions): OrqServer {
     return new OrqServer(options);
   }
