@@ -153,7 +153,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
         clock,
         serverInfo: { version, nodeId: store.meta.nodeId, shards: store.shardCount },
         serverPanel: () => serverPanelFrom(writer.commitStats(), writer.breakerStates(clock.nowMs())),
-        logError: (message, fields) => logger.error(message, fields),
+        logger,
       });
     } catch (error) {
       process.stderr.write(`orq: cannot listen on ${config.host}:${config.uiPort} (dashboard): ${error instanceof Error ? error.message : String(error)}\n`);

@@ -10,6 +10,7 @@ import type { EngineInspector } from "../engine/inspect.ts";
 import type { Clock } from "../lib/clock.ts";
 import { dashboardLimits } from "../limits.ts";
 import { allNamespaces, type TokenTable } from "../server/auth.ts";
+import type { Logger } from "../server/logger.ts";
 import type { ServerInfo, Session } from "../server/op-types.ts";
 import { FormError, noticeFor, runAction } from "./actions.ts";
 import { readAsset } from "./assets.ts";
@@ -42,7 +43,8 @@ export interface DashboardOptions {
   clock: Clock;
   serverInfo: ServerInfo;
   serverPanel(): ServerPanel;
-  logError(message: string, fields: Record<string, unknown>): void;
+  /** Sign-ins (info), refused sign-ins (warn, with the client address, never the token), failures (error). */
+  logger: Logger;
 }
 
 export interface DashboardHandle {
@@ -72,7 +74,7 @@ export function startDashboard(options: DashboardOptions): DashboardHandle {
   const sampler: Session = { connectionId: 0, scope: allNamespaces, readOnly: true };
 
   if (!options.tokens.required && !isLoopbackHost(options.host)) {
-    options.logError("dashboard: no token is configured and the host is not loopback, so it refuses every request; configure tokens or use --ui-port off", { host: options.host });
+    options.logger.warn("dashboard: no token is configured and the host is not loopback, so it refuses every request; configure tokens or use --ui-port off", { host: options.host });
   }
 
   const sample = async (): Promise<void> => {
@@ -116,7 +118,7 @@ export function startDashboard(options: DashboardOptions): DashboardHandle {
 
   const errorPage = (ctx: PageContext | null, error: unknown, live: boolean): Response => {
     const status = error instanceof FormError ? 400 : statusOf(error);
-    if (status === 500 && !(error instanceof OpError)) options.logError("dashboard request failed", { error: error instanceof Error ? error.message : String(error) });
+    if (status === 500 && !(error instanceof OpError)) options.logger.error("dashboard request failed", { error: error instanceof Error ? error.message : String(error) });
     const message = error instanceof OpError ? `${error.error.code}: ${error.error.message}` : error instanceof FormError ? error.message : "internal error (logged)";
     const body = html`<p class="error" role="alert" data-status="${status}">${message}</p>`;
     if (live) return htmlResponse(body, status);
@@ -148,10 +150,17 @@ export function startDashboard(options: DashboardOptions): DashboardHandle {
     if (url.pathname === "/signin" && options.tokens.required) {
       if (!isPost) return htmlResponse(signInPage(null));
       const waitMs = limiter.attempt(clientAddress);
-      if (waitMs > 0) return htmlResponse(signInPage("Too many sign-in attempts from this address; wait a minute."), 429, { "retry-after": String(Math.ceil(waitMs / 1000)) });
+      if (waitMs > 0) {
+        options.logger.warn("dashboard sign-in rate-limited", { remote: clientAddress });
+        return htmlResponse(signInPage("Too many sign-in attempts from this address; wait a minute."), 429, { "retry-after": String(Math.ceil(waitMs / 1000)) });
+      }
       const access = options.tokens.access(form?.get("token") ?? "");
-      if (access === null) return htmlResponse(signInPage("That token is not valid."), 401);
+      if (access === null) {
+        options.logger.warn("dashboard sign-in refused: invalid token", { remote: clientAddress });
+        return htmlResponse(signInPage("That token is not valid."), 401);
+      }
       const session = sessions.create(access);
+      options.logger.info("dashboard sign-in", { remote: clientAddress, read_only: access.readOnly, session: session.opSession.connectionId });
       const maxAgeS = Math.floor(dashboardLimits.sessionMs / 1000);
       return redirect("/", { "set-cookie": `${cookieName}=${session.id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${maxAgeS}` });
     }
@@ -206,7 +215,7 @@ export function startDashboard(options: DashboardOptions): DashboardHandle {
     maxRequestBodySize: dashboardLimits.formBytesMax,
     fetch: (request, bunServer) => handle(request, bunServer.requestIP(request)?.address ?? "unknown"),
     error: (error) => {
-      options.logError("dashboard request failed", { error: error.message });
+      options.logger.error("dashboard request failed", { error: error.message });
       return textResponse("internal error\n", 500);
     },
   });
