@@ -4,6 +4,7 @@
 // pages themselves are tested in a real browser (test/dashboard/browser/).
 
 import { afterEach, describe, expect, test } from "bun:test";
+import { RawConnection } from "../support/raw-connection.ts";
 import { ServerProcess } from "../support/server-process.ts";
 
 let server: ServerProcess | null = null;
@@ -36,6 +37,28 @@ describe("orq serve --ui-port", () => {
     const index = await (await fetch(`http://${http}/`)).text();
     expect(index).toContain(`href="${url}"`);
   });
+
+  test("the history sampler records what the stats op reports, for the chart endpoint", async () => {
+    server = await ServerProcess.start();
+    const url = lineMatching(/^orq dashboard on (\S+)$/)?.[1] as string;
+    const c = await RawConnection.connect(server.port);
+    try {
+      await c.call({ op: "enqueue", ns: "hist", items: [{ topic: "t" }, { topic: "t" }, { topic: "t", delay_ms: 3_600_000 }] });
+    } finally {
+      c.close();
+    }
+    // The sampler runs every 5 s on the server's own timer: poll the chart data (bounded) until a sample shows the items.
+    const deadlineMs = Date.now() + 30_000;
+    let chart: { labels: string[]; data: number[][] } = { labels: [], data: [] };
+    while (Date.now() < deadlineMs) {
+      chart = await (await fetch(new URL("/api/history?ns=hist&kind=depths", url))).json();
+      if ((chart.data[1]?.length ?? 0) > 0) break;
+      await Bun.sleep(100);
+    }
+    expect(chart.labels).toEqual(["ready", "delayed", "waiting", "leased", "dead"]);
+    expect(chart.data[1]?.at(-1)).toBe(2);
+    expect(chart.data[2]?.at(-1)).toBe(1);
+  }, 60_000);
 
   test("--ui-port off starts no dashboard; the index says so", async () => {
     server = await ServerProcess.start({ args: ["--ui-port", "off"] });
