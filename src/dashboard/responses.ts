@@ -52,8 +52,12 @@ export function statusOf(error: unknown): number {
   }
 }
 
-/** Only a local path may be a redirect target (no scheme, no //host): never an open redirect. */
+/**
+ * Only a local path may be a redirect target (no scheme, no //host): never an
+ * open redirect. Whitespace and control characters are refused too, since
+ * browsers drop tabs and newlines from URLs ("/\t/evil" would become "//evil").
+ */
 export function localPath(value: string | null, fallback: string): string {
-  if (value === null || !value.startsWith("/") || value.startsWith("//") || value.includes("\\")) return fallback;
+  if (value === null || !value.startsWith("/") || value.startsWith("//") || /[\u0000-\u0020\u007f\\]/.test(value)) return fallback;
   return value;
 }

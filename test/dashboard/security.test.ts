@@ -94,3 +94,13 @@ describe("sign-in rate limit", () => {
     expect(limiter.attempt("a")).toBe(0);
   });
 });
+
+describe("redirect targets", () => {
+  test("only local paths; no scheme, host, backslash, whitespace or control character", async () => {
+    const { localPath } = await import("../../src/dashboard/responses.ts");
+    expect(localPath("/topics?ns=a&sort=ready", "/")).toBe("/topics?ns=a&sort=ready");
+    for (const bad of ["//evil.example", "https://evil.example", "/\t/evil.example", "/\\evil.example", "/\n/evil", "evil", "", null]) {
+      expect(localPath(bad, "/fallback")).toBe("/fallback");
+    }
+  });
+});
