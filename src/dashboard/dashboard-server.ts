@@ -135,7 +135,9 @@ export function startDashboard(options: DashboardOptions): DashboardHandle {
       if (request.method !== "GET" && request.method !== "HEAD") return textResponse("method not allowed\n", 405, { allow: "GET, HEAD" });
       const asset = await readAsset(url.pathname.slice("/assets/".length));
       if (asset === null) return textResponse("not found\n", 404);
-      return new Response(asset.body, { headers: { "content-type": asset.contentType, "cache-control": "no-cache", "x-content-type-options": "nosniff" } });
+      const headers = { "content-type": asset.contentType, "cache-control": "no-cache", etag: asset.etag, "x-content-type-options": "nosniff" };
+      if (request.headers.get("if-none-match") === asset.etag) return new Response(null, { status: 304, headers });
+      return new Response(asset.body, { headers });
     }
     const isPost = request.method === "POST";
     if (!isPost && request.method !== "GET" && request.method !== "HEAD") return textResponse("method not allowed\n", 405, { allow: "GET, HEAD, POST" });

@@ -33,6 +33,13 @@ describe("orq serve --ui-port", () => {
     const page = await fetch(url as string);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("<h1>Overview</h1>");
+    // Assets carry an ETag; a revalidation with it is 304 with no body.
+    const asset = await fetch(new URL("/assets/app.js", url));
+    const etag = asset.headers.get("etag") as string;
+    expect(etag).toMatch(/^"[0-9a-z]+"$/);
+    const again = await fetch(new URL("/assets/app.js", url), { headers: { "if-none-match": etag } });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe("");
     const http = lineMatching(/^orq http on (\S+)$/)?.[1];
     const index = await (await fetch(`http://${http}/`)).text();
     expect(index).toContain(`href="${url}"`);
@@ -51,7 +58,7 @@ describe("orq serve --ui-port", () => {
     const deadlineMs = Date.now() + 30_000;
     let chart: { labels: string[]; data: number[][] } = { labels: [], data: [] };
     while (Date.now() < deadlineMs) {
-      chart = await (await fetch(new URL("/api/history?ns=hist&kind=depths", url))).json();
+      chart = (await (await fetch(new URL("/api/history?ns=hist&kind=depths", url))).json()) as typeof chart;
       if ((chart.data[1]?.length ?? 0) > 0) break;
       await Bun.sleep(100);
     }
