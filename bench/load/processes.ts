@@ -39,7 +39,7 @@ export function beanstalkdPath(): string | null {
 export async function startOrq(dataDir: string, durability: Durability, logPath: string): Promise<Child> {
   const argv = [
     process.execPath, ...(process.env.ORQ_BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.ORQ_BENCH_CPU_PROF}`] : []), ORQ_MAIN, "serve",
-    "--host", "127.0.0.1", "--port", "0", "--http-port", "0",
+    "--host", "127.0.0.1", "--port", "0", "--http-port", "0", "--ui-port", "off",
     "--data-dir", dataDir, "--shards", "16", "--durability", durability,
   ];
   return startWithBanner("orq", argv, /orq listening on ([^\s:]+):(\d+)/, logPath);

@@ -40,7 +40,7 @@ class Server:
             command = [os.path.abspath(binary)]
         else:
             command = [os.path.join(REPO, "node_modules", ".bin", "bun"), os.path.join(REPO, "src", "cli", "main.ts")]
-        command += ["serve", "--host", "127.0.0.1", "--port", "0", "--http-port", "0", "--data-dir", self.data_dir]
+        command += ["serve", "--host", "127.0.0.1", "--port", "0", "--http-port", "0", "--ui-port", "0", "--data-dir", self.data_dir]
         self.process = subprocess.Popen(
             command, cwd=self.data_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )

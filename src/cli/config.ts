@@ -17,6 +17,8 @@ export interface ServeConfig {
   host: string;
   port: number;
   httpPort: number;
+  /** The web dashboard's port (0 picks a free one); null when `off`. */
+  uiPort: number | null;
   dataDir: string;
   shards: number;
   /** The config file read, or null when none was (the default path is optional). */
@@ -52,8 +54,8 @@ interface Setting {
   key: string;
   description: string;
   defaultValue: string | number | boolean;
-  /** `flag`: a boolean, true when the flag is given without a value. */
-  kind: "string" | "int" | "choice" | "flag";
+  /** `flag`: a boolean, true when the flag is given without a value; `portOrOff`: a port number, or null for `off`. */
+  kind: "string" | "int" | "choice" | "flag" | "portOrOff";
   min?: number;
   max?: number;
   choices?: readonly string[];
@@ -66,6 +68,7 @@ export const settings: readonly Setting[] = [
   { name: "host", key: "host", description: "address to listen on", defaultValue: "127.0.0.1", kind: "string" },
   { name: "port", key: "port", description: "TCP port of the protocol (0 picks a free one)", defaultValue: 7420, kind: "int", min: 0, max: 65535 },
   { name: "httpPort", key: "http_port", description: "HTTP port for /healthz, /readyz, /metrics (0 picks a free one)", defaultValue: 7421, kind: "int", min: 0, max: 65535 },
+  { name: "uiPort", key: "ui_port", description: "HTTP port of the web dashboard, on --host (0 picks a free one; off disables it)", defaultValue: 7422, kind: "portOrOff", min: 0, max: 65535 },
   { name: "dataDir", key: "data_dir", description: "directory of the LMDB data files", defaultValue: "./data", kind: "string" },
   { name: "shards", key: "shards", description: "shard count (fixed when the data dir is created)", defaultValue: 16, kind: "int", min: 1, max: 1024 },
   { name: "durability", key: "durability", description: "strict = fsync before replying; relaxed = survive a process crash, not power loss", defaultValue: "strict", kind: "choice", choices: ["strict", "relaxed"] },
@@ -106,7 +109,7 @@ export function resolveConfig(sources: ConfigSources): ServeConfig {
   if (text === null && explicitPath !== undefined) throw new ConfigError(`config file ${configPath}: not found`);
   const file = text === null ? {} : parseFile(configPath, text);
 
-  const resolved: Record<string, string | number | boolean> = {};
+  const resolved: Record<string, string | number | boolean | null> = {};
   for (const setting of settings) {
     const flag = sources.flags[setting.name];
     const env = sources.env[envName(setting.key)];
@@ -167,10 +170,11 @@ function describe(setting: Setting): string {
   if (setting.kind === "int") return `an integer from ${setting.min} to ${setting.max}`;
   if (setting.kind === "choice") return `one of ${setting.choices!.join(", ")}`;
   if (setting.kind === "flag") return "true or false";
+  if (setting.kind === "portOrOff") return `a port from ${setting.min} to ${setting.max}, or off`;
   return "a non-empty string";
 }
 
-function parseText(setting: Setting, raw: string | boolean, source: string): string | number | boolean {
+function parseText(setting: Setting, raw: string | boolean, source: string): string | number | boolean | null {
   // commander hands a flag given without a value over as `true`.
   if (setting.kind === "flag") {
     if (raw === true || raw === "true" || raw === "1") return true;
@@ -178,7 +182,8 @@ function parseText(setting: Setting, raw: string | boolean, source: string): str
     throw new ConfigError(`${source} (${setting.key}): "${String(raw)}" is not ${describe(setting)}`);
   }
   if (typeof raw !== "string") throw new ConfigError(`${source} (${setting.key}): needs a value`);
-  if (setting.kind === "int") {
+  if (setting.kind === "portOrOff" && raw.trim() === "off") return null;
+  if (setting.kind === "int" || setting.kind === "portOrOff") {
     const trimmed = raw.trim();
     if (!/^-?\d+$/.test(trimmed)) throw new ConfigError(`${source} (${setting.key}): "${raw}" is not ${describe(setting)}`);
     return checkJson(setting, Number(trimmed), source);
@@ -186,7 +191,7 @@ function parseText(setting: Setting, raw: string | boolean, source: string): str
   return checkJson(setting, raw, source);
 }
 
-function checkJson(setting: Setting, value: unknown, source: string): string | number | boolean {
+function checkJson(setting: Setting, value: unknown, source: string): string | number | boolean | null {
   const bad = (): never => {
     throw new ConfigError(`${source}: ${JSON.stringify(value)} is not ${describe(setting)}`);
   };
@@ -194,7 +199,8 @@ function checkJson(setting: Setting, value: unknown, source: string): string | n
     if (typeof value !== "boolean") bad();
     return value as boolean;
   }
-  if (setting.kind === "int") {
+  if (setting.kind === "portOrOff" && value === "off") return null;
+  if (setting.kind === "int" || setting.kind === "portOrOff") {
     if (typeof value !== "number" || !Number.isSafeInteger(value) || value < setting.min! || value > setting.max!) bad();
     return value as number;
   }
@@ -215,9 +221,10 @@ function parseAuth(path: string, value: unknown): TokenGrant[] {
     const at = `${where}.tokens[${i}]`;
     if (typeof entry !== "object" || entry === null || Array.isArray(entry)) throw new ConfigError(`${at}: must be an object`);
     for (const key of Object.keys(entry)) {
-      if (key !== "token" && key !== "namespaces") throw new ConfigError(`${at}: unknown key "${key}"`);
+      if (key !== "token" && key !== "namespaces" && key !== "role") throw new ConfigError(`${at}: unknown key "${key}"`);
     }
-    const { token, namespaces } = entry as { token?: unknown; namespaces?: unknown };
+    const { token, namespaces, role } = entry as { token?: unknown; namespaces?: unknown; role?: unknown };
+    if (role !== undefined && role !== "read" && role !== "write") throw new ConfigError(`${at}.role: must be "read" or "write"`);
     if (typeof token !== "string" || token.length === 0) throw new ConfigError(`${at}.token: must be a non-empty string`);
     if (!Array.isArray(namespaces) || namespaces.length === 0) throw new ConfigError(`${at}.namespaces: must be a non-empty array`);
     namespaces.forEach((ns: unknown, j: number) => {
@@ -225,7 +232,7 @@ function parseAuth(path: string, value: unknown): TokenGrant[] {
         throw new ConfigError(`${at}.namespaces[${j}]: must be a namespace name (1..${defaultLimits.namespaceBytesMax} bytes) or "*"`);
       }
     });
-    return { token, namespaces: namespaces as string[] };
+    return { token, namespaces: namespaces as string[], role: role ?? "write" };
   });
 }
 

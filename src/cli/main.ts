@@ -37,7 +37,15 @@ function buildProgram(): Command {
     .exitOverride();
   for (const setting of settings) {
     const placeholder =
-      setting.kind === "int" ? " <n>" : setting.kind === "choice" ? ` <${setting.choices!.join("|")}>` : setting.kind === "flag" ? "" : " <value>";
+      setting.kind === "int"
+        ? " <n>"
+        : setting.kind === "portOrOff"
+          ? " <port|off>"
+          : setting.kind === "choice"
+            ? ` <${setting.choices!.join("|")}>`
+            : setting.kind === "flag"
+              ? ""
+              : " <value>";
     serve.addOption(
       new Option(`${flagName(setting.key)}${placeholder}`, `${setting.description} (default ${setting.defaultValue}; env ${envName(setting.key)})`),
     );

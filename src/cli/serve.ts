@@ -17,6 +17,11 @@
 // while /healthz answers and /readyz says 503. Last the protocol port listens
 // and `orq listening on HOST:PORT` is printed; /readyz is 200 from then until
 // shutdown begins.
+//
+// The web dashboard (--ui-port, default 7422, `off` disables it) starts right
+// after the protocol port, on the same host, and prints
+// `orq dashboard on http://HOST:PORT/` before the listening line; the HTTP
+// side port's index page links it.
 
 import { BeanstalkServer } from "../beanstalk/beanstalk-server.ts";
 import { isLoopbackHost } from "../beanstalk/loopback.ts";
@@ -42,6 +47,8 @@ import { gaugeSnapshot } from "../observability/gauge-snapshot.ts";
 import { startHttpServer, type HttpServerHandle } from "../observability/http-server.ts";
 import { createMetrics } from "../observability/metrics.ts";
 import type { Clock } from "../lib/clock.ts";
+import { startDashboard, type DashboardHandle } from "../dashboard/dashboard-server.ts";
+import { serverPanelFrom } from "../dashboard/server-panel.ts";
 
 /** Longest graceful shutdown: past it the process exits 1 without waiting for slow clients. */
 export const shutdownMsMax = 10_000;
@@ -139,6 +146,8 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
   const metrics = createMetrics({ version });
   // Set once the protocol port listens; /readyz is 503 until then (recovery) and again once draining.
   let server: OrqServer | null = null;
+  // Set once the dashboard listens (after recovery); the index at / links it, or says it is off.
+  let dashboardUrl: string | null = null;
   let http: HttpServerHandle;
   try {
     http = await startHttpServer({
@@ -146,6 +155,10 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
       port: config.httpPort,
       metrics,
       isReady: () => server !== null && !shuttingDown && !server.draining,
+      indexLinks: () =>
+        dashboardUrl !== null
+          ? [{ path: dashboardUrl, description: "web dashboard" }]
+          : [{ path: null, description: config.uiPort === null ? "web dashboard: off (--ui-port off)" : "web dashboard: starting" }],
       logError: (message) => logger.error("http request failed", { message }),
     });
   } catch (error) {
@@ -187,6 +200,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     },
     residentBytes: () => process.memoryUsage.rss(),
   });
+  const tokens = new TokenTable(config.tokens);
   let started: OrqServer;
   try {
     started = OrqServer.start({
@@ -195,7 +209,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
       engine,
       limits,
       clock,
-      tokens: new TokenTable(config.tokens),
+      tokens,
       serverInfo: { version, nodeId: store.meta.nodeId, shards: store.shardCount },
       logger,
       fatal,
@@ -241,11 +255,32 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     const nowMs = clock.nowMs();
     return gaugeSnapshot({ engineStats: engine.stats(null, nowMs), breaker: writer.breakerState(nowMs), connections: started.connectionCount });
   });
+  let dashboard: DashboardHandle | null = null;
+  if (config.uiPort !== null) {
+    try {
+      dashboard = startDashboard({
+        host: config.host,
+        port: config.uiPort,
+        requests: started,
+        inspector: engine,
+        tokens,
+        clock,
+        serverInfo: { version, nodeId: store.meta.nodeId, shards: store.shardCount },
+        serverPanel: () => serverPanelFrom(writer.commitStats(), writer.breakerState(clock.nowMs())),
+        logger,
+      });
+    } catch (error) {
+      process.stderr.write(`orq: cannot listen on ${config.host}:${config.uiPort} (dashboard): ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(startupFailureExitCode);
+    }
+  }
+  dashboardUrl = dashboard?.url ?? null;
 
   logger.info("started", {
     host: started.host,
     port: started.port,
     http_port: http.port,
+    ui_port: dashboard?.port ?? null,
     data_dir: config.dataDir,
     shards: store.shardCount,
     durability: config.durability,
@@ -254,6 +289,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     beanstalk_port: beanstalk?.port ?? null,
   });
   if (beanstalk !== null) process.stdout.write(`orq beanstalk on ${config.host}:${beanstalk.port}\n`);
+  if (dashboard !== null) process.stdout.write(`orq dashboard on ${dashboard.url}\n`);
   const shutdown = async (): Promise<void> => {
     const bound = setTimeout(() => {
       logger.error("shutdown took too long: exiting", { bound_ms: shutdownMsMax });
@@ -271,6 +307,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     await started.whenAllClosed(closeGraceMs);
     clearInterval(commitPoller);
     await http.stop();
+    await dashboard?.stop();
     await store.close();
     clearTimeout(bound);
     logger.info("stopped");

@@ -49,6 +49,7 @@ import type { OpContext } from "./op-context.ts";
 import { Pauses } from "./pause.ts";
 import * as receiptOps from "./receipt-ops.ts";
 import { loadStoreInSteps, type RecoveryProgress } from "./recovery.ts";
+import { idByKey, matchingView, readySinceMs, type EngineInspector, type MatchingView } from "./inspect.ts";
 import { buildStats } from "./stats.ts";
 import { UnmatchableReporter } from "./unmatchable.ts";
 
@@ -63,7 +64,7 @@ export interface EngineOptions {
   nowMs: number;
 }
 
-export class Engine implements EngineApi, ItemOpsApi {
+export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
   private readonly s: ItemStates;
   private readonly dequeuer: Dequeuer;
   private readonly enqueuer: Enqueuer;
@@ -231,6 +232,20 @@ export class Engine implements EngineApi, ItemOpsApi {
 
   countReadyBelow(nsName: string, topicName: string | null, priorityBelow: number): number {
     return itemOps.countReadyBelow(this.ctx, nsName, topicName, priorityBelow);
+  }
+
+  // Read-only questions for the web dashboard (inspect.ts); its caller checks the namespace scope.
+  matchingView(nsName: string, topicName: string, nowMs: number): MatchingView {
+    const sources = { namespaces: this.s.namespaces, asks: this.dequeuer.asks, registry: this.s.registry, askWindowMs: this.s.limits.unmatchableAskWindowMs };
+    return matchingView(sources, nsName, topicName, nowMs);
+  }
+
+  idByKey(nsName: string, topicName: string, key: string): string | null {
+    return idByKey(this.s.namespaces, nsName, topicName, key);
+  }
+
+  readySinceMs(nsName: string, topicNames: readonly string[]): Array<number | null> {
+    return readySinceMs(this.s.namespaces, nsName, topicNames);
   }
 
   /** Live items (dead letters included): what recovery loaded, for the server's start-up decisions. */

@@ -86,6 +86,19 @@ export class AskTracker {
     asks.set(kind, new Ask(caps, nowMs));
   }
 
+  /**
+   * Every kind that asked `topic` within `windowMs` of nowMs, with its
+   * capabilities and last ask, for the dashboard's matching view. Read only:
+   * it forgets nothing, so a view never changes what `stats` reports.
+   */
+  recentAsks(topic: Topic, nowMs: number, windowMs: number): Array<{ kind: number; caps: Capabilities | null; lastAskMs: number }> {
+    const asks = this.byTopic.get(topic);
+    if (asks === undefined) return [];
+    const recent: Array<{ kind: number; caps: Capabilities | null; lastAskMs: number }> = [];
+    for (const [kind, ask] of asks) if (nowMs - ask.lastAskMs <= windowMs) recent.push({ kind, caps: ask.caps, lastAskMs: ask.lastAskMs });
+    return recent;
+  }
+
   /** Kinds remembered for `topic`, recent or not yet forgotten (for tests). */
   rememberedKinds(topic: Topic): number {
     return this.byTopic.get(topic)?.size ?? 0;

@@ -8,6 +8,7 @@
 //   GET /readyz   200 "ready" once isReady() (recovery done, accepting work);
 //                 503 "not ready" before that and while draining
 //   GET /metrics  Prometheus text format 0.0.4
+//   GET /         a small index linking the above and the web dashboard (if on)
 //   anything else 404; a method other than GET or HEAD on a known path 405
 
 import type { Metrics } from "./metrics.ts";
@@ -18,14 +19,16 @@ export interface HttpServerOptions {
   port: number;
   metrics: Metrics;
   isReady: () => boolean;
+  /** The web dashboard's URL, linked from the index page; null when it is off. */
   /** Where a failed request (a throwing gauge source) is reported; default stderr. */
   logError?: (message: string) => void;
-  /** More pages for the index at `/` (e.g. a dashboard), after the three built-in ones. */
-  indexLinks?: readonly IndexLink[];
+  /** More entries for the index at `/` (the dashboard), after the three built-in ones; read at each request. */
+  indexLinks?: () => readonly IndexLink[];
 }
 
 export interface IndexLink {
-  path: string;
+  /** Where it links; null for a line of text (e.g. "web dashboard: off"). */
+  path: string | null;
   description: string;
 }
 
@@ -41,9 +44,11 @@ function escapeHtml(text: string): string {
 }
 
 function indexPage(links: readonly IndexLink[]): Response {
-  const items = links.map((link) => `<li><a href="${escapeHtml(link.path)}">${escapeHtml(link.path)}</a>: ${escapeHtml(link.description)}</li>`);
+  const items = links.map((link) =>
+    link.path === null ? `<li>${escapeHtml(link.description)}</li>` : `<li><a href="${escapeHtml(link.path)}">${escapeHtml(link.path)}</a>: ${escapeHtml(link.description)}</li>`,
+  );
   const body = `<!doctype html>\n<html><head><meta charset="utf-8"><title>orq</title></head>\n<body><h1>orq</h1>\n<ul>\n${items.join("\n")}\n</ul></body></html>\n`;
-  return new Response(body, { status: 200, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } });
+  return new Response(body, { status: 200, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "content-security-policy": "default-src 'none'" } });
 }
 
 export interface HttpServerHandle {
@@ -62,7 +67,7 @@ async function route(request: Request, options: HttpServerOptions): Promise<Resp
   const known = path === "/" || path === "/healthz" || path === "/readyz" || path === "/metrics";
   if (!known) return text("not found\n", 404);
   if (request.method !== "GET" && request.method !== "HEAD") return text("method not allowed\n", 405, { allow: "GET, HEAD" });
-  if (path === "/") return indexPage([...builtInLinks, ...(options.indexLinks ?? [])]);
+  if (path === "/") return indexPage([...builtInLinks, ...(options.indexLinks?.() ?? [])]);
   if (path === "/healthz") return text("ok\n", 200);
   if (path === "/readyz") return options.isReady() ? text("ready\n", 200) : text("not ready\n", 503);
   const body = await options.metrics.render();
@@ -71,6 +76,8 @@ async function route(request: Request, options: HttpServerOptions): Promise<Resp
     headers: { "content-type": options.metrics.contentType, "cache-control": "no-store" },
   });
 }
+
+/** Links only: the dashboard URL is the server's own, so nothing user-supplied reaches this markup. */
 
 export async function startHttpServer(options: HttpServerOptions): Promise<HttpServerHandle> {
   const server = Bun.serve({

@@ -6,10 +6,21 @@
 
 import { createHash, timingSafeEqual } from "node:crypto";
 
+/** What a token may do: "write" (the default) every op; "read" only the ops that change nothing (OpSpec.changesState false). */
+export type TokenRole = "read" | "write";
+
 export interface TokenGrant {
   token: string;
   /** Namespaces the token may use; "*" allows every namespace. */
   namespaces: string[];
+  /** Absent means "write". */
+  role?: TokenRole;
+}
+
+/** What a token grants: its namespace scope and whether it is limited to read-only ops. */
+export interface Access {
+  scope: NamespaceScope;
+  readOnly: boolean;
 }
 
 /** What an authenticated connection may touch. */
@@ -31,14 +42,15 @@ function digest(token: string): Buffer {
 }
 
 export class TokenTable {
-  private readonly entries: Array<{ digest: Buffer; scope: NamespaceScope }>;
+  private readonly entries: Array<{ digest: Buffer; access: Access }>;
 
   constructor(grants: readonly TokenGrant[]) {
     this.entries = grants.map((grant) => ({
       digest: digest(grant.token),
-      scope: grant.namespaces.includes("*")
-        ? allNamespaces
-        : { all: false as const, namespaces: new Set(grant.namespaces) },
+      access: {
+        scope: grant.namespaces.includes("*") ? allNamespaces : { all: false as const, namespaces: new Set(grant.namespaces) },
+        readOnly: grant.role === "read",
+      },
     }));
   }
 
@@ -49,10 +61,15 @@ export class TokenTable {
 
   /** The scope a token grants, or null when it matches no configured token. */
   lookup(token: string): NamespaceScope | null {
+    return this.access(token)?.scope ?? null;
+  }
+
+  /** The scope and role a token grants, or null when it matches no configured token. */
+  access(token: string): Access | null {
     const presented = digest(token);
-    let found: NamespaceScope | null = null;
+    let found: Access | null = null;
     for (const entry of this.entries) {
-      if (timingSafeEqual(presented, entry.digest) && found === null) found = entry.scope;
+      if (timingSafeEqual(presented, entry.digest) && found === null) found = entry.access;
     }
     return found;
   }

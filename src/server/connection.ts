@@ -52,7 +52,7 @@ export class Connection implements RequestSource, FrameSink {
     private readonly logger: Logger,
     private readonly hooks: ConnectionHooks,
   ) {
-    this.session = { connectionId: id, scope: initialScope };
+    this.session = { connectionId: id, scope: initialScope, readOnly: false };
     this.decoder = new FrameDecoder(limits.frameBytesMax, this);
     this.output = new OutputQueue(socket, () => this.onOutputProgress());
   }

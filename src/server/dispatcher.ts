@@ -2,7 +2,10 @@
 // here, once, in this order, before any handler: decodable map (else
 // BAD_FRAME, connection closed), id (else BAD_REQUEST with id 0), op name
 // (UNKNOWN_OP), draining (SHUTTING_DOWN), authentication (UNAUTHORIZED),
-// namespace shape (BAD_REQUEST/TOO_LARGE on `ns`) and scope (FORBIDDEN).
+// namespace shape (BAD_REQUEST/TOO_LARGE on `ns`), scope (FORBIDDEN), and a
+// read-only token's role (FORBIDDEN for an op that changes state). The web
+// dashboard (src/dashboard/) hands its already-built requests to
+// handleRequest, so its auth and scope go through these same checks.
 // Replies that wait for durability or a parked dequeue are sent when they
 // settle, so later requests are not held up (replies go out of order). A
 // reply is queued before its request counts as finished, so a shutdown that
@@ -38,6 +41,12 @@ export interface RequestSource {
   /** A request whose reply will come later started / finished. */
   requestStarted(): void;
   requestFinished(): void;
+  /**
+   * False for the server's own background requests (the dashboard's history
+   * sampler): they skip onRequestDone, so they neither show in the request
+   * metrics nor count as client traffic for the idle collection.
+   */
+  readonly metered?: boolean;
 }
 
 export interface DispatcherOptions {
@@ -82,6 +91,11 @@ export class Dispatcher {
       source.fail({ code: "BAD_FRAME", message: "a frame must hold one MessagePack map" });
       return;
     }
+    this.handleRequest(source, request);
+  }
+
+  /** One decoded request map: the generic checks, then the op's handler. */
+  handleRequest(source: RequestSource, request: Source): void {
     const startMs = this.options.onRequestDone === undefined ? 0 : performance.now();
     const opLabel = typeof request.op === "string" ? request.op : "unknown";
     const id = request.id;
@@ -106,6 +120,10 @@ export class Dispatcher {
     const session = source.session;
     if (spec.needsAuth && session.scope === null) {
       this.answer(source, opLabel, startMs, errorReply(id, { code: "UNAUTHORIZED", message: "send hello with a valid token first" }));
+      return;
+    }
+    if (spec.changesState && session.readOnly) {
+      this.answer(source, opLabel, startMs, errorReply(id, { code: "FORBIDDEN", message: `this token is read-only: it may not use ${opName}` }));
       return;
     }
     let ns: string | null = null;
@@ -150,7 +168,7 @@ export class Dispatcher {
   private answer(source: RequestSource, op: string, startMs: number, reply: Source): void {
     source.send(reply);
     const onDone = this.options.onRequestDone;
-    if (onDone === undefined) return;
+    if (onDone === undefined || source.metered === false) return;
     const code = reply.ok === true ? "OK" : ((reply.error as WireError).code as string);
     onDone(op, code, performance.now() - startMs);
   }

@@ -20,6 +20,8 @@ export interface Session {
   readonly connectionId: number;
   /** What this connection may touch; null until a hello with a valid token (when auth is on). */
   scope: NamespaceScope | null;
+  /** Set by hello from the token's role: a read-only session may call only ops with changesState false. */
+  readOnly: boolean;
 }
 
 export interface OpContext {
@@ -37,7 +39,7 @@ export interface OpContext {
  * What a handler produced. A failure (request decoding or engine) and a
  * rejected `durable` are turned into wire errors by error-mapping.ts, the one
  * place that does so; `error` is for the protocol-level codes a handler may
- * raise itself (UNAUTHORIZED from hello, FORBIDDEN from stats).
+ * raise itself (UNAUTHORIZED from hello).
  */
 export type OpOutcome =
   | { kind: "reply"; value: Source; durable: Promise<void> | null }
@@ -54,6 +56,8 @@ export interface OpSpec {
   needsAuth: boolean;
   /** False for every op that starts or changes work: refused with SHUTTING_DOWN while draining. */
   allowedWhileDraining: boolean;
+  /** True for every op that changes an item, a topic or a lease: refused (FORBIDDEN) to a read-only token. */
+  changesState: boolean;
   handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome;
 }
 

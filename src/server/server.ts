@@ -12,10 +12,11 @@ import { FrameEncoder } from "../protocol/frame-encoder.ts";
 import { allNamespaces, type TokenTable } from "./auth.ts";
 import { Connection } from "./connection.ts";
 import { DeadlineTimer } from "./deadline-timer.ts";
-import { Dispatcher } from "./dispatcher.ts";
+import { Dispatcher, type RequestSource } from "./dispatcher.ts";
 import { exitOnFatal, type FatalHandler } from "./fatal.ts";
 import type { Logger } from "./logger.ts";
 import type { ServerInfo } from "./op-types.ts";
+import type { Source } from "./request-reader.ts";
 
 export interface ServerOptions {
   host: string;
@@ -99,7 +100,7 @@ export class OrqServer {
     this.timer.rearm();
   }
 
-  /** Listen; resolves once connections are accepted. */
+  /** Listen: when this returns, the listener accepts connections (Bun.listen binds synchronously). */
   static start(options: ServerOptions): OrqServer {
     return new OrqServer(options);
   }
@@ -129,6 +130,15 @@ export class OrqServer {
     this.dispatcher.draining = true;
     this.listener.stop(false);
     this.options.engine.releaseWaiters();
+    this.timer.rearm();
+  }
+
+  /**
+   * One decoded request from an in-process caller (the web dashboard), through
+   * the same dispatcher and checks as a TCP connection's requests.
+   */
+  handleRequest(source: RequestSource, request: Source): void {
+    this.dispatcher.handleRequest(source, request);
     this.timer.rearm();
   }
 

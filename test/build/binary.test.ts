@@ -1,7 +1,7 @@
 // Goal: the standalone binary (dist/orq, built by `npm run build`) runs from an
 // empty directory with no Bun, Node or node_modules on PATH or nearby: it
 // serves the protocol, keeps unacked items across a restart, exits 0 on
-// SIGTERM, and fails with a clear message and exit 1 when its native addon
+// SIGTERM, serves the web dashboard and its embedded assets, and fails with a clear message and exit 1 when its native addon
 // cannot be loaded. Skipped when dist/orq is absent unless ORQ_REQUIRE_BINARY=1
 // (the CI smoke job sets it so a missing binary fails instead of skipping).
 
@@ -37,7 +37,7 @@ afterAll(() => {
 });
 
 function serve(): Promise<ServerProcess> {
-  const command = [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--http-port", "0", "--data-dir", path.join(workDir, "data")];
+  const command = [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--http-port", "0", "--ui-port", "0", "--data-dir", path.join(workDir, "data")];
   return startServerProcess(command, { cwd: workDir, env: bareEnv });
 }
 
@@ -84,8 +84,32 @@ describe.skipIf(!haveBinary)("dist/orq", () => {
     }
   }, 60_000);
 
+  test("serves the web dashboard and its embedded assets from an empty folder", async () => {
+    const server = await serve();
+    try {
+      const url = /orq dashboard on (\S+)/.exec(server.output())?.[1];
+      expect(url).toBeDefined();
+      const page = await fetch(url as string);
+      expect(page.status).toBe(200);
+      expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
+      const html = await page.text();
+      expect(html).toContain("<h1>Overview</h1>");
+      expect(html).toContain('src="/assets/app.js"');
+      for (const [asset, marker] of [["app.js", "visibilitychange"], ["uPlot.iife.min.js", "uPlot"], ["app.css", "--accent"]] as const) {
+        const response = await fetch(new URL(`/assets/${asset}`, url));
+        expect(response.status).toBe(200);
+        expect(await response.text()).toContain(marker);
+      }
+      expect(await server.stop()).toBe(0);
+    } catch (error) {
+      console.error(`server output:\n${server.output()}`);
+      await server.stop();
+      throw error;
+    }
+  }, 60_000);
+
   test("exits 1 with a clear message when the native addon cannot be extracted", async () => {
-    const result = await runToExit([binary, "serve", "--port", "0", "--http-port", "0", "--data-dir", path.join(workDir, "data2")], {
+    const result = await runToExit([binary, "serve", "--port", "0", "--http-port", "0", "--ui-port", "0", "--data-dir", path.join(workDir, "data2")], {
       cwd: workDir,
       env: { PATH: "/usr/bin:/bin", TMPDIR: path.join(workDir, "no-such-dir") },
     });

@@ -27,7 +27,7 @@ describe("TOML config", () => {
       ].join("\n"),
     );
     expect(config).toMatchObject({ port: 7500, dataDir: "/var/lib/orq", durability: "relaxed", configPath: "orq.toml" });
-    expect(config.tokens).toEqual([{ token: "s3cret", namespaces: ["billing", "*"] }]);
+    expect(config.tokens).toEqual([{ token: "s3cret", namespaces: ["billing", "*"], role: "write" }]);
     expect(config.namespaces).toEqual({ billing: { enqueuePerMinute: 6000 } });
   });
 

@@ -28,6 +28,26 @@ function errorOf(fn: () => unknown): string {
   throw new Error("expected a ConfigError");
 }
 
+describe("ui_port and token roles", () => {
+  test("ui_port: default 7422; a port, 0, or off from a flag, the environment or the file", () => {
+    expect(resolve().uiPort).toBe(7422);
+    expect(resolve({ flags: { uiPort: "0" } }).uiPort).toBe(0);
+    expect(resolve({ flags: { uiPort: "off" } }).uiPort).toBeNull();
+    expect(resolve({ env: { ORQ_UI_PORT: "off" } }).uiPort).toBeNull();
+    expect(resolve({ file: { ui_port: "off" } }).uiPort).toBeNull();
+    expect(resolve({ file: { ui_port: 65535 } }).uiPort).toBe(65535);
+    expect(errorOf(() => resolve({ file: { ui_port: 65536 } }))).toContain("or off");
+    expect(errorOf(() => resolve({ flags: { uiPort: "-1" } }))).toContain("--ui-port");
+    expect(errorOf(() => resolve({ flags: { uiPort: "on" } }))).toContain("--ui-port");
+  });
+
+  test("a token's role is read or write (the default)", () => {
+    const c = resolve({ file: { auth: { tokens: [{ token: "a", namespaces: ["*"] }, { token: "b", namespaces: ["x"], role: "read" }] } } });
+    expect(c.tokens.map((t) => t.role)).toEqual(["write", "read"]);
+    expect(errorOf(() => resolve({ file: { auth: { tokens: [{ token: "a", namespaces: ["*"], role: "admin" }] } } }))).toContain("tokens[0].role");
+  });
+});
+
 describe("resolveConfig", () => {
   test("defaults", () => {
     const c = resolve();
@@ -105,11 +125,11 @@ describe("resolveConfig", () => {
         namespaces: { billing: { enqueue_per_minute: 6000 }, free: { enqueue_per_minute: null }, other: {} },
       },
     });
-    expect(c.tokens).toEqual([{ token: "s3cret", namespaces: ["billing", "*"] }]);
+    expect(c.tokens).toEqual([{ token: "s3cret", namespaces: ["billing", "*"], role: "write" }]);
     expect(c.namespaces).toEqual({ billing: { enqueuePerMinute: 6000 }, free: { enqueuePerMinute: null }, other: { enqueuePerMinute: null } });
     expect(errorOf(() => resolve({ file: { auth: { tokens: [{ token: "", namespaces: ["a"] }] } } }))).toContain("auth.tokens[0].token");
     expect(errorOf(() => resolve({ file: { auth: { tokens: [{ token: "t", namespaces: [] }] } } }))).toContain("auth.tokens[0].namespaces");
-    expect(errorOf(() => resolve({ file: { auth: { tokens: [{ token: "t", namespaces: ["a"], role: "x" }] } } }))).toContain('"role"');
+    expect(errorOf(() => resolve({ file: { auth: { tokens: [{ token: "t", namespaces: ["a"], role: "x" }] } } }))).toContain("auth.tokens[0].role");
     expect(errorOf(() => resolve({ file: { auth: { users: [] } } }))).toContain('"users"');
     expect(errorOf(() => resolve({ file: { namespaces: { billing: { enqueue_per_minute: 0 } } } }))).toContain("billing.enqueue_per_minute");
     expect(errorOf(() => resolve({ file: { namespaces: { billing: { rate: 1 } } } }))).toContain('"rate"');

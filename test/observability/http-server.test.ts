@@ -69,7 +69,7 @@ describe("startHttpServer", () => {
       metrics: createMetrics(),
       isReady: () => true,
       logError: () => {},
-      indexLinks: [{ path: "/dashboard", description: "queues <live>" }],
+      indexLinks: () => [{ path: "/dashboard", description: "queues <live>" }, { path: null, description: "web dashboard: off" }],
     });
     const response = await fetch(`http://127.0.0.1:${handle.port}/`);
     expect(response.status).toBe(200);
@@ -79,6 +79,7 @@ describe("startHttpServer", () => {
     expect(hrefs).toEqual(["/healthz", "/readyz", "/metrics", "/dashboard"]);
     expect(html).toContain("queues &lt;live&gt;");
     expect((await fetch(`http://127.0.0.1:${handle.port}/`, { method: "POST" })).status).toBe(405);
+    expect(html).toContain("<li>web dashboard: off</li>");
   });
 
   test("unknown paths are 404 and non-GET methods 405", async () => {

@@ -10,6 +10,7 @@ import { ManualClock } from "../../src/lib/clock.ts";
 import { defaultLimits } from "../../src/limits.ts";
 import type { WireError } from "../../src/protocol/wire-types.ts";
 import { allNamespaces, TokenTable, type NamespaceScope } from "../../src/server/auth.ts";
+import { opTable } from "../../src/server/op-table.ts";
 import { Dispatcher, type RequestSource } from "../../src/server/dispatcher.ts";
 import { silentLogger, type Logger } from "../../src/server/logger.ts";
 import type { Session } from "../../src/server/op-types.ts";
@@ -24,7 +25,7 @@ class FakeSource implements RequestSource {
   inflight = 0;
   readonly session: Session;
   constructor(scope: NamespaceScope | null = allNamespaces) {
-    this.session = { connectionId: 3, scope };
+    this.session = { connectionId: 3, scope, readOnly: false };
   }
   send(reply: Record<string, unknown>): void {
     this.sent.push(reply);
@@ -146,6 +147,33 @@ describe("namespace and auth checks", () => {
     dispatcher.handleFrame(source, encoder.encode({ id: 10, op: "hello", protocol: 1 }));
     dispatcher.handleFrame(source, encoder.encode({ id: 11, op: "stats" }));
     expect(source.last()).toMatchObject({ id: 11, error: { code: "UNAUTHORIZED" } });
+  });
+
+  test("a read-only token may call every op that changes nothing and no op that changes state", () => {
+    const tokens = new TokenTable([{ token: "look", namespaces: ["*"], role: "read" }, { token: "rw", namespaces: ["*"] }]);
+    const { dispatcher, engine } = setup({ tokens });
+    const source = new FakeSource(null);
+    dispatcher.handleFrame(source, encoder.encode({ id: 1, op: "hello", protocol: 1, token: "look" }));
+    expect(source.last()).toMatchObject({ id: 1, ok: true });
+    let id = 2;
+    for (const op of Object.keys(opTable) as Array<keyof typeof opTable>) {
+      if (op === "hello") continue;
+      dispatcher.handleFrame(source, encoder.encode({ id, op, ns: "n", topic: "t", ids: ["1"], receipts: ["r"], items: [{ topic: "t" }], topics: [{ topic: "t" }] }));
+      const reply = source.last();
+      if (opTable[op].changesState) expect(reply).toMatchObject({ id, error: { code: "FORBIDDEN", message: `this token is read-only: it may not use ${op}` } });
+      else expect(reply.error?.code).not.toBe("FORBIDDEN");
+      id++;
+    }
+    expect(engine.callsOf("enqueue").length + engine.callsOf("ack").length + engine.callsOf("redrive").length).toBe(0);
+    // hello again with a read-write token lifts the restriction on the same connection.
+    dispatcher.handleFrame(source, encoder.encode({ id: 100, op: "hello", protocol: 1, token: "rw" }));
+    dispatcher.handleFrame(source, encoder.encode({ id: 101, op: "enqueue", ns: "n", items: [{ topic: "t" }] }));
+    expect(source.last()).toMatchObject({ id: 101, ok: true });
+  });
+
+  test("the ops that change state are exactly these", () => {
+    const changing = (Object.keys(opTable) as Array<keyof typeof opTable>).filter((op) => opTable[op].changesState).sort();
+    expect(changing).toEqual(["ack", "cancel", "dequeue", "enqueue", "extend", "nack", "pause", "redrive", "resume"]);
   });
 
   test("a '*' token may use every namespace", () => {
@@ -292,5 +320,13 @@ describe("metrics hook", () => {
     engine.releaseWaiters();
     await Bun.sleep(0);
     expect(done.at(-1)).toEqual(["dequeue", "OK"]);
+    // handleRequest (the dashboard's way in) is metered the same, unless the source says it is background work.
+    const count = done.length;
+    dispatcher.handleRequest(source, { id: 5, op: "ping" });
+    expect(done.length).toBe(count + 1);
+    const background = Object.assign(new FakeSource(), { metered: false });
+    dispatcher.handleRequest(background, { id: 6, op: "ping" });
+    expect(background.last()).toMatchObject({ id: 6, ok: true });
+    expect(done.length).toBe(count + 1);
   });
 });

@@ -9,13 +9,13 @@ import { FakeEngine } from "./fake-engine.ts";
 export const testNowMs = 1_700_000_000_000;
 
 export function makeOpContext(
-  options: { engine?: FakeEngine; limits?: Partial<Limits>; tokens?: TokenGrant[]; scope?: NamespaceScope | null; connectionId?: number } = {},
+  options: { engine?: FakeEngine; limits?: Partial<Limits>; tokens?: TokenGrant[]; scope?: NamespaceScope | null; connectionId?: number; readOnly?: boolean } = {},
 ): OpContext & { engine: FakeEngine } {
   return {
     engine: options.engine ?? new FakeEngine(),
     limits: { ...defaultLimits, ...options.limits },
     nowMs: testNowMs,
-    session: { connectionId: options.connectionId ?? 7, scope: options.scope === undefined ? allNamespaces : options.scope },
+    session: { connectionId: options.connectionId ?? 7, scope: options.scope === undefined ? allNamespaces : options.scope, readOnly: options.readOnly ?? false },
     tokens: new TokenTable(options.tokens ?? []),
     serverInfo: { version: "0.1.0", nodeId: "node-test", shards: 16 },
     serverStats: () => ({ connections: 1 }),

@@ -49,7 +49,7 @@ export class ServerProcess {
     private readonly workDir: string,
     private readonly options: StartServerOptions,
   ) {
-    this.baseArgs = ["--host", "127.0.0.1", "--data-dir", dataDir, "--http-port", "0"];
+    this.baseArgs = ["--host", "127.0.0.1", "--data-dir", dataDir, "--http-port", "0", "--ui-port", "0"];
     if (options.config !== undefined) {
       const configPath = join(workDir, "orq-test.json");
       writeFileSync(configPath, JSON.stringify(options.config));

@@ -6,7 +6,7 @@
 export type { Capabilities, FeatureConstraint, ParseResult, Range, Requires, Scalar } from "./types.ts";
 export { parseRequires } from "./parse-requires.ts";
 export { parseCapabilities } from "./parse-capabilities.ts";
-export { satisfies } from "./satisfies.ts";
+export { constraintHolds, satisfies } from "./satisfies.ts";
 export { SignatureRegistry, signatureRegistryFull, signaturesMaxDefault } from "./signature-registry.ts";
 export { Matcher, workerKindsMaxDefault, type MatcherOptions } from "./matcher.ts";
 export { featureNameBytesMax, stringValueBytesMax } from "./scalar.ts";

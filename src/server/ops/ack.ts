@@ -9,6 +9,7 @@ export const ackOp: OpSpec = {
   namespace: "required",
   needsAuth: true,
   allowedWhileDraining: false,
+  changesState: true,
   handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome {
     const reader = new RequestReader();
     const receipts = reader.stringArray(request, "receipts", 1, ctx.limits.idsPerRequestMax, ctx.limits.keyBytesMax);

@@ -7,6 +7,7 @@ export const cancelOp: OpSpec = {
   namespace: "required",
   needsAuth: true,
   allowedWhileDraining: false,
+  changesState: true,
   handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome {
     const reader = new RequestReader();
     const ids = reader.stringArray(request, "ids", 1, ctx.limits.idsPerRequestMax, ctx.limits.keyBytesMax);

@@ -50,6 +50,7 @@ export const dequeueOp: OpSpec = {
   namespace: "required",
   needsAuth: true,
   allowedWhileDraining: false,
+  changesState: true,
   handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome {
     const reader = new RequestReader();
     const input = decodeDequeue(request, ctx.limits, ctx.session.connectionId, reader);

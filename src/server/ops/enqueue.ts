@@ -68,6 +68,7 @@ export const enqueueOp: OpSpec = {
   namespace: "required",
   needsAuth: true,
   allowedWhileDraining: false,
+  changesState: true,
   handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome {
     const reader = new RequestReader();
     const items = decodeEnqueueItems(request, ctx.limits, ctx.nowMs, reader);

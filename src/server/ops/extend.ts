@@ -25,6 +25,7 @@ export const extendOp: OpSpec = {
   namespace: "required",
   needsAuth: true,
   allowedWhileDraining: false,
+  changesState: true,
   handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome {
     const reader = new RequestReader();
     const items = decodeExtend(request, ctx.limits, reader);

@@ -8,6 +8,7 @@ export const getOp: OpSpec = {
   namespace: "required",
   needsAuth: true,
   allowedWhileDraining: true,
+  changesState: false,
   handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome {
     const reader = new RequestReader();
     const ids = reader.stringArray(request, "ids", 1, ctx.limits.idsPerRequestMax, ctx.limits.keyBytesMax);

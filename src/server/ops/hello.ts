@@ -14,6 +14,7 @@ export const helloOp: OpSpec = {
   namespace: "none",
   needsAuth: false,
   allowedWhileDraining: true,
+  changesState: false,
   handle(request: Source, _ns: string | null, ctx: OpContext): OpOutcome {
     const reader = new RequestReader();
     const protocol = reader.requiredInt(request, "protocol", { min: 0, max: Number.MAX_SAFE_INTEGER });
@@ -27,9 +28,10 @@ export const helloOp: OpSpec = {
       });
     }
     if (ctx.tokens.required) {
-      const scope = token === null ? null : ctx.tokens.lookup(token);
-      ctx.session.scope = scope;
-      if (scope === null) {
+      const access = token === null ? null : ctx.tokens.access(token);
+      ctx.session.scope = access?.scope ?? null;
+      ctx.session.readOnly = access?.readOnly ?? false;
+      if (access === null) {
         return {
           kind: "error",
           error: { code: "UNAUTHORIZED", message: token === null ? "a token is required" : "invalid token" },
@@ -37,6 +39,7 @@ export const helloOp: OpSpec = {
       }
     } else {
       ctx.session.scope = allNamespaces;
+      ctx.session.readOnly = false;
     }
     const { limits, serverInfo } = ctx;
     const value: WireHelloResult = {

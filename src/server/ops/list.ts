@@ -14,6 +14,7 @@ export const listOp: OpSpec = {
   namespace: "required",
   needsAuth: true,
   allowedWhileDraining: true,
+  changesState: false,
   handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome {
     const reader = new RequestReader();
     const { limits } = ctx;

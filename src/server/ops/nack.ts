@@ -29,6 +29,7 @@ export const nackOp: OpSpec = {
   namespace: "required",
   needsAuth: true,
   allowedWhileDraining: false,
+  changesState: true,
   handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome {
     const reader = new RequestReader();
     const items = decodeNack(request, ctx.limits, reader);

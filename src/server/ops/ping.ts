@@ -7,6 +7,7 @@ export const pingOp: OpSpec = {
   namespace: "none",
   needsAuth: false,
   allowedWhileDraining: true,
+  changesState: false,
   handle(_request: Source, _ns: string | null, ctx: OpContext): OpOutcome {
     return reply({ now_ms: ctx.nowMs });
   },

@@ -8,6 +8,7 @@ export const resumeOp: OpSpec = {
   namespace: "required",
   needsAuth: true,
   allowedWhileDraining: false,
+  changesState: true,
   handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome {
     const reader = new RequestReader();
     const topic = reader.requiredString(request, "topic", 1, ctx.limits.topicBytesMax);

@@ -62,6 +62,7 @@ export const statsOp: OpSpec = {
   namespace: "optional",
   needsAuth: true,
   allowedWhileDraining: true,
+  changesState: false,
   handle(_request: Source, ns: string | null, ctx: OpContext): OpOutcome {
     const scope = ctx.session.scope;
     const namespaces = ns !== null ? [ns] : scope === null ? [] : scopeList(scope);

@@ -9,6 +9,7 @@ export const topicsOp: OpSpec = {
   namespace: "required",
   needsAuth: true,
   allowedWhileDraining: true,
+  changesState: false,
   handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome {
     const reader = new RequestReader();
     const { limits } = ctx;

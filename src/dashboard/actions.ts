@@ -1,0 +1,97 @@
+// The dashboard's changes, each a POST that the server already checked for
+// origin and CSRF token (dashboard-server.ts): pause and resume a topic, the
+// dead-letter confirmation step, and redrive or cancel. Each calls the ops
+// with the session, so a read-only token is refused by the dispatcher
+// (FORBIDDEN), not here. Each answers with a redirect back to a page.
+
+import { redriveAllMax } from "../engine/engine.ts";
+import { dashboardLimits, defaultLimits } from "../limits.ts";
+import { query } from "./html.ts";
+import type { PageContext, PageResult } from "./page-context.ts";
+import { deadConfirmPage, isDeadAction } from "./pages/dead.ts";
+import { localPath, redirect } from "./responses.ts";
+
+export type ActionResult = { kind: "redirect"; response: Response } | { kind: "page"; page: PageResult };
+
+function required(form: URLSearchParams, name: string): string {
+  const value = form.get(name);
+  if (value === null || value === "") throw new FormError(`${name}: required`);
+  return value;
+}
+
+export class FormError extends Error {
+  override name = "FormError";
+}
+
+function selectedIds(form: URLSearchParams): string[] {
+  const ids = form.getAll("id").filter((id) => id !== "");
+  if (ids.length > defaultLimits.idsPerRequestMax) throw new FormError(`select at most ${defaultLimits.idsPerRequestMax} items at once`);
+  return ids;
+}
+
+export async function runAction(ctx: PageContext, path: string, form: URLSearchParams): Promise<ActionResult> {
+  const opSession = ctx.session.opSession;
+  if (path === "/topic/pause" || path === "/topic/resume") {
+    const topic = required(form, "topic");
+    const op = path === "/topic/pause" ? "pause" : "resume";
+    const forMs = op === "pause" && /^\d{1,12}$/.test(form.get("for_ms") ?? "") ? Number(form.get("for_ms")) : undefined;
+    await ctx.ops.callOrThrow(opSession, op, { ns: ctx.ns, topic, for_ms: forMs });
+    const back = localPath(form.get("back"), `/topics${query({ ns: ctx.ns })}`);
+    return { kind: "redirect", response: redirect(withNotice(back, op, 1)) };
+  }
+  if (path === "/dead/confirm" || path === "/dead/apply") {
+    const topic = required(form, "topic");
+    const action = form.get("action");
+    if (!isDeadAction(action)) throw new FormError("action: must be redrive, cancel, redrive-all or cancel-all");
+    const ids = action.endsWith("-all") ? [] : selectedIds(form);
+    if (!action.endsWith("-all") && ids.length === 0) throw new FormError("select at least one dead letter, or use the \"all\" buttons");
+    if (path === "/dead/confirm") return { kind: "page", page: await deadConfirmPage(ctx, { topic, action, ids }) };
+    const done = await applyDead(ctx, topic, action, ids);
+    return { kind: "redirect", response: redirect(withNotice(`/dead${query({ ns: ctx.ns, topic })}`, action.startsWith("redrive") ? "redrive" : "cancel", done)) };
+  }
+  throw new FormError("unknown action");
+}
+
+async function applyDead(ctx: PageContext, topic: string, action: string, ids: string[]): Promise<number> {
+  const opSession = ctx.session.opSession;
+  if (action === "redrive") return Number((await ctx.ops.callOrThrow(opSession, "redrive", { ns: ctx.ns, topic, ids })).redriven);
+  // `redrive` without ids takes up to redriveAllMax per call; a few calls finish a large topic.
+  if (action === "redrive-all") {
+    let total = 0;
+    for (let round = 0; round < dashboardLimits.redriveAllRoundsMax; round++) {
+      const redriven = Number((await ctx.ops.callOrThrow(opSession, "redrive", { ns: ctx.ns, topic })).redriven);
+      total += redriven;
+      if (redriven < redriveAllMax) break;
+    }
+    return total;
+  }
+  let targets = ids;
+  if (action === "cancel-all") {
+    const dead = await ctx.ops.callOrThrow(opSession, "dead", { ns: ctx.ns, topic, limit: defaultLimits.deadPageMax });
+    targets = ((dead.items ?? []) as Array<{ id: string }>).map((item) => item.id);
+  }
+  if (targets.length === 0) return 0;
+  return Number((await ctx.ops.callOrThrow(opSession, "cancel", { ns: ctx.ns, ids: targets })).cancelled);
+}
+
+function withNotice(path: string, done: string, n: number): string {
+  return `${path}${path.includes("?") ? "&" : "?"}done=${encodeURIComponent(done)}&n=${n}`;
+}
+
+/** The one-time notice for ?done=&n= (fixed sentences: the query string cannot inject text). */
+export function noticeFor(params: URLSearchParams): string | null {
+  const n = Number(params.get("n") ?? "0");
+  const shown = Number.isSafeInteger(n) && n >= 0 ? n : 0;
+  switch (params.get("done")) {
+    case "pause":
+      return "Topic paused.";
+    case "resume":
+      return "Topic resumed.";
+    case "redrive":
+      return `Redriven: ${shown} dead letter${shown === 1 ? "" : "s"} made ready again.`;
+    case "cancel":
+      return `Cancelled: ${shown} dead letter${shown === 1 ? "" : "s"}.`;
+    default:
+      return null;
+  }
+}

@@ -1,0 +1,62 @@
+// An item: looked up by id (the `get` op) or by topic and idempotency key
+// (the engine's read-only key index through the scoped inspector, then
+// `get`). Shows state, attempts, lease, requires, each `after` dependency
+// with its own state, the dead reason, and payload and metadata as escaped
+// text, JSON when they parse, else hex.
+
+import { bytesBlock, instant, json } from "../format.ts";
+import { html, query, type Html } from "../html.ts";
+import type { PageContext, PageResult } from "../page-context.ts";
+
+function lookupForm(ctx: PageContext, id: string, topic: string, key: string): Html {
+  return html`<div class="columns"><form method="get" action="/item" class="filter"><input type="hidden" name="ns" value="${ctx.ns}">
+<label>Item id <input type="text" name="id" value="${id}"></label> <button type="submit">Find by id</button></form>
+<form method="get" action="/item" class="filter"><input type="hidden" name="ns" value="${ctx.ns}">
+<label>Topic <input type="text" name="topic" value="${topic}"></label> <label>Idempotency key <input type="text" name="key" value="${key}"></label> <button type="submit">Find by key</button></form></div>`;
+}
+
+export async function itemPage(ctx: PageContext): Promise<PageResult> {
+  const params = ctx.url.searchParams;
+  const key = params.get("key") ?? "";
+  const topic = params.get("topic") ?? "";
+  let id = params.get("id") ?? "";
+  const top = lookupForm(ctx, id, topic, key);
+  if (id === "" && key !== "" && topic !== "") {
+    const found = ctx.inspector.idByKey(ctx.session.opSession, ctx.ns, topic, key);
+    if (found === null) return { title: "Find item", top, bottom: html`<p class="notice">No live item of topic <b>${topic}</b> holds the key <b>${key}</b>.</p>` };
+    id = found;
+  }
+  if (id === "") return { title: "Find item", top };
+  const reply = await ctx.ops.callOrThrow(ctx.session.opSession, "get", { ns: ctx.ns, ids: [id] });
+  const item = ((reply.items ?? []) as Array<Record<string, unknown> | null>)[0] ?? null;
+  if (item === null) return { title: "Find item", top, live: html`<p class="notice">No item <b>${id}</b> in namespace <b>${ctx.ns}</b> (unknown, or ended longer ago than the outcome retention).</p>` };
+  if (item.state === "ended") return { title: `Item ${id}`, top, live: html`<p>Item <b>${id}</b> has ended: <b data-state="ended">${String(item.outcome)}</b>.</p>` };
+  const after = Array.isArray(item.after) ? (item.after as string[]) : [];
+  let dependencies: Html = html`<span class="muted">none</span>`;
+  if (after.length > 0) {
+    const deps = await ctx.ops.callOrThrow(ctx.session.opSession, "get", { ns: ctx.ns, ids: after });
+    const states = (deps.items ?? []) as Array<Record<string, unknown> | null>;
+    dependencies = html`<ul>${after.map((dep, i) => {
+      const s = states[i] ?? null;
+      const text = s === null ? "unknown (ended long ago: counts as acked)" : s.state === "ended" ? `ended: ${String(s.outcome)}` : String(s.state);
+      return html`<li><a href="/item${query({ ns: ctx.ns, id: dep })}">${dep}</a>: ${text}</li>`;
+    })}</ul>`;
+  }
+  const live = html`<dl class="item" id="item">
+<dt>id</dt><dd>${String(item.id)}</dd>
+<dt>topic</dt><dd><a href="/topic${query({ ns: ctx.ns, topic: String(item.topic) })}">${String(item.topic)}</a></dd>
+<dt>state</dt><dd data-state="${String(item.state)}">${String(item.state)}</dd>
+<dt>priority</dt><dd>${String(item.priority)}</dd>
+<dt>attempts</dt><dd>${String(item.attempt)}</dd>
+<dt>enqueued</dt><dd>${instant(item.enqueued_at_ms)}</dd>
+<dt>deliver at</dt><dd>${instant(item.deliver_at_ms)}</dd>
+<dt>lease expires</dt><dd>${item.lease_expires_at_ms === undefined ? html`<span class="muted">not leased</span>` : instant(item.lease_expires_at_ms)}</dd>
+<dt>requires</dt><dd>${item.requires === undefined ? html`<span class="muted">none</span>` : html`<code>${json(item.requires)}</code>`}</dd>
+<dt>after</dt><dd>${dependencies}</dd>
+<dt>idempotency key</dt><dd>${typeof item.key === "string" ? item.key : html`<span class="muted">none</span>`}</dd>
+<dt>dead reason</dt><dd>${typeof item.dead_reason === "string" ? item.dead_reason : html`<span class="muted">–</span>`}</dd>
+<dt>payload</dt><dd id="payload">${bytesBlock(item.payload as Uint8Array)}</dd>
+<dt>metadata</dt><dd id="metadata">${bytesBlock(item.metadata as Uint8Array)}</dd>
+</dl>`;
+  return { title: `Item ${id}`, top, live };
+}
