@@ -49,7 +49,7 @@ export class TopsHeap {
    */
   private records = new Float64Array(8 * stride);
   private heapSize = 0;
-  private slotCount = 0;
+  private allocatedSlots = 0;
   private readonly freeSlots: number[] = [];
   /** Scratch for the best-first walk: heap positions, itself a min-heap by key. */
   private frontier = new Int32Array(16);
@@ -69,7 +69,7 @@ export class TopsHeap {
   addEntry(signatureId: number, shard: number): number {
     let slot = this.freeSlots.pop();
     if (slot === undefined) {
-      slot = this.slotCount++;
+      slot = this.allocatedSlots++;
       if (slot >= this.signatures.length) this.growSlots(slot * 2);
     }
     this.signatures[slot] = signatureId;
@@ -87,6 +87,21 @@ export class TopsHeap {
     this.live[slot] = 0;
     this.entryCount--;
     this.freeSlots.push(slot);
+  }
+
+  /** One more than the highest slot ever allocated: slots below it are entries or free. */
+  get slotCount(): number {
+    return this.allocatedSlots;
+  }
+
+  /** Whether the slot is an allocated entry (empty or not). */
+  isEntry(slot: number): boolean {
+    return this.live[slot] === 1;
+  }
+
+  /** Whether the slot's heap has a best item. */
+  hasTop(slot: number): boolean {
+    return this.positions[slot] !== -1;
   }
 
   signatureOf(slot: number): number {
@@ -115,6 +130,12 @@ export class TopsHeap {
     this.records[base + deliverAtField] = deliverAtMs;
     this.records[base + orderField] = order;
     this.siftDown(this.siftUp(at));
+  }
+
+  /** Forgets every top (the entries stay): the owner stops maintaining this heap until it refills it with setTop. */
+  clearAllTops(): void {
+    for (let at = 0; at < this.heapSize; at++) this.positions[this.records[at * stride + slotField] as number] = -1;
+    this.heapSize = 0;
   }
 
   /** The entry's heap is empty. */
@@ -303,7 +324,7 @@ export class TopsHeap {
 
   checkInvariants(): void {
     let entries = 0;
-    for (let slot = 0; slot < this.slotCount; slot++) {
+    for (let slot = 0; slot < this.allocatedSlots; slot++) {
       if (this.live[slot] !== 1) {
         assert(this.positions[slot] === -1, `tops heap: free slot ${slot} is in the heap`);
         continue;
