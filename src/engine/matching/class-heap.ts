@@ -1,9 +1,16 @@
 // One eligibility class's heap (tops-by-kind.ts): a binary min-heap of
-// records (priority, deliverAtMs, order, slot) in one Float64Array, ordered
-// by the slot's best item, with each slot's position in an Int32Array so an
-// update is a sift from where the slot sits. The key is copied into the
-// record (not read through the slot) so a sift reads adjacent records, not
-// one cold key per comparison. No objects per entry, no allocation once grown.
+// records (priority, deliverAtMs, order, slot) in one Float64Array, with each
+// slot's position in an Int32Array. No objects per entry, no allocation once
+// grown.
+//
+// The heap is lazy about bad news. A record's key is a lower bound of its
+// slot's current best item (the owner keeps the current keys, `state`): when
+// a slot's best item gets worse (it was leased) or goes (the slot emptied),
+// nothing here changes; the stale record surfaces at the root early and
+// best() re-keys or drops it there. Only good news (a better item, or a slot
+// that gained one) is applied at once, by a sift up. So a lease costs no heap
+// work in the classes that did not pick, and repeated leases of one slot
+// cost one fix, paid by the next pick that meets it near the root.
 
 import { assert } from "../../lib/assert.ts";
 
@@ -11,8 +18,14 @@ import { assert } from "../../lib/assert.ts";
 const stride = 4;
 const slotField = 3;
 
-/** Scratch for best()'s walk past unhealthy shards: heap positions, a min-heap by key. */
-let frontier = new Int32Array(64);
+/** Strict delivery order: the key (priority, deliverAtMs, order) before the one at `keys[base]`. */
+function keyLess(priority: number, deliverAtMs: number, order: number, keys: Float64Array, base: number): boolean {
+  const p = keys[base] as number;
+  if (priority !== p) return priority < p;
+  const d = keys[base + 1] as number;
+  if (deliverAtMs !== d) return deliverAtMs < d;
+  return order < (keys[base + 2] as number);
+}
 
 export class ClassHeap {
   private records = new Float64Array(16 * stride);
@@ -32,11 +45,6 @@ export class ClassHeap {
     return this.positions[slot] !== -1;
   }
 
-  /** The best slot, or -1. */
-  peek(): number {
-    return this.count === 0 ? -1 : (this.records[slotField] as number);
-  }
-
   /** Adds a slot without ordering it; heapify() orders them all afterwards. */
   append(slot: number, priority: number, deliverAtMs: number, order: number): void {
     this.write(this.claim(slot), slot, priority, deliverAtMs, order);
@@ -46,18 +54,26 @@ export class ClassHeap {
     for (let at = (this.count >> 1) - 1; at >= 0; at--) this.siftDown(at);
   }
 
-  /** The slot's key changed (or it just got one): insert it, or move it to its place. */
-  upsert(slot: number, priority: number, deliverAtMs: number, order: number): void {
+  /**
+   * The slot has an item with this key, which may be better than its record's
+   * (or it has no record): insert it, or lower its record and sift it up.
+   */
+  lower(slot: number, priority: number, deliverAtMs: number, order: number): void {
     let at = this.positions[slot] as number;
     if (at === -1) at = this.claim(slot);
+    else if (!keyLess(priority, deliverAtMs, order, this.records, at * stride)) return;
     this.write(at, slot, priority, deliverAtMs, order);
-    this.siftDown(this.siftUp(at));
+    this.siftUp(at);
   }
 
+  /** Drops the slot's record (the slot is being freed). */
   remove(slot: number): void {
     const at = this.positions[slot] as number;
-    if (at === -1) return;
-    this.positions[slot] = -1;
+    if (at !== -1) this.removeAt(at);
+  }
+
+  private removeAt(at: number): void {
+    this.positions[this.records[at * stride + slotField] as number] = -1;
     const last = --this.count;
     if (at === last) return;
     const records = this.records;
@@ -73,36 +89,43 @@ export class ClassHeap {
   }
 
   /**
-   * The best slot on a shard marked 1 in `shardOk` (null: every shard), or -1.
-   * With every shard healthy this is the root; otherwise a best-first walk
-   * that passes only the entries of unhealthy shards.
+   * The best slot that has an item, on a shard marked 1 in `shardOk` (null:
+   * every shard), or -1. `state` holds each slot's current key at
+   * `slot * stateStride` (priority NaN: no item). Stale records met at the
+   * root are fixed first (see the file header). With an unhealthy shard (rare)
+   * it scans every record against the current keys instead.
    */
-  best(shards: { shardOf(slot: number): number }, shardOk: Uint8Array | null): number {
-    if (this.count === 0) return -1;
+  best(state: Float64Array, stateStride: number, shards: { shardOf(slot: number): number }, shardOk: Uint8Array | null): number {
     const records = this.records;
-    if (shardOk === null) return records[slotField] as number;
-    frontier[0] = 0;
-    let frontierSize = 1;
-    while (frontierSize > 0) {
-      const at = frontier[0] as number;
-      frontierSize--;
-      if (frontierSize > 0) {
-        frontier[0] = frontier[frontierSize] as number;
-        this.frontierSiftDown(frontierSize);
+    if (shardOk !== null) return this.scan(state, stateStride, shards, shardOk);
+    while (this.count > 0) {
+      const slot = records[slotField] as number;
+      const base = slot * stateStride;
+      const priority = state[base] as number;
+      if (Number.isNaN(priority)) {
+        this.removeAt(0);
+        continue;
       }
-      const slot = records[at * stride + slotField] as number;
-      if (shardOk[shards.shardOf(slot)] === 1) return slot;
-      const left = 2 * at + 1;
-      if (left >= this.count) continue;
-      if (frontierSize + 2 > frontier.length) {
-        const grown = new Int32Array(frontier.length * 2);
-        grown.set(frontier);
-        frontier = grown;
-      }
-      frontierSize = this.frontierPush(frontierSize, left);
-      if (left + 1 < this.count) frontierSize = this.frontierPush(frontierSize, left + 1);
+      const deliverAtMs = state[base + 1] as number;
+      const order = state[base + 2] as number;
+      if (records[0] === priority && records[1] === deliverAtMs && records[2] === order) return slot;
+      // The slot's best item got worse since this record was written: re-key it and let it sink.
+      this.write(0, slot, priority, deliverAtMs, order);
+      this.siftDown(0);
     }
     return -1;
+  }
+
+  /** best() with some shards unhealthy: the best current key among records on healthy shards. */
+  private scan(state: Float64Array, stateStride: number, shards: { shardOf(slot: number): number }, shardOk: Uint8Array): number {
+    let best = -1;
+    for (let at = 0; at < this.count; at++) {
+      const slot = this.records[at * stride + slotField] as number;
+      const base = slot * stateStride;
+      if (Number.isNaN(state[base]) || shardOk[shards.shardOf(slot)] !== 1) continue;
+      if (best === -1 || keyLess(state[base] as number, state[base + 1] as number, state[base + 2] as number, state, best * stateStride)) best = slot;
+    }
+    return best;
   }
 
   growSlots(capacity: number): void {
@@ -181,42 +204,20 @@ export class ClassHeap {
     }
   }
 
-  private frontierPush(size: number, heapAt: number): number {
-    let at = size;
-    while (at > 0) {
-      const parentAt = (at - 1) >> 1;
-      const parent = frontier[parentAt] as number;
-      if (!this.less(heapAt, parent)) break;
-      frontier[at] = parent;
-      at = parentAt;
-    }
-    frontier[at] = heapAt;
-    return size + 1;
-  }
-
-  private frontierSiftDown(size: number): void {
-    const moving = frontier[0] as number;
-    let at = 0;
-    for (;;) {
-      const left = 2 * at + 1;
-      if (left >= size) break;
-      let child = left;
-      if (left + 1 < size && this.less(frontier[left + 1] as number, frontier[left] as number)) child = left + 1;
-      const childAt = frontier[child] as number;
-      if (!this.less(childAt, moving)) break;
-      frontier[at] = childAt;
-      at = child;
-    }
-    frontier[at] = moving;
-  }
-
-  /** Checks order and positions, and that each slot's key is the owner's (priority, deliverAtMs, order at slot * keyStride). */
-  checkInvariants(keys: Float64Array, keyStride: number): void {
+  /**
+   * Checks order and positions, and that every record's key is a lower bound
+   * of its slot's current key in `state` (slots without an item excepted).
+   */
+  checkInvariants(state: Float64Array, stateStride: number): void {
     for (let at = 0; at < this.count; at++) {
       const base = at * stride;
       const slot = this.records[base + slotField] as number;
       assert(this.positions[slot] === at, `class heap: slot ${slot} position is wrong`);
-      for (let i = 0; i < 3; i++) assert(this.records[base + i] === keys[slot * keyStride + i], `class heap: slot ${slot} has a stale key`);
+      const current = slot * stateStride;
+      if (!Number.isNaN(state[current])) {
+        const above = keyLess(state[current] as number, state[current + 1] as number, state[current + 2] as number, this.records, base);
+        assert(!above, `class heap: slot ${slot} has a record worse than its item`);
+      }
       if (at > 0) assert(!this.less(at, (at - 1) >> 1), `class heap: order broken at ${at}`);
     }
     let positioned = 0;

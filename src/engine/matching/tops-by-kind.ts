@@ -1,23 +1,26 @@
 // Per topic, the tops of the ready heaps kept once per *eligibility class*: the
 // worker kinds that may take exactly the same groups (signatures) of the topic
 // share one class, and each class keeps its own binary heap over the slots it
-// may take, ordered by each slot's best item. A pick is then a peek at the
+// may take, ordered by each slot's best item. A pick is then a look at the
 // class heap's root: no walk past entries the worker may not take, whatever
-// the share of the topic it may take (the shared TopsHeap walk visits about
-// entries / eligible entries, and gives up into a scan of the kind's slots
-// when better entries for other kinds pile up at its root).
+// its share of the topic (the shared TopsHeap walk visits about entries /
+// eligible entries, and gives up into a scan of the kind's slots when better
+// entries for other kinds pile up at its root).
 //
-// Cost moves to the updates: a slot whose best item changes updates the heap
-// of every class that may take it (a bit mask per slot says which). A class
-// that may take every group of the topic (the common case: items without
-// `requires`) keeps no heap of its own: it reads the shared TopsHeap, whose
-// root is its answer. The shared heap is kept only while something reads it
-// (such a class, or a kind without a class); otherwise its updates are
-// skipped, and it is refilled from the slots' keys when it is needed again.
+// A slot belongs to every class that may take it (a bit mask per slot says
+// which), but the class heaps are lazy about bad news (class-heap.ts): a
+// lease makes a slot's best item worse or empties the slot, and that costs
+// one write here and nothing in any class heap; the class that next meets
+// the stale record at its root fixes it. Only a better item (an enqueue, a
+// release) is pushed into the class heaps at once.
+//
+// The shared TopsHeap is kept only while a kind without a class reads it;
+// otherwise its updates are skipped, and it is refilled from the slots' keys
+// when it is needed again.
 //
 // Bounds: at most eligibleClassesMax classes per topic; a kind that finds them
 // all taken (and none idle long enough to replace) picks through the shared
-// TopsHeap as before (the caller's fallback). A class learns of a new group
+// TopsHeap (the caller's fallback). A class learns of a new group
 // of the topic from its kinds' verdicts; kinds that disagree leave the class
 // and find (or make) another at their next pick. docs/MATCHING.md has the
 // design and the measurements.
@@ -63,13 +66,13 @@ export const noClass = -3;
 export class EligibilityClass {
   /** The kinds that share this class (ids may go stale when the Matcher evicts them). */
   readonly kinds: number[] = [];
-  /** Own heap over the slots this class may take, or null while it may take every group (it reads the TopsHeap). */
-  heap: ClassHeap | null = null;
   lastUsedPick = 0;
   constructor(
     readonly bit: number,
     /** The signatures of the topic's groups that this class may take. */
     readonly signatures: Set<number>,
+    /** Its heap over the slots it may take. */
+    readonly heap: ClassHeap,
   ) {}
 }
 
@@ -110,7 +113,7 @@ export class TopsByKind {
     const slot = this.shared.addEntry(signatureId, shard);
     if (slot >= this.slotCapacity) this.growSlots(Math.max(slot + 1, this.slotCapacity * 2));
     let mask = 0;
-    for (const cls of this.classes) if (cls !== undefined && cls.heap !== null && cls.signatures.has(signatureId)) mask |= 1 << cls.bit;
+    for (const cls of this.classes) if (cls !== undefined && cls.signatures.has(signatureId)) mask |= 1 << cls.bit;
     const base = slot * slotStride;
     this.slotState[base] = Number.NaN;
     this.slotState[base + maskField] = mask;
@@ -120,7 +123,15 @@ export class TopsByKind {
   removeEntry(slot: number): void {
     assert(!this.hasTop(slot), `tops by kind: removing slot ${slot} while it has a top`);
     this.shared.removeEntry(slot);
-    this.slotState[slot * slotStride + maskField] = 0;
+    const base = slot * slotStride;
+    let mask = (this.slotState[base + maskField] as number) | 0;
+    // The slot may be reused for another group: its stale records go now.
+    while (mask !== 0) {
+      const bit = 31 - Math.clz32(mask & -mask);
+      mask &= mask - 1;
+      (this.classes[bit] as EligibilityClass).heap.remove(slot);
+    }
+    this.slotState[base + maskField] = 0;
   }
 
   /** Whether the slot's recorded best item has this key, here and (while maintained) in the shared heap: for the owner's invariant checks. */
@@ -140,29 +151,27 @@ export class TopsByKind {
     if (this.sharedLive) this.shared.setTop(slot, priority, deliverAtMs, order);
     const state = this.slotState;
     const base = slot * slotStride;
+    const previous = state[base] as number;
+    // Worse than before (a lease took the best item): every class record is still a lower bound.
+    const worse =
+      previous < priority ||
+      (previous === priority && ((state[base + 1] as number) < deliverAtMs || (state[base + 1] === deliverAtMs && (state[base + 2] as number) < order)));
     state[base] = priority;
     state[base + 1] = deliverAtMs;
     state[base + 2] = order;
+    if (worse) return;
     let mask = (state[base + maskField] as number) | 0;
     while (mask !== 0) {
       const bit = 31 - Math.clz32(mask & -mask);
       mask &= mask - 1;
-      (this.classes[bit] as EligibilityClass).heap?.upsert(slot, priority, deliverAtMs, order);
+      (this.classes[bit] as EligibilityClass).heap.lower(slot, priority, deliverAtMs, order);
     }
   }
 
+  /** The slot's heap is empty. Its class records stay until a pick meets them (lazy: see the file header). */
   clearTop(slot: number): void {
     if (this.sharedLive) this.shared.clearTop(slot);
-    const base = slot * slotStride;
-    const state = this.slotState;
-    if (Number.isNaN(state[base])) return;
-    state[base] = Number.NaN;
-    let mask = (state[base + maskField] as number) | 0;
-    while (mask !== 0) {
-      const bit = 31 - Math.clz32(mask & -mask);
-      mask &= mask - 1;
-      (this.classes[bit] as EligibilityClass).heap?.remove(slot);
-    }
+    this.slotState[slot * slotStride] = Number.NaN;
   }
 
   /** A new group (signature) joined the topic: each class asks its kinds whether they may take it. */
@@ -189,7 +198,6 @@ export class TopsByKind {
         continue;
       }
       if (verdict) cls.signatures.add(signatureId);
-      else if (cls.heap === null) this.buildHeap(cls);
     }
   }
 
@@ -216,8 +224,7 @@ export class TopsByKind {
     const cls = this.classOf(source, kind, groups);
     if (cls === null) return noClass;
     cls.lastUsedPick = ++this.picks;
-    if (cls.heap === null) return cls.signatures.size === 0 ? -1 : this.sharedHeap().best(source, kind, shardOk);
-    return cls.heap.best(this.shared, shardOk);
+    return cls.heap.best(this.slotState, slotStride, this.shared, shardOk);
   }
 
   /** The shared TopsHeap, refilled first if it was retired: for a class that reads it, or a kind without a class. */
@@ -234,10 +241,9 @@ export class TopsByKind {
     return this.shared;
   }
 
-  /** Stops maintaining the shared heap when every class has its own and no kind without a class read it lately. */
+  /** Stops maintaining the shared heap when no kind without a class read it lately. */
   private retireSharedIfUnread(): void {
     if (!this.sharedLive || this.picks - this.sharedUsedAtPick < classIdlePicksMin) return;
-    for (const cls of this.classes) if (cls !== undefined && cls.heap === null) return;
     this.shared.clearAllTops();
     this.sharedLive = false;
   }
@@ -258,7 +264,7 @@ export class TopsByKind {
         break;
       }
     }
-    found ??= this.newClass(new Set(eligible), eligible.length === groups.size);
+    found ??= this.newClass(new Set(eligible));
     if (found === null) return null;
     if (!found.kinds.includes(kind)) {
       if (found.kinds.length >= kindMappingsMax) this.pruneKinds(found, source);
@@ -269,7 +275,7 @@ export class TopsByKind {
     return found;
   }
 
-  private newClass(signatures: Set<number>, takesEvery: boolean): EligibilityClass | null {
+  private newClass(signatures: Set<number>): EligibilityClass | null {
     let bit = this.classes.findIndex((cls) => cls === undefined);
     if (bit === -1 && this.classes.length < this.classesMax) bit = this.classes.length;
     if (bit === -1) {
@@ -279,28 +285,27 @@ export class TopsByKind {
       bit = idlest.bit;
       this.dropClass(idlest);
     }
-    const cls = new EligibilityClass(bit, signatures);
+    const cls = new EligibilityClass(bit, signatures, this.buildHeap(bit, signatures));
     this.classes[bit] = cls;
     cls.lastUsedPick = this.picks;
-    if (!takesEvery) this.buildHeap(cls);
+    this.retireSharedIfUnread();
     return cls;
   }
 
-  /** Gives `cls` its own heap: marks every slot it may take and heaps those that have a top. */
-  private buildHeap(cls: EligibilityClass): void {
+  /** A new class's heap: marks every slot it may take with its bit, and heaps those that have a top. */
+  private buildHeap(bit: number, signatures: Set<number>): ClassHeap {
     const heap = new ClassHeap(this.slotCapacity);
-    const bitValue = 1 << cls.bit;
+    const bitValue = 1 << bit;
     const slotCount = this.shared.slotCount;
     for (let slot = 0; slot < slotCount; slot++) {
-      if (!this.shared.isEntry(slot) || !cls.signatures.has(this.shared.signatureOf(slot))) continue;
+      if (!this.shared.isEntry(slot) || !signatures.has(this.shared.signatureOf(slot))) continue;
       const base = slot * slotStride;
       const state = this.slotState;
       state[base + maskField] = ((state[base + maskField] as number) | 0) | bitValue;
       if (this.hasTop(slot)) heap.append(slot, state[base] as number, state[base + 1] as number, state[base + 2] as number);
     }
     heap.heapify();
-    cls.heap = heap;
-    this.retireSharedIfUnread();
+    return heap;
   }
 
   private dropClass(cls: EligibilityClass): void {
@@ -344,7 +349,7 @@ export class TopsByKind {
     state.set(this.slotState);
     this.slotState = state;
     this.slotCapacity = capacity;
-    for (const cls of this.classes) cls?.heap?.growSlots(capacity);
+    for (const cls of this.classes) cls?.heap.growSlots(capacity);
   }
 
   /**
@@ -360,7 +365,6 @@ export class TopsByKind {
       if (cls === undefined) continue;
       assert(cls.bit === bit, `tops by kind: class in the wrong place ${bit}`);
       for (const signatureId of cls.signatures) assert(groupSet.has(signatureId), `tops by kind: class ${bit} holds a group the topic lacks`);
-      if (cls.heap === null) assert(cls.signatures.size === groupSet.size, `tops by kind: class ${bit} reads the shared heap but may not take every group`);
       const source = this.source;
       if (source !== null) {
         for (const kind of cls.kinds) {
@@ -371,13 +375,14 @@ export class TopsByKind {
         }
       }
       const heap = cls.heap;
-      if (heap === null) continue;
       let expected = 0;
       for (let slot = 0; slot < slotCount; slot++) {
         const member = this.shared.isEntry(slot) && cls.signatures.has(this.shared.signatureOf(slot));
         assert(((((this.slotState[slot * slotStride + maskField] as number) | 0) >>> bit) & 1) === (member ? 1 : 0), `tops by kind: slot ${slot} mask is wrong for class ${bit}`);
+        // Lazy: a member slot with an item has a record; an emptied one may keep its record until a pick meets it.
         const inHeap = heap.contains(slot);
-        assert(inHeap === (member && this.hasTop(slot)), `tops by kind: slot ${slot} in class ${bit} heap is wrong`);
+        if (member && this.hasTop(slot)) assert(inHeap, `tops by kind: slot ${slot} with an item is missing from class ${bit}`);
+        if (!member) assert(!inHeap, `tops by kind: slot ${slot} is in class ${bit} but not a member`);
         if (inHeap) expected++;
       }
       assert(heap.size === expected, `tops by kind: class ${bit} heap size is wrong`);
