@@ -19,16 +19,14 @@
 // when it is needed again.
 //
 // Bounds: at most eligibleClassesMax classes per topic; a kind that finds them
-// all taken (and none idle long enough to replace) picks through the shared
-// TopsHeap (the caller's fallback). A class learns of a new group
-// of the topic from its kinds' verdicts; kinds that disagree leave the class
-// and find (or make) another at their next pick. docs/MATCHING.md has the
-// design and the measurements.
+// all taken (none idle long enough to replace) walks the shared TopsHeap (the
+// caller's fallback). A class learns of a new group from its kinds' verdicts;
+// kinds that disagree leave it and find (or make) another at their next pick.
+// docs/MATCHING.md has the design and the measurements.
 
 import { assert } from "../../lib/assert.ts";
 import { ClassHeap } from "./class-heap.ts";
-import type { EligibilitySource } from "./tops-heap.ts";
-import { TopsHeap } from "./tops-heap.ts";
+import { type EligibilitySource, TopsHeap } from "./tops-heap.ts";
 
 /** The topic's signature groups, keyed by signature id (only the keys and the size are read). */
 export type GroupsBySignature = ReadonlyMap<number, unknown>;
@@ -51,7 +49,7 @@ export const eligibleClassesMaxDefault = 32;
  * replace it when all are taken: replacing costs a rebuild (a pass over the
  * topic's slots), so classes in steady use are not churned.
  */
-export const classIdlePicksMin = 4096;
+export const classIdlePicksMinDefault = 4096;
 
 /** Doubles per slot record: priority, deliverAtMs, order, class mask. */
 const slotStride = 4;
@@ -79,6 +77,7 @@ export class EligibilityClass {
 export class TopsByKind {
   readonly shared = new TopsHeap();
   readonly classesMax: number;
+  readonly classIdlePicksMin: number;
   private readonly classes: Array<EligibilityClass | undefined> = [];
   /** Pairs (kind, class bit). */
   private kindPairs: number[] = [];
@@ -97,8 +96,9 @@ export class TopsByKind {
   /** The pick count when the shared heap was last read. */
   private sharedUsedAtPick = Number.NEGATIVE_INFINITY;
 
-  constructor(options: { classesMax?: number } = {}) {
+  constructor(options: { classesMax?: number; classIdlePicksMin?: number } = {}) {
     this.classesMax = options.classesMax ?? eligibleClassesMaxDefault;
+    this.classIdlePicksMin = options.classIdlePicksMin ?? classIdlePicksMinDefault;
     assert(this.classesMax >= 1 && this.classesMax <= 32, "eligible classes per topic must be 1..32");
   }
 
@@ -227,7 +227,7 @@ export class TopsByKind {
     return cls.heap.best(this.slotState, slotStride, this.shared, shardOk);
   }
 
-  /** The shared TopsHeap, refilled first if it was retired: for a class that reads it, or a kind without a class. */
+  /** The shared TopsHeap for a kind without a class, refilled first if it was retired. */
   sharedHeap(): TopsHeap {
     this.sharedUsedAtPick = this.picks;
     if (this.sharedLive) return this.shared;
@@ -243,7 +243,7 @@ export class TopsByKind {
 
   /** Stops maintaining the shared heap when no kind without a class read it lately. */
   private retireSharedIfUnread(): void {
-    if (!this.sharedLive || this.picks - this.sharedUsedAtPick < classIdlePicksMin) return;
+    if (!this.sharedLive || this.picks - this.sharedUsedAtPick < this.classIdlePicksMin) return;
     this.shared.clearAllTops();
     this.sharedLive = false;
   }
@@ -254,16 +254,8 @@ export class TopsByKind {
     this.source = source;
     const eligible: number[] = [];
     for (const signatureId of groups.keys()) if (source.isEligible(kind, signatureId)) eligible.push(signatureId);
-    let found: EligibilityClass | null = null;
-    for (const cls of this.classes) {
-      if (cls === undefined || cls.signatures.size !== eligible.length) continue;
-      let same = true;
-      for (const signatureId of eligible) if (!cls.signatures.has(signatureId)) same = false;
-      if (same) {
-        found = cls;
-        break;
-      }
-    }
+    let found =
+      this.classes.find((cls) => cls !== undefined && cls.signatures.size === eligible.length && eligible.every((id) => cls.signatures.has(id))) ?? null;
     found ??= this.newClass(new Set(eligible));
     if (found === null) return null;
     if (!found.kinds.includes(kind)) {
@@ -281,7 +273,7 @@ export class TopsByKind {
     if (bit === -1) {
       let idlest: EligibilityClass | undefined;
       for (const cls of this.classes) if (cls !== undefined && (idlest === undefined || cls.lastUsedPick < idlest.lastUsedPick)) idlest = cls;
-      if (idlest === undefined || this.picks - idlest.lastUsedPick < classIdlePicksMin) return null;
+      if (idlest === undefined || this.picks - idlest.lastUsedPick < this.classIdlePicksMin) return null;
       bit = idlest.bit;
       this.dropClass(idlest);
     }
@@ -366,13 +358,9 @@ export class TopsByKind {
       assert(cls.bit === bit, `tops by kind: class in the wrong place ${bit}`);
       for (const signatureId of cls.signatures) assert(groupSet.has(signatureId), `tops by kind: class ${bit} holds a group the topic lacks`);
       const source = this.source;
-      if (source !== null) {
-        for (const kind of cls.kinds) {
-          if (!source.knowsKind(kind)) continue;
-          for (const signatureId of groupSet) {
-            assert(source.isEligible(kind, signatureId) === cls.signatures.has(signatureId), `tops by kind: kind ${kind} disagrees with class ${bit}`);
-          }
-        }
+      for (const kind of cls.kinds) {
+        if (source === null || !source.knowsKind(kind)) continue;
+        for (const id of groupSet) assert(source.isEligible(kind, id) === cls.signatures.has(id), `tops by kind: kind ${kind} disagrees with class ${bit}`);
       }
       const heap = cls.heap;
       let expected = 0;
