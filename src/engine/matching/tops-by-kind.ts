@@ -61,17 +61,22 @@ const kindMappingsMax = 64;
 /** What best() and eligibleCount() return for a kind without a class (all taken): use the TopsHeap walk. */
 export const noClass = -3;
 
-export class EligibilityClass {
+/** A class is its heap (one object fewer for a pick to reach), plus what it knows of its kinds and groups. */
+export class EligibilityClass extends ClassHeap {
   /** The kinds that share this class (ids may go stale when the Matcher evicts them). */
   readonly kinds: number[] = [];
   lastUsedPick = 0;
+  /** signatures.size, kept beside it: a pick reads this object, not the Set's storage. */
+  groupCount: number;
   constructor(
     readonly bit: number,
     /** The signatures of the topic's groups that this class may take. */
     readonly signatures: Set<number>,
-    /** Its heap over the slots it may take. */
-    readonly heap: ClassHeap,
-  ) {}
+    slotCapacity: number,
+  ) {
+    super(slotCapacity);
+    this.groupCount = signatures.size;
+  }
 }
 
 export class TopsByKind {
@@ -79,8 +84,8 @@ export class TopsByKind {
   readonly classesMax: number;
   readonly classIdlePicksMin: number;
   private readonly classes: Array<EligibilityClass | undefined> = [];
-  /** Pairs (kind, class bit). */
-  private kindPairs: number[] = [];
+  /** Pairs (kind, its class). */
+  private kindPairs: Array<number | EligibilityClass> = [];
   /**
    * Per slot, one record of `slotStride` doubles (one cache line for all an
    * update reads): its best item's key (priority, deliverAtMs, order;
@@ -129,7 +134,7 @@ export class TopsByKind {
     while (mask !== 0) {
       const bit = 31 - Math.clz32(mask & -mask);
       mask &= mask - 1;
-      (this.classes[bit] as EligibilityClass).heap.remove(slot);
+      (this.classes[bit] as EligibilityClass).remove(slot);
     }
     this.slotState[base + maskField] = 0;
   }
@@ -164,7 +169,7 @@ export class TopsByKind {
     while (mask !== 0) {
       const bit = 31 - Math.clz32(mask & -mask);
       mask &= mask - 1;
-      (this.classes[bit] as EligibilityClass).heap.lower(slot, priority, deliverAtMs, order);
+      (this.classes[bit] as EligibilityClass).lower(slot, priority, deliverAtMs, order);
     }
   }
 
@@ -197,13 +202,20 @@ export class TopsByKind {
         this.dropClass(cls);
         continue;
       }
-      if (verdict) cls.signatures.add(signatureId);
+      if (verdict) {
+        cls.signatures.add(signatureId);
+        cls.groupCount = cls.signatures.size;
+      }
     }
   }
 
   /** A group left the topic (its slots were removed first). */
   groupRemoved(signatureId: number): void {
-    for (const cls of this.classes) if (cls !== undefined) cls.signatures.delete(signatureId);
+    for (const cls of this.classes) {
+      if (cls === undefined) continue;
+      cls.signatures.delete(signatureId);
+      cls.groupCount = cls.signatures.size;
+    }
   }
 
   /**
@@ -212,7 +224,7 @@ export class TopsByKind {
    */
   eligibleCount(source: KindSource, kind: number, groups: GroupsBySignature): number {
     const cls = this.classOf(source, kind, groups);
-    return cls === null ? noClass : cls.signatures.size;
+    return cls === null ? noClass : cls.groupCount;
   }
 
   /**
@@ -224,7 +236,7 @@ export class TopsByKind {
     const cls = this.classOf(source, kind, groups);
     if (cls === null) return noClass;
     cls.lastUsedPick = ++this.picks;
-    return cls.heap.best(this.slotState, slotStride, this.shared, shardOk);
+    return cls.best(this.slotState, slotStride, this.shared, shardOk);
   }
 
   /** The shared TopsHeap for a kind without a class, refilled first if it was retired. */
@@ -250,7 +262,7 @@ export class TopsByKind {
 
   private classOf(source: KindSource, kind: number, groups: GroupsBySignature): EligibilityClass | null {
     const pairs = this.kindPairs;
-    for (let i = 0; i < pairs.length; i += 2) if (pairs[i] === kind) return this.classes[pairs[i + 1] as number] as EligibilityClass;
+    for (let i = 0; i < pairs.length; i += 2) if (pairs[i] === kind) return pairs[i + 1] as EligibilityClass;
     this.source = source;
     const eligible: number[] = [];
     for (const signatureId of groups.keys()) if (source.isEligible(kind, signatureId)) eligible.push(signatureId);
@@ -263,7 +275,7 @@ export class TopsByKind {
       found.kinds.push(kind);
     }
     if (pairs.length >= 2 * kindMappingsMax) pairs.length = 0;
-    pairs.push(kind, found.bit);
+    pairs.push(kind, found);
     return found;
   }
 
@@ -277,27 +289,27 @@ export class TopsByKind {
       bit = idlest.bit;
       this.dropClass(idlest);
     }
-    const cls = new EligibilityClass(bit, signatures, this.buildHeap(bit, signatures));
+    const cls = new EligibilityClass(bit, signatures, this.slotCapacity);
+    this.fillHeap(cls);
     this.classes[bit] = cls;
     cls.lastUsedPick = this.picks;
     this.retireSharedIfUnread();
     return cls;
   }
 
-  /** A new class's heap: marks every slot it may take with its bit, and heaps those that have a top. */
-  private buildHeap(bit: number, signatures: Set<number>): ClassHeap {
-    const heap = new ClassHeap(this.slotCapacity);
-    const bitValue = 1 << bit;
+  /** Fills a new class's heap: marks every slot it may take with its bit, and heaps those that have a top. */
+  private fillHeap(cls: EligibilityClass): void {
+    const signatures = cls.signatures;
+    const bitValue = 1 << cls.bit;
     const slotCount = this.shared.slotCount;
     for (let slot = 0; slot < slotCount; slot++) {
       if (!this.shared.isEntry(slot) || !signatures.has(this.shared.signatureOf(slot))) continue;
       const base = slot * slotStride;
       const state = this.slotState;
       state[base + maskField] = ((state[base + maskField] as number) | 0) | bitValue;
-      if (this.hasTop(slot)) heap.append(slot, state[base] as number, state[base + 1] as number, state[base + 2] as number);
+      if (this.hasTop(slot)) cls.append(slot, state[base] as number, state[base + 1] as number, state[base + 2] as number);
     }
-    heap.heapify();
-    return heap;
+    cls.heapify();
   }
 
   private dropClass(cls: EligibilityClass): void {
@@ -306,18 +318,14 @@ export class TopsByKind {
     for (let slot = 0; slot < this.slotCapacity; slot++) state[slot * slotStride + maskField] = ((state[slot * slotStride + maskField] as number) | 0) & keep;
     this.classes[cls.bit] = undefined;
     const pairs = this.kindPairs;
-    const kept: number[] = [];
-    for (let i = 0; i < pairs.length; i += 2) if (pairs[i + 1] !== cls.bit) kept.push(pairs[i] as number, pairs[i + 1] as number);
+    const kept: Array<number | EligibilityClass> = [];
+    for (let i = 0; i < pairs.length; i += 2) if (pairs[i + 1] !== cls) kept.push(pairs[i] as number, pairs[i + 1] as EligibilityClass);
     this.kindPairs = kept;
   }
 
   private forgetKind(kind: number): void {
-    const pairs = this.kindPairs;
-    for (let i = 0; i < pairs.length; i += 2) {
-      if (pairs[i] !== kind) continue;
-      pairs.splice(i, 2);
-      return;
-    }
+    const at = this.kindPairs.findIndex((value, i) => i % 2 === 0 && value === kind);
+    if (at !== -1) this.kindPairs.splice(at, 2);
   }
 
   /** Drops kinds the source no longer knows from a class whose kind list has grown long. */
@@ -341,7 +349,7 @@ export class TopsByKind {
     state.set(this.slotState);
     this.slotState = state;
     this.slotCapacity = capacity;
-    for (const cls of this.classes) cls?.heap.growSlots(capacity);
+    for (const cls of this.classes) cls?.growSlots(capacity);
   }
 
   /**
@@ -355,26 +363,25 @@ export class TopsByKind {
     for (let bit = 0; bit < this.classes.length; bit++) {
       const cls = this.classes[bit];
       if (cls === undefined) continue;
-      assert(cls.bit === bit, `tops by kind: class in the wrong place ${bit}`);
+      assert(cls.bit === bit && cls.groupCount === cls.signatures.size, `tops by kind: class ${bit} misplaced or miscounted`);
       for (const signatureId of cls.signatures) assert(groupSet.has(signatureId), `tops by kind: class ${bit} holds a group the topic lacks`);
       const source = this.source;
       for (const kind of cls.kinds) {
         if (source === null || !source.knowsKind(kind)) continue;
         for (const id of groupSet) assert(source.isEligible(kind, id) === cls.signatures.has(id), `tops by kind: kind ${kind} disagrees with class ${bit}`);
       }
-      const heap = cls.heap;
       let expected = 0;
       for (let slot = 0; slot < slotCount; slot++) {
         const member = this.shared.isEntry(slot) && cls.signatures.has(this.shared.signatureOf(slot));
         assert(((((this.slotState[slot * slotStride + maskField] as number) | 0) >>> bit) & 1) === (member ? 1 : 0), `tops by kind: slot ${slot} mask is wrong for class ${bit}`);
         // Lazy: a member slot with an item has a record; an emptied one may keep its record until a pick meets it.
-        const inHeap = heap.contains(slot);
+        const inHeap = cls.contains(slot);
         if (member && this.hasTop(slot)) assert(inHeap, `tops by kind: slot ${slot} with an item is missing from class ${bit}`);
         if (!member) assert(!inHeap, `tops by kind: slot ${slot} is in class ${bit} but not a member`);
         if (inHeap) expected++;
       }
-      assert(heap.size === expected, `tops by kind: class ${bit} heap size is wrong`);
-      heap.checkInvariants(this.slotState, slotStride);
+      assert(cls.size === expected, `tops by kind: class ${bit} heap size is wrong`);
+      cls.checkInvariants(this.slotState, slotStride);
     }
     for (let slot = 0; slot < slotCount; slot++) {
       if (!this.shared.isEntry(slot)) continue;
@@ -383,8 +390,8 @@ export class TopsByKind {
       else assert(!inShared, `tops by kind: retired shared heap holds slot ${slot}`);
     }
     for (let i = 0; i < this.kindPairs.length; i += 2) {
-      const cls = this.classes[this.kindPairs[i + 1] as number];
-      assert(cls !== undefined && cls.kinds.includes(this.kindPairs[i] as number), "tops by kind: a kind maps to a class that does not list it");
+      const cls = this.kindPairs[i + 1] as EligibilityClass;
+      assert(this.classes[cls.bit] === cls && cls.kinds.includes(this.kindPairs[i] as number), "tops by kind: a kind maps to a class that does not list it");
     }
   }
 }
