@@ -37,8 +37,8 @@ export interface KindSource extends EligibilitySource {
 }
 
 /**
- * Eligibility classes per topic (32, one bit each in a slot's mask): every
- * update of a slot costs one heap update per class that may take it, so the
+ * Eligibility classes per topic (32, one bit each in a slot's mask): a slot
+ * that gets a better item costs one sift per class that may take it, so the
  * bound is also a bound on that cost. Fleets have tens of kinds, and kinds
  * with equal verdicts on a topic's groups share a class.
  */
