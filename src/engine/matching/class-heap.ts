@@ -28,6 +28,15 @@ function keyLess(priority: number, deliverAtMs: number, order: number, keys: Flo
 }
 
 export class ClassHeap {
+  /**
+   * The root record, copied into the object: a pick whose root is current
+   * reads this object and the slot's key, not the records array (two cold
+   * lines fewer). -1 when the heap is empty.
+   */
+  private rootSlot = -1;
+  private rootPriority = 0;
+  private rootDeliverAtMs = 0;
+  private rootOrder = 0;
   private records = new Float64Array(16 * stride);
   private count = 0;
   /** Slot -> its position in the heap, or -1. */
@@ -52,6 +61,7 @@ export class ClassHeap {
 
   heapify(): void {
     for (let at = (this.count >> 1) - 1; at >= 0; at--) this.siftDown(at);
+    this.syncRoot();
   }
 
   /**
@@ -63,7 +73,7 @@ export class ClassHeap {
     if (at === -1) at = this.claim(slot);
     else if (!keyLess(priority, deliverAtMs, order, this.records, at * stride)) return;
     this.write(at, slot, priority, deliverAtMs, order);
-    this.siftUp(at);
+    if (this.siftUp(at) === 0) this.syncRoot();
   }
 
   /** Drops the slot's record (the slot is being freed). */
@@ -75,7 +85,10 @@ export class ClassHeap {
   private removeAt(at: number): void {
     this.positions[this.records[at * stride + slotField] as number] = -1;
     const last = --this.count;
-    if (at === last) return;
+    if (at === last) {
+      if (at === 0) this.syncRoot();
+      return;
+    }
     const records = this.records;
     const from = last * stride;
     const to = at * stride;
@@ -86,6 +99,7 @@ export class ClassHeap {
     records[to + slotField] = moved;
     this.positions[moved] = at;
     this.siftDown(this.siftUp(at));
+    this.syncRoot();
   }
 
   /**
@@ -96,10 +110,10 @@ export class ClassHeap {
    * it scans every record against the current keys instead.
    */
   best(state: Float64Array, stateStride: number, shards: { shardOf(slot: number): number }, shardOk: Uint8Array | null): number {
-    const records = this.records;
     if (shardOk !== null) return this.scan(state, stateStride, shards, shardOk);
-    while (this.count > 0) {
-      const slot = records[slotField] as number;
+    for (;;) {
+      const slot = this.rootSlot;
+      if (slot === -1) return -1;
       const base = slot * stateStride;
       const priority = state[base] as number;
       if (Number.isNaN(priority)) {
@@ -108,12 +122,12 @@ export class ClassHeap {
       }
       const deliverAtMs = state[base + 1] as number;
       const order = state[base + 2] as number;
-      if (records[0] === priority && records[1] === deliverAtMs && records[2] === order) return slot;
+      if (this.rootPriority === priority && this.rootDeliverAtMs === deliverAtMs && this.rootOrder === order) return slot;
       // The slot's best item got worse since this record was written: re-key it and let it sink.
       this.write(0, slot, priority, deliverAtMs, order);
       this.siftDown(0);
+      this.syncRoot();
     }
-    return -1;
   }
 
   /** best() with some shards unhealthy: the best current key among records on healthy shards. */
@@ -132,6 +146,18 @@ export class ClassHeap {
     const positions = new Int32Array(capacity).fill(-1);
     positions.set(this.positions);
     this.positions = positions;
+  }
+
+  private syncRoot(): void {
+    if (this.count === 0) {
+      this.rootSlot = -1;
+      return;
+    }
+    const records = this.records;
+    this.rootPriority = records[0] as number;
+    this.rootDeliverAtMs = records[1] as number;
+    this.rootOrder = records[2] as number;
+    this.rootSlot = records[slotField] as number;
   }
 
   /** A new position at the end of the heap for `slot`. */
@@ -219,6 +245,12 @@ export class ClassHeap {
         assert(!above, `class heap: slot ${slot} has a record worse than its item`);
       }
       if (at > 0) assert(!this.less(at, (at - 1) >> 1), `class heap: order broken at ${at}`);
+    }
+    if (this.count === 0) assert(this.rootSlot === -1, "class heap: an empty heap names a root");
+    else {
+      const r = this.records;
+      const same = this.rootSlot === r[slotField] && this.rootPriority === r[0] && this.rootDeliverAtMs === r[1] && this.rootOrder === r[2];
+      assert(same, "class heap: the root copy is stale");
     }
     let positioned = 0;
     for (let slot = 0; slot < this.positions.length; slot++) if (this.positions[slot] !== -1) positioned++;
