@@ -3,10 +3,12 @@
 // by their best item, so a pick walks entries best-first and stops at the
 // first one the worker may take (and whose shard takes writes). The walk
 // visits about (entries / eligible entries) of them, whatever the number of
-// signatures, instead of peeking every eligible entry's heap.
+// signatures, instead of peeking every eligible entry's heap. It is the
+// shared heap of tops-by-kind.ts (which also allocates the slots), walked by
+// kinds without an eligibility class of their own.
 //
-// The heap is one Float64Array of records (key, slot, signature, shard) in
-// heap order, so a walk near the root reads a few adjacent cache lines per
+// The heap is one Float64Array of six-double records (the key's three parts
+// priority, deliverAtMs and order; slot; signature; shard) in heap order, so a walk near the root reads a few adjacent cache lines per
 // topic rather than chasing one object per group and shard (with a million
 // items those objects are cold and each costs a cache miss: that, not the
 // comparisons, is what a scan pays).
