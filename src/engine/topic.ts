@@ -1,16 +1,18 @@
 // One topic of one namespace: per-state counts, its idempotency keys, its dead
 // letters (in the order they died), and the ready index. The ready index is a
 // pairing heap per (signature group, shard), ordered by priority, deliverAtMs
-// and enqueue order, and one TopsHeap per topic over those heaps' best items
-// (typed arrays, so a pick reads a few adjacent cache lines instead of one
-// cold object per group and shard). A pick walks the TopsHeap best-first and
-// stops at the first entry the worker may take on a shard that takes writes.
+// and enqueue order, and per topic the tops of those heaps (TopsByKind, typed
+// arrays): one heap over every heap's best item, and one per eligibility
+// class (worker kinds that may take the same groups), so a pick peeks at its
+// class's root instead of walking past entries it may not take. A kind left
+// without a class (all taken) walks the shared heap best-first.
 
 import { assert } from "../lib/assert.ts";
 import { type HeapNode, PairingHeap } from "../lib/pairing-heap.ts";
 import type { LiveStateName } from "./api.ts";
 import { type LiveItem, readyLess } from "./item.ts";
-import { type EligibilitySource, TopsHeap, walkTooLong } from "./matching/tops-heap.ts";
+import { type KindSource, noClass, TopsByKind } from "./matching/tops-by-kind.ts";
+import { type EligibilitySource, walkTooLong } from "./matching/tops-heap.ts";
 import type { TopicPause } from "./pause.ts";
 
 /** Items of one topic that share a `requires` signature (0 = none), one heap per shard. */
@@ -34,7 +36,7 @@ export class SignatureGroup {
 
 /**
  * One shard's heap within a group (the heap itself, so a lease reaches its
- * root with one object fewer), and its entry (slot) in the topic's TopsHeap.
+ * root with one object fewer), and its entry (slot) in the topic's TopsByKind.
  */
 export class ShardHeap extends PairingHeap<LiveItem> {
   constructor(
@@ -46,9 +48,10 @@ export class ShardHeap extends PairingHeap<LiveItem> {
 }
 
 /**
- * Per-kind eligible-group counts cached per topic (64 kinds): a fleet has
- * tens of kinds; past this the cache is cleared (evicted kinds leave stale
- * entries, and a kind id is never reused).
+ * Per-kind eligible-group counts cached per topic (64 kinds), for kinds
+ * without an eligibility class: a fleet has tens of kinds; past this the
+ * cache is cleared (evicted kinds leave stale entries, and a kind id is never
+ * reused).
  */
 const eligibleCacheKindsMax = 64;
 
@@ -69,8 +72,8 @@ export class Topic {
   /** Items in ready heaps (ready and committed): what a dequeue can take now. */
   takeable = 0;
   readonly groups = new Map<number, SignatureGroup>();
-  /** The best item of every non-empty shard heap, ordered by delivery order. */
-  readonly tops = new TopsHeap();
+  /** The best item of every non-empty shard heap, ordered by delivery order, shared and per eligibility class. */
+  readonly tops = new TopsByKind();
   /** TopsHeap slot -> its shard heap. */
   private readonly slotHeaps: Array<ShardHeap | undefined> = [];
   /**
@@ -116,6 +119,7 @@ export class Topic {
     if (group === undefined) {
       group = new SignatureGroup(signatureId);
       this.groups.set(signatureId, group);
+      this.tops.groupAdded(signatureId);
       this.eligible = [];
       this.eligibleSlots = [];
     }
@@ -136,6 +140,7 @@ export class Topic {
         this.slotTops[shardHeap.slot] = undefined;
       }
       this.groups.delete(signatureId);
+      this.tops.groupRemoved(signatureId);
       this.eligible = [];
       this.eligibleSlots = [];
     }
@@ -176,8 +181,10 @@ export class Topic {
     this.takeable--;
   }
 
-  /** How many of the topic's groups worker kind `kind` may take (cached per kind until the groups change). */
-  eligibleGroupCount(eligibility: EligibilitySource, kind: number): number {
+  /** How many of the topic's groups worker kind `kind` may take (its class knows; else cached per kind until the groups change). */
+  eligibleGroupCount(eligibility: KindSource, kind: number): number {
+    const classCount = this.tops.eligibleCount(eligibility, kind, this.groups);
+    if (classCount !== noClass) return classCount;
     const pairs = this.eligible;
     for (let i = 0; i < pairs.length; i += 2) if (pairs[i] === kind) return pairs[i + 1] as number;
     let count = 0;
@@ -191,10 +198,11 @@ export class Topic {
    * The best takeable item worker kind `kind` may take, or null. `shardOk`
    * (1 per shard that takes writes) is null when every shard does.
    */
-  pickBest(eligibility: EligibilitySource, kind: number, shardOk: Uint8Array | null): LiveItem | null {
+  pickBest(eligibility: KindSource, kind: number, shardOk: Uint8Array | null): LiveItem | null {
     if (this.takeable === 0) return null;
-    let slot = this.tops.best(eligibility, kind, shardOk, walkVisitsMax);
-    if (slot === walkTooLong) slot = this.tops.bestAmong(this.slotsOf(eligibility, kind), shardOk);
+    let slot = this.tops.best(eligibility, kind, shardOk, this.groups);
+    if (slot === noClass) slot = this.tops.sharedHeap().best(eligibility, kind, shardOk, walkVisitsMax);
+    if (slot === walkTooLong) slot = this.tops.sharedHeap().bestAmong(this.slotsOf(eligibility, kind), shardOk);
     if (slot < 0) return null;
     return this.slotTops[slot] as LiveItem;
   }
@@ -220,7 +228,7 @@ export class Topic {
   }
 
   checkInvariants(): void {
-    this.tops.checkInvariants();
+    this.tops.checkInvariants(this.groups);
     let takeable = 0;
     let entries = 0;
     let nonEmpty = 0;
@@ -234,7 +242,7 @@ export class Topic {
         shardHeap.checkInvariants();
         inHeaps += shardHeap.size;
         assert(this.slotHeaps[shardHeap.slot] === shardHeap, `topic ${this.name}: shard ${s} slot out of step`);
-        assert(this.tops.signatureOf(shardHeap.slot) === id && this.tops.shardOf(shardHeap.slot) === s, `topic ${this.name}: slot names the wrong heap`);
+        assert(this.tops.shared.signatureOf(shardHeap.slot) === id && this.tops.shared.shardOf(shardHeap.slot) === s, `topic ${this.name}: slot names the wrong heap`);
         const top = shardHeap.peek();
         if (top === undefined) continue;
         nonEmpty++;
@@ -243,8 +251,9 @@ export class Topic {
       }
       takeable += inHeaps;
     }
-    assert(this.tops.entries === entries, `topic ${this.name}: tops heap holds ${this.tops.entries} entries, ${entries} heaps exist`);
-    assert(this.tops.size === nonEmpty, `topic ${this.name}: tops heap holds ${this.tops.size} tops, ${nonEmpty} non-empty heaps`);
+    const shared = this.tops.shared;
+    assert(shared.entries === entries, `topic ${this.name}: tops heap holds ${shared.entries} entries, ${entries} heaps exist`);
+    assert(shared.size === (this.tops.sharedIsLive ? nonEmpty : 0), `topic ${this.name}: tops heap holds ${shared.size} tops, ${nonEmpty} non-empty heaps`);
     assert(takeable === this.takeable, `topic ${this.name}: takeable ${this.takeable} != ${takeable}`);
     assert(this.deadLetters.size === this.dead, `topic ${this.name}: dead count ${this.dead} != ${this.deadLetters.size}`);
     assert(this.takeable <= this.ready, `topic ${this.name}: more takeable than ready`);

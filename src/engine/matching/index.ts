@@ -11,3 +11,4 @@ export { SignatureRegistry, signatureRegistryFull, signaturesMaxDefault } from "
 export { Matcher, workerKindsMaxDefault, type MatcherOptions } from "./matcher.ts";
 export { featureNameBytesMax, stringValueBytesMax } from "./scalar.ts";
 export { TopsHeap, type EligibilitySource } from "./tops-heap.ts";
+export { TopsByKind, type KindSource, eligibleClassesMaxDefault } from "./tops-by-kind.ts";

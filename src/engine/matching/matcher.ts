@@ -103,6 +103,12 @@ export class Matcher {
     return entry.id;
   }
 
+  /** Whether `kind` names a cached kind (false once it was evicted). */
+  knowsKind(kind: number): boolean {
+    const entry = this.slots[kind % this.workerKindsMax];
+    return entry !== undefined && entry.id === kind;
+  }
+
   /** Whether worker kind `kind` may take items of signature `signatureId` (0 = no requirements: always). */
   isEligible(kind: number, signatureId: number): boolean {
     if (signatureId === 0) return true;

@@ -3,10 +3,12 @@
 // by their best item, so a pick walks entries best-first and stops at the
 // first one the worker may take (and whose shard takes writes). The walk
 // visits about (entries / eligible entries) of them, whatever the number of
-// signatures, instead of peeking every eligible entry's heap.
+// signatures, instead of peeking every eligible entry's heap. It is the
+// shared heap of tops-by-kind.ts (which also allocates the slots), walked by
+// kinds without an eligibility class of their own.
 //
-// The heap is one Float64Array of records (key, slot, signature, shard) in
-// heap order, so a walk near the root reads a few adjacent cache lines per
+// The heap is one Float64Array of six-double records (the key's three parts
+// priority, deliverAtMs and order; slot; signature; shard) in heap order, so a walk near the root reads a few adjacent cache lines per
 // topic rather than chasing one object per group and shard (with a million
 // items those objects are cold and each costs a cache miss: that, not the
 // comparisons, is what a scan pays).
@@ -49,7 +51,7 @@ export class TopsHeap {
    */
   private records = new Float64Array(8 * stride);
   private heapSize = 0;
-  private slotCount = 0;
+  private allocatedSlots = 0;
   private readonly freeSlots: number[] = [];
   /** Scratch for the best-first walk: heap positions, itself a min-heap by key. */
   private frontier = new Int32Array(16);
@@ -69,7 +71,7 @@ export class TopsHeap {
   addEntry(signatureId: number, shard: number): number {
     let slot = this.freeSlots.pop();
     if (slot === undefined) {
-      slot = this.slotCount++;
+      slot = this.allocatedSlots++;
       if (slot >= this.signatures.length) this.growSlots(slot * 2);
     }
     this.signatures[slot] = signatureId;
@@ -87,6 +89,21 @@ export class TopsHeap {
     this.live[slot] = 0;
     this.entryCount--;
     this.freeSlots.push(slot);
+  }
+
+  /** One more than the highest slot ever allocated: slots below it are entries or free. */
+  get slotCount(): number {
+    return this.allocatedSlots;
+  }
+
+  /** Whether the slot is an allocated entry (empty or not). */
+  isEntry(slot: number): boolean {
+    return this.live[slot] === 1;
+  }
+
+  /** Whether the slot's heap has a best item. */
+  hasTop(slot: number): boolean {
+    return this.positions[slot] !== -1;
   }
 
   signatureOf(slot: number): number {
@@ -115,6 +132,12 @@ export class TopsHeap {
     this.records[base + deliverAtField] = deliverAtMs;
     this.records[base + orderField] = order;
     this.siftDown(this.siftUp(at));
+  }
+
+  /** Forgets every top (the entries stay): the owner stops maintaining this heap until it refills it with setTop. */
+  clearAllTops(): void {
+    for (let at = 0; at < this.heapSize; at++) this.positions[this.records[at * stride + slotField] as number] = -1;
+    this.heapSize = 0;
   }
 
   /** The entry's heap is empty. */
@@ -303,7 +326,7 @@ export class TopsHeap {
 
   checkInvariants(): void {
     let entries = 0;
-    for (let slot = 0; slot < this.slotCount; slot++) {
+    for (let slot = 0; slot < this.allocatedSlots; slot++) {
       if (this.live[slot] !== 1) {
         assert(this.positions[slot] === -1, `tops heap: free slot ${slot} is in the heap`);
         continue;
