@@ -41,6 +41,14 @@ export interface PostgresStoreOptions {
   loadAllShards: boolean;
   /** Label in pg_stat_activity. */
   applicationName: string;
+  /**
+   * PostgreSQL ends a session of this store that sits inside a transaction
+   * for this long (idle_in_transaction_session_timeout), or never when null.
+   * Cluster mode sets it below the shard lease: a node paused in the middle
+   * of a commit would otherwise keep its shard rows share-locked, and no
+   * other node could claim them, for as long as the pause lasts.
+   */
+  transactionIdleTimeoutMs: number | null;
 }
 
 /** Connections per store (4): commits run one at a time; the rest serve shard loads beside them. */
@@ -60,7 +68,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     url: options.url,
     maxConnections: storeConnectionsMax,
     connectTimeoutS,
-    settings: { synchronous_commit: options.durability === "strict" ? "on" : "off" },
+    settings: {
+      synchronous_commit: options.durability === "strict" ? "on" : "off",
+      ...(options.transactionIdleTimeoutMs === null ? {} : { idle_in_transaction_session_timeout: String(options.transactionIdleTimeoutMs) }),
+    },
     applicationName: options.applicationName,
   });
   try {
@@ -126,9 +137,9 @@ export class PostgresStore implements Store {
     this.cache.adopt(shard, items, outcomes);
   }
 
-  /** The synchronous_commit setting commits run with ("on" for strict durability), as PostgreSQL reports it. */
-  async synchronousCommit(): Promise<string> {
-    const rows = await this.client.query("SHOW synchronous_commit");
+  /** A setting of the store's sessions as PostgreSQL reports it (synchronous_commit is "on" for strict durability). */
+  async setting(name: "synchronous_commit" | "idle_in_transaction_session_timeout"): Promise<string> {
+    const rows = await this.client.query(`SHOW ${name}`);
     return String(rows[0]?.[0]);
   }
 

@@ -2,24 +2,25 @@
 // PostgreSQL (a "reopen" closes the store and opens the database again), and
 // does what cluster mode relies on: a failed transaction changes nothing (in
 // the database or in this process's copy), durability maps to
-// synchronous_commit, opens are counted across processes, key ranges per open
+// synchronous_commit, a paused commit cannot hold its locks forever
+// (idle_in_transaction_session_timeout), opens are counted across processes, key ranges per open
 // never overlap, a second single writer is refused, and opening a database
 // made with another shard count or an unreachable one fails with one line.
 // Skipped when PostgreSQL is not installed (unless ORQ_REQUIRE_POSTGRES=1).
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ShardCountMismatchError } from "../../src/storage/postgres/schema.ts";
-import { openPostgresStore, type PostgresStore, type PostgresStoreOptions } from "../../src/storage/postgres/postgres-store.ts";
-import { connectSql, type SqlClient } from "../../src/storage/postgres/sql-client.ts";
-import { StoreOpenError, type Store } from "../../src/storage/store.ts";
-import { postgresAvailable, releasePostgres, sharedPostgres, type PostgresServer } from "../support/postgres-server.ts";
-import { itemRecord, outcomeRecord } from "./record-fixtures.ts";
-import { loadAll, storeSuite } from "./store-suite.ts";
+import { ShardCountMismatchError } from "../../../src/storage/postgres/schema.ts";
+import { openPostgresStore, type PostgresStore, type PostgresStoreOptions } from "../../../src/storage/postgres/postgres-store.ts";
+import { connectSql, type SqlClient } from "../../../src/storage/postgres/sql-client.ts";
+import { StoreOpenError, type Store } from "../../../src/storage/store.ts";
+import { postgresAvailable, releasePostgres, sharedPostgres, type PostgresServer } from "../../support/postgres-server.ts";
+import { itemRecord, outcomeRecord } from "../record-fixtures.ts";
+import { loadAll, storeSuite } from "../store-suite.ts";
 
 const available = postgresAvailable();
 
 function options(url: string, extra: Partial<PostgresStoreOptions> = {}): PostgresStoreOptions {
-  return { url, shards: null, shardsDefault: 4, durability: "strict", keyRangePerOpen: null, loadAllShards: true, applicationName: "orq-test", ...extra };
+  return { url, shards: null, shardsDefault: 4, durability: "strict", keyRangePerOpen: null, loadAllShards: true, applicationName: "orq-test", transactionIdleTimeoutMs: null, ...extra };
 }
 
 if (available) {
@@ -71,8 +72,15 @@ describe.skipIf(!available)("PostgresStore in particular", () => {
 
   test("strict durability runs with synchronous_commit on, relaxed with it off", async () => {
     const url = await pg.createDatabase("durability");
-    expect(await (await open(url, { durability: "strict" })).synchronousCommit()).toBe("on");
-    expect(await (await open(url, { durability: "relaxed" })).synchronousCommit()).toBe("off");
+    expect(await (await open(url, { durability: "strict" })).setting("synchronous_commit")).toBe("on");
+    expect(await (await open(url, { durability: "relaxed" })).setting("synchronous_commit")).toBe("off");
+  });
+
+  test("a session idle inside a transaction past the timeout is ended by PostgreSQL", async () => {
+    const url = await pg.createDatabase("idle_timeout");
+    const store = await open(url, { transactionIdleTimeoutMs: 1500 });
+    expect(await store.setting("idle_in_transaction_session_timeout")).toBe("1500ms");
+    expect(await (await open(url)).setting("idle_in_transaction_session_timeout")).toBe("0");
   });
 
   test("a transaction that fails changes nothing, here or in the database; later commits go through", async () => {
