@@ -96,3 +96,23 @@ export const itemDefaults = Object.freeze({
   maxAttempts: 10,
   priority: 0,
 });
+
+/** Cluster mode's bounds (docs/CLUSTER.md). */
+export const clusterLimits = Object.freeze({
+  /** Default shard lease (5 s, per the contract): a dead node's shards are served again within it plus 2 s. */
+  shardLeaseMsDefault: 5_000,
+  /** Shortest shard lease (500 ms, per the contract): renewals every third of it must still fit a database round trip. */
+  shardLeaseMsMin: 500,
+  /** Longest shard lease (10 minutes): beyond it a dead node's shards would sit unserved for too long. */
+  shardLeaseMsMax: 10 * 60 * 1000,
+  /**
+   * Item keys a node reserves when it opens (2^36, about 69 billion): nodes
+   * allocate keys at once and a shard that moves must never see a key twice,
+   * so each open takes a range of its own; 2^53 / 2^36 = 131,072 opens.
+   */
+  keyRangePerOpen: 2 ** 36,
+  /** Retry hint for a shard no live node serves yet (500 ms): a claim comes within a renewal interval. */
+  unownedRetryAfterMs: 500,
+  /** Retry hint while a node rebuilds its indexes after its shards changed (100 ms): one commit and a load. */
+  rebuildRetryAfterMs: 100,
+});

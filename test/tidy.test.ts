@@ -51,7 +51,9 @@ const allowedImports: Record<string, readonly string[]> = {
   // Observability reads every layer's numbers (error codes, breaker states, commit stats) but drives none.
   observability: ["observability", "protocol", "storage", "lib", "limits"],
   client: ["client", "protocol", "lib", "limits"],
-  cli: ["cli", "client", "server", "engine", "storage", "protocol", "observability", "lib", "limits"],
+  // Cluster mode: routing and the node's wiring over the engine and the PostgreSQL store.
+  cluster: ["cluster", "engine", "storage", "protocol", "lib", "limits"],
+  cli: ["cli", "client", "server", "engine", "storage", "protocol", "observability", "cluster", "lib", "limits"],
 };
 
 /** Packages and the only places allowed to import them (prefixes of paths under src/). */

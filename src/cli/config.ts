@@ -7,7 +7,7 @@
 import type { TokenGrant } from "../server/auth.ts";
 import type { LogLevel } from "../server/logger.ts";
 import type { Durability } from "../storage/store.ts";
-import { defaultLimits } from "../limits.ts";
+import { clusterLimits, defaultLimits } from "../limits.ts";
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -19,6 +19,15 @@ export interface ServeConfig {
   httpPort: number;
   dataDir: string;
   shards: number;
+  /** Whether --shards (or its env variable or config key) was given: cluster mode then checks it against the database. */
+  shardsGiven: boolean;
+  /** `lmdb` (the data dir) or a postgres:// URL (cluster mode, docs/CLUSTER.md). */
+  store: string;
+  /** Cluster mode: this node's id; "" means host:port. */
+  nodeId: string;
+  /** Cluster mode: the host:port clients reach this node at; "" means host:port. */
+  advertise: string;
+  shardLeaseMs: number;
   /** The config file read, or null when none was (the default path is optional). */
   configPath: string | null;
   durability: Durability;
@@ -33,7 +42,7 @@ export interface ServeConfig {
   namespaces: Record<string, { enqueuePerMinute: number | null }>;
 }
 
-type SettingName = Exclude<keyof ServeConfig, "configPath" | "tokens" | "namespaces">;
+type SettingName = Exclude<keyof ServeConfig, "configPath" | "tokens" | "namespaces" | "shardsGiven">;
 
 interface Setting {
   name: SettingName;
@@ -56,6 +65,18 @@ export const settings: readonly Setting[] = [
   { name: "httpPort", key: "http_port", description: "HTTP port for /healthz, /readyz, /metrics (0 picks a free one)", defaultValue: 7421, kind: "int", min: 0, max: 65535 },
   { name: "dataDir", key: "data_dir", description: "directory of the LMDB data files", defaultValue: "./data", kind: "string" },
   { name: "shards", key: "shards", description: "shard count (fixed when the data dir is created)", defaultValue: 16, kind: "int", min: 1, max: 1024 },
+  { name: "store", key: "store", description: "lmdb (the data dir) or postgres://USER[:PASSWORD]@HOST:PORT/DATABASE for cluster mode", defaultValue: "lmdb", kind: "string" },
+  { name: "nodeId", key: "node_id", description: "cluster mode: this node's id, unique among live nodes (default host:port)", defaultValue: "", kind: "string" },
+  { name: "advertise", key: "advertise", description: "cluster mode: host:port clients reach this node at (default host:port)", defaultValue: "", kind: "string" },
+  {
+    name: "shardLeaseMs",
+    key: "shard_lease_ms",
+    description: "cluster mode: how long a node owns a shard after each renewal",
+    defaultValue: clusterLimits.shardLeaseMsDefault,
+    kind: "int",
+    min: clusterLimits.shardLeaseMsMin,
+    max: clusterLimits.shardLeaseMsMax,
+  },
   { name: "durability", key: "durability", description: "strict = fsync before replying; relaxed = survive a process crash, not power loss", defaultValue: "strict", kind: "choice", choices: ["strict", "relaxed"] },
   { name: "idleGc", key: "idle_gc", description: "after a burst: off; hint = ask for a concurrent collection after 1 s idle; full = also a blocking full collection after 11 s with no request at all", defaultValue: "full", kind: "choice", choices: ["off", "hint", "full"] },
   { name: "logLevel", key: "log_level", description: "least severe log level written to stderr", defaultValue: "info", kind: "choice", choices: ["debug", "info", "warn", "error"] },
@@ -100,6 +121,10 @@ export function resolveConfig(sources: ConfigSources): ServeConfig {
     else resolved[setting.name] = setting.defaultValue;
   }
   const config = resolved as unknown as ServeConfig;
+  config.shardsGiven = sources.flags.shards !== undefined || sources.env[envName("shards")] !== undefined || Object.hasOwn(file, "shards");
+  if (config.store !== "lmdb" && !/^postgres(ql)?:\/\//.test(config.store)) {
+    throw new ConfigError(`--store: "${config.store}" is neither lmdb nor a postgres:// URL`);
+  }
   config.configPath = text === null ? null : configPath;
   config.tokens = parseAuth(configPath, file.auth);
   config.namespaces = parseNamespaces(configPath, file.namespaces);

@@ -12,16 +12,16 @@
 // 200 from then until shutdown begins (recovery is synchronous and finished
 // by the time either port listens).
 
-import { Engine } from "../engine/engine.ts";
 import { systemClock } from "../lib/clock.ts";
 import { defaultLimits, type Limits } from "../limits.ts";
 import { TokenTable } from "../server/auth.ts";
 import { createJsonLogger } from "../server/logger.ts";
 import { IdleGc } from "../server/idle-gc.ts";
 import { OrqServer } from "../server/server.ts";
-import { GroupCommitter } from "../storage/group-commit.ts";
-import { openLmdbStore } from "../storage/lmdb/lmdb-store.ts";
+import type { ServerInfo } from "../server/op-types.ts";
+import { ShardCountMismatchError } from "../storage/postgres/schema.ts";
 import { StoreOpenError } from "../storage/store.ts";
+import { openClusterBackend, openLmdbBackend, type ServeBackend } from "./serve-backend.ts";
 import type { ServeConfig } from "./config.ts";
 import { checkNativeAddons } from "./self-check.ts";
 import { CommitSampler, commitPollMs } from "../observability/commit-sampler.ts";
@@ -38,6 +38,7 @@ const closeGraceMs = 1000;
 
 /** Exit codes: 0 clean, 1 start-up failure or shutdown past its bound, 2 bad configuration. */
 const startupFailureExitCode = 1;
+const configErrorExitCode = 2;
 
 /**
  * Times storage commits for the metrics and the breakers' slow-commit rule:
@@ -65,16 +66,21 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     process.exit(startupFailureExitCode);
   }
 
-  let store;
+  let backend: ServeBackend;
   try {
-    store = await openLmdbStore({ dataDir: config.dataDir, shards: config.shards, durability: config.durability });
+    backend =
+      config.store === "lmdb"
+        ? await openLmdbBackend(config, limits, clock, monotonicStopwatch)
+        : await openClusterBackend(config, limits, clock, monotonicStopwatch, logger, (error) => {
+            process.stderr.write(`orq: ${error.message}\n`);
+            process.exit(startupFailureExitCode);
+          });
   } catch (error) {
     if (!(error instanceof StoreOpenError)) throw error;
     process.stderr.write(`orq: ${error.message}\n`);
-    process.exit(startupFailureExitCode);
+    process.exit(error instanceof ShardCountMismatchError ? configErrorExitCode : startupFailureExitCode);
   }
-  const writer = new GroupCommitter(store, { clock, stopwatch: monotonicStopwatch });
-  const engine = Engine.recover({ store, writer, limits, namespaces: config.namespaces, nowMs: clock.nowMs() });
+  const { writer, engine } = backend;
   // Recovery leaves its garbage behind (decoded records, heap and table growth): about 50 MiB per 1,000,000 items
   // that the idle collection below never sees, since it counts requests. Collect once now, before the ports open,
   // when a pause (about 0.1-0.3 s at 1,000,000 items) delays no request.
@@ -102,6 +108,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     },
     residentBytes: () => process.memoryUsage.rss(),
   });
+  const serverInfo: ServerInfo = { version, nodeId: backend.nodeId, shards: backend.shards, clusterMap: backend.clusterMap };
   let server: OrqServer;
   try {
     server = OrqServer.start({
@@ -111,7 +118,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
       limits,
       clock,
       tokens: new TokenTable(config.tokens),
-      serverInfo: { version, nodeId: store.meta.nodeId, shards: store.shardCount },
+      serverInfo,
       logger,
       onRequestDone: (op, code, durationMs) => {
         metrics.requestDone(op, code, durationMs);
@@ -124,6 +131,12 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
   }
 
   engine.onEarlierDeadline = () => server.rearmDeadlines();
+  try {
+    serverInfo.nodeId = await backend.afterListen(config.host, server.port);
+  } catch (error) {
+    process.stderr.write(`orq: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(startupFailureExitCode);
+  }
 
   const commits = new CommitSampler(() => writer.commitStats(), metrics);
   const commitPoller = setInterval(() => commits.poll(), commitPollMs);
@@ -152,8 +165,8 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     host: server.host,
     port: server.port,
     http_port: http.port,
-    data_dir: config.dataDir,
-    shards: store.shardCount,
+    ...backend.describe,
+    shards: backend.shards,
     durability: config.durability,
     auth: config.tokens.length > 0,
     config: config.configPath,
@@ -176,13 +189,14 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     }, shutdownMsMax);
     idleGc.stop();
     server.beginDrain();
+    await backend.handover();
     await writer.drain();
     await server.whenIdle();
     server.close();
     await server.whenAllClosed(closeGraceMs);
     clearInterval(commitPoller);
     await http.stop();
-    await store.close();
+    await backend.close();
     clearTimeout(bound);
     logger.info("stopped");
     process.exit(0);

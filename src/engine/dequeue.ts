@@ -9,7 +9,10 @@
 // restarted server can never issue it again. A dequeue that delivers any
 // at_most_once item waits until its leases are durable: delivering one whose
 // lease a crash could forget would let it be delivered twice. If that commit
-// fails the reply is not sent and every item in it is ready again.
+// fails the reply is not sent and every item in it is ready again. In cluster
+// mode (awaitLeaseCommit) every dequeue waits so: a node that lost the shard
+// meanwhile has its lease commit refused, so it never hands out an item the
+// shard's new owner may deliver too.
 
 import { assert } from "../lib/assert.ts";
 import type { WriteSet } from "../storage/writer.ts";
@@ -40,6 +43,8 @@ export class Dequeuer {
     private readonly s: ItemStates,
     /** The latest nowMs the engine has seen, for work done when a commit lands (outside any op). */
     private readonly latestNowMs: () => number,
+    /** Every delivery waits for its lease commit, as at_most_once ones do (cluster mode). */
+    private readonly awaitLeaseCommit = false,
   ) {
     this.matcher = new Matcher(s.registry);
     this.shardOk = new Uint8Array(s.writer.shardCount);
@@ -125,7 +130,7 @@ export class Dequeuer {
     if (ns === undefined) return { value: { deliveries }, durable: null };
     this.refreshShardHealth(nowMs);
     let set: WriteSet | null = null;
-    let atMostOnce = false;
+    let atMostOnce = this.awaitLeaseCommit;
     for (let t = 0; t < topics.length; t++) {
       const want = topics[t] as { topic: string; count: number };
       const topic = ns.topics.get(want.topic);

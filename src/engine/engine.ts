@@ -31,7 +31,7 @@ import type {
 } from "./api.ts";
 import * as adminOps from "./admin-ops.ts";
 import { Dequeuer } from "./dequeue.ts";
-import { Enqueuer } from "./enqueue.ts";
+import { Enqueuer, type ShardPlacement } from "./enqueue.ts";
 import { checkEngineInvariants } from "./invariants.ts";
 import { ItemStates } from "./item-states.ts";
 import { runDueDeadlines } from "./maintenance.ts";
@@ -49,6 +49,11 @@ export interface EngineOptions {
   limits: Limits;
   namespaces: Record<string, { enqueuePerMinute: number | null }>;
   nowMs: number;
+  /**
+   * Cluster mode (src/cluster/): where keyed and `after` items must live, and
+   * every delivery waits for its lease commit. Absent on a single node.
+   */
+  cluster?: { placement: ShardPlacement };
 }
 
 export class Engine implements EngineApi {
@@ -66,19 +71,21 @@ export class Engine implements EngineApi {
     quotas: Record<string, { enqueuePerMinute: number | null }>,
     boot: number,
     nowMs: number,
+    placement: ShardPlacement | null,
   ) {
     this.s = new ItemStates(writer, store, limits, quotas, boot);
     this.lastNowMs = nowMs;
     const latestNowMs = (): number => this.lastNowMs;
-    this.dequeuer = new Dequeuer(this.s, latestNowMs);
+    this.dequeuer = new Dequeuer(this.s, latestNowMs, placement !== null);
     this.ctx = { s: this.s, scratchSeen: new Set(), wake: (wakeNowMs) => this.dequeuer.wake(wakeNowMs) };
-    this.enqueuer = new Enqueuer(this.ctx, latestNowMs);
+    this.enqueuer = new Enqueuer(this.ctx, latestNowMs, placement);
   }
 
   /** Build the engine from what the store holds (an empty store is a fresh start). */
   static recover(options: EngineOptions): Engine {
     assert(options.store.shardCount === options.writer.shardCount, "engine: store and writer disagree on shards");
-    const engine = new Engine(options.writer, options.store, options.limits, options.namespaces, options.store.meta.boots, options.nowMs);
+    const placement = options.cluster?.placement ?? null;
+    const engine = new Engine(options.writer, options.store, options.limits, options.namespaces, options.store.meta.boots, options.nowMs, placement);
     loadStore(engine.s, options.store, options.nowMs);
     return engine;
   }

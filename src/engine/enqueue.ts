@@ -1,5 +1,6 @@
 // enqueue: validate a batch as a whole, answer idempotency keys, pick one
-// healthy shard for the new items, charge the namespace quota, and store the
+// healthy shard for the new items (in cluster mode, a keyed or `after` item
+// goes where the ShardPlacement says instead), charge the namespace quota, and store the
 // items. A new item becomes takeable only once its enqueue commit is durable
 // (activate); if that commit fails it leaves memory as if never enqueued
 // (rollback), so nothing undurable is ever delivered.
@@ -18,6 +19,11 @@ import type { ItemStates } from "./item-states.ts";
 import { parseRequires, type Requires, signatureRegistryFull } from "./matching/index.ts";
 import type { OpContext } from "./op-context.ts";
 
+/** Cluster mode: the shard an item must live on (its key's or its first `after` id's), or -1 for any healthy one. */
+export interface ShardPlacement {
+  shardFor(ns: string, input: EnqueueItemInput): number;
+}
+
 /** Retry hint when the signature registry is full (1 s): signatures free up as items with rare requires end. */
 const signaturesFullRetryAfterMs = 1000;
 
@@ -31,6 +37,7 @@ export class Enqueuer {
     private readonly ctx: OpContext,
     /** The latest nowMs the engine has seen, for work done when a commit lands (outside any op). */
     private readonly latestNowMs: () => number,
+    private readonly placement: ShardPlacement | null = null,
   ) {
     this.s = ctx.s;
   }
@@ -104,8 +111,13 @@ export class Enqueuer {
       signatures[i] = sig;
     }
 
+    const placed = this.placement === null ? null : this.place(nsName, inputs, sameAs, ids, nowMs);
+    if (placed !== null && !Array.isArray(placed)) {
+      this.releaseSignatures(signatures);
+      return unavailable(placed.retryAfterMs, `shard ${placed.shard} is not accepting writes`);
+    }
     let shard = -1;
-    if (fresh > 0) {
+    if (fresh > 0 && (placed === null || placed.includes(-1))) {
       const chosen = this.chooseShard(nowMs);
       if (chosen.shard < 0) {
         this.releaseSignatures(signatures);
@@ -130,7 +142,8 @@ export class Enqueuer {
       if (sameAs[i] !== -1 || ids[i] !== undefined) continue;
       const input = inputs[i] as EnqueueItemInput;
       const key = this.s.writer.nextKey();
-      const id = formatId(shard, key);
+      const itemShard = placed === null || placed[i] === -1 ? shard : (placed[i] as number);
+      const id = formatId(itemShard, key);
       const record: ItemRecord = {
         ns: nsName,
         topic: input.topic,
@@ -157,7 +170,7 @@ export class Enqueuer {
       const sig = signatures[i] as number;
       topic.joinGroup(sig);
       // Memory holds the payload and metadata only until the commit (activate drops them).
-      const item = new LiveItem(shard, key, topic, sig, record, "ready", { payload: input.payload, metadata: input.metadata, commit: null });
+      const item = new LiveItem(itemShard, key, topic, sig, record, "ready", { payload: input.payload, metadata: input.metadata, commit: null });
       this.s.items.add(item);
       if (input.key !== null) topic.keys.set(input.key, item);
       const c = after[i] as AfterClassification;
@@ -172,7 +185,7 @@ export class Enqueuer {
       }
       if (record.ttlExpiresAtMs !== null) item.ensureExtras().ttlNode = this.s.deadlines.schedule(record.ttlExpiresAtMs, DeadlineKind.Ttl, item, null, null);
       // The record itself is the write: the item copied what it keeps, so nothing changes it later.
-      set.putItem(shard, key, record);
+      set.putItem(itemShard, key, record);
       ns.counters.enqueued++;
       created.push(item);
       ids[i] = id;
@@ -223,6 +236,20 @@ export class Enqueuer {
       }
     }
     this.s.endSetBackground();
+  }
+
+  /** Cluster mode: each fresh item's required shard (-1: any), or the first required shard that refuses writes. */
+  private place(nsName: string, inputs: EnqueueItemInput[], sameAs: number[], ids: string[], nowMs: number): number[] | { shard: number; retryAfterMs: number } {
+    const shards: number[] = new Array<number>(inputs.length).fill(-1);
+    for (let i = 0; i < inputs.length; i++) {
+      if (sameAs[i] !== -1 || ids[i] !== undefined) continue;
+      const shard = (this.placement as ShardPlacement).shardFor(nsName, inputs[i] as EnqueueItemInput);
+      if (shard < 0) continue;
+      const health = this.s.writer.shardHealth(shard, nowMs);
+      if (!health.available) return { shard, retryAfterMs: health.retryAfterMs };
+      shards[i] = shard;
+    }
+    return shards;
   }
 
   /** The next shard, round-robin, whose breaker accepts writes; -1 with the smallest retry hint when none does. */

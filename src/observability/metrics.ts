@@ -110,6 +110,7 @@ const knownOps: Record<OpName, true> = {
   dead: true,
   redrive: true,
   stats: true,
+  cluster: true,
 };
 const unknownOpLabel = "unknown";
 const knownCodes: ReadonlySet<string> = new Set<string>(["OK", ...errorCodes]);

@@ -61,8 +61,14 @@ export class NodeIdInUseError extends Error {
   override name = "NodeIdInUseError";
 }
 
-/** Renewals per lease (3): two renewals may fail in a row before the lease runs out. */
+/** Renewals per lease (at least 3): two renewals may fail in a row before the lease runs out. */
 const renewalsPerLease = 3;
+/**
+ * Longest time between ticks (1 s), whatever the lease: a tick is also when
+ * a node sees others join or leave and claims or gives up shards, so a long
+ * lease must not slow rebalancing or the takeover of an expired shard.
+ */
+const tickMsMax = 1000;
 
 interface Held {
   epoch: number;
@@ -74,7 +80,7 @@ interface Held {
 
 export class ShardOwnership implements ShardFence {
   readonly nodeId: string;
-  /** How often tick() should run: a third of the lease. */
+  /** How often tick() should run: a third of the lease, at most tickMsMax. */
   readonly renewIntervalMs: number;
   private readonly held = new Map<number, Held>();
   private current: ClusterMap;
@@ -86,7 +92,7 @@ export class ShardOwnership implements ShardFence {
 
   constructor(private readonly options: OwnershipOptions) {
     this.nodeId = options.nodeId;
-    this.renewIntervalMs = Math.max(1, Math.floor(options.leaseMs / renewalsPerLease));
+    this.renewIntervalMs = Math.max(1, Math.min(tickMsMax, Math.floor(options.leaseMs / renewalsPerLease)));
     this.current = { mapVersion: 0, nodeId: options.nodeId, nodes: [], owners: Array.from({ length: options.shardCount }, () => null) };
   }
 
@@ -226,6 +232,8 @@ export class ShardOwnership implements ShardFence {
     const sentAtMs = this.options.clock.nowMs();
     const rows = await this.options.client.query(claimSql, [this.nodeId, this.options.leaseMs, count]);
     const claimed = rows.map((row) => ({ shard: Number(row[0]), epoch: int8Value(row[1]) }));
+    // Each claim raised one epoch: the map's version grows with it.
+    this.current.mapVersion += claimed.length;
     for (const { shard, epoch } of claimed) {
       this.held.set(shard, { epoch, renewedAtMs: sentAtMs, serving: false });
       this.current.owners[shard] = this.nodeId;
@@ -256,7 +264,8 @@ export class ShardOwnership implements ShardFence {
       this.drop(shard, "handed over");
     }
     if (released.length === 0) return;
-    await this.options.client.query(releaseSql, [this.nodeId, released, epochs]);
+    const rows = await this.options.client.query(releaseSql, [this.nodeId, released, epochs]);
+    this.current.mapVersion += rows.length;
   }
 
   private drop(shard: number, reason: string): void {
