@@ -178,12 +178,13 @@ export class ClusterEngine implements EngineApi {
     return this.inner.stats(namespaces, nowMs);
   }
 
+  /** Not while rebuilding: the engine being replaced must write nothing after the drain the new one is built from. */
   tick(nowMs: number): void {
-    this.inner.tick(nowMs);
+    if (!this.swapping) this.inner.tick(nowMs);
   }
 
   nextDeadlineMs(): number | null {
-    return this.inner.nextDeadlineMs();
+    return this.swapping ? null : this.inner.nextDeadlineMs();
   }
 
   /** The first id or receipt on a shard this node does not serve, as MOVED or UNAVAILABLE; null when all are served. */

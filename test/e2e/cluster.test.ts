@@ -145,4 +145,49 @@ describe.skipIf(!postgresAvailable())("cluster mode on PostgreSQL", () => {
     await cluster.addNode();
     await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n2"], 4), "n0 and n2 two shards each");
   });
+
+  test("SIGSTOP past the lease, then SIGCONT: the paused node delivers nothing it lost and changes nothing; the new owner's leases stand", async () => {
+    cluster = await ClusterHarness.start({ label: "stop", nodes: 3, shards: 6, leaseMs: 1500 });
+    await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1", "n2"], 6), "balanced");
+    const c2 = await cluster.client(2);
+    const ids = await retrying(() => c2.enqueue(ns, Array.from({ length: 6 }, (_, i) => ({ topic: "s", payload: encoder.encode(`s${i}`) }))));
+    const paused = cluster.nodes[2]!;
+    process.kill(paused.pid!, "SIGSTOP");
+    try {
+      await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1"], 6), "n0 and n1 own every shard");
+      // The new owners deliver every item.
+      const deliveries = [];
+      for (const index of [0, 1]) {
+        const client = await cluster.client(index);
+        deliveries.push(...(await retrying(() => client.dequeue(ns, { topics: [{ topic: "s", count: 10 }], leaseMs: 120_000 }))));
+      }
+      expect(deliveries.map((d) => d.id).sort()).toEqual([...ids].sort());
+      process.kill(paused.pid!, "SIGCONT");
+      // Back, n2 hands out none of those items, whatever it answers, and cannot end them.
+      const fromPaused = await c2.dequeue(ns, { topics: [{ topic: "s", count: 10 }] }).catch((error: unknown) => error);
+      if (Array.isArray(fromPaused)) expect(fromPaused).toEqual([]);
+      else expect(["MOVED", "UNAVAILABLE"]).toContain((fromPaused as OrqError).code);
+      const cancel = await c2.cancel(ns, [ids[0]!]).catch((error: unknown) => error);
+      expect(cancel).toBeInstanceOf(OrqError);
+      // Every lease the new owners granted is still good.
+      let acked = 0;
+      for (const d of deliveries) {
+        // n2 is back and may be taking shards again: follow MOVED to the owner.
+        let index = 0;
+        for (let hops = 0; hops < 10; hops++) {
+          const client = await cluster.client(index);
+          const result = await retrying(() => client.ack(ns, [d.receipt])).catch((error: unknown) => error);
+          if (result instanceof OrqError && result.code === "MOVED") {
+            index = Number(result.details.nodeId!.slice(1));
+            continue;
+          }
+          acked += (result as { acked: number }).acked;
+          break;
+        }
+      }
+      expect(acked).toBe(6);
+    } finally {
+      process.kill(paused.pid!, "SIGCONT");
+    }
+  });
 });

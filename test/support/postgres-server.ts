@@ -86,8 +86,8 @@ function startWatchdog(dataDir: string, dir: string): void {
   child.unref();
 }
 
-/** Start a new server (about 2 s). Prefer sharedPostgres(). */
-export async function startPostgres(): Promise<PostgresServer> {
+/** Start a new server (about 2 s). Prefer sharedPostgres(). Benchmarks pass fsync: true (a real server's setting). */
+export async function startPostgres(options: { fsync?: boolean } = {}): Promise<PostgresServer> {
   if (!postgresAvailable() || binDir === null) throw new Error("PostgreSQL is not installed");
   const dir = mkdtempSync(join(tmpdir(), "orq-pg-"));
   chmodSync(dir, 0o755);
@@ -103,9 +103,9 @@ export async function startPostgres(): Promise<PostgresServer> {
   let lastError: unknown = null;
   for (let attempt = 0; attempt < 5 && port === 0; attempt++) {
     const candidate = await freePort();
-    const options = `-p ${candidate} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`;
+    const serverOptions = `-p ${candidate} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=${options.fsync === true ? "on" : "off"} -c max_connections=200`;
     try {
-      run(join(binDir, "pg_ctl"), ["-D", dataDir, "-l", join(dir, "log"), "-w", "-o", options, "start"]);
+      run(join(binDir, "pg_ctl"), ["-D", dataDir, "-l", join(dir, "log"), "-w", "-o", serverOptions, "start"]);
       port = candidate;
     } catch (error) {
       lastError = error;
