@@ -6,15 +6,18 @@
 // the claim's UPDATE waits for that commit and the commit cannot follow the
 // claim. $lease parameters are milliseconds.
 
-/** Register this node, unless a node with its id is live (heartbeat within the lease). Returns a row when registered. */
-export const registerNodeSql = `INSERT INTO orq_nodes (node_id, addr, incarnation, heartbeat_at)
-  VALUES ($1, $2, $3, now())
-  ON CONFLICT (node_id) DO UPDATE SET addr = EXCLUDED.addr, incarnation = EXCLUDED.incarnation, heartbeat_at = now()
-  WHERE orq_nodes.heartbeat_at < now() - make_interval(secs => $4::double precision / 1000)
+/**
+ * Register this node, unless a node with its id is live (its last heartbeat
+ * younger than that node's own lease). Returns a row when registered.
+ */
+export const registerNodeSql = `INSERT INTO orq_nodes (node_id, addr, incarnation, heartbeat_at, lease_ms)
+  VALUES ($1, $2, $3, now(), $4)
+  ON CONFLICT (node_id) DO UPDATE SET addr = EXCLUDED.addr, incarnation = EXCLUDED.incarnation, heartbeat_at = now(), lease_ms = EXCLUDED.lease_ms
+  WHERE orq_nodes.heartbeat_at < now() - make_interval(secs => orq_nodes.lease_ms::double precision / 1000)
   RETURNING 1`;
 
-/** The node row with this id: its incarnation and how many ms ago it last beat (by the database's clock). */
-export const nodeRowSql = `SELECT incarnation, extract(epoch FROM now() - heartbeat_at) * 1000 FROM orq_nodes WHERE node_id = $1`;
+/** The node row with this id: how many ms ago it last beat (by the database's clock), and its lease. */
+export const nodeRowSql = `SELECT extract(epoch FROM now() - heartbeat_at) * 1000, lease_ms FROM orq_nodes WHERE node_id = $1`;
 
 /** This incarnation's heartbeat. No row back: another process took the node id (this one was presumed dead). */
 export const heartbeatSql = `UPDATE orq_nodes SET heartbeat_at = now(), addr = $3
@@ -49,9 +52,9 @@ export const releaseSql = `UPDATE orq_shards AS s SET owner = NULL, lease_until 
 /** Every shard's owner (null when its lease ran out) and epoch. */
 export const shardsSql = `SELECT shard, CASE WHEN lease_until >= now() THEN owner END, epoch FROM orq_shards ORDER BY shard`;
 
-/** The live nodes (heartbeat within the lease), by id. */
+/** The live nodes (heartbeat within their own lease), by id. */
 export const liveNodesSql = `SELECT node_id, addr FROM orq_nodes
-  WHERE heartbeat_at >= now() - make_interval(secs => $1::double precision / 1000) ORDER BY node_id`;
+  WHERE heartbeat_at >= now() - make_interval(secs => lease_ms::double precision / 1000) ORDER BY node_id`;
 
 /** Leave the cluster: the node row goes, so the others rebalance at once. */
 export const leaveSql = `DELETE FROM orq_nodes WHERE node_id = $1 AND incarnation = $2`;

@@ -11,7 +11,8 @@
 // - orq_outcomes id -> (shard, value): ended items' outcomes.
 // - orq_shards (shard, owner, epoch, lease_until): who serves each shard
 //   (cluster mode; see cluster/ownership.ts).
-// - orq_nodes (node_id, addr, incarnation, heartbeat_at): the live nodes.
+// - orq_nodes (node_id, addr, incarnation, heartbeat_at, lease_ms): the
+//   nodes; one is live while its last heartbeat is younger than its own lease.
 
 import { randomBytes } from "node:crypto";
 import type { MetaRecord } from "../record.ts";
@@ -48,7 +49,8 @@ const createStatements = [
      node_id text PRIMARY KEY,
      addr text NOT NULL,
      incarnation bigint NOT NULL,
-     heartbeat_at timestamptz NOT NULL)`,
+     heartbeat_at timestamptz NOT NULL,
+     lease_ms integer NOT NULL)`,
 ];
 
 /** Thrown when the database was made with another shard count than the one asked for explicitly (the CLI exits 2). */

@@ -108,12 +108,13 @@ export class ShardOwnership implements ShardFence {
       if (rows.length === 1) return;
       if (attempt === 1) break;
       const before = await client.query(nodeRowSql, [nodeId]);
-      const agoMs = Number(before[0]?.[1] ?? leaseMs);
-      await sleep(Math.max(0, leaseMs - agoMs) + this.renewIntervalMs);
+      const agoMs = Number(before[0]?.[0] ?? 0);
+      const itsLeaseMs = Number(before[0]?.[1] ?? leaseMs);
+      await sleep(Math.max(0, itsLeaseMs - agoMs) + this.renewIntervalMs);
       const after = await client.query(nodeRowSql, [nodeId]);
-      if (Number(after[0]?.[1] ?? leaseMs) < agoMs) break; // it beat meanwhile: alive
+      if (Number(after[0]?.[0] ?? itsLeaseMs) < agoMs) break; // it beat meanwhile: alive
     }
-    throw new NodeIdInUseError(`node id ${nodeId} is in use by a live node (heartbeat within --shard-lease-ms ${leaseMs})`);
+    throw new NodeIdInUseError(`node id ${nodeId} is in use by a live node (its heartbeat is younger than its shard lease)`);
   }
 
   heldEpoch(shard: number): number | null {
@@ -173,7 +174,7 @@ export class ShardOwnership implements ShardFence {
             { text: heartbeatSql, params: [nodeId, incarnation, addr] },
             { text: renewSql, params: [nodeId, leaseMs, renewing.map(([shard]) => shard), renewing.map(([, held]) => held.epoch)] },
             { text: shardsSql },
-            { text: liveNodesSql, params: [leaseMs] },
+            { text: liveNodesSql },
           ]),
       );
       if (beat === undefined || renewed === undefined || shards === undefined || nodes === undefined) throw new Error("tick: missing result");
