@@ -23,7 +23,7 @@ import { connectSql, type SqlClient } from "../storage/postgres/sql-client.ts";
 import type { Durability } from "../storage/store.ts";
 import { ClusterEngine, type ShardRouter } from "./cluster-engine.ts";
 import { ClusterWriter } from "./cluster-writer.ts";
-import { clusterPlacement } from "./key-shard.ts";
+import { clusterPlacement } from "./placement.ts";
 
 export interface ClusterNodeOptions {
   url: string;

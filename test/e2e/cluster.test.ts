@@ -8,7 +8,7 @@
 // when its shard moves. Skipped without PostgreSQL (unless ORQ_REQUIRE_POSTGRES=1).
 
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { shardOfKey } from "../../src/cluster/key-shard.ts";
+import { shardOfKey } from "../../src/protocol/key-shard.ts";
 import { OrqError } from "../../src/client/orq-error.ts";
 import { ClusterHarness } from "../support/cluster-harness.ts";
 import { postgresAvailable, releasePostgres, sharedPostgres } from "../support/postgres-server.ts";
