@@ -16,6 +16,17 @@ const runs = Number(process.argv[3] ?? 3);
 const shards = 16;
 const pg = await startPostgres({ fsync: true });
 
+/** Every live node owns a share of the shards (so the one killed has some). */
+async function balanced(nodes: ServerProcess[], live: number): Promise<boolean> {
+  const client = await OrqClient.connect({ host: nodes[0]!.host, port: nodes[0]!.port, reconnect: false });
+  try {
+    const map = (await client.request("cluster")).cluster as { owners: Array<string | null> };
+    return new Set(map.owners.filter((owner) => owner !== null)).size === live && map.owners.every((owner) => owner !== null);
+  } finally {
+    await client.close();
+  }
+}
+
 async function servedEverywhere(nodes: ServerProcess[]): Promise<boolean> {
   const client = await OrqClient.connect({ host: nodes[0]!.host, port: nodes[0]!.port, reconnect: false });
   try {
@@ -50,7 +61,7 @@ for (let run = 0; run < runs; run++) {
   const args = (i: number) => ["--store", url, "--node-id", `n${i}`, "--shards", String(shards), "--shard-lease-ms", String(leaseMs)];
   const nodes = [await ServerProcess.start({ args: args(0) })];
   nodes.push(...(await Promise.all([1, 2].map((i) => ServerProcess.start({ args: args(i) })))));
-  while (!(await servedEverywhere(nodes))) await Bun.sleep(20);
+  while (!(await balanced(nodes, 3)) || !(await servedEverywhere(nodes))) await Bun.sleep(20);
   const startMs = performance.now();
   await nodes[2]!.stop("SIGKILL");
   while (!(await servedEverywhere(nodes))) await Bun.sleep(20);
