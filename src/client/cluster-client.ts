@@ -8,7 +8,8 @@
 // once and answers with the first deliveries to come back; deliveries that
 // other nodes return later are kept and handed out by the next dequeue of the
 // namespace (their leases run meanwhile). `topics` is merged across nodes.
-// Against a single node (no map in hello) it simply talks to that node.
+// Against a single node (its `cluster` op answers BAD_REQUEST) it simply
+// talks to that node and raises every error as it comes.
 
 import { OrqClient } from "./client.ts";
 import { OrqError } from "./orq-error.ts";
@@ -73,15 +74,20 @@ export class OrqClusterClient {
       this.buffered.set(ns, kept.filter((d) => !wanted.has(d.topic)));
       return ready;
     }
+    if (this.map === null) return await (await this.client(this.seed)).dequeue(ns, request);
     const addrs = this.nodeAddrs();
-    return await new Promise<Delivery[]>((resolve) => {
+    return await new Promise<Delivery[]>((resolve, reject) => {
       let pending = addrs.length;
       let answered = false;
       for (const addr of addrs) {
         void this.client(addr)
           .then((client) => client.dequeue(ns, request))
           .catch((error: unknown) => {
-            if (error instanceof OrqError && routable.has(error.code)) this.forget(addr);
+            // A node gone or busy adds nothing this time; any other error is the answer.
+            if (!(error instanceof OrqError) || !routable.has(error.code)) {
+              if (!answered) reject(error);
+              answered = true;
+            } else if (error.code !== "UNAVAILABLE" && error.code !== "MOVED") this.forget(addr);
             return [] as Delivery[];
           })
           .then((deliveries) => {
@@ -182,13 +188,24 @@ export class OrqClusterClient {
     const addrs = [this.seed, ...this.nodeAddrs().filter((addr) => addr !== this.seed)];
     let lastError: unknown = null;
     for (const addr of addrs) {
+      let client: OrqClient;
       try {
-        const client = await this.client(addr);
-        const hello = await client.request("hello", { protocol: 1 });
-        this.shards = Number(hello.shards);
-        this.map = (hello.cluster as ClusterMap | undefined) ?? null;
+        client = await this.client(addr);
+      } catch (error) {
+        lastError = error;
+        this.forget(addr);
+        continue;
+      }
+      this.shards = client.server?.shards ?? 0;
+      try {
+        this.map = (await client.request("cluster")).cluster as ClusterMap;
         return;
       } catch (error) {
+        // A single node has no map: everything goes to it.
+        if (error instanceof OrqError && error.code === "BAD_REQUEST") {
+          this.map = null;
+          return;
+        }
         lastError = error;
         this.forget(addr);
       }
@@ -220,7 +237,8 @@ export class OrqClusterClient {
           try {
             await send(await this.client(addr), group);
           } catch (error) {
-            if (!(error instanceof OrqError) || !routable.has(error.code) || attempt >= routeAttemptsMax) throw error;
+            // A single node's errors are its answer; only a cluster re-routes.
+            if (!(error instanceof OrqError) || !routable.has(error.code) || this.map === null || attempt >= routeAttemptsMax) throw error;
             if (error.code !== "MOVED" && error.code !== "UNAVAILABLE") this.forget(addr);
             pauseMs = Math.max(pauseMs, error.code === "UNAVAILABLE" ? (error.details.retryAfterMs ?? lostNodePauseMs) : error.code === "MOVED" ? 0 : lostNodePauseMs);
             retry.push(...group);

@@ -10,6 +10,7 @@ import { OrqClusterClient } from "../../src/client/cluster-client.ts";
 import type { WorkerEvent } from "../../src/client/worker.ts";
 import { shardOfKey } from "../../src/protocol/key-shard.ts";
 import { ClusterHarness } from "../support/cluster-harness.ts";
+import { bunPath, mainPath } from "../support/server-process.ts";
 import { postgresAvailable, releasePostgres, sharedPostgres } from "../support/postgres-server.ts";
 
 const ns = "default";
@@ -104,5 +105,26 @@ describe.skipIf(!postgresAvailable())("the cluster client", () => {
     expect(await killed!).not.toBe(0);
     expect([...acked.keys()].sort()).toEqual([...ids].sort());
     expect([...acked.values()].every((count) => count === 1)).toBe(true);
+  });
+
+  test("the CLI routes too: a keyed enqueue, get and cancel through a node that owns none of it", async () => {
+    cluster = await ClusterHarness.start({ label: "client_cli", nodes: 2, shards: 4 });
+    const map = await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1"], 4), "balanced");
+    let key = "";
+    for (let i = 0; key === ""; i++) if (map.owners[shardOfKey(ns, "c", `ck${i}`, 4)] === "n1") key = `ck${i}`;
+    const server = `127.0.0.1:${cluster.nodes[0]!.port}`;
+    const orq = async (...args: string[]) => {
+      const proc = Bun.spawn([bunPath, mainPath, ...args, "--server", server], { stdout: "pipe", stderr: "pipe" });
+      const code = await proc.exited;
+      return { code, stdout: (await new Response(proc.stdout).text()).trim(), stderr: await new Response(proc.stderr).text() };
+    };
+    const enqueued = await orq("enqueue", "--topic", "c", "--payload", "hi", "--key", key);
+    expect(enqueued.stderr).toBe("");
+    expect(enqueued.code).toBe(0);
+    expect(Number(enqueued.stdout.split(":")[0])).toBe(shardOfKey(ns, "c", key, 4));
+    const got = await orq("get", enqueued.stdout, "--json");
+    expect(got.code).toBe(0);
+    expect(JSON.parse(got.stdout).items[0]).toMatchObject({ id: enqueued.stdout, state: "ready" });
+    expect((await orq("cancel", enqueued.stdout)).code).toBe(0);
   });
 });
