@@ -115,4 +115,8 @@ export const clusterLimits = Object.freeze({
   unownedRetryAfterMs: 500,
   /** Retry hint while a node rebuilds its indexes after its shards changed (100 ms): one commit and a load. */
   rebuildRetryAfterMs: 100,
+  /** How often a node asks the database how `after` ids on other nodes' shards ended (500 ms): the contract's 1 s, less a commit. */
+  remoteDependencyPollMs: 500,
+  /** Such ids asked per poll (1,000): one query stays small; more are asked at the next poll. */
+  remoteDependenciesPerPollMax: 1_000,
 });

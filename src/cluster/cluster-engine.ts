@@ -24,6 +24,7 @@ import type {
   TopicCounts,
 } from "../engine/api.ts";
 import type { ShardPlacement } from "../engine/enqueue.ts";
+import type { RemoteEnd } from "../engine/remote-dependencies.ts";
 import { clusterLimits } from "../limits.ts";
 
 /** Decides, per shard, whether this node may act on it now. */
@@ -176,6 +177,16 @@ export class ClusterEngine implements EngineApi {
 
   stats(namespaces: string[] | null, nowMs: number): Record<string, unknown> {
     return this.inner.stats(namespaces, nowMs);
+  }
+
+  /** `after` ids on other nodes' shards the engine waits on (none while rebuilding). */
+  remoteWaitedOn(elsewhere: (id: string) => boolean, max: number): string[] {
+    return this.swapping ? [] : this.inner.remoteWaitedOn(elsewhere, max);
+  }
+
+  /** Such a dependency ended (ignored while rebuilding: the next poll reports it again). */
+  remoteDependencyEnded(id: string, how: RemoteEnd, nowMs: number): void {
+    if (!this.swapping) this.inner.remoteDependencyEnded(id, how, nowMs);
   }
 
   /** Not while rebuilding: the engine being replaced must write nothing after the drain the new one is built from. */

@@ -48,6 +48,7 @@ const holdsNothing = { nodeId: "", heldEpoch: (): number | null => null, lost: (
 
 export class ClusterNode {
   private timer: ReturnType<typeof setTimeout> | null = null;
+  private pollTimer: ReturnType<typeof setTimeout> | null = null;
   private stopped = false;
   private ownership: ShardOwnership | null = null;
   private client: SqlClient | null = null;
@@ -65,7 +66,7 @@ export class ClusterNode {
     const served = (shard: number): boolean => this.built.has(shard) && this.ownership !== null && this.ownership.serving(shard);
     const writer = new ClusterWriter(this.writer, served);
     const router: ShardRouter = { route: (shard) => (served(shard) ? null : this.notServed(shard)) };
-    const placement = clusterPlacement(store.shardCount);
+    const placement = clusterPlacement(store.shardCount, (shard) => this.built.has(shard));
     const build = (): Engine => {
       // Forget what is no longer served, then build from what is.
       const ownership = this.ownership;
@@ -129,6 +130,7 @@ export class ClusterNode {
     store.fence = ownership;
     await this.step();
     this.schedule();
+    this.pollRemoteDependencies();
   }
 
   /** The map as hello and the `cluster` op send it. */
@@ -161,7 +163,33 @@ export class ClusterNode {
   private stopTicking(): void {
     this.stopped = true;
     if (this.timer !== null) clearTimeout(this.timer);
+    if (this.pollTimer !== null) clearTimeout(this.pollTimer);
     this.timer = null;
+    this.pollTimer = null;
+  }
+
+  /**
+   * Every remoteDependencyPollMs: ask the database how the `after` ids on
+   * other nodes' shards that this node's items wait on ended, and tell the
+   * engine. A failed poll is retried at the next one.
+   */
+  private pollRemoteDependencies(): void {
+    if (this.stopped) return;
+    this.pollTimer = setTimeout(() => {
+      const elsewhere = (id: string): boolean => {
+        const colon = id.indexOf(":");
+        const shard = Number(id.slice(0, colon));
+        return colon > 0 && Number.isSafeInteger(shard) && shard < this.store.shardCount && !this.built.has(shard);
+      };
+      const ids = this.engine.remoteWaitedOn(elsewhere, clusterLimits.remoteDependenciesPerPollMax);
+      const poll = ids.length === 0 ? Promise.resolve(new Map()) : this.store.remoteEnds(ids);
+      poll
+        .then((ends) => {
+          for (const [id, how] of ends) this.engine.remoteDependencyEnded(id, how, this.options.clock.nowMs());
+        })
+        .catch((error: unknown) => this.options.log("remote dependency poll failed", { error: (error as Error).message }))
+        .finally(() => this.pollRemoteDependencies());
+    }, clusterLimits.remoteDependencyPollMs);
   }
 
   /** MOVED to the shard's owner, or UNAVAILABLE while it has none (or it is this node, still loading it). */

@@ -9,9 +9,17 @@ import type { ShardPlacement } from "../engine/enqueue.ts";
 import { parseId } from "../engine/ids.ts";
 import { shardOfKey } from "../protocol/key-shard.ts";
 
-/** The placement the cluster engine gives the enqueue: key first, then the first `after` id, else any shard. */
-export function clusterPlacement(shards: number): ShardPlacement {
+/**
+ * The placement the cluster engine gives the enqueue: key first, then the
+ * first `after` id, else any shard. `local` says which shards this node's
+ * engine holds; an id on any other is elsewhere.
+ */
+export function clusterPlacement(shards: number, local: (shard: number) => boolean): ShardPlacement {
   return {
+    elsewhere(id: string): boolean {
+      const parsed = parseId(id);
+      return parsed !== null && parsed.shard < shards && !local(parsed.shard);
+    },
     shardFor(ns: string, input: EnqueueItemInput): number {
       if (input.key !== null) return shardOfKey(ns, input.topic, input.key, shards);
       const first = input.after?.[0];

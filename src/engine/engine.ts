@@ -38,6 +38,7 @@ import { runDueDeadlines } from "./maintenance.ts";
 import type { OpContext } from "./op-context.ts";
 import * as receiptOps from "./receipt-ops.ts";
 import { loadStore } from "./recovery.ts";
+import { type RemoteEnd, remoteDependencyEnded, remoteWaitedOn } from "./remote-dependencies.ts";
 import { buildStats } from "./stats.ts";
 import { UnmatchableReporter } from "./unmatchable.ts";
 
@@ -86,7 +87,7 @@ export class Engine implements EngineApi {
     assert(options.store.shardCount === options.writer.shardCount, "engine: store and writer disagree on shards");
     const placement = options.cluster?.placement ?? null;
     const engine = new Engine(options.writer, options.store, options.limits, options.namespaces, options.store.meta.boots, options.nowMs, placement);
-    loadStore(engine.s, options.store, options.nowMs);
+    loadStore(engine.s, options.store, options.nowMs, placement === null ? null : (id) => placement.elsewhere(id));
     return engine;
   }
 
@@ -153,6 +154,17 @@ export class Engine implements EngineApi {
   redrive(nsName: string, topicName: string, ids: string[] | null, nowMs: number): Result<Reply<{ redriven: number }>> {
     this.advance(nowMs);
     return adminOps.redrive(this.ctx, nsName, topicName, ids, nowMs);
+  }
+
+  /** Cluster mode: up to `max` ids items wait on that live on other nodes' shards (remote-dependencies.ts). */
+  remoteWaitedOn(elsewhere: (id: string) => boolean, max: number): string[] {
+    return remoteWaitedOn(this.s, elsewhere, max);
+  }
+
+  /** Cluster mode: a dependency on another node's shard ended. */
+  remoteDependencyEnded(id: string, how: RemoteEnd, nowMs: number): void {
+    this.advance(nowMs);
+    remoteDependencyEnded(this.ctx, id, how, nowMs);
   }
 
   /** Live items (dead letters included): what recovery loaded, for the server's start-up decisions. */

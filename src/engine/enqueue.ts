@@ -22,6 +22,8 @@ import type { OpContext } from "./op-context.ts";
 /** Cluster mode: the shard an item must live on (its key's or its first `after` id's), or -1 for any healthy one. */
 export interface ShardPlacement {
   shardFor(ns: string, input: EnqueueItemInput): number;
+  /** Whether an id lives on a shard this node does not serve: unknown here, it counts as live (remote-dependencies.ts). */
+  elsewhere(id: string): boolean;
 }
 
 /** Retry hint when the signature registry is full (1 s): signatures free up as items with rare requires end. */
@@ -47,7 +49,14 @@ export class Enqueuer {
     const count = inputs.length;
     const requires: Array<Requires | null> = [];
     const after: AfterClassification[] = [];
-    const lookup = (id: string) => this.s.dependencyStatus(nsName, id);
+    const placement = this.placement;
+    const lookup =
+      placement === null
+        ? (id: string) => this.s.dependencyStatus(nsName, id)
+        : (id: string) => {
+            const status = this.s.dependencyStatus(nsName, id);
+            return status === "unknown" && placement.elsewhere(id) ? "live" : status;
+          };
     for (let i = 0; i < count; i++) {
       const input = inputs[i] as EnqueueItemInput;
       let parsed: Requires | null = null;

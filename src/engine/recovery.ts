@@ -17,7 +17,8 @@ import type { ItemStates } from "./item-states.ts";
 import { RetainedOutcome } from "./outcome-table.ts";
 import { parseRequires, type Requires, signatureRegistryFull } from "./matching/index.ts";
 
-export function loadStore(s: ItemStates, store: Store, nowMs: number): void {
+/** `elsewhere`: cluster mode's test for an id on another node's shard, which counts as a live dependency (remote-dependencies.ts). */
+export function loadStore(s: ItemStates, store: Store, nowMs: number, elsewhere: ((id: string) => boolean) | null = null): void {
   for (const { id, record } of store.loadOutcomes()) {
     const parsed = parseId(id);
     assert(parsed !== null, `recovery: stored outcome under a malformed id ${id}`);
@@ -53,7 +54,9 @@ export function loadStore(s: ItemStates, store: Store, nowMs: number): void {
   const lookup = (id: string): DependencyStatus => {
     const dep = s.items.get(id);
     if (dep !== undefined) return dep.state === "dead" ? "dead" : "live";
-    return s.outcomes.get(id)?.outcome ?? "unknown";
+    const outcome = s.outcomes.get(id)?.outcome;
+    if (outcome !== undefined) return outcome;
+    return elsewhere !== null && elsewhere(id) ? "live" : "unknown";
   };
   for (const item of loaded) {
     if (item.state === "dead") {

@@ -44,7 +44,7 @@ function node(served: Set<number>) {
   const store = new MemoryStore({ shards: 4 });
   const committer = new GroupCommitter(store, { clock });
   const writer = new ClusterWriter(committer, (shard) => served.has(shard));
-  const placement = clusterPlacement(4);
+  const placement = clusterPlacement(4, (shard) => served.has(shard));
   const router: ShardRouter = {
     route: (shard): Failure | null =>
       served.has(shard) ? null : { code: "MOVED", message: `shard ${shard} elsewhere`, moved: { shard, nodeId: "other", addr: "10.0.0.2:7420", mapVersion: 9 } },

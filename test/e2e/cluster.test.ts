@@ -5,7 +5,8 @@
 // and keyed items land on the shard their key hashes to; a SIGKILLed node's
 // shards are taken over and nothing acknowledged comes back; a SIGTERMed node
 // hands its shards over; a joining node gets its share; a receipt stays good
-// when its shard moves. Skipped without PostgreSQL (unless ORQ_REQUIRE_POSTGRES=1).
+// when its shard moves; an `after` dependency on another node's shard holds
+// its dependent until acked (dead when cancelled). Skipped without PostgreSQL (unless ORQ_REQUIRE_POSTGRES=1).
 
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { shardOfKey } from "../../src/protocol/key-shard.ts";
@@ -189,5 +190,41 @@ describe.skipIf(!postgresAvailable())("cluster mode on PostgreSQL", () => {
     } finally {
       process.kill(paused.pid!, "SIGCONT");
     }
+  });
+
+  test("`after` across nodes: an item waits for a dependency on another node's shard and becomes ready after its ack, dead after its cancel", async () => {
+    cluster = await ClusterHarness.start({ label: "after", nodes: 2, shards: 4, leaseMs: 60_000 });
+    await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1"], 4), "balanced");
+    const c0 = await cluster.client(0);
+    const c1 = await cluster.client(1);
+    const [local] = await retrying(() => c0.enqueue(ns, [{ topic: "x", payload: encoder.encode("local") }]));
+    const [remote, remoteToCancel] = await retrying(() =>
+      c1.enqueue(ns, [
+        { topic: "y", payload: encoder.encode("remote") },
+        { topic: "y", payload: encoder.encode("remote, cancelled") },
+      ]),
+    );
+    // Each item lives on its first dependency's shard (n0's); the second dependency is n1's.
+    const [waiter, doomed] = await retrying(() =>
+      c0.enqueue(ns, [
+        { topic: "z", payload: encoder.encode("waits"), after: [local!, remote!] },
+        { topic: "z", payload: encoder.encode("dies"), after: [local!, remoteToCancel!] },
+      ]),
+    );
+    expect(waiter!.split(":")[0]).toBe(local!.split(":")[0]);
+    const [localDelivery] = await c0.dequeue(ns, { topics: [{ topic: "x", count: 1 }] });
+    expect((await c0.ack(ns, [localDelivery!.receipt])).acked).toBe(1);
+    expect((await c0.get(ns, [waiter!]))[0]).toMatchObject({ state: "waiting" });
+    const [remoteDelivery] = await c1.dequeue(ns, { topics: [{ topic: "y", count: 1 }] });
+    expect(remoteDelivery?.id).toBe(remote);
+    expect((await c1.ack(ns, [remoteDelivery!.receipt])).acked).toBe(1);
+    expect((await c1.cancel(ns, [remoteToCancel!])).cancelled).toBe(1);
+    // n0 learns of both ends from the database (it polls every 500 ms): poll its view, not the clock.
+    const states = async () => (await c0.get(ns, [waiter!, doomed!])).map((s) => (s as { state: string }).state);
+    for (let i = 0; i < 200 && (await states()).join() !== "ready,dead"; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(await states()).toEqual(["ready", "dead"]);
+    expect((await c0.get(ns, [doomed!]))[0]).toMatchObject({ deadReason: `dependency ${remoteToCancel} cancelled` });
+    const [ready] = await c0.dequeue(ns, { topics: [{ topic: "z", count: 1 }] });
+    expect(ready?.id).toBe(waiter);
   });
 });

@@ -20,6 +20,7 @@ import { StoreOpenError } from "../store.ts";
 import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, Store } from "../store.ts";
 import { commitStatements, encodeCommit, type EncodedCommit, type Statement } from "./commit-statements.ts";
 import { ItemCache } from "./item-cache.ts";
+import { remoteEnds, type RemoteItemEnd } from "./remote-ends.ts";
 import { countOpen, ensureSchema } from "./schema.ts";
 import { fenceCheckSql, ShardFencedError, type ShardFence } from "./shard-fence.ts";
 import { byteaValue, connectSql, int8Value, type SqlClient, type SqlSession } from "./sql-client.ts";
@@ -141,6 +142,11 @@ export class PostgresStore implements Store {
   async setting(name: "synchronous_commit" | "idle_in_transaction_session_timeout"): Promise<string> {
     const rows = await this.client.query(`SHOW ${name}`);
     return String(rows[0]?.[0]);
+  }
+
+  /** How the items `ids` (on any shard, this node's or not) ended; live ones are left out. */
+  remoteEnds(ids: readonly string[]): Promise<Map<string, RemoteItemEnd>> {
+    return remoteEnds(this.client, ids);
   }
 
   /** Forget a shard's items (its ownership moved away). */
