@@ -74,7 +74,8 @@ export class ClusterNode {
         if (store.hasShard(shard) && (ownership === null || !ownership.serving(shard))) store.dropShard(shard);
       }
       this.built = new Set(ownership === null ? [] : ownership.servedShards().filter((shard) => store.hasShard(shard)));
-      return Engine.recover({ store, writer, limits: options.limits, namespaces: options.namespaces, nowMs: options.clock.nowMs(), cluster: { placement } });
+      const liveNodes = Math.max(1, ownership?.map().nodes.length ?? 1);
+      return Engine.recover({ store, writer, limits: options.limits, namespaces: shareQuotas(options.namespaces, liveNodes), nowMs: options.clock.nowMs(), cluster: { placement } });
     };
     this.engine = new ClusterEngine(build, router, placement, store.shardCount, () => this.writer.drain());
   }
@@ -227,4 +228,22 @@ export class ClusterNode {
 /** PostgreSQL ends a session idle inside a transaction after half a lease: a paused node cannot hold its shard rows locked past its lease. */
 function transactionIdleTimeoutMs(leaseMs: number): number {
   return Math.max(100, Math.floor(leaseMs / 2));
+}
+
+/**
+ * Namespace quotas are cluster-wide: each node admits its share, the quota
+ * divided by the live nodes when its engine was last built (rounded up). The
+ * total is approximate: exact when enqueues spread evenly over the nodes (as
+ * the cluster client spreads them), low when they all go to one node, and it
+ * lags a join or a death until the next rebuild.
+ */
+export function shareQuotas(
+  namespaces: Record<string, { enqueuePerMinute: number | null }>,
+  liveNodes: number,
+): Record<string, { enqueuePerMinute: number | null }> {
+  const shared: Record<string, { enqueuePerMinute: number | null }> = {};
+  for (const [ns, quota] of Object.entries(namespaces)) {
+    shared[ns] = { enqueuePerMinute: quota.enqueuePerMinute === null ? null : Math.ceil(quota.enqueuePerMinute / liveNodes) };
+  }
+  return shared;
 }

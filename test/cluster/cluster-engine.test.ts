@@ -9,6 +9,7 @@
 import { describe, expect, test } from "bun:test";
 import { ClusterEngine, shardPrefix, type ShardRouter } from "../../src/cluster/cluster-engine.ts";
 import { ClusterWriter } from "../../src/cluster/cluster-writer.ts";
+import { shareQuotas } from "../../src/cluster/cluster-node.ts";
 import { clusterPlacement } from "../../src/cluster/placement.ts";
 import { Engine } from "../../src/engine/engine.ts";
 import type { Failure } from "../../src/engine/api.ts";
@@ -143,5 +144,16 @@ describe("ClusterEngine", () => {
     expect(engine.rebuilds).toBe(1);
     const after = engine.get("n", [id], clock.nowMs());
     expect(after.ok && after.value.items[0]).toMatchObject({ id, state: "ready" });
+  });
+});
+
+describe("cluster-wide quotas", () => {
+  test("each node admits its share of a namespace's quota, rounded up; no quota stays none", () => {
+    expect(shareQuotas({ a: { enqueuePerMinute: 100 }, b: { enqueuePerMinute: null }, c: { enqueuePerMinute: 10 } }, 3)).toEqual({
+      a: { enqueuePerMinute: 34 },
+      b: { enqueuePerMinute: null },
+      c: { enqueuePerMinute: 4 },
+    });
+    expect(shareQuotas({ a: { enqueuePerMinute: 1 } }, 5)).toEqual({ a: { enqueuePerMinute: 1 } });
   });
 });
