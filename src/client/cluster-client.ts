@@ -67,11 +67,20 @@ export class OrqClusterClient {
   }
 
   async dequeue(ns: string, request: DequeueRequest): Promise<Delivery[]> {
-    const wanted = new Set(request.topics.map((t) => t.topic));
+    // Deliveries kept from an earlier dequeue come first, at most `count` per topic asked.
+    const room = new Map(request.topics.map((t) => [t.topic, t.count ?? 1]));
     const kept = this.buffered.get(ns) ?? [];
-    const ready = kept.filter((d) => wanted.has(d.topic));
+    const ready: Delivery[] = [];
+    const rest: Delivery[] = [];
+    for (const d of kept) {
+      const left = room.get(d.topic) ?? 0;
+      if (left > 0) {
+        ready.push(d);
+        room.set(d.topic, left - 1);
+      } else rest.push(d);
+    }
     if (ready.length > 0) {
-      this.buffered.set(ns, kept.filter((d) => !wanted.has(d.topic)));
+      this.buffered.set(ns, rest);
       return ready;
     }
     if (this.map === null) return await (await this.client(this.seed)).dequeue(ns, request);
