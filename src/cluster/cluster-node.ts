@@ -150,8 +150,14 @@ export class ClusterNode {
     this.stopTicking();
     this.engine.freeze();
     await this.writer.drain();
-    if (this.ownership !== null) await this.ownership.handover();
-    this.options.log("shards handed over", {});
+    if (this.ownership === null) return;
+    try {
+      await this.ownership.handover();
+      this.options.log("shards handed over", {});
+    } catch (error) {
+      // The database is out of reach: the shards' leases run out on their own and the others take them then.
+      this.options.log("handover failed; shards will move when their leases run out", { error: (error as Error).message });
+    }
   }
 
   async close(): Promise<void> {
