@@ -167,8 +167,14 @@ export class OrqClusterClient {
   async topics(ns: string, query: { prefix?: string; limit?: number } = {}): Promise<TopicCounts[]> {
     const merged = new Map<string, TopicCounts>();
     for (const addr of this.nodeAddrs()) {
-      const client = await this.client(addr);
-      for (const t of (await client.topics(ns, query)).topics) {
+      // A node gone (the map still names it until its lease runs out) adds nothing.
+      const listed = await this.client(addr)
+        .then((client) => client.topics(ns, query))
+        .catch((error: unknown) => {
+          if (error instanceof OrqError && routable.has(error.code) && this.map !== null) return { topics: [] as TopicCounts[] };
+          throw error;
+        });
+      for (const t of listed.topics) {
         const sum = merged.get(t.topic) ?? { topic: t.topic, ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 0 };
         sum.ready += t.ready;
         sum.delayed += t.delayed;
