@@ -119,4 +119,18 @@ export const clusterLimits = Object.freeze({
   remoteDependencyPollMs: 500,
   /** Such ids asked per poll (1,000): one query stays small; more are asked at the next poll. */
   remoteDependenciesPerPollMax: 1_000,
+  /** Ownership ticks per lease (at least 3): two renewals may fail in a row before a lease runs out. */
+  renewalsPerLease: 3,
+  /** Longest time between ownership ticks (1 s), whatever the lease: joins, deaths and expired shards are seen at a tick. */
+  tickMsMax: 1_000,
+  /** Connections of a node's store (4): commits run one at a time; the rest load shards beside them. */
+  storeConnectionsMax: 4,
+  /** Seconds a store waits for a database connection (10): an unreachable database fails the open or the commit. */
+  storeConnectTimeoutS: 10,
+  /** Rows per query when a node loads a shard (5,000): bounds the memory one result takes. */
+  loadPageRows: 5_000,
+  /** Times a cluster client re-routes one request (MOVED, UNAVAILABLE, a lost node) before raising its error (100): far past a takeover. */
+  clientRouteAttemptsMax: 100,
+  /** A cluster client's pause before re-reading the map after a node could not be reached (100 ms). */
+  clientLostNodePauseMs: 100,
 });

@@ -15,6 +15,7 @@ import { OrqClient } from "./client.ts";
 import { OrqError } from "./orq-error.ts";
 import type { ClientOptions, Delivery, DequeueRequest, EndedItemState, EnqueueItem, ItemState, TopicCounts } from "./types.ts";
 import { startWorker, type WorkerHandle, type WorkHandler, type WorkOptions } from "./worker.ts";
+import { clusterLimits } from "../limits.ts";
 import { shardOfKey } from "../protocol/key-shard.ts";
 
 interface ClusterMap {
@@ -22,10 +23,7 @@ interface ClusterMap {
   owners: Array<string | null>;
 }
 
-/** Times one request is re-routed (MOVED, UNAVAILABLE, a lost node) before its error is raised (100): far past a takeover. */
-const routeAttemptsMax = 100;
-/** Pause before re-reading the map after a node could not be reached (100 ms). */
-const lostNodePauseMs = 100;
+const { clientRouteAttemptsMax: routeAttemptsMax, clientLostNodePauseMs: lostNodePauseMs } = clusterLimits;
 
 const routable = new Set(["MOVED", "UNAVAILABLE", "DISCONNECTED", "CLOSED", "TIMEOUT"]);
 

@@ -5,11 +5,10 @@
 // this node does not serve is neither written nor delivered from, with no
 // change to the engine.
 
+import { clusterLimits } from "../limits.ts";
 import type { WriteSet, Writer } from "../storage/writer.ts";
 import type { ItemKey } from "../storage/store.ts";
 
-/** Retry hint for a write to a shard this node does not serve (250 ms): about one ownership tick at the smallest lease. */
-export const notServedRetryAfterMs = 250;
 
 export class ClusterWriter implements Writer {
   readonly shardCount: number;
@@ -31,7 +30,7 @@ export class ClusterWriter implements Writer {
   }
 
   shardHealth(shard: number, nowMs: number): { available: true } | { available: false; retryAfterMs: number } {
-    if (!this.served(shard)) return { available: false, retryAfterMs: notServedRetryAfterMs };
+    if (!this.served(shard)) return { available: false, retryAfterMs: clusterLimits.unownedRetryAfterMs };
     return this.inner.shardHealth(shard, nowMs);
   }
 

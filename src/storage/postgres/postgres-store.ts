@@ -14,6 +14,7 @@
 // the same transaction and leaves out the writes of a shard this node lost.
 
 import { assert } from "../../lib/assert.ts";
+import { clusterLimits } from "../../limits.ts";
 import type { ItemRecord, MetaRecord, OutcomeRecord } from "../record.ts";
 import { decodeItemRecord, decodeOutcomeRecord, recordReaders } from "../record-codec.ts";
 import { StoreOpenError } from "../store.ts";
@@ -52,12 +53,7 @@ export interface PostgresStoreOptions {
   transactionIdleTimeoutMs: number | null;
 }
 
-/** Connections per store (4): commits run one at a time; the rest serve shard loads beside them. */
-const storeConnectionsMax = 4;
-/** Seconds to wait for a connection (10): a database that cannot be reached fails the open or the commit. */
-const connectTimeoutS = 10;
-/** Rows per query when loading a shard (5,000): bounds the memory one result takes. */
-const loadPageRows = 5_000;
+const { storeConnectionsMax, storeConnectTimeoutS: connectTimeoutS, loadPageRows } = clusterLimits;
 
 /** The URL with its password hidden, for messages. */
 export function redactUrl(url: string): string {

@@ -12,6 +12,7 @@
 // was sent, so never later than the database's) is older than the lease.
 
 import type { Clock } from "../../lib/clock.ts";
+import { clusterLimits } from "../../limits.ts";
 import type { ShardFence } from "./shard-fence.ts";
 import { int8Value, type SqlClient } from "./sql-client.ts";
 import {
@@ -61,14 +62,10 @@ export class NodeIdInUseError extends Error {
   override name = "NodeIdInUseError";
 }
 
-/** Renewals per lease (at least 3): two renewals may fail in a row before the lease runs out. */
-const renewalsPerLease = 3;
-/**
- * Longest time between ticks (1 s), whatever the lease: a tick is also when
- * a node sees others join or leave and claims or gives up shards, so a long
- * lease must not slow rebalancing or the takeover of an expired shard.
- */
-const tickMsMax = 1000;
+// A tick is also when a node sees others join or leave and claims or gives
+// up shards, so a long lease must not slow rebalancing or a takeover: ticks
+// come every third of the lease, and at least every tickMsMax.
+const { renewalsPerLease, tickMsMax } = clusterLimits;
 
 interface Held {
   epoch: number;
