@@ -86,7 +86,7 @@ class ClusterClient:
                 try:
                     self._map = client.request("cluster")["cluster"]
                 except OrqError as error:
-                    if error.code != "BAD_REQUEST":
+                    if error.code not in ("BAD_REQUEST", "UNKNOWN_OP"):
                         raise
                     self._map = None  # a single node
                 return

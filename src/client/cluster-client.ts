@@ -215,7 +215,7 @@ export class OrqClusterClient {
         return;
       } catch (error) {
         // A single node has no map: everything goes to it.
-        if (error instanceof OrqError && error.code === "BAD_REQUEST") {
+        if (error instanceof OrqError && (error.code === "BAD_REQUEST" || error.code === "UNKNOWN_OP")) {
           this.map = null;
           return;
         }
