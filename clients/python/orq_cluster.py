@@ -162,6 +162,37 @@ class ClusterClient:
         self._route(list(enumerate(ids)), lambda entry: _shard_of(entry[1]), send)
         return items
 
+    def cancel(self, ns, ids):
+        """Cancel items wherever they live. Returns {"cancelled": n, "missing": [ids]}."""
+        total = {"cancelled": 0, "missing": []}
+
+        def send(client, group):
+            reply = client.request("cancel", ns=ns, ids=group)
+            total["cancelled"] += reply["cancelled"]
+            total["missing"] += reply["missing"]
+
+        self._route(list(ids), _shard_of, send)
+        return total
+
+    def topics(self, ns, prefix=None, limit=None):
+        """Every node's topics, counts summed per topic, in name order (a node gone adds nothing)."""
+        merged = {}
+        for addr in self._addrs():
+            try:
+                listed = self._client(addr).request("topics", ns=ns, prefix=prefix, limit=limit)["topics"]
+            except (OrqError, OSError) as error:
+                code = error.code if isinstance(error, OrqError) else "CONNECTION_LOST"
+                if code not in _ROUTABLE or self._map is None:
+                    raise
+                self._forget(addr)
+                continue
+            for entry in listed:
+                total = merged.setdefault(entry["topic"], {"topic": entry["topic"], "ready": 0, "delayed": 0, "waiting": 0, "leased": 0, "dead": 0})
+                for state in ("ready", "delayed", "waiting", "leased", "dead"):
+                    total[state] += entry.get(state, 0)
+        ordered = [merged[name] for name in sorted(merged)]
+        return ordered if limit is None else ordered[:limit]
+
     def dequeue(self, ns, topics, capabilities=None, wait_ms=None, lease_ms=None):
         """Lease from every node: the first deliveries to come back; later ones are kept for the next call."""
         room = {entry["topic"]: entry.get("count", 1) for entry in _topic_counts(topics)}

@@ -1,7 +1,7 @@
 """Goal: the Python cluster client hides a real 3-node orq cluster on
 PostgreSQL: keyed items land on their key's shard (the contract's FNV-1a),
 batches of ids and receipts reach their owners, a dequeue gathers from every
-node, and acks of deliveries whose node was SIGKILLed reach the shards' new
+node, topics are summed over the nodes, cancel reaches every owner, and acks of deliveries whose node was SIGKILLed reach the shards' new
 owners once they take over.
 
 The cluster comes from test/support/cluster-fixture.ts (PostgreSQL and three
@@ -89,6 +89,11 @@ class ClusterClientTest(unittest.TestCase):
                 taken += orq.dequeue(NS, {"r": 20}, wait_ms=200)
             self.assertEqual(sorted(d["id"] for d in taken), sorted(ids))
             self.assertEqual(orq.ack(NS, [d["receipt"] for d in taken])["acked"], len(ids))
+            # Topics are summed over the nodes; cancel reaches every owner.
+            more = orq.enqueue(NS, [{"topic": "r2", "payload": b"c", "key": k} for k in keys])
+            self.assertEqual([t for t in orq.topics(NS) if t["topic"] == "r2"][0]["ready"], len(keys))
+            self.assertEqual(orq.cancel(NS, more), {"cancelled": len(keys), "missing": []})
+            self.assertEqual([t for t in orq.topics(NS) if t["topic"] == "r2"], [])
 
     def test_3_acks_reach_the_new_owners_after_a_sigkill(self):
         node = NODES[0]
