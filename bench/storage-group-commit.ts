@@ -5,7 +5,10 @@
 // Expected: strict at C=1 is fsync-bound (~2-3 k/s at ~0.3-0.5 ms per
 // commit); as C grows each commit carries about C write sets and throughput
 // climbs toward the JS cost of a put (measured earlier: 100-370 k items/s).
-// Run: ./node_modules/.bin/bun bench/storage-group-commit.ts [seconds per run]
+// With `postgres` as the second argument the same clients write to the
+// PostgreSQL store (cluster mode's) on a fresh local PostgreSQL 15 with fsync
+// on, over loopback TCP: one commit is one transaction.
+// Run: ./node_modules/.bin/bun bench/storage-group-commit.ts [seconds per run] [lmdb|postgres]
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,10 +17,21 @@ import { systemClock } from "../src/lib/clock.ts";
 import { quantile } from "../src/storage/commit-stats.ts";
 import { GroupCommitter } from "../src/storage/group-commit.ts";
 import { openLmdbStore } from "../src/storage/lmdb/lmdb-store.ts";
+import { openPostgresStore } from "../src/storage/postgres/postgres-store.ts";
+import type { Durability, Store } from "../src/storage/store.ts";
+import { startPostgres } from "../test/support/postgres-server.ts";
 import type { ItemRecord } from "../src/storage/record.ts";
 import { pendingItemRecord } from "../test/storage/record-fixtures.ts";
 
 const secondsPerRun = Number(process.argv[2] ?? 2);
+const backend = process.argv[3] === "postgres" ? "postgres" : "lmdb";
+const pg = backend === "postgres" ? await startPostgres({ fsync: true }) : null;
+
+async function openStore(dataDir: string, durability: Durability): Promise<Store> {
+  if (pg === null) return await openLmdbStore({ dataDir, shards, durability });
+  const url = await pg.createDatabase(`bench_${durability}`);
+  return await openPostgresStore({ url, shards, shardsDefault: shards, durability, keyRangePerOpen: null, loadAllShards: true, applicationName: "orq-bench", transactionIdleTimeoutMs: null });
+}
 const shards = 16;
 const stopwatch = { nowMs: () => performance.now() };
 
@@ -28,7 +42,7 @@ function record(key: number): ItemRecord {
 for (const durability of ["strict", "relaxed"] as const) {
   for (const concurrency of [1, 10, 100, 1000]) {
     const dataDir = mkdtempSync(join(tmpdir(), "orq-group-commit-"));
-    const store = await openLmdbStore({ dataDir, shards, durability });
+    const store = await openStore(dataDir, durability);
     const writer = new GroupCommitter(store, { clock: systemClock, stopwatch });
     const deadlineMs = performance.now() + secondsPerRun * 1000;
     let done = 0;
@@ -47,7 +61,7 @@ for (const durability of ["strict", "relaxed"] as const) {
     const seconds = (performance.now() - startMs) / 1000;
     const stats = writer.commitStats();
     console.log(
-      `${durability.padEnd(7)} C=${String(concurrency).padStart(4)}: ${Math.round(done / seconds).toLocaleString("en-US").padStart(8)} writes/s, ` +
+      `${backend} ${durability.padEnd(7)} C=${String(concurrency).padStart(4)}: ${Math.round(done / seconds).toLocaleString("en-US").padStart(8)} writes/s, ` +
         `${stats.commitsTotal} commits, sets/commit p50 ${quantile(stats.writeSetsPerCommit, 0.5)} p99 ${quantile(stats.writeSetsPerCommit, 0.99)}, ` +
         `commit ms p50 ${quantile(stats.commitMs, 0.5).toFixed(2)} p99 ${quantile(stats.commitMs, 0.99).toFixed(2)}`,
     );
@@ -55,3 +69,4 @@ for (const durability of ["strict", "relaxed"] as const) {
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
+pg?.stop();

@@ -218,3 +218,41 @@ export const dashboardLimits = Object.freeze({
   /** `redrive` calls one "redrive all" click may make (10): each redrives up to 10,000, so a large backlog takes one click. */
   redriveAllRoundsMax: 10,
 });
+
+/** Cluster mode's bounds (docs/CLUSTER.md). */
+export const clusterLimits = Object.freeze({
+  /** Default shard lease (5 s, per the contract): a dead node's shards are served again within it plus 2 s. */
+  shardLeaseMsDefault: 5_000,
+  /** Shortest shard lease (500 ms, per the contract): renewals every third of it must still fit a database round trip. */
+  shardLeaseMsMin: 500,
+  /** Longest shard lease (10 minutes): beyond it a dead node's shards would sit unserved for too long. */
+  shardLeaseMsMax: 10 * 60 * 1000,
+  /**
+   * Item keys a node reserves when it opens (2^36, about 69 billion): nodes
+   * allocate keys at once and a shard that moves must never see a key twice,
+   * so each open takes a range of its own; 2^53 / 2^36 = 131,072 opens.
+   */
+  keyRangePerOpen: 2 ** 36,
+  /** Retry hint for a shard no live node serves yet (500 ms): a claim comes within a renewal interval. */
+  unownedRetryAfterMs: 500,
+  /** Retry hint while a node rebuilds its indexes after its shards changed (100 ms): one commit and a load. */
+  rebuildRetryAfterMs: 100,
+  /** How often a node asks the database how `after` ids on other nodes' shards ended (500 ms): the contract's 1 s, less a commit. */
+  remoteDependencyPollMs: 500,
+  /** Such ids asked per poll (1,000): one query stays small; more are asked at the next poll. */
+  remoteDependenciesPerPollMax: 1_000,
+  /** Ownership ticks per lease (at least 3): two renewals may fail in a row before a lease runs out. */
+  renewalsPerLease: 3,
+  /** Longest time between ownership ticks (1 s), whatever the lease: joins, deaths and expired shards are seen at a tick. */
+  tickMsMax: 1_000,
+  /** Connections of a node's store (4): commits run one at a time; the rest load shards beside them. */
+  storeConnectionsMax: 4,
+  /** Seconds a store waits for a database connection (10): an unreachable database fails the open or the commit. */
+  storeConnectTimeoutS: 10,
+  /** Rows per query when a node loads a shard (5,000): bounds the memory one result takes. */
+  loadPageRows: 5_000,
+  /** Times a cluster client re-routes one request (MOVED, UNAVAILABLE, a lost node) before raising its error (100): far past a takeover. */
+  clientRouteAttemptsMax: 100,
+  /** A cluster client's pause before re-reading the map after a node could not be reached (100 ms). */
+  clientLostNodePauseMs: 100,
+});

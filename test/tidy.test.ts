@@ -55,7 +55,9 @@ const allowedImports: Record<string, readonly string[]> = {
   beanstalk: ["beanstalk", "server", "engine", "storage", "lib", "limits"],
   // The web dashboard calls the ops through the server's dispatcher and the engine's read-only inspect queries.
   dashboard: ["dashboard", "server", "engine", "storage", "protocol", "lib", "limits"],
-  cli: ["cli", "client", "server", "beanstalk", "engine", "storage", "protocol", "observability", "dashboard", "lib", "limits"],
+  // Cluster mode: routing and the node's wiring over the engine and the PostgreSQL store.
+  cluster: ["cluster", "engine", "storage", "protocol", "lib", "limits"],
+  cli: ["cli", "client", "server", "beanstalk", "engine", "storage", "protocol", "observability", "dashboard", "cluster", "lib", "limits"],
 };
 
 /** Packages and the only places allowed to import them (prefixes of paths under src/). */

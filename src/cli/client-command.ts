@@ -9,6 +9,7 @@
 
 import { Command, InvalidArgumentError, Option } from "commander";
 import { OrqClient } from "../client/client.ts";
+import { OrqClusterClient } from "../client/cluster-client.ts";
 import { OrqError } from "../client/orq-error.ts";
 
 export const defaultServer = "127.0.0.1:7420";
@@ -40,6 +41,11 @@ export interface Session {
   nsExplicit: boolean;
   /** Connects on first use. `helloRequired: false` (ping) stays connected when the hello is refused for want of a token. */
   client(options?: { helloRequired?: boolean }): Promise<OrqClient>;
+  /**
+   * Connects on first use; routes by shard when the server is a cluster node
+   * (docs/CLUSTER.md) and is the plain client otherwise.
+   */
+  cluster(): Promise<OrqClusterClient>;
 }
 
 export interface ServerAddress {
@@ -129,7 +135,17 @@ export function onRun(command: Command, run: Run): Command {
     const options = command.opts();
     const json = options.json === true;
     let client: OrqClient | null = null;
+    let cluster: OrqClusterClient | null = null;
     let address: ServerAddress | null = null;
+    const connectOptions = (at: ServerAddress) => ({
+      host: at.host,
+      port: at.port,
+      token: options.token as string | undefined,
+      clientName: "orq-cli",
+      reconnect: false,
+      requestTimeoutMs: options.timeoutMs as number,
+      connectTimeoutMs: Math.min(options.timeoutMs as number, 5_000),
+    });
     const session: Session = {
       ns: options.ns as string,
       json,
@@ -137,17 +153,14 @@ export function onRun(command: Command, run: Run): Command {
       async client(clientOptions = {}) {
         if (client !== null) return client;
         address ??= parseServerAddress(options.server as string);
-        client = await OrqClient.connect({
-          host: address.host,
-          port: address.port,
-          token: options.token as string | undefined,
-          clientName: "orq-cli",
-          helloRequired: clientOptions.helloRequired ?? true,
-          reconnect: false,
-          requestTimeoutMs: options.timeoutMs as number,
-          connectTimeoutMs: Math.min(options.timeoutMs as number, 5_000),
-        });
+        client = await OrqClient.connect({ ...connectOptions(address), helloRequired: clientOptions.helloRequired ?? true });
         return client;
+      },
+      async cluster() {
+        if (cluster !== null) return cluster;
+        address ??= parseServerAddress(options.server as string);
+        cluster = await OrqClusterClient.connect(connectOptions(address));
+        return cluster;
       },
     };
     try {
@@ -168,6 +181,8 @@ export function onRun(command: Command, run: Run): Command {
     } finally {
       const open = client as OrqClient | null;
       if (open !== null) await open.close();
+      const openCluster = cluster as OrqClusterClient | null;
+      if (openCluster !== null) await openCluster.close();
     }
   });
 }

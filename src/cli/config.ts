@@ -7,7 +7,7 @@
 import type { TokenGrant } from "../server/auth.ts";
 import type { LogLevel } from "../server/logger.ts";
 import type { Durability } from "../storage/store.ts";
-import { defaultLimits } from "../limits.ts";
+import { clusterLimits, defaultLimits } from "../limits.ts";
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -21,6 +21,15 @@ export interface ServeConfig {
   uiPort: number | null;
   dataDir: string;
   shards: number;
+  /** Whether --shards (or its env variable or config key) was given: cluster mode then checks it against the database. */
+  shardsGiven: boolean;
+  /** `lmdb` (the data dir) or a postgres:// URL (cluster mode, docs/CLUSTER.md). */
+  store: string;
+  /** Cluster mode: this node's id; "" means host:port. */
+  nodeId: string;
+  /** Cluster mode: the host:port clients reach this node at; "" means host:port. */
+  advertise: string;
+  shardLeaseMs: number;
   /** The config file read, or null when none was (the default path is optional). */
   configPath: string | null;
   durability: Durability;
@@ -43,7 +52,7 @@ export interface ServeConfig {
   beanstalkAllowUnauthenticated: boolean;
 }
 
-type SettingName = Exclude<keyof ServeConfig, "configPath" | "tokens" | "namespaces">;
+type SettingName = Exclude<keyof ServeConfig, "configPath" | "tokens" | "namespaces" | "shardsGiven">;
 
 /** beanstalk_port's value when the port is off (its default). */
 export const portOff = "off";
@@ -71,6 +80,18 @@ export const settings: readonly Setting[] = [
   { name: "uiPort", key: "ui_port", description: "HTTP port of the web dashboard, on --host (0 picks a free one; off disables it)", defaultValue: 7422, kind: "portOrOff", min: 0, max: 65535 },
   { name: "dataDir", key: "data_dir", description: "directory of the LMDB data files", defaultValue: "./data", kind: "string" },
   { name: "shards", key: "shards", description: "shard count (fixed when the data dir is created)", defaultValue: 16, kind: "int", min: 1, max: 1024 },
+  { name: "store", key: "store", description: "lmdb (the data dir) or postgres://USER[:PASSWORD]@HOST:PORT/DATABASE for cluster mode", defaultValue: "lmdb", kind: "string" },
+  { name: "nodeId", key: "node_id", description: "cluster mode: this node's id, unique among live nodes (default host:port)", defaultValue: "", kind: "string" },
+  { name: "advertise", key: "advertise", description: "cluster mode: host:port clients reach this node at (default host:port)", defaultValue: "", kind: "string" },
+  {
+    name: "shardLeaseMs",
+    key: "shard_lease_ms",
+    description: "cluster mode: how long a node owns a shard after each renewal",
+    defaultValue: clusterLimits.shardLeaseMsDefault,
+    kind: "int",
+    min: clusterLimits.shardLeaseMsMin,
+    max: clusterLimits.shardLeaseMsMax,
+  },
   { name: "durability", key: "durability", description: "strict = fsync before replying; relaxed = survive a process crash, not power loss", defaultValue: "strict", kind: "choice", choices: ["strict", "relaxed"] },
   { name: "idleGc", key: "idle_gc", description: "after a burst: off; hint = ask for a concurrent collection after 1 s idle; full = also a blocking full collection after 11 s with no request at all", defaultValue: "full", kind: "choice", choices: ["off", "hint", "full"] },
   { name: "logLevel", key: "log_level", description: "least severe log level written to stderr", defaultValue: "info", kind: "choice", choices: ["debug", "info", "warn", "error"] },
@@ -119,6 +140,10 @@ export function resolveConfig(sources: ConfigSources): ServeConfig {
     else resolved[setting.name] = setting.defaultValue;
   }
   const config = resolved as unknown as ServeConfig;
+  config.shardsGiven = sources.flags.shards !== undefined || sources.env[envName("shards")] !== undefined || Object.hasOwn(file, "shards");
+  if (config.store !== "lmdb" && !/^postgres(ql)?:\/\//.test(config.store)) {
+    throw new ConfigError(`--store: "${config.store}" is neither lmdb nor a postgres:// URL`);
+  }
   config.configPath = text === null ? null : configPath;
   config.tokens = parseAuth(configPath, file.auth);
   config.namespaces = parseNamespaces(configPath, file.namespaces);

@@ -33,15 +33,15 @@ import { createJsonLogger } from "../server/logger.ts";
 import { storageEventLog } from "../server/storage-event-log.ts";
 import { IdleGc } from "../server/idle-gc.ts";
 import { OrqServer } from "../server/server.ts";
-import { GroupCommitter } from "../storage/group-commit.ts";
+import type { ServerInfo } from "../server/op-types.ts";
 import { openLmdbStore } from "../storage/lmdb/lmdb-store.ts";
 import { refuseIfDataDirHeld } from "../storage/lmdb/data-dir-lock.ts";
-import { StoreOpenError } from "../storage/store.ts";
+import { ShardCountMismatchError } from "../storage/postgres/schema.ts";
+import { type Store, StoreOpenError } from "../storage/store.ts";
+import { openClusterBackend, recoverLmdbBackend, type ServeBackend } from "./serve-backend.ts";
 import type { ServeConfig } from "./config.ts";
 import { checkNativeAddons } from "./self-check.ts";
 import { listenFailure, probeListen } from "./listen-check.ts";
-import { RecoveryLog } from "./recovery-log.ts";
-import { recoverInTurns } from "./recover-in-turns.ts";
 import { CommitSampler, commitPollMs } from "../observability/commit-sampler.ts";
 import { gaugeSnapshot } from "../observability/gauge-snapshot.ts";
 import { startHttpServer, type HttpServerHandle } from "../observability/http-server.ts";
@@ -96,6 +96,12 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     process.exit(configErrorExitCode);
   }
 
+  // The beanstalkd port needs the single node's whole engine (item ops): not in cluster mode yet.
+  if (config.beanstalkPort !== null && config.store !== "lmdb") {
+    process.stderr.write("orq: --beanstalk-port is not available with --store postgres:// yet (docs/CLUSTER.md)\n");
+    process.exit(configErrorExitCode);
+  }
+
   // Signals are handled from the start, before any port opens, so whoever saw a port never signals an
   // unguarded process. Until the server serves, a signal exits at once: recovery only reads, so there is
   // nothing to drain. From then on the first signal drains and a second one exits at once.
@@ -119,14 +125,17 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     process.exit(startupFailureExitCode);
   }
 
+  const lmdb = config.store === "lmdb";
   // A data dir another server holds is the first thing to say (a second `npm start` shares its ports too);
   // this only looks, creating nothing. Then both ports, before the data dir is created or locked.
-  try {
-    refuseIfDataDirHeld(config.dataDir);
-  } catch (error) {
-    if (!(error instanceof StoreOpenError)) throw error;
-    process.stderr.write(`orq: ${error.message}\n`);
-    process.exit(startupFailureExitCode);
+  if (lmdb) {
+    try {
+      refuseIfDataDirHeld(config.dataDir);
+    } catch (error) {
+      if (!(error instanceof StoreOpenError)) throw error;
+      process.stderr.write(`orq: ${error.message}\n`);
+      process.exit(startupFailureExitCode);
+    }
   }
   for (const [port, flag] of [[config.port, "--port"], [config.httpPort, "--http-port"]] as const) {
     const portError = probeListen(config.host, port);
@@ -134,14 +143,16 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     process.stderr.write(`orq: ${listenFailure(config.host, port, flag, portError)}\n`);
     process.exit(startupFailureExitCode);
   }
-  // Then the store (which locks the data dir): a refused second server has opened no port at all.
-  let store;
-  try {
-    store = await openLmdbStore({ dataDir: config.dataDir, shards: config.shards, durability: config.durability });
-  } catch (error) {
-    if (!(error instanceof StoreOpenError)) throw error;
-    process.stderr.write(`orq: ${error.message}\n`);
-    process.exit(startupFailureExitCode);
+  // Then the LMDB store (which locks the data dir): a refused second server has opened no port at all.
+  let store: Store | null = null;
+  if (lmdb) {
+    try {
+      store = await openLmdbStore({ dataDir: config.dataDir, shards: config.shards, durability: config.durability });
+    } catch (error) {
+      if (!(error instanceof StoreOpenError)) throw error;
+      process.stderr.write(`orq: ${error.message}\n`);
+      process.exit(startupFailureExitCode);
+    }
   }
   const metrics = createMetrics({ version });
   // Set once the protocol port listens; /readyz is 503 until then (recovery) and again once draining.
@@ -158,7 +169,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
       indexLinks: () =>
         dashboardUrl !== null
           ? [{ path: dashboardUrl, description: "web dashboard" }]
-          : [{ path: null, description: config.uiPort === null ? "web dashboard: off (--ui-port off)" : "web dashboard: starting" }],
+          : [{ path: null, description: config.uiPort === null || !lmdb ? "web dashboard: off" : "web dashboard: starting" }],
       logError: (message) => logger.error("http request failed", { message }),
     });
   } catch (error) {
@@ -167,13 +178,21 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
   }
   process.stdout.write(`orq http on ${config.host}:${http.port}\n`);
 
-  const writer = new GroupCommitter(store, { clock, stopwatch: monotonicStopwatch, events: storageEventLog(logger) });
-  const recoveryLog = new RecoveryLog(logger, store.storedCounts(), monotonicStopwatch.nowMs());
-  const engine = await recoverInTurns({ store, writer, limits, namespaces: config.namespaces, nowMs: clock.nowMs() }, {
-    log: recoveryLog,
-    stopwatch: monotonicStopwatch,
-    turn: () => new Promise<void>((resolve) => setImmediate(resolve)),
-  });
+  let backend: ServeBackend;
+  try {
+    backend =
+      store !== null
+        ? await recoverLmdbBackend(store, config, limits, clock, monotonicStopwatch, logger)
+        : await openClusterBackend(config, limits, clock, monotonicStopwatch, logger, (error) => {
+            process.stderr.write(`orq: ${error.message}\n`);
+            process.exit(startupFailureExitCode);
+          });
+  } catch (error) {
+    if (!(error instanceof StoreOpenError)) throw error;
+    process.stderr.write(`orq: ${error.message}\n`);
+    process.exit(error instanceof ShardCountMismatchError ? configErrorExitCode : startupFailureExitCode);
+  }
+  const { writer, engine, local } = backend;
   // Recovery leaves its garbage behind (decoded records, heap and table growth): about 50 MiB per 1,000,000 items
   // that the idle collection below never sees, since it counts requests. Collect once now, before the protocol port
   // opens, when a pause (about 0.1-0.3 s at 1,000,000 items) delays no request.
@@ -201,6 +220,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     residentBytes: () => process.memoryUsage.rss(),
   });
   const tokens = new TokenTable(config.tokens);
+  const serverInfo: ServerInfo = { version, nodeId: backend.nodeId, shards: backend.shards, clusterMap: backend.clusterMap };
   let started: OrqServer;
   try {
     started = OrqServer.start({
@@ -210,7 +230,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
       limits,
       clock,
       tokens,
-      serverInfo: { version, nodeId: store.meta.nodeId, shards: store.shardCount },
+      serverInfo,
       logger,
       fatal,
       testAssertOp,
@@ -227,14 +247,22 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
   server = started;
 
   engine.onEarlierDeadline = () => started.rearmDeadlines();
+  try {
+    serverInfo.nodeId = await backend.afterListen(config.host, started.port);
+  } catch (error) {
+    process.stderr.write(`orq: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(startupFailureExitCode);
+  }
 
+  // The beanstalkd port and the dashboard need the single node's whole engine (config.ts refuses
+  // --beanstalk-port with --store postgres; the dashboard is simply not served in cluster mode yet).
   let beanstalk: BeanstalkServer | null = null;
-  if (config.beanstalkPort !== null) {
+  if (config.beanstalkPort !== null && local !== null) {
     try {
       beanstalk = BeanstalkServer.start({
         host: config.host,
         port: config.beanstalkPort,
-        engine,
+        engine: local,
         namespace: config.beanstalkNamespace,
         limits,
         clock,
@@ -256,16 +284,17 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     return gaugeSnapshot({ engineStats: engine.stats(null, nowMs), breaker: writer.breakerState(nowMs), connections: started.connectionCount });
   });
   let dashboard: DashboardHandle | null = null;
-  if (config.uiPort !== null) {
+  if (config.uiPort !== null && local === null) logger.warn("the web dashboard is not served in cluster mode yet (docs/CLUSTER.md)", {});
+  if (config.uiPort !== null && local !== null) {
     try {
       dashboard = startDashboard({
         host: config.host,
         port: config.uiPort,
         requests: started,
-        inspector: engine,
+        inspector: local,
         tokens,
         clock,
-        serverInfo: { version, nodeId: store.meta.nodeId, shards: store.shardCount },
+        serverInfo: { version, nodeId: serverInfo.nodeId, shards: backend.shards },
         serverPanel: () => serverPanelFrom(writer.commitStats(), writer.breakerState(clock.nowMs())),
         logger,
       });
@@ -281,8 +310,8 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     port: started.port,
     http_port: http.port,
     ui_port: dashboard?.port ?? null,
-    data_dir: config.dataDir,
-    shards: store.shardCount,
+    ...backend.describe,
+    shards: backend.shards,
     durability: config.durability,
     auth: config.tokens.length > 0,
     config: config.configPath,
@@ -300,6 +329,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     started.beginDrain();
     // Deferred at_least_once lease writes commit now, so a restart keeps the leases.
     engine.flushDeferredWrites();
+    await backend.handover();
     await writer.drain();
     await started.whenIdle();
     started.close();
@@ -308,7 +338,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     clearInterval(commitPoller);
     await http.stop();
     await dashboard?.stop();
-    await store.close();
+    await backend.close();
     clearTimeout(bound);
     logger.info("stopped");
     process.exit(0);

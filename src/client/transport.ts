@@ -305,6 +305,10 @@ function toOrqError(error: unknown): OrqError {
     if (typeof raw.index === "number") details.index = raw.index;
     if (typeof raw.retry_after_ms === "number") details.retryAfterMs = raw.retry_after_ms;
     if (typeof raw.request_id === "string") details.requestId = raw.request_id;
+    if (typeof raw.shard === "number") details.shard = raw.shard;
+    if (typeof raw.node_id === "string") details.nodeId = raw.node_id;
+    if (typeof raw.addr === "string") details.addr = raw.addr;
+    if (typeof raw.map_version === "number") details.mapVersion = raw.map_version;
   }
   return new OrqError(code, typeof wire.message === "string" ? wire.message : String(wire.code), details);
 }

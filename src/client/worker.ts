@@ -39,6 +39,9 @@ export interface WorkOptions {
   onEvent?: (event: WorkerEvent) => void;
 }
 
+/** What the loop calls: an OrqClient, or an OrqClusterClient (cluster-client.ts) for a whole cluster. */
+export type WorkerClient = Pick<OrqClient, "dequeue" | "ack" | "nack" | "extend">;
+
 export interface HandlerContext {
   /** Fires when the lease was lost (an extend found the receipt stale): the work will not count. */
   signal: AbortSignal;
@@ -90,7 +93,7 @@ function checkOptions(options: WorkOptions): void {
   if (options.waitMs !== undefined && (!Number.isInteger(options.waitMs) || options.waitMs < 0)) bad("waitMs must be a non-negative integer");
 }
 
-export function startWorker(client: OrqClient, options: WorkOptions, handler: WorkHandler): WorkerHandle {
+export function startWorker(client: WorkerClient, options: WorkOptions, handler: WorkHandler): WorkerHandle {
   checkOptions(options);
   const waitMs = options.waitMs ?? workDefaults.waitMs;
   const extendEveryMs = Math.max(1, Math.floor(options.leaseMs * (options.extendAtFraction ?? workDefaults.extendAtFraction)));

@@ -14,7 +14,7 @@ export type { ListCursor, ListPage, ListQuery };
 export { formatListCursor, parseListCursor } from "./list-cursor.ts";
 
 /** Failures the engine returns; the server maps them to protocol error codes in one place. */
-export type FailureCode = "BAD_REQUEST" | "TOO_LARGE" | "NOT_FOUND" | "RATE_LIMITED" | "UNAVAILABLE";
+export type FailureCode = "BAD_REQUEST" | "TOO_LARGE" | "NOT_FOUND" | "RATE_LIMITED" | "UNAVAILABLE" | "MOVED";
 
 export interface Failure {
   code: FailureCode;
@@ -24,6 +24,8 @@ export interface Failure {
   /** Position in a batch. */
   index?: number;
   retryAfterMs?: number;
+  /** MOVED (cluster mode): the shard the request needs and the node that owns it. */
+  moved?: { shard: number; nodeId: string; addr: string; mapVersion: number };
 }
 
 export type Result<T> = { ok: true; value: T } | { ok: false; failure: Failure };

@@ -120,6 +120,11 @@ export class DependencyGraph {
     return unmet === undefined ? null : [...unmet];
   }
 
+  /** Every id some item waits on (cluster mode polls the ones on other nodes' shards). */
+  dependencyIds(): IterableIterator<string> {
+    return this.dependentsByDep.keys();
+  }
+
   /** The items waiting on `depId`. */
   dependentsOf(depId: string): string[] {
     const dependents = this.dependentsByDep.get(depId);

@@ -10,7 +10,10 @@
 // restarted server can never issue it again. A dequeue that delivers any
 // at_most_once item waits until its leases are durable: delivering one whose
 // lease a crash could forget would let it be delivered twice. If that commit
-// fails the reply is not sent and every item in it is ready again.
+// fails the reply is not sent and every item in it is ready again. In cluster
+// mode (awaitLeaseCommit) every dequeue waits so: a node that lost the shard
+// meanwhile has its lease commit refused, so it never hands out an item the
+// shard's new owner may deliver too.
 
 import { assert } from "../lib/assert.ts";
 import type { WriteSet } from "../storage/writer.ts";
@@ -40,6 +43,8 @@ export class Dequeuer {
     private readonly s: ItemStates,
     /** The latest nowMs the engine has seen, for work done when a commit lands (outside any op). */
     private readonly latestNowMs: () => number,
+    /** Every delivery waits for its lease commit, as at_most_once ones do (cluster mode). */
+    private readonly awaitLeaseCommit = false,
   ) {
     this.matcher = new Matcher(s.registry);
     this.writableShards = new DequeueShardFilter(s.writer, s.writer.shardCount);
@@ -127,7 +132,7 @@ export class Dequeuer {
     if (ns === undefined) return { value: { deliveries }, durable: null };
     const shardOk = this.writableShards.dequeueFilter(nowMs);
     if (shardOk === noShardWritable) return { value: { deliveries }, durable: null };
-    /** Begun by the first at_most_once delivery: its leases must be durable before the reply. */
+    /** Begun by the first lease written now: those leases must be durable before the reply. */
     let set: WriteSet | null = null;
     for (let t = 0; t < topics.length; t++) {
       const want = topics[t] as { topic: string; count: number };
@@ -139,8 +144,10 @@ export class Dequeuer {
       for (let n = 0; n < want.count; n++) {
         const item = topic.pickBest(this.matcher, kind, shardOk);
         if (item === null) break;
-        if (item.delivery === "at_most_once") set ??= this.s.writer.begin();
-        deliveries.push(this.s.lease(item, leaseMs, nowMs, set));
+        // At_most_once leases, and every lease in cluster mode, are written now and the reply waits for them.
+        const writeNow = this.awaitLeaseCommit || item.delivery === "at_most_once";
+        if (writeNow) set ??= this.s.writer.begin();
+        deliveries.push(this.s.lease(item, leaseMs, nowMs, writeNow ? set : null));
         ns.counters.delivered++;
       }
     }

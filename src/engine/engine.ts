@@ -40,7 +40,7 @@ import type {
 import * as adminOps from "./admin-ops.ts";
 import * as itemOps from "./item-ops.ts";
 import { Dequeuer } from "./dequeue.ts";
-import { Enqueuer } from "./enqueue.ts";
+import { Enqueuer, type ShardPlacement } from "./enqueue.ts";
 import { checkEngineInvariants } from "./invariants.ts";
 import { ItemStates } from "./item-states.ts";
 import { runDueDeadlines } from "./maintenance.ts";
@@ -50,6 +50,7 @@ import { Pauses } from "./pause.ts";
 import * as receiptOps from "./receipt-ops.ts";
 import { loadStoreInSteps, type RecoveryProgress } from "./recovery.ts";
 import { idByKey, matchingView, readySinceMs, type EngineInspector, type MatchingView } from "./inspect.ts";
+import { type RemoteEnd, remoteDependencyEnded, remoteWaitedOn } from "./remote-dependencies.ts";
 import { buildStats } from "./stats.ts";
 import { UnmatchableReporter } from "./unmatchable.ts";
 
@@ -62,6 +63,11 @@ export interface EngineOptions {
   limits: Limits;
   namespaces: Record<string, { enqueuePerMinute: number | null }>;
   nowMs: number;
+  /**
+   * Cluster mode (src/cluster/): where keyed and `after` items must live, and
+   * every delivery waits for its lease commit. Absent on a single node.
+   */
+  cluster?: { placement: ShardPlacement };
 }
 
 export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
@@ -80,13 +86,14 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     quotas: Record<string, { enqueuePerMinute: number | null }>,
     boot: number,
     nowMs: number,
+    placement: ShardPlacement | null,
   ) {
     this.s = new ItemStates(writer, store, limits, quotas, boot);
     this.lastNowMs = nowMs;
     const latestNowMs = (): number => this.lastNowMs;
-    this.dequeuer = new Dequeuer(this.s, latestNowMs);
+    this.dequeuer = new Dequeuer(this.s, latestNowMs, placement !== null);
     this.ctx = { s: this.s, scratchSeen: new Set(), wake: (wakeNowMs) => this.dequeuer.wake(wakeNowMs) };
-    this.enqueuer = new Enqueuer(this.ctx, latestNowMs);
+    this.enqueuer = new Enqueuer(this.ctx, latestNowMs, placement);
     this.pauses = new Pauses(this.s);
   }
 
@@ -107,8 +114,10 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
    */
   static *recoverInSteps(options: EngineOptions): Generator<RecoveryProgress, Engine> {
     assert(options.store.shardCount === options.writer.shardCount, "engine: store and writer disagree on shards");
-    const engine = new Engine(options.writer, options.store, options.limits, options.namespaces, options.store.meta.boots, options.nowMs);
-    yield* loadStoreInSteps(engine.s, options.store, options.nowMs, options.limits.recoveryRecordsPerTurnMax);
+    const placement = options.cluster?.placement ?? null;
+    const engine = new Engine(options.writer, options.store, options.limits, options.namespaces, options.store.meta.boots, options.nowMs, placement);
+    const elsewhere = placement === null ? null : (id: string) => placement.elsewhere(id);
+    yield* loadStoreInSteps(engine.s, options.store, options.nowMs, options.limits.recoveryRecordsPerTurnMax, elsewhere);
     engine.pauses.load(options.store.loadPauses(), options.nowMs);
     return engine;
   }
@@ -246,6 +255,17 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
 
   readySinceMs(nsName: string, topicNames: readonly string[]): Array<number | null> {
     return readySinceMs(this.s.namespaces, nsName, topicNames);
+  }
+
+  /** Cluster mode: up to `max` ids items wait on that live on other nodes' shards (remote-dependencies.ts). */
+  remoteWaitedOn(elsewhere: (id: string) => boolean, max: number): string[] {
+    return remoteWaitedOn(this.s, elsewhere, max);
+  }
+
+  /** Cluster mode: a dependency on another node's shard ended. */
+  remoteDependencyEnded(id: string, how: RemoteEnd, nowMs: number): void {
+    this.advance(nowMs);
+    remoteDependencyEnded(this.ctx, id, how, nowMs);
   }
 
   /** Live items (dead letters included): what recovery loaded, for the server's start-up decisions. */

@@ -1,5 +1,6 @@
 // enqueue: validate a batch as a whole, answer idempotency keys, pick one
-// healthy shard for the new items, charge the namespace quota, and store the
+// healthy shard for the new items (in cluster mode, a keyed or `after` item
+// goes where the ShardPlacement says instead), charge the namespace quota, and store the
 // items. A new item becomes takeable only once its enqueue commit is durable
 // (activate); if that commit fails it leaves memory as if never enqueued
 // (rollback), so nothing undurable is ever delivered.
@@ -19,6 +20,13 @@ import { parseRequires, type Requires, signatureRegistryFull } from "./matching/
 import type { OpContext } from "./op-context.ts";
 import { chooseWritableShard } from "./writable-shards.ts";
 
+/** Cluster mode: the shard an item must live on (its key's or its first `after` id's), or -1 for any healthy one. */
+export interface ShardPlacement {
+  shardFor(ns: string, input: EnqueueItemInput): number;
+  /** Whether an id lives on a shard this node does not serve: unknown here, it counts as live (remote-dependencies.ts). */
+  elsewhere(id: string): boolean;
+}
+
 /** Retry hint when the signature registry is full (1 s): signatures free up as items with rare requires end. */
 const signaturesFullRetryAfterMs = 1000;
 
@@ -32,6 +40,7 @@ export class Enqueuer {
     private readonly ctx: OpContext,
     /** The latest nowMs the engine has seen, for work done when a commit lands (outside any op). */
     private readonly latestNowMs: () => number,
+    private readonly placement: ShardPlacement | null = null,
   ) {
     this.s = ctx.s;
   }
@@ -41,7 +50,14 @@ export class Enqueuer {
     const count = inputs.length;
     const requires: Array<Requires | null> = [];
     const after: AfterClassification[] = [];
-    const lookup = (id: string) => this.s.dependencyStatus(nsName, id);
+    const placement = this.placement;
+    const lookup =
+      placement === null
+        ? (id: string) => this.s.dependencyStatus(nsName, id)
+        : (id: string) => {
+            const status = this.s.dependencyStatus(nsName, id);
+            return status === "unknown" && placement.elsewhere(id) ? "live" : status;
+          };
     for (let i = 0; i < count; i++) {
       const input = inputs[i] as EnqueueItemInput;
       let parsed: Requires | null = null;
@@ -105,8 +121,13 @@ export class Enqueuer {
       signatures[i] = sig;
     }
 
+    const placed = this.placement === null ? null : this.place(nsName, inputs, sameAs, ids, nowMs);
+    if (placed !== null && !Array.isArray(placed)) {
+      this.releaseSignatures(signatures);
+      return unavailable(placed.retryAfterMs, `shard ${placed.shard} is not accepting writes`);
+    }
     let shard = -1;
-    if (fresh > 0) {
+    if (fresh > 0 && (placed === null || placed.includes(-1))) {
       const chosen = chooseWritableShard(this.s.writer, this.s.writer.shardCount, this.nextShard, nowMs);
       if (chosen.shard < 0) {
         this.releaseSignatures(signatures);
@@ -132,7 +153,8 @@ export class Enqueuer {
       if (sameAs[i] !== -1 || ids[i] !== undefined) continue;
       const input = inputs[i] as EnqueueItemInput;
       const key = this.s.writer.nextKey();
-      const id = formatId(shard, key);
+      const itemShard = placed === null || placed[i] === -1 ? shard : (placed[i] as number);
+      const id = formatId(itemShard, key);
       const record: ItemRecord = {
         ns: nsName,
         topic: input.topic,
@@ -159,7 +181,7 @@ export class Enqueuer {
       const sig = signatures[i] as number;
       topic.joinGroup(sig);
       // Memory holds the payload and metadata only until the commit (activate drops them).
-      const item = new LiveItem(shard, key, topic, sig, record, "ready", { payload: input.payload, metadata: input.metadata, commit: null });
+      const item = new LiveItem(itemShard, key, topic, sig, record, "ready", { payload: input.payload, metadata: input.metadata, commit: null });
       this.s.items.add(item);
       if (input.key !== null) topic.keys.set(input.key, item);
       const c = after[i] as AfterClassification;
@@ -172,7 +194,7 @@ export class Enqueuer {
       this.s.admit(item, c.kind === "dead" ? c.deadReason : null, nowMs);
       if (record.ttlExpiresAtMs !== null) item.ensureExtras().ttlNode = this.s.deadlines.schedule(record.ttlExpiresAtMs, DeadlineKind.Ttl, item, null, null);
       // The record itself is the write: the item copied what it keeps, so nothing changes it later.
-      set.putItem(shard, key, record);
+      set.putItem(itemShard, key, record);
       ns.counters.enqueued++;
       created.push(item);
       ids[i] = id;
@@ -220,5 +242,19 @@ export class Enqueuer {
       }
     }
     this.s.endSetBackground();
+  }
+
+  /** Cluster mode: each fresh item's required shard (-1: any), or the first required shard that refuses writes. */
+  private place(nsName: string, inputs: EnqueueItemInput[], sameAs: number[], ids: string[], nowMs: number): number[] | { shard: number; retryAfterMs: number } {
+    const shards: number[] = new Array<number>(inputs.length).fill(-1);
+    for (let i = 0; i < inputs.length; i++) {
+      if (sameAs[i] !== -1 || ids[i] !== undefined) continue;
+      const shard = (this.placement as ShardPlacement).shardFor(nsName, inputs[i] as EnqueueItemInput);
+      if (shard < 0) continue;
+      const availability = this.s.writer.writable(shard, nowMs);
+      if (!availability.available) return { shard, retryAfterMs: availability.retryAfterMs };
+      shards[i] = shard;
+    }
+    return shards;
   }
 }

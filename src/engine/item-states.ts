@@ -72,11 +72,12 @@ export class ItemStates {
   }
 
   /**
-   * Lease a ready item and return its delivery. An at_most_once lease is
-   * written into `set` (its delivery waits for that commit; the stored value
-   * is read once, for the write and the reply). An at_least_once lease is
-   * written leaseWriteDelayMs later (limits.ts says why), unless a later
-   * write of the item (ack, nack, expiry, extend) comes first.
+   * Lease a ready item and return its delivery. Given a `set` (at_most_once
+   * leases, and every lease in cluster mode), the lease is written into it
+   * and the delivery waits for that commit (the stored value is read once,
+   * for the write and the reply). Without, an at_least_once lease is written
+   * leaseWriteDelayMs later (limits.ts says why), unless a later write of the
+   * item (ack, nack, expiry, extend) comes first.
    */
   lease(item: LiveItem, leaseMs: number | null, nowMs: number, set: WriteSet | null): Delivery {
     item.topic.removeReady(item);
@@ -90,13 +91,13 @@ export class ItemStates {
     item.timer = this.deadlines.scheduleItem(item.timer, leaseExpiresAtMs, DeadlineKind.Lease, item);
     let payload: Uint8Array;
     let metadata: Uint8Array;
-    if (item.delivery === "at_least_once") {
+    if (set === null) {
+      assert(item.delivery === "at_least_once", "engine: an at_most_once lease needs the dequeue's write set");
       this.deferredLeases.add(item, nowMs);
       const bytes = this.bytes.deliveryBytes(item);
       payload = bytes.payload;
       metadata = bytes.metadata;
     } else {
-      assert(set !== null, "engine: an at_most_once lease needs the dequeue's write set");
       const value = this.bytes.patchedValue(item);
       if (value !== null) {
         set.putItemBytes(item.shard, item.key, value);
@@ -334,12 +335,17 @@ export class ItemStates {
       for (const dependentId of this.graph.onAcked(id)) {
         const dependent = this.items.get(dependentId);
         if (dependent === undefined || dependent.state !== "waiting") continue;
-        this.leave(dependent);
-        this.placePending(dependent, nowMs);
+        this.dependencyMet(dependent, nowMs);
       }
     } else {
       this.killDependents(id, outcome);
     }
+  }
+
+  /** A waiting item's last dependency was acked (here, or on another node's shard): it takes its place. */
+  dependencyMet(item: LiveItem, nowMs: number): void {
+    this.leave(item);
+    this.placePending(item, nowMs);
   }
 
   /** The item becomes a dead letter: kept and listed by `dead`, not delivered; its dependents die too. */

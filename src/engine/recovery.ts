@@ -30,8 +30,17 @@ export interface RecoveryProgress {
   done: number;
 }
 
-/** Recover, yielding the progress after every `recordsPerTurnMax` records of a phase; done when the generator returns. */
-export function* loadStoreInSteps(s: ItemStates, store: Store, nowMs: number, recordsPerTurnMax: number): Generator<RecoveryProgress, void> {
+/**
+ * Recover, yielding the progress after every `recordsPerTurnMax` records of a phase; done when the generator returns.
+ * `elsewhere`: cluster mode's test for an id on another node's shard, which counts as a live dependency (remote-dependencies.ts).
+ */
+export function* loadStoreInSteps(
+  s: ItemStates,
+  store: Store,
+  nowMs: number,
+  recordsPerTurnMax: number,
+  elsewhere: ((id: string) => boolean) | null = null,
+): Generator<RecoveryProgress, void> {
   assert(recordsPerTurnMax >= 1, "recovery: recordsPerTurnMax must be at least 1");
   let outcomesDone = 0;
   for (const { id, record } of store.loadOutcomes()) {
@@ -83,7 +92,9 @@ export function* loadStoreInSteps(s: ItemStates, store: Store, nowMs: number, re
   const lookup = (id: string): DependencyStatus => {
     const dep = s.items.get(id);
     if (dep !== undefined) return dep.state === "dead" ? "dead" : "live";
-    return s.ended.outcomeOfId(null, id) ?? "unknown";
+    const outcome = s.ended.outcomeOfId(null, id);
+    if (outcome !== undefined) return outcome;
+    return elsewhere !== null && elsewhere(id) ? "live" : "unknown";
   };
   let indexed = 0;
   for (const item of loaded) {

@@ -116,6 +116,7 @@ const knownOps: Record<OpName, true> = {
   list: true,
   pause: true,
   resume: true,
+  cluster: true,
 };
 const unknownOpLabel = "unknown";
 const knownCodes: ReadonlySet<string> = new Set<string>(["OK", ...errorCodes]);

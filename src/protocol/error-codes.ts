@@ -14,6 +14,7 @@ export const errorCodes = [
   "FORBIDDEN",
   "SHUTTING_DOWN",
   "INTERNAL",
+  "MOVED",
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];

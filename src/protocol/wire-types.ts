@@ -25,13 +25,19 @@ export type OpName =
   | "stats"
   | "list"
   | "pause"
-  | "resume";
+  | "resume"
+  | "cluster";
 
 export interface WireErrorDetails {
   field?: string;
   index?: number;
   retry_after_ms?: number;
   request_id?: string;
+  /** MOVED: the shard the request needs, its owner and where to reach it, and the map version that says so. */
+  shard?: number;
+  node_id?: string;
+  addr?: string;
+  map_version?: number;
 }
 
 export interface WireError {
@@ -63,6 +69,17 @@ export interface WireHelloResult {
   shards: number;
   max_frame_bytes: number;
   limits: WireLimits;
+  /** Cluster mode only. */
+  cluster?: WireClusterMap;
+}
+
+/** Cluster mode's shard map (hello and the `cluster` op). */
+export interface WireClusterMap {
+  map_version: number;
+  node_id: string;
+  nodes: Array<{ node_id: string; addr: string }>;
+  /** Per shard, the owning node's id, or null when no live node owns it. */
+  owners: Array<string | null>;
 }
 
 export type WireDeliveryMode = "at_least_once" | "at_most_once";

@@ -14,6 +14,12 @@ export function failureToWire(failure: Failure): WireError {
   if (failure.field !== undefined) details.field = failure.field;
   if (failure.index !== undefined) details.index = failure.index;
   if (failure.retryAfterMs !== undefined) details.retry_after_ms = failure.retryAfterMs;
+  if (failure.moved !== undefined) {
+    details.shard = failure.moved.shard;
+    details.node_id = failure.moved.nodeId;
+    details.addr = failure.moved.addr;
+    details.map_version = failure.moved.mapVersion;
+  }
   const error: WireError = { code: failure.code, message: failure.message };
   if (Object.keys(details).length > 0) error.details = details;
   return error;

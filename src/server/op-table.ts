@@ -4,6 +4,7 @@
 import type { OpTable } from "./op-types.ts";
 import { ackOp } from "./ops/ack.ts";
 import { cancelOp } from "./ops/cancel.ts";
+import { clusterOp } from "./ops/cluster.ts";
 import { deadOp } from "./ops/dead.ts";
 import { dequeueOp } from "./ops/dequeue.ts";
 import { enqueueOp } from "./ops/enqueue.ts";
@@ -36,6 +37,7 @@ export const opTable: OpTable = Object.freeze({
   list: listOp,
   pause: pauseOp,
   resume: resumeOp,
+  cluster: clusterOp,
 });
 
 export function lookupOp(name: string): OpTable[keyof OpTable] | undefined {

@@ -5,7 +5,7 @@
 
 import type { EngineApi, Failure } from "../engine/api.ts";
 import type { Limits } from "../limits.ts";
-import type { OpName, WireError } from "../protocol/wire-types.ts";
+import type { OpName, WireClusterMap, WireError } from "../protocol/wire-types.ts";
 import type { NamespaceScope, TokenTable } from "./auth.ts";
 import type { Source } from "./request-reader.ts";
 
@@ -13,6 +13,8 @@ export interface ServerInfo {
   version: string;
   nodeId: string;
   shards: number;
+  /** Cluster mode: the current shard map, for hello and the `cluster` op; null on a single node. */
+  clusterMap?: (() => WireClusterMap) | null;
 }
 
 /** Per-connection state an op may read or change (hello changes the scope). */

@@ -29,10 +29,10 @@ export interface CommitBatch {
   outcomes: Array<{ id: string; record: OutcomeRecord | null }>;
   /** Present when the meta record changes (e.g. a new key block is reserved). */
   meta: MetaRecord | null;
-  /** The items this commit acked, as one acked-log record (acked-log.ts); null when none. */
-  acked: AckedLogRecord | null;
+  /** The items this commit acked, as one acked-log record (acked-log.ts); null or absent when none. */
+  acked?: AckedLogRecord | null;
   /** When set, remove acked-log records whose endedAtMs is below it (their retention is over). */
-  ackedPurgeBeforeMs: number | null;
+  ackedPurgeBeforeMs?: number | null;
   /**
    * Paused topics set (a record) or cleared (null), keyed by (ns, topic);
    * absent or empty when no pause changes. Committed with the outcome and

@@ -7,7 +7,7 @@ import { clientCommand, exitCodes, onRun } from "../client-command.ts";
 export function addAckCommand(program: Command): void {
   const command = clientCommand(program, "ack <receipts...>", "acknowledge deliveries (the item is done)");
   onRun(command, async (session, args) => {
-    const client = await session.client();
+    const client = await session.cluster();
     const result = await client.ack(session.ns, args[0] as string[]);
     return {
       json: result,

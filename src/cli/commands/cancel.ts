@@ -7,7 +7,7 @@ import { clientCommand, exitCodes, onRun } from "../client-command.ts";
 export function addCancelCommand(program: Command): void {
   const command = clientCommand(program, "cancel <ids...>", "cancel items (any live state)");
   onRun(command, async (session, args) => {
-    const client = await session.client();
+    const client = await session.cluster();
     const result = await client.cancel(session.ns, args[0] as string[]);
     return {
       json: result,

@@ -15,7 +15,7 @@ export function addDequeueCommand(program: Command): void {
     .option("--capabilities <json>", 'what this worker has, e.g. \'{"gpu": true, "mem_gb": 32}\'', jsonObjectArg);
   onRun(command, async (session, _args, options) => {
     const count = (options.count as number | undefined) ?? 1;
-    const client = await session.client();
+    const client = await session.cluster();
     const items = await client.dequeue(session.ns, {
       topics: (options.topic as string[]).map((topic) => ({ topic, count })),
       capabilities: options.capabilities as Record<string, unknown> | undefined,

@@ -58,7 +58,7 @@ export function addEnqueueCommand(program: Command): void {
       requires: options.requires as Record<string, unknown> | undefined,
       after: options.after as string[] | undefined,
     };
-    const client = await session.client();
+    const client = await session.cluster();
     const [id] = await client.enqueue(session.ns, [item]);
     return { json: { id }, text: id! };
   });

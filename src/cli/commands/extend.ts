@@ -10,7 +10,7 @@ export function addExtendCommand(program: Command): void {
     intArg(1, Number.MAX_SAFE_INTEGER),
   );
   onRun(command, async (session, args, options) => {
-    const client = await session.client();
+    const client = await session.cluster();
     const receipts = args[0] as string[];
     const result = await client.extend(session.ns, receipts.map((receipt) => ({ receipt, leaseMs: options.leaseMs as number })));
     return {

@@ -10,7 +10,7 @@ export function addGetCommand(program: Command): void {
   const command = clientCommand(program, "get <ids...>", "show items' states");
   onRun(command, async (session, args) => {
     const ids = args[0] as string[];
-    const client = await session.client();
+    const client = await session.cluster();
     const items = await client.get(session.ns, ids);
     const text = items.map((item, index) => (item === null ? `${ids[index]}  not found` : itemStateBlock(item))).join("\n\n");
     return {

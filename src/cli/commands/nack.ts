@@ -9,7 +9,7 @@ export function addNackCommand(program: Command): void {
     .option("--delay-ms <n>", "not deliverable again before this long from now (default 0)", intArg(0, Number.MAX_SAFE_INTEGER))
     .option("--metadata <string>", "replace the items' metadata (UTF-8)");
   onRun(command, async (session, args, options) => {
-    const client = await session.client();
+    const client = await session.cluster();
     const receipts = args[0] as string[];
     const result = await client.nack(
       session.ns,

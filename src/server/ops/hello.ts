@@ -1,6 +1,7 @@
 // hello: protocol check, authentication, and what the server offers. With
 // tokens configured, a hello without a valid token is UNAUTHORIZED and leaves
-// the connection unauthenticated (even if an earlier hello succeeded).
+// the connection unauthenticated (even if an earlier hello succeeded). In
+// cluster mode it carries the shard map (`cluster`).
 
 import { protocolVersion, type WireHelloResult } from "../../protocol/wire-types.ts";
 import { allNamespaces } from "../auth.ts";
@@ -60,6 +61,7 @@ export const helloOp: OpSpec = {
         ids_per_request_max: limits.idsPerRequestMax,
       },
     };
+    if (serverInfo.clusterMap) value.cluster = serverInfo.clusterMap();
     return { kind: "reply", value: value as unknown as Source, durable: null };
   },
 };

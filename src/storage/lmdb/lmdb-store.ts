@@ -295,11 +295,11 @@ class LmdbStore implements Store {
     }
     const metaBytes = batch.meta === null ? null : encodeMetaRecord(batch.meta);
     let ackedStart = -1;
-    if (batch.acked !== null) {
+    if (batch.acked != null) {
       ackedStart = slab.length;
       appendAckedLog(slab, batch.acked);
     }
-    const acked: AckedWrite = { start: ackedStart, end: slab.length, seq: this.nextAckedSeq, purgeBeforeMs: batch.ackedPurgeBeforeMs };
+    const acked: AckedWrite = { start: ackedStart, end: slab.length, seq: this.nextAckedSeq, purgeBeforeMs: batch.ackedPurgeBeforeMs ?? null };
     const pauseWrites = (batch.pauses ?? []).map(({ ns, topic, record }) => ({
       key: pauseKeyPrefix + pauseKey(ns, topic),
       bytes: record === null ? null : encodePauseRecord(record),

@@ -183,7 +183,7 @@ export class MemoryStore implements Store {
     const outcomeWrites = batch.outcomes.map(({ id, record }) => ({ id, bytes: record === null ? null : encodeOutcomeRecord(record) }));
     const metaBytes = batch.meta === null ? null : encodeMetaRecord(batch.meta);
     let ackedBytes: Uint8Array | null = null;
-    if (batch.acked !== null) {
+    if (batch.acked != null) {
       const writer = new ByteWriter(64);
       appendAckedLog(writer, batch.acked);
       ackedBytes = writer.finish();
@@ -193,7 +193,7 @@ export class MemoryStore implements Store {
       bytes: record === null ? null : encodePauseRecord(record),
     }));
     this.remember(batch);
-    return this.apply(shardWrites, outcomeWrites, metaBytes, ackedBytes, batch.ackedPurgeBeforeMs, pauseWrites);
+    return this.apply(shardWrites, outcomeWrites, metaBytes, ackedBytes, batch.ackedPurgeBeforeMs ?? null, pauseWrites);
   }
 
   private async apply(
@@ -257,7 +257,7 @@ export class MemoryStore implements Store {
       items: batch.shards.reduce((sum, shardBatch) => sum + shardBatch.items.length, 0),
       itemValues: batch.shards.reduce((sum, shardBatch) => sum + shardBatch.items.filter((write) => write.record instanceof Uint8Array).length, 0),
       outcomes: batch.outcomes.length,
-      acked: batch.acked === null ? 0 : batch.acked.keys.length,
+      acked: batch.acked == null ? 0 : batch.acked.keys.length,
       meta: batch.meta !== null,
       ...(batch.pauses !== undefined && batch.pauses.length > 0 ? { pauses: batch.pauses.length } : {}),
     });

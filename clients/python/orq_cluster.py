@@ -1,0 +1,323 @@
+"""A Python client for an orq cluster (docs/CLUSTER.md) that hides it.
+
+Given any node's address, ``ClusterClient`` reads the shard map (the
+``cluster`` op), sends each request to the node that owns the shards it
+names (ids and receipts start with ``<shard>:``; a keyed item's shard is
+``fnv1a32(ns 0x00 topic 0x00 key) % shards``; an ``after`` item's is its first
+id's; any other item goes to the nodes in turn), splits batches by owner,
+re-reads the map and resends on MOVED or a lost node, waits out UNAVAILABLE by
+its ``retry_after_ms``, and dequeues from every node (one thread per node for
+the long-poll; deliveries that arrive after the first answer are kept for the
+next dequeue of the namespace). Against a single node it is a plain client.
+
+    from orq_cluster import ClusterClient
+    orq = ClusterClient("10.0.0.5", 7420)
+    [item_id] = orq.enqueue("default", [{"topic": "emails", "payload": b"hi", "key": "order-17"}])
+    for delivery in orq.dequeue("default", {"emails": 10}, wait_ms=1000):
+        orq.ack("default", [delivery["receipt"]])
+"""
+
+import threading
+import time
+
+from orq_client import Client, ConnectionLost, OrqError, _topic_counts
+
+__all__ = ["ClusterClient", "fnv1a32", "shard_of_key"]
+
+# Times one request is re-routed (MOVED, UNAVAILABLE, a lost node) before its
+# error is raised: far past a takeover (shard_lease_ms + 2 s).
+ROUTE_ATTEMPTS_MAX = 100
+# Pause before re-reading the map after a node could not be reached.
+LOST_NODE_PAUSE_S = 0.1
+_ROUTABLE = {"MOVED", "UNAVAILABLE", "CONNECTION_LOST"}
+
+
+def fnv1a32(data):
+    """FNV-1a, 32 bits (offset basis 2166136261, prime 16777619)."""
+    value = 2166136261
+    for byte in data:
+        value ^= byte
+        value = (value * 16777619) & 0xFFFFFFFF
+    return value
+
+
+def shard_of_key(ns, topic, key, shards):
+    """The shard a keyed item lives on in cluster mode."""
+    return fnv1a32(ns.encode() + b"\0" + topic.encode() + b"\0" + key.encode()) % shards
+
+
+def _shard_of(text):
+    head, sep, _ = text.partition(":")
+    return int(head) if sep and head.isdigit() else -1
+
+
+class ClusterClient:
+    """One blocking client over every node of a cluster. Not thread-safe: give each thread its own."""
+
+    def __init__(self, host="127.0.0.1", port=7420, timeout=30.0, token=None):
+        self._seed = f"{host}:{port}"
+        self._timeout = timeout
+        self._token = token
+        self._clients = {}
+        self._map = None
+        self._shards = 0
+        self._turn = 0
+        self._kept = {}
+        self.refresh()
+
+    def close(self):
+        for client in self._clients.values():
+            client.close()
+        self._clients.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+    def refresh(self):
+        """Read the map from any node that answers (the seed first)."""
+        last = None
+        for addr in [self._seed] + [a for a in self._addrs() if a != self._seed]:
+            try:
+                client = self._client(addr)
+                self._shards = client.server_info["shards"]
+                try:
+                    self._map = client.request("cluster")["cluster"]
+                except OrqError as error:
+                    if error.code not in ("BAD_REQUEST", "UNKNOWN_OP"):
+                        raise
+                    self._map = None  # a single node
+                return
+            except (OrqError, OSError) as error:
+                last = error
+                self._forget(addr)
+        raise last or ConnectionLost("no node of the cluster answers")
+
+    # -- the contract's operations, routed ------------------------------------
+
+    def enqueue(self, ns, items):
+        ids = [None] * len(items)
+        entries = list(enumerate(items))
+
+        def shard(entry):
+            item = entry[1]
+            if self._map is None:
+                return -1
+            if item.get("key") is not None:
+                return shard_of_key(ns, item["topic"], item["key"], self._shards)
+            after = item.get("after") or []
+            return _shard_of(after[0]) if after else -1
+
+        def send(client, group):
+            for (index, _), item_id in zip(group, client.enqueue(ns, [item for _, item in group])):
+                ids[index] = item_id
+
+        self._route(entries, shard, send)
+        return ids
+
+    def ack(self, ns, receipts):
+        total = {"acked": 0, "stale": []}
+
+        def send(client, group):
+            result = client.ack(ns, group)
+            total["acked"] += result["acked"]
+            total["stale"] += result["stale"]
+
+        self._route(list(receipts), _shard_of, send)
+        return total
+
+    def nack(self, ns, items):
+        total = {"nacked": 0, "stale": []}
+        entries = [item if isinstance(item, dict) else {"receipt": item} for item in items]
+
+        def send(client, group):
+            result = client.nack(ns, group)
+            total["nacked"] += result["nacked"]
+            total["stale"] += result["stale"]
+
+        self._route(entries, lambda item: _shard_of(item["receipt"]), send)
+        return total
+
+    def extend(self, ns, items):
+        total = {"extended": 0, "stale": []}
+
+        def send(client, group):
+            result = client.extend(ns, group)
+            total["extended"] += result["extended"]
+            total["stale"] += result["stale"]
+
+        self._route(list(items), lambda item: _shard_of(item["receipt"]), send)
+        return total
+
+    def get(self, ns, ids):
+        items = [None] * len(ids)
+
+        def send(client, group):
+            reply = client.request("get", ns=ns, ids=[item_id for _, item_id in group])
+            for (index, _), state in zip(group, reply["items"]):
+                items[index] = state
+
+        self._route(list(enumerate(ids)), lambda entry: _shard_of(entry[1]), send)
+        return items
+
+    def cancel(self, ns, ids):
+        """Cancel items wherever they live. Returns {"cancelled": n, "missing": [ids]}."""
+        total = {"cancelled": 0, "missing": []}
+
+        def send(client, group):
+            reply = client.request("cancel", ns=ns, ids=group)
+            total["cancelled"] += reply["cancelled"]
+            total["missing"] += reply["missing"]
+
+        self._route(list(ids), _shard_of, send)
+        return total
+
+    def topics(self, ns, prefix=None, limit=None):
+        """Every node's topics, counts summed per topic, in name order (a node gone adds nothing)."""
+        merged = {}
+        for addr in self._addrs():
+            try:
+                listed = self._client(addr).request("topics", ns=ns, prefix=prefix, limit=limit)["topics"]
+            except (OrqError, OSError) as error:
+                code = error.code if isinstance(error, OrqError) else "CONNECTION_LOST"
+                if code not in _ROUTABLE or self._map is None:
+                    raise
+                self._forget(addr)
+                continue
+            for entry in listed:
+                total = merged.setdefault(entry["topic"], {"topic": entry["topic"], "ready": 0, "delayed": 0, "waiting": 0, "leased": 0, "dead": 0})
+                for state in ("ready", "delayed", "waiting", "leased", "dead"):
+                    total[state] += entry.get(state, 0)
+        ordered = [merged[name] for name in sorted(merged)]
+        return ordered if limit is None else ordered[:limit]
+
+    def dequeue(self, ns, topics, capabilities=None, wait_ms=None, lease_ms=None):
+        """Lease from every node: the first deliveries to come back; later ones are kept for the next call."""
+        room = {entry["topic"]: entry.get("count", 1) for entry in _topic_counts(topics)}
+        kept, ready = [], []
+        for delivery in self._kept.get(ns, []):
+            if room.get(delivery["topic"], 0) > 0:
+                room[delivery["topic"]] -= 1
+                ready.append(delivery)
+            else:
+                kept.append(delivery)
+        if ready:
+            self._kept[ns] = kept
+            return ready
+        if self._map is None:
+            return self._client(self._seed).dequeue(ns, topics, capabilities, wait_ms, lease_ms)
+        answers = []
+        done = threading.Condition()
+        addrs = self._addrs()
+
+        def ask(addr):
+            deliveries, failure = [], None
+            try:
+                # Its own connection: the thread must not share the routed clients.
+                with Client.connect(*_split(addr), timeout=self._timeout) as client:
+                    client.hello(token=self._token)
+                    deliveries = client.dequeue(ns, topics, capabilities, wait_ms, lease_ms)
+            except (OrqError, OSError) as error:
+                if not isinstance(error, OrqError) or error.code not in _ROUTABLE:
+                    failure = error
+            with done:
+                answers.append((deliveries, failure))
+                done.notify_all()
+
+        for addr in addrs:
+            threading.Thread(target=ask, args=(addr,), daemon=True).start()
+        with done:
+            while True:
+                for deliveries, failure in answers:
+                    if failure is not None:
+                        raise failure
+                first = next((d for d, _ in answers if d), None)
+                if first is not None or len(answers) == len(addrs):
+                    break
+                done.wait()
+            taken = first or []
+            # Whatever other nodes bring later is kept for the next dequeue.
+            threading.Thread(target=self._keep_late, args=(ns, answers, done, len(addrs), taken), daemon=True).start()
+        return taken
+
+    # -- routing ---------------------------------------------------------------
+
+    def _keep_late(self, ns, answers, done, expected, taken):
+        with done:
+            while len(answers) < expected:
+                done.wait()
+            for deliveries, _ in answers:
+                if deliveries and deliveries is not taken:
+                    self._kept.setdefault(ns, []).extend(deliveries)
+
+    def _route(self, entries, shard_of_entry, send):
+        remaining = entries
+        attempt = 0
+        while remaining:
+            attempt += 1
+            groups = {}
+            any_node = self._next_addr()
+            for entry in remaining:
+                addr = self._owner_addr(shard_of_entry(entry)) or any_node
+                groups.setdefault(addr, []).append(entry)
+            retry, pause_s = [], 0.0
+            for addr, group in groups.items():
+                try:
+                    send(self._client(addr), group)
+                except (OrqError, OSError) as error:
+                    code = error.code if isinstance(error, OrqError) else "CONNECTION_LOST"
+                    if code not in _ROUTABLE or self._map is None or attempt >= ROUTE_ATTEMPTS_MAX:
+                        raise
+                    if code == "UNAVAILABLE":
+                        pause_s = max(pause_s, (error.retry_after_ms or 100) / 1000.0)
+                    elif code != "MOVED":
+                        self._forget(addr)
+                        pause_s = max(pause_s, LOST_NODE_PAUSE_S)
+                    retry.extend(group)
+            remaining = retry
+            if remaining:
+                time.sleep(pause_s)
+                try:
+                    self.refresh()
+                except (OrqError, OSError):
+                    pass
+
+    def _owner_addr(self, shard):
+        if self._map is None:
+            return self._seed
+        if shard < 0 or shard >= len(self._map["owners"]):
+            return None
+        owner = self._map["owners"][shard]
+        return next((n["addr"] for n in self._map["nodes"] if n["node_id"] == owner), None)
+
+    def _addrs(self):
+        return [self._seed] if self._map is None else [n["addr"] for n in self._map["nodes"]]
+
+    def _next_addr(self):
+        addrs = self._addrs()
+        self._turn = (self._turn + 1) % max(1, len(addrs))
+        return addrs[self._turn] if addrs else self._seed
+
+    def _client(self, addr):
+        client = self._clients.get(addr)
+        if client is None:
+            client = Client.connect(*_split(addr), timeout=self._timeout)
+            try:
+                client.hello(token=self._token)
+            except Exception:
+                client.close()
+                raise
+            self._clients[addr] = client
+        return client
+
+    def _forget(self, addr):
+        client = self._clients.pop(addr, None)
+        if client is not None:
+            client.close()
+
+
+def _split(addr):
+    host, _, port = addr.rpartition(":")
+    return host, int(port)

@@ -1,0 +1,107 @@
+// What `orq serve` serves from: the single node's LMDB data dir (the default),
+// or a cluster node on PostgreSQL (--store postgres://...). Both give the
+// server an engine and a group committer; a cluster node also joins the
+// cluster once the server listens (its default id and address are the port
+// it got), and hands its shards over at SIGTERM.
+
+import { ClusterNode } from "../cluster/cluster-node.ts";
+import { Engine } from "../engine/engine.ts";
+import type { EngineApi } from "../engine/api.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { Limits } from "../limits.ts";
+import type { WireClusterMap } from "../protocol/wire-types.ts";
+import type { Logger } from "../server/logger.ts";
+import { storageEventLog } from "../server/storage-event-log.ts";
+import { GroupCommitter } from "../storage/group-commit.ts";
+import type { Store } from "../storage/store.ts";
+import type { ServeConfig } from "./config.ts";
+import { recoverInTurns } from "./recover-in-turns.ts";
+import { RecoveryLog } from "./recovery-log.ts";
+
+export interface ServeBackend {
+  engine: EngineApi & { onEarlierDeadline: (() => void) | null; readonly itemCount: number };
+  /** The single node's whole engine (item ops for the beanstalkd port, inspect queries for the dashboard); null in cluster mode. */
+  local: Engine | null;
+  writer: GroupCommitter;
+  nodeId: string;
+  shards: number;
+  clusterMap: (() => WireClusterMap) | null;
+  /** Fields for the "started" log line. */
+  describe: Record<string, unknown>;
+  /** Once the server listens on `port`: returns the node id hello reports. */
+  afterListen(host: string, port: number): Promise<string>;
+  /** SIGTERM, after the server stopped taking work: a cluster node gives its shards up. */
+  handover(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The single node, from its opened LMDB store: recovery in steps with a turn
+ * of the event loop between them and progress in the log (recover-in-turns.ts),
+ * storage events in the log.
+ */
+export async function recoverLmdbBackend(store: Store, config: ServeConfig, limits: Limits, clock: Clock, stopwatch: Clock, logger: Logger): Promise<ServeBackend> {
+  const writer = new GroupCommitter(store, { clock, stopwatch, events: storageEventLog(logger) });
+  const recoveryLog = new RecoveryLog(logger, store.storedCounts(), stopwatch.nowMs());
+  const engine = await recoverInTurns({ store, writer, limits, namespaces: config.namespaces, nowMs: clock.nowMs() }, {
+    log: recoveryLog,
+    stopwatch,
+    turn: () => new Promise<void>((resolve) => setImmediate(resolve)),
+  });
+  return {
+    engine,
+    local: engine,
+    writer,
+    nodeId: store.meta.nodeId,
+    shards: store.shardCount,
+    clusterMap: null,
+    describe: { data_dir: config.dataDir },
+    afterListen: async () => store.meta.nodeId,
+    handover: async () => {},
+    close: () => store.close(),
+  };
+}
+
+export async function openClusterBackend(
+  config: ServeConfig,
+  limits: Limits,
+  clock: Clock,
+  stopwatch: Clock,
+  logger: Logger,
+  onFatal: (error: Error) => void,
+): Promise<ServeBackend> {
+  const node = await ClusterNode.open({
+    url: config.store,
+    shards: config.shardsGiven ? config.shards : null,
+    shardsDefault: config.shards,
+    durability: config.durability,
+    leaseMs: config.shardLeaseMs,
+    limits,
+    namespaces: config.namespaces,
+    clock,
+    monotonic: stopwatch,
+    log: (event, fields) => logger.info(event, fields),
+    onFatal,
+  });
+  let nodeId = "";
+  return {
+    engine: node.engine,
+    local: null,
+    writer: node.writer,
+    get nodeId() {
+      return nodeId;
+    },
+    shards: node.store.shardCount,
+    clusterMap: () => node.wireMap(),
+    describe: { store: "postgres", shard_lease_ms: config.shardLeaseMs },
+    afterListen: async (host, port) => {
+      nodeId = config.nodeId === "" ? `${host}:${port}` : config.nodeId;
+      const addr = config.advertise === "" ? `${host}:${port}` : config.advertise;
+      await node.join(nodeId, addr);
+      logger.info("joined cluster", { node_id: nodeId, addr, shards: node.store.shardCount });
+      return nodeId;
+    },
+    handover: () => node.handover(),
+    close: () => node.close(),
+  };
+}

@@ -1,0 +1,304 @@
+// OrqClusterClient: the client for a cluster (docs/CLUSTER.md) that hides it.
+// Given any node's address it reads the shard map (hello's `cluster`), sends
+// each request to the node owning the shards it names (ids and receipts start
+// with `<shard>:`; a keyed item's shard is its key's hash; an `after` item's
+// is its first id's; any other item goes to the nodes in turn), splits
+// batches by owner, follows MOVED and a lost connection by reading the map
+// again, and waits out UNAVAILABLE by its hint. A dequeue asks every node at
+// once and answers with the first deliveries to come back; deliveries that
+// other nodes return later are kept and handed out by the next dequeue of the
+// namespace (their leases run meanwhile). `topics` is merged across nodes.
+// Against a single node (its `cluster` op answers BAD_REQUEST) it simply
+// talks to that node and raises every error as it comes.
+
+import { OrqClient } from "./client.ts";
+import { OrqError } from "./orq-error.ts";
+import type { ClientOptions, Delivery, DequeueRequest, EndedItemState, EnqueueItem, ItemState, TopicCounts } from "./types.ts";
+import { startWorker, type WorkerHandle, type WorkHandler, type WorkOptions } from "./worker.ts";
+import { clusterLimits } from "../limits.ts";
+import { shardOfKey } from "../protocol/key-shard.ts";
+
+interface ClusterMap {
+  nodes: Array<{ node_id: string; addr: string }>;
+  owners: Array<string | null>;
+}
+
+const { clientRouteAttemptsMax: routeAttemptsMax, clientLostNodePauseMs: lostNodePauseMs } = clusterLimits;
+
+const routable = new Set(["MOVED", "UNAVAILABLE", "DISCONNECTED", "CLOSED", "TIMEOUT"]);
+
+/** The shard an id or receipt names, or -1. */
+function shardOf(text: string): number {
+  const colon = text.indexOf(":");
+  const shard = colon > 0 ? Number(text.slice(0, colon)) : Number.NaN;
+  return Number.isSafeInteger(shard) && shard >= 0 ? shard : -1;
+}
+
+export class OrqClusterClient {
+  private readonly clients = new Map<string, OrqClient>();
+  private map: ClusterMap | null = null;
+  private shards = 0;
+  private turn = 0;
+  private readonly buffered = new Map<string, Delivery[]>();
+
+  private constructor(
+    private readonly options: ClientOptions,
+    private readonly seed: string,
+  ) {}
+
+  /** Connect to any node of the cluster (or a single node). */
+  static async connect(options: ClientOptions = {}): Promise<OrqClusterClient> {
+    const seed = `${options.host ?? "127.0.0.1"}:${options.port ?? 7420}`;
+    const cluster = new OrqClusterClient(options, seed);
+    await cluster.refresh();
+    return cluster;
+  }
+
+  async enqueue(ns: string, items: EnqueueItem[]): Promise<string[]> {
+    const ids: string[] = new Array<string>(items.length);
+    const placed = items.map((item, index) => ({ item, index, shard: this.itemShard(ns, item) }));
+    await this.routeBatch(placed, (entry) => entry.shard, async (client, group) => {
+      const got = await client.enqueue(ns, group.map((entry) => entry.item));
+      group.forEach((entry, i) => (ids[entry.index] = got[i] as string));
+    });
+    return ids;
+  }
+
+  async dequeue(ns: string, request: DequeueRequest): Promise<Delivery[]> {
+    // Deliveries kept from an earlier dequeue come first, at most `count` per topic asked.
+    const room = new Map(request.topics.map((t) => [t.topic, t.count ?? 1]));
+    const kept = this.buffered.get(ns) ?? [];
+    const ready: Delivery[] = [];
+    const rest: Delivery[] = [];
+    for (const d of kept) {
+      const left = room.get(d.topic) ?? 0;
+      if (left > 0) {
+        ready.push(d);
+        room.set(d.topic, left - 1);
+      } else rest.push(d);
+    }
+    if (ready.length > 0) {
+      this.buffered.set(ns, rest);
+      return ready;
+    }
+    if (this.map === null) return await (await this.client(this.seed)).dequeue(ns, request);
+    const addrs = this.nodeAddrs();
+    return await new Promise<Delivery[]>((resolve, reject) => {
+      let pending = addrs.length;
+      let answered = false;
+      for (const addr of addrs) {
+        void this.client(addr)
+          .then((client) => client.dequeue(ns, request))
+          .catch((error: unknown) => {
+            // A node gone or busy adds nothing this time; any other error is the answer.
+            if (!(error instanceof OrqError) || !routable.has(error.code)) {
+              if (!answered) reject(error);
+              answered = true;
+            } else if (error.code !== "UNAVAILABLE" && error.code !== "MOVED") this.forget(addr);
+            return [] as Delivery[];
+          })
+          .then((deliveries) => {
+            pending--;
+            if (!answered && (deliveries.length > 0 || pending === 0)) {
+              answered = true;
+              resolve(deliveries);
+            } else if (deliveries.length > 0) {
+              this.buffered.set(ns, [...(this.buffered.get(ns) ?? []), ...deliveries]);
+            }
+          });
+      }
+      if (addrs.length === 0) resolve([]);
+    });
+  }
+
+  async ack(ns: string, receipts: string[]): Promise<{ acked: number; stale: string[] }> {
+    const total = { acked: 0, stale: [] as string[] };
+    await this.routeBatch(receipts, shardOf, async (client, group) => {
+      const result = await client.ack(ns, group);
+      total.acked += result.acked;
+      total.stale.push(...result.stale);
+    });
+    return total;
+  }
+
+  async nack(ns: string, items: Array<{ receipt: string; delayMs?: number; metadata?: Uint8Array | string }>): Promise<{ nacked: number; stale: string[] }> {
+    const total = { nacked: 0, stale: [] as string[] };
+    await this.routeBatch(items, (item) => shardOf(item.receipt), async (client, group) => {
+      const result = await client.nack(ns, group);
+      total.nacked += result.nacked;
+      total.stale.push(...result.stale);
+    });
+    return total;
+  }
+
+  async extend(ns: string, items: Array<{ receipt: string; leaseMs: number }>): Promise<{ extended: number; stale: string[] }> {
+    const total = { extended: 0, stale: [] as string[] };
+    await this.routeBatch(items, (item) => shardOf(item.receipt), async (client, group) => {
+      const result = await client.extend(ns, group);
+      total.extended += result.extended;
+      total.stale.push(...result.stale);
+    });
+    return total;
+  }
+
+  async cancel(ns: string, ids: string[]): Promise<{ cancelled: number; missing: string[] }> {
+    const total = { cancelled: 0, missing: [] as string[] };
+    await this.routeBatch(ids, shardOf, async (client, group) => {
+      const result = await client.cancel(ns, group);
+      total.cancelled += result.cancelled;
+      total.missing.push(...result.missing);
+    });
+    return total;
+  }
+
+  async get(ns: string, ids: string[]): Promise<Array<ItemState | EndedItemState | null>> {
+    const items: Array<ItemState | EndedItemState | null> = new Array(ids.length).fill(null);
+    const indexed = ids.map((id, index) => ({ id, index }));
+    await this.routeBatch(indexed, (entry) => shardOf(entry.id), async (client, group) => {
+      const got = await client.get(ns, group.map((entry) => entry.id));
+      group.forEach((entry, i) => (items[entry.index] = got[i] ?? null));
+    });
+    return items;
+  }
+
+  /** Every node's topics, counts summed per topic, in name order. */
+  async topics(ns: string, query: { prefix?: string; limit?: number } = {}): Promise<TopicCounts[]> {
+    const merged = new Map<string, TopicCounts>();
+    for (const addr of this.nodeAddrs()) {
+      // A node gone (the map still names it until its lease runs out) adds nothing.
+      const listed = await this.client(addr)
+        .then((client) => client.topics(ns, query))
+        .catch((error: unknown) => {
+          if (error instanceof OrqError && routable.has(error.code) && this.map !== null) return { topics: [] as TopicCounts[] };
+          throw error;
+        });
+      for (const t of listed.topics) {
+        const sum: TopicCounts = merged.get(t.topic) ?? { topic: t.topic, ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 0, paused: false };
+        // A pause reaches every node; any node that reports it paused makes the merged entry paused.
+        if (t.paused) {
+          sum.paused = true;
+          if (t.pausedUntilMs !== undefined) sum.pausedUntilMs = t.pausedUntilMs;
+        }
+        sum.ready += t.ready;
+        sum.delayed += t.delayed;
+        sum.waiting += t.waiting;
+        sum.leased += t.leased;
+        sum.dead += t.dead;
+        merged.set(t.topic, sum);
+      }
+    }
+    const sorted = [...merged.values()].sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0));
+    return query.limit === undefined ? sorted : sorted.slice(0, query.limit);
+  }
+
+  /** The worker loop (worker.ts) over the whole cluster. */
+  work(options: WorkOptions, handler: WorkHandler): WorkerHandle {
+    return startWorker(this, options, handler);
+  }
+
+  async close(): Promise<void> {
+    for (const client of this.clients.values()) await client.close();
+    this.clients.clear();
+  }
+
+  /** Read the map from any node that answers (the seed first). */
+  async refresh(): Promise<void> {
+    const addrs = [this.seed, ...this.nodeAddrs().filter((addr) => addr !== this.seed)];
+    let lastError: unknown = null;
+    for (const addr of addrs) {
+      let client: OrqClient;
+      try {
+        client = await this.client(addr);
+      } catch (error) {
+        lastError = error;
+        this.forget(addr);
+        continue;
+      }
+      this.shards = client.server?.shards ?? 0;
+      try {
+        this.map = (await client.request("cluster")).cluster as ClusterMap;
+        return;
+      } catch (error) {
+        // A single node has no map: everything goes to it.
+        if (error instanceof OrqError && (error.code === "BAD_REQUEST" || error.code === "UNKNOWN_OP")) {
+          this.map = null;
+          return;
+        }
+        lastError = error;
+        this.forget(addr);
+      }
+    }
+    throw lastError instanceof Error ? lastError : new OrqError("DISCONNECTED", "no node of the cluster answers");
+  }
+
+  private itemShard(ns: string, item: EnqueueItem): number {
+    if (this.map === null) return -1;
+    if (item.key !== undefined && item.key !== null) return shardOfKey(ns, item.topic, item.key, this.shards);
+    const first = item.after?.[0];
+    return first === undefined ? -1 : shardOf(first);
+  }
+
+  /** Send `entries` in one request per owning node; re-route the groups MOVED, refused or cut off, until all are done. */
+  private async routeBatch<T>(entries: T[], shardOfEntry: (entry: T) => number, send: (client: OrqClient, group: T[]) => Promise<void>): Promise<void> {
+    let remaining = entries;
+    for (let attempt = 1; remaining.length > 0; attempt++) {
+      const groups = new Map<string, T[]>();
+      const anyNode = this.nextAddr();
+      for (const entry of remaining) {
+        const addr = this.ownerAddr(shardOfEntry(entry)) ?? anyNode;
+        groups.set(addr, [...(groups.get(addr) ?? []), entry]);
+      }
+      const retry: T[] = [];
+      let pauseMs = 0;
+      await Promise.all(
+        [...groups].map(async ([addr, group]) => {
+          try {
+            await send(await this.client(addr), group);
+          } catch (error) {
+            // A single node's errors are its answer; only a cluster re-routes.
+            if (!(error instanceof OrqError) || !routable.has(error.code) || this.map === null || attempt >= routeAttemptsMax) throw error;
+            if (error.code !== "MOVED" && error.code !== "UNAVAILABLE") this.forget(addr);
+            pauseMs = Math.max(pauseMs, error.code === "UNAVAILABLE" ? (error.details.retryAfterMs ?? lostNodePauseMs) : error.code === "MOVED" ? 0 : lostNodePauseMs);
+            retry.push(...group);
+          }
+        }),
+      );
+      remaining = retry;
+      if (remaining.length > 0) {
+        if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+        await this.refresh().catch(() => undefined);
+      }
+    }
+  }
+
+  private ownerAddr(shard: number): string | null {
+    if (this.map === null || shard < 0) return this.map === null ? this.seed : null;
+    const owner = this.map.owners[shard] ?? null;
+    return this.map.nodes.find((node) => node.node_id === owner)?.addr ?? null;
+  }
+
+  private nodeAddrs(): string[] {
+    return this.map === null ? [this.seed] : this.map.nodes.map((node) => node.addr);
+  }
+
+  private nextAddr(): string {
+    const addrs = this.nodeAddrs();
+    this.turn = (this.turn + 1) % Math.max(1, addrs.length);
+    return addrs[this.turn] ?? this.seed;
+  }
+
+  private async client(addr: string): Promise<OrqClient> {
+    const existing = this.clients.get(addr);
+    if (existing !== undefined && existing.connected) return existing;
+    const colon = addr.lastIndexOf(":");
+    const client = await OrqClient.connect({ ...this.options, host: addr.slice(0, colon), port: Number(addr.slice(colon + 1)), reconnect: false });
+    this.clients.set(addr, client);
+    return client;
+  }
+
+  private forget(addr: string): void {
+    const client = this.clients.get(addr);
+    this.clients.delete(addr);
+    void client?.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,237 @@
+// The engine a cluster node serves: the single-node Engine, built from the
+// shards this node serves, behind the contract's routing. A request that
+// needs a shard another node owns is answered MOVED (nothing done); one that
+// needs a shard no live node serves yet, UNAVAILABLE with a retry hint.
+//
+// When the set of served shards changes (a shard adopted, lost or handed
+// over), the node builds a new Engine from its store's copy of the served
+// shards (rebuild): requests are answered UNAVAILABLE meanwhile, parked
+// dequeues are answered empty, and every commit begun is waited for first, so
+// the new Engine starts from exactly what is committed. The rebuild costs a
+// recovery of the node's items (docs/CLUSTER.md has the figures).
+
+import type { Engine } from "../engine/engine.ts";
+import type {
+  DequeueInput,
+  DequeueOutcome,
+  EndedItemState,
+  EngineApi,
+  EnqueueItemInput,
+  Failure,
+  ItemState,
+  ListPage,
+  ListQuery,
+  Reply,
+  Result,
+  TopicCounts,
+} from "../engine/api.ts";
+import type { ShardPlacement } from "../engine/enqueue.ts";
+import type { RemoteEnd } from "../engine/remote-dependencies.ts";
+import { clusterLimits } from "../limits.ts";
+
+/** Decides, per shard, whether this node may act on it now. */
+export interface ShardRouter {
+  /** null when this node serves the shard now; else MOVED (another node owns it) or UNAVAILABLE. */
+  route(shard: number): Failure | null;
+}
+
+/** The shard an id or receipt names (its decimal prefix), or -1 when it names none (the engine then answers as for any bad id). */
+export function shardPrefix(text: string): number {
+  const colon = text.indexOf(":");
+  if (colon <= 0 || colon > 5) return -1;
+  let shard = 0;
+  for (let i = 0; i < colon; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return -1;
+    shard = shard * 10 + digit;
+  }
+  return shard;
+}
+
+const rebuilding: Failure = { code: "UNAVAILABLE", message: "this node is taking on or giving up shards; retry", retryAfterMs: clusterLimits.rebuildRetryAfterMs };
+
+export class ClusterEngine implements EngineApi {
+  private inner: Engine;
+  private swapping = false;
+  private pending: Promise<void> | null = null;
+  private again = false;
+  private earlierListener: (() => void) | null = null;
+  /** Builds committed so far (stats, tests). */
+  rebuilds = 0;
+
+  constructor(
+    private readonly build: () => Engine,
+    private readonly router: ShardRouter,
+    private readonly placement: ShardPlacement,
+    private readonly shardCount: number,
+    /** Resolves when every commit begun so far has landed (the writer's drain). */
+    private readonly drain: () => Promise<void>,
+  ) {
+    this.inner = build();
+  }
+
+  /** Build a new Engine from the served shards (once more if asked again meanwhile); resolves when it serves. */
+  rebuild(): Promise<void> {
+    if (this.pending !== null) {
+      this.again = true;
+      return this.pending;
+    }
+    this.pending = (async () => {
+      do {
+        this.again = false;
+        this.swapping = true;
+        this.inner.releaseWaiters();
+        await this.drain();
+        this.inner = this.build();
+        this.inner.onEarlierDeadline = this.earlierListener;
+        this.rebuilds++;
+        this.swapping = false;
+        this.earlierListener?.();
+      } while (this.again);
+    })().finally(() => {
+      this.pending = null;
+      this.swapping = false;
+    });
+    return this.pending;
+  }
+
+  /** Refuse everything from now on (SIGTERM handover); parked dequeues are answered empty. */
+  freeze(): void {
+    this.swapping = true;
+    this.pending = this.pending ?? new Promise<void>(() => {});
+    this.inner.releaseWaiters();
+  }
+
+  set onEarlierDeadline(listener: (() => void) | null) {
+    this.earlierListener = listener;
+    this.inner.onEarlierDeadline = listener;
+  }
+
+  get itemCount(): number {
+    return this.inner.itemCount;
+  }
+
+  enqueue(ns: string, items: EnqueueItemInput[], nowMs: number): Result<Reply<{ ids: string[] }>> {
+    if (this.swapping) return { ok: false, failure: rebuilding };
+    for (const item of items) {
+      const shard = this.placement.shardFor(ns, item);
+      if (shard < 0) continue;
+      const failure = this.router.route(shard);
+      if (failure !== null) return { ok: false, failure };
+    }
+    return this.inner.enqueue(ns, items, nowMs);
+  }
+
+  dequeue(ns: string, input: DequeueInput, nowMs: number): Result<DequeueOutcome> {
+    if (this.swapping) return { ok: false, failure: rebuilding };
+    return this.inner.dequeue(ns, input, nowMs);
+  }
+
+  cancelWaiters(owner: number): void {
+    this.inner.cancelWaiters(owner);
+  }
+
+  releaseWaiters(): void {
+    this.inner.releaseWaiters();
+  }
+
+  ack(ns: string, receipts: string[], nowMs: number): Result<Reply<{ acked: number; stale: string[] }>> {
+    const failure = this.check(receipts);
+    return failure !== null ? { ok: false, failure } : this.inner.ack(ns, receipts, nowMs);
+  }
+
+  nack(
+    ns: string,
+    items: Array<{ receipt: string; delayMs: number | null; metadata: Uint8Array | null }>,
+    nowMs: number,
+  ): Result<Reply<{ nacked: number; stale: string[] }>> {
+    const failure = this.check(items.map((item) => item.receipt));
+    return failure !== null ? { ok: false, failure } : this.inner.nack(ns, items, nowMs);
+  }
+
+  extend(ns: string, items: Array<{ receipt: string; leaseMs: number }>, nowMs: number): Result<Reply<{ extended: number; stale: string[] }>> {
+    const failure = this.check(items.map((item) => item.receipt));
+    return failure !== null ? { ok: false, failure } : this.inner.extend(ns, items, nowMs);
+  }
+
+  cancel(ns: string, ids: string[], nowMs: number): Result<Reply<{ cancelled: number; missing: string[] }>> {
+    const failure = this.check(ids);
+    return failure !== null ? { ok: false, failure } : this.inner.cancel(ns, ids, nowMs);
+  }
+
+  get(ns: string, ids: string[], nowMs: number): Result<{ items: Array<ItemState | EndedItemState | null> }> {
+    const failure = this.check(ids);
+    return failure !== null ? { ok: false, failure } : this.inner.get(ns, ids, nowMs);
+  }
+
+  topics(ns: string, query: { prefix: string | null; limit: number; after: string | null }): { topics: TopicCounts[]; next: string | null } {
+    return this.inner.topics(ns, query);
+  }
+
+  dead(ns: string, topic: string, limit: number): { items: ItemState[] } {
+    return this.inner.dead(ns, topic, limit);
+  }
+
+  redrive(ns: string, topic: string, ids: string[] | null, nowMs: number): Result<Reply<{ redriven: number }>> {
+    const failure = this.check(ids ?? []);
+    return failure !== null ? { ok: false, failure } : this.inner.redrive(ns, topic, ids, nowMs);
+  }
+
+  stats(namespaces: string[] | null, nowMs: number): Record<string, unknown> {
+    return this.inner.stats(namespaces, nowMs);
+  }
+
+  /** This node's shards' items of the topic (the contract: `list` answers for the node's own shards). */
+  list(ns: string, topic: string, query: ListQuery, nowMs: number): ListPage {
+    return this.inner.list(ns, topic, query, nowMs);
+  }
+
+  /**
+   * Pauses act on this node and are stored in the database, so they survive a
+   * restart and an engine rebuild; carrying them to the other nodes within 1 s
+   * (the contract) is not built yet (docs/CLUSTER.md, "Limits").
+   */
+  pause(ns: string, topic: string, forMs: number | null, nowMs: number): Result<Reply<{ pausedUntilMs: number | null }>> {
+    return this.inner.pause(ns, topic, forMs, nowMs);
+  }
+
+  resume(ns: string, topic: string, nowMs: number): Result<Reply<{ resumed: boolean }>> {
+    return this.inner.resume(ns, topic, nowMs);
+  }
+
+  /** Cluster mode writes every lease before its delivery, so nothing is deferred; kept for the interface. */
+  flushDeferredWrites(): void {
+    this.inner.flushDeferredWrites();
+  }
+
+  /** `after` ids on other nodes' shards the engine waits on (none while rebuilding). */
+  remoteWaitedOn(elsewhere: (id: string) => boolean, max: number): string[] {
+    return this.swapping ? [] : this.inner.remoteWaitedOn(elsewhere, max);
+  }
+
+  /** Such a dependency ended (ignored while rebuilding: the next poll reports it again). */
+  remoteDependencyEnded(id: string, how: RemoteEnd, nowMs: number): void {
+    if (!this.swapping) this.inner.remoteDependencyEnded(id, how, nowMs);
+  }
+
+  /** Not while rebuilding: the engine being replaced must write nothing after the drain the new one is built from. */
+  tick(nowMs: number): void {
+    if (!this.swapping) this.inner.tick(nowMs);
+  }
+
+  nextDeadlineMs(): number | null {
+    return this.swapping ? null : this.inner.nextDeadlineMs();
+  }
+
+  /** The first id or receipt on a shard this node does not serve, as MOVED or UNAVAILABLE; null when all are served. */
+  private check(texts: readonly string[]): Failure | null {
+    if (this.swapping) return rebuilding;
+    for (const text of texts) {
+      const shard = shardPrefix(text);
+      if (shard < 0 || shard >= this.shardCount) continue;
+      const failure = this.router.route(shard);
+      if (failure !== null) return failure;
+    }
+    return null;
+  }
+}

@@ -1,0 +1,255 @@
+// One node of a cluster (orq serve --store postgres://...): the PostgreSQL
+// store (loading only the shards this node serves), the group committer, the
+// shard ownership (which claims, renews and gives up shards, and fences every
+// commit), and the ClusterEngine the server talks to.
+//
+// open() connects and builds an engine that serves nothing (every request
+// needing a shard is answered UNAVAILABLE), so the server can listen and
+// learn its port; join() then registers the node under its id and address,
+// takes its first shards and serves them. Every renewal interval the node
+// ticks its ownership and, whenever the shards it serves differ from those
+// its engine was built from, rebuilds the engine. handover() (SIGTERM) stops
+// serving, lets the commits land, and gives every shard up at once so the
+// other nodes take them on their next tick.
+
+import { Engine } from "../engine/engine.ts";
+import type { Clock } from "../lib/clock.ts";
+import { clusterLimits, type Limits } from "../limits.ts";
+import type { WireClusterMap } from "../protocol/wire-types.ts";
+import { GroupCommitter } from "../storage/group-commit.ts";
+import { openPostgresStore, type PostgresStore } from "../storage/postgres/postgres-store.ts";
+import { ShardOwnership } from "../storage/postgres/shard-ownership.ts";
+import { connectSql, type SqlClient } from "../storage/postgres/sql-client.ts";
+import type { Durability } from "../storage/store.ts";
+import { ClusterEngine, type ShardRouter } from "./cluster-engine.ts";
+import { ClusterWriter } from "./cluster-writer.ts";
+import { clusterPlacement } from "./placement.ts";
+
+export interface ClusterNodeOptions {
+  url: string;
+  /** Shards to create the database with, or null to use what it holds (a new one gets shardsDefault). */
+  shards: number | null;
+  shardsDefault: number;
+  durability: Durability;
+  leaseMs: number;
+  limits: Limits;
+  namespaces: Record<string, { enqueuePerMinute: number | null }>;
+  /** Wall time for the engine. */
+  clock: Clock;
+  /** Monotonic time for leases and commit timings. */
+  monotonic: Clock;
+  log(event: string, fields: Record<string, unknown>): void;
+  /** The node can no longer go on (its id was taken over): the CLI exits. */
+  onFatal(error: Error): void;
+}
+
+/** The fence before join(): this node holds no shard, so nothing may be written. */
+const holdsNothing = { nodeId: "", heldEpoch: (): number | null => null, lost: (): void => {} };
+
+export class ClusterNode {
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private pollTimer: ReturnType<typeof setTimeout> | null = null;
+  private stopped = false;
+  private ownership: ShardOwnership | null = null;
+  private client: SqlClient | null = null;
+  /** The shards the current engine was built from and still serves (a dropped one leaves at once). */
+  private built = new Set<number>();
+  readonly writer: GroupCommitter;
+  readonly engine: ClusterEngine;
+
+  private constructor(
+    readonly store: PostgresStore,
+    private readonly options: ClusterNodeOptions,
+  ) {
+    store.fence = holdsNothing;
+    this.writer = new GroupCommitter(store, { clock: options.clock, stopwatch: options.monotonic });
+    const served = (shard: number): boolean => this.built.has(shard) && this.ownership !== null && this.ownership.serving(shard);
+    const writer = new ClusterWriter(this.writer, served);
+    const router: ShardRouter = { route: (shard) => (served(shard) ? null : this.notServed(shard)) };
+    const placement = clusterPlacement(store.shardCount, (shard) => this.built.has(shard));
+    const build = (): Engine => {
+      // Forget what is no longer served, then build from what is.
+      const ownership = this.ownership;
+      for (let shard = 0; shard < store.shardCount; shard++) {
+        if (store.hasShard(shard) && (ownership === null || !ownership.serving(shard))) store.dropShard(shard);
+      }
+      this.built = new Set(ownership === null ? [] : ownership.servedShards().filter((shard) => store.hasShard(shard)));
+      const liveNodes = Math.max(1, ownership?.map().nodes.length ?? 1);
+      return Engine.recover({ store, writer, limits: options.limits, namespaces: shareQuotas(options.namespaces, liveNodes), nowMs: options.clock.nowMs(), cluster: { placement } });
+    };
+    this.engine = new ClusterEngine(build, router, placement, store.shardCount, () => this.writer.drain());
+  }
+
+  /** Connect to the database (creating the schema if it is empty); the node serves nothing until join(). */
+  static async open(options: ClusterNodeOptions): Promise<ClusterNode> {
+    const store = await openPostgresStore({
+      url: options.url,
+      shards: options.shards,
+      shardsDefault: options.shardsDefault,
+      durability: options.durability,
+      keyRangePerOpen: clusterLimits.keyRangePerOpen,
+      loadAllShards: false,
+      applicationName: "orq",
+      transactionIdleTimeoutMs: transactionIdleTimeoutMs(options.leaseMs),
+    });
+    return new ClusterNode(store, options);
+  }
+
+  /** Register as `nodeId` reachable at `addr`, take a fair share of the shards and serve them. */
+  async join(nodeId: string, addr: string): Promise<void> {
+    const { options, store } = this;
+    const client = connectSql({
+      url: options.url,
+      maxConnections: 2,
+      connectTimeoutS: Math.max(1, Math.ceil(options.leaseMs / 1000)),
+      settings: { idle_in_transaction_session_timeout: String(transactionIdleTimeoutMs(options.leaseMs)) },
+      applicationName: `orq ${nodeId} ownership`,
+    });
+    this.client = client;
+    const ownership = new ShardOwnership({
+      client,
+      nodeId,
+      addr,
+      incarnation: store.meta.boots,
+      shardCount: store.shardCount,
+      leaseMs: options.leaseMs,
+      clock: options.monotonic,
+      onAdopt: async (shard) => {
+        await store.adoptShard(shard);
+        options.log("shard adopted", { shard });
+      },
+      onDrop: (shard, reason) => {
+        this.built.delete(shard);
+        options.log("shard dropped", { shard, reason });
+        // Not from inside the commit or tick that noticed: the rebuild waits for commits.
+        setTimeout(() => void this.engine.rebuild(), 0);
+      },
+      onFatal: options.onFatal,
+    });
+    await ownership.register((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.ownership = ownership;
+    store.fence = ownership;
+    await this.step();
+    this.schedule();
+    this.pollRemoteDependencies();
+  }
+
+  /** The map as hello and the `cluster` op send it. */
+  wireMap(): WireClusterMap {
+    const map = this.ownership?.map();
+    return {
+      map_version: map?.mapVersion ?? 0,
+      node_id: map?.nodeId ?? "",
+      nodes: (map?.nodes ?? []).map((node) => ({ node_id: node.nodeId, addr: node.addr })),
+      owners: map?.owners ?? Array.from({ length: this.store.shardCount }, () => null),
+    };
+  }
+
+  /** SIGTERM: refuse new work, let every commit land, then give every shard up and leave. */
+  async handover(): Promise<void> {
+    this.stopTicking();
+    this.engine.freeze();
+    await this.writer.drain();
+    if (this.ownership === null) return;
+    try {
+      await this.ownership.handover();
+      this.options.log("shards handed over", {});
+    } catch (error) {
+      // The database is out of reach: the shards' leases run out on their own and the others take them then.
+      this.options.log("handover failed; shards will move when their leases run out", { error: (error as Error).message });
+    }
+  }
+
+  async close(): Promise<void> {
+    this.stopTicking();
+    this.ownership?.stop();
+    await this.client?.close();
+    await this.store.close();
+  }
+
+  private stopTicking(): void {
+    this.stopped = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    if (this.pollTimer !== null) clearTimeout(this.pollTimer);
+    this.timer = null;
+    this.pollTimer = null;
+  }
+
+  /**
+   * Every remoteDependencyPollMs: ask the database how the `after` ids on
+   * other nodes' shards that this node's items wait on ended, and tell the
+   * engine. A failed poll is retried at the next one.
+   */
+  private pollRemoteDependencies(): void {
+    if (this.stopped) return;
+    this.pollTimer = setTimeout(() => {
+      const elsewhere = (id: string): boolean => {
+        const colon = id.indexOf(":");
+        const shard = Number(id.slice(0, colon));
+        return colon > 0 && Number.isSafeInteger(shard) && shard < this.store.shardCount && !this.built.has(shard);
+      };
+      const ids = this.engine.remoteWaitedOn(elsewhere, clusterLimits.remoteDependenciesPerPollMax);
+      const poll = ids.length === 0 ? Promise.resolve(new Map()) : this.store.remoteEnds(ids);
+      poll
+        .then((ends) => {
+          for (const [id, how] of ends) this.engine.remoteDependencyEnded(id, how, this.options.clock.nowMs());
+        })
+        .catch((error: unknown) => this.options.log("remote dependency poll failed", { error: (error as Error).message }))
+        .finally(() => this.pollRemoteDependencies());
+    }, clusterLimits.remoteDependencyPollMs);
+  }
+
+  /** MOVED to the shard's owner, or UNAVAILABLE while it has none (or it is this node, still loading it). */
+  private notServed(shard: number): ReturnType<ShardRouter["route"]> {
+    const map = this.ownership?.map();
+    const owner = map?.owners[shard] ?? null;
+    const addr = owner === null ? undefined : map?.nodes.find((node) => node.nodeId === owner)?.addr;
+    if (map !== undefined && owner !== null && owner !== map.nodeId && addr !== undefined) {
+      return { code: "MOVED", message: `shard ${shard} is served by node ${owner} at ${addr}`, moved: { shard, nodeId: owner, addr, mapVersion: map.mapVersion } };
+    }
+    return { code: "UNAVAILABLE", message: `shard ${shard} has no live owner yet`, retryAfterMs: clusterLimits.unownedRetryAfterMs };
+  }
+
+  /** One ownership tick, then a rebuild when the served shards changed. */
+  private async step(): Promise<void> {
+    const ownership = this.ownership;
+    if (ownership === null) return;
+    await ownership.tick();
+    const built = [...this.built].sort((a, b) => a - b);
+    const served = ownership.servedShards();
+    if (served.length !== built.length || served.some((shard, i) => shard !== built[i])) await this.engine.rebuild();
+  }
+
+  private schedule(): void {
+    if (this.stopped || this.ownership === null) return;
+    this.timer = setTimeout(() => {
+      this.step().then(
+        () => this.schedule(),
+        (error: unknown) => this.options.onFatal(error as Error),
+      );
+    }, this.ownership.renewIntervalMs);
+  }
+}
+
+/** PostgreSQL ends a session idle inside a transaction after half a lease: a paused node cannot hold its shard rows locked past its lease. */
+function transactionIdleTimeoutMs(leaseMs: number): number {
+  return Math.max(100, Math.floor(leaseMs / 2));
+}
+
+/**
+ * Namespace quotas are cluster-wide: each node admits its share, the quota
+ * divided by the live nodes when its engine was last built (rounded up). The
+ * total is approximate: exact when enqueues spread evenly over the nodes (as
+ * the cluster client spreads them), low when they all go to one node, and it
+ * lags a join or a death until the next rebuild.
+ */
+export function shareQuotas(
+  namespaces: Record<string, { enqueuePerMinute: number | null }>,
+  liveNodes: number,
+): Record<string, { enqueuePerMinute: number | null }> {
+  const shared: Record<string, { enqueuePerMinute: number | null }> = {};
+  for (const [ns, quota] of Object.entries(namespaces)) {
+    shared[ns] = { enqueuePerMinute: quota.enqueuePerMinute === null ? null : Math.ceil(quota.enqueuePerMinute / liveNodes) };
+  }
+  return shared;
+}

@@ -1,0 +1,33 @@
+// Where cluster mode places an item that must live on a known shard: a keyed
+// item on the shard its key hashes to (protocol/key-shard.ts: every node and
+// client computes the same one, so the key is unique across the cluster), an
+// `after` item on the shard of its first `after` id (so that dependency is
+// local). A keyed item with `after` follows its key.
+
+import type { EnqueueItemInput } from "../engine/api.ts";
+import type { ShardPlacement } from "../engine/enqueue.ts";
+import { parseId } from "../engine/ids.ts";
+import { shardOfKey } from "../protocol/key-shard.ts";
+
+/**
+ * The placement the cluster engine gives the enqueue: key first, then the
+ * first `after` id, else any shard. `local` says which shards this node's
+ * engine holds; an id on any other is elsewhere.
+ */
+export function clusterPlacement(shards: number, local: (shard: number) => boolean): ShardPlacement {
+  return {
+    elsewhere(id: string): boolean {
+      const parsed = parseId(id);
+      return parsed !== null && parsed.shard < shards && !local(parsed.shard);
+    },
+    shardFor(ns: string, input: EnqueueItemInput): number {
+      if (input.key !== null) return shardOfKey(ns, input.topic, input.key, shards);
+      const first = input.after?.[0];
+      if (first !== undefined) {
+        const parsed = parseId(first);
+        if (parsed !== null && parsed.shard < shards) return parsed.shard;
+      }
+      return -1;
+    },
+  };
+}

@@ -1,0 +1,39 @@
+// Cluster mode: `after` dependencies on shards this node does not serve. Such
+// an id is unknown to the engine (its item lives in another node's memory),
+// so enqueue and recovery count it as live and the item waits; the node
+// (src/cluster/) polls the database for how the ids this engine waits on
+// ended, and reports each end here, which releases or kills the dependents
+// exactly as a local end would.
+
+import type { ItemStates } from "./item-states.ts";
+import type { OpContext } from "./op-context.ts";
+
+/** How an `after` dependency on another node's shard ended. */
+export type RemoteEnd = "acked" | "cancelled" | "expired" | "dead";
+
+/** Up to `max` ids items wait on that `elsewhere` says live on other nodes' shards. */
+export function remoteWaitedOn(s: ItemStates, elsewhere: (id: string) => boolean, max: number): string[] {
+  const ids: string[] = [];
+  if (s.graph.edgeCount === 0) return ids;
+  for (const id of s.graph.dependencyIds()) {
+    if (ids.length >= max) break;
+    if (elsewhere(id)) ids.push(id);
+  }
+  return ids;
+}
+
+/** A dependency on another node's shard ended: its dependents become ready, or dead letters. */
+export function remoteDependencyEnded(ctx: OpContext, id: string, how: RemoteEnd, nowMs: number): void {
+  const s = ctx.s;
+  if (how === "acked") {
+    for (const dependentId of s.graph.onAcked(id)) {
+      const dependent = s.items.get(dependentId);
+      if (dependent === undefined || dependent.state !== "waiting") continue;
+      s.dependencyMet(dependent, nowMs);
+    }
+  } else {
+    s.killDependents(id, how);
+  }
+  s.endSetBackground();
+  ctx.wake(nowMs);
+}

@@ -1,0 +1,292 @@
+// The Store on PostgreSQL (cluster mode's store; docs/CLUSTER.md). PostgreSQL
+// holds every item durably; this process keeps a copy of the committed
+// values of the shards it has loaded (item-cache.ts), because the engine reads
+// items synchronously (readItem, readItemBytes, loadShards) and a database
+// read is a network round trip. A commit is one PostgreSQL transaction:
+// strict durability runs it with synchronous_commit on, relaxed with it off
+// (a crash of PostgreSQL may lose the last commits, an orq crash never). The
+// cache changes only after PostgreSQL answered COMMIT, so reads always see
+// what is committed, as with LMDB.
+//
+// Commits run one at a time in the order they were asked for (the group
+// committer sends one at a time anyway). With a ShardFence set (cluster
+// mode), every commit share-locks and checks its shards' ownership rows in
+// the same transaction and leaves out the writes of a shard this node lost.
+
+import { assert } from "../../lib/assert.ts";
+import { clusterLimits } from "../../limits.ts";
+import type { AckedLogRecord } from "../acked-log.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "../record.ts";
+import { decodeItemRecord, decodeOutcomeRecord, recordReaders } from "../record-codec.ts";
+import { StoreOpenError } from "../store.ts";
+import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, Store } from "../store.ts";
+import { commitStatements, encodeCommit, type EncodedCommit, type Statement } from "./commit-statements.ts";
+import { AckedRows } from "./acked-rows.ts";
+import { ItemCache } from "./item-cache.ts";
+import { PauseRows } from "./pause-rows.ts";
+import { remoteEnds, type RemoteItemEnd } from "./remote-ends.ts";
+import { countOpen, ensureSchema } from "./schema.ts";
+import { fenceCheckSql, ShardFencedError, type ShardFence } from "./shard-fence.ts";
+import { byteaValue, connectSql, int8Value, type SqlClient, type SqlSession } from "./sql-client.ts";
+
+export interface PostgresStoreOptions {
+  /** postgres://USER[:PASSWORD]@HOST:PORT/DATABASE */
+  url: string;
+  /** Shard count to create the schema with, or null to read it from the database (a new one gets shardsDefault). */
+  shards: number | null;
+  shardsDefault: number;
+  durability: Durability;
+  /**
+   * Item keys reserved for this open alone (cluster mode: nodes allocate keys
+   * at once, and a shard that moves must never see a key twice), or null for
+   * a single writer, which reserves blocks as LMDB does.
+   */
+  keyRangePerOpen: number | null;
+  /** Load every shard at open (one node serves them all), or none until adoptShard. */
+  loadAllShards: boolean;
+  /** Label in pg_stat_activity. */
+  applicationName: string;
+  /**
+   * PostgreSQL ends a session of this store that sits inside a transaction
+   * for this long (idle_in_transaction_session_timeout), or never when null.
+   * Cluster mode sets it below the shard lease: a node paused in the middle
+   * of a commit would otherwise keep its shard rows share-locked, and no
+   * other node could claim them, for as long as the pause lasts.
+   */
+  transactionIdleTimeoutMs: number | null;
+}
+
+const { storeConnectionsMax, storeConnectTimeoutS: connectTimeoutS, loadPageRows } = clusterLimits;
+
+/** The URL with its password hidden, for messages. */
+export function redactUrl(url: string): string {
+  return url.replace(/^(postgres(?:ql)?:\/\/[^:@/]+):[^@]*@/, "$1:***@");
+}
+
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
+  const client = connectSql({
+    url: options.url,
+    maxConnections: storeConnectionsMax,
+    connectTimeoutS,
+    settings: {
+      synchronous_commit: options.durability === "strict" ? "on" : "off",
+      ...(options.transactionIdleTimeoutMs === null ? {} : { idle_in_transaction_session_timeout: String(options.transactionIdleTimeoutMs) }),
+    },
+    applicationName: options.applicationName,
+  });
+  try {
+    const stored = await ensureSchema(client, { shards: options.shards, shardsDefault: options.shardsDefault });
+    const opened = await countOpen(client, options.keyRangePerOpen);
+    const meta: MetaRecord = { ...stored, keysReservedBelow: options.keyRangePerOpen === null ? opened.keysBelow : opened.keysFrom, boots: opened.boots };
+    const store = new PostgresStore(client, meta, options.keyRangePerOpen === null ? null : opened.keysBelow);
+    await store.pauses.load(client);
+    if (options.loadAllShards) for (let shard = 0; shard < meta.shards; shard++) await store.adoptShard(shard);
+    return store;
+  } catch (error) {
+    await client.close();
+    if (error instanceof StoreOpenError) throw error;
+    throw new StoreOpenError(`cannot open PostgreSQL store ${redactUrl(options.url)}: ${(error as Error).message}`);
+  }
+}
+
+export class PostgresStore implements Store {
+  readonly shardCount: number;
+  /** Set in cluster mode: every commit checks the ownership of the shards it writes. */
+  fence: ShardFence | null = null;
+  private currentMeta: MetaRecord;
+  private readonly cache: ItemCache;
+  /** Acked items as outcome rows, and the purge of the ones this process wrote (acked-rows.ts). */
+  private readonly acked = new AckedRows();
+  /** The paused topics (pause-rows.ts); read at open. */
+  readonly pauses = new PauseRows();
+  private tail: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  constructor(
+    private readonly client: SqlClient,
+    meta: MetaRecord,
+    /** Cluster mode: the end of the key range reserved at open (null: single writer). */
+    private readonly keyRangeBelow: number | null,
+  ) {
+    this.shardCount = meta.shards;
+    this.currentMeta = meta;
+    this.cache = new ItemCache(meta.shards);
+  }
+
+  get meta(): MetaRecord {
+    return { ...this.currentMeta };
+  }
+
+  /** Whether the shard's items are loaded (served by this process). */
+  hasShard(shard: number): boolean {
+    return this.cache.has(shard);
+  }
+
+  /** Load one shard's items and outcomes from the database into this process. */
+  async adoptShard(shard: number): Promise<void> {
+    assert(Number.isSafeInteger(shard) && shard >= 0 && shard < this.shardCount, `shard ${shard} out of range`);
+    const items = new Map<ItemKey, Uint8Array>();
+    for (let after = -1; ; ) {
+      const rows = await this.client.query("SELECT key, value FROM orq_items WHERE shard = $1 AND key > $2 ORDER BY key LIMIT $3", [shard, after, loadPageRows]);
+      for (const row of rows) items.set(int8Value(row[0]), byteaValue(row[1]));
+      if (rows.length < loadPageRows) break;
+      after = int8Value(rows[rows.length - 1]?.[0]);
+    }
+    const outcomes = new Map<string, Uint8Array>();
+    for (let after = ""; ; ) {
+      const rows = await this.client.query("SELECT id, value FROM orq_outcomes WHERE shard = $1 AND id > $2 ORDER BY id LIMIT $3", [shard, after, loadPageRows]);
+      for (const row of rows) outcomes.set(String(row[0]), byteaValue(row[1]));
+      if (rows.length < loadPageRows) break;
+      after = String(rows[rows.length - 1]?.[0]);
+    }
+    this.cache.adopt(shard, items, outcomes);
+  }
+
+  /** A setting of the store's sessions as PostgreSQL reports it (synchronous_commit is "on" for strict durability). */
+  async setting(name: "synchronous_commit" | "idle_in_transaction_session_timeout"): Promise<string> {
+    const rows = await this.client.query(`SHOW ${name}`);
+    return String(rows[0]?.[0]);
+  }
+
+  /** How the items `ids` (on any shard, this node's or not) ended; live ones are left out. */
+  remoteEnds(ids: readonly string[]): Promise<Map<string, RemoteItemEnd>> {
+    return remoteEnds(this.client, ids);
+  }
+
+  /** Forget a shard's items (its ownership moved away). */
+  dropShard(shard: number): void {
+    this.cache.drop(shard);
+  }
+
+  *loadShards(options: { bytes: boolean } = { bytes: true }): Iterable<LoadedShard> {
+    for (let shard = 0; shard < this.shardCount; shard++) {
+      const entries = this.cache.sortedEntries(shard);
+      yield { shard, items: entries.map(([key, value]) => ({ key, record: decodeItemRecord(value, recordReaders, options.bytes) })) };
+    }
+  }
+
+  *loadOutcomes(): Iterable<{ id: string; record: OutcomeRecord }> {
+    for (const [id, value] of this.cache.outcomeEntries()) yield { id, record: decodeOutcomeRecord(value) };
+  }
+
+  /** Always empty: acked items are outcome rows here (acked-rows.ts), loaded by loadOutcomes. */
+  loadAckedLog(): Iterable<AckedLogRecord> {
+    return [];
+  }
+
+  loadPauses(): Iterable<PauseRecord> {
+    return this.pauses.records();
+  }
+
+  /** What the served shards hold in this process (the cache), for recovery's progress line. */
+  storedCounts(): { items: number; outcomes: number } {
+    let items = 0;
+    for (let shard = 0; shard < this.shardCount; shard++) items += this.cache.has(shard) ? this.cache.sortedEntries(shard).length : 0;
+    let outcomes = 0;
+    for (const _ of this.cache.outcomeEntries()) outcomes++;
+    return { items, outcomes };
+  }
+
+  readItemBytes(shard: number, key: ItemKey): Uint8Array | null {
+    const value = this.cache.get(shard, key);
+    return value === undefined ? null : value.slice();
+  }
+
+  readItem(shard: number, key: ItemKey): ItemRecord | null {
+    const value = this.cache.get(shard, key);
+    return value === undefined ? null : decodeItemRecord(value);
+  }
+
+  async commit(batch: CommitBatch): Promise<CommitResult> {
+    assert(!this.closed, "commit on a closed store");
+    // Encode (and so check) everything first: a bad record is a programmer
+    // error and must stop before anything is sent.
+    const outcomes = this.acked.outcomeWrites(batch);
+    const encoded = encodeCommit(outcomes === batch.outcomes ? batch : { ...batch, outcomes }, this.shardCount);
+    const pauses = this.pauses.statements(batch);
+    const run = this.tail.then(() => this.apply(encoded, batch, pauses));
+    this.tail = run.catch(() => undefined);
+    return await run;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.tail;
+    await this.client.close();
+  }
+
+  private async apply(encoded: EncodedCommit, batch: CommitBatch, pauses: { statements: Statement[]; apply: () => void }): Promise<CommitResult> {
+    const shards = [...encoded.shards.keys()];
+    let fenced = new Map<number, Error>();
+    try {
+      await this.client.transaction(async (tx) => {
+        fenced = await this.checkFence(tx, shards);
+        const statements: Statement[] = [...commitStatements(encoded, new Set(fenced.keys())), ...pauses.statements];
+        const meta = batch.meta === null ? null : this.metaStatement(batch.meta);
+        if (meta !== null) statements.push(meta);
+        if (statements.length === 0) return;
+        const results = await tx.pipeline(statements);
+        if (meta !== null && results[results.length - 1]?.length !== 1) {
+          throw new Error("another process reserved item keys in this database (one database per single-node store)");
+        }
+      });
+    } catch (error) {
+      const failure = new Error(`PostgreSQL commit failed: ${(error as Error).message}`, { cause: error });
+      const failedShards = new Map<number, Error>();
+      for (const shard of shards) failedShards.set(shard, failure);
+      return { failedShards, metaError: failure };
+    }
+    for (const [shard, writes] of encoded.shards) if (!fenced.has(shard)) this.cache.apply(shard, writes);
+    this.cache.applyOutcomes(encoded.outcomes, fenced);
+    pauses.apply();
+    if (batch.meta !== null) this.currentMeta = { ...batch.meta, boots: this.currentMeta.boots };
+    for (const [shard, error] of fenced) this.fence?.lost(shard, error.message);
+    return { failedShards: fenced, metaError: null };
+  }
+
+  /** With a fence, the shards of this commit this node no longer owns (their writes are left out). */
+  private async checkFence(tx: SqlSession, shards: number[]): Promise<Map<number, Error>> {
+    const fenced = new Map<number, Error>();
+    const fence = this.fence;
+    if (fence === null || shards.length === 0) return fenced;
+    const held = new Map<number, number>();
+    for (const shard of shards) {
+      const epoch = fence.heldEpoch(shard);
+      if (epoch === null) fenced.set(shard, new ShardFencedError(shard, "not held"));
+      else held.set(shard, epoch);
+    }
+    if (held.size === 0) return fenced;
+    const rows = await tx.query(fenceCheckSql, [[...held.keys()]]);
+    const seen = new Set<number>();
+    for (const row of rows) {
+      const shard = Number(row[0]);
+      const owner = row[1] === null ? null : String(row[1]);
+      const epoch = int8Value(row[2]);
+      seen.add(shard);
+      if (owner !== fence.nodeId || epoch !== held.get(shard)) {
+        fenced.set(shard, new ShardFencedError(shard, `now ${owner ?? "unowned"} at epoch ${epoch}, held at epoch ${held.get(shard)}`));
+      }
+    }
+    for (const shard of held.keys()) if (!seen.has(shard)) fenced.set(shard, new ShardFencedError(shard, "no shard row"));
+    return fenced;
+  }
+
+  /**
+   * The meta write: a new key reservation. A single writer moves it from the
+   * value it knows (a row that moved meanwhile means a second writer: the
+   * commit fails); a cluster node reserved its whole range at open, so a
+   * reservation inside it needs no write, and one beyond it fails.
+   */
+  private metaStatement(meta: MetaRecord): Statement | null {
+    const below = meta.keysReservedBelow;
+    if (this.keyRangeBelow !== null) {
+      if (below <= this.keyRangeBelow) return null;
+      throw new Error(`item keys reserved at open are used up (below ${this.keyRangeBelow}); restart the node to reserve more`);
+    }
+    return {
+      text: "UPDATE orq_meta SET keys_reserved_below = $1::bigint WHERE keys_reserved_below = $2::bigint RETURNING 1",
+      params: [below, this.currentMeta.keysReservedBelow],
+    };
+  }
+}

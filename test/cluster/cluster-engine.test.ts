@@ -1,0 +1,159 @@
+// Goal: the cluster engine's routing and placement over a real Engine on the
+// memory store: FNV-1a matches its published vectors and the contract's key
+// layout; keyed items land on their key's shard and `after` items on their
+// first id's; a request naming a shard this node does not serve is answered
+// by the router (MOVED) with nothing done; a plain enqueue never lands on an
+// unserved shard; deliveries wait for their lease commit; a rebuild refuses
+// requests until the new engine serves, and answers parked dequeues empty.
+
+import { describe, expect, test } from "bun:test";
+import { ClusterEngine, shardPrefix, type ShardRouter } from "../../src/cluster/cluster-engine.ts";
+import { ClusterWriter } from "../../src/cluster/cluster-writer.ts";
+import { shareQuotas } from "../../src/cluster/cluster-node.ts";
+import { clusterPlacement } from "../../src/cluster/placement.ts";
+import { Engine } from "../../src/engine/engine.ts";
+import type { Failure } from "../../src/engine/api.ts";
+import { ManualClock } from "../../src/lib/clock.ts";
+import { defaultLimits } from "../../src/limits.ts";
+import { fnv1a32, shardOfKey } from "../../src/protocol/key-shard.ts";
+import { GroupCommitter } from "../../src/storage/group-commit.ts";
+import { MemoryStore } from "../../src/storage/memory/memory-store.ts";
+
+const encoder = new TextEncoder();
+
+function item(extra: { key?: string; after?: string[] } = {}) {
+  return {
+    topic: "t",
+    priority: 0,
+    payload: encoder.encode("x"),
+    metadata: new Uint8Array(0),
+    deliverAtMs: null,
+    delayMs: null,
+    leaseMs: null,
+    ttlMs: null,
+    delivery: "at_least_once" as const,
+    maxAttempts: 10,
+    requires: null,
+    after: extra.after ?? null,
+    key: extra.key ?? null,
+  };
+}
+
+/** A node of 4 shards serving `served`; other shards are MOVED to "other". */
+function node(served: Set<number>) {
+  const clock = new ManualClock();
+  const store = new MemoryStore({ shards: 4 });
+  const committer = new GroupCommitter(store, { clock });
+  const writer = new ClusterWriter(committer, (shard) => served.has(shard));
+  const placement = clusterPlacement(4, (shard) => served.has(shard));
+  const router: ShardRouter = {
+    route: (shard): Failure | null =>
+      served.has(shard) ? null : { code: "MOVED", message: `shard ${shard} elsewhere`, moved: { shard, nodeId: "other", addr: "10.0.0.2:7420", mapVersion: 9 } },
+  };
+  const engine = new ClusterEngine(
+    () => Engine.recover({ store, writer, limits: defaultLimits, namespaces: {}, nowMs: clock.nowMs(), cluster: { placement } }),
+    router,
+    placement,
+    4,
+    () => committer.drain(),
+  );
+  return { clock, store, committer, engine };
+}
+
+describe("key placement", () => {
+  test("FNV-1a 32 matches its published vectors; the key hashes ns, topic and key with NUL separators", () => {
+    expect(fnv1a32(encoder.encode(""))).toBe(0x811c9dc5);
+    expect(fnv1a32(encoder.encode("a"))).toBe(0xe40c292c);
+    expect(fnv1a32(encoder.encode("foobar"))).toBe(0xbf9cf968);
+    expect(shardOfKey("ns", "t", "k", 7)).toBe(fnv1a32(encoder.encode("ns\u0000t\u0000k")) % 7);
+    expect(shardOfKey("ns", "t", "k", 7)).not.toBe(-1);
+  });
+
+  test("shardPrefix reads an id's or receipt's shard, -1 for none", () => {
+    expect(shardPrefix("3:17")).toBe(3);
+    expect(shardPrefix("12:5:1:2")).toBe(12);
+    expect(shardPrefix(":5")).toBe(-1);
+    expect(shardPrefix("x:5")).toBe(-1);
+    expect(shardPrefix("17")).toBe(-1);
+  });
+});
+
+describe("ClusterEngine", () => {
+  test("keyed items go to their key's shard when served, MOVED (nothing done) when not", async () => {
+    const { engine, clock, committer } = node(new Set([0, 1, 2, 3]));
+    const key = "k1";
+    const result = engine.enqueue("n", [item({ key })], clock.nowMs());
+    expect(result.ok && result.value.value.ids[0]?.startsWith(`${shardOfKey("n", "t", key, 4)}:`)).toBe(true);
+    await committer.drain();
+    const other = node(new Set([...[0, 1, 2, 3]].filter((s) => s !== shardOfKey("n", "t", key, 4))));
+    const refused = other.engine.enqueue("n", [item({ key })], other.clock.nowMs());
+    expect(refused.ok).toBe(false);
+    if (!refused.ok) expect(refused.failure).toMatchObject({ code: "MOVED", moved: { nodeId: "other", addr: "10.0.0.2:7420" } });
+    await other.committer.drain();
+    expect(other.store.commitHistory).toEqual([]);
+  });
+
+  test("an `after` item goes to its first dependency's shard; plain items only to served shards", async () => {
+    const served = new Set([1, 3]);
+    const { engine, clock, committer } = node(served);
+    for (let i = 0; i < 8; i++) {
+      const r = engine.enqueue("n", [item()], clock.nowMs());
+      expect(r.ok && served.has(shardPrefix(r.value.value.ids[0]!))).toBe(true);
+    }
+    const first = engine.enqueue("n", [item()], clock.nowMs());
+    const firstId = first.ok ? first.value.value.ids[0]! : "";
+    await committer.drain();
+    const dependent = engine.enqueue("n", [item({ after: [firstId] })], clock.nowMs());
+    expect(dependent.ok && shardPrefix(dependent.value.value.ids[0]!)).toBe(shardPrefix(firstId));
+  });
+
+  test("ids and receipts on unserved shards are answered by the router; served ones reach the engine", () => {
+    const { engine, clock } = node(new Set([0]));
+    const moved = engine.get("n", ["0:1", "2:5"], clock.nowMs());
+    expect(moved.ok ? null : moved.failure.moved?.shard).toBe(2);
+    const ack = engine.ack("n", ["3:1:1:1"], clock.nowMs());
+    expect(ack.ok ? null : ack.failure.code).toBe("MOVED");
+    const local = engine.get("n", ["0:1", "bogus"], clock.nowMs());
+    expect(local.ok && local.value.items).toEqual([null, null]);
+  });
+
+  test("a dequeue's reply waits for its lease commit, even for at_least_once items", async () => {
+    const { engine, clock, store, committer } = node(new Set([0, 1, 2, 3]));
+    const enq = engine.enqueue("n", [item()], clock.nowMs());
+    if (enq.ok) await enq.value.durable;
+    store.pauseCommits();
+    const out = engine.dequeue("n", { topics: [{ topic: "t", count: 1 }], capabilities: null, waitMs: 0, leaseMs: null, owner: 1 }, clock.nowMs());
+    expect(out.ok && out.value.kind === "done" && out.value.reply.durable !== null).toBe(true);
+    store.resumeCommits();
+    await committer.drain();
+  });
+
+  test("a rebuild refuses requests until the new engine serves, answers parked dequeues empty, and keeps what was committed", async () => {
+    const { engine, clock, committer } = node(new Set([0, 1, 2, 3]));
+    const enq = engine.enqueue("n", [item()], clock.nowMs());
+    const id = enq.ok ? enq.value.value.ids[0]! : "";
+    if (enq.ok) await enq.value.durable;
+    const parked = engine.dequeue("n", { topics: [{ topic: "other", count: 1 }], capabilities: null, waitMs: 10_000, leaseMs: null, owner: 1 }, clock.nowMs());
+    expect(parked.ok && parked.value.kind).toBe("parked");
+    const rebuilding = engine.rebuild();
+    const during = engine.get("n", [id], clock.nowMs());
+    expect(during.ok ? null : during.failure.code).toBe("UNAVAILABLE");
+    if (parked.ok && parked.value.kind === "parked") expect((await parked.value.waiter).value.deliveries).toEqual([]);
+    await rebuilding;
+    await committer.drain();
+    expect(engine.rebuilds).toBe(1);
+    const after = engine.get("n", [id], clock.nowMs());
+    expect(after.ok && after.value.items[0]).toMatchObject({ id, state: "ready" });
+  });
+});
+
+describe("cluster-wide quotas", () => {
+  test("each node admits its share of a namespace's quota, rounded up; no quota stays none", () => {
+    expect(shareQuotas({ a: { enqueuePerMinute: 100 }, b: { enqueuePerMinute: null }, c: { enqueuePerMinute: 10 } }, 3)).toEqual({
+      a: { enqueuePerMinute: 34 },
+      b: { enqueuePerMinute: null },
+      c: { enqueuePerMinute: 4 },
+    });
+    expect(shareQuotas({ a: { enqueuePerMinute: 1 } }, 5)).toEqual({ a: { enqueuePerMinute: 1 } });
+  });
+});

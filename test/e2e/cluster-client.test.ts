@@ -1,0 +1,170 @@
+// Goal: the cluster client hides the cluster: connected to one node it sends
+// keyed items to their key's shard, splits a batch of ids over their owners,
+// merges topics across nodes, and its worker loop rides through a SIGKILL of
+// a node, also under a steady stream of enqueues: every item is acked exactly
+// once (an acked item never comes back), including items whose shard moved
+// while their handler ran. The CLI routes through it too.
+// Skipped without PostgreSQL (unless ORQ_REQUIRE_POSTGRES=1).
+
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { OrqClusterClient } from "../../src/client/cluster-client.ts";
+import type { WorkerEvent } from "../../src/client/worker.ts";
+import { shardOfKey } from "../../src/protocol/key-shard.ts";
+import { ClusterHarness } from "../support/cluster-harness.ts";
+import { bunPath, mainPath } from "../support/server-process.ts";
+import { postgresAvailable, releasePostgres, sharedPostgres } from "../support/postgres-server.ts";
+
+const ns = "default";
+const encoder = new TextEncoder();
+/** Longest the worker test waits for every item to be acked (60 s): past item leases and a takeover. */
+const drainWaitMsMax = 60_000;
+
+describe.skipIf(!postgresAvailable())("the cluster client", () => {
+  let cluster: ClusterHarness | null = null;
+  const clients: OrqClusterClient[] = [];
+
+  beforeAll(async () => {
+    await sharedPostgres();
+  });
+
+  afterEach(async () => {
+    for (const client of clients.splice(0)) await client.close();
+    await cluster?.cleanup();
+    cluster = null;
+  });
+
+  afterAll(() => releasePostgres());
+
+  async function connect(index: number): Promise<OrqClusterClient> {
+    const node = cluster!.nodes[index]!;
+    const client = await OrqClusterClient.connect({ host: node.host, port: node.port });
+    clients.push(client);
+    return client;
+  }
+
+  test("routes keyed items, id batches and topics over three nodes", async () => {
+    cluster = await ClusterHarness.start({ label: "client_route", nodes: 3, shards: 6 });
+    await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1", "n2"], 6), "balanced");
+    const client = await connect(0);
+    const keys = Array.from({ length: 12 }, (_, i) => `key-${i}`);
+    const ids = await client.enqueue(ns, keys.map((key) => ({ topic: "r", payload: encoder.encode(key), key })));
+    ids.forEach((id, i) => expect(Number(id.split(":")[0])).toBe(shardOfKey(ns, "r", keys[i]!, 6)));
+    // The same keys again: the same ids, wherever they live.
+    expect(await client.enqueue(ns, keys.map((key) => ({ topic: "r", payload: encoder.encode("again"), key })))).toEqual(ids);
+    const plain = await client.enqueue(ns, Array.from({ length: 6 }, (_, i) => ({ topic: "r", payload: encoder.encode(`p${i}`) })));
+    const states = await client.get(ns, [...ids, ...plain]);
+    expect(states.map((s) => (s as { id: string }).id)).toEqual([...ids, ...plain]);
+    expect((await client.topics(ns)).find((t) => t.topic === "r")).toMatchObject({ ready: 18 });
+    expect((await client.cancel(ns, ids)).cancelled).toBe(12);
+    expect((await client.topics(ns)).find((t) => t.topic === "r")).toMatchObject({ ready: 6 });
+  });
+
+  test("a worker loop rides through a SIGKILL: every item acked exactly once", async () => {
+    cluster = await ClusterHarness.start({ label: "client_worker", nodes: 3, shards: 6, leaseMs: 1500 });
+    await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1", "n2"], 6), "balanced");
+    const client = await connect(0);
+    const total = 60;
+    const ids = new Set<string>();
+    for (let i = 0; i < total; i++) for (const id of await client.enqueue(ns, [{ topic: "w", payload: encoder.encode(`w${i}`) }])) ids.add(id);
+    expect(ids.size).toBe(total);
+    const acked = new Map<string, number>();
+    const events: WorkerEvent[] = [];
+    let handled = 0;
+    let killed: Promise<number> | null = null;
+    const worker = client.work(
+      {
+        ns,
+        topic: "w",
+        concurrency: 4,
+        leaseMs: 8_000,
+        waitMs: 300,
+        onEvent: (event) => {
+          events.push(event);
+          if (event.kind === "acked" && !event.stale) acked.set(event.delivery.id, (acked.get(event.delivery.id) ?? 0) + 1);
+        },
+      },
+      async () => {
+        handled++;
+        // A third of the way through, n2 dies with leases of its own out.
+        if (killed === null && handled >= 20) killed = cluster!.nodes[2]!.stop("SIGKILL");
+      },
+    );
+    // Poll (not a timing) until every item was acked, or give up.
+    const drained = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`only ${acked.size} of ${total} acked: ${JSON.stringify(events.filter((e) => e.kind === "error").slice(-3))}`)), drainWaitMsMax);
+      const check = setInterval(() => {
+        if (acked.size === total) {
+          clearTimeout(timer);
+          clearInterval(check);
+          resolve();
+        }
+      }, 20);
+    });
+    await drained;
+    await worker.stop();
+    expect(killed).not.toBeNull();
+    expect(await killed!).not.toBe(0);
+    expect([...acked.keys()].sort()).toEqual([...ids].sort());
+    expect([...acked.values()].every((count) => count === 1)).toBe(true);
+  });
+
+  test("the CLI routes too: a keyed enqueue, get and cancel through a node that owns none of it", async () => {
+    cluster = await ClusterHarness.start({ label: "client_cli", nodes: 2, shards: 4 });
+    const map = await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1"], 4), "balanced");
+    let key = "";
+    for (let i = 0; key === ""; i++) if (map.owners[shardOfKey(ns, "c", `ck${i}`, 4)] === "n1") key = `ck${i}`;
+    const server = `127.0.0.1:${cluster.nodes[0]!.port}`;
+    const orq = async (...args: string[]) => {
+      const proc = Bun.spawn([bunPath, mainPath, ...args, "--server", server], { stdout: "pipe", stderr: "pipe" });
+      const code = await proc.exited;
+      return { code, stdout: (await new Response(proc.stdout).text()).trim(), stderr: await new Response(proc.stderr).text() };
+    };
+    const enqueued = await orq("enqueue", "--topic", "c", "--payload", "hi", "--key", key);
+    expect(enqueued.stderr).toBe("");
+    expect(enqueued.code).toBe(0);
+    expect(Number(enqueued.stdout.split(":")[0])).toBe(shardOfKey(ns, "c", key, 4));
+    const got = await orq("get", enqueued.stdout, "--json");
+    expect(got.code).toBe(0);
+    expect(JSON.parse(got.stdout).items[0]).toMatchObject({ id: enqueued.stdout, state: "ready" });
+    expect((await orq("cancel", enqueued.stdout)).code).toBe(0);
+  });
+
+  test("SIGKILL under load: every acknowledged enqueue is acked once by the workers; no acked item comes back", async () => {
+    cluster = await ClusterHarness.start({ label: "client_load", nodes: 3, shards: 6, leaseMs: 1500 });
+    await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1", "n2"], 6), "balanced");
+    const producer = await connect(0);
+    const consumer = await connect(1);
+    const produced = new Set<string>();
+    const acked = new Map<string, number>();
+    const worker = consumer.work(
+      {
+        ns,
+        topic: "load",
+        concurrency: 8,
+        leaseMs: 6_000,
+        waitMs: 200,
+        onEvent: (event) => {
+          if (event.kind === "acked" && !event.stale) acked.set(event.delivery.id, (acked.get(event.delivery.id) ?? 0) + 1);
+        },
+      },
+      async () => {},
+    );
+    let killed: Promise<number> | null = null;
+    for (let i = 0; i < 200; i++) {
+      if (i === 80) killed = cluster.nodes[2]!.stop("SIGKILL");
+      // An enqueue the client could not get acknowledged (it gives up after its re-routes) is not counted.
+      const ids = await producer.enqueue(ns, [{ topic: "load", payload: encoder.encode(`l${i}`) }]).catch(() => []);
+      for (const id of ids) produced.add(id);
+    }
+    expect(await killed!).not.toBe(0);
+    const deadline = performance.now() + drainWaitMsMax;
+    while ([...produced].some((id) => !acked.has(id)) && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    await worker.stop();
+    expect(produced.size).toBeGreaterThan(150);
+    expect([...produced].filter((id) => !acked.has(id))).toEqual([]);
+    expect([...acked.entries()].filter(([, count]) => count !== 1)).toEqual([]);
+    // Nothing acked is ready or leased again anywhere (an emptied topic is not listed at all).
+    const left = (await producer.topics(ns)).find((t) => t.topic === "load") ?? { ready: 0, leased: 0 };
+    expect(left).toMatchObject({ ready: 0, leased: 0 });
+  });
+});

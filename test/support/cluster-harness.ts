@@ -1,0 +1,105 @@
+// Real orq cluster nodes for end-to-end tests: each node is an `orq serve
+// --store postgres://...` child process (ServerProcess) on a free port, all on
+// one database of the shared test PostgreSQL (postgres-server.ts).
+//   const cluster = await ClusterHarness.start({ label: "kill", nodes: 3 });
+//   const client = await cluster.client(0);           // OrqClient to node 0
+//   await cluster.waitFor((map) => ...);               // poll the `cluster` op until true
+//   await cluster.nodes[1].stop("SIGKILL");
+//   await cluster.cleanup();
+// Waiting polls the map (a condition), never a fixed sleep; a wait gives up
+// after waitMsMax so a broken cluster fails the test instead of hanging it.
+
+import { OrqClient } from "../../src/client/client.ts";
+import { ServerProcess } from "./server-process.ts";
+import { sharedPostgres } from "./postgres-server.ts";
+
+export interface WireMap {
+  map_version: number;
+  node_id: string;
+  nodes: Array<{ node_id: string; addr: string }>;
+  owners: Array<string | null>;
+}
+
+/** Longest a test waits for the cluster to reach a state (30 s): far past any lease + 2 s bound used here. */
+const waitMsMax = 30_000;
+
+export class ClusterHarness {
+  readonly nodes: ServerProcess[] = [];
+  private nextIndex = 0;
+  private readonly clients: OrqClient[] = [];
+
+  private constructor(
+    readonly url: string,
+    readonly shards: number,
+    readonly leaseMs: number,
+  ) {}
+
+  static async start(options: { label: string; nodes: number; shards?: number; leaseMs?: number }): Promise<ClusterHarness> {
+    const pg = await sharedPostgres();
+    const url = await pg.createDatabase(options.label);
+    const cluster = new ClusterHarness(url, options.shards ?? 8, options.leaseMs ?? 1500);
+    // The first node creates the schema; the rest start together.
+    await cluster.addNode();
+    await Promise.all(Array.from({ length: options.nodes - 1 }, () => cluster.addNode()));
+    return cluster;
+  }
+
+  /** Start one more node (named n<index>). */
+  async addNode(): Promise<ServerProcess> {
+    const index = this.nextIndex++;
+    const node = await ServerProcess.start({
+      args: ["--store", this.url, "--node-id", `n${index}`, "--shards", String(this.shards), "--shard-lease-ms", String(this.leaseMs)],
+    });
+    this.nodes[index] = node;
+    return node;
+  }
+
+  nodeId(index: number): string {
+    return `n${index}`;
+  }
+
+  async client(index: number): Promise<OrqClient> {
+    const node = this.nodes[index];
+    if (node === undefined) throw new Error(`no node ${index}`);
+    const client = await OrqClient.connect({ host: node.host, port: node.port, reconnect: false });
+    this.clients.push(client);
+    return client;
+  }
+
+  /** The map as one node sees it. */
+  async map(index: number): Promise<WireMap> {
+    const client = await this.client(index);
+    try {
+      return (await client.request("cluster")).cluster as WireMap;
+    } finally {
+      await client.close();
+    }
+  }
+
+  /** Poll node `index`'s map until `done` holds; returns that map. */
+  async waitFor(index: number, done: (map: WireMap) => boolean, what: string): Promise<WireMap> {
+    const deadline = performance.now() + waitMsMax;
+    let last: WireMap | null = null;
+    while (performance.now() < deadline) {
+      last = await this.map(index);
+      if (done(last)) return last;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const logs = this.nodes.map((node, i) => `--- n${i}\n${node.logs().split("\n").slice(-15).join("\n")}`).join("\n");
+    throw new Error(`cluster never reached: ${what}; last map ${JSON.stringify(last)}\n${logs}`);
+  }
+
+  /** Every shard owned by one of `live` (node ids), none by anyone else, at most ceil(shards / live) each. */
+  static balanced(live: string[], shards: number): (map: WireMap) => boolean {
+    const share = Math.ceil(shards / live.length);
+    return (map) =>
+      map.owners.length === shards &&
+      map.owners.every((owner) => owner !== null && live.includes(owner)) &&
+      live.every((id) => map.owners.filter((owner) => owner === id).length <= share);
+  }
+
+  async cleanup(): Promise<void> {
+    for (const client of this.clients.splice(0)) await client.close().catch(() => undefined);
+    for (const node of this.nodes) await node.cleanup();
+  }
+}
