@@ -27,7 +27,8 @@ var errorCodes = [
   "UNAUTHORIZED",
   "FORBIDDEN",
   "SHUTTING_DOWN",
-  "INTERNAL"
+  "INTERNAL",
+  "MOVED"
 ];
 var connectionClosingCodes = new Set(["BAD_FRAME", "FRAME_TOO_LARGE"]);
 function isErrorCode(value) {
@@ -810,6 +811,14 @@ function toOrqError(error) {
       details.retryAfterMs = raw.retry_after_ms;
     if (typeof raw.request_id === "string")
       details.requestId = raw.request_id;
+    if (typeof raw.shard === "number")
+      details.shard = raw.shard;
+    if (typeof raw.node_id === "string")
+      details.nodeId = raw.node_id;
+    if (typeof raw.addr === "string")
+      details.addr = raw.addr;
+    if (typeof raw.map_version === "number")
+      details.mapVersion = raw.map_version;
   }
   return new OrqError(code, typeof wire.message === "string" ? wire.message : String(wire.code), details);
 }
@@ -1168,8 +1177,370 @@ function itemStateFromWire(s) {
     state.deadReason = s.dead_reason;
   return state;
 }
+// src/limits.ts
+var defaultLimits = Object.freeze({
+  frameBytesMax: 4 * 1024 * 1024,
+  payloadBytesMax: 10 * 1024,
+  metadataBytesMax: 1024,
+  itemsPerEnqueueMax: 1000,
+  countPerDequeueMax: 1000,
+  topicBytesMax: 255,
+  namespaceBytesMax: 255,
+  keyBytesMax: 255,
+  waitMsMax: 5 * 60 * 1000,
+  leaseMsMax: 12 * 60 * 60 * 1000,
+  idsPerRequestMax: 1000,
+  delayMsMax: 365 * 24 * 60 * 60 * 1000,
+  topicsPerDequeueMax: 100,
+  afterIdsMax: 100,
+  featuresMax: 64,
+  valuesPerFeatureMax: 256,
+  decodeDepthMax: 32,
+  waitersPerConnectionMax: 1000,
+  waitersTotalMax: 1e5,
+  inflightPerConnectionMax: 1e4,
+  outputBytesPerConnectionMax: 8 * 1024 * 1024,
+  connectionsMax: 1e4,
+  topicsPageMax: 1000,
+  deadPageMax: 1000,
+  listPageDefault: 100,
+  listPageMax: 1000,
+  listScanSlotsMax: 200000,
+  listReadyVisitsMax: 1e4,
+  pausedTopicsMax: 1e5,
+  pauseMsMax: 365 * 24 * 60 * 60 * 1000,
+  outcomeRetentionMs: 60 * 60 * 1000,
+  deadlinesPerTickMax: 1e4,
+  recoveryRecordsPerTurnMax: 1e4,
+  unmatchableAskWindowMs: 10 * 60 * 1000,
+  beanstalkJobBytesMax: 65535,
+  beanstalkLineBytesMax: 224,
+  beanstalkTubeBytesMax: 200,
+  beanstalkQueuedCommandsMax: 1000,
+  beanstalkJobCountersMax: 1e5
+});
+var itemDefaults = Object.freeze({
+  leaseMs: 30000,
+  maxAttempts: 10,
+  priority: 0
+});
+var ackedOutcomeBounds = Object.freeze({
+  blockItemsMax: 4096,
+  blockSpanMs: 1e4,
+  purgeRecordsPerCommitMax: 1000
+});
+var dashboardLimits = Object.freeze({
+  sessionMs: 8 * 60 * 60 * 1000,
+  sessionsMax: 1000,
+  signInsPerMinuteMax: 10,
+  signInClientsMax: 1e4,
+  historyFineSampleMs: 5000,
+  historyFineSamples: 720,
+  historyCoarseSampleMs: 60000,
+  historyCoarseSamples: 1440,
+  historyNamespacesMax: 50,
+  historyTopicsMax: 200,
+  formBytesMax: 64 * 1024,
+  redriveAllRoundsMax: 10
+});
+var clusterLimits = Object.freeze({
+  shardLeaseMsDefault: 5000,
+  shardLeaseMsMin: 500,
+  shardLeaseMsMax: 10 * 60 * 1000,
+  keyRangePerOpen: 2 ** 36,
+  unownedRetryAfterMs: 500,
+  rebuildRetryAfterMs: 100,
+  remoteDependencyPollMs: 500,
+  remoteDependenciesPerPollMax: 1000,
+  renewalsPerLease: 3,
+  tickMsMax: 1000,
+  storeConnectionsMax: 4,
+  storeConnectTimeoutS: 10,
+  loadPageRows: 5000,
+  clientRouteAttemptsMax: 100,
+  clientLostNodePauseMs: 100
+});
+
+// src/protocol/key-shard.ts
+var fnvOffsetBasis = 2166136261;
+var fnvPrime = 16777619;
+var encoder = new TextEncoder;
+function fnv1a32(bytes) {
+  let hash = fnvOffsetBasis;
+  for (let i = 0;i < bytes.length; i++) {
+    hash ^= bytes[i];
+    hash = Math.imul(hash, fnvPrime) >>> 0;
+  }
+  return hash >>> 0;
+}
+function shardOfKey(ns, topic, key, shards) {
+  const bytes = encoder.encode(`${ns}\x00${topic}\x00${key}`);
+  return fnv1a32(bytes) % shards;
+}
+
+// src/client/cluster-client.ts
+var { clientRouteAttemptsMax: routeAttemptsMax, clientLostNodePauseMs: lostNodePauseMs } = clusterLimits;
+var routable = new Set(["MOVED", "UNAVAILABLE", "DISCONNECTED", "CLOSED", "TIMEOUT"]);
+function shardOf(text) {
+  const colon = text.indexOf(":");
+  const shard = colon > 0 ? Number(text.slice(0, colon)) : Number.NaN;
+  return Number.isSafeInteger(shard) && shard >= 0 ? shard : -1;
+}
+
+class OrqClusterClient {
+  options;
+  seed;
+  clients = new Map;
+  map = null;
+  shards = 0;
+  turn = 0;
+  buffered = new Map;
+  constructor(options, seed) {
+    this.options = options;
+    this.seed = seed;
+  }
+  static async connect(options = {}) {
+    const seed = `${options.host ?? "127.0.0.1"}:${options.port ?? 7420}`;
+    const cluster = new OrqClusterClient(options, seed);
+    await cluster.refresh();
+    return cluster;
+  }
+  async enqueue(ns, items) {
+    const ids = new Array(items.length);
+    const placed = items.map((item, index) => ({ item, index, shard: this.itemShard(ns, item) }));
+    await this.routeBatch(placed, (entry) => entry.shard, async (client, group) => {
+      const got = await client.enqueue(ns, group.map((entry) => entry.item));
+      group.forEach((entry, i) => ids[entry.index] = got[i]);
+    });
+    return ids;
+  }
+  async dequeue(ns, request) {
+    const room = new Map(request.topics.map((t) => [t.topic, t.count ?? 1]));
+    const kept = this.buffered.get(ns) ?? [];
+    const ready = [];
+    const rest = [];
+    for (const d of kept) {
+      const left = room.get(d.topic) ?? 0;
+      if (left > 0) {
+        ready.push(d);
+        room.set(d.topic, left - 1);
+      } else
+        rest.push(d);
+    }
+    if (ready.length > 0) {
+      this.buffered.set(ns, rest);
+      return ready;
+    }
+    if (this.map === null)
+      return await (await this.client(this.seed)).dequeue(ns, request);
+    const addrs = this.nodeAddrs();
+    return await new Promise((resolve, reject) => {
+      let pending = addrs.length;
+      let answered = false;
+      for (const addr of addrs) {
+        this.client(addr).then((client) => client.dequeue(ns, request)).catch((error) => {
+          if (!(error instanceof OrqError) || !routable.has(error.code)) {
+            if (!answered)
+              reject(error);
+            answered = true;
+          } else if (error.code !== "UNAVAILABLE" && error.code !== "MOVED")
+            this.forget(addr);
+          return [];
+        }).then((deliveries) => {
+          pending--;
+          if (!answered && (deliveries.length > 0 || pending === 0)) {
+            answered = true;
+            resolve(deliveries);
+          } else if (deliveries.length > 0) {
+            this.buffered.set(ns, [...this.buffered.get(ns) ?? [], ...deliveries]);
+          }
+        });
+      }
+      if (addrs.length === 0)
+        resolve([]);
+    });
+  }
+  async ack(ns, receipts) {
+    const total = { acked: 0, stale: [] };
+    await this.routeBatch(receipts, shardOf, async (client, group) => {
+      const result = await client.ack(ns, group);
+      total.acked += result.acked;
+      total.stale.push(...result.stale);
+    });
+    return total;
+  }
+  async nack(ns, items) {
+    const total = { nacked: 0, stale: [] };
+    await this.routeBatch(items, (item) => shardOf(item.receipt), async (client, group) => {
+      const result = await client.nack(ns, group);
+      total.nacked += result.nacked;
+      total.stale.push(...result.stale);
+    });
+    return total;
+  }
+  async extend(ns, items) {
+    const total = { extended: 0, stale: [] };
+    await this.routeBatch(items, (item) => shardOf(item.receipt), async (client, group) => {
+      const result = await client.extend(ns, group);
+      total.extended += result.extended;
+      total.stale.push(...result.stale);
+    });
+    return total;
+  }
+  async cancel(ns, ids) {
+    const total = { cancelled: 0, missing: [] };
+    await this.routeBatch(ids, shardOf, async (client, group) => {
+      const result = await client.cancel(ns, group);
+      total.cancelled += result.cancelled;
+      total.missing.push(...result.missing);
+    });
+    return total;
+  }
+  async get(ns, ids) {
+    const items = new Array(ids.length).fill(null);
+    const indexed = ids.map((id, index) => ({ id, index }));
+    await this.routeBatch(indexed, (entry) => shardOf(entry.id), async (client, group) => {
+      const got = await client.get(ns, group.map((entry) => entry.id));
+      group.forEach((entry, i) => items[entry.index] = got[i] ?? null);
+    });
+    return items;
+  }
+  async topics(ns, query = {}) {
+    const merged = new Map;
+    for (const addr of this.nodeAddrs()) {
+      const listed = await this.client(addr).then((client) => client.topics(ns, query)).catch((error) => {
+        if (error instanceof OrqError && routable.has(error.code) && this.map !== null)
+          return { topics: [] };
+        throw error;
+      });
+      for (const t of listed.topics) {
+        const sum = merged.get(t.topic) ?? { topic: t.topic, ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 0, paused: false };
+        if (t.paused) {
+          sum.paused = true;
+          if (t.pausedUntilMs !== undefined)
+            sum.pausedUntilMs = t.pausedUntilMs;
+        }
+        sum.ready += t.ready;
+        sum.delayed += t.delayed;
+        sum.waiting += t.waiting;
+        sum.leased += t.leased;
+        sum.dead += t.dead;
+        merged.set(t.topic, sum);
+      }
+    }
+    const sorted = [...merged.values()].sort((a, b) => a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0);
+    return query.limit === undefined ? sorted : sorted.slice(0, query.limit);
+  }
+  work(options, handler) {
+    return startWorker(this, options, handler);
+  }
+  async close() {
+    for (const client of this.clients.values())
+      await client.close();
+    this.clients.clear();
+  }
+  async refresh() {
+    const addrs = [this.seed, ...this.nodeAddrs().filter((addr) => addr !== this.seed)];
+    let lastError = null;
+    for (const addr of addrs) {
+      let client;
+      try {
+        client = await this.client(addr);
+      } catch (error) {
+        lastError = error;
+        this.forget(addr);
+        continue;
+      }
+      this.shards = client.server?.shards ?? 0;
+      try {
+        this.map = (await client.request("cluster")).cluster;
+        return;
+      } catch (error) {
+        if (error instanceof OrqError && (error.code === "BAD_REQUEST" || error.code === "UNKNOWN_OP")) {
+          this.map = null;
+          return;
+        }
+        lastError = error;
+        this.forget(addr);
+      }
+    }
+    throw lastError instanceof Error ? lastError : new OrqError("DISCONNECTED", "no node of the cluster answers");
+  }
+  itemShard(ns, item) {
+    if (this.map === null)
+      return -1;
+    if (item.key !== undefined && item.key !== null)
+      return shardOfKey(ns, item.topic, item.key, this.shards);
+    const first = item.after?.[0];
+    return first === undefined ? -1 : shardOf(first);
+  }
+  async routeBatch(entries, shardOfEntry, send) {
+    let remaining = entries;
+    for (let attempt = 1;remaining.length > 0; attempt++) {
+      const groups = new Map;
+      const anyNode = this.nextAddr();
+      for (const entry of remaining) {
+        const addr = this.ownerAddr(shardOfEntry(entry)) ?? anyNode;
+        groups.set(addr, [...groups.get(addr) ?? [], entry]);
+      }
+      const retry = [];
+      let pauseMs = 0;
+      await Promise.all([...groups].map(async ([addr, group]) => {
+        try {
+          await send(await this.client(addr), group);
+        } catch (error) {
+          if (!(error instanceof OrqError) || !routable.has(error.code) || this.map === null || attempt >= routeAttemptsMax)
+            throw error;
+          if (error.code !== "MOVED" && error.code !== "UNAVAILABLE")
+            this.forget(addr);
+          pauseMs = Math.max(pauseMs, error.code === "UNAVAILABLE" ? error.details.retryAfterMs ?? lostNodePauseMs : error.code === "MOVED" ? 0 : lostNodePauseMs);
+          retry.push(...group);
+        }
+      }));
+      remaining = retry;
+      if (remaining.length > 0) {
+        if (pauseMs > 0)
+          await new Promise((resolve) => setTimeout(resolve, pauseMs));
+        await this.refresh().catch(() => {
+          return;
+        });
+      }
+    }
+  }
+  ownerAddr(shard) {
+    if (this.map === null || shard < 0)
+      return this.map === null ? this.seed : null;
+    const owner = this.map.owners[shard] ?? null;
+    return this.map.nodes.find((node) => node.node_id === owner)?.addr ?? null;
+  }
+  nodeAddrs() {
+    return this.map === null ? [this.seed] : this.map.nodes.map((node) => node.addr);
+  }
+  nextAddr() {
+    const addrs = this.nodeAddrs();
+    this.turn = (this.turn + 1) % Math.max(1, addrs.length);
+    return addrs[this.turn] ?? this.seed;
+  }
+  async client(addr) {
+    const existing = this.clients.get(addr);
+    if (existing !== undefined && existing.connected)
+      return existing;
+    const colon = addr.lastIndexOf(":");
+    const client = await OrqClient.connect({ ...this.options, host: addr.slice(0, colon), port: Number(addr.slice(colon + 1)), reconnect: false });
+    this.clients.set(addr, client);
+    return client;
+  }
+  forget(addr) {
+    const client = this.clients.get(addr);
+    this.clients.delete(addr);
+    client?.close().catch(() => {
+      return;
+    });
+  }
+}
 export {
   OrqClient,
+  OrqClusterClient,
   OrqError,
   errorCodes,
   nackDelayMs,

@@ -35,7 +35,7 @@ export function get(ctx: OpContext, nsName: string, ids: string[], nowMs: number
   for (const id of ids) {
     const item = ctx.s.items.get(id);
     if (item !== undefined) {
-      out.push(item.ns === nsName ? toItemState(item, ctx.s.bytesOf(item)) : null);
+      out.push(item.ns === nsName ? toItemState(item, ctx.s.bytes.bytesOf(item)) : null);
       continue;
     }
     const outcome = ctx.s.ended.outcomeOfId(nsName, id);
@@ -65,7 +65,7 @@ export function dead(ctx: OpContext, nsName: string, topicName: string, limit: n
   const max = Math.min(limit, ctx.s.limits.deadPageMax);
   for (const item of topic.deadLetters) {
     if (out.length >= max) break;
-    out.push(toItemState(item, ctx.s.bytesOf(item)));
+    out.push(toItemState(item, ctx.s.bytes.bytesOf(item)));
   }
   return { items: out };
 }

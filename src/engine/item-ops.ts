@@ -16,7 +16,7 @@ import { toItemState } from "./views.ts";
 export function inspect(ctx: OpContext, nsName: string, id: string): ItemDetail | null {
   const item = ctx.s.items.get(id);
   if (item === undefined || item.ns !== nsName) return null;
-  return { ...toItemState(item, ctx.s.bytesOf(item)), leaseMs: item.leaseMs, deliveries: item.deliveries, maxAttempts: item.maxAttempts };
+  return { ...toItemState(item, ctx.s.bytes.bytesOf(item)), leaseMs: item.leaseMs, deliveries: item.deliveries, maxAttempts: item.maxAttempts };
 }
 
 /**

@@ -44,7 +44,7 @@ export class ItemStates {
   /** At_least_once leases granted and not yet written (lease), and the one deadline that writes them. */
   private readonly deferredLeases: DeferredLeaseWrites;
   /** Reads stored payloads back and writes items, patched or whole (item-bytes.ts). */
-  private readonly bytes: ItemBytes;
+  readonly bytes: ItemBytes;
 
   constructor(
     readonly writer: Writer,
@@ -133,11 +133,6 @@ export class ItemStates {
     if (items.length === 0) return;
     const set = this.ws();
     for (const item of items) if (item.state === "leased" && this.items.holds(item)) this.bytes.writeItem(set, item);
-  }
-
-  /** The item's payload and metadata (item-bytes.ts). */
-  bytesOf(item: LiveItem): { payload: Uint8Array; metadata: Uint8Array } {
-    return this.bytes.bytesOf(item);
   }
 
   leaseExpired(item: LiveItem, nowMs: number): void {

@@ -57,7 +57,7 @@ export function listItems(s: ItemStates, nsName: string, topicName: string, quer
   if (state !== "ready" && next === null && found.length < limit) {
     next = walkEnqueued(s.items, topic, state, othersFromKey, limit - found.length, s.limits.listScanSlotsMax, found);
   }
-  return { items: found.map((item) => toItemState(item, s.bytesOf(item))), next };
+  return { items: found.map((item) => toItemState(item, s.bytes.bytesOf(item))), next };
 }
 
 /** First index whose key is above `key` (keys ascend). */

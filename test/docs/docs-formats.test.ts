@@ -76,8 +76,18 @@ describe("ids and receipts in the docs", () => {
   });
 });
 
-/** Names that look like metrics but are not: the Python client's module (`from orq_client import ...`) and the dashboard's cookie. */
-const notMetrics = new Set(["orq_client", "orq_session"]);
+/** Names that look like metrics but are not: the Python client's module (`from orq_client import ...`), the dashboard's cookie, cluster mode's tables. */
+const notMetrics = new Set([
+  "orq_client",
+  "orq_session",
+  // Cluster mode's PostgreSQL tables (docs/CLUSTER.md).
+  "orq_meta",
+  "orq_items",
+  "orq_outcomes",
+  "orq_shards",
+  "orq_nodes",
+  "orq_pauses",
+]);
 
 describe("metrics named in the docs", () => {
   const families = (): Map<string, string> => {

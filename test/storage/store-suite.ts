@@ -18,6 +18,11 @@ export interface StoreHarness {
   reopen(store: Store): Promise<Store>;
   /** Remove everything the harness made. */
   cleanup(): Promise<void>;
+  /**
+   * How the store keeps acked items: as acked-log records (LMDB, memory; the
+   * default) or as outcome records (PostgreSQL, where outcomes live per shard).
+   */
+  ackedAs?: "log" | "outcomes";
 }
 
 export function loadAll(store: Store): Map<number, Array<{ key: ItemKey; record: ItemRecord }>> {
@@ -330,7 +335,7 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
       expect(withoutBytes?.metadata).toBe(withoutBytes?.payload as Uint8Array);
     });
 
-    test("the acked log: one record per commit, kept across a reopen, oldest first, purged from the front by end time", async () => {
+    test("acked items: one acked-log record per commit (or an outcome each), kept across a reopen, purged by end time", async () => {
       let store = await open(4);
       const record = (endedAtMs: number, keys: number[]) => ({
         endedAtMs,
@@ -342,6 +347,22 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
       await store.commit(batch({ acked: record(100, [5, 3, 9]) }));
       await store.commit(batch({ acked: record(200, [12]) }));
       await store.commit(batch({ acked: record(300, [20, 21]) }));
+      if (harness?.ackedAs === "outcomes") {
+        // Each acked item is an outcome record of its own, under its id, with the namespace and the commit's end time.
+        const acked = () =>
+          [...store.loadOutcomes()]
+            .filter(({ record }) => record.outcome === "acked")
+            .map(({ id, record }) => `${record.ns} ${id} ${record.endedAtMs}`)
+            .sort();
+        expect(acked()).toEqual(["a 0:12 200", "a 0:20 300", "a 1:5 100", "a 1:9 100", "b 1:21 300", "b 3:3 100"]);
+        // Purge below 200: only the items that ended at 100 go.
+        await store.commit(batch({ ackedPurgeBeforeMs: 200 }));
+        expect(acked()).toEqual(["a 0:12 200", "a 0:20 300", "b 1:21 300"]);
+        store = await reopen(store);
+        expect(acked()).toEqual(["a 0:12 200", "a 0:20 300", "b 1:21 300"]);
+        expect([...store.loadAckedLog()]).toEqual([]);
+        return;
+      }
       store = await reopen(store);
       const loaded = [...store.loadAckedLog()];
       expect(loaded.map((r) => r.endedAtMs)).toEqual([100, 200, 300]);

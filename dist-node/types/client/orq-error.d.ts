@@ -6,6 +6,11 @@ export interface OrqErrorDetails {
     index?: number;
     retryAfterMs?: number;
     requestId?: string;
+    /** MOVED (cluster mode): the shard the request needed, its owner, where to reach it, and the map version that says so. */
+    shard?: number;
+    nodeId?: string;
+    addr?: string;
+    mapVersion?: number;
 }
 export declare class OrqError extends Error {
     readonly code: ErrorCode | ClientErrorCode;

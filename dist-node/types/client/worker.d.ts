@@ -22,6 +22,8 @@ export interface WorkOptions {
     /** What happened, for logs and tests. Exceptions thrown here are ignored. */
     onEvent?: (event: WorkerEvent) => void;
 }
+/** What the loop calls: an OrqClient, or an OrqClusterClient (cluster-client.ts) for a whole cluster. */
+export type WorkerClient = Pick<OrqClient, "dequeue" | "ack" | "nack" | "extend">;
 export interface HandlerContext {
     /** Fires when the lease was lost (an extend found the receipt stale): the work will not count. */
     signal: AbortSignal;
@@ -69,4 +71,4 @@ export declare const workDefaults: {
 export declare const workConcurrencyMax = 1000;
 /** The nack delay after a handler threw on delivery `attempt` (1-based). */
 export declare function nackDelayMs(attempt: number, backoffBaseMs: number, backoffMsMax: number): number;
-export declare function startWorker(client: OrqClient, options: WorkOptions, handler: WorkHandler): WorkerHandle;
+export declare function startWorker(client: WorkerClient, options: WorkOptions, handler: WorkHandler): WorkerHandle;

@@ -2,12 +2,17 @@ import type { ErrorCode } from "./error-codes.ts";
 export declare const protocolVersion = 1;
 /** Request ids run from 1 to 2^53-1; id 0 is reserved for connection-level errors. */
 export declare const requestIdMax: number;
-export type OpName = "hello" | "ping" | "enqueue" | "dequeue" | "ack" | "nack" | "extend" | "cancel" | "get" | "topics" | "dead" | "redrive" | "stats" | "list" | "pause" | "resume";
+export type OpName = "hello" | "ping" | "enqueue" | "dequeue" | "ack" | "nack" | "extend" | "cancel" | "get" | "topics" | "dead" | "redrive" | "stats" | "list" | "pause" | "resume" | "cluster";
 export interface WireErrorDetails {
     field?: string;
     index?: number;
     retry_after_ms?: number;
     request_id?: string;
+    /** MOVED: the shard the request needs, its owner and where to reach it, and the map version that says so. */
+    shard?: number;
+    node_id?: string;
+    addr?: string;
+    map_version?: number;
 }
 export interface WireError {
     code: ErrorCode;
@@ -40,6 +45,19 @@ export interface WireHelloResult {
     shards: number;
     max_frame_bytes: number;
     limits: WireLimits;
+    /** Cluster mode only. */
+    cluster?: WireClusterMap;
+}
+/** Cluster mode's shard map (hello and the `cluster` op). */
+export interface WireClusterMap {
+    map_version: number;
+    node_id: string;
+    nodes: Array<{
+        node_id: string;
+        addr: string;
+    }>;
+    /** Per shard, the owning node's id, or null when no live node owns it. */
+    owners: Array<string | null>;
 }
 export type WireDeliveryMode = "at_least_once" | "at_most_once";
 export interface WireItem {

@@ -1,0 +1,208 @@
+export interface Limits {
+    /** Largest frame body accepted (4 MiB): a full 1,000-item batch of 4 KiB payloads fits. Configurable. */
+    frameBytesMax: number;
+    /** Largest item payload (10 KiB, per the contract): bigger bodies belong in a blob store. Configurable. */
+    payloadBytesMax: number;
+    /** Largest item metadata (1 KiB, per the contract): metadata is rewritten on every nack. Configurable. */
+    metadataBytesMax: number;
+    /** Items in one enqueue (1,000, per the contract): one batch stays one small LMDB commit. */
+    itemsPerEnqueueMax: number;
+    /** Items one dequeue may ask for per topic (1,000, per the contract). */
+    countPerDequeueMax: number;
+    /** Topic name length in UTF-8 bytes (255, per the contract). */
+    topicBytesMax: number;
+    /** Namespace name length in UTF-8 bytes (255): names are keys in memory and on disk. */
+    namespaceBytesMax: number;
+    /** Idempotency key length in UTF-8 bytes (255, per the contract). */
+    keyBytesMax: number;
+    /** Longest long-poll (5 minutes): longer waits outlive most load balancers' idle timeouts. */
+    waitMsMax: number;
+    /** Longest lease (12 hours): a worker that needs longer should extend. */
+    leaseMsMax: number;
+    /** Receipts, ids or items in one ack/nack/extend/cancel/get/redrive (1,000, per the contract). */
+    idsPerRequestMax: number;
+    /** Longest delay or TTL, and furthest deliver_at_ms from now (1 year): beyond it a timestamp is more likely a unit bug. */
+    delayMsMax: number;
+    /** Topics one dequeue may list (100): each costs a merge over that topic's heaps. */
+    topicsPerDequeueMax: number;
+    /** Entries in an `after` list (100): each is a dependency edge kept in memory. */
+    afterIdsMax: number;
+    /** Features in a `requires` or `capabilities` map (64), and values in one set or `in`/`all` list (256). */
+    featuresMax: number;
+    valuesPerFeatureMax: number;
+    /** Nesting depth of any decoded request value (32): deeper values are abuse, not data. */
+    decodeDepthMax: number;
+    /** Dequeues parked in long-poll per connection (1,000) and in total (100,000): each holds memory until it times out. */
+    waitersPerConnectionMax: number;
+    waitersTotalMax: number;
+    /** Requests started but not yet answered on one connection (10,000): bounds the work one pipelining client can queue. */
+    inflightPerConnectionMax: number;
+    /** Unsent reply bytes per connection (8 MiB): above it the server stops reading from that client until it drains. */
+    outputBytesPerConnectionMax: number;
+    /** Open client connections (10,000): each holds buffers; beyond it new connections are closed at once. */
+    connectionsMax: number;
+    /** Topics listed per `topics` page (1,000 default and maximum) and items per `dead` page (1,000). */
+    topicsPageMax: number;
+    deadPageMax: number;
+    /** Items per `list` page when the request gives no limit (100, per the contract). */
+    listPageDefault: number;
+    /** Items per `list` page at most (1,000, per the contract): a larger limit is TOO_LARGE. */
+    listPageMax: number;
+    /**
+     * Item-table slots one `list` page may visit while it walks a topic's
+     * non-ready items in enqueue order (200,000, about 2 ms measured among 2M
+     * items: BENCHMARKS.md, "list"). The walk covers every topic's items, so for a
+     * small topic in a large store a page may stop short with `next` set.
+     */
+    listScanSlotsMax: number;
+    /**
+     * Ready items before the cursor a `list` page walks in the ready heaps
+     * (10,000, a few ms: the walk measured about 0.5 µs per item, the pass
+     * over the item table about 50 ns per stored item) before it finds the page
+     * by one pass over the item table instead (engine/list-ready.ts): deep
+     * pages in a big topic then cost a pass over the store, not a walk of every
+     * item before them.
+     */
+    listReadyVisitsMax: number;
+    /** Topics paused at once, per server (100,000): a pause keeps even an empty topic in memory and on disk. */
+    pausedTopicsMax: number;
+    /** Longest timed pause (1 year, like delayMsMax): beyond it a `for_ms` is more likely a unit bug. */
+    pauseMsMax: number;
+    /** How long an ended item's outcome is kept for `get` and `after` (1 hour, per the contract). Configurable. */
+    outcomeRetentionMs: number;
+    /** Most due deadlines (delays, leases, TTLs, waiter timeouts) handled per timer tick (10,000): keeps one tick short. */
+    deadlinesPerTickMax: number;
+    /**
+     * Records recovered between two turns of the event loop at start-up (10,000,
+     * about 10 ms of work): /healthz answers and progress is logged during a
+     * recovery of millions of items, at a cost of one turn per step.
+     */
+    recoveryRecordsPerTurnMax: number;
+    /**
+     * How long a worker's dequeue of a topic counts as a recent ask for the
+     * unmatchable-items report in `stats` (10 minutes): longer than waitMsMax,
+     * so a worker parked in a long-poll counts as asking for its whole wait.
+     */
+    unmatchableAskWindowMs: number;
+    /** Largest job body on the beanstalkd port (65,535 bytes, beanstalkd's default for -z). Configurable. */
+    beanstalkJobBytesMax: number;
+    /** Longest beanstalkd command line, CRLF included (224 bytes, beanstalkd's LINE_BUF_SIZE): a longer line is BAD_FORMAT. */
+    beanstalkLineBytesMax: number;
+    /** Longest tube name (200 bytes, beanstalkd's MAX_TUBE_NAME_LEN - 1). */
+    beanstalkTubeBytesMax: number;
+    /**
+     * Commands one beanstalkd connection may have parsed but not yet answered
+     * (1,000): beanstalkd answers in order, one at a time, so a client that
+     * pipelines more waits; the socket stops being read until the queue falls.
+     */
+    beanstalkQueuedCommandsMax: number;
+    /**
+     * Jobs whose beanstalkd-only counters (releases, buries, kicks, timeouts,
+     * last delay: stats-job) the port keeps in memory (100,000): past it the
+     * oldest entry is dropped and that job shows zeros.
+     */
+    beanstalkJobCountersMax: number;
+}
+export declare const defaultLimits: Readonly<Limits>;
+/** Item defaults from the contract's item table. */
+export declare const itemDefaults: Readonly<{
+    leaseMs: 30000;
+    maxAttempts: 10;
+    priority: 0;
+}>;
+/**
+ * How long an at_least_once lease may wait before it is written (20 ms).
+ * The delivery is sent at once either way (at-least-once allows a crash to
+ * forget a lease: the item is delivered again, under a receipt of the new
+ * boot); waiting lets an ack, nack or expiry that comes within the window
+ * replace the lease write instead of following it, which in a drain saves
+ * one LMDB write and one read per item. A short job's whole life fits in it;
+ * a crash forgets at most this much of the leases granted. At_most_once
+ * leases are written before their delivery is sent, as before.
+ */
+export declare const leaseWriteDelayMs = 20;
+/** Bounds of the retained acked outcomes (engine/acked-outcomes.ts, storage/acked-log.ts). */
+export declare const ackedOutcomeBounds: Readonly<{
+    /**
+     * Acked items per in-memory block (4,096): a full block is sorted and
+     * run-encoded (a few bytes an item); a lookup scans the one open block
+     * linearly, which at this size costs a few microseconds.
+     */
+    blockItemsMax: 4096;
+    /**
+     * Longest time one block stays open (10 s): a block is forgotten when its
+     * newest entry is outcome_retention_ms old, so an acked outcome is kept at
+     * least the retention and at most this much longer.
+     */
+    blockSpanMs: 10000;
+    /** Acked-log records deleted per commit (1,000): bounds a purge's share of one commit; the rest go with the next. */
+    purgeRecordsPerCommitMax: 1000;
+}>;
+/**
+ * Bounds of the web dashboard (src/dashboard/, docs/DASHBOARD.md). Not
+ * configurable: they bound memory and abuse, not the queue's behaviour.
+ */
+export declare const dashboardLimits: Readonly<{
+    /** A signed-in session lasts 8 hours from sign-in (a working day), then the cookie and the server's record expire. */
+    sessionMs: number;
+    /** Live sessions (1,000): each is a few hundred bytes; past it the oldest is dropped (its user signs in again). */
+    sessionsMax: 1000;
+    /** Sign-in attempts per client address per minute (10): enough for typos, far too few to guess a token. */
+    signInsPerMinuteMax: 10;
+    /** Client addresses whose sign-in attempts are counted at once (10,000): past it the stalest is forgotten. */
+    signInClientsMax: 10000;
+    /** History: one fine sample every 5 s, 720 kept (an hour), and one coarse sample a minute, 1,440 kept (a day). */
+    historyFineSampleMs: 5000;
+    historyFineSamples: 720;
+    historyCoarseSampleMs: 60000;
+    historyCoarseSamples: 1440;
+    /**
+     * Namespaces (50) and topics (200, over all namespaces) with a history:
+     * each namespace costs about 190 KB of samples, each topic about 100 KB.
+     * Past these, new names get none (the page says so); Prometheus is the
+     * long-term store.
+     */
+    historyNamespacesMax: 50;
+    historyTopicsMax: 200;
+    /** Largest sign-in or action form body (64 KiB): a dead-letter selection of 1,000 ids fits. */
+    formBytesMax: number;
+    /** `redrive` calls one "redrive all" click may make (10): each redrives up to 10,000, so a large backlog takes one click. */
+    redriveAllRoundsMax: 10;
+}>;
+/** Cluster mode's bounds (docs/CLUSTER.md). */
+export declare const clusterLimits: Readonly<{
+    /** Default shard lease (5 s, per the contract): a dead node's shards are served again within it plus 2 s. */
+    shardLeaseMsDefault: 5000;
+    /** Shortest shard lease (500 ms, per the contract): renewals every third of it must still fit a database round trip. */
+    shardLeaseMsMin: 500;
+    /** Longest shard lease (10 minutes): beyond it a dead node's shards would sit unserved for too long. */
+    shardLeaseMsMax: number;
+    /**
+     * Item keys a node reserves when it opens (2^36, about 69 billion): nodes
+     * allocate keys at once and a shard that moves must never see a key twice,
+     * so each open takes a range of its own; 2^53 / 2^36 = 131,072 opens.
+     */
+    keyRangePerOpen: number;
+    /** Retry hint for a shard no live node serves yet (500 ms): a claim comes within a renewal interval. */
+    unownedRetryAfterMs: 500;
+    /** Retry hint while a node rebuilds its indexes after its shards changed (100 ms): one commit and a load. */
+    rebuildRetryAfterMs: 100;
+    /** How often a node asks the database how `after` ids on other nodes' shards ended (500 ms): the contract's 1 s, less a commit. */
+    remoteDependencyPollMs: 500;
+    /** Such ids asked per poll (1,000): one query stays small; more are asked at the next poll. */
+    remoteDependenciesPerPollMax: 1000;
+    /** Ownership ticks per lease (at least 3): two renewals may fail in a row before a lease runs out. */
+    renewalsPerLease: 3;
+    /** Longest time between ownership ticks (1 s), whatever the lease: joins, deaths and expired shards are seen at a tick. */
+    tickMsMax: 1000;
+    /** Connections of a node's store (4): commits run one at a time; the rest load shards beside them. */
+    storeConnectionsMax: 4;
+    /** Seconds a store waits for a database connection (10): an unreachable database fails the open or the commit. */
+    storeConnectTimeoutS: 10;
+    /** Rows per query when a node loads a shard (5,000): bounds the memory one result takes. */
+    loadPageRows: 5000;
+    /** Times a cluster client re-routes one request (MOVED, UNAVAILABLE, a lost node) before raising its error (100): far past a takeover. */
+    clientRouteAttemptsMax: 100;
+    /** A cluster client's pause before re-reading the map after a node could not be reached (100 ms). */
+    clientLostNodePauseMs: 100;
+}>;
