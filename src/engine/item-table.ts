@@ -39,6 +39,19 @@ class ShardItems {
     return -1;
   }
 
+  /** The first slot whose key is >= key (keys.length when none). */
+  lowerBound(key: number): number {
+    const keys = this.keys;
+    let lo = 0;
+    let hi = keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((keys[mid] as number) < key) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
   compact(): void {
     const keys = this.keys;
     const items = this.items;
@@ -86,7 +99,13 @@ export class ItemTable {
     return slot >= 0 && shard.items[slot] === item;
   }
 
-  /** File a new item: its key must be above every key its shard has held (keys only grow). */
+  /**
+   * File a new item. On a single node its key is above every key its shard
+   * has held (keys only grow): an append. In cluster mode each node hands out
+   * keys from a range of its own, so a node that adopted a shard from a node
+   * with a higher range files its own, lower keys among them: a sorted insert,
+   * O(n) in the shard's items (docs/CLUSTER.md, "Limits").
+   */
   add(item: LiveItem): void {
     let shard = this.shards[item.shard];
     if (shard === undefined) {
@@ -94,10 +113,16 @@ export class ItemTable {
       shard = this.shards[item.shard] as ShardItems;
     }
     const last = shard.keys.length === 0 ? -1 : (shard.keys[shard.keys.length - 1] as number);
-    // The message is built only on failure: this runs once per item recovered.
-    if (item.key <= last) assert(false, `item table: key ${item.key} not above shard ${item.shard}'s last key ${last}`);
-    shard.keys.push(item.key);
-    shard.items.push(item);
+    if (item.key > last) {
+      shard.keys.push(item.key);
+      shard.items.push(item);
+    } else {
+      const at = shard.lowerBound(item.key);
+      // The message is built only on failure.
+      if (shard.keys[at] === item.key) assert(false, `item table: key ${item.key} filed twice in shard ${item.shard}`);
+      shard.keys.splice(at, 0, item.key);
+      shard.items.splice(at, 0, item);
+    }
     this.count++;
   }
 

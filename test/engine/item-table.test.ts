@@ -53,14 +53,25 @@ describe("item table", () => {
     expect(table.holds(item(0, 1))).toBe(false);
   });
 
-  test("a key that does not grow within its shard is refused (keys only grow); other shards are independent", () => {
+  test("a key filed twice is refused; a lower key (cluster mode: a shard adopted from a node with higher keys) is filed in order", () => {
     const table = new ItemTable();
     table.add(item(0, 10));
     expect(() => table.add(item(0, 10))).toThrow(AssertionError);
-    expect(() => table.add(item(0, 9))).toThrow(AssertionError);
+    const nine = item(0, 9);
+    table.add(nine);
     table.add(item(1, 3));
     table.add(item(0, 11));
-    expect(table.size).toBe(3);
+    const five = item(0, 5);
+    table.add(five);
+    expect(table.size).toBe(5);
+    expect(table.get("0:9")).toBe(nine);
+    expect(table.get("0:5")).toBe(five);
+    expect(table.get("0:10")?.key).toBe(10);
+    table.delete(nine);
+    expect(table.get("0:9")).toBeUndefined();
+    expect(table.get("0:10")?.key).toBe(10);
+    expect(() => table.add(item(0, 5))).toThrow(AssertionError);
+    table.checkInvariants();
   });
 
   for (const count of [63, 64, 65, 1000]) {
