@@ -9,7 +9,7 @@
 import type { Delivery, ItemDetail, ListableState, Reply, Result } from "./api.ts";
 import { type LiveItem, readyLess } from "./item.ts";
 import { finishOp, type OpContext, refuseUnhealthyShards } from "./op-context.ts";
-import { leasedByReceipt } from "./receipt-ops.ts";
+import { leasedByEntries } from "./receipt-ops.ts";
 import type { Topic } from "./topic.ts";
 import { toItemState } from "./views.ts";
 
@@ -43,21 +43,7 @@ export function deadLetter(
   entries: Array<{ receipt: string; priority: number | null; reason: string }>,
   nowMs: number,
 ): Result<Reply<{ dead: number; stale: string[] }>> {
-  const stale: string[] = [];
-  const found: LiveItem[] = [];
-  const chosen: number[] = [];
-  ctx.scratchSeen.clear();
-  for (let i = 0; i < entries.length; i++) {
-    const receipt = (entries[i] as { receipt: string }).receipt;
-    const item = leasedByReceipt(ctx, nsName, receipt);
-    if (item === null || ctx.scratchSeen.has(item)) stale.push(receipt);
-    else {
-      ctx.scratchSeen.add(item);
-      found.push(item);
-      chosen.push(i);
-    }
-  }
-  ctx.scratchSeen.clear();
+  const { found, chosen, stale } = leasedByEntries(ctx, nsName, entries);
   const refused = refuseUnhealthyShards(ctx, found, nowMs);
   if (refused !== null) return refused;
   ctx.s.ws();

@@ -24,21 +24,7 @@ export function nack(
   entries: Array<{ receipt: string; delayMs: number | null; metadata: Uint8Array | null; priority?: number | null }>,
   nowMs: number,
 ): Result<Reply<{ nacked: number; stale: string[] }>> {
-  const stale: string[] = [];
-  const found: LiveItem[] = [];
-  const chosen: number[] = [];
-  ctx.scratchSeen.clear();
-  for (let i = 0; i < entries.length; i++) {
-    const receipt = (entries[i] as { receipt: string }).receipt;
-    const item = leasedByReceipt(ctx, nsName, receipt);
-    if (item === null || ctx.scratchSeen.has(item)) stale.push(receipt);
-    else {
-      ctx.scratchSeen.add(item);
-      found.push(item);
-      chosen.push(i);
-    }
-  }
-  ctx.scratchSeen.clear();
+  const { found, chosen, stale } = leasedByEntries(ctx, nsName, entries);
   const refused = refuseUnhealthyShards(ctx, found, nowMs);
   if (refused !== null) return refused;
   ctx.s.ws();
@@ -87,6 +73,29 @@ export function leasedByReceipt(ctx: OpContext, ns: string, receipt: string): Li
   if (item === undefined || item.ns !== ns || item.state !== "leased") return null;
   if (item.deliveries !== parsed.deliveries || item.leaseBoot !== parsed.boot) return null;
   return item;
+}
+
+/**
+ * The items entries' receipts name, each once, with the index of the entry
+ * that chose it; a receipt naming no current delivery (or repeating one) is stale.
+ */
+export function leasedByEntries(ctx: OpContext, ns: string, entries: ReadonlyArray<{ receipt: string }>): { found: LiveItem[]; chosen: number[]; stale: string[] } {
+  const stale: string[] = [];
+  const found: LiveItem[] = [];
+  const chosen: number[] = [];
+  ctx.scratchSeen.clear();
+  for (let i = 0; i < entries.length; i++) {
+    const receipt = (entries[i] as { receipt: string }).receipt;
+    const item = leasedByReceipt(ctx, ns, receipt);
+    if (item === null || ctx.scratchSeen.has(item)) stale.push(receipt);
+    else {
+      ctx.scratchSeen.add(item);
+      found.push(item);
+      chosen.push(i);
+    }
+  }
+  ctx.scratchSeen.clear();
+  return { found, chosen, stale };
 }
 
 /** Scratch for leasedByReceipt (the engine is synchronous: one receipt at a time). */
