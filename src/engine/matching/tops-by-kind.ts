@@ -14,9 +14,9 @@
 // the stale record at its root fixes it. Only a better item (an enqueue, a
 // release) is pushed into the class heaps at once.
 //
-// The shared TopsHeap is kept only while a kind without a class reads it;
-// otherwise its updates are skipped, and it is refilled from the slots' keys
-// when it is needed again.
+// The shared TopsHeap is for kinds without a class. When a class is created
+// and no such kind has read it for classIdlePicksMin picks, it is retired (its
+// updates skipped); a kind without a class refills it from the slots' keys.
 //
 // Bounds: at most eligibleClassesMax classes per topic; a kind that finds them
 // all taken (none idle long enough to replace) walks the shared TopsHeap (the
