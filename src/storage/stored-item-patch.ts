@@ -7,18 +7,15 @@
 
 import type { Store } from "./store.ts";
 import type { ItemKey } from "./store.ts";
-import type { StoredState } from "./record.ts";
 import { ItemStatePatch, itemShapeFlags, itemValueBytes } from "./item-record-v3.ts";
 import { patchItemState } from "./item-record-v3.ts";
 
-/** An item's mutable state as memory holds it, and which optional fields its record has. */
-export class ItemStateFields {
-  state: StoredState = "pending";
-  deliverAtMs = 0;
-  leaseExpiresAtMs: number | null = null;
-  attempt = 0;
-  deliveries = 0;
-  leaseBoot = 0;
+/**
+ * An item's mutable state as memory holds it (ItemStatePatch's fields), and
+ * which optional fields its record has; the patcher turns those into the
+ * layout's shape flags.
+ */
+export class ItemStateFields extends ItemStatePatch {
   hasTtl = false;
   hasDeadReason = false;
   hasRequires = false;
@@ -37,24 +34,14 @@ export const PatchRefused = {
 export type PatchRefused = (typeof PatchRefused)[keyof typeof PatchRefused];
 
 export class StoredItemPatcher {
-  /** Scratch (the engine is synchronous: one patch at a time). */
-  private readonly patch = new ItemStatePatch();
-
   constructor(private readonly reader: Pick<Store, "readItemBytes">) {}
 
   /** A copy of the stored value with its state set from `fields`, to be written as it is (WriteSet.putItemBytes). */
   patched(shard: number, key: ItemKey, fields: ItemStateFields): Uint8Array | PatchRefused {
     const value = this.reader.readItemBytes(shard, key);
     if (value === null) return PatchRefused.missing;
-    const patch = this.patch;
-    patch.shapeFlags = itemShapeFlags(fields.hasTtl, fields.hasDeadReason, fields.hasRequires, fields.hasAfter, fields.hasKey, fields.atMostOnce);
-    patch.state = fields.state;
-    patch.deliverAtMs = fields.deliverAtMs;
-    patch.leaseExpiresAtMs = fields.leaseExpiresAtMs;
-    patch.attempt = fields.attempt;
-    patch.deliveries = fields.deliveries;
-    patch.leaseBoot = fields.leaseBoot;
-    return patchItemState(value, patch) ? value : PatchRefused.shape;
+    fields.shapeFlags = itemShapeFlags(fields.hasTtl, fields.hasDeadReason, fields.hasRequires, fields.hasAfter, fields.hasKey, fields.atMostOnce);
+    return patchItemState(value, fields) ? value : PatchRefused.shape;
   }
 }
 
