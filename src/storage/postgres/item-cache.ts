@@ -48,6 +48,13 @@ export class ItemCache {
     return [...items.entries()].sort((a, b) => a[0] - b[0]);
   }
 
+  /** Items in the loaded shards and outcomes held, counted without copying or sorting. */
+  counts(): { items: number; outcomes: number } {
+    let items = 0;
+    for (const shard of this.shards) if (shard !== null) items += shard.size;
+    return { items, outcomes: this.outcomes.size };
+  }
+
   outcomeEntries(): Iterable<[string, Uint8Array]> {
     return this.outcomes.entries();
   }

@@ -180,11 +180,7 @@ export class PostgresStore implements Store {
 
   /** What the served shards hold in this process (the cache), for recovery's progress line. */
   storedCounts(): { items: number; outcomes: number } {
-    let items = 0;
-    for (let shard = 0; shard < this.shardCount; shard++) items += this.cache.has(shard) ? this.cache.sortedEntries(shard).length : 0;
-    let outcomes = 0;
-    for (const _ of this.cache.outcomeEntries()) outcomes++;
-    return { items, outcomes };
+    return this.cache.counts();
   }
 
   readItemBytes(shard: number, key: ItemKey): Uint8Array | null {
