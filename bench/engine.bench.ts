@@ -9,58 +9,11 @@
 import { bench, group, run } from "mitata";
 import type { DequeueInput, EnqueueItemInput } from "../src/engine/api.ts";
 import { Engine } from "../src/engine/engine.ts";
+import { nullStorage } from "./null-storage.ts";
 import { defaultLimits } from "../src/limits.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord } from "../src/storage/record.ts";
-import { encodeItemRecord } from "../src/storage/record-codec.ts";
-import type { CommitBatch, CommitResult, ItemKey, LoadedShard, Store } from "../src/storage/store.ts";
-import type { WriteSet, Writer } from "../src/storage/writer.ts";
 
 const shards = 16;
-const resolved = Promise.resolve();
-const nullSet: WriteSet = {
-  putItem(_s: number, _k: ItemKey, _r: ItemRecord) {},
-  putItemBytes(_s: number, _k: ItemKey, _v: Uint8Array) {},
-  deleteItem() {},
-  putOutcome(_id: string, _r: OutcomeRecord) {},
-  deleteOutcome() {},
-  ackItem() {},
-  purgeAckedBefore() {},
-  putPause() {},
-  deletePause() {},
-  end: () => resolved,
-};
-let nextKey = 0;
-const writer: Writer = {
-  begin: () => nullSet,
-  nextKey: () => nextKey++,
-  writable: () => ({ available: true }),
-  allWritable: () => true,
-  shardCount: shards,
-  drain: () => resolved,
-};
-const meta: MetaRecord = { formatVersion: 1, shards, nodeId: "bench", keysReservedBelow: 0, boots: 1 };
-const payload = new Uint8Array(100);
-const empty = new Uint8Array(0);
-/** What every stored item reads back as: the engine reads a delivered item's payload from the store. */
-const storedRecord: ItemRecord = {
-  ns: "bench", topic: "big", priority: 0, payload, metadata: empty, enqueuedAtMs: 0, deliverAtMs: 0, leaseMs: 30000,
-  ttlExpiresAtMs: null, delivery: "at_least_once", maxAttempts: 10, attempt: 0, deliveries: 0, leaseBoot: 0,
-  state: "pending", leaseExpiresAtMs: null, deadReason: null, requires: null, after: null, key: null,
-};
-const storedValue = encodeItemRecord(storedRecord);
-const store: Store = {
-  shardCount: shards,
-  meta,
-  loadShards: (): Iterable<LoadedShard> => [],
-  loadOutcomes: () => [],
-  loadAckedLog: () => [],
-  loadPauses: () => [],
-  storedCounts: () => ({ items: 0, outcomes: 0 }),
-  readItem: (_shard: number, _key: ItemKey) => storedRecord,
-  readItemBytes: (_shard: number, _key: ItemKey) => storedValue.slice(),
-  commit: (_b: CommitBatch): Promise<CommitResult> => Promise.resolve({ failedShards: new Map(), metaError: null }),
-  close: () => resolved,
-};
+const { store, writer, payload, empty } = nullStorage(shards);
 
 let nowMs = 1_700_000_000_000;
 const engine = Engine.recover({ store, writer, limits: { ...defaultLimits, outcomeRetentionMs: 1000 }, namespaces: {}, nowMs });

@@ -11,50 +11,11 @@
 import { bench, group, run } from "mitata";
 import type { EnqueueItemInput, ListCursor } from "../src/engine/api.ts";
 import { Engine } from "../src/engine/engine.ts";
+import { nullStorage } from "./null-storage.ts";
 import { defaultLimits } from "../src/limits.ts";
-import type { ItemRecord, MetaRecord } from "../src/storage/record.ts";
-import { encodeItemRecord } from "../src/storage/record-codec.ts";
-import type { CommitResult, Store } from "../src/storage/store.ts";
-import type { WriteSet, Writer } from "../src/storage/writer.ts";
 
 const shards = 16;
-const resolved = Promise.resolve();
-const nullSet: WriteSet = {
-  putItem() {},
-  putItemBytes() {},
-  deleteItem() {},
-  putOutcome() {},
-  deleteOutcome() {},
-  putPause() {},
-  deletePause() {},
-  ackItem() {},
-  purgeAckedBefore() {},
-  end: () => resolved,
-};
-let nextKey = 0;
-const writer: Writer = { begin: () => nullSet, nextKey: () => nextKey++, writable: () => ({ available: true }), allWritable: () => true, shardCount: shards, drain: () => resolved };
-const meta: MetaRecord = { formatVersion: 1, shards, nodeId: "bench", keysReservedBelow: 0, boots: 1 };
-const payload = new Uint8Array(100);
-const empty = new Uint8Array(0);
-const storedRecord: ItemRecord = {
-  ns: "bench", topic: "big", priority: 0, payload, metadata: empty, enqueuedAtMs: 0, deliverAtMs: 0, leaseMs: 30000,
-  ttlExpiresAtMs: null, delivery: "at_least_once", maxAttempts: 10, attempt: 0, deliveries: 0, leaseBoot: 0,
-  state: "pending", leaseExpiresAtMs: null, deadReason: null, requires: null, after: null, key: null,
-};
-const storedValue = encodeItemRecord(storedRecord);
-const store: Store = {
-  shardCount: shards,
-  meta,
-  loadShards: () => [],
-  loadOutcomes: () => [],
-  loadPauses: () => [],
-  loadAckedLog: () => [],
-  storedCounts: () => ({ items: 0, outcomes: 0 }),
-  readItem: () => storedRecord,
-  readItemBytes: () => storedValue.slice(),
-  commit: (): Promise<CommitResult> => Promise.resolve({ failedShards: new Map(), metaError: null }),
-  close: () => resolved,
-};
+const { store, writer, payload, empty } = nullStorage(shards);
 
 const nowMs = 1_700_000_000_000;
 const engine = Engine.recover({ store, writer, limits: defaultLimits, namespaces: {}, nowMs });
