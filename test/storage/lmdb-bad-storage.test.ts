@@ -121,21 +121,23 @@ describe("LMDB open on bad storage", () => {
     }
   });
 
-  test.skipIf(!isRoot)("an unwritable data dir (EACCES), opened by an unprivileged child process", () => {
-    // Root ignores permissions, so the open runs in a child as `nobody`.
+  test.skipIf(!isRoot)("an unwritable data dir (EACCES), opened by a child process without root's file-permission override", () => {
+    // Root ignores file permissions through CAP_DAC_OVERRIDE, so the open runs in
+    // a child whose capability bounding set lacks it. The child stays root (not
+    // another user), so it can still read this repository wherever it was
+    // cloned, even under a 0700 directory.
     const dataDir = join(freshBase(), "locked");
     mkdirSync(dataDir);
-    chmodSync(base, 0o755);
-    chmodSync(dataDir, 0o700);
+    chmodSync(dataDir, 0o500);
     const storeModule = join(import.meta.dir, "../../src/storage/lmdb/lmdb-store.ts");
     const script = `const { openLmdbStore } = await import(${JSON.stringify(storeModule)});
       const outcome = await openLmdbStore({ dataDir: ${JSON.stringify(dataDir)}, shards: 2, durability: "strict" })
         .then(() => "OPENED", (error) => String(error));
       console.log(outcome);`;
-    const child = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "-e", script], {
-      env: { ...process.env, HOME: tmpdir() },
+    const child = spawnSync("setpriv", ["--bounding-set=-dac_override,-dac_read_search", process.execPath, "-e", script], {
       encoding: "utf8",
     });
+    chmodSync(dataDir, 0o700);
     expect(child.stdout.trim()).toBe(
       `StoreOpenError: cannot open data dir ${dataDir}: permission denied (the server needs read and write access to the data dir)`,
     );
