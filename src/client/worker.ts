@@ -12,9 +12,8 @@
 // receipt stale: the lease had expired, or the item was cancelled) sees its
 // AbortSignal fire; its ack or nack is then stale and reported as an event.
 
-import type { OrqClient } from "./client.ts";
 import { OrqError } from "./orq-error.ts";
-import type { Delivery } from "./types.ts";
+import type { Delivery, DequeueRequest } from "./types.ts";
 
 export interface WorkOptions {
   ns: string;
@@ -39,8 +38,17 @@ export interface WorkOptions {
   onEvent?: (event: WorkerEvent) => void;
 }
 
-/** What the loop calls: an OrqClient, or an OrqClusterClient (cluster-client.ts) for a whole cluster. */
-export type WorkerClient = Pick<OrqClient, "dequeue" | "ack" | "nack" | "extend">;
+/**
+ * What the loop calls: an OrqClient, or an OrqClusterClient (cluster-client.ts)
+ * for a whole cluster. Spelled out here rather than picked from OrqClient so the
+ * client's files import one way (client.ts -> worker.ts), with no circle back.
+ */
+export interface WorkerClient {
+  dequeue(ns: string, request: DequeueRequest): Promise<Delivery[]>;
+  ack(ns: string, receipts: string[]): Promise<{ acked: number; stale: string[] }>;
+  nack(ns: string, items: Array<{ receipt: string; delayMs?: number }>): Promise<{ nacked: number; stale: string[] }>;
+  extend(ns: string, items: Array<{ receipt: string; leaseMs: number }>): Promise<{ extended: number; stale: string[] }>;
+}
 
 export interface HandlerContext {
   /** Fires when the lease was lost (an extend found the receipt stale): the work will not count. */
