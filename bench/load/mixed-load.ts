@@ -73,11 +73,26 @@ export class MixedLoad {
     };
     const consume = async (consumer: Consumer) => {
       const worker = async () => {
+        // Pipelined like a production worker: the next take goes out as soon as this one's acks
+        // are sent, not when they are answered, so a system whose acks wait for an fsync (orq
+        // strict) is not also made to deliver later for it. At most one earlier take's acks stay
+        // unanswered per worker (ackedBefore), which bounds what a slow ack path can pile up.
+        let ackedBefore: Promise<void> = Promise.resolve();
         while (this.consuming && this.failure === null) {
+          let acked: Promise<number> = Promise.resolve(0);
+          await new Promise<void>((taken) => {
+            acked = consumer.take(this.options.takeCount, this.options.waitMs, onPayload, taken);
+            // An error never calls `taken`: settle the wait here instead.
+            acked.then(() => taken(), () => taken());
+          });
+          await ackedBefore;
           // Not `delivered += await ...`: that reads `delivered` before the await and loses other workers' counts.
-          const got = await consumer.take(this.options.takeCount, this.options.waitMs, onPayload);
-          this.delivered += got;
+          ackedBefore = acked.then(
+            (got) => void (this.delivered += got),
+            (error: Error) => void (this.failure ??= error),
+          );
         }
+        await ackedBefore;
       };
       await Promise.all(Array.from({ length: this.options.consumerDepth }, worker));
     };

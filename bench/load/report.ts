@@ -116,6 +116,7 @@ export function summaryTable(results: ResultsBySystem): string {
   rows.push(["jupiter: ping/s, same conns and in-flight", (m) => num(m.jupiter?.pingPerS)]);
   rows.push(["mixed: delivered items/s", (m) => num(m.mixed?.deliveredItemsPerS)]);
   rows.push(["mixed: delay p50 / p99 / p99.9 µs", (m) => lat(m.mixed?.delay)]);
+  rows.push(["mixed: delay in the warm-up before it, p50 / p99 / p99.9 µs", (m) => lat(m.mixed?.warmupDelay)]);
   rows.push(["ping p50 / p99 / p99.9 µs", (m) => lat(m.latency?.ops["ping"])]);
   rows.push(["enqueue-1 p50 / p99 / p99.9 µs", (m) => lat(m.latency?.ops["enqueue1"])]);
   rows.push(["dequeue-1 p50 / p99 / p99.9 µs", (m) => lat(m.latency?.ops["dequeue1"])]);

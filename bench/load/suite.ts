@@ -14,7 +14,7 @@ import { pin, unpin } from "./pinning.ts";
 import type { Child, MemoryFigures } from "./processes.ts";
 import { readMemory } from "./processes.ts";
 import type { LatencyOp, MixedFigures, ThroughputFigures } from "./runners.ts";
-import { runDrain, runEnqueue, runLatency, runMixed } from "./runners.ts";
+import { mixedWarmupSDefault, runDrain, runEnqueue, runLatency, runMixed } from "./runners.ts";
 import type { System } from "./systems.ts";
 
 export interface EnqueueRow extends ThroughputFigures {
@@ -172,6 +172,8 @@ export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<Mo
     const child = context.track(await spec.start(dataDir, logPath));
     const figures = await runMixed(spec.system(child), {
       durationS: options.durationS,
+      // --quick is a smoke test: half a second of warm-up is enough to exercise it.
+      warmupS: options.quick ? 0.5 : mixedWarmupSDefault,
       rateItemsPerS: options.rateItemsPerS,
       ...mixedShape,
       takeCount: spec.mixedTakeCount,
@@ -179,7 +181,11 @@ export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<Mo
     });
     await child.stop();
     results.mixed = figures;
-    log(`${spec.label} mixed ${options.durationS} s at ${rate(options.rateItemsPerS)}/s offered: ${rate(figures.deliveredItemsPerS)} delivered/s, delay p50 ${(figures.delay.p50Us / 1000).toFixed(2)} ms, p99 ${(figures.delay.p99Us / 1000).toFixed(2)} ms`);
+    log(
+      `${spec.label} mixed ${options.durationS} s at ${rate(options.rateItemsPerS)}/s offered: ${rate(figures.deliveredItemsPerS)} delivered/s, ` +
+        `delay p50 ${(figures.delay.p50Us / 1000).toFixed(2)} ms, p99 ${(figures.delay.p99Us / 1000).toFixed(2)} ms, max ${(figures.delay.maxUs / 1000).toFixed(2)} ms ` +
+        `(the ${figures.warmupS} s warm-up before it: p99 ${(figures.warmupDelay.p99Us / 1000).toFixed(2)} ms, max ${(figures.warmupDelay.maxUs / 1000).toFixed(2)} ms)`,
+    );
   }
   if (wants("jupiter") && spec.jupiter !== undefined) {
     const { dataDir, logPath } = freshDir(context, spec.label);

@@ -16,13 +16,18 @@ export const TOPIC = "load";
 export interface Producer {
   enqueue(batch: number): Promise<void>;
   enqueueStamped(batch: number, sentAtMs: number): Promise<void>;
+  /** Enqueue calls (batches) not yet answered: one per call for every system, however many commands a batch takes on the wire. */
   readonly inFlight: number;
   close(): void;
 }
 
 export interface Consumer {
-  /** Takes up to `count` items (waiting up to `waitMs` when none is ready), acks them, resolves with how many. */
-  take(count: number, waitMs: number, onPayload?: (payload: Uint8Array) => void): Promise<number>;
+  /**
+   * Takes up to `count` items (waiting up to `waitMs` when none is ready), acks them, resolves with how many.
+   * `onTaken`, when given, is called once the items are in hand and their acks sent (before the acks are
+   * answered), so a pipelining caller may ask for more while the acks are in flight; not called on an error.
+   */
+  take(count: number, waitMs: number, onPayload?: (payload: Uint8Array) => void, onTaken?: () => void): Promise<number>;
   close(): void;
 }
 
@@ -95,7 +100,7 @@ export class OrqConsumer implements Consumer {
   private readonly templates = new Map<string, RequestTemplate>();
   constructor(readonly conn: OrqConn) {}
 
-  take(count: number, waitMs: number, onPayload?: (payload: Uint8Array) => void): Promise<number> {
+  take(count: number, waitMs: number, onPayload?: (payload: Uint8Array) => void, onTaken?: () => void): Promise<number> {
     const key = `${count}/${waitMs}`;
     let template = this.templates.get(key);
     if (template === undefined) {
@@ -111,6 +116,7 @@ export class OrqConsumer implements Consumer {
         }
         const items = reply.items as Delivery[];
         if (items.length === 0) {
+          onTaken?.();
           resolve(0);
           return;
         }
@@ -130,6 +136,7 @@ export class OrqConsumer implements Consumer {
           if (stale !== undefined && stale.length > 0) reject(new Error(`ack: ${stale.length} stale receipts`));
           else resolve(items.length);
         });
+        onTaken?.();
       });
     });
   }
@@ -151,10 +158,12 @@ export function orqSystem(label: string, host: string, port: number): System {
 
 export class BeanstalkProducer implements Producer {
   private readonly payload = fixedPayload();
+  /** Batches (enqueue calls) not yet fully answered: beanstalkd has no batch put, so a batch is `batch` pipelined puts. */
+  private batchesInFlight = 0;
   constructor(readonly conn: BeanstalkConn) {}
 
   get inFlight(): number {
-    return this.conn.inFlight;
+    return this.batchesInFlight;
   }
 
   enqueue(batch: number): Promise<void> {
@@ -166,16 +175,15 @@ export class BeanstalkProducer implements Producer {
   }
 
   private putMany(batch: number, payload: Uint8Array): Promise<void> {
+    this.batchesInFlight++;
     return new Promise((resolve, reject) => {
       let remaining = batch;
       for (let i = 0; i < batch; i++) {
         this.conn.put(payload, (line) => {
-          if (!line.startsWith("INSERTED")) {
-            reject(new Error(`put: ${line}`));
-            return;
-          }
           remaining--;
-          if (remaining === 0) resolve();
+          if (remaining === 0) this.batchesInFlight--;
+          if (!line.startsWith("INSERTED")) reject(new Error(`put: ${line}`));
+          else if (remaining === 0) resolve();
         });
       }
     });
@@ -189,7 +197,7 @@ export class BeanstalkProducer implements Producer {
 export class BeanstalkConsumer implements Consumer {
   constructor(readonly conn: BeanstalkConn) {}
 
-  take(count: number, waitMs: number, onPayload?: (payload: Uint8Array) => void): Promise<number> {
+  take(count: number, waitMs: number, onPayload?: (payload: Uint8Array) => void, onTaken?: () => void): Promise<number> {
     const timeoutS = Math.ceil(waitMs / 1000);
     return new Promise((resolve, reject) => {
       const jobIds: string[] = [];
@@ -203,7 +211,10 @@ export class BeanstalkConsumer implements Consumer {
           return;
         }
         repliesLeft--;
-        if (repliesLeft === 0) this.deleteAll(jobIds, resolve, reject);
+        if (repliesLeft === 0) {
+          this.deleteAll(jobIds, resolve, reject);
+          onTaken?.();
+        }
       };
       for (let i = 0; i < count; i++) this.conn.command(`reserve-with-timeout ${timeoutS}`, onReserve);
     });

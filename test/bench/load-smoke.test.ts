@@ -29,7 +29,7 @@ interface Throughput {
 interface ModeResults {
   enqueue?: Array<Throughput & { batch: number; connections: number }>;
   drain?: Throughput;
-  mixed?: { deliveredItemsPerS: number; delivered: number; delay: Latency };
+  mixed?: { deliveredItemsPerS: number; delivered: number; delay: Latency; warmupDelay: Latency };
   latency?: { pinned: boolean; ops: Record<string, Latency> };
   memory?: { afterLoad: { rssKiB: number; privateKiB: number }; afterRestart?: { rssKiB: number } };
   restart?: { afterStop: { listeningMs: number; firstItemMs: number }; afterCrash: { listeningMs: number; firstItemMs: number } };
@@ -61,6 +61,7 @@ function expectQueueFigures(mode: ModeResults | undefined, label: string, restar
   expectPositive(mode.drain?.itemsPerS, `${label} drain`);
   expectPositive(mode.mixed?.deliveredItemsPerS, `${label} mixed delivered/s`);
   expectLatency(mode.mixed?.delay, `${label} mixed delay`);
+  expectLatency(mode.mixed?.warmupDelay, `${label} mixed warm-up delay`);
   for (const op of ["enqueue1", "dequeue1", "dequeue1+ack"]) expectLatency(mode.latency?.ops[op], `${label} latency ${op}`);
   expectPositive(mode.memory?.afterLoad.rssKiB, `${label} rss`);
   expectPositive(mode.memory?.afterLoad.privateKiB, `${label} private`);
