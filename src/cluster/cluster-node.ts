@@ -49,6 +49,7 @@ const holdsNothing = { nodeId: "", heldEpoch: (): number | null => null, lost: (
 export class ClusterNode {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private pollTimer: ReturnType<typeof setTimeout> | null = null;
+  private pauseTimer: ReturnType<typeof setTimeout> | null = null;
   private stopped = false;
   private ownership: ShardOwnership | null = null;
   private client: SqlClient | null = null;
@@ -132,6 +133,7 @@ export class ClusterNode {
     await this.step();
     this.schedule();
     this.pollRemoteDependencies();
+    this.pollPauses();
   }
 
   /** The map as hello and the `cluster` op send it. */
@@ -171,8 +173,10 @@ export class ClusterNode {
     this.stopped = true;
     if (this.timer !== null) clearTimeout(this.timer);
     if (this.pollTimer !== null) clearTimeout(this.pollTimer);
+    if (this.pauseTimer !== null) clearTimeout(this.pauseTimer);
     this.timer = null;
     this.pollTimer = null;
+    this.pauseTimer = null;
   }
 
   /**
@@ -197,6 +201,28 @@ export class ClusterNode {
         .catch((error: unknown) => this.options.log("remote dependency poll failed", { error: (error as Error).message }))
         .finally(() => this.pollRemoteDependencies());
     }, clusterLimits.remoteDependencyPollMs);
+  }
+
+  /**
+   * Every pausePollMs: read the pause counter and, when another commit moved
+   * it, the pause rows, and make this node's engine match (pause-rows.ts). A
+   * snapshot that comes back while the engine is being rebuilt is dropped
+   * and read again at the next poll; a failed poll is retried then too.
+   */
+  private pollPauses(): void {
+    if (this.stopped) return;
+    this.pauseTimer = setTimeout(() => {
+      this.store
+        .readPauses()
+        .then((snapshot) => {
+          if (snapshot === null || this.engine.rebuilding) return;
+          const changes = this.store.pauses.reconcile(snapshot, (ns, topic) => this.engine.pausedUntil(ns, topic));
+          const nowMs = this.options.clock.nowMs();
+          for (const change of changes) this.engine.applyStoredPause(change.ns, change.topic, change.untilMs, nowMs);
+        })
+        .catch((error: unknown) => this.options.log("pause poll failed", { error: (error as Error).message }))
+        .finally(() => this.pollPauses());
+    }, clusterLimits.pausePollMs);
   }
 
   /** MOVED to the shard's owner, or UNAVAILABLE while it has none (or it is this node, still loading it). */
