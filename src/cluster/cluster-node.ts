@@ -10,7 +10,10 @@
 // ticks its ownership and, whenever the shards it serves differ from those
 // its engine was built from, rebuilds the engine. handover() (SIGTERM) stops
 // serving, lets the commits land, and gives every shard up at once so the
-// other nodes take them on their next tick.
+// other nodes take them on their next tick. Besides, the node polls the
+// database for other nodes' pauses (every 250 ms) and for the ends of `after`
+// ids on other nodes' shards (every 500 ms), and resizes its share of the
+// namespace quotas whenever the number of live nodes changes.
 
 import { Engine } from "../engine/engine.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -53,6 +56,9 @@ export class ClusterNode {
   private stopped = false;
   private ownership: ShardOwnership | null = null;
   private client: SqlClient | null = null;
+  /** The live nodes the quota shares were last computed for, and the shares the current engine reads for new namespaces. */
+  private quotaLiveNodes = 1;
+  private quotaShares: Record<string, { enqueuePerMinute: number | null }> = {};
   /** The shards the current engine was built from and still serves (a dropped one leaves at once). */
   private built = new Set<number>();
   readonly writer: GroupCommitter;
@@ -75,8 +81,9 @@ export class ClusterNode {
         if (store.hasShard(shard) && (ownership === null || !ownership.serving(shard))) store.dropShard(shard);
       }
       this.built = new Set(ownership === null ? [] : ownership.servedShards().filter((shard) => store.hasShard(shard)));
-      const liveNodes = Math.max(1, ownership?.map().nodes.length ?? 1);
-      return Engine.recover({ store, writer, limits: options.limits, namespaces: shareQuotas(options.namespaces, liveNodes), nowMs: options.clock.nowMs(), cluster: { placement } });
+      this.quotaLiveNodes = Math.max(1, ownership?.map().nodes.length ?? 1);
+      this.quotaShares = shareQuotas(options.namespaces, this.quotaLiveNodes);
+      return Engine.recover({ store, writer, limits: options.limits, namespaces: this.quotaShares, nowMs: options.clock.nowMs(), cluster: { placement } });
     };
     this.engine = new ClusterEngine(build, router, placement, store.shardCount, () => this.writer.drain());
   }
@@ -236,14 +243,28 @@ export class ClusterNode {
     return { code: "UNAVAILABLE", message: `shard ${shard} has no live owner yet`, retryAfterMs: clusterLimits.unownedRetryAfterMs };
   }
 
-  /** One ownership tick, then a rebuild when the served shards changed. */
+  /** One ownership tick, then a rebuild when the served shards changed (else new quota shares when the live nodes did). */
   private async step(): Promise<void> {
     const ownership = this.ownership;
     if (ownership === null) return;
     await ownership.tick();
+    this.reshareQuotas(Math.max(1, ownership.map().nodes.length));
     const built = [...this.built].sort((a, b) => a - b);
     const served = ownership.servedShards();
     if (served.length !== built.length || served.some((shard, i) => shard !== built[i])) await this.engine.rebuild();
+  }
+
+  /**
+   * The live nodes changed: every namespace's share of its quota follows at
+   * once (existing buckets resized, new namespaces created with the new
+   * share), without waiting for the next rebuild.
+   */
+  private reshareQuotas(liveNodes: number): void {
+    if (liveNodes === this.quotaLiveNodes) return;
+    this.quotaLiveNodes = liveNodes;
+    // Changed in place: the current engine reads this object when it creates a namespace.
+    for (const [ns, quota] of Object.entries(shareQuotas(this.options.namespaces, liveNodes))) this.quotaShares[ns] = quota;
+    this.engine.resizeQuotas((ns) => this.quotaShares[ns]?.enqueuePerMinute ?? null, this.options.clock.nowMs());
   }
 
   private schedule(): void {
@@ -264,10 +285,10 @@ function transactionIdleTimeoutMs(leaseMs: number): number {
 
 /**
  * Namespace quotas are cluster-wide: each node admits its share, the quota
- * divided by the live nodes when its engine was last built (rounded up). The
- * total is approximate: exact when enqueues spread evenly over the nodes (as
- * the cluster client spreads them), low when they all go to one node, and it
- * lags a join or a death until the next rebuild.
+ * divided by the live nodes it last saw (rounded up), recomputed at every
+ * ownership tick. The total is approximate: exact when enqueues spread evenly
+ * over the nodes (as the cluster client spreads them), low when they all go
+ * to one node (docs/CLUSTER.md says why it is not exact).
  */
 export function shareQuotas(
   namespaces: Record<string, { enqueuePerMinute: number | null }>,

@@ -205,6 +205,14 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     this.ctx.wake(nowMs);
   }
 
+  /** Cluster mode: this node's share of each namespace's quota changed (`share` null: the namespace has none). */
+  resizeQuotas(share: (ns: string) => number | null, nowMs: number): void {
+    for (const ns of this.s.namespaces.values()) {
+      const perMinute = share(ns.name);
+      if (ns.bucket !== null && perMinute !== null) ns.bucket.resize(perMinute, nowMs);
+    }
+  }
+
   /** Topics paused now. */
   get pausedTopicCount(): number {
     return this.pauses.size;
