@@ -125,24 +125,30 @@ export class PauseRows {
    * wrote it after the snapshot (the snapshot is older), or when the
    * engine's pause differs from the row this node last saw (its own change
    * is on the way to the database and lands after the snapshot, so it wins
-   * there too). Synchronous, so the changes reach the engine before anything
+   * there too; the row stays as seen and the next poll reads again). Synchronous, so the changes reach the engine before anything
    * else runs.
    */
   reconcile(snapshot: PauseSnapshot, pausedUntil: PausedUntil): PauseChange[] {
     const changes: PauseChange[] = [];
+    let unsettled = false;
     for (const key of new Set([...snapshot.rows.keys(), ...this.rows.keys()])) {
       const seen = this.rows.get(key);
       const now = snapshot.rows.get(key);
       if (sameBytes(seen, now)) continue;
       if ((this.ownWrites.get(key) ?? -1) > snapshot.version) continue;
       const record = decodePauseRecord((now ?? seen)!);
-      const settled = pausedUntil(record.ns, record.topic) === untilOf(seen);
+      if (pausedUntil(record.ns, record.topic) !== untilOf(seen)) {
+        // Keep the row as seen: the delete on its way is conditional on it, and must not match a newer pause.
+        unsettled = true;
+        continue;
+      }
       if (now === undefined) this.rows.delete(key);
       else this.rows.set(key, now);
-      if (settled) changes.push({ ns: record.ns, topic: record.topic, untilMs: untilOf(now) });
+      changes.push({ ns: record.ns, topic: record.topic, untilMs: untilOf(now) });
     }
     for (const [key, written] of this.ownWrites) if (written <= snapshot.version) this.ownWrites.delete(key);
-    this.version = snapshot.version;
+    // With a topic left unsettled, read again at the next poll, whether or not the counter moves.
+    if (!unsettled) this.version = snapshot.version;
     return changes;
   }
 }

@@ -2,7 +2,8 @@
 // real PostgreSQL, as pause-rows.ts says: a read sees nothing until another
 // commit moves the counter; reconcile reports the other store's pause and
 // resume; a snapshot older than this store's own commit leaves that topic
-// alone, and so does one for a topic whose own change is still on the way;
+// alone, and so does one for a topic whose own change is still on the way
+// (so an ending timed pause's delete spares a newer pause);
 // a delete only removes the row the store saw (a timed pause ending must not
 // take a newer pause with it), while a delete of a row never seen removes
 // whatever is there (a resume of a pause not polled yet).
@@ -89,13 +90,18 @@ describe.skipIf(!postgresAvailable())("pause rows across stores", () => {
     await writePause(b, "jobs", 7_000);
     expect(b.pauses.reconcile(old!, (_ns, topic) => engineB.get(topic))).toEqual([]);
     expect(stored(b)).toEqual([["jobs", 7_000]]);
-    // B's engine resumed "jobs" but the delete has not committed when A re-pauses it: the snapshot does not bring the pause back to B's engine.
+    // B's timed pause of "jobs" ended in its engine, its delete not committed yet, when A re-pauses the topic:
+    // the snapshot leaves B's engine and B's row alone, so B's delete (conditional on its row) spares A's pause.
     engineB.delete("jobs");
     await writePause(a, "jobs", 9_000);
     await writePause(a, "other", null);
     expect(await poll(b, engineB)).toEqual([{ ns, topic: "other", untilMs: null }]);
     expect(engineB.has("jobs")).toBe(false);
-    expect(stored(b)).toEqual([["jobs", 9_000], ["other", null]]);
+    expect(stored(b)).toEqual([["jobs", 7_000], ["other", null]]);
+    await writePause(b, "jobs", undefined);
+    expect(await poll(b, engineB)).toEqual([{ ns, topic: "jobs", untilMs: 9_000 }]);
+    expect(engineB.get("jobs")).toBe(9_000);
+    expect(await poll(b, engineB)).toBeNull();
   });
 
   test("a delete removes only the row the store saw; a row never seen is deleted whatever it holds", async () => {
