@@ -1251,6 +1251,7 @@ var clusterLimits = Object.freeze({
   unownedRetryAfterMs: 500,
   rebuildRetryAfterMs: 100,
   remoteDependencyPollMs: 500,
+  pausePollMs: 250,
   remoteDependenciesPerPollMax: 1000,
   renewalsPerLease: 3,
   tickMsMax: 1000,

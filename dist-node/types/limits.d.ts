@@ -189,6 +189,8 @@ export declare const clusterLimits: Readonly<{
     rebuildRetryAfterMs: 100;
     /** How often a node asks the database how `after` ids on other nodes' shards ended (500 ms): the contract's 1 s, less a commit. */
     remoteDependencyPollMs: 500;
+    /** How often a node reads the pause counter, and the pause rows when it moved (250 ms): the contract's 1 s for a pause to act on every node, less a commit and a rebuild's wait. */
+    pausePollMs: 250;
     /** Such ids asked per poll (1,000): one query stays small; more are asked at the next poll. */
     remoteDependenciesPerPollMax: 1000;
     /** Ownership ticks per lease (at least 3): two renewals may fail in a row before a lease runs out. */

@@ -187,9 +187,8 @@ export class ClusterEngine implements EngineApi {
   }
 
   /**
-   * Pauses act on this node and are stored in the database, so they survive a
-   * restart and an engine rebuild; carrying them to the other nodes within 1 s
-   * (the contract) is not built yet (docs/CLUSTER.md, "Limits").
+   * Pauses act on this node at once and are stored in the database, where
+   * the other nodes poll them (ClusterNode.pollPauses, applyStoredPause).
    */
   pause(ns: string, topic: string, forMs: number | null, nowMs: number): Result<Reply<{ pausedUntilMs: number | null }>> {
     return this.inner.pause(ns, topic, forMs, nowMs);
@@ -212,6 +211,26 @@ export class ClusterEngine implements EngineApi {
   /** Such a dependency ended (ignored while rebuilding: the next poll reports it again). */
   remoteDependencyEnded(id: string, how: RemoteEnd, nowMs: number): void {
     if (!this.swapping) this.inner.remoteDependencyEnded(id, how, nowMs);
+  }
+
+  /** True while the engine is being replaced (a pause poll then leaves the rows unread, for the next poll). */
+  get rebuilding(): boolean {
+    return this.swapping;
+  }
+
+  /** A topic's pause in this node's engine (undefined: not paused). */
+  pausedUntil(ns: string, topic: string): number | null | undefined {
+    return this.inner.pausedUntil(ns, topic);
+  }
+
+  /** Another node committed a topic's pause or resume (not while rebuilding: the new engine reads the stored pauses). */
+  applyStoredPause(ns: string, topic: string, untilMs: number | null | undefined, nowMs: number): void {
+    if (!this.swapping) this.inner.applyStoredPause(ns, topic, untilMs, nowMs);
+  }
+
+  /** This node's share of the namespace quotas changed (while rebuilding, the new engine is built with the new shares). */
+  resizeQuotas(share: (ns: string) => number | null, nowMs: number): void {
+    if (!this.swapping) this.inner.resizeQuotas(share, nowMs);
   }
 
   /** Not while rebuilding: the engine being replaced must write nothing after the drain the new one is built from. */

@@ -10,7 +10,10 @@
 // ticks its ownership and, whenever the shards it serves differ from those
 // its engine was built from, rebuilds the engine. handover() (SIGTERM) stops
 // serving, lets the commits land, and gives every shard up at once so the
-// other nodes take them on their next tick.
+// other nodes take them on their next tick. Besides, the node polls the
+// database for other nodes' pauses (every 250 ms) and for the ends of `after`
+// ids on other nodes' shards (every 500 ms), and resizes its share of the
+// namespace quotas whenever the number of live nodes changes.
 
 import { Engine } from "../engine/engine.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -49,9 +52,13 @@ const holdsNothing = { nodeId: "", heldEpoch: (): number | null => null, lost: (
 export class ClusterNode {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private pollTimer: ReturnType<typeof setTimeout> | null = null;
+  private pauseTimer: ReturnType<typeof setTimeout> | null = null;
   private stopped = false;
   private ownership: ShardOwnership | null = null;
   private client: SqlClient | null = null;
+  /** The live nodes the quota shares were last computed for, and the shares the current engine reads for new namespaces. */
+  private quotaLiveNodes = 1;
+  private quotaShares: Record<string, { enqueuePerMinute: number | null }> = {};
   /** The shards the current engine was built from and still serves (a dropped one leaves at once). */
   private built = new Set<number>();
   readonly writer: GroupCommitter;
@@ -74,8 +81,9 @@ export class ClusterNode {
         if (store.hasShard(shard) && (ownership === null || !ownership.serving(shard))) store.dropShard(shard);
       }
       this.built = new Set(ownership === null ? [] : ownership.servedShards().filter((shard) => store.hasShard(shard)));
-      const liveNodes = Math.max(1, ownership?.map().nodes.length ?? 1);
-      return Engine.recover({ store, writer, limits: options.limits, namespaces: shareQuotas(options.namespaces, liveNodes), nowMs: options.clock.nowMs(), cluster: { placement } });
+      this.quotaLiveNodes = Math.max(1, ownership?.map().nodes.length ?? 1);
+      this.quotaShares = shareQuotas(options.namespaces, this.quotaLiveNodes);
+      return Engine.recover({ store, writer, limits: options.limits, namespaces: this.quotaShares, nowMs: options.clock.nowMs(), cluster: { placement } });
     };
     this.engine = new ClusterEngine(build, router, placement, store.shardCount, () => this.writer.drain());
   }
@@ -132,6 +140,7 @@ export class ClusterNode {
     await this.step();
     this.schedule();
     this.pollRemoteDependencies();
+    this.pollPauses();
   }
 
   /** The map as hello and the `cluster` op send it. */
@@ -171,8 +180,10 @@ export class ClusterNode {
     this.stopped = true;
     if (this.timer !== null) clearTimeout(this.timer);
     if (this.pollTimer !== null) clearTimeout(this.pollTimer);
+    if (this.pauseTimer !== null) clearTimeout(this.pauseTimer);
     this.timer = null;
     this.pollTimer = null;
+    this.pauseTimer = null;
   }
 
   /**
@@ -199,6 +210,28 @@ export class ClusterNode {
     }, clusterLimits.remoteDependencyPollMs);
   }
 
+  /**
+   * Every pausePollMs: read the pause counter and, when another commit moved
+   * it, the pause rows, and make this node's engine match (pause-rows.ts). A
+   * snapshot that comes back while the engine is being rebuilt is dropped
+   * and read again at the next poll; a failed poll is retried then too.
+   */
+  private pollPauses(): void {
+    if (this.stopped) return;
+    this.pauseTimer = setTimeout(() => {
+      this.store
+        .readPauses()
+        .then((snapshot) => {
+          if (snapshot === null || this.engine.rebuilding) return;
+          const changes = this.store.pauses.reconcile(snapshot, (ns, topic) => this.engine.pausedUntil(ns, topic));
+          const nowMs = this.options.clock.nowMs();
+          for (const change of changes) this.engine.applyStoredPause(change.ns, change.topic, change.untilMs, nowMs);
+        })
+        .catch((error: unknown) => this.options.log("pause poll failed", { error: (error as Error).message }))
+        .finally(() => this.pollPauses());
+    }, clusterLimits.pausePollMs);
+  }
+
   /** MOVED to the shard's owner, or UNAVAILABLE while it has none (or it is this node, still loading it). */
   private notServed(shard: number): ReturnType<ShardRouter["route"]> {
     const map = this.ownership?.map();
@@ -210,14 +243,28 @@ export class ClusterNode {
     return { code: "UNAVAILABLE", message: `shard ${shard} has no live owner yet`, retryAfterMs: clusterLimits.unownedRetryAfterMs };
   }
 
-  /** One ownership tick, then a rebuild when the served shards changed. */
+  /** One ownership tick, then a rebuild when the served shards changed (else new quota shares when the live nodes did). */
   private async step(): Promise<void> {
     const ownership = this.ownership;
     if (ownership === null) return;
     await ownership.tick();
+    this.reshareQuotas(Math.max(1, ownership.map().nodes.length));
     const built = [...this.built].sort((a, b) => a - b);
     const served = ownership.servedShards();
     if (served.length !== built.length || served.some((shard, i) => shard !== built[i])) await this.engine.rebuild();
+  }
+
+  /**
+   * The live nodes changed: every namespace's share of its quota follows at
+   * once (existing buckets resized, new namespaces created with the new
+   * share), without waiting for the next rebuild.
+   */
+  private reshareQuotas(liveNodes: number): void {
+    if (liveNodes === this.quotaLiveNodes) return;
+    this.quotaLiveNodes = liveNodes;
+    // Changed in place: the current engine reads this object when it creates a namespace.
+    for (const [ns, quota] of Object.entries(shareQuotas(this.options.namespaces, liveNodes))) this.quotaShares[ns] = quota;
+    this.engine.resizeQuotas((ns) => this.quotaShares[ns]?.enqueuePerMinute ?? null, this.options.clock.nowMs());
   }
 
   private schedule(): void {
@@ -238,10 +285,10 @@ function transactionIdleTimeoutMs(leaseMs: number): number {
 
 /**
  * Namespace quotas are cluster-wide: each node admits its share, the quota
- * divided by the live nodes when its engine was last built (rounded up). The
- * total is approximate: exact when enqueues spread evenly over the nodes (as
- * the cluster client spreads them), low when they all go to one node, and it
- * lags a join or a death until the next rebuild.
+ * divided by the live nodes it last saw (rounded up), recomputed at every
+ * ownership tick. The total is approximate: exact when enqueues spread evenly
+ * over the nodes (as the cluster client spreads them), low when they all go
+ * to one node (docs/CLUSTER.md says why it is not exact).
  */
 export function shareQuotas(
   namespaces: Record<string, { enqueuePerMinute: number | null }>,

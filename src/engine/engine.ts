@@ -94,7 +94,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     this.dequeuer = new Dequeuer(this.s, latestNowMs, placement !== null);
     this.ctx = { s: this.s, scratchSeen: new Set(), wake: (wakeNowMs) => this.dequeuer.wake(wakeNowMs) };
     this.enqueuer = new Enqueuer(this.ctx, latestNowMs, placement);
-    this.pauses = new Pauses(this.s);
+    this.pauses = new Pauses(this.s, placement !== null);
   }
 
   /** Build the engine from what the store holds (an empty store is a fresh start). */
@@ -191,6 +191,26 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
   resume(nsName: string, topicName: string, nowMs: number): Result<Reply<{ resumed: boolean }>> {
     this.advance(nowMs);
     return this.pauses.resume(this.ctx, nsName, topicName, nowMs);
+  }
+
+  /** Cluster mode: a topic's pause now (undefined: not paused), to compare with the database's. */
+  pausedUntil(nsName: string, topicName: string): number | null | undefined {
+    return this.pauses.pausedUntil(nsName, topicName);
+  }
+
+  /** Cluster mode: another node committed this topic's pause (its end, null: until resume) or resume (undefined). */
+  applyStoredPause(nsName: string, topicName: string, untilMs: number | null | undefined, nowMs: number): void {
+    this.advance(nowMs);
+    this.pauses.applyStored(nsName, topicName, untilMs, nowMs);
+    this.ctx.wake(nowMs);
+  }
+
+  /** Cluster mode: this node's share of each namespace's quota changed (`share` null: the namespace has none). */
+  resizeQuotas(share: (ns: string) => number | null, nowMs: number): void {
+    for (const ns of this.s.namespaces.values()) {
+      const perMinute = share(ns.name);
+      if (ns.bucket !== null && perMinute !== null) ns.bucket.resize(perMinute, nowMs);
+    }
   }
 
   /** Topics paused now. */

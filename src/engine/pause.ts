@@ -11,6 +11,12 @@
 // engine keeps no timer; its record is deleted in the tick's background
 // write, and a record whose end passed while the server was down ends at the
 // first tick after start.
+//
+// Cluster mode (src/cluster/) shares pauses through the database: a pause or
+// resume committed by another node arrives through applyStored, which
+// changes this engine's state without writing it back; and a resume writes
+// its delete even when this node has not seen the pause yet (another node may
+// have set it within the last poll).
 
 import { assert } from "../lib/assert.ts";
 import type { HeapNode } from "../lib/pairing-heap.ts";
@@ -36,7 +42,11 @@ export class Pauses {
   /** Topics paused now (bounded by limits.pausedTopicsMax). */
   private pausedCount = 0;
 
-  constructor(private readonly s: ItemStates) {}
+  constructor(
+    private readonly s: ItemStates,
+    /** Cluster mode: a resume of a topic not paused here still writes its delete (the pause may be another node's, not seen yet). */
+    private readonly resumeUnseen = false,
+  ) {}
 
   get size(): number {
     return this.pausedCount;
@@ -72,16 +82,53 @@ export class Pauses {
   /** Lift a topic's pause; `resumed` false (and nothing written) when it was not paused. */
   resume(ctx: OpContext, nsName: string, topicName: string, nowMs: number): Result<Reply<{ resumed: boolean }>> {
     const topic = this.s.namespaces.get(nsName)?.topics.get(topicName);
-    if (topic === undefined || topic.pause === null) return { ok: true, value: { value: { resumed: false }, durable: null } };
-    this.lift(topic.pause);
+    if (topic === undefined || topic.pause === null) {
+      if (!this.resumeUnseen) return { ok: true, value: { value: { resumed: false }, durable: null } };
+      this.s.ws().deletePause(nsName, topicName);
+      return finishOp(ctx, { resumed: false }, nowMs);
+    }
+    this.lift(topic.pause, true);
     return finishOp(ctx, { resumed: true }, nowMs);
+  }
+
+  /** The pause of a topic now: its end (null: until resume), or undefined when it is not paused. */
+  pausedUntil(nsName: string, topicName: string): number | null | undefined {
+    const pause = this.s.namespaces.get(nsName)?.topics.get(topicName)?.pause;
+    return pause === null || pause === undefined ? undefined : pause.untilMs;
+  }
+
+  /**
+   * Cluster mode: another node committed this topic's pause (untilMs, null
+   * for until resume) or its end (undefined). Change this engine to match,
+   * writing nothing: the database already holds it. A pause over the
+   * paused-topics limit is still taken (the limit was checked where it was set).
+   */
+  applyStored(nsName: string, topicName: string, untilMs: number | null | undefined, nowMs: number): void {
+    const s = this.s;
+    const existing = s.namespaces.get(nsName)?.topics.get(topicName);
+    if (untilMs === undefined) {
+      if (existing !== undefined && existing.pause !== null) this.lift(existing.pause, false);
+      return;
+    }
+    const topic = existing ?? s.namespace(nsName, nowMs).topic(topicName);
+    let pause = topic.pause;
+    if (pause === null) {
+      pause = new TopicPause(topic, untilMs);
+      topic.pause = pause;
+      this.pausedCount++;
+    } else {
+      if (pause.untilMs === untilMs) return;
+      this.cancelDeadline(pause);
+      pause.untilMs = untilMs;
+    }
+    if (untilMs !== null) pause.node = s.deadlines.schedule(untilMs, DeadlineKind.PauseEnd, null, null, null, pause);
   }
 
   /** A timed pause's deadline came (inside a tick: the write joins the tick's background set). */
   end(pause: TopicPause): void {
     pause.node = null;
     if (pause.topic.pause !== pause) return;
-    this.lift(pause);
+    this.lift(pause, true);
   }
 
   /** Install the stored pauses at start (before the first tick; a pause already over ends at that tick). */
@@ -111,14 +158,14 @@ export class Pauses {
     assert(paused === this.pausedCount, `pauses: ${this.pausedCount} counted, ${paused} found`);
   }
 
-  /** The pause is over: forget it (memory and store), serve the topic's parked dequeues, drop it if empty. */
-  private lift(pause: TopicPause): void {
+  /** The pause is over: forget it (and its record when `write`), serve the topic's parked dequeues, drop it if empty. */
+  private lift(pause: TopicPause, write: boolean): void {
     const s = this.s;
     const topic = pause.topic;
     this.cancelDeadline(pause);
     topic.pause = null;
     this.pausedCount--;
-    s.ws().deletePause(topic.ns, topic.name);
+    if (write) s.ws().deletePause(topic.ns, topic.name);
     if (topic.takeable > 0) s.dirty.add(topic);
     s.namespaces.get(topic.ns)?.dropIfEmpty(topic);
   }

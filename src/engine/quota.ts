@@ -1,18 +1,31 @@
 // A namespace's enqueue quota: a token bucket that counts items, holds up to
 // one minute's worth, and refills continuously from the nowMs it is handed.
+// In cluster mode a node's bucket holds its share of the quota, resized when
+// nodes join or leave (cluster/cluster-node.ts).
 
 export type QuotaVerdict = { ok: true } | { ok: false; tooLarge: boolean; retryAfterMs: number };
 
 export class TokenBucket {
   private tokens: number;
   private lastMs: number;
+  private capacity: number;
 
-  constructor(
-    readonly perMinute: number,
-    nowMs: number,
-  ) {
+  constructor(perMinute: number, nowMs: number) {
+    this.capacity = perMinute;
     this.tokens = perMinute;
     this.lastMs = nowMs;
+  }
+
+  /** Items per minute, and the most the bucket holds. */
+  get perMinute(): number {
+    return this.capacity;
+  }
+
+  /** A new rate and capacity from now on: the time so far refills at the old rate; tokens above the new capacity go. */
+  resize(perMinute: number, nowMs: number): void {
+    this.available(nowMs);
+    this.capacity = perMinute;
+    this.tokens = Math.min(this.tokens, perMinute);
   }
 
   /** Tokens available now (refilled up to capacity). */

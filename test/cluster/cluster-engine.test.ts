@@ -4,7 +4,11 @@
 // first id's; a request naming a shard this node does not serve is answered
 // by the router (MOVED) with nothing done; a plain enqueue never lands on an
 // unserved shard; deliveries wait for their lease commit; a rebuild refuses
-// requests until the new engine serves, and answers parked dequeues empty.
+// requests until the new engine serves, and answers parked dequeues empty;
+// another node's pause and resume change the engine without a write (parked
+// dequeues served at the end, a timed one ends at its deadline) and a resume
+// of a pause not seen here is still written; a node's quota share follows the
+// live nodes (existing buckets resized, new namespaces get the new share).
 
 import { describe, expect, test } from "bun:test";
 import { ClusterEngine, shardPrefix, type ShardRouter } from "../../src/cluster/cluster-engine.ts";
@@ -16,6 +20,7 @@ import type { Failure } from "../../src/engine/api.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { defaultLimits } from "../../src/limits.ts";
 import { fnv1a32, shardOfKey } from "../../src/protocol/key-shard.ts";
+import { TokenBucket } from "../../src/engine/quota.ts";
 import { GroupCommitter } from "../../src/storage/group-commit.ts";
 import { MemoryStore } from "../../src/storage/memory/memory-store.ts";
 
@@ -40,7 +45,7 @@ function item(extra: { key?: string; after?: string[] } = {}) {
 }
 
 /** A node of 4 shards serving `served`; other shards are MOVED to "other". */
-function node(served: Set<number>) {
+function node(served: Set<number>, namespaces: Record<string, { enqueuePerMinute: number | null }> = {}) {
   const clock = new ManualClock();
   const store = new MemoryStore({ shards: 4 });
   const committer = new GroupCommitter(store, { clock });
@@ -51,7 +56,7 @@ function node(served: Set<number>) {
       served.has(shard) ? null : { code: "MOVED", message: `shard ${shard} elsewhere`, moved: { shard, nodeId: "other", addr: "10.0.0.2:7420", mapVersion: 9 } },
   };
   const engine = new ClusterEngine(
-    () => Engine.recover({ store, writer, limits: defaultLimits, namespaces: {}, nowMs: clock.nowMs(), cluster: { placement } }),
+    () => Engine.recover({ store, writer, limits: defaultLimits, namespaces, nowMs: clock.nowMs(), cluster: { placement } }),
     router,
     placement,
     4,
@@ -155,5 +160,73 @@ describe("cluster-wide quotas", () => {
       c: { enqueuePerMinute: 4 },
     });
     expect(shareQuotas({ a: { enqueuePerMinute: 1 } }, 5)).toEqual({ a: { enqueuePerMinute: 1 } });
+  });
+});
+
+describe("pauses from other nodes", () => {
+  const take = { topics: [{ topic: "t", count: 1 }], capabilities: null, leaseMs: null, owner: 1 };
+
+  test("applyStoredPause pauses and lifts without writing; the lift serves parked dequeues; a timed one ends at its deadline", async () => {
+    const { engine, clock, store, committer } = node(new Set([0, 1, 2, 3]));
+    const enq = engine.enqueue("n", [item(), item()], clock.nowMs());
+    if (enq.ok) await enq.value.durable;
+    engine.applyStoredPause("n", "t", null, clock.nowMs());
+    expect(engine.pausedUntil("n", "t")).toBeNull();
+    expect([...store.loadPauses()]).toEqual([]);
+    const parked = engine.dequeue("n", { ...take, waitMs: 60_000 }, clock.nowMs());
+    expect(parked.ok && parked.value.kind).toBe("parked");
+    engine.applyStoredPause("n", "t", undefined, clock.nowMs());
+    expect(engine.pausedUntil("n", "t")).toBeUndefined();
+    if (parked.ok && parked.value.kind === "parked") expect((await parked.value.waiter).value.deliveries).toHaveLength(1);
+    engine.applyStoredPause("n", "t", clock.nowMs() + 1_000, clock.nowMs());
+    const paused = engine.dequeue("n", { ...take, waitMs: 0 }, clock.nowMs());
+    expect(paused.ok && paused.value.kind === "done" && paused.value.reply.value.deliveries).toEqual([]);
+    clock.advance(1_000);
+    engine.tick(clock.nowMs());
+    expect(engine.pausedUntil("n", "t")).toBeUndefined();
+    const after = engine.dequeue("n", { ...take, waitMs: 0 }, clock.nowMs());
+    expect(after.ok && after.value.kind === "done" && after.value.reply.value.deliveries.length).toBe(1);
+    await committer.drain();
+  });
+
+  test("a resume of a topic this node never saw paused is written all the same (resumed: false)", async () => {
+    const { engine, clock, store, committer } = node(new Set([0, 1, 2, 3]));
+    const paused = engine.pause("n", "t", null, clock.nowMs());
+    if (paused.ok) await paused.value.durable;
+    expect([...store.loadPauses()]).toHaveLength(1);
+    engine.applyStoredPause("n", "t", undefined, clock.nowMs()); // as if another node's resume was polled, but its row is still here
+    const resumed = engine.resume("n", "t", clock.nowMs());
+    expect(resumed.ok && resumed.value.value).toEqual({ resumed: false });
+    if (resumed.ok) await resumed.value.durable;
+    expect([...store.loadPauses()]).toEqual([]);
+    await committer.drain();
+  });
+});
+
+describe("quota shares follow the live nodes", () => {
+  test("a resized bucket refills at the old rate up to now, then holds and refills at the new one", () => {
+    const bucket = new TokenBucket(60, 0);
+    expect(bucket.take(60, 0)).toEqual({ ok: true });
+    bucket.resize(20, 30_000); // 30 tokens came at 60 a minute; 20 fit
+    expect(bucket.available(30_000)).toBe(20);
+    expect(bucket.take(20, 30_000)).toEqual({ ok: true });
+    expect(bucket.take(1, 30_000)).toEqual({ ok: false, tooLarge: false, retryAfterMs: 3_000 });
+    expect(bucket.take(21, 30_000)).toEqual({ ok: false, tooLarge: true, retryAfterMs: 0 });
+    bucket.resize(120, 30_000);
+    expect(bucket.take(2, 31_000)).toEqual({ ok: true });
+  });
+
+  test("resizeQuotas changes the buckets of existing namespaces; the shares object serves new ones", () => {
+    const shares: Record<string, { enqueuePerMinute: number | null }> = { a: { enqueuePerMinute: 2 }, b: { enqueuePerMinute: 2 }, free: { enqueuePerMinute: null } };
+    const { engine, clock } = node(new Set([0, 1, 2, 3]), shares);
+    expect(engine.enqueue("a", [item(), item()], clock.nowMs()).ok).toBe(true);
+    shares.b = { enqueuePerMinute: 4 };
+    engine.resizeQuotas((ns) => (ns === "free" ? null : 4), clock.nowMs());
+    clock.advance(60_000);
+    expect(engine.enqueue("a", [item(), item(), item(), item()], clock.nowMs()).ok).toBe(true);
+    expect(engine.enqueue("b", [item(), item(), item(), item()], clock.nowMs()).ok).toBe(true);
+    const over = engine.enqueue("b", [item()], clock.nowMs());
+    expect(over.ok ? null : over.failure.code).toBe("RATE_LIMITED");
+    expect(engine.enqueue("free", Array.from({ length: 50 }, () => item()), clock.nowMs()).ok).toBe(true);
   });
 });

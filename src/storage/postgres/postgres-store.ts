@@ -23,7 +23,7 @@ import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, Store
 import { commitStatements, encodeCommit, type EncodedCommit, type Statement } from "./commit-statements.ts";
 import { AckedRows } from "./acked-rows.ts";
 import { ItemCache } from "./item-cache.ts";
-import { PauseRows } from "./pause-rows.ts";
+import { PauseRows, type PauseSnapshot } from "./pause-rows.ts";
 import { remoteEnds, type RemoteItemEnd } from "./remote-ends.ts";
 import { countOpen, ensureSchema } from "./schema.ts";
 import { fenceCheckSql, ShardFencedError, type ShardFence } from "./shard-fence.ts";
@@ -178,6 +178,11 @@ export class PostgresStore implements Store {
     return this.pauses.records();
   }
 
+  /** Cluster mode: every pause row, when a commit (of any node) changed them since the last read (pause-rows.ts). */
+  async readPauses(): Promise<PauseSnapshot | null> {
+    return await this.pauses.read(this.client);
+  }
+
   /** What the served shards hold in this process (the cache), for recovery's progress line. */
   storedCounts(): { items: number; outcomes: number } {
     return this.cache.counts();
@@ -199,8 +204,8 @@ export class PostgresStore implements Store {
     // error and must stop before anything is sent.
     const outcomes = this.acked.outcomeWrites(batch);
     const encoded = encodeCommit(outcomes === batch.outcomes ? batch : { ...batch, outcomes }, this.shardCount);
-    const pauses = this.pauses.statements(batch);
-    const run = this.tail.then(() => this.apply(encoded, batch, pauses));
+    // The pause statements are made when the commit runs: a delete is conditional on the row as the commits before it left it.
+    const run = this.tail.then(() => this.apply(encoded, batch, this.pauses.statements(batch)));
     this.tail = run.catch(() => undefined);
     return await run;
   }
@@ -212,17 +217,20 @@ export class PostgresStore implements Store {
     await this.client.close();
   }
 
-  private async apply(encoded: EncodedCommit, batch: CommitBatch, pauses: { statements: Statement[]; apply: () => void }): Promise<CommitResult> {
+  private async apply(encoded: EncodedCommit, batch: CommitBatch, pauses: ReturnType<PauseRows["statements"]>): Promise<CommitResult> {
     const shards = [...encoded.shards.keys()];
     let fenced = new Map<number, Error>();
+    let pauseResults: unknown[][][] = [];
     try {
       await this.client.transaction(async (tx) => {
         fenced = await this.checkFence(tx, shards);
-        const statements: Statement[] = [...commitStatements(encoded, new Set(fenced.keys())), ...pauses.statements];
+        const itemStatements = commitStatements(encoded, new Set(fenced.keys()));
+        const statements: Statement[] = [...itemStatements, ...pauses.statements];
         const meta = batch.meta === null ? null : this.metaStatement(batch.meta);
         if (meta !== null) statements.push(meta);
         if (statements.length === 0) return;
         const results = await tx.pipeline(statements);
+        pauseResults = results.slice(itemStatements.length, itemStatements.length + pauses.statements.length);
         if (meta !== null && results[results.length - 1]?.length !== 1) {
           throw new Error("another process reserved item keys in this database (one database per single-node store)");
         }
@@ -235,7 +243,7 @@ export class PostgresStore implements Store {
     }
     for (const [shard, writes] of encoded.shards) if (!fenced.has(shard)) this.cache.apply(shard, writes);
     this.cache.applyOutcomes(encoded.outcomes, fenced);
-    pauses.apply();
+    pauses.apply(pauseResults);
     if (batch.meta !== null) this.currentMeta = { ...batch.meta, boots: this.currentMeta.boots };
     for (const [shard, error] of fenced) this.fence?.lost(shard, error.message);
     return { failedShards: fenced, metaError: null };

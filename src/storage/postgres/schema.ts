@@ -13,8 +13,10 @@
 //   (cluster mode; see cluster/ownership.ts).
 // - orq_nodes (node_id, addr, incarnation, heartbeat_at, lease_ms): the
 //   nodes; one is live while its last heartbeat is younger than its own lease.
+// - orq_pauses key -> value, and orq_pause_version: paused topics and the
+//   counter their commits raise (pause-rows.ts).
 
-import { createPausesTableSql } from "./pause-rows.ts";
+import { createPausesTableSql, createPauseVersionSql } from "./pause-rows.ts";
 import { randomBytes } from "node:crypto";
 import type { MetaRecord } from "../record.ts";
 import { FORMAT_VERSION } from "../store-meta.ts";
@@ -26,6 +28,7 @@ const schemaLockKey = 0x6f72_7101;
 
 const createStatements = [
   createPausesTableSql,
+  ...createPauseVersionSql,
   `CREATE TABLE IF NOT EXISTS orq_meta (
      singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
      format_version integer NOT NULL,

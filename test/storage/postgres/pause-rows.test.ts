@@ -1,0 +1,126 @@
+// Goal: pause rows carry pauses between two stores (two cluster nodes) on one
+// real PostgreSQL, as pause-rows.ts says: a read sees nothing until another
+// commit moves the counter; reconcile reports the other store's pause and
+// resume; a snapshot older than this store's own commit leaves that topic
+// alone, and so does one for a topic whose own change is still on the way
+// (so an ending timed pause's delete spares a newer pause);
+// a delete only removes the row the store saw (a timed pause ending must not
+// take a newer pause with it), while a delete of a row never seen removes
+// whatever is there (a resume of a pause not polled yet).
+// Skipped when PostgreSQL is not installed (unless ORQ_REQUIRE_POSTGRES=1).
+
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import type { PauseChange, PausedUntil } from "../../../src/storage/postgres/pause-rows.ts";
+import { openPostgresStore, type PostgresStore } from "../../../src/storage/postgres/postgres-store.ts";
+import type { PauseRecord } from "../../../src/storage/record.ts";
+import { postgresAvailable, releasePostgres, sharedPostgres } from "../../support/postgres-server.ts";
+
+const ns = "default";
+
+async function openTwo(label: string): Promise<[PostgresStore, PostgresStore]> {
+  const url = await (await sharedPostgres()).createDatabase(label);
+  const open = () =>
+    openPostgresStore({ url, shards: null, shardsDefault: 2, durability: "strict", keyRangePerOpen: 1_000, loadAllShards: false, applicationName: "orq-test", transactionIdleTimeoutMs: null });
+  const first = await open();
+  return [first, await open()];
+}
+
+async function writePause(store: PostgresStore, topic: string, untilMs: number | null | undefined): Promise<void> {
+  const record: PauseRecord | null = untilMs === undefined ? null : { ns, topic, untilMs };
+  const result = await store.commit({ shards: [], outcomes: [], meta: null, pauses: [{ ns, topic, record }] });
+  expect(result.metaError).toBeNull();
+}
+
+/** Read and reconcile, with the engine's pauses as `engine` holds them; returns the changes (null: counter unmoved). */
+async function poll(store: PostgresStore, engine: Map<string, number | null>): Promise<PauseChange[] | null> {
+  const snapshot = await store.readPauses();
+  if (snapshot === null) return null;
+  const pausedUntil: PausedUntil = (_ns, topic) => engine.get(topic);
+  const changes = store.pauses.reconcile(snapshot, pausedUntil);
+  for (const change of changes) {
+    if (change.untilMs === undefined) engine.delete(change.topic);
+    else engine.set(change.topic, change.untilMs);
+  }
+  return changes;
+}
+
+function stored(store: PostgresStore): Array<[string, number | null]> {
+  return [...store.loadPauses()].map((record): [string, number | null] => [record.topic, record.untilMs]).sort();
+}
+
+describe.skipIf(!postgresAvailable())("pause rows across stores", () => {
+  const opened: PostgresStore[] = [];
+
+  beforeAll(async () => {
+    await sharedPostgres();
+  });
+
+  afterEach(async () => {
+    for (const store of opened.splice(0)) await store.close();
+  });
+
+  afterAll(() => releasePostgres());
+
+  test("another store's pause and resume arrive once the counter moves; an unmoved counter reads nothing", async () => {
+    const [a, b] = await openTwo("pauses1");
+    opened.push(a, b);
+    const engineB = new Map<string, number | null>();
+    expect(await poll(b, engineB)).toBeNull();
+    await writePause(a, "jobs", null);
+    await writePause(a, "mail", 5_000);
+    expect(await poll(b, engineB)).toEqual([
+      { ns, topic: "jobs", untilMs: null },
+      { ns, topic: "mail", untilMs: 5_000 },
+    ]);
+    expect(await poll(b, engineB)).toBeNull();
+    expect(stored(b)).toEqual([["jobs", null], ["mail", 5_000]]);
+    await writePause(a, "jobs", undefined);
+    expect(await poll(b, engineB)).toEqual([{ ns, topic: "jobs", untilMs: undefined }]);
+    expect(stored(b)).toEqual([["mail", 5_000]]);
+  });
+
+  test("a snapshot older than the store's own commit, or a topic whose own change is on the way, is left alone", async () => {
+    const [a, b] = await openTwo("pauses2");
+    opened.push(a, b);
+    const engineB = new Map<string, number | null>();
+    await writePause(a, "jobs", null);
+    const old = await b.readPauses();
+    // B's own pause of the same topic commits after that snapshot was read.
+    engineB.set("jobs", 7_000);
+    await writePause(b, "jobs", 7_000);
+    expect(b.pauses.reconcile(old!, (_ns, topic) => engineB.get(topic))).toEqual([]);
+    expect(stored(b)).toEqual([["jobs", 7_000]]);
+    // B's timed pause of "jobs" ended in its engine, its delete not committed yet, when A re-pauses the topic:
+    // the snapshot leaves B's engine and B's row alone, so B's delete (conditional on its row) spares A's pause.
+    engineB.delete("jobs");
+    await writePause(a, "jobs", 9_000);
+    await writePause(a, "other", null);
+    expect(await poll(b, engineB)).toEqual([{ ns, topic: "other", untilMs: null }]);
+    expect(engineB.has("jobs")).toBe(false);
+    expect(stored(b)).toEqual([["jobs", 7_000], ["other", null]]);
+    await writePause(b, "jobs", undefined);
+    expect(await poll(b, engineB)).toEqual([{ ns, topic: "jobs", untilMs: 9_000 }]);
+    expect(engineB.get("jobs")).toBe(9_000);
+    expect(await poll(b, engineB)).toBeNull();
+  });
+
+  test("a delete removes only the row the store saw; a row never seen is deleted whatever it holds", async () => {
+    const [a, b] = await openTwo("pauses3");
+    opened.push(a, b);
+    const engineB = new Map<string, number | null>();
+    await writePause(a, "jobs", 1_000);
+    await poll(b, engineB);
+    // A replaces the timed pause; B, not polled since, ends the one it saw.
+    await writePause(a, "jobs", null);
+    engineB.delete("jobs");
+    await writePause(b, "jobs", undefined);
+    expect(await poll(b, engineB)).toEqual([{ ns, topic: "jobs", untilMs: null }]);
+    expect(engineB.get("jobs")).toBeNull();
+    // A pause B never saw ("mail") is lifted by B's resume all the same.
+    await writePause(a, "mail", null);
+    await writePause(b, "mail", undefined);
+    const engineA = new Map<string, number | null>([["jobs", null], ["mail", null]]);
+    expect(await poll(a, engineA)).toEqual([{ ns, topic: "mail", untilMs: undefined }]);
+    expect(stored(a)).toEqual([["jobs", null]]);
+  });
+});
