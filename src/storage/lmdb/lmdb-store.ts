@@ -11,7 +11,7 @@ import type { Database, RootDatabase } from "lmdb";
 import { assert } from "../../lib/assert.ts";
 import { ackedOutcomeBounds } from "../../limits.ts";
 import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "../record.ts";
-import { type AckedLogRecord, ackedLogEndedAtMs, appendAckedLog, decodeAckedLog } from "../acked-log.ts";
+import { AckedLogBuilder, type AckedLogRecord, ackedLogEndedAtMs, decodeAckedLog } from "../acked-log.ts";
 import { ByteWriter } from "../byte-cursor.ts";
 import {
   appendItemRecord,
@@ -144,11 +144,15 @@ async function commitBoot(metaDb: BinaryDb<string>, meta: MetaRecord): Promise<M
   return meta;
 }
 
-/** A commit's acked-log part: its record's bytes in the slab (start -1: none), its key, and the purge bound. */
+/**
+ * A commit's acked-log part: the open record's bytes in the slab (start -1:
+ * none), its key, whether it starts a new record, and the purge bound.
+ */
 interface AckedWrite {
   start: number;
   end: number;
   seq: number;
+  startsRecord: boolean;
   purgeBeforeMs: number | null;
 }
 
@@ -162,6 +166,13 @@ class LmdbStore implements Store {
   private readonly ackedDb: BinaryDb<number>;
   /** The acked log's next record number (one past its last key). */
   private nextAckedSeq: number;
+  /**
+   * The open acked-log record: rewritten by each commit that acks, under
+   * openAckedSeq, until it reaches ackedOutcomeBounds.logRecordBytesMax or
+   * blockSpanMs (acked-log.ts). A reopen starts a new one.
+   */
+  private readonly openAcked = new AckedLogBuilder();
+  private openAckedSeq = -1;
   private readonly metaDb: BinaryDb<string>;
   private closed = false;
 
@@ -294,12 +305,21 @@ class LmdbStore implements Store {
       outcomeWrites.push({ id, start, end: slab.length });
     }
     const metaBytes = batch.meta === null ? null : encodeMetaRecord(batch.meta);
-    let ackedStart = -1;
+    const acked: AckedWrite = { start: -1, end: -1, seq: this.openAckedSeq, startsRecord: false, purgeBeforeMs: batch.ackedPurgeBeforeMs ?? null };
     if (batch.acked != null) {
-      ackedStart = slab.length;
-      appendAckedLog(slab, batch.acked);
+      const open = this.openAcked;
+      const full = open.bytes >= ackedOutcomeBounds.logRecordBytesMax || batch.acked.endedAtMs - open.firstEndedAtMs >= ackedOutcomeBounds.blockSpanMs;
+      if (this.openAckedSeq < 0 || full) {
+        open.clear();
+        acked.seq = this.nextAckedSeq;
+        acked.startsRecord = true;
+      }
+      open.mark();
+      open.add(batch.acked);
+      acked.start = slab.length;
+      open.encode(slab);
+      acked.end = slab.length;
     }
-    const acked: AckedWrite = { start: ackedStart, end: slab.length, seq: this.nextAckedSeq, purgeBeforeMs: batch.ackedPurgeBeforeMs ?? null };
     const pauseWrites = (batch.pauses ?? []).map(({ ns, topic, record }) => ({
       key: pauseKeyPrefix + pauseKey(ns, topic),
       bytes: record === null ? null : encodePauseRecord(record),
@@ -329,13 +349,22 @@ class LmdbStore implements Store {
         }
         if (metaBytes !== null) this.metaDb.putSync(metaKey, metaBytes);
         if (acked.start >= 0) this.ackedDb.putSync(acked.seq, slab.written(acked.start, acked.end));
-        if (acked.purgeBeforeMs !== null) this.purgeAcked(acked.purgeBeforeMs);
+        if (acked.purgeBeforeMs !== null && this.purgeAcked(acked.purgeBeforeMs, acked.seq)) acked.seq = -1;
         for (const { key, bytes } of pauseWrites) {
           if (bytes === null) this.metaDb.removeSync(key);
           else this.metaDb.putSync(key, bytes);
         }
       });
     } catch (error) {
+      if (acked.start >= 0) {
+        // Undo the open record's additions; a record this commit started was never written.
+        if (acked.startsRecord) {
+          this.openAcked.clear();
+          this.openAckedSeq = -1;
+        } else {
+          this.openAcked.rollback();
+        }
+      }
       // One LMDB transaction: when it fails, every shard in it failed.
       const failure = await commitFailure(error);
       const failedShards = new Map<number, Error>();
@@ -343,7 +372,9 @@ class LmdbStore implements Store {
       return { failedShards, metaError: failure };
     }
     if (batch.meta !== null) this.currentMeta = { ...batch.meta };
-    if (acked.start >= 0) this.nextAckedSeq = acked.seq + 1;
+    if (acked.startsRecord && acked.seq >= 0) this.nextAckedSeq = acked.seq + 1;
+    if (acked.start >= 0 || acked.seq < 0) this.openAckedSeq = acked.seq;
+    if (this.openAckedSeq < 0) this.openAcked.clear();
     return { failedShards: new Map(), metaError: null };
   }
 
@@ -351,13 +382,17 @@ class LmdbStore implements Store {
    * Inside a write transaction: delete acked-log records from the front while
    * their newest end is before `beforeMs`, at most purgeRecordsPerCommitMax a
    * commit (the rest go with the next purge). Records are in commit order,
-   * so the first one still retained ends the scan.
+   * so the first one still retained ends the scan. Returns whether it removed
+   * the open record `openSeq` (which the next ack then starts afresh).
    */
-  private purgeAcked(beforeMs: number): void {
+  private purgeAcked(beforeMs: number, openSeq: number): boolean {
+    let removedOpen = false;
     for (const { key, value } of this.ackedDb.getRange({ limit: ackedOutcomeBounds.purgeRecordsPerCommitMax })) {
       if (ackedLogEndedAtMs(value) >= beforeMs) break;
       this.ackedDb.removeSync(key);
+      if (key === openSeq) removedOpen = true;
     }
+    return removedOpen;
   }
 
   async close(): Promise<void> {
