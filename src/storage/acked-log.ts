@@ -17,9 +17,11 @@
 //
 // Layout, version 2: u8 kind (4), u8 version (2), f64 endedAtMs (the newest
 // end in the record), u32 namespace count, each namespace as a string, then
-// runs to the end of the record: varint namespace index, zigzag varint of the
-// run's first key minus the previous run's end (the first from 0), varint run
-// length minus 1. Version 1 (per entry: varint namespace index, varint shard,
+// runs to the end of the record, by namespace and in key order within one:
+// varint namespace index, zigzag varint of the run's first key minus the
+// previous run's end (the first from 0), varint run length minus 1. The
+// builder merges keys into runs across commits, whatever order they come in,
+// so a record's size follows the gaps between acked keys. Version 1 (per entry: varint namespace index, varint shard,
 // varint key delta, after a u32 entry count) is still read.
 
 import { assert } from "../lib/assert.ts";
@@ -48,27 +50,25 @@ export function emptyAckedLog(): AckedLogRecord {
 }
 
 /**
- * One acked-log record being built from one or more commits' acked items.
- * mark()/rollback() undo the last additions when their commit fails.
+ * One acked-log record being built from one or more commits' acked items:
+ * per namespace, sorted disjoint key intervals, merged as keys arrive in any
+ * order, so a record's size follows the gaps between acked keys, not the
+ * number of commits or items. mark()/rollback() undo the last additions when
+ * their commit fails.
  */
 export class AckedLogBuilder {
   endedAtMs = 0;
   /** The oldest commit's end in the record (how long the record has been open). */
   firstEndedAtMs = -1;
-  /** Acked items in the record. */
+  /** Acked items added (a repeated key counts again). */
   count = 0;
-  private readonly namespaces: string[] = [];
-  private readonly nsIndex = new Map<string, number>();
-  private runs: number[] = [];
-  private previousEnd = 0;
-  private saved = { endedAtMs: 0, firstEndedAtMs: -1, count: 0, namespaces: 0, runs: 0, previousEnd: 0 };
-
-  /** Bytes the record takes when encoded. */
-  get bytes(): number {
-    let total = 2 + 8 + 4 + this.runs.length;
-    for (const ns of this.namespaces) total += 4 + Buffer.byteLength(ns);
-    return total;
-  }
+  /** Bytes of the last encode() (0 before one): what the store checks against logRecordBytesMax. */
+  encodedBytes = 0;
+  private namespaces: string[] = [];
+  /** Per namespace: interval starts and ends (exclusive), ascending and disjoint, not touching. */
+  private starts: number[][] = [];
+  private ends: number[][] = [];
+  private saved: { endedAtMs: number; firstEndedAtMs: number; count: number; encodedBytes: number; namespaces: string[]; starts: number[][]; ends: number[][] } | null = null;
 
   get empty(): boolean {
     return this.count === 0;
@@ -78,35 +78,23 @@ export class AckedLogBuilder {
     const count = record.keys.length;
     assert(count > 0 && record.nsIndexes.length === count, "acked log: ragged or empty record");
     assert(Number.isFinite(record.endedAtMs) && record.endedAtMs >= 0, "acked log: bad endedAtMs");
-    const order = Array.from({ length: count }, (_, i) => i);
-    const keys = record.keys;
-    order.sort((a, b) => (keys[a] as number) - (keys[b] as number));
-    let runNs = -1;
-    let runStart = 0;
-    let runLength = 0;
-    for (const i of order) {
-      const key = keys[i] as number;
-      assert(Number.isSafeInteger(key) && key >= 0, "acked log: unsafe key");
-      const name = record.namespaces[record.nsIndexes[i] as number];
-      assert(name !== undefined, "acked log: namespace index out of range");
-      let ns = this.nsIndex.get(name);
-      if (ns === undefined) {
-        ns = this.namespaces.length;
+    const nsMap = record.namespaces.map((name) => {
+      let at = this.namespaces.indexOf(name);
+      if (at < 0) {
+        at = this.namespaces.length;
         this.namespaces.push(name);
-        this.nsIndex.set(name, ns);
+        this.starts.push([]);
+        this.ends.push([]);
       }
-      if (runLength > 0 && ns === runNs && key === runStart + runLength) {
-        runLength++;
-        continue;
-      }
-      // A repeat (the same key twice in one commit) adds nothing.
-      if (runLength > 0 && ns === runNs && key < runStart + runLength) continue;
-      if (runLength > 0) this.pushRun(runNs, runStart, runLength);
-      runNs = ns;
-      runStart = key;
-      runLength = 1;
+      return at;
+    });
+    for (let i = 0; i < count; i++) {
+      const key = record.keys[i] as number;
+      assert(Number.isSafeInteger(key) && key >= 0, "acked log: unsafe key");
+      const ns = nsMap[record.nsIndexes[i] as number];
+      assert(ns !== undefined, "acked log: namespace index out of range");
+      insertKey(this.starts[ns] as number[], this.ends[ns] as number[], key);
     }
-    this.pushRun(runNs, runStart, runLength);
     this.count += count;
     if (record.endedAtMs > this.endedAtMs) this.endedAtMs = record.endedAtMs;
     if (this.firstEndedAtMs < 0) this.firstEndedAtMs = record.endedAtMs;
@@ -115,13 +103,26 @@ export class AckedLogBuilder {
   /** The whole record, as stored. */
   encode(to: ByteWriter): void {
     assert(this.count > 0, "acked log: empty record");
+    const from = to.length;
     to.u8(ACKED_LOG_KIND);
     to.u8(ACKED_LOG_VERSION);
     to.f64(this.endedAtMs);
     to.u32(this.namespaces.length);
     for (const ns of this.namespaces) to.string(ns);
-    const runs = this.runs;
-    for (let i = 0; i < runs.length; i++) to.u8(runs[i] as number);
+    let previousEnd = 0;
+    for (let ns = 0; ns < this.namespaces.length; ns++) {
+      const starts = this.starts[ns] as number[];
+      const ends = this.ends[ns] as number[];
+      for (let i = 0; i < starts.length; i++) {
+        const start = starts[i] as number;
+        const delta = start - previousEnd;
+        writeVarint(to, ns);
+        writeVarint(to, delta >= 0 ? delta * 2 : -delta * 2 - 1);
+        writeVarint(to, (ends[i] as number) - start - 1);
+        previousEnd = ends[i] as number;
+      }
+    }
+    this.encodedBytes = to.length - from;
   }
 
   /** Remember the state, so rollback() can undo what is added after. */
@@ -130,20 +131,24 @@ export class AckedLogBuilder {
       endedAtMs: this.endedAtMs,
       firstEndedAtMs: this.firstEndedAtMs,
       count: this.count,
-      namespaces: this.namespaces.length,
-      runs: this.runs.length,
-      previousEnd: this.previousEnd,
+      encodedBytes: this.encodedBytes,
+      namespaces: [...this.namespaces],
+      starts: this.starts.map((list) => [...list]),
+      ends: this.ends.map((list) => [...list]),
     };
   }
 
   rollback(): void {
     const saved = this.saved;
+    assert(saved !== null, "acked log: rollback without a mark");
     this.endedAtMs = saved.endedAtMs;
     this.firstEndedAtMs = saved.firstEndedAtMs;
     this.count = saved.count;
-    for (const ns of this.namespaces.splice(saved.namespaces)) this.nsIndex.delete(ns);
-    this.runs.length = saved.runs;
-    this.previousEnd = saved.previousEnd;
+    this.encodedBytes = saved.encodedBytes;
+    this.namespaces = saved.namespaces;
+    this.starts = saved.starts;
+    this.ends = saved.ends;
+    this.saved = null;
   }
 
   /** Start an empty record. */
@@ -151,20 +156,42 @@ export class AckedLogBuilder {
     this.endedAtMs = 0;
     this.firstEndedAtMs = -1;
     this.count = 0;
-    this.namespaces.length = 0;
-    this.nsIndex.clear();
-    this.runs = [];
-    this.previousEnd = 0;
-    this.mark();
+    this.encodedBytes = 0;
+    this.namespaces = [];
+    this.starts = [];
+    this.ends = [];
+    this.saved = null;
   }
+}
 
-  private pushRun(ns: number, start: number, length: number): void {
-    pushVarint(this.runs, ns);
-    const delta = start - this.previousEnd;
-    pushVarint(this.runs, delta >= 0 ? delta * 2 : -delta * 2 - 1);
-    pushVarint(this.runs, length - 1);
-    this.previousEnd = start + length;
+/** Add a key to sorted disjoint intervals, extending or joining neighbours (keys mostly arrive at or near the end). */
+function insertKey(starts: number[], ends: number[], key: number): void {
+  // The first interval whose end is at or past the key (an end equal to the key can extend to it).
+  let low = 0;
+  let high = starts.length;
+  if (high > 0 && (ends[high - 1] as number) < key) low = high;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if ((ends[mid] as number) < key) low = mid + 1;
+    else high = mid;
   }
+  if (low < starts.length && (starts[low] as number) <= key) {
+    if (key < (ends[low] as number)) return; // already in
+    // key === end: extend, joining the next interval when it now touches.
+    ends[low] = key + 1;
+    if (low + 1 < starts.length && starts[low + 1] === key + 1) {
+      ends[low] = ends[low + 1] as number;
+      starts.splice(low + 1, 1);
+      ends.splice(low + 1, 1);
+    }
+    return;
+  }
+  if (low < starts.length && starts[low] === key + 1) {
+    starts[low] = key;
+    return;
+  }
+  starts.splice(low, 0, key);
+  ends.splice(low, 0, key + 1);
 }
 
 /** One commit's acked items as one record of its own (the memory store; tests). */
@@ -228,14 +255,14 @@ export function ackedLogEndedAtMs(bytes: Uint8Array): number {
 }
 
 /** Unsigned LEB128, up to 2^53: 7 bits a byte, low first. */
-function pushVarint(to: number[], value: number): void {
+function writeVarint(to: ByteWriter, value: number): void {
   assert(Number.isSafeInteger(value) && value >= 0, "acked log: varint of a negative or unsafe number");
   let rest = value;
   while (rest >= 0x80) {
-    to.push((rest % 0x80) | 0x80);
+    to.u8((rest % 0x80) | 0x80);
     rest = Math.floor(rest / 0x80);
   }
-  to.push(rest);
+  to.u8(rest);
 }
 
 function readVarint(reader: ByteReader): number {

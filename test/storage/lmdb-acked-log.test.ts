@@ -10,10 +10,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ackedOutcomeBounds } from "../../src/limits.ts";
-import { type AckedLogRecord, appendAckedLog, decodeAckedLog } from "../../src/storage/acked-log.ts";
+import { AckedLogBuilder, type AckedLogRecord, appendAckedLog, decodeAckedLog } from "../../src/storage/acked-log.ts";
 import { ByteWriter } from "../../src/storage/byte-cursor.ts";
 import { openLmdbStore } from "../../src/storage/lmdb/lmdb-store.ts";
 import type { CommitBatch, Store } from "../../src/storage/store.ts";
+import { seededRandom } from "../support/seeded-random.ts";
 
 function acked(endedAtMs: number, keys: number[], ns = "n"): CommitBatch {
   const record: AckedLogRecord = { endedAtMs, namespaces: [ns], nsIndexes: keys.map(() => 0), shards: keys.map(() => 0), keys };
@@ -47,7 +48,7 @@ describe("LMDB acked log", () => {
       await store.close();
       store = await openLmdbStore({ dataDir, shards: 2, durability: "relaxed" });
       await store.commit(acked(1000 + ackedOutcomeBounds.blockSpanMs + 1, [12]));
-      expect([...store.loadAckedLog()].map((r) => r.keys)).toEqual([[1, 2, 3, 4, 5, 10], [11], [12]]);
+      expect([...store.loadAckedLog()].map((r) => r.keys)).toEqual([[1, 2, 3, 10, 4, 5], [11], [12]]); // per namespace, in key order
       // A purge removes the open record when it is old enough; the next ack starts a new one after it.
       await store.commit({ shards: [], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: 1_000_000 });
       expect(entries(store)).toEqual([]);
@@ -93,5 +94,50 @@ describe("LMDB acked log", () => {
     for (const byte of [0, 3, 5, 0, 1, 2]) v1.u8(byte);
     const decoded = decodeAckedLog(v1.finish());
     expect(decoded).toEqual({ endedAtMs: 9, namespaces: ["n"], nsIndexes: [0, 0], shards: [], keys: [5, 7] });
+  });
+
+  test("the builder merges keys from commits in any order into sorted runs, and rollback undoes one commit", () => {
+    const random = seededRandom(11);
+    const builder = new AckedLogBuilder();
+    const model = new Map<string, Set<number>>([["a", new Set()], ["b", new Set()]]);
+    for (let commit = 0; commit < 300; commit++) {
+      const keys: number[] = [];
+      const nsIndexes: number[] = [];
+      const base = Math.floor(random() * 3000);
+      for (let i = 0; i < 1 + Math.floor(random() * 20); i++) {
+        keys.push(random() < 0.8 ? base + i : Math.floor(random() * 3000));
+        nsIndexes.push(random() < 0.8 ? 0 : 1);
+      }
+      const record: AckedLogRecord = { endedAtMs: commit, namespaces: ["a", "b"], nsIndexes, shards: [], keys };
+      builder.mark();
+      builder.add(record);
+      if (random() < 0.2) {
+        builder.rollback(); // a failed commit: its keys are not in the record
+        continue;
+      }
+      keys.forEach((key, i) => model.get(nsIndexes[i] === 0 ? "a" : "b")!.add(key));
+    }
+    const writer = new ByteWriter();
+    builder.encode(writer);
+    expect(builder.encodedBytes).toBe(writer.length);
+    const decoded = decodeAckedLog(writer.finish());
+    const got = new Map<string, number[]>([["a", []], ["b", []]]);
+    decoded.keys.forEach((key, i) => got.get(decoded.namespaces[decoded.nsIndexes[i]!]!)!.push(key));
+    for (const ns of ["a", "b"]) expect(got.get(ns)).toEqual([...model.get(ns)!].sort((x, y) => x - y));
+  });
+
+  test("keys acked out of order across commits still cost one run", () => {
+    const builder = new AckedLogBuilder();
+    // Two consumers: takes of 100 keys acked in alternating, not key, order.
+    for (let take = 0; take < 100; take += 2) {
+      for (const first of [take + 1, take]) {
+        const keys = Array.from({ length: 100 }, (_, i) => first * 100 + i);
+        builder.add({ endedAtMs: take, namespaces: ["n"], nsIndexes: keys.map(() => 0), shards: [], keys });
+      }
+    }
+    const writer = new ByteWriter();
+    builder.encode(writer);
+    expect(writer.length).toBeLessThan(30);
+    expect(decodeAckedLog(writer.finish()).keys.length).toBe(10_000);
   });
 });

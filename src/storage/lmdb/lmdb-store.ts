@@ -308,7 +308,7 @@ class LmdbStore implements Store {
     const acked: AckedWrite = { start: -1, end: -1, seq: this.openAckedSeq, startsRecord: false, purgeBeforeMs: batch.ackedPurgeBeforeMs ?? null };
     if (batch.acked != null) {
       const open = this.openAcked;
-      const full = open.bytes >= ackedOutcomeBounds.logRecordBytesMax || batch.acked.endedAtMs - open.firstEndedAtMs >= ackedOutcomeBounds.blockSpanMs;
+      const full = open.encodedBytes >= ackedOutcomeBounds.logRecordBytesMax || batch.acked.endedAtMs - open.firstEndedAtMs >= ackedOutcomeBounds.blockSpanMs;
       if (this.openAckedSeq < 0 || full) {
         open.clear();
         acked.seq = this.nextAckedSeq;
