@@ -1,18 +1,18 @@
 // The real Store: one LMDB environment in the data dir (data.mdb), one
 // sub-database per shard (`shard-000`, ...), plus `outcomes` (item id ->
-// OutcomeRecord) and `meta` (the MetaRecord). A commit is one LMDB write
-// transaction covering every shard it touches, so it is atomic and one fsync
-// covers all shards. Values are encoded with record-codec.ts; options live in
-// lmdb-options.ts.
+// OutcomeRecord), `acked` (the acked log, acked-log-db.ts) and `meta` (the
+// MetaRecord). A commit is one LMDB write transaction covering every shard it
+// touches, so it is atomic and one fsync covers all shards. Values are
+// encoded with record-codec.ts; options live in lmdb-options.ts.
 
 import { join } from "node:path";
 import { open } from "lmdb";
 import type { Database, RootDatabase } from "lmdb";
 import { assert } from "../../lib/assert.ts";
-import { ackedOutcomeBounds } from "../../limits.ts";
 import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "../record.ts";
-import { AckedLogBuilder, type AckedLogRecord, ackedLogEndedAtMs, decodeAckedLog } from "../acked-log.ts";
+import type { AckedLogRecord } from "../acked-log.ts";
 import { ByteWriter } from "../byte-cursor.ts";
+import { type AckedWrite, AckedLogDb } from "./acked-log-db.ts";
 import {
   appendItemRecord,
   appendItemValue,
@@ -144,18 +144,6 @@ async function commitBoot(metaDb: BinaryDb<string>, meta: MetaRecord): Promise<M
   return meta;
 }
 
-/**
- * A commit's acked-log part: the open record's bytes in the slab (start -1:
- * none), its key, whether it starts a new record, and the purge bound.
- */
-interface AckedWrite {
-  start: number;
-  end: number;
-  seq: number;
-  startsRecord: boolean;
-  purgeBeforeMs: number | null;
-}
-
 class LmdbStore implements Store {
   readonly shardCount: number;
   private currentMeta: MetaRecord;
@@ -163,16 +151,7 @@ class LmdbStore implements Store {
   /** Per shard, the handle recovery reads through (lmdb-options.ts's shardRecoveryDbOptions). */
   private readonly shardHeaderDbs: Array<Database<ItemRecord, number>>;
   private readonly outcomesDb: BinaryDb<string>;
-  private readonly ackedDb: BinaryDb<number>;
-  /** The acked log's next record number (one past its last key). */
-  private nextAckedSeq: number;
-  /**
-   * The open acked-log record: rewritten by each commit that acks, under
-   * openAckedSeq, until it reaches ackedOutcomeBounds.logRecordBytesMax or
-   * blockSpanMs (acked-log.ts). A reopen starts a new one.
-   */
-  private readonly openAcked = new AckedLogBuilder();
-  private openAckedSeq = -1;
+  private readonly ackedLog: AckedLogDb;
   private readonly metaDb: BinaryDb<string>;
   private closed = false;
 
@@ -189,10 +168,7 @@ class LmdbStore implements Store {
       env.openDB<ItemRecord, number>(shardRecoveryDbOptions(shard, decodeItemHeader)),
     );
     this.outcomesDb = env.openDB<Uint8Array, string>(outcomesDbOptions());
-    this.ackedDb = env.openDB<Uint8Array, number>(ackedDbOptions());
-    let lastSeq = -1;
-    for (const key of this.ackedDb.getKeys({ reverse: true, limit: 1 })) lastSeq = key;
-    this.nextAckedSeq = lastSeq + 1;
+    this.ackedLog = new AckedLogDb(env.openDB<Uint8Array, number>(ackedDbOptions()));
     this.metaDb = env.openDB<Uint8Array, string>(metaDbOptions());
   }
 
@@ -222,7 +198,7 @@ class LmdbStore implements Store {
   }
 
   *loadAckedLog(): Iterable<AckedLogRecord> {
-    for (const { value } of this.ackedDb.getRange({})) yield decodeAckedLog(value);
+    yield* this.ackedLog.load();
   }
 
   *loadPauses(): Iterable<PauseRecord> {
@@ -305,21 +281,7 @@ class LmdbStore implements Store {
       outcomeWrites.push({ id, start, end: slab.length });
     }
     const metaBytes = batch.meta === null ? null : encodeMetaRecord(batch.meta);
-    const acked: AckedWrite = { start: -1, end: -1, seq: this.openAckedSeq, startsRecord: false, purgeBeforeMs: batch.ackedPurgeBeforeMs ?? null };
-    if (batch.acked != null) {
-      const open = this.openAcked;
-      const full = open.encodedBytes >= ackedOutcomeBounds.logRecordBytesMax || batch.acked.endedAtMs - open.firstEndedAtMs >= ackedOutcomeBounds.blockSpanMs;
-      if (this.openAckedSeq < 0 || full) {
-        open.clear();
-        acked.seq = this.nextAckedSeq;
-        acked.startsRecord = true;
-      }
-      open.mark();
-      open.add(batch.acked);
-      acked.start = slab.length;
-      open.encode(slab);
-      acked.end = slab.length;
-    }
+    const acked = this.ackedLog.prepare(batch.acked, batch.ackedPurgeBeforeMs ?? null, slab);
     const pauseWrites = (batch.pauses ?? []).map(({ ns, topic, record }) => ({
       key: pauseKeyPrefix + pauseKey(ns, topic),
       bytes: record === null ? null : encodePauseRecord(record),
@@ -348,23 +310,14 @@ class LmdbStore implements Store {
           else this.outcomesDb.putSync(id, slab.written(start, end));
         }
         if (metaBytes !== null) this.metaDb.putSync(metaKey, metaBytes);
-        if (acked.start >= 0) this.ackedDb.putSync(acked.seq, slab.written(acked.start, acked.end));
-        if (acked.purgeBeforeMs !== null && this.purgeAcked(acked.purgeBeforeMs, acked.seq)) acked.seq = -1;
+        this.ackedLog.apply(acked, slab);
         for (const { key, bytes } of pauseWrites) {
           if (bytes === null) this.metaDb.removeSync(key);
           else this.metaDb.putSync(key, bytes);
         }
       });
     } catch (error) {
-      if (acked.start >= 0) {
-        // Undo the open record's additions; a record this commit started was never written.
-        if (acked.startsRecord) {
-          this.openAcked.clear();
-          this.openAckedSeq = -1;
-        } else {
-          this.openAcked.rollback();
-        }
-      }
+      this.ackedLog.failed(acked);
       // One LMDB transaction: when it fails, every shard in it failed.
       const failure = await commitFailure(error);
       const failedShards = new Map<number, Error>();
@@ -372,27 +325,8 @@ class LmdbStore implements Store {
       return { failedShards, metaError: failure };
     }
     if (batch.meta !== null) this.currentMeta = { ...batch.meta };
-    if (acked.startsRecord && acked.seq >= 0) this.nextAckedSeq = acked.seq + 1;
-    if (acked.start >= 0 || acked.seq < 0) this.openAckedSeq = acked.seq;
-    if (this.openAckedSeq < 0) this.openAcked.clear();
+    this.ackedLog.committed(acked);
     return { failedShards: new Map(), metaError: null };
-  }
-
-  /**
-   * Inside a write transaction: delete acked-log records from the front while
-   * their newest end is before `beforeMs`, at most purgeRecordsPerCommitMax a
-   * commit (the rest go with the next purge). Records are in commit order,
-   * so the first one still retained ends the scan. Returns whether it removed
-   * the open record `openSeq` (which the next ack then starts afresh).
-   */
-  private purgeAcked(beforeMs: number, openSeq: number): boolean {
-    let removedOpen = false;
-    for (const { key, value } of this.ackedDb.getRange({ limit: ackedOutcomeBounds.purgeRecordsPerCommitMax })) {
-      if (ackedLogEndedAtMs(value) >= beforeMs) break;
-      this.ackedDb.removeSync(key);
-      if (key === openSeq) removedOpen = true;
-    }
-    return removedOpen;
   }
 
   async close(): Promise<void> {
