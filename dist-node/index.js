@@ -1225,9 +1225,10 @@ var itemDefaults = Object.freeze({
   priority: 0
 });
 var ackedOutcomeBounds = Object.freeze({
-  blockItemsMax: 4096,
+  blockItemsMax: 16384,
   blockSpanMs: 1e4,
-  purgeRecordsPerCommitMax: 1000
+  purgeRecordsPerCommitMax: 1000,
+  logRecordBytesMax: 1536
 });
 var dashboardLimits = Object.freeze({
   sessionMs: 8 * 60 * 60 * 1000,

@@ -8,7 +8,8 @@
 // /proc/PID/status), delivered items/s and the enqueue-to-delivery delay
 // percentiles of that interval. Ends with a summary: RSS growth after the
 // warm-up, the spread of the interval p99s, and the server's warn/error log
-// lines. Exits 1 if any request failed (no request should, on a healthy disk).
+// lines, and what the LMDB file holds (sub-databases' pages, the acked log's
+// among them). Exits 1 if any request failed (no request should, on a healthy disk).
 //
 //   npm run soak                                  # one hour
 //   npm run soak -- --duration-s 600 --rate 20000 --interval-s 30 --json soak.json
@@ -21,6 +22,7 @@ import { newHistogram, summarize } from "../bench/load/histogram.ts";
 import { MixedLoad, mixedShape, orqMixedTake } from "../bench/load/mixed-load.ts";
 import { readMemory, startOrq, type Durability } from "../bench/load/processes.ts";
 import { orqSystem } from "../bench/load/systems.ts";
+import { dbStatsLines } from "./soak-db-stats.ts";
 import { soakSummary, type SoakSample } from "./soak-summary.ts";
 
 /** How long the consumers may take to catch up after the producers stop (10 s). */
@@ -141,6 +143,9 @@ async function main(): Promise<number> {
   const log = readFileSync(logPath, "utf8");
   const summary = soakSummary(samples, options.warmupS, log, failure);
   for (const line of summary.lines) console.log(line);
+  // Where the file-backed pages come from: the acked log, items, or free pages (scripts/soak-db-stats.ts).
+  console.log("LMDB file after the soak:");
+  for (const line of dbStatsLines(join(tempDir, "data"))) console.log(line);
   if (options.json !== null) writeFileSync(options.json, JSON.stringify({ options, samples, summary: summary.figures }, null, 2));
   if (!options.keep) rmSync(tempDir, { recursive: true, force: true });
   return failure === null ? 0 : 1;

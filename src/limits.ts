@@ -172,11 +172,14 @@ export const leaseWriteDelayMs = 20;
 /** Bounds of the retained acked outcomes (engine/acked-outcomes.ts, storage/acked-log.ts). */
 export const ackedOutcomeBounds = Object.freeze({
   /**
-   * Acked items per in-memory block (4,096): a full block is sorted and
-   * run-encoded (a few bytes an item); a lookup scans the one open block
-   * linearly, which at this size costs a few microseconds.
+   * Acked items per in-memory block (16,384): a full block is sorted and
+   * stored as runs, a bitmap or plain keys, whichever is smallest (under a
+   * byte an item, a fraction of a byte in a drain); a lookup scans the one
+   * open block linearly, which at this size costs about 10 microseconds, and
+   * the open block's array grows from 256 keys, so an idle namespace holds
+   * little. Larger blocks spread the per-block overhead (~200 bytes) thinner.
    */
-  blockItemsMax: 4096,
+  blockItemsMax: 16_384,
   /**
    * Longest time one block stays open (10 s): a block is forgotten when its
    * newest entry is outcome_retention_ms old, so an acked outcome is kept at
@@ -185,6 +188,15 @@ export const ackedOutcomeBounds = Object.freeze({
   blockSpanMs: 10_000,
   /** Acked-log records deleted per commit (1,000): bounds a purge's share of one commit; the rest go with the next. */
   purgeRecordsPerCommitMax: 1000,
+  /**
+   * Size at which the LMDB store stops rewriting its open acked-log record
+   * and starts another (1,536 bytes): each commit that acks rewrites the open
+   * record, so this bounds that rewrite, and it keeps the record inside one
+   * 4 KiB LMDB page (no overflow pages). A record also closes once it has been
+   * open blockSpanMs, which bounds how much longer than the retention its
+   * first keys are kept.
+   */
+  logRecordBytesMax: 1536,
 });
 
 /**

@@ -5,62 +5,92 @@
 // ends) cost about 500 bytes of heap each, which under a steady 20,000 acks/s
 // grew the heap by gigabytes an hour (issue 10's soak).
 //
-// Here each namespace collects acked (shard, key) pairs in an open block of
-// two typed arrays. A full block, or one open longer than blockSpanMs, is
-// closed: sorted by key and stored as runs when that is smaller. Keys rise
-// monotonically across shards and a drain acks in roughly key order, so a
-// run of consecutive keys whose shards step evenly (an enqueue batch is on one
-// shard, step 0; batch-1 enqueues rotate shards, step 1) covers hundreds of
-// items in 16 bytes. Where acks come out of order a block falls back to its
-// sorted keys and shards, 10 bytes an item. Retention is per block: a block
-// is dropped once its newest entry is outcome_retention_ms old, so an outcome
-// is kept at least the retention and at most blockSpanMs longer.
+// Only keys are kept, not shards: the store allocates keys from one counter
+// whatever the shard (group-commit.ts nextKey; in a PostgreSQL cluster, from
+// key ranges reserved per open), so a key names one item and its shard adds
+// nothing. An id whose shard part does not match the acked key's shard (one
+// the server never issued) therefore also answers acked (docs/SEMANTICS.md).
+//
+// Each namespace collects acked keys in an open block (a typed array that
+// grows to blockItemsMax). A full block, or one open longer than blockSpanMs,
+// is closed: sorted and stored in the smallest of three forms, runs of
+// consecutive keys (varints: gap, length), a bitmap over its key range, or
+// plain sorted keys. Keys rise monotonically and a drain acks roughly in key
+// order, so a block is runs or a bitmap, a fraction of a byte an item;
+// scattered acks fall back to 8 bytes an item. Retention is per block: a
+// block is dropped once its newest entry is outcome_retention_ms old, so an
+// outcome is kept at least the retention and at most blockSpanMs longer.
 //
 // Lookups (get, after) are rare next to acks: a scan of the open block and a
-// range check per closed block, then a binary search of one block's runs.
+// range check per closed block, then a look into one block.
 
 import { assert } from "../lib/assert.ts";
 import { ackedOutcomeBounds } from "../limits.ts";
 import type { ItemKey } from "../storage/store.ts";
 
-/** A block's entries sorted by key: as runs, or as plain keys and shards, whichever is smaller. */
+const enum Form {
+  Runs,
+  Bitmap,
+  Keys,
+}
+
+/** A block's keys, sorted, in one of three forms (see the header). */
 class ClosedBlock {
   constructor(
     readonly minKey: number,
     readonly maxKey: number,
     readonly count: number,
     readonly newestEndedAtMs: number,
-    private readonly shardCount: number,
-    /** Runs: key start, length, first shard, shard step (mod shardCount). Null in keys mode. */
-    private readonly runStarts: Float64Array | null,
-    private readonly runLengths: Uint32Array | null,
-    private readonly runShards: Uint16Array | null,
-    private readonly runSteps: Uint16Array | null,
-    /** Keys mode: sorted keys and their shards. Null in runs mode. */
+    private readonly form: Form,
+    /** Runs: varint pairs (gap from the previous run's end, starting at minKey; length - 1). Bitmap: bit i is minKey + i. */
+    private readonly bytes: Uint8Array | null,
+    /** Keys form: sorted keys. */
     private readonly keys: Float64Array | null,
-    private readonly shards: Uint16Array | null,
   ) {}
 
-  has(shard: number, key: number): boolean {
+  has(key: number): boolean {
     if (key < this.minKey || key > this.maxKey) return false;
-    const starts = this.runStarts;
-    if (starts !== null) {
-      const at = lastAtOrBelow(starts, key);
-      if (at < 0) return false;
-      const offset = key - (starts[at] as number);
-      if (offset >= (this.runLengths as Uint32Array)[at]!) return false;
-      const first = (this.runShards as Uint16Array)[at]!;
-      const step = (this.runSteps as Uint16Array)[at]!;
-      return (first + offset * step) % this.shardCount === shard;
+    if (this.form === Form.Bitmap) {
+      const offset = key - this.minKey;
+      return (((this.bytes as Uint8Array)[offset >>> 3] as number) & (1 << (offset & 7))) !== 0;
     }
+    if (this.form === Form.Runs) return runsHave(this.bytes as Uint8Array, this.minKey, key);
     const keys = this.keys as Float64Array;
     const at = lastAtOrBelow(keys, key);
-    return at >= 0 && keys[at] === key && (this.shards as Uint16Array)[at] === shard;
+    return at >= 0 && keys[at] === key;
   }
 
-  get bytes(): number {
-    return this.runStarts !== null ? this.runStarts.length * 16 : this.count * 10;
+  get byteLength(): number {
+    return this.form === Form.Keys ? this.count * 8 : (this.bytes as Uint8Array).byteLength;
   }
+}
+
+function runsHave(runs: Uint8Array, minKey: number, key: number): boolean {
+  let at = 0;
+  let end = minKey;
+  while (at < runs.length) {
+    let gap = 0;
+    let scale = 1;
+    for (;;) {
+      const byte = runs[at++] as number;
+      gap += (byte & 0x7f) * scale;
+      if (byte < 0x80) break;
+      scale *= 0x80;
+    }
+    let length = 0;
+    scale = 1;
+    for (;;) {
+      const byte = runs[at++] as number;
+      length += (byte & 0x7f) * scale;
+      if (byte < 0x80) break;
+      scale *= 0x80;
+    }
+    const start = end + gap;
+    if (key < start) return false;
+    end = start + length + 1;
+    if (key < end) return true;
+  }
+  return false;
 }
 
 /** Index of the last element <= value in an ascending array, or -1. */
@@ -80,16 +110,32 @@ function lastAtOrBelow(sorted: Float64Array, value: number): number {
   return found;
 }
 
+/** The open block's first array size: an idle namespace holds 2 KiB, not blockItemsMax keys. */
+const openBlockFirstItems = 256;
+
 class OpenBlock {
-  readonly keys = new Float64Array(ackedOutcomeBounds.blockItemsMax);
-  readonly shards = new Uint16Array(ackedOutcomeBounds.blockItemsMax);
+  keys: Float64Array;
   count = 0;
   newestEndedAtMs = 0;
-  constructor(readonly openedAtMs: number) {}
+  constructor(
+    readonly openedAtMs: number,
+    itemsMax: number,
+  ) {
+    this.keys = new Float64Array(Math.min(openBlockFirstItems, itemsMax));
+  }
 
-  has(shard: number, key: number): boolean {
+  push(key: number, itemsMax: number): void {
+    if (this.count === this.keys.length) {
+      const grown = new Float64Array(Math.min(itemsMax, this.keys.length * 2));
+      grown.set(this.keys);
+      this.keys = grown;
+    }
+    this.keys[this.count++] = key;
+  }
+
+  has(key: number): boolean {
     const keys = this.keys;
-    for (let i = 0; i < this.count; i++) if (keys[i] === key && this.shards[i] === shard) return true;
+    for (let i = 0; i < this.count; i++) if (keys[i] === key) return true;
     return false;
   }
 }
@@ -106,12 +152,8 @@ export class AckedOutcomes {
   private readonly namespaces = new Map<string, NamespaceAcks>();
   private count = 0;
 
-  constructor(
-    private readonly shardCount: number,
-    private readonly bounds: { blockItemsMax: number; blockSpanMs: number } = ackedOutcomeBounds,
-  ) {
-    assert(shardCount >= 1 && shardCount <= 65_536, `acked outcomes: ${shardCount} shards do not fit 16 bits`);
-    assert(bounds.blockItemsMax <= ackedOutcomeBounds.blockItemsMax, "acked outcomes: block larger than its arrays");
+  constructor(private readonly bounds: { blockItemsMax: number; blockSpanMs: number } = ackedOutcomeBounds) {
+    assert(bounds.blockItemsMax >= 1, "acked outcomes: empty blocks");
   }
 
   /** Acked items retained. */
@@ -123,13 +165,13 @@ export class AckedOutcomes {
   get bytes(): number {
     let total = 0;
     for (const acks of this.namespaces.values()) {
-      if (acks.open !== null) total += acks.open.keys.byteLength + acks.open.shards.byteLength;
-      for (let i = acks.head; i < acks.closed.length; i++) total += (acks.closed[i] as ClosedBlock).bytes + 64;
+      if (acks.open !== null) total += acks.open.keys.byteLength;
+      for (let i = acks.head; i < acks.closed.length; i++) total += (acks.closed[i] as ClosedBlock).byteLength + 64;
     }
     return total;
   }
 
-  add(ns: string, shard: number, key: ItemKey, endedAtMs: number): void {
+  add(ns: string, key: ItemKey, endedAtMs: number): void {
     let acks = this.namespaces.get(ns);
     if (acks === undefined) {
       acks = new NamespaceAcks();
@@ -141,23 +183,21 @@ export class AckedOutcomes {
       open = null;
     }
     if (open === null) {
-      open = new OpenBlock(endedAtMs);
+      open = new OpenBlock(endedAtMs, this.bounds.blockItemsMax);
       acks.open = open;
     }
-    open.keys[open.count] = key;
-    open.shards[open.count] = shard;
-    open.count++;
+    open.push(key, this.bounds.blockItemsMax);
     if (endedAtMs > open.newestEndedAtMs) open.newestEndedAtMs = endedAtMs;
     this.count++;
   }
 
-  /** Whether the item was acked and is still retained; `ns` null matches any namespace (recovery's lookups). */
-  has(ns: string | null, shard: number, key: ItemKey): boolean {
+  /** Whether the key was acked and is still retained; `ns` null matches any namespace (recovery's lookups). */
+  has(ns: string | null, key: ItemKey): boolean {
     if (ns !== null) {
       const acks = this.namespaces.get(ns);
-      return acks !== undefined && hasIn(acks, shard, key);
+      return acks !== undefined && hasIn(acks, key);
     }
-    for (const acks of this.namespaces.values()) if (hasIn(acks, shard, key)) return true;
+    for (const acks of this.namespaces.values()) if (hasIn(acks, key)) return true;
     return false;
   }
 
@@ -204,6 +244,7 @@ export class AckedOutcomes {
         const block = acks.closed[i] as ClosedBlock;
         assert(block.newestEndedAtMs >= previous, "acked outcomes: blocks out of end order");
         assert(block.minKey <= block.maxKey && block.count >= 1, "acked outcomes: bad block bounds");
+        assert(block.has(block.minKey) && block.has(block.maxKey), "acked outcomes: a block misses its own bounds");
         previous = block.newestEndedAtMs;
         total += block.count;
       }
@@ -216,7 +257,7 @@ export class AckedOutcomes {
   }
 
   private close(acks: NamespaceAcks, open: OpenBlock): void {
-    const block = closeBlock(open, this.shardCount);
+    const block = closeBlock(open);
     // Repeats collapse when the block closes (closeBlock).
     this.count -= open.count - block.count;
     acks.closed.push(block);
@@ -224,75 +265,57 @@ export class AckedOutcomes {
   }
 }
 
-function hasIn(acks: NamespaceAcks, shard: number, key: number): boolean {
-  if (acks.open !== null && acks.open.has(shard, key)) return true;
-  for (let i = acks.head; i < acks.closed.length; i++) if ((acks.closed[i] as ClosedBlock).has(shard, key)) return true;
+function hasIn(acks: NamespaceAcks, key: number): boolean {
+  if (acks.open !== null && acks.open.has(key)) return true;
+  for (let i = acks.head; i < acks.closed.length; i++) if ((acks.closed[i] as ClosedBlock).has(key)) return true;
   return false;
 }
 
-/** Sort an open block's entries by key and store them as runs or plain keys, whichever is smaller. */
-function closeBlock(open: OpenBlock, shardCount: number): ClosedBlock {
-  const count = open.count;
-  const order = new Uint32Array(count);
-  for (let i = 0; i < count; i++) order[i] = i;
-  const keys = open.keys;
-  order.sort((a, b) => (keys[a] as number) - (keys[b] as number));
-  const sortedKeys = new Float64Array(count);
-  const sortedShards = new Uint16Array(count);
+/** Sort an open block's keys and store them as runs, a bitmap or plain keys, whichever is smallest. */
+function closeBlock(open: OpenBlock): ClosedBlock {
+  const sorted = open.keys.slice(0, open.count).sort();
+  // An item ends once; a repeat (a log replayed twice) adds nothing.
   let unique = 0;
-  for (let i = 0; i < count; i++) {
-    const at = order[i] as number;
-    const key = keys[at] as number;
-    // An item ends once; a repeat (a log replayed twice) adds nothing.
-    if (unique > 0 && sortedKeys[unique - 1] === key) continue;
-    sortedKeys[unique] = key;
-    sortedShards[unique] = open.shards[at] as number;
-    unique++;
+  for (let i = 0; i < sorted.length; i++) {
+    const key = sorted[i] as number;
+    if (unique > 0 && sorted[unique - 1] === key) continue;
+    sorted[unique++] = key;
   }
-  // Runs: consecutive keys whose shards advance by one step.
-  const starts: number[] = [];
-  const lengths: number[] = [];
-  const firstShards: number[] = [];
-  const steps: number[] = [];
-  for (let i = 0; i < unique; i++) {
-    const key = sortedKeys[i] as number;
-    const shard = sortedShards[i] as number;
-    const last = starts.length - 1;
-    if (last >= 0) {
-      const length = lengths[last] as number;
-      if (key === (starts[last] as number) + length) {
-        if (length === 1) {
-          steps[last] = (shard - (firstShards[last] as number) + shardCount) % shardCount;
-          lengths[last] = 2;
-          continue;
-        }
-        if (((firstShards[last] as number) + length * (steps[last] as number)) % shardCount === shard) {
-          lengths[last] = length + 1;
-          continue;
-        }
-      }
+  const minKey = sorted[0] as number;
+  const maxKey = sorted[unique - 1] as number;
+  const runs: number[] = [];
+  let end = minKey;
+  for (let i = 0; i < unique; ) {
+    const start = sorted[i] as number;
+    let length = 1;
+    while (i + length < unique && sorted[i + length] === start + length) length++;
+    pushVarint(runs, start - end);
+    pushVarint(runs, length - 1);
+    end = start + length;
+    i += length;
+  }
+  const bitmapBytes = Math.floor((maxKey - minKey) / 8) + 1;
+  const keysBytes = unique * 8;
+  if (runs.length <= bitmapBytes && runs.length <= keysBytes) {
+    return new ClosedBlock(minKey, maxKey, unique, open.newestEndedAtMs, Form.Runs, Uint8Array.from(runs), null);
+  }
+  if (bitmapBytes <= keysBytes) {
+    const bitmap = new Uint8Array(bitmapBytes);
+    for (let i = 0; i < unique; i++) {
+      const offset = (sorted[i] as number) - minKey;
+      bitmap[offset >>> 3] = (bitmap[offset >>> 3] as number) | (1 << (offset & 7));
     }
-    starts.push(key);
-    lengths.push(1);
-    firstShards.push(shard);
-    steps.push(0);
+    return new ClosedBlock(minKey, maxKey, unique, open.newestEndedAtMs, Form.Bitmap, bitmap, null);
   }
-  const minKey = sortedKeys[0] as number;
-  const maxKey = sortedKeys[unique - 1] as number;
-  if (starts.length * 16 < unique * 10) {
-    return new ClosedBlock(
-      minKey,
-      maxKey,
-      unique,
-      open.newestEndedAtMs,
-      shardCount,
-      Float64Array.from(starts),
-      Uint32Array.from(lengths),
-      Uint16Array.from(firstShards),
-      Uint16Array.from(steps),
-      null,
-      null,
-    );
+  return new ClosedBlock(minKey, maxKey, unique, open.newestEndedAtMs, Form.Keys, null, sorted.slice(0, unique));
+}
+
+/** Unsigned LEB128: 7 bits a byte, low first. */
+function pushVarint(to: number[], value: number): void {
+  let rest = value;
+  while (rest >= 0x80) {
+    to.push((rest % 0x80) | 0x80);
+    rest = Math.floor(rest / 0x80);
   }
-  return new ClosedBlock(minKey, maxKey, unique, open.newestEndedAtMs, shardCount, null, null, null, null, sortedKeys.slice(0, unique), sortedShards.slice(0, unique));
+  to.push(rest);
 }

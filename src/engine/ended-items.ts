@@ -22,11 +22,12 @@ export class EndedItems {
   private ackedTimer: HeapNode<Deadline> | null = null;
 
   constructor(
-    shardCount: number,
+    /** Unused since acked outcomes are kept by key alone (acked-outcomes.ts); kept so callers need not change. */
+    _shardCount: number,
     private readonly deadlines: DeadlineQueue,
     private readonly limits: Pick<Limits, "outcomeRetentionMs">,
   ) {
-    this.acked = new AckedOutcomes(shardCount);
+    this.acked = new AckedOutcomes();
   }
 
   /** Outcomes retained, of every kind. */
@@ -34,11 +35,15 @@ export class EndedItems {
     return this.outcomes.size + this.acked.size;
   }
 
-  /** How an ended item ended, while its outcome is retained; `ns` null matches any namespace. */
+  /**
+   * How an ended item ended, while its outcome is retained; `ns` null matches
+   * any namespace. An acked end is found by key alone (keys are unique in the
+   * store), so an id with the right key and another shard also answers acked.
+   */
   outcomeOf(ns: string | null, shard: number, key: ItemKey): Outcome | undefined {
     const retained = this.outcomes.getByKey(shard, key);
     if (retained !== undefined) return ns === null || retained.ns === ns ? retained.outcome : undefined;
-    return this.acked.has(ns, shard, key) ? "acked" : undefined;
+    return this.acked.has(ns, key) ? "acked" : undefined;
   }
 
   /** outcomeOf for an id string (a malformed id has no outcome). */
@@ -51,7 +56,7 @@ export class EndedItems {
   record(ns: string, shard: number, key: ItemKey, outcome: Outcome, nowMs: number, set: WriteSet): void {
     if (outcome === "acked") {
       // A few bytes in memory and in this commit's acked-log record (acked-outcomes.ts says why).
-      this.acked.add(ns, shard, key, nowMs);
+      this.acked.add(ns, key, nowMs);
       set.ackItem(ns, shard, key, nowMs);
       this.scheduleAckedRetention();
       return;
@@ -68,8 +73,8 @@ export class EndedItems {
   }
 
   /** An acked outcome recovered from the store's acked log (recovery.ts). */
-  restoreAcked(ns: string, shard: number, key: ItemKey, endedAtMs: number): void {
-    this.acked.add(ns, shard, key, endedAtMs);
+  restoreAcked(ns: string, key: ItemKey, endedAtMs: number): void {
+    this.acked.add(ns, key, endedAtMs);
     this.scheduleAckedRetention();
   }
 

@@ -58,7 +58,7 @@ export function* loadStoreInSteps(
       continue;
     }
     for (let i = 0; i < record.keys.length; i++) {
-      s.ended.restoreAcked(record.namespaces[record.nsIndexes[i] as number] as string, record.shards[i] as number, record.keys[i] as number, record.endedAtMs);
+      s.ended.restoreAcked(record.namespaces[record.nsIndexes[i] as number] as string, record.keys[i] as number, record.endedAtMs);
       if (++outcomesDone % recordsPerTurnMax === 0) yield { phase: "outcomes", done: outcomesDone };
     }
   }

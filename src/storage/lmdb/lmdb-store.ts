@@ -1,18 +1,18 @@
 // The real Store: one LMDB environment in the data dir (data.mdb), one
 // sub-database per shard (`shard-000`, ...), plus `outcomes` (item id ->
-// OutcomeRecord) and `meta` (the MetaRecord). A commit is one LMDB write
-// transaction covering every shard it touches, so it is atomic and one fsync
-// covers all shards. Values are encoded with record-codec.ts; options live in
-// lmdb-options.ts.
+// OutcomeRecord), `acked` (the acked log, acked-log-db.ts) and `meta` (the
+// MetaRecord). A commit is one LMDB write transaction covering every shard it
+// touches, so it is atomic and one fsync covers all shards. Values are
+// encoded with record-codec.ts; options live in lmdb-options.ts.
 
 import { join } from "node:path";
 import { open } from "lmdb";
 import type { Database, RootDatabase } from "lmdb";
 import { assert } from "../../lib/assert.ts";
-import { ackedOutcomeBounds } from "../../limits.ts";
 import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "../record.ts";
-import { type AckedLogRecord, ackedLogEndedAtMs, appendAckedLog, decodeAckedLog } from "../acked-log.ts";
+import type { AckedLogRecord } from "../acked-log.ts";
 import { ByteWriter } from "../byte-cursor.ts";
+import { type AckedWrite, AckedLogDb } from "./acked-log-db.ts";
 import {
   appendItemRecord,
   appendItemValue,
@@ -144,14 +144,6 @@ async function commitBoot(metaDb: BinaryDb<string>, meta: MetaRecord): Promise<M
   return meta;
 }
 
-/** A commit's acked-log part: its record's bytes in the slab (start -1: none), its key, and the purge bound. */
-interface AckedWrite {
-  start: number;
-  end: number;
-  seq: number;
-  purgeBeforeMs: number | null;
-}
-
 class LmdbStore implements Store {
   readonly shardCount: number;
   private currentMeta: MetaRecord;
@@ -159,9 +151,7 @@ class LmdbStore implements Store {
   /** Per shard, the handle recovery reads through (lmdb-options.ts's shardRecoveryDbOptions). */
   private readonly shardHeaderDbs: Array<Database<ItemRecord, number>>;
   private readonly outcomesDb: BinaryDb<string>;
-  private readonly ackedDb: BinaryDb<number>;
-  /** The acked log's next record number (one past its last key). */
-  private nextAckedSeq: number;
+  private readonly ackedLog: AckedLogDb;
   private readonly metaDb: BinaryDb<string>;
   private closed = false;
 
@@ -178,10 +168,7 @@ class LmdbStore implements Store {
       env.openDB<ItemRecord, number>(shardRecoveryDbOptions(shard, decodeItemHeader)),
     );
     this.outcomesDb = env.openDB<Uint8Array, string>(outcomesDbOptions());
-    this.ackedDb = env.openDB<Uint8Array, number>(ackedDbOptions());
-    let lastSeq = -1;
-    for (const key of this.ackedDb.getKeys({ reverse: true, limit: 1 })) lastSeq = key;
-    this.nextAckedSeq = lastSeq + 1;
+    this.ackedLog = new AckedLogDb(env.openDB<Uint8Array, number>(ackedDbOptions()));
     this.metaDb = env.openDB<Uint8Array, string>(metaDbOptions());
   }
 
@@ -211,7 +198,7 @@ class LmdbStore implements Store {
   }
 
   *loadAckedLog(): Iterable<AckedLogRecord> {
-    for (const { value } of this.ackedDb.getRange({})) yield decodeAckedLog(value);
+    yield* this.ackedLog.load();
   }
 
   *loadPauses(): Iterable<PauseRecord> {
@@ -294,12 +281,7 @@ class LmdbStore implements Store {
       outcomeWrites.push({ id, start, end: slab.length });
     }
     const metaBytes = batch.meta === null ? null : encodeMetaRecord(batch.meta);
-    let ackedStart = -1;
-    if (batch.acked != null) {
-      ackedStart = slab.length;
-      appendAckedLog(slab, batch.acked);
-    }
-    const acked: AckedWrite = { start: ackedStart, end: slab.length, seq: this.nextAckedSeq, purgeBeforeMs: batch.ackedPurgeBeforeMs ?? null };
+    const acked = this.ackedLog.prepare(batch.acked, batch.ackedPurgeBeforeMs ?? null, slab);
     const pauseWrites = (batch.pauses ?? []).map(({ ns, topic, record }) => ({
       key: pauseKeyPrefix + pauseKey(ns, topic),
       bytes: record === null ? null : encodePauseRecord(record),
@@ -328,14 +310,14 @@ class LmdbStore implements Store {
           else this.outcomesDb.putSync(id, slab.written(start, end));
         }
         if (metaBytes !== null) this.metaDb.putSync(metaKey, metaBytes);
-        if (acked.start >= 0) this.ackedDb.putSync(acked.seq, slab.written(acked.start, acked.end));
-        if (acked.purgeBeforeMs !== null) this.purgeAcked(acked.purgeBeforeMs);
+        this.ackedLog.apply(acked, slab);
         for (const { key, bytes } of pauseWrites) {
           if (bytes === null) this.metaDb.removeSync(key);
           else this.metaDb.putSync(key, bytes);
         }
       });
     } catch (error) {
+      this.ackedLog.failed(acked);
       // One LMDB transaction: when it fails, every shard in it failed.
       const failure = await commitFailure(error);
       const failedShards = new Map<number, Error>();
@@ -343,21 +325,8 @@ class LmdbStore implements Store {
       return { failedShards, metaError: failure };
     }
     if (batch.meta !== null) this.currentMeta = { ...batch.meta };
-    if (acked.start >= 0) this.nextAckedSeq = acked.seq + 1;
+    this.ackedLog.committed(acked);
     return { failedShards: new Map(), metaError: null };
-  }
-
-  /**
-   * Inside a write transaction: delete acked-log records from the front while
-   * their newest end is before `beforeMs`, at most purgeRecordsPerCommitMax a
-   * commit (the rest go with the next purge). Records are in commit order,
-   * so the first one still retained ends the scan.
-   */
-  private purgeAcked(beforeMs: number): void {
-    for (const { key, value } of this.ackedDb.getRange({ limit: ackedOutcomeBounds.purgeRecordsPerCommitMax })) {
-      if (ackedLogEndedAtMs(value) >= beforeMs) break;
-      this.ackedDb.removeSync(key);
-    }
   }
 
   async close(): Promise<void> {
