@@ -231,8 +231,9 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     heapBytes: () => jscHeapSize(),
     collect: (heapBytes) => {
       const startedMs = monotonicStopwatch.nowMs();
+      const rssBytes = process.memoryUsage.rss();
       fullGC();
-      logger.info("heap gc", { heap_bytes: heapBytes, after_bytes: jscHeapSize(), blocked_ms: Math.round((monotonicStopwatch.nowMs() - startedMs) * 100) / 100 });
+      logger.debug("heap gc", { heap_bytes: heapBytes, heap_after_bytes: jscHeapSize(), rss_bytes: rssBytes, rss_after_bytes: process.memoryUsage.rss(), blocked_ms: Math.round((monotonicStopwatch.nowMs() - startedMs) * 100) / 100 });
     },
   });
   const tokens = new TokenTable(config.tokens);
