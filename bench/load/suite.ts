@@ -13,7 +13,7 @@ import type { LoadOptions, Scenario } from "./options.ts";
 import { pin, unpin } from "./pinning.ts";
 import type { Child, MemoryFigures } from "./processes.ts";
 import type { MemoryPeaks } from "./processes.ts";
-import { readMemory, sampleMemory } from "./processes.ts";
+import { readCpuS, readMemory, sampleMemory } from "./processes.ts";
 import type { LatencyOp, MixedFigures, ThroughputFigures } from "./runners.ts";
 import { runDrain, runEnqueue, runLatency, runMixed } from "./runners.ts";
 import type { System } from "./systems.ts";
@@ -94,6 +94,9 @@ function freshDir(context: SuiteContext, label: string): { dataDir: string; logP
   return { dataDir, logPath: join(context.tempDir, `${name}.log`) };
 }
 
+/** The server's CPU time per item (user + system): steadier than a rate on a machine other work is loading. */
+const cpuPerItem = (f: ThroughputFigures) =>
+  f.serverCpuS === undefined || f.items === 0 ? "unknown" : `${f.serverCpuS.toFixed(1)} s, ${((f.serverCpuS / f.items) * 1e6).toFixed(1)} µs/item`;
 const rate = (n: number) => Math.round(n).toLocaleString("en-US");
 const mib = (kib: number) => (kib / 1024).toFixed(1);
 const describeMemory = (m: MemoryFigures) =>
@@ -123,8 +126,10 @@ export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<Mo
     const { dataDir, logPath } = freshDir(context, spec.label);
     let child = context.track(await spec.start(dataDir, logPath));
     const shape = ENQUEUE_SHAPES[ENQUEUE_SHAPES.length - 1] ?? { batch: 100, connections: 8 };
+    const loadCpuS = readCpuS(child.pid);
     const load = await runEnqueue(spec.system(child), { items: spec.enqueueItemsBatch, ...shape, depth: options.depth });
-    log(`${spec.label} enqueue batch=${shape.batch} conns=${shape.connections}: ${rate(load.itemsPerS)} items/s (${load.items} items, ${load.seconds.toFixed(2)} s)`);
+    load.serverCpuS = readCpuS(child.pid) - loadCpuS;
+    log(`${spec.label} enqueue batch=${shape.batch} conns=${shape.connections}: ${rate(load.itemsPerS)} items/s (${load.items} items, ${load.seconds.toFixed(2)} s; server CPU ${cpuPerItem(load)})`);
     if (results.enqueue !== undefined) results.enqueue.push({ ...shape, ...load });
 
     if (wants("memory")) {
@@ -171,17 +176,19 @@ export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<Mo
 
     if (wants("drain")) {
       const sampler = sampleMemory(child.pid, DRAIN_SAMPLE_MS);
+      const drainCpuS = readCpuS(child.pid);
       const figures = await runDrain(spec.system(child), {
         items: options.items,
         count: 100,
         connections: options.drainConnections,
         depth: options.drainDepth,
       });
+      figures.serverCpuS = readCpuS(child.pid) - drainCpuS;
       const peaks = sampler.stop();
       const afterDrain = readMemory(child.pid);
       results.drain = figures;
       results.drainMemory = { peaks, afterDrain };
-      log(`${spec.label} drain: ${rate(figures.itemsPerS)} items/s (${figures.items} items, ${figures.seconds.toFixed(2)} s)`);
+      log(`${spec.label} drain: ${rate(figures.itemsPerS)} items/s (${figures.items} items, ${figures.seconds.toFixed(2)} s; server CPU ${cpuPerItem(figures)})`);
       log(`${spec.label} memory during the drain (${peaks.samples} samples): max RSS ${mib(peaks.rssMaxKiB)} MiB, max anon ${mib(peaks.rssAnonMaxKiB)}, max file ${mib(peaks.rssFileMaxKiB)}; after it: ${describeMemory(afterDrain)}`);
     }
     await child.stop();
