@@ -1224,6 +1224,11 @@ var itemDefaults = Object.freeze({
   maxAttempts: 10,
   priority: 0
 });
+var heapGovernor = Object.freeze({
+  growthFactor: 1.5,
+  checkMs: 250,
+  heapBytesMin: 128 * 1024 * 1024
+});
 var ackedOutcomeBounds = Object.freeze({
   blockItemsMax: 16384,
   blockSpanMs: 1e4,

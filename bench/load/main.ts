@@ -146,6 +146,7 @@ async function main(): Promise<number> {
         log("orq: skipped (src/cli/main.ts does not exist yet)");
       } else {
         for (const durability of ["strict", "relaxed"] as const) {
+          if (!options.orqModes.has(durability)) continue;
           await runGuarded(`orq ${durability}`, () => runMode(context, orqSpec(options, durability)));
         }
       }

@@ -37,6 +37,8 @@ export interface LoadOptions {
   jupiterItems: number;
   jupiterDurationS: number;
   jupiterPingS: number;
+  /** orq durability modes to run (--orq-modes; default both): one alone halves a memory or drain check's time. */
+  orqModes: Set<"strict" | "relaxed">;
   out: string | null;
   keep: boolean;
 }
@@ -53,6 +55,7 @@ const HELP = `bun bench/load/main.ts [flags]
   --samples N        latency samples per op (default 20000)
   --jupiter-items N  Jupiter scenario backlog over 100 signatures (default 300000)
   --jupiter-duration S  longest Jupiter acquisition run in seconds (default 15)
+  --orq-modes LIST   orq durability modes: strict,relaxed (default both)
   --out PATH         JSON output (default .bench-out/load-<timestamp>.json)
   --keep             keep the temp data dirs`;
 
@@ -89,6 +92,7 @@ export function parseOptions(argv: string[]): LoadOptions | null {
       samples: { type: "string" },
       "jupiter-items": { type: "string" },
       "jupiter-duration": { type: "string" },
+      "orq-modes": { type: "string" },
       out: { type: "string" },
       keep: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
@@ -118,6 +122,7 @@ export function parseOptions(argv: string[]): LoadOptions | null {
     jupiterItems: parseCount(values["jupiter-items"], quick ? 2000 : 300_000, "--jupiter-items"),
     jupiterDurationS: parseCount(values["jupiter-duration"], quick ? 1 : 15, "--jupiter-duration"),
     jupiterPingS: quick ? 0.3 : 3,
+    orqModes: parseList(values["orq-modes"], ["strict", "relaxed"] as const, "--orq-modes"),
     out: values.out ?? null,
     keep: values.keep === true,
   };

@@ -8,7 +8,8 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 
 const REPO_ROOT = join(import.meta.dir, "..", "..");
-const ORQ_MAIN = join(REPO_ROOT, "src", "cli", "main.ts");
+/** ORQ_BENCH_MAIN runs another checkout's server under this load generator (a before/after comparison on one machine state). */
+const ORQ_MAIN = process.env.ORQ_BENCH_MAIN ?? join(REPO_ROOT, "src", "cli", "main.ts");
 const ECHO_MAIN = join(import.meta.dir, "echo-floor.ts");
 /** A 1M-item restart replays the whole store; allow it generous time before calling it hung. */
 const READY_TIMEOUT_MS = 180_000;
@@ -164,11 +165,80 @@ export interface MemoryFigures {
   /** Private_Clean + Private_Dirty from smaps_rollup: what this process alone holds (LMDB's shared map pages excluded). */
   privateKiB: number;
   privateDirtyKiB: number;
+  /** orq's LMDB data file as mapped (null for a process that maps none, such as beanstalkd). */
+  lmdb?: MappedFileFigures | null;
 }
 
-export function readMemory(pid: number): MemoryFigures {
+/**
+ * One mapped file's pages in a process (/proc/PID/smaps, every mapping whose
+ * path ends with the name): for orq, LMDB's data.mdb. Clean pages match the
+ * file on disk: under memory pressure the kernel drops them without writing
+ * anything and reads them back on the next touch. Dirty pages (a write map
+ * not yet synced) would have to be written first.
+ */
+export interface MappedFileFigures {
+  rssKiB: number;
+  cleanKiB: number;
+  dirtyKiB: number;
+}
+
+export function readMappedFile(pid: number, nameSuffix: string): MappedFileFigures | null {
+  const path = `/proc/${pid}/smaps`;
+  if (!existsSync(path)) return null;
+  const figures: MappedFileFigures = { rssKiB: 0, cleanKiB: 0, dirtyKiB: 0 };
+  let found = false;
+  let inFile = false;
+  for (const line of readFileSync(path, "utf8").split("\n")) {
+    // A mapping's header: "start-end perms offset dev inode [path]"; its fields follow, one a line.
+    if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) {
+      inFile = line.trimEnd().endsWith(nameSuffix);
+      found ||= inFile;
+      continue;
+    }
+    if (!inFile) continue;
+    const match = /^(\w+):\s+(\d+) kB/.exec(line);
+    if (match === null) continue;
+    const kiB = Number(match[2]);
+    if (match[1] === "Rss") figures.rssKiB += kiB;
+    else if (match[1] === "Private_Clean" || match[1] === "Shared_Clean") figures.cleanKiB += kiB;
+    else if (match[1] === "Private_Dirty" || match[1] === "Shared_Dirty") figures.dirtyKiB += kiB;
+  }
+  return found ? figures : null;
+}
+
+/** Peaks of a process's memory while a scenario runs, from /proc/PID/status read every `everyMs`. */
+export interface MemoryPeaks {
+  samples: number;
+  rssMaxKiB: number;
+  rssAnonMaxKiB: number;
+  rssFileMaxKiB: number;
+}
+
+/** Reads the process's memory every `everyMs` until stopped; stop() returns the peaks. */
+export function sampleMemory(pid: number, everyMs: number): { stop(): MemoryPeaks } {
+  const peaks: MemoryPeaks = { samples: 0, rssMaxKiB: 0, rssAnonMaxKiB: 0, rssFileMaxKiB: 0 };
+  const sample = () => {
+    if (!existsSync(`/proc/${pid}/status`)) return;
+    const m = readMemory(pid, false);
+    peaks.samples++;
+    peaks.rssMaxKiB = Math.max(peaks.rssMaxKiB, m.rssKiB);
+    peaks.rssAnonMaxKiB = Math.max(peaks.rssAnonMaxKiB, m.rssAnonKiB);
+    peaks.rssFileMaxKiB = Math.max(peaks.rssFileMaxKiB, m.rssFileKiB);
+  };
+  sample();
+  const timer = setInterval(sample, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      return peaks;
+    },
+  };
+}
+
+export function readMemory(pid: number, withRollup = true): MemoryFigures {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const rollup = existsSync(`/proc/${pid}/smaps_rollup`) ? readFileSync(`/proc/${pid}/smaps_rollup`, "utf8") : "";
+  const rollup = withRollup && existsSync(`/proc/${pid}/smaps_rollup`) ? readFileSync(`/proc/${pid}/smaps_rollup`, "utf8") : "";
   const field = (text: string, name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? 0);
   const privateClean = field(rollup, "Private_Clean");
   const privateDirty = field(rollup, "Private_Dirty");
@@ -178,5 +248,19 @@ export function readMemory(pid: number): MemoryFigures {
     rssFileKiB: field(status, "RssFile"),
     privateKiB: privateClean + privateDirty,
     privateDirtyKiB: privateDirty,
+    ...(withRollup ? { lmdb: readMappedFile(pid, "/data.mdb") } : {}),
   };
+}
+
+/** Clock ticks per second of /proc/PID/stat's CPU times (USER_HZ: 100 on Linux). */
+const TICKS_PER_S = 100;
+
+/** CPU seconds (user + system) the process has used so far, from /proc/PID/stat; 0 once it is gone. */
+export function readCpuS(pid: number): number {
+  const path = `/proc/${pid}/stat`;
+  if (!existsSync(path)) return 0;
+  const text = readFileSync(path, "utf8");
+  // Fields after the command name (which may hold spaces) start after the last ")": state is field 3, utime 14, stime 15.
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
 }

@@ -45,6 +45,7 @@ export function checkTargets(results: ResultsBySystem): TargetCheck[] {
     check("ping p50, orq vs echo floor", latencyP50(strict, "ping"), latencyP50(floor, "ping"), "µs", "atMost", 1.5),
     check("dequeue-1 p50, orq strict vs echo floor", latencyP50(strict, "dequeue1"), latencyP50(floor, "ping"), "µs", "atMost", 2),
     memoryCheck(strict, inMemory),
+    drainMemoryCheck(strict, inMemory),
     jupiterCheck(strict),
   ];
 }
@@ -70,17 +71,19 @@ function jupiterCheck(strict: ModeResults | undefined): TargetCheck {
 }
 
 /**
- * Memory with the backlog ready, after the idle wait: orq's anonymous memory
+ * Memory with the backlog ready, a second after the load (the issue's
+ * measure: before orq's idle collection can have run): orq's anonymous memory
  * (RssAnon: heap, malloc) against beanstalkd's whole RSS (all anonymous).
  * orq's RssFile is mostly LMDB's mapped data file, page cache the kernel can
- * drop and re-read, which beanstalkd (items in malloc'd memory) has no
- * counterpart of. The plain RSS ratio rides along in `also`.
+ * drop and re-read (clean pages; the LMDB figures in `also` say how many are
+ * dirty), which beanstalkd (items in malloc'd memory) has no counterpart of.
+ * The plain RSS ratio and the after-idle ratio ride along in `also`.
  */
 function memoryCheck(strict: ModeResults | undefined, inMemory: ModeResults | undefined): TargetCheck {
-  const orqMemory = strict?.memory?.afterIdle ?? strict?.memory?.afterLoad;
-  const peerMemory = inMemory?.memory?.afterIdle ?? inMemory?.memory?.afterLoad;
+  const orqMemory = strict?.memory?.afterLoad;
+  const peerMemory = inMemory?.memory?.afterLoad;
   const result = check(
-    "memory with the backlog ready, after idle: orq strict RssAnon vs beanstalkd in-memory RSS",
+    "memory with the backlog ready, 1 s after the load: orq strict RssAnon vs beanstalkd in-memory RSS",
     orqMemory?.rssAnonKiB ?? null,
     peerMemory?.rssKiB ?? null,
     "KiB",
@@ -88,8 +91,34 @@ function memoryCheck(strict: ModeResults | undefined, inMemory: ModeResults | un
     1,
   );
   if (orqMemory !== undefined && peerMemory !== undefined && peerMemory.rssKiB > 0) {
-    const loadRatio = (strict?.memory?.afterLoad.rssKiB ?? 0) / (inMemory?.memory?.afterLoad.rssKiB ?? 1);
-    result.also = `plain RSS ${mib(orqMemory.rssKiB)} vs ${mib(peerMemory.rssKiB)} MiB = ${(orqMemory.rssKiB / peerMemory.rssKiB).toFixed(2)}x after idle, ${loadRatio.toFixed(2)}x right after the load`;
+    const idle = strict?.memory?.afterIdle;
+    const peerIdle = inMemory?.memory?.afterIdle ?? peerMemory;
+    const lmdb = orqMemory.lmdb;
+    result.also =
+      `plain RSS ${mib(orqMemory.rssKiB)} vs ${mib(peerMemory.rssKiB)} MiB = ${(orqMemory.rssKiB / peerMemory.rssKiB).toFixed(2)}x` +
+      (idle === undefined ? "" : `; after idle RssAnon ${mib(idle.rssAnonKiB)} MiB = ${(idle.rssAnonKiB / peerIdle.rssKiB).toFixed(2)}x`) +
+      (lmdb === undefined || lmdb === null ? "" : `; LMDB map resident ${mib(lmdb.rssKiB)} MiB, clean ${mib(lmdb.cleanKiB)}, dirty ${mib(lmdb.dirtyKiB)}`);
+  }
+  return result;
+}
+
+/**
+ * RSS during the drain (the peak of samples every 200 ms) against twice
+ * beanstalkd's RSS with the same backlog ready (a second after its load).
+ */
+function drainMemoryCheck(strict: ModeResults | undefined, inMemory: ModeResults | undefined): TargetCheck {
+  const peaks = strict?.drainMemory?.peaks;
+  const peerReady = inMemory?.memory?.afterLoad;
+  const result = check(
+    "RSS during the drain, orq strict vs 2x beanstalkd in-memory ready RSS",
+    peaks?.rssMaxKiB ?? null,
+    peerReady === undefined ? null : peerReady.rssKiB * 2,
+    "KiB",
+    "atMost",
+    1,
+  );
+  if (peaks !== undefined) {
+    result.also = `peak anon ${mib(peaks.rssAnonMaxKiB)} MiB, peak file-backed ${mib(peaks.rssFileMaxKiB)} MiB (${peaks.samples} samples)`;
   }
   return result;
 }
@@ -127,9 +156,13 @@ export function summaryTable(results: ResultsBySystem): string {
     rows.push([`  RssAnon / RssFile MiB, ${label}`, (m) => pair(pick(m)?.rssAnonKiB, pick(m)?.rssFileKiB)]);
     rows.push([`  private MiB, ${label}`, (m) => mib(pick(m)?.privateKiB)]);
   };
-  memoryRows("backlog ready, after the load", (m) => m.memory?.afterLoad);
+  memoryRows("backlog ready, as the load ends", (m) => m.memory?.atLoadEnd);
+  memoryRows("backlog ready, 1 s after the load", (m) => m.memory?.afterLoad);
   memoryRows("backlog ready, after idle", (m) => m.memory?.afterIdle);
   memoryRows("after restart", (m) => m.memory?.afterRestart);
+  rows.push(["LMDB map resident / of it dirty MiB, 1 s after the load", (m) => pair(m.memory?.afterLoad.lmdb?.rssKiB, m.memory?.afterLoad.lmdb?.dirtyKiB)]);
+  rows.push(["drain: max RSS MiB", (m) => mib(m.drainMemory?.peaks.rssMaxKiB)]);
+  rows.push(["  drain: max RssAnon / max RssFile MiB", (m) => pair(m.drainMemory?.peaks.rssAnonMaxKiB, m.drainMemory?.peaks.rssFileMaxKiB)]);
   rows.push(["restart (stop): ms to listening / first item", (m) => (m.restart === undefined ? dash : `${num(m.restart.afterStop.listeningMs)} / ${num(m.restart.afterStop.firstItemMs)}`)]);
   rows.push(["restart (kill -9): ms to listening / first item", (m) => (m.restart === undefined ? dash : `${num(m.restart.afterCrash.listeningMs)} / ${num(m.restart.afterCrash.firstItemMs)}`)]);
 

@@ -13,6 +13,8 @@ export interface ThroughputFigures {
   seconds: number;
   itemsPerS: number;
   requestsPerS: number;
+  /** The server's CPU seconds (user + system) over the run, where the suite measured it (the backlog load and the drain). */
+  serverCpuS?: number;
 }
 
 /** Runs `depth` sequential workers over a shared budget: at most `depth` requests in flight. */

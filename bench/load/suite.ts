@@ -12,7 +12,8 @@ import { mixedShape } from "./mixed-load.ts";
 import type { LoadOptions, Scenario } from "./options.ts";
 import { pin, unpin } from "./pinning.ts";
 import type { Child, MemoryFigures } from "./processes.ts";
-import { readMemory } from "./processes.ts";
+import type { MemoryPeaks } from "./processes.ts";
+import { readCpuS, readMemory, sampleMemory } from "./processes.ts";
 import type { LatencyOp, MixedFigures, ThroughputFigures } from "./runners.ts";
 import { mixedWarmupSDefault, runDrain, runEnqueue, runLatency, runMixed } from "./runners.ts";
 import type { System } from "./systems.ts";
@@ -35,11 +36,15 @@ export interface ModeResults {
   mixed?: MixedFigures;
   latency?: { pinned: boolean; ops: Record<string, LatencySummary> };
   /**
-   * afterLoad: the moment the load ends; afterIdle: after `idleS` seconds
+   * atLoadEnd: the moment the load ends; afterLoad: AFTER_LOAD_MS later
+   * (before orq's idle collection can have run: it waits a whole quiet
+   * second after the last request, and then runs concurrently); afterIdle: after `idleS` seconds
    * with no request (orq's idle GC hint has had its chance); afterRestart:
    * once the restarted server has handed out its first item.
    */
-  memory?: { readyItems: number; idleS?: number; afterLoad: MemoryFigures; afterIdle?: MemoryFigures; afterRestart?: MemoryFigures };
+  memory?: { readyItems: number; idleS?: number; atLoadEnd?: MemoryFigures; afterLoad: MemoryFigures; afterIdle?: MemoryFigures; afterRestart?: MemoryFigures };
+  /** The server's memory sampled every DRAIN_SAMPLE_MS while the drain ran, and read once when it ended. */
+  drainMemory?: { peaks: MemoryPeaks; afterDrain: MemoryFigures };
   restart?: { readyItems: number; afterStop: RestartFigures; afterCrash: RestartFigures };
   /** Capability-matched acquisitions against the ping ceiling (orq only; jupiter.ts). */
   jupiter?: JupiterFigures;
@@ -75,6 +80,10 @@ const ENQUEUE_SHAPES = [
   { batch: 100, connections: 8 },
 ];
 const FIRST_ITEM_TIMEOUT_MS = 120_000;
+/** The "a second after the load" reading the memory target uses (the issue's measure), taken before any idle collection. */
+const AFTER_LOAD_MS = 1000;
+/** How often the drain scenario reads the server's memory (200 ms: a few hundred samples over a drain, each a /proc read). */
+const DRAIN_SAMPLE_MS = 200;
 
 let dirCounter = 0;
 function freshDir(context: SuiteContext, label: string): { dataDir: string; logPath: string } {
@@ -85,10 +94,14 @@ function freshDir(context: SuiteContext, label: string): { dataDir: string; logP
   return { dataDir, logPath: join(context.tempDir, `${name}.log`) };
 }
 
+/** The server's CPU time per item (user + system): steadier than a rate on a machine other work is loading. */
+const cpuPerItem = (f: ThroughputFigures) =>
+  f.serverCpuS === undefined || f.items === 0 ? "unknown" : `${f.serverCpuS.toFixed(1)} s, ${((f.serverCpuS / f.items) * 1e6).toFixed(1)} µs/item`;
 const rate = (n: number) => Math.round(n).toLocaleString("en-US");
 const mib = (kib: number) => (kib / 1024).toFixed(1);
 const describeMemory = (m: MemoryFigures) =>
-  `RSS ${mib(m.rssKiB)} MiB (anon ${mib(m.rssAnonKiB)}, file ${mib(m.rssFileKiB)}), private ${mib(m.privateKiB)} MiB`;
+  `RSS ${mib(m.rssKiB)} MiB (anon ${mib(m.rssAnonKiB)}, file ${mib(m.rssFileKiB)}), private ${mib(m.privateKiB)} MiB` +
+  (m.lmdb === undefined || m.lmdb === null ? "" : `; LMDB map resident ${mib(m.lmdb.rssKiB)} MiB (clean ${mib(m.lmdb.cleanKiB)}, dirty ${mib(m.lmdb.dirtyKiB)})`);
 
 export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<ModeResults> {
   const { options, log } = context;
@@ -113,17 +126,24 @@ export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<Mo
     const { dataDir, logPath } = freshDir(context, spec.label);
     let child = context.track(await spec.start(dataDir, logPath));
     const shape = ENQUEUE_SHAPES[ENQUEUE_SHAPES.length - 1] ?? { batch: 100, connections: 8 };
+    const loadCpuS = readCpuS(child.pid);
     const load = await runEnqueue(spec.system(child), { items: spec.enqueueItemsBatch, ...shape, depth: options.depth });
-    log(`${spec.label} enqueue batch=${shape.batch} conns=${shape.connections}: ${rate(load.itemsPerS)} items/s (${load.items} items, ${load.seconds.toFixed(2)} s)`);
+    load.serverCpuS = readCpuS(child.pid) - loadCpuS;
+    log(`${spec.label} enqueue batch=${shape.batch} conns=${shape.connections}: ${rate(load.itemsPerS)} items/s (${load.items} items, ${load.seconds.toFixed(2)} s; server CPU ${cpuPerItem(load)})`);
     if (results.enqueue !== undefined) results.enqueue.push({ ...shape, ...load });
 
     if (wants("memory")) {
+      const atLoadEnd = readMemory(child.pid);
+      log(`${spec.label} memory with ${load.items} ready, as the load ends: ${describeMemory(atLoadEnd)}`);
+      // --quick's idle wait (0.2 s) is shorter than a second: the first reading then comes at its end too.
+      const afterLoadMs = Math.min(AFTER_LOAD_MS, options.idleS * 1000);
+      await Bun.sleep(afterLoadMs);
       const afterLoad = readMemory(child.pid);
-      log(`${spec.label} memory with ${load.items} ready, after the load: ${describeMemory(afterLoad)}`);
-      await Bun.sleep(options.idleS * 1000);
+      log(`${spec.label} memory with ${load.items} ready, ${afterLoadMs} ms after the load: ${describeMemory(afterLoad)}`);
+      await Bun.sleep(options.idleS * 1000 - afterLoadMs);
       const afterIdle = readMemory(child.pid);
       log(`${spec.label} memory with ${load.items} ready, after ${options.idleS} s idle: ${describeMemory(afterIdle)}`);
-      results.memory = { readyItems: load.items, idleS: options.idleS, afterLoad, afterIdle };
+      results.memory = { readyItems: load.items, idleS: options.idleS, atLoadEnd, afterLoad, afterIdle };
       if (spec.restartable) {
         await child.stop();
         const afterStop = await restart(context, spec, dataDir, logPath);
@@ -155,14 +175,21 @@ export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<Mo
     }
 
     if (wants("drain")) {
+      const sampler = sampleMemory(child.pid, DRAIN_SAMPLE_MS);
+      const drainCpuS = readCpuS(child.pid);
       const figures = await runDrain(spec.system(child), {
         items: options.items,
         count: 100,
         connections: options.drainConnections,
         depth: options.drainDepth,
       });
+      figures.serverCpuS = readCpuS(child.pid) - drainCpuS;
+      const peaks = sampler.stop();
+      const afterDrain = readMemory(child.pid);
       results.drain = figures;
-      log(`${spec.label} drain: ${rate(figures.itemsPerS)} items/s (${figures.items} items, ${figures.seconds.toFixed(2)} s)`);
+      results.drainMemory = { peaks, afterDrain };
+      log(`${spec.label} drain: ${rate(figures.itemsPerS)} items/s (${figures.items} items, ${figures.seconds.toFixed(2)} s; server CPU ${cpuPerItem(figures)})`);
+      log(`${spec.label} memory during the drain (${peaks.samples} samples): max RSS ${mib(peaks.rssMaxKiB)} MiB, max anon ${mib(peaks.rssAnonMaxKiB)}, max file ${mib(peaks.rssFileMaxKiB)}; after it: ${describeMemory(afterDrain)}`);
     }
     await child.stop();
   }

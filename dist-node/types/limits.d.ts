@@ -121,6 +121,33 @@ export declare const itemDefaults: Readonly<{
  * leases are written before their delivery is sent, as before.
  */
 export declare const leaseWriteDelayMs = 20;
+/**
+ * The heap-growth governor (src/server/memory-governor.ts), orq's GOGC: under
+ * load, JavaScriptCore lets the garbage of the enqueue path (decoded frames,
+ * records, promises) pile up to twice the live heap and more before it
+ * collects, so a server that has just taken 1,000,000 items held 1.9x
+ * beanstalkd's memory until an idle collection. The governor asks for a
+ * collection itself whenever the heap has grown by `growthFactor` since the
+ * last one. Not configurable: `--idle-gc off` turns it off with the idle one.
+ */
+export declare const heapGovernor: Readonly<{
+    /**
+     * Heap size, as a multiple of its size after the last collection, that
+     * triggers the next (1.5): the heap then holds at most half its live size
+     * in garbage. Smaller collects more often: each collection marks the whole
+     * live heap (about 100 ms of a helper thread's CPU at 1,000,000 items).
+     */
+    growthFactor: 1.5;
+    /** How often the heap size is read while requests arrive (250 ms): reading it costs a few microseconds. */
+    checkMs: 250;
+    /**
+     * Below this heap size (128 MiB) it never collects: a server without a
+     * large backlog (steady load, nothing accumulating) leaves its collections
+     * to JavaScriptCore, whose are mostly concurrent, and takes no pause from
+     * the governor; 1,000,000 ready items make a heap of 140-220 MiB.
+     */
+    heapBytesMin: number;
+}>;
 /** Bounds of the retained acked outcomes (engine/acked-outcomes.ts, storage/acked-log.ts). */
 export declare const ackedOutcomeBounds: Readonly<{
     /**

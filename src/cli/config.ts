@@ -93,7 +93,7 @@ export const settings: readonly Setting[] = [
     max: clusterLimits.shardLeaseMsMax,
   },
   { name: "durability", key: "durability", description: "strict = fsync before replying; relaxed = survive a process crash, not power loss", defaultValue: "strict", kind: "choice", choices: ["strict", "relaxed"] },
-  { name: "idleGc", key: "idle_gc", description: "after a burst: off; hint = ask for a concurrent collection after 1 s idle; full = also a blocking full collection after 11 s with no request at all", defaultValue: "full", kind: "choice", choices: ["off", "hint", "full"] },
+  { name: "idleGc", key: "idle_gc", description: "after a burst: off (also turns off the heap governor, docs/OPERATIONS.md); hint = ask for a concurrent collection after 1 s idle; full = also a blocking full collection after 11 s with no request at all", defaultValue: "full", kind: "choice", choices: ["off", "hint", "full"] },
   { name: "logLevel", key: "log_level", description: "least severe log level written to stderr", defaultValue: "info", kind: "choice", choices: ["debug", "info", "warn", "error"] },
   { name: "maxFrameBytes", key: "max_frame_bytes", description: "largest frame accepted", defaultValue: defaultLimits.frameBytesMax, kind: "int", min: 64 * 1024, max: 64 * mib },
   { name: "outcomeRetentionMs", key: "outcome_retention_ms", description: "how long ended items' outcomes are kept", defaultValue: defaultLimits.outcomeRetentionMs, kind: "int", min: 1000, max: 30 * 24 * 3600 * 1000 },

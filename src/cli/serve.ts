@@ -23,6 +23,7 @@
 // `orq dashboard on http://HOST:PORT/` before the listening line; the HTTP
 // side port's index page links it.
 
+import { fullGC, heapSize as jscHeapSize } from "bun:jsc";
 import { BeanstalkServer } from "../beanstalk/beanstalk-server.ts";
 import { isLoopbackHost } from "../beanstalk/loopback.ts";
 import { systemClock } from "../lib/clock.ts";
@@ -32,6 +33,7 @@ import { exitOnFatal, installFatalHandlers } from "../server/fatal.ts";
 import { createJsonLogger } from "../server/logger.ts";
 import { storageEventLog } from "../server/storage-event-log.ts";
 import { IdleGc } from "../server/idle-gc.ts";
+import { HeapGovernor } from "../server/memory-governor.ts";
 import { OrqServer } from "../server/server.ts";
 import type { ServerInfo } from "../server/op-types.ts";
 import { openLmdbStore } from "../storage/lmdb/lmdb-store.ts";
@@ -219,6 +221,21 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     },
     residentBytes: () => process.memoryUsage.rss(),
   });
+  // Under load, a collection whenever the heap has grown by heapGovernor.growthFactor since the last one (src/server/memory-governor.ts):
+  // memory right after a burst no longer waits for the idle collection above. --idle-gc off turns both off.
+  const heapGovernor = new HeapGovernor({
+    timers: {
+      set: (callback, delayMs) => setTimeout(callback, delayMs).unref(),
+      clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+    },
+    heapBytes: () => jscHeapSize(),
+    collect: (heapBytes) => {
+      const startedMs = monotonicStopwatch.nowMs();
+      const rssBytes = process.memoryUsage.rss();
+      fullGC();
+      logger.debug("heap gc", { heap_bytes: heapBytes, heap_after_bytes: jscHeapSize(), rss_bytes: rssBytes, rss_after_bytes: process.memoryUsage.rss(), blocked_ms: Math.round((monotonicStopwatch.nowMs() - startedMs) * 100) / 100 });
+    },
+  });
   const tokens = new TokenTable(config.tokens);
   const serverInfo: ServerInfo = { version, nodeId: backend.nodeId, shards: backend.shards, clusterMap: backend.clusterMap };
   let started: OrqServer;
@@ -237,6 +254,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
       onRequestDone: (op, code, durationMs) => {
         metrics.requestDone(op, code, durationMs);
         idleGc.noteRequest();
+        if (config.idleGc !== "off") heapGovernor.noteRequest();
       },
     });
   } catch (error) {
@@ -325,6 +343,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
       process.exit(startupFailureExitCode);
     }, shutdownMsMax);
     idleGc.stop();
+    heapGovernor.stop();
     beanstalk?.beginDrain();
     started.beginDrain();
     // Deferred at_least_once lease writes commit now, so a restart keeps the leases.

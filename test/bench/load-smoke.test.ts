@@ -31,7 +31,8 @@ interface ModeResults {
   drain?: Throughput;
   mixed?: { deliveredItemsPerS: number; delivered: number; delay: Latency; warmupDelay: Latency };
   latency?: { pinned: boolean; ops: Record<string, Latency> };
-  memory?: { afterLoad: { rssKiB: number; privateKiB: number }; afterRestart?: { rssKiB: number } };
+  memory?: { afterLoad: { rssKiB: number; privateKiB: number; lmdb?: { rssKiB: number; cleanKiB: number; dirtyKiB: number } | null }; afterRestart?: { rssKiB: number } };
+  drainMemory?: { peaks: { samples: number; rssMaxKiB: number; rssAnonMaxKiB: number; rssFileMaxKiB: number } };
   restart?: { afterStop: { listeningMs: number; firstItemMs: number }; afterCrash: { listeningMs: number; firstItemMs: number } };
   jupiter?: { items: number; signatures: number; kinds: number; connections: number; inFlightPerConnection: number; acquisitions: number; acquisitionsPerS: number; pingPerS: number };
 }
@@ -65,6 +66,9 @@ function expectQueueFigures(mode: ModeResults | undefined, label: string, restar
   for (const op of ["enqueue1", "dequeue1", "dequeue1+ack"]) expectLatency(mode.latency?.ops[op], `${label} latency ${op}`);
   expectPositive(mode.memory?.afterLoad.rssKiB, `${label} rss`);
   expectPositive(mode.memory?.afterLoad.privateKiB, `${label} private`);
+  expectPositive(mode.drainMemory?.peaks.samples, `${label} drain memory samples`);
+  expectPositive(mode.drainMemory?.peaks.rssMaxKiB, `${label} drain max RSS`);
+  expectPositive(mode.drainMemory?.peaks.rssAnonMaxKiB, `${label} drain max anon`);
   if (restartable) {
     expectPositive(mode.restart?.afterStop.listeningMs, `${label} restart listening`);
     expectPositive(mode.restart?.afterStop.firstItemMs, `${label} restart first item`);
@@ -102,6 +106,10 @@ describe("bench:load --quick", () => {
       const mode = report?.results[`orq ${durability}`];
       expectQueueFigures(mode, `orq ${durability}`, true);
       expectLatency(mode?.latency?.ops["ping"], `orq ${durability} ping`);
+      // LMDB's data file as mapped: resident pages, of them clean and dirty (dirty may be 0).
+      const lmdb = mode?.memory?.afterLoad.lmdb;
+      expectPositive(lmdb?.rssKiB, `orq ${durability} LMDB map resident`);
+      expect((lmdb?.cleanKiB ?? -1) + (lmdb?.dirtyKiB ?? -1)).toBe(lmdb?.rssKiB ?? 0);
     }
   });
 
@@ -137,7 +145,7 @@ describe("bench:load --quick", () => {
 
   test("checks each target and gives it a status", () => {
     expect(report?.targets.map((t) => t.status).every((s) => s === "met" || s === "missed" || s === "not measured")).toBe(true);
-    expect(report?.targets.length).toBe(6);
+    expect(report?.targets.length).toBe(7);
     if (orqPresent && beanstalkdPresent) {
       expect(report?.targets.filter((t) => t.status === "not measured").map((t) => t.name)).toEqual([]);
     }

@@ -11,6 +11,8 @@ const int32Min = -(2 ** 31);
 const int32Max = 2 ** 31 - 1;
 const uintMax = Number.MAX_SAFE_INTEGER;
 const deliveryModes = ["at_least_once", "at_most_once"] as const;
+/** The absent payload or metadata: one shared empty array rather than one per item (nothing can write into zero bytes). */
+const noBytes = new Uint8Array(0);
 
 export function decodeEnqueueItems(request: Source, limits: Limits, nowMs: number, reader: RequestReader): EnqueueItemInput[] | null {
   const list = reader.requiredArray(request, "items", 1, limits.itemsPerEnqueueMax);
@@ -50,8 +52,8 @@ function decodeItem(source: Source, limits: Limits, nowMs: number, reader: Reque
   return {
     topic,
     priority: priority ?? itemDefaults.priority,
-    payload: payload ?? new Uint8Array(0),
-    metadata: metadata ?? new Uint8Array(0),
+    payload: payload ?? noBytes,
+    metadata: metadata ?? noBytes,
     deliverAtMs,
     delayMs,
     leaseMs,

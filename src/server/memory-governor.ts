@@ -1,0 +1,94 @@
+// The heap-growth governor, orq's GOGC. JavaScriptCore sizes its heap for
+// throughput: under a steady enqueue load it lets garbage (decoded frames,
+// records, promises) that outlived a young-generation collection pile up to
+// more than the live heap before a full collection, and a server that has
+// just taken 1,000,000 items held 551 MiB of anonymous memory against 234 MiB
+// once an idle collection ran (BENCHMARKS.md, Memory). The idle collection
+// (idle-gc.ts) needs a quiet spell; this one does not: while requests arrive
+// it reads the heap size every `checkMs`, and once the heap has grown by
+// `growthFactor` since the last full collection it runs one (in production
+// bun:jsc fullGC, synchronous: `Bun.gc(false)` is a young-generation
+// collection that leaves old garbage where it is).
+//
+// "Since the last collection" is the heap size read right after it, lowered
+// by any smaller reading since (JavaScriptCore's own collections). Like
+// idle-gc.ts, the timer is armed only while requests arrive: an idle server
+// has none.
+
+import { heapGovernor } from "../limits.ts";
+import type { IdleTimers } from "./idle-gc.ts";
+
+export interface HeapGovernorOptions {
+  timers: IdleTimers;
+  /** The JS heap's size in bytes now (bun:jsc heapSize in production). */
+  heapBytes: () => number;
+  /** Collect now, synchronously; `heapBytes` is the size that triggered it. */
+  collect: (heapBytes: number) => void;
+  growthFactor?: number;
+  checkMs?: number;
+  heapBytesMin?: number;
+}
+
+export class HeapGovernor {
+  /** Collections asked for (stats and tests). */
+  collections = 0;
+  private readonly growthFactor: number;
+  private readonly checkMs: number;
+  private readonly heapBytesMin: number;
+  /** The heap's size after the last collection, as far as the checks saw it. */
+  private baseBytes: number;
+  private requests = 0;
+  private requestsAtArm = 0;
+  private handle: unknown = null;
+  private stopped = false;
+
+  constructor(private readonly options: HeapGovernorOptions) {
+    this.growthFactor = options.growthFactor ?? heapGovernor.growthFactor;
+    this.checkMs = options.checkMs ?? heapGovernor.checkMs;
+    this.heapBytesMin = options.heapBytesMin ?? heapGovernor.heapBytesMin;
+    this.baseBytes = options.heapBytes();
+  }
+
+  /** One request. The hot path: a counter and a flag. */
+  noteRequest(): void {
+    this.requests += 1;
+    if (this.handle === null && !this.stopped) this.arm();
+  }
+
+  /** The heap size the next collection waits for. */
+  get triggerBytes(): number {
+    return Math.max(this.heapBytesMin, this.baseBytes * this.growthFactor);
+  }
+
+  get armed(): boolean {
+    return this.handle !== null;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.handle !== null) this.options.timers.clear(this.handle);
+    this.handle = null;
+  }
+
+  private arm(): void {
+    this.requestsAtArm = this.requests;
+    this.handle = this.options.timers.set(() => this.onTimer(), this.checkMs);
+  }
+
+  private onTimer(): void {
+    this.handle = null;
+    if (this.stopped) return;
+    this.check();
+    // Keep checking while requests arrive; a quiet interval disarms (the next request re-arms).
+    if (this.requests !== this.requestsAtArm) this.arm();
+  }
+
+  private check(): void {
+    const heapBytes = this.options.heapBytes();
+    if (heapBytes < this.baseBytes) this.baseBytes = heapBytes;
+    if (heapBytes < this.triggerBytes) return;
+    this.collections++;
+    this.options.collect(heapBytes);
+    this.baseBytes = this.options.heapBytes();
+  }
+}
