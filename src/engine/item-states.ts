@@ -132,10 +132,7 @@ export class ItemStates {
     const { items, storedCopies } = this.deferredLeases.take();
     if (items.length === 0) return;
     const set = this.ws();
-    for (let i = 0; i < items.length; i++) {
-      const item = items[i] as LiveItem;
-      if (item.state === "leased" && this.items.holds(item)) this.bytes.writeItem(set, item, storedCopies[i] as Uint8Array);
-    }
+    for (const [i, item] of items.entries()) if (item.state === "leased" && this.items.holds(item)) this.bytes.writeItem(set, item, storedCopies[i] as Uint8Array);
   }
 
   leaseExpired(item: LiveItem, nowMs: number): void {
