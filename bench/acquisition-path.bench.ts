@@ -9,6 +9,8 @@
 // main thread, LMDB's writer thread aside) and, for scale, µs per ping through
 // the same path. No socket, no client process: this is what the server could
 // do, the load benchmark (bench/load, scenario jupiter) what it does.
+// Expect (2-core shared machine), min per request: dequeue 6-9 µs, ack
+// 3.3-5.5 µs, ack commit wait 2.7-11 µs, ping 0.6-0.8 µs (BENCHMARKS.md).
 // Run: ./node_modules/.bin/bun bench/acquisition-path.bench.ts [items] [relaxed|strict]
 // (default 100000 relaxed). With `--cpu-prof` before the path, a profile of the loop.
 
