@@ -298,3 +298,44 @@ export const clusterLimits = Object.freeze({
   /** A cluster client's pause before re-reading the map after a node could not be reached (100 ms). */
   clientLostNodePauseMs: 100,
 });
+
+// Matching (src/engine/matching/, docs/MATCHING.md): defaults of the matcher's
+// own bounds. They are not per-server settings (no flag sets them); tests and
+// benches pass smaller ones to the constructors.
+
+/**
+ * Feature names and string values in `requires` and `capabilities` are at
+ * most 255 UTF-8 bytes, like topic names: they are map keys and parts of
+ * signature keys held in memory.
+ */
+export const featureNameBytesMax = 255;
+export const stringValueBytesMax = 255;
+
+/**
+ * Live distinct signatures (65,536): each costs a byte in every worker kind's
+ * verdict array, so 256 kinds x 65,536 signatures bound the cache at 16 MiB.
+ * A production fleet has tens to hundreds; more means requirements are being
+ * generated per item (e.g. a random range bound), which defeats matching.
+ */
+export const signaturesMaxDefault = 65_536;
+
+/**
+ * Cached worker kinds (256): a fleet rarely has more than tens of distinct
+ * capability sets; each kind costs up to one byte per signature id.
+ */
+export const workerKindsMaxDefault = 256;
+
+/**
+ * Eligibility classes per topic (32, one bit each in a slot's mask): a slot
+ * that gets a better item costs one sift per class that may take it, so the
+ * bound is also a bound on that cost. Fleets have tens of kinds, and kinds
+ * with equal verdicts on a topic's groups share a class.
+ */
+export const eligibleClassesMaxDefault = 32;
+
+/**
+ * Picks of a topic (4,096) a class must go unused before a new class may
+ * replace it when all are taken: replacing costs a rebuild (a pass over the
+ * topic's slots), so classes in steady use are not churned.
+ */
+export const classIdlePicksMinDefault = 4096;

@@ -13,6 +13,7 @@
 // the 10 signatures of its pool (a tenth of the backlog) and the matcher must
 // skip the other 90 groups.
 
+import { readFileSync } from "node:fs";
 import { OrqConn, makeTemplate } from "./orq-conn.ts";
 import type { RequestTemplate } from "./orq-conn.ts";
 import { NAMESPACE, fixedPayload } from "./systems.ts";
@@ -36,6 +37,8 @@ export interface JupiterOptions {
   durationS: number;
   /** Length of the ping-ceiling run. */
   pingDurationS: number;
+  /** The server's pid, to read its CPU time (/proc/<pid>/stat) around each run; null skips the CPU figures. */
+  serverPid: number | null;
 }
 
 export interface JupiterFigures {
@@ -54,6 +57,33 @@ export interface JupiterFigures {
   pingSeconds: number;
   /** Pings answered per second, same connections and in-flight depth: the ceiling. */
   pingPerS: number;
+  /**
+   * Server CPU time (user + system, all its threads) per acquisition and per
+   * ping, in µs: what the ratio is made of, and far steadier than rates on a
+   * shared machine. Null when /proc could not be read.
+   */
+  serverCpuUsPerAcquisition: number | null;
+  serverCpuUsPerPing: number | null;
+}
+
+/** User + system CPU time of a process so far, in µs (/proc/<pid>/stat fields 14 and 15, in clock ticks of 10 ms), or null. */
+function processCpuUs(pid: number | null): number | null {
+  if (pid === null) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * clockTickUs;
+  } catch {
+    return null;
+  }
+}
+
+/** Linux's USER_HZ is 100 on every architecture Bun runs on. */
+const clockTickUs = 10_000;
+
+function cpuUsPer(beforeUs: number | null, afterUs: number | null, count: number): number | null {
+  return beforeUs === null || afterUs === null || count === 0 ? null : (afterUs - beforeUs) / count;
 }
 
 export function signatureRequires(signature: number): Record<string, unknown> {
@@ -81,8 +111,11 @@ export async function runJupiter(host: string, port: number, options: JupiterOpt
   const conns = await Promise.all(Array.from({ length: JUPITER_KINDS }, () => OrqConn.connect(host, port)));
   try {
     const loaded = await loadBacklog(conns, options.items);
+    const cpuBeforeAcquireUs = processCpuUs(options.serverPid);
     const acquired = await acquire(conns, loaded.items, options.durationS);
+    const cpuBeforePingUs = processCpuUs(options.serverPid);
     const pinged = await pingCeiling(conns, options.pingDurationS);
+    const cpuAfterPingUs = processCpuUs(options.serverPid);
     return {
       items: loaded.items,
       signatures: JUPITER_SIGNATURES,
@@ -96,6 +129,8 @@ export async function runJupiter(host: string, port: number, options: JupiterOpt
       pings: pinged.count,
       pingSeconds: pinged.seconds,
       pingPerS: pinged.count / pinged.seconds,
+      serverCpuUsPerAcquisition: cpuUsPer(cpuBeforeAcquireUs, cpuBeforePingUs, acquired.count),
+      serverCpuUsPerPing: cpuUsPer(cpuBeforePingUs, cpuAfterPingUs, pinged.count),
     };
   } finally {
     for (const conn of conns) conn.close();

@@ -51,7 +51,7 @@ function orqSpec(options: LoadOptions, durability: Durability): ModeSpec {
     takeWaitMs: orqMixedTake.waitMs,
     mixedTakeCount: orqMixedTake.takeCount,
     jupiter: (child) =>
-      runJupiter(child.host, child.port, { items: options.jupiterItems, durationS: options.jupiterDurationS, pingDurationS: options.jupiterPingS }),
+      runJupiter(child.host, child.port, { items: options.jupiterItems, durationS: options.jupiterDurationS, pingDurationS: options.jupiterPingS, serverPid: child.pid }),
   };
 }
 

@@ -143,6 +143,7 @@ export function summaryTable(results: ResultsBySystem): string {
   rows.push(["drain (take 100 + ack) items/s", (m) => num(m.drain?.itemsPerS)]);
   rows.push(["jupiter: acquisitions/s (dequeue 1 + capabilities, ack)", (m) => num(m.jupiter?.acquisitionsPerS)]);
   rows.push(["jupiter: ping/s, same conns and in-flight", (m) => num(m.jupiter?.pingPerS)]);
+  rows.push(["jupiter: server CPU µs per acquisition / per ping", (m) => `${num(m.jupiter?.serverCpuUsPerAcquisition ?? undefined)} / ${num(m.jupiter?.serverCpuUsPerPing ?? undefined)}`]);
   rows.push(["mixed: delivered items/s", (m) => num(m.mixed?.deliveredItemsPerS)]);
   rows.push(["mixed: delay p50 / p99 / p99.9 µs", (m) => lat(m.mixed?.delay)]);
   rows.push(["mixed: delay in the warm-up before it, p50 / p99 / p99.9 µs", (m) => lat(m.mixed?.warmupDelay)]);

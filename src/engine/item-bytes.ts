@@ -21,8 +21,8 @@ export class ItemBytes {
   }
 
   /** Write the item's current state into `set`: a patched copy of its stored value when possible, else the whole record. */
-  writeItem(set: WriteSet, item: LiveItem): void {
-    const value = this.patchedValue(item);
+  writeItem(set: WriteSet, item: LiveItem, storedCopy: Uint8Array | null = null): void {
+    const value = this.patchedValue(item, storedCopy);
     if (value !== null) set.putItemBytes(item.shard, item.key, value);
     else set.putItem(item.shard, item.key, this.recordOf(item));
   }
@@ -32,7 +32,7 @@ export class ItemBytes {
    * or null when memory holds something the stored value lacks (see the file
    * header) and the whole record must be written.
    */
-  patchedValue(item: LiveItem): Uint8Array | null {
+  patchedValue(item: LiveItem, storedCopy: Uint8Array | null = null): Uint8Array | null {
     const extras = item.extras;
     if (extras !== null && (extras.unstored !== null || extras.metadata !== null || extras.priorityRewritten)) return null;
     const fields = this.fields;
@@ -48,7 +48,7 @@ export class ItemBytes {
     fields.attempt = item.attempt;
     fields.deliveries = item.deliveries;
     fields.leaseBoot = item.leaseBoot;
-    const value = this.patcher.patched(item.shard, item.key, fields);
+    const value = storedCopy === null ? this.patcher.patched(item.shard, item.key, fields) : this.patcher.patchedCopy(storedCopy, fields);
     // Messages are built only on failure (this runs once per lease).
     if (value === PatchRefused.missing) assert(false, `engine: item ${item.id} is live but not stored`);
     return value === PatchRefused.shape ? null : value;
@@ -57,16 +57,17 @@ export class ItemBytes {
   /**
    * A leased item's payload and metadata for its delivery, read from its
    * stored value without decoding the rest (a nack's metadata, kept in memory
-   * until its write commits, wins over the stored one).
+   * until its write commits, wins over the stored one), and `stored`, the
+   * copy of the stored value they came from: the deferred lease write patches
+   * it instead of reading the value a second time.
    */
-  deliveryBytes(item: LiveItem): { payload: Uint8Array; metadata: Uint8Array } {
+  deliveryBytes(item: LiveItem): { payload: Uint8Array; metadata: Uint8Array; stored: Uint8Array } {
     const value = this.reader.readItemBytes(item.shard, item.key);
     // Messages are built only on failure (this runs once per delivery).
     if (value === null) assert(false, `engine: item ${item.id} is live but not stored`);
     const bytes = storedItemBytes(value);
     const metadata = item.extras?.metadata;
-    if (metadata !== undefined && metadata !== null) bytes.metadata = metadata;
-    return bytes;
+    return { payload: bytes.payload, metadata: metadata !== undefined && metadata !== null ? metadata : bytes.metadata, stored: value };
   }
 
   /**

@@ -93,8 +93,8 @@ export class ItemStates {
     let metadata: Uint8Array;
     if (set === null) {
       assert(item.delivery === "at_least_once", "engine: an at_most_once lease needs the dequeue's write set");
-      this.deferredLeases.add(item, nowMs);
       const bytes = this.bytes.deliveryBytes(item);
+      this.deferredLeases.add(item, bytes.stored, nowMs);
       payload = bytes.payload;
       metadata = bytes.metadata;
     } else {
@@ -129,10 +129,10 @@ export class ItemStates {
    * into one set, which the commit coalesces.
    */
   flushLeaseWrites(): void {
-    const items = this.deferredLeases.take();
+    const { items, storedCopies } = this.deferredLeases.take();
     if (items.length === 0) return;
     const set = this.ws();
-    for (const item of items) if (item.state === "leased" && this.items.holds(item)) this.bytes.writeItem(set, item);
+    for (const [i, item] of items.entries()) if (item.state === "leased" && this.items.holds(item)) this.bytes.writeItem(set, item, storedCopies[i] as Uint8Array);
   }
 
   leaseExpired(item: LiveItem, nowMs: number): void {

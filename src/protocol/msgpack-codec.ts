@@ -112,33 +112,30 @@ export function isPlainMap(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Copy a decoded value with every WholeFloat turned back into a number.
- * Iterative (no recursion): depth is already bounded by the decoder.
+ * Copy a decoded value with every WholeFloat turned back into a number and
+ * every bin copied (a decoded bin is a view of the frame). Recursive: the
+ * decoder bounds the depth (limits.decodeDepthMax), and this runs on every
+ * dequeue with capabilities, where the work-stack version's closures cost
+ * more than the copy. A map's keys are set last to first, the order the
+ * work-stack version set them in (requires come back from `get` in it).
  */
 export function unmarkFloats(value: unknown): unknown {
-  if (value instanceof WholeFloat) return value.value;
   if (typeof value !== "object" || value === null) return value;
-  const rootHolder: { v: unknown } = { v: undefined };
-  const work: Array<{ source: unknown; assign: (v: unknown) => void }> = [
-    { source: value, assign: (v) => (rootHolder.v = v) },
-  ];
-  while (work.length > 0) {
-    const { source, assign } = work.pop()!;
-    if (source instanceof WholeFloat) {
-      assign(source.value);
-    } else if (Array.isArray(source)) {
-      const copy: unknown[] = new Array(source.length);
-      assign(copy);
-      for (let i = 0; i < source.length; i++) work.push({ source: source[i], assign: (v) => (copy[i] = v) });
-    } else if (isPlainMap(source)) {
-      const copy: Record<string, unknown> = {};
-      assign(copy);
-      for (const key of Object.keys(source)) work.push({ source: source[key], assign: (v) => (copy[key] = v) });
-    } else if (source instanceof Uint8Array) {
-      assign(source.slice());
-    } else {
-      assign(source);
-    }
+  if (value instanceof WholeFloat) return value.value;
+  if (Array.isArray(value)) {
+    const copy: unknown[] = new Array(value.length);
+    for (let i = 0; i < value.length; i++) copy[i] = unmarkFloats(value[i]);
+    return copy;
   }
-  return rootHolder.v;
+  if (isPlainMap(value)) {
+    const copy: Record<string, unknown> = {};
+    const keys = Object.keys(value);
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const key = keys[i] as string;
+      copy[key] = unmarkFloats(value[key]);
+    }
+    return copy;
+  }
+  if (value instanceof Uint8Array) return value.slice();
+  return value;
 }

@@ -40,6 +40,16 @@ export class StoredItemPatcher {
   patched(shard: number, key: ItemKey, fields: ItemStateFields): Uint8Array | PatchRefused {
     const value = this.reader.readItemBytes(shard, key);
     if (value === null) return PatchRefused.missing;
+    return this.patchedCopy(value, fields);
+  }
+
+  /**
+   * `value`, a private copy of the stored value read earlier (a deferred
+   * lease keeps the one its delivery read), with its state set from `fields`:
+   * the patch touches only state fields, which memory owns, so an earlier
+   * read patches to the same bytes as a fresh one.
+   */
+  patchedCopy(value: Uint8Array, fields: ItemStateFields): Uint8Array | PatchRefused {
     fields.shapeFlags = itemShapeFlags(fields.hasTtl, fields.hasDeadReason, fields.hasRequires, fields.hasAfter, fields.hasKey, fields.atMostOnce);
     return patchItemState(value, fields) ? value : PatchRefused.shape;
   }

@@ -90,6 +90,27 @@ describe("item writes patch the stored value", () => {
     h.check();
   });
 
+  test("a deferred lease write patches the value its delivery read: one store read per lease, and the store matches memory", async () => {
+    const h = new Harness({ shards: 1 });
+    const ids = await h.enqueue("n", [1, 2, 3].map((n) => item("t", { payload: bytes(`body ${n}`), metadata: bytes(`meta ${n}`), key: `k${n}` })));
+    await h.writer.drain();
+    let reads = 0;
+    const readItemBytes = h.store.readItemBytes.bind(h.store);
+    h.store.readItemBytes = (shard, key) => {
+      reads++;
+      return readItemBytes(shard, key);
+    };
+    const deliveries = await h.dequeue("n", [["t", 3]]);
+    expect(deliveries.map((d) => new TextDecoder().decode(d.payload))).toEqual(["body 1", "body 2", "body 3"]);
+    h.engine.flushDeferredWrites();
+    await h.writer.drain();
+    expect(reads).toBe(3);
+    for (const id of ids as string[]) expect(expectStoredMatches(h.store, h.engine, "n", id, h.now).state).toBe("leased");
+    // The delivered payloads are copies: patching the kept value left them as delivered.
+    expect(deliveries.map((d) => new TextDecoder().decode(d.metadata))).toEqual(["meta 1", "meta 2", "meta 3"]);
+    h.check();
+  });
+
   test("a nack's metadata is written whole (the stored value has the old one), and so is every later write of that item", async () => {
     const h = new Harness({ shards: 1 });
     const [id] = (await h.enqueue("n", [item("t", { payload: bytes("p"), metadata: bytes("old") })])) as [string];

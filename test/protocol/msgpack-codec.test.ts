@@ -83,6 +83,14 @@ describe("request decoder", () => {
     expect(out.d).not.toBe(bin);
   });
 
+  test("unmarkFloats sets a map's keys last to first at every level (the order get has always echoed requires in)", () => {
+    const out = unmarkFloats({ a: 1, b: { c: new WholeFloat(1), d: [{ e: 1, f: 2 }] } }) as Record<string, Record<string, unknown>>;
+    expect(Object.keys(out)).toEqual(["b", "a"]);
+    expect(Object.keys(out.b!)).toEqual(["d", "c"]);
+    expect(Object.keys((out.b!.d as Array<Record<string, unknown>>)[0]!)).toEqual(["f", "e"]);
+    expect(out as unknown).toEqual({ a: 1, b: { c: 1, d: [{ e: 1, f: 2 }] } });
+  });
+
   test("isPlainMap accepts decoded maps only", () => {
     expect(isPlainMap({})).toBe(true);
     expect(isPlainMap([])).toBe(false);

@@ -27,7 +27,11 @@ export declare function createEncoder(): Encoder<undefined>;
 /** True for a map decoded from MessagePack (a plain object), false for arrays, bins, ext values and scalars. */
 export declare function isPlainMap(value: unknown): value is Record<string, unknown>;
 /**
- * Copy a decoded value with every WholeFloat turned back into a number.
- * Iterative (no recursion): depth is already bounded by the decoder.
+ * Copy a decoded value with every WholeFloat turned back into a number and
+ * every bin copied (a decoded bin is a view of the frame). Recursive: the
+ * decoder bounds the depth (limits.decodeDepthMax), and this runs on every
+ * dequeue with capabilities, where the work-stack version's closures cost
+ * more than the copy. A map's keys are set last to first, the order the
+ * work-stack version set them in (requires come back from `get` in it).
  */
 export declare function unmarkFloats(value: unknown): unknown;

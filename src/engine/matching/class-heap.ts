@@ -1,7 +1,7 @@
 // One eligibility class's heap (tops-by-kind.ts): a binary min-heap of
 // records (priority, deliverAtMs, order, slot) in one Float64Array, with each
-// slot's position in an Int32Array. No objects per entry, no allocation once
-// grown.
+// slot's position in an Int32Array (the sift code is record-heap.ts's, shared
+// with tops-heap.ts). No objects per entry, no allocation once grown.
 //
 // The heap is lazy about bad news. A record's key is a lower bound of its
 // slot's current best item (the owner keeps the current keys, `state`): when
@@ -13,10 +13,11 @@
 // cost one fix, paid by the next pick that meets it near the root.
 
 import { assert } from "../../lib/assert.ts";
+import { recordLess, recordSlotField, siftRecordDown, siftRecordUp } from "./record-heap.ts";
 
-/** Doubles per record: priority, deliverAtMs, order, slot. */
+/** Doubles per record: priority, deliverAtMs, order, slot (record-heap.ts's layout, nothing more). */
 const stride = 4;
-const slotField = 3;
+const slotField = recordSlotField;
 
 /** Strict delivery order: the key (priority, deliverAtMs, order) before the one at `keys[base]`. */
 function keyLess(priority: number, deliverAtMs: number, order: number, keys: Float64Array, base: number): boolean {
@@ -182,52 +183,15 @@ export class ClassHeap {
 
   /** Strict delivery order between the records at two heap positions. */
   private less(a: number, b: number): boolean {
-    const records = this.records;
-    const baseA = a * stride;
-    const baseB = b * stride;
-    const pa = records[baseA] as number;
-    const pb = records[baseB] as number;
-    if (pa !== pb) return pa < pb;
-    const da = records[baseA + 1] as number;
-    const db = records[baseB + 1] as number;
-    if (da !== db) return da < db;
-    return (records[baseA + 2] as number) < (records[baseB + 2] as number);
-  }
-
-  private swap(a: number, b: number): void {
-    const records = this.records;
-    const baseA = a * stride;
-    const baseB = b * stride;
-    for (let i = 0; i < stride; i++) {
-      const value = records[baseA + i] as number;
-      records[baseA + i] = records[baseB + i] as number;
-      records[baseB + i] = value;
-    }
-    this.positions[records[baseA + slotField] as number] = a;
-    this.positions[records[baseB + slotField] as number] = b;
+    return recordLess(this.records, stride, a, b);
   }
 
   private siftUp(at: number): number {
-    while (at > 0) {
-      const parent = (at - 1) >> 1;
-      if (!this.less(at, parent)) break;
-      this.swap(at, parent);
-      at = parent;
-    }
-    return at;
+    return siftRecordUp(this.records, this.positions, stride, at);
   }
 
   private siftDown(at: number): void {
-    const size = this.count;
-    for (;;) {
-      const left = 2 * at + 1;
-      if (left >= size) return;
-      let child = left;
-      if (left + 1 < size && this.less(left + 1, left)) child = left + 1;
-      if (!this.less(child, at)) return;
-      this.swap(at, child);
-      at = child;
-    }
+    siftRecordDown(this.records, this.positions, stride, this.count, at);
   }
 
   /**

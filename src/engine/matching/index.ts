@@ -7,8 +7,8 @@ export type { Capabilities, FeatureConstraint, ParseResult, Range, Requires, Sca
 export { parseRequires } from "./parse-requires.ts";
 export { parseCapabilities } from "./parse-capabilities.ts";
 export { constraintHolds, satisfies } from "./satisfies.ts";
-export { SignatureRegistry, signatureRegistryFull, signaturesMaxDefault } from "./signature-registry.ts";
-export { Matcher, workerKindsMaxDefault, type MatcherOptions } from "./matcher.ts";
+export { SignatureRegistry, signatureRegistryFull } from "./signature-registry.ts";
+export { Matcher, type MatcherOptions } from "./matcher.ts";
 export { featureNameBytesMax, stringValueBytesMax } from "./scalar.ts";
 export { TopsHeap, type EligibilitySource } from "./tops-heap.ts";
-export { TopsByKind, type KindSource, eligibleClassesMaxDefault } from "./tops-by-kind.ts";
+export { TopsByKind, type KindSource } from "./tops-by-kind.ts";

@@ -18,12 +18,8 @@ import { assert } from "../../lib/assert.ts";
 import { satisfies } from "./satisfies.ts";
 import type { SignatureRegistry } from "./signature-registry.ts";
 import type { Capabilities } from "./types.ts";
+import { workerKindsMaxDefault } from "../../limits.ts";
 
-/**
- * Cached worker kinds (256): a fleet rarely has more than tens of distinct
- * capability sets; each kind costs up to one byte per signature id.
- */
-export const workerKindsMaxDefault = 256;
 
 const unknownVerdict = 0;
 const eligibleVerdict = 1;

@@ -1,17 +1,12 @@
 // Scalars as matching sees them: validation of one decoded value, the total
 // order used to sort sets canonically, membership in a sorted set, and the
-// bounds on feature names and string values. Shared by both parsers and by
-// satisfies().
+// bounds on feature names and string values (defined in src/limits.ts).
+// Shared by both parsers and by satisfies().
 
+import { featureNameBytesMax, stringValueBytesMax } from "../../limits.ts";
 import type { Scalar } from "./types.ts";
 
-/**
- * Feature names and string values are at most 255 UTF-8 bytes, like topic
- * names: they are map keys and parts of signature keys held in memory.
- * (Candidates for src/limits.ts; kept here until the lead moves them.)
- */
-export const featureNameBytesMax = 255;
-export const stringValueBytesMax = 255;
+export { featureNameBytesMax, stringValueBytesMax };
 
 /** Why a decoded value is not a usable scalar, or null when it is one. */
 export type ScalarProblem = "type" | "not_finite" | "too_long" | null;

@@ -15,14 +15,8 @@
 
 import { assert } from "../../lib/assert.ts";
 import type { Requires } from "./types.ts";
+import { signaturesMaxDefault } from "../../limits.ts";
 
-/**
- * Live distinct signatures (65,536): each costs a byte in every worker kind's
- * verdict array, so 256 kinds x 65,536 signatures bound the cache at 16 MiB.
- * A production fleet has tens to hundreds; more means requirements are being
- * generated per item (e.g. a random range bound), which defeats matching.
- */
-export const signaturesMaxDefault = 65_536;
 
 /** What intern() returns when the registry holds signaturesMax live signatures. */
 export const signatureRegistryFull = -1;

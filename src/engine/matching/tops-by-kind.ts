@@ -27,6 +27,7 @@
 import { assert } from "../../lib/assert.ts";
 import { ClassHeap } from "./class-heap.ts";
 import { type EligibilitySource, TopsHeap } from "./tops-heap.ts";
+import { classIdlePicksMinDefault, eligibleClassesMaxDefault } from "../../limits.ts";
 
 /** The topic's signature groups, keyed by signature id (only the keys and the size are read). */
 export type GroupsBySignature = ReadonlyMap<number, unknown>;
@@ -36,20 +37,7 @@ export interface KindSource extends EligibilitySource {
   knowsKind(kind: number): boolean;
 }
 
-/**
- * Eligibility classes per topic (32, one bit each in a slot's mask): a slot
- * that gets a better item costs one sift per class that may take it, so the
- * bound is also a bound on that cost. Fleets have tens of kinds, and kinds
- * with equal verdicts on a topic's groups share a class.
- */
-export const eligibleClassesMaxDefault = 32;
 
-/**
- * Picks of a topic (4,096) a class must go unused before a new class may
- * replace it when all are taken: replacing costs a rebuild (a pass over the
- * topic's slots), so classes in steady use are not churned.
- */
-export const classIdlePicksMinDefault = 4096;
 
 /** Doubles per slot record: priority, deliverAtMs, order, class mask. */
 const slotStride = 4;

@@ -19,18 +19,19 @@
 // order (the item key).
 
 import { assert } from "../../lib/assert.ts";
+import { recordLess, recordSlotField, siftRecordDown, siftRecordUp } from "./record-heap.ts";
 
 /** What decides whether a worker may take an entry's items: a Matcher, or anything with its isEligible. */
 export interface EligibilitySource {
   isEligible(kind: number, signatureId: number): boolean;
 }
 
-/** Doubles per heap record: priority, deliverAtMs, order, slot, signature id, shard. */
+/** Doubles per heap record: priority, deliverAtMs, order, slot (record-heap.ts's shared layout and sifts), then signature id, shard. */
 const stride = 6;
 const priorityField = 0;
 const deliverAtField = 1;
 const orderField = 2;
-const slotField = 3;
+const slotField = recordSlotField;
 const signatureField = 4;
 const shardField = 5;
 
@@ -234,54 +235,16 @@ export class TopsHeap {
 
   /** Strict delivery order between the records at two heap positions. */
   private less(a: number, b: number): boolean {
-    const records = this.records;
-    const baseA = a * stride;
-    const baseB = b * stride;
-    const pa = records[baseA + priorityField] as number;
-    const pb = records[baseB + priorityField] as number;
-    if (pa !== pb) return pa < pb;
-    const da = records[baseA + deliverAtField] as number;
-    const db = records[baseB + deliverAtField] as number;
-    if (da !== db) return da < db;
-    return (records[baseA + orderField] as number) < (records[baseB + orderField] as number);
-  }
-
-  /** Swaps the records at two heap positions and fixes their slots' positions. */
-  private swap(a: number, b: number): void {
-    const records = this.records;
-    const baseA = a * stride;
-    const baseB = b * stride;
-    for (let i = 0; i < stride; i++) {
-      const value = records[baseA + i] as number;
-      records[baseA + i] = records[baseB + i] as number;
-      records[baseB + i] = value;
-    }
-    this.positions[records[baseA + slotField] as number] = a;
-    this.positions[records[baseB + slotField] as number] = b;
+    return recordLess(this.records, stride, a, b);
   }
 
   /** Moves the record at `at` up to its place; returns where it ended. */
   private siftUp(at: number): number {
-    while (at > 0) {
-      const parent = (at - 1) >> 1;
-      if (!this.less(at, parent)) break;
-      this.swap(at, parent);
-      at = parent;
-    }
-    return at;
+    return siftRecordUp(this.records, this.positions, stride, at);
   }
 
   private siftDown(at: number): void {
-    const size = this.heapSize;
-    for (;;) {
-      const left = 2 * at + 1;
-      if (left >= size) return;
-      let child = left;
-      if (left + 1 < size && this.less(left + 1, left)) child = left + 1;
-      if (!this.less(child, at)) return;
-      this.swap(at, child);
-      at = child;
-    }
+    siftRecordDown(this.records, this.positions, stride, this.heapSize, at);
   }
 
   private frontierPush(frontier: Int32Array, size: number, heapAt: number): number {

@@ -9,7 +9,8 @@
 
 import { describe, expect, test } from "bun:test";
 import { AssertionError } from "../../../src/lib/assert.ts";
-import { type KindSource, TopsByKind, eligibleClassesMaxDefault } from "../../../src/engine/matching/index.ts";
+import { type KindSource, TopsByKind } from "../../../src/engine/matching/index.ts";
+import { eligibleClassesMaxDefault } from "../../../src/limits.ts";
 import { noClass } from "../../../src/engine/matching/tops-by-kind.ts";
 import { seededRandom } from "../../support/seeded-random.ts";
 

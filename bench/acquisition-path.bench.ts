@@ -1,0 +1,149 @@
+// The server's own time per acquisition (issue 10's Jupiter scenario), in one
+// process and without sockets: request frames go through the Dispatcher
+// (decode, checks, op, engine, LMDB store with its group commit) and the
+// replies through the FrameEncoder, exactly as a connection would send them.
+// Workers of 10 kinds, 100 `requires` signatures, 320 acquisitions in flight:
+// each round dequeues 320 items (count 1, with capabilities), acks each, and
+// waits for the acks' commit; the clock moves past leaseWriteDelayMs between
+// the dequeues and the acks, so each lease is written first, as under load. Printed: µs per acquisition (wall time of the
+// main thread, LMDB's writer thread aside) and, for scale, µs per ping through
+// the same path. No socket, no client process: this is what the server could
+// do, the load benchmark (bench/load, scenario jupiter) what it does.
+// Expect (2-core shared machine), min per request: dequeue 6-9 µs, ack
+// 3.3-5.5 µs, ack commit wait 2.7-11 µs, ping 0.6-0.8 µs (BENCHMARKS.md).
+// Run: ./node_modules/.bin/bun bench/acquisition-path.bench.ts [items] [relaxed|strict]
+// (default 100000 relaxed). With `--cpu-prof` before the path, a profile of the loop.
+
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Encoder } from "@msgpack/msgpack";
+import type { EnqueueItemInput } from "../src/engine/api.ts";
+import { Engine } from "../src/engine/engine.ts";
+import { ManualClock } from "../src/lib/clock.ts";
+import { defaultLimits, leaseWriteDelayMs } from "../src/limits.ts";
+import { FrameEncoder } from "../src/protocol/frame-encoder.ts";
+import type { WireError } from "../src/protocol/wire-types.ts";
+import { allNamespaces, TokenTable } from "../src/server/auth.ts";
+import { Dispatcher, type RequestSource } from "../src/server/dispatcher.ts";
+import { silentLogger } from "../src/server/logger.ts";
+import type { Session } from "../src/server/op-types.ts";
+import { GroupCommitter } from "../src/storage/group-commit.ts";
+import { openLmdbStore } from "../src/storage/lmdb/lmdb-store.ts";
+import type { Durability } from "../src/storage/store.ts";
+
+const items = Number(process.argv[2] ?? 100_000);
+const durability = (process.argv[3] ?? "relaxed") as Durability;
+const signatures = 100;
+const kinds = 10;
+const inFlight = 320;
+
+/** Collects the encoded frames, as a Connection would queue them. */
+class Sink implements RequestSource {
+  readonly session: Session = { connectionId: 1, scope: allNamespaces, readOnly: false };
+  readonly frames = new FrameEncoder();
+  replies: Array<Record<string, unknown>> = [];
+  bytes = 0;
+  send(reply: Record<string, unknown>): void {
+    this.bytes += this.frames.encode(reply).length;
+    this.replies.push(reply);
+  }
+  fail(error: WireError): void {
+    throw new Error(`connection failed: ${error.code} ${error.message}`);
+  }
+  requestStarted(): void {}
+  requestFinished(): void {}
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), "orq-acq-"));
+const store = await openLmdbStore({ dataDir, shards: 16, durability });
+const clock = new ManualClock(1_700_000_000_000);
+const writer = new GroupCommitter(store, { clock });
+const engine = Engine.recover({ store, writer, limits: defaultLimits, namespaces: {}, nowMs: clock.nowMs() });
+const dispatcher = new Dispatcher({
+  engine,
+  limits: defaultLimits,
+  clock,
+  tokens: new TokenTable([]),
+  serverInfo: { version: "bench", nodeId: "bench", shards: 16 },
+  logger: silentLogger,
+  serverStats: () => ({}),
+  fatal: (error) => {
+    throw error;
+  },
+});
+
+const payload = new Uint8Array(100).fill(7);
+for (let loaded = 0; loaded < items; loaded += signatures) {
+  const batch: EnqueueItemInput[] = [];
+  for (let s = 0; s < signatures; s++) {
+    const requires = { pool: `p${s % kinds}`, mem_gb: { gte: 8 * Math.floor(s / kinds) } };
+    batch.push({ topic: "jupiter", priority: s % 3, payload, metadata: new Uint8Array(0), deliverAtMs: null, delayMs: null, leaseMs: null, ttlMs: null, delivery: "at_least_once", maxAttempts: 10, requires, after: null, key: null });
+  }
+  const r = engine.enqueue("bench", batch, clock.nowMs());
+  if (!r.ok) throw new Error(`enqueue: ${r.failure.message}`);
+  if (r.value.durable !== null) await r.value.durable;
+}
+
+const encoder = new Encoder();
+const dequeueBodies = Array.from({ length: kinds }, (_, kind) =>
+  encoder.encode({ id: 1, op: "dequeue", ns: "bench", topics: [{ topic: "jupiter", count: 1 }], capabilities: { pool: `p${kind}`, mem_gb: 128, os: "linux" }, wait_ms: 0 }),
+);
+const pingBody = encoder.encode({ id: 1, op: "ping" });
+const sink = new Sink();
+
+let acquisitions = 0;
+let clientUs = 0;
+/** Per round of `inFlight`, µs per acquisition: main-thread time of the dequeues, of the acks (without their commit), and the wait for the acks' commit. */
+const dequeueRounds: number[] = [];
+const ackRounds: number[] = [];
+const commitRounds: number[] = [];
+const startMs = performance.now();
+while (acquisitions < items - inFlight) {
+  sink.replies = [];
+  const dequeueStartMs = performance.now();
+  for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, dequeueBodies[i % kinds] as Uint8Array);
+  dequeueRounds.push(((performance.now() - dequeueStartMs) * 1000) / inFlight);
+  const receipts = sink.replies.map((reply) => ((reply.items as Array<{ receipt: string }>)[0] as { receipt: string }).receipt);
+  sink.replies = [];
+  // Under load the acks come after leaseWriteDelayMs, so each lease is written before its ack (as in bench/load's runs).
+  clock.advance(leaseWriteDelayMs + 1);
+  const clientStartMs = performance.now();
+  const ackBodies = receipts.map((receipt) => encoder.encode({ id: 2, op: "ack", ns: "bench", receipts: [receipt] }));
+  clientUs += (performance.now() - clientStartMs) * 1000;
+  const ackStartMs = performance.now();
+  for (const body of ackBodies) dispatcher.handleFrame(sink, body);
+  const commitStartMs = performance.now();
+  ackRounds.push(((commitStartMs - ackStartMs) * 1000) / inFlight);
+  await writer.drain();
+  await Promise.resolve();
+  commitRounds.push(((performance.now() - commitStartMs) * 1000) / inFlight);
+  if (sink.replies.length !== inFlight || sink.replies.some((reply) => reply.acked !== 1)) throw new Error("an ack did not ack");
+  acquisitions += inFlight;
+}
+const acquisitionUs = ((performance.now() - startMs) * 1000 - clientUs) / acquisitions;
+
+const pingRounds: number[] = [];
+for (let round = 0; round < 500; round++) {
+  sink.replies = [];
+  const pingStartMs = performance.now();
+  for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, pingBody);
+  pingRounds.push(((performance.now() - pingStartMs) * 1000) / inFlight);
+}
+const pingUs = pingRounds.reduce((a, b) => a + b, 0) / pingRounds.length;
+
+/** "min / median" of the rounds: on a shared machine the quietest round is the steadiest figure. */
+function minMedian(rounds: number[]): string {
+  const sorted = [...rounds].sort((a, b) => a - b);
+  return `${(sorted[0] as number).toFixed(1)} / ${(sorted[Math.floor(sorted.length / 2)] as number).toFixed(1)}`;
+}
+
+console.log(
+  `${durability}: ${acquisitions} acquisitions, ${acquisitionUs.toFixed(1)} µs each (dequeue 1 with capabilities + ack, main thread); ` +
+    `ping ${pingUs.toFixed(2)} µs; ratio ping/acquisition ${(pingUs / acquisitionUs).toFixed(3)}\n` +
+    `  µs per request, min / median of rounds of ${inFlight}: dequeue ${minMedian(dequeueRounds)}, ack ${minMedian(ackRounds)}, ` +
+    `wait for the ack commit ${minMedian(commitRounds)}, ping ${minMedian(pingRounds)}`,
+);
+await writer.drain();
+await store.close();
+rmSync(dataDir, { recursive: true, force: true });
