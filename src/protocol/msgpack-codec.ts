@@ -129,11 +129,9 @@ export function unmarkFloats(value: unknown): unknown {
   }
   if (isPlainMap(value)) {
     const copy: Record<string, unknown> = {};
-    const keys = Object.keys(value);
-    for (let i = keys.length - 1; i >= 0; i--) {
-      const key = keys[i] as string;
-      copy[key] = unmarkFloats(value[key]);
-    }
+    // Keys in the order the client sent them, so `get` echoes `requires` and
+    // `capabilities` as written.
+    for (const key of Object.keys(value)) copy[key] = unmarkFloats(value[key]);
     return copy;
   }
   if (value instanceof Uint8Array) return value.slice();

@@ -83,12 +83,12 @@ describe("request decoder", () => {
     expect(out.d).not.toBe(bin);
   });
 
-  test("unmarkFloats sets a map's keys last to first at every level (the order get has always echoed requires in)", () => {
-    const out = unmarkFloats({ a: 1, b: { c: new WholeFloat(1), d: [{ e: 1, f: 2 }] } }) as Record<string, Record<string, unknown>>;
+  test("unmarkFloats keeps a map's keys in the order they came at every level (get echoes requires as sent)", () => {
+    const out = unmarkFloats({ b: 1, a: { d: new WholeFloat(1), c: [{ f: 1, e: 2 }] } }) as Record<string, Record<string, unknown>>;
     expect(Object.keys(out)).toEqual(["b", "a"]);
-    expect(Object.keys(out.b!)).toEqual(["d", "c"]);
-    expect(Object.keys((out.b!.d as Array<Record<string, unknown>>)[0]!)).toEqual(["f", "e"]);
-    expect(out as unknown).toEqual({ a: 1, b: { c: 1, d: [{ e: 1, f: 2 }] } });
+    expect(Object.keys(out.a!)).toEqual(["d", "c"]);
+    expect(Object.keys((out.a!.c as Array<Record<string, unknown>>)[0]!)).toEqual(["f", "e"]);
+    expect(out as unknown).toEqual({ b: 1, a: { d: 1, c: [{ f: 1, e: 2 }] } });
   });
 
   test("isPlainMap accepts decoded maps only", () => {
