@@ -27,7 +27,7 @@
 import { assert } from "../lib/assert.ts";
 import { ByteReader, type ByteWriter } from "./byte-cursor.ts";
 import { RecordDecodeError } from "./record-format.ts";
-import type { ItemKey } from "./store.ts";
+import type { ItemKey } from "./item-key.ts";
 
 export const ACKED_LOG_KIND = 4;
 /** Bump on any change of the layout above, keeping a reader for the old one. */

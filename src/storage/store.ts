@@ -6,10 +6,10 @@
 // (tests and simulation). test/storage/store-suite.ts is the one suite both pass.
 
 import type { AckedLogRecord } from "./acked-log.ts";
+import type { ItemKey } from "./item-key.ts";
 import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "./record.ts";
 
-/** A key within a shard: an unsigned integer below 2^53 (stored as 64 bits). */
-export type ItemKey = number;
+export type { ItemKey } from "./item-key.ts";
 
 /**
  * One shard's writes, applied atomically and in order. `record: null`
