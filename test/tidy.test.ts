@@ -79,6 +79,88 @@ function importsOf(text: string): string[] {
   return specs;
 }
 
+/** Each file's imports of other files under src/ (relative paths from src/). */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const targets: string[] = [];
+    for (const spec of importsOf(file.text)) {
+      if (!spec.startsWith(".")) continue;
+      const target = relative(srcDir, resolve(dirname(file.path), spec));
+      if (!target.startsWith("..")) targets.push(target);
+    }
+    graph.set(file.rel, targets);
+  }
+  return graph;
+}
+
+/** Strongly connected components with more than one file: the import circles (Tarjan's algorithm). */
+function importCircles(graph: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  let next = 0;
+  const visit = (node: string): void => {
+    index.set(node, next);
+    low.set(node, next);
+    next++;
+    stack.push(node);
+    onStack.add(node);
+    for (const target of graph.get(node) ?? []) {
+      if (!index.has(target)) {
+        visit(target);
+        low.set(node, Math.min(low.get(node)!, low.get(target)!));
+      } else if (onStack.has(target)) {
+        low.set(node, Math.min(low.get(node)!, index.get(target)!));
+      }
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const members: string[] = [];
+    for (;;) {
+      const member = stack.pop()!;
+      onStack.delete(member);
+      members.push(member);
+      if (member === node) break;
+    }
+    if (members.length > 1) circles.push(members.sort());
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return circles;
+}
+
+/**
+ * The one import circle left (../shared/REVIEW.md, item 10): the engine's
+ * deadline heap holds typed back-pointers to every kind of deadline, so
+ * deadlines, items, topics, waiters and the files around them import one
+ * another (mostly as types). A generic deadline queue would end it. Until
+ * then it may shrink but not grow, and no other circle may appear.
+ */
+const knownEngineCircle = new Set([
+  "engine/api.ts",
+  "engine/deadlines.ts",
+  "engine/deferred-lease-writes.ts",
+  "engine/ended-items.ts",
+  "engine/failures.ts",
+  "engine/item-bytes.ts",
+  "engine/item-parts.ts",
+  "engine/item-states.ts",
+  "engine/item-table.ts",
+  "engine/item.ts",
+  "engine/list-cursor.ts",
+  "engine/list-ready.ts",
+  "engine/list.ts",
+  "engine/namespace.ts",
+  "engine/op-context.ts",
+  "engine/outcome-table.ts",
+  "engine/pause.ts",
+  "engine/topic.ts",
+  "engine/views.ts",
+  "engine/waiters.ts",
+  "engine/writable-shards.ts",
+]);
+
 describe("tidy", () => {
   test("the tree has source files to check", () => {
     expect(files.length).toBeGreaterThan(20);
@@ -154,6 +236,22 @@ describe("tidy", () => {
       }
     }
     expect(violations).toEqual([]);
+  });
+
+  test("no import circles but the engine's known one, which may only shrink", () => {
+    const circles = importCircles(importGraph());
+    const outside = circles.filter((circle) => circle.some((file) => !knownEngineCircle.has(file)));
+    expect(outside).toEqual([]);
+  });
+
+  test("the circle finder finds a circle", () => {
+    const graph = new Map([
+      ["a.ts", ["b.ts"]],
+      ["b.ts", ["c.ts"]],
+      ["c.ts", ["a.ts", "d.ts"]],
+      ["d.ts", []],
+    ]);
+    expect(importCircles(graph)).toEqual([["a.ts", "b.ts", "c.ts"]]);
   });
 
   test("no empty catch blocks", () => {
