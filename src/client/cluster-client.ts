@@ -13,7 +13,8 @@
 
 import { OrqClient } from "./client.ts";
 import { OrqError } from "./orq-error.ts";
-import type { ClientOptions, Delivery, DequeueRequest, EndedItemState, EnqueueItem, ItemState, TopicCounts } from "./types.ts";
+import { mergeTopicPages, type TopicPage } from "./topic-pages.ts";
+import type { ClientOptions, Delivery, DequeueRequest, EndedItemState, EnqueueItem, ItemState } from "./types.ts";
 import { startWorker, type WorkerHandle, type WorkHandler, type WorkOptions } from "./worker.ts";
 import { clusterLimits } from "../limits.ts";
 import { shardOfKey } from "../protocol/key-shard.ts";
@@ -162,33 +163,20 @@ export class OrqClusterClient {
   }
 
   /** Every node's topics, counts summed per topic, in name order. */
-  async topics(ns: string, query: { prefix?: string; limit?: number } = {}): Promise<TopicCounts[]> {
-    const merged = new Map<string, TopicCounts>();
+  /** Every node's topics summed per topic, one page at a time like OrqClient.topics (topic-pages.ts). */
+  async topics(ns: string, query: { prefix?: string; limit?: number; after?: string } = {}): Promise<TopicPage> {
+    const pages: TopicPage[] = [];
     for (const addr of this.nodeAddrs()) {
       // A node gone (the map still names it until its lease runs out) adds nothing.
       const listed = await this.client(addr)
         .then((client) => client.topics(ns, query))
         .catch((error: unknown) => {
-          if (error instanceof OrqError && routable.has(error.code) && this.map !== null) return { topics: [] as TopicCounts[] };
+          if (error instanceof OrqError && routable.has(error.code) && this.map !== null) return { topics: [], next: null };
           throw error;
         });
-      for (const t of listed.topics) {
-        const sum: TopicCounts = merged.get(t.topic) ?? { topic: t.topic, ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 0, paused: false };
-        // A pause reaches every node; any node that reports it paused makes the merged entry paused.
-        if (t.paused) {
-          sum.paused = true;
-          if (t.pausedUntilMs !== undefined) sum.pausedUntilMs = t.pausedUntilMs;
-        }
-        sum.ready += t.ready;
-        sum.delayed += t.delayed;
-        sum.waiting += t.waiting;
-        sum.leased += t.leased;
-        sum.dead += t.dead;
-        merged.set(t.topic, sum);
-      }
+      pages.push(listed);
     }
-    const sorted = [...merged.values()].sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0));
-    return query.limit === undefined ? sorted : sorted.slice(0, query.limit);
+    return mergeTopicPages(pages, query.limit);
   }
 
   /** The worker loop (worker.ts) over the whole cluster. */
@@ -302,3 +290,4 @@ export class OrqClusterClient {
     void client?.close().catch(() => undefined);
   }
 }
+

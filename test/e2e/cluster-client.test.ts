@@ -54,9 +54,9 @@ describe.skipIf(!postgresAvailable())("the cluster client", () => {
     const plain = await client.enqueue(ns, Array.from({ length: 6 }, (_, i) => ({ topic: "r", payload: encoder.encode(`p${i}`) })));
     const states = await client.get(ns, [...ids, ...plain]);
     expect(states.map((s) => (s as { id: string }).id)).toEqual([...ids, ...plain]);
-    expect((await client.topics(ns)).find((t) => t.topic === "r")).toMatchObject({ ready: 18 });
+    expect((await client.topics(ns)).topics.find((t) => t.topic === "r")).toMatchObject({ ready: 18 });
     expect((await client.cancel(ns, ids)).cancelled).toBe(12);
-    expect((await client.topics(ns)).find((t) => t.topic === "r")).toMatchObject({ ready: 6 });
+    expect((await client.topics(ns)).topics.find((t) => t.topic === "r")).toMatchObject({ ready: 6 });
   });
 
   test("a worker loop rides through a SIGKILL: every item acked exactly once", async () => {
@@ -164,7 +164,7 @@ describe.skipIf(!postgresAvailable())("the cluster client", () => {
     expect([...produced].filter((id) => !acked.has(id))).toEqual([]);
     expect([...acked.entries()].filter(([, count]) => count !== 1)).toEqual([]);
     // Nothing acked is ready or leased again anywhere (an emptied topic is not listed at all).
-    const left = (await producer.topics(ns)).find((t) => t.topic === "load") ?? { ready: 0, leased: 0 };
+    const left = (await producer.topics(ns)).topics.find((t) => t.topic === "load") ?? { ready: 0, leased: 0 };
     expect(left).toMatchObject({ ready: 0, leased: 0 });
   });
 });

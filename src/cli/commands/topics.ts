@@ -1,5 +1,6 @@
 // `orq topics`: the namespace's topics with their counts by state and whether
-// each is paused, one page (--limit, --after) or, with --all, every page.
+// each is paused, one page (--limit, --after) or, with --all, every page. On a
+// cluster, summed over every node.
 
 import type { Command } from "commander";
 import type { TopicCounts } from "../../client/types.ts";
@@ -22,7 +23,9 @@ export function addTopicsCommand(program: Command): void {
     .option("--after <topic>", "start after this topic (the previous page's next)")
     .option("--all", "fetch every page");
   onRun(command, async (session, _args, options) => {
-    const client = await session.client();
+    // Through the cluster client: on a cluster node it sums every node's
+    // counts per topic; on a single server it is the plain topics op.
+    const client = await session.cluster();
     const topics: TopicCounts[] = [];
     let after = options.after as string | undefined;
     let next: string | null = null;
