@@ -1177,6 +1177,39 @@ function itemStateFromWire(s) {
     state.deadReason = s.dead_reason;
   return state;
 }
+// src/client/topic-pages.ts
+function mergeTopicPages(pages, limit) {
+  const merged = new Map;
+  let knownThrough = null;
+  for (const page of pages) {
+    const last = page.topics[page.topics.length - 1];
+    if (page.next !== null && last !== undefined && (knownThrough === null || last.topic < knownThrough))
+      knownThrough = last.topic;
+    for (const t of page.topics)
+      addCounts(merged, t);
+  }
+  const sorted = [...merged.values()].filter((t) => knownThrough === null || t.topic <= knownThrough).sort((a, b) => a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0);
+  if (limit !== undefined && sorted.length > limit) {
+    const page = sorted.slice(0, limit);
+    return { topics: page, next: page[page.length - 1]?.topic ?? null };
+  }
+  return { topics: sorted, next: knownThrough };
+}
+function addCounts(merged, t) {
+  const sum = merged.get(t.topic) ?? { topic: t.topic, ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 0, paused: false };
+  if (t.paused) {
+    sum.paused = true;
+    if (t.pausedUntilMs !== undefined)
+      sum.pausedUntilMs = t.pausedUntilMs;
+  }
+  sum.ready += t.ready;
+  sum.delayed += t.delayed;
+  sum.waiting += t.waiting;
+  sum.leased += t.leased;
+  sum.dead += t.dead;
+  merged.set(t.topic, sum);
+}
+
 // src/limits.ts
 var defaultLimits = Object.freeze({
   frameBytesMax: 4 * 1024 * 1024,
@@ -1413,30 +1446,16 @@ class OrqClusterClient {
     return items;
   }
   async topics(ns, query = {}) {
-    const merged = new Map;
+    const pages = [];
     for (const addr of this.nodeAddrs()) {
       const listed = await this.client(addr).then((client) => client.topics(ns, query)).catch((error) => {
         if (error instanceof OrqError && routable.has(error.code) && this.map !== null)
-          return { topics: [] };
+          return { topics: [], next: null };
         throw error;
       });
-      for (const t of listed.topics) {
-        const sum = merged.get(t.topic) ?? { topic: t.topic, ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 0, paused: false };
-        if (t.paused) {
-          sum.paused = true;
-          if (t.pausedUntilMs !== undefined)
-            sum.pausedUntilMs = t.pausedUntilMs;
-        }
-        sum.ready += t.ready;
-        sum.delayed += t.delayed;
-        sum.waiting += t.waiting;
-        sum.leased += t.leased;
-        sum.dead += t.dead;
-        merged.set(t.topic, sum);
-      }
+      pages.push(listed);
     }
-    const sorted = [...merged.values()].sort((a, b) => a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0);
-    return query.limit === undefined ? sorted : sorted.slice(0, query.limit);
+    return mergeTopicPages(pages, query.limit);
   }
   work(options, handler) {
     return startWorker(this, options, handler);

@@ -1,4 +1,5 @@
-import type { ClientOptions, Delivery, DequeueRequest, EndedItemState, EnqueueItem, ItemState, TopicCounts } from "./types.ts";
+import { type TopicPage } from "./topic-pages.ts";
+import type { ClientOptions, Delivery, DequeueRequest, EndedItemState, EnqueueItem, ItemState } from "./types.ts";
 import { type WorkerHandle, type WorkHandler, type WorkOptions } from "./worker.ts";
 export declare class OrqClusterClient {
     private readonly options;
@@ -38,10 +39,12 @@ export declare class OrqClusterClient {
     }>;
     get(ns: string, ids: string[]): Promise<Array<ItemState | EndedItemState | null>>;
     /** Every node's topics, counts summed per topic, in name order. */
+    /** Every node's topics summed per topic, one page at a time like OrqClient.topics (topic-pages.ts). */
     topics(ns: string, query?: {
         prefix?: string;
         limit?: number;
-    }): Promise<TopicCounts[]>;
+        after?: string;
+    }): Promise<TopicPage>;
     /** The worker loop (worker.ts) over the whole cluster. */
     work(options: WorkOptions, handler: WorkHandler): WorkerHandle;
     close(): Promise<void>;
