@@ -4,6 +4,7 @@
 // decode their own fields, call the engine, and encode the reply.
 
 import type { EngineApi, Failure } from "../engine/api.ts";
+import { assert } from "../lib/assert.ts";
 import type { Limits } from "../limits.ts";
 import type { OpName, WireClusterMap, WireError } from "../protocol/wire-types.ts";
 import type { NamespaceScope, TokenTable } from "./auth.ts";
@@ -61,6 +62,27 @@ export interface OpSpec {
   /** True for every op that changes an item, a topic or a lease: refused (FORBIDDEN) to a read-only token. */
   changesState: boolean;
   handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome;
+}
+
+/**
+ * An op whose requests must carry `ns`. The dispatcher refuses a request
+ * without a valid one before any handler runs, so the handler is given a
+ * string, not a `string | null` it would have to assert away.
+ */
+export interface NamespacedOpSpec extends Omit<OpSpec, "namespace" | "handle"> {
+  handle(request: Source, ns: string, ctx: OpContext): OpOutcome;
+}
+
+export function namespacedOp(spec: NamespacedOpSpec): OpSpec {
+  const { handle, ...flags } = spec;
+  return {
+    ...flags,
+    namespace: "required",
+    handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome {
+      assert(ns !== null, "a namespaced op ran without the namespace the dispatcher checks");
+      return handle(request, ns, ctx);
+    },
+  };
 }
 
 /** Every op of the contract; a missing handler is a type error. */

@@ -2,21 +2,20 @@
 // delivery already ended are listed as stale.
 
 import { AckReply } from "../../protocol/reply-encoder.ts";
-import { failed, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
+import { failed, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import { RequestReader, type Source } from "../request-reader.ts";
 
-export const ackOp: OpSpec = {
-  namespace: "required",
+export const ackOp: OpSpec = namespacedOp({
   needsAuth: true,
   allowedWhileDraining: false,
   changesState: true,
-  handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome {
+  handle(request: Source, ns: string, ctx: OpContext): OpOutcome {
     const reader = new RequestReader();
     const receipts = reader.stringArray(request, "receipts", 1, ctx.limits.idsPerRequestMax, ctx.limits.keyBytesMax);
     if (receipts === null) return failed(reader.failure!);
-    const result = ctx.engine.ack(ns!, receipts, ctx.nowMs);
+    const result = ctx.engine.ack(ns, receipts, ctx.nowMs);
     if (!result.ok) return failed(result.failure);
     const { value, durable } = result.value;
     return reply(new AckReply(value.acked, value.stale), durable);
   },
-};
+});

@@ -6,7 +6,7 @@ import type { Delivery, DequeueInput, Reply } from "../../engine/api.ts";
 import type { Limits } from "../../limits.ts";
 import { DeliveriesReply } from "../../protocol/reply-encoder.ts";
 import type { WireDelivery } from "../../protocol/wire-types.ts";
-import { failed, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
+import { failed, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import { RequestReader, type Source } from "../request-reader.ts";
 import { deliveryToWire } from "./wire-encoding.ts";
 
@@ -46,19 +46,18 @@ function deliveriesReply(r: Reply<{ deliveries: Delivery[] }>): OpOutcome {
   return reply(new DeliveriesReply(items), r.durable);
 }
 
-export const dequeueOp: OpSpec = {
-  namespace: "required",
+export const dequeueOp: OpSpec = namespacedOp({
   needsAuth: true,
   allowedWhileDraining: false,
   changesState: true,
-  handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome {
+  handle(request: Source, ns: string, ctx: OpContext): OpOutcome {
     const reader = new RequestReader();
     const input = decodeDequeue(request, ctx.limits, ctx.session.connectionId, reader);
     if (input === null) return failed(reader.failure!);
-    const result = ctx.engine.dequeue(ns!, input, ctx.nowMs);
+    const result = ctx.engine.dequeue(ns, input, ctx.nowMs);
     if (!result.ok) return failed(result.failure);
     const outcome = result.value;
     if (outcome.kind === "done") return deliveriesReply(outcome.reply);
     return { kind: "parked", waiter: outcome.waiter.then(deliveriesReply) };
   },
-};
+});

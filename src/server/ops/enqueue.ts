@@ -4,7 +4,7 @@
 
 import type { EnqueueItemInput } from "../../engine/api.ts";
 import { itemDefaults, type Limits } from "../../limits.ts";
-import { failed, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
+import { failed, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import { RequestReader, type Source } from "../request-reader.ts";
 
 const int32Min = -(2 ** 31);
@@ -66,17 +66,16 @@ function decodeItem(source: Source, limits: Limits, nowMs: number, reader: Reque
   };
 }
 
-export const enqueueOp: OpSpec = {
-  namespace: "required",
+export const enqueueOp: OpSpec = namespacedOp({
   needsAuth: true,
   allowedWhileDraining: false,
   changesState: true,
-  handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome {
+  handle(request: Source, ns: string, ctx: OpContext): OpOutcome {
     const reader = new RequestReader();
     const items = decodeEnqueueItems(request, ctx.limits, ctx.nowMs, reader);
     if (items === null) return failed(reader.failure!);
-    const result = ctx.engine.enqueue(ns!, items, ctx.nowMs);
+    const result = ctx.engine.enqueue(ns, items, ctx.nowMs);
     if (!result.ok) return failed(result.failure);
     return reply({ ids: result.value.value.ids }, result.value.durable);
   },
-};
+});

@@ -1,7 +1,7 @@
 // extend: set each delivery's lease to end lease_ms from now (it may shorten it).
 
 import type { Limits } from "../../limits.ts";
-import { failed, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
+import { failed, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import { RequestReader, type Source } from "../request-reader.ts";
 
 export function decodeExtend(request: Source, limits: Limits, reader: RequestReader): Array<{ receipt: string; leaseMs: number }> | null {
@@ -21,18 +21,17 @@ export function decodeExtend(request: Source, limits: Limits, reader: RequestRea
   return items;
 }
 
-export const extendOp: OpSpec = {
-  namespace: "required",
+export const extendOp: OpSpec = namespacedOp({
   needsAuth: true,
   allowedWhileDraining: false,
   changesState: true,
-  handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome {
+  handle(request: Source, ns: string, ctx: OpContext): OpOutcome {
     const reader = new RequestReader();
     const items = decodeExtend(request, ctx.limits, reader);
     if (items === null) return failed(reader.failure!);
-    const result = ctx.engine.extend(ns!, items, ctx.nowMs);
+    const result = ctx.engine.extend(ns, items, ctx.nowMs);
     if (!result.ok) return failed(result.failure);
     const { value, durable } = result.value;
     return reply({ extended: value.extended, stale: value.stale }, durable);
   },
-};
+});

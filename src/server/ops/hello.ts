@@ -5,7 +5,7 @@
 
 import { protocolVersion, type WireHelloResult } from "../../protocol/wire-types.ts";
 import { allNamespaces } from "../auth.ts";
-import { failed, type OpOutcome, type OpContext, type OpSpec } from "../op-types.ts";
+import { failed, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import { RequestReader, type Source } from "../request-reader.ts";
 
 /** Longest token accepted (bytes): anything longer cannot be a configured token. */

@@ -4,18 +4,17 @@
 // string this server never handed out for this state filter is BAD_REQUEST).
 
 import { type LiveStateName, formatListCursor, parseListCursor } from "../../engine/api.ts";
-import { failed, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
+import { failed, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import { RequestReader, type Source } from "../request-reader.ts";
 import { itemStateToWire } from "./wire-encoding.ts";
 
 const states: readonly LiveStateName[] = ["ready", "delayed", "waiting", "leased", "dead"];
 
-export const listOp: OpSpec = {
-  namespace: "required",
+export const listOp: OpSpec = namespacedOp({
   needsAuth: true,
   allowedWhileDraining: true,
   changesState: false,
-  handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome {
+  handle(request: Source, ns: string, ctx: OpContext): OpOutcome {
     const reader = new RequestReader();
     const { limits } = ctx;
     const topic = reader.requiredString(request, "topic", 1, limits.topicBytesMax);
@@ -32,9 +31,9 @@ export const listOp: OpSpec = {
         return failed(reader.failure!);
       }
     }
-    const page = ctx.engine.list(ns!, topic, { state, limit: limit ?? limits.listPageDefault, after }, ctx.nowMs);
+    const page = ctx.engine.list(ns, topic, { state, limit: limit ?? limits.listPageDefault, after }, ctx.nowMs);
     const value: Source = { items: page.items.map(itemStateToWire) };
     if (page.next !== null) value.next = formatListCursor(page.next);
     return reply(value);
   },
-};
+});

@@ -2,7 +2,7 @@
 // dead letter), with its metadata replaced when given.
 
 import type { Limits } from "../../limits.ts";
-import { failed, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
+import { failed, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import { RequestReader, type Source } from "../request-reader.ts";
 
 export type NackInput = Array<{ receipt: string; delayMs: number | null; metadata: Uint8Array | null }>;
@@ -25,18 +25,17 @@ export function decodeNack(request: Source, limits: Limits, reader: RequestReade
   return items;
 }
 
-export const nackOp: OpSpec = {
-  namespace: "required",
+export const nackOp: OpSpec = namespacedOp({
   needsAuth: true,
   allowedWhileDraining: false,
   changesState: true,
-  handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome {
+  handle(request: Source, ns: string, ctx: OpContext): OpOutcome {
     const reader = new RequestReader();
     const items = decodeNack(request, ctx.limits, reader);
     if (items === null) return failed(reader.failure!);
-    const result = ctx.engine.nack(ns!, items, ctx.nowMs);
+    const result = ctx.engine.nack(ns, items, ctx.nowMs);
     if (!result.ok) return failed(result.failure);
     const { value, durable } = result.value;
     return reply({ nacked: value.nacked, stale: value.stale }, durable);
   },
-};
+});

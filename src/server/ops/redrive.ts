@@ -1,15 +1,14 @@
 // redrive: dead letters of a topic back to ready with attempts reset (all of
 // them, or the listed ids).
 
-import { failed, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
+import { failed, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import { RequestReader, type Source } from "../request-reader.ts";
 
-export const redriveOp: OpSpec = {
-  namespace: "required",
+export const redriveOp: OpSpec = namespacedOp({
   needsAuth: true,
   allowedWhileDraining: false,
   changesState: true,
-  handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome {
+  handle(request: Source, ns: string, ctx: OpContext): OpOutcome {
     const reader = new RequestReader();
     const { limits } = ctx;
     const topic = reader.requiredString(request, "topic", 1, limits.topicBytesMax);
@@ -18,9 +17,9 @@ export const redriveOp: OpSpec = {
         ? null
         : reader.stringArray(request, "ids", 1, limits.idsPerRequestMax, limits.keyBytesMax);
     if (reader.failure !== null || topic === null) return failed(reader.failure!);
-    const result = ctx.engine.redrive(ns!, topic, ids, ctx.nowMs);
+    const result = ctx.engine.redrive(ns, topic, ids, ctx.nowMs);
     if (!result.ok) return failed(result.failure);
     const { value, durable } = result.value;
     return reply({ redriven: value.redriven }, durable);
   },
-};
+});

@@ -1,21 +1,20 @@
 // resume: lift a topic's pause (engine/pause.ts); `resumed` is false when it
 // was not paused. Replies once the lifted pause is durable.
 
-import { failed, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
+import { failed, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import { RequestReader, type Source } from "../request-reader.ts";
 
-export const resumeOp: OpSpec = {
-  namespace: "required",
+export const resumeOp: OpSpec = namespacedOp({
   needsAuth: true,
   allowedWhileDraining: false,
   changesState: true,
-  handle(request: Source, ns: string | null, ctx: OpContext): OpOutcome {
+  handle(request: Source, ns: string, ctx: OpContext): OpOutcome {
     const reader = new RequestReader();
     const topic = reader.requiredString(request, "topic", 1, ctx.limits.topicBytesMax);
     if (reader.failure !== null || topic === null) return failed(reader.failure!);
-    const result = ctx.engine.resume(ns!, topic, ctx.nowMs);
+    const result = ctx.engine.resume(ns, topic, ctx.nowMs);
     if (!result.ok) return failed(result.failure);
     const { value, durable } = result.value;
     return reply({ resumed: value.resumed }, durable);
   },
-};
+});
