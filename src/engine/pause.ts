@@ -63,18 +63,8 @@ export class Pauses {
     if ((existing === undefined || existing.pause === null) && this.pausedCount >= s.limits.pausedTopicsMax) {
       return fail("TOO_LARGE", `the server already holds ${s.limits.pausedTopicsMax} paused topics (paused_topics_max)`, { field: "topic" });
     }
-    const topic = existing ?? s.namespace(nsName, nowMs).topic(topicName);
     const untilMs = forMs === null ? null : nowMs + forMs;
-    let pause = topic.pause;
-    if (pause === null) {
-      pause = new TopicPause(topic, untilMs);
-      topic.pause = pause;
-      this.pausedCount++;
-    } else {
-      this.cancelDeadline(pause);
-      pause.untilMs = untilMs;
-    }
-    if (untilMs !== null) pause.node = s.deadlines.schedule(untilMs, DeadlineKind.PauseEnd, null, null, null, pause);
+    this.place(existing ?? s.namespace(nsName, nowMs).topic(topicName), untilMs);
     s.ws().putPause({ ns: nsName, topic: topicName, untilMs });
     return finishOp(ctx, { pausedUntilMs: untilMs }, nowMs);
   }
@@ -110,18 +100,22 @@ export class Pauses {
       if (existing !== undefined && existing.pause !== null) this.lift(existing.pause, false);
       return;
     }
-    const topic = existing ?? s.namespace(nsName, nowMs).topic(topicName);
+    if (existing !== undefined && existing.pause !== null && existing.pause.untilMs === untilMs) return;
+    this.place(existing ?? s.namespace(nsName, nowMs).topic(topicName), untilMs);
+  }
+
+  /** Pause `topic` until `untilMs` (null: until resume): a new pause, or the topic's pause with its end replaced. */
+  private place(topic: Topic, untilMs: number | null): void {
     let pause = topic.pause;
     if (pause === null) {
       pause = new TopicPause(topic, untilMs);
       topic.pause = pause;
       this.pausedCount++;
     } else {
-      if (pause.untilMs === untilMs) return;
       this.cancelDeadline(pause);
       pause.untilMs = untilMs;
     }
-    if (untilMs !== null) pause.node = s.deadlines.schedule(untilMs, DeadlineKind.PauseEnd, null, null, null, pause);
+    if (untilMs !== null) pause.node = this.s.deadlines.schedule(untilMs, DeadlineKind.PauseEnd, null, null, null, pause);
   }
 
   /** A timed pause's deadline came (inside a tick: the write joins the tick's background set). */
