@@ -9,8 +9,7 @@
 
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import type { OrqClient } from "../../src/client/client.ts";
-import { OrqError } from "../../src/client/orq-error.ts";
-import { ClusterHarness } from "../support/cluster-harness.ts";
+import { ClusterHarness, retrying } from "../support/cluster-harness.ts";
 import { postgresAvailable, releasePostgres, sharedPostgres } from "../support/postgres-server.ts";
 
 const ns = "default";
@@ -18,18 +17,6 @@ const topic = "jobs";
 const encoder = new TextEncoder();
 /** Longest a condition is polled for (10 s): far past the contract's 1 s, so a noisy machine does not fail the test, while a pause that never arrives does. */
 const conditionWaitMs = 10_000;
-
-/** Call again while the answer is UNAVAILABLE (a shard being taken on), after its hint, as clients do. */
-async function retrying<T>(call: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await call();
-    } catch (error) {
-      if (!(error instanceof OrqError) || error.code !== "UNAVAILABLE" || attempt >= 50) throw error;
-      await new Promise((resolve) => setTimeout(resolve, error.details.retryAfterMs ?? 100));
-    }
-  }
-}
 
 /** Poll `check` until it gives a value other than undefined; fail naming `what` at the deadline. */
 async function eventually<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {

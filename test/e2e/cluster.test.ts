@@ -11,7 +11,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { shardOfKey } from "../../src/protocol/key-shard.ts";
 import { OrqError } from "../../src/client/orq-error.ts";
-import { ClusterHarness } from "../support/cluster-harness.ts";
+import { ClusterHarness, retrying } from "../support/cluster-harness.ts";
 import { postgresAvailable, releasePostgres, sharedPostgres } from "../support/postgres-server.ts";
 
 const ns = "default";
@@ -24,18 +24,6 @@ async function moved(attempt: Promise<unknown>): Promise<OrqError> {
   );
   expect(error).toBeInstanceOf(OrqError);
   return error as OrqError;
-}
-
-/** Call again while the answer is UNAVAILABLE (a shard being taken on), after its hint, as clients do. */
-async function retrying<T>(call: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await call();
-    } catch (error) {
-      if (!(error instanceof OrqError) || error.code !== "UNAVAILABLE" || attempt >= 50) throw error;
-      await new Promise((resolve) => setTimeout(resolve, error.details.retryAfterMs ?? 100));
-    }
-  }
 }
 
 describe.skipIf(!postgresAvailable())("cluster mode on PostgreSQL", () => {

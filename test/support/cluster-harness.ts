@@ -10,6 +10,7 @@
 // after waitMsMax so a broken cluster fails the test instead of hanging it.
 
 import { OrqClient } from "../../src/client/client.ts";
+import { OrqError } from "../../src/client/orq-error.ts";
 import { ServerProcess } from "./server-process.ts";
 import { sharedPostgres } from "./postgres-server.ts";
 
@@ -18,6 +19,18 @@ export interface WireMap {
   node_id: string;
   nodes: Array<{ node_id: string; addr: string }>;
   owners: Array<string | null>;
+}
+
+/** Call again while the answer is UNAVAILABLE (a shard being taken on), after its hint, as clients do; at most 50 tries. */
+export async function retrying<T>(call: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!(error instanceof OrqError) || error.code !== "UNAVAILABLE" || attempt >= 50) throw error;
+      await new Promise((resolve) => setTimeout(resolve, error.details.retryAfterMs ?? 100));
+    }
+  }
 }
 
 /** Longest a test waits for the cluster to reach a state (30 s): far past any lease + 2 s bound used here. */
