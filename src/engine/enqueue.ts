@@ -155,7 +155,8 @@ export class Enqueuer {
       const key = this.s.writer.nextKey();
       const itemShard = placed === null || placed[i] === -1 ? shard : (placed[i] as number);
       const id = formatId(itemShard, key);
-      const record: ItemRecord = {
+      // The record is also what the item holds until its commit (UnstoredBytes: its payload, metadata and commit).
+      const record: ItemRecord & UnstoredBytes = {
         ns: nsName,
         topic: input.topic,
         priority: input.priority,
@@ -176,12 +177,13 @@ export class Enqueuer {
         requires: input.requires,
         after: input.after,
         key: input.key,
+        commit: null,
       };
       const topic = ns.topic(input.topic);
       const sig = signatures[i] as number;
       topic.joinGroup(sig);
       // Memory holds the payload and metadata only until the commit (activate drops them).
-      const item = new LiveItem(itemShard, key, topic, sig, record, "ready", { payload: input.payload, metadata: input.metadata, commit: null });
+      const item = new LiveItem(itemShard, key, topic, sig, record, "ready", record);
       this.s.items.add(item);
       if (input.key !== null) topic.keys.set(input.key, item);
       const c = after[i] as AfterClassification;

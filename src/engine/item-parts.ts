@@ -59,7 +59,12 @@ export class ItemProgress {
   leaseExpiresAtMs: number | null = null;
 }
 
-/** What an enqueue holds until its commit is durable: the bytes the store does not have yet, and the commit. */
+/**
+ * What an enqueue holds until its commit is durable: the bytes the store does
+ * not have yet, and the commit. The enqueue's ItemRecord with a `commit` field
+ * added serves as it (the write holds that record anyway): no object of its
+ * own per enqueued item.
+ */
 export interface UnstoredBytes {
   payload: Uint8Array;
   metadata: Uint8Array;

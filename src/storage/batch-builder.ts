@@ -29,7 +29,7 @@ export class BatchBuilder {
     // Each write goes straight into its shard's list; the index maps (reused
     // across batches) find an earlier write to the same key, which takes the
     // later value in its own place: the last write wins, at the first one's
-    // position. No per-write objects beyond the batch entries themselves.
+    // position. No per-write objects: an item write's operation is its entry.
     const byShard = this.shards;
     const slots = this.slots;
     const outcomeSlots = this.outcomeSlots;
@@ -73,9 +73,10 @@ export class BatchBuilder {
           const slot = seen.get(operation.key);
           if (slot === undefined) {
             seen.set(operation.key, items.length);
-            items.push({ key: operation.key, record: operation.record });
+            // The operation is the entry (it has key and record): no object per write.
+            items.push(operation);
           } else {
-            (items[slot] as ShardBatch["items"][number]).record = operation.record;
+            items[slot] = { key: operation.key, record: operation.record };
           }
         } else {
           const slot = outcomeSlots.get(operation.id);

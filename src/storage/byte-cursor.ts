@@ -13,6 +13,8 @@ const textDecoder = new TextDecoder("utf-8", { fatal: true });
 
 /** Below this many bytes a string is decoded by hand: TextDecoder's call overhead dominates short strings. */
 const shortStringBytesMax = 48;
+/** Up to this many UTF-16 units a string is tried as ASCII, copied by hand (ByteWriter.string): no view of the buffer to allocate. */
+const asciiByHandUnitsMax = 64;
 
 export class ByteWriter {
   private bytes: Uint8Array;
@@ -26,6 +28,11 @@ export class ByteWriter {
 
   reset(): void {
     this.position = 0;
+  }
+
+  /** Bytes the buffer holds now (written or not). */
+  get capacity(): number {
+    return this.bytes.length;
   }
 
   /** Bytes written since reset(). */
@@ -76,9 +83,26 @@ export class ByteWriter {
     // UTF-8 takes at most 3 bytes per UTF-16 unit.
     this.ensure(4 + value.length * 3);
     const start = this.position + 4;
-    const { written } = textEncoder.encodeInto(value, this.bytes.subarray(start));
-    this.view.setUint32(this.position, written);
-    this.position = start + written;
+    const written = value.length <= asciiByHandUnitsMax ? this.asciiInto(value, start) : -1;
+    const length = written >= 0 ? written : textEncoder.encodeInto(value, this.bytes.subarray(start)).written;
+    this.view.setUint32(this.position, length);
+    this.position = start + length;
+  }
+
+  /**
+   * A short ASCII string (ns, topic, id: nearly every string a record holds)
+   * copied by hand: encodeInto needs a view of the buffer, one object of
+   * garbage per string (two per enqueued item). -1 when a character is not
+   * ASCII; the caller then encodes it as UTF-8 over whatever was copied.
+   */
+  private asciiInto(value: string, start: number): number {
+    const bytes = this.bytes;
+    for (let i = 0; i < value.length; i++) {
+      const unit = value.charCodeAt(i);
+      if (unit >= 0x80) return -1;
+      bytes[start + i] = unit;
+    }
+    return value.length;
   }
 
   byteString(value: Uint8Array): void {
