@@ -66,8 +66,8 @@ const packageOwners: Record<string, readonly string[]> = {
   "@msgpack/msgpack": ["protocol/", "storage/record-codec.ts", "client/"],
   "prom-client": ["observability/metrics.ts"],
   commander: ["cli/"],
-  // Native calls are a crash risk: one binding (flock for the data dir lock), in one file.
-  "bun:ffi": ["storage/lmdb/flock.ts"],
+  // Native calls are a crash risk: two bindings, each in one file (flock for the data dir lock; execve for the allocator settings, at start).
+  "bun:ffi": ["storage/lmdb/flock.ts", "cli/allocator-env.ts"],
   uplot: ["dashboard/assets.ts"],
 };
 

@@ -11,7 +11,8 @@ import type { Database, RootDatabase } from "lmdb";
 import { assert } from "../../lib/assert.ts";
 import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "../record.ts";
 import type { AckedLogRecord } from "../acked-log.ts";
-import { ByteWriter } from "../byte-cursor.ts";
+import type { ByteWriter } from "../byte-cursor.ts";
+import { CommitSlabs } from "./commit-slabs.ts";
 import { type AckedWrite, AckedLogDb } from "./acked-log-db.ts";
 import {
   appendItemRecord,
@@ -58,14 +59,6 @@ type BinaryDb<K extends string | number> = Database<Uint8Array, K>;
 const shardsMax = 4096;
 /** First guess at a commit's encoded bytes per write (256): a 100-byte item is about 190; the buffer doubles when short. */
 const slabBytesPerWrite = 256;
-/** The commit buffer's first size (64 KiB): a few hundred writes; it grows by doubling and is kept. */
-const commitSlabBytesInitial = 64 * 1024;
-/**
- * A commit buffer grown past this (16 MiB, about 80,000 writes of 100-byte
- * items) is dropped after its commit instead of kept: one exceptional commit
- * does not pin its buffer for the life of the process.
- */
-const commitSlabKeptBytesMax = 16 * 1024 * 1024;
 
 export async function openLmdbStore(options: LmdbStoreOptions): Promise<Store> {
   const { dataDir, shards, durability } = options;
@@ -162,12 +155,8 @@ class LmdbStore implements Store {
   private readonly ackedLog: AckedLogDb;
   private readonly metaDb: BinaryDb<string>;
   private closed = false;
-  /** The commit buffer kept between commits (takeSlab). */
-  private slab = new ByteWriter(commitSlabBytesInitial);
-  /** The item writes of the commit being encoded, four numbers each (commit()). */
-  private readonly itemWrites: number[] = [];
-  /** A commit is between its encoding and the end of its transaction with the kept buffer and write list: the next one takes fresh ones. */
-  private slabBusy = false;
+  /** The commit buffer and write list kept between commits. */
+  private readonly slabs = new CommitSlabs();
 
   constructor(
     private readonly env: RootDatabase<Uint8Array, string>,
@@ -262,20 +251,19 @@ class LmdbStore implements Store {
     // must not leave half a batch behind, and must throw an AssertionError
     // that stops the process rather than become a rejected commit that
     // would look like a storage failure. Every value
-    // goes into one buffer (the slab) and is written as a view of it:
+    // goes into one buffer (the slab, kept between commits: commit-slabs.ts) and is written as a view of it:
     // lmdb-js looks up the address of each value's ArrayBuffer, and a
     // separate small array per value made the engine materialise an
     // ArrayBuffer for each (about 0.5 µs a value, measured in the drain profile).
     let writes = batch.outcomes.length;
     for (const shardBatch of batch.shards) writes += shardBatch.items.length;
-    const slab = this.takeSlab(writes * slabBytesPerWrite);
+    const slab = this.slabs.take(writes * slabBytesPerWrite);
     // A check that fails while encoding stops the process, but gives the kept buffer back first (tests catch it).
     let encoded: Parameters<LmdbStore["transact"]>;
     try {
       // Item writes as four numbers each (shard, key, start, end; start -1 for a
       // delete) in an array kept across commits: no object per write.
-      const itemWrites = slab === this.slab ? this.itemWrites : [];
-      itemWrites.length = 0;
+      const itemWrites = this.slabs.itemWritesFor(slab);
       for (const { shard, items } of batch.shards) {
         assert(this.shardDbs[shard] !== undefined, `shard ${shard} out of range`);
         for (const { key, record } of items) {
@@ -307,7 +295,7 @@ class LmdbStore implements Store {
       }));
       encoded = [batch, slab, itemWrites, outcomeWrites, metaBytes, acked, pauseWrites];
     } catch (error) {
-      this.releaseSlab(slab);
+      this.slabs.release(slab);
       throw error;
     }
     return this.transact(...encoded);
@@ -345,7 +333,7 @@ class LmdbStore implements Store {
         }
       });
     } catch (error) {
-      this.releaseSlab(slab);
+      this.slabs.release(slab);
       this.ackedLog.failed(acked);
       // One LMDB transaction: when it fails, every shard in it failed.
       const failure = await commitFailure(error);
@@ -353,32 +341,10 @@ class LmdbStore implements Store {
       for (const { shard } of batch.shards) failedShards.set(shard, failure);
       return { failedShards, metaError: failure };
     }
-    this.releaseSlab(slab);
+    this.slabs.release(slab);
     if (batch.meta !== null) this.currentMeta = { ...batch.meta };
     this.ackedLog.committed(acked);
     return { failedShards: new Map(), metaError: null };
-  }
-
-  /**
-   * The buffer a commit encodes its values into: the one kept from the last
-   * commit, reset, unless a commit is still in its transaction (its values
-   * are views into that buffer). Encoding 1,000,000 enqueued items into a
-   * fresh buffer per commit made about 250 MiB of short-lived allocations
-   * that the allocator held on to after the load.
-   */
-  private takeSlab(bytes: number): ByteWriter {
-    if (this.slabBusy) return new ByteWriter(bytes);
-    this.slabBusy = true;
-    const slab = this.slab;
-    slab.reset();
-    return slab;
-  }
-
-  /** The transaction is over: its buffer may serve the next commit, unless one commit made it larger than is worth keeping. */
-  private releaseSlab(slab: ByteWriter): void {
-    if (slab !== this.slab) return;
-    this.slabBusy = false;
-    if (slab.capacity > commitSlabKeptBytesMax) this.slab = new ByteWriter(commitSlabBytesInitial);
   }
 
   async close(): Promise<void> {
