@@ -1258,10 +1258,11 @@ var itemDefaults = Object.freeze({
   priority: 0
 });
 var heapGovernor = Object.freeze({
-  growthFactor: 1.5,
-  checkMs: 250,
+  growthFactor: 1.25,
+  checkMs: 100,
   heapBytesMin: 128 * 1024 * 1024
 });
+var allocatorEnv = Object.freeze({ MIMALLOC_PURGE_DELAY: "0" });
 var ackedOutcomeBounds = Object.freeze({
   blockItemsMax: 16384,
   blockSpanMs: 1e4,

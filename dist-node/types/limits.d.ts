@@ -133,13 +133,22 @@ export declare const leaseWriteDelayMs = 20;
 export declare const heapGovernor: Readonly<{
     /**
      * Heap size, as a multiple of its size after the last collection, that
-     * triggers the next (1.5): the heap then holds at most half its live size
-     * in garbage. Smaller collects more often: each collection marks the whole
-     * live heap (about 100 ms of a helper thread's CPU at 1,000,000 items).
+     * triggers the next (1.25): the heap then holds at most a quarter of its
+     * live size in garbage, and whatever the load left when it ended is no
+     * more than that (1 s after a 1,000,000-item load, with 1.5, 290-440 MiB
+     * of anonymous memory against a live 225-260). Smaller collects more
+     * often: each collection marks the whole live heap and blocks the event
+     * loop for it (about 100 ms at 1,000,000 items on a quiet box); measured
+     * against 1.5 on the same box, about 6% more server CPU per enqueued item
+     * (BENCHMARKS.md).
      */
-    growthFactor: 1.5;
-    /** How often the heap size is read while requests arrive (250 ms): reading it costs a few microseconds. */
-    checkMs: 250;
+    growthFactor: 1.25;
+    /**
+     * How often the heap size is read while requests arrive (100 ms): reading
+     * it costs a few microseconds, and a load producing 100 MB of garbage a
+     * second overshoots the trigger by at most a tenth of that.
+     */
+    checkMs: 100;
     /**
      * Below this heap size (128 MiB) it never collects: a server without a
      * large backlog (steady load, nothing accumulating) leaves its collections
@@ -148,6 +157,15 @@ export declare const heapGovernor: Readonly<{
      */
     heapBytesMin: number;
 }>;
+/**
+ * Allocator settings `orq serve` gives itself (src/cli/allocator-env.ts
+ * re-executes the process with those the environment lacks; a variable the
+ * operator sets wins). MIMALLOC_PURGE_DELAY "0": freed pages go back to the
+ * OS at once instead of 100 ms later on the next allocation, which a server
+ * that just went quiet never makes; measured 1 s after a 1,000,000-item
+ * load, 60-170 MiB less anonymous memory (docs/OPERATIONS.md, "Memory").
+ */
+export declare const allocatorEnv: Readonly<Record<string, string>>;
 /** Bounds of the retained acked outcomes (engine/acked-outcomes.ts, storage/acked-log.ts). */
 export declare const ackedOutcomeBounds: Readonly<{
     /**
