@@ -16,6 +16,8 @@ const slabBytesInitial = 64 * 1024;
  * not pin its buffer for the life of the process.
  */
 const slabKeptBytesMax = 16 * 1024 * 1024;
+/** A kept buffer more than this many times larger than its last commit needed (16) is replaced by a smaller one. */
+const slabShrinkRatio = 16;
 
 export class CommitSlabs {
   private slab = new ByteWriter(slabBytesInitial);
@@ -39,10 +41,18 @@ export class CommitSlabs {
     return this.itemWrites;
   }
 
-  /** The commit that took `slab` is over (committed, failed, or its encoding threw). */
+  /**
+   * The commit that took `slab` is over (committed, failed, or its encoding
+   * threw). A buffer much larger than this commit needed (16x) is traded for
+   * a smaller one, so a burst's buffer does not stay with a server whose
+   * load has become light.
+   */
   release(slab: ByteWriter): void {
     if (slab !== this.slab) return;
     this.busy = false;
-    if (slab.capacity > slabKeptBytesMax) this.slab = new ByteWriter(slabBytesInitial);
+    const usedBytes = slab.length;
+    if (slab.capacity > slabKeptBytesMax || (slab.capacity > slabBytesInitial && usedBytes * slabShrinkRatio < slab.capacity)) {
+      this.slab = new ByteWriter(Math.max(slabBytesInitial, usedBytes * 2));
+    }
   }
 }
