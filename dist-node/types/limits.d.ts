@@ -140,7 +140,7 @@ export declare const heapGovernor: Readonly<{
      * often: each collection marks the whole live heap and blocks the event
      * loop for it (about 100 ms at 1,000,000 items on a quiet box); measured
      * against 1.5 on the same box, about 6% more server CPU per enqueued item
-     * (BENCHMARKS.md).
+     * (docs/OPERATIONS.md, "Memory under load").
      */
     growthFactor: 1.25;
     /**
@@ -163,7 +163,8 @@ export declare const heapGovernor: Readonly<{
  * operator sets wins). MIMALLOC_PURGE_DELAY "0": freed pages go back to the
  * OS at once instead of 100 ms later on the next allocation, which a server
  * that just went quiet never makes; measured 1 s after a 1,000,000-item
- * load, 60-170 MiB less anonymous memory (docs/OPERATIONS.md, "Memory").
+ * load, 60-170 MiB less anonymous memory, for about 15% more server CPU
+ * per enqueued item (docs/OPERATIONS.md, "Memory the allocator holds").
  */
 export declare const allocatorEnv: Readonly<Record<string, string>>;
 /** Bounds of the retained acked outcomes (engine/acked-outcomes.ts, storage/acked-log.ts). */
