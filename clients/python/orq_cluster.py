@@ -22,7 +22,7 @@ import time
 
 from orq_client import Client, ConnectionLost, OrqError, _topic_counts
 
-__all__ = ["ClusterClient", "fnv1a32", "shard_of_key"]
+__all__ = ["ClusterClient", "fnv1a32", "shard_of_key", "merge_topic_pages"]
 
 # Times one request is re-routed (MOVED, UNAVAILABLE, a lost node) before its
 # error is raised: far past a takeover (shard_lease_ms + 2 s).
@@ -30,6 +30,7 @@ ROUTE_ATTEMPTS_MAX = 100
 # Pause before re-reading the map after a node could not be reached.
 LOST_NODE_PAUSE_S = 0.1
 _ROUTABLE = {"MOVED", "UNAVAILABLE", "CONNECTION_LOST"}
+_STATES = ("ready", "delayed", "waiting", "leased", "dead")
 
 
 def fnv1a32(data):
@@ -46,6 +47,11 @@ def shard_of_key(ns, topic, key, shards):
     return fnv1a32(ns.encode() + b"\0" + topic.encode() + b"\0" + key.encode()) % shards
 
 
+def _code(error):
+    """An error's contract code; a socket error is a lost connection."""
+    return error.code if isinstance(error, OrqError) else "CONNECTION_LOST"
+
+
 def _shard_of(text):
     head, sep, _ = text.partition(":")
     return int(head) if sep and head.isdigit() else -1
@@ -53,6 +59,9 @@ def _shard_of(text):
 
 class ClusterClient:
     """One blocking client over every node of a cluster. Not thread-safe: give each thread its own."""
+
+    # It re-routes and reconnects by itself: the worker loop (orq_worker.py) keeps it after a lost node.
+    reconnects = True
 
     def __init__(self, host="127.0.0.1", port=7420, timeout=30.0, token=None):
         self._seed = f"{host}:{port}"
@@ -63,6 +72,7 @@ class ClusterClient:
         self._shards = 0
         self._turn = 0
         self._kept = {}
+        self._kept_lock = threading.Lock()
         self.refresh()
 
     def close(self):
@@ -174,41 +184,59 @@ class ClusterClient:
         self._route(list(ids), _shard_of, send)
         return total
 
-    def topics(self, ns, prefix=None, limit=None):
-        """Every node's topics, counts summed per topic, in name order (a node gone adds nothing)."""
-        merged = {}
+    def topics(self, ns, prefix=None, limit=None, after=None):
+        """One page of every node's topics, counts summed per topic: {"topics": [...], "next": str or None}.
+
+        Paged like a single server's (pass ``next`` as ``after``): every node is
+        asked for the same page, and the merged page ends at the smallest last
+        topic of a node that has more, so following ``next`` never skips a
+        topic some node has not listed yet. A node gone adds nothing.
+        """
+        pages = []
         for addr in self._addrs():
             try:
-                listed = self._client(addr).request("topics", ns=ns, prefix=prefix, limit=limit)["topics"]
+                pages.append(self._client(addr).topics(ns, prefix=prefix, limit=limit, after=after))
             except (OrqError, OSError) as error:
-                code = error.code if isinstance(error, OrqError) else "CONNECTION_LOST"
-                if code not in _ROUTABLE or self._map is None:
+                if _code(error) not in _ROUTABLE or self._map is None:
                     raise
                 self._forget(addr)
-                continue
-            for entry in listed:
-                total = merged.setdefault(entry["topic"], {"topic": entry["topic"], "ready": 0, "delayed": 0, "waiting": 0, "leased": 0, "dead": 0})
-                for state in ("ready", "delayed", "waiting", "leased", "dead"):
-                    total[state] += entry.get(state, 0)
-        ordered = [merged[name] for name in sorted(merged)]
-        return ordered if limit is None else ordered[:limit]
+        return merge_topic_pages(pages, limit)
+
+    def topics_all(self, ns, prefix=None, limit=None):
+        """Every topic of the namespace, following ``next`` page by page (a generator)."""
+        after = None
+        while True:
+            page = self.topics(ns, prefix=prefix, limit=limit, after=after)
+            yield from page["topics"]
+            if page["next"] is None:
+                return
+            after = page["next"]
+
+    def worker(self, ns, topic, handler, **options):
+        """A worker loop (orq_worker.Worker) over the whole cluster, on clients of its own; call run() or start()."""
+        from orq_worker import Worker
+
+        host, port = _split(self._seed)
+        return Worker(lambda: ClusterClient(host, port, self._timeout, self._token), ns, topic, handler, **options)
 
     def dequeue(self, ns, topics, capabilities=None, wait_ms=None, lease_ms=None):
         """Lease from every node: the first deliveries to come back; later ones are kept for the next call."""
         room = {entry["topic"]: entry.get("count", 1) for entry in _topic_counts(topics)}
         kept, ready = [], []
-        for delivery in self._kept.get(ns, []):
-            if room.get(delivery["topic"], 0) > 0:
-                room[delivery["topic"]] -= 1
-                ready.append(delivery)
-            else:
-                kept.append(delivery)
-        if ready:
-            self._kept[ns] = kept
-            return ready
+        with self._kept_lock:
+            for delivery in self._kept.get(ns, []):
+                if room.get(delivery["topic"], 0) > 0:
+                    room[delivery["topic"]] -= 1
+                    ready.append(delivery)
+                else:
+                    kept.append(delivery)
+            if ready:
+                self._kept[ns] = kept
+                return ready
         if self._map is None:
             return self._client(self._seed).dequeue(ns, topics, capabilities, wait_ms, lease_ms)
         answers = []
+        lost = []
         done = threading.Condition()
         addrs = self._addrs()
 
@@ -220,8 +248,11 @@ class ClusterClient:
                     client.hello(token=self._token)
                     deliveries = client.dequeue(ns, topics, capabilities, wait_ms, lease_ms)
             except (OrqError, OSError) as error:
-                if not isinstance(error, OrqError) or error.code not in _ROUTABLE:
+                # A node gone (refused, cut off) or busy adds nothing this time.
+                if _code(error) not in _ROUTABLE:
                     failure = error
+                elif _code(error) == "CONNECTION_LOST":
+                    lost.append(addr)
             with done:
                 answers.append((deliveries, failure))
                 done.notify_all()
@@ -240,6 +271,12 @@ class ClusterClient:
             taken = first or []
             # Whatever other nodes bring later is kept for the next dequeue.
             threading.Thread(target=self._keep_late, args=(ns, answers, done, len(addrs), taken), daemon=True).start()
+        if lost:
+            # The map still names a node that is gone: read it again (best effort).
+            try:
+                self.refresh()
+            except (OrqError, OSError):
+                pass
         return taken
 
     # -- routing ---------------------------------------------------------------
@@ -248,9 +285,10 @@ class ClusterClient:
         with done:
             while len(answers) < expected:
                 done.wait()
-            for deliveries, _ in answers:
-                if deliveries and deliveries is not taken:
-                    self._kept.setdefault(ns, []).extend(deliveries)
+            late = [d for deliveries, _ in answers if deliveries and deliveries is not taken for d in deliveries]
+        if late:
+            with self._kept_lock:
+                self._kept.setdefault(ns, []).extend(late)
 
     def _route(self, entries, shard_of_entry, send):
         remaining = entries
@@ -267,7 +305,7 @@ class ClusterClient:
                 try:
                     send(self._client(addr), group)
                 except (OrqError, OSError) as error:
-                    code = error.code if isinstance(error, OrqError) else "CONNECTION_LOST"
+                    code = _code(error)
                     if code not in _ROUTABLE or self._map is None or attempt >= ROUTE_ATTEMPTS_MAX:
                         raise
                     if code == "UNAVAILABLE":
@@ -302,6 +340,9 @@ class ClusterClient:
 
     def _client(self, addr):
         client = self._clients.get(addr)
+        if client is not None and client.closed:
+            self._clients.pop(addr)
+            client = None
         if client is None:
             client = Client.connect(*_split(addr), timeout=self._timeout)
             try:
@@ -316,6 +357,35 @@ class ClusterClient:
         client = self._clients.pop(addr, None)
         if client is not None:
             client.close()
+
+
+def merge_topic_pages(pages, limit=None):
+    """Several nodes' answers to the same ``topics`` page as one page (as src/client/topic-pages.ts).
+
+    A node that has more stops at its last topic; past the smallest such stop
+    some node's topics are not known yet, so the merged page ends there (or at
+    ``limit``), and ``next`` is where the following page starts.
+    """
+    merged, known_through = {}, None
+    for page in pages:
+        listed = page["topics"]
+        if page.get("next") is not None and listed and (known_through is None or listed[-1]["topic"] < known_through):
+            known_through = listed[-1]["topic"]
+        for entry in listed:
+            total = merged.setdefault(entry["topic"], {"topic": entry["topic"], **{state: 0 for state in _STATES}, "paused": False})
+            for state in _STATES:
+                total[state] += entry.get(state, 0)
+            # A pause reaches every node: any node that reports it makes the merged entry paused.
+            if entry.get("paused"):
+                total["paused"] = True
+                if entry.get("paused_until_ms") is not None:
+                    total["paused_until_ms"] = entry["paused_until_ms"]
+    # Python compares str by code point, which orders UTF-8 the same as bytes.
+    ordered = [merged[name] for name in sorted(merged) if known_through is None or name <= known_through]
+    if limit is not None and len(ordered) > limit:
+        ordered = ordered[:limit]
+        return {"topics": ordered, "next": ordered[-1]["topic"] if ordered else None}
+    return {"topics": ordered, "next": known_through}
 
 
 def _split(addr):
