@@ -1431,8 +1431,7 @@ function shardOfKey(ns, topic, key, shards) {
 
 // src/client/cluster-client.ts
 var { clientRouteAttemptsMax: routeAttemptsMax, clientLostNodePauseMs: lostNodePauseMs } = clusterLimits;
-var deadDefault = 1000;
-var listDefault = 100;
+var { deadPageMax: deadDefault, listPageDefault: listDefault } = defaultLimits;
 var routable = new Set(["MOVED", "UNAVAILABLE", "DISCONNECTED", "CLOSED", "TIMEOUT"]);
 function shardOf(text) {
   const colon = text.indexOf(":");

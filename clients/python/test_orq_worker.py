@@ -26,18 +26,6 @@ from test_orq_client import Server  # noqa: E402
 NS = "pyworker"
 # Longest a test waits for a condition before it fails (not a measured time).
 GIVE_UP_S = 60
-server = None
-
-
-def setUpModule():
-    global server
-    server = Server()
-
-
-def tearDownModule():
-    code = server.stop()
-    if code != 0:
-        raise AssertionError(f"orq exited {code} on SIGTERM:\n" + "".join(server.output[-40:]))
 
 
 class Events:
@@ -63,7 +51,13 @@ class Events:
 
 
 class WorkerTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server()  # one server for the class; it must exit 0 on SIGTERM
+        cls.addClassCleanup(cls.server.stop_cleanly)
+
     def setUp(self):
+        server = self.server
         self.orq = Client.open(server.host, server.port, timeout=10)
         self.addCleanup(self.orq.close)
         self.topic = "w-" + uuid.uuid4().hex[:12]
@@ -114,7 +108,7 @@ class WorkerTest(unittest.TestCase):
             if lease_lost.is_set():
                 raise RuntimeError("lease lost")
 
-        worker = Worker(lambda: Client.open(server.host, server.port), NS, self.topic, handle, lease_ms=400, wait_ms=100, on_event=events)
+        worker = Worker(lambda: Client.open(self.server.host, self.server.port), NS, self.topic, handle, lease_ms=400, wait_ms=100, on_event=events)
         worker.start()
         self.addCleanup(worker.stop)
         events.wait_for(lambda es: any(e["kind"] in ("acked", "nacked") for e in es), "the handler to end")

@@ -18,7 +18,7 @@ import { decodeListCursor, encodeListCursor, interleaveDead, listDone, listOrder
 import { mergeTopicPages, type TopicPage } from "./topic-pages.ts";
 import type { ClientOptions, Delivery, DequeueRequest, EndedItemState, EnqueueItem, ItemPage, ItemState } from "./types.ts";
 import { startWorker, type WorkerHandle, type WorkHandler, type WorkOptions } from "./worker.ts";
-import { clusterLimits } from "../limits.ts";
+import { clusterLimits, defaultLimits } from "../limits.ts";
 import { shardOfKey } from "../protocol/key-shard.ts";
 
 interface ClusterMap {
@@ -36,10 +36,8 @@ export interface NodeStats {
   error?: string;
 }
 
-/** `dead`'s default and largest limit (1,000, the server's). */
-const deadDefault = 1000;
-/** `list`'s default page (100, the server's). */
-const listDefault = 100;
+/** A merged `dead` without a limit stops where one node's would (its page maximum); a `list` page defaults as a node's does. */
+const { deadPageMax: deadDefault, listPageDefault: listDefault } = defaultLimits;
 
 const routable = new Set(["MOVED", "UNAVAILABLE", "DISCONNECTED", "CLOSED", "TIMEOUT"]);
 

@@ -60,7 +60,7 @@ type Fields = Record<string, unknown>;
 const largestOf = new Set(["now_ms", "uptime_ms", "askers"]);
 /** Fields that are settings every node shares: the first node's. */
 const firstOf = new Set(["quota"]);
-/** How many requirement sets an unmatchable report lists (the server's own cut, docs/PROTOCOL.md). */
+/** How many requirement sets an unmatchable report lists: the server's own cut (unmatchableSignaturesListedMax, in the engine, which the client may not import). */
 const signaturesListedMax = 20;
 
 const isFields = (value: unknown): value is Fields => typeof value === "object" && value !== null && !Array.isArray(value);
