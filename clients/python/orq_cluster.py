@@ -21,30 +21,20 @@ import threading
 import time
 
 from orq_client import Client, ConnectionLost, OrqError, _topic_counts
+from orq_key_shard import fnv1a32, shard_of_key
+from orq_topic_pages import merge_topic_pages
 
 __all__ = ["ClusterClient", "fnv1a32", "shard_of_key", "merge_topic_pages"]
 
 # Times one request is re-routed (MOVED, UNAVAILABLE, a lost node) before its
 # error is raised: far past a takeover (shard_lease_ms + 2 s).
 ROUTE_ATTEMPTS_MAX = 100
+# Idle long-poll connections kept per node (4): a dequeue uses one per node,
+# and a few more cover long-polls still out from earlier dequeues.
+POLLERS_PER_NODE_MAX = 4
 # Pause before re-reading the map after a node could not be reached.
 LOST_NODE_PAUSE_S = 0.1
 _ROUTABLE = {"MOVED", "UNAVAILABLE", "CONNECTION_LOST"}
-_STATES = ("ready", "delayed", "waiting", "leased", "dead")
-
-
-def fnv1a32(data):
-    """FNV-1a, 32 bits (offset basis 2166136261, prime 16777619)."""
-    value = 2166136261
-    for byte in data:
-        value ^= byte
-        value = (value * 16777619) & 0xFFFFFFFF
-    return value
-
-
-def shard_of_key(ns, topic, key, shards):
-    """The shard a keyed item lives on in cluster mode."""
-    return fnv1a32(ns.encode() + b"\0" + topic.encode() + b"\0" + key.encode()) % shards
 
 
 def _code(error):
@@ -72,13 +62,22 @@ class ClusterClient:
         self._shards = 0
         self._turn = 0
         self._kept = {}
-        self._kept_lock = threading.Lock()
+        # Guards what the dequeue threads share: kept deliveries and idle poll connections.
+        self._lock = threading.Lock()
+        self._pollers = {}
+        self._closed = False
         self.refresh()
 
     def close(self):
         for client in self._clients.values():
             client.close()
         self._clients.clear()
+        with self._lock:
+            self._closed = True
+            for idle in self._pollers.values():
+                for client in idle:
+                    client.close()
+            self._pollers.clear()
 
     def __enter__(self):
         return self
@@ -216,14 +215,26 @@ class ClusterClient:
         """A worker loop (orq_worker.Worker) over the whole cluster, on clients of its own; call run() or start()."""
         from orq_worker import Worker
 
-        host, port = _split(self._seed)
-        return Worker(lambda: ClusterClient(host, port, self._timeout, self._token), ns, topic, handler, **options)
+        addrs = [self._seed] + [addr for addr in self._addrs() if addr != self._seed]
+        timeout, token = self._timeout, self._token
+
+        def connect():
+            # Any node that answers (the seed may be the one that died).
+            last = None
+            for addr in addrs:
+                try:
+                    return ClusterClient(*_split(addr), timeout, token)
+                except (OrqError, OSError) as error:
+                    last = error
+            raise last
+
+        return Worker(connect, ns, topic, handler, **options)
 
     def dequeue(self, ns, topics, capabilities=None, wait_ms=None, lease_ms=None):
         """Lease from every node: the first deliveries to come back; later ones are kept for the next call."""
         room = {entry["topic"]: entry.get("count", 1) for entry in _topic_counts(topics)}
         kept, ready = [], []
-        with self._kept_lock:
+        with self._lock:
             for delivery in self._kept.get(ns, []):
                 if room.get(delivery["topic"], 0) > 0:
                     room[delivery["topic"]] -= 1
@@ -241,18 +252,19 @@ class ClusterClient:
         addrs = self._addrs()
 
         def ask(addr):
-            deliveries, failure = [], None
+            deliveries, failure, client = [], None, None
             try:
-                # Its own connection: the thread must not share the routed clients.
-                with Client.connect(*_split(addr), timeout=self._timeout) as client:
-                    client.hello(token=self._token)
-                    deliveries = client.dequeue(ns, topics, capabilities, wait_ms, lease_ms)
+                # A connection of the poll pool: the thread must not share the routed clients.
+                client = self._take_poller(addr)
+                deliveries = client.dequeue(ns, topics, capabilities, wait_ms, lease_ms)
             except (OrqError, OSError) as error:
                 # A node gone (refused, cut off) or busy adds nothing this time.
                 if _code(error) not in _ROUTABLE:
                     failure = error
                 elif _code(error) == "CONNECTION_LOST":
                     lost.append(addr)
+            if client is not None:
+                self._give_poller(addr, client)
             with done:
                 answers.append((deliveries, failure))
                 done.notify_all()
@@ -281,13 +293,35 @@ class ClusterClient:
 
     # -- routing ---------------------------------------------------------------
 
+    def _take_poller(self, addr):
+        """An idle long-poll connection to ``addr``, or a new one (a dequeue's thread owns it until it gives it back)."""
+        with self._lock:
+            idle = self._pollers.get(addr)
+            if idle:
+                return idle.pop()
+        client = Client.connect(*_split(addr), timeout=self._timeout)
+        try:
+            client.hello(token=self._token)
+        except Exception:
+            client.close()
+            raise
+        return client
+
+    def _give_poller(self, addr, client):
+        """Keep a poll connection for the next dequeue, unless it was lost or this client closed."""
+        with self._lock:
+            if not client.closed and not self._closed and len(self._pollers.get(addr, [])) < POLLERS_PER_NODE_MAX:
+                self._pollers.setdefault(addr, []).append(client)
+                return
+        client.close()
+
     def _keep_late(self, ns, answers, done, expected, taken):
         with done:
             while len(answers) < expected:
                 done.wait()
             late = [d for deliveries, _ in answers if deliveries and deliveries is not taken for d in deliveries]
         if late:
-            with self._kept_lock:
+            with self._lock:
                 self._kept.setdefault(ns, []).extend(late)
 
     def _route(self, entries, shard_of_entry, send):
@@ -357,35 +391,6 @@ class ClusterClient:
         client = self._clients.pop(addr, None)
         if client is not None:
             client.close()
-
-
-def merge_topic_pages(pages, limit=None):
-    """Several nodes' answers to the same ``topics`` page as one page (as src/client/topic-pages.ts).
-
-    A node that has more stops at its last topic; past the smallest such stop
-    some node's topics are not known yet, so the merged page ends there (or at
-    ``limit``), and ``next`` is where the following page starts.
-    """
-    merged, known_through = {}, None
-    for page in pages:
-        listed = page["topics"]
-        if page.get("next") is not None and listed and (known_through is None or listed[-1]["topic"] < known_through):
-            known_through = listed[-1]["topic"]
-        for entry in listed:
-            total = merged.setdefault(entry["topic"], {"topic": entry["topic"], **{state: 0 for state in _STATES}, "paused": False})
-            for state in _STATES:
-                total[state] += entry.get(state, 0)
-            # A pause reaches every node: any node that reports it makes the merged entry paused.
-            if entry.get("paused"):
-                total["paused"] = True
-                if entry.get("paused_until_ms") is not None:
-                    total["paused_until_ms"] = entry["paused_until_ms"]
-    # Python compares str by code point, which orders UTF-8 the same as bytes.
-    ordered = [merged[name] for name in sorted(merged) if known_through is None or name <= known_through]
-    if limit is not None and len(ordered) > limit:
-        ordered = ordered[:limit]
-        return {"topics": ordered, "next": ordered[-1]["topic"] if ordered else None}
-    return {"topics": ordered, "next": known_through}
 
 
 def _split(addr):
