@@ -1600,7 +1600,7 @@ class OrqClusterClient {
     const next = {};
     for (const { addr, result } of answers)
       next[addr] = result === null ? cursor[addr] ?? "" : result.next ?? listDone;
-    const more = Object.values(next).some((value) => value !== listDone);
+    const more = Object.values(next).some((value) => value !== listDone && value !== "");
     const items = answers.flatMap((answer) => answer.result?.items ?? []).sort(listOrder);
     return { items, next: more ? encodeListCursor(Object.fromEntries(Object.entries(next).filter(([, value]) => value !== ""))) : null };
   }

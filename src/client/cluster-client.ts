@@ -232,7 +232,8 @@ export class OrqClusterClient {
     });
     const next: Record<string, string> = {};
     for (const { addr, result } of answers) next[addr] = result === null ? (cursor[addr] ?? "") : (result.next ?? listDone);
-    const more = Object.values(next).some((value) => value !== listDone);
+    // A node that did not answer adds nothing: it does not keep the listing going.
+    const more = Object.values(next).some((value) => value !== listDone && value !== "");
     const items = answers.flatMap((answer) => answer.result?.items ?? []).sort(listOrder);
     return { items, next: more ? encodeListCursor(Object.fromEntries(Object.entries(next).filter(([, value]) => value !== ""))) : null };
   }
