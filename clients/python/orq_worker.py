@@ -4,7 +4,8 @@ cluster's ``ClusterClient`` (the same loop as the TypeScript client's ``work``).
 It long-polls one topic, runs up to ``concurrency`` handlers at once (one
 thread each), keeps each lease alive while its handler runs (one batched
 ``extend`` every ``lease_ms * extend_at_fraction``), acks when the handler
-returns and nacks when it raises, with an exponential back-off:
+returns and nacks when it raises (one thread sends them, batching whatever
+finished while the previous request was out), with an exponential back-off:
 ``delay_ms = min(backoff_max_ms, backoff_base_ms * 2 ** (attempt - 1))``.
 
 ``connect`` makes a client: the loop makes two, one for its dequeues and one
@@ -45,6 +46,8 @@ WORK_CONCURRENCY_MAX = 1000
 # and the item comes again). A ClusterClient already re-routes each try up to
 # 100 times, so this only has to ride out a node restart for a plain Client.
 SETTLE_ATTEMPTS_MAX = 5
+# Acks (or nacks) sent in one request at most: the server's ids_per_request_max.
+SETTLE_BATCH_MAX = 1000
 # Errors after which the same request may succeed later.
 _RETRYABLE = {"CONNECTION_LOST", "UNAVAILABLE", "SHUTTING_DOWN", "MOVED"}
 
@@ -67,6 +70,8 @@ class _Running:
         self.extend_due_s = extend_due_s
         self.lease_lost = threading.Event()
         self.finished = False
+        # What the handler raised (None: it returned), once finished.
+        self.failure = None
 
 
 class _Connection:
@@ -135,6 +140,8 @@ class Worker:
         self._settler = _Connection(connect)
         self._state = threading.Condition()
         self._running = {}
+        # Finished handlers waiting for their ack or nack, in finishing order.
+        self._finished = []
         self._stopping = threading.Event()
         # Set by run() once it drained: the lease keeper then ends.
         self._ended = False
@@ -162,7 +169,9 @@ class Worker:
 
     def run(self):
         keeper = threading.Thread(target=self._keep_leases, name="orq-worker-leases", daemon=True)
+        settler = threading.Thread(target=self._settle_finished, name="orq-worker-settle", daemon=True)
         keeper.start()
+        settler.start()
         try:
             while not self._stopping.is_set():
                 with self._state:
@@ -192,6 +201,7 @@ class Worker:
                 self._ended = True
                 self._state.notify_all()
             keeper.join()
+            settler.join()
             self._dequeuer.close()
             self._settler.close()
 
@@ -205,42 +215,72 @@ class Worker:
         threading.Thread(target=self._run_one, args=(entry,), daemon=True).start()
 
     def _run_one(self, entry):
-        delivery = entry.delivery
         failure = None
         try:
-            self.handler(delivery, entry.lease_lost)
+            self.handler(entry.delivery, entry.lease_lost)
         except Exception as error:  # a failed handler is the worker's normal business
             failure = error
         with self._state:
             entry.finished = True
-        try:
-            self._settle(delivery, failure)
-        finally:
+            entry.failure = failure
+            self._finished.append(entry)
+            self._state.notify_all()
+
+    def _settle_finished(self):
+        """One thread acks and nacks what the handlers finished: everything that finished meanwhile in one request each."""
+        while True:
             with self._state:
-                del self._running[delivery["receipt"]]
+                while not self._finished and not self._ended:
+                    self._state.wait()
+                if not self._finished:
+                    return
+                batch = self._finished[:SETTLE_BATCH_MAX]
+                del self._finished[:SETTLE_BATCH_MAX]
+            acks = [entry for entry in batch if entry.failure is None]
+            nacks = [entry for entry in batch if entry.failure is not None]
+            if acks:
+                self._settle(acks, "ack")
+            if nacks:
+                self._settle(nacks, "nack")
+            with self._state:
+                for entry in batch:
+                    del self._running[entry.delivery["receipt"]]
                 self._state.notify_all()
 
-    def _settle(self, delivery, failure):
-        ns, receipt = self.ns, delivery["receipt"]
-        delay_ms = None if failure is None else nack_delay_ms(delivery["attempt"], self.backoff_base_ms, self.backoff_max_ms)
+    def _settle(self, entries, during):
+        ns = self.ns
+        if during == "ack":
+            receipts = [entry.delivery["receipt"] for entry in entries]
+
+            def request(client):
+                return client.ack(ns, receipts)
+        else:
+            delays = {
+                entry.delivery["receipt"]: nack_delay_ms(entry.delivery["attempt"], self.backoff_base_ms, self.backoff_max_ms)
+                for entry in entries
+            }
+
+            def request(client):
+                return client.nack(ns, [{"receipt": receipt, "delay_ms": delay} for receipt, delay in delays.items()])
+
         for attempt in range(1, SETTLE_ATTEMPTS_MAX + 1):
             try:
-                if failure is None:
-                    result = self._settler.call(lambda client: client.ack(ns, [receipt]))
-                    self._emit({"kind": "acked", "delivery": delivery, "stale": bool(result["stale"])})
-                else:
-                    result = self._settler.call(lambda client: client.nack(ns, [{"receipt": receipt, "delay_ms": delay_ms}]))
-                    self._emit(
-                        {"kind": "nacked", "delivery": delivery, "delay_ms": delay_ms, "error": failure, "stale": bool(result["stale"])}
-                    )
-                return
+                result = self._settler.call(request)
             except (OrqError, OSError) as error:
-                during = "ack" if failure is None else "nack"
-                self._emit({"kind": "error", "during": during, "error": error, "delivery": delivery})
+                for entry in entries:
+                    self._emit({"kind": "error", "during": during, "error": error, "delivery": entry.delivery})
                 if _code(error) not in _RETRYABLE or attempt == SETTLE_ATTEMPTS_MAX:
-                    return  # the lease will expire and the server deliver it again
+                    return  # the leases will expire and the server deliver the items again
                 hint_ms = error.retry_after_ms if isinstance(error, OrqError) else None
                 time.sleep((hint_ms or self.error_pause_ms) / 1000.0)
+                continue
+            stale = set(result["stale"])
+            for entry in entries:
+                event = {"kind": "acked" if during == "ack" else "nacked", "delivery": entry.delivery, "stale": entry.delivery["receipt"] in stale}
+                if during == "nack":
+                    event.update(delay_ms=delays[entry.delivery["receipt"]], error=entry.failure)
+                self._emit(event)
+            return
 
     # -- leases ------------------------------------------------------------------
 
