@@ -208,11 +208,25 @@ class Worker:
     # -- one delivery ----------------------------------------------------------
 
     def _start(self, delivery):
-        entry = _Running(delivery, time.monotonic() + self.extend_every_s)
+        entry = _Running(delivery, time.monotonic() + self._first_extend_s(delivery))
         with self._state:
             self._running[delivery["receipt"]] = entry
             self._state.notify_all()
         threading.Thread(target=self._run_one, args=(entry,), daemon=True).start()
+
+    def _first_extend_s(self, delivery):
+        """Seconds to the first extend: as usual, or sooner for a delivery whose lease has partly run already.
+
+        A ClusterClient hands out deliveries that a node returned after an
+        earlier dequeue's answer; their leases started then. The lease's end
+        is by the server's wall clock, so skew only moves this extend earlier
+        or later, never past its usual time.
+        """
+        expires_ms = delivery.get("lease_expires_at_ms")
+        if expires_ms is None:
+            return self.extend_every_s
+        left_s = expires_ms / 1000.0 - time.time()
+        return max(0.0, min(self.extend_every_s, left_s - (self.lease_ms / 1000.0 - self.extend_every_s)))
 
     def _run_one(self, entry):
         failure = None
