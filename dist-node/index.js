@@ -1230,12 +1230,19 @@ var isFields = (value) => typeof value === "object" && value !== null && !Array.
 function sumStats(replies) {
   const merged = mergeFields(replies);
   const namespaces = merged.namespaces;
-  if (isFields(namespaces)) {
-    for (const ns of Object.values(namespaces)) {
-      if (isFields(ns) && isFields(ns.topics) && ns.topics_truncated !== true)
-        ns.topic_count = Object.keys(ns.topics).length;
-    }
+  if (!isFields(namespaces))
+    return merged;
+  let counted = true;
+  let topics = 0;
+  for (const ns of Object.values(namespaces)) {
+    if (isFields(ns) && isFields(ns.topics) && ns.topics_truncated !== true)
+      ns.topic_count = Object.keys(ns.topics).length;
+    else
+      counted = false;
+    topics += isFields(ns) && typeof ns.topic_count === "number" ? ns.topic_count : 0;
   }
+  if (counted && isFields(merged.totals) && typeof merged.totals.topics === "number")
+    merged.totals.topics = topics;
   return merged;
 }
 function mergeFields(values) {

@@ -68,17 +68,22 @@ const isFields = (value: unknown): value is Fields => typeof value === "object" 
 /**
  * `stats` replies of several nodes as one: counts and counters summed, flags
  * or'ed, clocks and worker kinds the largest, unmatchable requirement sets
- * summed per set; a namespace's `topic_count` counts its distinct topics.
+ * summed per set; a namespace's `topic_count` (and `totals.topics`, when
+ * every namespace listed all its topics) counts distinct topics.
  */
 export function sumStats(replies: readonly Fields[]): Fields {
   const merged = mergeFields(replies);
   const namespaces = merged.namespaces;
-  if (isFields(namespaces)) {
-    for (const ns of Object.values(namespaces)) {
-      // A topic several nodes hold counts once (when none of them cut its list short).
-      if (isFields(ns) && isFields(ns.topics) && ns.topics_truncated !== true) ns.topic_count = Object.keys(ns.topics).length;
-    }
+  if (!isFields(namespaces)) return merged;
+  let counted = true;
+  let topics = 0;
+  for (const ns of Object.values(namespaces)) {
+    // A topic several nodes hold counts once (when none of them cut its list short).
+    if (isFields(ns) && isFields(ns.topics) && ns.topics_truncated !== true) ns.topic_count = Object.keys(ns.topics).length;
+    else counted = false;
+    topics += isFields(ns) && typeof ns.topic_count === "number" ? ns.topic_count : 0;
   }
+  if (counted && isFields(merged.totals) && typeof merged.totals.topics === "number") merged.totals.topics = topics;
   return merged;
 }
 

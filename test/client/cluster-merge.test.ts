@@ -43,7 +43,7 @@ describe("cluster merges", () => {
     const signature = (requires: unknown, items: number) => ({ requires, items });
     const node = (ready: number, uptime: number, topics: Record<string, unknown>, signatures: unknown[]) => ({
       now_ms: 100 + uptime,
-      totals: { ready, dead: 1 },
+      totals: { ready, dead: 1, topics: Object.keys(topics).length },
       counters: { enqueued: ready },
       namespaces: {
         ns: {
@@ -57,7 +57,7 @@ describe("cluster merges", () => {
       server: { connections: 2, uptime_ms: uptime },
     });
     const merged = sumStats([node(3, 10, { a: 1, b: 2 }, [signature({ gpu: true }, 1)]), node(4, 5, { b: 4 }, [signature({ gpu: true }, 2), signature({ os: "x" }, 9)])]);
-    expect(merged.totals).toEqual({ ready: 7, dead: 2 });
+    expect(merged.totals).toEqual({ ready: 7, dead: 2, topics: 2 });
     expect(merged.counters).toEqual({ enqueued: 7 });
     expect(merged.server).toEqual({ connections: 4, uptime_ms: 10 });
     expect(merged.now_ms).toBe(110);

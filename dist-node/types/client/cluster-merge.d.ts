@@ -14,7 +14,8 @@ type Fields = Record<string, unknown>;
 /**
  * `stats` replies of several nodes as one: counts and counters summed, flags
  * or'ed, clocks and worker kinds the largest, unmatchable requirement sets
- * summed per set; a namespace's `topic_count` counts its distinct topics.
+ * summed per set; a namespace's `topic_count` (and `totals.topics`, when
+ * every namespace listed all its topics) counts distinct topics.
  */
 export declare function sumStats(replies: readonly Fields[]): Fields;
 export {};
