@@ -8,7 +8,10 @@ id's; any other item goes to the nodes in turn), splits batches by owner,
 re-reads the map and resends on MOVED or a lost node, waits out UNAVAILABLE by
 its ``retry_after_ms``, and dequeues from every node (one thread per node for
 the long-poll; deliveries that arrive after the first answer are kept for the
-next dequeue of the namespace). Against a single node it is a plain client.
+next dequeue of the namespace). ``topics``, ``dead``, ``list``, ``stats`` and
+``redrive`` ask every node and merge (orq_cluster_merge.py); ``worker()``
+runs the worker loop (orq_worker.py) over the whole cluster. Against a single
+node it is a plain client.
 
     from orq_cluster import ClusterClient
     orq = ClusterClient("10.0.0.5", 7420)
@@ -21,6 +24,7 @@ import threading
 import time
 
 from orq_client import Client, ConnectionLost, OrqError, _topic_counts
+from orq_cluster_merge import AcrossNodes
 from orq_key_shard import fnv1a32, shard_of_key
 from orq_topic_pages import merge_topic_pages
 
@@ -47,7 +51,7 @@ def _shard_of(text):
     return int(head) if sep and head.isdigit() else -1
 
 
-class ClusterClient:
+class ClusterClient(AcrossNodes):
     """One blocking client over every node of a cluster. Not thread-safe: give each thread its own."""
 
     # It re-routes and reconnects by itself: the worker loop (orq_worker.py) keeps it after a lost node.
@@ -183,34 +187,6 @@ class ClusterClient:
         self._route(list(ids), _shard_of, send)
         return total
 
-    def topics(self, ns, prefix=None, limit=None, after=None):
-        """One page of every node's topics, counts summed per topic: {"topics": [...], "next": str or None}.
-
-        Paged like a single server's (pass ``next`` as ``after``): every node is
-        asked for the same page, and the merged page ends at the smallest last
-        topic of a node that has more, so following ``next`` never skips a
-        topic some node has not listed yet. A node gone adds nothing.
-        """
-        pages = []
-        for addr in self._addrs():
-            try:
-                pages.append(self._client(addr).topics(ns, prefix=prefix, limit=limit, after=after))
-            except (OrqError, OSError) as error:
-                if _code(error) not in _ROUTABLE or self._map is None:
-                    raise
-                self._forget(addr)
-        return merge_topic_pages(pages, limit)
-
-    def topics_all(self, ns, prefix=None, limit=None):
-        """Every topic of the namespace, following ``next`` page by page (a generator)."""
-        after = None
-        while True:
-            page = self.topics(ns, prefix=prefix, limit=limit, after=after)
-            yield from page["topics"]
-            if page["next"] is None:
-                return
-            after = page["next"]
-
     def worker(self, ns, topic, handler, **options):
         """A worker loop (orq_worker.Worker) over the whole cluster, on clients of its own; call run() or start()."""
         from orq_worker import Worker
@@ -299,13 +275,7 @@ class ClusterClient:
             idle = self._pollers.get(addr)
             if idle:
                 return idle.pop()
-        client = Client.connect(*_split(addr), timeout=self._timeout)
-        try:
-            client.hello(token=self._token)
-        except Exception:
-            client.close()
-            raise
-        return client
+        return Client.open(*_split(addr), timeout=self._timeout, token=self._token)
 
     def _give_poller(self, addr, client):
         """Keep a poll connection for the next dequeue, unless it was lost or this client closed."""
@@ -378,12 +348,7 @@ class ClusterClient:
             self._clients.pop(addr)
             client = None
         if client is None:
-            client = Client.connect(*_split(addr), timeout=self._timeout)
-            try:
-                client.hello(token=self._token)
-            except Exception:
-                client.close()
-                raise
+            client = Client.open(*_split(addr), timeout=self._timeout, token=self._token)
             self._clients[addr] = client
         return client
 

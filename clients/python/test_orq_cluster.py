@@ -2,6 +2,7 @@
 PostgreSQL: keyed items land on their key's shard (the contract's FNV-1a),
 batches of ids and receipts reach their owners, a dequeue gathers from every
 node, topics are summed over the nodes and paged like a single server's,
+dead, redrive, stats and list cover every node,
 cancel reaches every owner, acks of deliveries whose node was SIGKILLed
 reach the shards' new owners once they take over, and the worker loop
 (orq_worker.py) rides through a SIGKILL: every item acked exactly once, no
@@ -13,6 +14,7 @@ nodes), stopped when its stdin closes; skipped when PostgreSQL is missing.
     /usr/bin/python3 -m unittest -v clients/python/test_orq_cluster.py
 """
 
+import base64
 import json
 import os
 import signal
@@ -25,6 +27,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from orq_cluster import ClusterClient, fnv1a32, merge_topic_pages, shard_of_key  # noqa: E402
+from orq_cluster_merge import decode_list_cursor, encode_list_cursor, interleave_dead, sum_stats  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 NS = "pycluster"
@@ -124,6 +127,58 @@ class ClusterClientTest(unittest.TestCase):
         self.assertEqual(merge_topic_pages([b], limit=2), {"topics": [entry("a", 2), entry("c", 1)], "next": "c"})
         paused = dict(entry("a", 0), paused=True, paused_until_ms=5)
         self.assertEqual(merge_topic_pages([{"topics": [paused], "next": None}, b])["topics"][0], dict(entry("a", 2), paused=True, paused_until_ms=5))
+
+    def test_2d_dead_redrive_stats_and_list_cover_every_node(self):
+        node = NODES[2]
+        with ClusterClient(node["host"], node["port"]) as orq:
+            wait_balanced(orq, {"n0", "n1", "n2"})
+            owners = orq._map["owners"]
+            ids = orq.enqueue(NS, [{"topic": "dl", "payload": b"d", "key": f"dl-{i}", "max_attempts": 1} for i in range(12)])
+            self.assertEqual({owners[int(i.split(":")[0])] for i in ids}, {"n0", "n1", "n2"})
+            taken = []
+            for _ in range(50):
+                if len(taken) == len(ids):
+                    break
+                taken += orq.dequeue(NS, {"dl": 20}, wait_ms=200)
+            self.assertEqual(orq.nack(NS, [d["receipt"] for d in taken])["nacked"], len(ids))
+            # dead: every node's; with a limit, from the nodes in turn.
+            self.assertEqual(sorted(d["id"] for d in orq.dead(NS, "dl")), sorted(ids))
+            first_three = orq.dead(NS, "dl", limit=3)
+            self.assertEqual({owners[int(d["id"].split(":")[0])] for d in first_three}, {"n0", "n1", "n2"})
+            # stats: summed, and per node.
+            stats = orq.stats(NS)
+            self.assertEqual(stats["merged"]["namespaces"][NS]["topics"]["dl"]["dead"], len(ids))
+            self.assertEqual(sorted(n["node_id"] for n in stats["nodes"]), ["n0", "n1", "n2"])
+            per_node = [n["stats"]["namespaces"][NS]["topics"].get("dl", {}).get("dead", 0) for n in stats["nodes"]]
+            self.assertEqual((sum(per_node), min(per_node) > 0), (len(ids), True))
+            # list: pages of 4 under one cursor list every item once.
+            listed, after = [], None
+            for _ in range(50):
+                page = orq.list(NS, "dl", limit=4, after=after)
+                listed += [item["id"] for item in page["items"]]
+                after = page["next"]
+                if after is None:
+                    break
+            self.assertEqual(sorted(listed), sorted(ids))
+            # redrive: ids on their owners, then every node's rest.
+            self.assertEqual(orq.redrive(NS, "dl", ids[:2]), {"redriven": 2})
+            self.assertEqual(orq.redrive(NS, "dl"), {"redriven": len(ids) - 2})
+            self.assertEqual(orq.dead(NS, "dl"), [])
+            self.assertEqual(orq.cancel(NS, ids)["cancelled"], len(ids))
+
+    def test_2e_merges_without_a_server(self):
+        self.assertEqual(interleave_dead([[1, 2, 3], [], [4], [5, 6]], 5), [1, 4, 5, 2, 6])
+        cursor = {"127.0.0.1:1": "r.0.5.7", "127.0.0.1:2": "done"}
+        self.assertEqual(decode_list_cursor(encode_list_cursor(cursor)), cursor)
+        # The TypeScript client's format: "c1." + base64url (unpadded) of compact JSON.
+        self.assertEqual(encode_list_cursor({"a": "b"}), "c1." + base64.urlsafe_b64encode(b'{"a":"b"}').decode().rstrip("="))
+        self.assertIsNone(decode_list_cursor("r.0.5.7"))
+        node = {"now_ms": 5, "totals": {"ready": 2, "topics": 1}, "namespaces": {"n": {"topic_count": 1, "topics": {"t": {"ready": 2}}, "quota": {"q": 1}}}}
+        other = {"now_ms": 9, "totals": {"ready": 1, "topics": 1}, "namespaces": {"n": {"topic_count": 1, "topics": {"t": {"ready": 1}}, "quota": {"q": 1}}}}
+        merged = sum_stats([node, other])
+        self.assertEqual(merged["now_ms"], 9)
+        self.assertEqual(merged["totals"], {"ready": 3, "topics": 1})
+        self.assertEqual(merged["namespaces"]["n"], {"topic_count": 1, "topics": {"t": {"ready": 3}}, "quota": {"q": 1}})
 
     def test_3_acks_reach_the_new_owners_after_a_sigkill(self):
         node = NODES[0]
