@@ -45,12 +45,14 @@ export class ClusterHarness {
     readonly url: string,
     readonly shards: number,
     readonly leaseMs: number,
+    /** Every node's config file (ServerProcess's `config`), e.g. namespace quotas. */
+    private readonly config: Record<string, unknown> | undefined,
   ) {}
 
-  static async start(options: { label: string; nodes: number; shards?: number; leaseMs?: number }): Promise<ClusterHarness> {
+  static async start(options: { label: string; nodes: number; shards?: number; leaseMs?: number; config?: Record<string, unknown> }): Promise<ClusterHarness> {
     const pg = await sharedPostgres();
     const url = await pg.createDatabase(options.label);
-    const cluster = new ClusterHarness(url, options.shards ?? 8, options.leaseMs ?? 1500);
+    const cluster = new ClusterHarness(url, options.shards ?? 8, options.leaseMs ?? 1500, options.config);
     // The first node creates the schema; the rest start together.
     await cluster.addNode();
     await Promise.all(Array.from({ length: options.nodes - 1 }, () => cluster.addNode()));
@@ -62,6 +64,7 @@ export class ClusterHarness {
     const index = this.nextIndex++;
     const node = await ServerProcess.start({
       args: ["--store", this.url, "--node-id", `n${index}`, "--shards", String(this.shards), "--shard-lease-ms", String(this.leaseMs)],
+      ...(this.config === undefined ? {} : { config: this.config }),
     });
     this.nodes[index] = node;
     return node;
