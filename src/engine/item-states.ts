@@ -52,7 +52,6 @@ export class ItemStates {
     /** Where stored payloads and metadata are read back from (memory drops them once stored). */
     reader: Pick<Store, "readItem" | "readItemBytes">,
     readonly limits: Limits,
-    /** A new namespace's quota bucket (null: no quota). */
     private readonly bucketFor: QuotaBuckets,
     /** This open of the store (MetaRecord.boots): every lease granted now records it, and its receipt names it. */
     readonly boot: number,
