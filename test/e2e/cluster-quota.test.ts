@@ -10,12 +10,12 @@
 // measured length only widens the upper bound by the refill it allows.
 // Skipped without PostgreSQL (unless ORQ_REQUIRE_POSTGRES=1).
 
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { OrqClient } from "../../src/client/client.ts";
 import { OrqError } from "../../src/client/orq-error.ts";
 import { clusterLimits } from "../../src/limits.ts";
-import { ClusterHarness } from "../support/cluster-harness.ts";
-import { postgresAvailable, releasePostgres, sharedPostgres } from "../support/postgres-server.ts";
+import { ClusterHarness, clusterPerTest } from "../support/cluster-harness.ts";
+import { postgresAvailable } from "../support/postgres-server.ts";
 
 const ns = "metered";
 const perMinute = 600;
@@ -47,22 +47,11 @@ function bound(elapsedMs: number): number {
 }
 
 describe.skipIf(!postgresAvailable())("namespace quotas across cluster nodes", () => {
-  let cluster: ClusterHarness | null = null;
-
-  beforeAll(async () => {
-    await sharedPostgres();
-  });
-
-  afterEach(async () => {
-    await cluster?.cleanup();
-    cluster = null;
-  });
-
-  afterAll(() => releasePostgres());
+  const clusters = clusterPerTest();
 
   test("a client of one node of three gets the whole burst, not a third", async () => {
     const startedMs = performance.now(); // before any node drew: the bucket is younger than this
-    cluster = await ClusterHarness.start({ label: "quota-one", nodes: 3, shards: 6, leaseMs: 60_000, config });
+    const cluster = await clusters.start({ label: "quota-one", nodes: 3, shards: 6, leaseMs: 60_000, config });
     await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1", "n2"], 6), "three nodes share the shards");
     const admitted = await drain(await cluster.client(1));
     const elapsedMs = performance.now() - startedMs;
@@ -81,7 +70,7 @@ describe.skipIf(!postgresAvailable())("namespace quotas across cluster nodes", (
 
   test("clients spread over the nodes, across a join that rebuilds every engine, never get more than the burst plus the refill", async () => {
     const startedMs = performance.now();
-    cluster = await ClusterHarness.start({ label: "quota-spread", nodes: 3, shards: 8, leaseMs: 60_000, config });
+    const cluster = await clusters.start({ label: "quota-spread", nodes: 3, shards: 8, leaseMs: 60_000, config });
     await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1", "n2"], 8), "three nodes share the shards");
     const clients = [await cluster.client(0), await cluster.client(1), await cluster.client(2)];
     const first = (await Promise.all(clients.map((client) => drain(client)))).reduce((sum, n) => sum + n, 0);
@@ -89,11 +78,10 @@ describe.skipIf(!postgresAvailable())("namespace quotas across cluster nodes", (
     expect(first).toBeLessThanOrEqual(bound(performance.now() - startedMs));
 
     // A fourth node joins: two nodes give it a shard each (3, 3, 2 become 2 each), and rebuild their engines.
-    const joined = cluster;
-    await joined.addNode();
+    await cluster.addNode();
     const fair = ClusterHarness.balanced(["n0", "n1", "n2", "n3"], 8);
-    await joined.waitFor(0, (map) => fair(map) && map.owners.filter((owner) => owner === "n3").length === 2, "four nodes share the shards");
-    clients.push(await joined.client(3));
+    await cluster.waitFor(0, (map) => fair(map) && map.owners.filter((owner) => owner === "n3").length === 2, "four nodes share the shards");
+    clients.push(await cluster.client(3));
     const second = (await Promise.all(clients.map((client) => drain(client)))).reduce((sum, n) => sum + n, 0);
     const elapsedMs = performance.now() - startedMs;
     // A rebuilt engine does not start with a full bucket: only the refill since came on top.
