@@ -156,6 +156,8 @@ export class ClusterNode {
     await ownership.register((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.ownership = ownership;
     store.fence = ownership;
+    // The floor of every quota namespace, drawn before the node serves (a failed draw is retried each period).
+    await this.quotas.period(options.clock.nowMs());
     await this.step();
     this.schedule();
     this.pollRemoteDependencies();
@@ -260,12 +262,14 @@ export class ClusterNode {
    * Every quotaDrawPeriodMs: each namespace with a quota draws toward what
    * this node uses, or hands back what it holds beyond that (quota-leases.ts;
    * a failed draw is remembered there and retried at the next period). The
-   * first period runs at join, so the node holds its floor before serving.
+   * first period ran in join(), before the node served.
    */
   private drawQuotas(): void {
     if (this.stopped || this.quotas.size === 0) return;
-    void this.quotas.period(this.options.clock.nowMs());
-    this.quotaTimer = setTimeout(() => this.drawQuotas(), clusterLimits.quotaDrawPeriodMs);
+    this.quotaTimer = setTimeout(() => {
+      void this.quotas.period(this.options.clock.nowMs());
+      this.drawQuotas();
+    }, clusterLimits.quotaDrawPeriodMs);
   }
 
   /** MOVED to the shard's owner, or UNAVAILABLE while it has none (or it is this node, still loading it). */
