@@ -1268,6 +1268,9 @@ var ackedOutcomeBounds = Object.freeze({
   purgeRecordsPerCommitMax: 1000,
   logRecordBytesMax: 1536
 });
+var ackSweepBounds = Object.freeze({
+  lagKeys: 8192
+});
 var dashboardLimits = Object.freeze({
   sessionMs: 8 * 60 * 60 * 1000,
   sessionsMax: 1000,

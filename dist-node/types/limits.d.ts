@@ -178,6 +178,20 @@ export declare const ackedOutcomeBounds: Readonly<{
     logRecordBytesMax: 1536;
 }>;
 /**
+ * The LMDB store's deferred deletes of acked records (storage/lmdb/ack-sweep.ts,
+ * docs/STORAGE.md "Acked records are swept").
+ */
+export declare const ackSweepBounds: Readonly<{
+    /**
+     * Acked records left in place after each commit (8,192): every commit
+     * deletes the lowest acked keys beyond these, so deletes of neighbouring
+     * keys share a page rewrite. Larger keeps more pages shared and more dead
+     * records on disk (about 2 MiB at this size with 250-byte records) and in
+     * the queue (18 bytes a key); a restart skips and deletes them.
+     */
+    lagKeys: 8192;
+}>;
+/**
  * Bounds of the web dashboard (src/dashboard/, docs/DASHBOARD.md). Not
  * configurable: they bound memory and abuse, not the queue's behaviour.
  */
