@@ -1386,6 +1386,9 @@ var ackedOutcomeBounds = Object.freeze({
   purgeRecordsPerCommitMax: 1000,
   logRecordBytesMax: 1536
 });
+var ackSweepBounds = Object.freeze({
+  lagKeys: 8192
+});
 var dashboardLimits = Object.freeze({
   sessionMs: 8 * 60 * 60 * 1000,
   sessionsMax: 1000,
@@ -1409,6 +1412,11 @@ var clusterLimits = Object.freeze({
   rebuildRetryAfterMs: 100,
   remoteDependencyPollMs: 500,
   pausePollMs: 250,
+  quotaDrawPeriodMs: 250,
+  quotaDrawUseFactor: 2,
+  quotaDrawRetryAfterMs: 20,
+  quotaDrawTimeoutMs: 2000,
+  quotaUnreachableRetryAfterMs: 1000,
   remoteDependenciesPerPollMax: 1000,
   renewalsPerLease: 3,
   tickMsMax: 1000,
