@@ -1177,6 +1177,124 @@ function itemStateFromWire(s) {
     state.deadReason = s.dead_reason;
   return state;
 }
+// src/client/cluster-merge.ts
+function interleaveDead(lists, limit) {
+  const merged = [];
+  for (let index = 0;merged.length < limit; index++) {
+    let any = false;
+    for (const list of lists) {
+      const item = list[index];
+      if (item === undefined)
+        continue;
+      any = true;
+      if (merged.length < limit)
+        merged.push(item);
+    }
+    if (!any)
+      break;
+  }
+  return merged;
+}
+var cursorPrefix = "c1.";
+var listDone = "done";
+function encodeListCursor(cursor) {
+  return cursorPrefix + Buffer.from(JSON.stringify(cursor)).toString("base64url");
+}
+function decodeListCursor(text) {
+  if (!text.startsWith(cursorPrefix))
+    return null;
+  try {
+    const parsed = JSON.parse(Buffer.from(text.slice(cursorPrefix.length), "base64url").toString());
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+      return null;
+    return Object.values(parsed).every((v) => typeof v === "string") ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+function listOrder(a, b) {
+  const aReady = a.state === "ready" ? 0 : 1;
+  const bReady = b.state === "ready" ? 0 : 1;
+  if (aReady !== bReady)
+    return aReady - bReady;
+  if (aReady === 0 && a.priority !== b.priority)
+    return a.priority - b.priority;
+  if (aReady === 0 && a.deliverAtMs !== b.deliverAtMs)
+    return a.deliverAtMs - b.deliverAtMs;
+  return a.enqueuedAtMs - b.enqueuedAtMs;
+}
+var largestOf = new Set(["now_ms", "uptime_ms", "askers"]);
+var firstOf = new Set(["quota"]);
+var signaturesListedMax = 20;
+var isFields = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+function sumStats(replies) {
+  const merged = mergeFields(replies);
+  const namespaces = merged.namespaces;
+  if (!isFields(namespaces))
+    return merged;
+  let counted = true;
+  let topics = 0;
+  for (const ns of Object.values(namespaces)) {
+    if (isFields(ns) && isFields(ns.topics) && ns.topics_truncated !== true)
+      ns.topic_count = Object.keys(ns.topics).length;
+    else
+      counted = false;
+    topics += isFields(ns) && typeof ns.topic_count === "number" ? ns.topic_count : 0;
+  }
+  if (counted && isFields(merged.totals) && typeof merged.totals.topics === "number")
+    merged.totals.topics = topics;
+  return merged;
+}
+function mergeFields(values) {
+  const merged = {};
+  const keys = new Set(values.flatMap((value) => Object.keys(value)));
+  for (const key of keys)
+    merged[key] = mergeValue(key, values.map((value) => value[key]).filter((value) => value !== undefined));
+  return merged;
+}
+function mergeValue(key, values) {
+  const present = values.filter((value) => value !== null);
+  const first = present[0];
+  if (first === undefined)
+    return null;
+  if (firstOf.has(key))
+    return first;
+  if (typeof first === "number") {
+    const numbers = present.filter((value) => typeof value === "number");
+    return largestOf.has(key) ? Math.max(...numbers) : numbers.reduce((sum, n) => sum + n, 0);
+  }
+  if (typeof first === "boolean")
+    return present.some((value) => value === true);
+  if (key === "signatures")
+    return mergeSignatures(present.flatMap((value) => Array.isArray(value) ? value : []));
+  if (Array.isArray(first))
+    return present.flatMap((value) => Array.isArray(value) ? value : []);
+  if (isFields(first)) {
+    const merged = mergeFields(present.filter(isFields));
+    if (Array.isArray(merged.signatures) && merged.signatures.length > signaturesListedMax) {
+      merged.signatures = merged.signatures.slice(0, signaturesListedMax);
+      merged.signatures_truncated = true;
+    }
+    return merged;
+  }
+  return first;
+}
+function mergeSignatures(signatures) {
+  const bySet = new Map;
+  for (const signature of signatures) {
+    if (!isFields(signature))
+      continue;
+    const setKey = JSON.stringify(signature.requires);
+    const items = typeof signature.items === "number" ? signature.items : 0;
+    const seen = bySet.get(setKey);
+    if (seen === undefined)
+      bySet.set(setKey, { ...signature, items });
+    else
+      seen.items = seen.items + items;
+  }
+  return [...bySet.values()].sort((a, b) => b.items - a.items);
+}
+
 // src/client/topic-pages.ts
 function mergeTopicPages(pages, limit) {
   const merged = new Map;
@@ -1269,6 +1387,9 @@ var ackedOutcomeBounds = Object.freeze({
   purgeRecordsPerCommitMax: 1000,
   logRecordBytesMax: 1536
 });
+var ackSweepBounds = Object.freeze({
+  lagKeys: 8192
+});
 var dashboardLimits = Object.freeze({
   sessionMs: 8 * 60 * 60 * 1000,
   sessionsMax: 1000,
@@ -1292,6 +1413,11 @@ var clusterLimits = Object.freeze({
   rebuildRetryAfterMs: 100,
   remoteDependencyPollMs: 500,
   pausePollMs: 250,
+  quotaDrawPeriodMs: 250,
+  quotaDrawUseFactor: 2,
+  quotaDrawRetryAfterMs: 20,
+  quotaDrawTimeoutMs: 2000,
+  quotaUnreachableRetryAfterMs: 1000,
   remoteDependenciesPerPollMax: 1000,
   renewalsPerLease: 3,
   tickMsMax: 1000,
@@ -1321,6 +1447,7 @@ function shardOfKey(ns, topic, key, shards) {
 
 // src/client/cluster-client.ts
 var { clientRouteAttemptsMax: routeAttemptsMax, clientLostNodePauseMs: lostNodePauseMs } = clusterLimits;
+var { deadPageMax: deadDefault, listPageDefault: listDefault } = defaultLimits;
 var routable = new Set(["MOVED", "UNAVAILABLE", "DISCONNECTED", "CLOSED", "TIMEOUT"]);
 function shardOf(text) {
   const colon = text.indexOf(":");
@@ -1447,16 +1574,54 @@ class OrqClusterClient {
     return items;
   }
   async topics(ns, query = {}) {
-    const pages = [];
-    for (const addr of this.nodeAddrs()) {
-      const listed = await this.client(addr).then((client) => client.topics(ns, query)).catch((error) => {
-        if (error instanceof OrqError && routable.has(error.code) && this.map !== null)
-          return { topics: [], next: null };
-        throw error;
+    const answers = await this.everyNode((client) => client.topics(ns, query));
+    return mergeTopicPages(answers.flatMap((answer) => answer.result === null ? [] : [answer.result]), query.limit);
+  }
+  async dead(ns, topic, query = {}) {
+    const answers = await this.everyNode((client) => client.dead(ns, topic, query));
+    return interleaveDead(answers.map((answer) => answer.result ?? []), query.limit ?? deadDefault);
+  }
+  async redrive(ns, topic, ids) {
+    let redriven = 0;
+    if (ids !== undefined) {
+      await this.routeBatch(ids, shardOf, async (client, group) => {
+        const got = await client.redrive(ns, topic, group);
+        redriven += got.redriven;
       });
-      pages.push(listed);
+    } else {
+      for (const answer of await this.everyNode((client) => client.redrive(ns, topic)))
+        redriven += answer.result?.redriven ?? 0;
     }
-    return mergeTopicPages(pages, query.limit);
+    return { redriven };
+  }
+  async stats(ns) {
+    const answers = await this.everyNode((client) => client.stats(ns));
+    const nodes = answers.map(({ addr, result, error }) => ({ nodeId: this.nodeIdOf(addr), addr, stats: result, error }));
+    const replies = answers.flatMap((answer) => answer.result === null ? [] : [answer.result]);
+    return { merged: replies.length === 1 ? replies[0] : sumStats(replies), nodes };
+  }
+  async list(ns, topic, query = {}) {
+    if (this.map === null)
+      return await (await this.client(this.seed)).list(ns, topic, query);
+    const cursor = query.after === undefined ? {} : decodeListCursor(query.after);
+    if (cursor === null)
+      throw new OrqError("BAD_REQUEST", "after: not a cursor of a cluster listing", { field: "after" });
+    const perNode = Math.max(1, Math.floor((query.limit ?? listDefault) / Math.max(1, this.nodeAddrs().length)));
+    const answers = await this.everyNode(async (client, addr) => {
+      const after = cursor[addr];
+      if (after === listDone)
+        return { items: [], next: null };
+      return await client.list(ns, topic, { state: query.state, limit: perNode, after });
+    });
+    const next = {};
+    for (const { addr, result } of answers)
+      next[addr] = result === null ? cursor[addr] ?? "" : result.next ?? listDone;
+    const more = Object.values(next).some((value) => value !== listDone && value !== "");
+    const items = answers.flatMap((answer) => answer.result?.items ?? []).sort(listOrder);
+    return { items, next: more ? encodeListCursor(Object.fromEntries(Object.entries(next).filter(([, value]) => value !== ""))) : null };
+  }
+  get isCluster() {
+    return this.map !== null;
   }
   work(options, handler) {
     return startWorker(this, options, handler);
@@ -1492,6 +1657,24 @@ class OrqClusterClient {
       }
     }
     throw lastError instanceof Error ? lastError : new OrqError("DISCONNECTED", "no node of the cluster answers");
+  }
+  async everyNode(ask) {
+    const answers = [];
+    for (const addr of this.nodeAddrs()) {
+      try {
+        answers.push({ addr, result: await ask(await this.client(addr), addr) });
+      } catch (error) {
+        if (!(error instanceof OrqError) || !routable.has(error.code) || this.map === null)
+          throw error;
+        if (error.code !== "MOVED" && error.code !== "UNAVAILABLE")
+          this.forget(addr);
+        answers.push({ addr, result: null, error: error.message });
+      }
+    }
+    return answers;
+  }
+  nodeIdOf(addr) {
+    return this.map?.nodes.find((node) => node.addr === addr)?.node_id ?? this.clients.get(addr)?.server?.nodeId ?? null;
   }
   itemShard(ns, item) {
     if (this.map === null)

@@ -19,4 +19,4 @@ if ! "$PYTHON" -c 'import msgpack' 2>/dev/null; then
   echo "SKIP python client tests: $PYTHON has no msgpack module (apt install python3-msgpack)"
   exit 0
 fi
-exec "$PYTHON" -m unittest -v clients/python/test_orq_client.py clients/python/test_orq_cluster.py
+exec "$PYTHON" -m unittest -v clients/python/test_orq_client.py clients/python/test_orq_worker.py clients/python/test_orq_cluster.py

@@ -248,6 +248,21 @@ export const ackedOutcomeBounds = Object.freeze({
 });
 
 /**
+ * The LMDB store's deferred deletes of acked records (storage/lmdb/ack-sweep.ts,
+ * docs/STORAGE.md "Acked records are swept").
+ */
+export const ackSweepBounds = Object.freeze({
+  /**
+   * Acked records left in place after each commit (8,192): every commit
+   * deletes the lowest acked keys beyond these, so deletes of neighbouring
+   * keys share a page rewrite. Larger keeps more pages shared and more dead
+   * records on disk (about 2 MiB at this size with 250-byte records) and in
+   * the queue (18 bytes a key); a restart skips and deletes them.
+   */
+  lagKeys: 8192,
+});
+
+/**
  * Bounds of the web dashboard (src/dashboard/, docs/DASHBOARD.md). Not
  * configurable: they bound memory and abuse, not the queue's behaviour.
  */
@@ -301,6 +316,29 @@ export const clusterLimits = Object.freeze({
   remoteDependencyPollMs: 500,
   /** How often a node reads the pause counter, and the pause rows when it moved (250 ms): the contract's 1 s for a pause to act on every node, less a commit and a rebuild's wait. */
   pausePollMs: 250,
+  /**
+   * How often a node draws quota tokens from the namespaces' buckets in the
+   * database, and returns what it holds beyond its need (250 ms): a busy
+   * node's tokens follow its use within a period, and an idle node holds at
+   * most a floor of one period's refill per namespace (docs/CLUSTER.md).
+   */
+  quotaDrawPeriodMs: 250,
+  /**
+   * A node draws up to this many times its use over the last period (2): its
+   * next period is covered if its rate doubles, and what it holds unused is
+   * at most twice a period's use.
+   */
+  quotaDrawUseFactor: 2,
+  /** RATE_LIMITED hint while this node's draw is under way and the database's bucket holds enough (20 ms): a draw is one single-row UPDATE. */
+  quotaDrawRetryAfterMs: 20,
+  /**
+   * A draw unanswered this long is given up (2 s; also the draws' statement
+   * timeout), so one lost reply does not stop the namespace's draws: any
+   * tokens it did take are lost to the cluster, never counted twice.
+   */
+  quotaDrawTimeoutMs: 2_000,
+  /** UNAVAILABLE hint when this node's tokens are spent and its last draw failed (1 s): the database is out of reach, and commits fail too. */
+  quotaUnreachableRetryAfterMs: 1_000,
   /** Such ids asked per poll (1,000): one query stays small; more are asked at the next poll. */
   remoteDependenciesPerPollMax: 1_000,
   /** Ownership ticks per lease (at least 3): two renewals may fail in a row before a lease runs out. */

@@ -93,6 +93,7 @@ class Client:
         self._closed = False
         self._packer = msgpack.Packer(use_bin_type=True)
         self.server_info = None
+        self._token = None
 
     @classmethod
     def connect(cls, host="127.0.0.1", port=DEFAULT_PORT, timeout=30.0):
@@ -100,6 +101,30 @@ class Client:
         sock = socket.create_connection((host, port), timeout=timeout)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return cls(sock, timeout)
+
+    @classmethod
+    def open(cls, host="127.0.0.1", port=DEFAULT_PORT, timeout=30.0, token=None, client="orq-python"):
+        """Connect and say hello: a ready client (what the worker loop's ``connect`` returns)."""
+        orq = cls.connect(host, port, timeout)
+        try:
+            orq.hello(token=token, client=client)
+        except Exception:
+            orq.close()
+            raise
+        return orq
+
+    @property
+    def closed(self):
+        """True once closed, by close() or by a lost connection."""
+        return self._closed
+
+    def worker(self, ns, topic, handler, **options):
+        """A worker loop (orq_worker.Worker) against this client's server, on connections of its own; call run() or start()."""
+        from orq_worker import Worker
+
+        host, port = self._sock.getpeername()[:2]
+        token = self._token
+        return Worker(lambda: Client.open(host, port, self._timeout, token, "orq-python-worker"), ns, topic, handler, **options)
 
     # -- context manager -------------------------------------------------
 
@@ -214,6 +239,8 @@ class Client:
         """Say hello (and authenticate with ``token``); returns the server's description, limits included."""
         reply = self.request("hello", protocol=PROTOCOL_VERSION, token=token, client=client)
         self.server_info = reply
+        # Kept for worker(), which opens connections of its own with the same token.
+        self._token = token
         return reply
 
     def ping(self):

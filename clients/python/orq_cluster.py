@@ -8,7 +8,10 @@ id's; any other item goes to the nodes in turn), splits batches by owner,
 re-reads the map and resends on MOVED or a lost node, waits out UNAVAILABLE by
 its ``retry_after_ms``, and dequeues from every node (one thread per node for
 the long-poll; deliveries that arrive after the first answer are kept for the
-next dequeue of the namespace). Against a single node it is a plain client.
+next dequeue of the namespace). ``topics``, ``dead``, ``list``, ``stats`` and
+``redrive`` ask every node and merge (orq_cluster_merge.py); ``worker()``
+runs the worker loop (orq_worker.py) over the whole cluster. Against a single
+node it is a plain client.
 
     from orq_cluster import ClusterClient
     orq = ClusterClient("10.0.0.5", 7420)
@@ -21,29 +24,26 @@ import threading
 import time
 
 from orq_client import Client, ConnectionLost, OrqError, _topic_counts
+from orq_cluster_merge import AcrossNodes
+from orq_key_shard import fnv1a32, shard_of_key
+from orq_topic_pages import merge_topic_pages
 
-__all__ = ["ClusterClient", "fnv1a32", "shard_of_key"]
+__all__ = ["ClusterClient", "fnv1a32", "shard_of_key", "merge_topic_pages"]
 
 # Times one request is re-routed (MOVED, UNAVAILABLE, a lost node) before its
 # error is raised: far past a takeover (shard_lease_ms + 2 s).
 ROUTE_ATTEMPTS_MAX = 100
+# Idle long-poll connections kept per node (4): a dequeue uses one per node,
+# and a few more cover long-polls still out from earlier dequeues.
+POLLERS_PER_NODE_MAX = 4
 # Pause before re-reading the map after a node could not be reached.
 LOST_NODE_PAUSE_S = 0.1
 _ROUTABLE = {"MOVED", "UNAVAILABLE", "CONNECTION_LOST"}
 
 
-def fnv1a32(data):
-    """FNV-1a, 32 bits (offset basis 2166136261, prime 16777619)."""
-    value = 2166136261
-    for byte in data:
-        value ^= byte
-        value = (value * 16777619) & 0xFFFFFFFF
-    return value
-
-
-def shard_of_key(ns, topic, key, shards):
-    """The shard a keyed item lives on in cluster mode."""
-    return fnv1a32(ns.encode() + b"\0" + topic.encode() + b"\0" + key.encode()) % shards
+def _code(error):
+    """An error's contract code; a socket error is a lost connection."""
+    return error.code if isinstance(error, OrqError) else "CONNECTION_LOST"
 
 
 def _shard_of(text):
@@ -51,8 +51,11 @@ def _shard_of(text):
     return int(head) if sep and head.isdigit() else -1
 
 
-class ClusterClient:
+class ClusterClient(AcrossNodes):
     """One blocking client over every node of a cluster. Not thread-safe: give each thread its own."""
+
+    # It re-routes and reconnects by itself: the worker loop (orq_worker.py) keeps it after a lost node.
+    reconnects = True
 
     def __init__(self, host="127.0.0.1", port=7420, timeout=30.0, token=None):
         self._seed = f"{host}:{port}"
@@ -63,12 +66,22 @@ class ClusterClient:
         self._shards = 0
         self._turn = 0
         self._kept = {}
+        # Guards what the dequeue threads share: kept deliveries and idle poll connections.
+        self._lock = threading.Lock()
+        self._pollers = {}
+        self._closed = False
         self.refresh()
 
     def close(self):
         for client in self._clients.values():
             client.close()
         self._clients.clear()
+        with self._lock:
+            self._closed = True
+            for idle in self._pollers.values():
+                for client in idle:
+                    client.close()
+            self._pollers.clear()
 
     def __enter__(self):
         return self
@@ -174,54 +187,60 @@ class ClusterClient:
         self._route(list(ids), _shard_of, send)
         return total
 
-    def topics(self, ns, prefix=None, limit=None):
-        """Every node's topics, counts summed per topic, in name order (a node gone adds nothing)."""
-        merged = {}
-        for addr in self._addrs():
-            try:
-                listed = self._client(addr).request("topics", ns=ns, prefix=prefix, limit=limit)["topics"]
-            except (OrqError, OSError) as error:
-                code = error.code if isinstance(error, OrqError) else "CONNECTION_LOST"
-                if code not in _ROUTABLE or self._map is None:
-                    raise
-                self._forget(addr)
-                continue
-            for entry in listed:
-                total = merged.setdefault(entry["topic"], {"topic": entry["topic"], "ready": 0, "delayed": 0, "waiting": 0, "leased": 0, "dead": 0})
-                for state in ("ready", "delayed", "waiting", "leased", "dead"):
-                    total[state] += entry.get(state, 0)
-        ordered = [merged[name] for name in sorted(merged)]
-        return ordered if limit is None else ordered[:limit]
+    def worker(self, ns, topic, handler, **options):
+        """A worker loop (orq_worker.Worker) over the whole cluster, on clients of its own; call run() or start()."""
+        from orq_worker import Worker
+
+        addrs = [self._seed] + [addr for addr in self._addrs() if addr != self._seed]
+        timeout, token = self._timeout, self._token
+
+        def connect():
+            # Any node that answers (the seed may be the one that died).
+            last = None
+            for addr in addrs:
+                try:
+                    return ClusterClient(*_split(addr), timeout, token)
+                except (OrqError, OSError) as error:
+                    last = error
+            raise last
+
+        return Worker(connect, ns, topic, handler, **options)
 
     def dequeue(self, ns, topics, capabilities=None, wait_ms=None, lease_ms=None):
         """Lease from every node: the first deliveries to come back; later ones are kept for the next call."""
         room = {entry["topic"]: entry.get("count", 1) for entry in _topic_counts(topics)}
         kept, ready = [], []
-        for delivery in self._kept.get(ns, []):
-            if room.get(delivery["topic"], 0) > 0:
-                room[delivery["topic"]] -= 1
-                ready.append(delivery)
-            else:
-                kept.append(delivery)
-        if ready:
-            self._kept[ns] = kept
-            return ready
+        with self._lock:
+            for delivery in self._kept.get(ns, []):
+                if room.get(delivery["topic"], 0) > 0:
+                    room[delivery["topic"]] -= 1
+                    ready.append(delivery)
+                else:
+                    kept.append(delivery)
+            if ready:
+                self._kept[ns] = kept
+                return ready
         if self._map is None:
             return self._client(self._seed).dequeue(ns, topics, capabilities, wait_ms, lease_ms)
         answers = []
+        lost = []
         done = threading.Condition()
         addrs = self._addrs()
 
         def ask(addr):
-            deliveries, failure = [], None
+            deliveries, failure, client = [], None, None
             try:
-                # Its own connection: the thread must not share the routed clients.
-                with Client.connect(*_split(addr), timeout=self._timeout) as client:
-                    client.hello(token=self._token)
-                    deliveries = client.dequeue(ns, topics, capabilities, wait_ms, lease_ms)
+                # A connection of the poll pool: the thread must not share the routed clients.
+                client = self._take_poller(addr)
+                deliveries = client.dequeue(ns, topics, capabilities, wait_ms, lease_ms)
             except (OrqError, OSError) as error:
-                if not isinstance(error, OrqError) or error.code not in _ROUTABLE:
+                # A node gone (refused, cut off) or busy adds nothing this time.
+                if _code(error) not in _ROUTABLE:
                     failure = error
+                elif _code(error) == "CONNECTION_LOST":
+                    lost.append(addr)
+            if client is not None:
+                self._give_poller(addr, client)
             with done:
                 answers.append((deliveries, failure))
                 done.notify_all()
@@ -240,17 +259,40 @@ class ClusterClient:
             taken = first or []
             # Whatever other nodes bring later is kept for the next dequeue.
             threading.Thread(target=self._keep_late, args=(ns, answers, done, len(addrs), taken), daemon=True).start()
+        if lost:
+            # The map still names a node that is gone: read it again (best effort).
+            try:
+                self.refresh()
+            except (OrqError, OSError):
+                pass
         return taken
 
     # -- routing ---------------------------------------------------------------
+
+    def _take_poller(self, addr):
+        """An idle long-poll connection to ``addr``, or a new one (a dequeue's thread owns it until it gives it back)."""
+        with self._lock:
+            idle = self._pollers.get(addr)
+            if idle:
+                return idle.pop()
+        return Client.open(*_split(addr), timeout=self._timeout, token=self._token)
+
+    def _give_poller(self, addr, client):
+        """Keep a poll connection for the next dequeue, unless it was lost or this client closed."""
+        with self._lock:
+            if not client.closed and not self._closed and len(self._pollers.get(addr, [])) < POLLERS_PER_NODE_MAX:
+                self._pollers.setdefault(addr, []).append(client)
+                return
+        client.close()
 
     def _keep_late(self, ns, answers, done, expected, taken):
         with done:
             while len(answers) < expected:
                 done.wait()
-            for deliveries, _ in answers:
-                if deliveries and deliveries is not taken:
-                    self._kept.setdefault(ns, []).extend(deliveries)
+            late = [d for deliveries, _ in answers if deliveries and deliveries is not taken for d in deliveries]
+        if late:
+            with self._lock:
+                self._kept.setdefault(ns, []).extend(late)
 
     def _route(self, entries, shard_of_entry, send):
         remaining = entries
@@ -267,7 +309,7 @@ class ClusterClient:
                 try:
                     send(self._client(addr), group)
                 except (OrqError, OSError) as error:
-                    code = error.code if isinstance(error, OrqError) else "CONNECTION_LOST"
+                    code = _code(error)
                     if code not in _ROUTABLE or self._map is None or attempt >= ROUTE_ATTEMPTS_MAX:
                         raise
                     if code == "UNAVAILABLE":
@@ -302,13 +344,11 @@ class ClusterClient:
 
     def _client(self, addr):
         client = self._clients.get(addr)
+        if client is not None and client.closed:
+            self._clients.pop(addr)
+            client = None
         if client is None:
-            client = Client.connect(*_split(addr), timeout=self._timeout)
-            try:
-                client.hello(token=self._token)
-            except Exception:
-                client.close()
-                raise
+            client = Client.open(*_split(addr), timeout=self._timeout, token=self._token)
             self._clients[addr] = client
         return client
 

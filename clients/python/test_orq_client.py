@@ -67,6 +67,12 @@ class Server:
         for line in self.process.stdout:
             self.output.append(line)
 
+    def stop_cleanly(self):
+        """Stop with SIGTERM; fail (showing the server's last output) unless it exits 0."""
+        code = self.stop()
+        if code != 0:
+            raise AssertionError(f"orq exited {code} on SIGTERM:\n" + "".join(self.output[-40:]))
+
     def stop(self):
         self.process.send_signal(signal.SIGTERM)
         try:
@@ -87,9 +93,7 @@ def setUpModule():
 
 
 def tearDownModule():
-    code = server.stop()
-    if code != 0:
-        raise AssertionError(f"orq exited {code} on SIGTERM:\n" + "".join(server.output[-40:]))
+    server.stop_cleanly()
 
 
 def fresh_topic():

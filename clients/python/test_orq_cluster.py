@@ -1,8 +1,12 @@
 """Goal: the Python cluster client hides a real 3-node orq cluster on
 PostgreSQL: keyed items land on their key's shard (the contract's FNV-1a),
 batches of ids and receipts reach their owners, a dequeue gathers from every
-node, topics are summed over the nodes, cancel reaches every owner, and acks of deliveries whose node was SIGKILLed reach the shards' new
-owners once they take over.
+node, topics are summed over the nodes and paged like a single server's,
+dead, redrive, stats and list cover every node,
+cancel reaches every owner, acks of deliveries whose node was SIGKILLed
+reach the shards' new owners once they take over, and the worker loop
+(orq_worker.py) rides through a SIGKILL: every item acked exactly once, no
+acked item handled again, nothing left ready or leased.
 
 The cluster comes from test/support/cluster-fixture.ts (PostgreSQL and three
 nodes), stopped when its stdin closes; skipped when PostgreSQL is missing.
@@ -10,17 +14,20 @@ nodes), stopped when its stdin closes; skipped when PostgreSQL is missing.
     /usr/bin/python3 -m unittest -v clients/python/test_orq_cluster.py
 """
 
+import base64
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from orq_cluster import ClusterClient, fnv1a32, shard_of_key  # noqa: E402
+from orq_cluster import ClusterClient, fnv1a32, merge_topic_pages, shard_of_key  # noqa: E402
+from orq_cluster_merge import decode_list_cursor, encode_list_cursor, interleave_dead, sum_stats  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 NS = "pycluster"
@@ -91,9 +98,87 @@ class ClusterClientTest(unittest.TestCase):
             self.assertEqual(orq.ack(NS, [d["receipt"] for d in taken])["acked"], len(ids))
             # Topics are summed over the nodes; cancel reaches every owner.
             more = orq.enqueue(NS, [{"topic": "r2", "payload": b"c", "key": k} for k in keys])
-            self.assertEqual([t for t in orq.topics(NS) if t["topic"] == "r2"][0]["ready"], len(keys))
+            self.assertEqual([t for t in orq.topics(NS)["topics"] if t["topic"] == "r2"][0]["ready"], len(keys))
             self.assertEqual(orq.cancel(NS, more), {"cancelled": len(keys), "missing": []})
-            self.assertEqual([t for t in orq.topics(NS) if t["topic"] == "r2"], [])
+            self.assertEqual([t for t in orq.topics(NS)["topics"] if t["topic"] == "r2"], [])
+
+    def test_2b_topics_page_over_every_node(self):
+        node = NODES[1]
+        with ClusterClient(node["host"], node["port"]) as orq:
+            names = [f"pg-{letter}" for letter in "abcdefg"]
+            # Keys spread each topic's items over the shards, so over the nodes.
+            for name in names:
+                orq.enqueue(NS, [{"topic": name, "payload": b"p", "key": f"{name}-{i}"} for i in range(4)])
+            first = orq.topics(NS, prefix="pg-", limit=3)
+            self.assertLessEqual(len(first["topics"]), 3)
+            self.assertIsNotNone(first["next"])
+            listed = list(orq.topics_all(NS, prefix="pg-", limit=2))
+            self.assertEqual([t["topic"] for t in listed], names)
+            self.assertEqual({t["ready"] for t in listed}, {4})
+
+    def test_2c_merge_topic_pages_stops_where_a_node_has_more(self):
+        def entry(name, ready):
+            return {"topic": name, "ready": ready, "delayed": 0, "waiting": 0, "leased": 0, "dead": 0, "paused": False}
+
+        a = {"topics": [entry("a", 1), entry("b", 1)], "next": "b"}
+        b = {"topics": [entry("a", 2), entry("c", 1), entry("d", 1)], "next": None}
+        # Node a may hold topics between b and d it has not listed: the page ends at b.
+        self.assertEqual(merge_topic_pages([a, b]), {"topics": [entry("a", 3), entry("b", 1)], "next": "b"})
+        self.assertEqual(merge_topic_pages([b], limit=2), {"topics": [entry("a", 2), entry("c", 1)], "next": "c"})
+        paused = dict(entry("a", 0), paused=True, paused_until_ms=5)
+        self.assertEqual(merge_topic_pages([{"topics": [paused], "next": None}, b])["topics"][0], dict(entry("a", 2), paused=True, paused_until_ms=5))
+
+    def test_2d_dead_redrive_stats_and_list_cover_every_node(self):
+        node = NODES[2]
+        with ClusterClient(node["host"], node["port"]) as orq:
+            wait_balanced(orq, {"n0", "n1", "n2"})
+            owners = orq._map["owners"]
+            ids = orq.enqueue(NS, [{"topic": "dl", "payload": b"d", "key": f"dl-{i}", "max_attempts": 1} for i in range(12)])
+            self.assertEqual({owners[int(i.split(":")[0])] for i in ids}, {"n0", "n1", "n2"})
+            taken = []
+            for _ in range(50):
+                if len(taken) == len(ids):
+                    break
+                taken += orq.dequeue(NS, {"dl": 20}, wait_ms=200)
+            self.assertEqual(orq.nack(NS, [d["receipt"] for d in taken])["nacked"], len(ids))
+            # dead: every node's; with a limit, from the nodes in turn.
+            self.assertEqual(sorted(d["id"] for d in orq.dead(NS, "dl")), sorted(ids))
+            first_three = orq.dead(NS, "dl", limit=3)
+            self.assertEqual({owners[int(d["id"].split(":")[0])] for d in first_three}, {"n0", "n1", "n2"})
+            # stats: summed, and per node.
+            stats = orq.stats(NS)
+            self.assertEqual(stats["merged"]["namespaces"][NS]["topics"]["dl"]["dead"], len(ids))
+            self.assertEqual(sorted(n["node_id"] for n in stats["nodes"]), ["n0", "n1", "n2"])
+            per_node = [n["stats"]["namespaces"][NS]["topics"].get("dl", {}).get("dead", 0) for n in stats["nodes"]]
+            self.assertEqual((sum(per_node), min(per_node) > 0), (len(ids), True))
+            # list: pages of 4 under one cursor list every item once.
+            listed, after = [], None
+            for _ in range(50):
+                page = orq.list(NS, "dl", limit=4, after=after)
+                listed += [item["id"] for item in page["items"]]
+                after = page["next"]
+                if after is None:
+                    break
+            self.assertEqual(sorted(listed), sorted(ids))
+            # redrive: ids on their owners, then every node's rest.
+            self.assertEqual(orq.redrive(NS, "dl", ids[:2]), {"redriven": 2})
+            self.assertEqual(orq.redrive(NS, "dl"), {"redriven": len(ids) - 2})
+            self.assertEqual(orq.dead(NS, "dl"), [])
+            self.assertEqual(orq.cancel(NS, ids)["cancelled"], len(ids))
+
+    def test_2e_merges_without_a_server(self):
+        self.assertEqual(interleave_dead([[1, 2, 3], [], [4], [5, 6]], 5), [1, 4, 5, 2, 6])
+        cursor = {"127.0.0.1:1": "r.0.5.7", "127.0.0.1:2": "done"}
+        self.assertEqual(decode_list_cursor(encode_list_cursor(cursor)), cursor)
+        # The TypeScript client's format: "c1." + base64url (unpadded) of compact JSON.
+        self.assertEqual(encode_list_cursor({"a": "b"}), "c1." + base64.urlsafe_b64encode(b'{"a":"b"}').decode().rstrip("="))
+        self.assertIsNone(decode_list_cursor("r.0.5.7"))
+        node = {"now_ms": 5, "totals": {"ready": 2, "topics": 1}, "namespaces": {"n": {"topic_count": 1, "topics": {"t": {"ready": 2}}, "quota": {"q": 1}}}}
+        other = {"now_ms": 9, "totals": {"ready": 1, "topics": 1}, "namespaces": {"n": {"topic_count": 1, "topics": {"t": {"ready": 1}}, "quota": {"q": 1}}}}
+        merged = sum_stats([node, other])
+        self.assertEqual(merged["now_ms"], 9)
+        self.assertEqual(merged["totals"], {"ready": 3, "topics": 1})
+        self.assertEqual(merged["namespaces"]["n"], {"topic_count": 1, "topics": {"t": {"ready": 3}}, "quota": {"q": 1}})
 
     def test_3_acks_reach_the_new_owners_after_a_sigkill(self):
         node = NODES[0]
@@ -112,6 +197,47 @@ class ClusterClientTest(unittest.TestCase):
             result = orq.ack(NS, [d["receipt"] for d in taken])
             self.assertEqual(result, {"acked": len(ids), "stale": []})
             self.assertEqual(orq.dequeue(NS, {"k": 20}), [])
+
+    def test_4_a_worker_loop_rides_through_a_sigkill(self):
+        # n2 died in test_3; the loop works over n0 and n1, and n1 is killed a third of the way through.
+        node = NODES[0]
+        with ClusterClient(node["host"], node["port"]) as orq:
+            wait_balanced(orq, {"n0", "n1"})
+            total = 60
+            ids = []
+            for i in range(total):
+                ids += orq.enqueue(NS, [{"topic": "w", "payload": b"w%d" % i}])
+            changed = threading.Condition()
+            acked, handled_after_ack, killed = {}, [], []
+
+            def on_event(event):
+                if event["kind"] == "acked" and not event["stale"]:
+                    with changed:
+                        acked[event["delivery"]["id"]] = acked.get(event["delivery"]["id"], 0) + 1
+                        changed.notify_all()
+
+            def handle(delivery, lease_lost):
+                with changed:
+                    if delivery["id"] in acked:
+                        handled_after_ack.append(delivery["id"])  # an acked item came back
+                    if not killed and len(acked) >= total // 3:
+                        killed.append(NODES[1]["pid"])
+                        os.kill(NODES[1]["pid"], signal.SIGKILL)
+
+            worker = orq.worker(NS, "w", handle, concurrency=4, lease_ms=8_000, wait_ms=300, on_event=on_event).start()
+            try:
+                with changed:
+                    # A bound to give up at, not a timing: past the item leases and a takeover.
+                    changed.wait_for(lambda: len(acked) == total, timeout=90)
+            finally:
+                worker.stop()
+            self.assertEqual(killed, [NODES[1]["pid"]])
+            self.assertEqual(sorted(acked), sorted(ids))
+            self.assertEqual([item_id for item_id, count in acked.items() if count != 1], [])
+            self.assertEqual(handled_after_ack, [])
+            # Nothing acked is ready or leased anywhere; every item ended acked.
+            self.assertEqual([t for t in orq.topics(NS)["topics"] if t["topic"] == "w"], [])
+            self.assertEqual({(s["state"], s["outcome"]) for s in orq.get(NS, ids)}, {("ended", "acked")})
 
 
 if __name__ == "__main__":

@@ -1,28 +1,38 @@
 """An orq worker: long-poll for items it is able to run, process them, ack or nack.
 
-    /usr/bin/python3 clients/python/worker_example.py --port 7420 --ns default --topic emails
+    /usr/bin/python3 clients/python/worker_example.py --port 7420 --ns default --topic emails [--cluster]
 
 Enqueue something for it (from another shell):
 
     /usr/bin/python3 -c 'import orq_client as o; c=o.Client.connect(); c.hello(); print(c.enqueue_one("default","emails",b"hi"))'
 
-Each item is processed at most ``--lease-ms`` long; a failing item is nacked
-with a back-off so it is retried later (and becomes a dead letter after its
-max_attempts). Ctrl-C stops taking new work; the current batch is finished.
+It runs the shared worker loop (orq_worker.py): up to ``--concurrency``
+items at once, each lease extended while its item is processed, a failing
+item nacked with an exponential back-off so it is retried later (and becomes
+a dead letter after its max_attempts). ``--cluster`` works a whole cluster
+through any node. Ctrl-C stops taking new work; running items are finished.
 """
 
 import argparse
 import signal
-import time
 
-from orq_client import Client, ConnectionLost, OrqError
+from orq_client import Client
+from orq_cluster import ClusterClient
+from orq_worker import Worker
 
 
-def process(delivery):
+def process(delivery, lease_lost):
     """Stand-in for real work: fail payloads that say so, to show nack."""
     if delivery["payload"].startswith(b"fail"):
         raise RuntimeError("the payload asked to fail")
     print(f"processed {delivery['id']} (attempt {delivery['attempt']}): {delivery['payload'][:60]!r}")
+
+
+def report(event):
+    if event["kind"] == "nacked":
+        print(f"failed {event['delivery']['id']}: {event['error']} (again in {event['delay_ms']} ms)")
+    elif event["kind"] in ("error", "lease_lost"):
+        print(f"{event['kind']} {event.get('during', '')}: {event.get('error', event.get('delivery', {}).get('id'))}")
 
 
 def main():
@@ -31,62 +41,47 @@ def main():
     parser.add_argument("--port", type=int, default=7420)
     parser.add_argument("--token")
     parser.add_argument("--ns", default="default")
-    parser.add_argument("--topic", action="append", default=None, help="repeatable; default 'default'")
-    parser.add_argument("--batch", type=int, default=10)
+    parser.add_argument("--topic", default="default")
+    parser.add_argument("--concurrency", type=int, default=10)
     parser.add_argument("--lease-ms", type=int, default=30_000)
     parser.add_argument("--wait-ms", type=int, default=5_000)
     parser.add_argument("--gpu", action="store_true", help="advertise capability gpu=true (matching demo)")
+    parser.add_argument("--cluster", action="store_true", help="--host is one node of a cluster: work every node's items")
     parser.add_argument("--max-items", type=int, default=0, help="stop after this many items (0 = run until Ctrl-C)")
     args = parser.parse_args()
-    topics = {name: args.batch for name in (args.topic or ["default"])}
-    capabilities = {"gpu": args.gpu, "lang": ["python"]}
 
-    stopping = False
+    def connect():
+        if args.cluster:
+            return ClusterClient(args.host, args.port, token=args.token)
+        return Client.open(args.host, args.port, token=args.token, client="orq-python-worker")
 
-    def stop(signum, frame):
-        nonlocal stopping
-        stopping = True
+    handled = [0]
+    worker = None
 
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
+    def on_event(event):
+        report(event)
+        if event["kind"] in ("acked", "nacked"):
+            handled[0] += 1
+            if args.max_items and handled[0] >= args.max_items:
+                worker.stop(wait=False)
 
-    handled = 0
-    backoff_s = 0.5
-    while not stopping:
-        try:
-            with Client.connect(args.host, args.port) as orq:
-                orq.hello(token=args.token, client="orq-python-worker")
-                backoff_s = 0.5
-                while not stopping:
-                    deliveries = orq.dequeue(
-                        args.ns, topics, capabilities=capabilities, wait_ms=args.wait_ms, lease_ms=args.lease_ms
-                    )
-                    done, failed = [], []
-                    for delivery in deliveries:
-                        try:
-                            process(delivery)
-                            done.append(delivery["receipt"])
-                        except Exception as error:  # a failed item is the worker's normal business
-                            print(f"failed {delivery['id']}: {error}")
-                            failed.append({"receipt": delivery["receipt"], "delay_ms": 1000 * delivery["attempt"]})
-                    if done:
-                        orq.ack(args.ns, done)
-                    if failed:
-                        orq.nack(args.ns, failed)
-                    handled += len(deliveries)
-                    if args.max_items and handled >= args.max_items:
-                        return
-        except (ConnectionLost, ConnectionRefusedError) as error:
-            # Server restarting or unreachable: leases of unacked items simply
-            # expire and the items are redelivered, so reconnecting is safe.
-            print(f"connection lost ({error}); retrying in {backoff_s:.1f} s")
-            time.sleep(backoff_s)
-            backoff_s = min(backoff_s * 2, 30.0)
-        except OrqError as error:
-            if error.code in ("UNAVAILABLE", "RATE_LIMITED", "SHUTTING_DOWN"):
-                time.sleep((error.retry_after_ms or 1000) / 1000.0)
-            else:
-                raise
+    worker = Worker(
+        connect,
+        args.ns,
+        args.topic,
+        process,
+        concurrency=args.concurrency,
+        lease_ms=args.lease_ms,
+        wait_ms=args.wait_ms,
+        capabilities={"gpu": args.gpu, "lang": ["python"]},
+        on_event=on_event,
+    )
+    # Ctrl-C or SIGTERM: take no new work, finish (ack or nack) what runs, then exit.
+    signal.signal(signal.SIGINT, lambda signum, frame: worker.stop(wait=False))
+    signal.signal(signal.SIGTERM, lambda signum, frame: worker.stop(wait=False))
+    # A lost server is ridden out: dequeues pause and retry, a plain Client is
+    # reconnected, unacked leases expire and their items come again.
+    worker.run()
 
 
 if __name__ == "__main__":

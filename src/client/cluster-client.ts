@@ -7,16 +7,18 @@
 // again, and waits out UNAVAILABLE by its hint. A dequeue asks every node at
 // once and answers with the first deliveries to come back; deliveries that
 // other nodes return later are kept and handed out by the next dequeue of the
-// namespace (their leases run meanwhile). `topics` is merged across nodes.
+// namespace (their leases run meanwhile). `topics`, `dead`, `list`, `stats`
+// and `redrive` without ids ask every node and merge (cluster-merge.ts).
 // Against a single node (its `cluster` op answers BAD_REQUEST) it simply
 // talks to that node and raises every error as it comes.
 
 import { OrqClient } from "./client.ts";
 import { OrqError } from "./orq-error.ts";
+import { decodeListCursor, encodeListCursor, interleaveDead, listDone, listOrder, sumStats } from "./cluster-merge.ts";
 import { mergeTopicPages, type TopicPage } from "./topic-pages.ts";
-import type { ClientOptions, Delivery, DequeueRequest, EndedItemState, EnqueueItem, ItemState } from "./types.ts";
+import type { ClientOptions, Delivery, DequeueRequest, EndedItemState, EnqueueItem, ItemPage, ItemState } from "./types.ts";
 import { startWorker, type WorkerHandle, type WorkHandler, type WorkOptions } from "./worker.ts";
-import { clusterLimits } from "../limits.ts";
+import { clusterLimits, defaultLimits } from "../limits.ts";
 import { shardOfKey } from "../protocol/key-shard.ts";
 
 interface ClusterMap {
@@ -25,6 +27,17 @@ interface ClusterMap {
 }
 
 const { clientRouteAttemptsMax: routeAttemptsMax, clientLostNodePauseMs: lostNodePauseMs } = clusterLimits;
+
+/** One node's `stats` reply, or why it has none. */
+export interface NodeStats {
+  nodeId: string | null;
+  addr: string;
+  stats: Record<string, unknown> | null;
+  error?: string;
+}
+
+/** A merged `dead` without a limit stops where one node's would (its page maximum); a `list` page defaults as a node's does. */
+const { deadPageMax: deadDefault, listPageDefault: listDefault } = defaultLimits;
 
 const routable = new Set(["MOVED", "UNAVAILABLE", "DISCONNECTED", "CLOSED", "TIMEOUT"]);
 
@@ -162,21 +175,72 @@ export class OrqClusterClient {
     return items;
   }
 
-  /** Every node's topics, counts summed per topic, in name order. */
   /** Every node's topics summed per topic, one page at a time like OrqClient.topics (topic-pages.ts). */
   async topics(ns: string, query: { prefix?: string; limit?: number; after?: string } = {}): Promise<TopicPage> {
-    const pages: TopicPage[] = [];
-    for (const addr of this.nodeAddrs()) {
-      // A node gone (the map still names it until its lease runs out) adds nothing.
-      const listed = await this.client(addr)
-        .then((client) => client.topics(ns, query))
-        .catch((error: unknown) => {
-          if (error instanceof OrqError && routable.has(error.code) && this.map !== null) return { topics: [], next: null };
-          throw error;
-        });
-      pages.push(listed);
+    const answers = await this.everyNode((client) => client.topics(ns, query));
+    return mergeTopicPages(answers.flatMap((answer) => (answer.result === null ? [] : [answer.result])), query.limit);
+  }
+
+  /** Every node's dead letters of a topic, taken from the nodes in turn (each node's oldest death first), at most `limit` (default 1,000). */
+  async dead(ns: string, topic: string, query: { limit?: number } = {}): Promise<ItemState[]> {
+    const answers = await this.everyNode((client) => client.dead(ns, topic, query));
+    return interleaveDead(answers.map((answer) => answer.result ?? []), query.limit ?? deadDefault);
+  }
+
+  /** Redrive the given dead letters on their owners, or (without ids) every node's, summed. */
+  async redrive(ns: string, topic: string, ids?: string[]): Promise<{ redriven: number }> {
+    let redriven = 0;
+    if (ids !== undefined) {
+      await this.routeBatch(ids, shardOf, async (client, group) => {
+        // Groups run at once: read the total only after this group's answer.
+        const got = await client.redrive(ns, topic, group);
+        redriven += got.redriven;
+      });
+    } else {
+      for (const answer of await this.everyNode((client) => client.redrive(ns, topic))) redriven += answer.result?.redriven ?? 0;
     }
-    return mergeTopicPages(pages, query.limit);
+    return { redriven };
+  }
+
+  /**
+   * Every node's `stats` and their sum (cluster-merge.ts). A node that did not
+   * answer is listed with its error and adds nothing. On a single node,
+   * `merged` is its reply.
+   */
+  async stats(ns?: string): Promise<{ merged: Record<string, unknown>; nodes: NodeStats[] }> {
+    const answers = await this.everyNode((client) => client.stats(ns));
+    const nodes = answers.map(({ addr, result, error }) => ({ nodeId: this.nodeIdOf(addr), addr, stats: result, error }));
+    const replies = answers.flatMap((answer) => (answer.result === null ? [] : [answer.result]));
+    return { merged: replies.length === 1 ? (replies[0] as Record<string, unknown>) : sumStats(replies), nodes };
+  }
+
+  /**
+   * One page of a topic's items from every node: each node gives its next
+   * `limit / nodes` items (at least 1) from its own cursor, merged in list
+   * order; `next` bundles every node's cursor (cluster-merge.ts). Paging is
+   * stable while shards stay on their nodes. On a single node: its page.
+   */
+  async list(ns: string, topic: string, query: { state?: ItemState["state"]; limit?: number; after?: string } = {}): Promise<ItemPage> {
+    if (this.map === null) return await (await this.client(this.seed)).list(ns, topic, query);
+    const cursor = query.after === undefined ? {} : decodeListCursor(query.after);
+    if (cursor === null) throw new OrqError("BAD_REQUEST", "after: not a cursor of a cluster listing", { field: "after" });
+    const perNode = Math.max(1, Math.floor((query.limit ?? listDefault) / Math.max(1, this.nodeAddrs().length)));
+    const answers = await this.everyNode(async (client, addr) => {
+      const after = cursor[addr];
+      if (after === listDone) return { items: [], next: null };
+      return await client.list(ns, topic, { state: query.state, limit: perNode, after });
+    });
+    const next: Record<string, string> = {};
+    for (const { addr, result } of answers) next[addr] = result === null ? (cursor[addr] ?? "") : (result.next ?? listDone);
+    // A node that did not answer adds nothing: it does not keep the listing going.
+    const more = Object.values(next).some((value) => value !== listDone && value !== "");
+    const items = answers.flatMap((answer) => answer.result?.items ?? []).sort(listOrder);
+    return { items, next: more ? encodeListCursor(Object.fromEntries(Object.entries(next).filter(([, value]) => value !== ""))) : null };
+  }
+
+  /** True when the server is a cluster node (its `cluster` op answered a map). */
+  get isCluster(): boolean {
+    return this.map !== null;
   }
 
   /** The worker loop (worker.ts) over the whole cluster. */
@@ -217,6 +281,29 @@ export class OrqClusterClient {
       }
     }
     throw lastError instanceof Error ? lastError : new OrqError("DISCONNECTED", "no node of the cluster answers");
+  }
+
+  /**
+   * Ask every node (one at a time, in map order). In a cluster a node gone or
+   * busy (the map still names it until its lease runs out) answers null with
+   * its error; any other error, or any error of a single node, is thrown.
+   */
+  private async everyNode<T>(ask: (client: OrqClient, addr: string) => Promise<T>): Promise<Array<{ addr: string; result: T | null; error?: string }>> {
+    const answers: Array<{ addr: string; result: T | null; error?: string }> = [];
+    for (const addr of this.nodeAddrs()) {
+      try {
+        answers.push({ addr, result: await ask(await this.client(addr), addr) });
+      } catch (error) {
+        if (!(error instanceof OrqError) || !routable.has(error.code) || this.map === null) throw error;
+        if (error.code !== "MOVED" && error.code !== "UNAVAILABLE") this.forget(addr);
+        answers.push({ addr, result: null, error: error.message });
+      }
+    }
+    return answers;
+  }
+
+  private nodeIdOf(addr: string): string | null {
+    return this.map?.nodes.find((node) => node.addr === addr)?.node_id ?? this.clients.get(addr)?.server?.nodeId ?? null;
   }
 
   private itemShard(ns: string, item: EnqueueItem): number {

@@ -228,11 +228,6 @@ export class ClusterEngine implements EngineApi {
     if (!this.swapping) this.inner.applyStoredPause(ns, topic, untilMs, nowMs);
   }
 
-  /** This node's share of the namespace quotas changed (while rebuilding, the new engine is built with the new shares). */
-  resizeQuotas(share: (ns: string) => number | null, nowMs: number): void {
-    if (!this.swapping) this.inner.resizeQuotas(share, nowMs);
-  }
-
   /** Not while rebuilding: the engine being replaced must write nothing after the drain the new one is built from. */
   tick(nowMs: number): void {
     if (!this.swapping) this.inner.tick(nowMs);

@@ -12,8 +12,9 @@
 // serving, lets the commits land, and gives every shard up at once so the
 // other nodes take them on their next tick. Besides, the node polls the
 // database for other nodes' pauses (every 250 ms) and for the ends of `after`
-// ids on other nodes' shards (every 500 ms), and resizes its share of the
-// namespace quotas whenever the number of live nodes changes.
+// ids on other nodes' shards (every 500 ms), and draws namespace quota tokens
+// from the database's buckets every 250 ms (quota-leases.ts), on a connection
+// of their own.
 
 import { Engine } from "../engine/engine.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -22,11 +23,13 @@ import type { WireClusterMap } from "../protocol/wire-types.ts";
 import { GroupCommitter } from "../storage/group-commit.ts";
 import { openPostgresStore, type PostgresStore } from "../storage/postgres/postgres-store.ts";
 import { ShardOwnership } from "../storage/postgres/shard-ownership.ts";
+import { drawQuotaTokens } from "../storage/postgres/quota-rows.ts";
 import { connectSql, type SqlClient } from "../storage/postgres/sql-client.ts";
 import type { Durability } from "../storage/store.ts";
 import { ClusterEngine, type ShardRouter } from "./cluster-engine.ts";
 import { ClusterWriter } from "./cluster-writer.ts";
 import { clusterPlacement } from "./placement.ts";
+import { QuotaLeases } from "./quota-leases.ts";
 
 export interface ClusterNodeOptions {
   url: string;
@@ -53,12 +56,14 @@ export class ClusterNode {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private pollTimer: ReturnType<typeof setTimeout> | null = null;
   private pauseTimer: ReturnType<typeof setTimeout> | null = null;
+  private quotaTimer: ReturnType<typeof setTimeout> | null = null;
   private stopped = false;
   private ownership: ShardOwnership | null = null;
   private client: SqlClient | null = null;
-  /** The live nodes the quota shares were last computed for, and the shares the current engine reads for new namespaces. */
-  private quotaLiveNodes = 1;
-  private quotaShares: Record<string, { enqueuePerMinute: number | null }> = {};
+  /** The connection quota draws use (join() opens it), apart from commits and ownership so neither delays them. */
+  private quotaClient: SqlClient | null = null;
+  /** The namespaces' leased quota buckets: the node's, so they outlive every engine it builds. */
+  readonly quotas: QuotaLeases;
   /** The shards the current engine was built from and still serves (a dropped one leaves at once). */
   private built = new Set<number>();
   readonly writer: GroupCommitter;
@@ -69,6 +74,11 @@ export class ClusterNode {
     private readonly options: ClusterNodeOptions,
   ) {
     store.fence = holdsNothing;
+    this.quotas = new QuotaLeases(
+      options.namespaces,
+      (draw) => (this.quotaClient === null ? Promise.reject(new Error("the node has not joined the cluster yet")) : drawQuotaTokens(this.quotaClient, draw)),
+      options.clock,
+    );
     this.writer = new GroupCommitter(store, { clock: options.clock, stopwatch: options.monotonic });
     const served = (shard: number): boolean => this.built.has(shard) && this.ownership !== null && this.ownership.serving(shard);
     const writer = new ClusterWriter(this.writer, served);
@@ -81,9 +91,8 @@ export class ClusterNode {
         if (store.hasShard(shard) && (ownership === null || !ownership.serving(shard))) store.dropShard(shard);
       }
       this.built = new Set(ownership === null ? [] : ownership.servedShards().filter((shard) => store.hasShard(shard)));
-      this.quotaLiveNodes = Math.max(1, ownership?.map().nodes.length ?? 1);
-      this.quotaShares = shareQuotas(options.namespaces, this.quotaLiveNodes);
-      return Engine.recover({ store, writer, limits: options.limits, namespaces: this.quotaShares, nowMs: options.clock.nowMs(), cluster: { placement } });
+      const cluster = { placement, quotaBuckets: this.quotas.quotaBuckets };
+      return Engine.recover({ store, writer, limits: options.limits, namespaces: options.namespaces, nowMs: options.clock.nowMs(), cluster });
     };
     this.engine = new ClusterEngine(build, router, placement, store.shardCount, () => this.writer.drain());
   }
@@ -114,6 +123,16 @@ export class ClusterNode {
       applicationName: `orq ${nodeId} ownership`,
     });
     this.client = client;
+    if (this.quotas.size > 0) {
+      this.quotaClient = connectSql({
+        url: options.url,
+        maxConnections: 2,
+        connectTimeoutS: Math.max(1, Math.ceil(options.leaseMs / 1000)),
+        // Draws commit with synchronous_commit on whatever the durability: a draw lost in a database crash would hand its tokens out again.
+        settings: { statement_timeout: String(clusterLimits.quotaDrawTimeoutMs), synchronous_commit: "on" },
+        applicationName: `orq ${nodeId} quotas`,
+      });
+    }
     const ownership = new ShardOwnership({
       client,
       nodeId,
@@ -137,10 +156,13 @@ export class ClusterNode {
     await ownership.register((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.ownership = ownership;
     store.fence = ownership;
+    // The floor of every quota namespace, drawn before the node serves (a failed draw is retried each period).
+    await this.quotas.period(options.clock.nowMs());
     await this.step();
     this.schedule();
     this.pollRemoteDependencies();
     this.pollPauses();
+    this.drawQuotas();
   }
 
   /** The map as hello and the `cluster` op send it. */
@@ -158,6 +180,7 @@ export class ClusterNode {
   async handover(): Promise<void> {
     this.stopTicking();
     this.engine.freeze();
+    await this.quotas.returnAll(this.options.clock.nowMs());
     await this.writer.drain();
     if (this.ownership === null) return;
     try {
@@ -173,6 +196,7 @@ export class ClusterNode {
     this.stopTicking();
     this.ownership?.stop();
     await this.client?.close();
+    await this.quotaClient?.close();
     await this.store.close();
   }
 
@@ -181,9 +205,11 @@ export class ClusterNode {
     if (this.timer !== null) clearTimeout(this.timer);
     if (this.pollTimer !== null) clearTimeout(this.pollTimer);
     if (this.pauseTimer !== null) clearTimeout(this.pauseTimer);
+    if (this.quotaTimer !== null) clearTimeout(this.quotaTimer);
     this.timer = null;
     this.pollTimer = null;
     this.pauseTimer = null;
+    this.quotaTimer = null;
   }
 
   /**
@@ -232,6 +258,20 @@ export class ClusterNode {
     }, clusterLimits.pausePollMs);
   }
 
+  /**
+   * Every quotaDrawPeriodMs: each namespace with a quota draws toward what
+   * this node uses, or hands back what it holds beyond that (quota-leases.ts;
+   * a failed draw is remembered there and retried at the next period). The
+   * first period ran in join(), before the node served.
+   */
+  private drawQuotas(): void {
+    if (this.stopped || this.quotas.size === 0) return;
+    this.quotaTimer = setTimeout(() => {
+      void this.quotas.period(this.options.clock.nowMs());
+      this.drawQuotas();
+    }, clusterLimits.quotaDrawPeriodMs);
+  }
+
   /** MOVED to the shard's owner, or UNAVAILABLE while it has none (or it is this node, still loading it). */
   private notServed(shard: number): ReturnType<ShardRouter["route"]> {
     const map = this.ownership?.map();
@@ -243,28 +283,14 @@ export class ClusterNode {
     return { code: "UNAVAILABLE", message: `shard ${shard} has no live owner yet`, retryAfterMs: clusterLimits.unownedRetryAfterMs };
   }
 
-  /** One ownership tick, then a rebuild when the served shards changed (else new quota shares when the live nodes did). */
+  /** One ownership tick, then a rebuild when the served shards changed. */
   private async step(): Promise<void> {
     const ownership = this.ownership;
     if (ownership === null) return;
     await ownership.tick();
-    this.reshareQuotas(Math.max(1, ownership.map().nodes.length));
     const built = [...this.built].sort((a, b) => a - b);
     const served = ownership.servedShards();
     if (served.length !== built.length || served.some((shard, i) => shard !== built[i])) await this.engine.rebuild();
-  }
-
-  /**
-   * The live nodes changed: every namespace's share of its quota follows at
-   * once (existing buckets resized, new namespaces created with the new
-   * share), without waiting for the next rebuild.
-   */
-  private reshareQuotas(liveNodes: number): void {
-    if (liveNodes === this.quotaLiveNodes) return;
-    this.quotaLiveNodes = liveNodes;
-    // Changed in place: the current engine reads this object when it creates a namespace.
-    for (const [ns, quota] of Object.entries(shareQuotas(this.options.namespaces, liveNodes))) this.quotaShares[ns] = quota;
-    this.engine.resizeQuotas((ns) => this.quotaShares[ns]?.enqueuePerMinute ?? null, this.options.clock.nowMs());
   }
 
   private schedule(): void {
@@ -281,22 +307,4 @@ export class ClusterNode {
 /** PostgreSQL ends a session idle inside a transaction after half a lease: a paused node cannot hold its shard rows locked past its lease. */
 function transactionIdleTimeoutMs(leaseMs: number): number {
   return Math.max(100, Math.floor(leaseMs / 2));
-}
-
-/**
- * Namespace quotas are cluster-wide: each node admits its share, the quota
- * divided by the live nodes it last saw (rounded up), recomputed at every
- * ownership tick. The total is approximate: exact when enqueues spread evenly
- * over the nodes (as the cluster client spreads them), low when they all go
- * to one node (docs/CLUSTER.md says why it is not exact).
- */
-export function shareQuotas(
-  namespaces: Record<string, { enqueuePerMinute: number | null }>,
-  liveNodes: number,
-): Record<string, { enqueuePerMinute: number | null }> {
-  const shared: Record<string, { enqueuePerMinute: number | null }> = {};
-  for (const [ns, quota] of Object.entries(namespaces)) {
-    shared[ns] = { enqueuePerMinute: quota.enqueuePerMinute === null ? null : Math.ceil(quota.enqueuePerMinute / liveNodes) };
-  }
-  return shared;
 }

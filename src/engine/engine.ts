@@ -47,6 +47,7 @@ import { runDueDeadlines } from "./maintenance.ts";
 import { listItems } from "./list.ts";
 import type { OpContext } from "./op-context.ts";
 import { Pauses } from "./pause.ts";
+import { localBuckets, type QuotaBuckets } from "./quota.ts";
 import * as receiptOps from "./receipt-ops.ts";
 import { loadStoreInSteps, type RecoveryProgress } from "./recovery.ts";
 import { idByKey, matchingView, readySinceMs, type EngineInspector, type MatchingView } from "./inspect.ts";
@@ -67,7 +68,11 @@ export interface EngineOptions {
    * Cluster mode (src/cluster/): where keyed and `after` items must live, and
    * every delivery waits for its lease commit. Absent on a single node.
    */
-  cluster?: { placement: ShardPlacement };
+  cluster?: {
+    placement: ShardPlacement;
+    /** The namespaces' leased quota buckets, kept by the node across rebuilds (absent: local buckets from `namespaces`). */
+    quotaBuckets?: QuotaBuckets;
+  };
 }
 
 export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
@@ -83,7 +88,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     writer: Writer,
     store: Store,
     limits: Limits,
-    quotas: Record<string, { enqueuePerMinute: number | null }>,
+    quotas: QuotaBuckets,
     boot: number,
     nowMs: number,
     placement: ShardPlacement | null,
@@ -115,7 +120,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
   static *recoverInSteps(options: EngineOptions): Generator<RecoveryProgress, Engine> {
     assert(options.store.shardCount === options.writer.shardCount, "engine: store and writer disagree on shards");
     const placement = options.cluster?.placement ?? null;
-    const engine = new Engine(options.writer, options.store, options.limits, options.namespaces, options.store.meta.boots, options.nowMs, placement);
+    const engine = new Engine(options.writer, options.store, options.limits, options.cluster?.quotaBuckets ?? localBuckets(options.namespaces), options.store.meta.boots, options.nowMs, placement);
     const elsewhere = placement === null ? null : (id: string) => placement.elsewhere(id);
     yield* loadStoreInSteps(engine.s, options.store, options.nowMs, options.limits.recoveryRecordsPerTurnMax, elsewhere);
     engine.pauses.load(options.store.loadPauses(), options.nowMs);
@@ -203,14 +208,6 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     this.advance(nowMs);
     this.pauses.applyStored(nsName, topicName, untilMs, nowMs);
     this.ctx.wake(nowMs);
-  }
-
-  /** Cluster mode: this node's share of each namespace's quota changed (`share` null: the namespace has none). */
-  resizeQuotas(share: (ns: string) => number | null, nowMs: number): void {
-    for (const ns of this.s.namespaces.values()) {
-      const perMinute = share(ns.name);
-      if (ns.bucket !== null && perMinute !== null) ns.bucket.resize(perMinute, nowMs);
-    }
   }
 
   /** Topics paused now. */

@@ -141,9 +141,10 @@ export class Enqueuer {
       const verdict = ns.bucket.take(fresh, nowMs);
       if (!verdict.ok) {
         this.releaseSignatures(signatures);
-        if (verdict.tooLarge) {
+        if (verdict.refusal === "too_large") {
           return fail("TOO_LARGE", `batch of ${fresh} new items exceeds the namespace quota of ${ns.bucket.perMinute} items per minute`, { field: "items" });
         }
+        if (verdict.refusal === "unavailable") return unavailable(verdict.retryAfterMs, verdict.message ?? "the namespace quota cannot be checked");
         return fail("RATE_LIMITED", `namespace ${JSON.stringify(nsName)} is over its enqueue quota`, { retryAfterMs: verdict.retryAfterMs });
       }
     }

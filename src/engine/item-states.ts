@@ -26,6 +26,7 @@ import { ItemBytes } from "./item-bytes.ts";
 import { ItemTable } from "./item-table.ts";
 import { SignatureRegistry } from "./matching/index.ts";
 import { Namespace } from "./namespace.ts";
+import type { QuotaBuckets } from "./quota.ts";
 import type { Topic } from "./topic.ts";
 
 export class ItemStates {
@@ -51,7 +52,7 @@ export class ItemStates {
     /** Where stored payloads and metadata are read back from (memory drops them once stored). */
     reader: Pick<Store, "readItem" | "readItemBytes">,
     readonly limits: Limits,
-    private readonly quotas: Record<string, { enqueuePerMinute: number | null }>,
+    private readonly bucketFor: QuotaBuckets,
     /** This open of the store (MetaRecord.boots): every lease granted now records it, and its receipt names it. */
     readonly boot: number,
   ) {
@@ -367,7 +368,7 @@ export class ItemStates {
   namespace(name: string, nowMs: number): Namespace {
     let ns = this.namespaces.get(name);
     if (ns === undefined) {
-      ns = new Namespace(name, this.quotas[name]?.enqueuePerMinute ?? null, nowMs);
+      ns = new Namespace(name, this.bucketFor(name, nowMs));
       this.namespaces.set(name, ns);
     }
     return ns;

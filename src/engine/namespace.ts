@@ -2,7 +2,7 @@
 // paused, listed in byte order of name), its counters, and its enqueue quota.
 
 import type { Limits } from "../limits.ts";
-import { TokenBucket } from "./quota.ts";
+import type { QuotaBucket } from "./quota.ts";
 import { Topic } from "./topic.ts";
 
 export interface NamespaceCounters {
@@ -35,16 +35,13 @@ export function compareCodePoints(a: string, b: string): number {
 export class Namespace {
   readonly topics = new Map<string, Topic>();
   readonly counters: NamespaceCounters = { enqueued: 0, delivered: 0, acked: 0, nacked: 0, expired: 0, cancelled: 0, dead: 0, redriven: 0 };
-  readonly bucket: TokenBucket | null;
   private sorted: string[] | null = null;
 
   constructor(
     readonly name: string,
-    enqueuePerMinute: number | null,
-    nowMs: number,
-  ) {
-    this.bucket = enqueuePerMinute === null ? null : new TokenBucket(enqueuePerMinute, nowMs);
-  }
+    /** Its enqueue quota (null: none). */
+    readonly bucket: QuotaBucket | null,
+  ) {}
 
   topic(name: string): Topic {
     let topic = this.topics.get(name);

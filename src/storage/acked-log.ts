@@ -202,6 +202,26 @@ export function appendAckedLog(to: ByteWriter, record: AckedLogRecord): void {
 }
 
 export function decodeAckedLog(bytes: Uint8Array): AckedLogRecord {
+  const nsIndexes: number[] = [];
+  const keys: number[] = [];
+  const { endedAtMs, namespaces } = visitAckedLog(bytes, (nsIndex, start, length) => {
+    for (let key = start; key < start + length; key++) {
+      nsIndexes.push(nsIndex);
+      keys.push(key);
+    }
+  });
+  return { endedAtMs, namespaces, nsIndexes, shards: [], keys };
+}
+
+/**
+ * Reads a record's runs without expanding them into keys: `run` gets each
+ * run of consecutive acked keys (a version-1 entry is a run of one), in the
+ * record's order. Returns the record's header.
+ */
+export function visitAckedLog(
+  bytes: Uint8Array,
+  run: (nsIndex: number, start: ItemKey, length: number) => void,
+): { endedAtMs: number; namespaces: string[] } {
   const reader = new ByteReader(bytes);
   const kind = reader.u8();
   const version = reader.u8();
@@ -211,8 +231,6 @@ export function decodeAckedLog(bytes: Uint8Array): AckedLogRecord {
   const nsCount = reader.u32();
   const namespaces: string[] = [];
   for (let i = 0; i < nsCount; i++) namespaces.push(reader.string());
-  const nsIndexes: number[] = [];
-  const keys: number[] = [];
   const readNs = () => {
     const nsIndex = readVarint(reader);
     if (nsIndex >= nsCount) throw new RecordDecodeError(`acked log: namespace index ${nsIndex} of ${nsCount}`);
@@ -222,10 +240,10 @@ export function decodeAckedLog(bytes: Uint8Array): AckedLogRecord {
     const count = reader.u32();
     let key = 0;
     for (let i = 0; i < count; i++) {
-      nsIndexes.push(readNs());
+      const nsIndex = readNs();
       readVarint(reader); // the shard, which version 2 no longer keeps
       key += readVarint(reader);
-      keys.push(key);
+      run(nsIndex, key, 1);
     }
   } else {
     let previousEnd = 0;
@@ -235,15 +253,12 @@ export function decodeAckedLog(bytes: Uint8Array): AckedLogRecord {
       const start = previousEnd + (zigzag % 2 === 0 ? zigzag / 2 : -(zigzag + 1) / 2);
       const length = readVarint(reader) + 1;
       if (start < 0 || !Number.isSafeInteger(start + length)) throw new RecordDecodeError(`acked log: run of ${length} from ${start}`);
-      for (let key = start; key < start + length; key++) {
-        nsIndexes.push(nsIndex);
-        keys.push(key);
-      }
+      run(nsIndex, start, length);
       previousEnd = start + length;
     }
   }
   if (reader.remaining !== 0) throw new RecordDecodeError(`acked log: ${reader.remaining} trailing bytes`);
-  return { endedAtMs, namespaces, nsIndexes, shards: [], keys };
+  return { endedAtMs, namespaces };
 }
 
 /** The record's endedAtMs without decoding the rest (purging reads only this). */

@@ -7,20 +7,20 @@
 // requests until the new engine serves, and answers parked dequeues empty;
 // another node's pause and resume change the engine without a write (parked
 // dequeues served at the end, a timed one ends at its deadline) and a resume
-// of a pause not seen here is still written; a node's quota share follows the
-// live nodes (existing buckets resized, new namespaces get the new share).
+// of a pause not seen here is still written; the node's leased quota buckets
+// are the ones every engine it builds admits from, so a rebuild neither
+// refills nor forgets them.
 
 import { describe, expect, test } from "bun:test";
 import { ClusterEngine, shardPrefix, type ShardRouter } from "../../src/cluster/cluster-engine.ts";
 import { ClusterWriter } from "../../src/cluster/cluster-writer.ts";
-import { shareQuotas } from "../../src/cluster/cluster-node.ts";
 import { clusterPlacement } from "../../src/cluster/placement.ts";
 import { Engine } from "../../src/engine/engine.ts";
 import type { Failure } from "../../src/engine/api.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { defaultLimits } from "../../src/limits.ts";
 import { fnv1a32, shardOfKey } from "../../src/protocol/key-shard.ts";
-import { TokenBucket } from "../../src/engine/quota.ts";
+import { QuotaLeases } from "../../src/cluster/quota-leases.ts";
 import { GroupCommitter } from "../../src/storage/group-commit.ts";
 import { MemoryStore } from "../../src/storage/memory/memory-store.ts";
 
@@ -45,7 +45,7 @@ function item(extra: { key?: string; after?: string[] } = {}) {
 }
 
 /** A node of 4 shards serving `served`; other shards are MOVED to "other". */
-function node(served: Set<number>, namespaces: Record<string, { enqueuePerMinute: number | null }> = {}) {
+function node(served: Set<number>, namespaces: Record<string, { enqueuePerMinute: number | null }> = {}, quotas?: QuotaLeases) {
   const clock = new ManualClock();
   const store = new MemoryStore({ shards: 4 });
   const committer = new GroupCommitter(store, { clock });
@@ -56,7 +56,7 @@ function node(served: Set<number>, namespaces: Record<string, { enqueuePerMinute
       served.has(shard) ? null : { code: "MOVED", message: `shard ${shard} elsewhere`, moved: { shard, nodeId: "other", addr: "10.0.0.2:7420", mapVersion: 9 } },
   };
   const engine = new ClusterEngine(
-    () => Engine.recover({ store, writer, limits: defaultLimits, namespaces, nowMs: clock.nowMs(), cluster: { placement } }),
+    () => Engine.recover({ store, writer, limits: defaultLimits, namespaces, nowMs: clock.nowMs(), cluster: { placement, quotaBuckets: quotas?.quotaBuckets } }),
     router,
     placement,
     4,
@@ -152,17 +152,6 @@ describe("ClusterEngine", () => {
   });
 });
 
-describe("cluster-wide quotas", () => {
-  test("each node admits its share of a namespace's quota, rounded up; no quota stays none", () => {
-    expect(shareQuotas({ a: { enqueuePerMinute: 100 }, b: { enqueuePerMinute: null }, c: { enqueuePerMinute: 10 } }, 3)).toEqual({
-      a: { enqueuePerMinute: 34 },
-      b: { enqueuePerMinute: null },
-      c: { enqueuePerMinute: 4 },
-    });
-    expect(shareQuotas({ a: { enqueuePerMinute: 1 } }, 5)).toEqual({ a: { enqueuePerMinute: 1 } });
-  });
-});
-
 describe("pauses from other nodes", () => {
   const take = { topics: [{ topic: "t", count: 1 }], capabilities: null, leaseMs: null, owner: 1 };
 
@@ -203,30 +192,28 @@ describe("pauses from other nodes", () => {
   });
 });
 
-describe("quota shares follow the live nodes", () => {
-  test("a resized bucket refills at the old rate up to now, then holds and refills at the new one", () => {
-    const bucket = new TokenBucket(60, 0);
-    expect(bucket.take(60, 0)).toEqual({ ok: true });
-    bucket.resize(20, 30_000); // 30 tokens came at 60 a minute; 20 fit
-    expect(bucket.available(30_000)).toBe(20);
-    expect(bucket.take(20, 30_000)).toEqual({ ok: true });
-    expect(bucket.take(1, 30_000)).toEqual({ ok: false, tooLarge: false, retryAfterMs: 3_000 });
-    expect(bucket.take(21, 30_000)).toEqual({ ok: false, tooLarge: true, retryAfterMs: 0 });
-    bucket.resize(120, 30_000);
-    expect(bucket.take(2, 31_000)).toEqual({ ok: true });
-  });
-
-  test("resizeQuotas changes the buckets of existing namespaces; the shares object serves new ones", () => {
-    const shares: Record<string, { enqueuePerMinute: number | null }> = { a: { enqueuePerMinute: 2 }, b: { enqueuePerMinute: 2 }, free: { enqueuePerMinute: null } };
-    const { engine, clock } = node(new Set([0, 1, 2, 3]), shares);
-    expect(engine.enqueue("a", [item(), item()], clock.nowMs()).ok).toBe(true);
-    shares.b = { enqueuePerMinute: 4 };
-    engine.resizeQuotas((ns) => (ns === "free" ? null : 4), clock.nowMs());
-    clock.advance(60_000);
-    expect(engine.enqueue("a", [item(), item(), item(), item()], clock.nowMs()).ok).toBe(true);
-    expect(engine.enqueue("b", [item(), item(), item(), item()], clock.nowMs()).ok).toBe(true);
-    const over = engine.enqueue("b", [item()], clock.nowMs());
+describe("leased quotas across a rebuild", () => {
+  test("a rebuilt engine admits from the same leased bucket: no refill, no fresh burst", async () => {
+    const clock = new ManualClock();
+    const drawn: number[] = [];
+    const quotas = new QuotaLeases(
+      { q: { enqueuePerMinute: 600 }, free: { enqueuePerMinute: null } },
+      async (draw) => {
+        drawn.push(draw.want);
+        return { granted: Math.max(0, Math.min(draw.want, 5)), left: 0 };
+      },
+      clock,
+    );
+    await quotas.period(clock.nowMs()); // the floor: 3 tokens (600 a minute over 250 ms, rounded up)
+    const { engine, committer } = node(new Set([0, 1, 2, 3]), { q: { enqueuePerMinute: 600 } }, quotas);
+    expect(engine.enqueue("q", [item(), item()], clock.nowMs()).ok).toBe(true);
+    await engine.rebuild();
+    clock.advance(60_000); // a local bucket would be full again; a leased one only holds what was drawn
+    expect(engine.enqueue("q", [item()], clock.nowMs()).ok).toBe(true);
+    const over = engine.enqueue("q", [item()], clock.nowMs());
     expect(over.ok ? null : over.failure.code).toBe("RATE_LIMITED");
+    expect(drawn).toEqual([3, 6]); // the floor, then at once twice the use so far (3 items)
     expect(engine.enqueue("free", Array.from({ length: 50 }, () => item()), clock.nowMs()).ok).toBe(true);
+    await committer.drain();
   });
 });

@@ -76,9 +76,12 @@ describe("ids and receipts in the docs", () => {
   });
 });
 
-/** Names that look like metrics but are not: the Python client's module (`from orq_client import ...`), the dashboard's cookie, cluster mode's tables. */
+/** Names that look like metrics but are not: the Python client's modules (`from orq_client import ...`), the dashboard's cookie, cluster mode's tables. */
 const notMetrics = new Set([
   "orq_client",
+  // The Python client's other modules (clients/python/).
+  "orq_cluster",
+  "orq_worker",
   "orq_session",
   // Cluster mode's PostgreSQL tables (docs/CLUSTER.md).
   "orq_meta",
@@ -88,6 +91,7 @@ const notMetrics = new Set([
   "orq_nodes",
   "orq_pauses",
   "orq_pause_version",
+  "orq_quota_buckets",
 ]);
 
 describe("metrics named in the docs", () => {

@@ -6,13 +6,13 @@
 // while their handler ran. The CLI routes through it too.
 // Skipped without PostgreSQL (unless ORQ_REQUIRE_POSTGRES=1).
 
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test } from "bun:test";
 import { OrqClusterClient } from "../../src/client/cluster-client.ts";
 import type { WorkerEvent } from "../../src/client/worker.ts";
 import { shardOfKey } from "../../src/protocol/key-shard.ts";
-import { ClusterHarness } from "../support/cluster-harness.ts";
+import { ClusterHarness, clusterPerTest } from "../support/cluster-harness.ts";
 import { bunPath, mainPath } from "../support/server-process.ts";
-import { postgresAvailable, releasePostgres, sharedPostgres } from "../support/postgres-server.ts";
+import { postgresAvailable } from "../support/postgres-server.ts";
 
 const ns = "default";
 const encoder = new TextEncoder();
@@ -20,30 +20,21 @@ const encoder = new TextEncoder();
 const drainWaitMsMax = 60_000;
 
 describe.skipIf(!postgresAvailable())("the cluster client", () => {
-  let cluster: ClusterHarness | null = null;
   const clients: OrqClusterClient[] = [];
-
-  beforeAll(async () => {
-    await sharedPostgres();
-  });
-
   afterEach(async () => {
     for (const client of clients.splice(0)) await client.close();
-    await cluster?.cleanup();
-    cluster = null;
   });
-
-  afterAll(() => releasePostgres());
+  const clusters = clusterPerTest();
 
   async function connect(index: number): Promise<OrqClusterClient> {
-    const node = cluster!.nodes[index]!;
+    const node = clusters.current!.nodes[index]!;
     const client = await OrqClusterClient.connect({ host: node.host, port: node.port });
     clients.push(client);
     return client;
   }
 
   test("routes keyed items, id batches and topics over three nodes", async () => {
-    cluster = await ClusterHarness.start({ label: "client_route", nodes: 3, shards: 6 });
+    const cluster = await clusters.start({ label: "client_route", nodes: 3, shards: 6 });
     await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1", "n2"], 6), "balanced");
     const client = await connect(0);
     const keys = Array.from({ length: 12 }, (_, i) => `key-${i}`);
@@ -60,7 +51,7 @@ describe.skipIf(!postgresAvailable())("the cluster client", () => {
   });
 
   test("a worker loop rides through a SIGKILL: every item acked exactly once", async () => {
-    cluster = await ClusterHarness.start({ label: "client_worker", nodes: 3, shards: 6, leaseMs: 1500 });
+    const cluster = await clusters.start({ label: "client_worker", nodes: 3, shards: 6, leaseMs: 1500 });
     await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1", "n2"], 6), "balanced");
     const client = await connect(0);
     const total = 60;
@@ -86,7 +77,7 @@ describe.skipIf(!postgresAvailable())("the cluster client", () => {
       async () => {
         handled++;
         // A third of the way through, n2 dies with leases of its own out.
-        if (killed === null && handled >= 20) killed = cluster!.nodes[2]!.stop("SIGKILL");
+        if (killed === null && handled >= 20) killed = clusters.current!.nodes[2]!.stop("SIGKILL");
       },
     );
     // Poll (not a timing) until every item was acked, or give up.
@@ -109,7 +100,7 @@ describe.skipIf(!postgresAvailable())("the cluster client", () => {
   });
 
   test("the CLI routes too: a keyed enqueue, get and cancel through a node that owns none of it", async () => {
-    cluster = await ClusterHarness.start({ label: "client_cli", nodes: 2, shards: 4 });
+    const cluster = await clusters.start({ label: "client_cli", nodes: 2, shards: 4 });
     const map = await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1"], 4), "balanced");
     let key = "";
     for (let i = 0; key === ""; i++) if (map.owners[shardOfKey(ns, "c", `ck${i}`, 4)] === "n1") key = `ck${i}`;
@@ -130,7 +121,7 @@ describe.skipIf(!postgresAvailable())("the cluster client", () => {
   });
 
   test("SIGKILL under load: every acknowledged enqueue is acked once by the workers; no acked item comes back", async () => {
-    cluster = await ClusterHarness.start({ label: "client_load", nodes: 3, shards: 6, leaseMs: 1500 });
+    const cluster = await clusters.start({ label: "client_load", nodes: 3, shards: 6, leaseMs: 1500 });
     await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1", "n2"], 6), "balanced");
     const producer = await connect(0);
     const consumer = await connect(1);

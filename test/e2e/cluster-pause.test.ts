@@ -7,10 +7,10 @@
 // (the nodes poll the database every 250 ms; nothing here asserts a timing).
 // Skipped without PostgreSQL (unless ORQ_REQUIRE_POSTGRES=1).
 
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { OrqClient } from "../../src/client/client.ts";
-import { ClusterHarness, retrying } from "../support/cluster-harness.ts";
-import { postgresAvailable, releasePostgres, sharedPostgres } from "../support/postgres-server.ts";
+import { ClusterHarness, clusterPerTest, retrying } from "../support/cluster-harness.ts";
+import { postgresAvailable } from "../support/postgres-server.ts";
 
 const ns = "default";
 const topic = "jobs";
@@ -40,21 +40,10 @@ async function unpaused(client: OrqClient): Promise<true | undefined> {
 }
 
 describe.skipIf(!postgresAvailable())("pause and resume across cluster nodes", () => {
-  let cluster: ClusterHarness | null = null;
-
-  beforeAll(async () => {
-    await sharedPostgres();
-  });
-
-  afterEach(async () => {
-    await cluster?.cleanup();
-    cluster = null;
-  });
-
-  afterAll(() => releasePostgres());
+  const clusters = clusterPerTest();
 
   test("a pause through A stops B's deliveries, a resume through C lets B deliver; a timed pause ends on every node", async () => {
-    cluster = await ClusterHarness.start({ label: "pause", nodes: 3, shards: 6, leaseMs: 60_000 });
+    const cluster = await clusters.start({ label: "pause", nodes: 3, shards: 6, leaseMs: 60_000 });
     await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1", "n2"], 6), "three nodes share the shards");
     const [a, b, c] = [await cluster.client(0), await cluster.client(1), await cluster.client(2)];
     // Plain items go to a shard of the node asked: these are all B's.
@@ -86,7 +75,7 @@ describe.skipIf(!postgresAvailable())("pause and resume across cluster nodes", (
   });
 
   test("a resume through a node that may not have seen the pause yet still lifts it everywhere; re-pausing replaces a timed pause's end", async () => {
-    cluster = await ClusterHarness.start({ label: "pause2", nodes: 3, shards: 6, leaseMs: 60_000 });
+    const cluster = await clusters.start({ label: "pause2", nodes: 3, shards: 6, leaseMs: 60_000 });
     await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1", "n2"], 6), "three nodes share the shards");
     const [a, b, c] = [await cluster.client(0), await cluster.client(1), await cluster.client(2)];
     await retrying(() => b.enqueue(ns, [{ topic, payload: encoder.encode("one") }]));

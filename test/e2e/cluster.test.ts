@@ -8,11 +8,11 @@
 // when its shard moves; an `after` dependency on another node's shard holds
 // its dependent until acked (dead when cancelled). Skipped without PostgreSQL (unless ORQ_REQUIRE_POSTGRES=1).
 
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { shardOfKey } from "../../src/protocol/key-shard.ts";
 import { OrqError } from "../../src/client/orq-error.ts";
-import { ClusterHarness, retrying } from "../support/cluster-harness.ts";
-import { postgresAvailable, releasePostgres, sharedPostgres } from "../support/postgres-server.ts";
+import { ClusterHarness, clusterPerTest, retrying } from "../support/cluster-harness.ts";
+import { postgresAvailable } from "../support/postgres-server.ts";
 
 const ns = "default";
 const encoder = new TextEncoder();
@@ -27,21 +27,10 @@ async function moved(attempt: Promise<unknown>): Promise<OrqError> {
 }
 
 describe.skipIf(!postgresAvailable())("cluster mode on PostgreSQL", () => {
-  let cluster: ClusterHarness | null = null;
-
-  beforeAll(async () => {
-    await sharedPostgres();
-  });
-
-  afterEach(async () => {
-    await cluster?.cleanup();
-    cluster = null;
-  });
-
-  afterAll(() => releasePostgres());
+  const clusters = clusterPerTest();
 
   test("one node serves every shard: the map in hello and `cluster`, and a full enqueue, dequeue, ack", async () => {
-    cluster = await ClusterHarness.start({ label: "one", nodes: 1, shards: 4 });
+    const cluster = await clusters.start({ label: "one", nodes: 1, shards: 4 });
     const map = await cluster.waitFor(0, ClusterHarness.balanced(["n0"], 4), "n0 owns all 4 shards");
     expect(map.node_id).toBe("n0");
     expect(map.nodes).toEqual([{ node_id: "n0", addr: `127.0.0.1:${cluster.nodes[0]!.port}` }]);
@@ -61,7 +50,7 @@ describe.skipIf(!postgresAvailable())("cluster mode on PostgreSQL", () => {
   });
 
   test("three nodes share the shards evenly; MOVED names the owner and does nothing; keyed items go to their key's shard", async () => {
-    cluster = await ClusterHarness.start({ label: "three", nodes: 3, shards: 8 });
+    const cluster = await clusters.start({ label: "three", nodes: 3, shards: 8 });
     const map = await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1", "n2"], 8), "three nodes own 8 shards, at most 3 each");
     const c0 = await cluster.client(0);
     // A key whose shard n0 does not own: the enqueue is MOVED to the owner, which takes it.
@@ -88,7 +77,7 @@ describe.skipIf(!postgresAvailable())("cluster mode on PostgreSQL", () => {
   });
 
   test("SIGKILL: the dead node's shards are taken over; acked items never come back and every other item is delivered", async () => {
-    cluster = await ClusterHarness.start({ label: "kill", nodes: 3, shards: 6, leaseMs: 1500 });
+    const cluster = await clusters.start({ label: "kill", nodes: 3, shards: 6, leaseMs: 1500 });
     await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1", "n2"], 6), "balanced");
     const c2 = await cluster.client(2);
     const ids = await retrying(() => c2.enqueue(ns, Array.from({ length: 20 }, (_, i) => ({ topic: "k", payload: encoder.encode(`i${i}`), leaseMs: 1000 }))));
@@ -117,7 +106,7 @@ describe.skipIf(!postgresAvailable())("cluster mode on PostgreSQL", () => {
   });
 
   test("SIGTERM hands the shards over at once; a joining node gets its share; a receipt stays good across the move", async () => {
-    cluster = await ClusterHarness.start({ label: "term", nodes: 2, shards: 4, leaseMs: 60_000 });
+    const cluster = await clusters.start({ label: "term", nodes: 2, shards: 4, leaseMs: 60_000 });
     const map = await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1"], 4), "balanced");
     const c1 = await cluster.client(1);
     const [id] = await retrying(() => c1.enqueue(ns, [{ topic: "m", payload: encoder.encode("move me"), leaseMs: 120_000 }]));
@@ -136,7 +125,7 @@ describe.skipIf(!postgresAvailable())("cluster mode on PostgreSQL", () => {
   });
 
   test("SIGSTOP past the lease, then SIGCONT: the paused node delivers nothing it lost and changes nothing; the new owner's leases stand", async () => {
-    cluster = await ClusterHarness.start({ label: "stop", nodes: 3, shards: 6, leaseMs: 1500 });
+    const cluster = await clusters.start({ label: "stop", nodes: 3, shards: 6, leaseMs: 1500 });
     await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1", "n2"], 6), "balanced");
     const c2 = await cluster.client(2);
     const ids = await retrying(() => c2.enqueue(ns, Array.from({ length: 6 }, (_, i) => ({ topic: "s", payload: encoder.encode(`s${i}`) }))));
@@ -181,7 +170,7 @@ describe.skipIf(!postgresAvailable())("cluster mode on PostgreSQL", () => {
   });
 
   test("`after` across nodes: an item waits for a dependency on another node's shard and becomes ready after its ack, dead after its cancel", async () => {
-    cluster = await ClusterHarness.start({ label: "after", nodes: 2, shards: 4, leaseMs: 60_000 });
+    const cluster = await clusters.start({ label: "after", nodes: 2, shards: 4, leaseMs: 60_000 });
     await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1"], 4), "balanced");
     const c0 = await cluster.client(0);
     const c1 = await cluster.client(1);

@@ -6,13 +6,16 @@
 //   await cluster.waitFor((map) => ...);               // poll the `cluster` op until true
 //   await cluster.nodes[1].stop("SIGKILL");
 //   await cluster.cleanup();
+// In a describe, clusterPerTest() shares the test PostgreSQL and stops the
+// cluster each test started (clusters.start(...)) after it.
 // Waiting polls the map (a condition), never a fixed sleep; a wait gives up
 // after waitMsMax so a broken cluster fails the test instead of hanging it.
 
+import { afterAll, afterEach, beforeAll } from "bun:test";
 import { OrqClient } from "../../src/client/client.ts";
 import { OrqError } from "../../src/client/orq-error.ts";
 import { ServerProcess } from "./server-process.ts";
-import { sharedPostgres } from "./postgres-server.ts";
+import { releasePostgres, sharedPostgres } from "./postgres-server.ts";
 
 export interface WireMap {
   map_version: number;
@@ -33,6 +36,38 @@ export async function retrying<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * For a describe block: start the shared PostgreSQL before its tests, stop
+ * the cluster a test started with `start` after that test (pass or fail),
+ * and release PostgreSQL after the last.
+ */
+export function clusterPerTest(): { start(options: ClusterOptions): Promise<ClusterHarness>; readonly current: ClusterHarness | null } {
+  let current: ClusterHarness | null = null;
+  beforeAll(async () => {
+    await sharedPostgres();
+  });
+  afterEach(async () => {
+    await current?.cleanup();
+    current = null;
+  });
+  afterAll(() => releasePostgres());
+  return {
+    start: async (options) => (current = await ClusterHarness.start(options)),
+    get current() {
+      return current;
+    },
+  };
+}
+
+export interface ClusterOptions {
+  label: string;
+  nodes: number;
+  shards?: number;
+  leaseMs?: number;
+  /** Every node's config file (ServerProcess's `config`), e.g. namespace quotas. */
+  config?: Record<string, unknown>;
+}
+
 /** Longest a test waits for the cluster to reach a state (30 s): far past any lease + 2 s bound used here. */
 const waitMsMax = 30_000;
 
@@ -45,12 +80,14 @@ export class ClusterHarness {
     readonly url: string,
     readonly shards: number,
     readonly leaseMs: number,
+    /** Every node's config file (ServerProcess's `config`), e.g. namespace quotas. */
+    private readonly config: Record<string, unknown> | undefined,
   ) {}
 
-  static async start(options: { label: string; nodes: number; shards?: number; leaseMs?: number }): Promise<ClusterHarness> {
+  static async start(options: ClusterOptions): Promise<ClusterHarness> {
     const pg = await sharedPostgres();
     const url = await pg.createDatabase(options.label);
-    const cluster = new ClusterHarness(url, options.shards ?? 8, options.leaseMs ?? 1500);
+    const cluster = new ClusterHarness(url, options.shards ?? 8, options.leaseMs ?? 1500, options.config);
     // The first node creates the schema; the rest start together.
     await cluster.addNode();
     await Promise.all(Array.from({ length: options.nodes - 1 }, () => cluster.addNode()));
@@ -62,6 +99,7 @@ export class ClusterHarness {
     const index = this.nextIndex++;
     const node = await ServerProcess.start({
       args: ["--store", this.url, "--node-id", `n${index}`, "--shards", String(this.shards), "--shard-lease-ms", String(this.leaseMs)],
+      ...(this.config === undefined ? {} : { config: this.config }),
     });
     this.nodes[index] = node;
     return node;

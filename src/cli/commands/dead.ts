@@ -1,4 +1,5 @@
-// `orq dead --topic T`: the topic's dead letters, with why each died.
+// `orq dead --topic T`: the topic's dead letters, with why each died. On a
+// cluster, every node's, taken from the nodes in turn up to --limit.
 
 import type { Command } from "commander";
 import { clientCommand, intArg, onRun } from "../client-command.ts";
@@ -9,7 +10,7 @@ export function addDeadCommand(program: Command): void {
     .requiredOption("--topic <topic>", "the topic")
     .option("--limit <n>", "at most this many", intArg(1, 1_000_000));
   onRun(command, async (session, _args, options) => {
-    const client = await session.client();
+    const client = await session.cluster();
     const items = await client.dead(session.ns, options.topic as string, { limit: options.limit as number | undefined });
     return {
       json: { items: items.map(itemStateToJson) },

@@ -2,7 +2,8 @@
 // others in enqueue order (--state for one state only), one page (--limit,
 // --after) or, with --all, every page. A page the server cut short (its walk
 // over a large store stopped early) is topped up from the next one, so a
-// person sees a full page.
+// person sees a full page. On a cluster, every node's items: each page asks
+// every node for its share and merges them, and the cursor holds each node's.
 
 import { type Command, InvalidArgumentError } from "commander";
 import type { ItemState } from "../../client/types.ts";
@@ -23,7 +24,7 @@ export function addListCommand(program: Command): void {
     .option("--after <cursor>", "continue where a listing stopped (the `more:` cursor it printed)")
     .option("--all", "every item of the topic (in pages of up to 1000)");
   onRun(command, async (session, _args, options) => {
-    const client = await session.client();
+    const client = await session.cluster();
     const all = options.all === true;
     const wanted = all ? Number.POSITIVE_INFINITY : ((options.limit as number | undefined) ?? pageDefault);
     const items: ItemState[] = [];

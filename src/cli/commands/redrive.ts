@@ -1,5 +1,6 @@
 // `orq redrive --topic T [ID...]`: make dead letters ready again with their
-// attempts reset: the given ones, or all of the topic's.
+// attempts reset: the given ones (on a cluster, each on its shard's owner), or
+// all of the topic's (on a cluster, every node's, summed).
 
 import type { Command } from "commander";
 import { clientCommand, onRun } from "../client-command.ts";
@@ -11,7 +12,7 @@ export function addRedriveCommand(program: Command): void {
   );
   onRun(command, async (session, args, options) => {
     const ids = args[0] as string[] | undefined;
-    const client = await session.client();
+    const client = await session.cluster();
     const result = await client.redrive(session.ns, options.topic as string, ids !== undefined && ids.length > 0 ? ids : undefined);
     return { json: result, text: `redriven ${result.redriven}` };
   });

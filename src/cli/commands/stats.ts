@@ -5,8 +5,15 @@
 // say: per topic, the ready items no worker that asked may take, and the
 // requirements that keep them (docs/MATCHING.md). --json prints the `stats`
 // reply as the server sent it (docs/PROTOCOL.md).
+//
+// On a cluster every node answers for its own shards, so `orq stats` asks
+// every node: the tables show the cluster's sum (client/cluster-merge.ts:
+// counts and counters added, clocks the largest node's), followed by one row
+// per node; --json prints the summed reply plus `nodes: [{node_id, addr,
+// stats}]` (`error` instead of `stats` for a node that did not answer).
 
 import type { Command } from "commander";
+import type { NodeStats } from "../../client/cluster-client.ts";
 import { clientCommand, onRun } from "../client-command.ts";
 import { block, table } from "../output.ts";
 
@@ -80,11 +87,30 @@ function unmatchableReport(namespaces: Fields): string[] {
   return lines;
 }
 
+/** One row per cluster node: its own counts by state and gauges, or why it did not answer. */
+function renderNodes(nodes: NodeStats[]): string {
+  const rows = nodes.map((node) => {
+    if (node.stats === null) return [node.nodeId ?? "?", node.addr, `no answer: ${node.error ?? "unknown"}`];
+    const totals = fields(node.stats.totals);
+    const server = fields(node.stats.server);
+    return [node.nodeId ?? "?", node.addr, ...states.map((s) => num(totals, s)), num(server, "connections"), `${Math.round(num(server, "uptime_ms") / 1000)} s`];
+  });
+  return `per node:\n${table(["NODE", "ADDR", "READY", "DELAYED", "WAITING", "LEASED", "DEAD", "CONNECTIONS", "UPTIME"], rows)}`;
+}
+
+function nodeToJson(node: NodeStats): Fields {
+  return node.stats === null ? { node_id: node.nodeId, addr: node.addr, error: node.error ?? "no answer" } : { node_id: node.nodeId, addr: node.addr, stats: node.stats };
+}
+
 export function addStatsCommand(program: Command): void {
-  const command = clientCommand(program, "stats", "counts by state, counters since start and server gauges");
+  const command = clientCommand(program, "stats", "counts by state, counters since start and server gauges (on a cluster: summed, and per node)");
   onRun(command, async (session) => {
-    const client = await session.client();
-    const stats = await client.stats(session.nsExplicit ? session.ns : undefined);
-    return { json: stats, text: render(stats, session.nsExplicit) };
+    const client = await session.cluster();
+    const { merged, nodes } = await client.stats(session.nsExplicit ? session.ns : undefined);
+    if (!client.isCluster) return { json: merged, text: render(merged, session.nsExplicit) };
+    return {
+      json: { ...merged, nodes: nodes.map(nodeToJson) },
+      text: `cluster of ${nodes.length} nodes (summed):\n\n${render(merged, session.nsExplicit)}\n\n${renderNodes(nodes)}`,
+    };
   });
 }

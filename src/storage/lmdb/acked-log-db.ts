@@ -35,7 +35,12 @@ export class AckedLogDb {
   }
 
   *load(): Iterable<AckedLogRecord> {
-    for (const { value } of this.db.getRange({})) yield decodeAckedLog(value);
+    for (const value of this.records()) yield decodeAckedLog(value);
+  }
+
+  /** The stored records' bytes, oldest first. */
+  *records(): Iterable<Uint8Array> {
+    for (const { value } of this.db.getRange({})) yield value;
   }
 
   /** Before the transaction: add the commit's acked keys to the open record and encode it into the slab. */

@@ -11,20 +11,19 @@ import type { Database, RootDatabase } from "lmdb";
 import { assert } from "../../lib/assert.ts";
 import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "../record.ts";
 import type { AckedLogRecord } from "../acked-log.ts";
-import type { ByteWriter } from "../byte-cursor.ts";
-import { CommitSlabs } from "./commit-slabs.ts";
 import { type AckedWrite, AckedLogDb } from "./acked-log-db.ts";
+import { AckSweep, type SweptKeys, noSweptKeys } from "./ack-sweep.ts";
+import { type CommitPlan, planCommit } from "./commit-plan.ts";
+import { CommitSlabs } from "./commit-slabs.ts";
+import { AckedKeyRanges } from "./acked-key-ranges.ts";
+import { ackSweepBounds } from "../../limits.ts";
 import {
-  appendItemRecord,
-  appendItemValue,
-  appendOutcomeRecord,
   decodeItemRecord,
   decodeMetaRecord,
   recordReaders,
   decodeOutcomeRecord,
   decodePauseRecord,
   encodeMetaRecord,
-  encodePauseRecord,
 } from "../record-codec.ts";
 import { metaMismatch, newMetaRecord, nextBoot } from "../store-meta.ts";
 import { StoreOpenError, pauseKey } from "../store.ts";
@@ -51,14 +50,14 @@ export interface LmdbStoreOptions {
   dataDir: string;
   shards: number;
   durability: Durability;
+  /** Acked records left for later deletion after each commit; ackSweepBounds.lagKeys unless a test sets it. */
+  ackSweepLagKeys?: number;
 }
 
 type BinaryDb<K extends string | number> = Database<Uint8Array, K>;
 
 /** Most shards a data dir may have (LMDB keeps a slot per sub-database in every transaction). */
 const shardsMax = 4096;
-/** First guess at a commit's encoded bytes per write (256): a 100-byte item is about 190; the buffer doubles when short. */
-const slabBytesPerWrite = 256;
 
 export async function openLmdbStore(options: LmdbStoreOptions): Promise<Store> {
   const { dataDir, shards, durability } = options;
@@ -82,7 +81,7 @@ export async function openLmdbStore(options: LmdbStoreOptions): Promise<Store> {
   }
   try {
     const meta = await loadOrCreateMeta(env, dataDir, shards);
-    return new LmdbStore(env, meta, shards, lock);
+    return new LmdbStore(env, meta, shards, lock, options.ackSweepLagKeys ?? ackSweepBounds.lagKeys);
   } catch (error) {
     await env.close();
     lock.release();
@@ -154,8 +153,11 @@ class LmdbStore implements Store {
   private readonly outcomesDb: BinaryDb<string>;
   private readonly ackedLog: AckedLogDb;
   private readonly metaDb: BinaryDb<string>;
+  /** Acked items whose records are deleted later, in key order (ack-sweep.ts). */
+  private readonly ackSweep = new AckSweep();
+  private committedOnce = false;
   private closed = false;
-  /** The commit buffer and write list kept between commits. */
+  /** The commit buffer and write list kept between commits (commit-slabs.ts). */
   private readonly slabs = new CommitSlabs();
 
   constructor(
@@ -163,6 +165,7 @@ class LmdbStore implements Store {
     meta: MetaRecord,
     shards: number,
     private readonly lock: DataDirLock,
+    private readonly ackSweepLagKeys: number,
   ) {
     this.shardCount = shards;
     this.currentMeta = meta;
@@ -179,16 +182,29 @@ class LmdbStore implements Store {
     return { ...this.currentMeta };
   }
 
+  /**
+   * Items whose key the acked log holds are acked records the sweep had not
+   * deleted yet: skipped, and queued for deletion when this is recovery's
+   * load (before the first commit; later loads find the ones already queued).
+   */
   *loadShards(options: { bytes: boolean } = { bytes: true }): Iterable<LoadedShard> {
+    const acked = new AckedKeyRanges(this.ackedLog.records());
     for (let shard = 0; shard < this.shardCount; shard++) {
+      const live = ({ key }: { key: ItemKey }): boolean => {
+        if (acked.rangeCount === 0) return true;
+        const ackedAtMs = acked.ackedAtMs(key);
+        if (ackedAtMs === null) return true;
+        if (!this.committedOnce) this.ackSweep.add(shard, key, ackedAtMs);
+        return false;
+      };
       if (options.bytes) {
         const db = this.shardDbs[shard];
         assert(db !== undefined);
-        yield { shard, items: loadItems(db) };
+        yield { shard, items: loadItems(db, live) };
       } else {
         const db = this.shardHeaderDbs[shard];
         assert(db !== undefined);
-        yield { shard, items: db.getRange({}).map(({ key, value }) => ({ key, record: value })) };
+        yield { shard, items: db.getRange({}).filter(live).map(({ key, value }) => ({ key, record: value })) };
       }
     }
   }
@@ -246,81 +262,38 @@ class LmdbStore implements Store {
 
   commit(batch: CommitBatch): Promise<CommitResult> {
     assert(!this.closed, "commit on a closed store");
-    // Encode (and so check) everything before the transaction, in the caller's
-    // turn (this function is not async): a bad record is a programmer error,
-    // must not leave half a batch behind, and must throw an AssertionError
-    // that stops the process rather than become a rejected commit that
-    // would look like a storage failure. Every value
-    // goes into one buffer (the slab, kept between commits: commit-slabs.ts) and is written as a view of it:
-    // lmdb-js looks up the address of each value's ArrayBuffer, and a
-    // separate small array per value made the engine materialise an
-    // ArrayBuffer for each (about 0.5 µs a value, measured in the drain profile).
-    let writes = batch.outcomes.length;
-    for (const shardBatch of batch.shards) writes += shardBatch.items.length;
-    const slab = this.slabs.take(writes * slabBytesPerWrite);
-    // A check that fails while encoding stops the process, but gives the kept buffer back first (tests catch it).
-    let encoded: Parameters<LmdbStore["transact"]>;
+    this.committedOnce = true;
+    // Encoded (and so checked) in the caller's turn: this function is not
+    // async (commit-plan.ts says why).
+    for (const { shard } of batch.shards) assert(this.shardDbs[shard] !== undefined, `shard ${shard} out of range`);
+    const plan = planCommit(batch, this.slabs);
+    let acked: AckedWrite;
     try {
-      // Item writes as four numbers each (shard, key, start, end; start -1 for a
-      // delete) in an array kept across commits: no object per write.
-      const itemWrites = this.slabs.itemWritesFor(slab);
-      for (const { shard, items } of batch.shards) {
-        assert(this.shardDbs[shard] !== undefined, `shard ${shard} out of range`);
-        for (const { key, record } of items) {
-          const start = slab.length;
-          if (record === null) {
-            itemWrites.push(shard, key, -1, -1);
-            continue;
-          }
-          if (record instanceof Uint8Array) appendItemValue(slab, record);
-          else appendItemRecord(slab, record);
-          itemWrites.push(shard, key, start, slab.length);
-        }
-      }
-      const outcomeWrites: Array<{ id: string; start: number; end: number }> = [];
-      for (const { id, record } of batch.outcomes) {
-        const start = slab.length;
-        if (record === null) {
-          outcomeWrites.push({ id, start: -1, end: -1 });
-          continue;
-        }
-        appendOutcomeRecord(slab, record);
-        outcomeWrites.push({ id, start, end: slab.length });
-      }
-      const metaBytes = batch.meta === null ? null : encodeMetaRecord(batch.meta);
-      const acked = this.ackedLog.prepare(batch.acked, batch.ackedPurgeBeforeMs ?? null, slab);
-      const pauseWrites = (batch.pauses ?? []).map(({ ns, topic, record }) => ({
-        key: pauseKeyPrefix + pauseKey(ns, topic),
-        bytes: record === null ? null : encodePauseRecord(record),
-      }));
-      encoded = [batch, slab, itemWrites, outcomeWrites, metaBytes, acked, pauseWrites];
+      acked = this.ackedLog.prepare(batch.acked, batch.ackedPurgeBeforeMs ?? null, plan.slab);
     } catch (error) {
-      this.slabs.release(slab);
+      this.slabs.release(plan.slab);
       throw error;
     }
-    return this.transact(...encoded);
+    // Before the purge removes acked-log records, the records of their keys go.
+    const swept = noSweptKeys();
+    if (batch.ackedPurgeBeforeMs != null) this.ackSweep.takeAckedBefore(batch.ackedPurgeBeforeMs, swept);
+    this.ackSweep.takeLowest(this.ackSweepLagKeys, swept);
+    return this.transact(batch, plan, acked, swept);
   }
 
   /** The asynchronous half of commit(): one LMDB write transaction over the encoded values. */
-  private async transact(
-    batch: CommitBatch,
-    slab: ByteWriter,
-    itemWrites: number[],
-    outcomeWrites: Array<{ id: string; start: number; end: number }>,
-    metaBytes: Uint8Array | null,
-    acked: AckedWrite,
-    pauseWrites: Array<{ key: string; bytes: Uint8Array | null }>,
-  ): Promise<CommitResult> {
+  private async transact(batch: CommitBatch, plan: CommitPlan, acked: AckedWrite, swept: SweptKeys): Promise<CommitResult> {
+    const { slab, itemWrites, outcomeWrites, metaBytes, pauseWrites } = plan;
     try {
       await this.env.transaction(() => {
-        const shardDbs = this.shardDbs;
         for (let at = 0; at < itemWrites.length; at += 4) {
-          const db = shardDbs[itemWrites[at] as number] as BinaryDb<number>;
+          const db = this.shardDbs[itemWrites[at] as number] as BinaryDb<number>;
           const key = itemWrites[at + 1] as ItemKey;
           const start = itemWrites[at + 2] as number;
           if (start < 0) db.removeSync(key);
           else db.putSync(key, slab.written(start, itemWrites[at + 3] as number));
         }
+        this.deleteSwept(swept);
         for (const { id, start, end } of outcomeWrites) {
           if (start < 0) this.outcomesDb.removeSync(id);
           else this.outcomesDb.putSync(id, slab.written(start, end));
@@ -335,6 +308,8 @@ class LmdbStore implements Store {
     } catch (error) {
       this.slabs.release(slab);
       this.ackedLog.failed(acked);
+      // Nothing was deleted, and this commit's acks did not happen.
+      this.ackSweep.addAll(swept);
       // One LMDB transaction: when it fails, every shard in it failed.
       const failure = await commitFailure(error);
       const failedShards = new Map<number, Error>();
@@ -344,12 +319,35 @@ class LmdbStore implements Store {
     this.slabs.release(slab);
     if (batch.meta !== null) this.currentMeta = { ...batch.meta };
     this.ackedLog.committed(acked);
+    this.ackSweep.addAll(plan.deferred);
     return { failedShards: new Map(), metaError: null };
+  }
+
+  /** Inside the write transaction. */
+  private deleteSwept(swept: SweptKeys): void {
+    for (let i = 0; i < swept.keys.length; i++) {
+      const db = this.shardDbs[swept.shards[i] as number];
+      assert(db !== undefined, "swept shard out of range");
+      db.removeSync(swept.keys[i] as number);
+    }
+  }
+
+  /** At close: the records still waiting, in one last transaction. */
+  private async sweepAll(): Promise<void> {
+    if (this.ackSweep.size === 0) return;
+    const swept = noSweptKeys();
+    this.ackSweep.takeLowest(0, swept);
+    try {
+      await this.env.transaction(() => this.deleteSwept(swept));
+    } catch {
+      // Left for the next open, whose recovery skips acked records and deletes them.
+    }
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.sweepAll();
     await this.env.close();
     // Only after LMDB has closed: the next server may open the environment at once.
     this.lock.release();
@@ -364,9 +362,12 @@ function entryCount(db: BinaryDb<number> | BinaryDb<string>): number {
 }
 
 /** Decodes lazily, one entry at a time: 1,000,000 items never sit in memory twice. */
-function loadItems(db: BinaryDb<number>): Iterable<{ key: ItemKey; record: ItemRecord }> {
+function loadItems(db: BinaryDb<number>, live: (entry: { key: ItemKey }) => boolean): Iterable<{ key: ItemKey; record: ItemRecord }> {
   // lmdb-js's lazy map over the cursor (measured the same speed as a generator wrapper).
-  return db.getRange({}).map(({ key, value }) => ({ key, record: decodeItemRecord(value) }));
+  return db
+    .getRange({})
+    .filter(live)
+    .map(({ key, value }) => ({ key, record: decodeItemRecord(value) }));
 }
 
 /** The recovery handle's decoder: a record without payload and metadata, from lmdb-js's shared read buffer. */

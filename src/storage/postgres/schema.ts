@@ -15,8 +15,15 @@
 //   nodes; one is live while its last heartbeat is younger than its own lease.
 // - orq_pauses key -> value, and orq_pause_version: paused topics and the
 //   counter their commits raise (pause-rows.ts).
+// - orq_quota_buckets ns -> tokens: the namespaces' cluster-wide quota
+//   buckets nodes draw tokens from (quota-rows.ts). Added after layout
+//   version 1 was first shipped, without a version change: it is only ever
+//   created (IF NOT EXISTS, at every open), so a database of the previous
+//   build gains it at the first open of this one, and the previous build
+//   ignores it (docs/CLUSTER.md, "Upgrading").
 
 import { createPausesTableSql, createPauseVersionSql } from "./pause-rows.ts";
+import { createQuotaBucketsSql } from "./quota-rows.ts";
 import { randomBytes } from "node:crypto";
 import type { MetaRecord } from "../record.ts";
 import { FORMAT_VERSION } from "../store-meta.ts";
@@ -29,6 +36,7 @@ const schemaLockKey = 0x6f72_7101;
 const createStatements = [
   createPausesTableSql,
   ...createPauseVersionSql,
+  createQuotaBucketsSql,
   `CREATE TABLE IF NOT EXISTS orq_meta (
      singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
      format_version integer NOT NULL,
