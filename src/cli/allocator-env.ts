@@ -8,7 +8,7 @@
 // later allocation or free, so a server that goes quiet right after a burst
 // keeps the burst's freed memory resident until its next request or the
 // idle collection. With 0 it returns them at once: measured 1 s after a
-// 1,000,000-item load, 60-170 MiB less anonymous memory, for about 15% more
+// 1,000,000-item load, 60-170 MiB less anonymous memory, for 25-45% more
 // server CPU per enqueued item (docs/OPERATIONS.md, "Memory the allocator holds").
 //
 // An operator who sets a variable keeps their value (MIMALLOC_PURGE_DELAY=100
