@@ -181,14 +181,11 @@ export const leaseWriteDelayMs = 20;
 export const heapGovernor = Object.freeze({
   /**
    * Heap size, as a multiple of its size after the last collection, that
-   * triggers the next (1.25): the heap then holds at most a quarter of its
-   * live size in garbage, and whatever the load left when it ended is no
-   * more than that (1 s after a 1,000,000-item load, with 1.5, 290-440 MiB
-   * of anonymous memory against a live 225-260). Smaller collects more
-   * often: each collection marks the whole live heap and blocks the event
-   * loop for it (about 100 ms at 1,000,000 items on a quiet box); measured
-   * against 1.5 on the same box, about 6% more server CPU per enqueued item
-   * (docs/OPERATIONS.md, "Memory under load").
+   * triggers the next (1.25): the heap holds at most a quarter of its live
+   * size in garbage, also when a load ends (with 1.5, up to half). Smaller
+   * collects more often: each collection blocks the event loop while it
+   * marks the live heap (about 100 ms at 1,000,000 items on a quiet box);
+   * against 1.5, about 6% more server CPU per enqueued item (OPERATIONS.md).
    */
   growthFactor: 1.25,
   /**
