@@ -1380,7 +1380,6 @@ var heapGovernor = Object.freeze({
   checkMs: 100,
   heapBytesMin: 128 * 1024 * 1024
 });
-var allocatorEnv = Object.freeze({ MIMALLOC_PURGE_DELAY: "0" });
 var ackedOutcomeBounds = Object.freeze({
   blockItemsMax: 16384,
   blockSpanMs: 1e4,

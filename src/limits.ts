@@ -203,17 +203,6 @@ export const heapGovernor = Object.freeze({
   heapBytesMin: 128 * 1024 * 1024,
 });
 
-/**
- * Allocator settings `orq serve` gives itself (src/cli/allocator-env.ts
- * re-executes the process with those the environment lacks; a variable the
- * operator sets wins). MIMALLOC_PURGE_DELAY "0": freed pages go back to the
- * OS at once instead of 100 ms later on the next allocation, which a server
- * that just went quiet never makes; measured 1 s after a 1,000,000-item
- * load, 60-170 MiB less anonymous memory, for 25-45% more server CPU per
- * enqueued item at batch 100 (docs/OPERATIONS.md, "Memory the allocator
- * holds"; "100" there trades the memory back for the throughput).
- */
-export const allocatorEnv: Readonly<Record<string, string>> = Object.freeze({ MIMALLOC_PURGE_DELAY: "0" });
 
 /** Bounds of the retained acked outcomes (engine/acked-outcomes.ts, storage/acked-log.ts). */
 export const ackedOutcomeBounds = Object.freeze({

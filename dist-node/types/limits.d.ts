@@ -154,17 +154,6 @@ export declare const heapGovernor: Readonly<{
      */
     heapBytesMin: number;
 }>;
-/**
- * Allocator settings `orq serve` gives itself (src/cli/allocator-env.ts
- * re-executes the process with those the environment lacks; a variable the
- * operator sets wins). MIMALLOC_PURGE_DELAY "0": freed pages go back to the
- * OS at once instead of 100 ms later on the next allocation, which a server
- * that just went quiet never makes; measured 1 s after a 1,000,000-item
- * load, 60-170 MiB less anonymous memory, for 25-45% more server CPU per
- * enqueued item at batch 100 (docs/OPERATIONS.md, "Memory the allocator
- * holds"; "100" there trades the memory back for the throughput).
- */
-export declare const allocatorEnv: Readonly<Record<string, string>>;
 /** Bounds of the retained acked outcomes (engine/acked-outcomes.ts, storage/acked-log.ts). */
 export declare const ackedOutcomeBounds: Readonly<{
     /**

@@ -6,7 +6,6 @@
 import { Command, CommanderError, Option } from "commander";
 import { existsSync, readFileSync } from "node:fs";
 import packageJson from "../../package.json" with { type: "json" };
-import { ensureAllocatorEnv } from "./allocator-env.ts";
 import { ConfigError, defaultConfigPath, envName, flagName, resolveConfig, settings } from "./config.ts";
 import { addAckCommand } from "./commands/ack.ts";
 import { addCancelCommand } from "./commands/cancel.ts";
@@ -65,8 +64,6 @@ function buildProgram(): Command {
       process.stderr.write(`orq: ${error.message}\n`);
       process.exit(configErrorExitCode);
     }
-    // Before anything is opened: the allocator settings the server runs with (allocator-env.ts; returns only if none were missing).
-    await ensureAllocatorEnv();
     // Loaded only for `serve`: the client commands then start without loading
     // LMDB and its native addon (about 100 ms less per command).
     const { runServe } = await import("./serve.ts");
