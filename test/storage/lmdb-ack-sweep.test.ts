@@ -4,8 +4,6 @@
 // had left, close() and a purge of the acked log delete what they must.
 
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ByteWriter } from "../../src/storage/byte-cursor.ts";
 import { type AckedLogRecord, appendAckedLog } from "../../src/storage/acked-log.ts";
@@ -14,6 +12,7 @@ import { AckedKeyRanges } from "../../src/storage/lmdb/acked-key-ranges.ts";
 import { openLmdbStore } from "../../src/storage/lmdb/lmdb-store.ts";
 import type { CommitBatch, Store } from "../../src/storage/store.ts";
 import { seededRandom } from "../support/seeded-random.ts";
+import { withTempDataDir } from "../support/temp-data-dir.ts";
 import { itemRecord } from "./record-fixtures.ts";
 import { loadAll } from "./store-suite.ts";
 
@@ -51,13 +50,8 @@ function storedKeys(store: Store, upTo: number): number[] {
   return keys;
 }
 
-async function withDataDir(run: (dataDir: string) => Promise<void>): Promise<void> {
-  const dataDir = mkdtempSync(join(tmpdir(), "orq-ack-sweep-"));
-  try {
-    await run(dataDir);
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+function withDataDir(run: (dataDir: string) => Promise<void>): Promise<void> {
+  return withTempDataDir("orq-ack-sweep-", run);
 }
 
 describe("AckSweep", () => {

@@ -6,15 +6,13 @@
 // bytes whatever their length.
 
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { ackedOutcomeBounds } from "../../src/limits.ts";
 import { AckedLogBuilder, type AckedLogRecord, appendAckedLog, decodeAckedLog } from "../../src/storage/acked-log.ts";
 import { ByteWriter } from "../../src/storage/byte-cursor.ts";
 import { openLmdbStore } from "../../src/storage/lmdb/lmdb-store.ts";
 import type { CommitBatch, Store } from "../../src/storage/store.ts";
 import { seededRandom } from "../support/seeded-random.ts";
+import { withTempDataDir } from "../support/temp-data-dir.ts";
 
 function acked(endedAtMs: number, keys: number[], ns = "n"): CommitBatch {
   const record: AckedLogRecord = { endedAtMs, namespaces: [ns], nsIndexes: keys.map(() => 0), shards: keys.map(() => 0), keys };
@@ -25,13 +23,8 @@ function entries(store: Store): string[] {
   return [...store.loadAckedLog()].flatMap((record) => record.keys.map((key, i) => `${record.namespaces[record.nsIndexes[i]!]}/${key}@${record.endedAtMs}`));
 }
 
-async function withStore(run: (dataDir: string) => Promise<void>): Promise<void> {
-  const dataDir = mkdtempSync(join(tmpdir(), "orq-lmdb-acked-"));
-  try {
-    await run(dataDir);
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+function withStore(run: (dataDir: string) => Promise<void>): Promise<void> {
+  return withTempDataDir("orq-lmdb-acked-", run);
 }
 
 describe("LMDB acked log", () => {
