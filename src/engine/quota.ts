@@ -2,7 +2,7 @@
 // admits `count` items now or refuses with a hint. On a single node it is a
 // TokenBucket: it counts items, holds up to one minute's worth, and refills
 // continuously from the nowMs it is handed. In cluster mode it is a leased
-// bucket (cluster/leased-bucket.ts) that never refills by itself: the node
+// bucket (cluster/quota-leases.ts) that never refills by itself: the node
 // tops it up with tokens drawn from the namespace's bucket in PostgreSQL, and
 // it outlives the engine, which is rebuilt when shards move.
 

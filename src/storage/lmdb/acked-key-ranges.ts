@@ -7,7 +7,7 @@
 // ranges of several records touch, the merged range keeps the earliest, so a
 // queued delete is due no later than the first of those records' purges.
 
-import { visitAckedLog } from "../acked-log.ts";
+import { ackedLogEndedAtMs, visitAckedLog } from "../acked-log.ts";
 import type { ItemKey } from "../item-key.ts";
 
 export class AckedKeyRanges {
@@ -20,11 +20,10 @@ export class AckedKeyRanges {
   constructor(records: Iterable<Uint8Array>) {
     const runs: Array<{ start: number; end: number; endedAtMs: number }> = [];
     for (const bytes of records) {
-      const recordRuns: Array<{ start: number; end: number }> = [];
-      const { endedAtMs } = visitAckedLog(bytes, (_nsIndex, start, length) => {
-        recordRuns.push({ start, end: start + length });
+      const endedAtMs = ackedLogEndedAtMs(bytes);
+      visitAckedLog(bytes, (_nsIndex, start, length) => {
+        runs.push({ start, end: start + length, endedAtMs });
       });
-      for (const { start, end } of recordRuns) runs.push({ start, end, endedAtMs });
     }
     runs.sort((a, b) => a.start - b.start);
     const merged: typeof runs = [];

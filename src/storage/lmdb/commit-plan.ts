@@ -52,6 +52,7 @@ export function planCommit(batch: CommitBatch, slabs: CommitSlabs): CommitPlan {
 function encodePlan(batch: CommitBatch, slab: ByteWriter, itemWrites: number[], writes: number): CommitPlan {
   const acked = batch.acked;
   const ackedKeys = acked != null && acked.keys.length > 0 ? new Set(acked.keys) : null;
+  const ackedAtMs = acked != null ? acked.endedAtMs : 0;
   const deferred = noSweptKeys();
   for (const { shard, items } of batch.shards) {
     for (const { key, record } of items) {
@@ -60,7 +61,7 @@ function encodePlan(batch: CommitBatch, slab: ByteWriter, itemWrites: number[], 
         if (ackedKeys !== null && ackedKeys.has(key)) {
           deferred.shards.push(shard);
           deferred.keys.push(key);
-          deferred.ackedAtMs.push((acked as { endedAtMs: number }).endedAtMs);
+          deferred.ackedAtMs.push(ackedAtMs);
         } else {
           itemWrites.push(shard, key, -1, -1);
         }
