@@ -23,7 +23,7 @@
 // `orq dashboard on http://HOST:PORT/` before the listening line; the HTTP
 // side port's index page links it.
 
-import { fullGC, heapSize as jscHeapSize } from "bun:jsc";
+import { fullGC } from "bun:jsc";
 import { BeanstalkServer } from "../beanstalk/beanstalk-server.ts";
 import { isLoopbackHost } from "../beanstalk/loopback.ts";
 import { systemClock } from "../lib/clock.ts";
@@ -228,12 +228,12 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
       set: (callback, delayMs) => setTimeout(callback, delayMs).unref(),
       clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
     },
-    heapBytes: () => jscHeapSize(),
+    heapBytes: () => process.memoryUsage().heapUsed,
     collect: (heapBytes) => {
       const startedMs = monotonicStopwatch.nowMs();
       const rssBytes = process.memoryUsage.rss();
       fullGC();
-      logger.debug("heap gc", { heap_bytes: heapBytes, heap_after_bytes: jscHeapSize(), rss_bytes: rssBytes, rss_after_bytes: process.memoryUsage.rss(), blocked_ms: Math.round((monotonicStopwatch.nowMs() - startedMs) * 100) / 100 });
+      logger.debug("heap gc", { heap_bytes: heapBytes, heap_after_bytes: process.memoryUsage().heapUsed, rss_bytes: rssBytes, rss_after_bytes: process.memoryUsage.rss(), blocked_ms: Math.round((monotonicStopwatch.nowMs() - startedMs) * 100) / 100 });
     },
   });
   const tokens = new TokenTable(config.tokens);

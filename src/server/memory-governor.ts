@@ -10,6 +10,11 @@
 // bun:jsc fullGC, synchronous: `Bun.gc(false)` is a young-generation
 // collection that leaves old garbage where it is).
 //
+// The reading is `process.memoryUsage().heapUsed` (about 20 µs), not
+// bun:jsc `heapSize()`: that one counts every block's mark bits, 1.4 ms at
+// 1,000,000 live objects and up to 9 ms under load, and as the check ran it
+// took 10% of the main thread in the Jupiter scenario (BENCHMARKS.md).
+//
 // "Since the last collection" is the heap size read right after it, lowered
 // by any smaller reading since (JavaScriptCore's own collections). Like
 // idle-gc.ts, the timer is armed only while requests arrive: an idle server
@@ -20,7 +25,7 @@ import type { IdleTimers } from "./idle-gc.ts";
 
 export interface HeapGovernorOptions {
   timers: IdleTimers;
-  /** The JS heap's size in bytes now (bun:jsc heapSize in production). */
+  /** The JS heap's size in bytes now (process.memoryUsage().heapUsed in production). */
   heapBytes: () => number;
   /** Collect now, synchronously; `heapBytes` is the size that triggered it. */
   collect: (heapBytes: number) => void;

@@ -5,6 +5,7 @@
 
 import { describe, expect, test } from "bun:test";
 import {
+  heapSpaceMetricNames,
   createMetrics,
   otherTopicLabel,
   type GaugeSnapshot,
@@ -38,6 +39,13 @@ describe("createMetrics", () => {
     }
     expect(findSample(parsed, "orq_build_info", { version: "1.2.3" })?.value).toBe(1);
     expect(parsed.types.get("process_cpu_seconds_total")).toBe("counter");
+  });
+
+  test("process metrics leave out the heap-space gauges, whose collection walks the whole heap under Bun", async () => {
+    const parsed = await scrape(createMetrics({ version: "1.2.3" }));
+    expect(parsed.types.get("nodejs_heap_size_used_bytes")).toBe("gauge");
+    for (const name of heapSpaceMetricNames) expect(parsed.types.has(name)).toBe(false);
+    expect(parsed.samples.filter((sample) => sample.name.startsWith("nodejs_heap_space_"))).toEqual([]);
   });
 
   test("processMetrics: false leaves only orq_ metrics", async () => {
