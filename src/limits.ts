@@ -240,13 +240,14 @@ export const ackedOutcomeBounds = Object.freeze({
  */
 export const ackSweepBounds = Object.freeze({
   /**
-   * Acked records left in place after each commit (8,192): every commit
-   * deletes the lowest acked keys beyond these, so deletes of neighbouring
-   * keys share a page rewrite. Larger keeps more pages shared and more dead
-   * records on disk (about 2 MiB at this size with 250-byte records) and in
-   * the queue (18 bytes a key); a restart skips and deletes them.
+   * Acked records that may wait for the live items below them in their shard
+   * (262,144): beyond these, every commit deletes the lowest anyway. 16 bytes
+   * a key in memory (4 MiB at most), about 250 bytes a record on disk; a
+   * restart skips and deletes them. Large enough for a priority queue's acks
+   * to wait for their page's last item (fewer page rewrites), small enough
+   * that dead letters holding floors cannot pile up ended records.
    */
-  lagKeys: 8192,
+  lagKeys: 262_144,
 });
 
 /**

@@ -124,6 +124,8 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     const elsewhere = placement === null ? null : (id: string) => placement.elsewhere(id);
     yield* loadStoreInSteps(engine.s, options.store, options.nowMs, options.limits.recoveryRecordsPerTurnMax, elsewhere);
     engine.pauses.load(options.store.loadPauses(), options.nowMs);
+    const items = engine.s.items;
+    options.store.setLiveKeyFloor?.((shard) => items.lowestKey(shard));
     return engine;
   }
 

@@ -23,6 +23,16 @@ class ShardItems {
   /** The item in each slot, undefined for a hole. */
   items: Array<LiveItem | undefined> = [];
   holes = 0;
+  /** Every slot below this one is a hole (the lowest live key's slot, or the length when none). */
+  firstLive = 0;
+
+  /** Move firstLive past holes, after the slot it named was emptied. */
+  advanceFirstLive(): void {
+    const items = this.items;
+    let at = this.firstLive;
+    while (at < items.length && items[at] === undefined) at++;
+    this.firstLive = at;
+  }
 
   /** The slot holding `key`, or -1. */
   find(key: number): number {
@@ -66,6 +76,7 @@ class ShardItems {
     keys.length = to;
     items.length = to;
     this.holes = 0;
+    this.firstLive = 0;
   }
 }
 
@@ -122,6 +133,8 @@ export class ItemTable {
       if (shard.keys[at] === item.key) assert(false, `item table: key ${item.key} filed twice in shard ${item.shard}`);
       shard.keys.splice(at, 0, item.key);
       shard.items.splice(at, 0, item);
+      // Slots below firstLive are holes: an item filed at or below it is the new lowest.
+      if (at <= shard.firstLive) shard.firstLive = at;
     }
     this.count++;
   }
@@ -143,9 +156,22 @@ export class ItemTable {
       shard.holes -= slots - 1 - end;
       shard.items.length = end + 1;
       shard.keys.length = end + 1;
+      if (shard.firstLive > end + 1) shard.firstLive = end + 1;
     } else if (slots >= compactSlotsMin && shard.holes * 2 > slots) {
       shard.compact();
     }
+    if (slot === shard.firstLive) shard.advanceFirstLive();
+  }
+
+  /**
+   * The shard's lowest live key, Infinity when it holds none. The LMDB store
+   * deletes acked records below it (storage/lmdb/ack-sweep.ts). O(1)
+   * amortized: the first live slot only moves up between compactions.
+   */
+  lowestKey(shard: number): number {
+    const items = this.shards[shard];
+    if (items === undefined || items.firstLive >= items.keys.length) return Infinity;
+    return items.keys[items.firstLive] as number;
   }
 
   /** Shards that have held items (the highest such shard + 1). */
@@ -193,6 +219,9 @@ export class ItemTable {
         }
       }
       assert(holes === shard.holes, `item table: ${shard.holes} holes counted, ${holes} found`);
+      let firstLive = 0;
+      while (firstLive < shard.items.length && shard.items[firstLive] === undefined) firstLive++;
+      assert(shard.firstLive === firstLive, `item table: first live slot ${shard.firstLive}, found ${firstLive}`);
     }
     assert(count === this.count, `item table: size ${this.count}, ${count} items found`);
   }

@@ -104,6 +104,13 @@ export interface Store {
    * an AssertionError from the call itself, never as a rejection.
    */
   commit(batch: CommitBatch): Promise<CommitResult>;
+  /**
+   * Where the owner of the items (the engine) tells a store that defers the
+   * deletes of acked records (LMDB, storage/lmdb/ack-sweep.ts) each shard's
+   * lowest live key (Infinity when none): records below it go with their
+   * neighbours. Stores that delete at once leave it out.
+   */
+  setLiveKeyFloor?(floorOf: (shard: number) => number): void;
   close(): Promise<void>;
 }
 

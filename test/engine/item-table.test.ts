@@ -11,6 +11,7 @@ import { LiveItem } from "../../src/engine/item.ts";
 import { ItemTable } from "../../src/engine/item-table.ts";
 import { Topic } from "../../src/engine/topic.ts";
 import { itemRecord } from "../storage/record-fixtures.ts";
+import { seededRandom } from "../support/seeded-random.ts";
 
 const topic = new Topic("ns", "t");
 
@@ -116,5 +117,41 @@ describe("item table", () => {
     table.delete(item(0, 2));
     expectExactly(table, [a], []);
     expect(formatId(0, 1)).toBe(a.id);
+  });
+
+  test("lowestKey is each shard's lowest live key (Infinity when none) through random adds, removals, lower-key inserts and compactions", () => {
+    for (let seed = 1; seed <= 30; seed++) {
+      const random = seededRandom(seed);
+      const table = new ItemTable();
+      const live = new Map<number, LiveItem[]>();
+      const nextKey = [1000, 1000, 1000];
+      for (let step = 0; step < 600; step++) {
+        const shard = Math.floor(random() * 3);
+        const items = live.get(shard) ?? [];
+        live.set(shard, items);
+        const choice = random();
+        if (choice < 0.5 || items.length === 0) {
+          // Mostly new, higher keys; now and then a lower one (cluster mode's adopted shard).
+          const lower = random() < 0.05 ? Math.floor(random() * 1000) : -1;
+          const key = lower >= 0 && !items.some((it) => it.key === lower) ? lower : nextKey[shard]!++;
+          const it = item(shard, key);
+          table.add(it);
+          items.push(it);
+        } else {
+          // Removals lean towards the oldest, as a queue's acks do, so leading holes pile up.
+          const sorted = [...items].sort((a, b) => a.key - b.key);
+          const at = random() < 0.6 ? 0 : Math.floor(random() * sorted.length);
+          const gone = sorted[at]!;
+          table.delete(gone);
+          items.splice(items.indexOf(gone), 1);
+        }
+        for (let s = 0; s < 4; s++) {
+          const keys = (live.get(s) ?? []).map((it) => it.key);
+          const expected = keys.length === 0 ? Infinity : Math.min(...keys);
+          if (table.lowestKey(s) !== expected) throw new Error(`seed ${seed} step ${step}: shard ${s} lowestKey ${table.lowestKey(s)}, expected ${expected}`);
+        }
+        table.checkInvariants();
+      }
+    }
   });
 });

@@ -55,7 +55,7 @@ function withDataDir(run: (dataDir: string) => Promise<void>): Promise<void> {
 }
 
 describe("AckSweep", () => {
-  test("against a sorted model: takeLowest keeps the highest keys, takeAckedBefore takes by time, addAll restores", () => {
+  test("against a sorted model: takeLowest keeps the highest keys, takeBelowFloors takes what lies below each shard's floor, takeAckedBefore takes by time, addAll restores", () => {
     for (let seed = 1; seed <= 20; seed++) {
       const random = seededRandom(seed);
       const sweep = new AckSweep();
@@ -86,6 +86,19 @@ describe("AckSweep", () => {
             sweep.addAll(taken);
             model.push(...expected);
           }
+        } else if (choice < 0.93) {
+          // Floors: each shard's lowest live key; every waiting key below its shard's floor goes.
+          const floors = new Map<number, number>();
+          const floorOf = (shard: number): number => {
+            if (!floors.has(shard)) floors.set(shard, random() < 0.2 ? Infinity : nextKey - Math.floor(random() * 200));
+            return floors.get(shard) as number;
+          };
+          const taken = noSweptKeys();
+          sweep.takeBelowFloors(floorOf, taken);
+          const below = (entry: { key: number; shard: number }) => entry.key < floorOf(entry.shard);
+          const expected = model.filter(below).map((entry) => `${entry.shard}:${entry.key}:${entry.ackedAtMs}`).sort();
+          model = model.filter((entry) => !below(entry));
+          expect(taken.keys.map((key, i) => `${taken.shards[i]}:${key}:${taken.ackedAtMs[i]}`).sort()).toEqual(expected);
         } else {
           const beforeMs = Math.floor(random() * 1000);
           const taken = noSweptKeys();
@@ -141,6 +154,40 @@ describe("LMDB store: acked records are swept", () => {
       expect(again.storedCounts().items).toBe(6);
       expect(liveKeys(again)).toEqual([2, 4, 6, 8, 10, 11]);
       await again.close();
+    });
+  });
+
+  test("with the engine's floors, an acked record goes once nothing below it in its shard is live; the lag still bounds what waits", async () => {
+    await withDataDir(async (dataDir) => {
+      const store = await openLmdbStore({ dataDir, shards, durability: "strict", ackSweepLagKeys: 2 });
+      await store.commit(enqueueBatch(16));
+      // The engine's view: live keys per shard (key k on shard k % 4).
+      const live = new Set<number>(Array.from({ length: 16 }, (_, key) => key));
+      if (store.setLiveKeyFloor === undefined) throw new Error("the LMDB store takes the engine's floors");
+      store.setLiveKeyFloor((shard) => Math.min(Infinity, ...[...live].filter((key) => key % shards === shard)));
+      const ack = async (keys: number[], endedAtMs: number) => {
+        for (const key of keys) live.delete(key);
+        await store.commit(ackBatch(keys, endedAtMs));
+      };
+      // Shard 1 holds 1, 5, 9, 13. Acking 5 and 13 leaves 1 and 9 live below or between them: both wait.
+      await ack([5, 13], 1000);
+      await store.commit(enqueueBatch(0));
+      expect(storedKeys(store, 16).filter((key) => key % shards === 1)).toEqual([1, 5, 9, 13]);
+      // Once 1 is acked, nothing live lies below 5 (9 still lies below 13): 1 and 5 go, 13 waits.
+      await ack([1], 2000);
+      await store.commit(enqueueBatch(0));
+      expect(storedKeys(store, 16).filter((key) => key % shards === 1)).toEqual([9, 13]);
+      // A shard with nothing live left is swept whole.
+      await ack([9], 3000);
+      await store.commit(enqueueBatch(0));
+      expect(storedKeys(store, 16).filter((key) => key % shards === 1)).toEqual([]);
+      // Shard 2 (2, 6, 10, 14) keeps 2 live: what is acked above it waits, up to the lag of 2, then the lowest go
+      // anyway (6); shard 3, acked whole, goes whole.
+      await ack([6, 10, 14, 3, 7, 11, 15], 4000);
+      await store.commit(enqueueBatch(0));
+      expect(storedKeys(store, 16).filter((key) => key % shards === 2)).toEqual([2, 10, 14]);
+      expect(liveKeys(store)).toEqual([0, 2, 4, 8, 12]);
+      await store.close();
     });
   });
 

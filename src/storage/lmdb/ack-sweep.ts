@@ -11,9 +11,19 @@
 // so the record's delete can wait: it is deleted later, with neighbours that
 // were acked meanwhile, and a page is rewritten once for several of them.
 //
-// The queue is a binary min-heap on the item key in three parallel typed
-// arrays (key, shard, when acked), so it allocates nothing per ack; it keeps
-// at most `lagKeys` keys waiting between commits, plus one commit's acks.
+// Which keys go, and when: a key is deleted once nothing in its shard below
+// it is still live (`floorOf`, the engine's lowest live key per shard; keys
+// rise with enqueue order and a shard's records sit in key order, so below
+// that floor every page of the shard holds only ended items and is rewritten
+// or freed once). Acks of a priority queue end the items of one priority
+// first: a record acked among older items of a lower priority waits for
+// them, instead of rewriting its page now and again for each neighbour.
+// When more than `keepKeys` are waiting (an item that stays, such as a dead
+// letter, holds its shard's floor), the lowest beyond that go anyway.
+//
+// Each shard's queue is a binary min-heap on the item key in two parallel
+// typed arrays (key, when acked), so it allocates nothing per ack: 16 bytes
+// a waiting key.
 
 import { assert } from "../../lib/assert.ts";
 import type { ItemKey } from "../item-key.ts";
@@ -25,20 +35,22 @@ export interface SweptKeys {
   ackedAtMs: number[];
 }
 
-const initialCapacity = 1024;
+const initialCapacity = 64;
 
-export class AckSweep {
+/** One shard's waiting keys. */
+class KeyHeap {
   private keys = new Float64Array(initialCapacity);
-  private shards = new Uint16Array(initialCapacity);
   private ackedAt = new Float64Array(initialCapacity);
-  private count = 0;
+  count = 0;
 
-  get size(): number {
-    return this.count;
+  constructor(readonly shard: number) {}
+
+  /** The lowest waiting key, or Infinity. */
+  get lowestKey(): number {
+    return this.count === 0 ? Infinity : (this.keys[0] as number);
   }
 
-  /** An acked item whose record is still stored; `ackedAtMs` is the end its acked-log record carries. */
-  add(shard: number, key: ItemKey, ackedAtMs: number): void {
+  add(key: ItemKey, ackedAtMs: number): void {
     if (this.count === this.keys.length) this.grow();
     let at = this.count++;
     // Sift up.
@@ -49,35 +61,30 @@ export class AckSweep {
       at = parent;
     }
     this.keys[at] = key;
-    this.shards[at] = shard;
     this.ackedAt[at] = ackedAtMs;
   }
 
-  /**
-   * The lowest keys beyond the first `keepKeys`, out of the queue: a commit
-   * deletes them. Lowest first, so a commit's deletes share pages.
-   */
-  takeLowest(keepKeys: number, into: SweptKeys): void {
-    while (this.count > keepKeys) this.popInto(into);
+  popInto(into: SweptKeys): void {
+    into.shards.push(this.shard);
+    into.keys.push(this.keys[0] as number);
+    into.ackedAtMs.push(this.ackedAt[0] as number);
+    const last = --this.count;
+    if (last === 0) return;
+    this.move(last, 0);
+    this.siftDown(0);
   }
 
-  /**
-   * Every key acked before `beforeMs`, out of the queue: the acked-log
-   * records a purge removes must not outlive the records of their keys, or a
-   * restart would load those items as live again.
-   */
   takeAckedBefore(beforeMs: number, into: SweptKeys): void {
     let kept = 0;
     for (let i = 0; i < this.count; i++) {
       const ackedAtMs = this.ackedAt[i] as number;
       if (ackedAtMs < beforeMs) {
-        into.shards.push(this.shards[i] as number);
+        into.shards.push(this.shard);
         into.keys.push(this.keys[i] as number);
         into.ackedAtMs.push(ackedAtMs);
         continue;
       }
       this.keys[kept] = this.keys[i] as number;
-      this.shards[kept] = this.shards[i] as number;
       this.ackedAt[kept] = ackedAtMs;
       kept++;
     }
@@ -87,30 +94,14 @@ export class AckSweep {
     for (let i = (kept >> 1) - 1; i >= 0; i--) this.siftDown(i);
   }
 
-  /** A committed ack's keys, or a failed commit's sweep put back. */
-  addAll(swept: SweptKeys): void {
-    for (let i = 0; i < swept.keys.length; i++) this.add(swept.shards[i] as number, swept.keys[i] as number, swept.ackedAtMs[i] as number);
-  }
-
   checkInvariants(): void {
     for (let i = 1; i < this.count; i++) {
-      assert((this.keys[(i - 1) >> 1] as number) <= (this.keys[i] as number), `ack sweep heap order broken at ${i}`);
+      assert((this.keys[(i - 1) >> 1] as number) <= (this.keys[i] as number), `ack sweep heap order broken at ${i} in shard ${this.shard}`);
     }
-  }
-
-  private popInto(into: SweptKeys): void {
-    into.shards.push(this.shards[0] as number);
-    into.keys.push(this.keys[0] as number);
-    into.ackedAtMs.push(this.ackedAt[0] as number);
-    const last = --this.count;
-    if (last === 0) return;
-    this.move(last, 0);
-    this.siftDown(0);
   }
 
   private siftDown(from: number): void {
     const key = this.keys[from] as number;
-    const shard = this.shards[from] as number;
     const ackedAtMs = this.ackedAt[from] as number;
     let at = from;
     for (;;) {
@@ -122,13 +113,11 @@ export class AckSweep {
       at = child;
     }
     this.keys[at] = key;
-    this.shards[at] = shard;
     this.ackedAt[at] = ackedAtMs;
   }
 
   private move(from: number, to: number): void {
     this.keys[to] = this.keys[from] as number;
-    this.shards[to] = this.shards[from] as number;
     this.ackedAt[to] = this.ackedAt[from] as number;
   }
 
@@ -136,13 +125,89 @@ export class AckSweep {
     const capacity = this.keys.length * 2;
     const keys = new Float64Array(capacity);
     keys.set(this.keys);
-    const shards = new Uint16Array(capacity);
-    shards.set(this.shards);
     const ackedAt = new Float64Array(capacity);
     ackedAt.set(this.ackedAt);
     this.keys = keys;
-    this.shards = shards;
     this.ackedAt = ackedAt;
+  }
+}
+
+export class AckSweep {
+  /** By shard; a shard's heap exists from its first acked key on. */
+  private readonly byShard: Array<KeyHeap | undefined> = [];
+  /** The same heaps, densely, for the walks over every shard. */
+  private readonly heaps: KeyHeap[] = [];
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** An acked item whose record is still stored; `ackedAtMs` is the end its acked-log record carries. */
+  add(shard: number, key: ItemKey, ackedAtMs: number): void {
+    let heap = this.byShard[shard];
+    if (heap === undefined) {
+      heap = new KeyHeap(shard);
+      this.byShard[shard] = heap;
+      this.heaps.push(heap);
+    }
+    heap.add(key, ackedAtMs);
+    this.count++;
+  }
+
+  /**
+   * Every key below its shard's floor (`floorOf(shard)`: the shard's lowest
+   * live key, Infinity when none), out of the queue: nothing live is left
+   * beneath it, so a commit deletes it with its neighbours.
+   */
+  takeBelowFloors(floorOf: (shard: number) => number, into: SweptKeys): void {
+    for (const heap of this.heaps) {
+      if (heap.count === 0) continue;
+      const floor = floorOf(heap.shard);
+      while (heap.count > 0 && heap.lowestKey < floor) {
+        heap.popInto(into);
+        this.count--;
+      }
+    }
+  }
+
+  /**
+   * The lowest keys beyond the first `keepKeys`, out of the queue: a commit
+   * deletes them. Lowest first (across shards), so a commit's deletes share pages.
+   */
+  takeLowest(keepKeys: number, into: SweptKeys): void {
+    while (this.count > keepKeys) {
+      let lowest: KeyHeap | null = null;
+      for (const heap of this.heaps) if (heap.count > 0 && (lowest === null || heap.lowestKey < lowest.lowestKey)) lowest = heap;
+      assert(lowest !== null, "ack sweep: a count above zero with every heap empty");
+      lowest.popInto(into);
+      this.count--;
+    }
+  }
+
+  /**
+   * Every key acked before `beforeMs`, out of the queue: the acked-log
+   * records a purge removes must not outlive the records of their keys, or a
+   * restart would load those items as live again.
+   */
+  takeAckedBefore(beforeMs: number, into: SweptKeys): void {
+    const before = into.keys.length;
+    for (const heap of this.heaps) heap.takeAckedBefore(beforeMs, into);
+    this.count -= into.keys.length - before;
+  }
+
+  /** A committed ack's keys, or a failed commit's sweep put back. */
+  addAll(swept: SweptKeys): void {
+    for (let i = 0; i < swept.keys.length; i++) this.add(swept.shards[i] as number, swept.keys[i] as number, swept.ackedAtMs[i] as number);
+  }
+
+  checkInvariants(): void {
+    let count = 0;
+    for (const heap of this.heaps) {
+      heap.checkInvariants();
+      count += heap.count;
+    }
+    assert(count === this.count, `ack sweep: size ${this.count}, ${count} keys in the heaps`);
   }
 }
 

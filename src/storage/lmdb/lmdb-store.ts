@@ -155,6 +155,8 @@ class LmdbStore implements Store {
   private readonly metaDb: BinaryDb<string>;
   /** Acked items whose records are deleted later, in key order (ack-sweep.ts). */
   private readonly ackSweep = new AckSweep();
+  /** Each shard's lowest live key, from the engine once it runs (setLiveKeyFloor); until then nothing is below it. */
+  private liveKeyFloor: (shard: number) => number = () => -Infinity;
   private committedOnce = false;
   private closed = false;
   /** The commit buffer and write list kept between commits (commit-slabs.ts). */
@@ -235,6 +237,10 @@ class LmdbStore implements Store {
     return { items, outcomes: entryCount(this.outcomesDb) };
   }
 
+  setLiveKeyFloor(floorOf: (shard: number) => number): void {
+    this.liveKeyFloor = floorOf;
+  }
+
   readItemBytes(shard: number, key: ItemKey): Uint8Array | null {
     assert(!this.closed, "read on a closed store");
     const db = this.shardDbs[shard];
@@ -277,6 +283,7 @@ class LmdbStore implements Store {
     // Before the purge removes acked-log records, the records of their keys go.
     const swept = noSweptKeys();
     if (batch.ackedPurgeBeforeMs != null) this.ackSweep.takeAckedBefore(batch.ackedPurgeBeforeMs, swept);
+    this.ackSweep.takeBelowFloors(this.liveKeyFloor, swept);
     this.ackSweep.takeLowest(this.ackSweepLagKeys, swept);
     return this.transact(batch, plan, acked, swept);
   }
