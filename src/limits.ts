@@ -70,6 +70,27 @@ export interface Limits {
   listReadyVisitsMax: number;
   /** Topics paused at once, per server (100,000): a pause keeps even an empty topic in memory and on disk. */
   pausedTopicsMax: number;
+  /**
+   * Live items the server holds, every state and dead letters included
+   * (50,000,000). Configurable. Each costs about 192 B of memory at rest
+   * (BENCHMARKS.md, "Memory"; 250-550 MiB per million measured idle to under
+   * load), so the default is 10-25 GiB, the most a 24 GiB machine holds: 50x
+   * the 1,000,000-item load bench. Past it enqueue is TOO_LARGE; a store
+   * over it (a lowered setting) still loads.
+   */
+  liveItemsMax: number;
+  /**
+   * Live topics over all namespaces (1,000,000). Configurable. A topic costs
+   * about 1 KiB with its heaps and maps (measured, docs/OPERATIONS.md), so
+   * 1 GiB: far past any fleet, but bounds a client that makes a topic per item.
+   */
+  topicsMax: number;
+  /**
+   * Namespaces known since start (100,000). Configurable. A namespace keeps
+   * its counters until a restart even when empty (about 1 KiB with its maps,
+   * measured), so 100 MiB: namespaces are tenants, and 100,000 is abuse.
+   */
+  namespacesMax: number;
   /** Longest timed pause (1 year, like delayMsMax): beyond it a `for_ms` is more likely a unit bug. */
   pauseMsMax: number;
   /** How long an ended item's outcome is kept for `get` and `after` (1 hour, per the contract). Configurable. */
@@ -138,6 +159,9 @@ export const defaultLimits: Readonly<Limits> = Object.freeze({
   listScanSlotsMax: 200_000,
   listReadyVisitsMax: 10_000,
   pausedTopicsMax: 100_000,
+  liveItemsMax: 50_000_000,
+  topicsMax: 1_000_000,
+  namespacesMax: 100_000,
   pauseMsMax: 365 * 24 * 60 * 60 * 1000,
   outcomeRetentionMs: 60 * 60 * 1000,
   deadlinesPerTickMax: 10_000,

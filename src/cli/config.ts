@@ -40,6 +40,9 @@ export interface ServeConfig {
   outcomeRetentionMs: number;
   payloadBytesMax: number;
   metadataBytesMax: number;
+  liveItemsMax: number;
+  topicsMax: number;
+  namespacesMax: number;
   tokens: TokenGrant[];
   namespaces: Record<string, { enqueuePerMinute: number | null }>;
   /** The beanstalkd-compatible port (src/beanstalk/), or null when off; 0 picks a free one. */
@@ -99,6 +102,9 @@ export const settings: readonly Setting[] = [
   { name: "outcomeRetentionMs", key: "outcome_retention_ms", description: "how long ended items' outcomes are kept", defaultValue: defaultLimits.outcomeRetentionMs, kind: "int", min: 1000, max: 30 * 24 * 3600 * 1000 },
   { name: "payloadBytesMax", key: "payload_bytes_max", description: "largest item payload", defaultValue: defaultLimits.payloadBytesMax, kind: "int", min: 0, max: mib },
   { name: "metadataBytesMax", key: "metadata_bytes_max", description: "largest item metadata", defaultValue: defaultLimits.metadataBytesMax, kind: "int", min: 0, max: 64 * 1024 },
+  { name: "liveItemsMax", key: "live_items_max", description: "live items the server holds at most (every state); past it enqueue is TOO_LARGE", defaultValue: defaultLimits.liveItemsMax, kind: "int", min: 1, max: 2 ** 32 },
+  { name: "topicsMax", key: "topics_max", description: "topics over all namespaces at most; a new one past it is TOO_LARGE", defaultValue: defaultLimits.topicsMax, kind: "int", min: 1, max: 2 ** 32 },
+  { name: "namespacesMax", key: "namespaces_max", description: "namespaces at most (kept until restart); a new one past it is TOO_LARGE", defaultValue: defaultLimits.namespacesMax, kind: "int", min: 1, max: 2 ** 32 },
   { name: "beanstalkPort", key: "beanstalk_port", description: "TCP port speaking beanstalkd's protocol (0 picks a free one; off disables it)", defaultValue: portOff, kind: "string" },
   { name: "beanstalkNamespace", key: "beanstalk_namespace", description: "namespace whose topics are the beanstalkd port's tubes", defaultValue: "default", kind: "string" },
   { name: "beanstalkMaxJobBytes", key: "beanstalk_max_job_bytes", description: "largest job body on the beanstalkd port (beanstalkd's -z)", defaultValue: defaultLimits.beanstalkJobBytesMax, kind: "int", min: 0, max: mib },

@@ -87,6 +87,9 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     frameBytesMax: config.maxFrameBytes,
     payloadBytesMax: config.payloadBytesMax,
     metadataBytesMax: config.metadataBytesMax,
+    liveItemsMax: config.liveItemsMax,
+    topicsMax: config.topicsMax,
+    namespacesMax: config.namespacesMax,
     outcomeRetentionMs: config.outcomeRetentionMs,
     beanstalkJobBytesMax: config.beanstalkMaxJobBytes,
   };

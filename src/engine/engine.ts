@@ -300,6 +300,8 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
       unmatchable: new UnmatchableReporter(this.dequeuer.asks, this.s.registry, this.s.limits.unmatchableAskWindowMs),
       engine: {
         items: this.s.items.size,
+        topics: this.s.namespaces.topicCount,
+        namespaces: this.s.namespaces.size,
         outcomesRetained: this.s.ended.size,
         deadlines: this.s.deadlines.size,
         dependencyEdges: this.s.graph.edgeCount,
