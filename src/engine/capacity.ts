@@ -8,35 +8,53 @@
 // stored is loaded even over a lowered maximum, and new things are refused
 // until the count falls below it.
 
-import type { EnqueueItemInput } from "./api.ts";
-import { fail, type FailureResult } from "./failures.ts";
-import type { ItemStates } from "./item-states.ts";
+import type { Limits } from "../limits.ts";
+
+/**
+ * What the checks read, structurally: the engine's state (ItemStates) is one,
+ * but naming it here would pull this file into the engine's import circle.
+ */
+export interface Counted {
+  readonly limits: Pick<Limits, "liveItemsMax" | "topicsMax" | "namespacesMax">;
+  readonly items: { readonly size: number };
+  readonly namespaces: ReadonlyMap<string, { readonly topics: ReadonlyMap<string, unknown> }> & { readonly topicCount: number };
+}
+
+/** A TOO_LARGE refusal, as the engine's failures are returned (failures.ts). */
+export interface CapacityRefusal {
+  ok: false;
+  failure: { code: "TOO_LARGE"; message: string; field: string; index?: number };
+}
+
+function tooLarge(message: string, field: string, index?: number): CapacityRefusal {
+  return { ok: false, failure: index === undefined ? { code: "TOO_LARGE", message, field } : { code: "TOO_LARGE", message, field, index } };
+}
 
 /** A new namespace over namespacesMax, or null. */
-function namespaceRefusal(s: ItemStates, nsName: string): FailureResult | null {
+function namespaceRefusal(s: Counted, nsName: string): CapacityRefusal | null {
   const max = s.limits.namespacesMax;
   if (s.namespaces.has(nsName) || s.namespaces.size < max) return null;
-  return fail("TOO_LARGE", `the server holds ${s.namespaces.size} namespaces, the most it may (namespaces_max ${max}): namespace ${JSON.stringify(nsName)} is new`, { field: "ns" });
+  return tooLarge(`the server holds ${s.namespaces.size} namespaces, the most it may (namespaces_max ${max}): namespace ${JSON.stringify(nsName)} is new`, "ns");
 }
 
 /**
  * Whether an enqueue's new items fit: `fresh` items are new (the others are
  * idempotent repeats, which create nothing), `isNew(i)` says which.
  */
-export function enqueueRefusal(s: ItemStates, nsName: string, inputs: EnqueueItemInput[], isNew: (i: number) => boolean, fresh: number): FailureResult | null {
+export function enqueueRefusal(s: Counted, nsName: string, inputs: ReadonlyArray<{ readonly topic: string }>, isNew: (i: number) => boolean, fresh: number): CapacityRefusal | null {
   const refused = namespaceRefusal(s, nsName);
   if (refused !== null || fresh === 0) return refused;
   const { liveItemsMax, topicsMax } = s.limits;
   const live = s.items.size;
   if (live + fresh > liveItemsMax) {
-    return fail("TOO_LARGE", `the server holds ${live} live items: ${fresh} new ones would pass live_items_max (${liveItemsMax})`, { field: "items" });
+    return tooLarge(`the server holds ${live} live items: ${fresh} new ones would pass live_items_max (${liveItemsMax})`, "items");
   }
   const topics = s.namespaces.get(nsName)?.topics;
   let added = null as Set<string> | null;
   let previous: string | null = null;
   for (let i = 0; i < inputs.length; i++) {
     if (!isNew(i)) continue;
-    const topic = (inputs[i] as EnqueueItemInput).topic;
+    const topic = (inputs[i] as { topic: string }).topic;
     // A batch is mostly one topic: one comparison per item then.
     if (topic === previous) continue;
     previous = topic;
@@ -44,18 +62,18 @@ export function enqueueRefusal(s: ItemStates, nsName: string, inputs: EnqueueIte
     added ??= new Set();
     added.add(topic);
     if (s.namespaces.topicCount + added.size > topicsMax) {
-      return fail("TOO_LARGE", `the server holds ${s.namespaces.topicCount} topics, the most it may (topics_max ${topicsMax}): topic ${JSON.stringify(topic)} is new`, { field: `items[${i}].topic`, index: i });
+      return tooLarge(`the server holds ${s.namespaces.topicCount} topics, the most it may (topics_max ${topicsMax}): topic ${JSON.stringify(topic)} is new`, `items[${i}].topic`, i);
     }
   }
   return null;
 }
 
 /** Whether a pause may create its topic (and namespace) when neither holds anything yet. */
-export function newTopicRefusal(s: ItemStates, nsName: string, topicName: string): FailureResult | null {
+export function newTopicRefusal(s: Counted, nsName: string, topicName: string): CapacityRefusal | null {
   if (s.namespaces.get(nsName)?.topics.has(topicName) === true) return null;
   const refused = namespaceRefusal(s, nsName);
   if (refused !== null) return refused;
   const max = s.limits.topicsMax;
   if (s.namespaces.topicCount < max) return null;
-  return fail("TOO_LARGE", `the server holds ${s.namespaces.topicCount} topics, the most it may (topics_max ${max}): topic ${JSON.stringify(topicName)} is new`, { field: "topic" });
+  return tooLarge(`the server holds ${s.namespaces.topicCount} topics, the most it may (topics_max ${max}): topic ${JSON.stringify(topicName)} is new`, "topic");
 }

@@ -55,7 +55,6 @@ import { type RemoteEnd, remoteDependencyEnded, remoteWaitedOn } from "./remote-
 import { buildStats } from "./stats.ts";
 import { UnmatchableReporter } from "./unmatchable.ts";
 
-export { redriveAllMax } from "./admin-ops.ts";
 export type { RecoveryProgress } from "./recovery.ts";
 
 export interface EngineOptions {

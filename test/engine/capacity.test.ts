@@ -45,7 +45,7 @@ describe("live items maximum", () => {
     expect(failure(h.engine.enqueue("n", [item("a")], h.now)).code).toBe("TOO_LARGE");
     const delivered = await h.dequeue("n", [["a", 2]]);
     await h.settle(h.engine.ack("n", [delivered[0]!.receipt], h.now));
-    await h.settle(h.engine.nack("n", [{ receipt: delivered[1]!.receipt, delayMs: null, error: null, dead: true }], h.now));
+    await h.settle(h.engine.nack("n", [{ receipt: delivered[1]!.receipt, delayMs: null, metadata: null }], h.now));
     expect(h.state("n", id!)).toBe("dead");
     await h.enqueue("n", [item("a")]);
     expect(failure(h.engine.enqueue("n", [item("b")], h.now)).code).toBe("TOO_LARGE");
