@@ -29,6 +29,9 @@ export const dashboardLimits = Object.freeze({
   historyTopicsMax: 200,
   /** Largest sign-in or action form body (64 KiB): a dead-letter selection of 1,000 ids fits. */
   formBytesMax: 64 * 1024,
+  /** Bytes shown per payload or metadata (4 KiB of text; hex of the first 1 KiB): a page stays small. */
+  shownBytesMax: 4096,
+  shownHexBytesMax: 1024,
   /** `redrive` calls one "redrive all" click may make (10): each redrives up to 10,000, so a large backlog takes one click. */
   redriveAllRoundsMax: 10,
 });
