@@ -2,8 +2,10 @@
 // arguments) and what it returns (an answer line, a line with a body, or the
 // request to close), and the one mapping from engine failures to beanstalkd's
 // answers: RATE_LIMITED and UNAVAILABLE (and a failed commit) are
-// OUT_OF_MEMORY, beanstalkd's "try again later"; anything else cannot happen
-// for a well-formed command and is INTERNAL_ERROR.
+// OUT_OF_MEMORY, beanstalkd's "try again later", and so is TOO_LARGE (a put
+// past the live-item or topic maximum: the server is full, as beanstalkd is
+// when it cannot allocate a job); anything else cannot happen for a
+// well-formed command and is INTERNAL_ERROR.
 
 import type { EngineApi, FailureCode, ItemOpsApi, Reply, Result } from "../engine/api.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -65,7 +67,7 @@ export class AnswerError extends Error {
 }
 
 export function failureAnswer(code: FailureCode): string {
-  return code === "RATE_LIMITED" || code === "UNAVAILABLE" ? "OUT_OF_MEMORY" : "INTERNAL_ERROR";
+  return code === "RATE_LIMITED" || code === "UNAVAILABLE" || code === "TOO_LARGE" ? "OUT_OF_MEMORY" : "INTERNAL_ERROR";
 }
 
 /** The engine's value once durable; a failure or a failed commit becomes an AnswerError. */

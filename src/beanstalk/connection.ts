@@ -10,6 +10,7 @@
 // released (an orq nack, no delay), as beanstalkd releases them.
 
 import { AssertionError } from "../lib/assert.ts";
+import { closeFlushMsMax } from "../limits.ts";
 import type { ConnectionSocket } from "../server/connection.ts";
 import type { Logger } from "../server/logger.ts";
 import { OutputQueue } from "../server/output-queue.ts";
@@ -27,8 +28,6 @@ function isPut(input: ParsedInput): input is ParsedInput & { kind: "body" } {
   return input.kind === "body" && input.line.startsWith(putPrefix) && !input.line.includes("\0");
 }
 
-/** How long a closing connection may wait for its last answers to leave. */
-const closeFlushMsMax = 5000;
 
 export class BeanstalkConnection implements ParserSink {
   readonly session: Session;

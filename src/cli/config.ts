@@ -7,7 +7,7 @@
 import type { TokenGrant } from "../server/auth.ts";
 import type { LogLevel } from "../server/logger.ts";
 import type { Durability } from "../storage/store.ts";
-import { clusterLimits, defaultLimits } from "../limits.ts";
+import { checkLimitRelations, clusterLimits, defaultLimits, itemEnvelopeBytes, type Limits, shardsMax } from "../limits.ts";
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -40,6 +40,9 @@ export interface ServeConfig {
   outcomeRetentionMs: number;
   payloadBytesMax: number;
   metadataBytesMax: number;
+  liveItemsMax: number;
+  topicsMax: number;
+  namespacesMax: number;
   tokens: TokenGrant[];
   namespaces: Record<string, { enqueuePerMinute: number | null }>;
   /** The beanstalkd-compatible port (src/beanstalk/), or null when off; 0 picks a free one. */
@@ -79,7 +82,7 @@ export const settings: readonly Setting[] = [
   { name: "httpPort", key: "http_port", description: "HTTP port for /healthz, /readyz, /metrics (0 picks a free one)", defaultValue: 7421, kind: "int", min: 0, max: 65535 },
   { name: "uiPort", key: "ui_port", description: "HTTP port of the web dashboard, on --host (0 picks a free one; off disables it)", defaultValue: 7422, kind: "portOrOff", min: 0, max: 65535 },
   { name: "dataDir", key: "data_dir", description: "directory of the LMDB data files", defaultValue: "./data", kind: "string" },
-  { name: "shards", key: "shards", description: "shard count (fixed when the data dir is created)", defaultValue: 16, kind: "int", min: 1, max: 1024 },
+  { name: "shards", key: "shards", description: "shard count (fixed when the data dir is created)", defaultValue: 16, kind: "int", min: 1, max: shardsMax },
   { name: "store", key: "store", description: "lmdb (the data dir) or postgres://USER[:PASSWORD]@HOST:PORT/DATABASE for cluster mode", defaultValue: "lmdb", kind: "string" },
   { name: "nodeId", key: "node_id", description: "cluster mode: this node's id, unique among live nodes (default host:port)", defaultValue: "", kind: "string" },
   { name: "advertise", key: "advertise", description: "cluster mode: host:port clients reach this node at (default host:port)", defaultValue: "", kind: "string" },
@@ -95,10 +98,13 @@ export const settings: readonly Setting[] = [
   { name: "durability", key: "durability", description: "strict = fsync before replying; relaxed = survive a process crash, not power loss", defaultValue: "strict", kind: "choice", choices: ["strict", "relaxed"] },
   { name: "idleGc", key: "idle_gc", description: "after a burst: off (also turns off the heap governor, docs/OPERATIONS.md); hint = ask for a concurrent collection after 1 s idle; full = also a blocking full collection after 11 s with no request at all", defaultValue: "full", kind: "choice", choices: ["off", "hint", "full"] },
   { name: "logLevel", key: "log_level", description: "least severe log level written to stderr", defaultValue: "info", kind: "choice", choices: ["debug", "info", "warn", "error"] },
-  { name: "maxFrameBytes", key: "max_frame_bytes", description: "largest frame accepted", defaultValue: defaultLimits.frameBytesMax, kind: "int", min: 64 * 1024, max: 64 * mib },
+  { name: "maxFrameBytes", key: "max_frame_bytes", description: "largest frame accepted", defaultValue: defaultLimits.frameBytesMax, kind: "int", min: 128 * 1024, max: 64 * mib },
   { name: "outcomeRetentionMs", key: "outcome_retention_ms", description: "how long ended items' outcomes are kept", defaultValue: defaultLimits.outcomeRetentionMs, kind: "int", min: 1000, max: 30 * 24 * 3600 * 1000 },
   { name: "payloadBytesMax", key: "payload_bytes_max", description: "largest item payload", defaultValue: defaultLimits.payloadBytesMax, kind: "int", min: 0, max: mib },
   { name: "metadataBytesMax", key: "metadata_bytes_max", description: "largest item metadata", defaultValue: defaultLimits.metadataBytesMax, kind: "int", min: 0, max: 64 * 1024 },
+  { name: "liveItemsMax", key: "live_items_max", description: "live items the server holds at most (every state); past it enqueue is TOO_LARGE", defaultValue: defaultLimits.liveItemsMax, kind: "int", min: 1, max: 2 ** 32 },
+  { name: "topicsMax", key: "topics_max", description: "topics over all namespaces at most; a new one past it is TOO_LARGE", defaultValue: defaultLimits.topicsMax, kind: "int", min: 1, max: 2 ** 32 },
+  { name: "namespacesMax", key: "namespaces_max", description: "namespaces at most (kept until restart); a new one past it is TOO_LARGE", defaultValue: defaultLimits.namespacesMax, kind: "int", min: 1, max: 2 ** 32 },
   { name: "beanstalkPort", key: "beanstalk_port", description: "TCP port speaking beanstalkd's protocol (0 picks a free one; off disables it)", defaultValue: portOff, kind: "string" },
   { name: "beanstalkNamespace", key: "beanstalk_namespace", description: "namespace whose topics are the beanstalkd port's tubes", defaultValue: "default", kind: "string" },
   { name: "beanstalkMaxJobBytes", key: "beanstalk_max_job_bytes", description: "largest job body on the beanstalkd port (beanstalkd's -z)", defaultValue: defaultLimits.beanstalkJobBytesMax, kind: "int", min: 0, max: mib },
@@ -147,7 +153,7 @@ export function resolveConfig(sources: ConfigSources): ServeConfig {
   config.configPath = text === null ? null : configPath;
   config.tokens = parseAuth(configPath, file.auth);
   config.namespaces = parseNamespaces(configPath, file.namespaces);
-  if (config.payloadBytesMax + config.metadataBytesMax + 1024 > config.maxFrameBytes) {
+  if (config.payloadBytesMax + config.metadataBytesMax + itemEnvelopeBytes > config.maxFrameBytes) {
     throw new ConfigError(`max_frame_bytes: ${config.maxFrameBytes} cannot hold one item of payload_bytes_max + metadata_bytes_max`);
   }
   config.beanstalkPort = parsePortOrOff(resolved.beanstalkPort as string);
@@ -155,10 +161,30 @@ export function resolveConfig(sources: ConfigSources): ServeConfig {
     throw new ConfigError(`beanstalk_namespace: longer than ${defaultLimits.namespaceBytesMax} bytes`);
   }
   // Only with the port on: a MessagePack client must be able to read back any job put through it.
-  if (config.beanstalkPort !== null && config.beanstalkMaxJobBytes + config.metadataBytesMax + 1024 > config.maxFrameBytes) {
+  if (config.beanstalkPort !== null && config.beanstalkMaxJobBytes + config.metadataBytesMax + itemEnvelopeBytes > config.maxFrameBytes) {
     throw new ConfigError(`max_frame_bytes: ${config.maxFrameBytes} cannot hold one job of beanstalk_max_job_bytes (a MessagePack client reads it)`);
   }
+  try {
+    checkLimitRelations(limitsOf(config));
+  } catch (error) {
+    throw new ConfigError(error instanceof Error ? error.message : String(error));
+  }
   return config;
+}
+
+/** The limits a server runs with: the defaults, with the configurable ones from `config`. */
+export function limitsOf(config: ServeConfig): Limits {
+  return {
+    ...defaultLimits,
+    frameBytesMax: config.maxFrameBytes,
+    payloadBytesMax: config.payloadBytesMax,
+    metadataBytesMax: config.metadataBytesMax,
+    liveItemsMax: config.liveItemsMax,
+    topicsMax: config.topicsMax,
+    namespacesMax: config.namespacesMax,
+    outcomeRetentionMs: config.outcomeRetentionMs,
+    beanstalkJobBytesMax: config.beanstalkMaxJobBytes,
+  };
 }
 
 function parsePortOrOff(value: string): number | null {

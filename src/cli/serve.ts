@@ -27,7 +27,7 @@ import { fullGC } from "bun:jsc";
 import { BeanstalkServer } from "../beanstalk/beanstalk-server.ts";
 import { isLoopbackHost } from "../beanstalk/loopback.ts";
 import { systemClock } from "../lib/clock.ts";
-import { defaultLimits, type Limits } from "../limits.ts";
+import type { Limits } from "../limits.ts";
 import { TokenTable } from "../server/auth.ts";
 import { exitOnFatal, installFatalHandlers } from "../server/fatal.ts";
 import { createJsonLogger } from "../server/logger.ts";
@@ -41,7 +41,7 @@ import { refuseIfDataDirHeld } from "../storage/lmdb/data-dir-lock.ts";
 import { ShardCountMismatchError } from "../storage/postgres/schema.ts";
 import { type Store, StoreOpenError } from "../storage/store.ts";
 import { openClusterBackend, recoverLmdbBackend, type ServeBackend } from "./serve-backend.ts";
-import type { ServeConfig } from "./config.ts";
+import { limitsOf, type ServeConfig } from "./config.ts";
 import { checkNativeAddons } from "./self-check.ts";
 import { listenFailure, probeListen } from "./listen-check.ts";
 import { CommitSampler, commitPollMs } from "../observability/commit-sampler.ts";
@@ -82,14 +82,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
   installFatalHandlers(fatal);
   const testAssertOp = testAssertOpFromEnv();
   if (testAssertOp !== null) logger.warn("test-only assertion trigger is on (ORQ_TEST_ASSERT_OP)", { op: testAssertOp });
-  const limits: Limits = {
-    ...defaultLimits,
-    frameBytesMax: config.maxFrameBytes,
-    payloadBytesMax: config.payloadBytesMax,
-    metadataBytesMax: config.metadataBytesMax,
-    outcomeRetentionMs: config.outcomeRetentionMs,
-    beanstalkJobBytesMax: config.beanstalkMaxJobBytes,
-  };
+  const limits: Limits = limitsOf(config);
   // The beanstalkd port has no authentication: refuse to expose it beside a protected MessagePack port.
   if (config.beanstalkPort !== null && config.tokens.length > 0 && !isLoopbackHost(config.host) && !config.beanstalkAllowUnauthenticated) {
     process.stderr.write(

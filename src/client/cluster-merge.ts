@@ -3,6 +3,7 @@
 // every node in turn, `list` pages under one cursor that bundles each node's
 // own, and `stats` replies summed. topic-pages.ts merges `topics`.
 
+import { unmatchableSignaturesListedMax } from "../limits.ts";
 import type { ItemState } from "./types.ts";
 
 /** Every node's dead letters, each node's in its own order (oldest death first), taken from the nodes in turn, at most `limit`. */
@@ -60,8 +61,6 @@ type Fields = Record<string, unknown>;
 const largestOf = new Set(["now_ms", "uptime_ms", "askers"]);
 /** Fields that are settings every node shares: the first node's. */
 const firstOf = new Set(["quota"]);
-/** How many requirement sets an unmatchable report lists: the server's own cut (unmatchableSignaturesListedMax, in the engine, which the client may not import). */
-const signaturesListedMax = 20;
 
 const isFields = (value: unknown): value is Fields => typeof value === "object" && value !== null && !Array.isArray(value);
 
@@ -109,8 +108,8 @@ function mergeValue(key: string, values: unknown[]): unknown {
   if (isFields(first)) {
     const merged = mergeFields(present.filter(isFields));
     // More requirement sets than one report lists: say so, as a node does.
-    if (Array.isArray(merged.signatures) && merged.signatures.length > signaturesListedMax) {
-      merged.signatures = merged.signatures.slice(0, signaturesListedMax);
+    if (Array.isArray(merged.signatures) && merged.signatures.length > unmatchableSignaturesListedMax) {
+      merged.signatures = merged.signatures.slice(0, unmatchableSignaturesListedMax);
       merged.signatures_truncated = true;
     }
     return merged;

@@ -4,7 +4,6 @@
 // with the session, so a read-only token is refused by the dispatcher
 // (FORBIDDEN), not here. Each answers with a redirect back to a page.
 
-import { redriveAllMax } from "../engine/engine.ts";
 import { dashboardLimits, defaultLimits } from "../limits.ts";
 import { query } from "./html.ts";
 import type { PageContext, PageResult } from "./page-context.ts";
@@ -55,13 +54,13 @@ export async function runAction(ctx: PageContext, path: string, form: URLSearchP
 async function applyDead(ctx: PageContext, topic: string, action: string, ids: string[]): Promise<number> {
   const opSession = ctx.session.opSession;
   if (action === "redrive") return Number((await ctx.ops.callOrThrow(opSession, "redrive", { ns: ctx.ns, topic, ids })).redriven);
-  // `redrive` without ids takes up to redriveAllMax per call; a few calls finish a large topic.
+  // `redrive` without ids takes up to redriveAllMax per call (the server's default); a few calls finish a large topic.
   if (action === "redrive-all") {
     let total = 0;
     for (let round = 0; round < dashboardLimits.redriveAllRoundsMax; round++) {
       const redriven = Number((await ctx.ops.callOrThrow(opSession, "redrive", { ns: ctx.ns, topic })).redriven);
       total += redriven;
-      if (redriven < redriveAllMax) break;
+      if (redriven < defaultLimits.redriveAllMax) break;
     }
     return total;
   }

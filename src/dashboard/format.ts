@@ -2,11 +2,10 @@
 // html.ts), durations and instants in short human form, numbers with
 // thousands separators. Pure functions of their inputs (times are given).
 
+import { dashboardLimits } from "../limits.ts";
 import { html, type Html } from "./html.ts";
 
-/** Bytes shown per payload or metadata (4 KiB of text; hex of the first 1 KiB): a page stays small. */
-const shownBytesMax = 4096;
-const shownHexBytesMax = 1024;
+const { shownBytesMax, shownHexBytesMax } = dashboardLimits;
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 

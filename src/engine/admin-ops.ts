@@ -7,8 +7,6 @@ import type { LiveItem } from "./item.ts";
 import { finishOp, type OpContext, refuseUnhealthyShards } from "./op-context.ts";
 import { toItemState } from "./views.ts";
 
-/** Dead letters one `redrive` without ids moves (10,000): keeps one reply's WriteSet small; call again for the rest. */
-export const redriveAllMax = 10_000;
 
 export function cancel(ctx: OpContext, nsName: string, ids: string[], nowMs: number): Result<Reply<{ cancelled: number; missing: string[] }>> {
   const missing: string[] = [];
@@ -76,7 +74,7 @@ export function redrive(ctx: OpContext, nsName: string, topicName: string, ids: 
   if (topic !== undefined) {
     if (ids === null) {
       for (const item of topic.deadLetters) {
-        if (found.length >= redriveAllMax) break;
+        if (found.length >= ctx.s.limits.redriveAllMax) break;
         found.push(item);
       }
     } else {

@@ -124,6 +124,7 @@ export interface TopicCounts {
 }
 
 export interface EngineApi {
+  /** TOO_LARGE (nothing stored) past liveItemsMax, topicsMax or namespacesMax (capacity.ts). */
   enqueue(ns: string, items: EnqueueItemInput[], nowMs: number): Result<Reply<{ ids: string[] }>>;
   dequeue(ns: string, input: DequeueInput, nowMs: number): Result<DequeueOutcome>;
   /** A connection closed: its parked dequeues resolve empty without leasing anything. */
@@ -143,7 +144,7 @@ export interface EngineApi {
   redrive(ns: string, topic: string, ids: string[] | null, nowMs: number): Result<Reply<{ redriven: number }>>;
   /** One page of a topic's items, read only (engine/list.ts): ready ones in delivery order, the others in enqueue order. */
   list(ns: string, topic: string, query: ListQuery, nowMs: number): ListPage;
-  /** Stop deliveries from a topic for `forMs` (null: until resume); replaces an earlier pause's end. TOO_LARGE past pausedTopicsMax. */
+  /** Stop deliveries from a topic for `forMs` (null: until resume); replaces an earlier pause's end. TOO_LARGE past pausedTopicsMax, or topicsMax / namespacesMax for a new topic. */
   pause(ns: string, topic: string, forMs: number | null, nowMs: number): Result<Reply<{ pausedUntilMs: number | null }>>;
   /** Lift a topic's pause; `resumed` false when it was not paused. */
   resume(ns: string, topic: string, nowMs: number): Result<Reply<{ resumed: boolean }>>;

@@ -55,7 +55,6 @@ import { type RemoteEnd, remoteDependencyEnded, remoteWaitedOn } from "./remote-
 import { buildStats } from "./stats.ts";
 import { UnmatchableReporter } from "./unmatchable.ts";
 
-export { redriveAllMax } from "./admin-ops.ts";
 export type { RecoveryProgress } from "./recovery.ts";
 
 export interface EngineOptions {
@@ -302,6 +301,8 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
       unmatchable: new UnmatchableReporter(this.dequeuer.asks, this.s.registry, this.s.limits.unmatchableAskWindowMs),
       engine: {
         items: this.s.items.size,
+        topics: this.s.namespaces.topicCount,
+        namespaces: this.s.namespaces.size,
         outcomesRetained: this.s.ended.size,
         deadlines: this.s.deadlines.size,
         dependencyEdges: this.s.graph.edgeCount,

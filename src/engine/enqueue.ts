@@ -9,6 +9,7 @@ import { assert } from "../lib/assert.ts";
 import { itemDefaults } from "../limits.ts";
 import type { ItemRecord } from "../storage/record.ts";
 import type { EnqueueItemInput, Reply, Result } from "./api.ts";
+import { enqueueRefusal } from "./capacity.ts";
 import { DeadlineKind } from "./deadlines.ts";
 import { type AfterClassification, classifyAfter } from "./dependencies.ts";
 import { fail, unavailable } from "./failures.ts";
@@ -109,6 +110,9 @@ export class Enqueuer {
       }
       fresh++;
     }
+    // The live-item, topic and namespace maxima, before anything changes (capacity.ts).
+    const refused = enqueueRefusal(this.s, nsName, inputs, (i) => sameAs[i] === -1 && ids[i] === undefined, fresh);
+    if (refused !== null) return refused;
 
     const signatures: number[] = new Array<number>(count).fill(0);
     for (let i = 0; i < count; i++) {

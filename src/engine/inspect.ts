@@ -7,6 +7,7 @@
 
 import type { Capabilities, FeatureConstraint, Requires, Scalar } from "./matching/index.ts";
 import { constraintHolds, satisfies, type SignatureRegistry } from "./matching/index.ts";
+import { stuckSignaturesListedMax } from "../limits.ts";
 import type { Namespace } from "./namespace.ts";
 import { requiresToWire, type AskTracker } from "./unmatchable.ts";
 
@@ -64,8 +65,6 @@ export interface InspectSources {
   askWindowMs: number;
 }
 
-/** Stuck signatures listed per topic (50): enough to see every distinct problem on one page. */
-export const stuckSignaturesListedMax = 50;
 
 export function matchingView(sources: InspectSources, ns: string, topicName: string, nowMs: number): MatchingView {
   const view: MatchingView = { topicExists: false, askWindowMs: sources.askWindowMs, askers: [], stuck: [], stuckTruncated: false };

@@ -53,7 +53,9 @@ export function checkEngineInvariants(s: ItemStates): void {
     if (sig !== 0) assert(s.registry.refCountOf(sig) === refs, `engine: signature ${sig} has ${s.registry.refCountOf(sig)} references, ${refs} items`);
   }
   assert(s.registry.size === signatureRefs.size - (signatureRefs.has(0) ? 1 : 0), "engine: signatures live without items");
+  let topics = 0;
   for (const ns of s.namespaces.values()) {
+    topics += ns.topics.size;
     for (const topic of ns.topics.values()) {
       topic.checkInvariants();
       const c = counted.get(topic) ?? (topic.pause !== null ? { ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 0 } : undefined);
@@ -64,4 +66,5 @@ export function checkEngineInvariants(s: ItemStates): void {
       }
     }
   }
+  assert(topics === s.namespaces.topicCount, `engine: ${s.namespaces.topicCount} topics counted, ${topics} found`);
 }

@@ -25,13 +25,13 @@ import type { LiveItem } from "./item.ts";
 import { ItemBytes } from "./item-bytes.ts";
 import { ItemTable } from "./item-table.ts";
 import { SignatureRegistry } from "./matching/index.ts";
-import { Namespace } from "./namespace.ts";
+import { Namespace, NamespaceMap } from "./namespace.ts";
 import type { QuotaBuckets } from "./quota.ts";
 import type { Topic } from "./topic.ts";
 
 export class ItemStates {
   readonly items = new ItemTable();
-  readonly namespaces = new Map<string, Namespace>();
+  readonly namespaces = new NamespaceMap();
   readonly deadlines = new DeadlineQueue();
   /** How ended items ended, for `get` and `after` (ended-items.ts). */
   readonly ended: EndedItems;
@@ -368,7 +368,7 @@ export class ItemStates {
   namespace(name: string, nowMs: number): Namespace {
     let ns = this.namespaces.get(name);
     if (ns === undefined) {
-      ns = new Namespace(name, this.bucketFor(name, nowMs));
+      ns = new Namespace(name, this.bucketFor(name, nowMs), this.namespaces);
       this.namespaces.set(name, ns);
     }
     return ns;

@@ -1,5 +1,7 @@
 // One namespace: its topics (created on first use, dropped when empty and not
-// paused, listed in byte order of name), its counters, and its enqueue quota.
+// paused, listed in byte order of name), its counters, and its enqueue quota;
+// and the map of every namespace, which counts the topics of all of them as
+// they appear and vanish, so the topics maximum costs nothing to check.
 
 import type { Limits } from "../limits.ts";
 import type { QuotaBucket } from "./quota.ts";
@@ -32,6 +34,11 @@ export function compareCodePoints(a: string, b: string): number {
   return a.length - b.length;
 }
 
+/** The namespaces by name, and how many topics they hold in all (limits.topicsMax). */
+export class NamespaceMap extends Map<string, Namespace> {
+  topicCount = 0;
+}
+
 export class Namespace {
   readonly topics = new Map<string, Topic>();
   readonly counters: NamespaceCounters = { enqueued: 0, delivered: 0, acked: 0, nacked: 0, expired: 0, cancelled: 0, dead: 0, redriven: 0 };
@@ -41,6 +48,8 @@ export class Namespace {
     readonly name: string,
     /** Its enqueue quota (null: none). */
     readonly bucket: QuotaBucket | null,
+    /** The map it is filed in, which counts its topics with every other namespace's. */
+    private readonly all: NamespaceMap,
   ) {}
 
   topic(name: string): Topic {
@@ -48,6 +57,7 @@ export class Namespace {
     if (topic === undefined) {
       topic = new Topic(this.name, name);
       this.topics.set(name, topic);
+      this.all.topicCount++;
       this.sorted = null;
     }
     return topic;
@@ -57,6 +67,7 @@ export class Namespace {
   dropIfEmpty(topic: Topic): void {
     if (topic.total === 0 && topic.pause === null && this.topics.get(topic.name) === topic) {
       this.topics.delete(topic.name);
+      this.all.topicCount--;
       this.sorted = null;
     }
   }

@@ -23,6 +23,7 @@ import type { HeapNode } from "../lib/pairing-heap.ts";
 import type { PauseRecord } from "../storage/record.ts";
 import type { Reply, Result } from "./api.ts";
 import { type Deadline, DeadlineKind } from "./deadlines.ts";
+import { newTopicRefusal } from "./capacity.ts";
 import { fail } from "./failures.ts";
 import type { ItemStates } from "./item-states.ts";
 import { finishOp, type OpContext } from "./op-context.ts";
@@ -63,6 +64,9 @@ export class Pauses {
     if ((existing === undefined || existing.pause === null) && this.pausedCount >= s.limits.pausedTopicsMax) {
       return fail("TOO_LARGE", `the server already holds ${s.limits.pausedTopicsMax} paused topics (paused_topics_max)`, { field: "topic" });
     }
+    // A pause of a topic that holds nothing creates it, and maybe its namespace: both count (capacity.ts).
+    const refused = existing === undefined ? newTopicRefusal(s, nsName, topicName) : null;
+    if (refused !== null) return refused;
     const untilMs = forMs === null ? null : nowMs + forMs;
     this.place(existing ?? s.namespace(nsName, nowMs).topic(topicName), untilMs);
     s.ws().putPause({ ns: nsName, topic: topicName, untilMs });

@@ -9,6 +9,7 @@
 
 import { assert } from "../lib/assert.ts";
 import { type HeapNode, PairingHeap } from "../lib/pairing-heap.ts";
+import { eligibleCacheKindsMax } from "../limits.ts";
 import type { LiveStateName } from "./api.ts";
 import { type LiveItem, readyLess } from "./item.ts";
 import { type KindSource, noClass, TopsByKind } from "./matching/tops-by-kind.ts";
@@ -47,13 +48,6 @@ export class ShardHeap extends PairingHeap<LiveItem> {
   }
 }
 
-/**
- * Per-kind eligible-group counts cached per topic (64 kinds), for kinds
- * without an eligibility class: a fleet has tens of kinds; past this the
- * cache is cleared (evicted kinds leave stale entries, and a kind id is never
- * reused).
- */
-const eligibleCacheKindsMax = 64;
 
 /**
  * Entries a pick's best-first walk may visit (16) before it scans the kind's

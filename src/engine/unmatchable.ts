@@ -24,15 +24,7 @@ import { type Capabilities, type FeatureConstraint, type Requires, type Scalar, 
 import type { Namespace } from "./namespace.ts";
 import type { Topic } from "./topic.ts";
 
-/**
- * Worker kinds remembered per topic (64): fleets have tens of kinds, and at
- * stats time each costs one verdict per signature group of the topic.
- */
-export const askersPerTopicMax = 64;
-
-/** Signatures listed per topic (20), most items first: enough to point at the problem without a huge reply. */
-export const unmatchableSignaturesListedMax = 20;
-
+import { askersPerTopicMax, unmatchableSignaturesListedMax } from "../limits.ts";
 /** One worker kind's latest ask of one topic. */
 class Ask {
   constructor(

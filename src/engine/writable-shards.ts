@@ -10,6 +10,9 @@ import type { ShardAvailability } from "../storage/writer.ts";
 import { type FailureResult, unavailable } from "./failures.ts";
 
 /** A dequeue's filter when no shard takes writes: nothing may be leased. */
+/** Retry hint when the store has no shard at all to ask (1 s): none reported its own. */
+const noShardsRetryAfterMs = 1000;
+
 export const noShardWritable = "none";
 
 /** Which shards a dequeue may lease from, cached for the millisecond while some shard takes no writes. */
@@ -79,5 +82,5 @@ export function chooseWritableShard(
       reason = availability.reason;
     }
   }
-  return { shard: -1, retryAfterMs: Number.isFinite(retryAfterMs) ? retryAfterMs : 1000, reason };
+  return { shard: -1, retryAfterMs: Number.isFinite(retryAfterMs) ? retryAfterMs : noShardsRetryAfterMs, reason };
 }

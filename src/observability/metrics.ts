@@ -9,6 +9,7 @@
 // bounded here, so a hostile client cannot grow the series set without limit.
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from "prom-client";
+import { metricsTopicSeriesMax } from "../limits.ts";
 import { errorCodes } from "../protocol/error-codes.ts";
 import type { OpName } from "../protocol/wire-types.ts";
 import type { BreakerState } from "../storage/circuit-breaker.ts";
@@ -65,13 +66,11 @@ export interface MetricsOptions {
    * Most distinct (ns, topic) pairs exported by `orq_items`; the rest are
    * summed into topic "_other" of their namespace. Topics are created by
    * clients, so without a bound one client could make a scrape arbitrarily
-   * large. Default `topicSeriesMaxDefault`.
+   * large. Default `metricsTopicSeriesMax` (limits.ts).
    */
   topicSeriesMax?: number;
 }
 
-/** 1,000 topics x 5 states = 5,000 series: a large but still cheap scrape. */
-export const topicSeriesMaxDefault = 1000;
 
 /**
  * The topic label for topics past `topicSeriesMax`. A client may name a real
@@ -141,7 +140,7 @@ const emptySnapshot: GaugeSnapshot = { items: [], breaker: null, connections: 0,
 
 export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
-  const topicSeriesMax = options.topicSeriesMax ?? topicSeriesMaxDefault;
+  const topicSeriesMax = options.topicSeriesMax ?? metricsTopicSeriesMax;
   let gaugeSource: GaugeSource = options.gaugeSource ?? (() => emptySnapshot);
 
   if (options.processMetrics ?? true) {

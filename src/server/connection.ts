@@ -5,7 +5,7 @@
 // limits.inflightPerConnectionMax, and resumes when both are back under, so a
 // client that never reads its replies cannot grow server memory.
 
-import type { Limits } from "../limits.ts";
+import { closeFlushMsMax, type Limits } from "../limits.ts";
 import { FrameDecoder, type FrameSink } from "../protocol/frame-decoder.ts";
 import type { FrameEncoder } from "../protocol/frame-encoder.ts";
 import type { WireError } from "../protocol/wire-types.ts";
@@ -25,8 +25,6 @@ export interface ConnectionSocket {
   resume?(): unknown;
 }
 
-/** How long a connection that must close may wait for its last error frame to leave. */
-const closeFlushMsMax = 5000;
 
 export interface ConnectionHooks {
   /** Requests in flight reached zero, or output drained: the server may be waiting for idleness. */

@@ -13,6 +13,7 @@
 // key, and after a restart keys continue above everything handed out.
 
 import { AssertionError, assert } from "../lib/assert.ts";
+import { pendingWriteSetsMax } from "../limits.ts";
 import type { Clock } from "../lib/clock.ts";
 import { CircuitBreaker } from "./circuit-breaker.ts";
 import type { Availability, BreakerOptions, BreakerState, BreakerTransition } from "./circuit-breaker.ts";
@@ -27,8 +28,6 @@ import type { WriteSet, Writer } from "./writer.ts";
 
 /** Keys reserved per meta write (10,000): one meta write per 10,000 items, and a restart skips at most 10,000 keys. */
 export const keyBlockSizeDefault = 10_000;
-/** Write sets waiting for a commit (100,000): beyond it the disk cannot keep up and new writes are refused. */
-export const pendingWriteSetsMax = 100_000;
 /** Retry hint when too many write sets wait for a commit (250 ms): about the time a slow commit takes. */
 const sharedRetryAfterMs = 250;
 

@@ -2,7 +2,8 @@
 // the MessagePack side sees of a beanstalkd job (priority p - 2^31, TTR as
 // lease_ms, bury as a dead letter "buried", release with a new priority),
 // that an item enqueued over MessagePack is an ordinary job here, DRAINING
-// once shutdown begins, and OUT_OF_MEMORY when storage fails.
+// once shutdown begins, and OUT_OF_MEMORY when storage fails or the server
+// holds its most live items or topics.
 
 import { afterEach, describe, expect, test } from "bun:test";
 import { BeanstalkServer } from "../../src/beanstalk/beanstalk-server.ts";
@@ -92,6 +93,20 @@ describe("refusals", () => {
       answer = await wire.command("put 0 0 10 1\r\nx");
     }
     expect(answer).toMatch(/^INSERTED \d+$/);
+    wire.close();
+  });
+
+  test("OUT_OF_MEMORY past the live-item or topic maximum, and nothing stored", async () => {
+    const h = new Harness({ limits: { liveItemsMax: 2, topicsMax: 1 } });
+    const wire = await BeanstalkWire.connect(start(h).port);
+    await wire.command("use one");
+    expect(await wire.command("put 0 0 10 1\r\na")).toMatch(/^INSERTED \d+$/);
+    await wire.command("use two");
+    expect(await wire.command("put 0 0 10 1\r\nb")).toBe("OUT_OF_MEMORY");
+    await wire.command("use one");
+    expect(await wire.command("put 0 0 10 1\r\nc")).toMatch(/^INSERTED \d+$/);
+    expect(await wire.command("put 0 0 10 1\r\nd")).toBe("OUT_OF_MEMORY");
+    expect((h.engine.stats(null, h.now) as { engine: { items: number; topics: number } }).engine).toEqual(expect.objectContaining({ items: 2, topics: 1 }));
     wire.close();
   });
 });

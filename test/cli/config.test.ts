@@ -105,8 +105,8 @@ describe("resolveConfig", () => {
   });
 
   test("config file: values by snake_case name, JSON types enforced, unknown keys refused", () => {
-    const c = resolve({ file: { outcome_retention_ms: 5000, payload_bytes_max: 100, metadata_bytes_max: 10, max_frame_bytes: 65536, log_level: "warn" } });
-    expect(c).toMatchObject({ outcomeRetentionMs: 5000, payloadBytesMax: 100, metadataBytesMax: 10, maxFrameBytes: 65536, logLevel: "warn" });
+    const c = resolve({ file: { outcome_retention_ms: 5000, payload_bytes_max: 100, metadata_bytes_max: 10, max_frame_bytes: 131072, log_level: "warn" } });
+    expect(c).toMatchObject({ outcomeRetentionMs: 5000, payloadBytesMax: 100, metadataBytesMax: 10, maxFrameBytes: 131072, logLevel: "warn" });
     expect(errorOf(() => resolve({ file: { port: "7420" } }))).toContain("port");
     expect(errorOf(() => resolve({ file: { colour: "blue" } }))).toContain('"colour"');
     expect(errorOf(() => resolve({ file: { config: "x.json" } }))).toContain('"config"');
@@ -115,7 +115,7 @@ describe("resolveConfig", () => {
   });
 
   test("payload must fit in a frame", () => {
-    expect(errorOf(() => resolve({ file: { max_frame_bytes: 65536, payload_bytes_max: 65536 } }))).toContain("max_frame_bytes");
+    expect(errorOf(() => resolve({ file: { max_frame_bytes: 131072, payload_bytes_max: 131072 } }))).toContain("max_frame_bytes");
   });
 
   test("auth tokens and namespace quotas", () => {

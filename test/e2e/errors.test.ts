@@ -15,7 +15,7 @@ import { Encoder } from "@msgpack/msgpack";
 import { rawFrame, RawConnection, type ReplyMap } from "../support/raw-connection.ts";
 import { ServerProcess } from "../support/server-process.ts";
 
-const frameBytesMax = 64 * 1024;
+const frameBytesMax = 128 * 1024;
 const payloadBytesMax = 2048;
 const metadataBytesMax = 300;
 const quotaPerMinute = 5;

@@ -6,7 +6,7 @@
 
 import { describe, expect, test } from "bun:test";
 import { defaultLimits } from "../../src/limits.ts";
-import { stuckSignaturesListedMax } from "../../src/engine/inspect.ts";
+import { stuckSignaturesListedMax } from "../../src/limits.ts";
 import { Harness, item } from "./support/harness.ts";
 
 describe("matchingView", () => {

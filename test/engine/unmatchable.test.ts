@@ -8,15 +8,10 @@
 // canonical `requires` the report shows. Time is a ManualClock.
 
 import { describe, expect, test } from "bun:test";
-import { defaultLimits } from "../../src/limits.ts";
+import { askersPerTopicMax, defaultLimits, unmatchableSignaturesListedMax } from "../../src/limits.ts";
 import { type Capabilities, parseCapabilities, parseRequires, type Requires } from "../../src/engine/matching/index.ts";
 import { Topic } from "../../src/engine/topic.ts";
-import {
-  AskTracker,
-  askersPerTopicMax,
-  requiresToWire,
-  unmatchableSignaturesListedMax,
-} from "../../src/engine/unmatchable.ts";
+import { AskTracker, requiresToWire } from "../../src/engine/unmatchable.ts";
 import { Harness, item } from "./support/harness.ts";
 
 const windowMs = defaultLimits.unmatchableAskWindowMs;

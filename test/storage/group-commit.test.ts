@@ -9,7 +9,8 @@
 import { describe, expect, test } from "bun:test";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { type BreakerTransition, defaultBreakerOptions } from "../../src/storage/circuit-breaker.ts";
-import { GroupCommitter, pendingWriteSetsMax } from "../../src/storage/group-commit.ts";
+import { pendingWriteSetsMax } from "../../src/limits.ts";
+import { GroupCommitter } from "../../src/storage/group-commit.ts";
 import { MemoryStore } from "../../src/storage/memory/memory-store.ts";
 import { type SlowCommitReport, slowCommitMs, slowCommitReportIntervalMs } from "../../src/storage/slow-commits.ts";
 import type { CommitBatch } from "../../src/storage/store.ts";

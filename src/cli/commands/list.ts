@@ -7,22 +7,25 @@
 
 import { type Command, InvalidArgumentError } from "commander";
 import type { ItemState } from "../../client/types.ts";
+import { defaultLimits } from "../../limits.ts";
 import { clientCommand, intArg, onRun } from "../client-command.ts";
 import { itemStateToJson, itemStatesTable } from "../output.ts";
 
 /** Requests one `orq list` makes at most (10,000): a bound on a runaway loop over a huge topic. */
 const requestsMax = 10_000;
-/** Items per request (100, the server's default page). */
-const pageDefault = 100;
+/** Items shown without --limit: the server's default page. */
+const pageDefault = defaultLimits.listPageDefault;
+/** Items per request at most: the server's largest page. */
+const pageMax = defaultLimits.listPageMax;
 const states = ["ready", "delayed", "waiting", "leased", "dead"] as const;
 
 export function addListCommand(program: Command): void {
   const command = clientCommand(program, "list", "list a topic's items: ready ones in delivery order, the others in enqueue order")
     .requiredOption("--topic <topic>", "the topic")
     .option("--state <state>", `only items in this state (${states.join(", ")})`, stateArg)
-    .option("--limit <n>", `items to show (default ${pageDefault}; at most 1000 per request)`, intArg(1, 1_000_000))
+    .option("--limit <n>", `items to show (default ${pageDefault}; at most ${pageMax} per request)`, intArg(1, 1_000_000))
     .option("--after <cursor>", "continue where a listing stopped (the `more:` cursor it printed)")
-    .option("--all", "every item of the topic (in pages of up to 1000)");
+    .option("--all", `every item of the topic (in pages of up to ${pageMax})`);
   onRun(command, async (session, _args, options) => {
     const client = await session.cluster();
     const all = options.all === true;
@@ -31,7 +34,7 @@ export function addListCommand(program: Command): void {
     let after = options.after as string | undefined;
     let next: string | null = null;
     for (let request = 0; request < requestsMax && items.length < wanted; request++) {
-      const limit = Math.min(1000, wanted - items.length);
+      const limit = Math.min(pageMax, wanted - items.length);
       const page = await client.list(session.ns, options.topic as string, { state: options.state as ItemState["state"] | undefined, limit, after });
       items.push(...page.items);
       next = page.next;

@@ -1,6 +1,7 @@
 // One topic: its counts (the `topics` op), its items by state through the
 // `list` op, one page at a time (`next` → after), and pause / resume.
 
+import { defaultLimits } from "../../limits.ts";
 import { bytesPreview, count, instant, json } from "../format.ts";
 import { html, query, type Html } from "../html.ts";
 import type { PageContext, PageResult } from "../page-context.ts";
@@ -8,8 +9,8 @@ import { pauseForms } from "./topics.ts";
 
 const states = ["ready", "delayed", "waiting", "leased", "dead"] as const;
 
-/** Items per page (100, the `list` op's default). */
-const itemsPerPage = 100;
+/** Items per page: the `list` op's default. */
+const itemsPerPage = defaultLimits.listPageDefault;
 
 export function itemRows(ctx: PageContext, items: ReadonlyArray<Record<string, unknown>>): Html {
   if (items.length === 0) return html`<tr><td colspan="8" class="muted">no items</td></tr>`;

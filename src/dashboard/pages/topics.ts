@@ -3,6 +3,7 @@
 // last hour as a small line, and the paused flag. Sorted by any column,
 // filtered by name prefix; pause and resume forms per topic.
 
+import { defaultLimits } from "../../limits.ts";
 import { count, duration } from "../format.ts";
 import { html, query, type Html } from "../html.ts";
 import type { PageContext, PageResult } from "../page-context.ts";
@@ -15,7 +16,7 @@ const sortable = ["topic", "ready", "delayed", "waiting", "leased", "dead", "tot
 type SortKey = (typeof sortable)[number];
 
 /** Topics fetched per page view (the `topics` op's page maximum): sorting and filtering work on these. */
-const topicsShownMax = 1000;
+const topicsShownMax = defaultLimits.topicsPageMax;
 
 function total(row: Row): number {
   return ["ready", "delayed", "waiting", "leased", "dead"].reduce((sum, s) => sum + (Number(row[s]) || 0), 0);

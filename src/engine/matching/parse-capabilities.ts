@@ -5,7 +5,7 @@
 // known, so it only validates and builds the key; the feature map the
 // matching rule reads is built on first use (when a new kind is evaluated).
 
-import type { Limits } from "../../limits.ts";
+import { type Limits, stringValueBytesMax } from "../../limits.ts";
 import {
   featureNameBytesMax,
   isPlainMap,
@@ -25,7 +25,7 @@ function valueFailure(value: unknown, field: string): Failure | null {
     case "not_finite":
       return { ok: false, code: "BAD_REQUEST", field, message: "numbers must be finite (no NaN or Infinity)" };
     case "too_long":
-      return { ok: false, code: "TOO_LARGE", field, message: "string values are at most 255 UTF-8 bytes" };
+      return { ok: false, code: "TOO_LARGE", field, message: `string values are at most ${stringValueBytesMax} UTF-8 bytes` };
     case "type":
       return { ok: false, code: "BAD_REQUEST", field, message: "must be a string, number, boolean or an array of those" };
   }
@@ -93,7 +93,7 @@ export function parseCapabilities(raw: unknown, fieldPath: string, limits: Limit
   for (const name of names) {
     if (name.length === 0) return { ok: false, code: "BAD_REQUEST", field: `${fieldPath}.${name}`, message: "feature names must not be empty" };
     if (utf8BytesOver(name, featureNameBytesMax)) {
-      return { ok: false, code: "TOO_LARGE", field: `${fieldPath}.${name}`, message: "feature names are at most 255 UTF-8 bytes" };
+      return { ok: false, code: "TOO_LARGE", field: `${fieldPath}.${name}`, message: `feature names are at most ${featureNameBytesMax} UTF-8 bytes` };
     }
     const value = raw[name];
     if (value === null || value === undefined) continue;

@@ -3,7 +3,7 @@
 // and the canonical key that makes equal requirements share one signature.
 // Errors name the exact field, e.g. `items[3].requires.gpu.in[2]`.
 
-import type { Limits } from "../../limits.ts";
+import { type Limits, stringValueBytesMax } from "../../limits.ts";
 import {
   featureNameBytesMax,
   isPlainMap,
@@ -34,7 +34,7 @@ function checkScalar(value: unknown, field: string): Failure | null {
     case "not_finite":
       return badRequest(field, "numbers must be finite (no NaN or Infinity)");
     case "too_long":
-      return tooLarge(field, "string values are at most 255 UTF-8 bytes");
+      return tooLarge(field, `string values are at most ${stringValueBytesMax} UTF-8 bytes`);
     case "type":
       return badRequest(field, "must be a string, number or boolean");
   }
@@ -198,7 +198,7 @@ export function parseRequires(raw: unknown, fieldPath: string, limits: Limits): 
   for (const feature of features) {
     const field = `${fieldPath}.${feature}`;
     if (feature.length === 0) return badRequest(field, "feature names must not be empty");
-    if (utf8BytesOver(feature, featureNameBytesMax)) return tooLarge(field, "feature names are at most 255 UTF-8 bytes");
+    if (utf8BytesOver(feature, featureNameBytesMax)) return tooLarge(field, `feature names are at most ${featureNameBytesMax} UTF-8 bytes`);
     const value = raw[feature];
     if (value === null || value === undefined) continue;
     const parsed = parseConstraint(feature, value, field, limits);

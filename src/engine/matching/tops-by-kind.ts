@@ -27,7 +27,7 @@
 import { assert } from "../../lib/assert.ts";
 import { ClassHeap } from "./class-heap.ts";
 import { type EligibilitySource, TopsHeap } from "./tops-heap.ts";
-import { classIdlePicksMinDefault, eligibleClassesMaxDefault } from "../../limits.ts";
+import { classIdlePicksMinDefault, eligibleClassesMaxDefault, kindMappingsMax } from "../../limits.ts";
 
 /** The topic's signature groups, keyed by signature id (only the keys and the size are read). */
 export type GroupsBySignature = ReadonlyMap<number, unknown>;
@@ -43,8 +43,6 @@ export interface KindSource extends EligibilitySource {
 const slotStride = 4;
 const maskField = 3;
 
-/** Kind -> class mappings remembered per topic (64); past that they are forgotten and re-derived. */
-const kindMappingsMax = 64;
 
 /** What best() and eligibleCount() return for a kind without a class (all taken): use the TopsHeap walk. */
 export const noClass = -3;

@@ -11,7 +11,7 @@ export const ackOp: OpSpec = namespacedOp({
   changesState: true,
   handle(request: Source, ns: string, ctx: OpContext): OpOutcome {
     const reader = new RequestReader();
-    const receipts = reader.stringArray(request, "receipts", 1, ctx.limits.idsPerRequestMax, ctx.limits.keyBytesMax);
+    const receipts = reader.stringArray(request, "receipts", 1, ctx.limits.idsPerRequestMax, ctx.limits.receiptBytesMax);
     if (receipts === null) return failed(reader.failure!);
     const result = ctx.engine.ack(ns, receipts, ctx.nowMs);
     if (!result.ok) return failed(result.failure);

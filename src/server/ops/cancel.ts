@@ -9,7 +9,7 @@ export const cancelOp: OpSpec = namespacedOp({
   changesState: true,
   handle(request: Source, ns: string, ctx: OpContext): OpOutcome {
     const reader = new RequestReader();
-    const ids = reader.stringArray(request, "ids", 1, ctx.limits.idsPerRequestMax, ctx.limits.keyBytesMax);
+    const ids = reader.stringArray(request, "ids", 1, ctx.limits.idsPerRequestMax, ctx.limits.idBytesMax);
     if (ids === null) return failed(reader.failure!);
     const result = ctx.engine.cancel(ns, ids, ctx.nowMs);
     if (!result.ok) return failed(result.failure);

@@ -42,7 +42,7 @@ function decodeItem(source: Source, limits: Limits, nowMs: number, reader: Reque
   const delivery = reader.oneOf(source, "delivery", deliveryModes);
   const maxAttempts = reader.int(source, "max_attempts", { min: 1, max: int32Max });
   const requires = reader.anyMap(source, "requires");
-  const after = source.after === undefined || source.after === null ? null : reader.stringArray(source, "after", 0, limits.afterIdsMax, limits.keyBytesMax);
+  const after = source.after === undefined || source.after === null ? null : reader.stringArray(source, "after", 0, limits.afterIdsMax, limits.idBytesMax);
   const key = reader.string(source, "key", 1, limits.keyBytesMax);
   if (reader.failure !== null || topic === null) return null;
   if (delayMs !== null && deliverAtMs !== null) {

@@ -12,7 +12,7 @@ export function decodeExtend(request: Source, limits: Limits, reader: RequestRea
     reader.at("items", i);
     const source = reader.element(list[i]);
     if (source === null) return null;
-    const receipt = reader.requiredString(source, "receipt", 0, limits.keyBytesMax);
+    const receipt = reader.requiredString(source, "receipt", 0, limits.receiptBytesMax);
     const leaseMs = reader.requiredInt(source, "lease_ms", { min: 1, max: limits.leaseMsMax });
     if (reader.failure !== null || receipt === null || leaseMs === null) return null;
     items[i] = { receipt, leaseMs };

@@ -10,7 +10,7 @@ export const getOp: OpSpec = namespacedOp({
   changesState: false,
   handle(request: Source, ns: string, ctx: OpContext): OpOutcome {
     const reader = new RequestReader();
-    const ids = reader.stringArray(request, "ids", 1, ctx.limits.idsPerRequestMax, ctx.limits.keyBytesMax);
+    const ids = reader.stringArray(request, "ids", 1, ctx.limits.idsPerRequestMax, ctx.limits.idBytesMax);
     if (ids === null) return failed(reader.failure!);
     const result = ctx.engine.get(ns, ids, ctx.nowMs);
     if (!result.ok) return failed(result.failure);

@@ -8,8 +8,6 @@ import { allNamespaces } from "../auth.ts";
 import { failed, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import { RequestReader, type Source } from "../request-reader.ts";
 
-/** Longest token accepted (bytes): anything longer cannot be a configured token. */
-const tokenBytesMax = 4096;
 
 export const helloOp: OpSpec = {
   namespace: "none",
@@ -19,7 +17,7 @@ export const helloOp: OpSpec = {
   handle(request: Source, _ns: string | null, ctx: OpContext): OpOutcome {
     const reader = new RequestReader();
     const protocol = reader.requiredInt(request, "protocol", { min: 0, max: Number.MAX_SAFE_INTEGER });
-    const token = reader.string(request, "token", 0, tokenBytesMax);
+    const token = reader.string(request, "token", 0, ctx.limits.tokenBytesMax);
     if (reader.failure) return failed(reader.failure);
     if (protocol !== protocolVersion) {
       return failed({

@@ -15,7 +15,7 @@ export function decodeNack(request: Source, limits: Limits, reader: RequestReade
     reader.at("items", i);
     const source = reader.element(list[i]);
     if (source === null) return null;
-    const receipt = reader.requiredString(source, "receipt", 0, limits.keyBytesMax);
+    const receipt = reader.requiredString(source, "receipt", 0, limits.receiptBytesMax);
     const delayMs = reader.int(source, "delay_ms", { min: 0, max: limits.delayMsMax });
     const metadata = reader.bin(source, "metadata", limits.metadataBytesMax);
     if (reader.failure !== null || receipt === null) return null;

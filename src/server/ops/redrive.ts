@@ -15,7 +15,7 @@ export const redriveOp: OpSpec = namespacedOp({
     const ids =
       request.ids === undefined || request.ids === null
         ? null
-        : reader.stringArray(request, "ids", 1, limits.idsPerRequestMax, limits.keyBytesMax);
+        : reader.stringArray(request, "ids", 1, limits.idsPerRequestMax, limits.idBytesMax);
     if (reader.failure !== null || topic === null) return failed(reader.failure!);
     const result = ctx.engine.redrive(ns, topic, ids, ctx.nowMs);
     if (!result.ok) return failed(result.failure);

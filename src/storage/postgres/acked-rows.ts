@@ -14,6 +14,8 @@ import type { CommitBatch } from "../store.ts";
 
 /** Rows one purge may delete: a commit's share of the purge stays bounded. */
 const purgeRowsPerCommitMax = ackedOutcomeBounds.purgeRecordsPerCommitMax * 100;
+/** Purged entries at the head before the arrays are compacted (1,024), and then only once they are half: a copy per purge would cost more than it frees. */
+const compactHeadMin = 1024;
 
 export class AckedRows {
   /** Ids written by this process, in commit order, with their end time: what a purge deletes. */
@@ -34,7 +36,7 @@ export class AckedRows {
         this.head++;
         purged++;
       }
-      if (this.head > 1024 && this.head * 2 > this.ids.length) {
+      if (this.head > compactHeadMin && this.head * 2 > this.ids.length) {
         this.ids = this.ids.slice(this.head);
         this.endedAtMs = this.endedAtMs.slice(this.head);
         this.head = 0;
