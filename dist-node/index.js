@@ -1177,6 +1177,152 @@ function itemStateFromWire(s) {
     state.deadReason = s.dead_reason;
   return state;
 }
+// src/limits/cluster.ts
+var clusterLimits = Object.freeze({
+  shardLeaseMsDefault: 5000,
+  shardLeaseMsMin: 500,
+  shardLeaseMsMax: 10 * 60 * 1000,
+  keyRangePerOpen: 2 ** 36,
+  unownedRetryAfterMs: 500,
+  rebuildRetryAfterMs: 100,
+  remoteDependencyPollMs: 500,
+  pausePollMs: 250,
+  quotaDrawPeriodMs: 250,
+  quotaDrawUseFactor: 2,
+  quotaDrawRetryAfterMs: 20,
+  quotaDrawTimeoutMs: 2000,
+  quotaUnreachableRetryAfterMs: 1000,
+  remoteDependenciesPerPollMax: 1000,
+  renewalsPerLease: 3,
+  tickMsMax: 1000,
+  storeConnectionsMax: 4,
+  storeConnectTimeoutS: 10,
+  loadPageRows: 5000,
+  clientRouteAttemptsMax: 100,
+  clientLostNodePauseMs: 100
+});
+// src/limits/dashboard.ts
+var dashboardLimits = Object.freeze({
+  sessionMs: 8 * 60 * 60 * 1000,
+  sessionsMax: 1000,
+  signInsPerMinuteMax: 10,
+  signInClientsMax: 1e4,
+  historyFineSampleMs: 5000,
+  historyFineSamples: 720,
+  historyCoarseSampleMs: 60000,
+  historyCoarseSamples: 1440,
+  historyNamespacesMax: 50,
+  historyTopicsMax: 200,
+  formBytesMax: 64 * 1024,
+  shownBytesMax: 4096,
+  shownHexBytesMax: 1024,
+  redriveAllRoundsMax: 10
+});
+// src/limits/matching.ts
+var unmatchableSignaturesListedMax = 20;
+// src/limits/memory.ts
+var heapGovernor = Object.freeze({
+  growthFactor: 1.25,
+  checkMs: 100,
+  heapBytesMin: 128 * 1024 * 1024
+});
+// src/limits/storage.ts
+var ackedOutcomeBounds = Object.freeze({
+  blockItemsMax: 16384,
+  blockSpanMs: 1e4,
+  purgeRecordsPerCommitMax: 1000,
+  logRecordBytesMax: 1536
+});
+var ackSweepBounds = Object.freeze({
+  lagKeys: 262144
+});
+
+// src/limits.ts
+var defaultLimits = Object.freeze({
+  frameBytesMax: 4 * 1024 * 1024,
+  payloadBytesMax: 10 * 1024,
+  metadataBytesMax: 1024,
+  itemsPerEnqueueMax: 1000,
+  countPerDequeueMax: 1000,
+  topicBytesMax: 255,
+  namespaceBytesMax: 255,
+  keyBytesMax: 255,
+  idBytesMax: 255,
+  receiptBytesMax: 255,
+  tokenBytesMax: 4096,
+  waitMsMax: 5 * 60 * 1000,
+  leaseMsMax: 12 * 60 * 60 * 1000,
+  idsPerRequestMax: 1000,
+  delayMsMax: 365 * 24 * 60 * 60 * 1000,
+  topicsPerDequeueMax: 100,
+  afterIdsMax: 100,
+  featuresMax: 64,
+  valuesPerFeatureMax: 256,
+  decodeDepthMax: 32,
+  waitersPerConnectionMax: 1000,
+  waitersTotalMax: 1e5,
+  inflightPerConnectionMax: 1e4,
+  outputBytesPerConnectionMax: 8 * 1024 * 1024,
+  connectionsMax: 1e4,
+  topicsPageMax: 1000,
+  deadPageMax: 1000,
+  listPageDefault: 100,
+  listPageMax: 1000,
+  listScanSlotsMax: 200000,
+  listReadyVisitsMax: 1e4,
+  redriveAllMax: 1e4,
+  pausedTopicsMax: 1e5,
+  liveItemsMax: 50000000,
+  topicsMax: 1e6,
+  namespacesMax: 1e5,
+  pauseMsMax: 365 * 24 * 60 * 60 * 1000,
+  outcomeRetentionMs: 60 * 60 * 1000,
+  deadlinesPerTickMax: 1e4,
+  recoveryRecordsPerTurnMax: 1e4,
+  unmatchableAskWindowMs: 10 * 60 * 1000,
+  beanstalkJobBytesMax: 65535,
+  beanstalkLineBytesMax: 224,
+  beanstalkTubeBytesMax: 200,
+  beanstalkQueuedCommandsMax: 1000,
+  beanstalkJobCountersMax: 1e5
+});
+var itemDefaults = Object.freeze({
+  leaseMs: 30000,
+  maxAttempts: 10,
+  priority: 0
+});
+var itemEnvelopeBytes = 1024;
+var idBytesLongest = 2 * 16 + 1;
+var receiptBytesLongest = 4 * 16 + 3;
+function limitRelationProblems(limits) {
+  const problems = [];
+  const need = (holds, message) => {
+    if (!holds)
+      problems.push(message);
+  };
+  const zeroAllowed = new Set(["payloadBytesMax", "metadataBytesMax", "beanstalkJobBytesMax"]);
+  for (const [name, value] of Object.entries(limits)) {
+    const least = zeroAllowed.has(name) ? 0 : 1;
+    need(Number.isSafeInteger(value) && value >= least, `${name} is ${value}, not an integer of at least ${least}`);
+  }
+  need(limits.payloadBytesMax + limits.metadataBytesMax + itemEnvelopeBytes <= limits.frameBytesMax, `frameBytesMax (${limits.frameBytesMax}) cannot hold one item of payloadBytesMax + metadataBytesMax (${limits.payloadBytesMax} + ${limits.metadataBytesMax}) and its envelope (${itemEnvelopeBytes})`);
+  const fullAckBytes = limits.idsPerRequestMax * (receiptBytesLongest + 2) + itemEnvelopeBytes;
+  need(fullAckBytes <= limits.frameBytesMax, `frameBytesMax (${limits.frameBytesMax}) cannot hold an ack of idsPerRequestMax (${limits.idsPerRequestMax}) receipts (${fullAckBytes} bytes)`);
+  need(limits.idBytesMax >= idBytesLongest, `idBytesMax (${limits.idBytesMax}) is below the longest id orq makes (${idBytesLongest})`);
+  need(limits.receiptBytesMax >= receiptBytesLongest, `receiptBytesMax (${limits.receiptBytesMax}) is below the longest receipt orq makes (${receiptBytesLongest})`);
+  need(itemDefaults.leaseMs <= limits.leaseMsMax, `leaseMsMax (${limits.leaseMsMax}) is below the default lease (${itemDefaults.leaseMs})`);
+  need(limits.listPageDefault <= limits.listPageMax, `listPageDefault (${limits.listPageDefault}) is over listPageMax (${limits.listPageMax})`);
+  need(limits.waitersPerConnectionMax <= limits.waitersTotalMax, `waitersPerConnectionMax (${limits.waitersPerConnectionMax}) is over waitersTotalMax (${limits.waitersTotalMax})`);
+  need(limits.waitMsMax < limits.unmatchableAskWindowMs, `unmatchableAskWindowMs (${limits.unmatchableAskWindowMs}) is not longer than waitMsMax (${limits.waitMsMax})`);
+  return problems;
+}
+function checkLimitRelations(limits) {
+  const problems = limitRelationProblems(limits);
+  if (problems.length > 0)
+    throw new Error(`limits: ${problems.join("; ")}`);
+}
+checkLimitRelations(defaultLimits);
+
 // src/client/cluster-merge.ts
 function interleaveDead(lists, limit) {
   const merged = [];
@@ -1225,7 +1371,6 @@ function listOrder(a, b) {
 }
 var largestOf = new Set(["now_ms", "uptime_ms", "askers"]);
 var firstOf = new Set(["quota"]);
-var signaturesListedMax = 20;
 var isFields = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 function sumStats(replies) {
   const merged = mergeFields(replies);
@@ -1271,8 +1416,8 @@ function mergeValue(key, values) {
     return present.flatMap((value) => Array.isArray(value) ? value : []);
   if (isFields(first)) {
     const merged = mergeFields(present.filter(isFields));
-    if (Array.isArray(merged.signatures) && merged.signatures.length > signaturesListedMax) {
-      merged.signatures = merged.signatures.slice(0, signaturesListedMax);
+    if (Array.isArray(merged.signatures) && merged.signatures.length > unmatchableSignaturesListedMax) {
+      merged.signatures = merged.signatures.slice(0, unmatchableSignaturesListedMax);
       merged.signatures_truncated = true;
     }
     return merged;
@@ -1327,105 +1472,6 @@ function addCounts(merged, t) {
   sum.dead += t.dead;
   merged.set(t.topic, sum);
 }
-
-// src/limits.ts
-var defaultLimits = Object.freeze({
-  frameBytesMax: 4 * 1024 * 1024,
-  payloadBytesMax: 10 * 1024,
-  metadataBytesMax: 1024,
-  itemsPerEnqueueMax: 1000,
-  countPerDequeueMax: 1000,
-  topicBytesMax: 255,
-  namespaceBytesMax: 255,
-  keyBytesMax: 255,
-  waitMsMax: 5 * 60 * 1000,
-  leaseMsMax: 12 * 60 * 60 * 1000,
-  idsPerRequestMax: 1000,
-  delayMsMax: 365 * 24 * 60 * 60 * 1000,
-  topicsPerDequeueMax: 100,
-  afterIdsMax: 100,
-  featuresMax: 64,
-  valuesPerFeatureMax: 256,
-  decodeDepthMax: 32,
-  waitersPerConnectionMax: 1000,
-  waitersTotalMax: 1e5,
-  inflightPerConnectionMax: 1e4,
-  outputBytesPerConnectionMax: 8 * 1024 * 1024,
-  connectionsMax: 1e4,
-  topicsPageMax: 1000,
-  deadPageMax: 1000,
-  listPageDefault: 100,
-  listPageMax: 1000,
-  listScanSlotsMax: 200000,
-  listReadyVisitsMax: 1e4,
-  pausedTopicsMax: 1e5,
-  pauseMsMax: 365 * 24 * 60 * 60 * 1000,
-  outcomeRetentionMs: 60 * 60 * 1000,
-  deadlinesPerTickMax: 1e4,
-  recoveryRecordsPerTurnMax: 1e4,
-  unmatchableAskWindowMs: 10 * 60 * 1000,
-  beanstalkJobBytesMax: 65535,
-  beanstalkLineBytesMax: 224,
-  beanstalkTubeBytesMax: 200,
-  beanstalkQueuedCommandsMax: 1000,
-  beanstalkJobCountersMax: 1e5
-});
-var itemDefaults = Object.freeze({
-  leaseMs: 30000,
-  maxAttempts: 10,
-  priority: 0
-});
-var heapGovernor = Object.freeze({
-  growthFactor: 1.25,
-  checkMs: 100,
-  heapBytesMin: 128 * 1024 * 1024
-});
-var ackedOutcomeBounds = Object.freeze({
-  blockItemsMax: 16384,
-  blockSpanMs: 1e4,
-  purgeRecordsPerCommitMax: 1000,
-  logRecordBytesMax: 1536
-});
-var ackSweepBounds = Object.freeze({
-  lagKeys: 8192
-});
-var dashboardLimits = Object.freeze({
-  sessionMs: 8 * 60 * 60 * 1000,
-  sessionsMax: 1000,
-  signInsPerMinuteMax: 10,
-  signInClientsMax: 1e4,
-  historyFineSampleMs: 5000,
-  historyFineSamples: 720,
-  historyCoarseSampleMs: 60000,
-  historyCoarseSamples: 1440,
-  historyNamespacesMax: 50,
-  historyTopicsMax: 200,
-  formBytesMax: 64 * 1024,
-  redriveAllRoundsMax: 10
-});
-var clusterLimits = Object.freeze({
-  shardLeaseMsDefault: 5000,
-  shardLeaseMsMin: 500,
-  shardLeaseMsMax: 10 * 60 * 1000,
-  keyRangePerOpen: 2 ** 36,
-  unownedRetryAfterMs: 500,
-  rebuildRetryAfterMs: 100,
-  remoteDependencyPollMs: 500,
-  pausePollMs: 250,
-  quotaDrawPeriodMs: 250,
-  quotaDrawUseFactor: 2,
-  quotaDrawRetryAfterMs: 20,
-  quotaDrawTimeoutMs: 2000,
-  quotaUnreachableRetryAfterMs: 1000,
-  remoteDependenciesPerPollMax: 1000,
-  renewalsPerLease: 3,
-  tickMsMax: 1000,
-  storeConnectionsMax: 4,
-  storeConnectTimeoutS: 10,
-  loadPageRows: 5000,
-  clientRouteAttemptsMax: 100,
-  clientLostNodePauseMs: 100
-});
 
 // src/protocol/key-shard.ts
 var fnvOffsetBasis = 2166136261;

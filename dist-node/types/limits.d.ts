@@ -1,3 +1,8 @@
+export * from "./limits/cluster.ts";
+export * from "./limits/dashboard.ts";
+export * from "./limits/matching.ts";
+export * from "./limits/memory.ts";
+export * from "./limits/storage.ts";
 export interface Limits {
     /** Largest frame body accepted (4 MiB): a full 1,000-item batch of 4 KiB payloads fits. Configurable. */
     frameBytesMax: number;
@@ -15,6 +20,12 @@ export interface Limits {
     namespaceBytesMax: number;
     /** Idempotency key length in UTF-8 bytes (255, per the contract). */
     keyBytesMax: number;
+    /** One item id in get, cancel, redrive or `after` (255 bytes, per the contract): ids orq makes are at most 33. */
+    idBytesMax: number;
+    /** One receipt in ack, nack or extend (255 bytes, per the contract): receipts orq makes are at most 67. */
+    receiptBytesMax: number;
+    /** Longest `hello` token (4 KiB): anything longer cannot be a configured token. */
+    tokenBytesMax: number;
     /** Longest long-poll (5 minutes): longer waits outlive most load balancers' idle timeouts. */
     waitMsMax: number;
     /** Longest lease (12 hours): a worker that needs longer should extend. */
@@ -64,8 +75,32 @@ export interface Limits {
      * item before them.
      */
     listReadyVisitsMax: number;
+    /** Dead letters one `redrive` without ids moves (10,000): keeps one reply's WriteSet small; call again for the rest. */
+    redriveAllMax: number;
     /** Topics paused at once, per server (100,000): a pause keeps even an empty topic in memory and on disk. */
     pausedTopicsMax: number;
+    /**
+     * Live items the server holds, every state and dead letters included
+     * (50,000,000). Configurable. A ready item costs about 192 B of heap
+     * (BENCHMARKS.md, "Memory"; the process measured 246 MiB anonymous per
+     * million idle), so about 12 GiB: half a 24 GiB machine, 50x the load
+     * bench's 1,000,000. Past it enqueue is TOO_LARGE; a store over it (a
+     * lowered setting) still loads.
+     */
+    liveItemsMax: number;
+    /**
+     * Live topics over all namespaces (1,000,000). Configurable. A topic costs
+     * about 2.7 KiB of heap with its heaps and maps (measured: 100,000 topics
+     * of one item each, less the items), so 2.7 GiB: far past any fleet's
+     * topic count, but a bound on a client that makes a topic per item.
+     */
+    topicsMax: number;
+    /**
+     * Namespaces known since start (100,000). Configurable. A namespace keeps
+     * its counters until a restart even when empty: about 0.5 KiB more than
+     * its topics (measured like topics), so 50 MiB; namespaces are tenants.
+     */
+    namespacesMax: number;
     /** Longest timed pause (1 year, like delayMsMax): beyond it a `for_ms` is more likely a unit bug. */
     pauseMsMax: number;
     /** How long an ended item's outcome is kept for `get` and `after` (1 hour, per the contract). Configurable. */
@@ -121,204 +156,29 @@ export declare const itemDefaults: Readonly<{
  * leases are written before their delivery is sent, as before.
  */
 export declare const leaseWriteDelayMs = 20;
+/** Shards a data dir may be created with (1,024): every topic keeps a ready heap per shard it has items on. */
+export declare const shardsMax = 1024;
 /**
- * The heap-growth governor (src/server/memory-governor.ts), orq's GOGC: under
- * load, JavaScriptCore lets the garbage of the enqueue path (decoded frames,
- * records, promises) pile up to twice the live heap and more before it
- * collects, so a server that has just taken 1,000,000 items held 1.9x
- * beanstalkd's memory until an idle collection. The governor asks for a
- * collection itself whenever the heap has grown by `growthFactor` since the
- * last one. Not configurable: `--idle-gc off` turns it off with the idle one.
+ * Room a frame keeps beside one item's payload and metadata (1 KiB): the
+ * request's or delivery's other fields and map headers. A configuration whose
+ * frame cannot hold the largest item and this is refused.
  */
-export declare const heapGovernor: Readonly<{
-    /**
-     * Heap size, as a multiple of its size after the last collection, that
-     * triggers the next (1.25): the heap holds at most a quarter of its live
-     * size in garbage, also when a load ends (with 1.5, up to half). Smaller
-     * collects more often: each collection blocks the event loop while it
-     * marks the live heap (about 100 ms at 1,000,000 items on a quiet box);
-     * against 1.5, about 6% more server CPU per enqueued item (OPERATIONS.md).
-     */
-    growthFactor: 1.25;
-    /**
-     * How often the heap size is read while requests arrive (100 ms): reading
-     * it costs a few microseconds, and a load producing 100 MB of garbage a
-     * second overshoots the trigger by at most a tenth of that.
-     */
-    checkMs: 100;
-    /**
-     * Below this heap size (128 MiB) it never collects: a server without a
-     * large backlog (steady load, nothing accumulating) leaves its collections
-     * to JavaScriptCore, whose are mostly concurrent, and takes no pause from
-     * the governor; 1,000,000 ready items make a heap of 140-220 MiB.
-     */
-    heapBytesMin: number;
-}>;
-/** Bounds of the retained acked outcomes (engine/acked-outcomes.ts, storage/acked-log.ts). */
-export declare const ackedOutcomeBounds: Readonly<{
-    /**
-     * Acked items per in-memory block (16,384): a full block is sorted and
-     * stored as runs, a bitmap or plain keys, whichever is smallest (under a
-     * byte an item, a fraction of a byte in a drain); a lookup scans the one
-     * open block linearly, which at this size costs about 10 microseconds, and
-     * the open block's array grows from 256 keys, so an idle namespace holds
-     * little. Larger blocks spread the per-block overhead (~200 bytes) thinner.
-     */
-    blockItemsMax: 16384;
-    /**
-     * Longest time one block stays open (10 s): a block is forgotten when its
-     * newest entry is outcome_retention_ms old, so an acked outcome is kept at
-     * least the retention and at most this much longer.
-     */
-    blockSpanMs: 10000;
-    /** Acked-log records deleted per commit (1,000): bounds a purge's share of one commit; the rest go with the next. */
-    purgeRecordsPerCommitMax: 1000;
-    /**
-     * Size at which the LMDB store stops rewriting its open acked-log record
-     * and starts another (1,536 bytes): each commit that acks rewrites the open
-     * record, so this bounds that rewrite, and it keeps the record inside one
-     * 4 KiB LMDB page (no overflow pages). A record also closes once it has been
-     * open blockSpanMs, which bounds how much longer than the retention its
-     * first keys are kept.
-     */
-    logRecordBytesMax: 1536;
-}>;
+export declare const itemEnvelopeBytes = 1024;
 /**
- * The LMDB store's deferred deletes of acked records (storage/lmdb/ack-sweep.ts,
- * docs/STORAGE.md "Acked records are swept").
+ * The longest id and receipt orq makes: `<shard>:<key>` and
+ * `<shard>:<key>:<deliveries>:<boot>`, each number below 2^53 (16 digits).
  */
-export declare const ackSweepBounds: Readonly<{
-    /**
-     * Acked records left in place after each commit (8,192): every commit
-     * deletes the lowest acked keys beyond these, so deletes of neighbouring
-     * keys share a page rewrite. Larger keeps more pages shared and more dead
-     * records on disk (about 2 MiB at this size with 250-byte records) and in
-     * the queue (18 bytes a key); a restart skips and deletes them.
-     */
-    lagKeys: 8192;
-}>;
+export declare const idBytesLongest: number;
+export declare const receiptBytesLongest: number;
+/** How long a connection that must close (either port) may wait for its last frames or answers to leave (5 s). */
+export declare const closeFlushMsMax = 5000;
+/** Topics exported per state in /metrics (1,000): 1,000 x 5 states = 5,000 series, a large but still cheap scrape; the rest are summed. */
+export declare const metricsTopicSeriesMax = 1000;
 /**
- * Bounds of the web dashboard (src/dashboard/, docs/DASHBOARD.md). Not
- * configurable: they bound memory and abuse, not the queue's behaviour.
+ * The relations between limits that the code relies on, as one message per
+ * broken one (none: an empty list). Checked for the defaults when this module
+ * loads and for every configuration `orq serve` builds (cli/config.ts).
  */
-export declare const dashboardLimits: Readonly<{
-    /** A signed-in session lasts 8 hours from sign-in (a working day), then the cookie and the server's record expire. */
-    sessionMs: number;
-    /** Live sessions (1,000): each is a few hundred bytes; past it the oldest is dropped (its user signs in again). */
-    sessionsMax: 1000;
-    /** Sign-in attempts per client address per minute (10): enough for typos, far too few to guess a token. */
-    signInsPerMinuteMax: 10;
-    /** Client addresses whose sign-in attempts are counted at once (10,000): past it the stalest is forgotten. */
-    signInClientsMax: 10000;
-    /** History: one fine sample every 5 s, 720 kept (an hour), and one coarse sample a minute, 1,440 kept (a day). */
-    historyFineSampleMs: 5000;
-    historyFineSamples: 720;
-    historyCoarseSampleMs: 60000;
-    historyCoarseSamples: 1440;
-    /**
-     * Namespaces (50) and topics (200, over all namespaces) with a history:
-     * each namespace costs about 190 KB of samples, each topic about 100 KB.
-     * Past these, new names get none (the page says so); Prometheus is the
-     * long-term store.
-     */
-    historyNamespacesMax: 50;
-    historyTopicsMax: 200;
-    /** Largest sign-in or action form body (64 KiB): a dead-letter selection of 1,000 ids fits. */
-    formBytesMax: number;
-    /** `redrive` calls one "redrive all" click may make (10): each redrives up to 10,000, so a large backlog takes one click. */
-    redriveAllRoundsMax: 10;
-}>;
-/** Cluster mode's bounds (docs/CLUSTER.md). */
-export declare const clusterLimits: Readonly<{
-    /** Default shard lease (5 s, per the contract): a dead node's shards are served again within it plus 2 s. */
-    shardLeaseMsDefault: 5000;
-    /** Shortest shard lease (500 ms, per the contract): renewals every third of it must still fit a database round trip. */
-    shardLeaseMsMin: 500;
-    /** Longest shard lease (10 minutes): beyond it a dead node's shards would sit unserved for too long. */
-    shardLeaseMsMax: number;
-    /**
-     * Item keys a node reserves when it opens (2^36, about 69 billion): nodes
-     * allocate keys at once and a shard that moves must never see a key twice,
-     * so each open takes a range of its own; 2^53 / 2^36 = 131,072 opens.
-     */
-    keyRangePerOpen: number;
-    /** Retry hint for a shard no live node serves yet (500 ms): a claim comes within a renewal interval. */
-    unownedRetryAfterMs: 500;
-    /** Retry hint while a node rebuilds its indexes after its shards changed (100 ms): one commit and a load. */
-    rebuildRetryAfterMs: 100;
-    /** How often a node asks the database how `after` ids on other nodes' shards ended (500 ms): the contract's 1 s, less a commit. */
-    remoteDependencyPollMs: 500;
-    /** How often a node reads the pause counter, and the pause rows when it moved (250 ms): the contract's 1 s for a pause to act on every node, less a commit and a rebuild's wait. */
-    pausePollMs: 250;
-    /**
-     * How often a node draws quota tokens from the namespaces' buckets in the
-     * database, and returns what it holds beyond its need (250 ms): a busy
-     * node's tokens follow its use within a period, and an idle node holds at
-     * most a floor of one period's refill per namespace (docs/CLUSTER.md).
-     */
-    quotaDrawPeriodMs: 250;
-    /**
-     * A node draws up to this many times its use over the last period (2): its
-     * next period is covered if its rate doubles, and what it holds unused is
-     * at most twice a period's use.
-     */
-    quotaDrawUseFactor: 2;
-    /** RATE_LIMITED hint while this node's draw is under way and the database's bucket holds enough (20 ms): a draw is one single-row UPDATE. */
-    quotaDrawRetryAfterMs: 20;
-    /**
-     * A draw unanswered this long is given up (2 s; also the draws' statement
-     * timeout), so one lost reply does not stop the namespace's draws: any
-     * tokens it did take are lost to the cluster, never counted twice.
-     */
-    quotaDrawTimeoutMs: 2000;
-    /** UNAVAILABLE hint when this node's tokens are spent and its last draw failed (1 s): the database is out of reach, and commits fail too. */
-    quotaUnreachableRetryAfterMs: 1000;
-    /** Such ids asked per poll (1,000): one query stays small; more are asked at the next poll. */
-    remoteDependenciesPerPollMax: 1000;
-    /** Ownership ticks per lease (at least 3): two renewals may fail in a row before a lease runs out. */
-    renewalsPerLease: 3;
-    /** Longest time between ownership ticks (1 s), whatever the lease: joins, deaths and expired shards are seen at a tick. */
-    tickMsMax: 1000;
-    /** Connections of a node's store (4): commits run one at a time; the rest load shards beside them. */
-    storeConnectionsMax: 4;
-    /** Seconds a store waits for a database connection (10): an unreachable database fails the open or the commit. */
-    storeConnectTimeoutS: 10;
-    /** Rows per query when a node loads a shard (5,000): bounds the memory one result takes. */
-    loadPageRows: 5000;
-    /** Times a cluster client re-routes one request (MOVED, UNAVAILABLE, a lost node) before raising its error (100): far past a takeover. */
-    clientRouteAttemptsMax: 100;
-    /** A cluster client's pause before re-reading the map after a node could not be reached (100 ms). */
-    clientLostNodePauseMs: 100;
-}>;
-/**
- * Feature names and string values in `requires` and `capabilities` are at
- * most 255 UTF-8 bytes, like topic names: they are map keys and parts of
- * signature keys held in memory.
- */
-export declare const featureNameBytesMax = 255;
-export declare const stringValueBytesMax = 255;
-/**
- * Live distinct signatures (65,536): each costs a byte in every worker kind's
- * verdict array, so 256 kinds x 65,536 signatures bound the cache at 16 MiB.
- * A production fleet has tens to hundreds; more means requirements are being
- * generated per item (e.g. a random range bound), which defeats matching.
- */
-export declare const signaturesMaxDefault = 65536;
-/**
- * Cached worker kinds (256): a fleet rarely has more than tens of distinct
- * capability sets; each kind costs up to one byte per signature id.
- */
-export declare const workerKindsMaxDefault = 256;
-/**
- * Eligibility classes per topic (32, one bit each in a slot's mask): a slot
- * that gets a better item costs one sift per class that may take it, so the
- * bound is also a bound on that cost. Fleets have tens of kinds, and kinds
- * with equal verdicts on a topic's groups share a class.
- */
-export declare const eligibleClassesMaxDefault = 32;
-/**
- * Picks of a topic (4,096) a class must go unused before a new class may
- * replace it when all are taken: replacing costs a rebuild (a pass over the
- * topic's slots), so classes in steady use are not churned.
- */
-export declare const classIdlePicksMinDefault = 4096;
+export declare function limitRelationProblems(limits: Readonly<Limits>): string[];
+/** Throws, naming every broken relation, unless `limits` keep them all. */
+export declare function checkLimitRelations(limits: Readonly<Limits>): void;

@@ -1,0 +1,33 @@
+/**
+ * The heap-growth governor (src/server/memory-governor.ts), orq's GOGC: under
+ * load, JavaScriptCore lets the garbage of the enqueue path (decoded frames,
+ * records, promises) pile up to twice the live heap and more before it
+ * collects, so a server that has just taken 1,000,000 items held 1.9x
+ * beanstalkd's memory until an idle collection. The governor asks for a
+ * collection itself whenever the heap has grown by `growthFactor` since the
+ * last one. Not configurable: `--idle-gc off` turns it off with the idle one.
+ */
+export declare const heapGovernor: Readonly<{
+    /**
+     * Heap size, as a multiple of its size after the last collection, that
+     * triggers the next (1.25): the heap holds at most a quarter of its live
+     * size in garbage, also when a load ends (with 1.5, up to half). Smaller
+     * collects more often: each collection blocks the event loop while it
+     * marks the live heap (about 100 ms at 1,000,000 items on a quiet box);
+     * against 1.5, about 6% more server CPU per enqueued item (OPERATIONS.md).
+     */
+    growthFactor: 1.25;
+    /**
+     * How often the heap size is read while requests arrive (100 ms): reading
+     * it costs a few microseconds, and a load producing 100 MB of garbage a
+     * second overshoots the trigger by at most a tenth of that.
+     */
+    checkMs: 100;
+    /**
+     * Below this heap size (128 MiB) it never collects: a server without a
+     * large backlog (steady load, nothing accumulating) leaves its collections
+     * to JavaScriptCore, whose are mostly concurrent, and takes no pause from
+     * the governor; 1,000,000 ready items make a heap of 140-220 MiB.
+     */
+    heapBytesMin: number;
+}>;
