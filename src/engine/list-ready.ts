@@ -20,7 +20,7 @@
 import { type HeapNode, PairingHeap } from "../lib/pairing-heap.ts";
 import { type LiveItem, readyLess } from "./item.ts";
 import type { ItemTable } from "./item-table.ts";
-import type { ListCursor } from "./list-cursor.ts";
+import type { ListCursor } from "./api.ts";
 import type { Topic } from "./topic.ts";
 
 type ReadyCursor = ListCursor & { phase: "ready" };

@@ -19,24 +19,13 @@
 // have set it within the last poll).
 
 import { assert } from "../lib/assert.ts";
-import type { HeapNode } from "../lib/pairing-heap.ts";
 import type { PauseRecord } from "../storage/record.ts";
 import type { Reply, Result } from "./api.ts";
-import { type Deadline, DeadlineKind } from "./deadlines.ts";
+import { Deadline, DeadlineKind } from "./deadlines.ts";
 import { fail } from "./failures.ts";
 import type { ItemStates } from "./item-states.ts";
 import { finishOp, type OpContext } from "./op-context.ts";
-import type { Topic } from "./topic.ts";
-
-/** A topic's pause: until `resume` (untilMs null) or until untilMs. */
-export class TopicPause {
-  /** The PauseEnd deadline of a timed pause. */
-  node: HeapNode<Deadline> | null = null;
-  constructor(
-    readonly topic: Topic,
-    public untilMs: number | null,
-  ) {}
-}
+import { type Topic, TopicPause } from "./topic.ts";
 
 export class Pauses {
   /** Topics paused now (bounded by limits.pausedTopicsMax). */
@@ -115,7 +104,7 @@ export class Pauses {
       this.cancelDeadline(pause);
       pause.untilMs = untilMs;
     }
-    if (untilMs !== null) pause.node = this.s.deadlines.schedule(untilMs, DeadlineKind.PauseEnd, null, null, null, pause);
+    if (untilMs !== null) pause.node = this.s.deadlines.schedule(new Deadline(untilMs, DeadlineKind.PauseEnd, pause));
   }
 
   /** A timed pause's deadline came (inside a tick: the write joins the tick's background set). */
@@ -133,7 +122,7 @@ export class Pauses {
       const pause = new TopicPause(topic, record.untilMs);
       topic.pause = pause;
       this.pausedCount++;
-      if (record.untilMs !== null) pause.node = this.s.deadlines.schedule(record.untilMs, DeadlineKind.PauseEnd, null, null, null, pause);
+      if (record.untilMs !== null) pause.node = this.s.deadlines.schedule(new Deadline(record.untilMs, DeadlineKind.PauseEnd, pause));
     }
   }
 

@@ -9,11 +9,24 @@
 
 import { assert } from "../lib/assert.ts";
 import { type HeapNode, PairingHeap } from "../lib/pairing-heap.ts";
+import type { Deadline, DeadlineKind } from "./deadlines.ts";
 import type { LiveStateName } from "./api.ts";
 import { type LiveItem, readyLess } from "./item.ts";
 import { type KindSource, noClass, TopsByKind } from "./matching/tops-by-kind.ts";
 import { type EligibilitySource, walkTooLong } from "./matching/tops-heap.ts";
-import type { TopicPause } from "./pause.ts";
+
+/** A topic's pause (pause.ts has the ops): until `resume` (untilMs null) or until untilMs. */
+export class TopicPause {
+  /** The PauseEnd deadline of a timed pause. */
+  node: HeapNode<PauseDeadline> | null = null;
+  constructor(
+    readonly topic: Topic,
+    public untilMs: number | null,
+  ) {}
+}
+
+/** The end of a timed pause. */
+export type PauseDeadline = Deadline<typeof DeadlineKind.PauseEnd, TopicPause>;
 
 /** Items of one topic that share a `requires` signature (0 = none), one heap per shard. */
 export class SignatureGroup {
