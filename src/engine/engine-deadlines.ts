@@ -6,7 +6,7 @@
 // `kind` narrows `target` to the right type, with no cast.
 
 import type { Deadline, DeadlineKind, DeadlineQueue } from "./deadlines.ts";
-import type { LiveItemDeadline } from "./item.ts";
+import type { LiveItem, LiveItemDeadline } from "./item.ts";
 import type { OutcomeDeadline } from "./outcome-table.ts";
 import type { PauseDeadline } from "./topic.ts";
 import type { WaiterDeadline } from "./waiters.ts";
@@ -17,7 +17,7 @@ export type AckedRetentionDeadline = Deadline<typeof DeadlineKind.AckedRetention
 /** The one LeaseWrites deadline (deferred-lease-writes.ts): deferred lease writes are due. */
 export type LeaseWritesDeadline = Deadline<typeof DeadlineKind.LeaseWrites, null>;
 
-export type EngineDeadline = LiveItemDeadline | WaiterDeadline | OutcomeDeadline | PauseDeadline | AckedRetentionDeadline | LeaseWritesDeadline;
+export type EngineDeadline = LiveItemDeadline | WaiterDeadline | OutcomeDeadline | PauseDeadline<LiveItem> | AckedRetentionDeadline | LeaseWritesDeadline;
 
 export type EngineDeadlines = DeadlineQueue<EngineDeadline>;
 

@@ -40,7 +40,7 @@ export class ItemStates {
   /** The WriteSet of the op in progress; every op ends it before returning. */
   set: WriteSet | null = null;
   /** Topics that gained takeable items during this op: their waiters are served at its end. */
-  readonly dirty = new Set<Topic>();
+  readonly dirty = new Set<Topic<LiveItem>>();
   backgroundWriteFailures = 0;
   /** At_least_once leases granted and not yet written (lease), and the one deadline that writes them. */
   private readonly deferredLeases: DeferredLeaseWrites;

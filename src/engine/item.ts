@@ -20,7 +20,7 @@ import type { ItemKey } from "../storage/store.ts";
 import type { LiveStateName } from "./api.ts";
 import { formatId } from "./ids.ts";
 import { type ItemDeadline, ItemExtras, ItemProgress, type ItemSettings, itemSettings, type UnstoredBytes } from "./item-parts.ts";
-import type { ShardHeap, Topic } from "./topic.ts";
+import type { ShardHeap, Topic, TopicItem } from "./topic.ts";
 
 /** A deadline of a live item: its delay, lease or TTL. */
 export type LiveItemDeadline = ItemDeadline<LiveItem>;
@@ -30,10 +30,10 @@ export type LiveItemDeadline = ItemDeadline<LiveItem>;
  * node object cost about 60 bytes per ready item and one more object for the
  * collector to trace. It is in a heap only while ready and committed.
  */
-export class LiveItem extends HeapNode<LiveItem> {
+export class LiveItem extends HeapNode<LiveItem> implements TopicItem<LiveItem> {
   state: LiveStateName;
   /** The shard heap of its signature group holding it while ready and committed, so a lease reaches it without a lookup. */
-  readyHeap: ShardHeap | null = null;
+  readyHeap: ShardHeap<LiveItem> | null = null;
   /** Deadline and delivery counts, from the first delay or delivery on (item-parts.ts). */
   progress: ItemProgress<LiveItem> | null = null;
   /** Rarely used fields, or null when the item uses none of them (item-parts.ts). */
@@ -48,7 +48,7 @@ export class LiveItem extends HeapNode<LiveItem> {
   constructor(
     readonly shard: number,
     readonly key: ItemKey,
-    readonly topic: Topic,
+    readonly topic: Topic<LiveItem>,
     signatureId: number,
     record: ItemRecord,
     state: LiveStateName,
@@ -251,13 +251,6 @@ export class LiveItem extends HeapNode<LiveItem> {
     if (this.progress === null) this.progress = new ItemProgress<LiveItem>();
     return this.progress;
   }
-}
-
-/** Delivery order: priority, then deliverAtMs, then enqueue order (keys are global and monotonic). */
-export function readyLess(a: LiveItem, b: LiveItem): boolean {
-  if (a.priority !== b.priority) return a.priority < b.priority;
-  if (a.deliverAtMs !== b.deliverAtMs) return a.deliverAtMs < b.deliverAtMs;
-  return a.key < b.key;
 }
 
 /**

@@ -63,7 +63,7 @@ function firstAbove(keys: readonly number[], key: number): number {
  */
 export function walkEnqueued(
   items: ItemTable,
-  topic: Topic,
+  topic: Topic<LiveItem>,
   state: LiveStateName | null,
   afterKey: number,
   want: number,

@@ -6,6 +6,7 @@
 
 import { assert } from "../lib/assert.ts";
 import { DeadlineKind } from "./deadlines.ts";
+import type { LiveItem } from "./item.ts";
 import type { ItemStates } from "./item-states.ts";
 import type { TopicPause } from "./topic.ts";
 import type { Waiter } from "./waiters.ts";
@@ -15,7 +16,7 @@ export function runDueDeadlines(
   s: ItemStates,
   max: number,
   timeOut: (waiter: Waiter) => void,
-  endPause: (pause: TopicPause) => void,
+  endPause: (pause: TopicPause<LiveItem>) => void,
   nowMs: number,
 ): void {
   assert(s.set === null, "engine: tick inside an op");

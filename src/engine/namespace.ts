@@ -3,6 +3,7 @@
 
 import type { Limits } from "../limits.ts";
 import type { QuotaBucket } from "./quota.ts";
+import type { LiveItem } from "./item.ts";
 import { Topic } from "./topic.ts";
 
 export interface NamespaceCounters {
@@ -33,7 +34,7 @@ export function compareCodePoints(a: string, b: string): number {
 }
 
 export class Namespace {
-  readonly topics = new Map<string, Topic>();
+  readonly topics = new Map<string, Topic<LiveItem>>();
   readonly counters: NamespaceCounters = { enqueued: 0, delivered: 0, acked: 0, nacked: 0, expired: 0, cancelled: 0, dead: 0, redriven: 0 };
   private sorted: string[] | null = null;
 
@@ -43,10 +44,10 @@ export class Namespace {
     readonly bucket: QuotaBucket | null,
   ) {}
 
-  topic(name: string): Topic {
+  topic(name: string): Topic<LiveItem> {
     let topic = this.topics.get(name);
     if (topic === undefined) {
-      topic = new Topic(this.name, name);
+      topic = new Topic<LiveItem>(this.name, name);
       this.topics.set(name, topic);
       this.sorted = null;
     }
@@ -54,7 +55,7 @@ export class Namespace {
   }
 
   /** Drop the topic if it holds nothing and is not paused (a paused topic lives while paused). */
-  dropIfEmpty(topic: Topic): void {
+  dropIfEmpty(topic: Topic<LiveItem>): void {
     if (topic.total === 0 && topic.pause === null && this.topics.get(topic.name) === topic) {
       this.topics.delete(topic.name);
       this.sorted = null;
@@ -68,7 +69,7 @@ export class Namespace {
   }
 
   /** A page of topics: names with `prefix`, strictly after `after`, at most `limit`. */
-  page(prefix: string | null, after: string | null, limit: number, limits: Limits): { topics: Topic[]; next: string | null } {
+  page(prefix: string | null, after: string | null, limit: number, limits: Limits): { topics: Topic<LiveItem>[]; next: string | null } {
     const names = this.sortedNames();
     const max = Math.max(1, Math.min(limit, limits.topicsPageMax));
     let lo = 0;
@@ -82,7 +83,7 @@ export class Namespace {
         else hi = mid;
       }
     }
-    const out: Topic[] = [];
+    const out: Topic<LiveItem>[] = [];
     let next: string | null = null;
     for (let i = lo; i < names.length; i++) {
       const name = names[i] as string;
@@ -91,10 +92,10 @@ export class Namespace {
         continue;
       }
       if (out.length === max) {
-        next = (out[out.length - 1] as Topic).name;
+        next = (out[out.length - 1] as Topic<LiveItem>).name;
         break;
       }
-      out.push(this.topics.get(name) as Topic);
+      out.push(this.topics.get(name) as Topic<LiveItem>);
     }
     return { topics: out, next };
   }

@@ -23,6 +23,7 @@ import type { PauseRecord } from "../storage/record.ts";
 import type { Reply, Result } from "./api.ts";
 import { Deadline, DeadlineKind } from "./deadlines.ts";
 import { fail } from "./failures.ts";
+import type { LiveItem } from "./item.ts";
 import type { ItemStates } from "./item-states.ts";
 import { finishOp, type OpContext } from "./op-context.ts";
 import { type Topic, TopicPause } from "./topic.ts";
@@ -94,7 +95,7 @@ export class Pauses {
   }
 
   /** Pause `topic` until `untilMs` (null: until resume): a new pause, or the topic's pause with its end replaced. */
-  private place(topic: Topic, untilMs: number | null): void {
+  private place(topic: Topic<LiveItem>, untilMs: number | null): void {
     let pause = topic.pause;
     if (pause === null) {
       pause = new TopicPause(topic, untilMs);
@@ -108,7 +109,7 @@ export class Pauses {
   }
 
   /** A timed pause's deadline came (inside a tick: the write joins the tick's background set). */
-  end(pause: TopicPause): void {
+  end(pause: TopicPause<LiveItem>): void {
     pause.node = null;
     if (pause.topic.pause !== pause) return;
     this.lift(pause, true);
@@ -142,7 +143,7 @@ export class Pauses {
   }
 
   /** The pause is over: forget it (and its record when `write`), serve the topic's parked dequeues, drop it if empty. */
-  private lift(pause: TopicPause, write: boolean): void {
+  private lift(pause: TopicPause<LiveItem>, write: boolean): void {
     const s = this.s;
     const topic = pause.topic;
     this.cancelDeadline(pause);
@@ -153,7 +154,7 @@ export class Pauses {
     s.namespaces.get(topic.ns)?.dropIfEmpty(topic);
   }
 
-  private cancelDeadline(pause: TopicPause): void {
+  private cancelDeadline(pause: TopicPause<LiveItem>): void {
     if (pause.node === null) return;
     if (pause.node.inHeap) this.s.deadlines.cancel(pause.node);
     pause.node = null;

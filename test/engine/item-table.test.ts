@@ -12,7 +12,7 @@ import { ItemTable } from "../../src/engine/item-table.ts";
 import { Topic } from "../../src/engine/topic.ts";
 import { itemRecord } from "../storage/record-fixtures.ts";
 
-const topic = new Topic("ns", "t");
+const topic = new Topic<LiveItem>("ns", "t");
 
 function item(shard: number, key: number): LiveItem {
   return new LiveItem(shard, key, topic, 0, itemRecord(), "ready", null);
