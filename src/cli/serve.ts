@@ -31,7 +31,6 @@ import { defaultLimits, type Limits } from "../limits.ts";
 import { TokenTable } from "../server/auth.ts";
 import { exitOnFatal, installFatalHandlers } from "../server/fatal.ts";
 import { createJsonLogger } from "../server/logger.ts";
-import { storageEventLog } from "../server/storage-event-log.ts";
 import { IdleGc } from "../server/idle-gc.ts";
 import { HeapGovernor } from "../server/memory-governor.ts";
 import { OrqServer } from "../server/server.ts";
