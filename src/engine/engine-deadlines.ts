@@ -1,9 +1,10 @@
 // The engine's deadline queue, typed: the union of every kind of deadline
 // with what it fires on. Each owner declares its own deadline type
 // (item-parts.ts, waiters.ts, outcome-table.ts, topic.ts), so the generic
-// queue (deadlines.ts) imports none of them; the two kinds without a target
-// are declared here, beside their only users' import. A tick's switch on
-// `kind` narrows `target` to the right type, with no cast.
+// queue (deadlines.ts) imports none of them. The two kinds without a target
+// are declared here: their owners (ended-items.ts, deferred-lease-writes.ts)
+// take the queue from this file, which may therefore not import them. A
+// tick's switch on `kind` narrows `target` to the right type, with no cast.
 
 import type { Deadline, DeadlineKind, DeadlineQueue } from "./deadlines.ts";
 import type { LiveItem, LiveItemDeadline } from "./item.ts";
