@@ -33,6 +33,7 @@ import { ManualClock } from "../src/lib/clock.ts";
 import type { DequeueInput, EnqueueItemInput } from "../src/engine/api.ts";
 import { Engine } from "../src/engine/engine.ts";
 import { parseCapabilities, parseRequires, satisfies, type Requires } from "../src/engine/matching/index.ts";
+import type { LiveItem } from "../src/engine/item.ts";
 import { Topic } from "../src/engine/topic.ts";
 import { GroupCommitter } from "../src/storage/group-commit.ts";
 import { MemoryStore } from "../src/storage/memory/memory-store.ts";
@@ -91,7 +92,7 @@ function percentile(sorted: Float64Array, fraction: number): number {
 const pickTiming: { samples: Float64Array | null; call: number } = { samples: null, call: 0 };
 const originalCount = Topic.prototype.eligibleGroupCount;
 const originalPick = Topic.prototype.pickBest;
-Topic.prototype.eligibleGroupCount = function (this: Topic, eligibility, kind) {
+Topic.prototype.eligibleGroupCount = function (this: Topic<LiveItem>, eligibility, kind) {
   const samples = pickTiming.samples;
   if (samples === null) return originalCount.call(this, eligibility, kind);
   const started = Bun.nanoseconds();
@@ -99,7 +100,7 @@ Topic.prototype.eligibleGroupCount = function (this: Topic, eligibility, kind) {
   samples[pickTiming.call] = (samples[pickTiming.call] as number) + (Bun.nanoseconds() - started);
   return count;
 };
-Topic.prototype.pickBest = function (this: Topic, eligibility, kind, shardOk) {
+Topic.prototype.pickBest = function (this: Topic<LiveItem>, eligibility, kind, shardOk) {
   const samples = pickTiming.samples;
   if (samples === null) return originalPick.call(this, eligibility, kind, shardOk);
   const started = Bun.nanoseconds();

@@ -26,12 +26,11 @@
 import { fullGC } from "bun:jsc";
 import { BeanstalkServer } from "../beanstalk/beanstalk-server.ts";
 import { isLoopbackHost } from "../beanstalk/loopback.ts";
-import { systemClock } from "../lib/clock.ts";
+import { monotonicStopwatch, systemClock } from "../lib/clock.ts";
 import type { Limits } from "../limits.ts";
 import { TokenTable } from "../server/auth.ts";
 import { exitOnFatal, installFatalHandlers } from "../server/fatal.ts";
 import { createJsonLogger } from "../server/logger.ts";
-import { storageEventLog } from "../server/storage-event-log.ts";
 import { IdleGc } from "../server/idle-gc.ts";
 import { HeapGovernor } from "../server/memory-governor.ts";
 import { OrqServer } from "../server/server.ts";
@@ -48,7 +47,6 @@ import { CommitSampler, commitPollMs } from "../observability/commit-sampler.ts"
 import { gaugeSnapshot } from "../observability/gauge-snapshot.ts";
 import { startHttpServer, type HttpServerHandle } from "../observability/http-server.ts";
 import { createMetrics } from "../observability/metrics.ts";
-import type { Clock } from "../lib/clock.ts";
 import { startDashboard, type DashboardHandle } from "../dashboard/dashboard-server.ts";
 import { serverPanelFrom } from "../dashboard/server-panel.ts";
 
@@ -65,12 +63,6 @@ const closeGraceMs = 1000;
 const startupFailureExitCode = 1;
 const configErrorExitCode = 2;
 
-/**
- * Times storage commits for the metrics and the slow-commit reports:
- * monotonic and sub-millisecond, unlike the wall clock (an NTP step must not
- * look like a slow commit). Wired here, where the real clocks are chosen.
- */
-const monotonicStopwatch: Clock = { nowMs: () => performance.now() };
 /** Items recovered at or above which start-up runs one full collection: below it recovery's garbage is small. */
 const recoveryGcItemsMin = 100_000;
 

@@ -16,7 +16,7 @@ import { FrameEncoder } from "../protocol/frame-encoder.ts";
 import { createReplyDecoder, isPlainMap } from "../protocol/msgpack-codec.ts";
 import { protocolVersion, requestIdMax, type WireError } from "../protocol/wire-types.ts";
 import { OrqError, type OrqErrorDetails } from "./orq-error.ts";
-import type { ClientEvent, ClientOptions } from "./types.ts";
+import type { ClientOptions } from "./types.ts";
 
 export type WireMap = Record<string, unknown>;
 

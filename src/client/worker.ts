@@ -101,6 +101,40 @@ function checkOptions(options: WorkOptions): void {
   if (options.waitMs !== undefined && (!Number.isInteger(options.waitMs) || options.waitMs < 0)) bad("waitMs must be a non-negative integer");
 }
 
+/**
+ * Extend the delivery's lease every extendEveryMs while its handler runs.
+ * The first extend that finds the lease stale reports it lost, stops, and
+ * calls onLost (the handler's signal aborts). Returns what stops the extends.
+ */
+function keepLeased(
+  client: WorkerClient,
+  options: Pick<WorkOptions, "ns" | "leaseMs">,
+  delivery: Delivery,
+  extendEveryMs: number,
+  emit: (event: WorkerEvent) => void,
+  onLost: () => void,
+): () => void {
+  let lost = false;
+  const timer = setInterval(() => {
+    client.extend(options.ns, [{ receipt: delivery.receipt, leaseMs: options.leaseMs }]).then(
+      (result) => {
+        if (result.stale.length > 0) {
+          if (!lost) {
+            lost = true;
+            clearInterval(timer);
+            emit({ kind: "lease_lost", delivery });
+            onLost();
+          }
+        } else {
+          emit({ kind: "extended", delivery, leaseMs: options.leaseMs });
+        }
+      },
+      (error: unknown) => emit({ kind: "error", during: "extend", error, delivery }),
+    );
+  }, extendEveryMs);
+  return () => clearInterval(timer);
+}
+
 export function startWorker(client: WorkerClient, options: WorkOptions, handler: WorkHandler): WorkerHandle {
   checkOptions(options);
   const waitMs = options.waitMs ?? workDefaults.waitMs;
@@ -130,31 +164,14 @@ export function startWorker(client: WorkerClient, options: WorkOptions, handler:
 
   async function runOne(delivery: Delivery): Promise<void> {
     const controller = new AbortController();
-    let lost = false;
-    const timer = setInterval(() => {
-      client.extend(options.ns, [{ receipt: delivery.receipt, leaseMs: options.leaseMs }]).then(
-        (result) => {
-          if (result.stale.length > 0) {
-            if (!lost) {
-              lost = true;
-              clearInterval(timer);
-              emit({ kind: "lease_lost", delivery });
-              controller.abort(new Error("lease lost"));
-            }
-          } else {
-            emit({ kind: "extended", delivery, leaseMs: options.leaseMs });
-          }
-        },
-        (error: unknown) => emit({ kind: "error", during: "extend", error, delivery }),
-      );
-    }, extendEveryMs);
+    const stopExtending = keepLeased(client, options, delivery, extendEveryMs, emit, () => controller.abort(new Error("lease lost")));
     let failure: { error: unknown } | null = null;
     try {
       await handler(delivery, { signal: controller.signal });
     } catch (error) {
       failure = { error };
     } finally {
-      clearInterval(timer);
+      stopExtending();
     }
     try {
       if (failure === null) {

@@ -64,13 +64,10 @@ const pages: ReadonlyMap<string, PageHandler> = new Map([
 
 const actionPaths = new Set(["/topic/pause", "/topic/resume", "/dead/confirm", "/dead/apply"]);
 
+const cookieName = "orq_session";
+
 export function startDashboard(options: DashboardOptions): DashboardHandle {
-  const ops = new OpCaller(options.requests);
-  const inspector = new ScopedInspector(options.inspector);
-  const sessions = new SessionStore(options.clock);
-  const limiter = new SignInLimiter(options.clock);
-  const history = new History();
-  const cookieName = "orq_session";
+  const requests = new DashboardRequests(options);
   const sampler: Session = { connectionId: 0, scope: allNamespaces, readOnly: true };
 
   if (!options.tokens.required && !isLoopbackHost(options.host)) {
@@ -78,144 +75,19 @@ export function startDashboard(options: DashboardOptions): DashboardHandle {
   }
 
   const sample = async (): Promise<void> => {
-    const reply = await ops.call(sampler, "stats", {}, false);
-    if (reply.ok) history.record(options.clock.nowMs(), samplesFromStats(reply.value));
+    const reply = await requests.ops.call(sampler, "stats", {}, false);
+    if (reply.ok) requests.history.record(options.clock.nowMs(), samplesFromStats(reply.value));
   };
   const sampleTimer = setInterval(() => void sample(), dashboardLimits.historyFineSampleMs);
   sampleTimer.unref();
   void sample();
-
-  const sessionOf = (request: Request): DashboardSession | null => {
-    if (!options.tokens.required) return sessions.anonymous;
-    const cookie = request.headers.get("cookie") ?? "";
-    for (const part of cookie.split(";")) {
-      const [name, value] = part.trim().split("=", 2);
-      if (name === cookieName && value !== undefined) return sessions.find(value);
-    }
-    return null;
-  };
-
-  const contextFor = async (session: DashboardSession, url: URL, needNamespaces: boolean): Promise<PageContext> => {
-    let namespaces: string[] = [];
-    const asked = url.searchParams.get("ns");
-    if (needNamespaces || asked === null || asked === "") {
-      const stats = await ops.call(session.opSession, "stats", {});
-      namespaces = stats.ok ? Object.keys((stats.value.namespaces ?? {}) as object) : [];
-      const scope = session.opSession.scope;
-      if (scope !== null && !scope.all) for (const ns of scope.namespaces) if (!namespaces.includes(ns)) namespaces.push(ns);
-      namespaces.sort();
-    }
-    const ns = asked !== null && asked !== "" ? asked : (namespaces[0] ?? "default");
-    if (!namespaces.includes(ns) && needNamespaces) namespaces.push(ns);
-    return {
-      session, ops, inspector, history, url, ns, namespaces,
-      nowMs: options.clock.nowMs(),
-      serverInfo: options.serverInfo,
-      serverPanel: options.serverPanel,
-      notice: noticeFor(url.searchParams),
-    };
-  };
-
-  const errorPage = (ctx: PageContext | null, error: unknown, live: boolean): Response => {
-    const status = error instanceof FormError ? 400 : statusOf(error);
-    if (status === 500 && !(error instanceof OpError)) options.logger.error("dashboard request failed", { error: error instanceof Error ? error.message : String(error) });
-    const message = error instanceof OpError ? `${error.error.code}: ${error.error.message}` : error instanceof FormError ? error.message : "internal error (logged)";
-    const body = html`<p class="error" role="alert" data-status="${status}">${message}</p>`;
-    if (live) return htmlResponse(body, status);
-    return htmlResponse(ctx === null ? bare("Error", body) : layout(ctx, { title: "Error", top: body }), status);
-  };
-
-  const handle = async (request: Request, clientAddress: string): Promise<Response> => {
-    const url = new URL(request.url);
-    const hostHeader = request.headers.get("host");
-    if (!options.tokens.required && !anonymousAllowed(options.host, hostHeader)) {
-      return textResponse("The dashboard has no token configured, so it answers only on a loopback host (127.0.0.1, ::1, localhost).\n", 403);
-    }
-    if (url.pathname.startsWith("/assets/")) {
-      if (request.method !== "GET" && request.method !== "HEAD") return textResponse("method not allowed\n", 405, { allow: "GET, HEAD" });
-      const asset = await readAsset(url.pathname.slice("/assets/".length));
-      if (asset === null) return textResponse("not found\n", 404);
-      const headers = { "content-type": asset.contentType, "cache-control": "no-cache", etag: asset.etag, "x-content-type-options": "nosniff" };
-      if (request.headers.get("if-none-match") === asset.etag) return new Response(null, { status: 304, headers });
-      return new Response(asset.body, { headers });
-    }
-    const isPost = request.method === "POST";
-    if (!isPost && request.method !== "GET" && request.method !== "HEAD") return textResponse("method not allowed\n", 405, { allow: "GET, HEAD, POST" });
-    let form: URLSearchParams | null = null;
-    if (isPost) {
-      // Origin first: a cross-site form post is refused before its body is read.
-      if (!sameOrigin(request.headers.get("origin"), hostHeader)) return textResponse("refused: this change does not come from a page of this dashboard (Origin)\n", 403);
-      const body = await request.text();
-      if (body.length > dashboardLimits.formBytesMax) return textResponse("form too large\n", 413);
-      form = new URLSearchParams(body);
-    }
-    if (url.pathname === "/signin" && options.tokens.required) {
-      if (!isPost) return htmlResponse(signInPage(null));
-      const waitMs = limiter.attempt(clientAddress);
-      if (waitMs > 0) {
-        options.logger.warn("dashboard sign-in rate-limited", { remote: clientAddress });
-        return htmlResponse(signInPage("Too many sign-in attempts from this address; wait a minute."), 429, { "retry-after": String(Math.ceil(waitMs / 1000)) });
-      }
-      const access = options.tokens.access(form?.get("token") ?? "");
-      if (access === null) {
-        options.logger.warn("dashboard sign-in refused: invalid token", { remote: clientAddress });
-        return htmlResponse(signInPage("That token is not valid."), 401);
-      }
-      const session = sessions.create(access);
-      options.logger.info("dashboard sign-in", { remote: clientAddress, read_only: access.readOnly, session: session.opSession.connectionId });
-      const maxAgeS = Math.floor(dashboardLimits.sessionMs / 1000);
-      return redirect("/", { "set-cookie": `${cookieName}=${session.id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${maxAgeS}` });
-    }
-    const session = sessionOf(request);
-    const live = url.searchParams.get("part") === "live";
-    if (session === null) {
-      if (isPost || live || url.pathname.startsWith("/api/")) return textResponse("sign in first\n", 401);
-      return redirect("/signin");
-    }
-    if (isPost) {
-      if (!sameSecret(form?.get("csrf") ?? "", session.csrfToken)) return textResponse("refused: missing or wrong CSRF token; reload the page\n", 403);
-      if (url.pathname === "/signout") {
-        if (session.id !== null) sessions.delete(session.id);
-        return redirect(options.tokens.required ? "/signin" : "/", { "set-cookie": `${cookieName}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0` });
-      }
-      if (!actionPaths.has(url.pathname)) return textResponse("not found\n", 404);
-      const formUrl = new URL(url);
-      formUrl.searchParams.set("ns", form?.get("ns") ?? "");
-      const ctx = await contextFor(session, formUrl, true);
-      try {
-        const result = await runAction(ctx, url.pathname, form as URLSearchParams);
-        return result.kind === "redirect" ? result.response : htmlResponse(layout(ctx, result.page));
-      } catch (error) {
-        return errorPage(ctx, error, false);
-      }
-    }
-    if (url.pathname === "/api/history") {
-      const ctx = await contextFor(session, url, false);
-      try {
-        inspector.check(session.opSession, "history", ctx.ns);
-        return jsonResponse(historyChart(history, ctx.ns, url.searchParams));
-      } catch (error) {
-        return jsonResponse({ error: error instanceof OpError ? error.error : { code: "INTERNAL" } }, statusOf(error));
-      }
-    }
-    const page = pages.get(url.pathname);
-    if (page === undefined) return textResponse("not found\n", 404);
-    const ctx = await contextFor(session, url, !live);
-    try {
-      const result = await page(ctx);
-      if (live) return htmlResponse(result.live ?? "");
-      return htmlResponse(layout(ctx, result));
-    } catch (error) {
-      return errorPage(ctx, error, live);
-    }
-  };
 
   const server = Bun.serve({
     hostname: options.host,
     port: options.port,
     // Bun refuses larger bodies (413) before the handler reads them.
     maxRequestBodySize: dashboardLimits.formBytesMax,
-    fetch: (request, bunServer) => handle(request, bunServer.requestIP(request)?.address ?? "unknown"),
+    fetch: (request, bunServer) => requests.handle(request, bunServer.requestIP(request)?.address ?? "unknown"),
     error: (error) => {
       options.logger.error("dashboard request failed", { error: error.message });
       return textResponse("internal error\n", 500);
@@ -232,4 +104,151 @@ export function startDashboard(options: DashboardOptions): DashboardHandle {
       await server.stop(true);
     },
   };
+}
+
+/** Answers the dashboard's HTTP requests: one per listener, holding its sessions, sign-in limiter and sample history. */
+class DashboardRequests {
+  readonly ops: OpCaller;
+  private readonly inspector: ScopedInspector;
+  private readonly sessions: SessionStore;
+  private readonly limiter: SignInLimiter;
+  readonly history = new History();
+
+  constructor(private readonly options: DashboardOptions) {
+    this.ops = new OpCaller(options.requests);
+    this.inspector = new ScopedInspector(options.inspector);
+    this.sessions = new SessionStore(options.clock);
+    this.limiter = new SignInLimiter(options.clock);
+  }
+
+  async handle(request: Request, clientAddress: string): Promise<Response> {
+    const url = new URL(request.url);
+    const hostHeader = request.headers.get("host");
+    if (!this.options.tokens.required && !anonymousAllowed(this.options.host, hostHeader)) {
+      return textResponse("The dashboard has no token configured, so it answers only on a loopback host (127.0.0.1, ::1, localhost).\n", 403);
+    }
+    if (url.pathname.startsWith("/assets/")) return serveAsset(request, url);
+    const isPost = request.method === "POST";
+    if (!isPost && request.method !== "GET" && request.method !== "HEAD") return textResponse("method not allowed\n", 405, { allow: "GET, HEAD, POST" });
+    let form: URLSearchParams | null = null;
+    if (isPost) {
+      // Origin first: a cross-site form post is refused before its body is read.
+      if (!sameOrigin(request.headers.get("origin"), hostHeader)) return textResponse("refused: this change does not come from a page of this dashboard (Origin)\n", 403);
+      const body = await request.text();
+      if (body.length > dashboardLimits.formBytesMax) return textResponse("form too large\n", 413);
+      form = new URLSearchParams(body);
+    }
+    if (url.pathname === "/signin" && this.options.tokens.required) return this.signIn(isPost, form, clientAddress);
+    const session = this.sessionOf(request);
+    const live = url.searchParams.get("part") === "live";
+    if (session === null) {
+      if (isPost || live || url.pathname.startsWith("/api/")) return textResponse("sign in first\n", 401);
+      return redirect("/signin");
+    }
+    if (isPost) {
+      if (!sameSecret(form?.get("csrf") ?? "", session.csrfToken)) return textResponse("refused: missing or wrong CSRF token; reload the page\n", 403);
+      if (url.pathname === "/signout") {
+        if (session.id !== null) this.sessions.delete(session.id);
+        return redirect(this.options.tokens.required ? "/signin" : "/", { "set-cookie": `${cookieName}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0` });
+      }
+      if (!actionPaths.has(url.pathname)) return textResponse("not found\n", 404);
+      const formUrl = new URL(url);
+      formUrl.searchParams.set("ns", form?.get("ns") ?? "");
+      const ctx = await this.contextFor(session, formUrl, true);
+      try {
+        const result = await runAction(ctx, url.pathname, form as URLSearchParams);
+        return result.kind === "redirect" ? result.response : htmlResponse(layout(ctx, result.page));
+      } catch (error) {
+        return this.errorPage(ctx, error, false);
+      }
+    }
+    if (url.pathname === "/api/history") {
+      const ctx = await this.contextFor(session, url, false);
+      try {
+        this.inspector.check(session.opSession, "history", ctx.ns);
+        return jsonResponse(historyChart(this.history, ctx.ns, url.searchParams));
+      } catch (error) {
+        return jsonResponse({ error: error instanceof OpError ? error.error : { code: "INTERNAL" } }, statusOf(error));
+      }
+    }
+    const page = pages.get(url.pathname);
+    if (page === undefined) return textResponse("not found\n", 404);
+    const ctx = await this.contextFor(session, url, !live);
+    try {
+      const result = await page(ctx);
+      if (live) return htmlResponse(result.live ?? "");
+      return htmlResponse(layout(ctx, result));
+    } catch (error) {
+      return this.errorPage(ctx, error, live);
+    }
+  }
+
+  /** The sign-in page, or a sign-in: rate-limited per client address, then a session cookie for a valid token. */
+  private signIn(isPost: boolean, form: URLSearchParams | null, clientAddress: string): Response {
+    if (!isPost) return htmlResponse(signInPage(null));
+    const waitMs = this.limiter.attempt(clientAddress);
+    if (waitMs > 0) {
+      this.options.logger.warn("dashboard sign-in rate-limited", { remote: clientAddress });
+      return htmlResponse(signInPage("Too many sign-in attempts from this address; wait a minute."), 429, { "retry-after": String(Math.ceil(waitMs / 1000)) });
+    }
+    const access = this.options.tokens.access(form?.get("token") ?? "");
+    if (access === null) {
+      this.options.logger.warn("dashboard sign-in refused: invalid token", { remote: clientAddress });
+      return htmlResponse(signInPage("That token is not valid."), 401);
+    }
+    const session = this.sessions.create(access);
+    this.options.logger.info("dashboard sign-in", { remote: clientAddress, read_only: access.readOnly, session: session.opSession.connectionId });
+    const maxAgeS = Math.floor(dashboardLimits.sessionMs / 1000);
+    return redirect("/", { "set-cookie": `${cookieName}=${session.id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${maxAgeS}` });
+  }
+
+  private sessionOf(request: Request): DashboardSession | null {
+    if (!this.options.tokens.required) return this.sessions.anonymous;
+    const cookie = request.headers.get("cookie") ?? "";
+    for (const part of cookie.split(";")) {
+      const [name, value] = part.trim().split("=", 2);
+      if (name === cookieName && value !== undefined) return this.sessions.find(value);
+    }
+    return null;
+  }
+
+  private async contextFor(session: DashboardSession, url: URL, needNamespaces: boolean): Promise<PageContext> {
+    let namespaces: string[] = [];
+    const asked = url.searchParams.get("ns");
+    if (needNamespaces || asked === null || asked === "") {
+      const stats = await this.ops.call(session.opSession, "stats", {});
+      namespaces = stats.ok ? Object.keys((stats.value.namespaces ?? {}) as object) : [];
+      const scope = session.opSession.scope;
+      if (scope !== null && !scope.all) for (const ns of scope.namespaces) if (!namespaces.includes(ns)) namespaces.push(ns);
+      namespaces.sort();
+    }
+    const ns = asked !== null && asked !== "" ? asked : (namespaces[0] ?? "default");
+    if (!namespaces.includes(ns) && needNamespaces) namespaces.push(ns);
+    return {
+      session, ops: this.ops, inspector: this.inspector, history: this.history, url, ns, namespaces,
+      nowMs: this.options.clock.nowMs(),
+      serverInfo: this.options.serverInfo,
+      serverPanel: this.options.serverPanel,
+      notice: noticeFor(url.searchParams),
+    };
+  }
+
+  private errorPage(ctx: PageContext | null, error: unknown, live: boolean): Response {
+    const status = error instanceof FormError ? 400 : statusOf(error);
+    if (status === 500 && !(error instanceof OpError)) this.options.logger.error("dashboard request failed", { error: error instanceof Error ? error.message : String(error) });
+    const message = error instanceof OpError ? `${error.error.code}: ${error.error.message}` : error instanceof FormError ? error.message : "internal error (logged)";
+    const body = html`<p class="error" role="alert" data-status="${status}">${message}</p>`;
+    if (live) return htmlResponse(body, status);
+    return htmlResponse(ctx === null ? bare("Error", body) : layout(ctx, { title: "Error", top: body }), status);
+  }
+}
+
+/** A static asset (GET and HEAD only), revalidated by its ETag. */
+async function serveAsset(request: Request, url: URL): Promise<Response> {
+  if (request.method !== "GET" && request.method !== "HEAD") return textResponse("method not allowed\n", 405, { allow: "GET, HEAD" });
+  const asset = await readAsset(url.pathname.slice("/assets/".length));
+  if (asset === null) return textResponse("not found\n", 404);
+  const headers = { "content-type": asset.contentType, "cache-control": "no-cache", etag: asset.etag, "x-content-type-options": "nosniff" };
+  if (request.headers.get("if-none-match") === asset.etag) return new Response(null, { status: 304, headers });
+  return new Response(asset.body, { headers });
 }

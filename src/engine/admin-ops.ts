@@ -28,7 +28,7 @@ export function cancel(ctx: OpContext, nsName: string, ids: string[], nowMs: num
   return finishOp(ctx, { cancelled: found.length, missing }, nowMs);
 }
 
-export function get(ctx: OpContext, nsName: string, ids: string[], nowMs: number): Result<{ items: Array<ItemState | EndedItemState | null> }> {
+export function get(ctx: OpContext, nsName: string, ids: string[]): Result<{ items: Array<ItemState | EndedItemState | null> }> {
   const out: Array<ItemState | EndedItemState | null> = [];
   for (const id of ids) {
     const item = ctx.s.items.get(id);

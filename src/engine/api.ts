@@ -6,12 +6,8 @@
 // operators, after ids, quotas, shard health) and answers with a Failure.
 
 import type { DeliveryMode, Outcome } from "../storage/record.ts";
-import type { ListCursor } from "./list-cursor.ts";
-import type { ListPage, ListQuery } from "./list.ts";
 
 export type { DeliveryMode, Outcome };
-export type { ListCursor, ListPage, ListQuery };
-export { formatListCursor, parseListCursor } from "./list-cursor.ts";
 
 /** Failures the engine returns; the server maps them to protocol error codes in one place. */
 export type FailureCode = "BAD_REQUEST" | "TOO_LARGE" | "NOT_FOUND" | "RATE_LIMITED" | "UNAVAILABLE" | "MOVED";
@@ -102,6 +98,27 @@ export interface ItemState {
   after?: string[];
   key?: string;
   deadReason?: string;
+}
+
+/** Where a `list` page stopped (list-cursor.ts has its text form): a ready item's place in delivery order, or an item key in enqueue order. */
+export type ListCursor =
+  | { phase: "ready"; priority: number; deliverAtMs: number; key: number }
+  | { phase: "enqueued"; key: number };
+
+/** One `list` request (engine/list.ts). */
+export interface ListQuery {
+  /** Only items in this state; null for every state. */
+  state: LiveStateName | null;
+  /** Items per page, 1..limits.listPageMax (the server checks it). */
+  limit: number;
+  /** Where the previous page stopped (its `next`), or null for the first page. */
+  after: ListCursor | null;
+}
+
+export interface ListPage {
+  items: ItemState[];
+  /** Pass as `after` for the next page; null when the listing is complete. */
+  next: ListCursor | null;
 }
 
 export interface EndedItemState {

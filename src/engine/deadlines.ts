@@ -3,46 +3,55 @@
 // retention end, deferred lease writes, pause end). The engine's
 // tick() pops what is due; the server arms one timer from the earliest entry.
 // Nothing else in the engine keeps a timer.
+//
+// The queue is generic over what its deadlines fire on, as the pairing heap
+// is over what it orders: a Deadline holds its kind and one target, and the
+// module that owns a kind declares its deadline type (item-parts.ts,
+// waiters.ts, outcome-table.ts, topic.ts); engine-deadlines.ts joins them
+// into the union the engine's queue holds. So this file imports none of
+// them, and nothing the deadlines point at has to import the engine above it.
 
-import { assert } from "../lib/assert.ts";
-import { type HeapNode, PairingHeap } from "../lib/pairing-heap.ts";
-import type { LiveItem } from "./item.ts";
-import type { RetainedOutcome } from "./outcome-table.ts";
-import type { TopicPause } from "./pause.ts";
-import type { Waiter } from "./waiters.ts";
+import { HeapNode, PairingHeap } from "../lib/pairing-heap.ts";
 
+/** Every kind of deadline; the comment names what it fires on (its target). */
 export const DeadlineKind = {
+  /** A delayed item becomes ready (target: the item). */
   Due: 0,
+  /** A lease expires (target: the item). */
   Lease: 1,
+  /** A TTL ends the item (target: the item). */
   Ttl: 2,
+  /** A parked dequeue's wait ends (target: the waiter). */
   WaiterTimeout: 3,
+  /** A cancelled or expired item's outcome is forgotten (target: the retained outcome). */
   OutcomeRetention: 4,
   /** The oldest block of acked outcomes (acked-outcomes.ts) reaches the retention: no target, one entry at a time. */
   AckedRetention: 5,
   /** Deferred at_least_once lease writes are due (item-states.ts's lease): no target, one entry at a time. */
   LeaseWrites: 6,
-  /** A timed pause ends (pause.ts). */
+  /** A timed pause ends (target: the topic's pause). */
   PauseEnd: 7,
 } as const;
 export type DeadlineKind = (typeof DeadlineKind)[keyof typeof DeadlineKind];
 
-export class Deadline {
+/** One timed event: when, of what kind, and on what. Four fields: every delayed or leased item holds one. */
+export class Deadline<K extends DeadlineKind = DeadlineKind, T = unknown> {
+  /** Set by the queue when scheduled: deadlines at one instant fire in the order they were scheduled. */
+  seq = 0;
   constructor(
     /** Mutable so an item's timer node can be reused for its next delay or lease (fewer long-lived allocations). */
     public atMs: number,
-    public seq: number,
-    public kind: DeadlineKind,
-    readonly item: LiveItem | null,
-    readonly waiter: Waiter | null,
-    readonly outcome: RetainedOutcome | null,
-    readonly pause: TopicPause | null = null,
+    /** Mutable for the same reuse: one node serves an item's delay and its lease. */
+    public kind: K,
+    readonly target: T,
   ) {}
 }
 
 const deadlineLess = (a: Deadline, b: Deadline) => a.atMs < b.atMs || (a.atMs === b.atMs && a.seq < b.seq);
 
-export class DeadlineQueue {
-  private readonly heap = new PairingHeap<Deadline>(deadlineLess);
+/** A queue of deadlines of type D (a union over kinds, see engine-deadlines.ts); handles are typed by the deadline they hold. */
+export class DeadlineQueue<D extends Deadline> {
+  private readonly heap = new PairingHeap<D>(deadlineLess);
   private seq = 0;
   /** Called when a new entry becomes the earliest, so the owner of the one timer can re-arm it. */
   onEarlier: (() => void) | null = null;
@@ -51,47 +60,33 @@ export class DeadlineQueue {
     return this.heap.size;
   }
 
-  schedule(
-    atMs: number,
-    kind: DeadlineKind,
-    item: LiveItem | null,
-    waiter: Waiter | null,
-    outcome: RetainedOutcome | null,
-    pause: TopicPause | null = null,
-  ): HeapNode<Deadline> {
-    const before = this.heap.peek();
-    const node = this.heap.insert(new Deadline(atMs, this.seq++, kind, item, waiter, outcome, pause));
-    if (this.onEarlier !== null && (before === undefined || atMs < before.atMs)) this.onEarlier();
-    return node;
+  schedule<E extends D>(deadline: E): HeapNode<E> {
+    return this.scheduleNode(new HeapNode<E>(deadline), deadline.atMs, deadline.kind);
   }
 
-  /** Schedule an item's delay or lease deadline, reusing its previous (idle) timer node when it has one. */
-  scheduleItem(spare: HeapNode<Deadline> | null, atMs: number, kind: DeadlineKind, item: LiveItem): HeapNode<Deadline> {
-    if (spare === null || spare.inHeap) return this.schedule(atMs, kind, item, null, null);
-    const d = spare.value;
-    assert(d.item === item, "deadlines: reusing another item's timer node");
+  /**
+   * Schedule an idle node (an item's timer, kept for its next delay or
+   * lease: LiveItem.idleTimer) at atMs as `kind`: no new objects.
+   */
+  scheduleNode<E extends D>(node: HeapNode<E>, atMs: number, kind: E["kind"]): HeapNode<E> {
     const before = this.heap.peek();
-    d.atMs = atMs;
-    d.seq = this.seq++;
-    d.kind = kind;
-    this.heap.insertNode(spare);
-    if (this.onEarlier !== null && (before === undefined || atMs < before.atMs)) this.onEarlier();
-    return spare;
-  }
-
-  cancel(node: HeapNode<Deadline>): void {
-    this.heap.remove(node);
-  }
-
-  /** Move an entry to a new instant (a lease extended or shortened); returns the new handle. */
-  reschedule(node: HeapNode<Deadline>, atMs: number): HeapNode<Deadline> {
-    this.heap.remove(node);
-    const before = this.heap.peek();
-    node.value.atMs = atMs;
-    node.value.seq = this.seq++;
+    const deadline = node.value;
+    deadline.atMs = atMs;
+    deadline.seq = this.seq++;
+    deadline.kind = kind;
     this.heap.insertNode(node);
     if (this.onEarlier !== null && (before === undefined || atMs < before.atMs)) this.onEarlier();
     return node;
+  }
+
+  cancel(node: HeapNode<D>): void {
+    this.heap.remove(node);
+  }
+
+  /** Move an entry to a new instant (a lease extended or shortened); returns the same handle. */
+  reschedule<E extends D>(node: HeapNode<E>, atMs: number): HeapNode<E> {
+    this.heap.remove(node);
+    return this.scheduleNode(node, atMs, node.value.kind);
   }
 
   nextMs(): number | null {
@@ -100,7 +95,7 @@ export class DeadlineQueue {
   }
 
   /** The earliest entry if due at nowMs, removed; else null. */
-  popDue(nowMs: number): Deadline | null {
+  popDue(nowMs: number): D | null {
     const top = this.heap.peek();
     if (top === undefined || top.atMs > nowMs) return null;
     this.heap.pop();

@@ -8,22 +8,23 @@
 
 import type { HeapNode } from "../lib/pairing-heap.ts";
 import { leaseWriteDelayMs } from "../limits.ts";
-import { type Deadline, DeadlineKind, type DeadlineQueue } from "./deadlines.ts";
+import { Deadline, DeadlineKind } from "./deadlines.ts";
+import type { EngineDeadlines, LeaseWritesDeadline } from "./engine-deadlines.ts";
 import type { LiveItem } from "./item.ts";
 
 export class DeferredLeaseWrites {
   private items: LiveItem[] = [];
   /** storedCopies[i] is items[i]'s stored value as its delivery read it. */
   private storedCopies: Uint8Array[] = [];
-  private timer: HeapNode<Deadline> | null = null;
+  private timer: HeapNode<LeaseWritesDeadline> | null = null;
 
-  constructor(private readonly deadlines: DeadlineQueue) {}
+  constructor(private readonly deadlines: EngineDeadlines) {}
 
   add(item: LiveItem, storedCopy: Uint8Array, nowMs: number): void {
     this.items.push(item);
     this.storedCopies.push(storedCopy);
     if (this.timer === null || !this.timer.inHeap) {
-      this.timer = this.deadlines.schedule(nowMs + leaseWriteDelayMs, DeadlineKind.LeaseWrites, null, null, null);
+      this.timer = this.deadlines.schedule(new Deadline(nowMs + leaseWriteDelayMs, DeadlineKind.LeaseWrites, null));
     }
   }
 

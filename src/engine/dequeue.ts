@@ -18,7 +18,7 @@
 import { assert } from "../lib/assert.ts";
 import type { WriteSet } from "../storage/writer.ts";
 import type { Delivery, DequeueInput, DequeueOutcome, Result } from "./api.ts";
-import { DeadlineKind } from "./deadlines.ts";
+import { Deadline, DeadlineKind } from "./deadlines.ts";
 import { fail, unavailable } from "./failures.ts";
 import { formatReceipt } from "./ids.ts";
 import type { ItemStates } from "./item-states.ts";
@@ -79,7 +79,7 @@ export class Dequeuer {
       resolve = r;
     });
     const waiter = new Waiter(input.owner, nsName, input.topics, caps, input.leaseMs, resolve);
-    waiter.timeoutNode = this.s.deadlines.schedule(nowMs + input.waitMs, DeadlineKind.WaiterTimeout, null, waiter, null);
+    waiter.timeoutNode = this.s.deadlines.schedule(new Deadline(nowMs + input.waitMs, DeadlineKind.WaiterTimeout, waiter));
     this.waiters.add(waiter);
     return { ok: true, value: { kind: "parked", waiter: promise } };
   }

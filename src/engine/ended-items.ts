@@ -10,21 +10,22 @@ import type { Outcome } from "../storage/record.ts";
 import type { ItemKey } from "../storage/store.ts";
 import type { WriteSet } from "../storage/writer.ts";
 import { AckedOutcomes } from "./acked-outcomes.ts";
-import { type Deadline, DeadlineKind, type DeadlineQueue } from "./deadlines.ts";
+import { Deadline, DeadlineKind } from "./deadlines.ts";
+import type { AckedRetentionDeadline, EngineDeadlines } from "./engine-deadlines.ts";
 import { formatId, parseId } from "./ids.ts";
-import { OutcomeTable, RetainedOutcome } from "./outcome-table.ts";
+import { type OutcomeDeadline, OutcomeTable, RetainedOutcome } from "./outcome-table.ts";
 
 export class EndedItems {
   /** Cancelled and expired ends, one entry each. */
   readonly outcomes = new OutcomeTable();
   readonly acked: AckedOutcomes;
   /** The one AckedRetention deadline, while acked outcomes are retained. */
-  private ackedTimer: HeapNode<Deadline> | null = null;
+  private ackedTimer: HeapNode<AckedRetentionDeadline> | null = null;
 
   constructor(
     /** Unused since acked outcomes are kept by key alone (acked-outcomes.ts); kept so callers need not change. */
     _shardCount: number,
-    private readonly deadlines: DeadlineQueue,
+    private readonly deadlines: EngineDeadlines,
     private readonly limits: Pick<Limits, "outcomeRetentionMs">,
   ) {
     this.acked = new AckedOutcomes();
@@ -79,9 +80,9 @@ export class EndedItems {
   }
 
   /** An OutcomeRetention or AckedRetention deadline is due: forget what it covers, in memory and on disk. */
-  handleDeadline(deadline: Deadline, nowMs: number, set: () => WriteSet): void {
+  handleDeadline(deadline: OutcomeDeadline | AckedRetentionDeadline, nowMs: number, set: () => WriteSet): void {
     if (deadline.kind === DeadlineKind.OutcomeRetention) {
-      const outcome = deadline.outcome as RetainedOutcome;
+      const outcome = deadline.target;
       this.outcomes.delete(outcome);
       set().deleteOutcome(outcome.id);
       return;
@@ -97,9 +98,9 @@ export class EndedItems {
   }
 
   private retain(retained: RetainedOutcome): void {
-    retained.node = this.deadlines.schedule(retained.endedAtMs + this.limits.outcomeRetentionMs, DeadlineKind.OutcomeRetention, null, null, retained);
+    retained.node = this.deadlines.schedule(new Deadline(retained.endedAtMs + this.limits.outcomeRetentionMs, DeadlineKind.OutcomeRetention, retained));
     const previous = this.outcomes.set(retained);
-    if (previous !== undefined) this.deadlines.cancel(previous.node as HeapNode<Deadline>);
+    if (previous !== undefined) this.deadlines.cancel(previous.node as HeapNode<OutcomeDeadline>);
   }
 
   /** Arm the one AckedRetention deadline for the oldest acked block, unless armed or nothing is retained. */
@@ -107,6 +108,6 @@ export class EndedItems {
     if (this.ackedTimer !== null && this.ackedTimer.inHeap) return;
     const oldest = this.acked.oldestNewestEndedAtMs();
     if (oldest === null) return;
-    this.ackedTimer = this.deadlines.schedule(oldest + this.limits.outcomeRetentionMs, DeadlineKind.AckedRetention, null, null, null);
+    this.ackedTimer = this.deadlines.schedule(new Deadline(oldest + this.limits.outcomeRetentionMs, DeadlineKind.AckedRetention, null));
   }
 }

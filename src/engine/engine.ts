@@ -177,7 +177,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
 
   get(nsName: string, ids: string[], nowMs: number): Result<{ items: Array<ItemState | EndedItemState | null> }> {
     this.advance(nowMs);
-    return adminOps.get(this.ctx, nsName, ids, nowMs);
+    return adminOps.get(this.ctx, nsName, ids);
   }
 
   topics(nsName: string, query: { prefix: string | null; limit: number; after: string | null }): { topics: TopicCounts[]; next: string | null } {

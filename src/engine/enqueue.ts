@@ -10,7 +10,7 @@ import { itemDefaults } from "../limits.ts";
 import type { ItemRecord } from "../storage/record.ts";
 import type { EnqueueItemInput, Reply, Result } from "./api.ts";
 import { enqueueRefusal } from "./capacity.ts";
-import { DeadlineKind } from "./deadlines.ts";
+import { Deadline, DeadlineKind } from "./deadlines.ts";
 import { type AfterClassification, classifyAfter } from "./dependencies.ts";
 import { fail, unavailable } from "./failures.ts";
 import { formatId } from "./ids.ts";
@@ -199,7 +199,7 @@ export class Enqueuer {
         this.s.graph.addWaiting(id, c.unmet);
       }
       this.s.admit(item, c.kind === "dead" ? c.deadReason : null, nowMs);
-      if (record.ttlExpiresAtMs !== null) item.ensureExtras().ttlNode = this.s.deadlines.schedule(record.ttlExpiresAtMs, DeadlineKind.Ttl, item, null, null);
+      if (record.ttlExpiresAtMs !== null) item.ensureExtras().ttlNode = this.s.deadlines.schedule(new Deadline(record.ttlExpiresAtMs, DeadlineKind.Ttl, item));
       // The record itself is the write: the item copied what it keeps, so nothing changes it later.
       set.putItem(itemShard, key, record);
       ns.counters.enqueued++;

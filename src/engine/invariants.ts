@@ -5,6 +5,7 @@
 import { assert } from "../lib/assert.ts";
 import type { LiveStateName } from "./api.ts";
 import type { ItemStates } from "./item-states.ts";
+import type { LiveItem } from "./item.ts";
 import type { Topic } from "./topic.ts";
 
 export function checkEngineInvariants(s: ItemStates): void {
@@ -12,7 +13,7 @@ export function checkEngineInvariants(s: ItemStates): void {
   s.graph.checkInvariants();
   s.items.checkInvariants();
   s.ended.checkInvariants();
-  const counted = new Map<Topic, Record<LiveStateName, number>>();
+  const counted = new Map<Topic<LiveItem>, Record<LiveStateName, number>>();
   const signatureRefs = new Map<number, number>();
   for (const [id, item] of s.items) {
     signatureRefs.set(item.signatureId, (signatureRefs.get(item.signatureId) ?? 0) + 1);

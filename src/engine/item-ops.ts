@@ -7,10 +7,10 @@
 // before any change when a shard it must write is unhealthy.
 
 import type { Delivery, ItemDetail, ListableState, Reply, Result } from "./api.ts";
-import { type LiveItem, readyLess } from "./item.ts";
+import type { LiveItem } from "./item.ts";
 import { finishOp, type OpContext, refuseUnhealthyShards } from "./op-context.ts";
 import { leasedByEntries } from "./receipt-ops.ts";
-import type { Topic } from "./topic.ts";
+import { readyLess, type Topic } from "./topic.ts";
 import { toItemState } from "./views.ts";
 
 export function inspect(ctx: OpContext, nsName: string, id: string): ItemDetail | null {
@@ -119,7 +119,7 @@ export function bestReadyTopic(ctx: OpContext, nsName: string, topicNames: strin
 }
 
 /** The topic's best takeable item over every signature group and shard heap (a few heap peeks). */
-function bestReadyOf(topic: Topic): LiveItem | null {
+function bestReadyOf(topic: Topic<LiveItem>): LiveItem | null {
   let best: LiveItem | null = null;
   for (const group of topic.groups.values()) {
     for (const heap of group.heaps) {

@@ -12,7 +12,16 @@
 
 import type { HeapNode } from "../lib/pairing-heap.ts";
 import type { DeliveryMode } from "../storage/record.ts";
-import type { Deadline } from "./deadlines.ts";
+import type { Deadline, DeadlineKind } from "./deadlines.ts";
+
+/** The kinds of deadline an item has: its delay or its lease (one node, reused), and its TTL. */
+export type ItemDeadlineKind = typeof DeadlineKind.Due | typeof DeadlineKind.Lease | typeof DeadlineKind.Ttl;
+
+/**
+ * A deadline that fires on an item. The item type is a parameter because
+ * item.ts, which declares it, imports this file (ItemDeadline<LiveItem> there).
+ */
+export type ItemDeadline<Item> = Deadline<ItemDeadlineKind, Item>;
 
 /** Settings fixed at enqueue (record.ts documents each). Immutable: shared between items. */
 export class ItemSettings {
@@ -46,13 +55,13 @@ export function itemSettings(leaseMs: number, maxAttempts: number, delivery: Del
 }
 
 /** An item's deadline and delivery counts (record.ts documents the counts). */
-export class ItemProgress {
+export class ItemProgress<Item> {
   /**
    * The delay-due deadline while delayed, the lease-expiry deadline while
    * leased: in the deadline heap then, idle otherwise and reused for the
    * item's next delay or lease.
    */
-  timer: HeapNode<Deadline> | null = null;
+  timer: HeapNode<ItemDeadline<Item>> | null = null;
   attempt = 0;
   deliveries = 0;
   leaseBoot = 0;
@@ -73,7 +82,7 @@ export interface UnstoredBytes {
 }
 
 /** The fields few items use. */
-export class ItemExtras {
+export class ItemExtras<Item> {
   /** The `requires` signature (SignatureRegistry id); 0, the default, is none. */
   signatureId = 0;
   /** Set until the enqueue's commit is durable (see LiveItem.committed). */
@@ -81,7 +90,7 @@ export class ItemExtras {
   /** Absolute instant the TTL ends the item, or null for no TTL. */
   ttlExpiresAtMs: number | null = null;
   /** The TTL deadline, until it fires. */
-  ttlNode: HeapNode<Deadline> | null = null;
+  ttlNode: HeapNode<ItemDeadline<Item>> | null = null;
   /** The TTL passed while leased: the lease may still be acked; any other end of it ends the item `expired`. */
   ttlPassed = false;
   /** Why it died, while a dead letter. */

@@ -9,14 +9,14 @@
 // item-bytes.ts's business, and the record layout storage's.
 
 import { assert } from "../lib/assert.ts";
-import type { HeapNode } from "../lib/pairing-heap.ts";
 import type { Limits } from "../limits.ts";
 import type { Outcome } from "../storage/record.ts";
 import { storedItemBytes } from "../storage/stored-item-patch.ts";
 import type { Store } from "../storage/store.ts";
 import type { WriteSet, Writer } from "../storage/writer.ts";
 import type { Delivery, LiveStateName } from "./api.ts";
-import { type Deadline, DeadlineKind, DeadlineQueue } from "./deadlines.ts";
+import { DeadlineKind, DeadlineQueue } from "./deadlines.ts";
+import type { EngineDeadline, ItemStatesDeadline } from "./engine-deadlines.ts";
 import { type DependencyStatus, DependencyGraph } from "./dependencies.ts";
 import { toDelivery } from "./views.ts";
 import { EndedItems } from "./ended-items.ts";
@@ -32,7 +32,7 @@ import type { Topic } from "./topic.ts";
 export class ItemStates {
   readonly items = new ItemTable();
   readonly namespaces = new NamespaceMap();
-  readonly deadlines = new DeadlineQueue();
+  readonly deadlines = new DeadlineQueue<EngineDeadline>();
   /** How ended items ended, for `get` and `after` (ended-items.ts). */
   readonly ended: EndedItems;
   readonly registry = new SignatureRegistry();
@@ -40,7 +40,7 @@ export class ItemStates {
   /** The WriteSet of the op in progress; every op ends it before returning. */
   set: WriteSet | null = null;
   /** Topics that gained takeable items during this op: their waiters are served at its end. */
-  readonly dirty = new Set<Topic>();
+  readonly dirty = new Set<Topic<LiveItem>>();
   backgroundWriteFailures = 0;
   /** At_least_once leases granted and not yet written (lease), and the one deadline that writes them. */
   private readonly deferredLeases: DeferredLeaseWrites;
@@ -89,7 +89,7 @@ export class ItemStates {
     const leaseExpiresAtMs = nowMs + (leaseMs ?? item.leaseMs);
     item.leaseExpiresAtMs = leaseExpiresAtMs;
     this.enter(item, "leased");
-    item.timer = this.deadlines.scheduleItem(item.timer, leaseExpiresAtMs, DeadlineKind.Lease, item);
+    this.deadlines.scheduleNode(item.idleTimer(), leaseExpiresAtMs, DeadlineKind.Lease);
     let payload: Uint8Array;
     let metadata: Uint8Array;
     if (set === null) {
@@ -181,7 +181,7 @@ export class ItemStates {
   /** A leased item's lease now ends at expiresAtMs (extend): its deadline moves and it is written. */
   extendLease(item: LiveItem, expiresAtMs: number): void {
     item.leaseExpiresAtMs = expiresAtMs;
-    item.timer = this.deadlines.reschedule(item.timerNode as HeapNode<Deadline>, expiresAtMs);
+    this.deadlines.reschedule(item.timerNode!, expiresAtMs);
     this.bytes.writeItem(this.ws(), item);
   }
 
@@ -209,10 +209,10 @@ export class ItemStates {
   }
 
   /** Handle a due item or outcome deadline (waiter timeouts are the Engine's). */
-  handleDeadline(deadline: Deadline, nowMs: number): void {
+  handleDeadline(deadline: ItemStatesDeadline, nowMs: number): void {
     switch (deadline.kind) {
       case DeadlineKind.Due: {
-        const item = deadline.item as LiveItem;
+        const item = deadline.target;
         if (item.state !== "delayed") assert(false, `engine: due deadline for a ${item.state} item`);
         this.leave(item);
         this.enter(item, "ready");
@@ -220,13 +220,13 @@ export class ItemStates {
         return;
       }
       case DeadlineKind.Lease: {
-        const item = deadline.item as LiveItem;
+        const item = deadline.target;
         if (item.state !== "leased") assert(false, `engine: lease deadline for a ${item.state} item`);
         this.leaseExpired(item, nowMs);
         return;
       }
       case DeadlineKind.Ttl: {
-        const item = deadline.item as LiveItem;
+        const item = deadline.target;
         const extras = item.ensureExtras();
         extras.ttlNode = null;
         if (item.state === "leased") extras.ttlPassed = true;
@@ -265,7 +265,7 @@ export class ItemStates {
       this.enter(item, "waiting");
     } else if (item.deliverAtMs > nowMs) {
       this.enter(item, "delayed");
-      item.timer = this.deadlines.scheduleItem(item.timer, item.deliverAtMs, DeadlineKind.Due, item);
+      this.deadlines.scheduleNode(item.idleTimer(), item.deliverAtMs, DeadlineKind.Due);
     } else {
       this.enter(item, "ready");
       this.makeTakeable(item);

@@ -14,27 +14,30 @@
 // (item-parts.ts). Accessors keep the record's field names.
 
 import { HeapNode } from "../lib/pairing-heap.ts";
+import { Deadline, DeadlineKind } from "./deadlines.ts";
 import type { DeliveryMode, ItemRecord, StoredState } from "../storage/record.ts";
 import type { ItemKey } from "../storage/store.ts";
 import type { LiveStateName } from "./api.ts";
-import type { Deadline } from "./deadlines.ts";
 import { formatId } from "./ids.ts";
-import { ItemExtras, ItemProgress, type ItemSettings, itemSettings, type UnstoredBytes } from "./item-parts.ts";
-import type { ShardHeap, Topic } from "./topic.ts";
+import { type ItemDeadline, ItemExtras, ItemProgress, type ItemSettings, itemSettings, type UnstoredBytes } from "./item-parts.ts";
+import type { ShardHeap, Topic, TopicItem } from "./topic.ts";
+
+/** A deadline of a live item: its delay, lease or TTL. */
+export type LiveItemDeadline = ItemDeadline<LiveItem>;
 
 /**
  * The item is its own ready-heap node (HeapNode's intrusive form): a separate
  * node object cost about 60 bytes per ready item and one more object for the
  * collector to trace. It is in a heap only while ready and committed.
  */
-export class LiveItem extends HeapNode<LiveItem> {
+export class LiveItem extends HeapNode<LiveItem> implements TopicItem<LiveItem> {
   state: LiveStateName;
   /** The shard heap of its signature group holding it while ready and committed, so a lease reaches it without a lookup. */
-  readyHeap: ShardHeap | null = null;
+  readyHeap: ShardHeap<LiveItem> | null = null;
   /** Deadline and delivery counts, from the first delay or delivery on (item-parts.ts). */
-  progress: ItemProgress | null = null;
+  progress: ItemProgress<LiveItem> | null = null;
   /** Rarely used fields, or null when the item uses none of them (item-parts.ts). */
-  extras: ItemExtras | null = null;
+  extras: ItemExtras<LiveItem> | null = null;
 
   // The stored record's fields that every item has (record.ts documents each).
   priority: number;
@@ -45,7 +48,7 @@ export class LiveItem extends HeapNode<LiveItem> {
   constructor(
     readonly shard: number,
     readonly key: ItemKey,
-    readonly topic: Topic,
+    readonly topic: Topic<LiveItem>,
     signatureId: number,
     record: ItemRecord,
     state: LiveStateName,
@@ -106,16 +109,29 @@ export class LiveItem extends HeapNode<LiveItem> {
   // ---- progress: deadline and delivery counts (no object until one is set) ----
 
   /** The delay or lease deadline node, scheduled or idle (kept for reuse). */
-  get timer(): HeapNode<Deadline> | null {
+  get timer(): HeapNode<LiveItemDeadline> | null {
     return this.progress === null ? null : this.progress.timer;
   }
 
-  set timer(node: HeapNode<Deadline> | null) {
+  set timer(node: HeapNode<LiveItemDeadline> | null) {
     if (node !== null || this.progress !== null) this.ensureProgress().timer = node;
   }
 
+  /**
+   * An idle timer node for the item's next delay or lease, to schedule
+   * (DeadlineQueue.scheduleNode): the item's last one when idle, so a million
+   * delays and leases do not each leave a node to collect; else a new one.
+   */
+  idleTimer(): HeapNode<LiveItemDeadline> {
+    const timer = this.timer;
+    if (timer !== null && !timer.inHeap) return timer;
+    const fresh = new HeapNode<LiveItemDeadline>(new Deadline(0, DeadlineKind.Due, this));
+    this.timer = fresh;
+    return fresh;
+  }
+
   /** The delay or lease deadline while it is scheduled, else null. */
-  get timerNode(): HeapNode<Deadline> | null {
+  get timerNode(): HeapNode<LiveItemDeadline> | null {
     const timer = this.timer;
     return timer !== null && timer.inHeap ? timer : null;
   }
@@ -226,22 +242,15 @@ export class LiveItem extends HeapNode<LiveItem> {
     return this.state === "leased" ? "leased" : this.state === "dead" ? "dead" : "pending";
   }
 
-  ensureExtras(): ItemExtras {
-    if (this.extras === null) this.extras = new ItemExtras();
+  ensureExtras(): ItemExtras<LiveItem> {
+    if (this.extras === null) this.extras = new ItemExtras<LiveItem>();
     return this.extras;
   }
 
-  ensureProgress(): ItemProgress {
-    if (this.progress === null) this.progress = new ItemProgress();
+  ensureProgress(): ItemProgress<LiveItem> {
+    if (this.progress === null) this.progress = new ItemProgress<LiveItem>();
     return this.progress;
   }
-}
-
-/** Delivery order: priority, then deliverAtMs, then enqueue order (keys are global and monotonic). */
-export function readyLess(a: LiveItem, b: LiveItem): boolean {
-  if (a.priority !== b.priority) return a.priority < b.priority;
-  if (a.deliverAtMs !== b.deliverAtMs) return a.deliverAtMs < b.deliverAtMs;
-  return a.key < b.key;
 }
 
 /**

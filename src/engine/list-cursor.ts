@@ -9,11 +9,7 @@
 //   r.<priority>.<deliverAtMs>.<key>   ready items, in delivery order
 //   e.<key>                            the others, in enqueue order (-1: from the start)
 
-import type { LiveStateName } from "./api.ts";
-
-export type ListCursor =
-  | { phase: "ready"; priority: number; deliverAtMs: number; key: number }
-  | { phase: "enqueued"; key: number };
+import type { ListCursor, LiveStateName } from "./api.ts";
 
 export function formatListCursor(cursor: ListCursor): string {
   return cursor.phase === "ready" ? `r.${cursor.priority}.${cursor.deliverAtMs}.${cursor.key}` : `e.${cursor.key}`;

@@ -18,10 +18,10 @@
 // BENCHMARKS.md has both measured at a million items.
 
 import { type HeapNode, PairingHeap } from "../lib/pairing-heap.ts";
-import { type LiveItem, readyLess } from "./item.ts";
+import type { LiveItem } from "./item.ts";
 import type { ItemTable } from "./item-table.ts";
-import type { ListCursor } from "./list-cursor.ts";
-import type { Topic } from "./topic.ts";
+import type { ListCursor } from "./api.ts";
+import { readyLess, type Topic } from "./topic.ts";
 
 type ReadyCursor = ListCursor & { phase: "ready" };
 
@@ -43,7 +43,7 @@ const nodeLess = (a: HeapNode<LiveItem>, b: HeapNode<LiveItem>): boolean => read
  * order, by the walk; true when more follow. Null (nothing appended) when the
  * items before the cursor number more than `visitsMax`: use scanReady.
  */
-export function walkReady(topic: Topic, cursor: ReadyCursor | null, limit: number, visitsMax: number, out: LiveItem[]): boolean | null {
+export function walkReady(topic: Topic<LiveItem>, cursor: ReadyCursor | null, limit: number, visitsMax: number, out: LiveItem[]): boolean | null {
   const frontier = new PairingHeap<HeapNode<LiveItem>>(nodeLess);
   const stack: Array<HeapNode<LiveItem>> = [];
   for (const group of topic.groups.values()) {
@@ -81,7 +81,7 @@ export function walkReady(topic: Topic, cursor: ReadyCursor | null, limit: numbe
  * gather in an array that is sorted and cut back to limit + 1 whenever it
  * doubles, and the cut's last item then turns away everything after it.
  */
-export function scanReady(items: ItemTable, topic: Topic, cursor: ReadyCursor | null, limit: number, out: LiveItem[]): boolean {
+export function scanReady(items: ItemTable, topic: Topic<LiveItem>, cursor: ReadyCursor | null, limit: number, out: LiveItem[]): boolean {
   const keep = limit + 1;
   const best: LiveItem[] = [];
   let worstKept: LiveItem | null = null;

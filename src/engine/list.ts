@@ -14,29 +14,13 @@
 // part of a large store. No index per topic is kept for this: it would cost
 // memory for every item and work on every enqueue and end.
 
-import type { ItemState, LiveStateName } from "./api.ts";
+import type { ListCursor, ListPage, ListQuery, LiveStateName } from "./api.ts";
 import type { LiveItem } from "./item.ts";
 import type { ItemStates } from "./item-states.ts";
 import type { ItemTable } from "./item-table.ts";
-import type { ListCursor } from "./list-cursor.ts";
 import { readyCursor, scanReady, walkReady } from "./list-ready.ts";
 import type { Topic } from "./topic.ts";
 import { toItemState } from "./views.ts";
-
-export interface ListQuery {
-  /** Only items in this state; null for every state. */
-  state: LiveStateName | null;
-  /** Items per page, 1..limits.listPageMax (the server checks it). */
-  limit: number;
-  /** Where the previous page stopped (its `next`), or null for the first page. */
-  after: ListCursor | null;
-}
-
-export interface ListPage {
-  items: ItemState[];
-  /** Pass as `after` for the next page; null when the listing is complete. */
-  next: ListCursor | null;
-}
 
 export function listItems(s: ItemStates, nsName: string, topicName: string, query: ListQuery): ListPage {
   const topic = s.namespaces.get(nsName)?.topics.get(topicName);
@@ -79,7 +63,7 @@ function firstAbove(keys: readonly number[], key: number): number {
  */
 export function walkEnqueued(
   items: ItemTable,
-  topic: Topic,
+  topic: Topic<LiveItem>,
   state: LiveStateName | null,
   afterKey: number,
   want: number,

@@ -6,8 +6,9 @@
 
 import { assert } from "../lib/assert.ts";
 import { DeadlineKind } from "./deadlines.ts";
+import type { LiveItem } from "./item.ts";
 import type { ItemStates } from "./item-states.ts";
-import type { TopicPause } from "./pause.ts";
+import type { TopicPause } from "./topic.ts";
 import type { Waiter } from "./waiters.ts";
 
 /** Handle up to `max` due deadlines; item changes go to one background WriteSet nobody waits on. */
@@ -15,15 +16,15 @@ export function runDueDeadlines(
   s: ItemStates,
   max: number,
   timeOut: (waiter: Waiter) => void,
-  endPause: (pause: TopicPause) => void,
+  endPause: (pause: TopicPause<LiveItem>) => void,
   nowMs: number,
 ): void {
   assert(s.set === null, "engine: tick inside an op");
   for (let handled = 0; handled < max; handled++) {
     const deadline = s.deadlines.popDue(nowMs);
     if (deadline === null) break;
-    if (deadline.kind === DeadlineKind.WaiterTimeout) timeOut(deadline.waiter as Waiter);
-    else if (deadline.kind === DeadlineKind.PauseEnd) endPause(deadline.pause as TopicPause);
+    if (deadline.kind === DeadlineKind.WaiterTimeout) timeOut(deadline.target);
+    else if (deadline.kind === DeadlineKind.PauseEnd) endPause(deadline.target);
     else s.handleDeadline(deadline, nowMs);
   }
   s.endSetBackground();

@@ -5,6 +5,7 @@
 
 import type { Limits } from "../limits.ts";
 import type { QuotaBucket } from "./quota.ts";
+import type { LiveItem } from "./item.ts";
 import { Topic } from "./topic.ts";
 
 export interface NamespaceCounters {
@@ -40,7 +41,7 @@ export class NamespaceMap extends Map<string, Namespace> {
 }
 
 export class Namespace {
-  readonly topics = new Map<string, Topic>();
+  readonly topics = new Map<string, Topic<LiveItem>>();
   readonly counters: NamespaceCounters = { enqueued: 0, delivered: 0, acked: 0, nacked: 0, expired: 0, cancelled: 0, dead: 0, redriven: 0 };
   private sorted: string[] | null = null;
 
@@ -52,10 +53,10 @@ export class Namespace {
     private readonly all: NamespaceMap,
   ) {}
 
-  topic(name: string): Topic {
+  topic(name: string): Topic<LiveItem> {
     let topic = this.topics.get(name);
     if (topic === undefined) {
-      topic = new Topic(this.name, name);
+      topic = new Topic<LiveItem>(this.name, name);
       this.topics.set(name, topic);
       this.all.topicCount++;
       this.sorted = null;
@@ -64,7 +65,7 @@ export class Namespace {
   }
 
   /** Drop the topic if it holds nothing and is not paused (a paused topic lives while paused). */
-  dropIfEmpty(topic: Topic): void {
+  dropIfEmpty(topic: Topic<LiveItem>): void {
     if (topic.total === 0 && topic.pause === null && this.topics.get(topic.name) === topic) {
       this.topics.delete(topic.name);
       this.all.topicCount--;
@@ -79,7 +80,7 @@ export class Namespace {
   }
 
   /** A page of topics: names with `prefix`, strictly after `after`, at most `limit`. */
-  page(prefix: string | null, after: string | null, limit: number, limits: Limits): { topics: Topic[]; next: string | null } {
+  page(prefix: string | null, after: string | null, limit: number, limits: Limits): { topics: Topic<LiveItem>[]; next: string | null } {
     const names = this.sortedNames();
     const max = Math.max(1, Math.min(limit, limits.topicsPageMax));
     let lo = 0;
@@ -93,7 +94,7 @@ export class Namespace {
         else hi = mid;
       }
     }
-    const out: Topic[] = [];
+    const out: Topic<LiveItem>[] = [];
     let next: string | null = null;
     for (let i = lo; i < names.length; i++) {
       const name = names[i] as string;
@@ -102,10 +103,10 @@ export class Namespace {
         continue;
       }
       if (out.length === max) {
-        next = (out[out.length - 1] as Topic).name;
+        next = (out[out.length - 1] as Topic<LiveItem>).name;
         break;
       }
-      out.push(this.topics.get(name) as Topic);
+      out.push(this.topics.get(name) as Topic<LiveItem>);
     }
     return { topics: out, next };
   }

@@ -13,12 +13,15 @@
 import type { HeapNode } from "../lib/pairing-heap.ts";
 import type { Outcome, OutcomeRecord } from "../storage/record.ts";
 import type { ItemKey } from "../storage/store.ts";
-import type { Deadline } from "./deadlines.ts";
+import type { Deadline, DeadlineKind } from "./deadlines.ts";
 import { formatId, parseId } from "./ids.ts";
+
+/** The end of a retained outcome's retention. */
+export type OutcomeDeadline = Deadline<typeof DeadlineKind.OutcomeRetention, RetainedOutcome>;
 
 export class RetainedOutcome implements OutcomeRecord {
   /** The retention deadline; set right after the entry is made. */
-  node: HeapNode<Deadline> | null = null;
+  node: HeapNode<OutcomeDeadline> | null = null;
 
   constructor(
     readonly shard: number,

@@ -19,25 +19,15 @@
 // have set it within the last poll).
 
 import { assert } from "../lib/assert.ts";
-import type { HeapNode } from "../lib/pairing-heap.ts";
 import type { PauseRecord } from "../storage/record.ts";
 import type { Reply, Result } from "./api.ts";
-import { type Deadline, DeadlineKind } from "./deadlines.ts";
+import { Deadline, DeadlineKind } from "./deadlines.ts";
 import { newTopicRefusal } from "./capacity.ts";
 import { fail } from "./failures.ts";
+import type { LiveItem } from "./item.ts";
 import type { ItemStates } from "./item-states.ts";
 import { finishOp, type OpContext } from "./op-context.ts";
-import type { Topic } from "./topic.ts";
-
-/** A topic's pause: until `resume` (untilMs null) or until untilMs. */
-export class TopicPause {
-  /** The PauseEnd deadline of a timed pause. */
-  node: HeapNode<Deadline> | null = null;
-  constructor(
-    readonly topic: Topic,
-    public untilMs: number | null,
-  ) {}
-}
+import { type Topic, TopicPause } from "./topic.ts";
 
 export class Pauses {
   /** Topics paused now (bounded by limits.pausedTopicsMax). */
@@ -109,7 +99,7 @@ export class Pauses {
   }
 
   /** Pause `topic` until `untilMs` (null: until resume): a new pause, or the topic's pause with its end replaced. */
-  private place(topic: Topic, untilMs: number | null): void {
+  private place(topic: Topic<LiveItem>, untilMs: number | null): void {
     let pause = topic.pause;
     if (pause === null) {
       pause = new TopicPause(topic, untilMs);
@@ -119,11 +109,11 @@ export class Pauses {
       this.cancelDeadline(pause);
       pause.untilMs = untilMs;
     }
-    if (untilMs !== null) pause.node = this.s.deadlines.schedule(untilMs, DeadlineKind.PauseEnd, null, null, null, pause);
+    if (untilMs !== null) pause.node = this.s.deadlines.schedule(new Deadline(untilMs, DeadlineKind.PauseEnd, pause));
   }
 
   /** A timed pause's deadline came (inside a tick: the write joins the tick's background set). */
-  end(pause: TopicPause): void {
+  end(pause: TopicPause<LiveItem>): void {
     pause.node = null;
     if (pause.topic.pause !== pause) return;
     this.lift(pause, true);
@@ -137,7 +127,7 @@ export class Pauses {
       const pause = new TopicPause(topic, record.untilMs);
       topic.pause = pause;
       this.pausedCount++;
-      if (record.untilMs !== null) pause.node = this.s.deadlines.schedule(record.untilMs, DeadlineKind.PauseEnd, null, null, null, pause);
+      if (record.untilMs !== null) pause.node = this.s.deadlines.schedule(new Deadline(record.untilMs, DeadlineKind.PauseEnd, pause));
     }
   }
 
@@ -157,7 +147,7 @@ export class Pauses {
   }
 
   /** The pause is over: forget it (and its record when `write`), serve the topic's parked dequeues, drop it if empty. */
-  private lift(pause: TopicPause, write: boolean): void {
+  private lift(pause: TopicPause<LiveItem>, write: boolean): void {
     const s = this.s;
     const topic = pause.topic;
     this.cancelDeadline(pause);
@@ -168,7 +158,7 @@ export class Pauses {
     s.namespaces.get(topic.ns)?.dropIfEmpty(topic);
   }
 
-  private cancelDeadline(pause: TopicPause): void {
+  private cancelDeadline(pause: TopicPause<LiveItem>): void {
     if (pause.node === null) return;
     if (pause.node.inHeap) this.s.deadlines.cancel(pause.node);
     pause.node = null;

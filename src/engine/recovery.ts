@@ -14,7 +14,7 @@
 
 import { assert } from "../lib/assert.ts";
 import type { Store } from "../storage/store.ts";
-import { DeadlineKind } from "./deadlines.ts";
+import { Deadline, DeadlineKind } from "./deadlines.ts";
 import { classifyAfter, type DependencyStatus } from "./dependencies.ts";
 import { parseId } from "./ids.ts";
 import { LiveItem } from "./item.ts";
@@ -104,7 +104,7 @@ export function* loadStoreInSteps(
     } else if (item.state === "leased") {
       s.enter(item, "leased");
       // A lease that ended while the server was down expires at the first tick.
-      item.timer = s.deadlines.schedule(item.leaseExpiresAtMs ?? nowMs, DeadlineKind.Lease, item, null, null);
+      item.timer = s.deadlines.schedule(new Deadline(item.leaseExpiresAtMs ?? nowMs, DeadlineKind.Lease, item));
     } else {
       const after = item.after;
       if (after === null) {
@@ -117,7 +117,7 @@ export function* loadStoreInSteps(
       }
     }
     const ttlExpiresAtMs = item.ttlExpiresAtMs;
-    if (ttlExpiresAtMs !== null) item.ensureExtras().ttlNode = s.deadlines.schedule(ttlExpiresAtMs, DeadlineKind.Ttl, item, null, null);
+    if (ttlExpiresAtMs !== null) item.ensureExtras().ttlNode = s.deadlines.schedule(new Deadline(ttlExpiresAtMs, DeadlineKind.Ttl, item));
     if (++indexed % recordsPerTurnMax === 0) yield { phase: "index", done: indexed };
   }
   for (const { item, reason } of toKill) if (s.items.holds(item) && item.state !== "dead") s.killItem(item, reason);

@@ -6,20 +6,60 @@
 // class (worker kinds that may take the same groups), so a pick peeks at its
 // class's root instead of walking past entries it may not take. A kind left
 // without a class (all taken) walks the shared heap best-first.
+//
+// A topic is generic over its items, as the pairing heap is over what it
+// orders: it reads only what TopicItem names. An item points back at its
+// topic, so item.ts, which declares LiveItem, uses Topic<LiveItem>, and
+// this file need not import it back.
 
 import { assert } from "../lib/assert.ts";
 import { type HeapNode, PairingHeap } from "../lib/pairing-heap.ts";
 import { eligibleCacheKindsMax } from "../limits.ts";
+import type { ItemKey } from "../storage/item-key.ts";
 import type { LiveStateName } from "./api.ts";
-import { type LiveItem, readyLess } from "./item.ts";
+import type { Deadline, DeadlineKind } from "./deadlines.ts";
 import { type KindSource, noClass, TopsByKind } from "./matching/tops-by-kind.ts";
 import { type EligibilitySource, walkTooLong } from "./matching/tops-heap.ts";
-import type { TopicPause } from "./pause.ts";
+
+/** The fields of delivery order. */
+export interface DeliveryOrdered {
+  readonly priority: number;
+  readonly deliverAtMs: number;
+  readonly key: ItemKey;
+}
+
+/** What a topic reads of an item: it is its own ready-heap node, with the fields of delivery order and placement. */
+export interface TopicItem<Self extends TopicItem<Self>> extends HeapNode<Self>, DeliveryOrdered {
+  readonly shard: number;
+  readonly signatureId: number;
+  /** The shard heap holding it while ready and committed, so a lease reaches it without a lookup. */
+  readyHeap: ShardHeap<Self> | null;
+}
+
+/** Delivery order: priority, then deliverAtMs, then enqueue order (keys are global and monotonic). */
+export function readyLess(a: DeliveryOrdered, b: DeliveryOrdered): boolean {
+  if (a.priority !== b.priority) return a.priority < b.priority;
+  if (a.deliverAtMs !== b.deliverAtMs) return a.deliverAtMs < b.deliverAtMs;
+  return a.key < b.key;
+}
+
+/** A topic's pause (pause.ts has the ops): until `resume` (untilMs null) or until untilMs. */
+export class TopicPause<Item extends TopicItem<Item>> {
+  /** The PauseEnd deadline of a timed pause. */
+  node: HeapNode<PauseDeadline<Item>> | null = null;
+  constructor(
+    readonly topic: Topic<Item>,
+    public untilMs: number | null,
+  ) {}
+}
+
+/** The end of a timed pause. */
+export type PauseDeadline<Item extends TopicItem<Item>> = Deadline<typeof DeadlineKind.PauseEnd, TopicPause<Item>>;
 
 /** Items of one topic that share a `requires` signature (0 = none), one heap per shard. */
-export class SignatureGroup {
+export class SignatureGroup<Item extends TopicItem<Item>> {
   /** One heap per shard, created on first use. */
-  readonly heaps: Array<ShardHeap | undefined> = [];
+  readonly heaps: Array<ShardHeap<Item> | undefined> = [];
   /**
    * Items in this group's heaps. Summed over the shard heaps when asked
    * (stats, reports): a counter here would be one more cold object for every
@@ -39,7 +79,7 @@ export class SignatureGroup {
  * One shard's heap within a group (the heap itself, so a lease reaches its
  * root with one object fewer), and its entry (slot) in the topic's TopsByKind.
  */
-export class ShardHeap extends PairingHeap<LiveItem> {
+export class ShardHeap<Item extends TopicItem<Item>> extends PairingHeap<Item> {
   constructor(
     readonly shard: number,
     readonly slot: number,
@@ -57,7 +97,7 @@ export class ShardHeap extends PairingHeap<LiveItem> {
  */
 const walkVisitsMax = 16;
 
-export class Topic {
+export class Topic<Item extends TopicItem<Item>> {
   ready = 0;
   delayed = 0;
   waiting = 0;
@@ -65,17 +105,17 @@ export class Topic {
   dead = 0;
   /** Items in ready heaps (ready and committed): what a dequeue can take now. */
   takeable = 0;
-  readonly groups = new Map<number, SignatureGroup>();
+  readonly groups = new Map<number, SignatureGroup<Item>>();
   /** The best item of every non-empty shard heap, ordered by delivery order, shared and per eligibility class. */
   readonly tops = new TopsByKind();
   /** TopsHeap slot -> its shard heap. */
-  private readonly slotHeaps: Array<ShardHeap | undefined> = [];
+  private readonly slotHeaps: Array<ShardHeap<Item> | undefined> = [];
   /**
    * TopsHeap slot -> its heap's best item (undefined while empty): a pick
    * reaches the item in one array read, not through heap and node objects
    * (each a likely cache miss with a million items live).
    */
-  private readonly slotTops: Array<LiveItem | undefined> = [];
+  private readonly slotTops: Array<Item | undefined> = [];
   /**
    * Pairs (worker kind, how many of the topic's groups it may take), scanned
    * linearly: one small array is fewer cold cache lines than a Map. Cleared
@@ -88,11 +128,11 @@ export class Topic {
    * the groups or their shard heaps change.
    */
   private eligibleSlots: Array<number | Int32Array> = [];
-  readonly deadLetters = new Set<LiveItem>();
+  readonly deadLetters = new Set<Item>();
   /** Idempotency key -> the live item holding it. */
-  readonly keys = new Map<string, LiveItem>();
+  readonly keys = new Map<string, Item>();
   /** Set while the topic is paused (pause.ts): dequeues skip it, and it lives even when empty. */
-  pause: TopicPause | null = null;
+  pause: TopicPause<Item> | null = null;
 
   constructor(
     readonly ns: string,
@@ -111,7 +151,7 @@ export class Topic {
   joinGroup(signatureId: number): void {
     let group = this.groups.get(signatureId);
     if (group === undefined) {
-      group = new SignatureGroup(signatureId);
+      group = new SignatureGroup<Item>(signatureId);
       this.groups.set(signatureId, group);
       this.tops.groupAdded(signatureId);
       this.eligible = [];
@@ -140,13 +180,13 @@ export class Topic {
     }
   }
 
-  insertReady(item: LiveItem): void {
+  insertReady(item: Item): void {
     assert(!item.inHeap, "topic: item already in a ready heap");
     const group = this.groups.get(item.signatureId);
     assert(group !== undefined, "topic: ready item without its group");
     let shardHeap = group.heaps[item.shard];
     if (shardHeap === undefined) {
-      shardHeap = new ShardHeap(item.shard, this.tops.addEntry(group.signatureId, item.shard));
+      shardHeap = new ShardHeap<Item>(item.shard, this.tops.addEntry(group.signatureId, item.shard));
       group.heaps[item.shard] = shardHeap;
       this.slotHeaps[shardHeap.slot] = shardHeap;
       this.eligibleSlots = [];
@@ -157,7 +197,7 @@ export class Topic {
     this.takeable++;
   }
 
-  removeReady(item: LiveItem): void {
+  removeReady(item: Item): void {
     const shardHeap = item.readyHeap;
     assert(item.inHeap && shardHeap !== null, "topic: item not in a ready heap");
     const wasTop = shardHeap.peekNode() === item;
@@ -192,13 +232,13 @@ export class Topic {
    * The best takeable item worker kind `kind` may take, or null. `shardOk`
    * (1 per shard that takes writes) is null when every shard does.
    */
-  pickBest(eligibility: KindSource, kind: number, shardOk: Uint8Array | null): LiveItem | null {
+  pickBest(eligibility: KindSource, kind: number, shardOk: Uint8Array | null): Item | null {
     if (this.takeable === 0) return null;
     let slot = this.tops.best(eligibility, kind, shardOk, this.groups);
     if (slot === noClass) slot = this.tops.sharedHeap().best(eligibility, kind, shardOk, walkVisitsMax);
     if (slot === walkTooLong) slot = this.tops.sharedHeap().bestAmong(this.slotsOf(eligibility, kind), shardOk);
     if (slot < 0) return null;
-    return this.slotTops[slot] as LiveItem;
+    return this.slotTops[slot] as Item;
   }
 
   /** The TopsHeap slots kind `kind` may take (cached per kind until the groups or their shard heaps change). */
@@ -216,7 +256,7 @@ export class Topic {
     return list;
   }
 
-  private setTop(slot: number, item: LiveItem): void {
+  private setTop(slot: number, item: Item): void {
     this.tops.setTop(slot, item.priority, item.deliverAtMs, item.key);
     this.slotTops[slot] = item;
   }

@@ -22,6 +22,7 @@
 import { assert } from "../lib/assert.ts";
 import { type Capabilities, type FeatureConstraint, type Requires, type Scalar, type SignatureRegistry, satisfies } from "./matching/index.ts";
 import type { Namespace } from "./namespace.ts";
+import type { LiveItem } from "./item.ts";
 import type { Topic } from "./topic.ts";
 
 import { askersPerTopicMax, unmatchableSignaturesListedMax } from "../limits.ts";
@@ -52,7 +53,7 @@ export interface UnmatchableReport {
 }
 
 export class AskTracker {
-  private readonly byTopic = new WeakMap<Topic, Map<number, Ask>>();
+  private readonly byTopic = new WeakMap<Topic<LiveItem>, Map<number, Ask>>();
 
   /** A dequeue by worker kind `kind` (capabilities `caps`) listed these topics of `ns`. */
   noteAsks(ns: Namespace | undefined, topics: ReadonlyArray<{ topic: string }>, kind: number, caps: Capabilities | null, nowMs: number): void {
@@ -63,7 +64,7 @@ export class AskTracker {
     }
   }
 
-  noteAsk(topic: Topic, kind: number, caps: Capabilities | null, nowMs: number): void {
+  noteAsk(topic: Topic<LiveItem>, kind: number, caps: Capabilities | null, nowMs: number): void {
     let asks = this.byTopic.get(topic);
     if (asks === undefined) {
       asks = new Map();
@@ -83,7 +84,7 @@ export class AskTracker {
    * capabilities and last ask, for the dashboard's matching view. Read only:
    * it forgets nothing, so a view never changes what `stats` reports.
    */
-  recentAsks(topic: Topic, nowMs: number, windowMs: number): Array<{ kind: number; caps: Capabilities | null; lastAskMs: number }> {
+  recentAsks(topic: Topic<LiveItem>, nowMs: number, windowMs: number): Array<{ kind: number; caps: Capabilities | null; lastAskMs: number }> {
     const asks = this.byTopic.get(topic);
     if (asks === undefined) return [];
     const recent: Array<{ kind: number; caps: Capabilities | null; lastAskMs: number }> = [];
@@ -92,7 +93,7 @@ export class AskTracker {
   }
 
   /** Kinds remembered for `topic`, recent or not yet forgotten (for tests). */
-  rememberedKinds(topic: Topic): number {
+  rememberedKinds(topic: Topic<LiveItem>): number {
     return this.byTopic.get(topic)?.size ?? 0;
   }
 
@@ -100,7 +101,7 @@ export class AskTracker {
    * Capabilities of the kinds that asked `topic` within `windowMs` of nowMs,
    * one per distinct set. Older asks are forgotten on the way.
    */
-  recentAskers(topic: Topic, nowMs: number, windowMs: number): Array<Capabilities | null> {
+  recentAskers(topic: Topic<LiveItem>, nowMs: number, windowMs: number): Array<Capabilities | null> {
     const asks = this.byTopic.get(topic);
     if (asks === undefined) return [];
     const recent: Array<Capabilities | null> = [];
@@ -138,7 +139,7 @@ export class UnmatchableReporter {
   }
 
   /** The report for one topic at nowMs: one pass over its signature groups, stopping per group at the first asker that may take it. */
-  report(topic: Topic, nowMs: number): UnmatchableReport {
+  report(topic: Topic<LiveItem>, nowMs: number): UnmatchableReport {
     const recent = this.tracker.recentAskers(topic, nowMs, this.windowMs);
     const report: UnmatchableReport = { asked: recent.length > 0, askers: recent.length, items: 0, signatures: [], signaturesTruncated: false };
     if (recent.length === 0 || topic.takeable === 0) return report;

@@ -5,13 +5,16 @@
 
 import type { HeapNode } from "../lib/pairing-heap.ts";
 import type { Delivery, Reply } from "./api.ts";
-import type { Deadline } from "./deadlines.ts";
+import type { Deadline, DeadlineKind } from "./deadlines.ts";
 import type { Capabilities } from "./matching/index.ts";
 
 export type WaiterReply = Reply<{ deliveries: Delivery[] }>;
 
+/** A parked dequeue's timeout. */
+export type WaiterDeadline = Deadline<typeof DeadlineKind.WaiterTimeout, Waiter>;
+
 export class Waiter {
-  timeoutNode: HeapNode<Deadline> | null = null;
+  timeoutNode: HeapNode<WaiterDeadline> | null = null;
   settled = false;
   constructor(
     readonly owner: number,

@@ -10,6 +10,15 @@ export const systemClock: Clock = {
   nowMs: () => Date.now(),
 };
 
+/**
+ * Times durations (request latency, storage commits, collections):
+ * monotonic and sub-millisecond, unlike the wall clock (an NTP step must not
+ * look like a slow commit). Its zero is arbitrary: never a deadline.
+ */
+export const monotonicStopwatch: Clock = {
+  nowMs: () => performance.now(),
+};
+
 /** A clock that only moves when told to: for unit tests and simulation. */
 export class ManualClock implements Clock {
   private currentMs: number;

@@ -209,6 +209,37 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     }),
   };
   const lastTotals: CommitTotals = { commitsTotal: 0, commitFailuresTotal: 0, writeSetsRejectedTotal: 0, samplesDroppedTotal: 0 };
+  const refreshGauges = scrapeTimeGauges(registry, topicSeriesMax);
+
+  return {
+    requestDone(op, code, durationMs) {
+      requests.record(op, code, durationMs);
+    },
+    commitObserved(records, writeSets, durationMs) {
+      commitRecords.observe(records);
+      commitWriteSets.observe(writeSets);
+      commitDuration.observe(durationMs / 1000);
+    },
+    commitTotals(totals) {
+      for (const key of Object.keys(lastTotals) as Array<keyof CommitTotals>) {
+        const delta = totals[key] - lastTotals[key];
+        if (delta > 0) commitCounters[key].inc(delta);
+        lastTotals[key] = Math.max(lastTotals[key], totals[key]);
+      }
+    },
+    setGaugeSource(source) {
+      gaugeSource = source;
+    },
+    async render() {
+      refreshGauges(gaugeSource());
+      return registry.metrics();
+    },
+    contentType: registry.contentType,
+  };
+}
+
+/** The gauges read at scrape time from the gauge source's snapshot, registered on `registry`; returns what sets them from one snapshot. */
+function scrapeTimeGauges(registry: Registry, topicSeriesMax: number): (snapshot: GaugeSnapshot) => void {
   const items = new Gauge({
     name: "orq_items",
     help: "Items by namespace, topic and state, at scrape time.",
@@ -248,7 +279,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     registers: [registry],
   });
 
-  function refreshGauges(snapshot: GaugeSnapshot): void {
+  return function refreshGauges(snapshot: GaugeSnapshot): void {
     items.reset();
     unmatchable.reset();
     const exported = new Set<string>();
@@ -279,31 +310,5 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     connections.set(snapshot.connections);
     waiters.set(snapshot.waiters);
     pausedTopics.set(snapshot.pausedTopics ?? 0);
-  }
-
-  return {
-    requestDone(op, code, durationMs) {
-      requests.record(op, code, durationMs);
-    },
-    commitObserved(records, writeSets, durationMs) {
-      commitRecords.observe(records);
-      commitWriteSets.observe(writeSets);
-      commitDuration.observe(durationMs / 1000);
-    },
-    commitTotals(totals) {
-      for (const key of Object.keys(lastTotals) as Array<keyof CommitTotals>) {
-        const delta = totals[key] - lastTotals[key];
-        if (delta > 0) commitCounters[key].inc(delta);
-        lastTotals[key] = Math.max(lastTotals[key], totals[key]);
-      }
-    },
-    setGaugeSource(source) {
-      gaugeSource = source;
-    },
-    async render() {
-      refreshGauges(gaugeSource());
-      return registry.metrics();
-    },
-    contentType: registry.contentType,
   };
 }

@@ -17,7 +17,7 @@
 // Anything else thrown is a bug answered INTERNAL (error-mapping.ts).
 
 import type { EngineApi } from "../engine/api.ts";
-import type { Clock } from "../lib/clock.ts";
+import { type Clock, monotonicStopwatch } from "../lib/clock.ts";
 import { AssertionError, assert } from "../lib/assert.ts";
 import type { Limits } from "../limits.ts";
 import { createRequestDecoder, isPlainMap, type RequestDecoder } from "../protocol/msgpack-codec.ts";
@@ -96,7 +96,7 @@ export class Dispatcher {
 
   /** One decoded request map: the generic checks, then the op's handler. */
   handleRequest(source: RequestSource, request: Source): void {
-    const startMs = this.options.onRequestDone === undefined ? 0 : performance.now();
+    const startMs = this.options.onRequestDone === undefined ? 0 : monotonicStopwatch.nowMs();
     const opLabel = typeof request.op === "string" ? request.op : "unknown";
     const id = request.id;
     if (typeof id !== "number" || !Number.isInteger(id) || id < 1 || id > requestIdMax) {
@@ -170,7 +170,7 @@ export class Dispatcher {
     const onDone = this.options.onRequestDone;
     if (onDone === undefined || source.metered === false) return;
     const code = reply.ok === true ? "OK" : ((reply.error as WireError).code as string);
-    onDone(op, code, performance.now() - startMs);
+    onDone(op, code, monotonicStopwatch.nowMs() - startMs);
   }
 
   private complete(source: RequestSource, id: number, opName: string, startMs: number, outcome: OpOutcome): void {

@@ -9,7 +9,7 @@
 
 import { describe, expect, test } from "bun:test";
 import type { Limits } from "../../src/limits.ts";
-import { failure, Harness, item, unwrap } from "./support/harness.ts";
+import { failure, Harness, item } from "./support/harness.ts";
 
 function engineGauges(h: Harness): { items: number; topics: number; namespaces: number } {
   return (h.engine.stats(null, h.now) as { engine: { items: number; topics: number; namespaces: number } }).engine;

@@ -5,7 +5,7 @@
 
 import { ackedOutcomeBounds } from "../../src/limits.ts";
 import { describe, expect, test } from "bun:test";
-import { Harness, failure, item, unwrap } from "./support/harness.ts";
+import { Harness, item, unwrap } from "./support/harness.ts";
 
 describe("delivery order", () => {
   test("priority, then deliver_at_ms, then enqueue order, across shards", async () => {

@@ -3,7 +3,7 @@
 // it wrote survives a restart (a new priority included).
 
 import { describe, expect, test } from "bun:test";
-import { Harness, item, unwrap } from "./support/harness.ts";
+import { Harness, item } from "./support/harness.ts";
 
 describe("take", () => {
   test("leases a ready, a delayed and a dead item by id; a leased one answers null", async () => {

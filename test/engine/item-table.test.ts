@@ -13,7 +13,7 @@ import { Topic } from "../../src/engine/topic.ts";
 import { itemRecord } from "../storage/record-fixtures.ts";
 import { seededRandom } from "../support/seeded-random.ts";
 
-const topic = new Topic("ns", "t");
+const topic = new Topic<LiveItem>("ns", "t");
 
 function item(shard: number, key: number): LiveItem {
   return new LiveItem(shard, key, topic, 0, itemRecord(), "ready", null);

@@ -64,7 +64,7 @@ describe("when a dequeue reply may be sent", () => {
   test("an ack, nack or expiry within leaseWriteDelayMs replaces the lease write: no lease is ever written", async () => {
     const h = new Harness({ shards: 1 });
     await h.enqueue("n", [item("t"), item("t"), item("t", { leaseMs: 5 })]);
-    const [acked, nacked, expiring] = done(unwrap(h.engine.dequeue("n", take([["t", 3]]), h.now))).value.deliveries;
+    const [acked, nacked] = done(unwrap(h.engine.dequeue("n", take([["t", 3]]), h.now))).value.deliveries;
     await h.settle(h.engine.ack("n", [acked!.receipt], h.now));
     await h.settle(h.engine.nack("n", [{ receipt: nacked!.receipt, delayMs: 60_000, metadata: null }], h.now));
     h.advance(5); // the third lease expires, before its write was due

@@ -10,6 +10,7 @@
 import { describe, expect, test } from "bun:test";
 import { askersPerTopicMax, defaultLimits, unmatchableSignaturesListedMax } from "../../src/limits.ts";
 import { type Capabilities, parseCapabilities, parseRequires, type Requires } from "../../src/engine/matching/index.ts";
+import type { LiveItem } from "../../src/engine/item.ts";
 import { Topic } from "../../src/engine/topic.ts";
 import { AskTracker, requiresToWire } from "../../src/engine/unmatchable.ts";
 import { Harness, item } from "./support/harness.ts";
@@ -202,7 +203,7 @@ describe("unmatchable items in stats", () => {
 describe("AskTracker", () => {
   test(`remembers at most ${askersPerTopicMax} kinds per topic, forgetting the one that asked least recently`, () => {
     const tracker = new AskTracker();
-    const topic = new Topic("n", "t");
+    const topic = new Topic<LiveItem>("n", "t");
     const startMs = 1_000_000;
     const kinds = Array.from({ length: askersPerTopicMax + 1 }, (_, i) => caps({ worker: i }));
     for (let i = 0; i < askersPerTopicMax - 1; i++) tracker.noteAsk(topic, i, kinds[i] as Capabilities, startMs + i);
@@ -222,7 +223,7 @@ describe("AskTracker", () => {
 
   test("a repeat ask updates the kind's one entry, and an older nowMs does not move the ask back", () => {
     const tracker = new AskTracker();
-    const topic = new Topic("n", "t");
+    const topic = new Topic<LiveItem>("n", "t");
     const c = caps(t4);
     tracker.noteAsk(topic, 7, c, 5000);
     tracker.noteAsk(topic, 7, c, 4000);
@@ -235,7 +236,7 @@ describe("AskTracker", () => {
 
   test("equal capability sets under two kind ids count once", () => {
     const tracker = new AskTracker();
-    const topic = new Topic("n", "t");
+    const topic = new Topic<LiveItem>("n", "t");
     tracker.noteAsk(topic, 1, caps(t4), 0);
     tracker.noteAsk(topic, 257, caps(t4), 1);
     tracker.noteAsk(topic, -1, null, 2);

@@ -4,7 +4,7 @@
 // after its item is durable.
 
 import { ArgCursor } from "../arg-cursor.ts";
-import { badFormat, tubeArg } from "../command-args.ts";
+import { tubeArg } from "../command-args.ts";
 import type { EnqueueItemInput } from "../../engine/api.ts";
 import { type Answer, AnswerError, answerWhenDurable, type CommandContext, type FrontEnd, type PendingAnswer } from "../command-context.ts";
 import type { Session } from "../session.ts";

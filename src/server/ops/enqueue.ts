@@ -9,7 +9,6 @@ import { RequestReader, type Source } from "../request-reader.ts";
 
 const int32Min = -(2 ** 31);
 const int32Max = 2 ** 31 - 1;
-const uintMax = Number.MAX_SAFE_INTEGER;
 const deliveryModes = ["at_least_once", "at_most_once"] as const;
 /** The absent payload or metadata: one shared empty array rather than one per item (nothing can write into zero bytes). */
 const noBytes = new Uint8Array(0);

@@ -3,7 +3,8 @@
 // `after` is the cursor a previous page's `next` gave (opaque to clients; a
 // string this server never handed out for this state filter is BAD_REQUEST).
 
-import { type LiveStateName, formatListCursor, parseListCursor } from "../../engine/api.ts";
+import type { LiveStateName } from "../../engine/api.ts";
+import { formatListCursor, parseListCursor } from "../../engine/list-cursor.ts";
 import { failed, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import { RequestReader, type Source } from "../request-reader.ts";
 import { itemStateToWire } from "./wire-encoding.ts";

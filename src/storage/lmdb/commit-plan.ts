@@ -11,7 +11,6 @@
 
 import { assert } from "../../lib/assert.ts";
 import type { ByteWriter } from "../byte-cursor.ts";
-import type { ItemKey } from "../item-key.ts";
 import { appendItemRecord, appendItemValue, appendOutcomeRecord, encodeMetaRecord, encodePauseRecord } from "../record-codec.ts";
 import { pauseKey } from "../store.ts";
 import type { CommitBatch } from "../store.ts";

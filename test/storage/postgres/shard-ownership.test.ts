@@ -11,7 +11,7 @@
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ManualClock } from "../../../src/lib/clock.ts";
-import { openPostgresStore, type PostgresStore } from "../../../src/storage/postgres/postgres-store.ts";
+import { openPostgresStore } from "../../../src/storage/postgres/postgres-store.ts";
 import { ShardFencedError } from "../../../src/storage/postgres/shard-fence.ts";
 import { NodeIdInUseError, ShardOwnership } from "../../../src/storage/postgres/shard-ownership.ts";
 import { connectSql, type SqlClient, type SqlSession } from "../../../src/storage/postgres/sql-client.ts";
