@@ -850,6 +850,24 @@ function checkOptions(options) {
   if (options.waitMs !== undefined && (!Number.isInteger(options.waitMs) || options.waitMs < 0))
     bad("waitMs must be a non-negative integer");
 }
+function keepLeased(client, options, delivery, extendEveryMs, emit, onLost) {
+  let lost = false;
+  const timer = setInterval(() => {
+    client.extend(options.ns, [{ receipt: delivery.receipt, leaseMs: options.leaseMs }]).then((result) => {
+      if (result.stale.length > 0) {
+        if (!lost) {
+          lost = true;
+          clearInterval(timer);
+          emit({ kind: "lease_lost", delivery });
+          onLost();
+        }
+      } else {
+        emit({ kind: "extended", delivery, leaseMs: options.leaseMs });
+      }
+    }, (error) => emit({ kind: "error", during: "extend", error, delivery }));
+  }, extendEveryMs);
+  return () => clearInterval(timer);
+}
 function startWorker(client, options, handler) {
   checkOptions(options);
   const waitMs = options.waitMs ?? workDefaults.waitMs;
@@ -875,28 +893,14 @@ function startWorker(client, options, handler) {
   };
   async function runOne(delivery) {
     const controller = new AbortController;
-    let lost = false;
-    const timer = setInterval(() => {
-      client.extend(options.ns, [{ receipt: delivery.receipt, leaseMs: options.leaseMs }]).then((result) => {
-        if (result.stale.length > 0) {
-          if (!lost) {
-            lost = true;
-            clearInterval(timer);
-            emit({ kind: "lease_lost", delivery });
-            controller.abort(new Error("lease lost"));
-          }
-        } else {
-          emit({ kind: "extended", delivery, leaseMs: options.leaseMs });
-        }
-      }, (error) => emit({ kind: "error", during: "extend", error, delivery }));
-    }, extendEveryMs);
+    const stopExtending = keepLeased(client, options, delivery, extendEveryMs, emit, () => controller.abort(new Error("lease lost")));
     let failure = null;
     try {
       await handler(delivery, { signal: controller.signal });
     } catch (error) {
       failure = { error };
     } finally {
-      clearInterval(timer);
+      stopExtending();
     }
     try {
       if (failure === null) {
