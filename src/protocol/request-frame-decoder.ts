@@ -153,7 +153,7 @@ export class RequestFrameDecoder {
     const map: Record<string, unknown> = {};
     if (size === 0) return map;
     // Each entry takes at least two bytes; the library bounds maps by the body's length.
-    if (depth >= this.depthMax || size > (this.end - this.pos) / 2) throw needsLibrary;
+    if (depth >= this.depthMax || size * 2 > this.end - this.pos) throw needsLibrary;
     for (let i = 0; i < size; i++) {
       const key = this.key();
       map[key] = this.value(depth + 1);
@@ -164,13 +164,17 @@ export class RequestFrameDecoder {
   /** A map key: a string other than __proto__, or an integer (the library's mapKeyConverter would refuse the rest). */
   private key(): string | number {
     const head = this.bytes[this.pos];
-    if (head !== undefined && ((head >= 0xa0 && head < 0xc0) || (head >= 0xd9 && head <= 0xdb))) {
-      const key = this.value(0) as string;
+    if (head === undefined) throw needsLibrary;
+    if (head >= 0xa0 && head < 0xc0) {
+      this.pos++;
+      const key = this.string(head - 0xa0);
       if (key === "__proto__") throw needsLibrary;
       return key;
     }
-    if (head !== undefined && (head < 0x80 || head >= 0xe0 || (head >= 0xcc && head <= 0xcf) || (head >= 0xd0 && head <= 0xd3))) {
-      return this.value(0) as number;
+    if ((head >= 0xd9 && head <= 0xdb) || head < 0x80 || head >= 0xe0 || (head >= 0xcc && head <= 0xd3)) {
+      const key = this.value(0);
+      if (key === "__proto__") throw needsLibrary;
+      return key as string | number;
     }
     throw needsLibrary;
   }
