@@ -4,7 +4,8 @@
 // Jupiter load (issue 10) put the library's generic decoding at about 12% of
 // the main thread, most of it building short strings one char code at a time
 // and keeping its state stack; here short ASCII strings come from a bounded
-// cache (short-string-cache.ts) and nesting is plain recursion.
+// cache (short-string-cache.ts), other ASCII strings from one native latin1
+// decode, and nesting is plain recursion.
 //
 // "Exactly" is kept by never deciding anything unusual here: a frame holding
 // an ext type, a reserved byte, a map key that is not a string or an
@@ -35,9 +36,6 @@ const needsLibrary = new Error("needs the library decoder");
  * UTF-8 (where the two ways agree) and a long one uses the same TextDecoder.
  */
 const libraryJsStringBytesMax = 200;
-
-/** Longest ASCII string built by concatenation; longer ones go through TextDecoder, a native call that pays off past it. */
-const concatStringBytesMax = 64;
 
 const emptyBytes = new Uint8Array(0);
 const longStringDecoder = new TextDecoder();
@@ -196,10 +194,11 @@ export class RequestFrameDecoder {
     if (length <= cachedStringBytesMax) {
       const ascii = this.strings.asciiString(bytes, start, length);
       if (ascii !== null) return ascii;
-    } else if (length <= concatStringBytesMax && isAscii(bytes, start, length)) {
+    } else if (length > libraryJsStringBytesMax) {
+      return longStringDecoder.decode(bytes.subarray(start, start + length));
+    } else if (isAscii(bytes, start, length)) {
       return asciiString(bytes, start, length);
     }
-    if (length > libraryJsStringBytesMax) return longStringDecoder.decode(bytes.subarray(start, start + length));
     if (!isWellFormedUtf8(bytes, start, start + length)) throw needsLibrary;
     return shortStringDecoder.decode(bytes.subarray(start, start + length));
   }
