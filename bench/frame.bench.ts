@@ -7,11 +7,13 @@
 // of the network buffer), and the other direction: encoding the request as a
 // client does and the enqueue reply as the server does.
 //
-// Expected on the 2-core build machine (measured 2026-11, Bun 1.4.5): for
-// the 100-item request (13.2 KB framed) msgpack decode about 25 µs, decode +
-// field checks about 40 µs (0.4 µs per item), client encode about 20 µs,
-// reply encode (100 ids) about 3 µs; for the 1-item request decode about
-// 0.8 µs, decode + checks about 1 µs, encode about 0.45 µs, reply 0.2-0.25 µs;
+// Expected on the 2-core build machine (measured 2026-11, Bun 1.4.5, with
+// the library decoder then): for the 100-item request (13.2 KB framed)
+// msgpack decode about 25 µs (about 15 µs with RequestFrameDecoder, 2026-12),
+// decode + field checks about 40 µs (0.4 µs per item), client encode about
+// 20 µs, reply encode (100 ids) about 3 µs; for the 1-item request decode
+// about 0.8 µs (about 0.3 µs now), decode + checks about 1 µs, encode about
+// 0.45 µs, reply 0.2-0.25 µs;
 // the frame split itself 40-60 ns whatever the size (views, no copies). So the
 // codec alone caps one event loop near 25 k requests/s of 100 items (2.5 M
 // items/s), far above storage's 250-300 k items/s: the codec is not the bound.
