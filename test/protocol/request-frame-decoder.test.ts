@@ -122,6 +122,8 @@ describe("request-frame decoder against the library decoder", () => {
       bytes(0xa6, [0xef, 0xbb, 0xbf], "abc"), // a short string with a byte order mark (kept)
       bytes(0xda, 0, 203, [0xef, 0xbb, 0xbf], "a".repeat(200)), // a long string with a byte order mark (stripped)
       bytes(0xda, 0, 201, "é".repeat(100), "a"), // just past the library's JavaScript string threshold
+      bytes(0xd9, 200, [0xef, 0xbb, 0xbf], "é".repeat(98), "a"), // at the threshold, with a byte order mark (kept)
+      bytes(0xda, 0, 201, [0xef, 0xbb, 0xbf], "é".repeat(98), "ab"), // just past it, with a byte order mark (stripped)
       bytes(0xa4, [0xf0, 0x9f, 0x98, 0x80]), // a four-byte character (a surrogate pair)
       bytes(0xa3, [0xe2, 0x9c, 0x93]), // a three-byte character
     ];
