@@ -1,15 +1,19 @@
 // The protocol's hot path for the commonest request, an enqueue of 100-byte
 // payloads (1 item and 100 items): frame split (FrameDecoder over a chunk
-// holding the frame), MessagePack decode with the server's bounded decoder,
+// holding the frame), MessagePack decode with the server's request-frame
+// decoder (RequestFrameDecoder; bench/request-decode.bench.ts sets it beside
+// the library decoder it replaced),
 // the enqueue field checks (decodeEnqueueItems, which copies each payload out
 // of the network buffer), and the other direction: encoding the request as a
 // client does and the enqueue reply as the server does.
 //
-// Expected on the 2-core build machine (measured 2026-11, Bun 1.4.5): for
-// the 100-item request (13.2 KB framed) msgpack decode about 25 µs, decode +
-// field checks about 40 µs (0.4 µs per item), client encode about 20 µs,
-// reply encode (100 ids) about 3 µs; for the 1-item request decode about
-// 0.8 µs, decode + checks about 1 µs, encode about 0.45 µs, reply 0.2-0.25 µs;
+// Expected on the 2-core build machine (measured 2026-11, Bun 1.4.5, with
+// the library decoder then): for the 100-item request (13.2 KB framed)
+// msgpack decode about 25 µs (about 15 µs with RequestFrameDecoder, 2026-12),
+// decode + field checks about 40 µs (0.4 µs per item), client encode about
+// 20 µs, reply encode (100 ids) about 3 µs; for the 1-item request decode
+// about 0.8 µs (about 0.3 µs now), decode + checks about 1 µs, encode about
+// 0.45 µs, reply 0.2-0.25 µs;
 // the frame split itself 40-60 ns whatever the size (views, no copies). So the
 // codec alone caps one event loop near 25 k requests/s of 100 items (2.5 M
 // items/s), far above storage's 250-300 k items/s: the codec is not the bound.
@@ -19,7 +23,7 @@ import { bench, do_not_optimize, group, run, summary } from "mitata";
 import { defaultLimits } from "../src/limits.ts";
 import { FrameDecoder } from "../src/protocol/frame-decoder.ts";
 import { FrameEncoder } from "../src/protocol/frame-encoder.ts";
-import { createRequestDecoder } from "../src/protocol/msgpack-codec.ts";
+import { RequestFrameDecoder } from "../src/protocol/request-frame-decoder.ts";
 import { decodeEnqueueItems } from "../src/server/ops/enqueue.ts";
 import { RequestReader } from "../src/server/request-reader.ts";
 
@@ -40,7 +44,7 @@ function enqueueReply(items: number): Record<string, unknown> {
 }
 
 const frameEncoder = new FrameEncoder();
-const requestDecoder = createRequestDecoder({ depthMax: defaultLimits.decodeDepthMax, frameBytesMax: defaultLimits.frameBytesMax });
+const requestDecoder = new RequestFrameDecoder({ depthMax: defaultLimits.decodeDepthMax, frameBytesMax: defaultLimits.frameBytesMax });
 
 let lastBody: Uint8Array = new Uint8Array(0);
 const frameDecoder = new FrameDecoder(defaultLimits.frameBytesMax, {

@@ -2,7 +2,10 @@
 // Encoder and one Decoder (the functional encode()/decode() build a new one per
 // call, about 3x slower).
 //
-// The request decoder (server side) adds two things the library lacks:
+// The request decoder adds two things the library lacks (the server reads
+// frames with RequestFrameDecoder, request-frame-decoder.ts, which gives
+// exactly what this one gives and hands it every frame it finds unusual, so
+// this one stays the reference for what a frame decodes to):
 // - a nesting bound (limits.decodeDepthMax), checked while decoding, so a frame
 //   of 4 MiB of nested array headers fails after 32 levels instead of
 //   building millions of arrays;

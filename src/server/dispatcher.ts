@@ -20,7 +20,8 @@ import type { EngineApi } from "../engine/api.ts";
 import { type Clock, monotonicStopwatch } from "../lib/clock.ts";
 import { AssertionError, assert } from "../lib/assert.ts";
 import type { Limits } from "../limits.ts";
-import { createRequestDecoder, isPlainMap, type RequestDecoder } from "../protocol/msgpack-codec.ts";
+import { isPlainMap } from "../protocol/msgpack-codec.ts";
+import { RequestFrameDecoder } from "../protocol/request-frame-decoder.ts";
 import { AckReply, DeliveriesReply } from "../protocol/reply-encoder.ts";
 import { requestIdMax, type WireError } from "../protocol/wire-types.ts";
 import { scopeAllows, type TokenTable } from "./auth.ts";
@@ -70,12 +71,12 @@ export interface DispatcherOptions {
 }
 
 export class Dispatcher {
-  private readonly decoder: RequestDecoder;
+  private readonly decoder: RequestFrameDecoder;
   private readonly testAssertOp: string | null;
   draining = false;
 
   constructor(private readonly options: DispatcherOptions) {
-    this.decoder = createRequestDecoder({ depthMax: options.limits.decodeDepthMax, frameBytesMax: options.limits.frameBytesMax });
+    this.decoder = new RequestFrameDecoder({ depthMax: options.limits.decodeDepthMax, frameBytesMax: options.limits.frameBytesMax });
     this.testAssertOp = options.testAssertOp ?? null;
   }
 

@@ -72,6 +72,23 @@ describe("frame-level checks", () => {
     }
   });
 
+  test("truncated frames, trailing bytes and forged lengths are BAD_FRAME and nothing is answered", () => {
+    const { dispatcher } = setup();
+    const request = encoder.encode({ id: 1, op: "ping", ns: "n", capabilities: { pool: "p1" } });
+    const bodies = [
+      ...Array.from({ length: request.length - 1 }, (_, length) => request.subarray(0, length)),
+      new Uint8Array([...request, 0xc0]),
+      new Uint8Array([0x81, 0xa1, 0x61, 0xdb, 0xff, 0xff, 0xff, 0xff, 0x61]), // str32 of 4 GiB
+      new Uint8Array([0x81, 0xa1, 0x61, 0xdd, 0xff, 0xff, 0xff, 0xff, 0x01]), // array32 of 4 G elements
+    ];
+    for (const body of bodies) {
+      const source = new FakeSource();
+      dispatcher.handleFrame(source, body);
+      expect(source.failures.map((f) => f.code)).toEqual(["BAD_FRAME"]);
+      expect(source.sent).toEqual([]);
+    }
+  });
+
   test("nesting over decodeDepthMax is BAD_FRAME", () => {
     const { dispatcher } = setup();
     let value: unknown = 1;
