@@ -36,6 +36,7 @@ import { HeapGovernor } from "../server/memory-governor.ts";
 import { OrqServer } from "../server/server.ts";
 import type { ServerInfo } from "../server/op-types.ts";
 import { openLmdbStore } from "../storage/lmdb/lmdb-store.ts";
+import { mappedPagesCheck } from "./mapped-pages.ts";
 import { refuseIfDataDirHeld } from "../storage/lmdb/data-dir-lock.ts";
 import { ShardCountMismatchError } from "../storage/postgres/schema.ts";
 import { type Store, StoreOpenError } from "../storage/store.ts";
@@ -207,8 +208,11 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     residentBytes: () => process.memoryUsage.rss(),
   });
   // Under load, a collection whenever the heap has grown by heapGovernor.growthFactor since the last one (src/server/memory-governor.ts):
-  // memory right after a burst no longer waits for the idle collection above. --idle-gc off turns both off.
+  // memory right after a burst no longer waits for the idle collection above. The same tick unmaps the LMDB map's pages once they have
+  // grown by mappedPages.growthBytes (src/cli/mapped-pages.ts; dropped once now, after recovery). --idle-gc off turns all of it off.
+  const mapped = store !== null && config.idleGc !== "off" ? mappedPagesCheck(config.dataDir, logger) : undefined;
   const heapGovernor = new HeapGovernor({
+    mapped,
     timers: {
       set: (callback, delayMs) => setTimeout(callback, delayMs).unref(),
       clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),

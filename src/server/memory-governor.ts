@@ -19,6 +19,11 @@
 // by any smaller reading since (JavaScriptCore's own collections). Like
 // idle-gc.ts, the timer is armed only while requests arrive: an idle server
 // has none.
+//
+// The same tick keeps the LMDB map's resident pages in check (`mapped`,
+// storage/lmdb/map-pages.ts): once the process's file-backed resident memory
+// has grown by `growthBytes` since the last drop, the map's pages are
+// unmapped (they stay in the page cache; the next read maps one again).
 
 import { heapGovernor } from "../limits.ts";
 import type { IdleTimers } from "./idle-gc.ts";
@@ -32,16 +37,31 @@ export interface HeapGovernorOptions {
   growthFactor?: number;
   checkMs?: number;
   heapBytesMin?: number;
+  /** The LMDB map's pages (absent without an LMDB store). */
+  mapped?: MappedPagesCheck;
+}
+
+export interface MappedPagesCheck {
+  /** File-backed resident bytes of the process now (/proc/self/statm's shared pages in production). */
+  residentBytes: () => number;
+  /** Unmap the map's resident pages now. */
+  drop: () => void;
+  /** Growth of `residentBytes` since the last drop that triggers the next. */
+  growthBytes: number;
 }
 
 export class HeapGovernor {
   /** Collections asked for (stats and tests). */
   collections = 0;
+  /** Drops of the map's resident pages (stats and tests). */
+  mappedDrops = 0;
   private readonly growthFactor: number;
   private readonly checkMs: number;
   private readonly heapBytesMin: number;
   /** The heap's size after the last collection, as far as the checks saw it. */
   private baseBytes: number;
+  /** File-backed resident bytes after the last drop, lowered by any smaller reading since. */
+  private mappedBaseBytes: number;
   private requests = 0;
   private requestsAtArm = 0;
   private handle: unknown = null;
@@ -52,6 +72,7 @@ export class HeapGovernor {
     this.checkMs = options.checkMs ?? heapGovernor.checkMs;
     this.heapBytesMin = options.heapBytesMin ?? heapGovernor.heapBytesMin;
     this.baseBytes = options.heapBytes();
+    this.mappedBaseBytes = options.mapped === undefined ? 0 : options.mapped.residentBytes();
   }
 
   /** One request. The hot path: a counter and a flag. */
@@ -89,11 +110,23 @@ export class HeapGovernor {
   }
 
   private check(): void {
+    this.checkMapped();
     const heapBytes = this.options.heapBytes();
     if (heapBytes < this.baseBytes) this.baseBytes = heapBytes;
     if (heapBytes < this.triggerBytes) return;
     this.collections++;
     this.options.collect(heapBytes);
     this.baseBytes = this.options.heapBytes();
+  }
+
+  private checkMapped(): void {
+    const mapped = this.options.mapped;
+    if (mapped === undefined) return;
+    const residentBytes = mapped.residentBytes();
+    if (residentBytes < this.mappedBaseBytes) this.mappedBaseBytes = residentBytes;
+    if (residentBytes - this.mappedBaseBytes < mapped.growthBytes) return;
+    this.mappedDrops++;
+    mapped.drop();
+    this.mappedBaseBytes = mapped.residentBytes();
   }
 }

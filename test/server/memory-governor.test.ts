@@ -122,4 +122,45 @@ describe("HeapGovernor", () => {
     governor.noteRequest();
     expect(timers.pending[0]?.delayMs).toBe(heapGovernor.checkMs);
   });
+
+  test("mapped pages: dropped once file-backed memory has grown by growthBytes since the last drop (or a lower reading), on the same tick", () => {
+    const timers = new FakeTimers();
+    const file = { bytes: 300 * MiB };
+    const drops: number[] = [];
+    const governor = new HeapGovernor({
+      timers,
+      heapBytes: () => 10 * MiB,
+      collect: () => {},
+      mapped: {
+        residentBytes: () => file.bytes,
+        drop: () => {
+          drops.push(file.bytes);
+          file.bytes = 40 * MiB;
+        },
+        growthBytes: 64 * MiB,
+      },
+    });
+    const step = (bytes: number) => {
+      governor.noteRequest();
+      file.bytes = bytes;
+      timers.fire();
+    };
+    // The base is the reading at construction (300): 363 is below the trigger, 364 reaches it.
+    step(363 * MiB);
+    expect(drops).toEqual([]);
+    step(364 * MiB);
+    expect(drops).toEqual([364 * MiB]);
+    expect(governor.mappedDrops).toBe(1);
+    // After the drop the base is 40: 103 is below, 104 drops again.
+    step(103 * MiB);
+    expect(drops.length).toBe(1);
+    step(104 * MiB);
+    expect(drops.length).toBe(2);
+    // A lower reading (the kernel reclaimed pages) lowers the base: from 20, 84 triggers.
+    step(20 * MiB);
+    step(83 * MiB);
+    expect(drops.length).toBe(2);
+    step(84 * MiB);
+    expect(drops).toEqual([364 * MiB, 104 * MiB, 84 * MiB]);
+  });
 });
