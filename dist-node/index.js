@@ -1230,6 +1230,9 @@ var heapGovernor = Object.freeze({
   checkMs: 100,
   heapBytesMin: 128 * 1024 * 1024
 });
+var mappedPages = Object.freeze({
+  growthBytes: 64 * 1024 * 1024
+});
 // src/limits/storage.ts
 var ackedOutcomeBounds = Object.freeze({
   blockItemsMax: 16384,
