@@ -1231,7 +1231,7 @@ var heapGovernor = Object.freeze({
   heapBytesMin: 128 * 1024 * 1024
 });
 var mappedPages = Object.freeze({
-  growthBytes: 64 * 1024 * 1024
+  growthBytes: 32 * 1024 * 1024
 });
 // src/limits/storage.ts
 var ackedOutcomeBounds = Object.freeze({
