@@ -70,7 +70,7 @@ const packageOwners: Record<string, readonly string[]> = {
   "prom-client": ["observability/metrics.ts"],
   commander: ["cli/"],
   // Native calls are a crash risk: two bindings, each in one file (flock for the data dir lock; execve for the allocator settings, at start).
-  "bun:ffi": ["storage/lmdb/flock.ts", "storage/lmdb/map-pages.ts"],
+  "bun:ffi": ["storage/lmdb/flock.ts", "storage/lmdb/libc.ts", "storage/lmdb/map-pages.ts"],
   uplot: ["dashboard/assets.ts"],
 };
 

@@ -11,9 +11,7 @@ import { mappedPages } from "../limits.ts";
 import type { MappedPagesCheck } from "../server/memory-governor.ts";
 import type { Logger } from "../server/logger.ts";
 import { dataFileName } from "../storage/lmdb/lmdb-options.ts";
-import { MappedFilePages } from "../storage/lmdb/map-pages.ts";
-
-const pageBytes = 4096;
+import { MappedFilePages, pageBytes } from "../storage/lmdb/map-pages.ts";
 
 /** File-backed (and shared) resident bytes of this process: /proc/self/statm's third field, in pages. */
 export function fileResidentBytes(): number {

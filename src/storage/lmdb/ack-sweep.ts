@@ -16,8 +16,8 @@
 // rise with enqueue order and a shard's records sit in key order, so below
 // that floor every page of the shard holds only ended items and is rewritten
 // or freed once). Acks of a priority queue end the items of one priority
-// first: a record acked among older items of a lower priority waits for
-// them, instead of rewriting its page now and again for each neighbour.
+// first: a record acked among older items of a later priority class waits
+// for them, instead of rewriting its page now and again for each neighbour.
 // When more than `keepKeys` are waiting (an item that stays, such as a dead
 // letter, holds its shard's floor), the lowest beyond that go anyway.
 //

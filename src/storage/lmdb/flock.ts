@@ -5,7 +5,8 @@
 // lock is ever left behind. It works the same in the standalone binary
 // (`bun build --compile`), which loads the system's C library at run time.
 
-import { dlopen, FFIType, read, type Pointer } from "bun:ffi";
+import { FFIType, read, type Pointer } from "bun:ffi";
+import { openLibc } from "./libc.ts";
 
 /** flock(2) operation bits, the same on Linux and macOS. */
 const lockExclusive = 2;
@@ -18,32 +19,18 @@ const interruptedErrno = 4;
 /** Tries after EINTR before giving up: a signal storm must not loop forever. */
 const interruptedTriesMax = 100;
 
-/** C libraries to try, in order: glibc, musl (x86-64 and arm64), macOS. */
-const libcCandidates =
-  process.platform === "darwin" ? ["libSystem.B.dylib", "/usr/lib/libSystem.B.dylib"] : ["libc.so.6", "libc.musl-x86_64.so.1", "libc.musl-aarch64.so.1"];
 /** The C function that returns the address of the calling thread's errno. */
 const errnoFunction = process.platform === "darwin" ? "__error" : "__errno_location";
 
-type Libc = ReturnType<typeof openLibc>;
-
-function openLibc(name: string) {
-  return dlopen(name, {
-    flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
-    [errnoFunction]: { args: [], returns: FFIType.ptr },
-  });
-}
-
-/** The first C library that loads; opened per lock taken (once per process), so nothing is cached. */
-function loadLibc(): Libc {
-  const failures: string[] = [];
-  for (const name of libcCandidates) {
-    try {
-      return openLibc(name);
-    } catch (error) {
-      failures.push(`${name}: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
-  throw new Error(`cannot load the C library for flock (${failures.join("; ")})`);
+/** The C library with flock bound; opened per lock taken (once per process), so nothing is cached. */
+function loadLibc() {
+  return openLibc(
+    {
+      flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+      [errnoFunction]: { args: [], returns: FFIType.ptr },
+    },
+    "flock",
+  );
 }
 
 /**

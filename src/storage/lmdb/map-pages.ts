@@ -14,25 +14,25 @@
 // binary too.
 
 import { readFileSync, realpathSync, statSync } from "node:fs";
-import { dlopen, FFIType } from "bun:ffi";
+import { FFIType } from "bun:ffi";
+import { openLibc } from "./libc.ts";
 
 /** madvise(2) advice that drops the range's page-table entries (Linux). */
 const adviceDontNeed = 4;
-const pageBytes = 4096;
+/** The page size LMDB and /proc count in (4 KiB on the x86-64 and arm64 Linux orq ships for). */
+export const pageBytes = 4096;
 
 type Madvise = (address: number, length: number, advice: number) => number;
 
 function loadMadvise(): Madvise | null {
   if (process.platform !== "linux") return null;
-  for (const name of ["libc.so.6", "libc.musl-x86_64.so.1", "libc.musl-aarch64.so.1"]) {
-    try {
-      const libc = dlopen(name, { madvise: { args: [FFIType.u64, FFIType.u64, FFIType.i32], returns: FFIType.i32 } });
-      return (address, length, advice) => libc.symbols.madvise(address, length, advice) as number;
-    } catch {
-      // Try the next C library.
-    }
+  try {
+    const libc = openLibc({ madvise: { args: [FFIType.u64, FFIType.u64, FFIType.i32], returns: FFIType.i32 } }, "madvise");
+    return (address, length, advice) => libc.symbols.madvise(address, length, advice) as number;
+  } catch {
+    // No C library to call: drop() does nothing.
+    return null;
   }
-  return null;
 }
 
 /** The address ranges where this process maps `path` (from /proc/self/maps). */
