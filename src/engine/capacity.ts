@@ -9,6 +9,7 @@
 // until the count falls below it.
 
 import type { Limits } from "../limits.ts";
+import { fail, type FailureResult } from "./failures.ts";
 
 /**
  * What the checks read, structurally: the engine's state (ItemStates) is one,
@@ -20,18 +21,12 @@ export interface Counted {
   readonly namespaces: ReadonlyMap<string, { readonly topics: ReadonlyMap<string, unknown> }> & { readonly topicCount: number };
 }
 
-/** A TOO_LARGE refusal, as the engine's failures are returned (failures.ts). */
-export interface CapacityRefusal {
-  ok: false;
-  failure: { code: "TOO_LARGE"; message: string; field: string; index?: number };
-}
-
-function tooLarge(message: string, field: string, index?: number): CapacityRefusal {
-  return { ok: false, failure: index === undefined ? { code: "TOO_LARGE", message, field } : { code: "TOO_LARGE", message, field, index } };
+function tooLarge(message: string, field: string, index?: number): FailureResult {
+  return fail("TOO_LARGE", message, index === undefined ? { field } : { field, index });
 }
 
 /** A new namespace over namespacesMax, or null. */
-function namespaceRefusal(s: Counted, nsName: string): CapacityRefusal | null {
+function namespaceRefusal(s: Counted, nsName: string): FailureResult | null {
   const max = s.limits.namespacesMax;
   if (s.namespaces.has(nsName) || s.namespaces.size < max) return null;
   return tooLarge(`the server holds ${s.namespaces.size} namespaces, the most it may (namespaces_max ${max}): namespace ${JSON.stringify(nsName)} is new`, "ns");
@@ -41,7 +36,7 @@ function namespaceRefusal(s: Counted, nsName: string): CapacityRefusal | null {
  * Whether an enqueue's new items fit: `fresh` items are new (the others are
  * idempotent repeats, which create nothing), `isNew(i)` says which.
  */
-export function enqueueRefusal(s: Counted, nsName: string, inputs: ReadonlyArray<{ readonly topic: string }>, isNew: (i: number) => boolean, fresh: number): CapacityRefusal | null {
+export function enqueueRefusal(s: Counted, nsName: string, inputs: ReadonlyArray<{ readonly topic: string }>, isNew: (i: number) => boolean, fresh: number): FailureResult | null {
   const refused = namespaceRefusal(s, nsName);
   if (refused !== null || fresh === 0) return refused;
   const { liveItemsMax, topicsMax } = s.limits;
@@ -69,7 +64,7 @@ export function enqueueRefusal(s: Counted, nsName: string, inputs: ReadonlyArray
 }
 
 /** Whether a pause may create its topic (and namespace) when neither holds anything yet. */
-export function newTopicRefusal(s: Counted, nsName: string, topicName: string): CapacityRefusal | null {
+export function newTopicRefusal(s: Counted, nsName: string, topicName: string): FailureResult | null {
   if (s.namespaces.get(nsName)?.topics.has(topicName) === true) return null;
   const refused = namespaceRefusal(s, nsName);
   if (refused !== null) return refused;
