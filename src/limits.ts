@@ -90,11 +90,11 @@ export interface Limits {
   pausedTopicsMax: number;
   /**
    * Live items the server holds, every state and dead letters included
-   * (50,000,000). Configurable. A ready item costs about 192 B of heap
-   * (BENCHMARKS.md, "Memory"; the process measured 246 MiB anonymous per
-   * million idle), so about 12 GiB: half a 24 GiB machine, 50x the load
-   * bench's 1,000,000. Past it enqueue is TOO_LARGE; a store over it (a
-   * lowered setting) still loads.
+   * (50,000,000). Configurable. A ready item costs about 136 B of heap
+   * (bench/item-heap.bench.ts; 200 MiB of anonymous memory per million in
+   * that bench), so about 10 GiB with the collector's headroom: under half a
+   * 24 GiB machine, 50x the load bench's 1,000,000. Past it enqueue is
+   * TOO_LARGE; a store over it (a lowered setting) still loads.
    */
   liveItemsMax: number;
   /**

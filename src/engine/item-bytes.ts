@@ -10,6 +10,7 @@ import type { Store } from "../storage/store.ts";
 import { ItemStateFields, PatchRefused, StoredItemPatcher, storedItemBytes } from "../storage/stored-item-patch.ts";
 import type { WriteSet } from "../storage/writer.ts";
 import { type LiveItem, toRecord } from "./item.ts";
+import type { StoredOnly } from "./item-parts.ts";
 
 export class ItemBytes {
   /** Scratch for patchedValue (the engine is synchronous: one write at a time). */
@@ -38,7 +39,6 @@ export class ItemBytes {
     const fields = this.fields;
     fields.hasTtl = extras !== null && extras.ttlExpiresAtMs !== null;
     fields.hasDeadReason = extras !== null && extras.deadReason !== null;
-    fields.hasRequires = extras !== null && extras.requires !== null;
     fields.hasAfter = extras !== null && extras.after !== null;
     fields.hasKey = extras !== null && extras.key !== null;
     fields.atMostOnce = item.delivery === "at_most_once";
@@ -61,34 +61,40 @@ export class ItemBytes {
    * copy of the stored value they came from: the deferred lease write patches
    * it instead of reading the value a second time.
    */
-  deliveryBytes(item: LiveItem): { payload: Uint8Array; metadata: Uint8Array; stored: Uint8Array } {
+  deliveryBytes(item: LiveItem): { payload: Uint8Array; metadata: Uint8Array; enqueuedAtMs: number; stored: Uint8Array } {
     const value = this.reader.readItemBytes(item.shard, item.key);
     // Messages are built only on failure (this runs once per delivery).
     if (value === null) assert(false, `engine: item ${item.id} is live but not stored`);
     const bytes = storedItemBytes(value);
     const metadata = item.extras?.metadata;
-    return { payload: bytes.payload, metadata: metadata !== undefined && metadata !== null ? metadata : bytes.metadata, stored: value };
+    return {
+      payload: bytes.payload,
+      metadata: metadata !== undefined && metadata !== null ? metadata : bytes.metadata,
+      enqueuedAtMs: bytes.enqueuedAtMs,
+      stored: value,
+    };
   }
 
   /**
-   * The item's payload and metadata: memory's until the enqueue is durable (and
-   * metadata a nack set), the store's otherwise. A committed item the store
-   * does not hold is a broken invariant (its enqueue committed; only its end
-   * deletes it, and that takes it out of memory first).
+   * What only the store keeps of the item (StoredOnly: payload, metadata,
+   * enqueue instant, `requires`): the enqueue's record until it is durable,
+   * the store's otherwise (with metadata a nack set, newer until its write
+   * commits). A committed item the store does not hold is a broken invariant
+   * (its enqueue committed; only its end deletes it, and that takes it out of
+   * memory first).
    */
-  bytesOf(item: LiveItem): { payload: Uint8Array; metadata: Uint8Array } {
+  bytesOf(item: LiveItem): StoredOnly {
     const unstored = item.unstored;
     if (unstored !== null) return unstored;
     const stored = this.reader.readItem(item.shard, item.key);
     // Messages are built only on failure (these run once per delivery or deadline).
     if (stored === null) assert(false, `engine: item ${item.id} is live but not stored`);
     const metadata = item.extras?.metadata ?? stored.metadata;
-    return { payload: stored.payload, metadata };
+    return { payload: stored.payload, metadata, enqueuedAtMs: stored.enqueuedAtMs, requires: stored.requires };
   }
 
   /** The item as a record for a write (a fresh object: later changes cannot leak into it). */
   recordOf(item: LiveItem): ItemRecord {
-    const bytes = this.bytesOf(item);
-    return toRecord(item, bytes.payload, bytes.metadata);
+    return toRecord(item, this.bytesOf(item));
   }
 }

@@ -7,8 +7,13 @@
 //   item enqueued with the same values.
 // - ItemProgress: what happens after enqueue: the delay or lease deadline and
 //   the delivery counts. Created at the first delay or delivery.
-// - ItemExtras: TTL, requires, after, idempotency key, dead reason, a nack's
-//   metadata, and the bytes an enqueue holds until its commit is durable.
+// - ItemExtras: TTL, after, idempotency key, dead reason, a nack's metadata,
+//   and the record an enqueue holds until its commit is durable.
+//
+// What never changes after enqueue and is not needed to order, match or
+// deliver an item (payload, enqueuedAtMs, requires) is not kept in memory at
+// all once stored: StoredOnly is read back when an item is shown or written
+// whole (ItemBytes.bytesOf).
 
 import type { HeapNode } from "../lib/pairing-heap.ts";
 import type { DeliveryMode } from "../storage/record.ts";
@@ -69,22 +74,30 @@ export class ItemProgress<Item> {
 }
 
 /**
- * What an enqueue holds until its commit is durable: the bytes the store does
- * not have yet, and the commit. The enqueue's ItemRecord with a `commit` field
- * added serves as it (the write holds that record anyway): no object of its
- * own per enqueued item.
+ * The fields of an item that only the store keeps (memory has no copy once
+ * the enqueue is durable): its payload and metadata, its enqueue instant and
+ * its `requires` map as enqueued (matching uses the signature id instead).
  */
-export interface UnstoredBytes {
+export interface StoredOnly {
   payload: Uint8Array;
   metadata: Uint8Array;
+  enqueuedAtMs: number;
+  requires: Record<string, unknown> | null;
+}
+
+/**
+ * What an enqueue holds until its commit is durable: the fields the store
+ * does not have yet, and the commit. The enqueue's ItemRecord with a
+ * `commit` field added serves as it (the write holds that record anyway): no
+ * object of its own per enqueued item.
+ */
+export interface UnstoredBytes extends StoredOnly {
   /** The enqueue's durable promise, once the op ended its WriteSet (an idempotent re-enqueue waits on it too). */
   commit: Promise<void> | null;
 }
 
 /** The fields few items use. */
 export class ItemExtras<Item> {
-  /** The `requires` signature (SignatureRegistry id); 0, the default, is none. */
-  signatureId = 0;
   /** Set until the enqueue's commit is durable (see LiveItem.committed). */
   unstored: UnstoredBytes | null = null;
   /** Absolute instant the TTL ends the item, or null for no TTL. */
@@ -95,8 +108,6 @@ export class ItemExtras<Item> {
   ttlPassed = false;
   /** Why it died, while a dead letter. */
   deadReason: string | null = null;
-  /** The `requires` map as enqueued (validated), or null. */
-  requires: Record<string, unknown> | null = null;
   /** The `after` ids as enqueued, or null. */
   after: string[] | null = null;
   /** Idempotency key, or null. */
@@ -114,13 +125,11 @@ export class ItemExtras<Item> {
   /** Nothing set: the item may drop this object. */
   isEmpty(): boolean {
     return (
-      this.signatureId === 0 &&
       this.unstored === null &&
       this.ttlExpiresAtMs === null &&
       this.ttlNode === null &&
       !this.ttlPassed &&
       this.deadReason === null &&
-      this.requires === null &&
       this.after === null &&
       this.key === null &&
       this.metadata === null &&

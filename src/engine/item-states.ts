@@ -90,29 +90,24 @@ export class ItemStates {
     item.leaseExpiresAtMs = leaseExpiresAtMs;
     this.enter(item, "leased");
     this.deadlines.scheduleNode(item.idleTimer(), leaseExpiresAtMs, DeadlineKind.Lease);
-    let payload: Uint8Array;
-    let metadata: Uint8Array;
+    let bytes: { payload: Uint8Array; metadata: Uint8Array; enqueuedAtMs: number };
     if (set === null) {
       assert(item.delivery === "at_least_once", "engine: an at_most_once lease needs the dequeue's write set");
-      const bytes = this.bytes.deliveryBytes(item);
-      this.deferredLeases.add(item, bytes.stored, nowMs);
-      payload = bytes.payload;
-      metadata = bytes.metadata;
+      const read = this.bytes.deliveryBytes(item);
+      this.deferredLeases.add(item, read.stored, nowMs);
+      bytes = read;
     } else {
       const value = this.bytes.patchedValue(item);
       if (value !== null) {
         set.putItemBytes(item.shard, item.key, value);
-        const bytes = storedItemBytes(value);
-        payload = bytes.payload;
-        metadata = bytes.metadata;
+        bytes = storedItemBytes(value);
       } else {
         const record = this.bytes.recordOf(item);
         set.putItem(item.shard, item.key, record);
-        payload = record.payload;
-        metadata = record.metadata;
+        bytes = record;
       }
     }
-    return toDelivery(item, payload, metadata, this.boot);
+    return toDelivery(item, bytes.payload, bytes.metadata, bytes.enqueuedAtMs, this.boot);
   }
 
   /** Give the item a new priority (it must be out of the ready index): every later write carries the whole record. */

@@ -5,35 +5,46 @@
 // Ended items leave memory; only their outcome stays.
 //
 // Memory is the design constraint here (a million ready items is the common
-// backlog): one object per item, holding numbers and references to shared
-// objects only. The payload and metadata stay in the store once the enqueue
-// is durable and are read back when the item is delivered or shown; the id
-// string is built on demand; ns and topic are the Topic's strings; settings
-// are shared; the deadline and delivery counts (ItemProgress) and the fields
-// most items never use (ItemExtras) sit in objects created only when needed
-// (item-parts.ts). Accessors keep the record's field names.
+// backlog): one object per item of at most 12 fields (JavaScriptCore's
+// 112-byte size class; 13 would take 160), holding numbers and references to
+// shared objects only. The payload, metadata, enqueue instant and `requires`
+// stay in the store once the enqueue is durable and are read back when the
+// item is delivered, shown or written whole (item-parts.ts's StoredOnly); the
+// id string is built on demand; ns and topic are the Topic's strings;
+// settings are shared; the state and the signature id share one number; the
+// ready heap is found through the topic; the deadline and delivery counts
+// (ItemProgress) and the fields most items never use (ItemExtras) sit in
+// objects created only when needed (item-parts.ts). Accessors keep the
+// record's field names.
 
-import { HeapNode } from "../lib/pairing-heap.ts";
+import { HeapNode, IntrusiveHeapNode } from "../lib/pairing-heap.ts";
 import { Deadline, DeadlineKind } from "./deadlines.ts";
 import type { DeliveryMode, ItemRecord, StoredState } from "../storage/record.ts";
 import type { ItemKey } from "../storage/store.ts";
 import type { LiveStateName } from "./api.ts";
 import { formatId } from "./ids.ts";
-import { type ItemDeadline, ItemExtras, ItemProgress, type ItemSettings, itemSettings, type UnstoredBytes } from "./item-parts.ts";
-import type { ShardHeap, Topic, TopicItem } from "./topic.ts";
+import { type ItemDeadline, ItemExtras, ItemProgress, type ItemSettings, itemSettings, type StoredOnly, type UnstoredBytes } from "./item-parts.ts";
+import type { Topic, TopicItem } from "./topic.ts";
 
 /** A deadline of a live item: its delay, lease or TTL. */
 export type LiveItemDeadline = ItemDeadline<LiveItem>;
 
+/** The live states, by their code in LiveItem's stateAndSignature (3 bits). */
+const stateNames: readonly LiveStateName[] = ["ready", "delayed", "waiting", "leased", "dead"];
+const stateCodes: Readonly<Record<LiveStateName, number>> = { ready: 0, delayed: 1, waiting: 2, leased: 3, dead: 4 };
+/** stateAndSignature = signatureId * stateCodeSpan + state code. */
+const stateCodeSpan = 8;
+
 /**
- * The item is its own ready-heap node (HeapNode's intrusive form): a separate
- * node object cost about 60 bytes per ready item and one more object for the
- * collector to trace. It is in a heap only while ready and committed.
+ * The item is its own ready-heap node (IntrusiveHeapNode): a separate node
+ * object cost about 60 bytes per ready item and one more object for the
+ * collector to trace. It is in a heap only while ready and committed. Its 12
+ * fields: the heap's three links, stateAndSignature, progress, extras,
+ * priority, deliverAtMs, settings, shard, key, topic.
  */
-export class LiveItem extends HeapNode<LiveItem> implements TopicItem<LiveItem> {
-  state: LiveStateName;
-  /** The shard heap of its signature group holding it while ready and committed, so a lease reaches it without a lookup. */
-  readyHeap: ShardHeap<LiveItem> | null = null;
+export class LiveItem extends IntrusiveHeapNode<LiveItem> implements TopicItem<LiveItem> {
+  /** The state's code and the `requires` signature (SignatureRegistry id, 0 for none) in one number: see `state` and `signatureId`. */
+  private stateAndSignature: number;
   /** Deadline and delivery counts, from the first delay or delivery on (item-parts.ts). */
   progress: ItemProgress<LiveItem> | null = null;
   /** Rarely used fields, or null when the item uses none of them (item-parts.ts). */
@@ -42,7 +53,6 @@ export class LiveItem extends HeapNode<LiveItem> implements TopicItem<LiveItem> 
   // The stored record's fields that every item has (record.ts documents each).
   priority: number;
   deliverAtMs: number;
-  readonly enqueuedAtMs: number;
   readonly settings: ItemSettings;
 
   constructor(
@@ -56,10 +66,9 @@ export class LiveItem extends HeapNode<LiveItem> implements TopicItem<LiveItem> 
     unstored: UnstoredBytes | null,
   ) {
     super();
-    this.state = state;
+    this.stateAndSignature = signatureId * stateCodeSpan + stateCodes[state];
     this.priority = record.priority;
     this.deliverAtMs = record.deliverAtMs;
-    this.enqueuedAtMs = record.enqueuedAtMs;
     this.settings = itemSettings(record.leaseMs, record.maxAttempts, record.delivery);
     if (record.attempt !== 0 || record.deliveries !== 0 || record.leaseBoot !== 0 || record.leaseExpiresAtMs !== null) {
       const progress = this.ensureProgress();
@@ -68,21 +77,11 @@ export class LiveItem extends HeapNode<LiveItem> implements TopicItem<LiveItem> 
       progress.leaseBoot = record.leaseBoot;
       progress.leaseExpiresAtMs = record.leaseExpiresAtMs;
     }
-    if (
-      signatureId !== 0 ||
-      unstored !== null ||
-      record.ttlExpiresAtMs !== null ||
-      record.deadReason !== null ||
-      record.requires !== null ||
-      record.after !== null ||
-      record.key !== null
-    ) {
+    if (unstored !== null || record.ttlExpiresAtMs !== null || record.deadReason !== null || record.after !== null || record.key !== null) {
       const extras = this.ensureExtras();
-      extras.signatureId = signatureId;
       extras.unstored = unstored;
       extras.ttlExpiresAtMs = record.ttlExpiresAtMs;
       extras.deadReason = record.deadReason;
-      extras.requires = record.requires;
       extras.after = record.after;
       extras.key = record.key;
     }
@@ -102,8 +101,17 @@ export class LiveItem extends HeapNode<LiveItem> implements TopicItem<LiveItem> 
     return this.topic.ns;
   }
 
+  get state(): LiveStateName {
+    return stateNames[this.stateAndSignature % stateCodeSpan] as LiveStateName;
+  }
+
+  set state(state: LiveStateName) {
+    const s = this.stateAndSignature;
+    this.stateAndSignature = s - (s % stateCodeSpan) + stateCodes[state];
+  }
+
   get signatureId(): number {
-    return this.extras === null ? 0 : this.extras.signatureId;
+    return Math.floor(this.stateAndSignature / stateCodeSpan);
   }
 
   // ---- progress: deadline and delivery counts (no object until one is set) ----
@@ -224,10 +232,6 @@ export class LiveItem extends HeapNode<LiveItem> implements TopicItem<LiveItem> 
     return this.extras === null ? null : this.extras.deadReason;
   }
 
-  get requires(): Record<string, unknown> | null {
-    return this.extras === null ? null : this.extras.requires;
-  }
-
   get after(): string[] | null {
     return this.extras === null ? null : this.extras.after;
   }
@@ -255,17 +259,17 @@ export class LiveItem extends HeapNode<LiveItem> implements TopicItem<LiveItem> 
 
 /**
  * The item's record for a write: a fresh object, so later in-memory changes
- * cannot leak into an earlier write. `payload` and `metadata` come from the
- * caller (ItemStates.bytesOf), since the store may hold them instead of memory.
+ * cannot leak into an earlier write. `stored` holds what only the store keeps
+ * (ItemBytes.bytesOf reads it back).
  */
-export function toRecord(item: LiveItem, payload: Uint8Array, metadata: Uint8Array): ItemRecord {
+export function toRecord(item: LiveItem, stored: StoredOnly): ItemRecord {
   return {
     ns: item.topic.ns,
     topic: item.topic.name,
     priority: item.priority,
-    payload,
-    metadata,
-    enqueuedAtMs: item.enqueuedAtMs,
+    payload: stored.payload,
+    metadata: stored.metadata,
+    enqueuedAtMs: stored.enqueuedAtMs,
     deliverAtMs: item.deliverAtMs,
     leaseMs: item.leaseMs,
     ttlExpiresAtMs: item.ttlExpiresAtMs,
@@ -277,7 +281,7 @@ export function toRecord(item: LiveItem, payload: Uint8Array, metadata: Uint8Arr
     state: item.storedState,
     leaseExpiresAtMs: item.leaseExpiresAtMs,
     deadReason: item.deadReason,
-    requires: item.requires,
+    requires: stored.requires,
     after: item.after,
     key: item.idempotencyKey,
   };

@@ -17,7 +17,7 @@
 // cursor: O(items in the store), with a small constant (arrays in key order).
 // BENCHMARKS.md has both measured at a million items.
 
-import { type HeapNode, PairingHeap } from "../lib/pairing-heap.ts";
+import { type HeapLinks, PairingHeap } from "../lib/pairing-heap.ts";
 import type { LiveItem } from "./item.ts";
 import type { ItemTable } from "./item-table.ts";
 import type { ListCursor } from "./api.ts";
@@ -36,7 +36,7 @@ function isAfterCursor(cursor: ReadyCursor, item: LiveItem): boolean {
   return item.key > cursor.key;
 }
 
-const nodeLess = (a: HeapNode<LiveItem>, b: HeapNode<LiveItem>): boolean => readyLess(a.value, b.value);
+const nodeLess = (a: HeapLinks<LiveItem>, b: HeapLinks<LiveItem>): boolean => readyLess(a.value, b.value);
 
 /**
  * Append up to `limit` ready items after the cursor to `out`, in delivery
@@ -44,8 +44,8 @@ const nodeLess = (a: HeapNode<LiveItem>, b: HeapNode<LiveItem>): boolean => read
  * items before the cursor number more than `visitsMax`: use scanReady.
  */
 export function walkReady(topic: Topic<LiveItem>, cursor: ReadyCursor | null, limit: number, visitsMax: number, out: LiveItem[]): boolean | null {
-  const frontier = new PairingHeap<HeapNode<LiveItem>>(nodeLess);
-  const stack: Array<HeapNode<LiveItem>> = [];
+  const frontier = new PairingHeap<HeapLinks<LiveItem>>(nodeLess);
+  const stack: Array<HeapLinks<LiveItem>> = [];
   for (const group of topic.groups.values()) {
     for (const shardHeap of group.heaps) {
       const root = shardHeap?.peekNode() ?? null;
@@ -55,13 +55,13 @@ export function walkReady(topic: Topic<LiveItem>, cursor: ReadyCursor | null, li
   // Depth first over the items listed already; the first items after the cursor join the frontier.
   let visits = 0;
   while (stack.length > 0) {
-    const node = stack.pop() as HeapNode<LiveItem>;
+    const node = stack.pop() as HeapLinks<LiveItem>;
     if (cursor === null || isAfterCursor(cursor, node.value)) {
       frontier.insert(node);
       continue;
     }
     if (++visits > visitsMax) return null;
-    (node.value.readyHeap as PairingHeap<LiveItem>).compactChildren(node);
+    topic.readyHeapOf(node.value).compactChildren(node);
     for (let child = node.child; child !== null; child = child.next) stack.push(child);
   }
   const end = out.length + limit;
@@ -69,7 +69,7 @@ export function walkReady(topic: Topic<LiveItem>, cursor: ReadyCursor | null, li
     const node = frontier.pop();
     if (node === undefined) return false;
     out.push(node.value);
-    (node.value.readyHeap as PairingHeap<LiveItem>).compactChildren(node);
+    topic.readyHeapOf(node.value).compactChildren(node);
     for (let child = node.child; child !== null; child = child.next) frontier.insert(child);
   }
   return frontier.size > 0;

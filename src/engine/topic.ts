@@ -13,7 +13,7 @@
 // this file need not import it back.
 
 import { assert } from "../lib/assert.ts";
-import { type HeapNode, PairingHeap } from "../lib/pairing-heap.ts";
+import { type HeapLinks, type HeapNode, PairingHeap } from "../lib/pairing-heap.ts";
 import { eligibleCacheKindsMax } from "../limits.ts";
 import type { ItemKey } from "../storage/item-key.ts";
 import type { LiveStateName } from "./api.ts";
@@ -28,12 +28,14 @@ export interface DeliveryOrdered {
   readonly key: ItemKey;
 }
 
-/** What a topic reads of an item: it is its own ready-heap node, with the fields of delivery order and placement. */
-export interface TopicItem<Self extends TopicItem<Self>> extends HeapNode<Self>, DeliveryOrdered {
+/**
+ * What a topic reads of an item: it is its own ready-heap node, with the
+ * fields of delivery order and placement. Its signature and shard name its
+ * heap (Topic.readyHeapOf): no pointer per item.
+ */
+export interface TopicItem<Self extends TopicItem<Self>> extends HeapLinks<Self>, DeliveryOrdered {
   readonly shard: number;
   readonly signatureId: number;
-  /** The shard heap holding it while ready and committed, so a lease reaches it without a lookup. */
-  readyHeap: ShardHeap<Self> | null;
 }
 
 /** Delivery order: priority, then deliverAtMs, then enqueue order (keys are global and monotonic). */
@@ -192,17 +194,22 @@ export class Topic<Item extends TopicItem<Item>> {
       this.eligibleSlots = [];
     }
     shardHeap.insertNode(item);
-    item.readyHeap = shardHeap;
     if (shardHeap.peek() === item) this.setTop(shardHeap.slot, item);
     this.takeable++;
   }
 
+  /** The shard heap that holds `item` while it is ready and committed (its group's heap for its shard). */
+  readyHeapOf(item: Item): ShardHeap<Item> {
+    const shardHeap = this.groups.get(item.signatureId)?.heaps[item.shard];
+    assert(shardHeap !== undefined, "topic: no ready heap for the item's signature and shard");
+    return shardHeap;
+  }
+
   removeReady(item: Item): void {
-    const shardHeap = item.readyHeap;
-    assert(item.inHeap && shardHeap !== null, "topic: item not in a ready heap");
+    assert(item.inHeap, "topic: item not in a ready heap");
+    const shardHeap = this.readyHeapOf(item);
     const wasTop = shardHeap.peekNode() === item;
     shardHeap.remove(item);
-    item.readyHeap = null;
     if (wasTop) {
       const next = shardHeap.peek();
       if (next === undefined) {

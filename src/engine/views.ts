@@ -5,24 +5,25 @@
 import type { Delivery, ItemState } from "./api.ts";
 import { formatReceipt } from "./ids.ts";
 import type { LiveItem } from "./item.ts";
+import type { StoredOnly } from "./item-parts.ts";
 
-/** `bytes` are the item's payload and metadata (ItemStates.bytesOf: memory drops them once stored). */
-export function toItemState(item: LiveItem, bytes: { payload: Uint8Array; metadata: Uint8Array }): ItemState {
+/** `stored` is what only the store keeps of the item (ItemBytes.bytesOf reads it back). */
+export function toItemState(item: LiveItem, stored: StoredOnly): ItemState {
   const state: ItemState = {
     id: item.id,
     topic: item.topic.name,
     state: item.state,
     priority: item.priority,
-    payload: bytes.payload,
-    metadata: bytes.metadata,
+    payload: stored.payload,
+    metadata: stored.metadata,
     attempt: item.attempt,
     deliverAtMs: item.deliverAtMs,
-    enqueuedAtMs: item.enqueuedAtMs,
+    enqueuedAtMs: stored.enqueuedAtMs,
   };
   if (item.state === "leased") state.leaseExpiresAtMs = item.leaseExpiresAtMs as number;
+  if (stored.requires !== null) state.requires = stored.requires;
   const extras = item.extras;
   if (extras !== null) {
-    if (extras.requires !== null) state.requires = extras.requires;
     if (extras.after !== null) state.after = extras.after;
     if (extras.key !== null) state.key = extras.key;
     if (extras.deadReason !== null) state.deadReason = extras.deadReason;
@@ -31,7 +32,7 @@ export function toItemState(item: LiveItem, bytes: { payload: Uint8Array; metada
 }
 
 /** A leased item as its delivery: the receipt names this delivery and the boot that granted it. */
-export function toDelivery(item: LiveItem, payload: Uint8Array, metadata: Uint8Array, boot: number): Delivery {
+export function toDelivery(item: LiveItem, payload: Uint8Array, metadata: Uint8Array, enqueuedAtMs: number, boot: number): Delivery {
   const id = item.id;
   return {
     id,
@@ -42,6 +43,6 @@ export function toDelivery(item: LiveItem, payload: Uint8Array, metadata: Uint8A
     attempt: item.attempt,
     receipt: formatReceipt(id, item.deliveries, boot),
     leaseExpiresAtMs: item.leaseExpiresAtMs as number,
-    enqueuedAtMs: item.enqueuedAtMs,
+    enqueuedAtMs,
   };
 }

@@ -7,23 +7,43 @@
 import { assert } from "./assert.ts";
 
 /**
- * A heap entry. A class may extend HeapNode<Itself> and pass no value: the
- * node is then its own value (an intrusive node), which saves one object per
- * entry where entries are many (a million ready items).
+ * A heap entry's links. Outside any heap `prev` holds the notInHeap mark, so
+ * membership costs no field of its own (with a million ready items every
+ * field is 8 MB). Concrete entries are HeapNode (a node holding a value) or
+ * an IntrusiveHeapNode subclass (the entry is its own value).
  */
-export class HeapNode<T> {
-  value: T;
+export abstract class HeapLinks<T> {
   /** First child. */
-  child: HeapNode<T> | null = null;
+  child: HeapLinks<T> | null = null;
   /** Next sibling. */
-  next: HeapNode<T> | null = null;
-  /** Previous sibling, or the parent when this node is a first child; null for the root. */
-  prev: HeapNode<T> | null = null;
+  next: HeapLinks<T> | null = null;
+  /** Previous sibling, or the parent when this node is a first child; null for the root; notInHeap outside any heap. */
+  prev: HeapLinks<T> | null = notInHeap;
+  abstract readonly value: T;
   /** Whether the node is currently in a heap (guards double removal). */
-  inHeap = false;
-  constructor(value?: T) {
-    // Without a value the node is its own (see above); T is then the subclass.
-    this.value = value === undefined ? (this as unknown as T) : value;
+  get inHeap(): boolean {
+    return this.prev !== notInHeap;
+  }
+}
+
+/** The `prev` of a node in no heap: a mark no heap ever links to. */
+const notInHeap = Object.freeze({ child: null, next: null, prev: null }) as unknown as HeapLinks<never>;
+
+/** A heap entry holding a value. */
+export class HeapNode<T> extends HeapLinks<T> {
+  constructor(public value: T) {
+    super();
+  }
+}
+
+/**
+ * An entry that is its own value: a class extends IntrusiveHeapNode<Itself>,
+ * which saves the node object, and the value is a getter, not a field, where
+ * entries are many (a million ready items).
+ */
+export abstract class IntrusiveHeapNode<Self> extends HeapLinks<Self> {
+  get value(): Self {
+    return this as unknown as Self;
   }
 }
 
@@ -32,10 +52,10 @@ export class HeapNode<T> {
  * inside another): pops do not allocate, and an engine with a hundred
  * thousand small heaps keeps one warm array rather than one cold one each.
  */
-const mergeScratch: Array<HeapNode<unknown>> = [];
+const mergeScratch: Array<HeapLinks<unknown>> = [];
 
 export class PairingHeap<T> {
-  private root: HeapNode<T> | null = null;
+  private root: HeapLinks<T> | null = null;
   private count = 0;
 
   constructor(private readonly less: (a: T, b: T) => boolean) {}
@@ -51,9 +71,8 @@ export class PairingHeap<T> {
   }
 
   /** Re-insert a node that was removed (keeps the caller's handle). */
-  insertNode(node: HeapNode<T>): void {
+  insertNode(node: HeapLinks<T>): void {
     assert(!node.inHeap, "pairing heap: node already in a heap");
-    node.inHeap = true;
     node.child = null;
     node.next = null;
     node.prev = null;
@@ -65,7 +84,7 @@ export class PairingHeap<T> {
     return this.root === null ? undefined : this.root.value;
   }
 
-  peekNode(): HeapNode<T> | null {
+  peekNode(): HeapLinks<T> | null {
     return this.root;
   }
 
@@ -80,7 +99,7 @@ export class PairingHeap<T> {
   }
 
   /** Remove an entry by its handle. */
-  remove(node: HeapNode<T>): void {
+  remove(node: HeapLinks<T>): void {
     assert(node.inHeap, "pairing heap: removing a node that is not in the heap");
     if (node === this.root) {
       this.pop();
@@ -90,24 +109,24 @@ export class PairingHeap<T> {
     const rest = this.mergePairs(node.child);
     if (rest !== null) {
       rest.prev = null;
-      this.root = this.meld(this.root as HeapNode<T>, rest);
+      this.root = this.meld(this.root as HeapLinks<T>, rest);
     }
     this.detach(node);
     this.count--;
   }
 
   /** The node's value now orders no later than before (decrease-key): O(1) amortized. */
-  decreased(node: HeapNode<T>): void {
+  decreased(node: HeapLinks<T>): void {
     assert(node.inHeap, "pairing heap: decreased() on a node not in the heap");
     if (node === this.root) return;
     this.cut(node);
     node.next = null;
     node.prev = null;
-    this.root = this.meld(this.root as HeapNode<T>, node);
+    this.root = this.meld(this.root as HeapLinks<T>, node);
   }
 
   /** The node's value changed in either direction. */
-  update(node: HeapNode<T>): void {
+  update(node: HeapLinks<T>): void {
     this.remove(node);
     this.insertNode(node);
   }
@@ -120,11 +139,11 @@ export class PairingHeap<T> {
    * from inserts is paired once (work its next pop would do anyway) instead
    * of each child being looked at on every walk. O(children).
    */
-  compactChildren(node: HeapNode<T>): void {
+  compactChildren(node: HeapLinks<T>): void {
     assert(node.inHeap, "pairing heap: compactChildren() on a node not in the heap");
     const first = node.child;
     if (first === null || first.next === null) return;
-    const merged = this.mergePairs(first) as HeapNode<T>;
+    const merged = this.mergePairs(first) as HeapLinks<T>;
     merged.prev = node;
     merged.next = null;
     node.child = merged;
@@ -143,12 +162,12 @@ export class PairingHeap<T> {
     }
     assert(this.root.prev === null && this.root.next === null, "pairing heap: root has links");
     let seen = 0;
-    const stack: Array<HeapNode<T>> = [this.root];
+    const stack: Array<HeapLinks<T>> = [this.root];
     while (stack.length > 0) {
-      const parent = stack.pop() as HeapNode<T>;
+      const parent = stack.pop() as HeapLinks<T>;
       seen++;
       assert(parent.inHeap, "pairing heap: node in heap not marked inHeap");
-      let previous: HeapNode<T> = parent;
+      let previous: HeapLinks<T> = parent;
       for (let c = parent.child; c !== null; c = c.next) {
         assert(c.prev === previous, "pairing heap: broken prev link");
         assert(!this.less(c.value, parent.value), "pairing heap: child orders before parent");
@@ -159,23 +178,22 @@ export class PairingHeap<T> {
     assert(seen === this.count, `pairing heap: size ${this.count} but ${seen} nodes reachable`);
   }
 
-  private detach(node: HeapNode<T>): void {
-    node.inHeap = false;
+  private detach(node: HeapLinks<T>): void {
     node.child = null;
     node.next = null;
-    node.prev = null;
+    node.prev = notInHeap;
   }
 
   /** Unlink a non-root node (with its subtree) from its parent's child list. */
-  private cut(node: HeapNode<T>): void {
-    const prev = node.prev as HeapNode<T>;
+  private cut(node: HeapLinks<T>): void {
+    const prev = node.prev as HeapLinks<T>;
     if (prev.child === node) prev.child = node.next;
     else prev.next = node.next;
     if (node.next !== null) node.next.prev = prev;
   }
 
   /** Link two roots; the winner keeps `a`'s position when they tie (stable for equal keys). */
-  private meld(a: HeapNode<T>, b: HeapNode<T>): HeapNode<T> {
+  private meld(a: HeapLinks<T>, b: HeapLinks<T>): HeapLinks<T> {
     if (this.less(b.value, a.value)) {
       const t = a;
       a = b;
@@ -191,13 +209,13 @@ export class PairingHeap<T> {
   }
 
   /** Two-pass pairing of a sibling list: meld pairs left to right, then fold right to left. */
-  private mergePairs(first: HeapNode<T> | null): HeapNode<T> | null {
+  private mergePairs(first: HeapLinks<T> | null): HeapLinks<T> | null {
     if (first === null) return null;
-    const pairs = mergeScratch as Array<HeapNode<T>>;
-    let node: HeapNode<T> | null = first;
+    const pairs = mergeScratch as Array<HeapLinks<T>>;
+    let node: HeapLinks<T> | null = first;
     while (node !== null) {
-      const a: HeapNode<T> = node;
-      const b: HeapNode<T> | null = a.next;
+      const a: HeapLinks<T> = node;
+      const b: HeapLinks<T> | null = a.next;
       if (b === null) {
         a.next = null;
         a.prev = null;
@@ -211,8 +229,8 @@ export class PairingHeap<T> {
       b.prev = null;
       pairs.push(this.meld(a, b));
     }
-    let acc = pairs[pairs.length - 1] as HeapNode<T>;
-    for (let i = pairs.length - 2; i >= 0; i--) acc = this.meld(pairs[i] as HeapNode<T>, acc);
+    let acc = pairs[pairs.length - 1] as HeapLinks<T>;
+    for (let i = pairs.length - 2; i >= 0; i--) acc = this.meld(pairs[i] as HeapLinks<T>, acc);
     pairs.length = 0;
     return acc;
   }

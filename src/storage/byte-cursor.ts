@@ -276,6 +276,12 @@ export function setF64(bytes: Uint8Array, at: number, value: number): void {
   for (let index = 0; index < 8; index++) bytes[at + index] = f64ScratchBytes[7 - index] as number;
 }
 
+/** Read a big-endian f64 at `at`, without a DataView (see f64Scratch); the caller checked the bounds. */
+export function getF64(bytes: Uint8Array, at: number): number {
+  for (let index = 0; index < 8; index++) f64ScratchBytes[7 - index] = bytes[at + index] as number;
+  return f64Scratch[0] as number;
+}
+
 /** The string when every byte is ASCII, else null (the caller falls back to TextDecoder). */
 function asciiString(bytes: Uint8Array, start: number, length: number): string | null {
   let result = "";

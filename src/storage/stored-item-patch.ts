@@ -18,7 +18,6 @@ import { patchItemState } from "./item-record-v3.ts";
 export class ItemStateFields extends ItemStatePatch {
   hasTtl = false;
   hasDeadReason = false;
-  hasRequires = false;
   hasAfter = false;
   hasKey = false;
   atMostOnce = false;
@@ -50,12 +49,12 @@ export class StoredItemPatcher {
    * read patches to the same bytes as a fresh one.
    */
   patchedCopy(value: Uint8Array, fields: ItemStateFields): Uint8Array | PatchRefused {
-    fields.shapeFlags = itemShapeFlags(fields.hasTtl, fields.hasDeadReason, fields.hasRequires, fields.hasAfter, fields.hasKey, fields.atMostOnce);
+    fields.shapeFlags = itemShapeFlags(fields.hasTtl, fields.hasDeadReason, false, fields.hasAfter, fields.hasKey, fields.atMostOnce);
     return patchItemState(value, fields) ? value : PatchRefused.shape;
   }
 }
 
-/** A stored (or patched) value's payload and metadata, each a copy. */
-export function storedItemBytes(value: Uint8Array): { payload: Uint8Array; metadata: Uint8Array } {
+/** A stored (or patched) value's payload and metadata, each a copy, and its enqueue instant. */
+export function storedItemBytes(value: Uint8Array): { payload: Uint8Array; metadata: Uint8Array; enqueuedAtMs: number } {
   return itemValueBytes(value);
 }

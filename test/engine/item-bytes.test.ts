@@ -1,8 +1,8 @@
 // Goal: payloads and metadata are right wherever they come from. Memory holds
-// an item's bytes only until its enqueue commit is durable; after that every
-// delivery, get, dead listing and write reads them back from the store, and a
-// nack's new metadata stays in memory (the store's copy is older until that
-// write commits). Each case checks the reply and what the store holds, before
+// an item's bytes (and its enqueue instant and `requires` map) only until its
+// enqueue commit is durable; after that every delivery, get, dead listing and
+// write reads them back from the store, and a nack's new metadata stays in
+// memory (the store's copy is older until that write commits). Each case checks the reply and what the store holds, before
 // and after a restart, and with commits held so memory and store differ.
 
 import { leaseWriteDelayMs } from "../../src/limits.ts";
@@ -108,6 +108,39 @@ describe("item bytes: memory until stored, then the store", () => {
     h.advance(60 * 60 * 1000);
     const [d] = await h.dequeue("n", [["t", 1]]);
     expect([text(d!.payload), text(d!.metadata), d!.attempt]).toEqual(["keep", "meta", 2]);
+    h.check();
+  });
+
+  test("enqueuedAtMs and requires: from memory until the commit, then from the store, through patched and whole-record writes and a restart", async () => {
+    const h = new Harness({ shards: 1 });
+    const requires = { gpu: "h100", mem_gb: { gte: 8 } };
+    h.store.pauseCommits();
+    const enqueuedAtMs = h.now;
+    const reply = unwrap(h.engine.enqueue("n", [item("t", { requires }), item("t", { requires: {}, priority: 1 })], h.now));
+    const [withRequires, emptyRequires] = reply.value.ids as [string, string];
+    h.advance(5);
+    expect(getState(h, "n", withRequires)).toMatchObject({ requires, enqueuedAtMs });
+    h.store.resumeCommits();
+    await reply.durable;
+    expect(getState(h, "n", withRequires)).toMatchObject({ requires, enqueuedAtMs });
+    expect(getState(h, "n", emptyRequires)).toMatchObject({ requires: {}, enqueuedAtMs });
+    // A lease's patched write keeps the stored map, `{}` included (memory has no copy to compare).
+    const [leased] = await h.dequeue("n", [["t", 1]], { capabilities: { gpu: "h100", mem_gb: 16 } });
+    const [plain] = await h.dequeue("n", [["t", 1]]);
+    expect([leased!.id, leased!.enqueuedAtMs, plain!.id, plain!.enqueuedAtMs]).toEqual([withRequires, enqueuedAtMs, emptyRequires, enqueuedAtMs]);
+    h.advance(leaseWriteDelayMs);
+    await h.writer.drain();
+    expect(h.store.readItem(0, 0)).toMatchObject({ state: "leased", requires, enqueuedAtMs });
+    expect(h.store.readItem(0, 1)).toMatchObject({ state: "leased", requires: {}, enqueuedAtMs });
+    // A nack with metadata writes the whole record: requires and enqueuedAtMs come from the store.
+    await h.settle(h.engine.nack("n", [{ receipt: leased!.receipt, delayMs: null, metadata: bytes("m") }], h.now));
+    await h.writer.drain();
+    expect(h.store.readItem(0, 0)).toMatchObject({ state: "pending", requires, enqueuedAtMs });
+    await h.restart();
+    expect(getState(h, "n", withRequires)).toMatchObject({ requires, enqueuedAtMs });
+    expect(getState(h, "n", emptyRequires)).toMatchObject({ requires: {}, enqueuedAtMs });
+    const [again] = await h.dequeue("n", [["t", 1]], { capabilities: { gpu: "h100", mem_gb: 16 } });
+    expect([again!.id, again!.enqueuedAtMs, text(again!.metadata)]).toEqual([withRequires, enqueuedAtMs, "m"]);
     h.check();
   });
 });

@@ -241,6 +241,15 @@ describe("item state patch (version 3)", () => {
       ...changes,
     });
 
+  test("requires is left as stored: memory, which keeps no copy, patches a value with or without it", () => {
+    for (const record of [fullItemRecord(), itemRecord({ requires: {} }), itemRecord()]) {
+      const value = encodeItemRecord(record);
+      const withoutRequires = { ...record, requires: null };
+      expect(patchItemState(value, patchFrom(withoutRequires, { state: "leased", attempt: 1, deliveries: 1, leaseExpiresAtMs: 5 }))).toBe(true);
+      expect(decodeItemRecord(value)).toEqual({ ...record, state: "leased", attempt: 1, deliveries: 1, leaseExpiresAtMs: 5 });
+    }
+  });
+
   test("a patched value decodes as the record with the new state fields, every optional field kept", () => {
     for (const record of [itemRecord(), fullItemRecord(), itemRecord({ ttlExpiresAtMs: 1_700_000_900_000, key: "k" })]) {
       const changes = { state: "leased" as const, attempt: 3, deliveries: 8, leaseBoot: 0xffff_ffff, leaseExpiresAtMs: 1_700_000_060_000, deliverAtMs: 1_700_000_000_500 };
@@ -256,15 +265,16 @@ describe("item state patch (version 3)", () => {
   test("the payload and metadata of a value, copied out", () => {
     const record = fullItemRecord();
     const value = encodeItemRecord(record);
-    const { payload, metadata } = itemValueBytes(value);
+    const { payload, metadata, enqueuedAtMs } = itemValueBytes(value);
     expect(payload).toEqual(record.payload);
     expect(metadata).toEqual(record.metadata);
+    expect(enqueuedAtMs).toBe(record.enqueuedAtMs);
     value.fill(0);
     expect(payload).toEqual(record.payload);
     expect(() => itemValueBytes(value)).toThrow(RecordDecodeError);
     expect(() => itemValueBytes(encodeItemRecord(record).subarray(0, 100))).toThrow("truncated");
     const withTtl = itemRecord({ ttlExpiresAtMs: 5, payload: new Uint8Array([9]), metadata: new Uint8Array([7, 7]) });
-    expect(itemValueBytes(encodeItemRecord(withTtl))).toEqual({ payload: new Uint8Array([9]), metadata: new Uint8Array([7, 7]) });
+    expect(itemValueBytes(encodeItemRecord(withTtl))).toEqual({ payload: new Uint8Array([9]), metadata: new Uint8Array([7, 7]), enqueuedAtMs: withTtl.enqueuedAtMs });
   });
 
   test("refused, changing nothing: another record version, another kind, or other optional fields than memory holds", () => {

@@ -1,0 +1,43 @@
+// Goal: a LiveItem's packed fields read back as set. Its state and its
+// `requires` signature id share one number (item.ts keeps the item at 12
+// fields), so every state change must keep the signature, and every
+// signature id, however large the registry's counter grows, must keep the
+// state; its heap membership is the pairing heap's mark, not a field.
+
+import { describe, expect, test } from "bun:test";
+import type { LiveStateName } from "../../src/engine/api.ts";
+import { LiveItem } from "../../src/engine/item.ts";
+import { Topic } from "../../src/engine/topic.ts";
+import { PairingHeap } from "../../src/lib/pairing-heap.ts";
+import { itemRecord } from "../storage/record-fixtures.ts";
+
+const states: LiveStateName[] = ["ready", "delayed", "waiting", "leased", "dead"];
+const topic = new Topic<LiveItem>("ns", "t");
+
+describe("LiveItem's packed fields", () => {
+  test("state and signature id: every state with small and huge signature ids, through every transition", () => {
+    for (const signatureId of [0, 1, 7, 8, 65_535, 65_536, 2 ** 31, 2 ** 40 + 3]) {
+      for (const initial of states) {
+        const item = new LiveItem(2, 9, topic, signatureId, itemRecord(), initial, null);
+        expect([item.state, item.signatureId]).toEqual([initial, signatureId]);
+        for (const next of states) {
+          item.state = next;
+          expect([item.state, item.signatureId]).toEqual([next, signatureId]);
+        }
+      }
+    }
+  });
+
+  test("heap membership follows insert, pop and remove; the item is its own heap value", () => {
+    const heap = new PairingHeap<LiveItem>((a, b) => a.key < b.key);
+    const items = [5, 3, 8].map((key) => new LiveItem(0, key, topic, 0, itemRecord(), "ready", null));
+    expect(items.map((i) => i.inReadyHeap)).toEqual([false, false, false]);
+    for (const item of items) heap.insertNode(item);
+    expect(items.map((i) => i.inReadyHeap)).toEqual([true, true, true]);
+    expect(heap.peekNode()?.value).toBe(items[1] as LiveItem);
+    expect(heap.pop()).toBe(items[1] as LiveItem);
+    heap.remove(items[2] as LiveItem);
+    expect(items.map((i) => i.inReadyHeap)).toEqual([true, false, false]);
+    heap.checkInvariants();
+  });
+});
