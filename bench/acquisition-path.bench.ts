@@ -18,6 +18,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Encoder } from "@msgpack/msgpack";
+import { AllocationMeter, AllocationTotals, cellsByType } from "./support/allocation-count.ts";
 import type { EnqueueItemInput } from "../src/engine/api.ts";
 import { Engine } from "../src/engine/engine.ts";
 import { ManualClock } from "../src/lib/clock.ts";
@@ -92,6 +93,7 @@ const dequeueBodies = Array.from({ length: kinds }, (_, kind) =>
 const pingBody = encoder.encode({ id: 1, op: "ping" });
 const sink = new Sink();
 
+const allocationRounds = 24;
 let acquisitions = 0;
 let clientUs = 0;
 /** Per round of `inFlight`, µs per acquisition: main-thread time of the dequeues, of the acks (without their commit), and the wait for the acks' commit. */
@@ -99,7 +101,8 @@ const dequeueRounds: number[] = [];
 const ackRounds: number[] = [];
 const commitRounds: number[] = [];
 const startMs = performance.now();
-while (acquisitions < items - inFlight) {
+// The allocation rounds after the timed loop take (allocationRounds x inFlight) items too.
+while (acquisitions < items - inFlight * (allocationRounds + 1)) {
   sink.replies = [];
   const dequeueStartMs = performance.now();
   for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, dequeueBodies[i % kinds] as Uint8Array);
@@ -123,6 +126,45 @@ while (acquisitions < items - inFlight) {
 }
 const acquisitionUs = ((performance.now() - startMs) * 1000 - clientUs) / acquisitions;
 
+// Allocations: rounds of the same loop, each phase between two heap
+// snapshots (support/allocation-count.ts); after a full collection, warm-up
+// rounds fill its holes uncharged, then rounds are charged until one holds a
+// collection, which is dropped and the meter collects again.
+const meter = new AllocationMeter();
+const dequeueAllocations = new AllocationTotals();
+const ackAllocations = new AllocationTotals();
+const pingAllocations = new AllocationTotals();
+const warmUpRounds = 2;
+let sinceCollection = 0;
+meter.collect();
+for (let round = 0; round < allocationRounds; round++) {
+  const charged = sinceCollection >= warmUpRounds;
+  sink.replies = [];
+  meter.mark(null);
+  for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, dequeueBodies[i % kinds] as Uint8Array);
+  meter.mark(charged ? dequeueAllocations : null, inFlight);
+  const receipts = sink.replies.map((reply) => ((reply.items as Array<{ receipt: string }>)[0] as { receipt: string }).receipt);
+  sink.replies = [];
+  clock.advance(leaseWriteDelayMs + 1);
+  const ackBodies = receipts.map((receipt) => encoder.encode({ id: 2, op: "ack", ns: "bench", receipts: [receipt] }));
+  meter.mark(null);
+  for (const body of ackBodies) dispatcher.handleFrame(sink, body);
+  await writer.drain();
+  await Promise.resolve();
+  meter.mark(charged ? ackAllocations : null, inFlight);
+  if (sink.replies.length !== inFlight || sink.replies.some((reply) => reply.acked !== 1)) throw new Error("an ack did not ack");
+  sink.replies = [];
+  for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, pingBody);
+  meter.mark(charged ? pingAllocations : null, inFlight);
+  acquisitions += inFlight;
+  if (meter.endRound()) {
+    sinceCollection++;
+  } else {
+    meter.collect();
+    sinceCollection = 0;
+  }
+}
+
 const pingRounds: number[] = [];
 for (let round = 0; round < 500; round++) {
   sink.replies = [];
@@ -144,6 +186,14 @@ console.log(
     `  µs per request, min / median of rounds of ${inFlight}: dequeue ${minMedian(dequeueRounds)}, ack ${minMedian(ackRounds)}, ` +
     `wait for the ack commit ${minMedian(commitRounds)}, ping ${minMedian(pingRounds)}`,
 );
+console.log(
+  `  allocated on the JS heap per request (${dequeueAllocations.requests / inFlight} of ${allocationRounds} rounds charged): ` +
+    `dequeue ${dequeueAllocations.describe()}; ack with its commit ${ackAllocations.describe()}; ping ${pingAllocations.describe()}; ` +
+    `acquisition ${((dequeueAllocations.bytes + ackAllocations.bytes) / Math.max(1, dequeueAllocations.requests)).toFixed(0)} bytes`,
+);
+if (process.env.ORQ_BENCH_ALLOCATION_TYPES === "1") {
+  console.log("  cells per acquisition by type:", cellsByType([dequeueAllocations, ackAllocations], dequeueAllocations.requests));
+}
 await writer.drain();
 await store.close();
 rmSync(dataDir, { recursive: true, force: true });
