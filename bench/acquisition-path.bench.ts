@@ -192,7 +192,9 @@ console.log(
     `acquisition ${((dequeueAllocations.bytes + ackAllocations.bytes) / Math.max(1, dequeueAllocations.requests)).toFixed(0)} bytes`,
 );
 if (process.env.ORQ_BENCH_ALLOCATION_TYPES === "1") {
-  console.log("  cells per acquisition by type:", cellsByType([dequeueAllocations, ackAllocations], dequeueAllocations.requests));
+  console.log("  cells per dequeue by type:", cellsByType([dequeueAllocations], dequeueAllocations.requests));
+  console.log("  cells per ack by type:", cellsByType([ackAllocations], ackAllocations.requests));
+  console.log("  cells per ping by type:", cellsByType([pingAllocations], pingAllocations.requests));
 }
 await writer.drain();
 await store.close();

@@ -22,7 +22,7 @@ import { Deadline, DeadlineKind } from "./deadlines.ts";
 import { fail, unavailable } from "./failures.ts";
 import { formatReceipt } from "./ids.ts";
 import type { ItemStates } from "./item-states.ts";
-import { type Capabilities, Matcher, parseCapabilities } from "./matching/index.ts";
+import { type Capabilities, CapabilitiesParser, Matcher } from "./matching/index.ts";
 import type { Namespace } from "./namespace.ts";
 import { AskTracker } from "./unmatchable.ts";
 import { Waiter, WaiterRegistry, type WaiterReply } from "./waiters.ts";
@@ -38,6 +38,8 @@ export class Dequeuer {
   readonly asks = new AskTracker();
   /** Which shards' items may be leased now (writable-shards.ts): a dequeue skips the heaps of shards that take no writes. */
   private readonly writableShards: DequeueShardFilter;
+  /** A worker's repeated capabilities are parsed once (parse-capabilities.ts). */
+  private readonly capabilities: CapabilitiesParser;
 
   constructor(
     private readonly s: ItemStates,
@@ -47,6 +49,7 @@ export class Dequeuer {
     private readonly awaitLeaseCommit = false,
   ) {
     this.matcher = new Matcher(s.registry);
+    this.capabilities = new CapabilitiesParser(s.limits);
     this.writableShards = new DequeueShardFilter(s.writer, s.writer.shardCount);
   }
 
@@ -54,7 +57,7 @@ export class Dequeuer {
   dequeue(nsName: string, input: DequeueInput, nowMs: number): Result<DequeueOutcome> {
     let caps: Capabilities | null = null;
     if (input.capabilities !== null) {
-      const r = parseCapabilities(input.capabilities, "capabilities", this.s.limits);
+      const r = this.capabilities.parse(input.capabilities, "capabilities");
       if (!r.ok) return fail(r.code, r.message, { field: r.field });
       caps = r.value;
     }

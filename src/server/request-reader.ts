@@ -10,6 +10,7 @@
 
 import type { Failure } from "../engine/api.ts";
 import { isPlainMap, unmarkFloats } from "../protocol/msgpack-codec.ts";
+import { isSharedDecodedMap } from "../protocol/repeated-map-cache.ts";
 
 export type Source = Record<string, unknown>;
 
@@ -179,6 +180,8 @@ export class RequestReader {
       this.fail("BAD_REQUEST", name, "must be a map");
       return null;
     }
+    // A map the decoder shares between requests is frozen and holds no float or bin: nothing to copy.
+    if (isSharedDecodedMap(value)) return value;
     return unmarkFloats(value) as Record<string, unknown>;
   }
 
