@@ -134,6 +134,8 @@ const meter = new AllocationMeter();
 const dequeueAllocations = new AllocationTotals();
 const ackAllocations = new AllocationTotals();
 const pingAllocations = new AllocationTotals();
+const commitAllocations = new AllocationTotals();
+const splitAck = process.env.ORQ_BENCH_SPLIT_ACK === "1";
 const warmUpRounds = 2;
 let sinceCollection = 0;
 meter.collect();
@@ -149,9 +151,10 @@ for (let round = 0; round < allocationRounds; round++) {
   const ackBodies = receipts.map((receipt) => encoder.encode({ id: 2, op: "ack", ns: "bench", receipts: [receipt] }));
   meter.mark(null);
   for (const body of ackBodies) dispatcher.handleFrame(sink, body);
+  if (splitAck) meter.mark(charged ? ackAllocations : null, inFlight);
   await writer.drain();
   await Promise.resolve();
-  meter.mark(charged ? ackAllocations : null, inFlight);
+  meter.mark(charged ? (splitAck ? commitAllocations : ackAllocations) : null, inFlight);
   if (sink.replies.length !== inFlight || sink.replies.some((reply) => reply.acked !== 1)) throw new Error("an ack did not ack");
   sink.replies = [];
   for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, pingBody);
@@ -195,6 +198,7 @@ if (process.env.ORQ_BENCH_ALLOCATION_TYPES === "1") {
   console.log("  cells per dequeue by type:", cellsByType([dequeueAllocations], dequeueAllocations.requests));
   console.log("  cells per ack by type:", cellsByType([ackAllocations], ackAllocations.requests));
   console.log("  cells per ping by type:", cellsByType([pingAllocations], pingAllocations.requests));
+  if (splitAck) console.log("  commit", commitAllocations.describe(), cellsByType([commitAllocations], commitAllocations.requests));
 }
 await writer.drain();
 await store.close();

@@ -76,6 +76,15 @@ export class Dequeuer {
     if (this.waiters.total >= limits.waitersTotalMax) {
       return unavailable(waitersFullRetryAfterMs, `the server already holds ${limits.waitersTotalMax} parked dequeues (waiters_total_max)`);
     }
+    return { ok: true, value: { kind: "parked", waiter: this.park(nsName, input, caps, nowMs) } };
+  }
+
+  // park() and leasesDurable() hold this file's closures: a function that
+  // makes a closure allocates the scope it captures on every call, even on
+  // the paths that make none, so dequeue() and take() stay closure-free.
+
+  /** A dequeue that found nothing waits, up to wait_ms, for items. */
+  private park(nsName: string, input: DequeueInput, caps: Capabilities | null, nowMs: number): Promise<WaiterReply> {
     // The executor runs synchronously, so `resolve` is set before the Waiter is built.
     let resolve: (reply: WaiterReply) => void = () => assert(false, "engine: waiter resolved before its promise existed");
     const promise = new Promise<WaiterReply>((r) => {
@@ -84,7 +93,15 @@ export class Dequeuer {
     const waiter = new Waiter(input.owner, nsName, input.topics, caps, input.leaseMs, resolve);
     waiter.timeoutNode = this.s.deadlines.schedule(new Deadline(nowMs + input.waitMs, DeadlineKind.WaiterTimeout, waiter));
     this.waiters.add(waiter);
-    return { ok: true, value: { kind: "parked", waiter: promise } };
+    return promise;
+  }
+
+  /** The commit of leases written now; if it fails, the items are ready again (revertLeases) and the reply fails. */
+  private leasesDurable(set: WriteSet, deliveries: Delivery[]): Promise<void> {
+    return set.end().catch((error: unknown) => {
+      this.revertLeases(deliveries);
+      throw error;
+    });
   }
 
   cancelWaiters(owner: number): void {
@@ -160,11 +177,7 @@ export class Dequeuer {
     // the disk catches up at the items' next write; after a crash the items
     // are delivered again under receipts of the new boot.
     if (set === null) return { value: { deliveries }, durable: null };
-    const durable = set.end().catch((error: unknown) => {
-      this.revertLeases(deliveries);
-      throw error;
-    });
-    return { value: { deliveries }, durable };
+    return { value: { deliveries }, durable: this.leasesDurable(set, deliveries) };
   }
 
   /** A dequeue's leases could not be made durable, so its deliveries were never sent: the items are ready again. */
