@@ -32,6 +32,13 @@ export class RequestReader {
   private listName: string | null = null;
   private listIndex = 0;
 
+  /** Forget any failure and list position: ready for another request. */
+  reset(): void {
+    this.failure = null;
+    this.listName = null;
+    this.listIndex = 0;
+  }
+
   /** Subsequent field paths are `${list}[${index}].${name}` and failures carry `index`. */
   at(listName: string, index: number): void {
     this.listName = listName;
