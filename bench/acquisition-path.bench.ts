@@ -1,18 +1,28 @@
-// The server's own time per acquisition (issue 10's Jupiter scenario), in one
-// process and without sockets: request frames go through the Dispatcher
-// (decode, checks, op, engine, LMDB store with its group commit) and the
-// replies through the FrameEncoder, exactly as a connection would send them.
-// Workers of 10 kinds, 100 `requires` signatures, 320 acquisitions in flight:
-// each round dequeues 320 items (count 1, with capabilities), acks each, and
-// waits for the acks' commit; the clock moves past leaseWriteDelayMs between
-// the dequeues and the acks, so each lease is written first, as under load. Printed: µs per acquisition (wall time of the
-// main thread, LMDB's writer thread aside) and, for scale, µs per ping through
-// the same path. No socket, no client process: this is what the server could
-// do, the load benchmark (bench/load, scenario jupiter) what it does.
-// Expect (2-core shared machine), min per request: dequeue 6-9 µs, ack
-// 3.3-5.5 µs, ack commit wait 2.7-11 µs, ping 0.6-0.8 µs (BENCHMARKS.md).
+// The server's own time and allocations per acquisition (issue 10's Jupiter
+// scenario), in one process and without sockets: request frames go through
+// the Dispatcher (decode, checks, op, engine, LMDB store with its group
+// commit) and the replies through the FrameEncoder, exactly as a connection
+// would send them. Workers of 10 kinds, 100 `requires` signatures, 320
+// acquisitions in flight: each round dequeues 320 items (count 1, with
+// capabilities), acks each, and waits for the acks' commit; the clock moves
+// past leaseWriteDelayMs between the dequeues and the acks, so each lease is
+// written first, as under load. Printed: µs per acquisition (wall time of
+// the main thread, LMDB's writer thread aside) and, for scale, µs per ping
+// through the same path; then, from 24 more rounds (support/allocation-count.ts),
+// JS-heap bytes and cells allocated per dequeue, per ack with its commit and
+// per ping; the cells are exact and repeat run to run, the bytes are within
+// a few per cent (block granularity). No socket, no client process: this is
+// what the server could do, the load benchmark (bench/load, scenario jupiter)
+// what it does.
+// Expect (2-core shared machine), min per request: dequeue 3.7-5.1 µs, ack
+// 1.5-2.2 µs, ack commit wait 1.2-1.8 µs, ping 0.4-0.6 µs; allocated: dequeue
+// 30.2 cells (1.9 KB), ack with its commit 44-45 cells (3.6-3.8 KB), ping 7.4
+// cells (0.33 KB), acquisition 75 cells (5.6 KB) (BENCHMARKS.md, "Jupiter:
+// what bounds an acquisition").
 // Run: ./node_modules/.bin/bun bench/acquisition-path.bench.ts [items] [relaxed|strict]
 // (default 100000 relaxed). With `--cpu-prof` before the path, a profile of the loop.
+// ORQ_BENCH_ALLOCATION_TYPES=1 adds the cells by type; ORQ_BENCH_SPLIT_ACK=1
+// charges the ack's commit apart from the ack.
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -192,7 +202,8 @@ console.log(
 console.log(
   `  allocated on the JS heap per request (${dequeueAllocations.requests / inFlight} of ${allocationRounds} rounds charged): ` +
     `dequeue ${dequeueAllocations.describe()}; ack with its commit ${ackAllocations.describe()}; ping ${pingAllocations.describe()}; ` +
-    `acquisition ${((dequeueAllocations.bytes + ackAllocations.bytes) / Math.max(1, dequeueAllocations.requests)).toFixed(0)} bytes`,
+    `acquisition ${((dequeueAllocations.bytes + ackAllocations.bytes + commitAllocations.bytes) / Math.max(1, dequeueAllocations.requests)).toFixed(0)} bytes, ` +
+    `${((dequeueAllocations.cells + ackAllocations.cells + commitAllocations.cells) / Math.max(1, dequeueAllocations.requests)).toFixed(1)} cells`,
 );
 if (process.env.ORQ_BENCH_ALLOCATION_TYPES === "1") {
   console.log("  cells per dequeue by type:", cellsByType([dequeueAllocations], dequeueAllocations.requests));
