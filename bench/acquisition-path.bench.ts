@@ -1,23 +1,34 @@
-// The server's own time per acquisition (issue 10's Jupiter scenario), in one
-// process and without sockets: request frames go through the Dispatcher
-// (decode, checks, op, engine, LMDB store with its group commit) and the
-// replies through the FrameEncoder, exactly as a connection would send them.
-// Workers of 10 kinds, 100 `requires` signatures, 320 acquisitions in flight:
-// each round dequeues 320 items (count 1, with capabilities), acks each, and
-// waits for the acks' commit; the clock moves past leaseWriteDelayMs between
-// the dequeues and the acks, so each lease is written first, as under load. Printed: µs per acquisition (wall time of the
-// main thread, LMDB's writer thread aside) and, for scale, µs per ping through
-// the same path. No socket, no client process: this is what the server could
-// do, the load benchmark (bench/load, scenario jupiter) what it does.
-// Expect (2-core shared machine), min per request: dequeue 6-9 µs, ack
-// 3.3-5.5 µs, ack commit wait 2.7-11 µs, ping 0.6-0.8 µs (BENCHMARKS.md).
+// The server's own time and allocations per acquisition (issue 10's Jupiter
+// scenario), in one process and without sockets: request frames go through
+// the Dispatcher (decode, checks, op, engine, LMDB store with its group
+// commit) and the replies through the FrameEncoder, exactly as a connection
+// would send them. Workers of 10 kinds, 100 `requires` signatures, 320
+// acquisitions in flight: each round dequeues 320 items (count 1, with
+// capabilities), acks each, and waits for the acks' commit; the clock moves
+// past leaseWriteDelayMs between the dequeues and the acks, so each lease is
+// written first, as under load. Printed: µs per acquisition (wall time of
+// the main thread, LMDB's writer thread aside) and, for scale, µs per ping
+// through the same path; then, from 24 more rounds (support/allocation-count.ts),
+// JS-heap bytes and cells allocated per dequeue, per ack with its commit and
+// per ping; the cells are exact and repeat run to run, the bytes are within
+// a few per cent (block granularity). No socket, no client process: this is
+// what the server could do, the load benchmark (bench/load, scenario jupiter)
+// what it does.
+// Expect (2-core shared machine), min per request: dequeue 3.7-5.1 µs, ack
+// 1.5-2.2 µs, ack commit wait 1.2-1.8 µs, ping 0.4-0.6 µs; allocated: dequeue
+// 30.2 cells (1.9 KB), ack with its commit 44-45 cells (3.6-3.8 KB), ping 7.4
+// cells (0.33 KB), acquisition 75 cells (5.6 KB) (BENCHMARKS.md, "Jupiter:
+// what bounds an acquisition").
 // Run: ./node_modules/.bin/bun bench/acquisition-path.bench.ts [items] [relaxed|strict]
 // (default 100000 relaxed). With `--cpu-prof` before the path, a profile of the loop.
+// ORQ_BENCH_ALLOCATION_TYPES=1 adds the cells by type; ORQ_BENCH_SPLIT_ACK=1
+// charges the ack's commit apart from the ack.
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Encoder } from "@msgpack/msgpack";
+import { AllocationMeter, AllocationTotals, cellsByType } from "./support/allocation-count.ts";
 import type { EnqueueItemInput } from "../src/engine/api.ts";
 import { Engine } from "../src/engine/engine.ts";
 import { ManualClock } from "../src/lib/clock.ts";
@@ -92,6 +103,7 @@ const dequeueBodies = Array.from({ length: kinds }, (_, kind) =>
 const pingBody = encoder.encode({ id: 1, op: "ping" });
 const sink = new Sink();
 
+const allocationRounds = 24;
 let acquisitions = 0;
 let clientUs = 0;
 /** Per round of `inFlight`, µs per acquisition: main-thread time of the dequeues, of the acks (without their commit), and the wait for the acks' commit. */
@@ -99,7 +111,8 @@ const dequeueRounds: number[] = [];
 const ackRounds: number[] = [];
 const commitRounds: number[] = [];
 const startMs = performance.now();
-while (acquisitions < items - inFlight) {
+// The allocation rounds after the timed loop take (allocationRounds x inFlight) items too.
+while (acquisitions < items - inFlight * (allocationRounds + 1)) {
   sink.replies = [];
   const dequeueStartMs = performance.now();
   for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, dequeueBodies[i % kinds] as Uint8Array);
@@ -123,6 +136,48 @@ while (acquisitions < items - inFlight) {
 }
 const acquisitionUs = ((performance.now() - startMs) * 1000 - clientUs) / acquisitions;
 
+// Allocations: rounds of the same loop, each phase between two heap
+// snapshots (support/allocation-count.ts); after a full collection, warm-up
+// rounds fill its holes uncharged, then rounds are charged until one holds a
+// collection, which is dropped and the meter collects again.
+const meter = new AllocationMeter();
+const dequeueAllocations = new AllocationTotals();
+const ackAllocations = new AllocationTotals();
+const pingAllocations = new AllocationTotals();
+const commitAllocations = new AllocationTotals();
+const splitAck = process.env.ORQ_BENCH_SPLIT_ACK === "1";
+const warmUpRounds = 2;
+let sinceCollection = 0;
+meter.collect();
+for (let round = 0; round < allocationRounds; round++) {
+  const charged = sinceCollection >= warmUpRounds;
+  sink.replies = [];
+  meter.mark(null);
+  for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, dequeueBodies[i % kinds] as Uint8Array);
+  meter.mark(charged ? dequeueAllocations : null, inFlight);
+  const receipts = sink.replies.map((reply) => ((reply.items as Array<{ receipt: string }>)[0] as { receipt: string }).receipt);
+  sink.replies = [];
+  clock.advance(leaseWriteDelayMs + 1);
+  const ackBodies = receipts.map((receipt) => encoder.encode({ id: 2, op: "ack", ns: "bench", receipts: [receipt] }));
+  meter.mark(null);
+  for (const body of ackBodies) dispatcher.handleFrame(sink, body);
+  if (splitAck) meter.mark(charged ? ackAllocations : null, inFlight);
+  await writer.drain();
+  await Promise.resolve();
+  meter.mark(charged ? (splitAck ? commitAllocations : ackAllocations) : null, inFlight);
+  if (sink.replies.length !== inFlight || sink.replies.some((reply) => reply.acked !== 1)) throw new Error("an ack did not ack");
+  sink.replies = [];
+  for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, pingBody);
+  meter.mark(charged ? pingAllocations : null, inFlight);
+  acquisitions += inFlight;
+  if (meter.endRound()) {
+    sinceCollection++;
+  } else {
+    meter.collect();
+    sinceCollection = 0;
+  }
+}
+
 const pingRounds: number[] = [];
 for (let round = 0; round < 500; round++) {
   sink.replies = [];
@@ -144,6 +199,18 @@ console.log(
     `  µs per request, min / median of rounds of ${inFlight}: dequeue ${minMedian(dequeueRounds)}, ack ${minMedian(ackRounds)}, ` +
     `wait for the ack commit ${minMedian(commitRounds)}, ping ${minMedian(pingRounds)}`,
 );
+console.log(
+  `  allocated on the JS heap per request (${dequeueAllocations.requests / inFlight} of ${allocationRounds} rounds charged): ` +
+    `dequeue ${dequeueAllocations.describe()}; ack with its commit ${ackAllocations.describe()}; ping ${pingAllocations.describe()}; ` +
+    `acquisition ${((dequeueAllocations.bytes + ackAllocations.bytes + commitAllocations.bytes) / Math.max(1, dequeueAllocations.requests)).toFixed(0)} bytes, ` +
+    `${((dequeueAllocations.cells + ackAllocations.cells + commitAllocations.cells) / Math.max(1, dequeueAllocations.requests)).toFixed(1)} cells`,
+);
+if (process.env.ORQ_BENCH_ALLOCATION_TYPES === "1") {
+  console.log("  cells per dequeue by type:", cellsByType([dequeueAllocations], dequeueAllocations.requests));
+  console.log("  cells per ack by type:", cellsByType([ackAllocations], ackAllocations.requests));
+  console.log("  cells per ping by type:", cellsByType([pingAllocations], pingAllocations.requests));
+  if (splitAck) console.log("  commit", commitAllocations.describe(), cellsByType([commitAllocations], commitAllocations.requests));
+}
 await writer.drain();
 await store.close();
 rmSync(dataDir, { recursive: true, force: true });

@@ -22,7 +22,7 @@ import { Deadline, DeadlineKind } from "./deadlines.ts";
 import { fail, unavailable } from "./failures.ts";
 import { formatReceipt } from "./ids.ts";
 import type { ItemStates } from "./item-states.ts";
-import { type Capabilities, Matcher, parseCapabilities } from "./matching/index.ts";
+import { type Capabilities, CapabilitiesParser, Matcher } from "./matching/index.ts";
 import type { Namespace } from "./namespace.ts";
 import { AskTracker } from "./unmatchable.ts";
 import { Waiter, WaiterRegistry, type WaiterReply } from "./waiters.ts";
@@ -38,6 +38,8 @@ export class Dequeuer {
   readonly asks = new AskTracker();
   /** Which shards' items may be leased now (writable-shards.ts): a dequeue skips the heaps of shards that take no writes. */
   private readonly writableShards: DequeueShardFilter;
+  /** A worker's repeated capabilities are parsed once (parse-capabilities.ts). */
+  private readonly capabilities: CapabilitiesParser;
 
   constructor(
     private readonly s: ItemStates,
@@ -47,6 +49,7 @@ export class Dequeuer {
     private readonly awaitLeaseCommit = false,
   ) {
     this.matcher = new Matcher(s.registry);
+    this.capabilities = new CapabilitiesParser(s.limits);
     this.writableShards = new DequeueShardFilter(s.writer, s.writer.shardCount);
   }
 
@@ -54,7 +57,7 @@ export class Dequeuer {
   dequeue(nsName: string, input: DequeueInput, nowMs: number): Result<DequeueOutcome> {
     let caps: Capabilities | null = null;
     if (input.capabilities !== null) {
-      const r = parseCapabilities(input.capabilities, "capabilities", this.s.limits);
+      const r = this.capabilities.parse(input.capabilities, "capabilities");
       if (!r.ok) return fail(r.code, r.message, { field: r.field });
       caps = r.value;
     }
@@ -73,6 +76,15 @@ export class Dequeuer {
     if (this.waiters.total >= limits.waitersTotalMax) {
       return unavailable(waitersFullRetryAfterMs, `the server already holds ${limits.waitersTotalMax} parked dequeues (waiters_total_max)`);
     }
+    return { ok: true, value: { kind: "parked", waiter: this.park(nsName, input, caps, nowMs) } };
+  }
+
+  // park() and leasesDurable() hold this file's closures: a function that
+  // makes a closure allocates the scope it captures on every call, even on
+  // the paths that make none, so dequeue() and take() stay closure-free.
+
+  /** A dequeue that found nothing waits, up to wait_ms, for items. */
+  private park(nsName: string, input: DequeueInput, caps: Capabilities | null, nowMs: number): Promise<WaiterReply> {
     // The executor runs synchronously, so `resolve` is set before the Waiter is built.
     let resolve: (reply: WaiterReply) => void = () => assert(false, "engine: waiter resolved before its promise existed");
     const promise = new Promise<WaiterReply>((r) => {
@@ -81,7 +93,15 @@ export class Dequeuer {
     const waiter = new Waiter(input.owner, nsName, input.topics, caps, input.leaseMs, resolve);
     waiter.timeoutNode = this.s.deadlines.schedule(new Deadline(nowMs + input.waitMs, DeadlineKind.WaiterTimeout, waiter));
     this.waiters.add(waiter);
-    return { ok: true, value: { kind: "parked", waiter: promise } };
+    return promise;
+  }
+
+  /** The commit of leases written now; if it fails, the items are ready again (revertLeases) and the reply fails. */
+  private leasesDurable(set: WriteSet, deliveries: Delivery[]): Promise<void> {
+    return set.end().catch((error: unknown) => {
+      this.revertLeases(deliveries);
+      throw error;
+    });
   }
 
   cancelWaiters(owner: number): void {
@@ -157,11 +177,7 @@ export class Dequeuer {
     // the disk catches up at the items' next write; after a crash the items
     // are delivered again under receipts of the new boot.
     if (set === null) return { value: { deliveries }, durable: null };
-    const durable = set.end().catch((error: unknown) => {
-      this.revertLeases(deliveries);
-      throw error;
-    });
-    return { value: { deliveries }, durable };
+    return { value: { deliveries }, durable: this.leasesDurable(set, deliveries) };
   }
 
   /** A dequeue's leases could not be made durable, so its deliveries were never sent: the items are ready again. */

@@ -63,3 +63,19 @@ export const unmatchableSignaturesListedMax = 20;
 
 /** Stuck signatures listed per topic on the dashboard's matching view (50): enough to see every distinct problem on one page. */
 export const stuckSignaturesListedMax = 50;
+
+/**
+ * Distinct `capabilities` maps the request decoder keeps decoded (256), by
+ * their bytes (protocol/repeated-map-cache.ts): a fleet sends tens of
+ * distinct capability sets, each worker the same one on every dequeue, and a
+ * hit saves the map's decoding, its copy and its parse (about 30 JS-heap
+ * cells per dequeue). Past this the oldest entry goes.
+ */
+export const capabilitiesMapsCachedMax = 256;
+
+/**
+ * Longest `capabilities` map the decoder caches, in encoded bytes (512):
+ * typical sets are 20-100 bytes; a larger one is decoded each time, so the
+ * cache holds at most 256 x 512 bytes of copies plus their decoded maps.
+ */
+export const capabilitiesMapCachedBytesMax = 512;

@@ -23,6 +23,7 @@
 // float holding a whole number is a WholeFloat (integer fields refuse it).
 
 import { RequestDecoder, WholeFloat, createRequestDecoder, type RequestDecoderOptions } from "./msgpack-codec.ts";
+import { RepeatedMapCache } from "./repeated-map-cache.ts";
 import { ShortStringCache, asciiString, cachedStringBytesMax } from "./short-string-cache.ts";
 
 /** Thrown inside the fast path when a frame needs the library decoder; never escapes decodeBody. */
@@ -49,6 +50,8 @@ export class RequestFrameDecoder {
   private readonly depthMax: number;
   private readonly lengthMax: number;
   private readonly strings = new ShortStringCache();
+  /** A request's `capabilities` map by its bytes: a worker sends the same one on every dequeue (repeated-map-cache.ts). */
+  private readonly capabilityMaps = new RepeatedMapCache();
   private readonly floatBytes = new Uint8Array(8);
   private readonly floatView = new DataView(this.floatBytes.buffer);
   private bytes: Uint8Array = emptyBytes;
@@ -157,9 +160,25 @@ export class RequestFrameDecoder {
     if (depth >= this.depthMax || size * 2 > this.end - this.pos) throw needsLibrary;
     for (let i = 0; i < size; i++) {
       const key = this.key();
-      map[key] = this.value(depth + 1);
+      map[key] = depth === 0 && key === "capabilities" ? this.repeatedMap(depth + 1) : this.value(depth + 1);
     }
     return map;
+  }
+
+  /** A value that is often the same bytes as before: the cached map when it is one, else decoded (and kept when cacheable). */
+  private repeatedMap(depth: number): unknown {
+    const start = this.pos;
+    const end = this.capabilityMaps.cacheableEnd(this.bytes, start, this.end);
+    // A hit is bytes this decoder decoded here before, so its checks (depth, strings) passed then.
+    if (end < 0) return this.value(depth);
+    const cached = this.capabilityMaps.get(this.bytes, start, end);
+    if (cached !== undefined) {
+      this.pos = end;
+      return cached;
+    }
+    const value = this.value(depth);
+    if (this.pos !== end) return value;
+    return this.capabilityMaps.put(this.bytes, start, end, value as Record<string, unknown>);
   }
 
   /** A map key: a string other than __proto__, or an integer (the library's mapKeyConverter would refuse the rest). */

@@ -62,7 +62,10 @@ export class ShortStringCache {
       used[first + 1] = 0;
       return text;
     }
-    this.entryBytes.set(bytes.subarray(start, start + length), victim * cachedStringBytesMax);
+    // Byte by byte: a subarray to copy from would be one more allocation per miss (every receipt is one).
+    const entryBytes = this.entryBytes;
+    const base = victim * cachedStringBytesMax;
+    for (let i = 0; i < length; i++) entryBytes[base + i] = bytes[start + i] as number;
     this.entryLengths[victim] = length;
     this.entryStrings[victim] = text;
     return text;

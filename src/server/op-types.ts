@@ -27,6 +27,11 @@ export interface Session {
   readOnly: boolean;
 }
 
+/**
+ * What a handler may use besides its request. The dispatcher fills one in
+ * for each request: a handler reads it during its synchronous call and must
+ * not keep it (or read it from a later turn); it copies what it needs.
+ */
 export interface OpContext {
   engine: EngineApi;
   limits: Limits;

@@ -10,6 +10,7 @@
 
 import type { Failure } from "../engine/api.ts";
 import { isPlainMap, unmarkFloats } from "../protocol/msgpack-codec.ts";
+import { isSharedDecodedMap } from "../protocol/repeated-map-cache.ts";
 
 export type Source = Record<string, unknown>;
 
@@ -30,6 +31,13 @@ export class RequestReader {
   failure: Failure | null = null;
   private listName: string | null = null;
   private listIndex = 0;
+
+  /** Forget any failure and list position: ready for another request. */
+  reset(): void {
+    this.failure = null;
+    this.listName = null;
+    this.listIndex = 0;
+  }
 
   /** Subsequent field paths are `${list}[${index}].${name}` and failures carry `index`. */
   at(listName: string, index: number): void {
@@ -179,6 +187,8 @@ export class RequestReader {
       this.fail("BAD_REQUEST", name, "must be a map");
       return null;
     }
+    // A map the decoder shares between requests is frozen and holds no float or bin: nothing to copy.
+    if (isSharedDecodedMap(value)) return value;
     return unmarkFloats(value) as Record<string, unknown>;
   }
 

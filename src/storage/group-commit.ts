@@ -58,6 +58,7 @@ export interface GroupCommitterOptions {
 
 
 
+/** What a write set's end() promise is settled with (Promise.withResolvers: no executor closure per set). */
 interface Deferred {
   resolve(): void;
   reject(error: Error): void;
@@ -65,7 +66,13 @@ interface Deferred {
 
 class PendingWriteSet implements WriteSet {
   readonly operations: Operation[] = [];
-  readonly shards = new Set<number>();
+  /**
+   * The shards it writes: the first in `firstShard` (-1 for none), any others
+   * in `otherShards`. Most sets (an ack, a lease) write one shard, and a Set
+   * per write set was a few JS-heap cells per request.
+   */
+  firstShard = -1;
+  otherShards: Set<number> | null = null;
   /** Writes outcomes or pauses: the part of a commit outside every shard (CommitResult.metaError). */
   writesOutcomes = false;
   ended = false;
@@ -121,7 +128,9 @@ class PendingWriteSet implements WriteSet {
       // Messages are built only on failure: this runs for every write.
       if (!(operation.shard >= 0 && operation.shard < this.committer.shardCount)) assert(false, `shard ${operation.shard} out of range`);
       if (!(Number.isSafeInteger(operation.key) && operation.key >= 0)) assert(false, `bad item key ${operation.key}`);
-      this.shards.add(operation.shard);
+      const shard = operation.shard;
+      if (this.firstShard < 0) this.firstShard = shard;
+      else if (shard !== this.firstShard) (this.otherShards ??= new Set()).add(shard);
     } else {
       this.writesOutcomes = true;
     }
@@ -236,12 +245,11 @@ export class GroupCommitter implements Writer {
       const health = this.breaker.admit(nowMs);
       if (!health.available) return this.refuse(health.reason, null, health.retryAfterMs);
     }
-    const promise = new Promise<void>((resolve, reject) => {
-      set.deferred = { resolve, reject };
-    });
+    const deferred = Promise.withResolvers<void>();
+    set.deferred = deferred;
     this.pending.push(set);
     this.scheduleCommit();
-    return promise;
+    return deferred.promise;
   }
 
   private noteQueueFull(nowMs: number): void {
@@ -327,16 +335,26 @@ export class GroupCommitter implements Writer {
   }
 
   private failureFor(set: PendingWriteSet, result: CommitResult, nowMs: number): StorageUnavailableError | null {
-    for (const shard of set.shards) {
-      const error = result.failedShards.get(shard);
-      if (error !== undefined) {
-        return new StorageUnavailableError(`shard ${shard} commit failed: ${error.message}`, shard, this.breaker.retryAfterMs(nowMs));
+    if (set.firstShard >= 0) {
+      const failure = this.shardFailure(set.firstShard, result, nowMs);
+      if (failure !== null) return failure;
+    }
+    if (set.otherShards !== null) {
+      for (const shard of set.otherShards) {
+        const failure = this.shardFailure(shard, result, nowMs);
+        if (failure !== null) return failure;
       }
     }
     if (set.writesOutcomes && result.metaError !== null) {
       return new StorageUnavailableError(`outcome commit failed: ${result.metaError.message}`, null, this.breaker.retryAfterMs(nowMs));
     }
     return null;
+  }
+
+  private shardFailure(shard: number, result: CommitResult, nowMs: number): StorageUnavailableError | null {
+    const error = result.failedShards.get(shard);
+    if (error === undefined) return null;
+    return new StorageUnavailableError(`shard ${shard} commit failed: ${error.message}`, shard, this.breaker.retryAfterMs(nowMs));
   }
 
   private isIdle(): boolean {

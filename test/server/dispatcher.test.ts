@@ -13,6 +13,7 @@ import { allNamespaces, TokenTable, type NamespaceScope } from "../../src/server
 import { opTable } from "../../src/server/op-table.ts";
 import { Dispatcher, type RequestSource } from "../../src/server/dispatcher.ts";
 import { silentLogger, type Logger } from "../../src/server/logger.ts";
+import type { DequeueInput } from "../../src/engine/api.ts";
 import type { Session } from "../../src/server/op-types.ts";
 import { StorageUnavailableError } from "../../src/storage/writer.ts";
 import { FakeEngine } from "../support/fake-engine.ts";
@@ -304,6 +305,31 @@ describe("error mapping", () => {
     await Bun.sleep(0);
     expect(source.sent.map((r) => r.id)).toEqual([2, 1]);
     expect(source.inflight).toBe(0);
+  });
+});
+
+describe("capabilities", () => {
+  test("a repeated capabilities map reaches the engine as one frozen map, equal to what was sent; one with a whole float is copied with the float unmarked each time", () => {
+    const { dispatcher, engine } = setup();
+    const source = new FakeSource();
+    const dequeue = (capabilities: unknown) => encoder.encode({ id: 1, op: "dequeue", ns: "n", topics: [{ topic: "t" }], capabilities });
+    for (let i = 0; i < 2; i++) dispatcher.handleFrame(source, dequeue({ pool: "p1", mem_gb: 128, gpu: ["t4"] }));
+    // capabilities {mem_gb: 64.0} as a float64 (a WholeFloat once decoded), after a 4-entry map that becomes 5.
+    const head = encoder.encode({ id: 2, op: "dequeue", ns: "n", topics: [{ topic: "t" }] });
+    const float = new Uint8Array(9);
+    float[0] = 0xcb;
+    new DataView(float.buffer).setFloat64(1, 64);
+    const withWholeFloat = new Uint8Array([0x85, ...head.subarray(1), ...encoder.encode("capabilities"), 0x81, ...encoder.encode("mem_gb"), ...float]);
+    for (let i = 0; i < 2; i++) dispatcher.handleFrame(source, withWholeFloat);
+    const seen = engine.callsOf("dequeue").map((call) => (call.args[1] as DequeueInput).capabilities as Record<string, unknown>);
+    expect(seen.length).toBe(4);
+    expect(seen[0]).toEqual({ pool: "p1", mem_gb: 128, gpu: ["t4"] });
+    expect(seen[1]).toBe(seen[0] as Record<string, unknown>);
+    expect(Object.isFrozen(seen[0])).toBe(true);
+    expect(seen[2]).toEqual({ mem_gb: 64 });
+    expect(typeof (seen[2] as Record<string, unknown>).mem_gb).toBe("number");
+    expect(seen[3]).not.toBe(seen[2] as Record<string, unknown>);
+    expect(Object.isFrozen(seen[2])).toBe(false);
   });
 });
 

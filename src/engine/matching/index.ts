@@ -5,7 +5,7 @@
 
 export type { Capabilities, FeatureConstraint, ParseResult, Range, Requires, Scalar } from "./types.ts";
 export { parseRequires } from "./parse-requires.ts";
-export { parseCapabilities } from "./parse-capabilities.ts";
+export { CapabilitiesParser, parseCapabilities } from "./parse-capabilities.ts";
 export { constraintHolds, satisfies } from "./satisfies.ts";
 export { SignatureRegistry, signatureRegistryFull } from "./signature-registry.ts";
 export { Matcher, type MatcherOptions } from "./matcher.ts";

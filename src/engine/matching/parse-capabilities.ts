@@ -123,3 +123,28 @@ export function parseCapabilities(raw: unknown, fieldPath: string, limits: Limit
   if (keptNames.length === 0) return { ok: true, value: null };
   return { ok: true, value: new ParsedCapabilities(key, keptNames, sets) };
 }
+
+/**
+ * parseCapabilities, remembered for frozen maps: the request decoder hands
+ * every dequeue that repeats a worker's capabilities the same frozen map
+ * (protocol/repeated-map-cache.ts), and a frozen map cannot change, so its
+ * parse cannot either. Entries are weak: they go with the decoder's map. A
+ * map that is not frozen is parsed each time; failures are never kept.
+ */
+export class CapabilitiesParser {
+  /** Successful results by frozen map, handed out again as they are (callers only read them). */
+  private readonly parsed = new WeakMap<object, ParseResult<Capabilities | null>>();
+
+  constructor(private readonly limits: Limits) {}
+
+  parse(raw: Record<string, unknown>, fieldPath: string): ParseResult<Capabilities | null> {
+    const frozen = Object.isFrozen(raw);
+    if (frozen) {
+      const known = this.parsed.get(raw);
+      if (known !== undefined) return known;
+    }
+    const result = parseCapabilities(raw, fieldPath, this.limits);
+    if (frozen && result.ok) this.parsed.set(raw, result);
+    return result;
+  }
+}

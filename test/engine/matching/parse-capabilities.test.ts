@@ -4,7 +4,7 @@
 
 import { describe, expect, test } from "bun:test";
 import { defaultLimits, type Limits } from "../../../src/limits.ts";
-import { parseCapabilities } from "../../../src/engine/matching/index.ts";
+import { CapabilitiesParser, parseCapabilities } from "../../../src/engine/matching/index.ts";
 
 const path = "capabilities";
 
@@ -60,5 +60,36 @@ describe("parseCapabilities", () => {
     expect(parseCapabilities({ a: [1] }, path, limits).ok).toBe(true);
     expect(parseCapabilities({ a: [1, 2] }, path, limits).ok).toBe(true);
     expect(failure({ a: [1, 2, 3] }, limits)).toEqual({ code: "TOO_LARGE", field: `${path}.a` });
+  });
+});
+
+describe("CapabilitiesParser", () => {
+  test("a frozen map is parsed once: the same result comes back, equal to a fresh parse", () => {
+    const parser = new CapabilitiesParser(defaultLimits);
+    const raw = Object.freeze({ pool: "p1", gpu: Object.freeze(["t4", "a100"]) });
+    const first = parser.parse(raw, path);
+    expect(parser.parse(raw, path)).toBe(first);
+    const fresh = parseCapabilities(raw, path, defaultLimits);
+    expect(first.ok && fresh.ok && first.value?.key === fresh.value?.key).toBe(true);
+  });
+
+  test("a map that is not frozen is parsed every time (it may have changed)", () => {
+    const parser = new CapabilitiesParser(defaultLimits);
+    const raw: Record<string, unknown> = { pool: "p1" };
+    const first = parser.parse(raw, path);
+    raw.pool = "p2";
+    const second = parser.parse(raw, path);
+    expect(second).not.toBe(first);
+    expect(second.ok && second.value?.key).toBe(key({ pool: "p2" }) as string);
+  });
+
+  test("a failure is not kept: the same frozen bad map fails each time with its field", () => {
+    const parser = new CapabilitiesParser(defaultLimits);
+    const raw = Object.freeze({ pool: Number.NaN });
+    for (let i = 0; i < 2; i++) {
+      const result = parser.parse(raw, path);
+      expect(result.ok).toBe(false);
+      if (!result.ok) expect(result.field).toBe("capabilities.pool");
+    }
   });
 });
