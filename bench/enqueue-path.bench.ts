@@ -12,28 +12,16 @@
 // are exact and repeat run to run; bytes are within a few per cent (block
 // granularity). Payload bytes the store copies off-heap are not counted.
 // Expect (2-core shared machine, strict): batch 100 min 4.1-5.0 µs per item,
-// 15.3 cells (1.5-1.6 KB) per item; batch 1 min 9-19 µs, 54.1 cells (3.5 KB)
+// 15.3 cells (1.5-1.6 KB) per item; batch 1 min 6-19 µs, 54.1-54.6 cells (3.5 KB)
 // (BENCHMARKS.md, "(2026-12-02, allocations per enqueued item)").
 // Run: ./node_modules/.bin/bun bench/enqueue-path.bench.ts [batch] [relaxed|strict] [items]
 // (default 100 strict 300000). ORQ_BENCH_ALLOCATION_TYPES=1 adds the cells
 // per request by type; ORQ_BENCH_SPLIT_COMMIT=1 charges the commit and replies apart.
 
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Encoder } from "@msgpack/msgpack";
 import { AllocationMeter, AllocationTotals, cellsByType } from "./support/allocation-count.ts";
-import { Engine } from "../src/engine/engine.ts";
-import { ManualClock } from "../src/lib/clock.ts";
+import { openInProcessServer, ReplySink } from "./support/in-process-server.ts";
 import { defaultLimits } from "../src/limits.ts";
-import { FrameEncoder } from "../src/protocol/frame-encoder.ts";
-import type { WireError } from "../src/protocol/wire-types.ts";
-import { allNamespaces, TokenTable } from "../src/server/auth.ts";
-import { Dispatcher, type RequestSource } from "../src/server/dispatcher.ts";
-import { silentLogger } from "../src/server/logger.ts";
-import type { Session } from "../src/server/op-types.ts";
-import { GroupCommitter } from "../src/storage/group-commit.ts";
-import { openLmdbStore } from "../src/storage/lmdb/lmdb-store.ts";
 import type { Durability } from "../src/storage/store.ts";
 
 const batch = Number(process.argv[2] ?? 100);
@@ -42,42 +30,8 @@ const items = Number(process.argv[4] ?? 300_000);
 /** Requests per round: 8 connections' worth of batches in flight, as in bench/load's memory scenario. */
 const requests = Math.max(8, Math.floor(800 / batch));
 
-/** Collects the encoded frames, as a Connection would queue them. */
-class Sink implements RequestSource {
-  readonly session: Session = { connectionId: 1, scope: allNamespaces, readOnly: false };
-  readonly frames = new FrameEncoder();
-  replies = 0;
-  bytes = 0;
-  send(reply: Record<string, unknown>): void {
-    if (reply.ids === undefined) throw new Error(`enqueue failed: ${JSON.stringify(reply)}`);
-    this.bytes += this.frames.encode(reply).length;
-    this.replies++;
-  }
-  fail(error: WireError): void {
-    throw new Error(`connection failed: ${error.code} ${error.message}`);
-  }
-  requestStarted(): void {}
-  requestFinished(): void {}
-}
-
-const dataDir = mkdtempSync(join(tmpdir(), "orq-enq-"));
-const store = await openLmdbStore({ dataDir, shards: 16, durability });
-const clock = new ManualClock(1_700_000_000_000);
-const writer = new GroupCommitter(store, { clock });
 const limits = { ...defaultLimits, liveItemsMax: Math.max(defaultLimits.liveItemsMax, items * 2) };
-const engine = Engine.recover({ store, writer, limits, namespaces: {}, nowMs: clock.nowMs() });
-const dispatcher = new Dispatcher({
-  engine,
-  limits,
-  clock,
-  tokens: new TokenTable([]),
-  serverInfo: { version: "bench", nodeId: "bench", shards: 16 },
-  logger: silentLogger,
-  serverStats: () => ({}),
-  fatal: (error) => {
-    throw error;
-  },
-});
+const { writer, dispatcher, close } = await openInProcessServer("enq", durability, limits);
 
 const encoder = new Encoder();
 const payload = new Uint8Array(100).fill(7);
@@ -87,16 +41,30 @@ const body = encoder.encode({
   ns: "bench",
   items: Array.from({ length: batch }, (_, i) => ({ topic: "load", priority: i % 3, payload })),
 });
-const sink = new Sink();
+/** Counts the replies instead of keeping them (a growing list would be charged to the requests), refusing any without its ids. */
+class CountingSink extends ReplySink {
+  answered = 0;
+  override send(reply: Record<string, unknown>): void {
+    if ((reply.ids as string[] | undefined)?.length !== batch) throw new Error(`enqueue failed: ${JSON.stringify(reply)}`);
+    this.bytes += this.frames.encode(reply).length;
+    this.answered++;
+  }
+}
+const sink = new CountingSink();
 
 /** One round: `requests` frames, then the wait for their commit (the replies are sent when it lands). */
 async function round(afterRequests?: () => void): Promise<void> {
-  sink.replies = 0;
+  sink.answered = 0;
   for (let r = 0; r < requests; r++) dispatcher.handleFrame(sink, body);
   afterRequests?.();
   await writer.drain();
   await Promise.resolve();
   await Promise.resolve();
+}
+
+/** Every request of the round answered (after its commit). */
+function checkReplies(): void {
+  if (sink.answered !== requests) throw new Error(`${sink.answered} of ${requests} requests answered`);
 }
 
 const perRound = requests * batch;
@@ -107,7 +75,7 @@ while (enqueued < items - perRound * allocationRounds) {
   const startMs = performance.now();
   await round();
   timedRounds.push(((performance.now() - startMs) * 1000) / perRound);
-  if (sink.replies !== requests) throw new Error(`${sink.replies} of ${requests} replies`);
+  checkReplies();
   enqueued += perRound;
 }
 
@@ -124,7 +92,7 @@ for (let r = 0; r < allocationRounds; r++) {
   meter.mark(null);
   await round(splitCommit ? () => meter.mark(charged ? allocations : null, requests) : undefined);
   meter.mark(charged ? (splitCommit ? commitAllocations : allocations) : null, requests);
-  if (sink.replies !== requests) throw new Error(`${sink.replies} of ${requests} replies`);
+  checkReplies();
   enqueued += perRound;
   if (meter.endRound()) {
     sinceCollection++;
@@ -148,6 +116,4 @@ if (process.env.ORQ_BENCH_ALLOCATION_TYPES === "1") {
   console.log(`  cells per request by type${splitCommit ? " (requests only)" : ""}:`, cellsByType([allocations], allocations.requests));
   if (splitCommit) console.log(`  commit and replies: per request ${commitAllocations.describe()}`, cellsByType([commitAllocations], commitAllocations.requests));
 }
-await writer.drain();
-await store.close();
-rmSync(dataDir, { recursive: true, force: true });
+await close();
