@@ -24,23 +24,11 @@
 // ORQ_BENCH_ALLOCATION_TYPES=1 adds the cells by type; ORQ_BENCH_SPLIT_ACK=1
 // charges the ack's commit apart from the ack.
 
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Encoder } from "@msgpack/msgpack";
 import { AllocationMeter, AllocationTotals, cellsByType } from "./support/allocation-count.ts";
+import { openInProcessServer, ReplySink } from "./support/in-process-server.ts";
 import type { EnqueueItemInput } from "../src/engine/api.ts";
-import { Engine } from "../src/engine/engine.ts";
-import { ManualClock } from "../src/lib/clock.ts";
 import { defaultLimits, leaseWriteDelayMs } from "../src/limits.ts";
-import { FrameEncoder } from "../src/protocol/frame-encoder.ts";
-import type { WireError } from "../src/protocol/wire-types.ts";
-import { allNamespaces, TokenTable } from "../src/server/auth.ts";
-import { Dispatcher, type RequestSource } from "../src/server/dispatcher.ts";
-import { silentLogger } from "../src/server/logger.ts";
-import type { Session } from "../src/server/op-types.ts";
-import { GroupCommitter } from "../src/storage/group-commit.ts";
-import { openLmdbStore } from "../src/storage/lmdb/lmdb-store.ts";
 import type { Durability } from "../src/storage/store.ts";
 
 const items = Number(process.argv[2] ?? 100_000);
@@ -49,40 +37,7 @@ const signatures = 100;
 const kinds = 10;
 const inFlight = 320;
 
-/** Collects the encoded frames, as a Connection would queue them. */
-class Sink implements RequestSource {
-  readonly session: Session = { connectionId: 1, scope: allNamespaces, readOnly: false };
-  readonly frames = new FrameEncoder();
-  replies: Array<Record<string, unknown>> = [];
-  bytes = 0;
-  send(reply: Record<string, unknown>): void {
-    this.bytes += this.frames.encode(reply).length;
-    this.replies.push(reply);
-  }
-  fail(error: WireError): void {
-    throw new Error(`connection failed: ${error.code} ${error.message}`);
-  }
-  requestStarted(): void {}
-  requestFinished(): void {}
-}
-
-const dataDir = mkdtempSync(join(tmpdir(), "orq-acq-"));
-const store = await openLmdbStore({ dataDir, shards: 16, durability });
-const clock = new ManualClock(1_700_000_000_000);
-const writer = new GroupCommitter(store, { clock });
-const engine = Engine.recover({ store, writer, limits: defaultLimits, namespaces: {}, nowMs: clock.nowMs() });
-const dispatcher = new Dispatcher({
-  engine,
-  limits: defaultLimits,
-  clock,
-  tokens: new TokenTable([]),
-  serverInfo: { version: "bench", nodeId: "bench", shards: 16 },
-  logger: silentLogger,
-  serverStats: () => ({}),
-  fatal: (error) => {
-    throw error;
-  },
-});
+const { clock, writer, engine, dispatcher, close } = await openInProcessServer("acq", durability, defaultLimits);
 
 const payload = new Uint8Array(100).fill(7);
 for (let loaded = 0; loaded < items; loaded += signatures) {
@@ -101,7 +56,7 @@ const dequeueBodies = Array.from({ length: kinds }, (_, kind) =>
   encoder.encode({ id: 1, op: "dequeue", ns: "bench", topics: [{ topic: "jupiter", count: 1 }], capabilities: { pool: `p${kind}`, mem_gb: 128, os: "linux" }, wait_ms: 0 }),
 );
 const pingBody = encoder.encode({ id: 1, op: "ping" });
-const sink = new Sink();
+const sink = new ReplySink();
 
 const allocationRounds = 24;
 let acquisitions = 0;
@@ -211,6 +166,4 @@ if (process.env.ORQ_BENCH_ALLOCATION_TYPES === "1") {
   console.log("  cells per ping by type:", cellsByType([pingAllocations], pingAllocations.requests));
   if (splitAck) console.log("  commit", commitAllocations.describe(), cellsByType([commitAllocations], commitAllocations.requests));
 }
-await writer.drain();
-await store.close();
-rmSync(dataDir, { recursive: true, force: true });
+await close();

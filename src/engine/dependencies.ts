@@ -44,6 +44,14 @@ export type AfterClassification =
   /** More ids than afterIdsMax: the enqueue fails with TOO_LARGE. */
   | { kind: "too_large" };
 
+/**
+ * The answer for the common item with no `after` (or all met), and the
+ * default options: shared, so classifying an item allocates nothing unless
+ * it has dependencies (they were two objects per enqueued item).
+ */
+const readyClassification: AfterClassification = Object.freeze({ kind: "ready" });
+const noClassifyOptions: { unknownIsSatisfied?: boolean } = Object.freeze({});
+
 /** The dead_reason of an item killed by dependency `depId`, e.g. "dependency 3:17 cancelled". */
 export function dependencyDeadReason(depId: string, how: "cancelled" | "expired" | "dead"): string {
   return `dependency ${depId} ${how}`;
@@ -58,9 +66,9 @@ export function classifyAfter(
   after: readonly string[] | null,
   lookup: (id: string) => DependencyStatus,
   afterIdsMax: number,
-  options: { unknownIsSatisfied?: boolean } = {},
+  options: { unknownIsSatisfied?: boolean } = noClassifyOptions,
 ): AfterClassification {
-  if (after === null || after.length === 0) return { kind: "ready" };
+  if (after === null || after.length === 0) return readyClassification;
   if (after.length > afterIdsMax) return { kind: "too_large" };
   const seen = new Set<string>();
   const unmet: string[] = [];
@@ -88,7 +96,7 @@ export function classifyAfter(
   }
   if (deadReason !== null) return { kind: "dead", deadReason };
   if (unmet.length > 0) return { kind: "waiting", unmet };
-  return { kind: "ready" };
+  return readyClassification;
 }
 
 export class DependencyGraph {

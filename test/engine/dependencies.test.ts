@@ -49,6 +49,16 @@ describe("classifyAfter", () => {
     expect(classifyAfter(["a", "a", "a"], lookup, 3).kind).toBe("ready");
     expect(classifyAfter(["a", "a", "a", "a"], lookup, 3)).toEqual({ kind: "too_large" });
   });
+  test("a ready answer is one shared, frozen object (no allocation per enqueued item); others are fresh", () => {
+    const ready = classifyAfter(null, lookup, afterIdsMax);
+    expect(classifyAfter([], lookup, afterIdsMax)).toBe(ready);
+    expect(classifyAfter(["a"], lookup, afterIdsMax)).toBe(ready);
+    expect(classifyAfter(["zz"], lookup, afterIdsMax, { unknownIsSatisfied: true })).toBe(ready);
+    expect(Object.isFrozen(ready)).toBe(true);
+    const waiting = classifyAfter(["l"], lookup, afterIdsMax);
+    expect(waiting).not.toBe(classifyAfter(["l"], lookup, afterIdsMax));
+    expect(waiting).toEqual({ kind: "waiting", unmet: ["l"] });
+  });
 });
 
 describe("DependencyGraph", () => {

@@ -31,15 +31,15 @@ export function decodeEnqueueItems(request: Source, limits: Limits, nowMs: numbe
 
 function decodeItem(source: Source, limits: Limits, nowMs: number, reader: RequestReader): EnqueueItemInput | null {
   const topic = reader.requiredString(source, "topic", 1, limits.topicBytesMax);
-  const priority = reader.int(source, "priority", { min: int32Min, max: int32Max });
+  const priority = reader.intBetween(source, "priority", int32Min, int32Max);
   const payload = reader.bin(source, "payload", limits.payloadBytesMax);
   const metadata = reader.bin(source, "metadata", limits.metadataBytesMax);
-  const delayMs = reader.int(source, "delay_ms", { min: 0, max: limits.delayMsMax });
-  const deliverAtMs = reader.int(source, "deliver_at_ms", { min: 0, max: nowMs + limits.delayMsMax });
-  const leaseMs = reader.int(source, "lease_ms", { min: 1, max: limits.leaseMsMax });
-  const ttlMs = reader.int(source, "ttl_ms", { min: 1, max: limits.delayMsMax });
+  const delayMs = reader.intBetween(source, "delay_ms", 0, limits.delayMsMax);
+  const deliverAtMs = reader.intBetween(source, "deliver_at_ms", 0, nowMs + limits.delayMsMax);
+  const leaseMs = reader.intBetween(source, "lease_ms", 1, limits.leaseMsMax);
+  const ttlMs = reader.intBetween(source, "ttl_ms", 1, limits.delayMsMax);
   const delivery = reader.oneOf(source, "delivery", deliveryModes);
-  const maxAttempts = reader.int(source, "max_attempts", { min: 1, max: int32Max });
+  const maxAttempts = reader.intBetween(source, "max_attempts", 1, int32Max);
   const requires = reader.anyMap(source, "requires");
   const after = source.after === undefined || source.after === null ? null : reader.stringArray(source, "after", 0, limits.afterIdsMax, limits.idBytesMax);
   const key = reader.string(source, "key", 1, limits.keyBytesMax);
