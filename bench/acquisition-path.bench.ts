@@ -34,6 +34,7 @@ import { Engine } from "../src/engine/engine.ts";
 import { ManualClock } from "../src/lib/clock.ts";
 import { defaultLimits, leaseWriteDelayMs } from "../src/limits.ts";
 import { FrameEncoder } from "../src/protocol/frame-encoder.ts";
+import { DeliveriesReply } from "../src/protocol/reply-encoder.ts";
 import type { WireError } from "../src/protocol/wire-types.ts";
 import { allNamespaces, TokenTable } from "../src/server/auth.ts";
 import { Dispatcher, type RequestSource } from "../src/server/dispatcher.ts";
@@ -50,6 +51,12 @@ const kinds = 10;
 const inFlight = 320;
 
 /** Collects the encoded frames, as a Connection would queue them. */
+/** The receipt of a dequeue-1 reply (the engine's delivery, as the reply carries it). */
+function firstReceipt(reply: Record<string, unknown>): string {
+  if (!(reply instanceof DeliveriesReply) || reply.deliveries.length === 0) throw new Error(`expected one delivery, got ${JSON.stringify(reply)}`);
+  return (reply.deliveries[0] as { receipt: string }).receipt;
+}
+
 class Sink implements RequestSource {
   readonly session: Session = { connectionId: 1, scope: allNamespaces, readOnly: false };
   readonly frames = new FrameEncoder();
@@ -117,7 +124,7 @@ while (acquisitions < items - inFlight * (allocationRounds + 1)) {
   const dequeueStartMs = performance.now();
   for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, dequeueBodies[i % kinds] as Uint8Array);
   dequeueRounds.push(((performance.now() - dequeueStartMs) * 1000) / inFlight);
-  const receipts = sink.replies.map((reply) => ((reply.items as Array<{ receipt: string }>)[0] as { receipt: string }).receipt);
+  const receipts = sink.replies.map(firstReceipt);
   sink.replies = [];
   // Under load the acks come after leaseWriteDelayMs, so each lease is written before its ack (as in bench/load's runs).
   clock.advance(leaseWriteDelayMs + 1);
@@ -155,7 +162,7 @@ for (let round = 0; round < allocationRounds; round++) {
   meter.mark(null);
   for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, dequeueBodies[i % kinds] as Uint8Array);
   meter.mark(charged ? dequeueAllocations : null, inFlight);
-  const receipts = sink.replies.map((reply) => ((reply.items as Array<{ receipt: string }>)[0] as { receipt: string }).receipt);
+  const receipts = sink.replies.map(firstReceipt);
   sink.replies = [];
   clock.advance(leaseWriteDelayMs + 1);
   const ackBodies = receipts.map((receipt) => encoder.encode({ id: 2, op: "ack", ns: "bench", receipts: [receipt] }));
