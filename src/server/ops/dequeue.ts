@@ -6,7 +6,7 @@ import type { Delivery, DequeueInput, Reply } from "../../engine/api.ts";
 import type { Limits } from "../../limits.ts";
 import { DeliveriesReply } from "../../protocol/reply-encoder.ts";
 import { failed, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
-import { RequestReader, type Source } from "../request-reader.ts";
+import type { RequestReader, Source } from "../request-reader.ts";
 
 export function decodeDequeue(request: Source, limits: Limits, owner: number, reader: RequestReader): DequeueInput | null {
   const list = reader.requiredArray(request, "topics", 1, limits.topicsPerDequeueMax);
@@ -47,7 +47,8 @@ export const dequeueOp: OpSpec = namespacedOp({
   allowedWhileDraining: false,
   changesState: true,
   handle(request: Source, ns: string, ctx: OpContext): OpOutcome {
-    const reader = new RequestReader();
+    const reader = ctx.reader;
+    reader.reset();
     const input = decodeDequeue(request, ctx.limits, ctx.session.connectionId, reader);
     if (input === null) return failed(reader.failure!);
     const result = ctx.engine.dequeue(ns, input, ctx.nowMs);
