@@ -173,7 +173,8 @@ export interface ItemValueBytes {
   enqueuedAtMs: number;
 }
 
-const noBytes = new Uint8Array(0);
+/** Shared by every empty payload or metadata read (most metadata is empty): frozen, it has no element to change. */
+const noBytes = Object.freeze(new Uint8Array(0)) as Uint8Array;
 
 /** itemValueBytes into a caller's object (a hot path's scratch: one object fewer per delivery). */
 export function readItemValueBytes(value: Uint8Array, into: ItemValueBytes): void {
@@ -184,11 +185,11 @@ export function readItemValueBytes(value: Uint8Array, into: ItemValueBytes): voi
   at += 4 + u32At(value, at); // ns
   at += 4 + u32At(value, at); // topic
   const payloadLength = u32At(value, at);
-  const payload = value.slice(at + 4, at + 4 + payloadLength);
+  const payload = payloadLength === 0 ? noBytes : value.slice(at + 4, at + 4 + payloadLength);
   at += 4 + payloadLength;
   const metadataLength = u32At(value, at);
-  const metadata = value.slice(at + 4, at + 4 + metadataLength);
   if (at + 4 + metadataLength > value.length) throw new RecordDecodeError("item value: truncated");
+  const metadata = metadataLength === 0 ? noBytes : value.slice(at + 4, at + 4 + metadataLength);
   into.payload = payload;
   into.metadata = metadata;
   into.enqueuedAtMs = enqueuedAtMs;
