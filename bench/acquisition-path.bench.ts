@@ -14,11 +14,11 @@
 // a few per cent (block granularity). No socket, no client process: this is
 // what the server could do, the load benchmark (bench/load, scenario jupiter)
 // what it does.
-// Expect (2-core shared machine), min per request: dequeue 3.7-5.1 µs, ack
-// 1.5-2.2 µs, ack commit wait 1.2-1.8 µs, ping 0.4-0.6 µs; allocated: dequeue
-// 30.2 cells (1.9 KB), ack with its commit 44-45 cells (3.6-3.8 KB), ping 7.4
-// cells (0.33 KB), acquisition 75 cells (5.6 KB) (BENCHMARKS.md, "Jupiter:
-// what bounds an acquisition").
+// Expect (2-core shared machine), min per request: dequeue 3.9-6.0 µs, ack
+// 1.5-2.9 µs, ack commit wait 1.1-2.3 µs (strict 2.5-6.8), ping 0.4-0.5 µs;
+// allocated: dequeue 25.1 cells (2.0 KB), ack with its commit 43 cells
+// (3.8-3.9 KB), ping 7.4 cells (0.4 KB), acquisition 68 cells (5.8-5.9 KB)
+// (BENCHMARKS.md, "allocations per acquisition, second pass").
 // Run: ./node_modules/.bin/bun bench/acquisition-path.bench.ts [items] [relaxed|strict]
 // (default 100000 relaxed). With `--cpu-prof` before the path, a profile of the loop.
 // ORQ_BENCH_ALLOCATION_TYPES=1 adds the cells by type; ORQ_BENCH_SPLIT_ACK=1
@@ -29,6 +29,7 @@ import { AllocationMeter, AllocationTotals, cellsByType } from "./support/alloca
 import { openInProcessServer, ReplySink } from "./support/in-process-server.ts";
 import type { EnqueueItemInput } from "../src/engine/api.ts";
 import { defaultLimits, leaseWriteDelayMs } from "../src/limits.ts";
+import { DeliveriesReply } from "../src/protocol/reply-encoder.ts";
 import type { Durability } from "../src/storage/store.ts";
 
 const items = Number(process.argv[2] ?? 100_000);
@@ -38,6 +39,12 @@ const kinds = 10;
 const inFlight = 320;
 
 const { clock, writer, engine, dispatcher, close } = await openInProcessServer("acq", durability, defaultLimits);
+
+/** The receipt of a dequeue-1 reply (the engine's delivery, as the reply carries it). */
+function firstReceipt(reply: Record<string, unknown>): string {
+  if (!(reply instanceof DeliveriesReply) || reply.deliveries.length === 0) throw new Error(`expected one delivery, got ${JSON.stringify(reply)}`);
+  return (reply.deliveries[0] as { receipt: string }).receipt;
+}
 
 const payload = new Uint8Array(100).fill(7);
 for (let loaded = 0; loaded < items; loaded += signatures) {
@@ -72,7 +79,7 @@ while (acquisitions < items - inFlight * (allocationRounds + 1)) {
   const dequeueStartMs = performance.now();
   for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, dequeueBodies[i % kinds] as Uint8Array);
   dequeueRounds.push(((performance.now() - dequeueStartMs) * 1000) / inFlight);
-  const receipts = sink.replies.map((reply) => ((reply.items as Array<{ receipt: string }>)[0] as { receipt: string }).receipt);
+  const receipts = sink.replies.map(firstReceipt);
   sink.replies = [];
   // Under load the acks come after leaseWriteDelayMs, so each lease is written before its ack (as in bench/load's runs).
   clock.advance(leaseWriteDelayMs + 1);
@@ -110,7 +117,7 @@ for (let round = 0; round < allocationRounds; round++) {
   meter.mark(null);
   for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, dequeueBodies[i % kinds] as Uint8Array);
   meter.mark(charged ? dequeueAllocations : null, inFlight);
-  const receipts = sink.replies.map((reply) => ((reply.items as Array<{ receipt: string }>)[0] as { receipt: string }).receipt);
+  const receipts = sink.replies.map(firstReceipt);
   sink.replies = [];
   clock.advance(leaseWriteDelayMs + 1);
   const ackBodies = receipts.map((receipt) => encoder.encode({ id: 2, op: "ack", ns: "bench", receipts: [receipt] }));

@@ -11,13 +11,12 @@
 
 import { bench, do_not_optimize, group, run, summary } from "mitata";
 import { FrameEncoder } from "../src/protocol/frame-encoder.ts";
-import { ReplyEncoder } from "../src/protocol/reply-encoder.ts";
-import type { WireDelivery } from "../src/protocol/wire-types.ts";
+import { type DeliveryFields, deliveryToWire, ReplyEncoder } from "../src/protocol/reply-encoder.ts";
 
 const payload = new Uint8Array(100).fill(0x78);
 const metadata = new Uint8Array(8).fill(0x6d);
 
-function deliveries(count: number): WireDelivery[] {
+function deliveries(count: number): DeliveryFields[] {
   return Array.from({ length: count }, (_, i) => ({
     id: `0f.${(1_000_000_000 + i).toString(36)}`,
     topic: "load",
@@ -26,8 +25,8 @@ function deliveries(count: number): WireDelivery[] {
     metadata,
     attempt: 1,
     receipt: `0f.${(1_000_000_000 + i).toString(36)}.${(123_456 + i).toString(36)}`,
-    lease_expires_at_ms: 1_764_493_200_000 + i,
-    enqueued_at_ms: 1_764_493_170_000 + i,
+    leaseExpiresAtMs: 1_764_493_200_000 + i,
+    enqueuedAtMs: 1_764_493_170_000 + i,
   }));
 }
 
@@ -37,7 +36,7 @@ const stale: string[] = [];
 
 for (const count of [1, 100]) {
   const items = deliveries(count);
-  const plain = { id: 123_456, ok: true, items };
+  const plain = { id: 123_456, ok: true, items: items.map(deliveryToWire) };
   const a = generic.encode(plain);
   const b = hand.deliveriesFrame(123_456, items);
   if (!Buffer.from(a).equals(Buffer.from(b))) throw new Error("hand-written frame differs from the generic one");

@@ -243,17 +243,33 @@ function isPlainMap(value) {
 }
 
 // src/protocol/reply-encoder.ts
+function deliveryToWire(d) {
+  return {
+    id: d.id,
+    topic: d.topic,
+    priority: d.priority,
+    payload: d.payload,
+    metadata: d.metadata,
+    attempt: d.attempt,
+    receipt: d.receipt,
+    lease_expires_at_ms: d.leaseExpiresAtMs,
+    enqueued_at_ms: d.enqueuedAtMs
+  };
+}
+
 class DeliveriesReply {
   id;
   ok;
-  items;
-  constructor(items) {
+  deliveries;
+  constructor(deliveries) {
     this.id = 0;
     this.ok = true;
-    this.items = items;
+    this.deliveries = deliveries;
+  }
+  toWire() {
+    return { id: this.id, ok: true, items: this.deliveries.map(deliveryToWire) };
   }
 }
-
 class AckReply {
   id;
   ok;
@@ -343,9 +359,9 @@ class ReplyEncoder {
     this.raw(receiptKey);
     this.string(d.receipt);
     this.raw(leaseKey);
-    this.number(d.lease_expires_at_ms);
+    this.number(d.leaseExpiresAtMs);
     this.raw(enqueuedKey);
-    this.number(d.enqueued_at_ms);
+    this.number(d.enqueuedAtMs);
   }
   finish() {
     const bodyBytes = this.pos - frameHeaderBytes;
@@ -523,7 +539,7 @@ class FrameEncoder {
   replies = null;
   encode(value) {
     if (value instanceof DeliveriesReply)
-      return this.replyEncoder().deliveriesFrame(value.id, value.items);
+      return this.replyEncoder().deliveriesFrame(value.id, value.deliveries);
     if (value instanceof AckReply)
       return this.replyEncoder().ackFrame(value.id, value.acked, value.stale);
     const body = this.encoder.encodeSharedRef(value);

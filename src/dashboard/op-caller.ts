@@ -5,6 +5,7 @@
 // dashboard never calls an engine op directly. Replies come back in wire form
 // (snake_case, payloads as bytes), exactly what a TCP client would decode.
 
+import { plainReply } from "../protocol/reply-encoder.ts";
 import type { WireError } from "../protocol/wire-types.ts";
 import type { RequestSource } from "../server/dispatcher.ts";
 import type { Session } from "../server/op-types.ts";
@@ -43,7 +44,7 @@ export class OpCaller {
         send(reply: Source): void {
           if (settled) return;
           settled = true;
-          const { id: _id, ok, error, ...value } = reply as Record<string, unknown>;
+          const { id: _id, ok, error, ...value } = plainReply(reply as Record<string, unknown>);
           resolve(ok === true ? { ok: true, value } : { ok: false, error: error as WireError });
         },
         fail(error: WireError): void {

@@ -7,14 +7,26 @@
 import { assert } from "../lib/assert.ts";
 import type { ItemRecord } from "../storage/record.ts";
 import type { Store } from "../storage/store.ts";
-import { ItemStateFields, PatchRefused, StoredItemPatcher, storedItemBytes } from "../storage/stored-item-patch.ts";
+import { ItemStateFields, PatchRefused, readStoredItemBytes, StoredItemPatcher, type StoredItemBytes } from "../storage/stored-item-patch.ts";
 import type { WriteSet } from "../storage/writer.ts";
 import { type LiveItem, toRecord } from "./item.ts";
 import type { StoredOnly } from "./item-parts.ts";
 
+/** What deliveryBytes reads for a delivery; `stored` is the copy of the stored value they came from. */
+export class DeliveryBytes implements StoredItemBytes {
+  payload: Uint8Array = noBytes;
+  metadata: Uint8Array = noBytes;
+  enqueuedAtMs = 0;
+  stored: Uint8Array = noBytes;
+}
+
+const noBytes = new Uint8Array(0);
+
 export class ItemBytes {
   /** Scratch for patchedValue (the engine is synchronous: one write at a time). */
   private readonly fields = new ItemStateFields();
+  /** Scratch for deliveryBytes and valueBytes: read once per delivery, so no object per delivery. */
+  private readonly read = new DeliveryBytes();
   private readonly patcher: StoredItemPatcher;
 
   constructor(private readonly reader: Pick<Store, "readItem" | "readItemBytes">) {
@@ -59,20 +71,25 @@ export class ItemBytes {
    * stored value without decoding the rest (a nack's metadata, kept in memory
    * until its write commits, wins over the stored one), and `stored`, the
    * copy of the stored value they came from: the deferred lease write patches
-   * it instead of reading the value a second time.
+   * it instead of reading the value a second time. The answer is this
+   * ItemBytes' scratch, good until its next deliveryBytes or valueBytes:
+   * copy what you keep (ItemStates.lease does, into the Delivery).
    */
-  deliveryBytes(item: LiveItem): { payload: Uint8Array; metadata: Uint8Array; enqueuedAtMs: number; stored: Uint8Array } {
+  deliveryBytes(item: LiveItem): DeliveryBytes {
     const value = this.reader.readItemBytes(item.shard, item.key);
     // Messages are built only on failure (this runs once per delivery).
     if (value === null) assert(false, `engine: item ${item.id} is live but not stored`);
-    const bytes = storedItemBytes(value);
+    return this.valueBytes(item, value);
+  }
+
+  /** deliveryBytes of a stored value already in hand (a lease patched it): the same scratch. */
+  valueBytes(item: LiveItem, value: Uint8Array): DeliveryBytes {
+    const read = this.read;
+    readStoredItemBytes(value, read);
+    read.stored = value;
     const metadata = item.extras?.metadata;
-    return {
-      payload: bytes.payload,
-      metadata: metadata !== undefined && metadata !== null ? metadata : bytes.metadata,
-      enqueuedAtMs: bytes.enqueuedAtMs,
-      stored: value,
-    };
+    if (metadata !== undefined && metadata !== null) read.metadata = metadata;
+    return read;
   }
 
   /**

@@ -11,7 +11,6 @@
 import { assert } from "../lib/assert.ts";
 import type { Limits } from "../limits.ts";
 import type { Outcome } from "../storage/record.ts";
-import { storedItemBytes } from "../storage/stored-item-patch.ts";
 import type { Store } from "../storage/store.ts";
 import type { WriteSet, Writer } from "../storage/writer.ts";
 import type { Delivery, LiveStateName } from "./api.ts";
@@ -100,7 +99,7 @@ export class ItemStates {
       const value = this.bytes.patchedValue(item);
       if (value !== null) {
         set.putItemBytes(item.shard, item.key, value);
-        bytes = storedItemBytes(value);
+        bytes = this.bytes.valueBytes(item, value);
       } else {
         const record = this.bytes.recordOf(item);
         set.putItem(item.shard, item.key, record);
@@ -315,13 +314,13 @@ export class ItemStates {
     this.leave(item);
     this.forget(item);
     const ns = item.ns;
-    const id = item.id;
     const set = this.ws();
     set.deleteItem(item.shard, item.key);
     this.ended.record(ns, item.shard, item.key, outcome, nowMs, set);
     this.namespaces.get(ns)!.counters[outcome]++;
     // Most stores have no `after` edges: skip the graph's lookups by id then.
     if (this.graph.edgeCount === 0) return;
+    const id = item.id;
     if (outcome === "acked") {
       for (const dependentId of this.graph.onAcked(id)) {
         const dependent = this.items.get(dependentId);

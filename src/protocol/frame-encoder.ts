@@ -14,7 +14,7 @@ export class FrameEncoder {
   private replies: ReplyEncoder | null = null;
 
   encode(value: unknown): Uint8Array {
-    if (value instanceof DeliveriesReply) return this.replyEncoder().deliveriesFrame(value.id, value.items);
+    if (value instanceof DeliveriesReply) return this.replyEncoder().deliveriesFrame(value.id, value.deliveries);
     if (value instanceof AckReply) return this.replyEncoder().ackFrame(value.id, value.acked, value.stale);
     const body = this.encoder.encodeSharedRef(value);
     const frame = new Uint8Array(frameHeaderBytes + body.length);

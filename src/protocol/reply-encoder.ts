@@ -7,24 +7,69 @@
 // @msgpack/msgpack picks (smallest int form, uint64/int64 past 32 bits,
 // float64 for non-integers), so the bytes match the generic encoder's.
 //
-// The reply classes are plain data with their fields in wire order: an
-// encoder that does not know them (the generic one) writes the same map.
+// A dequeue reply carries the engine's deliveries as they are (camelCase
+// fields, DeliveryFields) and the encoder writes them under the wire's keys:
+// no WireDelivery copy per delivery. So DeliveriesReply is not plain wire
+// data; plainReply gives the map any other consumer (the generic encoder,
+// the dashboard's op caller) must see. AckReply is plain data in wire order.
 
 import { assert } from "../lib/assert.ts";
 import { frameHeaderBytes } from "./frame-decoder.ts";
 import type { WireDelivery } from "./wire-types.ts";
 
-/** A dequeue reply; the dispatcher sets `id`. */
+/**
+ * A delivery as the engine hands it out (engine/api.ts's Delivery has these
+ * fields; the protocol layer does not import the engine). The wire's
+ * WireDelivery has the same values under snake_case keys.
+ */
+export interface DeliveryFields {
+  id: string;
+  topic: string;
+  priority: number;
+  payload: Uint8Array;
+  metadata: Uint8Array;
+  attempt: number;
+  receipt: string;
+  leaseExpiresAtMs: number;
+  enqueuedAtMs: number;
+}
+
+/** A delivery under the wire's keys, in wire order. */
+export function deliveryToWire(d: DeliveryFields): WireDelivery {
+  return {
+    id: d.id,
+    topic: d.topic,
+    priority: d.priority,
+    payload: d.payload,
+    metadata: d.metadata,
+    attempt: d.attempt,
+    receipt: d.receipt,
+    lease_expires_at_ms: d.leaseExpiresAtMs,
+    enqueued_at_ms: d.enqueuedAtMs,
+  };
+}
+
+/** A dequeue reply ({id, ok, items} on the wire); the dispatcher sets `id`. */
 export class DeliveriesReply {
   [field: string]: unknown;
   id: number;
   ok: true;
-  items: readonly WireDelivery[];
-  constructor(items: readonly WireDelivery[]) {
+  deliveries: readonly DeliveryFields[];
+  constructor(deliveries: readonly DeliveryFields[]) {
     this.id = 0;
     this.ok = true;
-    this.items = items;
+    this.deliveries = deliveries;
   }
+
+  /** The reply as plain wire data, as the hand-written frame encodes it. */
+  toWire(): { id: number; ok: true; items: WireDelivery[] } {
+    return { id: this.id, ok: true, items: this.deliveries.map(deliveryToWire) };
+  }
+}
+
+/** A reply as plain wire data: a DeliveriesReply's wire map, anything else as it is. */
+export function plainReply(reply: Record<string, unknown>): Record<string, unknown> {
+  return reply instanceof DeliveriesReply ? reply.toWire() : reply;
 }
 
 /** An ack reply; the dispatcher sets `id`. */
@@ -81,7 +126,7 @@ export class ReplyEncoder {
   private pos = 0;
 
   /** The frame of a dequeue reply. */
-  deliveriesFrame(id: number, items: readonly WireDelivery[]): Uint8Array {
+  deliveriesFrame(id: number, items: readonly DeliveryFields[]): Uint8Array {
     this.pos = frameHeaderBytes;
     this.ensure(64);
     this.raw(deliveriesHead);
@@ -110,7 +155,7 @@ export class ReplyEncoder {
     return this.finish();
   }
 
-  private delivery(d: WireDelivery): void {
+  private delivery(d: DeliveryFields): void {
     const payload = d.payload;
     const metadata = d.metadata;
     this.ensure(deliveryFixedBytes + 3 * (d.id.length + d.topic.length + d.receipt.length) + payload.length + metadata.length);
@@ -129,9 +174,9 @@ export class ReplyEncoder {
     this.raw(receiptKey);
     this.string(d.receipt);
     this.raw(leaseKey);
-    this.number(d.lease_expires_at_ms);
+    this.number(d.leaseExpiresAtMs);
     this.raw(enqueuedKey);
-    this.number(d.enqueued_at_ms);
+    this.number(d.enqueuedAtMs);
   }
 
   /** Fill in the length and hand out a copy: the buffer is reused by the next call. */

@@ -94,6 +94,7 @@ export class Dispatcher {
       tokens: options.tokens,
       serverInfo: options.serverInfo,
       serverStats: options.serverStats,
+      reader: new RequestReader(),
     };
   }
 

@@ -8,7 +8,7 @@ import { assert } from "../lib/assert.ts";
 import type { Limits } from "../limits.ts";
 import type { OpName, WireClusterMap, WireError } from "../protocol/wire-types.ts";
 import type { NamespaceScope, TokenTable } from "./auth.ts";
-import type { Source } from "./request-reader.ts";
+import type { RequestReader, Source } from "./request-reader.ts";
 
 export interface ServerInfo {
   version: string;
@@ -41,6 +41,12 @@ export interface OpContext {
   serverInfo: ServerInfo;
   /** Server-level gauges merged into `stats`. */
   serverStats(): Record<string, number>;
+  /**
+   * A RequestReader the hot ops (dequeue, ack) reuse instead of building one
+   * per request: reset it first, keep nothing of it past the handler (its
+   * failure object is fresh each time, so returning that is fine).
+   */
+  readonly reader: RequestReader;
 }
 
 /**

@@ -7,7 +7,7 @@
 
 import type { Store } from "./store.ts";
 import type { ItemKey } from "./store.ts";
-import { ItemStatePatch, itemShapeFlags, itemValueBytes } from "./item-record-v3.ts";
+import { ItemStatePatch, type ItemValueBytes, itemShapeFlags, readItemValueBytes } from "./item-record-v3.ts";
 import { patchItemState } from "./item-record-v3.ts";
 
 /**
@@ -54,7 +54,10 @@ export class StoredItemPatcher {
   }
 }
 
-/** A stored (or patched) value's payload and metadata, each a copy, and its enqueue instant. */
-export function storedItemBytes(value: Uint8Array): { payload: Uint8Array; metadata: Uint8Array; enqueuedAtMs: number } {
-  return itemValueBytes(value);
+/** What readStoredItemBytes reads: payload and metadata (copies) and the enqueue instant. */
+export type StoredItemBytes = ItemValueBytes;
+
+/** A stored (or patched) value's payload and metadata, each a copy, and its enqueue instant, into `into` (a caller's scratch: no object per read). */
+export function readStoredItemBytes(value: Uint8Array, into: StoredItemBytes): void {
+  readItemValueBytes(value, into);
 }

@@ -9,7 +9,7 @@
 import { describe, expect, test } from "bun:test";
 import { FrameEncoder } from "../../src/protocol/frame-encoder.ts";
 import { createEncoder, createReplyDecoder } from "../../src/protocol/msgpack-codec.ts";
-import { AckReply, DeliveriesReply, ReplyEncoder } from "../../src/protocol/reply-encoder.ts";
+import { AckReply, DeliveriesReply, type DeliveryFields, deliveryToWire, plainReply, ReplyEncoder } from "../../src/protocol/reply-encoder.ts";
 import type { WireDelivery } from "../../src/protocol/wire-types.ts";
 import { seededRandom } from "../support/seeded-random.ts";
 
@@ -35,7 +35,7 @@ function bytes(random: () => number, size: number): Uint8Array {
   return out;
 }
 
-function delivery(random: () => number): WireDelivery {
+function delivery(random: () => number): DeliveryFields {
   const metadataText = random() < 0.5 ? "" : pick(random, texts.slice(0, 10));
   return {
     id: random() < 0.8 ? `0f.${Math.floor(random() * 1e12).toString(36)}` : pick(random, texts),
@@ -45,14 +45,17 @@ function delivery(random: () => number): WireDelivery {
     metadata: random() < 0.3 ? bytes(random, pick(random, payloadSizes)) : new TextEncoder().encode(metadataText),
     attempt: pick(random, integers),
     receipt: random() < 0.8 ? `r.${Math.floor(random() * 1e15).toString(36)}.${Math.floor(random() * 1e6)}` : pick(random, texts),
-    lease_expires_at_ms: random() < 0.7 ? 1_764_000_000_000 + Math.floor(random() * 1e9) : pick(random, integers),
-    enqueued_at_ms: random() < 0.7 ? 1_764_000_000_000 + Math.floor(random() * 1e9) : random() < 0.5 ? pick(random, integers) : 1.5 + random(),
+    leaseExpiresAtMs: random() < 0.7 ? 1_764_000_000_000 + Math.floor(random() * 1e9) : pick(random, integers),
+    enqueuedAtMs: random() < 0.7 ? 1_764_000_000_000 + Math.floor(random() * 1e9) : random() < 0.5 ? pick(random, integers) : 1.5 + random(),
   };
 }
 
+/** A delivery under the wire's keys in wire order (docs/PROTOCOL.md); the last test checks it key by key. */
+const wireOf = deliveryToWire;
+
 /** The generic frame body for the same reply, as a plain map in wire order. */
-function genericDeliveries(id: number, items: readonly WireDelivery[]): Uint8Array {
-  return generic.encode({ id, ok: true, items });
+function genericDeliveries(id: number, items: readonly DeliveryFields[]): Uint8Array {
+  return generic.encode({ id, ok: true, items: items.map(wireOf) });
 }
 
 function body(frame: Uint8Array): Uint8Array {
@@ -82,15 +85,15 @@ describe("dequeue reply", () => {
   test("one field at a time at each edge: payload sizes, integers, strings", () => {
     const encoder = new ReplyEncoder();
     const base = delivery(seededRandom(1));
-    const cases: WireDelivery[] = [];
+    const cases: DeliveryFields[] = [];
     for (const size of payloadSizes) {
       cases.push({ ...base, payload: new Uint8Array(size).fill(7) }, { ...base, metadata: new Uint8Array(size).fill(9) });
     }
     for (const n of integers) {
-      cases.push({ ...base, attempt: n }, { ...base, lease_expires_at_ms: n }, { ...base, enqueued_at_ms: n });
+      cases.push({ ...base, attempt: n }, { ...base, leaseExpiresAtMs: n }, { ...base, enqueuedAtMs: n });
     }
     for (const n of int32s) cases.push({ ...base, priority: n });
-    for (const f of [0.5, -0.5, 2 ** 53, -(2 ** 53), 1e300, Number.NaN]) cases.push({ ...base, enqueued_at_ms: f });
+    for (const f of [0.5, -0.5, 2 ** 53, -(2 ** 53), 1e300, Number.NaN]) cases.push({ ...base, enqueuedAtMs: f });
     for (const text of texts) cases.push({ ...base, id: text }, { ...base, topic: text }, { ...base, receipt: text });
     for (const d of cases) expectSame(encoder.deliveriesFrame(5, [d]), genericDeliveries(5, [d]));
   });
@@ -112,7 +115,7 @@ describe("dequeue reply", () => {
     const encoder = new ReplyEncoder();
     const small = { ...delivery(seededRandom(3)), payload: new Uint8Array(0), metadata: new Uint8Array(0) };
     for (const count of [65535, 65536]) {
-      const items = new Array<WireDelivery>(count).fill(small);
+      const items = new Array<DeliveryFields>(count).fill(small);
       expectSame(encoder.deliveriesFrame(9, items), genericDeliveries(9, items));
     }
   });
@@ -153,7 +156,26 @@ describe("FrameEncoder", () => {
     const ack = new AckReply(3, ["r.1"]);
     ack.id = 78;
     expectSame(frames.encode(ack), generic.encode({ id: 78, ok: true, acked: 3, stale: ["r.1"] }));
-    // The reply classes are plain data: the generic encoder writes the same map.
-    expect(Buffer.from(generic.encode(dequeue)).equals(Buffer.from(genericDeliveries(77, items)))).toBe(true);
+    // AckReply is plain data: the generic encoder writes the same map.
+    expect(Buffer.from(generic.encode(ack)).equals(Buffer.from(generic.encode({ id: 78, ok: true, acked: 3, stale: ["r.1"] })))).toBe(true);
+  });
+
+  test("a DeliveriesReply writes the engine's deliveries under the wire's keys; plainReply is the map the generic encoder writes the same", () => {
+    const frames = new FrameEncoder();
+    const random = seededRandom(41);
+    const items = [delivery(random), delivery(random), delivery(random)];
+    const dequeue = new DeliveriesReply(items);
+    dequeue.id = 79;
+    const plain = plainReply(dequeue);
+    expect(plain).toEqual({ id: 79, ok: true, items: items.map(wireOf) });
+    const first = items[0]!;
+    const wire = (plain.items as WireDelivery[])[0]!;
+    expect(Object.keys(wire)).toEqual(["id", "topic", "priority", "payload", "metadata", "attempt", "receipt", "lease_expires_at_ms", "enqueued_at_ms"]);
+    expect(Object.values(wire)).toEqual([first.id, first.topic, first.priority, first.payload, first.metadata, first.attempt, first.receipt, first.leaseExpiresAtMs, first.enqueuedAtMs]);
+    expectSame(frames.encode(dequeue), generic.encode(plain));
+    expect(decoder.decode(body(frames.encode(dequeue)))).toEqual(plain);
+    // Anything but a DeliveriesReply is plain already.
+    const ack = new AckReply(1, []);
+    expect(plainReply(ack)).toBe(ack);
   });
 });

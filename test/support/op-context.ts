@@ -4,6 +4,7 @@
 import { defaultLimits, type Limits } from "../../src/limits.ts";
 import { allNamespaces, TokenTable, type NamespaceScope, type TokenGrant } from "../../src/server/auth.ts";
 import type { OpContext } from "../../src/server/op-types.ts";
+import { RequestReader } from "../../src/server/request-reader.ts";
 import { FakeEngine } from "./fake-engine.ts";
 
 export const testNowMs = 1_700_000_000_000;
@@ -19,5 +20,6 @@ export function makeOpContext(
     tokens: new TokenTable(options.tokens ?? []),
     serverInfo: { version: "0.1.0", nodeId: "node-test", shards: 16 },
     serverStats: () => ({ connections: 1 }),
+    reader: new RequestReader(),
   };
 }

@@ -1,12 +1,38 @@
 import type { WireDelivery } from "./wire-types.ts";
-/** A dequeue reply; the dispatcher sets `id`. */
+/**
+ * A delivery as the engine hands it out (engine/api.ts's Delivery has these
+ * fields; the protocol layer does not import the engine). The wire's
+ * WireDelivery has the same values under snake_case keys.
+ */
+export interface DeliveryFields {
+    id: string;
+    topic: string;
+    priority: number;
+    payload: Uint8Array;
+    metadata: Uint8Array;
+    attempt: number;
+    receipt: string;
+    leaseExpiresAtMs: number;
+    enqueuedAtMs: number;
+}
+/** A delivery under the wire's keys, in wire order. */
+export declare function deliveryToWire(d: DeliveryFields): WireDelivery;
+/** A dequeue reply ({id, ok, items} on the wire); the dispatcher sets `id`. */
 export declare class DeliveriesReply {
     [field: string]: unknown;
     id: number;
     ok: true;
-    items: readonly WireDelivery[];
-    constructor(items: readonly WireDelivery[]);
+    deliveries: readonly DeliveryFields[];
+    constructor(deliveries: readonly DeliveryFields[]);
+    /** The reply as plain wire data, as the hand-written frame encodes it. */
+    toWire(): {
+        id: number;
+        ok: true;
+        items: WireDelivery[];
+    };
 }
+/** A reply as plain wire data: a DeliveriesReply's wire map, anything else as it is. */
+export declare function plainReply(reply: Record<string, unknown>): Record<string, unknown>;
 /** An ack reply; the dispatcher sets `id`. */
 export declare class AckReply {
     [field: string]: unknown;
@@ -21,7 +47,7 @@ export declare class ReplyEncoder {
     private view;
     private pos;
     /** The frame of a dequeue reply. */
-    deliveriesFrame(id: number, items: readonly WireDelivery[]): Uint8Array;
+    deliveriesFrame(id: number, items: readonly DeliveryFields[]): Uint8Array;
     /** The frame of an ack reply. */
     ackFrame(id: number, acked: number, stale: readonly string[]): Uint8Array;
     private delivery;

@@ -3,14 +3,15 @@
 
 import { AckReply } from "../../protocol/reply-encoder.ts";
 import { failed, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
-import { RequestReader, type Source } from "../request-reader.ts";
+import type { Source } from "../request-reader.ts";
 
 export const ackOp: OpSpec = namespacedOp({
   needsAuth: true,
   allowedWhileDraining: false,
   changesState: true,
   handle(request: Source, ns: string, ctx: OpContext): OpOutcome {
-    const reader = new RequestReader();
+    const reader = ctx.reader;
+    reader.reset();
     const receipts = reader.stringArray(request, "receipts", 1, ctx.limits.idsPerRequestMax, ctx.limits.receiptBytesMax);
     if (receipts === null) return failed(reader.failure!);
     const result = ctx.engine.ack(ns, receipts, ctx.nowMs);

@@ -5,10 +5,8 @@
 import type { Delivery, DequeueInput, Reply } from "../../engine/api.ts";
 import type { Limits } from "../../limits.ts";
 import { DeliveriesReply } from "../../protocol/reply-encoder.ts";
-import type { WireDelivery } from "../../protocol/wire-types.ts";
 import { failed, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
-import { RequestReader, type Source } from "../request-reader.ts";
-import { deliveryToWire } from "./wire-encoding.ts";
+import type { RequestReader, Source } from "../request-reader.ts";
 
 export function decodeDequeue(request: Source, limits: Limits, owner: number, reader: RequestReader): DequeueInput | null {
   const list = reader.requiredArray(request, "topics", 1, limits.topicsPerDequeueMax);
@@ -39,11 +37,9 @@ export function decodeDequeue(request: Source, limits: Limits, owner: number, re
   return { topics, capabilities, waitMs: waitMs ?? 0, leaseMs, owner };
 }
 
+/** The engine's deliveries go into the reply as they are: the reply encoder writes them under the wire's keys. */
 function deliveriesReply(r: Reply<{ deliveries: Delivery[] }>): OpOutcome {
-  const deliveries = r.value.deliveries;
-  const items: WireDelivery[] = new Array(deliveries.length);
-  for (let i = 0; i < deliveries.length; i++) items[i] = deliveryToWire(deliveries[i] as Delivery);
-  return reply(new DeliveriesReply(items), r.durable);
+  return reply(new DeliveriesReply(r.value.deliveries), r.durable);
 }
 
 export const dequeueOp: OpSpec = namespacedOp({
@@ -51,7 +47,8 @@ export const dequeueOp: OpSpec = namespacedOp({
   allowedWhileDraining: false,
   changesState: true,
   handle(request: Source, ns: string, ctx: OpContext): OpOutcome {
-    const reader = new RequestReader();
+    const reader = ctx.reader;
+    reader.reset();
     const input = decodeDequeue(request, ctx.limits, ctx.session.connectionId, reader);
     if (input === null) return failed(reader.failure!);
     const result = ctx.engine.dequeue(ns, input, ctx.nowMs);

@@ -1,22 +1,9 @@
 // Engine values (camelCase) to their wire shapes (snake_case), for the op
-// files' replies. Optional fields are left out when absent.
+// files' replies. Optional fields are left out when absent. Deliveries are
+// written by the reply encoder (protocol/reply-encoder.ts, deliveryToWire).
 
-import type { Delivery, EndedItemState, ItemState, TopicCounts } from "../../engine/api.ts";
-import type { WireDelivery, WireEndedItemState, WireItemState, WireTopicCounts } from "../../protocol/wire-types.ts";
-
-export function deliveryToWire(d: Delivery): WireDelivery {
-  return {
-    id: d.id,
-    topic: d.topic,
-    priority: d.priority,
-    payload: d.payload,
-    metadata: d.metadata,
-    attempt: d.attempt,
-    receipt: d.receipt,
-    lease_expires_at_ms: d.leaseExpiresAtMs,
-    enqueued_at_ms: d.enqueuedAtMs,
-  };
-}
+import type { EndedItemState, ItemState, TopicCounts } from "../../engine/api.ts";
+import type { WireEndedItemState, WireItemState, WireTopicCounts } from "../../protocol/wire-types.ts";
 
 export function itemStateToWire(s: ItemState): WireItemState {
   const wire: WireItemState = {
