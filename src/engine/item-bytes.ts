@@ -47,7 +47,7 @@ export class ItemBytes {
    */
   patchedValue(item: LiveItem, storedCopy: Uint8Array | null = null): Uint8Array | null {
     const extras = item.extras;
-    if (extras !== null && (extras.unstored !== null || extras.metadata !== null || extras.priorityRewritten)) return null;
+    if (item.unstored !== null || (extras !== null && (extras.metadata !== null || extras.priorityRewritten))) return null;
     const fields = this.fields;
     fields.hasTtl = extras !== null && extras.ttlExpiresAtMs !== null;
     fields.hasDeadReason = extras !== null && extras.deadReason !== null;

@@ -340,6 +340,26 @@ export class ItemStates {
 
   /** The item becomes a dead letter: kept and listed by `dead`, not delivered; its dependents die too. */
   killItem(item: LiveItem, reason: string, priority: number | null = null): void {
+    this.makeDead(item, reason, priority);
+    this.killDependents(item.id, "dead");
+  }
+
+  /**
+   * Every item waiting on `id`, directly or through others, becomes a dead
+   * letter. The graph hands over the whole closure at once (dependents of
+   * dependents come later in the same list, already dropped from it), so
+   * this is one loop, not a recursion through killItem.
+   */
+  killDependents(id: string, how: "cancelled" | "expired" | "dead"): void {
+    for (const killed of this.graph.onFailed(id, how)) {
+      const dependent = this.items.get(killed.itemId);
+      if (dependent === undefined || dependent.state !== "waiting") continue;
+      this.makeDead(dependent, killed.deadReason, null);
+    }
+  }
+
+  /** One item becomes a dead letter (its dependents are the caller's). */
+  private makeDead(item: LiveItem, reason: string, priority: number | null): void {
     this.unplace(item);
     this.leave(item);
     if (priority !== null) this.setPriority(item, priority);
@@ -347,16 +367,6 @@ export class ItemStates {
     item.leaseExpiresAtMs = null;
     this.enterDead(item);
     this.bytes.writeItem(this.ws(), item);
-    this.killDependents(item.id, "dead");
-  }
-
-  killDependents(id: string, how: "cancelled" | "expired" | "dead"): void {
-    for (const killed of this.graph.onFailed(id, how)) {
-      const dependent = this.items.get(killed.itemId);
-      if (dependent === undefined || dependent.state !== "waiting") continue;
-      // The graph already dropped it and its own dependents (they come later in this same list).
-      this.killItem(dependent, killed.deadReason);
-    }
   }
 
   namespace(name: string, nowMs: number): Namespace {

@@ -39,7 +39,7 @@ const stateCodeSpan = 8;
  * The item is its own ready-heap node (IntrusiveHeapNode): a separate node
  * object cost about 60 bytes per ready item and one more object for the
  * collector to trace. It is in a heap only while ready and committed. Its 12
- * fields: the heap's three links, stateAndSignature, progress, extras,
+ * fields: the heap's three links, stateAndSignature, progress, side,
  * priority, deliverAtMs, settings, shard, key, topic.
  */
 export class LiveItem extends IntrusiveHeapNode<LiveItem> implements TopicItem<LiveItem> {
@@ -47,8 +47,13 @@ export class LiveItem extends IntrusiveHeapNode<LiveItem> implements TopicItem<L
   private stateAndSignature: number;
   /** Deadline and delivery counts, from the first delay or delivery on (item-parts.ts). */
   progress: ItemProgress<LiveItem> | null = null;
-  /** Rarely used fields, or null when the item uses none of them (item-parts.ts). */
-  extras: ItemExtras<LiveItem> | null = null;
+  /**
+   * The rarely used fields (ItemExtras, item-parts.ts), or, for an item that
+   * uses none of them, the enqueue's record alone until its commit is durable
+   * (an ItemExtras only to point at it was one more object per enqueued
+   * item), or null. Read through `extras` and `unstored`.
+   */
+  private side: ItemExtras<LiveItem> | UnstoredBytes | null = null;
 
   // The stored record's fields that every item has (record.ts documents each).
   priority: number;
@@ -77,9 +82,9 @@ export class LiveItem extends IntrusiveHeapNode<LiveItem> implements TopicItem<L
       progress.leaseBoot = record.leaseBoot;
       progress.leaseExpiresAtMs = record.leaseExpiresAtMs;
     }
-    if (unstored !== null || record.ttlExpiresAtMs !== null || record.deadReason !== null || record.after !== null || record.key !== null) {
+    this.side = unstored;
+    if (record.ttlExpiresAtMs !== null || record.deadReason !== null || record.after !== null || record.key !== null) {
       const extras = this.ensureExtras();
-      extras.unstored = unstored;
       extras.ttlExpiresAtMs = record.ttlExpiresAtMs;
       extras.deadReason = record.deadReason;
       extras.after = record.after;
@@ -192,21 +197,33 @@ export class LiveItem extends IntrusiveHeapNode<LiveItem> implements TopicItem<L
 
   // ---- extras ----
 
+  /** Rarely used fields, or null when the item uses none of them (item-parts.ts). */
+  get extras(): ItemExtras<LiveItem> | null {
+    const side = this.side;
+    return side instanceof ItemExtras ? side : null;
+  }
+
   /**
    * The enqueue's bytes while its commit is not durable: such an item counts
    * in its state but sits in no ready heap, so it cannot be delivered before
    * it is stored. Null once committed (the store holds the bytes).
    */
   get unstored(): UnstoredBytes | null {
-    return this.extras === null ? null : this.extras.unstored;
+    const side = this.side;
+    if (side === null) return null;
+    return side instanceof ItemExtras ? side.unstored : side;
   }
 
   /** The enqueue's commit is durable: memory lets go of its bytes. */
   markStored(): void {
-    const extras = this.extras;
-    if (extras === null) return;
-    extras.unstored = null;
-    if (extras.isEmpty()) this.extras = null;
+    const side = this.side;
+    if (side === null) return;
+    if (!(side instanceof ItemExtras)) {
+      this.side = null;
+      return;
+    }
+    side.unstored = null;
+    if (side.isEmpty()) this.side = null;
   }
 
   /** True once the enqueue's commit is durable. */
@@ -221,24 +238,29 @@ export class LiveItem extends IntrusiveHeapNode<LiveItem> implements TopicItem<L
   }
 
   get ttlExpiresAtMs(): number | null {
-    return this.extras === null ? null : this.extras.ttlExpiresAtMs;
+    const extras = this.extras;
+    return extras === null ? null : extras.ttlExpiresAtMs;
   }
 
   get ttlPassed(): boolean {
-    return this.extras !== null && this.extras.ttlPassed;
+    const extras = this.extras;
+    return extras !== null && extras.ttlPassed;
   }
 
   get deadReason(): string | null {
-    return this.extras === null ? null : this.extras.deadReason;
+    const extras = this.extras;
+    return extras === null ? null : extras.deadReason;
   }
 
   get after(): string[] | null {
-    return this.extras === null ? null : this.extras.after;
+    const extras = this.extras;
+    return extras === null ? null : extras.after;
   }
 
   /** The idempotency key, or null. */
   get idempotencyKey(): string | null {
-    return this.extras === null ? null : this.extras.key;
+    const extras = this.extras;
+    return extras === null ? null : extras.key;
   }
 
   /** The state as stored: ready, delayed and waiting are all `pending`. */
@@ -247,8 +269,13 @@ export class LiveItem extends IntrusiveHeapNode<LiveItem> implements TopicItem<L
   }
 
   ensureExtras(): ItemExtras<LiveItem> {
-    if (this.extras === null) this.extras = new ItemExtras<LiveItem>();
-    return this.extras;
+    const side = this.side;
+    if (side instanceof ItemExtras) return side;
+    // The enqueue's record, if it sat here alone, moves into the new extras.
+    const extras = new ItemExtras<LiveItem>();
+    extras.unstored = side;
+    this.side = extras;
+    return extras;
   }
 
   ensureProgress(): ItemProgress<LiveItem> {

@@ -2,7 +2,9 @@
 // `requires` signature id share one number (item.ts keeps the item at 12
 // fields), so every state change must keep the signature, and every
 // signature id, however large the registry's counter grows, must keep the
-// state; its heap membership is the pairing heap's mark, not a field.
+// state; its heap membership is the pairing heap's mark, not a field; and
+// the enqueue's record, held until its commit, needs no side object of its
+// own unless the item has rarely used fields too.
 
 import { describe, expect, test } from "bun:test";
 import type { LiveStateName } from "../../src/engine/api.ts";
@@ -39,5 +41,25 @@ describe("LiveItem's packed fields", () => {
     heap.remove(items[2] as LiveItem);
     expect(items.map((i) => i.inReadyHeap)).toEqual([true, false, false]);
     heap.checkInvariants();
+  });
+
+  test("the uncommitted record: alone in the side slot, moved into extras when they appear, let go when stored", () => {
+    const record = { ...itemRecord(), commit: null };
+    const plain = new LiveItem(0, 1, topic, 0, record, "ready", record);
+    expect([plain.extras, plain.unstored, plain.committed]).toEqual([null, record, false]);
+    plain.markStored();
+    expect([plain.extras, plain.unstored, plain.committed]).toEqual([null, null, true]);
+
+    const withTtl = new LiveItem(0, 2, topic, 0, { ...record, ttlExpiresAtMs: 5 }, "ready", record);
+    expect([withTtl.extras?.unstored, withTtl.unstored, withTtl.ttlExpiresAtMs]).toEqual([record, record, 5]);
+
+    const later = new LiveItem(0, 3, topic, 0, record, "ready", record);
+    later.ensureExtras().deadReason = "r";
+    expect([later.extras?.unstored, later.unstored, later.deadReason]).toEqual([record, record, "r"]);
+    later.markStored();
+    expect([later.unstored, later.deadReason, later.extras !== null]).toEqual([null, "r", true]);
+    later.ensureExtras().deadReason = null;
+    later.markStored();
+    expect(later.extras).toBeNull();
   });
 });
