@@ -344,12 +344,7 @@ export class ItemStates {
     this.killDependents(item.id, "dead");
   }
 
-  /**
-   * Every item waiting on `id`, directly or through others, becomes a dead
-   * letter. The graph hands over the whole closure at once (dependents of
-   * dependents come later in the same list, already dropped from it), so
-   * this is one loop, not a recursion through killItem.
-   */
+  /** Every item waiting on `id`, directly or through others, dies: the graph hands over that whole closure, so one loop, no recursion. */
   killDependents(id: string, how: "cancelled" | "expired" | "dead"): void {
     for (const killed of this.graph.onFailed(id, how)) {
       const dependent = this.items.get(killed.itemId);
