@@ -11,8 +11,8 @@
 // cells and bytes per enqueued item and per request, commit included. Cells
 // are exact and repeat run to run; bytes are within a few per cent (block
 // granularity). Payload bytes the store copies off-heap are not counted.
-// Expect (2-core shared machine, strict): batch 100 min 4.1-5.0 µs per item,
-// 15.3 cells (1.5-1.6 KB) per item; batch 1 min 6-19 µs, 54.1-54.6 cells (3.5 KB)
+// Expect (2-core shared machine, strict): batch 100 min 4.0-5.0 µs per item,
+// 14.3 cells (1.5-1.7 KB) per item; batch 1 min 6-19 µs, 53.8 cells (3.6 KB)
 // (BENCHMARKS.md, "(2026-12-02, allocations per enqueued item)").
 // Run: ./node_modules/.bin/bun bench/enqueue-path.bench.ts [batch] [relaxed|strict] [items]
 // (default 100 strict 300000). ORQ_BENCH_ALLOCATION_TYPES=1 adds the cells

@@ -6,8 +6,8 @@
 // and object count; printed per item, with the RSS parts for scale. The
 // figures are deterministic (a collected heap, no sockets, no timing), so
 // they compare across builds where the load benchmark's readings scatter.
-// Expect: about 130 B and 1 object per plain ready item, 240 B and 2 objects
-// per item with `requires` (BENCHMARKS.md, "What one ready item costs").
+// Expect: about 136 B and 1 object per plain ready item, 124 B and 1 object
+// per item with `requires` (BENCHMARKS.md, "A ready item in 112 bytes").
 // Run: ./node_modules/.bin/bun bench/item-heap.bench.ts [items] (default 1000000)
 
 import { heapStats } from "bun:jsc";
