@@ -16,18 +16,21 @@ import { allNamespaces, TokenTable } from "../../src/server/auth.ts";
 import { Dispatcher, type RequestSource } from "../../src/server/dispatcher.ts";
 import { silentLogger } from "../../src/server/logger.ts";
 import type { Session } from "../../src/server/op-types.ts";
+import { OutputBufferPool } from "../../src/server/output-buffers.ts";
+import { OutputQueue } from "../../src/server/output-queue.ts";
 import { GroupCommitter } from "../../src/storage/group-commit.ts";
 import { openLmdbStore } from "../../src/storage/lmdb/lmdb-store.ts";
 import type { Durability, Store } from "../../src/storage/store.ts";
 
-/** Collects the replies and encodes each, as a Connection would queue them. */
+/** Collects the replies and encodes each into an output queue, as a Connection does (the socket only counts the bytes). */
 export class ReplySink implements RequestSource {
   readonly session: Session = { connectionId: 1, scope: allNamespaces, readOnly: false };
   readonly frames = new FrameEncoder();
   replies: Array<Record<string, unknown>> = [];
   bytes = 0;
+  private readonly output = new OutputQueue({ write: (_data, _offset, length) => ((this.bytes += length), length) }, () => {}, new OutputBufferPool());
   send(reply: Record<string, unknown>): void {
-    this.bytes += this.frames.encode(reply).length;
+    this.frames.encodeTo(reply, this.output);
     this.replies.push(reply);
   }
   fail(error: WireError): void {

@@ -12,6 +12,7 @@ import type { Socket, TCPSocketListener } from "bun";
 import type { Clock } from "../lib/clock.ts";
 import type { Limits } from "../limits.ts";
 import type { Logger } from "../server/logger.ts";
+import { OutputBufferPool } from "../server/output-buffers.ts";
 import type { BeanstalkEngine, FrontEnd } from "./command-context.ts";
 import { BeanstalkConnection } from "./connection.ts";
 import { FrontEndState } from "./front-end-state.ts";
@@ -37,6 +38,8 @@ export class BeanstalkServer {
   private readonly listener: TCPSocketListener<SocketData>;
   private readonly connections = new Map<number, BeanstalkConnection>();
   private readonly fe: FrontEnd;
+  /** Every connection's output buffers come from here (server/output-buffers.ts). */
+  private readonly outputBuffers = new OutputBufferPool();
   private nextConnectionId = 1;
 
   private constructor(private readonly options: BeanstalkServerOptions) {
@@ -90,7 +93,7 @@ export class BeanstalkServer {
     }
     socket.setNoDelay(true);
     const id = this.nextConnectionId++;
-    const connection = new BeanstalkConnection(id, socket, this.fe, this.options.logger);
+    const connection = new BeanstalkConnection(id, socket, this.fe, this.options.logger, this.outputBuffers);
     socket.data = { connection };
     this.connections.set(id, connection);
   }

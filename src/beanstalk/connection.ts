@@ -13,6 +13,7 @@ import { AssertionError } from "../lib/assert.ts";
 import { closeFlushMsMax } from "../limits.ts";
 import type { ConnectionSocket } from "../server/connection.ts";
 import type { Logger } from "../server/logger.ts";
+import type { OutputBufferPool } from "../server/output-buffers.ts";
 import { OutputQueue } from "../server/output-queue.ts";
 import { ArgCursor } from "./arg-cursor.ts";
 import { type Answer, AnswerError, closeAnswer, type FrontEnd, PendingAnswer, settled } from "./command-context.ts";
@@ -48,10 +49,11 @@ export class BeanstalkConnection implements ParserSink {
     private readonly socket: ConnectionSocket,
     private readonly fe: FrontEnd,
     private readonly logger: Logger,
+    outputBuffers: OutputBufferPool,
   ) {
     this.session = new Session(id, -id);
     this.parser = new CommandParser(fe.limits.beanstalkLineBytesMax, this);
-    this.output = new OutputQueue(socket, () => this.onOutputProgress());
+    this.output = new OutputQueue(socket, () => this.onOutputProgress(), outputBuffers);
     const state = fe.state;
     state.connections++;
     state.totalConnections++;

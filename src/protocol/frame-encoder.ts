@@ -1,5 +1,7 @@
 // Encodes one value as one frame: a 4-byte big-endian length, then the
-// MessagePack body. One Encoder is reused; the result is a fresh buffer the
+// MessagePack body. One Encoder is reused. `encodeTo` hands the frame to a
+// FrameOutput that copies it at once (a connection's output queue), so the
+// generic path makes no buffer per reply; `encode` returns a fresh frame the
 // caller owns (the encoder's own buffer is overwritten by the next call).
 // Dequeue and ack replies (DeliveriesReply, AckReply) take the hand-written
 // path in reply-encoder.ts; everything else goes through @msgpack/msgpack.
@@ -8,6 +10,14 @@ import type { Encoder } from "@msgpack/msgpack";
 import { createEncoder } from "./msgpack-codec.ts";
 import { frameHeaderBytes } from "./frame-decoder.ts";
 import { AckReply, DeliveriesReply, ReplyEncoder } from "./reply-encoder.ts";
+
+/** Where encodeTo puts a frame: both calls copy the bytes before returning. */
+export interface FrameOutput {
+  /** A whole frame, its length prefix included. */
+  push(frame: Uint8Array): void;
+  /** A frame's body: the output writes the 4-byte length, then the body. */
+  pushFrame(body: Uint8Array): void;
+}
 
 export class FrameEncoder {
   private readonly encoder: Encoder<undefined> = createEncoder();
@@ -25,6 +35,13 @@ export class FrameEncoder {
     frame[3] = length & 0xff;
     frame.set(body, frameHeaderBytes);
     return frame;
+  }
+
+  /** Encode `value` as one frame into `out`. */
+  encodeTo(value: unknown, out: FrameOutput): void {
+    if (value instanceof DeliveriesReply) out.push(this.replyEncoder().deliveriesFrame(value.id, value.deliveries));
+    else if (value instanceof AckReply) out.push(this.replyEncoder().ackFrame(value.id, value.acked, value.stale));
+    else out.pushFrame(this.encoder.encodeSharedRef(value));
   }
 
   /** Built on first use: clients never send these replies. */

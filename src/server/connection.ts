@@ -13,12 +13,14 @@ import type { NamespaceScope } from "./auth.ts";
 import type { Dispatcher, RequestSource } from "./dispatcher.ts";
 import type { Logger } from "./logger.ts";
 import type { Session } from "./op-types.ts";
+import type { OutputBufferPool } from "./output-buffers.ts";
 import { OutputQueue } from "./output-queue.ts";
 import type { Source } from "./request-reader.ts";
 
 /** The socket operations a connection uses (Bun's TCP socket). */
 export interface ConnectionSocket {
-  write(data: Uint8Array): number;
+  /** Bytes accepted, or -1 when closed (Bun's socket.write; the offset and length pick a range of `data`). */
+  write(data: Uint8Array, byteOffset?: number, byteLength?: number): number;
   end(): void;
   terminate(): void;
   pause?(): unknown;
@@ -49,10 +51,11 @@ export class Connection implements RequestSource, FrameSink {
     private readonly encoder: FrameEncoder,
     private readonly logger: Logger,
     private readonly hooks: ConnectionHooks,
+    outputBuffers: OutputBufferPool,
   ) {
     this.session = { connectionId: id, scope: initialScope, readOnly: false };
     this.decoder = new FrameDecoder(limits.frameBytesMax, this);
-    this.output = new OutputQueue(socket, () => this.onOutputProgress());
+    this.output = new OutputQueue(socket, () => this.onOutputProgress(), outputBuffers);
   }
 
   get inflightCount(): number {
@@ -110,7 +113,7 @@ export class Connection implements RequestSource, FrameSink {
 
   send(reply: Source): void {
     if (this.closed) return;
-    this.output.push(this.encoder.encode(reply));
+    this.encoder.encodeTo(reply, this.output);
   }
 
   fail(error: WireError): void {

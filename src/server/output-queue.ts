@@ -1,93 +1,144 @@
 // A connection's outgoing bytes. Replies produced in one event-loop turn are
-// coalesced into one socket write (Bun does not coalesce: one write per reply
-// was 15x slower). Bun's socket.write may accept only part of a buffer and
-// keeps nothing, so the unsent tail is kept here and written on drain.
-// `unsentBytes` lets the connection stop reading from a client that does not
-// read its replies.
+// copied into one buffer and leave in one socket write (Bun does not
+// coalesce: one write per reply was 15x slower). The buffer comes from the
+// server's pool (output-buffers.ts) when the turn's first reply arrives and
+// goes back once all of it is written, so no buffer is made per reply or per
+// write. Bun's socket.write may accept only part of the bytes and keeps
+// nothing, so the unsent tail stays in the buffer, and whatever is queued
+// after it waits behind it until drain. `unsentBytes` lets the connection
+// stop reading from a client that does not read its replies.
+
+import type { FrameOutput } from "../protocol/frame-encoder.ts";
+import type { OutputBufferPool } from "./output-buffers.ts";
 
 export interface ByteSink {
-  /** Bytes accepted (possibly fewer than given), or -1 when the socket is closed. */
-  write(data: Uint8Array): number;
+  /** Writes `byteLength` bytes of `data` from `byteOffset`: bytes accepted (possibly fewer), or -1 when the socket is closed. Keeps nothing. */
+  write(data: Uint8Array, byteOffset: number, byteLength: number): number;
 }
 
-export class OutputQueue {
-  private pending: Uint8Array[] = [];
-  private pendingBytes = 0;
-  private tail: Uint8Array | null = null;
+export class OutputQueue implements FrameOutput {
+  /** Bytes [start, end) of buffer are queued; null when nothing is. */
+  private buffer: Uint8Array | null = null;
+  private start = 0;
+  private end = 0;
+  /** A write accepted only part: nothing more is written until drain. */
+  private waitingForDrain = false;
   private scheduled = false;
   private closed = false;
+  /** Made once: a closure per scheduled flush would be one more allocation per turn. */
+  private readonly flushTask = (): void => this.flush();
 
   constructor(
     private readonly sink: ByteSink,
     /** Called after bytes left the queue (the connection may resume reading or finish closing). */
     private readonly onProgress: () => void,
+    /** The server's buffers (one pool per listening server). */
+    private readonly pool: OutputBufferPool,
     private readonly schedule: (task: () => void) => void = queueMicrotask,
   ) {}
 
   get unsentBytes(): number {
-    return this.pendingBytes + (this.tail === null ? 0 : this.tail.length);
+    return this.end - this.start;
   }
 
+  /** Queue a whole frame (its length prefix included). */
   push(frame: Uint8Array): void {
     if (this.closed) return;
-    this.pending.push(frame);
-    this.pendingBytes += frame.length;
-    if (!this.scheduled) {
-      this.scheduled = true;
-      this.schedule(() => this.flush());
-    }
+    const at = this.reserve(frame.length);
+    (this.buffer as Uint8Array).set(frame, at);
+    this.scheduleFlush();
   }
 
-  /** Write what is queued, unless an earlier tail is still waiting for drain. */
+  /** Queue one frame made of `body`: its 4-byte big-endian length, then the body. */
+  pushFrame(body: Uint8Array): void {
+    if (this.closed) return;
+    const length = body.length;
+    const at = this.reserve(4 + length);
+    const buffer = this.buffer as Uint8Array;
+    buffer[at] = length >>> 24;
+    buffer[at + 1] = (length >>> 16) & 0xff;
+    buffer[at + 2] = (length >>> 8) & 0xff;
+    buffer[at + 3] = length & 0xff;
+    buffer.set(body, at + 4);
+    this.scheduleFlush();
+  }
+
+  /** Write what is queued, unless an earlier write is still waiting for drain. */
   flush(): void {
     this.scheduled = false;
-    if (this.closed || this.tail !== null || this.pendingBytes === 0) return;
-    this.writeOut(this.takePending());
+    if (this.closed || this.waitingForDrain || this.end === this.start) return;
+    this.writeOut();
     this.onProgress();
   }
 
-  /** The socket can take more: resend the tail, then anything queued since. */
+  /** The socket can take more: write the tail and anything queued behind it. */
   drain(): void {
     if (this.closed) return;
-    if (this.tail !== null) {
-      const tail = this.tail;
-      this.tail = null;
-      this.writeOut(tail);
-      if (this.tail !== null) return;
-    }
-    if (this.pendingBytes > 0) this.writeOut(this.takePending());
+    this.waitingForDrain = false;
+    if (this.end > this.start) this.writeOut();
     this.onProgress();
   }
 
   /** Drop everything: the socket is gone. */
   close(): void {
     this.closed = true;
-    this.pending = [];
-    this.pendingBytes = 0;
-    this.tail = null;
+    this.release();
   }
 
-  private takePending(): Uint8Array {
-    const parts = this.pending;
-    const total = this.pendingBytes;
-    this.pending = [];
-    this.pendingBytes = 0;
-    if (parts.length === 1) return parts[0]!;
-    const joined = new Uint8Array(total);
-    let offset = 0;
-    for (const part of parts) {
-      joined.set(part, offset);
-      offset += part.length;
+  private scheduleFlush(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    this.schedule(this.flushTask);
+  }
+
+  /** Room for `bytes` more at the end of the queue; returns where they go. */
+  private reserve(bytes: number): number {
+    const buffer = this.buffer;
+    if (buffer === null) {
+      this.buffer = this.pool.take(bytes);
+      this.start = 0;
+      this.end = bytes;
+      return 0;
     }
-    return joined;
+    const queued = this.end - this.start;
+    if (this.end + bytes <= buffer.length) {
+      this.end += bytes;
+      return this.end - bytes;
+    }
+    // Move the queued bytes to the front, into a larger buffer when they and the new ones do not fit.
+    const target = queued + bytes <= buffer.length ? buffer : this.pool.take(Math.max(queued + bytes, buffer.length * 2));
+    if (target === buffer) buffer.copyWithin(0, this.start, this.end); // copyWithin handles the overlap
+    else {
+      target.set(buffer.subarray(this.start, this.end), 0);
+      this.pool.give(buffer);
+    }
+    this.buffer = target;
+    this.start = 0;
+    this.end = queued + bytes;
+    return queued;
   }
 
-  private writeOut(data: Uint8Array): void {
-    const written = this.sink.write(data);
+  private writeOut(): void {
+    const buffer = this.buffer as Uint8Array;
+    const length = this.end - this.start;
+    const written = this.sink.write(buffer, this.start, length);
     if (written < 0) {
       this.close();
       return;
     }
-    if (written < data.length) this.tail = data.subarray(written);
+    if (written < length) {
+      this.start += written;
+      this.waitingForDrain = true;
+      return;
+    }
+    this.release();
+  }
+
+  /** Everything queued is gone (written or dropped): the buffer goes back to the pool. */
+  private release(): void {
+    if (this.buffer !== null) this.pool.give(this.buffer);
+    this.buffer = null;
+    this.start = 0;
+    this.end = 0;
   }
 }

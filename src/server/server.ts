@@ -16,6 +16,7 @@ import { Dispatcher, type RequestSource } from "./dispatcher.ts";
 import { exitOnFatal, type FatalHandler } from "./fatal.ts";
 import type { Logger } from "./logger.ts";
 import type { ServerInfo } from "./op-types.ts";
+import { OutputBufferPool } from "./output-buffers.ts";
 import type { Source } from "./request-reader.ts";
 
 export interface ServerOptions {
@@ -49,6 +50,8 @@ export class OrqServer {
   private readonly dispatcher: Dispatcher;
   private readonly timer: DeadlineTimer;
   private readonly encoder = new FrameEncoder();
+  /** Every connection's output buffers come from here (output-buffers.ts). */
+  private readonly outputBuffers = new OutputBufferPool();
   private nextConnectionId = 1;
   private idleWaiters: Array<() => void> = [];
   private closedWaiters: Array<() => void> = [];
@@ -207,7 +210,7 @@ export class OrqServer {
     const scope = this.options.tokens.required ? null : allNamespaces;
     const connection = new Connection(id, socket, scope, limits, this.dispatcher, this.encoder, logger, {
       onSettled: () => this.checkIdle(),
-    });
+    }, this.outputBuffers);
     socket.data = { connection };
     this.connections.set(id, connection);
     logger.debug("connection opened", { connection: id, remote: socket.remoteAddress });
