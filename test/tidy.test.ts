@@ -162,9 +162,6 @@ const functionLinesMax = 130;
  * list only shrinks.
  */
 const longFunctions: Record<string, string> = {
-  // One closure over everything shutdown must stop, in the order start-up must happen (config, store,
-  // recovery, engine, servers, signals); the memory-governor wiring in its middle is changing on main.
-  "cli/serve.ts runServe": "the server's start-up and shutdown sequence",
   // The enqueue batch's one pass: validation, idempotency, dependencies and placement share per-batch
   // arrays; other work on the engine's enqueue is under way.
   "engine/enqueue.ts enqueue": "one pass over an enqueue batch",

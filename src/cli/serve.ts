@@ -23,20 +23,17 @@
 // `orq dashboard on http://HOST:PORT/` before the listening line; the HTTP
 // side port's index page links it.
 
-import { fullGC } from "bun:jsc";
 import { BeanstalkServer } from "../beanstalk/beanstalk-server.ts";
 import { isLoopbackHost } from "../beanstalk/loopback.ts";
 import { monotonicStopwatch, systemClock } from "../lib/clock.ts";
 import type { Limits } from "../limits.ts";
 import { TokenTable } from "../server/auth.ts";
 import { exitOnFatal, installFatalHandlers } from "../server/fatal.ts";
-import { createJsonLogger } from "../server/logger.ts";
-import { IdleGc } from "../server/idle-gc.ts";
-import { HeapGovernor } from "../server/memory-governor.ts";
+import { createJsonLogger, type Logger } from "../server/logger.ts";
 import { OrqServer } from "../server/server.ts";
 import type { ServerInfo } from "../server/op-types.ts";
 import { openLmdbStore } from "../storage/lmdb/lmdb-store.ts";
-import { mappedPagesCheck } from "./mapped-pages.ts";
+import { collectAfterRecovery, type MemoryCollectors, startMemoryCollectors } from "./memory-collectors.ts";
 import { refuseIfDataDirHeld } from "../storage/lmdb/data-dir-lock.ts";
 import { ShardCountMismatchError } from "../storage/postgres/schema.ts";
 import { type Store, StoreOpenError } from "../storage/store.ts";
@@ -64,9 +61,6 @@ const closeGraceMs = 1000;
 const startupFailureExitCode = 1;
 const configErrorExitCode = 2;
 
-/** Items recovered at or above which start-up runs one full collection: below it recovery's garbage is small. */
-const recoveryGcItemsMin = 100_000;
-
 export async function runServe(config: ServeConfig, version: string): Promise<void> {
   const clock = systemClock;
   const logger = createJsonLogger(config.logLevel, (line) => process.stderr.write(`${line}\n`), () => clock.nowMs());
@@ -76,36 +70,9 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
   const testAssertOp = testAssertOpFromEnv();
   if (testAssertOp !== null) logger.warn("test-only assertion trigger is on (ORQ_TEST_ASSERT_OP)", { op: testAssertOp });
   const limits: Limits = limitsOf(config);
-  // The beanstalkd port has no authentication: refuse to expose it beside a protected MessagePack port.
-  if (config.beanstalkPort !== null && config.tokens.length > 0 && !isLoopbackHost(config.host) && !config.beanstalkAllowUnauthenticated) {
-    process.stderr.write(
-      `orq: the beanstalkd port has no authentication and tokens are configured: listen on a loopback --host or pass --beanstalk-allow-unauthenticated\n`,
-    );
-    process.exit(configErrorExitCode);
-  }
+  refuseUnsupportedBeanstalkPort(config);
 
-  // The beanstalkd port needs the single node's whole engine (item ops): not in cluster mode yet.
-  if (config.beanstalkPort !== null && config.store !== "lmdb") {
-    process.stderr.write("orq: --beanstalk-port is not available with --store postgres:// yet (docs/CLUSTER.md)\n");
-    process.exit(configErrorExitCode);
-  }
-
-  // Signals are handled from the start, before any port opens, so whoever saw a port never signals an
-  // unguarded process. Until the server serves, a signal exits at once: recovery only reads, so there is
-  // nothing to drain. From then on the first signal drains and a second one exits at once.
-  let drain: (() => Promise<void>) | null = null;
-  let shuttingDown = false;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (shuttingDown || drain === null) {
-      logger.warn(drain === null ? "signal during start-up: exiting now" : "second signal: exiting now", { signal });
-      process.exit(signal === "SIGINT" ? 130 : 143);
-    }
-    shuttingDown = true;
-    logger.info("shutting down", { signal });
-    void drain();
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  const signals = handleSignals(logger);
 
   const addons = checkNativeAddons();
   if (!addons.ok) {
@@ -114,34 +81,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
   }
 
   const lmdb = config.store === "lmdb";
-  // A data dir another server holds is the first thing to say (a second `npm start` shares its ports too);
-  // this only looks, creating nothing. Then both ports, before the data dir is created or locked.
-  if (lmdb) {
-    try {
-      refuseIfDataDirHeld(config.dataDir);
-    } catch (error) {
-      if (!(error instanceof StoreOpenError)) throw error;
-      process.stderr.write(`orq: ${error.message}\n`);
-      process.exit(startupFailureExitCode);
-    }
-  }
-  for (const [port, flag] of [[config.port, "--port"], [config.httpPort, "--http-port"]] as const) {
-    const portError = probeListen(config.host, port);
-    if (portError === null) continue;
-    process.stderr.write(`orq: ${listenFailure(config.host, port, flag, portError)}\n`);
-    process.exit(startupFailureExitCode);
-  }
-  // Then the LMDB store (which locks the data dir): a refused second server has opened no port at all.
-  let store: Store | null = null;
-  if (lmdb) {
-    try {
-      store = await openLmdbStore({ dataDir: config.dataDir, shards: config.shards, durability: config.durability });
-    } catch (error) {
-      if (!(error instanceof StoreOpenError)) throw error;
-      process.stderr.write(`orq: ${error.message}\n`);
-      process.exit(startupFailureExitCode);
-    }
-  }
+  const store = await openStoreAfterChecks(config);
   const metrics = createMetrics({ version });
   // Set once the protocol port listens; /readyz is 503 until then (recovery) and again once draining.
   let server: OrqServer | null = null;
@@ -153,7 +93,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
       host: config.host,
       port: config.httpPort,
       metrics,
-      isReady: () => server !== null && !shuttingDown && !server.draining,
+      isReady: () => server !== null && !signals.shuttingDown && !server.draining,
       indexLinks: () =>
         dashboardUrl !== null
           ? [{ path: dashboardUrl, description: "web dashboard" }]
@@ -166,65 +106,10 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
   }
   process.stdout.write(`orq http on ${config.host}:${http.port}\n`);
 
-  let backend: ServeBackend;
-  try {
-    backend =
-      store !== null
-        ? await recoverLmdbBackend(store, config, limits, clock, monotonicStopwatch, logger)
-        : await openClusterBackend(config, limits, clock, monotonicStopwatch, logger, (error) => {
-            process.stderr.write(`orq: ${error.message}\n`);
-            process.exit(startupFailureExitCode);
-          });
-  } catch (error) {
-    if (!(error instanceof StoreOpenError)) throw error;
-    process.stderr.write(`orq: ${error.message}\n`);
-    process.exit(error instanceof ShardCountMismatchError ? configErrorExitCode : startupFailureExitCode);
-  }
+  const backend = await openBackend(store, config, limits, logger);
   const { writer, engine, local } = backend;
-  // Recovery leaves its garbage behind (decoded records, heap and table growth): about 50 MiB per 1,000,000 items
-  // that the idle collection below never sees, since it counts requests. Collect once now, before the protocol port
-  // opens, when a pause (about 0.1-0.3 s at 1,000,000 items) delays no request.
-  if (config.idleGc !== "off" && engine.itemCount >= recoveryGcItemsMin) {
-    const startedMs = monotonicStopwatch.nowMs();
-    Bun.gc(true);
-    logger.info("recovery gc", { items: engine.itemCount, blocked_ms: Math.round(monotonicStopwatch.nowMs() - startedMs) });
-  }
-
-  // After a burst, a quiet second: ask for a concurrent collection; after ten quiet seconds more, unless memory
-  // has already fallen, collect fully (src/server/idle-gc.ts, docs/OPERATIONS.md). Bun.gc(false) returns in a few ms; Bun.gc(true) blocks until done.
-  const idleGc = new IdleGc({
-    timers: {
-      set: (callback, delayMs) => setTimeout(callback, delayMs).unref(),
-      clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-    },
-    collect: (kind, requests) => {
-      // --idle-gc off never collects; hint skips the blocking stage (an operator who cannot take a pause of up to a few hundred ms).
-      if (config.idleGc === "off" || (kind === "full" && config.idleGc !== "full")) return;
-      const startedMs = monotonicStopwatch.nowMs();
-      Bun.gc(kind === "full");
-      const blockedMs = Math.round((monotonicStopwatch.nowMs() - startedMs) * 100) / 100;
-      logger.debug("idle gc", { kind, requests, blocked_ms: blockedMs });
-    },
-    residentBytes: () => process.memoryUsage.rss(),
-  });
-  // Under load, a collection whenever the heap has grown by heapGovernor.growthFactor since the last one (src/server/memory-governor.ts):
-  // memory right after a burst no longer waits for the idle collection above. The same tick unmaps the LMDB map's pages once they have
-  // grown by mappedPages.growthBytes (src/cli/mapped-pages.ts; dropped once now, after recovery). --idle-gc off turns all of it off.
-  const mapped = store !== null && config.idleGc !== "off" ? mappedPagesCheck(config.dataDir, logger) : undefined;
-  const heapGovernor = new HeapGovernor({
-    mapped,
-    timers: {
-      set: (callback, delayMs) => setTimeout(callback, delayMs).unref(),
-      clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-    },
-    heapBytes: () => process.memoryUsage().heapUsed,
-    collect: (heapBytes) => {
-      const startedMs = monotonicStopwatch.nowMs();
-      const rssBytes = process.memoryUsage.rss();
-      fullGC();
-      logger.debug("heap gc", { heap_bytes: heapBytes, heap_after_bytes: process.memoryUsage().heapUsed, rss_bytes: rssBytes, rss_after_bytes: process.memoryUsage.rss(), blocked_ms: Math.round((monotonicStopwatch.nowMs() - startedMs) * 100) / 100 });
-    },
-  });
+  collectAfterRecovery(config.idleGc, engine.itemCount, logger);
+  const collectors = startMemoryCollectors(config.idleGc, store !== null ? config.dataDir : null, logger);
   const tokens = new TokenTable(config.tokens);
   const serverInfo: ServerInfo = { version, nodeId: backend.nodeId, shards: backend.shards, clusterMap: backend.clusterMap };
   let started: OrqServer;
@@ -242,8 +127,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
       testAssertOp,
       onRequestDone: (op, code, durationMs) => {
         metrics.requestDone(op, code, durationMs);
-        idleGc.noteRequest();
-        if (config.idleGc !== "off") heapGovernor.noteRequest();
+        collectors.noteRequest();
       },
     });
   } catch (error) {
@@ -263,96 +147,207 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
 
   // The beanstalkd port and the dashboard need the single node's whole engine (config.ts refuses
   // --beanstalk-port with --store postgres; the dashboard is simply not served in cluster mode yet).
-  let beanstalk: BeanstalkServer | null = null;
-  if (config.beanstalkPort !== null && local !== null) {
-    try {
-      beanstalk = BeanstalkServer.start({
-        host: config.host,
-        port: config.beanstalkPort,
-        engine: local,
-        namespace: config.beanstalkNamespace,
-        limits,
-        clock,
-        version,
-        logger,
-      });
-    } catch (error) {
-      process.stderr.write(`orq: cannot listen on ${config.host}:${config.beanstalkPort} (beanstalk): ${error instanceof Error ? error.message : String(error)}\n`);
-      process.exit(startupFailureExitCode);
-    }
-  }
+  const beanstalk =
+    config.beanstalkPort !== null && local !== null
+      ? startOrExit("beanstalk", config.host, config.beanstalkPort, () =>
+          BeanstalkServer.start({ host: config.host, port: config.beanstalkPort as number, engine: local, namespace: config.beanstalkNamespace, limits, clock, version, logger }),
+        )
+      : null;
 
+  const commitPoller = feedMetrics(metrics, backend, started);
+  if (config.uiPort !== null && local === null) logger.warn("the web dashboard is not served in cluster mode yet (docs/CLUSTER.md)", {});
+  const dashboard: DashboardHandle | null =
+    config.uiPort !== null && local !== null
+      ? startOrExit("dashboard", config.host, config.uiPort, () =>
+          startDashboard({
+            host: config.host,
+            port: config.uiPort as number,
+            requests: started,
+            inspector: local,
+            tokens,
+            clock,
+            serverInfo: { version, nodeId: serverInfo.nodeId, shards: backend.shards },
+            serverPanel: () => serverPanelFrom(writer.commitStats(), writer.breakerState(clock.nowMs())),
+            logger,
+          }),
+        )
+      : null;
+  dashboardUrl = dashboard?.url ?? null;
+
+  logger.info("started", {
+    host: started.host, port: started.port, http_port: http.port, ui_port: dashboard?.port ?? null, ...backend.describe,
+    shards: backend.shards, durability: config.durability, auth: config.tokens.length > 0, config: config.configPath,
+    beanstalk_port: beanstalk?.port ?? null,
+  });
+  if (beanstalk !== null) process.stdout.write(`orq beanstalk on ${config.host}:${beanstalk.port}\n`);
+  if (dashboard !== null) process.stdout.write(`orq dashboard on ${dashboard.url}\n`);
+  signals.drainWith(() =>
+    shutDown({ logger, collectors, beanstalk, started, engine, backend, writer, commitPoller, http, dashboard }),
+  );
+  process.stdout.write(`orq listening on ${config.host}:${started.port}\n`);
+}
+
+/**
+ * Signals are handled from the start, before any port opens, so whoever saw a
+ * port never signals an unguarded process. Until the server serves, a signal
+ * exits at once: recovery only reads, so there is nothing to drain. From then
+ * on the first signal drains and a second one exits at once.
+ */
+function handleSignals(logger: Logger): { readonly shuttingDown: boolean; drainWith(drain: () => Promise<void>): void } {
+  let drain: (() => Promise<void>) | null = null;
+  let shuttingDown = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (shuttingDown || drain === null) {
+      logger.warn(drain === null ? "signal during start-up: exiting now" : "second signal: exiting now", { signal });
+      process.exit(signal === "SIGINT" ? 130 : 143);
+    }
+    shuttingDown = true;
+    logger.info("shutting down", { signal });
+    void drain();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  return {
+    get shuttingDown() {
+      return shuttingDown;
+    },
+    drainWith(next) {
+      drain = next;
+    },
+  };
+}
+
+/** Recovery from the LMDB store, or joining the cluster; a store that cannot be opened is one line and exit 1 (2 for a shard-count mismatch). */
+async function openBackend(store: Store | null, config: ServeConfig, limits: Limits, logger: Logger): Promise<ServeBackend> {
+  try {
+    return store !== null
+      ? await recoverLmdbBackend(store, config, limits, systemClock, monotonicStopwatch, logger)
+      : await openClusterBackend(config, limits, systemClock, monotonicStopwatch, logger, (error) => {
+          process.stderr.write(`orq: ${error.message}\n`);
+          process.exit(startupFailureExitCode);
+        });
+  } catch (error) {
+    if (!(error instanceof StoreOpenError)) throw error;
+    process.stderr.write(`orq: ${error.message}\n`);
+    process.exit(error instanceof ShardCountMismatchError ? configErrorExitCode : startupFailureExitCode);
+  }
+}
+
+/** /metrics' commit figures (polled every commitPollMs) and gauges (read at each scrape); returns the poller to stop. */
+function feedMetrics(metrics: ReturnType<typeof createMetrics>, backend: ServeBackend, started: OrqServer): ReturnType<typeof setInterval> {
+  const { writer, engine } = backend;
   const commits = new CommitSampler(() => writer.commitStats(), metrics);
   const commitPoller = setInterval(() => commits.poll(), commitPollMs);
   commitPoller.unref();
   metrics.setGaugeSource(() => {
     commits.poll();
-    const nowMs = clock.nowMs();
+    const nowMs = systemClock.nowMs();
     return gaugeSnapshot({ engineStats: engine.stats(null, nowMs), breaker: writer.breakerState(nowMs), connections: started.connectionCount });
   });
-  let dashboard: DashboardHandle | null = null;
-  if (config.uiPort !== null && local === null) logger.warn("the web dashboard is not served in cluster mode yet (docs/CLUSTER.md)", {});
-  if (config.uiPort !== null && local !== null) {
-    try {
-      dashboard = startDashboard({
-        host: config.host,
-        port: config.uiPort,
-        requests: started,
-        inspector: local,
-        tokens,
-        clock,
-        serverInfo: { version, nodeId: serverInfo.nodeId, shards: backend.shards },
-        serverPanel: () => serverPanelFrom(writer.commitStats(), writer.breakerState(clock.nowMs())),
-        logger,
-      });
-    } catch (error) {
-      process.stderr.write(`orq: cannot listen on ${config.host}:${config.uiPort} (dashboard): ${error instanceof Error ? error.message : String(error)}\n`);
-      process.exit(startupFailureExitCode);
-    }
-  }
-  dashboardUrl = dashboard?.url ?? null;
+  return commitPoller;
+}
 
-  logger.info("started", {
-    host: started.host,
-    port: started.port,
-    http_port: http.port,
-    ui_port: dashboard?.port ?? null,
-    ...backend.describe,
-    shards: backend.shards,
-    durability: config.durability,
-    auth: config.tokens.length > 0,
-    config: config.configPath,
-    beanstalk_port: beanstalk?.port ?? null,
-  });
-  if (beanstalk !== null) process.stdout.write(`orq beanstalk on ${config.host}:${beanstalk.port}\n`);
-  if (dashboard !== null) process.stdout.write(`orq dashboard on ${dashboard.url}\n`);
-  const shutdown = async (): Promise<void> => {
-    const bound = setTimeout(() => {
-      logger.error("shutdown took too long: exiting", { bound_ms: shutdownMsMax });
-      process.exit(startupFailureExitCode);
-    }, shutdownMsMax);
-    idleGc.stop();
-    heapGovernor.stop();
-    beanstalk?.beginDrain();
-    started.beginDrain();
-    // Deferred at_least_once lease writes commit now, so a restart keeps the leases.
-    engine.flushDeferredWrites();
-    await backend.handover();
-    await writer.drain();
-    await started.whenIdle();
-    started.close();
-    beanstalk?.close();
-    await started.whenAllClosed(closeGraceMs);
-    clearInterval(commitPoller);
-    await http.stop();
-    await dashboard?.stop();
-    await backend.close();
-    clearTimeout(bound);
-    logger.info("stopped");
-    process.exit(0);
-  };
-  drain = shutdown;
-  process.stdout.write(`orq listening on ${config.host}:${started.port}\n`);
+interface Running {
+  logger: Logger;
+  collectors: MemoryCollectors;
+  beanstalk: BeanstalkServer | null;
+  started: OrqServer;
+  engine: ServeBackend["engine"];
+  backend: ServeBackend;
+  writer: ServeBackend["writer"];
+  commitPoller: ReturnType<typeof setInterval>;
+  http: HttpServerHandle;
+  dashboard: DashboardHandle | null;
+}
+
+/** The graceful shutdown, in order, within shutdownMsMax; exits the process. */
+async function shutDown(r: Running): Promise<void> {
+  const bound = setTimeout(() => {
+    r.logger.error("shutdown took too long: exiting", { bound_ms: shutdownMsMax });
+    process.exit(startupFailureExitCode);
+  }, shutdownMsMax);
+  r.collectors.stop();
+  r.beanstalk?.beginDrain();
+  r.started.beginDrain();
+  // Deferred at_least_once lease writes commit now, so a restart keeps the leases.
+  r.engine.flushDeferredWrites();
+  await r.backend.handover();
+  await r.writer.drain();
+  await r.started.whenIdle();
+  r.started.close();
+  r.beanstalk?.close();
+  await r.started.whenAllClosed(closeGraceMs);
+  clearInterval(r.commitPoller);
+  await r.http.stop();
+  await r.dashboard?.stop();
+  await r.backend.close();
+  clearTimeout(bound);
+  r.logger.info("stopped");
+  process.exit(0);
+}
+
+/** The beanstalkd port's refusals, before anything opens (exit 2). */
+function refuseUnsupportedBeanstalkPort(config: ServeConfig): void {
+  if (config.beanstalkPort === null) return;
+  // The beanstalkd port has no authentication: refuse to expose it beside a protected MessagePack port.
+  if (config.tokens.length > 0 && !isLoopbackHost(config.host) && !config.beanstalkAllowUnauthenticated) {
+    process.stderr.write(
+      `orq: the beanstalkd port has no authentication and tokens are configured: listen on a loopback --host or pass --beanstalk-allow-unauthenticated\n`,
+    );
+    process.exit(configErrorExitCode);
+  }
+  // It needs the single node's whole engine (item ops): not in cluster mode yet.
+  if (config.store !== "lmdb") {
+    process.stderr.write("orq: --beanstalk-port is not available with --store postgres:// yet (docs/CLUSTER.md)\n");
+    process.exit(configErrorExitCode);
+  }
+}
+
+/**
+ * A data dir another server holds is the first thing to say (a second `npm
+ * start` shares its ports too); that look creates nothing. Then both ports,
+ * before the data dir is created or locked. Then the LMDB store, which locks
+ * the data dir: a refused second server has opened no port at all. Null in
+ * cluster mode (the items are in PostgreSQL).
+ */
+async function openStoreAfterChecks(config: ServeConfig): Promise<Store | null> {
+  const lmdb = config.store === "lmdb";
+  if (lmdb) exitOnStoreOpenError(() => refuseIfDataDirHeld(config.dataDir));
+  for (const [port, flag] of [[config.port, "--port"], [config.httpPort, "--http-port"]] as const) {
+    const portError = probeListen(config.host, port);
+    if (portError === null) continue;
+    process.stderr.write(`orq: ${listenFailure(config.host, port, flag, portError)}\n`);
+    process.exit(startupFailureExitCode);
+  }
+  if (!lmdb) return null;
+  try {
+    return await openLmdbStore({ dataDir: config.dataDir, shards: config.shards, durability: config.durability });
+  } catch (error) {
+    return exitOnStoreOpenError(() => {
+      throw error;
+    });
+  }
+}
+
+/** Runs `open`; a StoreOpenError is one line on stderr and exit 1, anything else is rethrown. */
+function exitOnStoreOpenError<T>(open: () => T): T {
+  try {
+    return open();
+  } catch (error) {
+    if (!(error instanceof StoreOpenError)) throw error;
+    process.stderr.write(`orq: ${error.message}\n`);
+    process.exit(startupFailureExitCode);
+  }
+}
+
+/** Starts an optional listener (beanstalk, dashboard); a port it cannot take is one line on stderr and exit 1. */
+function startOrExit<T>(what: string, host: string, port: number, start: () => T): T {
+  try {
+    return start();
+  } catch (error) {
+    process.stderr.write(`orq: cannot listen on ${host}:${port} (${what}): ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(startupFailureExitCode);
+  }
 }
 
 /**
