@@ -25,6 +25,27 @@ function park(h: Harness, topics: Array<[string, number]>, overrides: Partial<De
 const flush = () => new Promise((r) => setImmediate(r));
 
 describe("waiters wake", () => {
+  test("a parked dequeue keeps its own topics: the caller may reuse its input for the next dequeue", async () => {
+    const h = new Harness();
+    const input = take([["a", 2]], { waitMs: 10_000 });
+    const outcome = dequeued(h.engine.dequeue("n", input, h.now));
+    if (outcome.kind !== "parked") throw new Error("expected parked");
+    // As the server's dequeue op does: the same object and entry, rewritten for the next request.
+    const entry = input.topics[0]!;
+    entry.topic = "b";
+    entry.count = 1;
+    input.waitMs = 0;
+    expect(dequeued(h.engine.dequeue("n", input, h.now))).toMatchObject({ kind: "done", deliveries: [] });
+    let settled: DequeueDone | null = null;
+    outcome.waiter.then((r) => {
+      settled = r;
+    });
+    const ids = await h.enqueue("n", [item("a"), item("a")]);
+    await flush();
+    expect((settled as DequeueDone | null)?.deliveries.map((d) => d.id)).toEqual(ids as string[]);
+    h.check();
+  });
+
   test("on enqueue (once the enqueue is durable)", async () => {
     const h = new Harness();
     const w = park(h, [["t", 2]]);
