@@ -56,9 +56,6 @@ export interface LmdbStoreOptions {
 
 type BinaryDb<K extends string | number> = Database<Uint8Array, K>;
 
-/** TypedArray slice (a copy), which Buffer's own slice (a view) hides. */
-const uint8ArraySlice = Uint8Array.prototype.slice;
-
 /** Most shards a data dir may have (LMDB keeps a slot per sub-database in every transaction). */
 const shardsMax = 4096;
 
@@ -250,12 +247,13 @@ class LmdbStore implements Store {
     if (db === undefined) assert(false, `shard ${shard} out of range`);
     // A copy: getBinaryFast's buffer is reused by lmdb-js's next read. That
     // buffer is larger than the value (lmdb-js sets its `length` to the
-    // value's size), so copy only the value's bytes, in one step (a copy
-    // of a subarray would be one more heap cell per read, lmdb-js's getBinary
-    // copies so too). Uint8Array's slice, not Buffer's (a view).
+    // value's size), so copy only the value's bytes.
     const bytes = db.getBinaryFast(key);
     if (bytes === undefined) return null;
-    return uint8ArraySlice.call(bytes, 0, bytes.length);
+    const length = bytes.length;
+    const copy = new Uint8Array(length);
+    copy.set(bytes.subarray(0, length));
+    return copy;
   }
 
   readItem(shard: number, key: ItemKey): ItemRecord | null {
