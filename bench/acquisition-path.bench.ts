@@ -16,9 +16,9 @@
 // what it does.
 // Expect (2-core shared machine), min per request: dequeue 3.9-6.0 µs, ack
 // 1.5-2.9 µs, ack commit wait 1.1-2.3 µs (strict 2.5-6.8), ping 0.4-0.5 µs;
-// allocated: dequeue 25.1 cells (2.0 KB), ack with its commit 43 cells
-// (3.8-3.9 KB), ping 7.4 cells (0.4 KB), acquisition 68 cells (5.8-5.9 KB)
-// (BENCHMARKS.md, "allocations per acquisition, second pass").
+// allocated: dequeue 16.1-16.2 cells (1.55-1.61 KB), ack with its commit
+// 43 cells (3.7-3.9 KB), ping 7.4 cells (0.4 KB), acquisition 59.2 cells
+// (5.35-5.48 KB) (BENCHMARKS.md, "allocations per dequeue").
 // Run: ./node_modules/.bin/bun bench/acquisition-path.bench.ts [items] [relaxed|strict]
 // (default 100000 relaxed). With `--cpu-prof` before the path, a profile of the loop.
 // ORQ_BENCH_ALLOCATION_TYPES=1 adds the cells by type; ORQ_BENCH_SPLIT_ACK=1

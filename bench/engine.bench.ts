@@ -40,8 +40,8 @@ const takeMatched: DequeueInput = { topics: [{ topic: "matched", count: 1 }], ca
 
 function dequeueAndRequeue(req: DequeueInput): void {
   const r = engine.dequeue("bench", req, nowMs);
-  if (!r.ok || r.value.kind !== "done") throw new Error("dequeue failed");
-  const d = r.value.reply.value.deliveries[0];
+  if (!r.ok || r.kind !== "done") throw new Error("dequeue failed");
+  const d = r.deliveries[0];
   if (d === undefined) throw new Error("nothing delivered");
   // nack puts it back, so the index stays at 1,000,000 items.
   engine.nack("bench", [{ receipt: d.receipt, delayMs: null, metadata: null }], nowMs);
@@ -55,8 +55,8 @@ group("at 1,000,000 ready, 16 shards (no storage)", () => {
     const e = engine.enqueue("bench", one, nowMs);
     if (e.ok) await e.value.durable;
     const r = engine.dequeue("bench", { ...takeBig, topics: [{ topic: "small", count: 1 }] }, nowMs);
-    if (!r.ok || r.value.kind !== "done") throw new Error("dequeue failed");
-    const d = r.value.reply.value.deliveries[0] as { receipt: string };
+    if (!r.ok || r.kind !== "done") throw new Error("dequeue failed");
+    const d = r.deliveries[0] as { receipt: string };
     engine.ack("bench", [d.receipt], nowMs);
     nowMs++;
   });
@@ -84,8 +84,8 @@ function batchMedians(name: string, req: DequeueInput): void {
     const t0 = performance.now();
     for (let i = 0; i < 100; i++) {
       const r = engine.dequeue("bench", req, nowMs);
-      if (!r.ok || r.value.kind !== "done") throw new Error("dequeue failed");
-      receipts.push({ receipt: (r.value.reply.value.deliveries[0] as { receipt: string }).receipt, delayMs: null, metadata: null });
+      if (!r.ok || r.kind !== "done") throw new Error("dequeue failed");
+      receipts.push({ receipt: (r.deliveries[0] as { receipt: string }).receipt, delayMs: null, metadata: null });
     }
     samples.push(((performance.now() - t0) * 1000) / 100);
     engine.nack("bench", receipts, nowMs);

@@ -233,6 +233,14 @@ export const itemEnvelopeBytes = 1024;
 export const idBytesLongest = 2 * 16 + 1;
 export const receiptBytesLongest = 4 * 16 + 3;
 
+/**
+ * Delivery counts whose receipt tail (`:<deliveries>:<boot>`) is built once
+ * per boot and kept (64): a receipt is then its id and one kept string, one
+ * JS-heap cell instead of three (engine/ids.ts). Items are rarely delivered
+ * 64 times; past that the receipt is built whole.
+ */
+export const receiptTailsCachedMax = 64;
+
 /** How long a connection that must close (either port) may wait for its last frames or answers to leave (5 s). */
 export const closeFlushMsMax = 5000;
 

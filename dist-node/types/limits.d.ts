@@ -170,6 +170,13 @@ export declare const itemEnvelopeBytes = 1024;
  */
 export declare const idBytesLongest: number;
 export declare const receiptBytesLongest: number;
+/**
+ * Delivery counts whose receipt tail (`:<deliveries>:<boot>`) is built once
+ * per boot and kept (64): a receipt is then its id and one kept string, one
+ * JS-heap cell instead of three (engine/ids.ts). Items are rarely delivered
+ * 64 times; past that the receipt is built whole.
+ */
+export declare const receiptTailsCachedMax = 64;
 /** How long a connection that must close (either port) may wait for its last frames or answers to leave (5 s). */
 export declare const closeFlushMsMax = 5000;
 /** Topics exported per state in /metrics (1,000): 1,000 x 5 states = 5,000 series, a large but still cheap scrape; the rest are summed. */

@@ -8,7 +8,7 @@
 // that hands over more than one job (two watched tubes filled in one turn)
 // keeps the best and releases the rest at once.
 
-import type { Delivery } from "../engine/api.ts";
+import type { Delivery, DequeueDone } from "../engine/api.ts";
 import { type Answer, AnswerError, type CommandContext, failureAnswer, settled } from "./command-context.ts";
 import { jobIdOf, safetyMarginMs } from "./job-mapping.ts";
 import type { Session } from "./session.ts";
@@ -73,9 +73,8 @@ async function takeBestNow(ctx: CommandContext, nowMs: number): Promise<Delivery
   if (topic === null) return null;
   const result = fe.engine.dequeue(fe.ns, { topics: [{ topic, count: 1 }], capabilities: null, waitMs: 0, leaseMs: null, owner: session.owner }, nowMs);
   if (!result.ok) throw new AnswerError(failureAnswer(result.failure.code));
-  if (result.value.kind !== "done") throw new AnswerError("INTERNAL_ERROR");
-  const { deliveries } = await settled({ ok: true, value: result.value.reply });
-  return deliveries[0] ?? null;
+  if (result.kind !== "done") throw new AnswerError("INTERNAL_ERROR");
+  return (await delivered(result))[0] ?? null;
 }
 
 async function park(ctx: CommandContext, waitMs: number, nowMs: number): Promise<Delivery[]> {
@@ -83,11 +82,10 @@ async function park(ctx: CommandContext, waitMs: number, nowMs: number): Promise
   const topics = session.watch.map((topic) => ({ topic, count: 1 }));
   const result = fe.engine.dequeue(fe.ns, { topics, capabilities: null, waitMs, leaseMs: null, owner: session.owner }, nowMs);
   if (!result.ok) throw new AnswerError(failureAnswer(result.failure.code));
-  if (result.value.kind === "done") return (await settled({ ok: true, value: result.value.reply })).deliveries;
+  if (result.kind === "done") return delivered(result);
   setWaiting(ctx, true);
   try {
-    const reply = await result.value.waiter;
-    return (await settled({ ok: true, value: reply })).deliveries;
+    return await delivered(await result.waiter);
   } finally {
     setWaiting(ctx, false);
   }
@@ -114,4 +112,9 @@ async function releaseAll(ctx: CommandContext, deliveries: Delivery[]): Promise<
   if (deliveries.length === 0) return;
   const entries = deliveries.map((d) => ({ receipt: d.receipt, delayMs: null, metadata: null }));
   await settled(ctx.fe.engine.nack(ctx.fe.ns, entries, ctx.fe.clock.nowMs()));
+}
+
+/** A dequeue's deliveries once their leases are durable (a failed commit answers as `settled` does). */
+function delivered(done: DequeueDone): Promise<Delivery[]> {
+  return settled({ ok: true, value: { value: done.deliveries, durable: done.durable } });
 }

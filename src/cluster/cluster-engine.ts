@@ -122,7 +122,7 @@ export class ClusterEngine implements EngineApi {
     return this.inner.enqueue(ns, items, nowMs);
   }
 
-  dequeue(ns: string, input: DequeueInput, nowMs: number): Result<DequeueOutcome> {
+  dequeue(ns: string, input: DequeueInput, nowMs: number): DequeueOutcome {
     if (this.swapping) return { ok: false, failure: rebuilding };
     return this.inner.dequeue(ns, input, nowMs);
   }

@@ -54,6 +54,11 @@ export interface EnqueueItemInput {
   key: string | null;
 }
 
+/**
+ * One dequeue request. The engine reads it during the call and keeps none of
+ * it (a parked dequeue copies its topics), so a caller may reuse one input
+ * object and its topics list across calls (the server's dequeue op does).
+ */
 export interface DequeueInput {
   topics: Array<{ topic: string; count: number }>;
   /** Raw capabilities map; the engine validates it (BAD_REQUEST naming `capabilities.<feature>`). */
@@ -76,10 +81,28 @@ export interface Delivery {
   enqueuedAtMs: number;
 }
 
+/**
+ * A dequeue that answered now: its deliveries and, when any is at_most_once
+ * (or in cluster mode), the lease commit the reply waits for (rejecting as
+ * Reply.durable does). A parked dequeue settles with one of these too.
+ */
+export interface DequeueDone {
+  ok: true;
+  kind: "done";
+  deliveries: Delivery[];
+  durable: Promise<void> | null;
+}
+
+/**
+ * What a dequeue answers, flat: one object per dequeue rather than a Result
+ * around an outcome around a Reply around the deliveries (each a heap cell
+ * on the hottest path, BENCHMARKS.md "allocations per dequeue").
+ */
 export type DequeueOutcome =
-  | { kind: "done"; reply: Reply<{ deliveries: Delivery[] }> }
+  | DequeueDone
   /** Nothing ready and waitMs > 0: the promise settles when items arrive, on timeout (empty), on shutdown, or on cancelWaiters. */
-  | { kind: "parked"; waiter: Promise<Reply<{ deliveries: Delivery[] }>> };
+  | { ok: true; kind: "parked"; waiter: Promise<DequeueDone> }
+  | { ok: false; failure: Failure };
 
 export type LiveStateName = "ready" | "delayed" | "waiting" | "leased" | "dead";
 
@@ -143,7 +166,7 @@ export interface TopicCounts {
 export interface EngineApi {
   /** TOO_LARGE (nothing stored) past liveItemsMax, topicsMax or namespacesMax (capacity.ts). */
   enqueue(ns: string, items: EnqueueItemInput[], nowMs: number): Result<Reply<{ ids: string[] }>>;
-  dequeue(ns: string, input: DequeueInput, nowMs: number): Result<DequeueOutcome>;
+  dequeue(ns: string, input: DequeueInput, nowMs: number): DequeueOutcome;
   /** A connection closed: its parked dequeues resolve empty without leasing anything. */
   cancelWaiters(owner: number): void;
   ack(ns: string, receipts: string[], nowMs: number): Result<Reply<{ acked: number; stale: string[] }>>;

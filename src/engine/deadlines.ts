@@ -11,7 +11,7 @@
 // into the union the engine's queue holds. So this file imports none of
 // them, and nothing the deadlines point at has to import the engine above it.
 
-import { HeapNode, PairingHeap } from "../lib/pairing-heap.ts";
+import { type HeapLinks, HeapNode, PairingHeap } from "../lib/pairing-heap.ts";
 
 /** Every kind of deadline; the comment names what it fires on (its target). */
 export const DeadlineKind = {
@@ -65,10 +65,10 @@ export class DeadlineQueue<D extends Deadline> {
   }
 
   /**
-   * Schedule an idle node (an item's timer, kept for its next delay or
-   * lease: LiveItem.idleTimer) at atMs as `kind`: no new objects.
+   * Schedule an idle node (an item's progress, its own entry, kept for its
+   * next delay or lease: LiveItem.idleTimer) at atMs as `kind`: no new objects.
    */
-  scheduleNode<E extends D>(node: HeapNode<E>, atMs: number, kind: E["kind"]): HeapNode<E> {
+  scheduleNode<N extends HeapLinks<D>>(node: N, atMs: number, kind: N["value"]["kind"]): N {
     const before = this.heap.peek();
     const deadline = node.value;
     deadline.atMs = atMs;
@@ -79,12 +79,12 @@ export class DeadlineQueue<D extends Deadline> {
     return node;
   }
 
-  cancel(node: HeapNode<D>): void {
+  cancel(node: HeapLinks<D>): void {
     this.heap.remove(node);
   }
 
   /** Move an entry to a new instant (a lease extended or shortened); returns the same handle. */
-  reschedule<E extends D>(node: HeapNode<E>, atMs: number): HeapNode<E> {
+  reschedule<N extends HeapLinks<D>>(node: N, atMs: number): N {
     this.heap.remove(node);
     return this.scheduleNode(node, atMs, node.value.kind);
   }

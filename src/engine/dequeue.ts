@@ -17,7 +17,7 @@
 
 import { assert } from "../lib/assert.ts";
 import type { WriteSet } from "../storage/writer.ts";
-import type { Delivery, DequeueInput, DequeueOutcome, Result } from "./api.ts";
+import type { Delivery, DequeueDone, DequeueInput, DequeueOutcome } from "./api.ts";
 import { Deadline, DeadlineKind } from "./deadlines.ts";
 import { fail, unavailable } from "./failures.ts";
 import { formatReceipt } from "./ids.ts";
@@ -25,7 +25,7 @@ import type { ItemStates } from "./item-states.ts";
 import { type Capabilities, CapabilitiesParser, Matcher } from "./matching/index.ts";
 import type { Namespace } from "./namespace.ts";
 import { AskTracker } from "./unmatchable.ts";
-import { Waiter, WaiterRegistry, type WaiterReply } from "./waiters.ts";
+import { Waiter, WaiterRegistry } from "./waiters.ts";
 import { DequeueShardFilter, noShardWritable } from "./writable-shards.ts";
 
 /** Retry hint when every parked slot is taken (1 s): long-polls free slots as they time out or get items. */
@@ -54,7 +54,7 @@ export class Dequeuer {
   }
 
   /** Run by Engine.dequeue once due deadlines are handled. */
-  dequeue(nsName: string, input: DequeueInput, nowMs: number): Result<DequeueOutcome> {
+  dequeue(nsName: string, input: DequeueInput, nowMs: number): DequeueOutcome {
     let caps: Capabilities | null = null;
     if (input.capabilities !== null) {
       const r = this.capabilities.parse(input.capabilities, "capabilities");
@@ -64,8 +64,8 @@ export class Dequeuer {
     // A dequeue without capabilities is a kind of its own (key ""): it may take only signature 0.
     const kind = this.matcher.workerKind(caps);
     this.asks.noteAsks(this.s.namespaces.get(nsName), input.topics, kind, caps, nowMs);
-    const reply = this.take(this.s.namespaces.get(nsName), input.topics, kind, input.leaseMs, nowMs);
-    if (reply.value.deliveries.length > 0 || input.waitMs <= 0) return { ok: true, value: { kind: "done", reply } };
+    const done = this.take(this.s.namespaces.get(nsName), input.topics, kind, input.leaseMs, nowMs);
+    if (done.deliveries.length > 0 || input.waitMs <= 0) return done;
 
     const limits = this.s.limits;
     if (this.waiters.ownerCount(input.owner) >= limits.waitersPerConnectionMax) {
@@ -76,7 +76,7 @@ export class Dequeuer {
     if (this.waiters.total >= limits.waitersTotalMax) {
       return unavailable(waitersFullRetryAfterMs, `the server already holds ${limits.waitersTotalMax} parked dequeues (waiters_total_max)`);
     }
-    return { ok: true, value: { kind: "parked", waiter: this.park(nsName, input, caps, nowMs) } };
+    return { ok: true, kind: "parked", waiter: this.park(nsName, input, caps, nowMs) };
   }
 
   // park() and leasesDurable() hold this file's closures: a function that
@@ -84,13 +84,15 @@ export class Dequeuer {
   // the paths that make none, so dequeue() and take() stay closure-free.
 
   /** A dequeue that found nothing waits, up to wait_ms, for items. */
-  private park(nsName: string, input: DequeueInput, caps: Capabilities | null, nowMs: number): Promise<WaiterReply> {
+  private park(nsName: string, input: DequeueInput, caps: Capabilities | null, nowMs: number): Promise<DequeueDone> {
     // The executor runs synchronously, so `resolve` is set before the Waiter is built.
-    let resolve: (reply: WaiterReply) => void = () => assert(false, "engine: waiter resolved before its promise existed");
-    const promise = new Promise<WaiterReply>((r) => {
+    let resolve: (done: DequeueDone) => void = () => assert(false, "engine: waiter resolved before its promise existed");
+    const promise = new Promise<DequeueDone>((r) => {
       resolve = r;
     });
-    const waiter = new Waiter(input.owner, nsName, input.topics, caps, input.leaseMs, resolve);
+    // A copy: the caller may reuse its input and topics list for its next dequeue (api.ts, DequeueInput).
+    const topics = input.topics.map(({ topic, count }) => ({ topic, count }));
+    const waiter = new Waiter(input.owner, nsName, topics, caps, input.leaseMs, resolve);
     waiter.timeoutNode = this.s.deadlines.schedule(new Deadline(nowMs + input.waitMs, DeadlineKind.WaiterTimeout, waiter));
     this.waiters.add(waiter);
     return promise;
@@ -105,17 +107,17 @@ export class Dequeuer {
   }
 
   cancelWaiters(owner: number): void {
-    for (const waiter of this.waiters.ofOwner(owner)) this.settleWaiter(waiter, { value: { deliveries: [] }, durable: null });
+    for (const waiter of this.waiters.ofOwner(owner)) this.settleWaiter(waiter, answered([], null));
   }
 
   releaseWaiters(): void {
-    for (const waiter of this.waiters.all()) this.settleWaiter(waiter, { value: { deliveries: [] }, durable: null });
+    for (const waiter of this.waiters.all()) this.settleWaiter(waiter, answered([], null));
   }
 
   /** A parked dequeue's wait_ms passed: it answers empty. */
   timeOut(waiter: Waiter): void {
     waiter.timeoutNode = null;
-    this.settleWaiter(waiter, { value: { deliveries: [] }, durable: null });
+    this.settleWaiter(waiter, answered([], null));
   }
 
   /** Serve the parked dequeues of topics that gained takeable items, first come first served. */
@@ -130,8 +132,8 @@ export class Dequeuer {
       for (const waiter of queue) {
         if (topic.takeable === 0) break;
         const kind = this.matcher.workerKind(waiter.capabilities);
-        const reply = this.take(this.s.namespaces.get(waiter.ns), waiter.topics, kind, waiter.leaseMs, nowMs);
-        if (reply.value.deliveries.length > 0) this.settleWaiter(waiter, reply);
+        const done = this.take(this.s.namespaces.get(waiter.ns), waiter.topics, kind, waiter.leaseMs, nowMs);
+        if (done.deliveries.length > 0) this.settleWaiter(waiter, done);
       }
     }
   }
@@ -147,11 +149,11 @@ export class Dequeuer {
     kind: number,
     leaseMs: number | null,
     nowMs: number,
-  ): WaiterReply {
+  ): DequeueDone {
     const deliveries: Delivery[] = [];
-    if (ns === undefined) return { value: { deliveries }, durable: null };
+    if (ns === undefined) return answered(deliveries, null);
     const shardOk = this.writableShards.dequeueFilter(nowMs);
-    if (shardOk === noShardWritable) return { value: { deliveries }, durable: null };
+    if (shardOk === noShardWritable) return answered(deliveries, null);
     /** Begun by the first lease written now: those leases must be durable before the reply. */
     let set: WriteSet | null = null;
     for (let t = 0; t < topics.length; t++) {
@@ -176,8 +178,7 @@ export class Dequeuer {
     // so memory keeps the leases (their receipts stay good in this boot) and
     // the disk catches up at the items' next write; after a crash the items
     // are delivered again under receipts of the new boot.
-    if (set === null) return { value: { deliveries }, durable: null };
-    return { value: { deliveries }, durable: this.leasesDurable(set, deliveries) };
+    return answered(deliveries, set === null ? null : this.leasesDurable(set, deliveries));
   }
 
   /** A dequeue's leases could not be made durable, so its deliveries were never sent: the items are ready again. */
@@ -194,7 +195,7 @@ export class Dequeuer {
     this.wake(this.latestNowMs());
   }
 
-  private settleWaiter(waiter: Waiter, reply: WaiterReply): void {
+  private settleWaiter(waiter: Waiter, done: DequeueDone): void {
     if (waiter.settled) return;
     waiter.settled = true;
     this.waiters.remove(waiter);
@@ -202,6 +203,10 @@ export class Dequeuer {
       this.s.deadlines.cancel(waiter.timeoutNode);
       waiter.timeoutNode = null;
     }
-    waiter.resolve(reply);
+    waiter.resolve(done);
   }
+}
+
+function answered(deliveries: Delivery[], durable: Promise<void> | null): DequeueDone {
+  return { ok: true, kind: "done", deliveries, durable };
 }

@@ -138,7 +138,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     return this.enqueuer.enqueue(nsName, inputs, nowMs);
   }
 
-  dequeue(nsName: string, input: DequeueInput, nowMs: number): Result<DequeueOutcome> {
+  dequeue(nsName: string, input: DequeueInput, nowMs: number): DequeueOutcome {
     this.advance(nowMs);
     return this.dequeuer.dequeue(nsName, input, nowMs);
   }

@@ -17,8 +17,8 @@
 // objects created only when needed (item-parts.ts). Accessors keep the
 // record's field names.
 
-import { HeapNode, IntrusiveHeapNode } from "../lib/pairing-heap.ts";
-import { Deadline, DeadlineKind } from "./deadlines.ts";
+import { IntrusiveHeapNode } from "../lib/pairing-heap.ts";
+import { assert } from "../lib/assert.ts";
 import type { DeliveryMode, ItemRecord, StoredState } from "../storage/record.ts";
 import type { ItemKey } from "../storage/store.ts";
 import type { LiveStateName } from "./api.ts";
@@ -121,32 +121,22 @@ export class LiveItem extends IntrusiveHeapNode<LiveItem> implements TopicItem<L
 
   // ---- progress: deadline and delivery counts (no object until one is set) ----
 
-  /** The delay or lease deadline node, scheduled or idle (kept for reuse). */
-  get timer(): HeapNode<LiveItemDeadline> | null {
-    return this.progress === null ? null : this.progress.timer;
-  }
-
-  set timer(node: HeapNode<LiveItemDeadline> | null) {
-    if (node !== null || this.progress !== null) this.ensureProgress().timer = node;
-  }
-
   /**
-   * An idle timer node for the item's next delay or lease, to schedule
-   * (DeadlineQueue.scheduleNode): the item's last one when idle, so a million
-   * delays and leases do not each leave a node to collect; else a new one.
+   * The item's delay or lease deadline, idle, to schedule for its next delay
+   * or lease (DeadlineQueue.scheduleNode): its progress, which is its own
+   * heap entry (item-parts.ts), so a million delays and leases leave no node
+   * to collect. An item has one such deadline at a time.
    */
-  idleTimer(): HeapNode<LiveItemDeadline> {
-    const timer = this.timer;
-    if (timer !== null && !timer.inHeap) return timer;
-    const fresh = new HeapNode<LiveItemDeadline>(new Deadline(0, DeadlineKind.Due, this));
-    this.timer = fresh;
-    return fresh;
+  idleTimer(): ItemProgress<LiveItem> {
+    const progress = this.ensureProgress();
+    if (progress.inHeap) assert(false, `engine: item ${this.id} already has a delay or lease deadline scheduled`);
+    return progress;
   }
 
   /** The delay or lease deadline while it is scheduled, else null. */
-  get timerNode(): HeapNode<LiveItemDeadline> | null {
-    const timer = this.timer;
-    return timer !== null && timer.inHeap ? timer : null;
+  get timerNode(): ItemProgress<LiveItem> | null {
+    const progress = this.progress;
+    return progress !== null && progress.inHeap ? progress : null;
   }
 
   get attempt(): number {
@@ -279,7 +269,7 @@ export class LiveItem extends IntrusiveHeapNode<LiveItem> implements TopicItem<L
   }
 
   ensureProgress(): ItemProgress<LiveItem> {
-    if (this.progress === null) this.progress = new ItemProgress<LiveItem>();
+    if (this.progress === null) this.progress = new ItemProgress<LiveItem>(this);
     return this.progress;
   }
 }

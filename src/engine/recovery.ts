@@ -104,7 +104,7 @@ export function* loadStoreInSteps(
     } else if (item.state === "leased") {
       s.enter(item, "leased");
       // A lease that ended while the server was down expires at the first tick.
-      item.timer = s.deadlines.schedule(new Deadline(item.leaseExpiresAtMs ?? nowMs, DeadlineKind.Lease, item));
+      s.deadlines.scheduleNode(item.idleTimer(), item.leaseExpiresAtMs ?? nowMs, DeadlineKind.Lease);
     } else {
       const after = item.after;
       if (after === null) {

@@ -4,11 +4,9 @@
 // served when items become takeable there, and resolves them empty on timeout.
 
 import type { HeapNode } from "../lib/pairing-heap.ts";
-import type { Delivery, Reply } from "./api.ts";
+import type { DequeueDone } from "./api.ts";
 import type { Deadline, DeadlineKind } from "./deadlines.ts";
 import type { Capabilities } from "./matching/index.ts";
-
-export type WaiterReply = Reply<{ deliveries: Delivery[] }>;
 
 /** A parked dequeue's timeout. */
 export type WaiterDeadline = Deadline<typeof DeadlineKind.WaiterTimeout, Waiter>;
@@ -23,7 +21,7 @@ export class Waiter {
     /** Kept rather than a worker kind: kind ids may be evicted while the waiter is parked. */
     readonly capabilities: Capabilities | null,
     readonly leaseMs: number | null,
-    readonly resolve: (reply: WaiterReply) => void,
+    readonly resolve: (done: DequeueDone) => void,
   ) {}
 }
 

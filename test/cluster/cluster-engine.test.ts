@@ -128,7 +128,7 @@ describe("ClusterEngine", () => {
     if (enq.ok) await enq.value.durable;
     store.pauseCommits();
     const out = engine.dequeue("n", { topics: [{ topic: "t", count: 1 }], capabilities: null, waitMs: 0, leaseMs: null, owner: 1 }, clock.nowMs());
-    expect(out.ok && out.value.kind === "done" && out.value.reply.durable !== null).toBe(true);
+    expect(out.ok && out.kind === "done" && out.durable !== null).toBe(true);
     store.resumeCommits();
     await committer.drain();
   });
@@ -139,11 +139,11 @@ describe("ClusterEngine", () => {
     const id = enq.ok ? enq.value.value.ids[0]! : "";
     if (enq.ok) await enq.value.durable;
     const parked = engine.dequeue("n", { topics: [{ topic: "other", count: 1 }], capabilities: null, waitMs: 10_000, leaseMs: null, owner: 1 }, clock.nowMs());
-    expect(parked.ok && parked.value.kind).toBe("parked");
+    expect(parked.ok && parked.kind).toBe("parked");
     const rebuilding = engine.rebuild();
     const during = engine.get("n", [id], clock.nowMs());
     expect(during.ok ? null : during.failure.code).toBe("UNAVAILABLE");
-    if (parked.ok && parked.value.kind === "parked") expect((await parked.value.waiter).value.deliveries).toEqual([]);
+    if (parked.ok && parked.kind === "parked") expect((await parked.waiter).deliveries).toEqual([]);
     await rebuilding;
     await committer.drain();
     expect(engine.rebuilds).toBe(1);
@@ -163,18 +163,18 @@ describe("pauses from other nodes", () => {
     expect(engine.pausedUntil("n", "t")).toBeNull();
     expect([...store.loadPauses()]).toEqual([]);
     const parked = engine.dequeue("n", { ...take, waitMs: 60_000 }, clock.nowMs());
-    expect(parked.ok && parked.value.kind).toBe("parked");
+    expect(parked.ok && parked.kind).toBe("parked");
     engine.applyStoredPause("n", "t", undefined, clock.nowMs());
     expect(engine.pausedUntil("n", "t")).toBeUndefined();
-    if (parked.ok && parked.value.kind === "parked") expect((await parked.value.waiter).value.deliveries).toHaveLength(1);
+    if (parked.ok && parked.kind === "parked") expect((await parked.waiter).deliveries).toHaveLength(1);
     engine.applyStoredPause("n", "t", clock.nowMs() + 1_000, clock.nowMs());
     const paused = engine.dequeue("n", { ...take, waitMs: 0 }, clock.nowMs());
-    expect(paused.ok && paused.value.kind === "done" && paused.value.reply.value.deliveries).toEqual([]);
+    expect(paused.ok && paused.kind === "done" && paused.deliveries).toEqual([]);
     clock.advance(1_000);
     engine.tick(clock.nowMs());
     expect(engine.pausedUntil("n", "t")).toBeUndefined();
     const after = engine.dequeue("n", { ...take, waitMs: 0 }, clock.nowMs());
-    expect(after.ok && after.value.kind === "done" && after.value.reply.value.deliveries.length).toBe(1);
+    expect(after.ok && after.kind === "done" && after.deliveries.length).toBe(1);
     await committer.drain();
   });
 

@@ -44,8 +44,8 @@ async function run(seed: number): Promise<void> {
       } else if (roll < 0.5) {
         op = "dequeue";
         const res = h.engine.dequeue("n", { topics: [{ topic: pick(["a", "b"]), count: 2 }], capabilities: null, waitMs: 0, leaseMs: null, owner: 1 }, h.now);
-        if (res.ok && res.value.kind === "done" && (await settled(res.value.reply.durable))) {
-          for (const d of res.value.reply.value.deliveries) receipts.push(d.receipt);
+        if (res.ok && res.kind === "done" && (await settled(res.durable))) {
+          for (const d of res.deliveries) receipts.push(d.receipt);
         }
       } else if (roll < 0.65 && receipts.length > 0) {
         op = "ack";

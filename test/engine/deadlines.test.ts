@@ -4,7 +4,7 @@
 
 import { leaseWriteDelayMs } from "../../src/limits.ts";
 import { describe, expect, test } from "bun:test";
-import { Harness, item, take, unwrap } from "./support/harness.ts";
+import { dequeued, Harness, item, take, unwrap } from "./support/harness.ts";
 
 describe("tick", () => {
   test("handles at most deadlinesPerTickMax deadlines per call", async () => {
@@ -35,7 +35,7 @@ describe("tick", () => {
     expect(h.engine.nextDeadlineMs()).toBe(h.now + leaseWriteDelayMs);
     h.advance(leaseWriteDelayMs);
     expect(h.engine.nextDeadlineMs()).toBe(h.now + 200 - leaseWriteDelayMs);
-    const parked = unwrap(h.engine.dequeue("n", take([["none", 1]], { waitMs: 100 }), h.now));
+    const parked = dequeued(h.engine.dequeue("n", take([["none", 1]], { waitMs: 100 }), h.now));
     expect(parked.kind).toBe("parked");
     expect(h.engine.nextDeadlineMs()).toBe(h.now + 100);
     const [c] = await h.enqueue("n", [item("u")]);

@@ -2,7 +2,7 @@
 // stats, shard health and commit failures, and recovery after a restart.
 
 import { describe, expect, test } from "bun:test";
-import { Harness, failure, item, unwrap } from "./support/harness.ts";
+import { dequeued, Harness, failure, item, unwrap } from "./support/harness.ts";
 import { closedShardRetryAfterMs } from "./support/shard-gate.ts";
 
 describe("idempotency keys", () => {
@@ -185,10 +185,10 @@ describe("shards and storage failures", () => {
     const h = new Harness({ shards: 1 });
     const [id] = await h.enqueue("n", [item("t", { delivery: "at_most_once" })]);
     h.store.failShard(0);
-    const outcome = unwrap(h.engine.dequeue("n", { topics: [{ topic: "t", count: 1 }], capabilities: null, waitMs: 0, leaseMs: null, owner: 1 }, h.now));
+    const outcome = dequeued(h.engine.dequeue("n", { topics: [{ topic: "t", count: 1 }], capabilities: null, waitMs: 0, leaseMs: null, owner: 1 }, h.now));
     if (outcome.kind !== "done") throw new Error("expected done");
-    expect(outcome.reply.durable).not.toBeNull();
-    await expect(outcome.reply.durable).rejects.toThrow();
+    expect(outcome.durable).not.toBeNull();
+    await expect(outcome.durable).rejects.toThrow();
     expect(h.state("n", id as string)).toBe("ready");
     h.check();
   });
@@ -238,7 +238,7 @@ describe("stats", () => {
     await h.enqueue("b", [item("u")]);
     const [d] = await h.dequeue("a", [["t", 1]]);
     await h.settle(h.engine.ack("a", [d!.receipt], h.now));
-    unwrap(h.engine.dequeue("b", { topics: [{ topic: "none", count: 1 }], capabilities: null, waitMs: 1000, leaseMs: null, owner: 7 }, h.now));
+    dequeued(h.engine.dequeue("b", { topics: [{ topic: "none", count: 1 }], capabilities: null, waitMs: 1000, leaseMs: null, owner: 7 }, h.now));
     const all = h.engine.stats(null, h.now) as any;
     expect(all.totals).toEqual({ ready: 2, delayed: 0, waiting: 0, leased: 0, dead: 0, topics: 2, parkedWaiters: 1 });
     expect(all.counters).toMatchObject({ enqueued: 3, delivered: 1, acked: 1 });

@@ -17,6 +17,16 @@ test("round trip", () => {
   expect(parseReceipt(formatReceipt(formatId(max, max), 0xffff_ffff, 0xffff_ffff))).toEqual({ id: `${max}:${max}`, deliveries: 0xffff_ffff, boot: 0xffff_ffff });
 });
 
+test("ids and receipts built from kept prefixes and tails read as whole templates would, across boots and past the kept counts", () => {
+  for (const shard of [0, 9, 10, 1023, 1024, 4095]) {
+    for (const key of [0, 7, 123_456, Number.MAX_SAFE_INTEGER]) expect(formatId(shard, key)).toBe(`${shard}:${key}`);
+  }
+  // Boots alternate (two engines in one process): each receipt names its own boot.
+  for (const boot of [1, 2, 1, 0xffff_ffff]) {
+    for (const deliveries of [0, 1, 9, 63, 64, 1000]) expect(formatReceipt("3:17", deliveries, boot)).toBe(`3:17:${deliveries}:${boot}`);
+  }
+});
+
 test("receipts differing only in boot are different receipts", () => {
   expect(formatReceipt("1:1", 1, 1)).not.toBe(formatReceipt("1:1", 1, 2));
 });

@@ -8,7 +8,7 @@
 import { leaseWriteDelayMs } from "../../src/limits.ts";
 import { describe, expect, test } from "bun:test";
 import type { ItemState } from "../../src/engine/api.ts";
-import { Harness, item, take, unwrap } from "./support/harness.ts";
+import { dequeued, Harness, item, take, unwrap } from "./support/harness.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (value: Uint8Array) => new TextDecoder().decode(value);
@@ -99,7 +99,7 @@ describe("item bytes: memory until stored, then the store", () => {
   test("a lease's write carries the whole record: a crash after it loses neither payload nor metadata", async () => {
     const h = new Harness({ shards: 1 });
     await h.enqueue("n", [item("t", { payload: bytes("keep"), metadata: bytes("meta") })]);
-    unwrap(h.engine.dequeue("n", take([["t", 1]]), h.now));
+    dequeued(h.engine.dequeue("n", take([["t", 1]]), h.now));
     h.advance(leaseWriteDelayMs);
     await h.writer.drain();
     const stored = h.store.readItem(0, 0)!;

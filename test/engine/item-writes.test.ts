@@ -17,7 +17,7 @@ import type { ItemRecord } from "../../src/storage/record.ts";
 import { encodeMetaRecord } from "../../src/storage/record-codec.ts";
 import { newMetaRecord, nextBoot } from "../../src/storage/store-meta.ts";
 import { fromHex, itemRecord, v2Values } from "../storage/record-fixtures.ts";
-import { Harness, item, take, unwrap } from "./support/harness.ts";
+import { dequeued, Harness, item, take, unwrap } from "./support/harness.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
@@ -140,7 +140,7 @@ describe("item writes patch the stored value", () => {
     // Hold commits: the store keeps the dead letter (reason and after list) while memory redrives and leases it.
     h.store.pauseCommits();
     const redrive = unwrap(h.engine.redrive("n", "t", null, h.now));
-    const lease = unwrap(h.engine.dequeue("n", take([["t", 1]]), h.now));
+    const lease = dequeued(h.engine.dequeue("n", take([["t", 1]]), h.now));
     h.engine.flushDeferredWrites();
     expect(lease.kind).toBe("done");
     h.store.resumeCommits();
@@ -168,10 +168,10 @@ describe("item writes patch the stored value", () => {
     expect(store.readItemBytes(0, 0)?.[0]).toBe(3);
     expect(store.readItem(0, 0)).toEqual(itemRecord({ state: "pending", attempt: 1, deliveries: 1, leaseBoot: 2 }));
 
-    const outcome = unwrap(engine.dequeue("billing", take([["invoices", 1]]), clock.nowMs()));
+    const outcome = dequeued(engine.dequeue("billing", take([["invoices", 1]]), clock.nowMs()));
     engine.flushDeferredWrites();
     if (outcome.kind !== "done") throw new Error("expected deliveries");
-    const [delivery] = outcome.reply.value.deliveries;
+    const [delivery] = outcome.deliveries;
     expect([delivery!.payload, delivery!.attempt]).toEqual([new Uint8Array([1, 2, 3, 4]), 2]);
     await writer.drain();
     expect(store.commitHistory.map((commit) => commit.itemValues)).toEqual([0, 1]);

@@ -9,21 +9,20 @@
 // that was durable keeps its receipt good across the restart.
 
 import { describe, expect, test } from "bun:test";
-import type { DequeueOutcome, Reply } from "../../src/engine/api.ts";
+import type { DequeueDone, DequeueOutcome } from "../../src/engine/api.ts";
 import { parseReceipt } from "../../src/engine/ids.ts";
 import { leaseWriteDelayMs } from "../../src/limits.ts";
-import type { WaiterReply } from "../../src/engine/waiters.ts";
-import { Harness, item, take, unwrap } from "./support/harness.ts";
+import { dequeued, Harness, item, take } from "./support/harness.ts";
 
 const flush = () => new Promise((r) => setImmediate(r));
 
-function done(outcome: DequeueOutcome): WaiterReply {
-  if (outcome.kind !== "done") throw new Error("expected done");
-  return outcome.reply;
+function done(outcome: DequeueOutcome): DequeueDone {
+  if (!outcome.ok || outcome.kind !== "done") throw new Error("expected done");
+  return outcome;
 }
 
 /** Whether a reply's durable promise has settled after the current turn. */
-async function settledNow(reply: Reply<unknown>): Promise<boolean> {
+async function settledNow(reply: { durable: Promise<void> | null }): Promise<boolean> {
   let settled = false;
   reply.durable?.then(
     () => {
@@ -41,9 +40,9 @@ describe("when a dequeue reply may be sent", () => {
   test("only at_least_once deliveries: durable is null, and the lease write commits leaseWriteDelayMs later", async () => {
     const h = new Harness({ shards: 1 });
     const [a, b] = await h.enqueue("n", [item("t"), item("t")]);
-    const reply = done(unwrap(h.engine.dequeue("n", take([["t", 2]]), h.now)));
+    const reply = done(dequeued(h.engine.dequeue("n", take([["t", 2]]), h.now)));
     expect(reply.durable).toBeNull();
-    expect(reply.value.deliveries.map((d) => d.id)).toEqual([a as string, b as string]);
+    expect(reply.deliveries.map((d) => d.id)).toEqual([a as string, b as string]);
     // The lease is not written yet: a crash now would lose it.
     await h.writer.drain();
     const crashed = [...[...h.store.durableCopy().loadShards()][0]!.items];
@@ -64,7 +63,7 @@ describe("when a dequeue reply may be sent", () => {
   test("an ack, nack or expiry within leaseWriteDelayMs replaces the lease write: no lease is ever written", async () => {
     const h = new Harness({ shards: 1 });
     await h.enqueue("n", [item("t"), item("t"), item("t", { leaseMs: 5 })]);
-    const [acked, nacked] = done(unwrap(h.engine.dequeue("n", take([["t", 3]]), h.now))).value.deliveries;
+    const [acked, nacked] = done(dequeued(h.engine.dequeue("n", take([["t", 3]]), h.now))).deliveries;
     await h.settle(h.engine.ack("n", [acked!.receipt], h.now));
     await h.settle(h.engine.nack("n", [{ receipt: nacked!.receipt, delayMs: 60_000, metadata: null }], h.now));
     h.advance(5); // the third lease expires, before its write was due
@@ -84,7 +83,7 @@ describe("when a dequeue reply may be sent", () => {
   test("a graceful restart writes the deferred leases first: the lease and its receipt survive", async () => {
     const h = new Harness({ shards: 1 });
     const [id] = await h.enqueue("n", [item("t")]);
-    const [d] = done(unwrap(h.engine.dequeue("n", take([["t", 1]]), h.now))).value.deliveries;
+    const [d] = done(dequeued(h.engine.dequeue("n", take([["t", 1]]), h.now))).deliveries;
     await h.restart();
     expect(h.state("n", id as string)).toBe("leased");
     expect(await h.settle(h.engine.ack("n", [d!.receipt], h.now))).toEqual({ acked: 1, stale: [] });
@@ -96,8 +95,8 @@ describe("when a dequeue reply may be sent", () => {
       const h = new Harness({ shards: 1 });
       await h.enqueue("n", modes.map((delivery) => item("t", { delivery })));
       h.store.pauseCommits();
-      const reply = done(unwrap(h.engine.dequeue("n", take([["t", modes.length]]), h.now)));
-      expect(reply.value.deliveries).toHaveLength(modes.length);
+      const reply = done(dequeued(h.engine.dequeue("n", take([["t", modes.length]]), h.now)));
+      expect(reply.deliveries).toHaveLength(modes.length);
       expect(reply.durable).not.toBeNull();
       expect(await settledNow(reply)).toBe(false);
       h.store.resumeCommits();
@@ -110,12 +109,12 @@ describe("when a dequeue reply may be sent", () => {
     const h = new Harness({ shards: 1 });
     const [least, most] = await h.enqueue("n", [item("t"), item("t", { delivery: "at_most_once" })]);
     h.store.failShard(0);
-    const reply = done(unwrap(h.engine.dequeue("n", take([["t", 2]]), h.now)));
+    const reply = done(dequeued(h.engine.dequeue("n", take([["t", 2]]), h.now)));
     await expect(reply.durable).rejects.toThrow();
     h.store.healShard(0);
     expect(h.state("n", least as string)).toBe("ready");
     expect(h.state("n", most as string)).toBe("ready");
-    for (const d of reply.value.deliveries) expect(await h.settle(h.engine.ack("n", [d.receipt], h.now))).toEqual({ acked: 0, stale: [d.receipt] });
+    for (const d of reply.deliveries) expect(await h.settle(h.engine.ack("n", [d.receipt], h.now))).toEqual({ acked: 0, stale: [d.receipt] });
     const again = await h.dequeue("n", [["t", 2]]);
     expect(again.map((d) => d.attempt)).toEqual([1, 1]);
     h.check();
@@ -125,7 +124,7 @@ describe("when a dequeue reply may be sent", () => {
     const h = new Harness({ shards: 1 });
     const [id] = await h.enqueue("n", [item("t")]);
     h.store.failShard(0);
-    const reply = done(unwrap(h.engine.dequeue("n", take([["t", 1]]), h.now)));
+    const reply = done(dequeued(h.engine.dequeue("n", take([["t", 1]]), h.now)));
     expect(reply.durable).toBeNull();
     h.advance(leaseWriteDelayMs);
     await h.writer.drain().catch(() => undefined);
@@ -133,15 +132,15 @@ describe("when a dequeue reply may be sent", () => {
     expect(h.engine.stats(null, h.now).engine).toMatchObject({ backgroundWriteFailures: 1 });
     expect(h.state("n", id as string)).toBe("leased");
     h.store.healShard(0);
-    const receipt = reply.value.deliveries[0]!.receipt;
+    const receipt = reply.deliveries[0]!.receipt;
     expect(await h.settle(h.engine.ack("n", [receipt], h.now))).toEqual({ acked: 1, stale: [] });
     h.check();
   });
 
   test("a parked dequeue follows the same rule", async () => {
     const h = new Harness({ shards: 1 });
-    const park = (topic: string): Promise<WaiterReply> => {
-      const outcome = unwrap(h.engine.dequeue("n", take([[topic, 1]], { waitMs: 10_000 }), h.now));
+    const park = (topic: string): Promise<DequeueDone> => {
+      const outcome = dequeued(h.engine.dequeue("n", take([[topic, 1]], { waitMs: 10_000 }), h.now));
       if (outcome.kind !== "parked") throw new Error("expected parked");
       return outcome.waiter;
     };
@@ -150,9 +149,9 @@ describe("when a dequeue reply may be sent", () => {
     await h.enqueue("n", [item("a"), item("b", { delivery: "at_most_once" })]);
     const leastReply = await least;
     const mostReply = await most;
-    expect(leastReply.value.deliveries).toHaveLength(1);
+    expect(leastReply.deliveries).toHaveLength(1);
     expect(leastReply.durable).toBeNull();
-    expect(mostReply.value.deliveries).toHaveLength(1);
+    expect(mostReply.deliveries).toHaveLength(1);
     expect(mostReply.durable).not.toBeNull();
     await mostReply.durable;
     h.check();
@@ -164,7 +163,7 @@ describe("receipts across a crash", () => {
     const h = new Harness({ shards: 1 });
     const [id] = await h.enqueue("n", [item("t")]);
     h.store.pauseCommits();
-    const [before] = done(unwrap(h.engine.dequeue("n", take([["t", 1]]), h.now))).value.deliveries;
+    const [before] = done(dequeued(h.engine.dequeue("n", take([["t", 1]]), h.now))).deliveries;
     expect(parseReceipt(before!.receipt)).toEqual({ id: id as string, deliveries: 1, boot: 1 });
     h.crash();
     expect(h.state("n", id as string)).toBe("ready");

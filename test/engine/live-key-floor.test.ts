@@ -10,7 +10,7 @@ import { defaultLimits } from "../../src/limits.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { GroupCommitter } from "../../src/storage/group-commit.ts";
 import { MemoryStore } from "../../src/storage/memory/memory-store.ts";
-import { item, startMs, take, unwrap } from "./support/harness.ts";
+import { dequeued, item, startMs, take, unwrap } from "./support/harness.ts";
 
 class FloorStore extends MemoryStore {
   floorOf: ((shard: number) => number) | null = null;
@@ -44,9 +44,9 @@ describe("the live-key floor the engine gives its store", () => {
     expectFloors();
     // Acks in priority order, as a worker takes them: the floor stays under the lower-priority items still live.
     for (let round = 0; round < 4; round++) {
-      const outcome = unwrap(engine.dequeue("ns", take([["t", 4]]), clock.nowMs()));
+      const outcome = dequeued(engine.dequeue("ns", take([["t", 4]]), clock.nowMs()));
       if (outcome.kind !== "done") throw new Error("expected deliveries");
-      const deliveries = outcome.reply.value.deliveries;
+      const deliveries = outcome.deliveries;
       unwrap(engine.ack("ns", deliveries.map((d) => d.receipt), clock.nowMs()));
       await writer.drain();
       for (const d of deliveries) live.delete(d.id);

@@ -14,7 +14,7 @@ import { defaultLimits } from "../../src/limits.ts";
 import { GroupCommitter } from "../../src/storage/group-commit.ts";
 import { openLmdbStore } from "../../src/storage/lmdb/lmdb-store.ts";
 import type { Store } from "../../src/storage/store.ts";
-import { item, startMs, take, unwrap } from "./support/harness.ts";
+import { dequeued, item, startMs, take, unwrap } from "./support/harness.ts";
 
 const dirs: string[] = [];
 const stores: Store[] = [];
@@ -63,8 +63,8 @@ describe("pause across an LMDB restart", () => {
     expect(engine.nextDeadlineMs()).toBe(startMs + 100);
     engine.tick(clock.nowMs());
     expect(pausedOf(engine, "c")).toEqual({ paused: false, pausedUntilMs: undefined });
-    const got = unwrap(engine.dequeue("n", take([["a", 1], ["b", 1], ["c", 1], ["d", 1]]), clock.nowMs()));
-    expect(got.kind === "done" ? got.reply.value.deliveries.map((d) => d.topic) : []).toEqual(["c", "d"]);
+    const got = dequeued(engine.dequeue("n", take([["a", 1], ["b", 1], ["c", 1], ["d", 1]]), clock.nowMs()));
+    expect(got.kind === "done" ? got.deliveries.map((d) => d.topic) : []).toEqual(["c", "d"]);
     await writer.drain();
     expect([...store.loadPauses()].map((p) => p.topic).sort()).toEqual(["a", "b", "empty"]);
     engine.checkInvariants();

@@ -5,7 +5,7 @@
 // here; LMDB in pause-lmdb.test.ts), and the paused-topics limit holds.
 
 import { describe, expect, test } from "bun:test";
-import { Harness, failure, item, take, unwrap } from "./support/harness.ts";
+import { dequeued, Harness, failure, item, take, unwrap } from "./support/harness.ts";
 
 function topicEntry(h: Harness, ns: string, topic: string) {
   return h.engine.topics(ns, { prefix: topic, limit: 1, after: null }).topics.find((t) => t.topic === topic) ?? null;
@@ -48,7 +48,7 @@ describe("pause", () => {
     const h = new Harness();
     await h.settle(h.engine.pause("n", "t", 1000, h.now));
     expect(topicEntry(h, "n", "t")).toEqual({ topic: "t", ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 0, paused: true, pausedUntilMs: h.now + 1000 });
-    const outcome = unwrap(h.engine.dequeue("n", take([["t", 1]], { waitMs: 5000 }), h.now));
+    const outcome = dequeued(h.engine.dequeue("n", take([["t", 1]], { waitMs: 5000 }), h.now));
     expect(outcome.kind).toBe("parked");
     if (outcome.kind !== "parked") return;
     let settled = false;
@@ -63,7 +63,7 @@ describe("pause", () => {
     expect(h.engine.nextDeadlineMs()).toBe(h.now + 1);
     h.advance(1);
     const reply = await answered;
-    expect(reply.value.deliveries).toHaveLength(1);
+    expect(reply.deliveries).toHaveLength(1);
     expect(topicEntry(h, "n", "t")).toMatchObject({ paused: false, leased: 1 });
     h.check();
   });
@@ -72,10 +72,10 @@ describe("pause", () => {
     const h = new Harness();
     await h.enqueue("n", [item("t")]);
     await h.settle(h.engine.pause("n", "t", null, h.now));
-    const outcome = unwrap(h.engine.dequeue("n", take([["t", 1]], { waitMs: 5000 }), h.now));
+    const outcome = dequeued(h.engine.dequeue("n", take([["t", 1]], { waitMs: 5000 }), h.now));
     if (outcome.kind !== "parked") throw new Error("expected a parked dequeue");
     await h.settle(h.engine.resume("n", "t", h.now));
-    expect((await outcome.waiter).value.deliveries).toHaveLength(1);
+    expect((await outcome.waiter).deliveries).toHaveLength(1);
   });
 
   test("pausing a paused topic replaces its end (timed to untimed and back)", async () => {

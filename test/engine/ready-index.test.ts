@@ -8,7 +8,7 @@
 // are covered below.
 
 import { describe, expect, test } from "bun:test";
-import { Harness, item, take, unwrap } from "./support/harness.ts";
+import { dequeued, Harness, item, take } from "./support/harness.ts";
 
 type Requires = Record<string, unknown> | null;
 type Caps = Record<string, unknown> | null;
@@ -95,10 +95,10 @@ async function run(seed: number, steps: number): Promise<void> {
       const caps = pick(kinds);
       const count = 1 + Math.floor(random() * 3);
       const want = expected(topic, caps, count);
-      const outcome = unwrap(h.engine.dequeue("n", take([[topic, count]], { capabilities: caps }), h.now));
+      const outcome = dequeued(h.engine.dequeue("n", take([[topic, count]], { capabilities: caps }), h.now));
       expect(outcome.kind).toBe("done");
       if (outcome.kind !== "done") return;
-      const got = outcome.reply.value.deliveries;
+      const got = outcome.deliveries;
       expect(got.map((d) => d.id)).toEqual(want);
       for (const d of got) {
         const m = live.get(d.id)!;
@@ -109,7 +109,7 @@ async function run(seed: number, steps: number): Promise<void> {
         m.leaseEndsAtMs = h.now + leaseMs;
         expect(d.attempt).toBe(m.attempt);
       }
-      await outcome.reply.durable;
+      await outcome.durable;
     } else if (roll < 0.7) {
       const leased = [...live.values()].filter((m) => m.state === "leased");
       if (leased.length === 0) continue;

@@ -17,7 +17,7 @@ import { GroupCommitter } from "../../src/storage/group-commit.ts";
 import { MemoryStore } from "../../src/storage/memory/memory-store.ts";
 import { type SlowCommitReport, slowCommitMs } from "../../src/storage/slow-commits.ts";
 import type { CommitBatch, CommitResult } from "../../src/storage/store.ts";
-import { item, startMs, take, unwrap } from "./support/harness.ts";
+import { dequeued, item, startMs, take, unwrap } from "./support/harness.ts";
 
 /** How long each commit "takes" on the committer's stopwatch (30 s): 30x the slow-commit threshold. */
 const commitDelayMs = 30 * slowCommitMs;
@@ -65,9 +65,9 @@ describe("slow storage", () => {
       // Several enqueues in flight at once: they share slow commits.
       const enqueues = Array.from({ length: perRound }, () => unwrap(engine.enqueue("n", [item("t"), item("t")], clock.nowMs())));
       await Promise.all(enqueues.map((reply) => reply.durable));
-      const dequeued = unwrap(engine.dequeue("n", take([["t", 2 * perRound]]), clock.nowMs()));
-      if (dequeued.kind !== "done") throw new Error("expected done");
-      const deliveries = dequeued.reply.value.deliveries;
+      const outcome = dequeued(engine.dequeue("n", take([["t", 2 * perRound]]), clock.nowMs()));
+      if (outcome.kind !== "done") throw new Error("expected done");
+      const deliveries = outcome.deliveries;
       expect(deliveries.length).toBe(2 * perRound);
       // One ack per delivery, all in flight together behind the slow commit.
       const acks = deliveries.map((d) => unwrap(engine.ack("n", [d.receipt], clock.nowMs())));

@@ -225,17 +225,11 @@ describe("dequeue", () => {
     const ctx = makeOpContext();
     ctx.engine.dequeue = () => ({
       ok: true,
-      value: {
-        kind: "done",
-        reply: {
-          value: {
-            deliveries: [
-              { id: "1:2", topic: "t", priority: 0, payload: bytesOf(1), metadata: bytesOf(0), attempt: 1, receipt: "r", leaseExpiresAtMs: 5, enqueuedAtMs: 4 },
-            ],
-          },
-          durable: null,
-        },
-      },
+      kind: "done",
+      deliveries: [
+        { id: "1:2", topic: "t", priority: 0, payload: bytesOf(1), metadata: bytesOf(0), attempt: 1, receipt: "r", leaseExpiresAtMs: 5, enqueuedAtMs: 4 },
+      ],
+      durable: null,
     });
     const value = expectReply(opTable.dequeue.handle({ topics: [{ topic: "t" }] }, "ns1", ctx));
     expect(plainReply(value).items).toEqual([

@@ -4,12 +4,11 @@
 // releaseWaiters() / cancelWaiters() or by resolving `parked` entries.
 
 import type {
-  Delivery,
   DequeueInput,
+  DequeueDone,
   DequeueOutcome,
   EngineApi,
   EnqueueItemInput,
-  Reply,
 } from "../../src/engine/api.ts";
 
 export interface FakeCall {
@@ -20,7 +19,7 @@ export interface FakeCall {
 export interface ParkedDequeue {
   ns: string;
   input: DequeueInput;
-  resolve(reply: Reply<{ deliveries: Delivery[] }>): void;
+  resolve(done: DequeueDone): void;
 }
 
 export class FakeEngine implements EngineApi {
@@ -48,20 +47,22 @@ export class FakeEngine implements EngineApi {
   }
 
   dequeue(ns: string, input: DequeueInput, nowMs: number): ReturnType<EngineApi["dequeue"]> {
+    // A copy, as the engine keeps none of its input (api.ts): the server reuses one.
+    input = { ...input, topics: input.topics.map((t) => ({ ...t })) };
     this.record("dequeue", ns, input, nowMs);
     if (this.parkDequeues && input.waitMs > 0) {
-      const waiter = new Promise<Reply<{ deliveries: Delivery[] }>>((resolve) => this.parked.push({ ns, input, resolve }));
-      const outcome: DequeueOutcome = { kind: "parked", waiter };
-      return { ok: true, value: outcome };
+      const waiter = new Promise<DequeueDone>((resolve) => this.parked.push({ ns, input, resolve }));
+      const outcome: DequeueOutcome = { ok: true, kind: "parked", waiter };
+      return outcome;
     }
-    return { ok: true, value: { kind: "done", reply: { value: { deliveries: [] }, durable: null } } };
+    return { ok: true, kind: "done", deliveries: [], durable: null };
   }
 
   cancelWaiters(owner: number): void {
     this.record("cancelWaiters", owner);
     const mine = this.parked.filter((p) => p.input.owner === owner);
     this.parked = this.parked.filter((p) => p.input.owner !== owner);
-    for (const p of mine) p.resolve({ value: { deliveries: [] }, durable: null });
+    for (const p of mine) p.resolve({ ok: true, kind: "done", deliveries: [], durable: null });
   }
 
   ack(ns: string, receipts: string[], nowMs: number): ReturnType<EngineApi["ack"]> {
@@ -141,6 +142,6 @@ export class FakeEngine implements EngineApi {
     this.record("releaseWaiters");
     const all = this.parked;
     this.parked = [];
-    for (const p of all) p.resolve({ value: { deliveries: [] }, durable: null });
+    for (const p of all) p.resolve({ ok: true, kind: "done", deliveries: [], durable: null });
   }
 }

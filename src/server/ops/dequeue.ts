@@ -2,44 +2,64 @@
 // wait_ms > 0 and nothing ready the engine parks the request; the connection
 // keeps serving later requests meanwhile (replies go out of order).
 
-import type { Delivery, DequeueInput, Reply } from "../../engine/api.ts";
+import type { DequeueDone, DequeueInput } from "../../engine/api.ts";
 import type { Limits } from "../../limits.ts";
 import { DeliveriesReply } from "../../protocol/reply-encoder.ts";
 import { failed, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import type { RequestReader, Source } from "../request-reader.ts";
 
-export function decodeDequeue(request: Source, limits: Limits, owner: number, reader: RequestReader): DequeueInput | null {
+/**
+ * The one input every dequeue request is decoded into: the engine keeps
+ * none of its input (api.ts, DequeueInput) and the handler runs to its end
+ * synchronously, so no request needs an input object or topics list of its
+ * own (BENCHMARKS.md, "allocations per dequeue").
+ */
+const scratchInput: DequeueInput = { topics: [], capabilities: null, waitMs: 0, leaseMs: null, owner: 0 };
+
+/** Decode a dequeue request into `into` (its topics list and entries reused); false with `reader.failure` set when it is bad. */
+export function decodeDequeue(request: Source, limits: Limits, owner: number, reader: RequestReader, into: DequeueInput): boolean {
   const list = reader.requiredArray(request, "topics", 1, limits.topicsPerDequeueMax);
   const capabilities = reader.anyMap(request, "capabilities");
   const waitMs = reader.int(request, "wait_ms", { min: 0, max: limits.waitMsMax });
   const leaseMs = reader.int(request, "lease_ms", { min: 1, max: limits.leaseMsMax });
-  if (list === null || reader.failure !== null) return null;
-  const topics: DequeueInput["topics"] = new Array(list.length);
+  if (list === null || reader.failure !== null) return false;
+  const topics = into.topics;
+  if (topics.length !== list.length) topics.length = list.length;
   // Most dequeues name one topic: no set to allocate for those.
   const seen = list.length > 1 ? new Set<string>() : null;
   for (let i = 0; i < list.length; i++) {
     reader.at("topics", i);
     const source = reader.element(list[i]);
-    if (source === null) return null;
+    if (source === null) return false;
     const topic = reader.requiredString(source, "topic", 1, limits.topicBytesMax);
     const count = reader.int(source, "count", { min: 1, max: limits.countPerDequeueMax, overMaxTooLarge: true });
-    if (reader.failure !== null || topic === null) return null;
+    if (reader.failure !== null || topic === null) return false;
     if (seen !== null) {
       if (seen.has(topic)) {
         reader.fail("BAD_REQUEST", "topic", "topic listed twice");
-        return null;
+        return false;
       }
       seen.add(topic);
     }
-    topics[i] = { topic, count: count ?? 1 };
+    const entry = topics[i];
+    if (entry === undefined) {
+      topics[i] = { topic, count: count ?? 1 };
+    } else {
+      entry.topic = topic;
+      entry.count = count ?? 1;
+    }
   }
   reader.top();
-  return { topics, capabilities, waitMs: waitMs ?? 0, leaseMs, owner };
+  into.capabilities = capabilities;
+  into.waitMs = waitMs ?? 0;
+  into.leaseMs = leaseMs;
+  into.owner = owner;
+  return true;
 }
 
 /** The engine's deliveries go into the reply as they are: the reply encoder writes them under the wire's keys. */
-function deliveriesReply(r: Reply<{ deliveries: Delivery[] }>): OpOutcome {
-  return reply(new DeliveriesReply(r.value.deliveries), r.durable);
+function deliveriesReply(done: DequeueDone): OpOutcome {
+  return reply(new DeliveriesReply(done.deliveries), done.durable);
 }
 
 export const dequeueOp: OpSpec = namespacedOp({
@@ -49,12 +69,13 @@ export const dequeueOp: OpSpec = namespacedOp({
   handle(request: Source, ns: string, ctx: OpContext): OpOutcome {
     const reader = ctx.reader;
     reader.reset();
-    const input = decodeDequeue(request, ctx.limits, ctx.session.connectionId, reader);
-    if (input === null) return failed(reader.failure!);
-    const result = ctx.engine.dequeue(ns, input, ctx.nowMs);
-    if (!result.ok) return failed(result.failure);
-    const outcome = result.value;
-    if (outcome.kind === "done") return deliveriesReply(outcome.reply);
+    const input = scratchInput;
+    if (!decodeDequeue(request, ctx.limits, ctx.session.connectionId, reader, input)) return failed(reader.failure!);
+    const outcome = ctx.engine.dequeue(ns, input, ctx.nowMs);
+    // The request's capabilities map is not kept past the request.
+    input.capabilities = null;
+    if (!outcome.ok) return failed(outcome.failure);
+    if (outcome.kind === "done") return deliveriesReply(outcome);
     return { kind: "parked", waiter: outcome.waiter.then(deliveriesReply) };
   },
 });

@@ -5,7 +5,7 @@
 import { expect } from "bun:test";
 import { ManualClock } from "../../../src/lib/clock.ts";
 import { defaultLimits, type Limits } from "../../../src/limits.ts";
-import type { DequeueInput, Delivery, EnqueueItemInput, Reply, Result } from "../../../src/engine/api.ts";
+import type { DequeueInput, DequeueOutcome, Delivery, EnqueueItemInput, Failure, Reply, Result } from "../../../src/engine/api.ts";
 import { Engine } from "../../../src/engine/engine.ts";
 import { GroupCommitter } from "../../../src/storage/group-commit.ts";
 import { MemoryStore } from "../../../src/storage/memory/memory-store.ts";
@@ -25,7 +25,13 @@ export function unwrap<T>(result: Result<T>): T {
   return result.value;
 }
 
-export function failure<T>(result: Result<T>) {
+/** A dequeue that did not fail: done or parked. */
+export function dequeued(outcome: DequeueOutcome): Exclude<DequeueOutcome, { ok: false }> {
+  if (!outcome.ok) throw new Error(`expected ok, got ${outcome.failure.code}: ${outcome.failure.message}`);
+  return outcome;
+}
+
+export function failure(result: { ok: true } | { ok: false; failure: Failure }): Failure {
   if (result.ok) throw new Error("expected a failure");
   return result.failure;
 }
@@ -96,11 +102,11 @@ export class Harness {
 
   /** Dequeue without waiting; the deliveries. */
   async dequeue(ns: string, topics: Array<[string, number]>, overrides: Partial<DequeueInput> = {}): Promise<Delivery[]> {
-    const outcome = unwrap(this.engine.dequeue(ns, take(topics, overrides), this.now));
+    const outcome = dequeued(this.engine.dequeue(ns, take(topics, overrides), this.now));
     expect(outcome.kind).toBe("done");
     if (outcome.kind !== "done") return [];
-    await outcome.reply.durable;
-    return outcome.reply.value.deliveries;
+    await outcome.durable;
+    return outcome.deliveries;
   }
 
   async settle<T>(result: Result<Reply<T>>): Promise<T> {
