@@ -552,6 +552,14 @@ class FrameEncoder {
     frame.set(body, frameHeaderBytes);
     return frame;
   }
+  encodeTo(value, out) {
+    if (value instanceof DeliveriesReply)
+      out.push(this.replyEncoder().deliveriesFrame(value.id, value.deliveries));
+    else if (value instanceof AckReply)
+      out.push(this.replyEncoder().ackFrame(value.id, value.acked, value.stale));
+    else
+      out.pushFrame(this.encoder.encodeSharedRef(value));
+  }
   replyEncoder() {
     if (this.replies === null)
       this.replies = new ReplyEncoder;
@@ -1248,6 +1256,10 @@ var heapGovernor = Object.freeze({
 });
 var mappedPages = Object.freeze({
   growthBytes: 32 * 1024 * 1024
+});
+var outputBuffers = Object.freeze({
+  bufferBytes: 64 * 1024,
+  pooledMax: 64
 });
 // src/limits/storage.ts
 var ackedOutcomeBounds = Object.freeze({

@@ -46,3 +46,16 @@ export declare const heapGovernor: Readonly<{
 export declare const mappedPages: Readonly<{
     growthBytes: number;
 }>;
+/**
+ * The pool of connections' output buffers (src/server/output-buffers.ts). A
+ * connection copies a turn's replies into one buffer from the pool and gives
+ * it back once written, instead of a fresh frame per reply and a joined
+ * buffer per write. `bufferBytes` (64 KiB) holds a turn of a pipelining
+ * client's replies (32 deliveries of 1 KiB) without growing; a larger turn
+ * takes a larger buffer that is dropped afterwards. `pooledMax` (64) bounds
+ * what the pool keeps between turns: 4 MiB, whatever the connection count.
+ */
+export declare const outputBuffers: Readonly<{
+    bufferBytes: number;
+    pooledMax: 64;
+}>;

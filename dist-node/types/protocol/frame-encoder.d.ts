@@ -1,7 +1,16 @@
+/** Where encodeTo puts a frame: both calls copy the bytes before returning. */
+export interface FrameOutput {
+    /** A whole frame, its length prefix included. */
+    push(frame: Uint8Array): void;
+    /** A frame's body: the output writes the 4-byte length, then the body. */
+    pushFrame(body: Uint8Array): void;
+}
 export declare class FrameEncoder {
     private readonly encoder;
     private replies;
     encode(value: unknown): Uint8Array;
+    /** Encode `value` as one frame into `out`. */
+    encodeTo(value: unknown, out: FrameOutput): void;
     /** Built on first use: clients never send these replies. */
     private replyEncoder;
 }
