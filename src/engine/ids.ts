@@ -10,8 +10,37 @@
 
 import type { ItemKey } from "../storage/store.ts";
 
+/**
+ * Where formatId writes an id's characters: two safe integers (16 digits at
+ * most each) and a colon fit in 40 bytes.
+ */
+const idScratch = Buffer.alloc(40);
+
+/**
+ * `<shard>:<key>` as one flat string: written backwards into idScratch and
+ * read as latin1, which is one JS-heap cell, where a template literal was
+ * two (the key's digits and the rope joining them, flattened later when the
+ * id is hashed); every enqueued item's id is built here.
+ */
 export function formatId(shard: number, key: ItemKey): string {
-  return `${shard}:${key}`;
+  const end = idScratch.length;
+  let at = writeDecimal(key, end);
+  idScratch[--at] = 58;
+  at = writeDecimal(shard, at);
+  return idScratch.toString("latin1", at, end);
+}
+
+/** The decimal digits of a non-negative safe integer, ending just before idScratch[end]; returns where they start. */
+function writeDecimal(value: number, end: number): number {
+  let at = end;
+  let rest = value;
+  do {
+    const digit = rest % 10;
+    idScratch[--at] = 48 + digit;
+    // Exact: (rest - digit) is a multiple of 10 (Math.floor(rest / 10) can round up near 2^53).
+    rest = (rest - digit) / 10;
+  } while (rest > 0);
+  return at;
 }
 
 export function formatReceipt(id: string, deliveries: number, boot: number): string {
