@@ -6,12 +6,11 @@
 // (rollback), so nothing undurable is ever delivered.
 
 import { assert } from "../lib/assert.ts";
-import { itemDefaults } from "../limits.ts";
-import type { ItemRecord } from "../storage/record.ts";
 import type { EnqueueItemInput, Reply, Result } from "./api.ts";
 import { enqueueRefusal } from "./capacity.ts";
 import { Deadline, DeadlineKind } from "./deadlines.ts";
 import { type AfterClassification, classifyAfter } from "./dependencies.ts";
+import { completeRecord } from "./enqueue-item.ts";
 import { fail, unavailable } from "./failures.ts";
 import { formatId } from "./ids.ts";
 import { LiveItem } from "./item.ts";
@@ -161,29 +160,7 @@ export class Enqueuer {
       const itemShard = placed === null || placed[i] === -1 ? shard : (placed[i] as number);
       const id = formatId(itemShard, key);
       // The record is also what the item holds until its commit (UnstoredBytes: its payload, metadata and commit).
-      const record: ItemRecord & UnstoredBytes = {
-        ns: nsName,
-        topic: input.topic,
-        priority: input.priority,
-        payload: input.payload,
-        metadata: input.metadata,
-        enqueuedAtMs: nowMs,
-        deliverAtMs: input.deliverAtMs ?? nowMs + (input.delayMs ?? 0),
-        leaseMs: input.leaseMs ?? itemDefaults.leaseMs,
-        ttlExpiresAtMs: input.ttlMs === null ? null : nowMs + input.ttlMs,
-        delivery: input.delivery,
-        maxAttempts: input.maxAttempts,
-        attempt: 0,
-        deliveries: 0,
-        leaseBoot: 0,
-        state: "pending",
-        leaseExpiresAtMs: null,
-        deadReason: null,
-        requires: input.requires,
-        after: input.after,
-        key: input.key,
-        commit: null,
-      };
+      const record = completeRecord(input, nsName, nowMs);
       const topic = ns.topic(input.topic);
       const sig = signatures[i] as number;
       topic.joinGroup(sig);
