@@ -5,7 +5,7 @@
 import { EnqueueItem } from "../../engine/enqueue-item.ts";
 import type { Limits } from "../../limits.ts";
 import { failed, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
-import { RequestReader, type Source } from "../request-reader.ts";
+import type { RequestReader, Source } from "../request-reader.ts";
 
 const int32Min = -(2 ** 31);
 const int32Max = 2 ** 31 - 1;
@@ -69,7 +69,8 @@ export const enqueueOp: OpSpec = namespacedOp({
   allowedWhileDraining: false,
   changesState: true,
   handle(request: Source, ns: string, ctx: OpContext): OpOutcome {
-    const reader = new RequestReader();
+    const reader = ctx.reader;
+    reader.reset();
     const items = decodeEnqueueItems(request, ctx.limits, ctx.nowMs, reader);
     if (items === null) return failed(reader.failure!);
     const result = ctx.engine.enqueue(ns, items, ctx.nowMs);
