@@ -11,9 +11,9 @@
 // cells and bytes per enqueued item and per request, commit included. Cells
 // are exact and repeat run to run; bytes are within a few per cent (block
 // granularity). Payload bytes the store copies off-heap are not counted.
-// Expect (2-core shared machine, strict): batch 100 min 4.0-5.0 µs per item,
-// 14.3 cells (1.5-1.7 KB) per item; batch 1 min 6-19 µs, 53.8 cells (3.6 KB)
-// (BENCHMARKS.md, "(2026-12-02, allocations per enqueued item)").
+// Expect (2-core shared machine, strict): batch 100 min 3.2-4.5 µs per item,
+// 10.2 cells (1.25-1.3 KB) per item; batch 1 min 5-6 µs, 44.1 cells (2.8-2.9 KB)
+// (BENCHMARKS.md, "(2026-12-02T10:55Z, one object per enqueued item)").
 // Run: ./node_modules/.bin/bun bench/enqueue-path.bench.ts [batch] [relaxed|strict] [items]
 // (default 100 strict 300000). ORQ_BENCH_ALLOCATION_TYPES=1 adds the cells
 // per request by type; ORQ_BENCH_SPLIT_COMMIT=1 charges the commit and replies apart.

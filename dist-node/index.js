@@ -208,7 +208,8 @@ var baseReadF32 = base.readF32;
 var baseReadF64 = base.readF64;
 var basePushArrayState = base.pushArrayState;
 var basePushMapState = base.pushMapState;
-for (const name of ["readF32", "readF64", "pushArrayState", "pushMapState"]) {
+var baseDecodeBinary = base.decodeBinary;
+for (const name of ["readF32", "readF64", "pushArrayState", "pushMapState", "decodeBinary"]) {
   if (typeof base[name] !== "function")
     throw new Error(`@msgpack/msgpack Decoder lacks ${name}: check the pinned version`);
 }
@@ -219,6 +220,9 @@ hooks.readF32 = function() {
 hooks.readF64 = function() {
   const value = baseReadF64.call(this);
   return Number.isInteger(value) ? new WholeFloat(value) : value;
+};
+hooks.decodeBinary = function(byteLength, headOffset) {
+  return baseDecodeBinary.call(this, byteLength, headOffset).slice();
 };
 hooks.pushArrayState = function(size) {
   if (this.stack.length >= this.depthMax)

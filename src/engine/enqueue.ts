@@ -6,12 +6,11 @@
 // (rollback), so nothing undurable is ever delivered.
 
 import { assert } from "../lib/assert.ts";
-import { itemDefaults } from "../limits.ts";
-import type { ItemRecord } from "../storage/record.ts";
 import type { EnqueueItemInput, Reply, Result } from "./api.ts";
 import { enqueueRefusal } from "./capacity.ts";
 import { Deadline, DeadlineKind } from "./deadlines.ts";
-import { type AfterClassification, classifyAfter } from "./dependencies.ts";
+import { type AfterClassification, classifyAfter, type DependencyStatus } from "./dependencies.ts";
+import { completeRecord } from "./enqueue-item.ts";
 import { fail, unavailable } from "./failures.ts";
 import { formatId } from "./ids.ts";
 import { LiveItem } from "./item.ts";
@@ -49,41 +48,37 @@ export class Enqueuer {
   /** Run by Engine.enqueue once due deadlines are handled. */
   enqueue(nsName: string, inputs: EnqueueItemInput[], nowMs: number): Result<Reply<{ ids: string[] }>> {
     const count = inputs.length;
-    const requires: Array<Requires | null> = [];
-    const after: AfterClassification[] = [];
-    const placement = this.placement;
-    const lookup =
-      placement === null
-        ? (id: string) => this.s.dependencyStatus(nsName, id)
-        : (id: string) => {
-            const status = this.s.dependencyStatus(nsName, id);
-            return status === "unknown" && placement.elsewhere(id) ? "live" : status;
-          };
+    // Per-item side results, made only when some item has one: most batches have no requires and no `after`.
+    let requires: Array<Requires | null> | null = null;
+    let after: Array<AfterClassification | null> | null = null;
+    let lookup: ((id: string) => DependencyStatus) | null = null;
     for (let i = 0; i < count; i++) {
       const input = inputs[i] as EnqueueItemInput;
-      let parsed: Requires | null = null;
       if (input.requires !== null) {
         const r = parseRequires(input.requires, `items[${i}].requires`, this.s.limits);
         if (!r.ok) return fail(r.code, r.message, { field: r.field, index: i });
-        parsed = r.value;
+        requires ??= new Array<Requires | null>(count).fill(null);
+        requires[i] = r.value;
       }
-      requires.push(parsed);
+      if (input.after === null) continue;
+      lookup ??= this.dependencyLookup(nsName);
       const c = classifyAfter(input.after, lookup, this.s.limits.afterIdsMax);
       if (c.kind === "not_found") {
-        const id = (input.after as string[])[c.index];
+        const id = input.after[c.index];
         return fail("NOT_FOUND", `after id ${JSON.stringify(id)} is not known in this namespace`, { field: `items[${i}].after[${c.index}]`, index: i });
       }
       if (c.kind === "too_large") {
         return fail("TOO_LARGE", `after lists more than ${this.s.limits.afterIdsMax} ids`, { field: `items[${i}].after`, index: i });
       }
-      after.push(c);
+      after ??= new Array<AfterClassification | null>(count).fill(null);
+      after[i] = c;
     }
 
     // Idempotency: a key held by a live item (or an earlier item of this batch) returns that item's id.
     const existingNs = this.s.namespaces.get(nsName);
     const ids: string[] = new Array<string>(count);
     const sameAs: number[] = new Array<number>(count).fill(-1);
-    const waitOn: Promise<void>[] = [];
+    let waitOn: Promise<void>[] | null = null;
     let batchKeys: Map<string, Map<string, number>> | null = null;
     let fresh = 0;
     for (let i = 0; i < count; i++) {
@@ -92,7 +87,7 @@ export class Enqueuer {
         const existing = existingNs?.topics.get(input.topic)?.keys.get(input.key);
         if (existing !== undefined) {
           ids[i] = existing.id;
-          if (existing.commit !== null) waitOn.push(existing.commit);
+          if (existing.commit !== null) (waitOn ??= []).push(existing.commit);
           continue;
         }
         batchKeys ??= new Map();
@@ -117,7 +112,7 @@ export class Enqueuer {
     const signatures: number[] = new Array<number>(count).fill(0);
     for (let i = 0; i < count; i++) {
       if (sameAs[i] !== -1 || ids[i] !== undefined) continue;
-      const sig = this.s.registry.intern(requires[i] ?? null);
+      const sig = this.s.registry.intern(requires === null ? null : (requires[i] as Requires | null));
       if (sig === signatureRegistryFull) {
         this.releaseSignatures(signatures);
         return fail("UNAVAILABLE", "too many distinct requires signatures are live", { field: `items[${i}].requires`, index: i, retryAfterMs: signaturesFullRetryAfterMs });
@@ -161,29 +156,7 @@ export class Enqueuer {
       const itemShard = placed === null || placed[i] === -1 ? shard : (placed[i] as number);
       const id = formatId(itemShard, key);
       // The record is also what the item holds until its commit (UnstoredBytes: its payload, metadata and commit).
-      const record: ItemRecord & UnstoredBytes = {
-        ns: nsName,
-        topic: input.topic,
-        priority: input.priority,
-        payload: input.payload,
-        metadata: input.metadata,
-        enqueuedAtMs: nowMs,
-        deliverAtMs: input.deliverAtMs ?? nowMs + (input.delayMs ?? 0),
-        leaseMs: input.leaseMs ?? itemDefaults.leaseMs,
-        ttlExpiresAtMs: input.ttlMs === null ? null : nowMs + input.ttlMs,
-        delivery: input.delivery,
-        maxAttempts: input.maxAttempts,
-        attempt: 0,
-        deliveries: 0,
-        leaseBoot: 0,
-        state: "pending",
-        leaseExpiresAtMs: null,
-        deadReason: null,
-        requires: input.requires,
-        after: input.after,
-        key: input.key,
-        commit: null,
-      };
+      const record = completeRecord(input, nsName, nowMs);
       const topic = ns.topic(input.topic);
       const sig = signatures[i] as number;
       topic.joinGroup(sig);
@@ -191,14 +164,16 @@ export class Enqueuer {
       const item = new LiveItem(itemShard, key, topic, sig, record, "ready", record);
       this.s.items.add(item);
       if (input.key !== null) topic.keys.set(input.key, item);
-      const c = after[i] as AfterClassification;
-      if (c.kind === "dead") {
+      const c = after === null ? null : (after[i] as AfterClassification | null);
+      let deadReason: string | null = null;
+      if (c?.kind === "dead") {
+        deadReason = c.deadReason;
         record.state = "dead";
-        record.deadReason = c.deadReason;
-      } else if (c.kind === "waiting") {
+        record.deadReason = deadReason;
+      } else if (c?.kind === "waiting") {
         this.s.graph.addWaiting(id, c.unmet);
       }
-      this.s.admit(item, c.kind === "dead" ? c.deadReason : null, nowMs);
+      this.s.admit(item, deadReason, nowMs);
       if (record.ttlExpiresAtMs !== null) item.ensureExtras().ttlNode = this.s.deadlines.schedule(new Deadline(record.ttlExpiresAtMs, DeadlineKind.Ttl, item));
       // The record itself is the write: the item copied what it keeps, so nothing changes it later.
       set.putItem(itemShard, key, record);
@@ -216,9 +191,19 @@ export class Enqueuer {
         () => this.rollback(created),
       );
     }
-    const durable = waitOn.length === 0 ? end : Promise.all([end, ...waitOn]).then(() => undefined);
+    const durable = waitOn === null ? end : Promise.all([end, ...waitOn]).then(() => undefined);
     this.ctx.wake(nowMs);
     return { ok: true, value: { value: { ids }, durable } };
+  }
+
+  /** Whether an `after` id is live, ended or unknown in namespace `nsName` (in cluster mode, an id on a shard served elsewhere counts as live). */
+  private dependencyLookup(nsName: string): (id: string) => DependencyStatus {
+    const placement = this.placement;
+    if (placement === null) return (id: string) => this.s.dependencyStatus(nsName, id);
+    return (id: string) => {
+      const status = this.s.dependencyStatus(nsName, id);
+      return status === "unknown" && placement.elsewhere(id) ? "live" : status;
+    };
   }
 
   /** Give back the signature references a refused enqueue took (0 entries are no-ops). */

@@ -8,26 +8,51 @@
 // counts as missing and a malformed receipt (the older three-part form
 // included) as stale; parsing never throws.
 
-import { receiptTailsCachedMax, shardsMax } from "../limits.ts";
+import { receiptTailsCachedMax } from "../limits.ts";
 import type { ItemKey } from "../storage/store.ts";
 
-// Ids and receipts are built on every delivery (LiveItem.id, toDelivery). A
-// template of several numbers is a string per number and a rope per three
-// parts, each a JS-heap cell; built from kept prefixes and tails an id is
-// its key's digits and one rope, and a receipt one rope more (BENCHMARKS.md,
-// "allocations per dequeue"). The text is the same.
-
-/** `<shard>:` per shard number, made on first use (at most shardsMax). */
-const shardPrefixes: string[] = [];
+// Ids and receipts are built on every delivery (LiveItem.id, toDelivery) and
+// every enqueue. A template of several numbers is a string per number and a
+// rope per three parts, each a JS-heap cell. An id is written into a scratch
+// buffer and read as one flat string; a receipt is its id and a kept
+// `:<deliveries>:<boot>` tail, one rope (BENCHMARKS.md, "allocations per
+// dequeue" and "one object per enqueued item"). The text is the same.
 
 /** `:<deliveries>:<boot>` by delivery count, for `tailsBoot`'s receipts. */
 let receiptTails: string[] = [];
 let tailsBoot = -1;
 
+/**
+ * Where formatId writes an id's characters: two safe integers (16 digits at
+ * most each) and a colon fit in 40 bytes.
+ */
+const idScratch = Buffer.alloc(40);
+
+/**
+ * `<shard>:<key>` as one flat string: written backwards into idScratch and
+ * read as latin1, which is one JS-heap cell, where a template literal was
+ * two (the key's digits and the rope joining them, flattened later when the
+ * id is hashed); every enqueued item's id is built here.
+ */
 export function formatId(shard: number, key: ItemKey): string {
-  if (shard >= shardsMax) return `${shard}:${key}`;
-  const prefix = shardPrefixes[shard] ?? (shardPrefixes[shard] = `${shard}:`);
-  return prefix + key;
+  const end = idScratch.length;
+  let at = writeDecimal(key, end);
+  idScratch[--at] = 58;
+  at = writeDecimal(shard, at);
+  return idScratch.toString("latin1", at, end);
+}
+
+/** The decimal digits of a non-negative safe integer, ending just before idScratch[end]; returns where they start. */
+function writeDecimal(value: number, end: number): number {
+  let at = end;
+  let rest = value;
+  do {
+    const digit = rest % 10;
+    idScratch[--at] = 48 + digit;
+    // Exact: (rest - digit) is a multiple of 10 (Math.floor(rest / 10) can round up near 2^53).
+    rest = (rest - digit) / 10;
+  } while (rest > 0);
+  return at;
 }
 
 export function formatReceipt(id: string, deliveries: number, boot: number): string {

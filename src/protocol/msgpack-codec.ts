@@ -2,7 +2,7 @@
 // Encoder and one Decoder (the functional encode()/decode() build a new one per
 // call, about 3x slower).
 //
-// The request decoder adds two things the library lacks (the server reads
+// The request decoder adds three things the library lacks (the server reads
 // frames with RequestFrameDecoder, request-frame-decoder.ts, which gives
 // exactly what this one gives and hands it every frame it finds unusual, so
 // this one stays the reference for what a frame decodes to):
@@ -14,7 +14,11 @@
 //   "integer fields take MessagePack integers only"). Floats with a fraction
 //   stay plain numbers (no integer check accepts them anyway). Fields that take
 //   any value (requires, capabilities) turn WholeFloat back into numbers with
-//   unmarkFloats(), where 8 == 8.0 again.
+//   unmarkFloats(), where 8 == 8.0 again;
+// - bins (and ext data) decoded as copies, not views of the frame: the
+//   connection reuses its read buffer, and an enqueued payload lives on until
+//   its commit; copied here once, the op that keeps a bin need not copy it
+//   again (one JS-heap cell per enqueued item).
 //
 // The library declares these hooks private in its .d.ts, so the subclass
 // installs them through the prototype; the hooks exist in 3.x (checked in
@@ -41,6 +45,7 @@ interface DecoderInternals {
   readF64(): number;
   pushArrayState(size: number): void;
   pushMapState(size: number): void;
+  decodeBinary(byteLength: number, headOffset: number): Uint8Array;
 }
 
 export class RequestDecoder extends Decoder<undefined> {
@@ -65,7 +70,8 @@ const baseReadF32 = base.readF32;
 const baseReadF64 = base.readF64;
 const basePushArrayState = base.pushArrayState;
 const basePushMapState = base.pushMapState;
-for (const name of ["readF32", "readF64", "pushArrayState", "pushMapState"] as const) {
+const baseDecodeBinary = base.decodeBinary;
+for (const name of ["readF32", "readF64", "pushArrayState", "pushMapState", "decodeBinary"] as const) {
   if (typeof base[name] !== "function") throw new Error(`@msgpack/msgpack Decoder lacks ${name}: check the pinned version`);
 }
 hooks.readF32 = function (this: DecoderInternals): number {
@@ -75,6 +81,10 @@ hooks.readF32 = function (this: DecoderInternals): number {
 hooks.readF64 = function (this: DecoderInternals): number {
   const value = baseReadF64.call(this);
   return (Number.isInteger(value) ? new WholeFloat(value) : value) as number;
+};
+/** A bin (or ext data) as a copy of its bytes: the request owns its bins, the frame is the connection's to reuse. */
+hooks.decodeBinary = function (this: DecoderInternals, byteLength: number, headOffset: number): Uint8Array {
+  return baseDecodeBinary.call(this, byteLength, headOffset).slice();
 };
 hooks.pushArrayState = function (this: DecoderInternals & { depthMax: number }, size: number): void {
   if (this.stack.length >= this.depthMax) throw new DecodeError(`value nested deeper than ${this.depthMax} levels`);
@@ -116,7 +126,7 @@ export function isPlainMap(value: unknown): value is Record<string, unknown> {
 
 /**
  * Copy a decoded value with every WholeFloat turned back into a number and
- * every bin copied (a decoded bin is a view of the frame). Recursive: the
+ * every bin copied (so the copy shares nothing with the request). Recursive: the
  * decoder bounds the depth (limits.decodeDepthMax), and this runs on every
  * dequeue with capabilities, where the work-stack version's closures cost
  * more than the copy. A map's keys are set last to first, the order the

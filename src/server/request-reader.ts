@@ -6,7 +6,8 @@
 //
 // Wire rules applied here: nil counts as absent; integer fields take
 // MessagePack integers only (a whole float decodes as WholeFloat and is
-// refused); bin fields are copied out of the network buffer.
+// refused); bin fields are the decoder's copies (msgpack-codec.ts), not
+// views of the network buffer, and are kept as they are.
 
 import type { Failure } from "../engine/api.ts";
 import { isPlainMap, unmarkFloats } from "../protocol/msgpack-codec.ts";
@@ -126,7 +127,7 @@ export class RequestReader {
     return this.string(source, name, bytesMin, bytesMax);
   }
 
-  /** A bin field of at most bytesMax bytes, copied out of the network buffer; null when absent. */
+  /** A bin field of at most bytesMax bytes (the decoder's own copy: not copied again); null when absent. */
   bin(source: Source, name: string, bytesMax: number): Uint8Array | null {
     const value = source[name];
     if (value === undefined || value === null) return null;
@@ -138,7 +139,7 @@ export class RequestReader {
       this.fail("TOO_LARGE", name, `must be at most ${bytesMax} bytes`);
       return null;
     }
-    return value.slice();
+    return value;
   }
 
   /** An array of countMin..countMax elements (more is TOO_LARGE); null when absent. */

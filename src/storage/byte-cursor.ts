@@ -54,6 +54,15 @@ export class ByteWriter {
     return this.bytes.subarray(start, end);
   }
 
+  /**
+   * The whole buffer, for a caller that passes ranges of it by offsets
+   * rather than as views (a view is a JS-heap cell each); like written(),
+   * only once writing is done, since a later write may replace the buffer.
+   */
+  buffer(): Uint8Array {
+    return this.bytes;
+  }
+
   /** Bytes as they are (no length prefix): an already encoded value. */
   raw(value: Uint8Array): void {
     this.ensure(value.length);

@@ -68,3 +68,15 @@ test("readReceipt fills a reused scratch with the receipt's numbers", () => {
   expect(readReceipt("0:0:1:1", fields)).toBe(true);
   expect({ ...fields }).toEqual({ shard: 0, key: 0, deliveries: 1, boot: 1 });
 });
+
+test("formatId writes the canonical decimal of every digit count, near 2^53 included", () => {
+  // Keys whose tenth lies just below an integer: a division rounded to the nearest double would carry into the next digit there.
+  const keys = [0, 9, 10, 99, 100, 1234567890, 2 ** 50 - 1, 2 ** 52 + 9, Number.MAX_SAFE_INTEGER - 10, Number.MAX_SAFE_INTEGER];
+  for (let key = 1; key <= Number.MAX_SAFE_INTEGER; key *= 10) keys.push(key, Math.min(key * 10 - 1, Number.MAX_SAFE_INTEGER));
+  for (const shard of [0, 7, 10, 255, 65535]) {
+    for (const key of keys) {
+      expect(formatId(shard, key)).toBe(`${shard}:${BigInt(key)}`);
+      expect(parseId(formatId(shard, key))).toEqual({ shard, key });
+    }
+  }
+});

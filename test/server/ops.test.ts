@@ -2,7 +2,8 @@
 // contract says (BAD_REQUEST with details.field/index for wrong types and
 // out-of-range values, TOO_LARGE for sizes and counts over their limits,
 // probed at limit-1, limit and limit+1; nil = absent; integers only; unknown
-// fields ignored), converts to the engine's camelCase inputs (bins copied)
+// fields ignored), converts to the engine's camelCase inputs (bins kept as the decoder
+// copied them)
 // and encodes replies in snake_case.
 
 import { describe, expect, test } from "bun:test";
@@ -12,6 +13,7 @@ import { AckReply, DeliveriesReply, plainReply } from "../../src/protocol/reply-
 import type { OpOutcome } from "../../src/server/op-types.ts";
 import { opTable } from "../../src/server/op-table.ts";
 import type { EnqueueItemInput, DequeueInput } from "../../src/engine/api.ts";
+import { EnqueueItem } from "../../src/engine/enqueue-item.ts";
 import { makeOpContext, testNowMs } from "../support/op-context.ts";
 
 const L = defaultLimits;
@@ -46,7 +48,9 @@ describe("enqueue", () => {
     const { outcome, engine } = enqueue([item({ unknown_field: 1, priority: null })]);
     expect(expectReply(outcome)).toEqual({ ids: ["0:1"] });
     const input = (engine.callsOf("enqueue")[0]!.args[1] as EnqueueItemInput[])[0]!;
-    expect(input).toEqual({
+    // Decoded into the EnqueueItem that becomes the record (its record-only fields are the engine's to fill).
+    expect(input).toBeInstanceOf(EnqueueItem);
+    expect(input).toMatchObject({
       topic: "t",
       priority: 0,
       payload: new Uint8Array(0),
@@ -83,7 +87,7 @@ describe("enqueue", () => {
     const input = (engine.callsOf("enqueue")[0]!.args[1] as EnqueueItemInput[])[0]!;
     expect(input.priority).toBe(-3);
     expect(input.payload).toEqual(payload);
-    expect(input.payload).not.toBe(payload); // copied out of the network buffer
+    expect(input.payload).toBe(payload); // kept as decoded: the request decoder copies bins out of the network buffer
     expect(input.deliverAtMs).toBe(testNowMs + 5);
     expect(input.delivery).toBe("at_most_once");
     expect(input.requires).toEqual({ gpu: 8, os: "linux" });

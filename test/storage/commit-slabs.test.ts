@@ -1,10 +1,13 @@
 // Goal: the LMDB store's commit buffer is reused only when no commit holds it
 // (a second commit in flight gets a fresh buffer and list, so no commit's
 // values are overwritten while its transaction reads them), comes back empty,
-// and is traded for a smaller one after a commit that needed far less of it.
+// and is traded for a smaller one after a commit that needed far less of it;
+// slabRange names a written range the way lmdb-js reads it (start/end on the
+// buffer itself) and refuses one outside what was written. That LMDB stores
+// exactly the range is checked by the store suite's round trips.
 
 import { describe, expect, test } from "bun:test";
-import { CommitSlabs } from "../../src/storage/lmdb/commit-slabs.ts";
+import { CommitSlabs, slabRange } from "../../src/storage/lmdb/commit-slabs.ts";
 
 describe("CommitSlabs", () => {
   test("the kept buffer and write list serve one commit at a time, emptied", () => {
@@ -45,5 +48,19 @@ describe("CommitSlabs", () => {
     const after = slabs.take(0);
     expect(after).not.toBe(large);
     expect(after.capacity).toBeLessThan(grownBytes);
+  });
+
+  test("slabRange is the slab's own buffer with start and end set to the range, and only inside what was written", () => {
+    const slabs = new CommitSlabs();
+    const slab = slabs.take(64);
+    slab.raw(new Uint8Array([5, 6, 7, 8, 9]));
+    const first = slabRange(slab, 1, 3) as Uint8Array & { start: number; end: number };
+    expect([first.start, first.end]).toEqual([1, 3]);
+    expect(first.subarray(first.start, first.end)).toEqual(new Uint8Array([6, 7]));
+    const second = slabRange(slab, 3, 5) as Uint8Array & { start: number; end: number };
+    expect(second).toBe(first); // no object per value
+    expect(second.subarray(second.start, second.end)).toEqual(new Uint8Array([8, 9]));
+    expect(() => slabRange(slab, 4, 6)).toThrow();
+    expect(() => slabRange(slab, 3, 2)).toThrow();
   });
 });

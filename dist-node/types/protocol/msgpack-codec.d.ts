@@ -28,7 +28,7 @@ export declare function createEncoder(): Encoder<undefined>;
 export declare function isPlainMap(value: unknown): value is Record<string, unknown>;
 /**
  * Copy a decoded value with every WholeFloat turned back into a number and
- * every bin copied (a decoded bin is a view of the frame). Recursive: the
+ * every bin copied (so the copy shares nothing with the request). Recursive: the
  * decoder bounds the depth (limits.decodeDepthMax), and this runs on every
  * dequeue with capabilities, where the work-stack version's closures cost
  * more than the copy. A map's keys are set last to first, the order the

@@ -2,21 +2,19 @@
 // request with its index), then hand it to the engine; the reply waits for
 // durability (Reply.durable).
 
-import type { EnqueueItemInput } from "../../engine/api.ts";
-import { itemDefaults, type Limits } from "../../limits.ts";
+import { EnqueueItem } from "../../engine/enqueue-item.ts";
+import type { Limits } from "../../limits.ts";
 import { failed, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
-import { RequestReader, type Source } from "../request-reader.ts";
+import type { RequestReader, Source } from "../request-reader.ts";
 
 const int32Min = -(2 ** 31);
 const int32Max = 2 ** 31 - 1;
 const deliveryModes = ["at_least_once", "at_most_once"] as const;
-/** The absent payload or metadata: one shared empty array rather than one per item (nothing can write into zero bytes). */
-const noBytes = new Uint8Array(0);
 
-export function decodeEnqueueItems(request: Source, limits: Limits, nowMs: number, reader: RequestReader): EnqueueItemInput[] | null {
+export function decodeEnqueueItems(request: Source, limits: Limits, nowMs: number, reader: RequestReader): EnqueueItem[] | null {
   const list = reader.requiredArray(request, "items", 1, limits.itemsPerEnqueueMax);
   if (list === null) return null;
-  const items: EnqueueItemInput[] = new Array(list.length);
+  const items: EnqueueItem[] = new Array(list.length);
   for (let i = 0; i < list.length; i++) {
     reader.at("items", i);
     const source = reader.element(list[i]);
@@ -29,7 +27,7 @@ export function decodeEnqueueItems(request: Source, limits: Limits, nowMs: numbe
   return items;
 }
 
-function decodeItem(source: Source, limits: Limits, nowMs: number, reader: RequestReader): EnqueueItemInput | null {
+function decodeItem(source: Source, limits: Limits, nowMs: number, reader: RequestReader): EnqueueItem | null {
   const topic = reader.requiredString(source, "topic", 1, limits.topicBytesMax);
   const priority = reader.intBetween(source, "priority", int32Min, int32Max);
   const payload = reader.bin(source, "payload", limits.payloadBytesMax);
@@ -48,21 +46,22 @@ function decodeItem(source: Source, limits: Limits, nowMs: number, reader: Reque
     reader.fail("BAD_REQUEST", "deliver_at_ms", "give at most one of delay_ms and deliver_at_ms");
     return null;
   }
-  return {
-    topic,
-    priority: priority ?? itemDefaults.priority,
-    payload: payload ?? noBytes,
-    metadata: metadata ?? noBytes,
-    deliverAtMs,
-    delayMs,
-    leaseMs,
-    ttlMs,
-    delivery: delivery ?? "at_least_once",
-    maxAttempts: maxAttempts ?? itemDefaults.maxAttempts,
-    requires,
-    after,
-    key,
-  };
+  // Decoded straight into the engine's EnqueueItem, which becomes the item's record (enqueue-item.ts).
+  const item = new EnqueueItem();
+  item.topic = topic;
+  if (priority !== null) item.priority = priority;
+  if (payload !== null) item.payload = payload;
+  if (metadata !== null) item.metadata = metadata;
+  item.deliverAtMs = deliverAtMs;
+  item.delayMs = delayMs;
+  item.leaseMs = leaseMs;
+  item.ttlMs = ttlMs;
+  if (delivery !== null) item.delivery = delivery;
+  if (maxAttempts !== null) item.maxAttempts = maxAttempts;
+  item.requires = requires;
+  item.after = after;
+  item.key = key;
+  return item;
 }
 
 export const enqueueOp: OpSpec = namespacedOp({
@@ -70,7 +69,8 @@ export const enqueueOp: OpSpec = namespacedOp({
   allowedWhileDraining: false,
   changesState: true,
   handle(request: Source, ns: string, ctx: OpContext): OpOutcome {
-    const reader = new RequestReader();
+    const reader = ctx.reader;
+    reader.reset();
     const items = decodeEnqueueItems(request, ctx.limits, ctx.nowMs, reader);
     if (items === null) return failed(reader.failure!);
     const result = ctx.engine.enqueue(ns, items, ctx.nowMs);

@@ -4,9 +4,34 @@
 // enqueue path: about 250 MiB per 1,000,000 enqueued items, short-lived and
 // outside the JS heap, which the allocator held on to after the load. One
 // commit is in its transaction at a time (GroupCommitter); should another
-// start meanwhile, it gets fresh ones.
+// start meanwhile, it gets fresh ones. Values go to LMDB as ranges of the
+// slab (slabRange), not as a view per value.
 
+import { assert } from "../../lib/assert.ts";
 import { ByteWriter } from "../byte-cursor.ts";
+
+/** A Uint8Array whose `start` and `end` name the part of it to write (lmdb-js's write.js reads them, as it does msgpackr's reused buffers). */
+interface RangedBytes extends Uint8Array {
+  start: number;
+  end: number;
+}
+
+/**
+ * Bytes start..end of what `slab` holds, in the form lmdb-js writes a value
+ * from without a view of it: the slab's own buffer with `start` and `end`
+ * set. A subarray per value was one JS-heap cell per put (issue 10's enqueue
+ * path). lmdb-js reads the value during put() inside the write transaction,
+ * so the next range may reuse the buffer at once; it caches the buffer's
+ * address on it, which stays right because the buffer never moves (a grown
+ * slab is a new buffer).
+ */
+export function slabRange(slab: ByteWriter, start: number, end: number): Uint8Array {
+  assert(start >= 0 && start <= end && end <= slab.length, "commit slab: range outside what was written");
+  const bytes = slab.buffer() as RangedBytes;
+  bytes.start = start;
+  bytes.end = end;
+  return bytes;
+}
 
 /** The kept buffer's first size (64 KiB): a few hundred writes; it grows by doubling. */
 const slabBytesInitial = 64 * 1024;

@@ -14,7 +14,7 @@ import type { AckedLogRecord } from "../acked-log.ts";
 import { type AckedWrite, AckedLogDb } from "./acked-log-db.ts";
 import { AckSweep, type SweptKeys, noSweptKeys } from "./ack-sweep.ts";
 import { type CommitPlan, planCommit } from "./commit-plan.ts";
-import { CommitSlabs } from "./commit-slabs.ts";
+import { CommitSlabs, slabRange } from "./commit-slabs.ts";
 import { AckedKeyRanges } from "./acked-key-ranges.ts";
 import { ackSweepBounds } from "../../limits.ts";
 import {
@@ -298,12 +298,12 @@ class LmdbStore implements Store {
           const key = itemWrites[at + 1] as ItemKey;
           const start = itemWrites[at + 2] as number;
           if (start < 0) db.removeSync(key);
-          else db.putSync(key, slab.written(start, itemWrites[at + 3] as number));
+          else db.putSync(key, slabRange(slab, start, itemWrites[at + 3] as number));
         }
         this.deleteSwept(swept);
         for (const { id, start, end } of outcomeWrites) {
           if (start < 0) this.outcomesDb.removeSync(id);
-          else this.outcomesDb.putSync(id, slab.written(start, end));
+          else this.outcomesDb.putSync(id, slabRange(slab, start, end));
         }
         if (metaBytes !== null) this.metaDb.putSync(metaKey, metaBytes);
         this.ackedLog.apply(acked, slab);
