@@ -14,11 +14,11 @@
 // a few per cent (block granularity). No socket, no client process: this is
 // what the server could do, the load benchmark (bench/load, scenario jupiter)
 // what it does.
-// Expect (2-core shared machine), min per request: dequeue 3.9-6.0 µs, ack
-// 1.5-2.9 µs, ack commit wait 1.1-2.3 µs (strict 2.5-6.8), ping 0.4-0.5 µs;
-// allocated: dequeue 25.1 cells (2.0 KB), ack with its commit 43 cells
-// (3.8-3.9 KB), ping 7.4 cells (0.4 KB), acquisition 68 cells (5.8-5.9 KB)
-// (BENCHMARKS.md, "allocations per acquisition, second pass").
+// Expect (2-core shared machine), min per request: dequeue 3.7-5.0 µs, ack
+// 1.1-1.5 µs, ack commit wait 0.9-1.4 µs (strict 2.6-4.4), ping 0.4-0.6 µs;
+// allocated: dequeue 25.1 cells (1.9-2.0 KB), ack with its commit 29 cells
+// (2.5-2.6 KB), ping 7.4 cells (0.4 KB), acquisition 54 cells (4.5-4.6 KB)
+// (BENCHMARKS.md, "allocations per acquisition, third pass").
 // Run: ./node_modules/.bin/bun bench/acquisition-path.bench.ts [items] [relaxed|strict]
 // (default 100000 relaxed). With `--cpu-prof` before the path, a profile of the loop.
 // ORQ_BENCH_ALLOCATION_TYPES=1 adds the cells by type; ORQ_BENCH_SPLIT_ACK=1
