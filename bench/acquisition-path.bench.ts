@@ -14,11 +14,12 @@
 // a few per cent (block granularity). No socket, no client process: this is
 // what the server could do, the load benchmark (bench/load, scenario jupiter)
 // what it does.
-// Expect (2-core shared machine), min per request: dequeue 3.9-6.0 µs, ack
-// 1.5-2.9 µs, ack commit wait 1.1-2.3 µs (strict 2.5-6.8), ping 0.4-0.5 µs;
-// allocated: dequeue 16.1-16.2 cells (1.55-1.61 KB), ack with its commit
-// 43 cells (3.7-3.9 KB), ping 7.4 cells (0.4 KB), acquisition 59.2 cells
-// (5.35-5.48 KB) (BENCHMARKS.md, "allocations per dequeue").
+// Expect (2-core shared machine), min per request: dequeue 3.7-5.0 µs, ack
+// 1.1-1.5 µs, ack commit wait 0.9-1.4 µs (strict 2.6-4.4), ping 0.4-0.6 µs;
+// allocated: dequeue 16.1-16.2 cells (1.55-1.61 KB), ack with its commit 29
+// cells (2.5-2.6 KB), ping 6.3 cells (0.3 KB), acquisition 45 cells
+// (BENCHMARKS.md, "allocations per dequeue" and "allocations per acquisition,
+// third pass"; the merged figures there).
 // Run: ./node_modules/.bin/bun bench/acquisition-path.bench.ts [items] [relaxed|strict]
 // (default 100000 relaxed). With `--cpu-prof` before the path, a profile of the loop.
 // ORQ_BENCH_ALLOCATION_TYPES=1 adds the cells by type; ORQ_BENCH_SPLIT_ACK=1

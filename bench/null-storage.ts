@@ -7,10 +7,11 @@
 import type { ItemRecord, MetaRecord } from "../src/storage/record.ts";
 import { encodeItemRecord } from "../src/storage/record-codec.ts";
 import type { CommitResult, Store } from "../src/storage/store.ts";
-import type { WriteSet, Writer } from "../src/storage/writer.ts";
+import type { Commit, WriteSet, Writer } from "../src/storage/writer.ts";
 
 export function nullStorage(shards: number): { store: Store; writer: Writer; payload: Uint8Array; empty: Uint8Array } {
   const resolved = Promise.resolve();
+  const nullCommit: Commit = { listen: (listener) => listener.committed(), promise: () => resolved };
   const nullSet: WriteSet = {
     putItem() {},
     putItemBytes() {},
@@ -22,6 +23,7 @@ export function nullStorage(shards: number): { store: Store; writer: Writer; pay
     putPause() {},
     deletePause() {},
     end: () => resolved,
+    close: () => nullCommit,
   };
   let nextKey = 0;
   const writer: Writer = {

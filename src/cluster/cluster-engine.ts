@@ -135,7 +135,7 @@ export class ClusterEngine implements EngineApi {
     this.inner.releaseWaiters();
   }
 
-  ack(ns: string, receipts: string[], nowMs: number): Result<Reply<{ acked: number; stale: string[] }>> {
+  ack(ns: string, receipts: string[], nowMs: number): Result<Reply<{ acked: number; stale: readonly string[] }>> {
     const failure = this.check(receipts);
     return failure !== null ? { ok: false, failure } : this.inner.ack(ns, receipts, nowMs);
   }

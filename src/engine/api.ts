@@ -5,6 +5,7 @@
 // copied out of the network buffer); the engine checks meaning (requires
 // operators, after ids, quotas, shard health) and answers with a Failure.
 
+import type { Commit } from "../storage/writer.ts";
 import type { DeliveryMode, Outcome } from "../storage/record.ts";
 
 export type { DeliveryMode, Outcome };
@@ -29,11 +30,15 @@ export type Result<T> = { ok: true; value: T } | { ok: false; failure: Failure }
 /**
  * A reply value and, when the reply may only be sent once something is
  * durable, the promise for that. `durable` rejects with
- * StorageUnavailableError (storage/writer.ts) when the commit failed.
+ * StorageUnavailableError (storage/writer.ts) when the commit failed. The
+ * writing ops that end through op-context.ts's finishOp also give the
+ * `commit` it stands for: a caller that listens on it (the dispatcher, for
+ * ack) never reads `durable`, and then no promise is made.
  */
 export interface Reply<T> {
   value: T;
   durable: Promise<void> | null;
+  readonly commit?: Commit;
 }
 
 export interface EnqueueItemInput {
@@ -169,7 +174,7 @@ export interface EngineApi {
   dequeue(ns: string, input: DequeueInput, nowMs: number): DequeueOutcome;
   /** A connection closed: its parked dequeues resolve empty without leasing anything. */
   cancelWaiters(owner: number): void;
-  ack(ns: string, receipts: string[], nowMs: number): Result<Reply<{ acked: number; stale: string[] }>>;
+  ack(ns: string, receipts: string[], nowMs: number): Result<Reply<{ acked: number; stale: readonly string[] }>>;
   /** `priority`, when given, replaces the item's priority (the beanstalkd port's `release`; not on the wire). */
   nack(
     ns: string,

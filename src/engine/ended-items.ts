@@ -53,15 +53,16 @@ export class EndedItems {
     return parsed === null ? undefined : this.outcomeOf(ns, parsed.shard, parsed.key);
   }
 
-  /** Remember an item's end and write it into `set`. */
+  /** Remember an item's end and write it into `set`: the item's delete and its outcome. */
   record(ns: string, shard: number, key: ItemKey, outcome: Outcome, nowMs: number, set: WriteSet): void {
     if (outcome === "acked") {
-      // A few bytes in memory and in this commit's acked-log record (acked-outcomes.ts says why).
+      // A few bytes in memory and in this commit's acked-log record (acked-outcomes.ts says why); ackItem deletes the item too.
       this.acked.add(ns, key, nowMs);
       set.ackItem(ns, shard, key, nowMs);
       this.scheduleAckedRetention();
       return;
     }
+    set.deleteItem(shard, key);
     // The entry is the record written too: one object per ended item.
     const retained = new RetainedOutcome(shard, key, ns, outcome, nowMs);
     set.putOutcome(formatId(shard, key), retained);

@@ -151,7 +151,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     this.dequeuer.releaseWaiters();
   }
 
-  ack(nsName: string, receipts: string[], nowMs: number): Result<Reply<{ acked: number; stale: string[] }>> {
+  ack(nsName: string, receipts: string[], nowMs: number): Result<Reply<{ acked: number; stale: readonly string[] }>> {
     this.advance(nowMs);
     return receiptOps.ack(this.ctx, nsName, receipts, nowMs);
   }

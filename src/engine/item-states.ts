@@ -12,7 +12,7 @@ import { assert } from "../lib/assert.ts";
 import type { Limits } from "../limits.ts";
 import type { Outcome } from "../storage/record.ts";
 import type { Store } from "../storage/store.ts";
-import type { WriteSet, Writer } from "../storage/writer.ts";
+import type { Commit, CommitListener, WriteSet, Writer } from "../storage/writer.ts";
 import type { Delivery, LiveStateName } from "./api.ts";
 import { DeadlineKind, DeadlineQueue } from "./deadlines.ts";
 import type { EngineDeadline, ItemStatesDeadline } from "./engine-deadlines.ts";
@@ -314,9 +314,7 @@ export class ItemStates {
     this.leave(item);
     this.forget(item);
     const ns = item.ns;
-    const set = this.ws();
-    set.deleteItem(item.shard, item.key);
-    this.ended.record(ns, item.shard, item.key, outcome, nowMs, set);
+    this.ended.record(ns, item.shard, item.key, outcome, nowMs, this.ws());
     this.namespaces.get(ns)!.counters[outcome]++;
     // Most stores have no `after` edges: skip the graph's lookups by id then.
     if (this.graph.edgeCount === 0) return;
@@ -380,19 +378,21 @@ export class ItemStates {
   };
 
   endSet(): Promise<void> | null {
+    return this.closeSet()?.promise() ?? null;
+  }
+
+  /** endSet, with the Commit to listen on rather than a promise (storage/writer.ts). */
+  closeSet(): Commit | null {
     const set = this.set;
     if (set === null) return null;
     this.set = null;
-    return set.end();
+    return set.close();
   }
 
   endSetBackground(): void {
-    const end = this.endSet();
-    if (end !== null) end.catch(this.onBackgroundFailure);
+    this.closeSet()?.listen(this.background);
   }
 
-  /** Writes nobody waits on (ticks, at_least_once leases) that failed: memory is ahead of disk until a restart. */
-  readonly onBackgroundFailure = (_error: unknown): void => {
-    this.backgroundWriteFailures++;
-  };
+  /** Writes nobody waits on (ticks, at_least_once leases): one that failed leaves memory ahead of disk until a restart. */
+  private readonly background: CommitListener = { committed() {}, failed: () => void this.backgroundWriteFailures++ };
 }

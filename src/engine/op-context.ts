@@ -9,6 +9,7 @@ import type { FailureResult } from "./failures.ts";
 import type { LiveItem } from "./item.ts";
 import type { ItemStates } from "./item-states.ts";
 import { refuseUnwritable } from "./writable-shards.ts";
+import type { Commit, CommitListener } from "../storage/writer.ts";
 
 export interface OpContext {
   readonly s: ItemStates;
@@ -25,7 +26,33 @@ export function refuseUnhealthyShards(ctx: OpContext, items: LiveItem[], nowMs: 
 
 /** End the op: its writes go to the next commit (the reply waits for it), then waiters are served. */
 export function finishOp<T>(ctx: OpContext, value: T, nowMs: number): Result<Reply<T>> {
-  const durable = ctx.s.endSet() ?? ctx.s.writer.begin().end();
+  const commit = ctx.s.closeSet() ?? nothingToCommit;
   ctx.wake(nowMs);
-  return { ok: true, value: { value, durable } };
+  return { ok: true, value: new CommitReply(value, commit) };
 }
+
+/**
+ * A Reply whose `commit` is the op's closed WriteSet: the promise behind
+ * `durable` is made only if a caller reads it (the dispatcher listens on
+ * `commit` for ack instead: storage/writer.ts says why).
+ */
+class CommitReply<T> implements Reply<T> {
+  constructor(
+    readonly value: T,
+    readonly commit: Commit,
+  ) {}
+
+  get durable(): Promise<void> {
+    return this.commit.promise();
+  }
+}
+
+/** The Commit of an op that wrote nothing: durable already, as an empty WriteSet is. */
+const nothingToCommit: Commit = {
+  listen(listener: CommitListener): void {
+    listener.committed();
+  },
+  promise(): Promise<void> {
+    return Promise.resolve();
+  },
+};

@@ -8,14 +8,20 @@ import { ReceiptFields, readReceipt } from "./ids.ts";
 import type { LiveItem } from "./item.ts";
 import { finishOp, type OpContext, refuseUnhealthyShards } from "./op-context.ts";
 
-export function ack(ctx: OpContext, nsName: string, receipts: string[], nowMs: number): Result<Reply<{ acked: number; stale: string[] }>> {
-  const stale: string[] = [];
-  const found = leasedByReceipts(ctx, nsName, receipts, stale);
+export function ack(ctx: OpContext, nsName: string, receipts: string[], nowMs: number): Result<Reply<{ acked: number; stale: readonly string[] }>> {
+  // An ack is the commonest request: its found items go in a scratch list and
+  // no stale list is made unless a receipt is stale (each was a JS-heap cell
+  // or two per ack, BENCHMARKS.md "allocations per acquisition, third pass").
+  const found = scratchFound;
+  found.length = 0;
+  const stale = leasedByReceipts(ctx, nsName, receipts, found);
   const refused = refuseUnhealthyShards(ctx, found, nowMs);
   if (refused !== null) return refused;
   ctx.s.ws();
   for (const item of found) ctx.s.endItem(item, "acked", nowMs);
-  return finishOp(ctx, { acked: found.length, stale }, nowMs);
+  const acked = found.length;
+  found.length = 0;
+  return finishOp(ctx, { acked, stale }, nowMs);
 }
 
 export function nack(
@@ -101,18 +107,29 @@ export function leasedByEntries(ctx: OpContext, ns: string, entries: ReadonlyArr
 /** Scratch for leasedByReceipt (the engine is synchronous: one receipt at a time). */
 const scratchReceipt = new ReceiptFields();
 
-/** Items named by receipts, each once; a receipt naming no current delivery (or repeating one) is stale. */
-function leasedByReceipts(ctx: OpContext, ns: string, receipts: string[], stale: string[]): LiveItem[] {
-  const found: LiveItem[] = [];
-  ctx.scratchSeen.clear();
+/** Scratch for ack's found items (the engine is synchronous: one ack at a time); emptied before and after each use. */
+const scratchFound: LiveItem[] = [];
+
+/** What an ack with no stale receipt replies: one shared list, frozen. */
+const noneStale: readonly string[] = Object.freeze([]);
+
+/**
+ * Puts the items receipts name into `found`, each once, and returns the
+ * stale receipts: those naming no current delivery, or repeating one.
+ */
+function leasedByReceipts(ctx: OpContext, ns: string, receipts: readonly string[], found: LiveItem[]): readonly string[] {
+  let stale: string[] | null = null;
+  // One receipt (the usual ack) cannot repeat: no set to fill and clear.
+  const seen = receipts.length > 1 ? ctx.scratchSeen : null;
+  seen?.clear();
   for (const receipt of receipts) {
     const item = leasedByReceipt(ctx, ns, receipt);
-    if (item === null || ctx.scratchSeen.has(item)) stale.push(receipt);
+    if (item === null || (seen !== null && seen.has(item))) (stale ??= []).push(receipt);
     else {
-      ctx.scratchSeen.add(item);
+      seen?.add(item);
       found.push(item);
     }
   }
-  ctx.scratchSeen.clear();
-  return found;
+  seen?.clear();
+  return stale ?? noneStale;
 }

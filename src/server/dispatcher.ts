@@ -8,6 +8,8 @@
 // handleRequest, so its auth and scope go through these same checks.
 // Replies that wait for durability or a parked dequeue are sent when they
 // settle, so later requests are not held up (replies go out of order). A
+// reply that waits for a commit (ack) listens on it (CommittedReply) rather
+// than on a promise: the listener is called from the commit's own turn. A
 // reply is queued before its request counts as finished, so a shutdown that
 // waits for idleness never closes a connection ahead of its last replies.
 //
@@ -31,6 +33,7 @@ import type { Logger } from "./logger.ts";
 import { lookupOp } from "./op-table.ts";
 import type { OpContext, OpOutcome, ServerInfo, Session } from "./op-types.ts";
 import { RequestReader, type Source } from "./request-reader.ts";
+import type { CommitListener } from "../storage/writer.ts";
 
 /** What the dispatcher needs from a connection. */
 export interface RequestSource {
@@ -178,8 +181,8 @@ export class Dispatcher {
     this.complete(source, id, opName, startMs, outcome);
   }
 
-  /** Queue a reply and tell the metrics hook, if any. */
-  private answer(source: RequestSource, op: string, startMs: number, reply: Source): void {
+  /** Queue a reply and tell the metrics hook, if any. Not private: CommittedReply calls it. */
+  answer(source: RequestSource, op: string, startMs: number, reply: Source): void {
     source.send(reply);
     const onDone = this.options.onRequestDone;
     if (onDone === undefined || source.metered === false) return;
@@ -197,6 +200,13 @@ export class Dispatcher {
         return;
       case "reply": {
         const value = outcome.value;
+        const commit = outcome.commit;
+        if (commit !== undefined) {
+          source.requestStarted();
+          // Called when the commit settles (at once if it has): no promise, no closure.
+          commit.listen(new CommittedReply(this, source, id, opName, startMs, value));
+          return;
+        }
         if (outcome.durable === null) {
           this.answer(source, opName, startMs, okReply(id, value));
           return;
@@ -238,8 +248,12 @@ export class Dispatcher {
     );
   }
 
-  /** A reply's promise rejected: UNAVAILABLE or INTERNAL, unless it was an assertion, which stops the process. */
-  private answerRejected(source: RequestSource, id: number, opName: string, startMs: number, error: unknown): void {
+  /**
+   * A reply's promise rejected, or its commit failed: UNAVAILABLE or
+   * INTERNAL, unless it was an assertion, which stops the process. Not
+   * private: CommittedReply calls it.
+   */
+  answerRejected(source: RequestSource, id: number, opName: string, startMs: number, error: unknown): void {
     const connectionId = source.session.connectionId;
     if (error instanceof AssertionError) {
       this.options.fatal(error, { op: opName, request_id: id, connection: connectionId });
@@ -247,6 +261,32 @@ export class Dispatcher {
     }
     this.answer(source, opName, startMs, errorReply(id, thrownToWire(error, this.options.logger, { op: opName, id, connectionId })));
     source.requestFinished();
+  }
+}
+
+/**
+ * A reply waiting for its commit (OpOutcome's `commit`): the one object a
+ * request allocates to wait, where a promise's `.then` cost two closures,
+ * their scope, a derived promise and a reaction (the commit's own promise
+ * and resolvers are not made at all).
+ */
+class CommittedReply implements CommitListener {
+  constructor(
+    private readonly dispatcher: Dispatcher,
+    private readonly source: RequestSource,
+    private readonly id: number,
+    private readonly opName: string,
+    private readonly startMs: number,
+    private readonly value: Source,
+  ) {}
+
+  committed(): void {
+    this.dispatcher.answer(this.source, this.opName, this.startMs, okReply(this.id, this.value));
+    this.source.requestFinished();
+  }
+
+  failed(error: unknown): void {
+    this.dispatcher.answerRejected(this.source, this.id, this.opName, this.startMs, error);
   }
 }
 

@@ -9,6 +9,7 @@ import type { Limits } from "../limits.ts";
 import type { OpName, WireClusterMap, WireError } from "../protocol/wire-types.ts";
 import type { NamespaceScope, TokenTable } from "./auth.ts";
 import type { RequestReader, Source } from "./request-reader.ts";
+import type { Commit } from "../storage/writer.ts";
 
 export interface ServerInfo {
   version: string;
@@ -56,7 +57,7 @@ export interface OpContext {
  * raise itself (UNAUTHORIZED from hello).
  */
 export type OpOutcome =
-  | { kind: "reply"; value: Source; durable: Promise<void> | null }
+  | { kind: "reply"; value: Source; durable: Promise<void> | null; commit?: Commit }
   | { kind: "failure"; failure: Failure }
   | { kind: "error"; error: WireError }
   | { kind: "parked"; waiter: Promise<OpOutcome> };
@@ -101,6 +102,15 @@ export type OpTable = Readonly<Record<OpName, OpSpec>>;
 
 export function reply(value: Source, durable: Promise<void> | null = null): OpOutcome {
   return { kind: "reply", value, durable };
+}
+
+/**
+ * A reply sent once `commit` is durable (an UNAVAILABLE error if it fails):
+ * the dispatcher listens on it, one small object per request where waiting
+ * on a promise cost about nine JS-heap cells (storage/writer.ts).
+ */
+export function replyOnCommit(value: Source, commit: Commit): OpOutcome {
+  return { kind: "reply", value, durable: null, commit };
 }
 
 export function failed(failure: Failure): OpOutcome {

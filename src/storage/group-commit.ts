@@ -19,11 +19,12 @@ import { CircuitBreaker } from "./circuit-breaker.ts";
 import type { Availability, BreakerOptions, BreakerState, BreakerTransition } from "./circuit-breaker.ts";
 import { RecentSamples } from "./commit-stats.ts";
 import type { CommitStats } from "./commit-stats.ts";
-import { BatchBuilder, type Operation } from "./batch-builder.ts";
+import { BatchBuilder } from "./batch-builder.ts";
 import { SlowCommitReporter, type SlowCommitReport, slowCommitReportIntervalMs } from "./slow-commits.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "./record.ts";
+import type { MetaRecord } from "./record.ts";
 import type { CommitBatch, CommitResult, ItemKey, Store } from "./store.ts";
 import { StorageUnavailableError } from "./writer.ts";
+import { PendingWriteSet } from "./pending-write-set.ts";
 import type { WriteSet, Writer } from "./writer.ts";
 
 /** Keys reserved per meta write (10,000): one meta write per 10,000 items, and a restart skips at most 10,000 keys. */
@@ -57,86 +58,6 @@ export interface GroupCommitterOptions {
 }
 
 
-
-/** What a write set's end() promise is settled with (Promise.withResolvers: no executor closure per set). */
-interface Deferred {
-  resolve(): void;
-  reject(error: Error): void;
-}
-
-class PendingWriteSet implements WriteSet {
-  readonly operations: Operation[] = [];
-  /**
-   * The shards it writes: the first in `firstShard` (-1 for none), any others
-   * in `otherShards`. Most sets (an ack, a lease) write one shard, and a Set
-   * per write set was a few JS-heap cells per request.
-   */
-  firstShard = -1;
-  otherShards: Set<number> | null = null;
-  /** Writes outcomes or pauses: the part of a commit outside every shard (CommitResult.metaError). */
-  writesOutcomes = false;
-  ended = false;
-  deferred: Deferred | null = null;
-
-  constructor(private readonly committer: GroupCommitter) {}
-
-  putItem(shard: number, key: ItemKey, record: ItemRecord): void {
-    this.add({ kind: "item", shard, key, record });
-  }
-
-  putItemBytes(shard: number, key: ItemKey, value: Uint8Array): void {
-    this.add({ kind: "item", shard, key, record: value });
-  }
-
-  deleteItem(shard: number, key: ItemKey): void {
-    this.add({ kind: "item", shard, key, record: null });
-  }
-
-  putOutcome(id: string, record: OutcomeRecord): void {
-    this.add({ kind: "outcome", id, record });
-  }
-
-  deleteOutcome(id: string): void {
-    this.add({ kind: "outcome", id, record: null });
-  }
-
-  ackItem(ns: string, shard: number, key: ItemKey, endedAtMs: number): void {
-    this.add({ kind: "acked", ns, shard, key, endedAtMs });
-  }
-
-  purgeAckedBefore(beforeMs: number): void {
-    this.add({ kind: "purgeAcked", beforeMs });
-  }
-
-  putPause(record: PauseRecord): void {
-    this.add({ kind: "pause", ns: record.ns, topic: record.topic, record });
-  }
-
-  deletePause(ns: string, topic: string): void {
-    this.add({ kind: "pause", ns, topic, record: null });
-  }
-
-  end(): Promise<void> {
-    assert(!this.ended, "WriteSet ended twice");
-    this.ended = true;
-    return this.committer.enqueue(this);
-  }
-
-  private add(operation: Operation): void {
-    assert(!this.ended, "write to an ended WriteSet");
-    if (operation.kind === "item") {
-      // Messages are built only on failure: this runs for every write.
-      if (!(operation.shard >= 0 && operation.shard < this.committer.shardCount)) assert(false, `shard ${operation.shard} out of range`);
-      if (!(Number.isSafeInteger(operation.key) && operation.key >= 0)) assert(false, `bad item key ${operation.key}`);
-      const shard = operation.shard;
-      if (this.firstShard < 0) this.firstShard = shard;
-      else if (shard !== this.firstShard) (this.otherShards ??= new Set()).add(shard);
-    } else {
-      this.writesOutcomes = true;
-    }
-    this.operations.push(operation);
-  }
-}
 
 export class GroupCommitter implements Writer {
   readonly shardCount: number;
@@ -231,25 +152,29 @@ export class GroupCommitter implements Writer {
     };
   }
 
-  /** Called by WriteSet.end(). */
-  enqueue(set: PendingWriteSet): Promise<void> {
-    if (set.operations.length === 0) return Promise.resolve();
+  /** Called by WriteSet.close(): the set joins the next commit, or settles now (nothing to write, or refused). */
+  enqueue(set: PendingWriteSet): void {
+    if (set.firstOperation === null) {
+      set.settle(null);
+      return;
+    }
     const nowMs = this.clock.nowMs();
     // Check the queue before admitting: admitting turns a half-open breaker
     // into probing, which must not happen for a set then refused.
     if (this.pending.length >= pendingWriteSetsMax) {
       this.noteQueueFull(nowMs);
-      return this.refuse("too many writes waiting for storage", null, sharedRetryAfterMs);
+      set.settle(this.refuse("too many writes waiting for storage", null, sharedRetryAfterMs));
+      return;
     }
     if (!this.breaker.closed) {
       const health = this.breaker.admit(nowMs);
-      if (!health.available) return this.refuse(health.reason, null, health.retryAfterMs);
+      if (!health.available) {
+        set.settle(this.refuse(health.reason, null, health.retryAfterMs));
+        return;
+      }
     }
-    const deferred = Promise.withResolvers<void>();
-    set.deferred = deferred;
     this.pending.push(set);
     this.scheduleCommit();
-    return deferred.promise;
   }
 
   private noteQueueFull(nowMs: number): void {
@@ -260,9 +185,9 @@ export class GroupCommitter implements Writer {
     this.queueFullRefused = 0;
   }
 
-  private refuse(message: string, shard: number | null, retryAfterMs: number): Promise<void> {
+  private refuse(message: string, shard: number | null, retryAfterMs: number): StorageUnavailableError {
     this.writeSetsRejectedTotal++;
-    return Promise.reject(new StorageUnavailableError(message, shard, retryAfterMs));
+    return new StorageUnavailableError(message, shard, retryAfterMs);
   }
 
   private scheduleCommit(): void {
@@ -323,15 +248,23 @@ export class GroupCommitter implements Writer {
       this.keysReservedBelowCommitted = Math.max(this.keysReservedBelowCommitted, batch.meta.keysReservedBelow);
     }
 
+    // Listeners run here, in this turn (a promise's reactions run just
+    // after). One that throws does not keep the others from hearing, nor the
+    // next batch from starting; its error escapes afterwards, an unhandled
+    // rejection, which the server treats as fatal (lib/assert.ts).
+    let threw = false;
+    let thrown: unknown = null;
     for (const set of sets) {
-      const deferred = set.deferred;
-      assert(deferred !== null);
-      const failure = this.failureFor(set, result, nowMs);
-      if (failure === null) deferred.resolve();
-      else deferred.reject(failure);
+      try {
+        set.settle(this.failureFor(set, result, nowMs));
+      } catch (error) {
+        if (!threw) thrown = error;
+        threw = true;
+      }
     }
     // The next batch gathered while this one was in flight: start it now.
     this.startCommit();
+    if (threw) throw thrown;
   }
 
   private failureFor(set: PendingWriteSet, result: CommitResult, nowMs: number): StorageUnavailableError | null {

@@ -2,7 +2,10 @@
 // implements it. The engine changes memory synchronously, records each change
 // in a WriteSet, and ends the WriteSet; the returned promise settles when the
 // batch carrying it has committed. Under load one commit carries many
-// WriteSets (group commit, FOQS-style).
+// WriteSets (group commit, FOQS-style). A caller that waits on many sets
+// (the dispatcher, one per acked request) may close a set instead and listen
+// on the Commit it returns: a listener object called when the commit settles,
+// where a promise costs a promise, its resolvers, and a reaction per waiter.
 
 import type { Availability } from "./circuit-breaker.ts";
 import type { ItemKey } from "./store.ts";
@@ -31,7 +34,11 @@ export interface WriteSet {
   deleteItem(shard: number, key: ItemKey): void;
   putOutcome(id: string, record: OutcomeRecord): void;
   deleteOutcome(id: string): void;
-  /** Remember an acked item in this commit's acked-log record (acked-log.ts), instead of an outcome record of its own. */
+  /**
+   * Delete an acked item and remember it in this commit's acked-log record
+   * (acked-log.ts), instead of an outcome record of its own: one write, where
+   * a deleteItem and an outcome were two.
+   */
   ackItem(ns: string, shard: number, key: ItemKey, endedAtMs: number): void;
   /** Remove acked-log records whose newest end is before this instant (their retention is over). */
   purgeAckedBefore(beforeMs: number): void;
@@ -45,6 +52,28 @@ export interface WriteSet {
    * wrote failed to commit. A set with no writes resolves at once.
    */
   end(): Promise<void>;
+  /**
+   * Close the set and hand it to the next commit, like end(), but return the
+   * set's Commit to listen on instead of a promise. A set with no writes is
+   * committed at once; one refused (breaker open, queue full) has failed.
+   */
+  close(): Commit;
+}
+
+/** What waits on a closed WriteSet: called once, when its commit settles. */
+export interface CommitListener {
+  /** Every write of the set is durable. */
+  committed(): void;
+  /** A shard it wrote failed to commit, or the set was refused: a StorageUnavailableError. */
+  failed(error: unknown): void;
+}
+
+/** A closed WriteSet, waiting for its commit: at most one listener, or one promise (made on demand). */
+export interface Commit {
+  /** Call `listener` when the commit settles (at once if it has). A Commit takes one listener. */
+  listen(listener: CommitListener): void;
+  /** The same as a promise: what end() returns. */
+  promise(): Promise<void>;
 }
 
 /**

@@ -8,59 +8,16 @@ import { Encoder } from "@msgpack/msgpack";
 import { AssertionError } from "../../src/lib/assert.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { defaultLimits } from "../../src/limits.ts";
-import type { WireError } from "../../src/protocol/wire-types.ts";
-import { allNamespaces, TokenTable, type NamespaceScope } from "../../src/server/auth.ts";
+import { TokenTable } from "../../src/server/auth.ts";
 import { opTable } from "../../src/server/op-table.ts";
-import { Dispatcher, type RequestSource } from "../../src/server/dispatcher.ts";
+import { Dispatcher } from "../../src/server/dispatcher.ts";
 import { silentLogger, type Logger } from "../../src/server/logger.ts";
 import type { DequeueInput } from "../../src/engine/api.ts";
-import type { Session } from "../../src/server/op-types.ts";
 import { StorageUnavailableError } from "../../src/storage/writer.ts";
 import { FakeEngine } from "../support/fake-engine.ts";
+import { FakeSource, setup } from "../support/dispatcher-fixture.ts";
 
 const encoder = new Encoder();
-
-class FakeSource implements RequestSource {
-  sent: Array<Record<string, unknown>> = [];
-  failures: WireError[] = [];
-  inflight = 0;
-  readonly session: Session;
-  constructor(scope: NamespaceScope | null = allNamespaces) {
-    this.session = { connectionId: 3, scope, readOnly: false };
-  }
-  send(reply: Record<string, unknown>): void {
-    this.sent.push(reply);
-  }
-  fail(error: WireError): void {
-    this.failures.push(error);
-  }
-  requestStarted(): void {
-    this.inflight++;
-  }
-  requestFinished(): void {
-    this.inflight--;
-  }
-  last(): Record<string, unknown> & { error?: WireError } {
-    return this.sent[this.sent.length - 1]!;
-  }
-}
-
-function setup(options: { tokens?: TokenTable; logger?: Logger; testAssertOp?: string } = {}) {
-  const engine = new FakeEngine();
-  const fatal: Array<{ error: unknown; context: Record<string, unknown> }> = [];
-  const dispatcher = new Dispatcher({
-    engine,
-    limits: defaultLimits,
-    clock: new ManualClock(1000),
-    tokens: options.tokens ?? new TokenTable([]),
-    serverInfo: { version: "0.1.0", nodeId: "n", shards: 4 },
-    logger: options.logger ?? silentLogger,
-    serverStats: () => ({}),
-    fatal: (error, context) => fatal.push({ error, context }),
-    testAssertOp: options.testAssertOp ?? null,
-  });
-  return { engine, dispatcher, fatal };
-}
 
 describe("frame-level checks", () => {
   test("undecodable bytes and non-map values are BAD_FRAME", () => {

@@ -10,6 +10,7 @@ import type {
   EngineApi,
   EnqueueItemInput,
 } from "../../src/engine/api.ts";
+import type { Commit } from "../../src/storage/writer.ts";
 
 export interface FakeCall {
   method: string;
@@ -28,6 +29,8 @@ export class FakeEngine implements EngineApi {
   parked: ParkedDequeue[] = [];
   /** Returned as Reply.durable by writing ops; null = already durable. */
   durable: () => Promise<void> | null = () => null;
+  /** When it gives one, ack's Reply carries this Commit (as the real engine's does) and `durable` is its promise. */
+  ackCommit: () => Commit | undefined = () => undefined;
   nextDeadline: number | null = null;
   ticks: number[] = [];
   private nextId = 1;
@@ -67,7 +70,19 @@ export class FakeEngine implements EngineApi {
 
   ack(ns: string, receipts: string[], nowMs: number): ReturnType<EngineApi["ack"]> {
     this.record("ack", ns, receipts, nowMs);
-    return { ok: true, value: { value: { acked: receipts.length, stale: [] }, durable: this.durable() } };
+    const value = { acked: receipts.length, stale: [] };
+    const commit = this.ackCommit();
+    if (commit === undefined) return { ok: true, value: { value, durable: this.durable() } };
+    return {
+      ok: true,
+      value: {
+        value,
+        commit,
+        get durable() {
+          return commit.promise();
+        },
+      },
+    };
   }
 
   nack(ns: string, items: Parameters<EngineApi["nack"]>[1], nowMs: number): ReturnType<EngineApi["nack"]> {

@@ -1,0 +1,70 @@
+// Goal: a reply that waits for a commit (ack's, through OpOutcome's commit)
+// listens on it: it is sent only once the commit settles, in commit order, and
+// counts as in flight until then; a failed shard answers UNAVAILABLE with a
+// retry hint to each request whose writes it held; a commit with nothing to
+// write answers at once; an AssertionError failing a commit stops the process
+// (the fatal handler) rather than being answered. Commits come from a real
+// GroupCommitter over the faulty MemoryStore.
+
+import { describe, expect, test } from "bun:test";
+import { Encoder } from "@msgpack/msgpack";
+import { AssertionError } from "../../src/lib/assert.ts";
+import { ManualClock } from "../../src/lib/clock.ts";
+import { GroupCommitter } from "../../src/storage/group-commit.ts";
+import { MemoryStore } from "../../src/storage/memory/memory-store.ts";
+import { FakeSource, setup } from "../support/dispatcher-fixture.ts";
+
+const encoder = new Encoder();
+
+describe("replies that wait for a commit", () => {
+  test("an ack waits for its commit, listened on: replies come only after it, in commit order; a failed shard answers UNAVAILABLE to each of its waiters", async () => {
+    const { dispatcher, engine } = setup();
+    const store = new MemoryStore({ shards: 2 });
+    const writer = new GroupCommitter(store, { clock: new ManualClock() });
+    let shard = 0;
+    engine.ackCommit = () => {
+      const set = writer.begin();
+      set.ackItem("n", shard, writer.nextKey(), 1000);
+      return set.close();
+    };
+    const source = new FakeSource();
+    store.pauseCommits();
+    dispatcher.handleFrame(source, encoder.encode({ id: 1, op: "ack", ns: "n", receipts: ["r1"] }));
+    await Bun.sleep(0);
+    // The first commit is in flight; two more acks gather behind it, one on a failing shard.
+    store.failShard(1, new Error("EIO"));
+    dispatcher.handleFrame(source, encoder.encode({ id: 2, op: "ack", ns: "n", receipts: ["r2"] }));
+    shard = 1;
+    dispatcher.handleFrame(source, encoder.encode({ id: 3, op: "ack", ns: "n", receipts: ["r3"] }));
+    await Bun.sleep(0);
+    expect(source.sent).toEqual([]);
+    expect(source.inflight).toBe(3);
+    store.resumeCommits();
+    await writer.drain();
+    expect(source.sent.map((reply) => [reply.id, reply.ok])).toEqual([
+      [1, true],
+      [2, true],
+      [3, false],
+    ]);
+    expect(source.sent[0]).toMatchObject({ id: 1, ok: true, acked: 1, stale: [] });
+    expect(source.last()).toMatchObject({ id: 3, ok: false, error: { code: "UNAVAILABLE", details: { retry_after_ms: expect.any(Number) } } });
+    expect(source.inflight).toBe(0);
+    // Nothing to write: answered at once, in this turn.
+    engine.ackCommit = () => writer.begin().close();
+    dispatcher.handleFrame(source, encoder.encode({ id: 4, op: "ack", ns: "n", receipts: ["r4"] }));
+    expect(source.last()).toMatchObject({ id: 4, ok: true, acked: 1 });
+    expect(source.inflight).toBe(0);
+  });
+
+  test("an AssertionError failing a reply's commit goes to the fatal handler, unanswered", () => {
+    const { dispatcher, engine, fatal } = setup();
+    engine.ackCommit = () => ({
+      listen: (listener) => listener.failed(new AssertionError("record broken")),
+      promise: () => Promise.reject(new AssertionError("record broken")),
+    });
+    const source = new FakeSource();
+    dispatcher.handleFrame(source, encoder.encode({ id: 5, op: "ack", ns: "n", receipts: ["r"] }));
+    expect(source.sent).toEqual([]);
+    expect(fatal.map((f) => [f.error instanceof AssertionError, f.context])).toEqual([[true, { op: "ack", request_id: 5, connection: 3 }]]);
+  });
+});
