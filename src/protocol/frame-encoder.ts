@@ -39,8 +39,9 @@ export class FrameEncoder {
 
   /** Encode `value` as one frame into `out`. */
   encodeTo(value: unknown, out: FrameOutput): void {
-    if (value instanceof DeliveriesReply) out.push(this.replyEncoder().deliveriesFrame(value.id, value.deliveries));
-    else if (value instanceof AckReply) out.push(this.replyEncoder().ackFrame(value.id, value.acked, value.stale));
+    // The hand-written replies are copied from the encoder's buffer by `out` (a view, not a copy per reply).
+    if (value instanceof DeliveriesReply) out.push(this.replyEncoder().deliveriesFrameView(value.id, value.deliveries));
+    else if (value instanceof AckReply) out.push(this.replyEncoder().ackFrameView(value.id, value.acked, value.stale));
     else out.pushFrame(this.encoder.encodeSharedRef(value));
   }
 

@@ -125,8 +125,31 @@ export class ReplyEncoder {
   private view = new DataView(this.bytes.buffer);
   private pos = 0;
 
-  /** The frame of a dequeue reply. */
+  /** The frame of a dequeue reply: a copy the caller keeps. */
   deliveriesFrame(id: number, items: readonly DeliveryFields[]): Uint8Array {
+    this.writeDeliveries(id, items);
+    return this.finish().slice();
+  }
+
+  /** The same frame as a view of the encoder's buffer, good until its next call (for a caller that copies it at once). */
+  deliveriesFrameView(id: number, items: readonly DeliveryFields[]): Uint8Array {
+    this.writeDeliveries(id, items);
+    return this.finish();
+  }
+
+  /** The frame of an ack reply: a copy the caller keeps. */
+  ackFrame(id: number, acked: number, stale: readonly string[]): Uint8Array {
+    this.writeAck(id, acked, stale);
+    return this.finish().slice();
+  }
+
+  /** The same frame as a view of the encoder's buffer, good until its next call. */
+  ackFrameView(id: number, acked: number, stale: readonly string[]): Uint8Array {
+    this.writeAck(id, acked, stale);
+    return this.finish();
+  }
+
+  private writeDeliveries(id: number, items: readonly DeliveryFields[]): void {
     this.pos = frameHeaderBytes;
     this.ensure(64);
     this.raw(deliveriesHead);
@@ -134,11 +157,9 @@ export class ReplyEncoder {
     this.raw(okThenItems);
     this.arrayHeader(items.length);
     for (let i = 0; i < items.length; i++) this.delivery(items[i]!);
-    return this.finish();
   }
 
-  /** The frame of an ack reply. */
-  ackFrame(id: number, acked: number, stale: readonly string[]): Uint8Array {
+  private writeAck(id: number, acked: number, stale: readonly string[]): void {
     this.pos = frameHeaderBytes;
     this.ensure(64);
     this.raw(ackHead);
@@ -152,7 +173,6 @@ export class ReplyEncoder {
       this.ensure(5 + 3 * receipt.length);
       this.string(receipt);
     }
-    return this.finish();
   }
 
   private delivery(d: DeliveryFields): void {
@@ -179,11 +199,11 @@ export class ReplyEncoder {
     this.number(d.enqueuedAtMs);
   }
 
-  /** Fill in the length and hand out a copy: the buffer is reused by the next call. */
+  /** Fill in the length; the frame as a view of the buffer, which the next call reuses. */
   private finish(): Uint8Array {
     const bodyBytes = this.pos - frameHeaderBytes;
     this.view.setUint32(0, bodyBytes);
-    return this.bytes.slice(0, this.pos);
+    return this.bytes.subarray(0, this.pos);
   }
 
   /** Make room for `more` bytes past pos. Every write below relies on an earlier ensure. */

@@ -178,4 +178,41 @@ describe("FrameEncoder", () => {
     const ack = new AckReply(1, []);
     expect(plainReply(ack)).toBe(ack);
   });
+
+  test("encodeTo hands each frame to its output, the same bytes encode gives, also when the encoder's buffer is reused at once", () => {
+    const frames = new FrameEncoder();
+    const copies = new FrameEncoder();
+    const random = seededRandom(43);
+    const received: number[] = [];
+    const out = {
+      push: (frame: Uint8Array) => received.push(...frame),
+      pushFrame: (body: Uint8Array) => received.push(body.length >>> 24, (body.length >>> 16) & 0xff, (body.length >>> 8) & 0xff, body.length & 0xff, ...body),
+    };
+    const expected: number[] = [];
+    for (let round = 0; round < 20; round++) {
+      const dequeue = new DeliveriesReply(Array.from({ length: 1 + (round % 3) }, () => delivery(random)));
+      dequeue.id = round + 1;
+      const ack = new AckReply(round, round % 2 === 0 ? [] : ["1:2:3:4"]);
+      ack.id = 1000 + round;
+      const plain = { id: 2000 + round, ok: true, now_ms: 1_700_000_000_000 + round };
+      for (const reply of [dequeue, ack, plain]) {
+        frames.encodeTo(reply, out);
+        expected.push(...copies.encode(reply));
+      }
+    }
+    expect(received).toEqual(expected);
+  });
+
+  test("the view and the copy of a hand-written frame hold the same bytes; the copy survives the next call", () => {
+    const encoder = new ReplyEncoder();
+    const random = seededRandom(47);
+    const items = [delivery(random), delivery(random)];
+    const copy = encoder.deliveriesFrame(3, items);
+    const sameBytes = (a: Uint8Array, b: Uint8Array) => expect(Buffer.from(a).equals(Buffer.from(b))).toBe(true);
+    sameBytes(encoder.deliveriesFrameView(3, items), copy);
+    const ackCopy = encoder.ackFrame(4, 2, ["9:9:9:9"]);
+    sameBytes(encoder.ackFrameView(4, 2, ["9:9:9:9"]), ackCopy);
+    encoder.deliveriesFrameView(5, [delivery(random)]);
+    expectSame(copy, genericDeliveries(3, items));
+  });
 });
