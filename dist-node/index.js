@@ -318,6 +318,22 @@ class ReplyEncoder {
   view = new DataView(this.bytes.buffer);
   pos = 0;
   deliveriesFrame(id, items) {
+    this.writeDeliveries(id, items);
+    return this.finish().slice();
+  }
+  deliveriesFrameView(id, items) {
+    this.writeDeliveries(id, items);
+    return this.finish();
+  }
+  ackFrame(id, acked, stale) {
+    this.writeAck(id, acked, stale);
+    return this.finish().slice();
+  }
+  ackFrameView(id, acked, stale) {
+    this.writeAck(id, acked, stale);
+    return this.finish();
+  }
+  writeDeliveries(id, items) {
     this.pos = frameHeaderBytes;
     this.ensure(64);
     this.raw(deliveriesHead);
@@ -326,9 +342,8 @@ class ReplyEncoder {
     this.arrayHeader(items.length);
     for (let i = 0;i < items.length; i++)
       this.delivery(items[i]);
-    return this.finish();
   }
-  ackFrame(id, acked, stale) {
+  writeAck(id, acked, stale) {
     this.pos = frameHeaderBytes;
     this.ensure(64);
     this.raw(ackHead);
@@ -342,7 +357,6 @@ class ReplyEncoder {
       this.ensure(5 + 3 * receipt.length);
       this.string(receipt);
     }
-    return this.finish();
   }
   delivery(d) {
     const payload = d.payload;
@@ -370,7 +384,7 @@ class ReplyEncoder {
   finish() {
     const bodyBytes = this.pos - frameHeaderBytes;
     this.view.setUint32(0, bodyBytes);
-    return this.bytes.slice(0, this.pos);
+    return this.bytes.subarray(0, this.pos);
   }
   ensure(more) {
     const needed = this.pos + more;
@@ -558,9 +572,9 @@ class FrameEncoder {
   }
   encodeTo(value, out) {
     if (value instanceof DeliveriesReply)
-      out.push(this.replyEncoder().deliveriesFrame(value.id, value.deliveries));
+      out.push(this.replyEncoder().deliveriesFrameView(value.id, value.deliveries));
     else if (value instanceof AckReply)
-      out.push(this.replyEncoder().ackFrame(value.id, value.acked, value.stale));
+      out.push(this.replyEncoder().ackFrameView(value.id, value.acked, value.stale));
     else
       out.pushFrame(this.encoder.encodeSharedRef(value));
   }

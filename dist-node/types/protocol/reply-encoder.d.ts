@@ -46,12 +46,18 @@ export declare class ReplyEncoder {
     private bytes;
     private view;
     private pos;
-    /** The frame of a dequeue reply. */
+    /** The frame of a dequeue reply: a copy the caller keeps. */
     deliveriesFrame(id: number, items: readonly DeliveryFields[]): Uint8Array;
-    /** The frame of an ack reply. */
+    /** The same frame as a view of the encoder's buffer, good until its next call (for a caller that copies it at once). */
+    deliveriesFrameView(id: number, items: readonly DeliveryFields[]): Uint8Array;
+    /** The frame of an ack reply: a copy the caller keeps. */
     ackFrame(id: number, acked: number, stale: readonly string[]): Uint8Array;
+    /** The same frame as a view of the encoder's buffer, good until its next call. */
+    ackFrameView(id: number, acked: number, stale: readonly string[]): Uint8Array;
+    private writeDeliveries;
+    private writeAck;
     private delivery;
-    /** Fill in the length and hand out a copy: the buffer is reused by the next call. */
+    /** Fill in the length; the frame as a view of the buffer, which the next call reuses. */
     private finish;
     /** Make room for `more` bytes past pos. Every write below relies on an earlier ensure. */
     private ensure;
