@@ -552,6 +552,13 @@ function utf8Length(value) {
 }
 
 // src/protocol/frame-encoder.ts
+function writeFrameLength(target, at, length) {
+  target[at] = length >>> 24;
+  target[at + 1] = length >>> 16 & 255;
+  target[at + 2] = length >>> 8 & 255;
+  target[at + 3] = length & 255;
+}
+
 class FrameEncoder {
   encoder = createEncoder();
   replies = null;
@@ -562,11 +569,7 @@ class FrameEncoder {
       return this.replyEncoder().ackFrame(value.id, value.acked, value.stale);
     const body = this.encoder.encodeSharedRef(value);
     const frame = new Uint8Array(frameHeaderBytes + body.length);
-    const length = body.length;
-    frame[0] = length >>> 24;
-    frame[1] = length >>> 16 & 255;
-    frame[2] = length >>> 8 & 255;
-    frame[3] = length & 255;
+    writeFrameLength(frame, 0, body.length);
     frame.set(body, frameHeaderBytes);
     return frame;
   }

@@ -10,12 +10,14 @@ import { monotonicStopwatch } from "../lib/clock.ts";
 import { IdleGc, type IdleTimers } from "../server/idle-gc.ts";
 import type { Logger } from "../server/logger.ts";
 import { HeapGovernor } from "../server/memory-governor.ts";
+import type { ServeConfig } from "./config.ts";
 import { mappedPagesCheck } from "./mapped-pages.ts";
 
 /** Items recovered at or above which start-up runs one full collection: below it recovery's garbage is small. */
 const recoveryGcItemsMin = 100_000;
 
-export type IdleGcSetting = "off" | "hint" | "full";
+/** `--idle-gc`: off, hint or full (config.ts). */
+type IdleGcSetting = ServeConfig["idleGc"];
 
 const unrefTimers: IdleTimers = {
   set: (callback, delayMs) => setTimeout(callback, delayMs).unref(),

@@ -11,6 +11,14 @@ import { createEncoder } from "./msgpack-codec.ts";
 import { frameHeaderBytes } from "./frame-decoder.ts";
 import { AckReply, DeliveriesReply, ReplyEncoder } from "./reply-encoder.ts";
 
+/** A frame's 4-byte big-endian length prefix, written at `at`. */
+export function writeFrameLength(target: Uint8Array, at: number, length: number): void {
+  target[at] = length >>> 24;
+  target[at + 1] = (length >>> 16) & 0xff;
+  target[at + 2] = (length >>> 8) & 0xff;
+  target[at + 3] = length & 0xff;
+}
+
 /** Where encodeTo puts a frame: both calls copy the bytes before returning. */
 export interface FrameOutput {
   /** A whole frame, its length prefix included. */
@@ -28,11 +36,7 @@ export class FrameEncoder {
     if (value instanceof AckReply) return this.replyEncoder().ackFrame(value.id, value.acked, value.stale);
     const body = this.encoder.encodeSharedRef(value);
     const frame = new Uint8Array(frameHeaderBytes + body.length);
-    const length = body.length;
-    frame[0] = length >>> 24;
-    frame[1] = (length >>> 16) & 0xff;
-    frame[2] = (length >>> 8) & 0xff;
-    frame[3] = length & 0xff;
+    writeFrameLength(frame, 0, body.length);
     frame.set(body, frameHeaderBytes);
     return frame;
   }

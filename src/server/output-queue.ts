@@ -8,7 +8,8 @@
 // after it waits behind it until drain. `unsentBytes` lets the connection
 // stop reading from a client that does not read its replies.
 
-import type { FrameOutput } from "../protocol/frame-encoder.ts";
+import { frameHeaderBytes } from "../protocol/frame-decoder.ts";
+import { type FrameOutput, writeFrameLength } from "../protocol/frame-encoder.ts";
 import type { OutputBufferPool } from "./output-buffers.ts";
 
 export interface ByteSink {
@@ -53,13 +54,10 @@ export class OutputQueue implements FrameOutput {
   pushFrame(body: Uint8Array): void {
     if (this.closed) return;
     const length = body.length;
-    const at = this.reserve(4 + length);
+    const at = this.reserve(frameHeaderBytes + length);
     const buffer = this.buffer as Uint8Array;
-    buffer[at] = length >>> 24;
-    buffer[at + 1] = (length >>> 16) & 0xff;
-    buffer[at + 2] = (length >>> 8) & 0xff;
-    buffer[at + 3] = length & 0xff;
-    buffer.set(body, at + 4);
+    writeFrameLength(buffer, at, length);
+    buffer.set(body, at + frameHeaderBytes);
     this.scheduleFlush();
   }
 

@@ -1,3 +1,5 @@
+/** A frame's 4-byte big-endian length prefix, written at `at`. */
+export declare function writeFrameLength(target: Uint8Array, at: number, length: number): void;
 /** Where encodeTo puts a frame: both calls copy the bytes before returning. */
 export interface FrameOutput {
     /** A whole frame, its length prefix included. */
