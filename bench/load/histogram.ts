@@ -16,6 +16,11 @@ export interface LatencySummary {
   p999Us: number;
   maxUs: number;
   meanUs: number;
+  /**
+   * The p50 of each tenth of the samples, in the order taken (the latency
+   * scenario): a server still compiling its hot path shows a falling series.
+   */
+  tenthsP50Us?: number[];
 }
 
 export function newHistogram(): Histogram {

@@ -96,7 +96,7 @@ async function runFloor(context: SuiteContext): Promise<ModeResults> {
   try {
     const ops = await runLatency(floorLatencyOps(conn), context.options.latencySamples, context.options.latencyWarmup);
     const ping = ops["ping"];
-    if (ping !== undefined) log(`echo floor latency ping${pinned ? " (pinned)" : ""}: p50 ${ping.p50Us} µs, p99 ${ping.p99Us} µs, p99.9 ${ping.p999Us} µs`);
+    if (ping !== undefined) log(`echo floor latency ping${pinned ? " (pinned)" : ""}: p50 ${ping.p50Us} µs, p99 ${ping.p99Us} µs, p99.9 ${ping.p999Us} µs; p50 by tenth ${(ping.tenthsP50Us ?? []).map((us) => us.toFixed(1)).join(" ")}`);
     return { latency: { pinned, ops } };
   } finally {
     unpin(process.pid);

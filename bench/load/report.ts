@@ -127,6 +127,12 @@ type Cell = string;
 const dash = "—";
 const num = (n: number | undefined | null, digits = 0): Cell =>
   n === undefined || n === null ? dash : n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+/** A server still compiling its dequeue path shows a falling p50 over the run (BENCHMARKS.md, Dequeue path). */
+const firstLastTenth = (s: LatencySummary | undefined): Cell => {
+  const tenths = s?.tenthsP50Us;
+  if (tenths === undefined || tenths.length === 0) return dash;
+  return `${num(tenths[0] as number, 1)} / ${num(tenths[tenths.length - 1] as number, 1)}`;
+};
 const lat = (s: LatencySummary | undefined): Cell => (s === undefined ? dash : `${num(s.p50Us, 1)} / ${num(s.p99Us, 1)} / ${num(s.p999Us, 1)}`);
 const mib = (kib: number | undefined): Cell => (kib === undefined ? dash : num(kib / 1024, 1));
 const pair = (a: number | undefined, b: number | undefined): Cell => (a === undefined || b === undefined ? dash : `${mib(a)} / ${mib(b)}`);
@@ -151,6 +157,7 @@ export function summaryTable(results: ResultsBySystem): string {
   rows.push(["enqueue-1 p50 / p99 / p99.9 µs", (m) => lat(m.latency?.ops["enqueue1"])]);
   rows.push(["dequeue-1 p50 / p99 / p99.9 µs", (m) => lat(m.latency?.ops["dequeue1"])]);
   rows.push(["dequeue-1 + ack p50 / p99 / p99.9 µs", (m) => lat(m.latency?.ops["dequeue1+ack"])]);
+  rows.push(["dequeue-1 p50, first / last tenth of the samples µs", (m) => firstLastTenth(m.latency?.ops["dequeue1"])]);
   rows.push(["latency pinned to one CPU", (m) => (m.latency === undefined ? dash : m.latency.pinned ? "yes" : "no")]);
   const memoryRows = (label: string, pick: (m: ModeResults) => MemoryFigures | undefined) => {
     rows.push([`RSS MiB, ${label}`, (m) => mib(pick(m)?.rssKiB)]);

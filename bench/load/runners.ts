@@ -3,6 +3,7 @@
 // load with end-to-end delay, and sequential round-trip latency. Each returns
 // plain figures; main.ts decides which servers they run against.
 
+import type { Histogram } from "hdr-histogram-js";
 import { newHistogram, summarize } from "./histogram.ts";
 import type { LatencySummary } from "./histogram.ts";
 import { MixedLoad, type MixedLoadOptions } from "./mixed-load.ts";
@@ -165,22 +166,41 @@ export interface LatencyOp {
   run(): Promise<number>;
 }
 
+/** A run's histogram, and one per tenth of its samples (LatencySummary.tenthsP50Us). */
+class TenthsHistogram {
+  private readonly whole = newHistogram();
+  private readonly tenths: Histogram[] = Array.from({ length: 10 }, () => newHistogram());
+
+  constructor(private readonly samples: number) {}
+
+  record(sample: number, ns: number): void {
+    const value = Math.max(1, ns);
+    this.whole.recordValue(value);
+    (this.tenths[Math.floor((sample * 10) / this.samples)] as Histogram).recordValue(value);
+  }
+
+  summary(): LatencySummary {
+    const tenthsP50Us = this.tenths.filter((h) => h.totalCount > 0).map((h) => summarize(h).p50Us);
+    return { ...summarize(this.whole), tenthsP50Us };
+  }
+}
+
 /** Runs each op `warmup` times unmeasured, then `samples` times one after another, timing each. */
 export async function runLatency(ops: LatencyOp[], samples: number, warmup: number): Promise<Record<string, LatencySummary>> {
   const out: Record<string, LatencySummary> = {};
   for (const op of ops) {
     for (let i = 0; i < warmup; i++) await op.run();
-    const whole = newHistogram();
-    const first = newHistogram();
+    const whole = new TenthsHistogram(samples);
+    const first = new TenthsHistogram(samples);
     for (let i = 0; i < samples; i++) {
       const t0 = Bun.nanoseconds();
       const firstEndNs = await op.run();
       const t1 = Bun.nanoseconds();
-      whole.recordValue(Math.max(1, t1 - t0));
-      if (firstEndNs > 0) first.recordValue(Math.max(1, firstEndNs - t0));
+      whole.record(i, t1 - t0);
+      if (firstEndNs > 0) first.record(i, firstEndNs - t0);
     }
-    out[op.name] = summarize(whole);
-    if (op.firstStepName !== undefined) out[op.firstStepName] = summarize(first);
+    out[op.name] = whole.summary();
+    if (op.firstStepName !== undefined) out[op.firstStepName] = first.summary();
   }
   return out;
 }

@@ -103,6 +103,8 @@ const describeMemory = (m: MemoryFigures) =>
   `RSS ${mib(m.rssKiB)} MiB (anon ${mib(m.rssAnonKiB)}, file ${mib(m.rssFileKiB)}), private ${mib(m.privateKiB)} MiB` +
   (m.lmdb === undefined || m.lmdb === null ? "" : `; LMDB map resident ${mib(m.lmdb.rssKiB)} MiB (clean ${mib(m.lmdb.cleanKiB)}, dirty ${mib(m.lmdb.dirtyKiB)})`);
 
+const describeTenths = (s: LatencySummary) => (s.tenthsP50Us ?? []).map((us) => us.toFixed(1)).join(" ");
+
 export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<ModeResults> {
   const { options, log } = context;
   const results: ModeResults = {};
@@ -170,7 +172,7 @@ export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<Mo
         close();
       }
       for (const [name, s] of Object.entries(results.latency.ops)) {
-        log(`${spec.label} latency ${name}${pinned ? " (pinned)" : ""}: p50 ${s.p50Us} µs, p99 ${s.p99Us} µs, p99.9 ${s.p999Us} µs`);
+        log(`${spec.label} latency ${name}${pinned ? " (pinned)" : ""}: p50 ${s.p50Us} µs, p99 ${s.p99Us} µs, p99.9 ${s.p999Us} µs; p50 by tenth ${describeTenths(s)}`);
       }
     }
 
