@@ -21,6 +21,7 @@ interface Latency {
   p50Us: number;
   p99Us: number;
   p999Us: number;
+  tenthsP50Us?: number[];
 }
 interface Throughput {
   items: number;
@@ -54,6 +55,18 @@ function expectLatency(latency: Latency | undefined, what: string): void {
   expectPositive(latency?.p999Us, `${what}.p999Us`);
 }
 
+/** The latency scenario's ops also give one p50 per tenth of their samples. */
+function expectRoundTrip(latency: Latency | undefined, what: string): void {
+  expectLatency(latency, what);
+  // One p50 per tenth of the samples; the whole run's median lies between the smallest and largest of them.
+  const tenths = latency?.tenthsP50Us ?? [];
+  expect({ what, tenths: tenths.length }).toEqual({ what, tenths: 10 });
+  for (const [i, us] of tenths.entries()) expectPositive(us, `${what}.tenthsP50Us[${i}]`);
+  const p50 = latency?.p50Us ?? 0;
+  const within = p50 >= Math.min(...tenths) * 0.99 && p50 <= Math.max(...tenths) * 1.01;
+  expect({ what, p50, tenths, within }).toEqual({ what, p50, tenths, within: true });
+}
+
 function expectQueueFigures(mode: ModeResults | undefined, label: string, restartable: boolean): void {
   expect(mode).toBeDefined();
   if (mode === undefined) return;
@@ -63,7 +76,7 @@ function expectQueueFigures(mode: ModeResults | undefined, label: string, restar
   expectPositive(mode.mixed?.deliveredItemsPerS, `${label} mixed delivered/s`);
   expectLatency(mode.mixed?.delay, `${label} mixed delay`);
   expectLatency(mode.mixed?.warmupDelay, `${label} mixed warm-up delay`);
-  for (const op of ["enqueue1", "dequeue1", "dequeue1+ack"]) expectLatency(mode.latency?.ops[op], `${label} latency ${op}`);
+  for (const op of ["enqueue1", "dequeue1", "dequeue1+ack"]) expectRoundTrip(mode.latency?.ops[op], `${label} latency ${op}`);
   expectPositive(mode.memory?.afterLoad.rssKiB, `${label} rss`);
   expectPositive(mode.memory?.afterLoad.privateKiB, `${label} private`);
   expectPositive(mode.drainMemory?.peaks.samples, `${label} drain memory samples`);
@@ -98,14 +111,14 @@ describe("bench:load --quick", () => {
   );
 
   test("has the echo floor's ping round trip", () => {
-    expectLatency(report?.results["echo floor"]?.latency?.ops["ping"], "floor ping");
+    expectRoundTrip(report?.results["echo floor"]?.latency?.ops["ping"], "floor ping");
   });
 
   test.skipIf(!orqPresent)("has every orq figure, in both durability modes", () => {
     for (const durability of ["strict", "relaxed"]) {
       const mode = report?.results[`orq ${durability}`];
       expectQueueFigures(mode, `orq ${durability}`, true);
-      expectLatency(mode?.latency?.ops["ping"], `orq ${durability} ping`);
+      expectRoundTrip(mode?.latency?.ops["ping"], `orq ${durability} ping`);
       // LMDB's data file as mapped: resident pages, of them clean and dirty (dirty may be 0).
       const lmdb = mode?.memory?.afterLoad.lmdb;
       expectPositive(lmdb?.rssKiB, `orq ${durability} LMDB map resident`);
