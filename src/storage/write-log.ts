@@ -6,6 +6,7 @@
 // back, emptied, once its batch is built or it is refused, so a warm server
 // records writes into arrays it already has.
 
+import { writeLogs } from "../limits.ts";
 import type { ItemRecord, OutcomeRecord, PauseRecord } from "./record.ts";
 import type { ItemKey } from "./store.ts";
 
@@ -90,15 +91,7 @@ export class WriteLog {
   }
 }
 
-/**
- * Write slots the pool keeps across its logs (65,536: with seven columns of
- * 8 bytes, about 3.5 MiB): enough for the sets of a large commit (65,536
- * one-write sets, or 655 enqueues of 100), so a warm server takes every log
- * from the pool, while one exceptional write set does not pin its arrays for
- * the life of the process.
- */
-export const pooledWritesMax = 65_536;
-
+/** Logs kept for reuse, at most writeLogs.pooledWritesMax write slots among them (src/limits/memory.ts). */
 export class WriteLogPool {
   private readonly free: WriteLog[] = [];
   /** Slots held by the logs in `free` (a log's columns are as long as the most writes it ever held). */
@@ -111,11 +104,11 @@ export class WriteLogPool {
     return log;
   }
 
-  /** `log` is done with (its batch is built, or its set refused): cleared, and kept unless that would pass pooledWritesMax. */
+  /** `log` is done with (its batch is built, or its set refused): cleared, and kept unless that would pass writeLogs.pooledWritesMax. */
   give(log: WriteLog): void {
     log.clear();
     const slots = log.kinds.length;
-    if (this.freeWrites + slots > pooledWritesMax) return;
+    if (this.freeWrites + slots > writeLogs.pooledWritesMax) return;
     this.freeWrites += slots;
     this.free.push(log);
   }

@@ -3,16 +3,17 @@
 // no log; a set's log goes back to the pool once its batch is built, or at
 // once when the set is refused, and the next set that takes it starts empty,
 // whether the earlier commit succeeded, failed, or never happened. The pool
-// keeps at most pooledWritesMax write slots (limit and limit+1). Time comes
+// keeps at most writeLogs.pooledWritesMax write slots (limit and limit+1). Time comes
 // from a ManualClock; the faulty MemoryStore supplies failures and held commits.
 
 import { describe, expect, test } from "bun:test";
 import { ManualClock } from "../../src/lib/clock.ts";
+import { writeLogs } from "../../src/limits.ts";
 import { GroupCommitter } from "../../src/storage/group-commit.ts";
 import { MemoryStore } from "../../src/storage/memory/memory-store.ts";
 import type { PendingWriteSet } from "../../src/storage/pending-write-set.ts";
 import type { CommitBatch } from "../../src/storage/store.ts";
-import { WriteKind, WriteLog, WriteLogPool, pooledWritesMax } from "../../src/storage/write-log.ts";
+import { WriteKind, WriteLog, WriteLogPool } from "../../src/storage/write-log.ts";
 import { StorageUnavailableError } from "../../src/storage/writer.ts";
 import { itemRecord, outcomeRecord } from "./record-fixtures.ts";
 import { loadAll } from "./store-suite.ts";
@@ -74,9 +75,9 @@ describe("WriteLogPool", () => {
     return log;
   }
 
-  test("gives back the logs it kept, empty; keeps up to pooledWritesMax slots (limit kept, limit+1 dropped)", () => {
+  test("gives back the logs it kept, empty; keeps up to writeLogs.pooledWritesMax slots (limit kept, limit+1 dropped)", () => {
     const pool = new WriteLogPool();
-    const atLimit = logOf(pooledWritesMax);
+    const atLimit = logOf(writeLogs.pooledWritesMax);
     pool.give(atLimit);
     expect(atLimit.count).toBe(0);
     // One slot more than the pool keeps: dropped, though cleared all the same.
@@ -88,7 +89,7 @@ describe("WriteLogPool", () => {
     expect(fresh).not.toBe(oneMore);
     expect(fresh.count).toBe(0);
 
-    const pastLimit = logOf(pooledWritesMax + 1);
+    const pastLimit = logOf(writeLogs.pooledWritesMax + 1);
     pool.give(pastLimit);
     expect(pool.take()).not.toBe(pastLimit);
   });
