@@ -13,7 +13,7 @@ import { defaultLimits } from "../src/limits.ts";
 import { GroupCommitter } from "../src/storage/group-commit.ts";
 import { openLmdbStore } from "../src/storage/lmdb/lmdb-store.ts";
 import type { CommitBatch } from "../src/storage/store.ts";
-import { pendingItemRecord } from "../test/storage/record-fixtures.ts";
+import { pendingItemRecord, shardBatch } from "../test/storage/record-fixtures.ts";
 
 const itemCount = Number(process.argv[2] ?? 1_000_000);
 const rounds = Number(process.argv[3] ?? 3);
@@ -24,9 +24,11 @@ const stopwatch = { nowMs: () => performance.now() };
 try {
   const seed = await openLmdbStore({ dataDir, shards, durability: "relaxed" });
   for (let start = 0; start < itemCount; start += 10_000) {
-    const batch: CommitBatch = { shards: Array.from({ length: shards }, (_, shard) => ({ shard, items: [] })), outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null };
+    const batch: CommitBatch = { shards: Array.from({ length: shards }, (_, shard) => shardBatch(shard, [])), outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null };
     for (let index = start; index < Math.min(itemCount, start + 10_000); index++) {
-      batch.shards[index % shards]!.items.push({ key: index, record: pendingItemRecord("bench", `topic-${index % 100}`, index % 1000, new Uint8Array(100), 1_700_000_000_000) });
+      const shardBatch = batch.shards[index % shards]!;
+      shardBatch.keys.push(index);
+      shardBatch.records.push(pendingItemRecord("bench", `topic-${index % 100}`, index % 1000, new Uint8Array(100), 1_700_000_000_000));
     }
     await seed.commit(batch);
   }

@@ -40,10 +40,11 @@ function batchOf(size: number): CommitBatch {
     const shard = key % shards;
     let shardBatch = perShard.get(shard);
     if (shardBatch === undefined) {
-      shardBatch = { shard, items: [] };
+      shardBatch = { shard, keys: [], records: [] };
       perShard.set(shard, shardBatch);
     }
-    shardBatch.items.push({ key, record: record(key) });
+    shardBatch.keys.push(key);
+    shardBatch.records.push(record(key));
   }
   return { shards: [...perShard.values()], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null };
 }

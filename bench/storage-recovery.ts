@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { openLmdbStore } from "../src/storage/lmdb/lmdb-store.ts";
 import type { ItemRecord } from "../src/storage/record.ts";
 import type { CommitBatch } from "../src/storage/store.ts";
-import { pendingItemRecord } from "../test/storage/record-fixtures.ts";
+import { pendingItemRecord, shardBatch } from "../test/storage/record-fixtures.ts";
 
 const itemCount = Number(process.argv[2] ?? 1_000_000);
 const shards = 16;
@@ -26,9 +26,10 @@ try {
   const writeStart = performance.now();
   const store = await openLmdbStore({ dataDir, shards, durability: "relaxed" });
   for (let start = 0; start < itemCount; start += commitRecords) {
-    const batch: CommitBatch = { shards: Array.from({ length: shards }, (_, shard) => ({ shard, items: [] })), outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null };
+    const batch: CommitBatch = { shards: Array.from({ length: shards }, (_, shard) => shardBatch(shard, [])), outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null };
     for (let index = start; index < Math.min(itemCount, start + commitRecords); index++) {
-      batch.shards[index % shards]?.items.push({ key: index, record: record(index) });
+      batch.shards[index % shards]?.keys.push(index);
+      batch.shards[index % shards]?.records.push(record(index));
     }
     const result = await store.commit(batch);
     if (result.failedShards.size > 0) throw new Error("commit failed");

@@ -1282,6 +1282,9 @@ var outputBuffers = Object.freeze({
   bufferBytes: 64 * 1024,
   pooledMax: 64
 });
+var writeLogs = Object.freeze({
+  pooledWritesMax: 65536
+});
 // src/limits/storage.ts
 var ackedOutcomeBounds = Object.freeze({
   blockItemsMax: 16384,

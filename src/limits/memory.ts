@@ -65,3 +65,17 @@ export const outputBuffers = Object.freeze({
   bufferBytes: 64 * 1024,
   pooledMax: 64,
 });
+
+/**
+ * The pool of write sets' logs (src/storage/write-log.ts). A write set
+ * records its writes in a log from the pool and gives it back once its batch
+ * is built, instead of an object per write. `pooledWritesMax` (65,536 write
+ * slots; seven columns of 8 bytes, about 3.5 MiB) bounds what the pool keeps:
+ * enough for the sets of a large commit (65,536 one-write sets, or 655
+ * enqueues of 100 items), so a warm server takes every log from the pool,
+ * while one exceptional write set does not pin its arrays for the life of
+ * the process.
+ */
+export const writeLogs = Object.freeze({
+  pooledWritesMax: 65_536,
+});

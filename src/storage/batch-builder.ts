@@ -5,28 +5,21 @@
 // acked-log record (and each one's delete among its shard's writes), and the
 // largest acked-log purge bound asked for.
 
+import { assert } from "../lib/assert.ts";
 import { type AckedLogRecord, emptyAckedLog } from "./acked-log.ts";
 import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "./record.ts";
 import { pauseKey } from "./store.ts";
 import type { CommitBatch, ItemKey, ShardBatch } from "./store.ts";
+import { type WriteLog, WriteKind } from "./write-log.ts";
 
-/** One write of a WriteSet, in the order made. An ack ("acked") deletes its item too: it is that delete's entry in its shard's list. */
-export type Operation =
-  | { kind: "item"; shard: number; key: ItemKey; record: ItemRecord | Uint8Array | null }
-  | { kind: "outcome"; id: string; record: OutcomeRecord | null }
-  | { kind: "acked"; ns: string; shard: number; key: ItemKey; endedAtMs: number; record: null }
-  | { kind: "purgeAcked"; beforeMs: number }
-  | { kind: "pause"; ns: string; topic: string; record: PauseRecord | null };
-
-/** A write set as the builder reads it: its first write, and any others in order. */
-export interface SetOperations {
-  readonly firstOperation: Operation | null;
-  readonly moreOperations: readonly Operation[] | null;
+/** A write set as the builder reads it: its writes in the order made, null when none. */
+export interface SetWrites {
+  readonly log: WriteLog | null;
 }
 
 export class BatchBuilder {
-  /** Scratch, empty between batches: per shard its items and where each key sits among them. */
-  private readonly shards: Array<ShardBatch["items"] | undefined> = [];
+  /** Scratch, empty between batches: per shard its writes and where each key sits among them. */
+  private readonly shards: Array<ShardBatch | undefined> = [];
   private readonly slots: Array<Map<ItemKey, number> | undefined> = [];
   private readonly outcomeSlots = new Map<string, number>();
   /** Scratch: each namespace's index in the batch's acked-log record. */
@@ -38,22 +31,21 @@ export class BatchBuilder {
   /** Pauses are rare: a Map per batch that has any, last write per key wins. */
   private pauses: Map<string, { ns: string; topic: string; record: PauseRecord | null }> | null = null;
 
-  build(sets: readonly SetOperations[], meta: MetaRecord | null): CommitBatch {
+  build(sets: readonly SetWrites[], meta: MetaRecord | null): CommitBatch {
     this.outcomes = [];
     this.acked = null;
     this.ackedPurgeBeforeMs = null;
     this.pauses = null;
     for (const set of sets) {
-      if (set.firstOperation !== null) this.add(set.firstOperation);
-      const more = set.moreOperations;
-      if (more !== null) for (const operation of more) this.add(operation);
+      const log = set.log;
+      if (log !== null) for (let index = 0; index < log.count; index++) this.add(log, index);
     }
     const byShard = this.shards;
     const shards: ShardBatch[] = [];
     for (let shard = 0; shard < byShard.length; shard++) {
-      const items = byShard[shard];
-      if (items === undefined) continue;
-      shards.push({ shard, items });
+      const shardBatch = byShard[shard];
+      if (shardBatch === undefined) continue;
+      shards.push(shardBatch);
       byShard[shard] = undefined;
       (this.slots[shard] as Map<ItemKey, number>).clear();
     }
@@ -69,61 +61,75 @@ export class BatchBuilder {
     return batch;
   }
 
-  private add(operation: Operation): void {
-    if (operation.kind === "acked") {
+  /** Write `index` of `log` into the batch. */
+  private add(log: WriteLog, index: number): void {
+    const kind = log.kinds[index];
+    if (kind === WriteKind.item) {
+      this.addItem(log.shards[index] as number, log.keys[index] as ItemKey, log.records[index] as ItemRecord | Uint8Array | null);
+    } else if (kind === WriteKind.acked) {
+      const shard = log.shards[index] as number;
+      const key = log.keys[index] as ItemKey;
+      const ns = log.names[index] as string;
+      const endedAtMs = log.timesMs[index] as number;
       const acked = (this.acked ??= emptyAckedLog());
-      let nsIndex = this.ackedNamespaces.get(operation.ns);
+      let nsIndex = this.ackedNamespaces.get(ns);
       if (nsIndex === undefined) {
         nsIndex = acked.namespaces.length;
-        this.ackedNamespaces.set(operation.ns, nsIndex);
-        acked.namespaces.push(operation.ns);
+        this.ackedNamespaces.set(ns, nsIndex);
+        acked.namespaces.push(ns);
       }
       acked.nsIndexes.push(nsIndex);
-      acked.shards.push(operation.shard);
-      acked.keys.push(operation.key);
-      if (operation.endedAtMs > acked.endedAtMs) acked.endedAtMs = operation.endedAtMs;
-      this.addItem(operation);
-    } else if (operation.kind === "pause") {
-      (this.pauses ??= new Map()).set(pauseKey(operation.ns, operation.topic), { ns: operation.ns, topic: operation.topic, record: operation.record });
-    } else if (operation.kind === "purgeAcked") {
-      this.ackedPurgeBeforeMs = Math.max(this.ackedPurgeBeforeMs ?? 0, operation.beforeMs);
-    } else if (operation.kind === "item") {
-      this.addItem(operation);
+      acked.shards.push(shard);
+      acked.keys.push(key);
+      if (endedAtMs > acked.endedAtMs) acked.endedAtMs = endedAtMs;
+      // The ack deletes its item: that delete is its entry among its shard's writes.
+      this.addItem(shard, key, null);
+    } else if (kind === WriteKind.outcome) {
+      this.addOutcome(log.names[index] as string, log.records[index] as OutcomeRecord | null);
+    } else if (kind === WriteKind.pause) {
+      const ns = log.names[index] as string;
+      const topic = log.topics[index] as string;
+      (this.pauses ??= new Map()).set(pauseKey(ns, topic), { ns, topic, record: log.records[index] as PauseRecord | null });
     } else {
-      const slot = this.outcomeSlots.get(operation.id);
-      if (slot === undefined) {
-        this.outcomeSlots.set(operation.id, this.outcomes.length);
-        this.outcomes.push({ id: operation.id, record: operation.record });
-      } else {
-        (this.outcomes[slot] as { id: string; record: OutcomeRecord | null }).record = operation.record;
-      }
+      assert(kind === WriteKind.purgeAcked, "unknown write kind");
+      this.ackedPurgeBeforeMs = Math.max(this.ackedPurgeBeforeMs ?? 0, log.timesMs[index] as number);
+    }
+  }
+
+  private addOutcome(id: string, record: OutcomeRecord | null): void {
+    const slot = this.outcomeSlots.get(id);
+    if (slot === undefined) {
+      this.outcomeSlots.set(id, this.outcomes.length);
+      this.outcomes.push({ id, record });
+    } else {
+      (this.outcomes[slot] as { id: string; record: OutcomeRecord | null }).record = record;
     }
   }
 
   /**
-   * An item write goes straight into its shard's list; the index maps (reused
-   * across batches) find an earlier write to the same key, which takes the
-   * later value in its own place: the last write wins, at the first one's
-   * position. No per-write objects: an item write's operation is its entry.
+   * An item write goes straight into its shard's parallel key and record
+   * lists; the index maps (reused across batches) find an earlier write to
+   * the same key, whose record it replaces in place: the last write wins, at
+   * the first one's position. No object per write.
    */
-  private addItem(operation: { shard: number; key: ItemKey; record: ItemRecord | Uint8Array | null }): void {
-    const shard = operation.shard;
-    let items = this.shards[shard];
-    if (items === undefined) {
-      items = [];
-      this.shards[shard] = items;
+  private addItem(shard: number, key: ItemKey, record: ItemRecord | Uint8Array | null): void {
+    let shardBatch = this.shards[shard];
+    if (shardBatch === undefined) {
+      shardBatch = { shard, keys: [], records: [] };
+      this.shards[shard] = shardBatch;
     }
     let seen = this.slots[shard];
     if (seen === undefined) {
       seen = new Map();
       this.slots[shard] = seen;
     }
-    const slot = seen.get(operation.key);
+    const slot = seen.get(key);
     if (slot === undefined) {
-      seen.set(operation.key, items.length);
-      items.push(operation);
+      seen.set(key, shardBatch.keys.length);
+      shardBatch.keys.push(key);
+      shardBatch.records.push(record);
     } else {
-      items[slot] = { key: operation.key, record: operation.record };
+      shardBatch.records[slot] = record;
     }
   }
 }

@@ -25,6 +25,7 @@ import type { MetaRecord } from "./record.ts";
 import type { CommitBatch, CommitResult, ItemKey, Store } from "./store.ts";
 import { StorageUnavailableError } from "./writer.ts";
 import { PendingWriteSet } from "./pending-write-set.ts";
+import { type WriteLog, WriteLogPool } from "./write-log.ts";
 import type { WriteSet, Writer } from "./writer.ts";
 
 /** Keys reserved per meta write (10,000): one meta write per 10,000 items, and a restart skips at most 10,000 keys. */
@@ -87,6 +88,8 @@ export class GroupCommitter implements Writer {
   private readonly recordsPerCommit = new RecentSamples();
   private readonly commitMs = new RecentSamples();
   private readonly batchBuilder = new BatchBuilder();
+  /** Where write sets record their writes: logs reused from set to set, so a write allocates nothing. */
+  private readonly writeLogs = new WriteLogPool();
 
   constructor(
     private readonly store: Store,
@@ -108,6 +111,11 @@ export class GroupCommitter implements Writer {
 
   begin(): WriteSet {
     return new PendingWriteSet(this);
+  }
+
+  /** For PendingWriteSet: a log for a set's writes, given back (releaseLog) once its batch is built or it is refused. */
+  takeLog(): WriteLog {
+    return this.writeLogs.take();
   }
 
   nextKey(): ItemKey {
@@ -154,7 +162,7 @@ export class GroupCommitter implements Writer {
 
   /** Called by WriteSet.close(): the set joins the next commit, or settles now (nothing to write, or refused). */
   enqueue(set: PendingWriteSet): void {
-    if (set.firstOperation === null) {
+    if (set.log === null) {
       set.settle(null);
       return;
     }
@@ -163,18 +171,25 @@ export class GroupCommitter implements Writer {
     // into probing, which must not happen for a set then refused.
     if (this.pending.length >= pendingWriteSetsMax) {
       this.noteQueueFull(nowMs);
+      this.releaseLog(set);
       set.settle(this.refuse("too many writes waiting for storage", null, sharedRetryAfterMs));
       return;
     }
     if (!this.breaker.closed) {
       const health = this.breaker.admit(nowMs);
       if (!health.available) {
+        this.releaseLog(set);
         set.settle(this.refuse(health.reason, null, health.retryAfterMs));
         return;
       }
     }
     this.pending.push(set);
     this.scheduleCommit();
+  }
+
+  private releaseLog(set: PendingWriteSet): void {
+    const log = set.releaseLog();
+    if (log !== null) this.writeLogs.give(log);
   }
 
   private noteQueueFull(nowMs: number): void {
@@ -209,6 +224,8 @@ export class GroupCommitter implements Writer {
     const sets = this.pending;
     this.pending = [];
     const batch = this.buildBatch(sets);
+    // The batch holds what it needs: the sets' logs go back to the pool for the next sets.
+    for (const set of sets) this.releaseLog(set);
     this.inFlight = true;
     const startedMs = this.stopwatch.nowMs();
     // Store.commit encodes (and so checks) the batch before it returns its
@@ -239,7 +256,7 @@ export class GroupCommitter implements Writer {
     this.commitsTotal++;
     if (result.failedShards.size > 0 || result.metaError !== null) this.commitFailuresTotal++;
     this.writeSetsPerCommit.add(sets.length);
-    this.recordsPerCommit.add(batch.shards.reduce((sum, shardBatch) => sum + shardBatch.items.length, 0) + batch.outcomes.length + (batch.acked === null ? 0 : 1));
+    this.recordsPerCommit.add(batch.shards.reduce((sum, shardBatch) => sum + shardBatch.keys.length, 0) + batch.outcomes.length + (batch.acked === null ? 0 : 1));
     this.commitMs.add(durationMs);
 
     this.breaker.record(nowMs, firstFailure(result));

@@ -1,32 +1,34 @@
 // The GroupCommitter's WriteSet: the writes of one request in the order
-// made (batch-builder.ts turns the sets of a commit into one batch), the
+// made, in a pooled flat WriteLog (write-log.ts; batch-builder.ts turns the
+// sets of a commit into one batch), the
 // shards they touch (which part of a failed commit fails it), and whoever
 // waits for its commit, told once when it settles. It is its own Commit
 // (writer.ts): closing a set allocates nothing more, and a promise is made
 // only for a caller that asks for one (end()).
 
 import { assert } from "../lib/assert.ts";
-import type { Operation } from "./batch-builder.ts";
 import type { ItemRecord, OutcomeRecord, PauseRecord } from "./record.ts";
 import type { ItemKey } from "./store.ts";
 import type { StorageUnavailableError } from "./writer.ts";
 import type { Commit, CommitListener, WriteSet } from "./writer.ts";
+import type { WriteLog } from "./write-log.ts";
 
 /** What a set needs from its GroupCommitter. */
 export interface SetCommitter {
   readonly shardCount: number;
+  /** A log for the set's writes, taken at its first write (WriteLogPool.take). */
+  takeLog(): WriteLog;
   /** The set is closed: it joins the next commit, or settles at once. */
   enqueue(set: PendingWriteSet): void;
 }
 
 export class PendingWriteSet implements WriteSet, Commit {
   /**
-   * Its writes in the order made: the first here, any others in
-   * `moreOperations`. An ack's set holds one write (ackItem), and an array
-   * for it was two JS-heap cells per ack.
+   * Its writes in the order made; null until the first (a set with none
+   * takes no log). The committer takes it back (releaseLog) once the set's
+   * batch is built or the set is refused: nothing reads it after that.
    */
-  firstOperation: Operation | null = null;
-  moreOperations: Operation[] | null = null;
+  log: WriteLog | null = null;
   /**
    * The shards it writes: the first in `firstShard` (-1 for none), any others
    * in `otherShards`. Most sets (an ack, a lease) write one shard, and a Set
@@ -51,39 +53,48 @@ export class PendingWriteSet implements WriteSet, Commit {
   constructor(private readonly committer: SetCommitter) {}
 
   putItem(shard: number, key: ItemKey, record: ItemRecord): void {
-    this.add({ kind: "item", shard, key, record });
+    this.writeTo(shard, key).item(shard, key, record);
   }
 
   putItemBytes(shard: number, key: ItemKey, value: Uint8Array): void {
-    this.add({ kind: "item", shard, key, record: value });
+    this.writeTo(shard, key).item(shard, key, value);
   }
 
   deleteItem(shard: number, key: ItemKey): void {
-    this.add({ kind: "item", shard, key, record: null });
+    this.writeTo(shard, key).item(shard, key, null);
   }
 
   putOutcome(id: string, record: OutcomeRecord): void {
-    this.add({ kind: "outcome", id, record });
+    this.writeOutside().outcome(id, record);
   }
 
   deleteOutcome(id: string): void {
-    this.add({ kind: "outcome", id, record: null });
+    this.writeOutside().outcome(id, null);
   }
 
   ackItem(ns: string, shard: number, key: ItemKey, endedAtMs: number): void {
-    this.add({ kind: "acked", ns, shard, key, endedAtMs, record: null });
+    // It deletes the item (its shard) and writes the acked-log record (outside every shard).
+    this.writeTo(shard, key).acked(ns, shard, key, endedAtMs);
+    this.writesOutcomes = true;
   }
 
   purgeAckedBefore(beforeMs: number): void {
-    this.add({ kind: "purgeAcked", beforeMs });
+    this.writeOutside().purgeAcked(beforeMs);
   }
 
   putPause(record: PauseRecord): void {
-    this.add({ kind: "pause", ns: record.ns, topic: record.topic, record });
+    this.writeOutside().pause(record.ns, record.topic, record);
   }
 
   deletePause(ns: string, topic: string): void {
-    this.add({ kind: "pause", ns, topic, record: null });
+    this.writeOutside().pause(ns, topic, null);
+  }
+
+  /** The set's log, once its batch is built or it is refused: the caller gives it back to the pool. */
+  releaseLog(): WriteLog | null {
+    const log = this.log;
+    this.log = null;
+    return log;
   }
 
   end(): Promise<void> {
@@ -129,20 +140,27 @@ export class PendingWriteSet implements WriteSet, Commit {
     else listener.failed(failure);
   }
 
-  private add(operation: Operation): void {
+  /** The log for a write to item (shard, key), after checking them and noting the shard. */
+  private writeTo(shard: number, key: ItemKey): WriteLog {
+    const log = this.openLog();
+    // Messages are built only on failure: this runs for every write.
+    if (!(shard >= 0 && shard < this.committer.shardCount)) assert(false, `shard ${shard} out of range`);
+    if (!(Number.isSafeInteger(key) && key >= 0)) assert(false, `bad item key ${key}`);
+    if (this.firstShard < 0) this.firstShard = shard;
+    else if (shard !== this.firstShard) (this.otherShards ??= new Set()).add(shard);
+    return log;
+  }
+
+  /** The log for a write outside every shard (outcome, acked log, purge, pause): it fails with the commit's meta part. */
+  private writeOutside(): WriteLog {
+    const log = this.openLog();
+    this.writesOutcomes = true;
+    return log;
+  }
+
+  private openLog(): WriteLog {
     assert(!this.ended, "write to an ended WriteSet");
-    if (operation.kind === "item" || operation.kind === "acked") {
-      // Messages are built only on failure: this runs for every write.
-      if (!(operation.shard >= 0 && operation.shard < this.committer.shardCount)) assert(false, `shard ${operation.shard} out of range`);
-      if (!(Number.isSafeInteger(operation.key) && operation.key >= 0)) assert(false, `bad item key ${operation.key}`);
-      const shard = operation.shard;
-      if (this.firstShard < 0) this.firstShard = shard;
-      else if (shard !== this.firstShard) (this.otherShards ??= new Set()).add(shard);
-    }
-    // The acked-log record is outside every shard too.
-    if (operation.kind !== "item") this.writesOutcomes = true;
-    if (this.firstOperation === null) this.firstOperation = operation;
-    else (this.moreOperations ??= []).push(operation);
+    return (this.log ??= this.committer.takeLog());
   }
 }
 

@@ -12,14 +12,20 @@ import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "./recor
 export type { ItemKey } from "./item-key.ts";
 
 /**
- * One shard's writes, applied atomically and in order. `record: null`
+ * One shard's writes, applied atomically and in order. A null record
  * deletes; a Uint8Array is an item value already encoded in the current
  * record version (a stored value with its state patched, record-codec.ts's
  * patchItemState), written as it is.
  */
 export interface ShardBatch {
   shard: number;
-  items: Array<{ key: ItemKey; record: ItemRecord | Uint8Array | null }>;
+  /**
+   * Its item writes as two parallel lists, write i being (keys[i],
+   * records[i]). Not an object per write: that was one JS-heap cell per enqueued
+   * item and per ack (issue 10).
+   */
+  keys: ItemKey[];
+  records: Array<ItemRecord | Uint8Array | null>;
 }
 
 /** Everything one commit writes: atomic per shard. */

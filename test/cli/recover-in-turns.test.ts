@@ -19,7 +19,7 @@ import type { LogFields } from "../../src/server/logger.ts";
 import { GroupCommitter } from "../../src/storage/group-commit.ts";
 import { openLmdbStore } from "../../src/storage/lmdb/lmdb-store.ts";
 import type { CommitBatch } from "../../src/storage/store.ts";
-import { pendingItemRecord } from "../storage/record-fixtures.ts";
+import { pendingItemRecord, shardBatch } from "../storage/record-fixtures.ts";
 
 let dataDir = "";
 afterEach(() => {
@@ -35,9 +35,10 @@ describe("recovery in turns", () => {
   test("/healthz answers and /readyz says not ready between steps; the engine ends with every item", async () => {
     dataDir = mkdtempSync(join(tmpdir(), "orq-recover-turns-"));
     const seed = await openLmdbStore({ dataDir, shards, durability: "relaxed" });
-    const batch: CommitBatch = { shards: [{ shard: 0, items: [] }, { shard: 1, items: [] }], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null };
+    const batch: CommitBatch = { shards: [shardBatch(0, []), shardBatch(1, [])], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null };
     for (let key = 0; key < itemsStored; key++) {
-      batch.shards[key % shards]!.items.push({ key, record: pendingItemRecord("ns", "t", key % 7, new Uint8Array([key & 0xff]), 1_700_000_000_000) });
+      batch.shards[key % shards]!.keys.push(key);
+      batch.shards[key % shards]!.records.push(pendingItemRecord("ns", "t", key % 7, new Uint8Array([key & 0xff]), 1_700_000_000_000));
     }
     expect((await seed.commit(batch)).failedShards.size).toBe(0);
     await seed.close();

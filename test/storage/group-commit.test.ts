@@ -137,17 +137,17 @@ describe("GroupCommitter batching", () => {
     await writeOne(writer, 2, 7, 3);
     expect(batches.length).toBe(2);
     const first = batches[0] as CommitBatch;
-    expect(first.shards.map((shard) => [shard.shard, shard.items.map((write) => write.key)])).toEqual([
+    expect(first.shards.map((shard) => [shard.shard, shard.keys])).toEqual([
       [0, [9]],
       [2, [7, 3]],
     ]);
-    expect((first.shards[1]?.items[0]?.record as { priority: number }).priority).toBe(2);
+    expect((first.shards[1]?.records[0] as { priority: number }).priority).toBe(2);
     expect(first.outcomes.map((write) => [write.id, write.record?.outcome])).toEqual([
       ["2:1", "expired"],
       ["2:2", "acked"],
     ]);
     const second = batches[1] as CommitBatch;
-    expect(second.shards.map((shard) => [shard.shard, shard.items.map((write) => write.key)])).toEqual([[2, [7]]]);
+    expect(second.shards.map((shard) => [shard.shard, shard.keys])).toEqual([[2, [7]]]);
     expect(second.outcomes).toEqual([]);
     expect(loadAll(store).get(2)?.map((entry) => [entry.key, entry.record.priority])).toEqual([
       [3, 1],

@@ -13,7 +13,7 @@ import { openLmdbStore } from "../../src/storage/lmdb/lmdb-store.ts";
 import type { CommitBatch, Store } from "../../src/storage/store.ts";
 import { seededRandom } from "../support/seeded-random.ts";
 import { withTempDataDir } from "../support/temp-data-dir.ts";
-import { itemRecord } from "./record-fixtures.ts";
+import { itemRecord, shardBatch } from "./record-fixtures.ts";
 import { loadAll } from "./store-suite.ts";
 
 const shards = 4;
@@ -24,8 +24,11 @@ function ackedRecord(endedAtMs: number, keys: number[]): AckedLogRecord {
 
 /** Items 0..count-1, key k on shard k % shards. */
 function enqueueBatch(count: number): CommitBatch {
-  const byShard = Array.from({ length: shards }, (_, shard) => ({ shard, items: [] as CommitBatch["shards"][number]["items"] }));
-  for (let key = 0; key < count; key++) byShard[key % shards]?.items.push({ key, record: itemRecord() });
+  const byShard = Array.from({ length: shards }, (_, shard) => shardBatch(shard, []));
+  for (let key = 0; key < count; key++) {
+    byShard[key % shards]?.keys.push(key);
+    byShard[key % shards]?.records.push(itemRecord());
+  }
   return { shards: byShard, outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null };
 }
 
@@ -34,8 +37,9 @@ function ackBatch(keys: number[], endedAtMs: number, purgeBeforeMs: number | nul
   const byShard = new Map<number, CommitBatch["shards"][number]>();
   for (const key of keys) {
     const shard = key % shards;
-    if (!byShard.has(shard)) byShard.set(shard, { shard, items: [] });
-    byShard.get(shard)?.items.push({ key, record: null });
+    if (!byShard.has(shard)) byShard.set(shard, shardBatch(shard, []));
+    byShard.get(shard)?.keys.push(key);
+    byShard.get(shard)?.records.push(null);
   }
   return { shards: [...byShard.values()], outcomes: [], meta: null, acked: ackedRecord(endedAtMs, keys), ackedPurgeBeforeMs: purgeBeforeMs };
 }

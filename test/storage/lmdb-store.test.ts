@@ -13,7 +13,7 @@ import type { Durability, Store } from "../../src/storage/store.ts";
 import { metaDbOptions, metaKey, shardDbOptions } from "../../src/storage/lmdb/lmdb-options.ts";
 import { RECORD_VERSION } from "../../src/storage/record.ts";
 import { decodeMetaRecord } from "../../src/storage/record-codec.ts";
-import { fromHex, itemRecord, v1Values } from "./record-fixtures.ts";
+import { fromHex, itemRecord, v1Values, shardBatch } from "./record-fixtures.ts";
 import { loadAll, storeSuite } from "./store-suite.ts";
 
 function lmdbHarness(durability: Durability) {
@@ -42,7 +42,7 @@ describe("LMDB data dir", () => {
     const dataDir = mkdtempSync(join(tmpdir(), "orq-lmdb-test-"));
     try {
       const store = await openLmdbStore({ dataDir, shards: 16, durability: "relaxed" });
-      await store.commit({ shards: [{ shard: 15, items: [{ key: 1, record: itemRecord() }] }], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null });
+      await store.commit({ shards: [shardBatch(15, [{ key: 1, record: itemRecord() }])], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null });
       await store.close();
       for (const shards of [15, 17]) {
         const attempt = openLmdbStore({ dataDir, shards, durability: "relaxed" });
@@ -63,7 +63,7 @@ describe("LMDB data dir", () => {
     const dataDir = mkdtempSync(join(tmpdir(), "orq-lmdb-test-"));
     try {
       const store = await openLmdbStore({ dataDir, shards: 3, durability: "relaxed" });
-      await store.commit({ shards: [{ shard: 2, items: [{ key: 1, record: itemRecord() }] }], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null });
+      await store.commit({ shards: [shardBatch(2, [{ key: 1, record: itemRecord() }])], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null });
       await store.close();
       const env = open({ path: join(dataDir, "data.mdb"), noSubdir: true, maxDbs: 8 });
       const names = [...env.getKeys()].map(String).sort();

@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { MemoryStore } from "../../src/storage/memory/memory-store.ts";
 import type { Store } from "../../src/storage/store.ts";
-import { itemRecord } from "./record-fixtures.ts";
+import { itemRecord, shardBatch } from "./record-fixtures.ts";
 import { loadAll, storeSuite } from "./store-suite.ts";
 
 storeSuite("MemoryStore", async () => ({
@@ -21,8 +21,8 @@ describe("MemoryStore fault injection", () => {
     store.failShard(1, injected);
     const result = await store.commit({
       shards: [
-        { shard: 0, items: [{ key: 1, record: itemRecord() }] },
-        { shard: 1, items: [{ key: 2, record: itemRecord() }] },
+        shardBatch(0, [{ key: 1, record: itemRecord() }]),
+        shardBatch(1, [{ key: 2, record: itemRecord() }]),
       ],
       outcomes: [{ id: "0:9", record: { ns: "n", outcome: "acked", endedAtMs: 1 } }],
       meta: null,
@@ -36,7 +36,7 @@ describe("MemoryStore fault injection", () => {
     expect([...store.loadOutcomes()].length).toBe(1);
 
     store.healShard(1);
-    const healed = await store.commit({ shards: [{ shard: 1, items: [{ key: 2, record: itemRecord() }] }], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null });
+    const healed = await store.commit({ shards: [shardBatch(1, [{ key: 2, record: itemRecord() }])], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null });
     expect(healed.failedShards.size).toBe(0);
     expect(loadAll(store).get(1)?.length).toBe(1);
   });
@@ -45,7 +45,7 @@ describe("MemoryStore fault injection", () => {
     const store = new MemoryStore({ shards: 1 });
     store.pauseCommits();
     let settled = false;
-    const pending = store.commit({ shards: [{ shard: 0, items: [{ key: 1, record: itemRecord() }] }], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null });
+    const pending = store.commit({ shards: [shardBatch(0, [{ key: 1, record: itemRecord() }])], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null });
     void pending.then(() => {
       settled = true;
     });
@@ -63,6 +63,6 @@ describe("MemoryStore fault injection", () => {
     const store = new MemoryStore({ shards: 2 });
     store.failShard(1);
     expect(() => store.failShard(2)).toThrow("shard 2 out of range");
-    expect(() => store.commit({ shards: [{ shard: 2, items: [] }], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null })).toThrow("out of range");
+    expect(() => store.commit({ shards: [shardBatch(2, [])], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null })).toThrow("out of range");
   });
 });

@@ -3,6 +3,7 @@
 // record, and values written by the previous record version.
 
 import type { ItemRecord, MetaRecord, OutcomeRecord } from "../../src/storage/record.ts";
+import type { ItemKey, ShardBatch } from "../../src/storage/store.ts";
 
 /**
  * A fresh pending item as enqueue stores it (no lease, TTL, requirements,
@@ -102,4 +103,9 @@ export function fromHex(hex: string): Uint8Array {
 
 export function outcomeRecord(overrides: Partial<OutcomeRecord> = {}): OutcomeRecord {
   return { ns: "billing", outcome: "acked", endedAtMs: 1_700_000_100_000, ...overrides };
+}
+
+/** A ShardBatch from its writes listed one object each, as tests read best (the batch itself keeps keys and records in parallel lists). */
+export function shardBatch(shard: number, writes: ReadonlyArray<{ key: ItemKey; record: ItemRecord | Uint8Array | null }>): ShardBatch {
+  return { shard, keys: writes.map((write) => write.key), records: writes.map((write) => write.record) };
 }

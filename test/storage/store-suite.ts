@@ -9,7 +9,7 @@ import { AssertionError } from "../../src/lib/assert.ts";
 import type { ItemRecord, PauseRecord } from "../../src/storage/record.ts";
 import type { CommitBatch, ItemKey, Store } from "../../src/storage/store.ts";
 import { ItemStatePatch, encodeItemRecord, itemShapeFlags, patchItemState } from "../../src/storage/record-codec.ts";
-import { fullItemRecord, itemRecord, outcomeRecord } from "./record-fixtures.ts";
+import { fullItemRecord, itemRecord, outcomeRecord, shardBatch } from "./record-fixtures.ts";
 
 export interface StoreHarness {
   /** A fresh, empty store with `shards` shards. */
@@ -79,7 +79,7 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
       const plain = itemRecord();
       const full = fullItemRecord();
       const result = await store.commit(
-        batch({ shards: [{ shard: 0, items: [{ key: 1, record: plain }] }, { shard: 2, items: [{ key: 7, record: full }] }] }),
+        batch({ shards: [shardBatch(0, [{ key: 1, record: plain }]), shardBatch(2, [{ key: 7, record: full }])] }),
       );
       expect(result.failedShards.size).toBe(0);
       expect(result.metaError).toBeNull();
@@ -91,10 +91,10 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
 
     test("a later commit overwrites and a null record deletes; deleting a missing key is harmless", async () => {
       const store = await open();
-      await store.commit(batch({ shards: [{ shard: 1, items: [{ key: 1, record: itemRecord() }, { key: 2, record: itemRecord() }] }] }));
+      await store.commit(batch({ shards: [shardBatch(1, [{ key: 1, record: itemRecord() }, { key: 2, record: itemRecord() }])] }));
       const leased = itemRecord({ state: "leased", leaseExpiresAtMs: 1_700_000_030_000, deliveries: 1, attempt: 1 });
       const result = await store.commit(
-        batch({ shards: [{ shard: 1, items: [{ key: 1, record: leased }, { key: 2, record: null }, { key: 99, record: null }] }] }),
+        batch({ shards: [shardBatch(1, [{ key: 1, record: leased }, { key: 2, record: null }, { key: 99, record: null }])] }),
       );
       expect(result.failedShards.size).toBe(0);
       expect(loadAll(store).get(1)).toEqual([{ key: 1, record: leased }]);
@@ -105,7 +105,7 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
       const last = itemRecord({ priority: 9 });
       await store.commit(
         batch({
-          shards: [{ shard: 0, items: [{ key: 5, record: itemRecord() }, { key: 5, record: null }, { key: 5, record: last }] }],
+          shards: [shardBatch(0, [{ key: 5, record: itemRecord() }, { key: 5, record: null }, { key: 5, record: last }])],
         }),
       );
       expect(loadAll(store).get(0)).toEqual([{ key: 5, record: last }]);
@@ -114,7 +114,7 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
     test("each shard loads in ascending key order, keys beyond 32 bits included", async () => {
       const store = await open(2);
       const keys = [2 ** 40 + 3, 0, 17, 2 ** 32, 2 ** 32 - 1, 5, Number.MAX_SAFE_INTEGER, 256, 255];
-      await store.commit(batch({ shards: [{ shard: 1, items: keys.map((key) => ({ key, record: itemRecord({ priority: key % 1000 }) })) }] }));
+      await store.commit(batch({ shards: [shardBatch(1, keys.map((key) => ({ key, record: itemRecord({ priority: key % 1000 }) })))] }));
       const loadedKeys = (loadAll(store).get(1) ?? []).map((entry) => entry.key);
       expect(loadedKeys).toEqual([...keys].sort((a, b) => a - b));
     });
@@ -173,7 +173,7 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
       const store = await open();
       await store.commit(
         batch({
-          shards: [{ shard: 0, items: [{ key: 1, record: itemRecord() }] }],
+          shards: [shardBatch(0, [{ key: 1, record: itemRecord() }])],
           pauses: [{ ns: "n", topic: "t", record: { ns: "n", topic: "t", untilMs: null } }],
         }),
       );
@@ -188,13 +188,13 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
       await store.commit(
         batch({
           shards: [
-            { shard: 0, items: [{ key: 1, record: itemRecord() }, { key: 2, record: itemRecord() }] },
-            { shard: 2, items: [{ key: 1, record: itemRecord() }] },
+            shardBatch(0, [{ key: 1, record: itemRecord() }, { key: 2, record: itemRecord() }]),
+            shardBatch(2, [{ key: 1, record: itemRecord() }]),
           ],
           outcomes: [{ id: "1:9", record: outcomeRecord() }],
         }),
       );
-      await store.commit(batch({ shards: [{ shard: 0, items: [{ key: 2, record: null }, { key: 1, record: itemRecord({ priority: 3 }) }] }] }));
+      await store.commit(batch({ shards: [shardBatch(0, [{ key: 2, record: null }, { key: 1, record: itemRecord({ priority: 3 }) }])] }));
       const loadedItems = [...loadAll(store).values()].reduce((sum, items) => sum + items.length, 0);
       expect(store.storedCounts()).toEqual({ items: loadedItems, outcomes: [...store.loadOutcomes()].length });
       expect(store.storedCounts()).toEqual({ items: 2, outcomes: 1 });
@@ -206,7 +206,7 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
       const full = fullItemRecord();
       await store.commit(
         batch({
-          shards: [{ shard: 3, items: [{ key: 42, record: full }] }],
+          shards: [shardBatch(3, [{ key: 42, record: full }])],
           outcomes: [{ id: "1:1", record: outcomeRecord() }],
           meta: { ...store.meta, keysReservedBelow: 10_000 },
         }),
@@ -236,7 +236,7 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
       const store = await open();
       const bad = itemRecord({ state: "bogus" as ItemRecord["state"] });
       const attempt = () =>
-        store.commit(batch({ shards: [{ shard: 0, items: [{ key: 1, record: itemRecord() }] }, { shard: 1, items: [{ key: 2, record: bad }] }] }));
+        store.commit(batch({ shards: [shardBatch(0, [{ key: 1, record: itemRecord() }]), shardBatch(1, [{ key: 2, record: bad }])] }));
       expect(attempt).toThrow(AssertionError);
       expect(attempt).toThrow("item record: state bogus");
       const loaded = loadAll(store);
@@ -247,7 +247,7 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
     test("loaded records are copies: mutating them or the committed object changes nothing stored", async () => {
       const store = await open();
       const record = itemRecord();
-      await store.commit(batch({ shards: [{ shard: 0, items: [{ key: 1, record }] }] }));
+      await store.commit(batch({ shards: [shardBatch(0, [{ key: 1, record }])] }));
       record.payload[0] = 99;
       const first = loadAll(store).get(0)?.[0]?.record;
       expect(first?.payload[0]).toBe(1);
@@ -259,13 +259,13 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
       const store = await open();
       const first = itemRecord({ payload: new Uint8Array([1, 1, 1]) });
       const second = fullItemRecord();
-      await store.commit(batch({ shards: [{ shard: 0, items: [{ key: 1, record: first }, { key: 2, record: second }] }] }));
+      await store.commit(batch({ shards: [shardBatch(0, [{ key: 1, record: first }, { key: 2, record: second }])] }));
       expect(store.readItem(0, 1)).toEqual(first);
       expect(store.readItem(0, 2)).toEqual(second);
       expect(store.readItem(0, 3)).toBeNull();
       expect(store.readItem(1, 1)).toBeNull();
       const changed = itemRecord({ payload: new Uint8Array([2]), attempt: 1 });
-      await store.commit(batch({ shards: [{ shard: 0, items: [{ key: 1, record: changed }, { key: 2, record: null }] }] }));
+      await store.commit(batch({ shards: [shardBatch(0, [{ key: 1, record: changed }, { key: 2, record: null }])] }));
       expect(store.readItem(0, 1)).toEqual(changed);
       expect(store.readItem(0, 2)).toBeNull();
       const reopened = await reopen(store);
@@ -276,7 +276,7 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
       const store = await open();
       const a = itemRecord({ payload: new Uint8Array([1, 2, 3, 4]), metadata: new Uint8Array([5]) });
       const b = itemRecord({ payload: new Uint8Array([9, 9, 9, 9]), metadata: new Uint8Array([8]) });
-      await store.commit(batch({ shards: [{ shard: 0, items: [{ key: 1, record: a }, { key: 2, record: b }] }] }));
+      await store.commit(batch({ shards: [shardBatch(0, [{ key: 1, record: a }, { key: 2, record: b }])] }));
       const readA = store.readItem(0, 1);
       const readB = store.readItem(0, 2);
       expect(readA?.payload).toEqual(new Uint8Array([1, 2, 3, 4]));
@@ -290,7 +290,7 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
       const store = await open();
       const small = itemRecord({ payload: new Uint8Array([1, 1, 1]) });
       const large = fullItemRecord();
-      await store.commit(batch({ shards: [{ shard: 0, items: [{ key: 1, record: small }, { key: 2, record: large }] }] }));
+      await store.commit(batch({ shards: [shardBatch(0, [{ key: 1, record: small }, { key: 2, record: large }])] }));
       const valueA = store.readItemBytes(0, 1);
       const valueB = store.readItemBytes(0, 2);
       expect(valueA).toEqual(encodeItemRecord(small));
@@ -313,7 +313,7 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
         leaseBoot: 2,
       });
       expect(patchItemState(value, patch)).toBe(true);
-      await store.commit(batch({ shards: [{ shard: 0, items: [{ key: 2, record: value }, { key: 3, record: small }] }] }));
+      await store.commit(batch({ shards: [shardBatch(0, [{ key: 2, record: value }, { key: 3, record: small }])] }));
       const expected = { ...large, state: "leased" as const, deliverAtMs: 5, leaseExpiresAtMs: 6, attempt: 3, deliveries: 9, leaseBoot: 2 };
       expect(store.readItem(0, 2)).toEqual(expected);
       expect(store.readItem(0, 3)).toEqual(small);
@@ -325,7 +325,7 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
     test("loadShards({ bytes: false }) loads every field but payload and metadata, which are one shared empty array", async () => {
       const store = await open();
       const full = fullItemRecord();
-      await store.commit(batch({ shards: [{ shard: 1, items: [{ key: 4, record: full }, { key: 5, record: itemRecord() }] }] }));
+      await store.commit(batch({ shards: [shardBatch(1, [{ key: 4, record: full }, { key: 5, record: itemRecord() }])] }));
       const loaded: Array<{ key: ItemKey; record: ItemRecord }> = [];
       for (const shard of store.loadShards({ bytes: false })) if (shard.shard === 1) loaded.push(...shard.items);
       expect(loaded.map((entry) => entry.key)).toEqual([4, 5]);

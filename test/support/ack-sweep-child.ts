@@ -6,19 +6,22 @@
 
 import { openLmdbStore } from "../../src/storage/lmdb/lmdb-store.ts";
 import type { CommitBatch } from "../../src/storage/store.ts";
-import { itemRecord } from "../storage/record-fixtures.ts";
+import { itemRecord, shardBatch } from "../storage/record-fixtures.ts";
 
 const dataDir = process.argv[2];
 if (dataDir === undefined) throw new Error("usage: ack-sweep-child.ts DATA_DIR");
 const shards = 4;
 const store = await openLmdbStore({ dataDir, shards, durability: "strict", ackSweepLagKeys: 1000 });
 const enqueue: CommitBatch = { shards: [], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null };
-for (let shard = 0; shard < shards; shard++) enqueue.shards.push({ shard, items: [] });
-for (let key = 0; key < 8; key++) enqueue.shards[key % shards]?.items.push({ key, record: itemRecord() });
+for (let shard = 0; shard < shards; shard++) enqueue.shards.push(shardBatch(shard, []));
+for (let key = 0; key < 8; key++) {
+  enqueue.shards[key % shards]?.keys.push(key);
+  enqueue.shards[key % shards]?.records.push(itemRecord());
+}
 await store.commit(enqueue);
 const acked = [1, 2, 5, 6, 7];
 await store.commit({
-  shards: acked.map((key) => ({ shard: key % shards, items: [{ key, record: null }] })),
+  shards: acked.map((key) => shardBatch(key % shards, [{ key, record: null }])),
   outcomes: [],
   meta: null,
   acked: { endedAtMs: 1000, namespaces: ["billing"], nsIndexes: acked.map(() => 0), shards: acked.map((key) => key % shards), keys: acked },

@@ -13,7 +13,8 @@ import { assert } from "../../lib/assert.ts";
 import type { ByteWriter } from "../byte-cursor.ts";
 import { appendItemRecord, appendItemValue, appendOutcomeRecord, encodeMetaRecord, encodePauseRecord } from "../record-codec.ts";
 import { pauseKey } from "../store.ts";
-import type { CommitBatch } from "../store.ts";
+import type { ItemRecord } from "../record.ts";
+import type { CommitBatch, ItemKey } from "../store.ts";
 import { type SweptKeys, noSweptKeys } from "./ack-sweep.ts";
 import type { CommitSlabs } from "./commit-slabs.ts";
 import { pauseKeyPrefix } from "./lmdb-options.ts";
@@ -38,7 +39,7 @@ export interface CommitPlan {
 /** The plan of `batch`, encoded into a slab from `slabs` (given back if encoding throws; the store gives it back after the transaction). */
 export function planCommit(batch: CommitBatch, slabs: CommitSlabs): CommitPlan {
   let writes = batch.outcomes.length;
-  for (const shardBatch of batch.shards) writes += shardBatch.items.length;
+  for (const shardBatch of batch.shards) writes += shardBatch.keys.length;
   const slab = slabs.take(writes * slabBytesPerWrite);
   try {
     return encodePlan(batch, slab, slabs.itemWritesFor(slab), writes);
@@ -53,8 +54,10 @@ function encodePlan(batch: CommitBatch, slab: ByteWriter, itemWrites: number[], 
   const ackedKeys = acked != null && acked.keys.length > 0 ? new Set(acked.keys) : null;
   const ackedAtMs = acked != null ? acked.endedAtMs : 0;
   const deferred = noSweptKeys();
-  for (const { shard, items } of batch.shards) {
-    for (const { key, record } of items) {
+  for (const { shard, keys, records } of batch.shards) {
+    for (let index = 0; index < keys.length; index++) {
+      const key = keys[index] as ItemKey;
+      const record = records[index] as ItemRecord | Uint8Array | null;
       const start = slab.length;
       if (record === null) {
         if (ackedKeys !== null && ackedKeys.has(key)) {

@@ -177,7 +177,10 @@ export class MemoryStore implements Store {
       this.checkShard(shardBatch.shard);
       return {
         shard: shardBatch.shard,
-        items: shardBatch.items.map(({ key, record }) => ({ key, bytes: record === null ? null : itemValue(record) })),
+        items: shardBatch.keys.map((key, index) => {
+          const record = shardBatch.records[index] as ItemRecord | Uint8Array | null;
+          return { key, bytes: record === null ? null : itemValue(record) };
+        }),
       };
     });
     const outcomeWrites = batch.outcomes.map(({ id, record }) => ({ id, bytes: record === null ? null : encodeOutcomeRecord(record) }));
@@ -254,8 +257,8 @@ export class MemoryStore implements Store {
     if (this.commitHistory.length >= commitHistoryMax) this.commitHistory.shift();
     this.commitHistory.push({
       shards: batch.shards.map((shardBatch) => shardBatch.shard),
-      items: batch.shards.reduce((sum, shardBatch) => sum + shardBatch.items.length, 0),
-      itemValues: batch.shards.reduce((sum, shardBatch) => sum + shardBatch.items.filter((write) => write.record instanceof Uint8Array).length, 0),
+      items: batch.shards.reduce((sum, shardBatch) => sum + shardBatch.keys.length, 0),
+      itemValues: batch.shards.reduce((sum, shardBatch) => sum + shardBatch.records.filter((record) => record instanceof Uint8Array).length, 0),
       outcomes: batch.outcomes.length,
       acked: batch.acked == null ? 0 : batch.acked.keys.length,
       meta: batch.meta !== null,

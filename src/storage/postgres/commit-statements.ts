@@ -11,6 +11,7 @@
 import { assert } from "../../lib/assert.ts";
 import { ByteWriter } from "../byte-cursor.ts";
 import { appendItemValue, encodeItemRecord, encodeOutcomeRecord } from "../record-codec.ts";
+import type { ItemRecord } from "../record.ts";
 import type { CommitBatch, ItemKey } from "../store.ts";
 
 export interface EncodedCommit {
@@ -40,14 +41,16 @@ const valueWriter = new ByteWriter();
 /** Encode and check every record; throws (a programmer error) before anything is sent. */
 export function encodeCommit(batch: CommitBatch, shardCount: number): EncodedCommit {
   const shards = new Map<number, Map<ItemKey, Uint8Array | null>>();
-  for (const { shard, items } of batch.shards) {
+  for (const { shard, keys, records } of batch.shards) {
     assert(Number.isSafeInteger(shard) && shard >= 0 && shard < shardCount, `shard ${shard} out of range`);
     let writes = shards.get(shard);
     if (writes === undefined) {
       writes = new Map();
       shards.set(shard, writes);
     }
-    for (const { key, record } of items) {
+    for (let index = 0; index < keys.length; index++) {
+      const key = keys[index] as ItemKey;
+      const record = records[index] as ItemRecord | Uint8Array | null;
       if (record === null) writes.set(key, null);
       else if (record instanceof Uint8Array) {
         // A copy of its own, checked as LMDB's commit checks it.

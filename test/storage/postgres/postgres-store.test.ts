@@ -14,7 +14,7 @@ import { openPostgresStore, type PostgresStore, type PostgresStoreOptions } from
 import { connectSql, type SqlClient } from "../../../src/storage/postgres/sql-client.ts";
 import { StoreOpenError, type Store } from "../../../src/storage/store.ts";
 import { postgresAvailable, releasePostgres, sharedPostgres, type PostgresServer } from "../../support/postgres-server.ts";
-import { itemRecord, outcomeRecord } from "../record-fixtures.ts";
+import { itemRecord, outcomeRecord, shardBatch } from "../record-fixtures.ts";
 import { loadAll, storeSuite } from "../store-suite.ts";
 
 const available = postgresAvailable();
@@ -88,7 +88,7 @@ describe.skipIf(!available)("PostgresStore in particular", () => {
     const url = await pg.createDatabase("failed_tx");
     const store = await open(url, { shards: 2 });
     const first = itemRecord({ priority: 1 });
-    expect((await store.commit({ shards: [{ shard: 0, items: [{ key: 1, record: first }] }], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null })).failedShards.size).toBe(0);
+    expect((await store.commit({ shards: [shardBatch(0, [{ key: 1, record: first }])], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null })).failedShards.size).toBe(0);
     // A trigger makes any write of key 666 fail inside the transaction.
     const sql = admin(url);
     await sql.query(`CREATE FUNCTION refuse_666() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -97,8 +97,8 @@ describe.skipIf(!available)("PostgresStore in particular", () => {
     const changed = itemRecord({ priority: 2 });
     const result = await store.commit({
       shards: [
-        { shard: 0, items: [{ key: 1, record: changed }] },
-        { shard: 1, items: [{ key: 666, record: itemRecord() }] },
+        shardBatch(0, [{ key: 1, record: changed }]),
+        shardBatch(1, [{ key: 666, record: itemRecord() }]),
       ],
       outcomes: [{ id: "0:9", record: outcomeRecord() }],
       meta: null,
@@ -110,7 +110,7 @@ describe.skipIf(!available)("PostgresStore in particular", () => {
     const reopened = await open(url);
     expect(reopened.readItem(0, 1)).toEqual(first);
     expect(reopened.readItem(1, 666)).toBeNull();
-    const next = await store.commit({ shards: [{ shard: 0, items: [{ key: 1, record: changed }] }], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null });
+    const next = await store.commit({ shards: [shardBatch(0, [{ key: 1, record: changed }])], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null });
     expect(next.failedShards.size).toBe(0);
     expect(store.readItem(0, 1)).toEqual(changed);
   });
@@ -141,7 +141,7 @@ describe.skipIf(!available)("PostgresStore in particular", () => {
     const a = await open(url);
     const b = await open(url);
     expect((await a.commit({ shards: [], outcomes: [], meta: { ...a.meta, keysReservedBelow: 10_000 } })).metaError).toBeNull();
-    const refused = await b.commit({ shards: [{ shard: 0, items: [{ key: 0, record: itemRecord() }] }], outcomes: [], meta: { ...b.meta, keysReservedBelow: 10_000 } });
+    const refused = await b.commit({ shards: [shardBatch(0, [{ key: 0, record: itemRecord() }])], outcomes: [], meta: { ...b.meta, keysReservedBelow: 10_000 } });
     expect(refused.metaError?.message).toContain("another process reserved item keys");
     expect(refused.failedShards.has(0)).toBe(true);
     expect(b.readItem(0, 0)).toBeNull();
@@ -176,7 +176,7 @@ describe.skipIf(!available)("PostgresStore in particular", () => {
     const url = await pg.createDatabase("adopt");
     const writer = await open(url, { shards: 3 });
     await writer.commit({
-      shards: [{ shard: 2, items: [{ key: 5, record: itemRecord() }, { key: 4, record: itemRecord({ priority: 3 }) }] }],
+      shards: [shardBatch(2, [{ key: 5, record: itemRecord() }, { key: 4, record: itemRecord({ priority: 3 }) }])],
       outcomes: [{ id: "2:1", record: outcomeRecord() }, { id: "1:1", record: outcomeRecord() }],
       meta: null,
     });

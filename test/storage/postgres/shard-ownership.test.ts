@@ -16,7 +16,7 @@ import { ShardFencedError } from "../../../src/storage/postgres/shard-fence.ts";
 import { NodeIdInUseError, ShardOwnership } from "../../../src/storage/postgres/shard-ownership.ts";
 import { connectSql, type SqlClient, type SqlSession } from "../../../src/storage/postgres/sql-client.ts";
 import { postgresAvailable, releasePostgres, sharedPostgres, type PostgresServer } from "../../support/postgres-server.ts";
-import { itemRecord } from "../record-fixtures.ts";
+import { itemRecord, shardBatch } from "../record-fixtures.ts";
 
 /** Long enough that no lease runs out in the database by itself during a test. */
 const leaseMs = 60_000;
@@ -161,8 +161,8 @@ describe.skipIf(!postgresAvailable())("shard ownership on PostgreSQL", () => {
     // a resumes and commits to shards 0 and 1 in one batch.
     const result = await store.commit({
       shards: [
-        { shard: 0, items: [{ key: 7, record: itemRecord() }] },
-        { shard: 1, items: [{ key: 8, record: itemRecord() }] },
+        shardBatch(0, [{ key: 7, record: itemRecord() }]),
+        shardBatch(1, [{ key: 8, record: itemRecord() }]),
       ],
       outcomes: [{ id: "0:3", record: { ns: "n", outcome: "acked", endedAtMs: 1 } }],
       meta: null,
@@ -177,7 +177,7 @@ describe.skipIf(!postgresAvailable())("shard ownership on PostgreSQL", () => {
     expect(a.ownership.servedShards()).toEqual([1, 2, 3]);
     expect(a.dropped).toEqual([{ shard: 0, reason: expect.stringContaining("another node claimed it") }]);
     // A second commit to shard 0 is refused before it reaches the database.
-    const again = await store.commit({ shards: [{ shard: 0, items: [{ key: 9, record: itemRecord() }] }], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null });
+    const again = await store.commit({ shards: [shardBatch(0, [{ key: 9, record: itemRecord() }])], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null });
     expect(again.failedShards.get(0)?.message).toContain("not held");
   });
 

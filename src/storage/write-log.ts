@@ -1,0 +1,115 @@
+// A write set's writes in the order made, kept flat: per write a kind code
+// and its fields, in parallel arrays indexed by the write's position. An
+// object per write (the former `Operation`) was one JS-heap cell per
+// enqueued item and per ack (issue 10). The GroupCommitter keeps a pool of
+// logs (WriteLogPool): a write set takes one at its first write and gives it
+// back, emptied, once its batch is built or it is refused, so a warm server
+// records writes into arrays it already has.
+
+import { writeLogs } from "../limits.ts";
+import type { ItemRecord, OutcomeRecord, PauseRecord } from "./record.ts";
+import type { ItemKey } from "./store.ts";
+
+/** What a write does; which columns it fills is listed beside each. */
+export const WriteKind = {
+  /** shards, keys, records (ItemRecord, its stored bytes, or null to delete). */
+  item: 0,
+  /** names (the outcome id), records (OutcomeRecord or null to delete). */
+  outcome: 1,
+  /** names (the namespace), shards, keys, timesMs (endedAtMs): the item is acked and its record deleted. */
+  acked: 2,
+  /** timesMs (the acked-log purge bound). */
+  purgeAcked: 3,
+  /** names (the namespace), topics, records (PauseRecord or null to delete). */
+  pause: 4,
+} as const;
+export type WriteKind = (typeof WriteKind)[keyof typeof WriteKind];
+
+/** A column's value for a write that has none (numbers are kept numeric, so the arrays stay unboxed). */
+const none = 0;
+
+export class WriteLog {
+  /** Writes recorded: slots 0..count-1 of every column are this set's. */
+  count = 0;
+  readonly kinds: WriteKind[] = [];
+  readonly shards: number[] = [];
+  readonly keys: ItemKey[] = [];
+  readonly timesMs: number[] = [];
+  readonly names: Array<string | null> = [];
+  readonly topics: Array<string | null> = [];
+  readonly records: Array<ItemRecord | Uint8Array | OutcomeRecord | PauseRecord | null> = [];
+
+  item(shard: number, key: ItemKey, record: ItemRecord | Uint8Array | null): void {
+    this.push(WriteKind.item, shard, key, none, null, null, record);
+  }
+
+  outcome(id: string, record: OutcomeRecord | null): void {
+    this.push(WriteKind.outcome, none, none, none, id, null, record);
+  }
+
+  acked(ns: string, shard: number, key: ItemKey, endedAtMs: number): void {
+    this.push(WriteKind.acked, shard, key, endedAtMs, ns, null, null);
+  }
+
+  purgeAcked(beforeMs: number): void {
+    this.push(WriteKind.purgeAcked, none, none, beforeMs, null, null, null);
+  }
+
+  pause(ns: string, topic: string, record: PauseRecord | null): void {
+    this.push(WriteKind.pause, none, none, none, ns, topic, record);
+  }
+
+  /** Forget every write, dropping the references (records hold payloads) so a pooled log pins nothing. */
+  clear(): void {
+    for (let index = 0; index < this.count; index++) {
+      this.names[index] = null;
+      this.topics[index] = null;
+      this.records[index] = null;
+    }
+    this.count = 0;
+  }
+
+  private push(
+    kind: WriteKind,
+    shard: number,
+    key: ItemKey,
+    timeMs: number,
+    name: string | null,
+    topic: string | null,
+    record: ItemRecord | Uint8Array | OutcomeRecord | PauseRecord | null,
+  ): void {
+    // Every column gets a value at every slot: the arrays stay dense, and a slot reused from an earlier set holds nothing of it.
+    const index = this.count;
+    this.kinds[index] = kind;
+    this.shards[index] = shard;
+    this.keys[index] = key;
+    this.timesMs[index] = timeMs;
+    this.names[index] = name;
+    this.topics[index] = topic;
+    this.records[index] = record;
+    this.count = index + 1;
+  }
+}
+
+/** Logs kept for reuse, at most writeLogs.pooledWritesMax write slots among them (src/limits/memory.ts). */
+export class WriteLogPool {
+  private readonly free: WriteLog[] = [];
+  /** Slots held by the logs in `free` (a log's columns are as long as the most writes it ever held). */
+  private freeWrites = 0;
+
+  take(): WriteLog {
+    const log = this.free.pop();
+    if (log === undefined) return new WriteLog();
+    this.freeWrites -= log.kinds.length;
+    return log;
+  }
+
+  /** `log` is done with (its batch is built, or its set refused): cleared, and kept unless that would pass writeLogs.pooledWritesMax. */
+  give(log: WriteLog): void {
+    log.clear();
+    const slots = log.kinds.length;
+    if (this.freeWrites + slots > writeLogs.pooledWritesMax) return;
+    this.freeWrites += slots;
+    this.free.push(log);
+  }
+}
