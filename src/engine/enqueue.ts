@@ -89,9 +89,7 @@ export class Enqueuer {
     for (let i = 0; i < count; i++) {
       if (sameAs[i] !== -1 || ids[i] !== undefined) continue;
       const itemShard = placed === null || placed[i] === -1 ? shard : (placed[i] as number);
-      const item = this.createItem(ns, nsName, inputs[i] as EnqueueItemInput, i, itemShard, signatures[i] as number, set, nowMs);
-      created.push(item);
-      ids[i] = item.id;
+      created.push(this.createItem(ns, nsName, inputs[i] as EnqueueItemInput, i, itemShard, signatures[i] as number, set, ids, nowMs));
     }
     for (let i = 0; i < count; i++) if (sameAs[i] !== -1) ids[i] = ids[sameAs[i] as number] as string;
     return this.commitBatch(created, ids, nowMs);
@@ -204,8 +202,12 @@ export class Enqueuer {
     return fail("RATE_LIMITED", `namespace ${JSON.stringify(nsName)} is over its enqueue quota`, { retryAfterMs: verdict.retryAfterMs });
   }
 
-  /** Item `index` of the batch, new, on `shard`: in memory, in its topic, its deadlines and dependencies, and in `set`. */
-  private createItem(ns: Namespace, nsName: string, input: EnqueueItemInput, index: number, shard: number, sig: number, set: WriteSet, nowMs: number): LiveItem {
+  /**
+   * Item `index` of the batch, new, on `shard`: in memory, in its topic, its
+   * deadlines and dependencies, and in `set`; its id into `ids` (formatted
+   * once here: LiveItem.id would format it again).
+   */
+  private createItem(ns: Namespace, nsName: string, input: EnqueueItemInput, index: number, shard: number, sig: number, set: WriteSet, ids: string[], nowMs: number): LiveItem {
     const key = this.s.writer.nextKey();
     const id = formatId(shard, key);
     // The record is also what the item holds until its commit (UnstoredBytes: its payload, metadata and commit).
@@ -230,6 +232,7 @@ export class Enqueuer {
     // The record itself is the write: the item copied what it keeps, so nothing changes it later.
     set.putItem(shard, key, record);
     ns.counters.enqueued++;
+    ids[index] = id;
     return item;
   }
 
