@@ -36,13 +36,13 @@ import { randomCapabilities, randomRequires } from "../test/engine/matching/rand
 import { seededRandom } from "../test/support/seeded-random.ts";
 
 function requires(raw: unknown): Requires {
-  const parsed = parseRequires(raw, "requires", defaultLimits);
+  const parsed = parseRequires(raw, defaultLimits);
   if (!parsed.ok || parsed.value === null) throw new Error(`bad requires ${JSON.stringify(raw)}`);
   return parsed.value;
 }
 
 function caps(raw: unknown): Capabilities {
-  const parsed = parseCapabilities(raw, "capabilities", defaultLimits);
+  const parsed = parseCapabilities(raw, defaultLimits);
   if (!parsed.ok || parsed.value === null) throw new Error("bad capabilities");
   return parsed.value;
 }
@@ -74,10 +74,10 @@ group("per-dequeue work", () => {
   const id = registry.intern(requires({ os: "linux" }));
   matcher.isEligible(kind, id);
   bench("parseCapabilities (5 features, keys sorted)", () =>
-    do_not_optimize(parseCapabilities({ arch: "x86", gpu: ["a100", "t4"], mem: 64, os: "linux", zone: "eu-1" }, "c", defaultLimits)),
+    do_not_optimize(parseCapabilities({ arch: "x86", gpu: ["a100", "t4"], mem: 64, os: "linux", zone: "eu-1" }, defaultLimits)),
   );
   bench("parseCapabilities (5 features, keys unsorted)", () =>
-    do_not_optimize(parseCapabilities({ os: "linux", arch: "x86", gpu: ["t4", "a100"], mem: 64, zone: "eu-1" }, "c", defaultLimits)),
+    do_not_optimize(parseCapabilities({ os: "linux", arch: "x86", gpu: ["t4", "a100"], mem: 64, zone: "eu-1" }, defaultLimits)),
   );
   bench("workerKind (hit)", () => do_not_optimize(matcher.workerKind(worker)));
   bench("isEligible (cached)", () => do_not_optimize(matcher.isEligible(kind, id)));
@@ -88,7 +88,7 @@ function randomSetup(signatureCount: number, seed: number) {
   const registry = new SignatureRegistry();
   const ids: number[] = [];
   while (registry.size < signatureCount) {
-    const parsed = parseRequires(randomRequires(random, 4), "r", defaultLimits);
+    const parsed = parseRequires(randomRequires(random, 4), defaultLimits);
     if (!parsed.ok || parsed.value === null) continue;
     const before = registry.size;
     const id = registry.intern(parsed.value);

@@ -125,9 +125,9 @@ async function runConfiguration(signatureCount: number): Promise<void> {
   }
   const noRequires = signatureCount === 0;
   const signatures = corpus.slice(0, signatureCount);
-  const parsedSignatures = signatures.map((raw) => (parseRequires(raw, "r", defaultLimits) as { value: Requires }).value);
+  const parsedSignatures = signatures.map((raw) => (parseRequires(raw, defaultLimits) as { value: Requires }).value);
   const eligibleShare = workerCapabilities.map((raw) => {
-    const caps = parseCapabilities(raw, "c", defaultLimits);
+    const caps = parseCapabilities(raw, defaultLimits);
     if (!caps.ok) throw new Error("bad capabilities");
     return noRequires ? 1 : parsedSignatures.filter((r) => satisfies(r, caps.value)).length / signatureCount;
   });
@@ -212,7 +212,7 @@ async function runConfiguration(signatureCount: number): Promise<void> {
 
   // The parse share of each call: parsing the same raw capabilities alone.
   const parseStarted = Bun.nanoseconds();
-  for (let i = 0; i < callsPerRun; i++) parseCapabilities(inputs[i & 4095]?.capabilities, "capabilities", defaultLimits);
+  for (let i = 0; i < callsPerRun; i++) parseCapabilities(inputs[i & 4095]?.capabilities, defaultLimits);
   const parseMeanNs = (Bun.nanoseconds() - parseStarted) / callsPerRun;
 
   const us = (ns: number) => `${(ns / 1000).toFixed(2)} µs`;

@@ -7,8 +7,10 @@
 
 import type { Commit } from "../storage/writer.ts";
 import type { DeliveryMode, Outcome } from "../storage/record.ts";
+import type { FailureLocation, ItemPart } from "./failure-location.ts";
+import type { MapPath } from "./matching/types.ts";
 
-export type { DeliveryMode, Outcome };
+export type { DeliveryMode, FailureLocation, ItemPart, MapPath, Outcome };
 
 /** Failures the engine returns; the server maps them to protocol error codes in one place. */
 export type FailureCode = "BAD_REQUEST" | "TOO_LARGE" | "NOT_FOUND" | "RATE_LIMITED" | "UNAVAILABLE" | "MOVED";
@@ -16,10 +18,8 @@ export type FailureCode = "BAD_REQUEST" | "TOO_LARGE" | "NOT_FOUND" | "RATE_LIMI
 export interface Failure {
   code: FailureCode;
   message: string;
-  /** Path of the offending field, e.g. `items[3].requires.gpu`. */
-  field?: string;
-  /** Position in a batch. */
-  index?: number;
+  /** Where in the request the fault lies (the server renders it as the wire's field path and batch index). */
+  at?: FailureLocation;
   retryAfterMs?: number;
   /** MOVED (cluster mode): the shard the request needs and the node that owns it. */
   moved?: { shard: number; nodeId: string; addr: string; mapVersion: number };
@@ -53,7 +53,7 @@ export interface EnqueueItemInput {
   ttlMs: number | null;
   delivery: DeliveryMode;
   maxAttempts: number;
-  /** Raw `requires` map; the engine validates it (BAD_REQUEST naming `items[i].requires.<feature>`). */
+  /** Raw `requires` map; the engine validates it (BAD_REQUEST at this item's `requires` part, naming the feature). */
   requires: Record<string, unknown> | null;
   after: string[] | null;
   key: string | null;

@@ -9,6 +9,7 @@
 // until the count falls below it.
 
 import type { Limits } from "../limits.ts";
+import { atBatch, atItem, atNamespace, atTopic, type FailureLocation } from "./failure-location.ts";
 import { fail, type FailureResult } from "./failures.ts";
 
 /**
@@ -21,15 +22,15 @@ export interface Counted {
   readonly namespaces: ReadonlyMap<string, { readonly topics: ReadonlyMap<string, unknown> }> & { readonly topicCount: number };
 }
 
-function tooLarge(message: string, field: string, index?: number): FailureResult {
-  return fail("TOO_LARGE", message, index === undefined ? { field } : { field, index });
+function tooLarge(message: string, at: FailureLocation): FailureResult {
+  return fail("TOO_LARGE", message, { at });
 }
 
 /** A new namespace over namespacesMax, or null. */
 function namespaceRefusal(s: Counted, nsName: string): FailureResult | null {
   const max = s.limits.namespacesMax;
   if (s.namespaces.has(nsName) || s.namespaces.size < max) return null;
-  return tooLarge(`the server holds ${s.namespaces.size} namespaces, the most it may (namespaces_max ${max}): namespace ${JSON.stringify(nsName)} is new`, "ns");
+  return tooLarge(`the server holds ${s.namespaces.size} namespaces, the most it may (namespaces_max ${max}): namespace ${JSON.stringify(nsName)} is new`, atNamespace);
 }
 
 /**
@@ -42,7 +43,7 @@ export function enqueueRefusal(s: Counted, nsName: string, inputs: ReadonlyArray
   const { liveItemsMax, topicsMax } = s.limits;
   const live = s.items.size;
   if (live + fresh > liveItemsMax) {
-    return tooLarge(`the server holds ${live} live items: ${fresh} new ones would pass live_items_max (${liveItemsMax})`, "items");
+    return tooLarge(`the server holds ${live} live items: ${fresh} new ones would pass live_items_max (${liveItemsMax})`, atBatch);
   }
   const topics = s.namespaces.get(nsName)?.topics;
   let added = null as Set<string> | null;
@@ -57,7 +58,7 @@ export function enqueueRefusal(s: Counted, nsName: string, inputs: ReadonlyArray
     added ??= new Set();
     added.add(topic);
     if (s.namespaces.topicCount + added.size > topicsMax) {
-      return tooLarge(`the server holds ${s.namespaces.topicCount} topics, the most it may (topics_max ${topicsMax}): topic ${JSON.stringify(topic)} is new`, `items[${i}].topic`, i);
+      return tooLarge(`the server holds ${s.namespaces.topicCount} topics, the most it may (topics_max ${topicsMax}): topic ${JSON.stringify(topic)} is new`, atItem(i, { of: "topic" }));
     }
   }
   return null;
@@ -70,5 +71,5 @@ export function newTopicRefusal(s: Counted, nsName: string, topicName: string): 
   if (refused !== null) return refused;
   const max = s.limits.topicsMax;
   if (s.namespaces.topicCount < max) return null;
-  return tooLarge(`the server holds ${s.namespaces.topicCount} topics, the most it may (topics_max ${max}): topic ${JSON.stringify(topicName)} is new`, "topic");
+  return tooLarge(`the server holds ${s.namespaces.topicCount} topics, the most it may (topics_max ${max}): topic ${JSON.stringify(topicName)} is new`, atTopic);
 }

@@ -19,6 +19,7 @@ import { assert } from "../lib/assert.ts";
 import type { WriteSet } from "../storage/writer.ts";
 import type { Delivery, DequeueDone, DequeueInput, DequeueOutcome } from "./api.ts";
 import { Deadline, DeadlineKind } from "./deadlines.ts";
+import { atWait } from "./failure-location.ts";
 import { fail, unavailable } from "./failures.ts";
 import { formatReceipt } from "./ids.ts";
 import type { ItemStates } from "./item-states.ts";
@@ -57,8 +58,8 @@ export class Dequeuer {
   dequeue(nsName: string, input: DequeueInput, nowMs: number): DequeueOutcome {
     let caps: Capabilities | null = null;
     if (input.capabilities !== null) {
-      const r = this.capabilities.parse(input.capabilities, "capabilities");
-      if (!r.ok) return fail(r.code, r.message, { field: r.field });
+      const r = this.capabilities.parse(input.capabilities);
+      if (!r.ok) return fail(r.code, r.message, { at: { kind: "capabilities", at: r.at } });
       caps = r.value;
     }
     // A dequeue without capabilities is a kind of its own (key ""): it may take only signature 0.
@@ -69,9 +70,7 @@ export class Dequeuer {
 
     const limits = this.s.limits;
     if (this.waiters.ownerCount(input.owner) >= limits.waitersPerConnectionMax) {
-      return fail("TOO_LARGE", `this connection already has ${limits.waitersPerConnectionMax} parked dequeues (waiters_per_connection_max)`, {
-        field: "wait_ms",
-      });
+      return fail("TOO_LARGE", `this connection already has ${limits.waitersPerConnectionMax} parked dequeues (waiters_per_connection_max)`, { at: atWait });
     }
     if (this.waiters.total >= limits.waitersTotalMax) {
       return unavailable(waitersFullRetryAfterMs, `the server already holds ${limits.waitersTotalMax} parked dequeues (waiters_total_max)`);

@@ -6,17 +6,21 @@
 // (rollback), so nothing undurable is ever delivered.
 
 import { assert } from "../lib/assert.ts";
+import type { WriteSet } from "../storage/writer.ts";
 import type { EnqueueItemInput, Reply, Result } from "./api.ts";
 import { enqueueRefusal } from "./capacity.ts";
 import { Deadline, DeadlineKind } from "./deadlines.ts";
 import { type AfterClassification, classifyAfter, type DependencyStatus } from "./dependencies.ts";
 import { completeRecord } from "./enqueue-item.ts";
-import { fail, unavailable } from "./failures.ts";
+import { atBatch, atItem } from "./failure-location.ts";
+import { fail, type FailureResult, unavailable } from "./failures.ts";
 import { formatId } from "./ids.ts";
 import { LiveItem } from "./item.ts";
 import type { UnstoredBytes } from "./item-parts.ts";
 import type { ItemStates } from "./item-states.ts";
 import { parseRequires, type Requires, signatureRegistryFull } from "./matching/index.ts";
+import { wholeMap } from "./matching/types.ts";
+import type { Namespace } from "./namespace.ts";
 import type { OpContext } from "./op-context.ts";
 import { chooseWritableShard } from "./writable-shards.ts";
 
@@ -35,6 +39,14 @@ export class Enqueuer {
   rollbacks = 0;
   private nextShard = 0;
   private readonly s: ItemStates;
+  // The batch under way's side results, kept here between its steps rather
+  // than in an object per batch, and dropped when it ends (forgetBatch).
+  /** Each item's parsed requires, when some item has one. */
+  private requires: Array<Requires | null> | null = null;
+  /** Each item's `after` classification, when some item has one. */
+  private after: Array<AfterClassification | null> | null = null;
+  /** Commits of live items the batch's keys matched: its reply waits for them too. */
+  private waitOn: Promise<void>[] | null = null;
 
   constructor(
     private readonly ctx: OpContext,
@@ -47,47 +59,92 @@ export class Enqueuer {
 
   /** Run by Engine.enqueue once due deadlines are handled. */
   enqueue(nsName: string, inputs: EnqueueItemInput[], nowMs: number): Result<Reply<{ ids: string[] }>> {
+    // Nothing of an earlier batch is left over, even one a thrown bug cut short.
+    this.forgetBatch(null);
+    const invalid = this.checkItems(nsName, inputs);
+    if (invalid !== null) return invalid;
     const count = inputs.length;
-    // Per-item side results, made only when some item has one: most batches have no requires and no `after`.
-    let requires: Array<Requires | null> | null = null;
-    let after: Array<AfterClassification | null> | null = null;
+    const ids: string[] = new Array<string>(count);
+    const sameAs: number[] = new Array<number>(count).fill(-1);
+    const fresh = this.matchKeys(nsName, inputs, ids, sameAs);
+    // The live-item, topic and namespace maxima, before anything changes (capacity.ts).
+    const refused = enqueueRefusal(this.s, nsName, inputs, (i) => sameAs[i] === -1 && ids[i] === undefined, fresh);
+    if (refused !== null) return this.forgetBatch(refused);
+
+    const signatures: number[] = new Array<number>(count).fill(0);
+    const full = this.internSignatures(sameAs, ids, signatures);
+    if (full !== null) return this.forgetBatch(full, signatures);
+    const placed = this.placement === null ? null : this.place(nsName, inputs, sameAs, ids, nowMs);
+    if (placed !== null && !Array.isArray(placed)) {
+      return this.forgetBatch(unavailable(placed.retryAfterMs, `shard ${placed.shard} is not accepting writes`), signatures);
+    }
+    const shard = fresh > 0 && (placed === null || placed.includes(-1)) ? this.chooseShard(nowMs) : -1;
+    if (typeof shard !== "number") return this.forgetBatch(shard, signatures);
+    const ns = this.s.namespace(nsName, nowMs);
+    const overQuota = fresh > 0 ? this.chargeQuota(ns, nsName, fresh, nowMs) : null;
+    if (overQuota !== null) return this.forgetBatch(overQuota, signatures);
+
+    const set = this.s.ws();
+    const created: LiveItem[] = [];
+    for (let i = 0; i < count; i++) {
+      if (sameAs[i] !== -1 || ids[i] !== undefined) continue;
+      const itemShard = placed === null || placed[i] === -1 ? shard : (placed[i] as number);
+      created.push(this.createItem(ns, nsName, inputs[i] as EnqueueItemInput, i, itemShard, signatures[i] as number, set, ids, nowMs));
+    }
+    for (let i = 0; i < count; i++) if (sameAs[i] !== -1) ids[i] = ids[sameAs[i] as number] as string;
+    return this.commitBatch(created, ids, nowMs);
+  }
+
+  /**
+   * The meaning checks of every item, in batch order (its requires, then its
+   * `after` ids): the first failure, or null with the per-item side results in
+   * this.requires / this.after (made only when some item has one: most
+   * batches have no requires and no `after`).
+   */
+  private checkItems(nsName: string, inputs: EnqueueItemInput[]): FailureResult | null {
+    const count = inputs.length;
     let lookup: ((id: string) => DependencyStatus) | null = null;
     for (let i = 0; i < count; i++) {
       const input = inputs[i] as EnqueueItemInput;
       if (input.requires !== null) {
-        const r = parseRequires(input.requires, `items[${i}].requires`, this.s.limits);
-        if (!r.ok) return fail(r.code, r.message, { field: r.field, index: i });
-        requires ??= new Array<Requires | null>(count).fill(null);
-        requires[i] = r.value;
+        const r = parseRequires(input.requires, this.s.limits);
+        if (!r.ok) return this.forgetBatch(fail(r.code, r.message, { at: atItem(i, { of: "requires", at: r.at }) }));
+        this.requires ??= new Array<Requires | null>(count).fill(null);
+        this.requires[i] = r.value;
       }
       if (input.after === null) continue;
       lookup ??= this.dependencyLookup(nsName);
       const c = classifyAfter(input.after, lookup, this.s.limits.afterIdsMax);
       if (c.kind === "not_found") {
         const id = input.after[c.index];
-        return fail("NOT_FOUND", `after id ${JSON.stringify(id)} is not known in this namespace`, { field: `items[${i}].after[${c.index}]`, index: i });
+        return this.forgetBatch(fail("NOT_FOUND", `after id ${JSON.stringify(id)} is not known in this namespace`, { at: atItem(i, { of: "after", position: c.index }) }));
       }
       if (c.kind === "too_large") {
-        return fail("TOO_LARGE", `after lists more than ${this.s.limits.afterIdsMax} ids`, { field: `items[${i}].after`, index: i });
+        return this.forgetBatch(fail("TOO_LARGE", `after lists more than ${this.s.limits.afterIdsMax} ids`, { at: atItem(i, { of: "after", position: null }) }));
       }
-      after ??= new Array<AfterClassification | null>(count).fill(null);
-      after[i] = c;
+      this.after ??= new Array<AfterClassification | null>(count).fill(null);
+      this.after[i] = c;
     }
+    return null;
+  }
 
-    // Idempotency: a key held by a live item (or an earlier item of this batch) returns that item's id.
+  /**
+   * Idempotency: an item whose key a live item holds gets that item's id in
+   * `ids` (and the batch waits for its commit: this.waitOn); a repeat of an
+   * earlier item's key in this batch gets that item's index in `sameAs`. The
+   * count of the others, which are new.
+   */
+  private matchKeys(nsName: string, inputs: EnqueueItemInput[], ids: string[], sameAs: number[]): number {
     const existingNs = this.s.namespaces.get(nsName);
-    const ids: string[] = new Array<string>(count);
-    const sameAs: number[] = new Array<number>(count).fill(-1);
-    let waitOn: Promise<void>[] | null = null;
     let batchKeys: Map<string, Map<string, number>> | null = null;
     let fresh = 0;
-    for (let i = 0; i < count; i++) {
+    for (let i = 0; i < inputs.length; i++) {
       const input = inputs[i] as EnqueueItemInput;
       if (input.key !== null) {
         const existing = existingNs?.topics.get(input.topic)?.keys.get(input.key);
         if (existing !== undefined) {
           ids[i] = existing.id;
-          if (existing.commit !== null) (waitOn ??= []).push(existing.commit);
+          if (existing.commit !== null) (this.waitOn ??= []).push(existing.commit);
           continue;
         }
         batchKeys ??= new Map();
@@ -105,84 +162,84 @@ export class Enqueuer {
       }
       fresh++;
     }
-    // The live-item, topic and namespace maxima, before anything changes (capacity.ts).
-    const refused = enqueueRefusal(this.s, nsName, inputs, (i) => sameAs[i] === -1 && ids[i] === undefined, fresh);
-    if (refused !== null) return refused;
+    return fresh;
+  }
 
-    const signatures: number[] = new Array<number>(count).fill(0);
-    for (let i = 0; i < count; i++) {
+  /** Each new item's requires signature into `signatures` (a reference each); a failure when the registry is full. */
+  private internSignatures(sameAs: number[], ids: string[], signatures: number[]): FailureResult | null {
+    const requires = this.requires;
+    for (let i = 0; i < signatures.length; i++) {
       if (sameAs[i] !== -1 || ids[i] !== undefined) continue;
       const sig = this.s.registry.intern(requires === null ? null : (requires[i] as Requires | null));
       if (sig === signatureRegistryFull) {
-        this.releaseSignatures(signatures);
-        return fail("UNAVAILABLE", "too many distinct requires signatures are live", { field: `items[${i}].requires`, index: i, retryAfterMs: signaturesFullRetryAfterMs });
+        return fail("UNAVAILABLE", "too many distinct requires signatures are live", {
+          at: atItem(i, { of: "requires", at: wholeMap }),
+          retryAfterMs: signaturesFullRetryAfterMs,
+        });
       }
       signatures[i] = sig;
     }
+    return null;
+  }
 
-    const placed = this.placement === null ? null : this.place(nsName, inputs, sameAs, ids, nowMs);
-    if (placed !== null && !Array.isArray(placed)) {
-      this.releaseSignatures(signatures);
-      return unavailable(placed.retryAfterMs, `shard ${placed.shard} is not accepting writes`);
-    }
-    let shard = -1;
-    if (fresh > 0 && (placed === null || placed.includes(-1))) {
-      const chosen = chooseWritableShard(this.s.writer, this.s.writer.shardCount, this.nextShard, nowMs);
-      if (chosen.shard < 0) {
-        this.releaseSignatures(signatures);
-        return unavailable(chosen.retryAfterMs, chosen.reason);
-      }
-      shard = chosen.shard;
-      this.nextShard = (shard + 1) % this.s.writer.shardCount;
-    }
-    const ns = this.s.namespace(nsName, nowMs);
-    if (fresh > 0 && ns.bucket !== null) {
-      const verdict = ns.bucket.take(fresh, nowMs);
-      if (!verdict.ok) {
-        this.releaseSignatures(signatures);
-        if (verdict.refusal === "too_large") {
-          return fail("TOO_LARGE", `batch of ${fresh} new items exceeds the namespace quota of ${ns.bucket.perMinute} items per minute`, { field: "items" });
-        }
-        if (verdict.refusal === "unavailable") return unavailable(verdict.retryAfterMs, verdict.message ?? "the namespace quota cannot be checked");
-        return fail("RATE_LIMITED", `namespace ${JSON.stringify(nsName)} is over its enqueue quota`, { retryAfterMs: verdict.retryAfterMs });
-      }
-    }
-    const set = this.s.ws();
-    const created: LiveItem[] = [];
-    for (let i = 0; i < count; i++) {
-      if (sameAs[i] !== -1 || ids[i] !== undefined) continue;
-      const input = inputs[i] as EnqueueItemInput;
-      const key = this.s.writer.nextKey();
-      const itemShard = placed === null || placed[i] === -1 ? shard : (placed[i] as number);
-      const id = formatId(itemShard, key);
-      // The record is also what the item holds until its commit (UnstoredBytes: its payload, metadata and commit).
-      const record = completeRecord(input, nsName, nowMs);
-      const topic = ns.topic(input.topic);
-      const sig = signatures[i] as number;
-      topic.joinGroup(sig);
-      // Memory holds the payload and metadata only until the commit (activate drops them).
-      const item = new LiveItem(itemShard, key, topic, sig, record, "ready", record);
-      this.s.items.add(item);
-      if (input.key !== null) topic.keys.set(input.key, item);
-      const c = after === null ? null : (after[i] as AfterClassification | null);
-      let deadReason: string | null = null;
-      if (c?.kind === "dead") {
-        deadReason = c.deadReason;
-        record.state = "dead";
-        record.deadReason = deadReason;
-      } else if (c?.kind === "waiting") {
-        this.s.graph.addWaiting(id, c.unmet);
-      }
-      this.s.admit(item, deadReason, nowMs);
-      if (record.ttlExpiresAtMs !== null) item.ensureExtras().ttlNode = this.s.deadlines.schedule(new Deadline(record.ttlExpiresAtMs, DeadlineKind.Ttl, item));
-      // The record itself is the write: the item copied what it keeps, so nothing changes it later.
-      set.putItem(itemShard, key, record);
-      ns.counters.enqueued++;
-      created.push(item);
-      ids[i] = id;
-    }
-    for (let i = 0; i < count; i++) if (sameAs[i] !== -1) ids[i] = ids[sameAs[i] as number] as string;
+  /** The healthy shard the batch's unplaced new items go to (round robin), or why none takes writes. */
+  private chooseShard(nowMs: number): number | FailureResult {
+    const chosen = chooseWritableShard(this.s.writer, this.s.writer.shardCount, this.nextShard, nowMs);
+    if (chosen.shard < 0) return unavailable(chosen.retryAfterMs, chosen.reason);
+    this.nextShard = (chosen.shard + 1) % this.s.writer.shardCount;
+    return chosen.shard;
+  }
 
+  /** Take `fresh` items from the namespace's enqueue quota, or say why not. */
+  private chargeQuota(ns: Namespace, nsName: string, fresh: number, nowMs: number): FailureResult | null {
+    if (ns.bucket === null) return null;
+    const verdict = ns.bucket.take(fresh, nowMs);
+    if (verdict.ok) return null;
+    if (verdict.refusal === "too_large") {
+      return fail("TOO_LARGE", `batch of ${fresh} new items exceeds the namespace quota of ${ns.bucket.perMinute} items per minute`, { at: atBatch });
+    }
+    if (verdict.refusal === "unavailable") return unavailable(verdict.retryAfterMs, verdict.message ?? "the namespace quota cannot be checked");
+    return fail("RATE_LIMITED", `namespace ${JSON.stringify(nsName)} is over its enqueue quota`, { retryAfterMs: verdict.retryAfterMs });
+  }
+
+  /**
+   * Item `index` of the batch, new, on `shard`: in memory, in its topic, its
+   * deadlines and dependencies, and in `set`; its id into `ids` (formatted
+   * once here: LiveItem.id would format it again).
+   */
+  private createItem(ns: Namespace, nsName: string, input: EnqueueItemInput, index: number, shard: number, sig: number, set: WriteSet, ids: string[], nowMs: number): LiveItem {
+    const key = this.s.writer.nextKey();
+    const id = formatId(shard, key);
+    // The record is also what the item holds until its commit (UnstoredBytes: its payload, metadata and commit).
+    const record = completeRecord(input, nsName, nowMs);
+    const topic = ns.topic(input.topic);
+    topic.joinGroup(sig);
+    // Memory holds the payload and metadata only until the commit (activate drops them).
+    const item = new LiveItem(shard, key, topic, sig, record, "ready", record);
+    this.s.items.add(item);
+    if (input.key !== null) topic.keys.set(input.key, item);
+    const c = this.after === null ? null : (this.after[index] as AfterClassification | null);
+    let deadReason: string | null = null;
+    if (c?.kind === "dead") {
+      deadReason = c.deadReason;
+      record.state = "dead";
+      record.deadReason = deadReason;
+    } else if (c?.kind === "waiting") {
+      this.s.graph.addWaiting(id, c.unmet);
+    }
+    this.s.admit(item, deadReason, nowMs);
+    if (record.ttlExpiresAtMs !== null) item.ensureExtras().ttlNode = this.s.deadlines.schedule(new Deadline(record.ttlExpiresAtMs, DeadlineKind.Ttl, item));
+    // The record itself is the write: the item copied what it keeps, so nothing changes it later.
+    set.putItem(shard, key, record);
+    ns.counters.enqueued++;
+    ids[index] = id;
+    return item;
+  }
+
+  /** End the batch's write set: its new items become takeable once it is durable (or leave memory if it fails). */
+  private commitBatch(created: LiveItem[], ids: string[], nowMs: number): Result<Reply<{ ids: string[] }>> {
+    const waitOn = this.waitOn;
+    this.forgetBatch(null);
     const end = this.s.endSet() as Promise<void>;
     if (created.length > 0) {
       for (const item of created) (item.unstored as UnstoredBytes).commit = end;
@@ -196,6 +253,19 @@ export class Enqueuer {
     return { ok: true, value: { value: { ids }, durable } };
   }
 
+  /**
+   * Drop the batch's side results (this.requires, this.after, this.waitOn)
+   * and give back the signature references it took (0 entries are no-ops);
+   * `failure` passes through, so a refusal reads `return this.forgetBatch(f)`.
+   */
+  private forgetBatch<F extends FailureResult | null>(failure: F, signatures: number[] | null = null): F {
+    this.requires = null;
+    this.after = null;
+    this.waitOn = null;
+    if (signatures !== null) for (const sig of signatures) this.s.registry.release(sig);
+    return failure;
+  }
+
   /** Whether an `after` id is live, ended or unknown in namespace `nsName` (in cluster mode, an id on a shard served elsewhere counts as live). */
   private dependencyLookup(nsName: string): (id: string) => DependencyStatus {
     const placement = this.placement;
@@ -204,11 +274,6 @@ export class Enqueuer {
       const status = this.s.dependencyStatus(nsName, id);
       return status === "unknown" && placement.elsewhere(id) ? "live" : status;
     };
-  }
-
-  /** Give back the signature references a refused enqueue took (0 entries are no-ops). */
-  private releaseSignatures(signatures: number[]): void {
-    for (const sig of signatures) this.s.registry.release(sig);
   }
 
   /** The enqueue's commit is durable: its ready items become takeable. */

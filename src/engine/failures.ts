@@ -1,6 +1,7 @@
 // The engine's expected failures, as returned values: each op answers one of
-// these instead of throwing, and the server maps the code to the protocol's
-// error in one place (server/error-mapping.ts).
+// these instead of throwing, saying where the fault lies as a FailureLocation
+// (failure-location.ts), and the server maps the code and renders the
+// location as the protocol's error in one place (server/error-mapping.ts).
 
 import type { Failure, FailureCode } from "./api.ts";
 

@@ -68,7 +68,7 @@ export function* loadStoreInSteps(
     for (const { key, record } of shard.items) {
       let requires: Requires | null = null;
       if (record.requires !== null) {
-        const r = parseRequires(record.requires, "requires", s.limits);
+        const r = parseRequires(record.requires, s.limits);
         assert(r.ok, `stored item ${shard.shard}:${key} has invalid requires`);
         requires = r.value;
       }

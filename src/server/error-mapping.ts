@@ -8,11 +8,22 @@ import type { Failure } from "../engine/api.ts";
 import type { WireError, WireErrorDetails } from "../protocol/wire-types.ts";
 import { StorageUnavailableError } from "../storage/writer.ts";
 import type { Logger } from "./logger.ts";
+import type { RequestFailure } from "./request-reader.ts";
+import { wireField, wireIndex } from "./wire-field.ts";
 
-export function failureToWire(failure: Failure): WireError {
+/** An engine failure (its location rendered by wire-field.ts) or one of the server's own decoding failures (a wire path already). */
+export function failureToWire(failure: Failure | RequestFailure): WireError {
   const details: WireErrorDetails = {};
-  if (failure.field !== undefined) details.field = failure.field;
-  if (failure.index !== undefined) details.index = failure.index;
+  if ("field" in failure) {
+    details.field = failure.field;
+    if (failure.index !== undefined) details.index = failure.index;
+    return { code: failure.code, message: failure.message, details };
+  }
+  if (failure.at !== undefined) {
+    details.field = wireField(failure.at);
+    const index = wireIndex(failure.at);
+    if (index !== undefined) details.index = index;
+  }
   if (failure.retryAfterMs !== undefined) details.retry_after_ms = failure.retryAfterMs;
   if (failure.moved !== undefined) {
     details.shard = failure.moved.shard;

@@ -8,7 +8,7 @@ import { assert } from "../lib/assert.ts";
 import type { Limits } from "../limits.ts";
 import type { OpName, WireClusterMap, WireError } from "../protocol/wire-types.ts";
 import type { NamespaceScope, TokenTable } from "./auth.ts";
-import type { RequestReader, Source } from "./request-reader.ts";
+import type { RequestFailure, RequestReader, Source } from "./request-reader.ts";
 import type { Commit } from "../storage/writer.ts";
 
 export interface ServerInfo {
@@ -58,7 +58,7 @@ export interface OpContext {
  */
 export type OpOutcome =
   | { kind: "reply"; value: Source; durable: Promise<void> | null; commit?: Commit }
-  | { kind: "failure"; failure: Failure }
+  | { kind: "failure"; failure: Failure | RequestFailure }
   | { kind: "error"; error: WireError }
   | { kind: "parked"; waiter: Promise<OpOutcome> };
 
@@ -113,6 +113,6 @@ export function replyOnCommit(value: Source, commit: Commit): OpOutcome {
   return { kind: "reply", value, durable: null, commit };
 }
 
-export function failed(failure: Failure): OpOutcome {
+export function failed(failure: Failure | RequestFailure): OpOutcome {
   return { kind: "failure", failure };
 }

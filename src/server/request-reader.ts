@@ -9,11 +9,23 @@
 // refused); bin fields are the decoder's copies (msgpack-codec.ts), not
 // views of the network buffer, and are kept as they are.
 
-import type { Failure } from "../engine/api.ts";
 import { isPlainMap, unmarkFloats } from "../protocol/msgpack-codec.ts";
 import { isSharedDecodedMap } from "../protocol/repeated-map-cache.ts";
 
 export type Source = Record<string, unknown>;
+
+/**
+ * A request the server refuses before the engine sees it: a field of the
+ * wrong type, out of range or too large. It names the wire's field path
+ * itself; engine failures name a location instead (wire-field.ts).
+ */
+export interface RequestFailure {
+  code: "BAD_REQUEST" | "TOO_LARGE";
+  message: string;
+  field: string;
+  /** Position in a batch or list. */
+  index?: number;
+}
 
 export interface IntRange {
   min: number;
@@ -29,7 +41,7 @@ export function utf8Bytes(text: string): number {
 }
 
 export class RequestReader {
-  failure: Failure | null = null;
+  failure: RequestFailure | null = null;
   private listName: string | null = null;
   private listIndex = 0;
 
@@ -59,8 +71,9 @@ export class RequestReader {
   fail(code: "BAD_REQUEST" | "TOO_LARGE", name: string, message: string): void {
     if (this.failure !== null) return;
     const field = this.path(name);
-    this.failure = { code, message: `${field}: ${message}`, field };
-    if (this.listName !== null) this.failure.index = this.listIndex;
+    const failure: RequestFailure = { code, message: `${field}: ${message}`, field };
+    if (this.listName !== null) failure.index = this.listIndex;
+    this.failure = failure;
   }
 
   /** An integer field; null when absent. */

@@ -1,6 +1,6 @@
 // Goal: the server-wide maxima of live items, topics and namespaces
 // (limits.liveItemsMax, topicsMax, namespacesMax; engine/capacity.ts). Each
-// refusal is TOO_LARGE with the field the contract names and stores nothing
+// refusal is TOO_LARGE at the input the contract names and stores nothing
 // of the batch; an idempotent repeat creates nothing and passes at the
 // maximum; room comes back when items end; a pause of a new topic counts; and
 // a restart over a lowered maximum loads and serves every stored item while
@@ -21,14 +21,14 @@ describe("live items maximum", () => {
     await h.enqueue("n", [item("a"), item("a"), item("b")]);
     const refused = failure(h.engine.enqueue("n", [item("a"), item("c"), item("c")], h.now));
     expect(refused.code).toBe("TOO_LARGE");
-    expect(refused.field).toBe("items");
+    expect(refused.at).toEqual({ kind: "batch" });
     expect(refused.message).toContain("live_items_max (5)");
     expect(engineGauges(h)).toEqual(expect.objectContaining({ items: 3, topics: 2 }));
     h.check();
     // Exactly up to the maximum is allowed.
     await h.enqueue("n", [item("a"), item("c")]);
     expect(engineGauges(h).items).toBe(5);
-    expect(failure(h.engine.enqueue("n", [item("a")], h.now)).field).toBe("items");
+    expect(failure(h.engine.enqueue("n", [item("a")], h.now)).at).toEqual({ kind: "batch" });
   });
 
   test("an idempotent repeat creates nothing and is answered at the maximum", async () => {
@@ -36,7 +36,7 @@ describe("live items maximum", () => {
     const [first] = await h.enqueue("n", [item("a", { key: "k1" }), item("a", { key: "k2" })]);
     const again = await h.enqueue("n", [item("a", { key: "k1" })]);
     expect(again).toEqual([first as string]);
-    expect(failure(h.engine.enqueue("n", [item("a", { key: "k1" }), item("a", { key: "k3" })], h.now)).field).toBe("items");
+    expect(failure(h.engine.enqueue("n", [item("a", { key: "k1" }), item("a", { key: "k3" })], h.now)).at).toEqual({ kind: "batch" });
   });
 
   test("room comes back as items end, dead letters count until they end", async () => {
@@ -61,21 +61,21 @@ describe("topics maximum", () => {
     await h.enqueue("n", [item("a"), item("b")]);
     const refused = failure(h.engine.enqueue("n", [item("a"), item("c"), item("c"), item("d"), item("a")], h.now));
     expect(refused.code).toBe("TOO_LARGE");
-    expect(refused.field).toBe("items[3].topic");
+    expect(refused.at).toEqual({ kind: "item", index: 3, part: { of: "topic" } });
     expect(refused.message).toContain("topics_max 3");
     expect(engineGauges(h)).toEqual(expect.objectContaining({ items: 2, topics: 2 }));
     // Topics count over all namespaces.
-    expect(failure(h.engine.enqueue("m", [item("x"), item("y")], h.now)).field).toBe("items[1].topic");
+    expect(failure(h.engine.enqueue("m", [item("x"), item("y")], h.now)).at).toEqual({ kind: "item", index: 1, part: { of: "topic" } });
     await h.enqueue("m", [item("x")]);
     await h.enqueue("n", [item("a"), item("b")]);
-    expect(failure(h.engine.enqueue("n", [item("c")], h.now)).field).toBe("items[0].topic");
+    expect(failure(h.engine.enqueue("n", [item("c")], h.now)).at).toEqual({ kind: "item", index: 0, part: { of: "topic" } });
     h.check();
   });
 
   test("a topic that empties is dropped and frees its place", async () => {
     const h = new Harness({ limits: { topicsMax: 1 } });
     await h.enqueue("n", [item("a")]);
-    expect(failure(h.engine.enqueue("n", [item("b")], h.now)).field).toBe("items[0].topic");
+    expect(failure(h.engine.enqueue("n", [item("b")], h.now)).at).toEqual({ kind: "item", index: 0, part: { of: "topic" } });
     const [delivery] = await h.dequeue("n", [["a", 1]]);
     await h.settle(h.engine.ack("n", [delivery!.receipt], h.now));
     await h.enqueue("n", [item("b")]);
@@ -88,10 +88,10 @@ describe("topics maximum", () => {
     await h.enqueue("n", [item("a")]);
     await h.settle(h.engine.pause("n", "empty", null, h.now));
     const refused = failure(h.engine.pause("n", "other", null, h.now));
-    expect(refused).toEqual(expect.objectContaining({ code: "TOO_LARGE", field: "topic" }));
+    expect(refused).toEqual(expect.objectContaining({ code: "TOO_LARGE", at: { kind: "topic" } }));
     // Pausing a topic that exists is no new topic.
     await h.settle(h.engine.pause("n", "a", 1000, h.now));
-    expect(failure(h.engine.enqueue("n", [item("b")], h.now)).field).toBe("items[0].topic");
+    expect(failure(h.engine.enqueue("n", [item("b")], h.now)).at).toEqual({ kind: "item", index: 0, part: { of: "topic" } });
     await h.settle(h.engine.resume("n", "empty", h.now));
     await h.enqueue("n", [item("b")]);
     h.check();
@@ -105,9 +105,9 @@ describe("namespaces maximum", () => {
     await h.settle(h.engine.pause("n2", "t", null, h.now));
     const refused = failure(h.engine.enqueue("n3", [item("a")], h.now));
     expect(refused.code).toBe("TOO_LARGE");
-    expect(refused.field).toBe("ns");
+    expect(refused.at).toEqual({ kind: "namespace" });
     expect(refused.message).toContain("namespaces_max 2");
-    expect(failure(h.engine.pause("n3", "t", null, h.now)).field).toBe("ns");
+    expect(failure(h.engine.pause("n3", "t", null, h.now)).at).toEqual({ kind: "namespace" });
     expect(engineGauges(h).namespaces).toBe(2);
     await h.enqueue("n2", [item("b")]);
     h.check();
@@ -126,18 +126,18 @@ describe("a restart over a lowered maximum", () => {
     await h.restart();
     h.check();
     expect(engineGauges(h)).toEqual(expect.objectContaining({ items: 6, topics: 5, namespaces: 2 }));
-    expect(failure(h.engine.enqueue("n", [item("a")], h.now)).field).toBe("items");
-    expect(failure(h.engine.enqueue("x", [item("a")], h.now)).field).toBe("ns");
+    expect(failure(h.engine.enqueue("n", [item("a")], h.now)).at).toEqual({ kind: "batch" });
+    expect(failure(h.engine.enqueue("x", [item("a")], h.now)).at).toEqual({ kind: "namespace" });
     const delivered = await h.dequeue("n", [["a", 2], ["b", 1], ["c", 1], ["d", 1]]);
     expect(delivered.map((d) => d.topic)).toEqual(["a", "a", "b", "c", "d"]);
     // Two acks leave 4 items (at the maximum, not under it); one more leaves room for one.
     await h.settle(h.engine.ack("n", delivered.slice(0, 2).map((d) => d.receipt), h.now));
-    expect(failure(h.engine.enqueue("n", [item("b")], h.now)).field).toBe("items");
+    expect(failure(h.engine.enqueue("n", [item("b")], h.now)).at).toEqual({ kind: "batch" });
     await h.settle(h.engine.ack("n", [delivered[2]!.receipt], h.now));
     // Topics a and b emptied and were dropped: c, d and m's a are left, at topics_max.
     expect(engineGauges(h).topics).toBe(3);
     // Room for an item now, but topic "e" would be a fourth.
-    expect(failure(h.engine.enqueue("n", [item("e")], h.now)).field).toBe("items[0].topic");
+    expect(failure(h.engine.enqueue("n", [item("e")], h.now)).at).toEqual({ kind: "item", index: 0, part: { of: "topic" } });
     await h.enqueue("n", [item("c")]);
     expect(engineGauges(h).items).toBe(4);
     h.check();

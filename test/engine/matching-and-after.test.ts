@@ -20,12 +20,11 @@ describe("matching", () => {
     h.check();
   });
 
-  test("a bad requires is BAD_REQUEST naming the field and index; nothing is stored", async () => {
+  test("a bad requires is BAD_REQUEST at that item's requires, naming the feature and operator; nothing is stored", async () => {
     const h = new Harness();
     const f = failure(h.engine.enqueue("n", [item("t"), item("t", { requires: { gpu: { bogus: 1 } } })], h.now));
     expect(f.code).toBe("BAD_REQUEST");
-    expect(f.index).toBe(1);
-    expect(f.field).toStartWith("items[1].requires.gpu");
+    expect(f.at).toEqual({ kind: "item", index: 1, part: { of: "requires", at: { feature: "gpu", operator: "bogus", position: null } } });
     expect(h.engine.topics("n", { prefix: null, limit: 10, after: null }).topics).toEqual([]);
   });
 
@@ -33,18 +32,18 @@ describe("matching", () => {
     const h = new Harness();
     const f = failure(h.engine.dequeue("n", { topics: [{ topic: "t", count: 1 }], capabilities: { x: { y: 1 } }, waitMs: 0, leaseMs: null, owner: 1 }, h.now));
     expect(f.code).toBe("BAD_REQUEST");
-    expect(f.field).toStartWith("capabilities.x");
+    expect(f.at).toEqual({ kind: "capabilities", at: { feature: "x", operator: null, position: null } });
   });
 });
 
 describe("after", () => {
-  test("unknown or other-namespace ids are NOT_FOUND with the field path", async () => {
+  test("unknown or other-namespace ids are NOT_FOUND at that item's position in `after`", async () => {
     const h = new Harness();
     const [other] = await h.enqueue("m", [item("t")]);
     const f = failure(h.engine.enqueue("n", [item("t"), item("t", { after: ["0:12345", other as string] })], h.now));
-    expect(f).toMatchObject({ code: "NOT_FOUND", field: "items[1].after[0]", index: 1 });
+    expect(f).toMatchObject({ code: "NOT_FOUND", at: { kind: "item", index: 1, part: { of: "after", position: 0 } } });
     const g = failure(h.engine.enqueue("n", [item("t", { after: [other as string] })], h.now));
-    expect(g.field).toBe("items[0].after[0]");
+    expect(g.at).toEqual({ kind: "item", index: 0, part: { of: "after", position: 0 } });
   });
 
   test("waits until every dependency is acked; an acked id is satisfied at once", async () => {

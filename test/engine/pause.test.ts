@@ -154,7 +154,7 @@ describe("pause", () => {
     await h.settle(h.engine.pause("n", "b", null, h.now));
     const refused = failure(h.engine.pause("n", "c", null, h.now));
     expect(refused.code).toBe("TOO_LARGE");
-    expect(refused.field).toBe("topic");
+    expect(refused.at).toEqual({ kind: "topic" });
     expect(topicEntry(h, "n", "c")).toBeNull();
     await h.settle(h.engine.pause("n", "a", 10, h.now));
     await h.settle(h.engine.resume("n", "b", h.now));

@@ -31,13 +31,13 @@ async function ask(h: Harness, topic: string, capabilities: Record<string, unkno
 }
 
 function caps(raw: Record<string, unknown>): Capabilities {
-  const r = parseCapabilities(raw, "capabilities", defaultLimits);
+  const r = parseCapabilities(raw, defaultLimits);
   if (!r.ok || r.value === null) throw new Error("bad capabilities in test");
   return r.value;
 }
 
 function requires(raw: Record<string, unknown>): Requires {
-  const r = parseRequires(raw, "requires", defaultLimits);
+  const r = parseRequires(raw, defaultLimits);
   if (!r.ok || r.value === null) throw new Error("bad requires in test");
   return r.value;
 }

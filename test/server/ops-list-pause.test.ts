@@ -8,6 +8,7 @@ import { describe, expect, test } from "bun:test";
 import type { ListQuery } from "../../src/engine/api.ts";
 import { defaultLimits } from "../../src/limits.ts";
 import { WholeFloat } from "../../src/protocol/msgpack-codec.ts";
+import { failureToWire } from "../../src/server/error-mapping.ts";
 import type { OpOutcome } from "../../src/server/op-types.ts";
 import { opTable } from "../../src/server/op-table.ts";
 import { topicCountsToWire } from "../../src/server/ops/wire-encoding.ts";
@@ -20,11 +21,13 @@ function run(op: keyof typeof opTable, request: Record<string, unknown>) {
   return { outcome: opTable[op].handle(request, "ns1", ctx), engine: ctx.engine };
 }
 
+/** The failure as the wire carries it (error-mapping.ts): its code and `details.field`. */
 function expectFailure(outcome: OpOutcome, code: string, field: string): void {
   expect(outcome.kind).toBe("failure");
   if (outcome.kind !== "failure") return;
-  expect(outcome.failure.code).toBe(code as never);
-  expect(outcome.failure.field).toBe(field);
+  const wire = failureToWire(outcome.failure);
+  expect(wire.code).toBe(code as never);
+  expect(wire.details?.field).toBe(field);
 }
 
 function expectReply(outcome: OpOutcome): Record<string, unknown> {

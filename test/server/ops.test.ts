@@ -10,6 +10,7 @@ import { describe, expect, test } from "bun:test";
 import { defaultLimits } from "../../src/limits.ts";
 import { WholeFloat } from "../../src/protocol/msgpack-codec.ts";
 import { AckReply, DeliveriesReply, plainReply } from "../../src/protocol/reply-encoder.ts";
+import { failureToWire } from "../../src/server/error-mapping.ts";
 import type { OpOutcome } from "../../src/server/op-types.ts";
 import { opTable } from "../../src/server/op-table.ts";
 import type { EnqueueItemInput, DequeueInput } from "../../src/engine/api.ts";
@@ -24,12 +25,14 @@ function run(op: keyof typeof opTable, request: Record<string, unknown>, ns: str
   return { outcome, engine: ctx.engine, ctx };
 }
 
+/** The failure as the wire carries it (error-mapping.ts): its code, `details.field` and `details.index`. */
 function expectFailure(outcome: OpOutcome, code: string, field: string, index?: number): void {
   expect(outcome.kind).toBe("failure");
   if (outcome.kind !== "failure") return;
-  expect(outcome.failure.code).toBe(code as never);
-  expect(outcome.failure.field).toBe(field);
-  if (index !== undefined) expect(outcome.failure.index).toBe(index);
+  const wire = failureToWire(outcome.failure);
+  expect(wire.code).toBe(code as never);
+  expect(wire.details?.field).toBe(field);
+  if (index !== undefined) expect(wire.details?.index).toBe(index);
 }
 
 function expectReply(outcome: OpOutcome): Record<string, unknown> {

@@ -3,7 +3,7 @@
 // indexed form the engine uses on its hot path (signatures and worker kinds).
 // docs/MATCHING.md explains the semantics and the design.
 
-export type { Capabilities, FeatureConstraint, ParseResult, Range, Requires, Scalar } from "./types.ts";
+export type { Capabilities, FeatureConstraint, MapPath, ParseResult, Range, Requires, Scalar } from "./types.ts";
 export { parseRequires } from "./parse-requires.ts";
 export { CapabilitiesParser, parseCapabilities } from "./parse-capabilities.ts";
 export { constraintHolds, satisfies } from "./satisfies.ts";

@@ -14,20 +14,21 @@ import {
   sortUnique,
   utf8BytesOver,
 } from "./scalar.ts";
-import type { Capabilities, ParseResult, Scalar } from "./types.ts";
+import { type Capabilities, type ParseResult, pathIn, type Scalar, wholeMap } from "./types.ts";
 
 type Failure = Extract<ParseResult<never>, { ok: false }>;
 
-function valueFailure(value: unknown, field: string): Failure | null {
+/** A value of feature `name` (at `position` in its list, or null for a bare scalar) that is not a usable scalar, or null. */
+function valueFailure(value: unknown, name: string, position: number | null): Failure | null {
   switch (scalarProblem(value)) {
     case null:
       return null;
     case "not_finite":
-      return { ok: false, code: "BAD_REQUEST", field, message: "numbers must be finite (no NaN or Infinity)" };
+      return { ok: false, code: "BAD_REQUEST", at: pathIn(name, null, position), message: "numbers must be finite (no NaN or Infinity)" };
     case "too_long":
-      return { ok: false, code: "TOO_LARGE", field, message: `string values are at most ${stringValueBytesMax} UTF-8 bytes` };
+      return { ok: false, code: "TOO_LARGE", at: pathIn(name, null, position), message: `string values are at most ${stringValueBytesMax} UTF-8 bytes` };
     case "type":
-      return { ok: false, code: "BAD_REQUEST", field, message: "must be a string, number, boolean or an array of those" };
+      return { ok: false, code: "BAD_REQUEST", at: pathIn(name, null, position), message: "must be a string, number, boolean or an array of those" };
   }
 }
 
@@ -63,12 +64,13 @@ class ParsedCapabilities implements Capabilities {
 /**
  * Validates a raw `capabilities` value. Absent, nil, or a map with no non-nil
  * entries gives null (the worker matches only items without requirements). An
- * empty array is a present feature holding no values.
+ * empty array is a present feature holding no values. A failure's MapPath is
+ * relative to the map.
  */
-export function parseCapabilities(raw: unknown, fieldPath: string, limits: Limits): ParseResult<Capabilities | null> {
+export function parseCapabilities(raw: unknown, limits: Limits): ParseResult<Capabilities | null> {
   if (raw === null || raw === undefined) return { ok: true, value: null };
   if (!isPlainMap(raw)) {
-    return { ok: false, code: "BAD_REQUEST", field: fieldPath, message: "must be a map from feature name to value or set" };
+    return { ok: false, code: "BAD_REQUEST", at: wholeMap, message: "must be a map from feature name to value or set" };
   }
   const names = Object.keys(raw);
   let sorted = true;
@@ -82,7 +84,7 @@ export function parseCapabilities(raw: unknown, fieldPath: string, limits: Limit
     return {
       ok: false,
       code: "TOO_LARGE",
-      field: fieldPath,
+      at: wholeMap,
       message: `names ${present} features; the limit is ${limits.featuresMax}`,
     };
   }
@@ -91,27 +93,26 @@ export function parseCapabilities(raw: unknown, fieldPath: string, limits: Limit
   const sets: Array<readonly Scalar[]> = [];
   let key = "";
   for (const name of names) {
-    if (name.length === 0) return { ok: false, code: "BAD_REQUEST", field: `${fieldPath}.${name}`, message: "feature names must not be empty" };
+    if (name.length === 0) return { ok: false, code: "BAD_REQUEST", at: pathIn(name), message: "feature names must not be empty" };
     if (utf8BytesOver(name, featureNameBytesMax)) {
-      return { ok: false, code: "TOO_LARGE", field: `${fieldPath}.${name}`, message: `feature names are at most ${featureNameBytesMax} UTF-8 bytes` };
+      return { ok: false, code: "TOO_LARGE", at: pathIn(name), message: `feature names are at most ${featureNameBytesMax} UTF-8 bytes` };
     }
     const value = raw[name];
     if (value === null || value === undefined) continue;
     let set: Scalar[];
     if (Array.isArray(value)) {
-      const field = `${fieldPath}.${name}`;
       if (value.length > limits.valuesPerFeatureMax) {
-        return { ok: false, code: "TOO_LARGE", field, message: `holds ${value.length} values; the limit is ${limits.valuesPerFeatureMax}` };
+        return { ok: false, code: "TOO_LARGE", at: pathIn(name), message: `holds ${value.length} values; the limit is ${limits.valuesPerFeatureMax}` };
       }
       set = new Array(value.length);
       for (let i = 0; i < value.length; i++) {
-        const failure = valueFailure(value[i], `${field}[${i}]`);
+        const failure = valueFailure(value[i], name, i);
         if (failure !== null) return failure;
         set[i] = normalizeScalar(value[i] as Scalar);
       }
       sortUnique(set);
     } else {
-      if (scalarProblem(value) !== null) return valueFailure(value, `${fieldPath}.${name}`) as Failure;
+      if (scalarProblem(value) !== null) return valueFailure(value, name, null) as Failure;
       set = [normalizeScalar(value as Scalar)];
     }
     key += `${name.length}:${name}[`;
@@ -137,13 +138,13 @@ export class CapabilitiesParser {
 
   constructor(private readonly limits: Limits) {}
 
-  parse(raw: Record<string, unknown>, fieldPath: string): ParseResult<Capabilities | null> {
+  parse(raw: Record<string, unknown>): ParseResult<Capabilities | null> {
     const frozen = Object.isFrozen(raw);
     if (frozen) {
       const known = this.parsed.get(raw);
       if (known !== undefined) return known;
     }
-    const result = parseCapabilities(raw, fieldPath, this.limits);
+    const result = parseCapabilities(raw, this.limits);
     if (frozen && result.ok) this.parsed.set(raw, result);
     return result;
   }

@@ -1,8 +1,9 @@
 // The normalized shapes matching works on: an item's validated `requires`
 // (a Requires), a worker's validated `capabilities` (Capabilities), and the
-// result type of the two parsers. Both shapes carry a canonical `key` string,
-// so equal requirements share one signature and equal capability sets share
-// one worker kind. See docs/MATCHING.md for the semantics.
+// result type of the two parsers, whose failures say where in the map they
+// lie (a MapPath). Both shapes carry a canonical `key` string, so equal
+// requirements share one signature and equal capability sets share one
+// worker kind. See docs/MATCHING.md for the semantics.
 
 /** A value a feature may hold or be compared with. Numbers are finite; -0 is stored as 0. */
 export type Scalar = string | number | boolean;
@@ -55,6 +56,26 @@ export interface Capabilities {
   readonly key: string;
 }
 
+/**
+ * Where in a `requires` or `capabilities` map a parse failed: the map itself
+ * (all null), one feature, one operator of its constraint (requires only),
+ * and a position in that feature's value list. The caller says which map of
+ * which request this is (engine/failure-location.ts).
+ */
+export interface MapPath {
+  readonly feature: string | null;
+  readonly operator: string | null;
+  readonly position: number | null;
+}
+
+/** The map as a whole. */
+export const wholeMap: MapPath = Object.freeze({ feature: null, operator: null, position: null });
+
+/** A feature of the map, or an operator of its constraint, or a position in its value list. Made only for a failure. */
+export function pathIn(feature: string, operator: string | null = null, position: number | null = null): MapPath {
+  return { feature, operator, position };
+}
+
 export type ParseResult<T> =
   | { ok: true; value: T }
-  | { ok: false; code: "BAD_REQUEST" | "TOO_LARGE"; field: string; message: string };
+  | { ok: false; code: "BAD_REQUEST" | "TOO_LARGE"; at: MapPath; message: string };

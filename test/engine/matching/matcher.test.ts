@@ -21,13 +21,13 @@ import { seededRandom } from "../../support/seeded-random.ts";
 import { randomCapabilities, randomRequires } from "./random-corpus.ts";
 
 function requires(raw: unknown): Requires {
-  const parsed = parseRequires(raw, "requires", defaultLimits);
+  const parsed = parseRequires(raw, defaultLimits);
   if (!parsed.ok || parsed.value === null) throw new Error(`bad requires ${JSON.stringify(raw)}`);
   return parsed.value;
 }
 
 function caps(raw: unknown): Capabilities | null {
-  const parsed = parseCapabilities(raw, "capabilities", defaultLimits);
+  const parsed = parseCapabilities(raw, defaultLimits);
   if (!parsed.ok) throw new Error("bad capabilities");
   return parsed.value;
 }
@@ -35,7 +35,7 @@ function caps(raw: unknown): Capabilities | null {
 /** Random requirements that parse (the generator can make an empty range or a contradiction). */
 function randomValidRequires(random: () => number): Requires {
   for (;;) {
-    const parsed = parseRequires(randomRequires(random), "requires", defaultLimits);
+    const parsed = parseRequires(randomRequires(random), defaultLimits);
     if (parsed.ok && parsed.value !== null) return parsed.value;
   }
 }

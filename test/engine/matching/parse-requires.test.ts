@@ -1,24 +1,28 @@
 // Goal: parseRequires() accepts every constraint form of the contract, rejects
-// every malformed one with the right code and the exact field path, enforces
-// the count and size limits at limit-1 / limit / limit+1, and produces one
+// every malformed one with the right code and where in the map it lies (a
+// MapPath), enforces the count and size limits at limit-1 / limit / limit+1, and produces one
 // canonical key for equivalent requirements (key order, 8 vs 8.0, set order,
 // duplicates, one-value `in`).
 
 import { describe, expect, test } from "bun:test";
 import { defaultLimits, type Limits } from "../../../src/limits.ts";
-import { featureNameBytesMax, parseRequires, stringValueBytesMax } from "../../../src/engine/matching/index.ts";
+import { featureNameBytesMax, type MapPath, parseRequires, stringValueBytesMax } from "../../../src/engine/matching/index.ts";
 
-const path = "items[3].requires";
+/** Where in the map a failure lies, written out (not the source's own helper). */
+function at(feature: string | null, operator: string | null = null, position: number | null = null): MapPath {
+  return { feature, operator, position };
+}
+const wholeMap = at(null);
 
-function failure(raw: unknown, limits: Limits = defaultLimits): { code: string; field: string } {
-  const parsed = parseRequires(raw, path, limits);
+function failure(raw: unknown, limits: Limits = defaultLimits): { code: string; at: MapPath } {
+  const parsed = parseRequires(raw, limits);
   if (parsed.ok) throw new Error(`expected a failure for ${JSON.stringify(raw)}`);
-  return { code: parsed.code, field: parsed.field };
+  return { code: parsed.code, at: parsed.at };
 }
 
 function key(raw: unknown): string | null {
-  const parsed = parseRequires(raw, path, defaultLimits);
-  if (!parsed.ok) throw new Error(`${parsed.field}: ${parsed.message}`);
+  const parsed = parseRequires(raw, defaultLimits);
+  if (!parsed.ok) throw new Error(`${JSON.stringify(parsed.at)}: ${parsed.message}`);
   return parsed.value === null ? null : parsed.value.key;
 }
 
@@ -44,7 +48,6 @@ describe("accepted forms", () => {
         j: { exists: false },
         k: { ne: 3, exists: false },
       },
-      path,
       defaultLimits,
     );
     expect(parsed.ok).toBe(true);
@@ -63,39 +66,39 @@ describe("accepted forms", () => {
   });
 });
 
-describe("errors name the exact field", () => {
-  const cases: Array<[string, unknown, string, string]> = [
-    ["requires not a map", ["gpu"], "BAD_REQUEST", path],
-    ["requires a string", "gpu", "BAD_REQUEST", path],
-    ["unknown operator", { gpu: { foo: 1 } }, "BAD_REQUEST", `${path}.gpu.foo`],
-    ["eq is not an operator", { gpu: { eq: 1 } }, "BAD_REQUEST", `${path}.gpu.eq`],
-    ["bare array", { gpu: ["a", "b"] }, "BAD_REQUEST", `${path}.gpu`],
-    ["binary value", { gpu: new Uint8Array(2) }, "BAD_REQUEST", `${path}.gpu`],
-    ["NaN scalar", { gpu: Number.NaN }, "BAD_REQUEST", `${path}.gpu`],
-    ["Infinity scalar", { gpu: Number.POSITIVE_INFINITY }, "BAD_REQUEST", `${path}.gpu`],
-    ["empty operator map", { gpu: {} }, "BAD_REQUEST", `${path}.gpu`],
-    ["only nil operators", { gpu: { in: null } }, "BAD_REQUEST", `${path}.gpu`],
-    ["in not an array", { gpu: { in: "a" } }, "BAD_REQUEST", `${path}.gpu.in`],
-    ["in empty", { gpu: { in: [] } }, "BAD_REQUEST", `${path}.gpu.in`],
-    ["all empty", { gpu: { all: [] } }, "BAD_REQUEST", `${path}.gpu.all`],
-    ["in with a map", { gpu: { in: ["a", { x: 1 }] } }, "BAD_REQUEST", `${path}.gpu.in[1]`],
-    ["in with nil", { gpu: { in: ["a", null] } }, "BAD_REQUEST", `${path}.gpu.in[1]`],
-    ["all with an array", { gpu: { all: [["a"]] } }, "BAD_REQUEST", `${path}.gpu.all[0]`],
-    ["in with NaN", { gpu: { in: [1, Number.NaN] } }, "BAD_REQUEST", `${path}.gpu.in[1]`],
-    ["range bound a string", { mem: { gte: "8" } }, "BAD_REQUEST", `${path}.mem.gte`],
-    ["range bound a boolean", { mem: { lt: true } }, "BAD_REQUEST", `${path}.mem.lt`],
-    ["range bound Infinity", { mem: { lte: Number.POSITIVE_INFINITY } }, "BAD_REQUEST", `${path}.mem.lte`],
-    ["ne a map", { mem: { ne: {} } }, "BAD_REQUEST", `${path}.mem.ne`],
-    ["exists a number", { mem: { exists: 1 } }, "BAD_REQUEST", `${path}.mem.exists`],
-    ["empty range", { mem: { gte: 10, lt: 5 } }, "BAD_REQUEST", `${path}.mem`],
-    ["point range open", { mem: { gt: 5, lte: 5 } }, "BAD_REQUEST", `${path}.mem`],
-    ["exists false with in", { mem: { exists: false, in: [1, 2] } }, "BAD_REQUEST", `${path}.mem`],
-    ["exists false with range", { mem: { exists: false, gte: 1 } }, "BAD_REQUEST", `${path}.mem`],
-    ["empty feature name", { "": 1 }, "BAD_REQUEST", `${path}.`],
+describe("errors say where in the map they lie", () => {
+  const cases: Array<[string, unknown, string, MapPath]> = [
+    ["requires not a map", ["gpu"], "BAD_REQUEST", wholeMap],
+    ["requires a string", "gpu", "BAD_REQUEST", wholeMap],
+    ["unknown operator", { gpu: { foo: 1 } }, "BAD_REQUEST", at("gpu", "foo")],
+    ["eq is not an operator", { gpu: { eq: 1 } }, "BAD_REQUEST", at("gpu", "eq")],
+    ["bare array", { gpu: ["a", "b"] }, "BAD_REQUEST", at("gpu")],
+    ["binary value", { gpu: new Uint8Array(2) }, "BAD_REQUEST", at("gpu")],
+    ["NaN scalar", { gpu: Number.NaN }, "BAD_REQUEST", at("gpu")],
+    ["Infinity scalar", { gpu: Number.POSITIVE_INFINITY }, "BAD_REQUEST", at("gpu")],
+    ["empty operator map", { gpu: {} }, "BAD_REQUEST", at("gpu")],
+    ["only nil operators", { gpu: { in: null } }, "BAD_REQUEST", at("gpu")],
+    ["in not an array", { gpu: { in: "a" } }, "BAD_REQUEST", at("gpu", "in")],
+    ["in empty", { gpu: { in: [] } }, "BAD_REQUEST", at("gpu", "in")],
+    ["all empty", { gpu: { all: [] } }, "BAD_REQUEST", at("gpu", "all")],
+    ["in with a map", { gpu: { in: ["a", { x: 1 }] } }, "BAD_REQUEST", at("gpu", "in", 1)],
+    ["in with nil", { gpu: { in: ["a", null] } }, "BAD_REQUEST", at("gpu", "in", 1)],
+    ["all with an array", { gpu: { all: [["a"]] } }, "BAD_REQUEST", at("gpu", "all", 0)],
+    ["in with NaN", { gpu: { in: [1, Number.NaN] } }, "BAD_REQUEST", at("gpu", "in", 1)],
+    ["range bound a string", { mem: { gte: "8" } }, "BAD_REQUEST", at("mem", "gte")],
+    ["range bound a boolean", { mem: { lt: true } }, "BAD_REQUEST", at("mem", "lt")],
+    ["range bound Infinity", { mem: { lte: Number.POSITIVE_INFINITY } }, "BAD_REQUEST", at("mem", "lte")],
+    ["ne a map", { mem: { ne: {} } }, "BAD_REQUEST", at("mem", "ne")],
+    ["exists a number", { mem: { exists: 1 } }, "BAD_REQUEST", at("mem", "exists")],
+    ["empty range", { mem: { gte: 10, lt: 5 } }, "BAD_REQUEST", at("mem")],
+    ["point range open", { mem: { gt: 5, lte: 5 } }, "BAD_REQUEST", at("mem")],
+    ["exists false with in", { mem: { exists: false, in: [1, 2] } }, "BAD_REQUEST", at("mem")],
+    ["exists false with range", { mem: { exists: false, gte: 1 } }, "BAD_REQUEST", at("mem")],
+    ["empty feature name", { "": 1 }, "BAD_REQUEST", at("")],
   ];
-  for (const [name, raw, code, field] of cases) {
+  for (const [name, raw, code, where] of cases) {
     test(name, () => {
-      expect(failure(raw)).toEqual({ code, field });
+      expect(failure(raw)).toEqual({ code, at: where });
     });
   }
   test("the point range [5, 5] is accepted", () => {
@@ -111,37 +114,37 @@ describe("limits", () => {
     return map;
   }
   test("features at limit-1, limit, limit+1", () => {
-    expect(parseRequires(features(3), path, limits).ok).toBe(true);
-    expect(parseRequires(features(4), path, limits).ok).toBe(true);
-    expect(failure(features(5), limits)).toEqual({ code: "TOO_LARGE", field: path });
+    expect(parseRequires(features(3), limits).ok).toBe(true);
+    expect(parseRequires(features(4), limits).ok).toBe(true);
+    expect(failure(features(5), limits)).toEqual({ code: "TOO_LARGE", at: wholeMap });
   });
   test("nil features do not count", () => {
-    expect(parseRequires({ ...features(4), extra: null }, path, limits).ok).toBe(true);
+    expect(parseRequires({ ...features(4), extra: null }, limits).ok).toBe(true);
   });
   test("in/all values at limit-1, limit, limit+1", () => {
     for (const op of ["in", "all"]) {
-      expect(parseRequires({ v: { [op]: [1, 2] } }, path, limits).ok).toBe(true);
-      expect(parseRequires({ v: { [op]: [1, 2, 3] } }, path, limits).ok).toBe(true);
-      expect(failure({ v: { [op]: [1, 2, 3, 4] } }, limits)).toEqual({ code: "TOO_LARGE", field: `${path}.v.${op}` });
+      expect(parseRequires({ v: { [op]: [1, 2] } }, limits).ok).toBe(true);
+      expect(parseRequires({ v: { [op]: [1, 2, 3] } }, limits).ok).toBe(true);
+      expect(failure({ v: { [op]: [1, 2, 3, 4] } }, limits)).toEqual({ code: "TOO_LARGE", at: at("v", op) });
     }
   });
   test("feature name bytes at limit-1, limit, limit+1 (multi-byte characters count as bytes)", () => {
-    expect(parseRequires({ ["a".repeat(featureNameBytesMax - 1)]: 1 }, path, defaultLimits).ok).toBe(true);
-    expect(parseRequires({ ["a".repeat(featureNameBytesMax)]: 1 }, path, defaultLimits).ok).toBe(true);
+    expect(parseRequires({ ["a".repeat(featureNameBytesMax - 1)]: 1 }, defaultLimits).ok).toBe(true);
+    expect(parseRequires({ ["a".repeat(featureNameBytesMax)]: 1 }, defaultLimits).ok).toBe(true);
     const long = "a".repeat(featureNameBytesMax + 1);
-    expect(failure({ [long]: 1 })).toEqual({ code: "TOO_LARGE", field: `${path}.${long}` });
+    expect(failure({ [long]: 1 })).toEqual({ code: "TOO_LARGE", at: at(long) });
     const euro = "€".repeat(85); // 255 bytes
-    expect(parseRequires({ [euro]: 1 }, path, defaultLimits).ok).toBe(true);
+    expect(parseRequires({ [euro]: 1 }, defaultLimits).ok).toBe(true);
     expect(failure({ [`${euro}a`]: 1 }).code).toBe("TOO_LARGE");
   });
   test("string values at limit, limit+1", () => {
-    expect(parseRequires({ v: "x".repeat(stringValueBytesMax) }, path, defaultLimits).ok).toBe(true);
-    expect(failure({ v: "x".repeat(stringValueBytesMax + 1) })).toEqual({ code: "TOO_LARGE", field: `${path}.v` });
+    expect(parseRequires({ v: "x".repeat(stringValueBytesMax) }, defaultLimits).ok).toBe(true);
+    expect(failure({ v: "x".repeat(stringValueBytesMax + 1) })).toEqual({ code: "TOO_LARGE", at: at("v") });
     expect(failure({ v: { in: ["a", "x".repeat(stringValueBytesMax + 1)] } })).toEqual({
       code: "TOO_LARGE",
-      field: `${path}.v.in[1]`,
+      at: at("v", "in", 1),
     });
-    expect(failure({ v: { ne: "x".repeat(stringValueBytesMax + 1) } })).toEqual({ code: "TOO_LARGE", field: `${path}.v.ne` });
+    expect(failure({ v: { ne: "x".repeat(stringValueBytesMax + 1) } })).toEqual({ code: "TOO_LARGE", at: at("v", "ne") });
   });
 });
 

@@ -8,15 +8,15 @@ import { defaultLimits } from "../../../src/limits.ts";
 import { parseCapabilities, parseRequires, satisfies, type Capabilities, type Requires } from "../../../src/engine/matching/index.ts";
 
 function requires(raw: unknown): Requires {
-  const parsed = parseRequires(raw, "requires", defaultLimits);
-  if (!parsed.ok) throw new Error(`${parsed.field}: ${parsed.message}`);
+  const parsed = parseRequires(raw, defaultLimits);
+  if (!parsed.ok) throw new Error(`${JSON.stringify(parsed.at)}: ${parsed.message}`);
   if (parsed.value === null) throw new Error("no requirements");
   return parsed.value;
 }
 
 function caps(raw: unknown): Capabilities | null {
-  const parsed = parseCapabilities(raw, "capabilities", defaultLimits);
-  if (!parsed.ok) throw new Error(`${parsed.field}: ${parsed.message}`);
+  const parsed = parseCapabilities(raw, defaultLimits);
+  if (!parsed.ok) throw new Error(`${JSON.stringify(parsed.at)}: ${parsed.message}`);
   return parsed.value;
 }
 
