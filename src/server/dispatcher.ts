@@ -101,10 +101,11 @@ export class Dispatcher {
     };
   }
 
-  handleFrame(source: RequestSource, body: Uint8Array): void {
+  /** One frame body: bytes [start, end) of `bytes` (the whole array by default), read during this call only. */
+  handleFrame(source: RequestSource, bytes: Uint8Array, start = 0, end = bytes.length): void {
     let request: unknown;
     try {
-      request = this.decoder.decodeBody(body);
+      request = this.decoder.decodeBody(bytes, start, end);
     } catch (error) {
       source.fail({ code: "BAD_FRAME", message: `undecodable frame: ${error instanceof Error ? error.message : String(error)}` });
       return;
