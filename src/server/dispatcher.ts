@@ -31,7 +31,7 @@ import { failureToWire, thrownToWire } from "./error-mapping.ts";
 import type { FatalHandler } from "./fatal.ts";
 import type { Logger } from "./logger.ts";
 import { lookupOp } from "./op-table.ts";
-import type { OpContext, OpOutcome, ServerInfo, Session } from "./op-types.ts";
+import { LentReply, type OpContext, type OpOutcome, type ServerInfo, type Session } from "./op-types.ts";
 import { RequestReader, type Source } from "./request-reader.ts";
 import type { CommitListener } from "../storage/writer.ts";
 
@@ -98,6 +98,7 @@ export class Dispatcher {
       serverInfo: options.serverInfo,
       serverStats: options.serverStats,
       reader: new RequestReader(),
+      lentReply: new LentReply(),
     };
   }
 
@@ -202,17 +203,20 @@ export class Dispatcher {
       case "reply": {
         const value = outcome.value;
         const commit = outcome.commit;
+        const durable = outcome.durable;
+        // The lent outcome is read once, here, and not kept: a later request fills it again (LentReply).
+        if (outcome === this.ctx.lentReply) this.ctx.lentReply.clear();
         if (commit !== undefined) {
           source.requestStarted();
           // Called when the commit settles (at once if it has): no promise, no closure.
           commit.listen(new CommittedReply(this, source, id, opName, startMs, value));
           return;
         }
-        if (outcome.durable === null) {
+        if (durable === null) {
           this.answer(source, opName, startMs, okReply(id, value));
           return;
         }
-        this.answerWhenDurable(source, id, opName, startMs, value, outcome.durable);
+        this.answerWhenDurable(source, id, opName, startMs, value, durable);
         return;
       }
       case "parked":

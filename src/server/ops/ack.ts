@@ -2,7 +2,7 @@
 // delivery already ended are listed as stale.
 
 import { AckReply } from "../../protocol/reply-encoder.ts";
-import { failed, namespacedOp, reply, replyOnCommit, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
+import { failed, lentReply, namespacedOp, replyOnCommit, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import type { Source } from "../request-reader.ts";
 
 export const ackOp: OpSpec = namespacedOp({
@@ -19,6 +19,6 @@ export const ackOp: OpSpec = namespacedOp({
     const { value, commit } = result.value;
     const ackReply = new AckReply(value.acked, value.stale);
     // The engine's ack ends through finishOp, which always gives its commit; any other engine (a test's) may give a promise.
-    return commit === undefined ? reply(ackReply, result.value.durable) : replyOnCommit(ackReply, commit);
+    return commit === undefined ? lentReply(ctx, ackReply, result.value.durable) : replyOnCommit(ctx, ackReply, commit);
   },
 });
