@@ -16,9 +16,11 @@
 // what it does.
 // Expect (2-core shared machine), min per request: dequeue 3.7-5.0 µs, ack
 // 1.1-1.5 µs, ack commit wait 0.9-1.4 µs (strict 2.6-4.4), ping 0.4-0.6 µs;
-// allocated: dequeue 15.1 cells (1.28 KB), ack with its commit 29 cells
-// (2.5 KB), ping 6.4 cells (0.34 KB), acquisition 44 cells (3.75 KB)
-// (BENCHMARKS.md, "output buffers, and the three passes together").
+// allocated: dequeue 14.1 cells (1.1-1.2 KB), ack with its commit 25.2 cells
+// (2.3-2.4 KB), ping 6.4 cells (0.3 KB), acquisition 39.3 cells (3.4-3.6 KB)
+// (BENCHMARKS.md, "allocations per acquisition, fourth pass"). Request
+// bodies go to the dispatcher whole: a connection's FrameDecoder is not in
+// this path.
 // Run: ./node_modules/.bin/bun bench/acquisition-path.bench.ts [items] [relaxed|strict]
 // (default 100000 relaxed). With `--cpu-prof` before the path, a profile of the loop.
 // ORQ_BENCH_ALLOCATION_TYPES=1 adds the cells by type; ORQ_BENCH_SPLIT_ACK=1

@@ -46,10 +46,10 @@ function enqueueReply(items: number): Record<string, unknown> {
 const frameEncoder = new FrameEncoder();
 const requestDecoder = new RequestFrameDecoder({ depthMax: defaultLimits.decodeDepthMax, frameBytesMax: defaultLimits.frameBytesMax });
 
-let lastBody: Uint8Array = new Uint8Array(0);
+let lastBody = 0;
 const frameDecoder = new FrameDecoder(defaultLimits.frameBytesMax, {
-  frame(body) {
-    lastBody = body;
+  frame(_bytes, start, end) {
+    lastBody = end - start;
     return true;
   },
   frameTooLarge() {

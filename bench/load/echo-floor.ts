@@ -20,8 +20,8 @@ interface EchoState {
 /** Each connection splits frames with orq's own FrameDecoder, so the floor costs exactly orq's framing and nothing more. */
 function echoState(writer: SocketWriter): EchoState {
   const frames = new FrameDecoder(echoFrameBytesMax, {
-    frame: (body) => {
-      writer.appendFrame(body);
+    frame: (bytes, start, end) => {
+      writer.appendFrame(bytes.subarray(start, end));
       return true;
     },
     frameTooLarge: (lengthBytes) => {

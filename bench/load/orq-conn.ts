@@ -51,8 +51,8 @@ export class OrqConn {
   private nextId = ID_FIRST;
   /** Splits reply frames with orq's own FrameDecoder; each body is decoded while it is still valid. */
   private readonly frames = new FrameDecoder(replyFrameBytesMax, {
-    frame: (body) => {
-      this.dispatch(decoder.decode(body) as Reply);
+    frame: (bytes, start, end) => {
+      this.dispatch(decoder.decode(bytes.subarray(start, end)) as Reply);
       return true;
     },
     frameTooLarge: (lengthBytes) => this.onClose(new Error(`reply frame of ${lengthBytes} bytes`)),

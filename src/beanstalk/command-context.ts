@@ -92,8 +92,11 @@ export async function settled<T>(result: Result<Reply<T>>): Promise<T> {
  */
 export function answerWhenDurable<T>(result: Result<Reply<T>>, answerOf: (value: T) => Answer): PendingAnswer {
   if (!result.ok) throw new AnswerError(failureAnswer(result.failure.code));
-  const answer = answerOf(result.value.value);
-  const durable = result.value.durable;
+  return answerOnceDurable(result.value.durable, answerOf(result.value.value));
+}
+
+/** `answer`, sent once `durable` settles (a failed commit answers OUT_OF_MEMORY). */
+export function answerOnceDurable(durable: Promise<void> | null, answer: Answer): PendingAnswer {
   if (durable === null) return new PendingAnswer(Promise.resolve(answer));
   return new PendingAnswer(
     durable.then(

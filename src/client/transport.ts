@@ -111,10 +111,10 @@ export class Transport implements FrameSink {
 
   // FrameSink: replies from the server.
 
-  frame(body: Uint8Array): boolean {
+  frame(bytes: Uint8Array, start: number, end: number): boolean {
     let reply: unknown;
     try {
-      reply = this.replyDecoder.decode(body);
+      reply = this.replyDecoder.decode(bytes.subarray(start, end));
     } catch (error) {
       this.protocolFailure(`undecodable reply: ${error instanceof Error ? error.message : String(error)}`);
       return false;

@@ -12,6 +12,7 @@
 
 import type { Engine } from "../engine/engine.ts";
 import type {
+  AckOutcome,
   DequeueInput,
   DequeueOutcome,
   EndedItemState,
@@ -135,7 +136,7 @@ export class ClusterEngine implements EngineApi {
     this.inner.releaseWaiters();
   }
 
-  ack(ns: string, receipts: string[], nowMs: number): Result<Reply<{ acked: number; stale: readonly string[] }>> {
+  ack(ns: string, receipts: string[], nowMs: number): AckOutcome {
     const failure = this.check(receipts);
     return failure !== null ? { ok: false, failure } : this.inner.ack(ns, receipts, nowMs);
   }

@@ -109,6 +109,24 @@ export type DequeueOutcome =
   | { ok: true; kind: "parked"; waiter: Promise<DequeueDone> }
   | { ok: false; failure: Failure };
 
+/**
+ * What an ack answers, flat as a dequeue's: one object per ack (the count,
+ * the stale receipts, the commit), where a Result around a Reply around
+ * `{acked, stale}` was three heap cells (BENCHMARKS.md "allocations per
+ * acquisition, fourth pass"). `durable` is the commit's promise, made only
+ * when read; a caller that listens on `commit` (the dispatcher) never reads it.
+ */
+export type AckOutcome = AckDone | { ok: false; failure: Failure };
+
+export interface AckDone {
+  readonly ok: true;
+  readonly acked: number;
+  /** Receipts that named no current delivery (or repeated one): one shared empty list when there are none. */
+  readonly stale: readonly string[];
+  readonly durable: Promise<void> | null;
+  readonly commit?: Commit;
+}
+
 export type LiveStateName = "ready" | "delayed" | "waiting" | "leased" | "dead";
 
 export interface ItemState {
@@ -174,7 +192,7 @@ export interface EngineApi {
   dequeue(ns: string, input: DequeueInput, nowMs: number): DequeueOutcome;
   /** A connection closed: its parked dequeues resolve empty without leasing anything. */
   cancelWaiters(owner: number): void;
-  ack(ns: string, receipts: string[], nowMs: number): Result<Reply<{ acked: number; stale: readonly string[] }>>;
+  ack(ns: string, receipts: string[], nowMs: number): AckOutcome;
   /** `priority`, when given, replaces the item's priority (the beanstalkd port's `release`; not on the wire). */
   nack(
     ns: string,

@@ -21,6 +21,7 @@ import type { Limits } from "../limits.ts";
 import type { Store } from "../storage/store.ts";
 import type { Writer } from "../storage/writer.ts";
 import type {
+  AckOutcome,
   Delivery,
   DequeueInput,
   DequeueOutcome,
@@ -151,7 +152,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     this.dequeuer.releaseWaiters();
   }
 
-  ack(nsName: string, receipts: string[], nowMs: number): Result<Reply<{ acked: number; stale: readonly string[] }>> {
+  ack(nsName: string, receipts: string[], nowMs: number): AckOutcome {
     this.advance(nowMs);
     return receiptOps.ack(this.ctx, nsName, receipts, nowMs);
   }

@@ -26,9 +26,14 @@ export function refuseUnhealthyShards(ctx: OpContext, items: LiveItem[], nowMs: 
 
 /** End the op: its writes go to the next commit (the reply waits for it), then waiters are served. */
 export function finishOp<T>(ctx: OpContext, value: T, nowMs: number): Result<Reply<T>> {
+  return { ok: true, value: new CommitReply(value, closeOp(ctx, nowMs)) };
+}
+
+/** finishOp for an op that builds its own flat answer (ack): the Commit its reply waits for. */
+export function closeOp(ctx: OpContext, nowMs: number): Commit {
   const commit = ctx.s.closeSet() ?? nothingToCommit;
   ctx.wake(nowMs);
-  return { ok: true, value: new CommitReply(value, commit) };
+  return commit;
 }
 
 /**

@@ -3,15 +3,17 @@
 // same delivery count and same boot (ids.ts says why the boot). Anything
 // else is stale, listed in the reply, and changes nothing.
 
-import type { Reply, Result } from "./api.ts";
+import type { AckDone, AckOutcome, Reply, Result } from "./api.ts";
 import { ReceiptFields, readReceipt } from "./ids.ts";
 import type { LiveItem } from "./item.ts";
-import { finishOp, type OpContext, refuseUnhealthyShards } from "./op-context.ts";
+import { closeOp, finishOp, type OpContext, refuseUnhealthyShards } from "./op-context.ts";
+import type { Commit } from "../storage/writer.ts";
 
-export function ack(ctx: OpContext, nsName: string, receipts: string[], nowMs: number): Result<Reply<{ acked: number; stale: readonly string[] }>> {
-  // An ack is the commonest request: its found items go in a scratch list and
-  // no stale list is made unless a receipt is stale (each was a JS-heap cell
-  // or two per ack, BENCHMARKS.md "allocations per acquisition, third pass").
+export function ack(ctx: OpContext, nsName: string, receipts: string[], nowMs: number): AckOutcome {
+  // An ack is the commonest request: its found items go in a scratch list,
+  // no stale list is made unless a receipt is stale, and the answer is one
+  // flat object (each was a JS-heap cell or two per ack, BENCHMARKS.md
+  // "allocations per acquisition", third and fourth passes).
   const found = scratchFound;
   found.length = 0;
   const stale = leasedByReceipts(ctx, nsName, receipts, found);
@@ -21,7 +23,21 @@ export function ack(ctx: OpContext, nsName: string, receipts: string[], nowMs: n
   for (const item of found) ctx.s.endItem(item, "acked", nowMs);
   const acked = found.length;
   found.length = 0;
-  return finishOp(ctx, { acked, stale }, nowMs);
+  return new CommittedAck(acked, stale, closeOp(ctx, nowMs));
+}
+
+/** An ack's answer (AckDone): `durable` is the commit's promise, made only if read. */
+class CommittedAck implements AckDone {
+  readonly ok = true;
+  constructor(
+    readonly acked: number,
+    readonly stale: readonly string[],
+    readonly commit: Commit,
+  ) {}
+
+  get durable(): Promise<void> {
+    return this.commit.promise();
+  }
 }
 
 export function nack(

@@ -1,9 +1,11 @@
 // Streaming frame parser: turns a byte stream into frame bodies (a 4-byte
 // big-endian length, then that many bytes). It does no I/O: the caller pushes
 // chunks and receives events through a FrameSink, so tests can feed it one byte
-// at a time. It walks offsets within each chunk and emits views into it; only
-// a frame split across chunks is copied (into a buffer of the frame's exact
-// size, allocated once), never re-concatenated per read.
+// at a time. It walks offsets within each chunk and hands each frame over as
+// the chunk and the frame's offsets in it (not a view: a subarray per frame
+// was a JS-heap cell per request); only a frame split across chunks is copied
+// (into a buffer of the frame's exact size, allocated once), never
+// re-concatenated per read.
 //
 // The sink may ask to stop (frame() returns false): the decoder then keeps the
 // unprocessed bytes (copied, since the caller's chunk may be reused) and
@@ -15,8 +17,11 @@ import { assert } from "../lib/assert.ts";
 export const frameHeaderBytes = 4;
 
 export interface FrameSink {
-  /** One complete frame body: a view valid only during this call. Return false to pause the decoder. */
-  frame(body: Uint8Array): boolean;
+  /**
+   * One complete frame body: bytes [start, end) of `bytes`, valid only during
+   * this call (the chunk is the caller's to reuse). Return false to pause the decoder.
+   */
+  frame(bytes: Uint8Array, start: number, end: number): boolean;
   /** A header announced a body longer than the maximum; the decoder stops for good. */
   frameTooLarge(lengthBytes: number): void;
 }
@@ -91,7 +96,7 @@ export class FrameDecoder {
         return;
       }
     }
-    // Whole frames inside this chunk: views, no copies.
+    // Whole frames inside this chunk: offsets, no copies.
     while (end - offset >= frameHeaderBytes) {
       const length =
         ((chunk[offset]! << 24) >>> 0) + (chunk[offset + 1]! << 16) + (chunk[offset + 2]! << 8) + chunk[offset + 3]!;
@@ -108,7 +113,7 @@ export class FrameDecoder {
         return;
       }
       offset = bodyStart + length;
-      if (!this.sink.frame(chunk.subarray(bodyStart, offset))) {
+      if (!this.sink.frame(chunk, bodyStart, offset)) {
         this.pausedFlag = true;
         if (offset < end && !this.failed) this.stash(fromBacklog ? chunk.subarray(offset) : chunk.slice(offset), true);
         return;
@@ -142,7 +147,7 @@ export class FrameDecoder {
       }
       if (chunk.length - offset >= length) {
         const bodyEnd = offset + length;
-        if (!this.sink.frame(chunk.subarray(offset, bodyEnd))) this.pausedFlag = true;
+        if (!this.sink.frame(chunk, offset, bodyEnd)) this.pausedFlag = true;
         return bodyEnd;
       }
       this.body = new Uint8Array(length);
@@ -157,7 +162,7 @@ export class FrameDecoder {
     if (this.bodyFilled < body.length) return -1;
     this.body = null;
     this.bodyFilled = 0;
-    if (!this.sink.frame(body)) this.pausedFlag = true;
+    if (!this.sink.frame(body, 0, body.length)) this.pausedFlag = true;
     return offset;
   }
 

@@ -21,8 +21,8 @@ export function writeFrameLength(target: Uint8Array, at: number, length: number)
 
 /** Where encodeTo puts a frame: both calls copy the bytes before returning. */
 export interface FrameOutput {
-  /** A whole frame, its length prefix included. */
-  push(frame: Uint8Array): void;
+  /** A whole frame, its length prefix included: the first `length` bytes of `bytes` (all of them by default). */
+  push(bytes: Uint8Array, length?: number): void;
   /** A frame's body: the output writes the 4-byte length, then the body. */
   pushFrame(body: Uint8Array): void;
 }
@@ -43,10 +43,17 @@ export class FrameEncoder {
 
   /** Encode `value` as one frame into `out`. */
   encodeTo(value: unknown, out: FrameOutput): void {
-    // The hand-written replies are copied from the encoder's buffer by `out` (a view, not a copy per reply).
-    if (value instanceof DeliveriesReply) out.push(this.replyEncoder().deliveriesFrameView(value.id, value.deliveries));
-    else if (value instanceof AckReply) out.push(this.replyEncoder().ackFrameView(value.id, value.acked, value.stale));
-    else out.pushFrame(this.encoder.encodeSharedRef(value));
+    // The hand-written replies are copied by `out` from the start of the encoder's buffer: no copy, not even a view, per reply.
+    // (frameBytes is read after the write: a write may grow the buffer into a new one.)
+    if (value instanceof DeliveriesReply) {
+      const replies = this.replyEncoder();
+      const length = replies.writeDeliveriesFrame(value.id, value.deliveries);
+      out.push(replies.frameBytes, length);
+    } else if (value instanceof AckReply) {
+      const replies = this.replyEncoder();
+      const length = replies.writeAckFrame(value.id, value.acked, value.stale);
+      out.push(replies.frameBytes, length);
+    } else out.pushFrame(this.encoder.encodeSharedRef(value));
   }
 
   /** Built on first use: clients never send these replies. */

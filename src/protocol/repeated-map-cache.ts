@@ -48,8 +48,9 @@ export class RepeatedMapCache {
    */
   cacheableEnd(bytes: Uint8Array, start: number, end: number): number {
     const limit = Math.min(end, start + this.bytesMax);
-    const head = bytes[start];
-    if (head === undefined || head < 0x80 || head > 0x8f) return -1;
+    if (start >= limit) return -1;
+    const head = bytes[start] as number;
+    if (head < 0x80 || head > 0x8f) return -1;
     let pos = start + 1;
     for (let i = head - 0x80; i > 0; i--) {
       const key = bytes[pos];

@@ -1,7 +1,8 @@
 // Hand-written MessagePack for the two hottest replies, dequeue
 // ({id, ok, items: [delivery...]}) and ack ({id, ok, acked, stale}), written
 // as whole frames (4-byte big-endian length, then the body) into one
-// growable buffer that is reused; each frame is handed out as a copy. The
+// growable buffer that is reused; each frame is handed out as a copy, or
+// left at the buffer's start for a caller that copies it at once. The
 // generic encoder spent 4-6 µs per dequeue-1 reply walking object keys; this
 // writes the fixed keys as precomputed bytes. The forms chosen are the ones
 // @msgpack/msgpack picks (smallest int form, uint64/int64 past 32 bits,
@@ -131,10 +132,14 @@ export class ReplyEncoder {
     return this.finish().slice();
   }
 
-  /** The same frame as a view of the encoder's buffer, good until its next call (for a caller that copies it at once). */
-  deliveriesFrameView(id: number, items: readonly DeliveryFields[]): Uint8Array {
+  /**
+   * The same frame, left in the encoder's buffer (frameBytes) and good until
+   * its next call, for a caller that copies it at once: its length in bytes.
+   * No view is made, so this allocates nothing.
+   */
+  writeDeliveriesFrame(id: number, items: readonly DeliveryFields[]): number {
     this.writeDeliveries(id, items);
-    return this.finish();
+    return this.finishInPlace();
   }
 
   /** The frame of an ack reply: a copy the caller keeps. */
@@ -143,10 +148,15 @@ export class ReplyEncoder {
     return this.finish().slice();
   }
 
-  /** The same frame as a view of the encoder's buffer, good until its next call. */
-  ackFrameView(id: number, acked: number, stale: readonly string[]): Uint8Array {
+  /** The same frame, left in frameBytes as writeDeliveriesFrame leaves its own: its length in bytes. */
+  writeAckFrame(id: number, acked: number, stale: readonly string[]): number {
     this.writeAck(id, acked, stale);
-    return this.finish();
+    return this.finishInPlace();
+  }
+
+  /** The buffer the write*Frame calls leave their frame at the start of (it may be replaced by a larger one on a later call). */
+  get frameBytes(): Uint8Array {
+    return this.bytes;
   }
 
   private writeDeliveries(id: number, items: readonly DeliveryFields[]): void {
@@ -201,9 +211,13 @@ export class ReplyEncoder {
 
   /** Fill in the length; the frame as a view of the buffer, which the next call reuses. */
   private finish(): Uint8Array {
-    const bodyBytes = this.pos - frameHeaderBytes;
-    this.view.setUint32(0, bodyBytes);
-    return this.bytes.subarray(0, this.pos);
+    return this.bytes.subarray(0, this.finishInPlace());
+  }
+
+  /** Fill in the length; the frame's length in bytes (it starts the buffer). */
+  private finishInPlace(): number {
+    this.view.setUint32(0, this.pos - frameHeaderBytes);
+    return this.pos;
   }
 
   /** Make room for `more` bytes past pos. Every write below relies on an earlier ensure. */

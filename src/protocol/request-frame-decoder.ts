@@ -66,19 +66,23 @@ export class RequestFrameDecoder {
     this.lengthMax = options.frameBytesMax;
   }
 
-  /** Decode one frame body, or throw what RequestDecoder throws for it. */
-  decodeBody(body: Uint8Array): unknown {
-    this.bytes = body;
-    this.pos = 0;
-    this.end = body.length;
+  /**
+   * Decode one frame body, bytes [start, end) of `bytes` (the whole array by
+   * default), or throw what RequestDecoder throws for it. Offsets rather than
+   * a view: the connection's frame decoder hands frames over that way.
+   */
+  decodeBody(bytes: Uint8Array, start = 0, end = bytes.length): unknown {
+    this.bytes = bytes;
+    this.pos = start;
+    this.end = end;
     try {
       const value = this.value(0);
-      if (this.pos !== this.end) throw needsLibrary;
+      if (this.pos !== end) throw needsLibrary;
       return value;
     } catch (error) {
       if (error !== needsLibrary) throw error;
       this.fallbackCount++;
-      return this.library.decodeBody(body);
+      return this.library.decodeBody(start === 0 && end === bytes.length ? bytes : bytes.subarray(start, end));
     } finally {
       this.bytes = emptyBytes;
     }
@@ -183,8 +187,8 @@ export class RequestFrameDecoder {
 
   /** A map key: a string other than __proto__, or an integer (the library's mapKeyConverter would refuse the rest). */
   private key(): string | number {
-    const head = this.bytes[this.pos];
-    if (head === undefined) throw needsLibrary;
+    if (this.pos >= this.end) throw needsLibrary;
+    const head = this.bytes[this.pos] as number;
     if (head >= 0xa0 && head < 0xc0) {
       this.pos++;
       const key = this.string(head - 0xa0);

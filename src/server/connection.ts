@@ -97,8 +97,8 @@ export class Connection implements RequestSource, FrameSink {
 
   // FrameSink: the decoder's events.
 
-  frame(body: Uint8Array): boolean {
-    this.dispatcher.handleFrame(this, body);
+  frame(bytes: Uint8Array, start: number, end: number): boolean {
+    this.dispatcher.handleFrame(this, bytes, start, end);
     return this.canRead();
   }
 

@@ -31,7 +31,7 @@ import { failureToWire, thrownToWire } from "./error-mapping.ts";
 import type { FatalHandler } from "./fatal.ts";
 import type { Logger } from "./logger.ts";
 import { lookupOp } from "./op-table.ts";
-import type { OpContext, OpOutcome, ServerInfo, Session } from "./op-types.ts";
+import { LentReply, type OpContext, type OpOutcome, type ServerInfo, type Session } from "./op-types.ts";
 import { RequestReader, type Source } from "./request-reader.ts";
 import type { CommitListener } from "../storage/writer.ts";
 
@@ -98,13 +98,15 @@ export class Dispatcher {
       serverInfo: options.serverInfo,
       serverStats: options.serverStats,
       reader: new RequestReader(),
+      lentReply: new LentReply(),
     };
   }
 
-  handleFrame(source: RequestSource, body: Uint8Array): void {
+  /** One frame body: bytes [start, end) of `bytes` (the whole array by default), read during this call only. */
+  handleFrame(source: RequestSource, bytes: Uint8Array, start = 0, end = bytes.length): void {
     let request: unknown;
     try {
-      request = this.decoder.decodeBody(body);
+      request = this.decoder.decodeBody(bytes, start, end);
     } catch (error) {
       source.fail({ code: "BAD_FRAME", message: `undecodable frame: ${error instanceof Error ? error.message : String(error)}` });
       return;
@@ -201,17 +203,20 @@ export class Dispatcher {
       case "reply": {
         const value = outcome.value;
         const commit = outcome.commit;
+        const durable = outcome.durable;
+        // The lent outcome is read once, here, and not kept: a later request fills it again (LentReply).
+        if (outcome === this.ctx.lentReply) this.ctx.lentReply.clear();
         if (commit !== undefined) {
           source.requestStarted();
           // Called when the commit settles (at once if it has): no promise, no closure.
           commit.listen(new CommittedReply(this, source, id, opName, startMs, value));
           return;
         }
-        if (outcome.durable === null) {
+        if (durable === null) {
           this.answer(source, opName, startMs, okReply(id, value));
           return;
         }
-        this.answerWhenDurable(source, id, opName, startMs, value, outcome.durable);
+        this.answerWhenDurable(source, id, opName, startMs, value, durable);
         return;
       }
       case "parked":

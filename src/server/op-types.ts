@@ -48,6 +48,11 @@ export interface OpContext {
    * failure object is fresh each time, so returning that is fine).
    */
   readonly reader: RequestReader;
+  /**
+   * The reply outcome the hot ops (dequeue, ack) return instead of a fresh
+   * one: see LentReply. Filled through lentReply / replyOnCommit.
+   */
+  readonly lentReply: LentReply;
 }
 
 /**
@@ -57,10 +62,42 @@ export interface OpContext {
  * raise itself (UNAUTHORIZED from hello).
  */
 export type OpOutcome =
-  | { kind: "reply"; value: Source; durable: Promise<void> | null; commit?: Commit }
+  | ReplyOutcome
   | { kind: "failure"; failure: Failure | RequestFailure }
   | { kind: "error"; error: WireError }
   | { kind: "parked"; waiter: Promise<OpOutcome> };
+
+export interface ReplyOutcome {
+  kind: "reply";
+  value: Source;
+  durable: Promise<void> | null;
+  commit?: Commit | undefined;
+}
+
+/**
+ * One reply outcome per dispatcher (OpContext's), lent to a handler for its
+ * return value instead of a fresh object per request (a JS-heap cell per
+ * dequeue and per ack). The dispatcher takes its fields out before it does
+ * anything else with the request and then clears it (complete()), so it is
+ * never read after the request it was filled for: a handler must return it
+ * at once, and a parked dequeue's waiter, read in a later turn, settles with
+ * a fresh outcome (reply()), never with this one.
+ */
+export class LentReply implements ReplyOutcome {
+  readonly kind = "reply";
+  value: Source = noReply;
+  durable: Promise<void> | null = null;
+  commit: Commit | undefined = undefined;
+
+  /** Drop the last request's reply and commit (they are not kept alive until the next request). */
+  clear(): void {
+    this.value = noReply;
+    this.durable = null;
+    this.commit = undefined;
+  }
+}
+
+const noReply: Source = Object.freeze({});
 
 export type NamespaceRule = "required" | "optional" | "none";
 
@@ -104,13 +141,27 @@ export function reply(value: Source, durable: Promise<void> | null = null): OpOu
   return { kind: "reply", value, durable };
 }
 
+/** reply(), in the context's lent outcome (LentReply): return it at once. */
+export function lentReply(ctx: OpContext, value: Source, durable: Promise<void> | null): OpOutcome {
+  const outcome = ctx.lentReply;
+  outcome.value = value;
+  outcome.durable = durable;
+  outcome.commit = undefined;
+  return outcome;
+}
+
 /**
- * A reply sent once `commit` is durable (an UNAVAILABLE error if it fails):
- * the dispatcher listens on it, one small object per request where waiting
- * on a promise cost about nine JS-heap cells (storage/writer.ts).
+ * A reply sent once `commit` is durable (an UNAVAILABLE error if it fails),
+ * in the context's lent outcome (LentReply): return it at once. The
+ * dispatcher listens on the commit, one small object per request where
+ * waiting on a promise cost about nine JS-heap cells (storage/writer.ts).
  */
-export function replyOnCommit(value: Source, commit: Commit): OpOutcome {
-  return { kind: "reply", value, durable: null, commit };
+export function replyOnCommit(ctx: OpContext, value: Source, commit: Commit): OpOutcome {
+  const outcome = ctx.lentReply;
+  outcome.value = value;
+  outcome.durable = null;
+  outcome.commit = commit;
+  return outcome;
 }
 
 export function failed(failure: Failure | RequestFailure): OpOutcome {

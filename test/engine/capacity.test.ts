@@ -44,7 +44,7 @@ describe("live items maximum", () => {
     const [, id] = await h.enqueue("n", [item("a"), item("a", { maxAttempts: 1 })]);
     expect(failure(h.engine.enqueue("n", [item("a")], h.now)).code).toBe("TOO_LARGE");
     const delivered = await h.dequeue("n", [["a", 2]]);
-    await h.settle(h.engine.ack("n", [delivered[0]!.receipt], h.now));
+    await h.settleAck(h.engine.ack("n", [delivered[0]!.receipt], h.now));
     await h.settle(h.engine.nack("n", [{ receipt: delivered[1]!.receipt, delayMs: null, metadata: null }], h.now));
     expect(h.state("n", id!)).toBe("dead");
     await h.enqueue("n", [item("a")]);
@@ -77,7 +77,7 @@ describe("topics maximum", () => {
     await h.enqueue("n", [item("a")]);
     expect(failure(h.engine.enqueue("n", [item("b")], h.now)).at).toEqual({ kind: "item", index: 0, part: { of: "topic" } });
     const [delivery] = await h.dequeue("n", [["a", 1]]);
-    await h.settle(h.engine.ack("n", [delivery!.receipt], h.now));
+    await h.settleAck(h.engine.ack("n", [delivery!.receipt], h.now));
     await h.enqueue("n", [item("b")]);
     expect(engineGauges(h).topics).toBe(1);
     h.check();
@@ -131,9 +131,9 @@ describe("a restart over a lowered maximum", () => {
     const delivered = await h.dequeue("n", [["a", 2], ["b", 1], ["c", 1], ["d", 1]]);
     expect(delivered.map((d) => d.topic)).toEqual(["a", "a", "b", "c", "d"]);
     // Two acks leave 4 items (at the maximum, not under it); one more leaves room for one.
-    await h.settle(h.engine.ack("n", delivered.slice(0, 2).map((d) => d.receipt), h.now));
+    await h.settleAck(h.engine.ack("n", delivered.slice(0, 2).map((d) => d.receipt), h.now));
     expect(failure(h.engine.enqueue("n", [item("b")], h.now)).at).toEqual({ kind: "batch" });
-    await h.settle(h.engine.ack("n", [delivered[2]!.receipt], h.now));
+    await h.settleAck(h.engine.ack("n", [delivered[2]!.receipt], h.now));
     // Topics a and b emptied and were dropped: c, d and m's a are left, at topics_max.
     expect(engineGauges(h).topics).toBe(3);
     // Room for an item now, but topic "e" would be a fourth.

@@ -51,7 +51,7 @@ async function run(seed: number): Promise<void> {
         op = "ack";
         const receipt = pick(receipts);
         const res = h.engine.ack("n", [receipt], h.now);
-        if (res.ok && res.value.value.acked === 1 && (await settled(res.value.durable))) ackedDurably.add(parseReceipt(receipt)!.id);
+        if (res.ok && res.acked === 1 && (await settled(res.durable))) ackedDurably.add(parseReceipt(receipt)!.id);
       } else if (roll < 0.72 && receipts.length > 0) {
         op = "nack";
         const res = h.engine.nack("n", [{ receipt: pick(receipts), delayMs: null, metadata: null }], h.now);

@@ -4,7 +4,7 @@
 
 import { leaseWriteDelayMs } from "../../src/limits.ts";
 import { describe, expect, test } from "bun:test";
-import { dequeued, Harness, item, take, unwrap } from "./support/harness.ts";
+import { ackDone, dequeued, Harness, item, take, unwrap } from "./support/harness.ts";
 
 describe("tick", () => {
   test("handles at most deadlinesPerTickMax deadlines per call", async () => {
@@ -67,7 +67,7 @@ describe("commit failure and restart", () => {
     h.advance(leaseWriteDelayMs); // the lease is written
     await h.writer.drain();
     h.store.failShard(0);
-    const reply = unwrap(h.engine.ack("n", [d!.receipt], h.now));
+    const reply = ackDone(h.engine.ack("n", [d!.receipt], h.now));
     await expect(reply.durable).rejects.toThrow();
     expect(h.state("n", id as string)).toBe("ended:acked");
     h.store.healShard(0);

@@ -67,7 +67,7 @@ describe("topics", () => {
     expect(h.engine.topics("n", { prefix: "a", limit: 2, after: "ab" }).topics.map((t) => t.topic)).toEqual(["ac"]);
     expect(h.engine.topics("n", { prefix: "a", limit: 3, after: null }).next).toBeNull();
     const ds = await h.dequeue("n", [["a", 1]]);
-    await h.settle(h.engine.ack("n", [ds[0]!.receipt], h.now));
+    await h.settleAck(h.engine.ack("n", [ds[0]!.receipt], h.now));
     expect(h.engine.topics("n", { prefix: "a", limit: 10, after: null }).topics.map((t) => t.topic)).toEqual(["ab", "ac"]);
     expect(h.engine.topics("nobody", { prefix: null, limit: 10, after: null })).toEqual({ topics: [], next: null });
   });
@@ -218,7 +218,7 @@ describe("recovery", () => {
     expect(h.engine.nextDeadlineMs()).toBeLessThanOrEqual(h.now);
     expect(h.state("n", leased as string)).toBe("ready");
     // The old receipt stays stale across the restart.
-    expect((await h.settle(h.engine.ack("n", [ds[0]!.receipt], h.now))).stale).toEqual([ds[0]!.receipt]);
+    expect((await h.settleAck(h.engine.ack("n", [ds[0]!.receipt], h.now))).stale).toEqual([ds[0]!.receipt]);
     const again = await h.dequeue("n", [["t", 5]]);
     expect(again.map((d) => [d.id, d.attempt])).toEqual([
       [leased as string, 2],
@@ -237,7 +237,7 @@ describe("stats", () => {
     await h.enqueue("a", [item("t"), item("t")]);
     await h.enqueue("b", [item("u")]);
     const [d] = await h.dequeue("a", [["t", 1]]);
-    await h.settle(h.engine.ack("a", [d!.receipt], h.now));
+    await h.settleAck(h.engine.ack("a", [d!.receipt], h.now));
     dequeued(h.engine.dequeue("b", { topics: [{ topic: "none", count: 1 }], capabilities: null, waitMs: 1000, leaseMs: null, owner: 7 }, h.now));
     const all = h.engine.stats(null, h.now) as any;
     expect(all.totals).toEqual({ ready: 2, delayed: 0, waiting: 0, leased: 0, dead: 0, topics: 2, parkedWaiters: 1 });

@@ -87,7 +87,7 @@ describe("leases", () => {
     expect(second?.attempt).toBe(2);
     expect(second?.leaseExpiresAtMs).toBe(h.now + 500);
     expect(second?.receipt).not.toBe(first?.receipt);
-    const acked = await h.settle(h.engine.ack("n", [first!.receipt, second!.receipt], h.now));
+    const acked = await h.settleAck(h.engine.ack("n", [first!.receipt, second!.receipt], h.now));
     expect(acked).toEqual({ acked: 1, stale: [first!.receipt] });
     expect(h.state("n", id as string)).toBe("ended:acked");
     h.check();
@@ -161,10 +161,10 @@ describe("leases", () => {
     // The live receipt's own id and delivery count without its boot (the older three-part form) is stale too.
     const withoutBoot = d!.receipt.slice(0, d!.receipt.lastIndexOf(":"));
     const bad = ["", "x", "0:0", "0:0:0", "00:1:1", "1:2:3:4", `${d!.receipt}0`, "99:1:1", "99:1:1:1", withoutBoot, `${withoutBoot}:0`];
-    const r = await h.settle(h.engine.ack("n", bad, h.now));
+    const r = await h.settleAck(h.engine.ack("n", bad, h.now));
     expect(r).toEqual({ acked: 0, stale: bad });
-    expect((await h.settle(h.engine.ack("m", [d!.receipt], h.now))).stale).toEqual([d!.receipt]);
-    expect((await h.settle(h.engine.ack("n", [d!.receipt, d!.receipt], h.now)))).toEqual({ acked: 1, stale: [d!.receipt] });
+    expect((await h.settleAck(h.engine.ack("m", [d!.receipt], h.now))).stale).toEqual([d!.receipt]);
+    expect((await h.settleAck(h.engine.ack("n", [d!.receipt, d!.receipt], h.now)))).toEqual({ acked: 1, stale: [d!.receipt] });
   });
 });
 
@@ -187,7 +187,7 @@ describe("TTL", () => {
     const [d] = await h.dequeue("n", [["t", 1]]);
     h.advance(500);
     expect(h.state("n", id as string)).toBe("leased");
-    expect(await h.settle(h.engine.ack("n", [d!.receipt], h.now))).toEqual({ acked: 1, stale: [] });
+    expect(await h.settleAck(h.engine.ack("n", [d!.receipt], h.now))).toEqual({ acked: 1, stale: [] });
     expect(h.state("n", id as string)).toBe("ended:acked");
   });
 
@@ -214,7 +214,7 @@ describe("cancel and get", () => {
     const r = await h.settle(h.engine.cancel("n", [ready as string, delayed as string, leased as string, "nope", "9:9", ready as string], h.now));
     expect(r).toEqual({ cancelled: 3, missing: ["nope", "9:9"] });
     expect(h.state("n", leased as string)).toBe("ended:cancelled");
-    expect((await h.settle(h.engine.ack("n", [d!.receipt], h.now))).stale).toEqual([d!.receipt]);
+    expect((await h.settleAck(h.engine.ack("n", [d!.receipt], h.now))).stale).toEqual([d!.receipt]);
     h.check();
   });
 
@@ -250,7 +250,7 @@ describe("acked outcomes", () => {
     const h = new Harness({ limits: { outcomeRetentionMs: retentionMs } });
     const ids = await h.enqueue("n", [item("t"), item("t"), item("t")]);
     const ds = await h.dequeue("n", [["t", 3]]);
-    await h.settle(h.engine.ack("n", ds.map((d) => d.receipt), h.now));
+    await h.settleAck(h.engine.ack("n", ds.map((d) => d.receipt), h.now));
     for (const id of ids) expect(h.state("n", id)).toBe("ended:acked");
     expect(h.state("other", ids[0] as string)).toBeNull();
     // Acked items are one acked-log record (this commit's), not an outcome record each.
@@ -273,7 +273,7 @@ describe("acked outcomes", () => {
     const h = new Harness();
     const [dep] = await h.enqueue("n", [item("t")]);
     const [d] = await h.dequeue("n", [["t", 1]]);
-    await h.settle(h.engine.ack("n", [(d as { receipt: string }).receipt], h.now));
+    await h.settleAck(h.engine.ack("n", [(d as { receipt: string }).receipt], h.now));
     await h.restart();
     const [waiter] = await h.enqueue("n", [item("u", { after: [dep as string] })]);
     expect(h.state("n", waiter as string)).toBe("ready");

@@ -131,7 +131,7 @@ describe("item writes patch the stored value", () => {
     const [id] = (await h.enqueue("n", [item("t", { payload: bytes("p"), maxAttempts: 1, after: [dep] })])) as [string];
     const [d] = await h.dequeue("n", [["deps", 1]]);
     h.engine.flushDeferredWrites(); // write the at_least_once lease now (it is deferred: limits.ts's leaseWriteDelayMs)
-    await h.settle(h.engine.ack("n", [d!.receipt], h.now));
+    await h.settleAck(h.engine.ack("n", [d!.receipt], h.now));
     const [taken] = await h.dequeue("n", [["t", 1]]);
     h.engine.flushDeferredWrites(); // write the at_least_once lease now (it is deferred: limits.ts's leaseWriteDelayMs)
     await h.settle(h.engine.nack("n", [{ receipt: taken!.receipt, delayMs: null, metadata: null }], h.now));

@@ -64,7 +64,7 @@ describe("when a dequeue reply may be sent", () => {
     const h = new Harness({ shards: 1 });
     await h.enqueue("n", [item("t"), item("t"), item("t", { leaseMs: 5 })]);
     const [acked, nacked] = done(dequeued(h.engine.dequeue("n", take([["t", 3]]), h.now))).deliveries;
-    await h.settle(h.engine.ack("n", [acked!.receipt], h.now));
+    await h.settleAck(h.engine.ack("n", [acked!.receipt], h.now));
     await h.settle(h.engine.nack("n", [{ receipt: nacked!.receipt, delayMs: 60_000, metadata: null }], h.now));
     h.advance(5); // the third lease expires, before its write was due
     h.advance(leaseWriteDelayMs);
@@ -86,7 +86,7 @@ describe("when a dequeue reply may be sent", () => {
     const [d] = done(dequeued(h.engine.dequeue("n", take([["t", 1]]), h.now))).deliveries;
     await h.restart();
     expect(h.state("n", id as string)).toBe("leased");
-    expect(await h.settle(h.engine.ack("n", [d!.receipt], h.now))).toEqual({ acked: 1, stale: [] });
+    expect(await h.settleAck(h.engine.ack("n", [d!.receipt], h.now))).toEqual({ acked: 1, stale: [] });
     h.check();
   });
 
@@ -114,7 +114,7 @@ describe("when a dequeue reply may be sent", () => {
     h.store.healShard(0);
     expect(h.state("n", least as string)).toBe("ready");
     expect(h.state("n", most as string)).toBe("ready");
-    for (const d of reply.deliveries) expect(await h.settle(h.engine.ack("n", [d.receipt], h.now))).toEqual({ acked: 0, stale: [d.receipt] });
+    for (const d of reply.deliveries) expect(await h.settleAck(h.engine.ack("n", [d.receipt], h.now))).toEqual({ acked: 0, stale: [d.receipt] });
     const again = await h.dequeue("n", [["t", 2]]);
     expect(again.map((d) => d.attempt)).toEqual([1, 1]);
     h.check();
@@ -133,7 +133,7 @@ describe("when a dequeue reply may be sent", () => {
     expect(h.state("n", id as string)).toBe("leased");
     h.store.healShard(0);
     const receipt = reply.deliveries[0]!.receipt;
-    expect(await h.settle(h.engine.ack("n", [receipt], h.now))).toEqual({ acked: 1, stale: [] });
+    expect(await h.settleAck(h.engine.ack("n", [receipt], h.now))).toEqual({ acked: 1, stale: [] });
     h.check();
   });
 
@@ -172,11 +172,11 @@ describe("receipts across a crash", () => {
     expect(parseReceipt(after!.receipt)).toEqual({ id: id as string, deliveries: 1, boot: 2 });
     expect(after!.receipt).not.toBe(before!.receipt);
     const stale = before!.receipt;
-    expect(await h.settle(h.engine.ack("n", [stale], h.now))).toEqual({ acked: 0, stale: [stale] });
+    expect(await h.settleAck(h.engine.ack("n", [stale], h.now))).toEqual({ acked: 0, stale: [stale] });
     expect(await h.settle(h.engine.nack("n", [{ receipt: stale, delayMs: null, metadata: null }], h.now))).toEqual({ nacked: 0, stale: [stale] });
     expect(await h.settle(h.engine.extend("n", [{ receipt: stale, leaseMs: 1000 }], h.now))).toEqual({ extended: 0, stale: [stale] });
     expect(h.state("n", id as string)).toBe("leased");
-    expect(await h.settle(h.engine.ack("n", [after!.receipt], h.now))).toEqual({ acked: 1, stale: [] });
+    expect(await h.settleAck(h.engine.ack("n", [after!.receipt], h.now))).toEqual({ acked: 1, stale: [] });
     h.check();
   });
 
@@ -188,7 +188,7 @@ describe("receipts across a crash", () => {
     await h.restart();
     expect(h.state("n", id as string)).toBe("leased");
     expect(await h.settle(h.engine.extend("n", [{ receipt: d!.receipt, leaseMs: 5000 }], h.now))).toEqual({ extended: 1, stale: [] });
-    expect(await h.settle(h.engine.ack("n", [d!.receipt], h.now))).toEqual({ acked: 1, stale: [] });
+    expect(await h.settleAck(h.engine.ack("n", [d!.receipt], h.now))).toEqual({ acked: 1, stale: [] });
     h.check();
   });
 

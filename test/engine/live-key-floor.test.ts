@@ -10,7 +10,7 @@ import { defaultLimits } from "../../src/limits.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { GroupCommitter } from "../../src/storage/group-commit.ts";
 import { MemoryStore } from "../../src/storage/memory/memory-store.ts";
-import { dequeued, item, startMs, take, unwrap } from "./support/harness.ts";
+import { ackDone, dequeued, item, startMs, take, unwrap } from "./support/harness.ts";
 
 class FloorStore extends MemoryStore {
   floorOf: ((shard: number) => number) | null = null;
@@ -47,7 +47,7 @@ describe("the live-key floor the engine gives its store", () => {
       const outcome = dequeued(engine.dequeue("ns", take([["t", 4]]), clock.nowMs()));
       if (outcome.kind !== "done") throw new Error("expected deliveries");
       const deliveries = outcome.deliveries;
-      unwrap(engine.ack("ns", deliveries.map((d) => d.receipt), clock.nowMs()));
+      ackDone(engine.ack("ns", deliveries.map((d) => d.receipt), clock.nowMs()));
       await writer.drain();
       for (const d of deliveries) live.delete(d.id);
       expectFloors();

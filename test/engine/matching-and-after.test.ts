@@ -52,9 +52,9 @@ describe("after", () => {
     const [w] = await h.enqueue("n", [item("t", { after: [a as string, b as string] })]);
     expect(h.state("n", w as string)).toBe("waiting");
     const ds = await h.dequeue("n", [["dep", 2]]);
-    await h.settle(h.engine.ack("n", [ds[0]!.receipt], h.now));
+    await h.settleAck(h.engine.ack("n", [ds[0]!.receipt], h.now));
     expect(h.state("n", w as string)).toBe("waiting");
-    await h.settle(h.engine.ack("n", [ds[1]!.receipt], h.now));
+    await h.settleAck(h.engine.ack("n", [ds[1]!.receipt], h.now));
     expect(h.state("n", w as string)).toBe("ready");
     const [later] = await h.enqueue("n", [item("t", { after: [a as string] })]);
     expect(h.state("n", later as string)).toBe("ready");
@@ -89,7 +89,7 @@ describe("after", () => {
     await h.restart();
     expect(h.state("n", w as string)).toBe("waiting");
     const [d] = await h.dequeue("n", [["dep", 1]]);
-    await h.settle(h.engine.ack("n", [d!.receipt], h.now));
+    await h.settleAck(h.engine.ack("n", [d!.receipt], h.now));
     expect(h.state("n", w as string)).toBe("ready");
     h.check();
   });

@@ -267,7 +267,7 @@ async function run(seed: number): Promise<void> {
       } else if (roll < 0.62 && receipts.length > 0) {
         const receipt = pick(receipts);
         op = `ack ${receipt}`;
-        const res = await h.settle(h.engine.ack("n", [receipt], h.now));
+        const res = await h.settleAck(h.engine.ack("n", [receipt], h.now));
         const it = [...model.items.values()].find((x) => x.receipt === receipt && x.state === "leased");
         expect(res.acked).toBe(it ? 1 : 0);
         if (it) model.end(it, "acked");

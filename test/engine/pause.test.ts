@@ -35,7 +35,7 @@ describe("pause", () => {
     await h.enqueue("n", [item("t", { leaseMs: 50 }), item("t"), item("t", { ttlMs: 30 })]);
     const [a, b] = await h.dequeue("n", [["t", 2]]);
     await h.settle(h.engine.pause("n", "t", null, h.now));
-    expect(await h.settle(h.engine.ack("n", [b!.receipt], h.now))).toEqual({ acked: 1, stale: [] });
+    expect(await h.settleAck(h.engine.ack("n", [b!.receipt], h.now))).toEqual({ acked: 1, stale: [] });
     h.advance(50);
     // The lease of `a` expired: ready again, not delivered; the TTL item ended.
     expect(h.state("n", a!.id)).toBe("ready");

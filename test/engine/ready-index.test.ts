@@ -123,7 +123,7 @@ async function run(seed: number, steps: number): Promise<void> {
       const leased = [...live.values()].filter((m) => m.state === "leased");
       if (leased.length === 0) continue;
       const m = pick(leased);
-      expect((await h.settle(h.engine.ack("n", [m.receipt as string], h.now))).acked).toBe(1);
+      expect((await h.settleAck(h.engine.ack("n", [m.receipt as string], h.now))).acked).toBe(1);
       live.delete(m.id);
     } else if (roll < 0.86) {
       if (live.size === 0) continue;

@@ -17,7 +17,7 @@ import { GroupCommitter } from "../../src/storage/group-commit.ts";
 import { MemoryStore } from "../../src/storage/memory/memory-store.ts";
 import { type SlowCommitReport, slowCommitMs } from "../../src/storage/slow-commits.ts";
 import type { CommitBatch, CommitResult } from "../../src/storage/store.ts";
-import { dequeued, item, startMs, take, unwrap } from "./support/harness.ts";
+import { ackDone, dequeued, item, startMs, take, unwrap } from "./support/harness.ts";
 
 /** How long each commit "takes" on the committer's stopwatch (30 s): 30x the slow-commit threshold. */
 const commitDelayMs = 30 * slowCommitMs;
@@ -70,10 +70,10 @@ describe("slow storage", () => {
       const deliveries = outcome.deliveries;
       expect(deliveries.length).toBe(2 * perRound);
       // One ack per delivery, all in flight together behind the slow commit.
-      const acks = deliveries.map((d) => unwrap(engine.ack("n", [d.receipt], clock.nowMs())));
+      const acks = deliveries.map((d) => ackDone(engine.ack("n", [d.receipt], clock.nowMs())));
       const results = await Promise.allSettled(acks.map((reply) => reply.durable));
       expect(results.filter((r) => r.status === "rejected")).toEqual([]);
-      for (const reply of acks) expect(reply.value).toEqual({ acked: 1, stale: [] });
+      for (const reply of acks) expect([reply.acked, reply.stale]).toEqual([1, []]);
       acked += acks.length;
       expect(writer.allWritable(clock.nowMs())).toBe(true);
       clock.advance(100);

@@ -88,7 +88,7 @@ describe("waiters wake", () => {
     expect(h.state("n", waiting as string)).toBe("waiting");
     w = park(h, [["y", 1]]);
     const [dd] = await h.dequeue("n", [["x", 1]]);
-    await h.settle(h.engine.ack("n", [dd!.receipt], h.now));
+    await h.settleAck(h.engine.ack("n", [dd!.receipt], h.now));
     expect((await w.promise).deliveries.map((x) => x.id)).toEqual([waiting as string]);
     h.check();
   });

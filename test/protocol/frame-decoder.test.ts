@@ -11,8 +11,8 @@ function collector(pauseEvery = 0) {
   const frames: Uint8Array[] = [];
   const tooLarge: number[] = [];
   const sink: FrameSink = {
-    frame(body) {
-      frames.push(body.slice());
+    frame(bytes, start, end) {
+      frames.push(bytes.slice(start, end));
       return pauseEvery === 0 || frames.length % pauseEvery !== 0;
     },
     frameTooLarge(length) {

@@ -3,7 +3,8 @@
 // order, WholeFloat marks, bins as views of the frame), throws what it throws
 // for every frame it refuses (truncated, trailing bytes, depth over the bound
 // at limit-1/limit/limit+1, forged lengths, invalid forms), and decodes the
-// usual forms itself rather than handing them over (fallbackCount).
+// usual forms itself rather than handing them over (fallbackCount); the same
+// holds for a frame given as offsets into a larger chunk.
 // Random cases come from a seeded generator; a failure prints its seed.
 
 import { describe, expect, test } from "bun:test";
@@ -39,7 +40,20 @@ function expectSame(body: Uint8Array, seedNote: string): boolean {
     console.error(`decoders differ (${seedNote}) on ${Buffer.from(body).toString("hex")}`);
   }
   expect(ours).toEqual(theirs);
-  return decoder.fallbackCount > fallbacksBefore;
+  const fellBack = decoder.fallbackCount > fallbacksBefore;
+  // Offsets into a chunk whose bytes around the frame would continue it (a map, a string, an array): the same outcome, so nothing reads past `end`.
+  const { chunk, start, end } = amidOtherBytes(body);
+  expect(outcome(() => decoder.decodeBody(chunk, start, end))).toEqual(theirs);
+  return fellBack;
+}
+
+/** The frame at offsets [start, end) of a larger chunk, between bytes that would be read as more MessagePack if the decoder strayed. */
+function amidOtherBytes(frame: Uint8Array): { chunk: Uint8Array; start: number; end: number } {
+  // Of the frame's own class: bins are copied from it, and a Buffer's copies are Buffers.
+  const chunk = Buffer.isBuffer(frame) ? Buffer.alloc(frame.length + 12, 0x81) : new Uint8Array(frame.length + 12).fill(0x81);
+  chunk.set([0xa3, 0x61, 0x62, 0x63, 0x92], frame.length + 5);
+  chunk.set(frame, 5);
+  return { chunk, start: 5, end: 5 + frame.length };
 }
 
 /** The frame as the server may hold it: a plain array, or a view at an offset into a larger chunk (a Uint8Array or a Buffer, as a socket gives). */

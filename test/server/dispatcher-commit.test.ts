@@ -3,13 +3,17 @@
 // counts as in flight until then; a failed shard answers UNAVAILABLE with a
 // retry hint to each request whose writes it held; a commit with nothing to
 // write answers at once; an AssertionError failing a commit stops the process
-// (the fatal handler) rather than being answered. Commits come from a real
+// (the fatal handler) rather than being answered; pipelined acks and
+// dequeues each answer with their own reply, though the handlers return one
+// lent outcome (op-types.ts, LentReply). Commits come from a real
 // GroupCommitter over the faulty MemoryStore.
 
 import { describe, expect, test } from "bun:test";
 import { Encoder } from "@msgpack/msgpack";
 import { AssertionError } from "../../src/lib/assert.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
+import type { Delivery } from "../../src/engine/api.ts";
+import { AckReply, DeliveriesReply } from "../../src/protocol/reply-encoder.ts";
 import { GroupCommitter } from "../../src/storage/group-commit.ts";
 import { MemoryStore } from "../../src/storage/memory/memory-store.ts";
 import { FakeSource, setup } from "../support/dispatcher-fixture.ts";
@@ -66,5 +70,47 @@ describe("replies that wait for a commit", () => {
     dispatcher.handleFrame(source, encoder.encode({ id: 5, op: "ack", ns: "n", receipts: ["r"] }));
     expect(source.sent).toEqual([]);
     expect(fatal.map((f) => [f.error instanceof AssertionError, f.context])).toEqual([[true, { op: "ack", request_id: 5, connection: 3 }]]);
+  });
+
+  test("pipelined acks each answer their own id, count and reply object; dequeues between them, parked or not, keep theirs (the lent outcome is read at once)", async () => {
+    const { dispatcher, engine } = setup();
+    const store = new MemoryStore({ shards: 1 });
+    const writer = new GroupCommitter(store, { clock: new ManualClock() });
+    engine.ackCommit = () => {
+      const set = writer.begin();
+      set.ackItem("n", 0, writer.nextKey(), 1000);
+      return set.close();
+    };
+    engine.parkDequeues = true;
+    const source = new FakeSource();
+    const frame = (request: Record<string, unknown>) => dispatcher.handleFrame(source, encoder.encode({ ns: "n", ...request }));
+    store.pauseCommits();
+    frame({ id: 1, op: "ack", receipts: ["a"] });
+    frame({ id: 2, op: "dequeue", topics: [{ topic: "t" }], wait_ms: 1000 });
+    frame({ id: 3, op: "ack", receipts: ["b", "c"] });
+    frame({ id: 4, op: "dequeue", topics: [{ topic: "t" }], wait_ms: 0 });
+    expect(source.sent.map((reply) => reply.id)).toEqual([4]);
+    // The parked dequeue settles while another ack is handled: its reply is its own, not the ack's.
+    const delivery = { id: "0:9", receipt: "0:9:1:1" } as Delivery;
+    engine.parked[0]!.resolve({ ok: true, kind: "done", deliveries: [delivery], durable: null });
+    frame({ id: 5, op: "ack", receipts: ["d", "e", "f"] });
+    await Bun.sleep(0);
+    expect(source.sent.map((reply) => reply.id)).toEqual([4, 2]);
+    const [immediate, settled] = source.sent as [DeliveriesReply, DeliveriesReply];
+    expect([immediate, settled].map((reply) => [reply instanceof DeliveriesReply, reply.deliveries.length])).toEqual([
+      [true, 0],
+      [true, 1],
+    ]);
+    expect(settled.deliveries[0]).toBe(delivery);
+    store.resumeCommits();
+    await writer.drain();
+    const acks = source.sent.slice(2) as AckReply[];
+    expect(acks.map((reply) => [reply instanceof AckReply, reply.id, reply.acked, reply.stale])).toEqual([
+      [true, 1, 1, []],
+      [true, 3, 2, []],
+      [true, 5, 3, []],
+    ]);
+    expect(new Set(acks).size).toBe(3);
+    expect(source.inflight).toBe(0);
   });
 });

@@ -85,6 +85,21 @@ describe("OutputQueue", () => {
     expect(sink.written[304]).toBe(9);
   });
 
+  test("push with a length queues only the start of its bytes, short (copied by loop) or long (through a view) alike", () => {
+    const sink = new ThrottledSink(1 << 20);
+    const s = manualScheduler();
+    const queue = new OutputQueue(sink, () => {}, new OutputBufferPool(), s.schedule);
+    const source = Uint8Array.from({ length: 1000 }, (_, i) => (i * 7) & 0xff);
+    const expected: number[] = [];
+    for (const length of [1, 63, 64, 65, 500]) {
+      queue.push(source, length);
+      expected.push(...source.subarray(0, length));
+    }
+    source.fill(0); // copied when pushed: later changes to the source do not show
+    s.run();
+    expect(sink.written).toEqual(expected);
+  });
+
   test("the buffer is taken from the pool for a turn and given back once written", () => {
     const pool = new OutputBufferPool(64, 4);
     const sink = new ThrottledSink(1 << 20);

@@ -70,17 +70,16 @@ export class FakeEngine implements EngineApi {
 
   ack(ns: string, receipts: string[], nowMs: number): ReturnType<EngineApi["ack"]> {
     this.record("ack", ns, receipts, nowMs);
-    const value = { acked: receipts.length, stale: [] };
+    const acked = receipts.length;
     const commit = this.ackCommit();
-    if (commit === undefined) return { ok: true, value: { value, durable: this.durable() } };
+    if (commit === undefined) return { ok: true, acked, stale: [], durable: this.durable() };
     return {
       ok: true,
-      value: {
-        value,
-        commit,
-        get durable() {
-          return commit.promise();
-        },
+      acked,
+      stale: [],
+      commit,
+      get durable() {
+        return commit.promise();
       },
     };
   }

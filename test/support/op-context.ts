@@ -3,7 +3,7 @@
 
 import { defaultLimits, type Limits } from "../../src/limits.ts";
 import { allNamespaces, TokenTable, type NamespaceScope, type TokenGrant } from "../../src/server/auth.ts";
-import type { OpContext } from "../../src/server/op-types.ts";
+import { LentReply, type OpContext } from "../../src/server/op-types.ts";
 import { RequestReader } from "../../src/server/request-reader.ts";
 import { FakeEngine } from "./fake-engine.ts";
 
@@ -21,5 +21,6 @@ export function makeOpContext(
     serverInfo: { version: "0.1.0", nodeId: "node-test", shards: 16 },
     serverStats: () => ({ connections: 1 }),
     reader: new RequestReader(),
+    lentReply: new LentReply(),
   };
 }

@@ -19,8 +19,8 @@ export class RawConnection {
 
   private constructor(readonly socket: Socket) {
     this.decoder = new FrameDecoder(1 << 30, {
-      frame: (body) => {
-        this.replies.push(decode(body) as ReplyMap);
+      frame: (bytes, start, end) => {
+        this.replies.push(decode(bytes.subarray(start, end)) as ReplyMap);
         this.wake();
         return true;
       },

@@ -6,7 +6,16 @@
 // second, as beanstalkd does.
 
 import { badFormat, jobIdArg, noArgs } from "../command-args.ts";
-import { type Answer, answerWhenDurable, type CommandContext, type PendingAnswer, settled } from "../command-context.ts";
+import {
+  type Answer,
+  AnswerError,
+  answerOnceDurable,
+  answerWhenDurable,
+  type CommandContext,
+  failureAnswer,
+  type PendingAnswer,
+  settled,
+} from "../command-context.ts";
 import { delayMsOfSeconds, orqIdOf, orqPriorityOf } from "../job-mapping.ts";
 import { markWorker, reserveAnswer, reserveFlow } from "../reserve-flow.ts";
 import type { Reservation } from "../session.ts";
@@ -66,7 +75,8 @@ export function deleteJob(ctx: CommandContext): Answer | PendingAnswer {
   if (reservation !== undefined) {
     fe.state.reservations.remove(session, reservation);
     const acked = fe.engine.ack(fe.ns, [reservation.receipt], nowMs);
-    if (!acked.ok || acked.value.value.acked === 1) return answerWhenDurable(acked, () => deleted(reservation.tube));
+    if (!acked.ok) throw new AnswerError(failureAnswer(acked.failure.code));
+    if (acked.acked === 1) return answerOnceDurable(acked.durable, deleted(reservation.tube));
   }
   // Not reserved here (or its reservation timed out): a ready, delayed or buried job may still be deleted.
   const detail = fe.engine.inspect(fe.ns, orqId, nowMs);

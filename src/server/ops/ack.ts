@@ -2,7 +2,7 @@
 // delivery already ended are listed as stale.
 
 import { AckReply } from "../../protocol/reply-encoder.ts";
-import { failed, namespacedOp, reply, replyOnCommit, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
+import { failed, lentReply, namespacedOp, replyOnCommit, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import type { Source } from "../request-reader.ts";
 
 export const ackOp: OpSpec = namespacedOp({
@@ -14,11 +14,11 @@ export const ackOp: OpSpec = namespacedOp({
     reader.reset();
     const receipts = reader.stringArray(request, "receipts", 1, ctx.limits.idsPerRequestMax, ctx.limits.receiptBytesMax);
     if (receipts === null) return failed(reader.failure!);
-    const result = ctx.engine.ack(ns, receipts, ctx.nowMs);
-    if (!result.ok) return failed(result.failure);
-    const { value, commit } = result.value;
-    const ackReply = new AckReply(value.acked, value.stale);
-    // The engine's ack ends through finishOp, which always gives its commit; any other engine (a test's) may give a promise.
-    return commit === undefined ? reply(ackReply, result.value.durable) : replyOnCommit(ackReply, commit);
+    const acked = ctx.engine.ack(ns, receipts, ctx.nowMs);
+    if (!acked.ok) return failed(acked.failure);
+    const ackReply = new AckReply(acked.acked, acked.stale);
+    // The engine's ack always gives its commit; any other engine (a test's) may give a promise.
+    const commit = acked.commit;
+    return commit === undefined ? lentReply(ctx, ackReply, acked.durable) : replyOnCommit(ctx, ackReply, commit);
   },
 });

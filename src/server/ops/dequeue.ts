@@ -5,7 +5,7 @@
 import type { DequeueDone, DequeueInput } from "../../engine/api.ts";
 import type { Limits } from "../../limits.ts";
 import { DeliveriesReply } from "../../protocol/reply-encoder.ts";
-import { failed, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
+import { failed, lentReply, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import type { RequestReader, Source } from "../request-reader.ts";
 
 /**
@@ -57,7 +57,11 @@ export function decodeDequeue(request: Source, limits: Limits, owner: number, re
   return true;
 }
 
-/** The engine's deliveries go into the reply as they are: the reply encoder writes them under the wire's keys. */
+/**
+ * The engine's deliveries go into the reply as they are: the reply encoder
+ * writes them under the wire's keys. A fresh outcome: a parked dequeue's
+ * settles in a later turn, where the context's lent one is not its own.
+ */
 function deliveriesReply(done: DequeueDone): OpOutcome {
   return reply(new DeliveriesReply(done.deliveries), done.durable);
 }
@@ -75,7 +79,7 @@ export const dequeueOp: OpSpec = namespacedOp({
     // The request's capabilities map is not kept past the request.
     input.capabilities = null;
     if (!outcome.ok) return failed(outcome.failure);
-    if (outcome.kind === "done") return deliveriesReply(outcome);
+    if (outcome.kind === "done") return lentReply(ctx, new DeliveriesReply(outcome.deliveries), outcome.durable);
     return { kind: "parked", waiter: outcome.waiter.then(deliveriesReply) };
   },
 });

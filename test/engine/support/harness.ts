@@ -5,7 +5,7 @@
 import { expect } from "bun:test";
 import { ManualClock } from "../../../src/lib/clock.ts";
 import { defaultLimits, type Limits } from "../../../src/limits.ts";
-import type { DequeueInput, DequeueOutcome, Delivery, EnqueueItemInput, Failure, Reply, Result } from "../../../src/engine/api.ts";
+import type { AckDone, AckOutcome, DequeueInput, DequeueOutcome, Delivery, EnqueueItemInput, Failure, Reply, Result } from "../../../src/engine/api.ts";
 import { Engine } from "../../../src/engine/engine.ts";
 import { GroupCommitter } from "../../../src/storage/group-commit.ts";
 import { MemoryStore } from "../../../src/storage/memory/memory-store.ts";
@@ -23,6 +23,12 @@ export function take(topics: Array<[string, number]>, overrides: Partial<Dequeue
 export function unwrap<T>(result: Result<T>): T {
   if (!result.ok) throw new Error(`expected ok, got ${result.failure.code}: ${result.failure.message}`);
   return result.value;
+}
+
+/** An ack that did not fail. */
+export function ackDone(outcome: AckOutcome): AckDone {
+  if (!outcome.ok) throw new Error(`expected ok, got ${outcome.failure.code}: ${outcome.failure.message}`);
+  return outcome;
 }
 
 /** A dequeue that did not fail: done or parked. */
@@ -113,6 +119,13 @@ export class Harness {
     const reply = unwrap(result);
     await reply.durable;
     return reply.value;
+  }
+
+  /** settle() for an ack's flat answer: its count and stale receipts, once durable. */
+  async settleAck(outcome: AckOutcome): Promise<{ acked: number; stale: readonly string[] }> {
+    const done = ackDone(outcome);
+    await done.durable;
+    return { acked: done.acked, stale: done.stale };
   }
 
   advance(ms: number): void {
