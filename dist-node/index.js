@@ -125,7 +125,7 @@ class FrameDecoder {
         return;
       }
       offset = bodyStart + length;
-      if (!this.sink.frame(chunk.subarray(bodyStart, offset))) {
+      if (!this.sink.frame(chunk, bodyStart, offset)) {
         this.pausedFlag = true;
         if (offset < end && !this.failed)
           this.stash(fromBacklog ? chunk.subarray(offset) : chunk.slice(offset), true);
@@ -157,7 +157,7 @@ class FrameDecoder {
       }
       if (chunk.length - offset >= length) {
         const bodyEnd = offset + length;
-        if (!this.sink.frame(chunk.subarray(offset, bodyEnd)))
+        if (!this.sink.frame(chunk, offset, bodyEnd))
           this.pausedFlag = true;
         return bodyEnd;
       }
@@ -174,7 +174,7 @@ class FrameDecoder {
       return -1;
     this.body = null;
     this.bodyFilled = 0;
-    if (!this.sink.frame(body))
+    if (!this.sink.frame(body, 0, body.length))
       this.pausedFlag = true;
     return offset;
   }
@@ -321,17 +321,20 @@ class ReplyEncoder {
     this.writeDeliveries(id, items);
     return this.finish().slice();
   }
-  deliveriesFrameView(id, items) {
+  writeDeliveriesFrame(id, items) {
     this.writeDeliveries(id, items);
-    return this.finish();
+    return this.finishInPlace();
   }
   ackFrame(id, acked, stale) {
     this.writeAck(id, acked, stale);
     return this.finish().slice();
   }
-  ackFrameView(id, acked, stale) {
+  writeAckFrame(id, acked, stale) {
     this.writeAck(id, acked, stale);
-    return this.finish();
+    return this.finishInPlace();
+  }
+  get frameBytes() {
+    return this.bytes;
   }
   writeDeliveries(id, items) {
     this.pos = frameHeaderBytes;
@@ -382,9 +385,11 @@ class ReplyEncoder {
     this.number(d.enqueuedAtMs);
   }
   finish() {
-    const bodyBytes = this.pos - frameHeaderBytes;
-    this.view.setUint32(0, bodyBytes);
-    return this.bytes.subarray(0, this.pos);
+    return this.bytes.subarray(0, this.finishInPlace());
+  }
+  finishInPlace() {
+    this.view.setUint32(0, this.pos - frameHeaderBytes);
+    return this.pos;
   }
   ensure(more) {
     const needed = this.pos + more;
@@ -574,11 +579,15 @@ class FrameEncoder {
     return frame;
   }
   encodeTo(value, out) {
-    if (value instanceof DeliveriesReply)
-      out.push(this.replyEncoder().deliveriesFrameView(value.id, value.deliveries));
-    else if (value instanceof AckReply)
-      out.push(this.replyEncoder().ackFrameView(value.id, value.acked, value.stale));
-    else
+    if (value instanceof DeliveriesReply) {
+      const replies = this.replyEncoder();
+      const length = replies.writeDeliveriesFrame(value.id, value.deliveries);
+      out.push(replies.frameBytes, length);
+    } else if (value instanceof AckReply) {
+      const replies = this.replyEncoder();
+      const length = replies.writeAckFrame(value.id, value.acked, value.stale);
+      out.push(replies.frameBytes, length);
+    } else
       out.pushFrame(this.encoder.encodeSharedRef(value));
   }
   replyEncoder() {
@@ -666,10 +675,10 @@ class Transport {
       setTimeout(() => socket.destroy(), 1000).unref();
     });
   }
-  frame(body) {
+  frame(bytes, start, end) {
     let reply;
     try {
-      reply = this.replyDecoder.decode(body);
+      reply = this.replyDecoder.decode(bytes.subarray(start, end));
     } catch (error) {
       this.protocolFailure(`undecodable reply: ${error instanceof Error ? error.message : String(error)}`);
       return false;

@@ -23,7 +23,7 @@ export declare class Transport implements FrameSink {
     /** Send one request; resolves with the reply's fields, rejects with OrqError. */
     request(op: string, fields: WireMap, timeoutMs?: number, front?: boolean): Promise<WireMap>;
     close(): Promise<void>;
-    frame(body: Uint8Array): boolean;
+    frame(bytes: Uint8Array, start: number, end: number): boolean;
     frameTooLarge(lengthBytes: number): void;
     private helloFields;
     private connectSocket;

@@ -1,7 +1,10 @@
 export declare const frameHeaderBytes = 4;
 export interface FrameSink {
-    /** One complete frame body: a view valid only during this call. Return false to pause the decoder. */
-    frame(body: Uint8Array): boolean;
+    /**
+     * One complete frame body: bytes [start, end) of `bytes`, valid only during
+     * this call (the chunk is the caller's to reuse). Return false to pause the decoder.
+     */
+    frame(bytes: Uint8Array, start: number, end: number): boolean;
     /** A header announced a body longer than the maximum; the decoder stops for good. */
     frameTooLarge(lengthBytes: number): void;
 }

@@ -48,17 +48,25 @@ export declare class ReplyEncoder {
     private pos;
     /** The frame of a dequeue reply: a copy the caller keeps. */
     deliveriesFrame(id: number, items: readonly DeliveryFields[]): Uint8Array;
-    /** The same frame as a view of the encoder's buffer, good until its next call (for a caller that copies it at once). */
-    deliveriesFrameView(id: number, items: readonly DeliveryFields[]): Uint8Array;
+    /**
+     * The same frame, left in the encoder's buffer (frameBytes) and good until
+     * its next call, for a caller that copies it at once: its length in bytes.
+     * No view is made, so this allocates nothing.
+     */
+    writeDeliveriesFrame(id: number, items: readonly DeliveryFields[]): number;
     /** The frame of an ack reply: a copy the caller keeps. */
     ackFrame(id: number, acked: number, stale: readonly string[]): Uint8Array;
-    /** The same frame as a view of the encoder's buffer, good until its next call. */
-    ackFrameView(id: number, acked: number, stale: readonly string[]): Uint8Array;
+    /** The same frame, left in frameBytes as writeDeliveriesFrame leaves its own: its length in bytes. */
+    writeAckFrame(id: number, acked: number, stale: readonly string[]): number;
+    /** The buffer the write*Frame calls leave their frame at the start of (it may be replaced by a larger one on a later call). */
+    get frameBytes(): Uint8Array;
     private writeDeliveries;
     private writeAck;
     private delivery;
     /** Fill in the length; the frame as a view of the buffer, which the next call reuses. */
     private finish;
+    /** Fill in the length; the frame's length in bytes (it starts the buffer). */
+    private finishInPlace;
     /** Make room for `more` bytes past pos. Every write below relies on an earlier ensure. */
     private ensure;
     private raw;
