@@ -143,11 +143,7 @@ export function reply(value: Source, durable: Promise<void> | null = null): OpOu
 
 /** reply(), in the context's lent outcome (LentReply): return it at once. */
 export function lentReply(ctx: OpContext, value: Source, durable: Promise<void> | null): OpOutcome {
-  const outcome = ctx.lentReply;
-  outcome.value = value;
-  outcome.durable = durable;
-  outcome.commit = undefined;
-  return outcome;
+  return lend(ctx, value, durable, undefined);
 }
 
 /**
@@ -157,9 +153,14 @@ export function lentReply(ctx: OpContext, value: Source, durable: Promise<void> 
  * waiting on a promise cost about nine JS-heap cells (storage/writer.ts).
  */
 export function replyOnCommit(ctx: OpContext, value: Source, commit: Commit): OpOutcome {
+  return lend(ctx, value, null, commit);
+}
+
+/** The context's lent outcome, filled for this request. */
+function lend(ctx: OpContext, value: Source, durable: Promise<void> | null, commit: Commit | undefined): OpOutcome {
   const outcome = ctx.lentReply;
   outcome.value = value;
-  outcome.durable = null;
+  outcome.durable = durable;
   outcome.commit = commit;
   return outcome;
 }
