@@ -12,6 +12,7 @@ import type { NamespaceScope } from "../../src/server/auth.ts";
 import { allNamespaces } from "../../src/server/auth.ts";
 import type { OpContext } from "../../src/server/op-types.ts";
 import { opTable } from "../../src/server/op-table.ts";
+import { statsToWire } from "../../src/server/ops/stats.ts";
 import { dequeued, Harness, item } from "../engine/support/harness.ts";
 import { makeOpContext } from "../support/op-context.ts";
 
@@ -109,5 +110,24 @@ describe("stats on the wire", () => {
       server: serverGauges,
     });
     h.engine.releaseWaiters();
+  });
+
+  test("requires maps with operators keep the client's feature names and operators; namespace and topic names pass through", () => {
+    const zero = { ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 0 };
+    const counters = { enqueued: 0, delivered: 0, acked: 0, nacked: 0, expired: 0, cancelled: 0, dead: 0, redriven: 0 };
+    const requires = { gpuModel: { in: ["a"] }, memGb: { gte: 8 } };
+    const unmatchable = { asked: true, askers: 1, items: 2, signatures: [{ requires, items: 2 }], signaturesTruncated: true };
+    const wire = statsToWire({
+      nowMs: 1,
+      totals: { ...zero, topics: 1, parkedWaiters: 0 },
+      counters,
+      namespaces: {
+        myNs: { ...zero, topicCount: 1, topics: { someTopic: { ...zero, unmatchable } }, topicsTruncated: false, unmatchable: 2, parkedWaiters: 0, counters, quota: null },
+      },
+    }) as any;
+    expect(Object.keys(wire.namespaces)).toEqual(["myNs"]);
+    expect(Object.keys(wire.namespaces.myNs.topics)).toEqual(["someTopic"]);
+    expect(wire.namespaces.myNs.topics.someTopic.unmatchable).toEqual({ asked: true, askers: 1, items: 2, signatures: [{ requires, items: 2 }], signatures_truncated: true });
+    expect(wire.engine).toBeUndefined();
   });
 });
