@@ -28,6 +28,7 @@ import type {
 } from "../engine/api.ts";
 import type { ShardPlacement } from "../engine/enqueue.ts";
 import type { RemoteEnd } from "../engine/remote-dependencies.ts";
+import type { EngineStats } from "../engine/stats-shape.ts";
 import { clusterLimits } from "../limits.ts";
 
 /** Decides, per shard, whether this node may act on it now. */
@@ -178,7 +179,7 @@ export class ClusterEngine implements EngineApi {
     return failure !== null ? { ok: false, failure } : this.inner.redrive(ns, topic, ids, nowMs);
   }
 
-  stats(namespaces: string[] | null, nowMs: number): Record<string, unknown> {
+  stats(namespaces: string[] | null, nowMs: number): EngineStats {
     return this.inner.stats(namespaces, nowMs);
   }
 

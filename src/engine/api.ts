@@ -9,6 +9,9 @@ import type { Commit } from "../storage/writer.ts";
 import type { DeliveryMode, Outcome } from "../storage/record.ts";
 import type { FailureLocation, ItemPart } from "./failure-location.ts";
 import type { MapPath } from "./matching/types.ts";
+import type { EngineStats } from "./stats-shape.ts";
+
+export type * from "./stats-shape.ts";
 
 export type { DeliveryMode, FailureLocation, ItemPart, MapPath, Outcome };
 
@@ -211,8 +214,8 @@ export interface EngineApi {
   pause(ns: string, topic: string, forMs: number | null, nowMs: number): Result<Reply<{ pausedUntilMs: number | null }>>;
   /** Lift a topic's pause; `resumed` false when it was not paused. */
   resume(ns: string, topic: string, nowMs: number): Result<Reply<{ resumed: boolean }>>;
-  /** Counters and gauges, for `namespaces` only (null = all). Shape documented in docs/PROTOCOL.md. */
-  stats(namespaces: string[] | null, nowMs: number): Record<string, unknown>;
+  /** Counters and gauges, for `namespaces` only (null = all); stats-shape.ts types them, docs/SEMANTICS.md documents them. */
+  stats(namespaces: string[] | null, nowMs: number): EngineStats;
   /** Handle due deadlines (delays, leases, TTLs, waiter timeouts, outcome retention); bounded work per call. */
   tick(nowMs: number): void;
   /** The earliest pending deadline, for the server's one timer; null when none. */

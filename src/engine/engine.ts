@@ -54,6 +54,7 @@ import { loadStoreInSteps, type RecoveryProgress } from "./recovery.ts";
 import { idByKey, matchingView, readySinceMs, type EngineInspector, type MatchingView } from "./inspect.ts";
 import { type RemoteEnd, remoteDependencyEnded, remoteWaitedOn } from "./remote-dependencies.ts";
 import { buildStats } from "./stats.ts";
+import type { EngineStats } from "./stats-shape.ts";
 import { UnmatchableReporter } from "./unmatchable.ts";
 
 export type { RecoveryProgress } from "./recovery.ts";
@@ -292,7 +293,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     return this.s.items.size;
   }
 
-  stats(namespaces: string[] | null, nowMs: number): Record<string, unknown> {
+  stats(namespaces: string[] | null, nowMs: number): EngineStats {
     return buildStats({
       nowMs,
       namespaces: this.s.namespaces,

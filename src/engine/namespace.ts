@@ -7,17 +7,9 @@ import type { Limits } from "../limits.ts";
 import type { QuotaBucket } from "./quota.ts";
 import type { LiveItem } from "./item.ts";
 import { Topic } from "./topic.ts";
+import type { NamespaceCounters } from "./stats-shape.ts";
 
-export interface NamespaceCounters {
-  enqueued: number;
-  delivered: number;
-  acked: number;
-  nacked: number;
-  expired: number;
-  cancelled: number;
-  dead: number;
-  redriven: number;
-}
+export type { NamespaceCounters } from "./stats-shape.ts";
 
 /** Compare strings by code point, which is the byte order of their UTF-8 form. */
 export function compareCodePoints(a: string, b: string): number {

@@ -2,16 +2,14 @@
 // its counters since start, its parked dequeues and quota; totals over the
 // namespaces shown; and engine-wide gauges. Each listed topic also carries
 // its unmatchable-items report (unmatchable.ts): ready items no worker that
-// asked lately may take. docs/SEMANTICS.md documents the shape. Counters live
-// in memory only: they restart at 0 with the server.
+// asked lately may take. stats-shape.ts types the view and docs/SEMANTICS.md
+// documents it. Counters live in memory only: they restart at 0 with the server.
 
 import type { Limits } from "../limits.ts";
 import type { Namespace, NamespaceCounters } from "./namespace.ts";
-import type { UnmatchableReport, UnmatchableReporter } from "./unmatchable.ts";
+import type { EngineGauges, EngineStats, NamespaceStats, StateCounts, StatsTotals, TopicStats } from "./stats-shape.ts";
+import type { UnmatchableReporter } from "./unmatchable.ts";
 import type { WaiterRegistry } from "./waiters.ts";
-
-type StateCounts = { ready: number; delayed: number; waiting: number; leased: number; dead: number };
-type TopicStats = StateCounts & { unmatchable: UnmatchableReport };
 
 export interface StatsInput {
   nowMs: number;
@@ -21,7 +19,8 @@ export interface StatsInput {
   limits: Limits;
   /** Builds each listed topic's unmatchable-items report. */
   unmatchable: UnmatchableReporter;
-  engine: Record<string, number>;
+  /** The engine-wide gauges the engine counts itself (the waiters' total is added here). */
+  engine: Omit<EngineGauges, "parkedWaitersTotal">;
 }
 
 function zeroCounts(): StateCounts {
@@ -32,11 +31,11 @@ function zeroCounters(): NamespaceCounters {
   return { enqueued: 0, delivered: 0, acked: 0, nacked: 0, expired: 0, cancelled: 0, dead: 0, redriven: 0 };
 }
 
-export function buildStats(input: StatsInput): Record<string, unknown> {
+export function buildStats(input: StatsInput): EngineStats {
   const names = input.filter ?? [...input.namespaces.keys()];
-  const totals = { ...zeroCounts(), topics: 0, parkedWaiters: 0 };
+  const totals: StatsTotals = { ...zeroCounts(), topics: 0, parkedWaiters: 0 };
   const totalCounters = zeroCounters();
-  const perNamespace: Record<string, unknown> = {};
+  const perNamespace: Record<string, NamespaceStats> = {};
   for (const name of names) {
     const ns = input.namespaces.get(name);
     if (ns === undefined) continue;
@@ -80,7 +79,7 @@ export function buildStats(input: StatsInput): Record<string, unknown> {
     totals.parkedWaiters += parkedWaiters;
     for (const k of Object.keys(totalCounters) as Array<keyof NamespaceCounters>) totalCounters[k] += ns.counters[k];
   }
-  const out: Record<string, unknown> = { nowMs: input.nowMs, totals, counters: totalCounters, namespaces: perNamespace };
+  const out: EngineStats = { nowMs: input.nowMs, totals, counters: totalCounters, namespaces: perNamespace };
   // Engine-wide gauges describe every namespace, so a filtered (scoped) view leaves them out.
   if (input.filter === null) out.engine = { ...input.engine, parkedWaitersTotal: input.waiters.total };
   return out;

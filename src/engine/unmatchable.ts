@@ -24,6 +24,7 @@ import { type Capabilities, type FeatureConstraint, type Requires, type Scalar, 
 import type { Namespace } from "./namespace.ts";
 import type { LiveItem } from "./item.ts";
 import type { Topic } from "./topic.ts";
+import type { UnmatchableReport } from "./stats-shape.ts";
 
 import { askersPerTopicMax, unmatchableSignaturesListedMax } from "../limits.ts";
 /** One worker kind's latest ask of one topic. */
@@ -32,24 +33,6 @@ class Ask {
     readonly caps: Capabilities | null,
     public lastAskMs: number,
   ) {}
-}
-
-export interface UnmatchableSignature {
-  /** The signature's requirements in canonical form (equivalent to what was enqueued; feature names unchanged). */
-  requires: Record<string, unknown>;
-  /** Ready items of this topic with this signature. */
-  items: number;
-}
-
-export interface UnmatchableReport {
-  /** Whether any worker asked this topic within the window. */
-  asked: boolean;
-  /** Distinct worker kinds that asked within the window. */
-  askers: number;
-  /** Ready items no recent asker may take (0 when nobody asked). */
-  items: number;
-  signatures: UnmatchableSignature[];
-  signaturesTruncated: boolean;
 }
 
 export class AskTracker {

@@ -1,8 +1,8 @@
 // Turns what the server already knows (the engine's `stats` view, the
 // store's circuit breaker, the connection count) into the GaugeSnapshot that
 // metrics.ts exports at scrape time. Only this file knows the shape of the
-// engine's stats record (src/engine/stats.ts), so a change there breaks here
-// and in its test, not silently in a dashboard.
+// engine's stats view (src/engine/stats-shape.ts), restated as GaugeStats, so
+// a change there breaks the type check here, not silently in a dashboard.
 
 import type { BreakerState } from "../storage/circuit-breaker.ts";
 import type { GaugeSnapshot, ItemStateName } from "./metrics.ts";
@@ -16,57 +16,58 @@ const itemStates: readonly ItemStateName[] = ["ready", "delayed", "waiting", "le
  */
 export const unlistedTopicLabel = "_unlisted";
 
+type Counts = Record<ItemStateName, number>;
+
+/**
+ * The part of the engine's stats view (src/engine/stats-shape.ts, EngineStats)
+ * the gauges read. Observability may not import the engine, so the shape is
+ * restated here; cli/serve.ts passes an EngineStats, so a change there that
+ * drops a field read here fails the type check.
+ */
+export interface GaugeStats {
+  namespaces: Record<string, Counts & { topics: Record<string, Counts & { unmatchable?: { items: number } }>; topicsTruncated: boolean; parkedWaiters: number }>;
+  engine?: { parkedWaitersTotal: number; pausedTopics: number };
+}
+
 export interface GaugeInputs {
   /** engine.stats(null, nowMs): every namespace. */
-  engineStats: Record<string, unknown>;
+  engineStats: GaugeStats;
   breaker: BreakerState;
   connections: number;
 }
 
-type Counts = Record<ItemStateName, number>;
-
-function countsOf(value: unknown): Counts {
-  const record = (typeof value === "object" && value !== null ? value : {}) as Record<string, unknown>;
+function countsOf(record: Counts): Counts {
   const counts = {} as Counts;
-  for (const state of itemStates) {
-    const n = record[state];
-    counts[state] = typeof n === "number" ? n : 0;
-  }
+  for (const state of itemStates) counts[state] = record[state];
   return counts;
 }
 
 export function gaugeSnapshot(inputs: GaugeInputs): GaugeSnapshot {
   const items: Array<GaugeSnapshot["items"][number]> = [];
   const unmatchable: Array<{ ns: string; topic: string; count: number }> = [];
-  const namespaces = (inputs.engineStats.namespaces ?? {}) as Record<string, Record<string, unknown>>;
   let waitersFromNamespaces = 0;
-  for (const [ns, entry] of Object.entries(namespaces)) {
+  for (const [ns, entry] of Object.entries(inputs.engineStats.namespaces)) {
     const total = countsOf(entry);
     const listed: Counts = { ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 0 };
-    const topics = (entry.topics ?? {}) as Record<string, unknown>;
-    for (const [topic, value] of Object.entries(topics)) {
-      const counts = countsOf(value);
+    for (const [topic, value] of Object.entries(entry.topics)) {
       for (const state of itemStates) {
-        items.push({ ns, topic, state, count: counts[state] });
-        listed[state] += counts[state];
+        items.push({ ns, topic, state, count: value[state] });
+        listed[state] += value[state];
       }
-      const report = (value as Record<string, unknown> | null)?.unmatchable as Record<string, unknown> | undefined;
-      if (typeof report?.items === "number") unmatchable.push({ ns, topic, count: report.items });
+      if (value.unmatchable !== undefined) unmatchable.push({ ns, topic, count: value.unmatchable.items });
     }
-    if (entry.topicsTruncated === true) {
+    if (entry.topicsTruncated) {
       for (const state of itemStates) items.push({ ns, topic: unlistedTopicLabel, state, count: total[state] - listed[state] });
     }
-    if (typeof entry.parkedWaiters === "number") waitersFromNamespaces += entry.parkedWaiters;
+    waitersFromNamespaces += entry.parkedWaiters;
   }
-  const engine = inputs.engineStats.engine as Record<string, unknown> | undefined;
-  const waitersTotal = engine?.parkedWaitersTotal;
-  const pausedTopics = engine?.pausedTopics;
+  const engine = inputs.engineStats.engine;
   return {
     items,
     breaker: inputs.breaker,
     connections: inputs.connections,
-    waiters: typeof waitersTotal === "number" ? waitersTotal : waitersFromNamespaces,
+    waiters: engine?.parkedWaitersTotal ?? waitersFromNamespaces,
     unmatchable,
-    pausedTopics: typeof pausedTopics === "number" ? pausedTopics : 0,
+    pausedTopics: engine?.pausedTopics ?? 0,
   };
 }

@@ -4,11 +4,10 @@
 // with their signatures, in snake_case field names while the `requires` maps
 // keep the client's feature names as sent (`gpuModel` stays `gpuModel`).
 // A topic nobody asked says `asked: false`. The /metrics scrape carries the
-// count as orq_items_unmatchable{ns,topic}. Also checked without a server:
-// the stats key converter itself.
+// count as orq_items_unmatchable{ns,topic}. (The wire mapping itself, with
+// operator maps in `requires`: test/server/stats-wire.test.ts.)
 
 import { describe, expect, test } from "bun:test";
-import { statsToWire } from "../../src/server/ops/stats.ts";
 import { startE2eSession } from "../support/e2e-session.ts";
 
 const session = startE2eSession(["--shards", "2"]);
@@ -57,42 +56,5 @@ describe("unmatchable items over the wire", () => {
     const text = await (await fetch(`http://${match![1]}:${match![2]}/metrics`)).text();
     expect(text).toContain('orq_items_unmatchable{ns="render",topic="frames"} 1');
     expect(text).toContain('orq_items_unmatchable{ns="render",topic="idle"} 0');
-  });
-});
-
-describe("stats key conversion", () => {
-  test("field names become snake_case, in maps inside arrays too; requires maps pass through unchanged", () => {
-    const wire = statsToWire({
-      nowMs: 1,
-      namespaces: {
-        myNs: {
-          topics: {
-            someTopic: {
-              unmatchable: {
-                signaturesTruncated: false,
-                signatures: [{ requires: { gpuModel: { in: ["a"] }, memGb: { gte: 8 } }, itemCount: 2 }],
-              },
-            },
-          },
-        },
-      },
-      list: [1, "x"],
-    });
-    expect(wire).toEqual({
-      now_ms: 1,
-      namespaces: {
-        myNs: {
-          topics: {
-            someTopic: {
-              unmatchable: {
-                signatures_truncated: false,
-                signatures: [{ requires: { gpuModel: { in: ["a"] }, memGb: { gte: 8 } }, item_count: 2 }],
-              },
-            },
-          },
-        },
-      },
-      list: [1, "x"],
-    });
   });
 });

@@ -116,7 +116,8 @@ describe("namespace and auth checks", () => {
     dispatcher.handleFrame(source, encoder.encode({ id: 8, op: "stats", ns: "other" }));
     expect(source.last()).toMatchObject({ id: 8, error: { code: "FORBIDDEN" } });
     dispatcher.handleFrame(source, encoder.encode({ id: 9, op: "stats" }));
-    expect(source.last()).toMatchObject({ id: 9, ok: true, namespaces: ["billing"] });
+    expect(source.last()).toMatchObject({ id: 9, ok: true, namespaces: {} });
+    expect(engine.callsOf("stats").at(-1)!.args[0]).toEqual(["billing"]);
     expect(engine.callsOf("enqueue").length).toBe(1);
     // A failed re-hello drops the authentication.
     dispatcher.handleFrame(source, encoder.encode({ id: 10, op: "hello", protocol: 1 }));
@@ -153,11 +154,12 @@ describe("namespace and auth checks", () => {
 
   test("a '*' token may use every namespace", () => {
     const tokens = new TokenTable([{ token: "admin", namespaces: ["*"] }]);
-    const { dispatcher } = setup({ tokens });
+    const { dispatcher, engine } = setup({ tokens });
     const source = new FakeSource(null);
     dispatcher.handleFrame(source, encoder.encode({ id: 1, op: "hello", protocol: 1, token: "admin" }));
     dispatcher.handleFrame(source, encoder.encode({ id: 2, op: "stats" }));
-    expect(source.last()).toMatchObject({ id: 2, ok: true, namespaces: "all" });
+    expect(source.last()).toMatchObject({ id: 2, ok: true, namespaces: {} });
+    expect(engine.callsOf("stats").at(-1)!.args[0]).toBeNull();
   });
 
   test("draining: work is SHUTTING_DOWN; hello, ping and reads still answer", () => {

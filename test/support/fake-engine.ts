@@ -10,6 +10,7 @@ import type {
   EngineApi,
   EnqueueItemInput,
 } from "../../src/engine/api.ts";
+import type { EngineStats } from "../../src/engine/stats-shape.ts";
 import type { Commit } from "../../src/storage/writer.ts";
 
 export interface FakeCall {
@@ -134,9 +135,15 @@ export class FakeEngine implements EngineApi {
     return { ok: true, value: { value: { resumed: false }, durable: this.durable() } };
   }
 
-  stats(namespaces: string[] | null, nowMs: number): Record<string, unknown> {
+  /** An empty view (no namespaces); tests read the filter the op passed from the recorded call. */
+  stats(namespaces: string[] | null, nowMs: number): EngineStats {
     this.record("stats", namespaces, nowMs);
-    return { namespaces: namespaces === null ? "all" : namespaces };
+    return {
+      nowMs,
+      totals: { ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 0, topics: 0, parkedWaiters: 0 },
+      counters: { enqueued: 0, delivered: 0, acked: 0, nacked: 0, expired: 0, cancelled: 0, dead: 0, redriven: 0 },
+      namespaces: {},
+    };
   }
 
   tick(nowMs: number): void {

@@ -1,61 +1,90 @@
 // stats: the engine's counters and gauges plus the server's own, for one
 // namespace (`ns`), or for every namespace the connection's token may see.
-// The engine names its fields in camelCase; the wire uses snake_case, so keys
-// are converted here, except the keys of maps named `namespaces` and
-// `topics`, which are names chosen by users and pass through unchanged, and
-// the whole of a value named `requires` (an unmatchable signature's
-// requirements: feature names are the client's, and `gpuModel` must stay
-// `gpuModel`). Maps inside arrays are converted like any other.
+// The engine's view (engine/stats-shape.ts) is written to the wire here field
+// by field, under the snake_case names docs/PROTOCOL.md documents. Namespace
+// and topic names are map keys chosen by users and a signature's `requires`
+// holds the client's feature names, so all three are copied as they are.
+// Field order is the wire's: test/server/stats-wire.test.ts pins the bytes.
 
+import type { EngineGauges, EngineStats, NamespaceCounters, NamespaceStats, StatsTotals, TopicStats, UnmatchableReport } from "../../engine/api.ts";
 import { scopeList } from "../auth.ts";
 import { reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import type { Source } from "../request-reader.ts";
 
-/** Maps whose keys are user-chosen names, not field names. */
-const nameMaps = new Set(["namespaces", "topics"]);
-
-/** Values copied as they are: their keys are user-chosen feature names and operators. */
-const verbatimValues = new Set(["requires"]);
-
-function snakeCase(key: string): string {
-  return key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+function totalsToWire(t: StatsTotals): Source {
+  return { ready: t.ready, delayed: t.delayed, waiting: t.waiting, leased: t.leased, dead: t.dead, topics: t.topics, parked_waiters: t.parkedWaiters };
 }
 
-function isMap(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array);
+function countersToWire(c: NamespaceCounters): Source {
+  return {
+    enqueued: c.enqueued,
+    delivered: c.delivered,
+    acked: c.acked,
+    nacked: c.nacked,
+    expired: c.expired,
+    cancelled: c.cancelled,
+    dead: c.dead,
+    redriven: c.redriven,
+  };
 }
 
-type Task = { from: Record<string, unknown>; to: Source; keysAreNames: boolean };
-
-/** A map queued for conversion; anything else as it is. */
-function copyElement(value: unknown, work: Task[]): unknown {
-  if (!isMap(value)) return value;
-  const child: Source = {};
-  work.push({ from: value, to: child, keysAreNames: false });
-  return child;
+function unmatchableToWire(u: UnmatchableReport): Source {
+  return {
+    asked: u.asked,
+    askers: u.askers,
+    items: u.items,
+    signatures: u.signatures.map((s) => ({ requires: s.requires, items: s.items })),
+    signatures_truncated: u.signaturesTruncated,
+  };
 }
 
-/** Copy with field names in snake_case; iterative, and the engine's stats are a few levels deep. */
-export function statsToWire(stats: Record<string, unknown>): Source {
-  const root: Source = {};
-  const work: Task[] = [{ from: stats, to: root, keysAreNames: false }];
-  while (work.length > 0) {
-    const { from, to, keysAreNames } = work.pop()!;
-    for (const [key, value] of Object.entries(from)) {
-      const wireKey = keysAreNames ? key : snakeCase(key);
-      if (!keysAreNames && verbatimValues.has(key)) {
-        to[wireKey] = value;
-      } else if (isMap(value)) {
-        const child: Source = {};
-        to[wireKey] = child;
-        work.push({ from: value, to: child, keysAreNames: !keysAreNames && nameMaps.has(key) });
-      } else {
-        // Arrays in stats hold maps or scalars (never arrays), so one level is enough.
-        to[wireKey] = Array.isArray(value) ? value.map((element) => copyElement(element, work)) : value;
-      }
-    }
-  }
-  return root;
+function topicToWire(t: TopicStats): Source {
+  return { ready: t.ready, delayed: t.delayed, waiting: t.waiting, leased: t.leased, dead: t.dead, unmatchable: unmatchableToWire(t.unmatchable) };
+}
+
+function namespaceToWire(n: NamespaceStats): Source {
+  const topics: Source = {};
+  for (const [name, topic] of Object.entries(n.topics)) topics[name] = topicToWire(topic);
+  return {
+    ready: n.ready,
+    delayed: n.delayed,
+    waiting: n.waiting,
+    leased: n.leased,
+    dead: n.dead,
+    topic_count: n.topicCount,
+    topics,
+    topics_truncated: n.topicsTruncated,
+    unmatchable: n.unmatchable,
+    parked_waiters: n.parkedWaiters,
+    counters: countersToWire(n.counters),
+    quota: n.quota === null ? null : { enqueue_per_minute: n.quota.enqueuePerMinute, available: n.quota.available },
+  };
+}
+
+function engineToWire(e: EngineGauges): Source {
+  return {
+    items: e.items,
+    topics: e.topics,
+    namespaces: e.namespaces,
+    outcomes_retained: e.outcomesRetained,
+    deadlines: e.deadlines,
+    dependency_edges: e.dependencyEdges,
+    signatures: e.signatures,
+    worker_kinds: e.workerKinds,
+    background_write_failures: e.backgroundWriteFailures,
+    enqueue_rollbacks: e.enqueueRollbacks,
+    paused_topics: e.pausedTopics,
+    parked_waiters_total: e.parkedWaitersTotal,
+  };
+}
+
+/** The `stats` reply's engine part, in wire names and wire order (`server` is added after it). */
+export function statsToWire(stats: EngineStats): Source {
+  const namespaces: Source = {};
+  for (const [name, ns] of Object.entries(stats.namespaces)) namespaces[name] = namespaceToWire(ns);
+  const wire: Source = { now_ms: stats.nowMs, totals: totalsToWire(stats.totals), counters: countersToWire(stats.counters), namespaces };
+  if (stats.engine !== undefined) wire.engine = engineToWire(stats.engine);
+  return wire;
 }
 
 export const statsOp: OpSpec = {
