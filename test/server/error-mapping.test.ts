@@ -10,18 +10,16 @@ import { failureKinds } from "../../src/engine/failure-kind.ts";
 import { isErrorCode, type ErrorCode } from "../../src/protocol/error-codes.ts";
 import { failureToWire, wireCodeOfKind } from "../../src/server/error-mapping.ts";
 
-/** The wire code each kind stands for: the codes the engine returned directly before it had kinds of its own. */
-const expectedCode: Record<string, ErrorCode> = {
-  invalid_value: "BAD_REQUEST",
-  over_limit: "TOO_LARGE",
-  unknown_dependency: "NOT_FOUND",
-  rate_limited: "RATE_LIMITED",
-  storage_unavailable: "UNAVAILABLE",
-  server_full: "UNAVAILABLE",
-  quota_unreachable: "UNAVAILABLE",
-  shard_elsewhere: "MOVED",
-  shard_unserved: "UNAVAILABLE",
-};
+/** The kinds each wire code stands for: the codes the engine returned directly before it had kinds of its own. */
+const kindsOfCode: Array<[ErrorCode, string[]]> = [
+  ["BAD_REQUEST", ["invalid_value"]],
+  ["TOO_LARGE", ["over_limit"]],
+  ["NOT_FOUND", ["unknown_dependency"]],
+  ["RATE_LIMITED", ["rate_limited"]],
+  ["UNAVAILABLE", ["storage_unavailable", "server_full", "quota_unreachable", "shard_unserved"]],
+  ["MOVED", ["shard_elsewhere"]],
+];
+const expectedCode: Record<string, ErrorCode> = Object.fromEntries(kindsOfCode.flatMap(([code, kinds]) => kinds.map((kind) => [kind, code])));
 
 describe("wireCodeOfKind", () => {
   for (const kind of failureKinds) {
