@@ -1,13 +1,14 @@
 // What a command handler gets (the front end's shared parts, its session, its
 // arguments) and what it returns (an answer line, a line with a body, or the
-// request to close), and the one mapping from engine failures to beanstalkd's
-// answers: RATE_LIMITED and UNAVAILABLE (and a failed commit) are
-// OUT_OF_MEMORY, beanstalkd's "try again later", and so is TOO_LARGE (a put
-// past the live-item or topic maximum: the server is full, as beanstalkd is
-// when it cannot allocate a job); anything else cannot happen for a
-// well-formed command and is INTERNAL_ERROR.
+// request to close), and the one mapping from engine failure kinds
+// (engine/failure-kind.ts) to beanstalkd's answers: whatever says "not now"
+// (rate limited, storage or quota unavailable, a full server-wide table, and
+// a failed commit) is OUT_OF_MEMORY, beanstalkd's "try again later", and so
+// is over_limit (a put past the live-item or topic maximum: the server is
+// full, as beanstalkd is when it cannot allocate a job); anything else cannot
+// happen for a well-formed command on a single node and is INTERNAL_ERROR.
 
-import type { EngineApi, FailureCode, ItemOpsApi, Reply, Result } from "../engine/api.ts";
+import type { EngineApi, FailureKind, ItemOpsApi, Reply, Result } from "../engine/api.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Limits } from "../limits.ts";
 import { StorageUnavailableError } from "../storage/writer.ts";
@@ -66,19 +67,32 @@ export class AnswerError extends Error {
   }
 }
 
-export function failureAnswer(code: FailureCode): string {
-  return code === "RATE_LIMITED" || code === "UNAVAILABLE" || code === "TOO_LARGE" ? "OUT_OF_MEMORY" : "INTERNAL_ERROR";
+/** beanstalkd's answer to each kind of engine failure: a record over every kind, so a new kind without an answer does not type-check. */
+export const answerOfKind: Readonly<Record<FailureKind, "OUT_OF_MEMORY" | "INTERNAL_ERROR">> = Object.freeze({
+  invalid_value: "INTERNAL_ERROR",
+  over_limit: "OUT_OF_MEMORY",
+  unknown_dependency: "INTERNAL_ERROR",
+  rate_limited: "OUT_OF_MEMORY",
+  storage_unavailable: "OUT_OF_MEMORY",
+  server_full: "OUT_OF_MEMORY",
+  quota_unreachable: "OUT_OF_MEMORY",
+  shard_elsewhere: "INTERNAL_ERROR",
+  shard_unserved: "OUT_OF_MEMORY",
+});
+
+export function failureAnswer(kind: FailureKind): string {
+  return answerOfKind[kind];
 }
 
 /** The engine's value once durable; a failure or a failed commit becomes an AnswerError. */
 export async function settled<T>(result: Result<Reply<T>>): Promise<T> {
-  if (!result.ok) throw new AnswerError(failureAnswer(result.failure.code));
+  if (!result.ok) throw new AnswerError(failureAnswer(result.failure.kind));
   const durable = result.value.durable;
   if (durable !== null) {
     try {
       await durable;
     } catch (error) {
-      if (error instanceof StorageUnavailableError) throw new AnswerError("OUT_OF_MEMORY");
+      if (error instanceof StorageUnavailableError) throw new AnswerError(answerOfKind.storage_unavailable);
       throw error;
     }
   }
@@ -91,7 +105,7 @@ export async function settled<T>(result: Result<Reply<T>>): Promise<T> {
  * commit answers OUT_OF_MEMORY).
  */
 export function answerWhenDurable<T>(result: Result<Reply<T>>, answerOf: (value: T) => Answer): PendingAnswer {
-  if (!result.ok) throw new AnswerError(failureAnswer(result.failure.code));
+  if (!result.ok) throw new AnswerError(failureAnswer(result.failure.kind));
   return answerOnceDurable(result.value.durable, answerOf(result.value.value));
 }
 
@@ -102,7 +116,7 @@ export function answerOnceDurable(durable: Promise<void> | null, answer: Answer)
     durable.then(
       () => answer,
       (error: unknown) => {
-        if (error instanceof StorageUnavailableError) return "OUT_OF_MEMORY";
+        if (error instanceof StorageUnavailableError) return answerOfKind.storage_unavailable;
         throw error;
       },
     ),

@@ -72,7 +72,7 @@ async function takeBestNow(ctx: CommandContext, nowMs: number): Promise<Delivery
   const topic = fe.engine.bestReadyTopic(fe.ns, session.watch);
   if (topic === null) return null;
   const result = fe.engine.dequeue(fe.ns, { topics: [{ topic, count: 1 }], capabilities: null, waitMs: 0, leaseMs: null, owner: session.owner }, nowMs);
-  if (!result.ok) throw new AnswerError(failureAnswer(result.failure.code));
+  if (!result.ok) throw new AnswerError(failureAnswer(result.failure.kind));
   if (result.kind !== "done") throw new AnswerError("INTERNAL_ERROR");
   return (await delivered(result))[0] ?? null;
 }
@@ -81,7 +81,7 @@ async function park(ctx: CommandContext, waitMs: number, nowMs: number): Promise
   const { fe, session } = ctx;
   const topics = session.watch.map((topic) => ({ topic, count: 1 }));
   const result = fe.engine.dequeue(fe.ns, { topics, capabilities: null, waitMs, leaseMs: null, owner: session.owner }, nowMs);
-  if (!result.ok) throw new AnswerError(failureAnswer(result.failure.code));
+  if (!result.ok) throw new AnswerError(failureAnswer(result.failure.kind));
   if (result.kind === "done") return delivered(result);
   setWaiting(ctx, true);
   try {

@@ -33,7 +33,7 @@ import { clusterLimits } from "../limits.ts";
 
 /** Decides, per shard, whether this node may act on it now. */
 export interface ShardRouter {
-  /** null when this node serves the shard now; else MOVED (another node owns it) or UNAVAILABLE. */
+  /** null when this node serves the shard now; else shard_elsewhere (another node owns it) or shard_unserved. */
   route(shard: number): Failure | null;
 }
 
@@ -50,7 +50,7 @@ export function shardPrefix(text: string): number {
   return shard;
 }
 
-const rebuilding: Failure = { code: "UNAVAILABLE", message: "this node is taking on or giving up shards; retry", retryAfterMs: clusterLimits.rebuildRetryAfterMs };
+const rebuilding: Failure = { kind: "shard_unserved", message: "this node is taking on or giving up shards; retry", retryAfterMs: clusterLimits.rebuildRetryAfterMs };
 
 export class ClusterEngine implements EngineApi {
   private inner: Engine;
@@ -239,7 +239,7 @@ export class ClusterEngine implements EngineApi {
     return this.swapping ? null : this.inner.nextDeadlineMs();
   }
 
-  /** The first id or receipt on a shard this node does not serve, as MOVED or UNAVAILABLE; null when all are served. */
+  /** The first id or receipt on a shard this node does not serve, as shard_elsewhere or shard_unserved; null when all are served. */
   private check(texts: readonly string[]): Failure | null {
     if (this.swapping) return rebuilding;
     for (const text of texts) {

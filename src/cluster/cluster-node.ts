@@ -272,15 +272,15 @@ export class ClusterNode {
     }, clusterLimits.quotaDrawPeriodMs);
   }
 
-  /** MOVED to the shard's owner, or UNAVAILABLE while it has none (or it is this node, still loading it). */
+  /** shard_elsewhere (the server answers MOVED) naming the shard's owner, or shard_unserved while it has none (or it is this node, still loading it). */
   private notServed(shard: number): ReturnType<ShardRouter["route"]> {
     const map = this.ownership?.map();
     const owner = map?.owners[shard] ?? null;
     const addr = owner === null ? undefined : map?.nodes.find((node) => node.nodeId === owner)?.addr;
     if (map !== undefined && owner !== null && owner !== map.nodeId && addr !== undefined) {
-      return { code: "MOVED", message: `shard ${shard} is served by node ${owner} at ${addr}`, moved: { shard, nodeId: owner, addr, mapVersion: map.mapVersion } };
+      return { kind: "shard_elsewhere", message: `shard ${shard} is served by node ${owner} at ${addr}`, moved: { shard, nodeId: owner, addr, mapVersion: map.mapVersion } };
     }
-    return { code: "UNAVAILABLE", message: `shard ${shard} has no live owner yet`, retryAfterMs: clusterLimits.unownedRetryAfterMs };
+    return { kind: "shard_unserved", message: `shard ${shard} has no live owner yet`, retryAfterMs: clusterLimits.unownedRetryAfterMs };
   }
 
   /** One ownership tick, then a rebuild when the served shards changed. */

@@ -7,24 +7,23 @@
 
 import type { Commit } from "../storage/writer.ts";
 import type { DeliveryMode, Outcome } from "../storage/record.ts";
+import type { FailureKind } from "./failure-kind.ts";
 import type { FailureLocation, ItemPart } from "./failure-location.ts";
 import type { MapPath } from "./matching/types.ts";
 import type { EngineStats } from "./stats-shape.ts";
 
 export type * from "./stats-shape.ts";
 
-export type { DeliveryMode, FailureLocation, ItemPart, MapPath, Outcome };
+export type { DeliveryMode, FailureKind, FailureLocation, ItemPart, MapPath, Outcome };
 
-/** Failures the engine returns; the server maps them to protocol error codes in one place. */
-export type FailureCode = "BAD_REQUEST" | "TOO_LARGE" | "NOT_FOUND" | "RATE_LIMITED" | "UNAVAILABLE" | "MOVED";
-
+/** A failure the engine returns, in its own terms (failure-kind.ts); the server maps it to the protocol's error in one place. */
 export interface Failure {
-  code: FailureCode;
+  kind: FailureKind;
   message: string;
   /** Where in the request the fault lies (the server renders it as the wire's field path and batch index). */
   at?: FailureLocation;
   retryAfterMs?: number;
-  /** MOVED (cluster mode): the shard the request needs and the node that owns it. */
+  /** shard_elsewhere (cluster mode): the shard the request needs and the node that owns it. */
   moved?: { shard: number; nodeId: string; addr: string; mapVersion: number };
 }
 
@@ -56,7 +55,7 @@ export interface EnqueueItemInput {
   ttlMs: number | null;
   delivery: DeliveryMode;
   maxAttempts: number;
-  /** Raw `requires` map; the engine validates it (BAD_REQUEST at this item's `requires` part, naming the feature). */
+  /** Raw `requires` map; the engine validates it (invalid_value at this item's `requires` part, naming the feature). */
   requires: Record<string, unknown> | null;
   after: string[] | null;
   key: string | null;
@@ -69,7 +68,7 @@ export interface EnqueueItemInput {
  */
 export interface DequeueInput {
   topics: Array<{ topic: string; count: number }>;
-  /** Raw capabilities map; the engine validates it (BAD_REQUEST naming `capabilities.<feature>`). */
+  /** Raw capabilities map; the engine validates it (invalid_value at the place in the map). */
   capabilities: Record<string, unknown> | null;
   waitMs: number;
   leaseMs: number | null;
@@ -190,7 +189,7 @@ export interface TopicCounts {
 }
 
 export interface EngineApi {
-  /** TOO_LARGE (nothing stored) past liveItemsMax, topicsMax or namespacesMax (capacity.ts). */
+  /** over_limit (nothing stored) past liveItemsMax, topicsMax or namespacesMax (capacity.ts). */
   enqueue(ns: string, items: EnqueueItemInput[], nowMs: number): Result<Reply<{ ids: string[] }>>;
   dequeue(ns: string, input: DequeueInput, nowMs: number): DequeueOutcome;
   /** A connection closed: its parked dequeues resolve empty without leasing anything. */
@@ -210,7 +209,7 @@ export interface EngineApi {
   redrive(ns: string, topic: string, ids: string[] | null, nowMs: number): Result<Reply<{ redriven: number }>>;
   /** One page of a topic's items, read only (engine/list.ts): ready ones in delivery order, the others in enqueue order. */
   list(ns: string, topic: string, query: ListQuery, nowMs: number): ListPage;
-  /** Stop deliveries from a topic for `forMs` (null: until resume); replaces an earlier pause's end. TOO_LARGE past pausedTopicsMax, or topicsMax / namespacesMax for a new topic. */
+  /** Stop deliveries from a topic for `forMs` (null: until resume); replaces an earlier pause's end. over_limit past pausedTopicsMax, or topicsMax / namespacesMax for a new topic. */
   pause(ns: string, topic: string, forMs: number | null, nowMs: number): Result<Reply<{ pausedUntilMs: number | null }>>;
   /** Lift a topic's pause; `resumed` false when it was not paused. */
   resume(ns: string, topic: string, nowMs: number): Result<Reply<{ resumed: boolean }>>;

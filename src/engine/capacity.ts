@@ -23,7 +23,7 @@ export interface Counted {
 }
 
 function tooLarge(message: string, at: FailureLocation): FailureResult {
-  return fail("TOO_LARGE", message, { at });
+  return fail("over_limit", message, { at });
 }
 
 /** A new namespace over namespacesMax, or null. */

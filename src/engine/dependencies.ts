@@ -5,7 +5,7 @@
 //
 // How the engine uses it:
 // - At enqueue, classifyAfter() sorts an item's `after` ids with lookups the
-//   engine passes in: NOT_FOUND / dead at once / ready / waiting on the unmet
+//   engine passes in: unknown / dead at once / ready / waiting on the unmet
 //   ids. A waiting item goes in with addWaiting(itemId, unmet).
 // - A dependency is acked: onAcked(depId) returns the items that now have no
 //   unmet dependency (ready, in the order they started waiting).
@@ -39,9 +39,9 @@ export type AfterClassification =
   | { kind: "waiting"; unmet: string[] }
   /** A dependency already failed: the item is stored as a dead letter at once. */
   | { kind: "dead"; deadReason: string }
-  /** An id the server does not know (or from another namespace): the enqueue fails with NOT_FOUND. */
+  /** An id the server does not know (or from another namespace): the enqueue fails with unknown_dependency. */
   | { kind: "not_found"; index: number }
-  /** More ids than afterIdsMax: the enqueue fails with TOO_LARGE. */
+  /** More ids than afterIdsMax: the enqueue fails with over_limit. */
   | { kind: "too_large" };
 
 /**
@@ -58,7 +58,7 @@ export function dependencyDeadReason(depId: string, how: "cancelled" | "expired"
 }
 
 /**
- * Classifies an `after` list. NOT_FOUND wins over a failed dependency (the
+ * Classifies an `after` list. An unknown id wins over a failed dependency (the
  * enqueue fails rather than storing a dead letter), and the first failed id in
  * list order names the dead reason. Repeated ids count once.
  */

@@ -20,7 +20,7 @@ import type { WriteSet } from "../storage/writer.ts";
 import type { Delivery, DequeueDone, DequeueInput, DequeueOutcome } from "./api.ts";
 import { Deadline, DeadlineKind } from "./deadlines.ts";
 import { atWait } from "./failure-location.ts";
-import { fail, unavailable } from "./failures.ts";
+import { fail } from "./failures.ts";
 import { formatReceipt } from "./ids.ts";
 import type { ItemStates } from "./item-states.ts";
 import { type Capabilities, CapabilitiesParser, Matcher } from "./matching/index.ts";
@@ -59,7 +59,7 @@ export class Dequeuer {
     let caps: Capabilities | null = null;
     if (input.capabilities !== null) {
       const r = this.capabilities.parse(input.capabilities);
-      if (!r.ok) return fail(r.code, r.message, { at: { kind: "capabilities", at: r.at } });
+      if (!r.ok) return fail(r.kind, r.message, { at: { kind: "capabilities", at: r.at } });
       caps = r.value;
     }
     // A dequeue without capabilities is a kind of its own (key ""): it may take only signature 0.
@@ -70,10 +70,10 @@ export class Dequeuer {
 
     const limits = this.s.limits;
     if (this.waiters.ownerCount(input.owner) >= limits.waitersPerConnectionMax) {
-      return fail("TOO_LARGE", `this connection already has ${limits.waitersPerConnectionMax} parked dequeues (waiters_per_connection_max)`, { at: atWait });
+      return fail("over_limit", `this connection already has ${limits.waitersPerConnectionMax} parked dequeues (waiters_per_connection_max)`, { at: atWait });
     }
     if (this.waiters.total >= limits.waitersTotalMax) {
-      return unavailable(waitersFullRetryAfterMs, `the server already holds ${limits.waitersTotalMax} parked dequeues (waiters_total_max)`);
+      return fail("server_full", `the server already holds ${limits.waitersTotalMax} parked dequeues (waiters_total_max)`, { retryAfterMs: waitersFullRetryAfterMs });
     }
     return { ok: true, kind: "parked", waiter: this.park(nsName, input, caps, nowMs) };
   }

@@ -13,7 +13,7 @@ import { Deadline, DeadlineKind } from "./deadlines.ts";
 import { type AfterClassification, classifyAfter, type DependencyStatus } from "./dependencies.ts";
 import { completeRecord } from "./enqueue-item.ts";
 import { atBatch, atItem } from "./failure-location.ts";
-import { fail, type FailureResult, unavailable } from "./failures.ts";
+import { fail, type FailureResult, storageUnavailable } from "./failures.ts";
 import { formatId } from "./ids.ts";
 import { LiveItem } from "./item.ts";
 import type { UnstoredBytes } from "./item-parts.ts";
@@ -76,7 +76,7 @@ export class Enqueuer {
     if (full !== null) return this.forgetBatch(full, signatures);
     const placed = this.placement === null ? null : this.place(nsName, inputs, sameAs, ids, nowMs);
     if (placed !== null && !Array.isArray(placed)) {
-      return this.forgetBatch(unavailable(placed.retryAfterMs, `shard ${placed.shard} is not accepting writes`), signatures);
+      return this.forgetBatch(storageUnavailable(placed.retryAfterMs, `shard ${placed.shard} is not accepting writes`), signatures);
     }
     const shard = fresh > 0 && (placed === null || placed.includes(-1)) ? this.chooseShard(nowMs) : -1;
     if (typeof shard !== "number") return this.forgetBatch(shard, signatures);
@@ -108,7 +108,7 @@ export class Enqueuer {
       const input = inputs[i] as EnqueueItemInput;
       if (input.requires !== null) {
         const r = parseRequires(input.requires, this.s.limits);
-        if (!r.ok) return this.forgetBatch(fail(r.code, r.message, { at: atItem(i, { of: "requires", at: r.at }) }));
+        if (!r.ok) return this.forgetBatch(fail(r.kind, r.message, { at: atItem(i, { of: "requires", at: r.at }) }));
         this.requires ??= new Array<Requires | null>(count).fill(null);
         this.requires[i] = r.value;
       }
@@ -117,10 +117,10 @@ export class Enqueuer {
       const c = classifyAfter(input.after, lookup, this.s.limits.afterIdsMax);
       if (c.kind === "not_found") {
         const id = input.after[c.index];
-        return this.forgetBatch(fail("NOT_FOUND", `after id ${JSON.stringify(id)} is not known in this namespace`, { at: atItem(i, { of: "after", position: c.index }) }));
+        return this.forgetBatch(fail("unknown_dependency", `after id ${JSON.stringify(id)} is not known in this namespace`, { at: atItem(i, { of: "after", position: c.index }) }));
       }
       if (c.kind === "too_large") {
-        return this.forgetBatch(fail("TOO_LARGE", `after lists more than ${this.s.limits.afterIdsMax} ids`, { at: atItem(i, { of: "after", position: null }) }));
+        return this.forgetBatch(fail("over_limit", `after lists more than ${this.s.limits.afterIdsMax} ids`, { at: atItem(i, { of: "after", position: null }) }));
       }
       this.after ??= new Array<AfterClassification | null>(count).fill(null);
       this.after[i] = c;
@@ -172,7 +172,7 @@ export class Enqueuer {
       if (sameAs[i] !== -1 || ids[i] !== undefined) continue;
       const sig = this.s.registry.intern(requires === null ? null : (requires[i] as Requires | null));
       if (sig === signatureRegistryFull) {
-        return fail("UNAVAILABLE", "too many distinct requires signatures are live", {
+        return fail("server_full", "too many distinct requires signatures are live", {
           at: atItem(i, { of: "requires", at: wholeMap }),
           retryAfterMs: signaturesFullRetryAfterMs,
         });
@@ -185,7 +185,7 @@ export class Enqueuer {
   /** The healthy shard the batch's unplaced new items go to (round robin), or why none takes writes. */
   private chooseShard(nowMs: number): number | FailureResult {
     const chosen = chooseWritableShard(this.s.writer, this.s.writer.shardCount, this.nextShard, nowMs);
-    if (chosen.shard < 0) return unavailable(chosen.retryAfterMs, chosen.reason);
+    if (chosen.shard < 0) return storageUnavailable(chosen.retryAfterMs, chosen.reason);
     this.nextShard = (chosen.shard + 1) % this.s.writer.shardCount;
     return chosen.shard;
   }
@@ -196,10 +196,10 @@ export class Enqueuer {
     const verdict = ns.bucket.take(fresh, nowMs);
     if (verdict.ok) return null;
     if (verdict.refusal === "too_large") {
-      return fail("TOO_LARGE", `batch of ${fresh} new items exceeds the namespace quota of ${ns.bucket.perMinute} items per minute`, { at: atBatch });
+      return fail("over_limit", `batch of ${fresh} new items exceeds the namespace quota of ${ns.bucket.perMinute} items per minute`, { at: atBatch });
     }
-    if (verdict.refusal === "unavailable") return unavailable(verdict.retryAfterMs, verdict.message ?? "the namespace quota cannot be checked");
-    return fail("RATE_LIMITED", `namespace ${JSON.stringify(nsName)} is over its enqueue quota`, { retryAfterMs: verdict.retryAfterMs });
+    if (verdict.refusal === "unavailable") return fail("quota_unreachable", verdict.message ?? "the namespace quota cannot be checked", { retryAfterMs: verdict.retryAfterMs });
+    return fail("rate_limited", `namespace ${JSON.stringify(nsName)} is over its enqueue quota`, { retryAfterMs: verdict.retryAfterMs });
   }
 
   /**

@@ -53,7 +53,7 @@ export class Pauses {
     const s = this.s;
     const existing = s.namespaces.get(nsName)?.topics.get(topicName);
     if ((existing === undefined || existing.pause === null) && this.pausedCount >= s.limits.pausedTopicsMax) {
-      return fail("TOO_LARGE", `the server already holds ${s.limits.pausedTopicsMax} paused topics (paused_topics_max)`, { at: atTopic });
+      return fail("over_limit", `the server already holds ${s.limits.pausedTopicsMax} paused topics (paused_topics_max)`, { at: atTopic });
     }
     // A pause of a topic that holds nothing creates it, and maybe its namespace: both count (capacity.ts).
     const refused = existing === undefined ? newTopicRefusal(s, nsName, topicName) : null;

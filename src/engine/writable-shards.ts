@@ -7,7 +7,7 @@
 // Shared by the op files (op-context.ts, enqueue.ts, dequeue.ts).
 
 import type { ShardAvailability } from "../storage/writer.ts";
-import { type FailureResult, unavailable } from "./failures.ts";
+import { type FailureResult, storageUnavailable } from "./failures.ts";
 
 /** A dequeue's filter when no shard takes writes: nothing may be leased. */
 /** Retry hint when the store has no shard at all to ask (1 s): none reported its own. */
@@ -49,12 +49,12 @@ export class DequeueShardFilter {
   }
 }
 
-/** UNAVAILABLE (before any change) when a shard these items live on does not take writes; null when all do. */
+/** storage_unavailable (before any change) when a shard these items live on does not take writes; null when all do. */
 export function refuseUnwritable(shards: ShardAvailability, items: ReadonlyArray<{ shard: number }>, nowMs: number): FailureResult | null {
   if (shards.allWritable(nowMs)) return null;
   for (const item of items) {
     const availability = shards.writable(item.shard, nowMs);
-    if (!availability.available) return unavailable(availability.retryAfterMs, availability.reason);
+    if (!availability.available) return storageUnavailable(availability.retryAfterMs, availability.reason);
   }
   return null;
 }

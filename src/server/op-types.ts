@@ -59,7 +59,7 @@ export interface OpContext {
  * What a handler produced. A failure (request decoding or engine) and a
  * rejected `durable` are turned into wire errors by error-mapping.ts, the one
  * place that does so; `error` is for the protocol-level codes a handler may
- * raise itself (UNAUTHORIZED from hello).
+ * raise itself (UNAUTHORIZED from hello, BAD_REQUEST from cluster on a single node).
  */
 export type OpOutcome =
   | ReplyOutcome

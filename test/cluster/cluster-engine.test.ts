@@ -53,7 +53,7 @@ function node(served: Set<number>, namespaces: Record<string, { enqueuePerMinute
   const placement = clusterPlacement(4, (shard) => served.has(shard));
   const router: ShardRouter = {
     route: (shard): Failure | null =>
-      served.has(shard) ? null : { code: "MOVED", message: `shard ${shard} elsewhere`, moved: { shard, nodeId: "other", addr: "10.0.0.2:7420", mapVersion: 9 } },
+      served.has(shard) ? null : { kind: "shard_elsewhere", message: `shard ${shard} elsewhere`, moved: { shard, nodeId: "other", addr: "10.0.0.2:7420", mapVersion: 9 } },
   };
   const engine = new ClusterEngine(
     () => Engine.recover({ store, writer, limits: defaultLimits, namespaces, nowMs: clock.nowMs(), cluster: { placement, quotaBuckets: quotas?.quotaBuckets } }),
@@ -93,7 +93,7 @@ describe("ClusterEngine", () => {
     const other = node(new Set([...[0, 1, 2, 3]].filter((s) => s !== shardOfKey("n", "t", key, 4))));
     const refused = other.engine.enqueue("n", [item({ key })], other.clock.nowMs());
     expect(refused.ok).toBe(false);
-    if (!refused.ok) expect(refused.failure).toMatchObject({ code: "MOVED", moved: { nodeId: "other", addr: "10.0.0.2:7420" } });
+    if (!refused.ok) expect(refused.failure).toMatchObject({ kind: "shard_elsewhere", moved: { nodeId: "other", addr: "10.0.0.2:7420" } });
     await other.committer.drain();
     expect(other.store.commitHistory).toEqual([]);
   });
@@ -117,7 +117,7 @@ describe("ClusterEngine", () => {
     const moved = engine.get("n", ["0:1", "2:5"], clock.nowMs());
     expect(moved.ok ? null : moved.failure.moved?.shard).toBe(2);
     const ack = engine.ack("n", ["3:1:1:1"], clock.nowMs());
-    expect(ack.ok ? null : ack.failure.code).toBe("MOVED");
+    expect(ack.ok ? null : ack.failure.kind).toBe("shard_elsewhere");
     const local = engine.get("n", ["0:1", "bogus"], clock.nowMs());
     expect(local.ok && local.value.items).toEqual([null, null]);
   });
@@ -142,7 +142,7 @@ describe("ClusterEngine", () => {
     expect(parked.ok && parked.kind).toBe("parked");
     const rebuilding = engine.rebuild();
     const during = engine.get("n", [id], clock.nowMs());
-    expect(during.ok ? null : during.failure.code).toBe("UNAVAILABLE");
+    expect(during.ok ? null : during.failure.kind).toBe("shard_unserved");
     if (parked.ok && parked.kind === "parked") expect((await parked.waiter).deliveries).toEqual([]);
     await rebuilding;
     await committer.drain();
@@ -211,7 +211,7 @@ describe("leased quotas across a rebuild", () => {
     clock.advance(60_000); // a local bucket would be full again; a leased one only holds what was drawn
     expect(engine.enqueue("q", [item()], clock.nowMs()).ok).toBe(true);
     const over = engine.enqueue("q", [item()], clock.nowMs());
-    expect(over.ok ? null : over.failure.code).toBe("RATE_LIMITED");
+    expect(over.ok ? null : over.failure.kind).toBe("rate_limited");
     expect(drawn).toEqual([3, 6]); // the floor, then at once twice the use so far (3 items)
     expect(engine.enqueue("free", Array.from({ length: 50 }, () => item()), clock.nowMs()).ok).toBe(true);
     await committer.drain();

@@ -20,7 +20,7 @@ describe("live items maximum", () => {
     const h = new Harness({ limits: { liveItemsMax: 5 } });
     await h.enqueue("n", [item("a"), item("a"), item("b")]);
     const refused = failure(h.engine.enqueue("n", [item("a"), item("c"), item("c")], h.now));
-    expect(refused.code).toBe("TOO_LARGE");
+    expect(refused.kind).toBe("over_limit");
     expect(refused.at).toEqual({ kind: "batch" });
     expect(refused.message).toContain("live_items_max (5)");
     expect(engineGauges(h)).toEqual(expect.objectContaining({ items: 3, topics: 2 }));
@@ -42,13 +42,13 @@ describe("live items maximum", () => {
   test("room comes back as items end, dead letters count until they end", async () => {
     const h = new Harness({ limits: { liveItemsMax: 2 } });
     const [, id] = await h.enqueue("n", [item("a"), item("a", { maxAttempts: 1 })]);
-    expect(failure(h.engine.enqueue("n", [item("a")], h.now)).code).toBe("TOO_LARGE");
+    expect(failure(h.engine.enqueue("n", [item("a")], h.now)).kind).toBe("over_limit");
     const delivered = await h.dequeue("n", [["a", 2]]);
     await h.settleAck(h.engine.ack("n", [delivered[0]!.receipt], h.now));
     await h.settle(h.engine.nack("n", [{ receipt: delivered[1]!.receipt, delayMs: null, metadata: null }], h.now));
     expect(h.state("n", id!)).toBe("dead");
     await h.enqueue("n", [item("a")]);
-    expect(failure(h.engine.enqueue("n", [item("b")], h.now)).code).toBe("TOO_LARGE");
+    expect(failure(h.engine.enqueue("n", [item("b")], h.now)).kind).toBe("over_limit");
     await h.settle(h.engine.cancel("n", [id!], h.now));
     await h.enqueue("n", [item("b")]);
     h.check();
@@ -60,7 +60,7 @@ describe("topics maximum", () => {
     const h = new Harness({ limits: { topicsMax: 3 } });
     await h.enqueue("n", [item("a"), item("b")]);
     const refused = failure(h.engine.enqueue("n", [item("a"), item("c"), item("c"), item("d"), item("a")], h.now));
-    expect(refused.code).toBe("TOO_LARGE");
+    expect(refused.kind).toBe("over_limit");
     expect(refused.at).toEqual({ kind: "item", index: 3, part: { of: "topic" } });
     expect(refused.message).toContain("topics_max 3");
     expect(engineGauges(h)).toEqual(expect.objectContaining({ items: 2, topics: 2 }));
@@ -88,7 +88,7 @@ describe("topics maximum", () => {
     await h.enqueue("n", [item("a")]);
     await h.settle(h.engine.pause("n", "empty", null, h.now));
     const refused = failure(h.engine.pause("n", "other", null, h.now));
-    expect(refused).toEqual(expect.objectContaining({ code: "TOO_LARGE", at: { kind: "topic" } }));
+    expect(refused).toEqual(expect.objectContaining({ kind: "over_limit", at: { kind: "topic" } }));
     // Pausing a topic that exists is no new topic.
     await h.settle(h.engine.pause("n", "a", 1000, h.now));
     expect(failure(h.engine.enqueue("n", [item("b")], h.now)).at).toEqual({ kind: "item", index: 0, part: { of: "topic" } });
@@ -104,7 +104,7 @@ describe("namespaces maximum", () => {
     await h.enqueue("n1", [item("a")]);
     await h.settle(h.engine.pause("n2", "t", null, h.now));
     const refused = failure(h.engine.enqueue("n3", [item("a")], h.now));
-    expect(refused.code).toBe("TOO_LARGE");
+    expect(refused.kind).toBe("over_limit");
     expect(refused.at).toEqual({ kind: "namespace" });
     expect(refused.message).toContain("namespaces_max 2");
     expect(failure(h.engine.pause("n3", "t", null, h.now)).at).toEqual({ kind: "namespace" });

@@ -89,7 +89,7 @@ describe("quotas", () => {
     await h.enqueue("q", batch(59));
     await h.enqueue("q", batch(1));
     const f = failure(h.engine.enqueue("q", batch(1), h.now));
-    expect(f.code).toBe("RATE_LIMITED");
+    expect(f.kind).toBe("rate_limited");
     expect(f.retryAfterMs).toBe(1000);
     h.clock.advance(999);
     expect(failure(h.engine.enqueue("q", batch(1), h.now)).retryAfterMs).toBe(1);
@@ -102,7 +102,7 @@ describe("quotas", () => {
   test("a batch larger than the whole bucket is TOO_LARGE; re-enqueued keys do not count", async () => {
     const h = new Harness({ namespaces: { q: { enqueuePerMinute: 3 } } });
     const f = failure(h.engine.enqueue("q", [item("t", { requires: { gpu: true } }), item("t"), item("t"), item("t")], h.now));
-    expect(f.code).toBe("TOO_LARGE");
+    expect(f.kind).toBe("over_limit");
     h.check(); // the refused batch left no signature reference behind
     const ids = await h.enqueue("q", [item("t", { key: "a" }), item("t", { key: "b" }), item("t", { key: "c" })]);
     expect(await h.enqueue("q", [item("t", { key: "a" }), item("t", { key: "b" })])).toEqual(ids.slice(0, 2));
@@ -117,17 +117,17 @@ describe("shards and storage failures", () => {
     const [d] = await h.dequeue("n", [["t", 1]]);
     h.gate!.closed.add(shard);
     const f = failure(h.engine.ack("n", [d!.receipt], h.now));
-    expect(f.code).toBe("UNAVAILABLE");
+    expect(f.kind).toBe("storage_unavailable");
     expect(f.retryAfterMs).toBe(closedShardRetryAfterMs);
     expect(f.message).toContain(`shard ${shard} is not owned here`);
     expect(h.state("n", id as string)).toBe("leased");
-    expect(failure(h.engine.cancel("n", [id as string], h.now)).code).toBe("UNAVAILABLE");
+    expect(failure(h.engine.cancel("n", [id as string], h.now)).kind).toBe("storage_unavailable");
     const [other] = await h.enqueue("n", [item("t")]);
     expect(Number((other as string).split(":")[0])).not.toBe(shard);
     // Every shard closed: no shard for an enqueue.
     h.gate!.closed.add(1 - shard);
     const none = failure(h.engine.enqueue("n", [item("t")], h.now));
-    expect(none).toMatchObject({ code: "UNAVAILABLE", retryAfterMs: closedShardRetryAfterMs });
+    expect(none).toMatchObject({ kind: "storage_unavailable", retryAfterMs: closedShardRetryAfterMs });
     h.check();
   });
 
@@ -145,11 +145,11 @@ describe("shards and storage failures", () => {
     }
     expect(h.writer.breakerState(h.now)).toBe("open");
     const f = failure(h.engine.ack("n", [d!.receipt], h.now));
-    expect(f.code).toBe("UNAVAILABLE");
+    expect(f.kind).toBe("storage_unavailable");
     expect(f.retryAfterMs).toBeGreaterThan(0);
     expect(f.message).toContain("circuit breaker open");
     expect(h.state("n", id as string)).toBe("leased");
-    expect(failure(h.engine.enqueue("n", [item("t")], h.now)).code).toBe("UNAVAILABLE");
+    expect(failure(h.engine.enqueue("n", [item("t")], h.now)).kind).toBe("storage_unavailable");
     expect(await h.dequeue("n", [["t", 5]])).toEqual([]);
     expect(h.state("n", ready as string)).toBe("ready");
     h.check();
@@ -163,7 +163,7 @@ describe("shards and storage failures", () => {
       if (r.ok) await r.value.durable?.catch(() => undefined);
     }
     const f = failure(h.engine.enqueue("n", [item("t")], h.now));
-    expect(f.code).toBe("UNAVAILABLE");
+    expect(f.kind).toBe("storage_unavailable");
     expect(f.retryAfterMs).toBeGreaterThan(0);
     expect(h.engine.topics("n", { prefix: null, limit: 10, after: null }).topics).toEqual([]);
   });

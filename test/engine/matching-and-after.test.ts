@@ -23,7 +23,7 @@ describe("matching", () => {
   test("a bad requires is BAD_REQUEST at that item's requires, naming the feature and operator; nothing is stored", async () => {
     const h = new Harness();
     const f = failure(h.engine.enqueue("n", [item("t"), item("t", { requires: { gpu: { bogus: 1 } } })], h.now));
-    expect(f.code).toBe("BAD_REQUEST");
+    expect(f.kind).toBe("invalid_value");
     expect(f.at).toEqual({ kind: "item", index: 1, part: { of: "requires", at: { feature: "gpu", operator: "bogus", position: null } } });
     expect(h.engine.topics("n", { prefix: null, limit: 10, after: null }).topics).toEqual([]);
   });
@@ -31,7 +31,7 @@ describe("matching", () => {
   test("bad capabilities are BAD_REQUEST", async () => {
     const h = new Harness();
     const f = failure(h.engine.dequeue("n", { topics: [{ topic: "t", count: 1 }], capabilities: { x: { y: 1 } }, waitMs: 0, leaseMs: null, owner: 1 }, h.now));
-    expect(f.code).toBe("BAD_REQUEST");
+    expect(f.kind).toBe("invalid_value");
     expect(f.at).toEqual({ kind: "capabilities", at: { feature: "x", operator: null, position: null } });
   });
 });
@@ -41,7 +41,7 @@ describe("after", () => {
     const h = new Harness();
     const [other] = await h.enqueue("m", [item("t")]);
     const f = failure(h.engine.enqueue("n", [item("t"), item("t", { after: ["0:12345", other as string] })], h.now));
-    expect(f).toMatchObject({ code: "NOT_FOUND", at: { kind: "item", index: 1, part: { of: "after", position: 0 } } });
+    expect(f).toMatchObject({ kind: "unknown_dependency", at: { kind: "item", index: 1, part: { of: "after", position: 0 } } });
     const g = failure(h.engine.enqueue("n", [item("t", { after: [other as string] })], h.now));
     expect(g.at).toEqual({ kind: "item", index: 0, part: { of: "after", position: 0 } });
   });

@@ -153,7 +153,7 @@ describe("pause", () => {
     await h.settle(h.engine.pause("n", "a", null, h.now));
     await h.settle(h.engine.pause("n", "b", null, h.now));
     const refused = failure(h.engine.pause("n", "c", null, h.now));
-    expect(refused.code).toBe("TOO_LARGE");
+    expect(refused.kind).toBe("over_limit");
     expect(refused.at).toEqual({ kind: "topic" });
     expect(topicEntry(h, "n", "c")).toBeNull();
     await h.settle(h.engine.pause("n", "a", 10, h.now));

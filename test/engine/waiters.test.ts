@@ -137,7 +137,7 @@ describe("waiters are fair and bounded", () => {
     park(h, [["t", 1]], { owner: 1 });
     park(h, [["t", 1]], { owner: 1 });
     const f = failure(h.engine.dequeue("n", take([["t", 1]], { waitMs: 10, owner: 1 }), h.now));
-    expect(f.code).toBe("TOO_LARGE");
+    expect(f.kind).toBe("over_limit");
     expect(f.message).toContain("waiters_per_connection_max");
     park(h, [["t", 1]], { owner: 2 });
     h.engine.cancelWaiters(1);
@@ -150,7 +150,7 @@ describe("waiters are fair and bounded", () => {
     park(h, [["t", 1]], { owner: 1 });
     park(h, [["t", 1]], { owner: 2 });
     const f = failure(h.engine.dequeue("n", take([["t", 1]], { waitMs: 10, owner: 3 }), h.now));
-    expect(f.code).toBe("UNAVAILABLE");
+    expect(f.kind).toBe("server_full");
     expect(f.retryAfterMs).toBeGreaterThan(0);
     h.engine.releaseWaiters();
     expect((h.engine.stats(null, h.now) as any).totals.parkedWaiters).toBe(0);

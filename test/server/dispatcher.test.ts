@@ -180,7 +180,7 @@ describe("namespace and auth checks", () => {
 describe("error mapping", () => {
   test("an engine Failure maps to its code with details", () => {
     const { dispatcher, engine } = setup();
-    engine.enqueue = () => ({ ok: false, failure: { code: "RATE_LIMITED", message: "slow down", retryAfterMs: 250 } });
+    engine.enqueue = () => ({ ok: false, failure: { kind: "rate_limited", message: "slow down", retryAfterMs: 250 } });
     const source = new FakeSource();
     dispatcher.handleFrame(source, encoder.encode({ id: 1, op: "enqueue", ns: "n", items: [{ topic: "t" }] }));
     expect(source.last()).toEqual({ id: 1, ok: false, error: { code: "RATE_LIMITED", message: "slow down", details: { retry_after_ms: 250 } } });

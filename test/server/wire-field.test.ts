@@ -44,7 +44,7 @@ describe("wireField and wireIndex", () => {
 
 describe("failureToWire", () => {
   test("an engine failure's location becomes details.field and details.index, before retry_after_ms", () => {
-    const failure: Failure = { code: "UNAVAILABLE", message: "full", at: item(5, { of: "requires", at: at(null) }), retryAfterMs: 1000 };
+    const failure: Failure = { kind: "server_full", message: "full", at: item(5, { of: "requires", at: at(null) }), retryAfterMs: 1000 };
     const wire = failureToWire(failure);
     expect(wire).toEqual({ code: "UNAVAILABLE", message: "full", details: { field: "items[5].requires", index: 5, retry_after_ms: 1000 } });
     // Key order is the wire's byte order.
@@ -52,12 +52,12 @@ describe("failureToWire", () => {
   });
 
   test("a location outside a batch item has a field and no index", () => {
-    expect(failureToWire({ code: "TOO_LARGE", message: "m", at: { kind: "wait" } })).toEqual({ code: "TOO_LARGE", message: "m", details: { field: "wait_ms" } });
+    expect(failureToWire({ kind: "over_limit", message: "m", at: { kind: "wait" } })).toEqual({ code: "TOO_LARGE", message: "m", details: { field: "wait_ms" } });
   });
 
   test("a failure without a location has no field; without any detail, no details", () => {
-    expect(failureToWire({ code: "RATE_LIMITED", message: "m", retryAfterMs: 5 })).toEqual({ code: "RATE_LIMITED", message: "m", details: { retry_after_ms: 5 } });
-    expect(failureToWire({ code: "NOT_FOUND", message: "m" })).toEqual({ code: "NOT_FOUND", message: "m" });
+    expect(failureToWire({ kind: "rate_limited", message: "m", retryAfterMs: 5 })).toEqual({ code: "RATE_LIMITED", message: "m", details: { retry_after_ms: 5 } });
+    expect(failureToWire({ kind: "unknown_dependency", message: "m" })).toEqual({ code: "NOT_FOUND", message: "m" });
   });
 
   test("a decoding failure keeps its wire path and index", () => {

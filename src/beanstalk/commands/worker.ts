@@ -75,7 +75,7 @@ export function deleteJob(ctx: CommandContext): Answer | PendingAnswer {
   if (reservation !== undefined) {
     fe.state.reservations.remove(session, reservation);
     const acked = fe.engine.ack(fe.ns, [reservation.receipt], nowMs);
-    if (!acked.ok) throw new AnswerError(failureAnswer(acked.failure.code));
+    if (!acked.ok) throw new AnswerError(failureAnswer(acked.failure.kind));
     if (acked.acked === 1) return answerOnceDurable(acked.durable, deleted(reservation.tube));
   }
   // Not reserved here (or its reservation timed out): a ready, delayed or buried job may still be deleted.

@@ -24,11 +24,11 @@ function valueFailure(value: unknown, name: string, position: number | null): Fa
     case null:
       return null;
     case "not_finite":
-      return { ok: false, code: "BAD_REQUEST", at: pathIn(name, null, position), message: "numbers must be finite (no NaN or Infinity)" };
+      return { ok: false, kind: "invalid_value", at: pathIn(name, null, position), message: "numbers must be finite (no NaN or Infinity)" };
     case "too_long":
-      return { ok: false, code: "TOO_LARGE", at: pathIn(name, null, position), message: `string values are at most ${stringValueBytesMax} UTF-8 bytes` };
+      return { ok: false, kind: "over_limit", at: pathIn(name, null, position), message: `string values are at most ${stringValueBytesMax} UTF-8 bytes` };
     case "type":
-      return { ok: false, code: "BAD_REQUEST", at: pathIn(name, null, position), message: "must be a string, number, boolean or an array of those" };
+      return { ok: false, kind: "invalid_value", at: pathIn(name, null, position), message: "must be a string, number, boolean or an array of those" };
   }
 }
 
@@ -70,7 +70,7 @@ class ParsedCapabilities implements Capabilities {
 export function parseCapabilities(raw: unknown, limits: Limits): ParseResult<Capabilities | null> {
   if (raw === null || raw === undefined) return { ok: true, value: null };
   if (!isPlainMap(raw)) {
-    return { ok: false, code: "BAD_REQUEST", at: wholeMap, message: "must be a map from feature name to value or set" };
+    return { ok: false, kind: "invalid_value", at: wholeMap, message: "must be a map from feature name to value or set" };
   }
   const names = Object.keys(raw);
   let sorted = true;
@@ -83,7 +83,7 @@ export function parseCapabilities(raw: unknown, limits: Limits): ParseResult<Cap
   if (present > limits.featuresMax) {
     return {
       ok: false,
-      code: "TOO_LARGE",
+      kind: "over_limit",
       at: wholeMap,
       message: `names ${present} features; the limit is ${limits.featuresMax}`,
     };
@@ -93,16 +93,16 @@ export function parseCapabilities(raw: unknown, limits: Limits): ParseResult<Cap
   const sets: Array<readonly Scalar[]> = [];
   let key = "";
   for (const name of names) {
-    if (name.length === 0) return { ok: false, code: "BAD_REQUEST", at: pathIn(name), message: "feature names must not be empty" };
+    if (name.length === 0) return { ok: false, kind: "invalid_value", at: pathIn(name), message: "feature names must not be empty" };
     if (utf8BytesOver(name, featureNameBytesMax)) {
-      return { ok: false, code: "TOO_LARGE", at: pathIn(name), message: `feature names are at most ${featureNameBytesMax} UTF-8 bytes` };
+      return { ok: false, kind: "over_limit", at: pathIn(name), message: `feature names are at most ${featureNameBytesMax} UTF-8 bytes` };
     }
     const value = raw[name];
     if (value === null || value === undefined) continue;
     let set: Scalar[];
     if (Array.isArray(value)) {
       if (value.length > limits.valuesPerFeatureMax) {
-        return { ok: false, code: "TOO_LARGE", at: pathIn(name), message: `holds ${value.length} values; the limit is ${limits.valuesPerFeatureMax}` };
+        return { ok: false, kind: "over_limit", at: pathIn(name), message: `holds ${value.length} values; the limit is ${limits.valuesPerFeatureMax}` };
       }
       set = new Array(value.length);
       for (let i = 0; i < value.length; i++) {

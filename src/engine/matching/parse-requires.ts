@@ -18,11 +18,11 @@ import { type FeatureConstraint, type MapPath, type ParseResult, pathIn, type Ra
 type Failure = Extract<ParseResult<never>, { ok: false }>;
 
 function badRequest(at: MapPath, message: string): Failure {
-  return { ok: false, code: "BAD_REQUEST", at, message };
+  return { ok: false, kind: "invalid_value", at, message };
 }
 
 function tooLarge(at: MapPath, message: string): Failure {
-  return { ok: false, code: "TOO_LARGE", at, message };
+  return { ok: false, kind: "over_limit", at, message };
 }
 
 const operators = new Set(["in", "all", "gte", "gt", "lte", "lt", "ne", "exists"]);

@@ -5,6 +5,8 @@
 // requirements share one signature and equal capability sets share one
 // worker kind. See docs/MATCHING.md for the semantics.
 
+import type { FailureKind } from "../failure-kind.ts";
+
 /** A value a feature may hold or be compared with. Numbers are finite; -0 is stored as 0. */
 export type Scalar = string | number | boolean;
 
@@ -78,4 +80,4 @@ export function pathIn(feature: string, operator: string | null = null, position
 
 export type ParseResult<T> =
   | { ok: true; value: T }
-  | { ok: false; code: "BAD_REQUEST" | "TOO_LARGE"; at: MapPath; message: string };
+  | { ok: false; kind: Extract<FailureKind, "invalid_value" | "over_limit">; at: MapPath; message: string };

@@ -19,10 +19,10 @@ function key(raw: unknown): string | null {
   return parsed.value === null ? null : parsed.value.key;
 }
 
-function failure(raw: unknown, limits: Limits = defaultLimits): { code: string; at: MapPath } {
+function failure(raw: unknown, limits: Limits = defaultLimits): { kind: string; at: MapPath } {
   const parsed = parseCapabilities(raw, limits);
   if (parsed.ok) throw new Error("expected a failure");
-  return { code: parsed.code, at: parsed.at };
+  return { kind: parsed.kind, at: parsed.at };
 }
 
 describe("parseCapabilities", () => {
@@ -48,23 +48,23 @@ describe("parseCapabilities", () => {
     expect(new Set(keys).size).toBe(keys.length);
   });
   test("errors say where in the map they lie", () => {
-    expect(failure(["a"])).toEqual({ code: "BAD_REQUEST", at: wholeMap });
-    expect(failure({ gpu: { model: "a100" } })).toEqual({ code: "BAD_REQUEST", at: at("gpu") });
-    expect(failure({ gpu: ["a", ["b"]] })).toEqual({ code: "BAD_REQUEST", at: at("gpu", null, 1) });
-    expect(failure({ gpu: ["a", null] })).toEqual({ code: "BAD_REQUEST", at: at("gpu", null, 1) });
-    expect(failure({ mem: Number.NaN })).toEqual({ code: "BAD_REQUEST", at: at("mem") });
-    expect(failure({ "": 1 })).toEqual({ code: "BAD_REQUEST", at: at("") });
-    expect(failure({ v: "x".repeat(256) })).toEqual({ code: "TOO_LARGE", at: at("v") });
-    expect(failure({ ["k".repeat(256)]: 1 }).code).toBe("TOO_LARGE");
+    expect(failure(["a"])).toEqual({ kind: "invalid_value", at: wholeMap });
+    expect(failure({ gpu: { model: "a100" } })).toEqual({ kind: "invalid_value", at: at("gpu") });
+    expect(failure({ gpu: ["a", ["b"]] })).toEqual({ kind: "invalid_value", at: at("gpu", null, 1) });
+    expect(failure({ gpu: ["a", null] })).toEqual({ kind: "invalid_value", at: at("gpu", null, 1) });
+    expect(failure({ mem: Number.NaN })).toEqual({ kind: "invalid_value", at: at("mem") });
+    expect(failure({ "": 1 })).toEqual({ kind: "invalid_value", at: at("") });
+    expect(failure({ v: "x".repeat(256) })).toEqual({ kind: "over_limit", at: at("v") });
+    expect(failure({ ["k".repeat(256)]: 1 }).kind).toBe("over_limit");
   });
   test("limits at limit-1, limit, limit+1", () => {
     const limits: Limits = { ...defaultLimits, featuresMax: 3, valuesPerFeatureMax: 2 };
     expect(parseCapabilities({ a: 1, b: 1 }, limits).ok).toBe(true);
     expect(parseCapabilities({ a: 1, b: 1, c: 1 }, limits).ok).toBe(true);
-    expect(failure({ a: 1, b: 1, c: 1, d: 1 }, limits)).toEqual({ code: "TOO_LARGE", at: wholeMap });
+    expect(failure({ a: 1, b: 1, c: 1, d: 1 }, limits)).toEqual({ kind: "over_limit", at: wholeMap });
     expect(parseCapabilities({ a: [1] }, limits).ok).toBe(true);
     expect(parseCapabilities({ a: [1, 2] }, limits).ok).toBe(true);
-    expect(failure({ a: [1, 2, 3] }, limits)).toEqual({ code: "TOO_LARGE", at: at("a") });
+    expect(failure({ a: [1, 2, 3] }, limits)).toEqual({ kind: "over_limit", at: at("a") });
   });
 });
 

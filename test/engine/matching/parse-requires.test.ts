@@ -1,5 +1,5 @@
 // Goal: parseRequires() accepts every constraint form of the contract, rejects
-// every malformed one with the right code and where in the map it lies (a
+// every malformed one with the right kind and where in the map it lies (a
 // MapPath), enforces the count and size limits at limit-1 / limit / limit+1, and produces one
 // canonical key for equivalent requirements (key order, 8 vs 8.0, set order,
 // duplicates, one-value `in`).
@@ -14,10 +14,10 @@ function at(feature: string | null, operator: string | null = null, position: nu
 }
 const wholeMap = at(null);
 
-function failure(raw: unknown, limits: Limits = defaultLimits): { code: string; at: MapPath } {
+function failure(raw: unknown, limits: Limits = defaultLimits): { kind: string; at: MapPath } {
   const parsed = parseRequires(raw, limits);
   if (parsed.ok) throw new Error(`expected a failure for ${JSON.stringify(raw)}`);
-  return { code: parsed.code, at: parsed.at };
+  return { kind: parsed.kind, at: parsed.at };
 }
 
 function key(raw: unknown): string | null {
@@ -68,37 +68,37 @@ describe("accepted forms", () => {
 
 describe("errors say where in the map they lie", () => {
   const cases: Array<[string, unknown, string, MapPath]> = [
-    ["requires not a map", ["gpu"], "BAD_REQUEST", wholeMap],
-    ["requires a string", "gpu", "BAD_REQUEST", wholeMap],
-    ["unknown operator", { gpu: { foo: 1 } }, "BAD_REQUEST", at("gpu", "foo")],
-    ["eq is not an operator", { gpu: { eq: 1 } }, "BAD_REQUEST", at("gpu", "eq")],
-    ["bare array", { gpu: ["a", "b"] }, "BAD_REQUEST", at("gpu")],
-    ["binary value", { gpu: new Uint8Array(2) }, "BAD_REQUEST", at("gpu")],
-    ["NaN scalar", { gpu: Number.NaN }, "BAD_REQUEST", at("gpu")],
-    ["Infinity scalar", { gpu: Number.POSITIVE_INFINITY }, "BAD_REQUEST", at("gpu")],
-    ["empty operator map", { gpu: {} }, "BAD_REQUEST", at("gpu")],
-    ["only nil operators", { gpu: { in: null } }, "BAD_REQUEST", at("gpu")],
-    ["in not an array", { gpu: { in: "a" } }, "BAD_REQUEST", at("gpu", "in")],
-    ["in empty", { gpu: { in: [] } }, "BAD_REQUEST", at("gpu", "in")],
-    ["all empty", { gpu: { all: [] } }, "BAD_REQUEST", at("gpu", "all")],
-    ["in with a map", { gpu: { in: ["a", { x: 1 }] } }, "BAD_REQUEST", at("gpu", "in", 1)],
-    ["in with nil", { gpu: { in: ["a", null] } }, "BAD_REQUEST", at("gpu", "in", 1)],
-    ["all with an array", { gpu: { all: [["a"]] } }, "BAD_REQUEST", at("gpu", "all", 0)],
-    ["in with NaN", { gpu: { in: [1, Number.NaN] } }, "BAD_REQUEST", at("gpu", "in", 1)],
-    ["range bound a string", { mem: { gte: "8" } }, "BAD_REQUEST", at("mem", "gte")],
-    ["range bound a boolean", { mem: { lt: true } }, "BAD_REQUEST", at("mem", "lt")],
-    ["range bound Infinity", { mem: { lte: Number.POSITIVE_INFINITY } }, "BAD_REQUEST", at("mem", "lte")],
-    ["ne a map", { mem: { ne: {} } }, "BAD_REQUEST", at("mem", "ne")],
-    ["exists a number", { mem: { exists: 1 } }, "BAD_REQUEST", at("mem", "exists")],
-    ["empty range", { mem: { gte: 10, lt: 5 } }, "BAD_REQUEST", at("mem")],
-    ["point range open", { mem: { gt: 5, lte: 5 } }, "BAD_REQUEST", at("mem")],
-    ["exists false with in", { mem: { exists: false, in: [1, 2] } }, "BAD_REQUEST", at("mem")],
-    ["exists false with range", { mem: { exists: false, gte: 1 } }, "BAD_REQUEST", at("mem")],
-    ["empty feature name", { "": 1 }, "BAD_REQUEST", at("")],
+    ["requires not a map", ["gpu"], "invalid_value", wholeMap],
+    ["requires a string", "gpu", "invalid_value", wholeMap],
+    ["unknown operator", { gpu: { foo: 1 } }, "invalid_value", at("gpu", "foo")],
+    ["eq is not an operator", { gpu: { eq: 1 } }, "invalid_value", at("gpu", "eq")],
+    ["bare array", { gpu: ["a", "b"] }, "invalid_value", at("gpu")],
+    ["binary value", { gpu: new Uint8Array(2) }, "invalid_value", at("gpu")],
+    ["NaN scalar", { gpu: Number.NaN }, "invalid_value", at("gpu")],
+    ["Infinity scalar", { gpu: Number.POSITIVE_INFINITY }, "invalid_value", at("gpu")],
+    ["empty operator map", { gpu: {} }, "invalid_value", at("gpu")],
+    ["only nil operators", { gpu: { in: null } }, "invalid_value", at("gpu")],
+    ["in not an array", { gpu: { in: "a" } }, "invalid_value", at("gpu", "in")],
+    ["in empty", { gpu: { in: [] } }, "invalid_value", at("gpu", "in")],
+    ["all empty", { gpu: { all: [] } }, "invalid_value", at("gpu", "all")],
+    ["in with a map", { gpu: { in: ["a", { x: 1 }] } }, "invalid_value", at("gpu", "in", 1)],
+    ["in with nil", { gpu: { in: ["a", null] } }, "invalid_value", at("gpu", "in", 1)],
+    ["all with an array", { gpu: { all: [["a"]] } }, "invalid_value", at("gpu", "all", 0)],
+    ["in with NaN", { gpu: { in: [1, Number.NaN] } }, "invalid_value", at("gpu", "in", 1)],
+    ["range bound a string", { mem: { gte: "8" } }, "invalid_value", at("mem", "gte")],
+    ["range bound a boolean", { mem: { lt: true } }, "invalid_value", at("mem", "lt")],
+    ["range bound Infinity", { mem: { lte: Number.POSITIVE_INFINITY } }, "invalid_value", at("mem", "lte")],
+    ["ne a map", { mem: { ne: {} } }, "invalid_value", at("mem", "ne")],
+    ["exists a number", { mem: { exists: 1 } }, "invalid_value", at("mem", "exists")],
+    ["empty range", { mem: { gte: 10, lt: 5 } }, "invalid_value", at("mem")],
+    ["point range open", { mem: { gt: 5, lte: 5 } }, "invalid_value", at("mem")],
+    ["exists false with in", { mem: { exists: false, in: [1, 2] } }, "invalid_value", at("mem")],
+    ["exists false with range", { mem: { exists: false, gte: 1 } }, "invalid_value", at("mem")],
+    ["empty feature name", { "": 1 }, "invalid_value", at("")],
   ];
-  for (const [name, raw, code, where] of cases) {
+  for (const [name, raw, kind, where] of cases) {
     test(name, () => {
-      expect(failure(raw)).toEqual({ code, at: where });
+      expect(failure(raw)).toEqual({ kind, at: where });
     });
   }
   test("the point range [5, 5] is accepted", () => {
@@ -116,7 +116,7 @@ describe("limits", () => {
   test("features at limit-1, limit, limit+1", () => {
     expect(parseRequires(features(3), limits).ok).toBe(true);
     expect(parseRequires(features(4), limits).ok).toBe(true);
-    expect(failure(features(5), limits)).toEqual({ code: "TOO_LARGE", at: wholeMap });
+    expect(failure(features(5), limits)).toEqual({ kind: "over_limit", at: wholeMap });
   });
   test("nil features do not count", () => {
     expect(parseRequires({ ...features(4), extra: null }, limits).ok).toBe(true);
@@ -125,26 +125,26 @@ describe("limits", () => {
     for (const op of ["in", "all"]) {
       expect(parseRequires({ v: { [op]: [1, 2] } }, limits).ok).toBe(true);
       expect(parseRequires({ v: { [op]: [1, 2, 3] } }, limits).ok).toBe(true);
-      expect(failure({ v: { [op]: [1, 2, 3, 4] } }, limits)).toEqual({ code: "TOO_LARGE", at: at("v", op) });
+      expect(failure({ v: { [op]: [1, 2, 3, 4] } }, limits)).toEqual({ kind: "over_limit", at: at("v", op) });
     }
   });
   test("feature name bytes at limit-1, limit, limit+1 (multi-byte characters count as bytes)", () => {
     expect(parseRequires({ ["a".repeat(featureNameBytesMax - 1)]: 1 }, defaultLimits).ok).toBe(true);
     expect(parseRequires({ ["a".repeat(featureNameBytesMax)]: 1 }, defaultLimits).ok).toBe(true);
     const long = "a".repeat(featureNameBytesMax + 1);
-    expect(failure({ [long]: 1 })).toEqual({ code: "TOO_LARGE", at: at(long) });
+    expect(failure({ [long]: 1 })).toEqual({ kind: "over_limit", at: at(long) });
     const euro = "€".repeat(85); // 255 bytes
     expect(parseRequires({ [euro]: 1 }, defaultLimits).ok).toBe(true);
-    expect(failure({ [`${euro}a`]: 1 }).code).toBe("TOO_LARGE");
+    expect(failure({ [`${euro}a`]: 1 }).kind).toBe("over_limit");
   });
   test("string values at limit, limit+1", () => {
     expect(parseRequires({ v: "x".repeat(stringValueBytesMax) }, defaultLimits).ok).toBe(true);
-    expect(failure({ v: "x".repeat(stringValueBytesMax + 1) })).toEqual({ code: "TOO_LARGE", at: at("v") });
+    expect(failure({ v: "x".repeat(stringValueBytesMax + 1) })).toEqual({ kind: "over_limit", at: at("v") });
     expect(failure({ v: { in: ["a", "x".repeat(stringValueBytesMax + 1)] } })).toEqual({
-      code: "TOO_LARGE",
+      kind: "over_limit",
       at: at("v", "in", 1),
     });
-    expect(failure({ v: { ne: "x".repeat(stringValueBytesMax + 1) } })).toEqual({ code: "TOO_LARGE", at: at("v", "ne") });
+    expect(failure({ v: { ne: "x".repeat(stringValueBytesMax + 1) } })).toEqual({ kind: "over_limit", at: at("v", "ne") });
   });
 });
 

@@ -21,19 +21,19 @@ export function take(topics: Array<[string, number]>, overrides: Partial<Dequeue
 }
 
 export function unwrap<T>(result: Result<T>): T {
-  if (!result.ok) throw new Error(`expected ok, got ${result.failure.code}: ${result.failure.message}`);
+  if (!result.ok) throw new Error(`expected ok, got ${result.failure.kind}: ${result.failure.message}`);
   return result.value;
 }
 
 /** An ack that did not fail. */
 export function ackDone(outcome: AckOutcome): AckDone {
-  if (!outcome.ok) throw new Error(`expected ok, got ${outcome.failure.code}: ${outcome.failure.message}`);
+  if (!outcome.ok) throw new Error(`expected ok, got ${outcome.failure.kind}: ${outcome.failure.message}`);
   return outcome;
 }
 
 /** A dequeue that did not fail: done or parked. */
 export function dequeued(outcome: DequeueOutcome): Exclude<DequeueOutcome, { ok: false }> {
-  if (!outcome.ok) throw new Error(`expected ok, got ${outcome.failure.code}: ${outcome.failure.message}`);
+  if (!outcome.ok) throw new Error(`expected ok, got ${outcome.failure.kind}: ${outcome.failure.message}`);
   return outcome;
 }
 
