@@ -241,6 +241,14 @@ export const receiptBytesLongest = 4 * 16 + 3;
  */
 export const receiptTailsCachedMax = 64;
 
+/**
+ * Distinct (leaseMs, maxAttempts, delivery) combinations an engine keeps one
+ * shared settings object for (256; engine/item-parts.ts). Clients use a
+ * handful; the combinations come from client input, so past this a new one
+ * gets an object per item instead of growing the table without end.
+ */
+export const itemSettingsSharedMax = 256;
+
 /** How long a connection that must close (either port) may wait for its last frames or answers to leave (5 s). */
 export const closeFlushMsMax = 5000;
 

@@ -87,6 +87,27 @@ const serverTimers: Record<string, string> = {
   "server/connection.ts": "the bound on flushing a closing connection's replies before its socket is destroyed",
 };
 
+/** Layers held to the module-state rule: no top-level `let` or `var`, so two engines or servers in one process share nothing that changes. */
+const moduleStateLayers = ["engine", "storage", "server", "lib"];
+
+/** Top-level `let`/`var` bindings still allowed, by file and name, each with why it is harmless. */
+const moduleStateAllowed: Record<string, string> = {
+  "storage/record-codec.ts lastNs":
+    "the last namespace string decoded, offered back to the next decode to reuse: strings are immutable, so sharing it between stores changes which equal string a record holds, never its value; decode callers (stores, recovery, cluster) hold no decoder object to own it",
+  "storage/record-codec.ts lastTopic": "the last topic string decoded, as lastNs",
+};
+
+/**
+ * The names of a file's top-level `let` and `var` bindings (`file name`).
+ * Formatting puts top-level statements at column 0 and everything nested
+ * deeper, so a binding at the start of a line is a module's.
+ */
+function topLevelMutables(rel: string, code: string): string[] {
+  const found: string[] = [];
+  for (const match of code.matchAll(/^(?:export\s+)?(?:let|var)\s+([A-Za-z_$][\w$]*)/gm)) found.push(`${rel} ${match[1]!}`);
+  return found;
+}
+
 function importsOf(text: string): string[] {
   const specs: string[] = [];
   const pattern = /^\s*(?:import|export)\b[^'"]*?from\s+["']([^"']+)["']|^\s*import\s+["']([^"']+)["']/gm;
@@ -239,6 +260,19 @@ describe("tidy", () => {
       if (!armsTimer && listed) violations.push(`${file.rel} arms no timer any more: take it off serverTimers`);
     }
     expect(violations).toEqual([]);
+  });
+
+  test("no mutable module state in engine, storage, server and lib: every top-level let or var is listed with its reason", () => {
+    const found: string[] = [];
+    for (const file of files) if (moduleStateLayers.includes(layerOf(file.rel))) found.push(...topLevelMutables(file.rel, codeOnly(file.text)));
+    expect(found.filter((binding) => moduleStateAllowed[binding] === undefined)).toEqual([]);
+    // A listed binding that is gone comes off the list.
+    expect(Object.keys(moduleStateAllowed).filter((binding) => !found.includes(binding))).toEqual([]);
+  });
+
+  test("the module-state finder sees top-level let and var, exported or not, and nothing nested", () => {
+    const code = ["let a = 1;", "export let b = 2;", "var c;", "function f() {", "  let d = 3;", "  for (let e = 0; e < 1; e++) {}", "}", "const g = 4;", "letter(5);"].join("\n");
+    expect(topLevelMutables("x.ts", code)).toEqual(["x.ts a", "x.ts b", "x.ts c"]);
   });
 
   test("no import circles", () => {

@@ -177,6 +177,13 @@ export declare const receiptBytesLongest: number;
  * 64 times; past that the receipt is built whole.
  */
 export declare const receiptTailsCachedMax = 64;
+/**
+ * Distinct (leaseMs, maxAttempts, delivery) combinations an engine keeps one
+ * shared settings object for (256; engine/item-parts.ts). Clients use a
+ * handful; the combinations come from client input, so past this a new one
+ * gets an object per item instead of growing the table without end.
+ */
+export declare const itemSettingsSharedMax = 256;
 /** How long a connection that must close (either port) may wait for its last frames or answers to leave (5 s). */
 export declare const closeFlushMsMax = 5000;
 /** Topics exported per state in /metrics (1,000): 1,000 x 5 states = 5,000 series, a large but still cheap scrape; the rest are summed. */

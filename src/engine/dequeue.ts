@@ -21,7 +21,6 @@ import type { Delivery, DequeueDone, DequeueInput, DequeueOutcome } from "./api.
 import { Deadline, DeadlineKind } from "./deadlines.ts";
 import { atWait } from "./failure-location.ts";
 import { fail } from "./failures.ts";
-import { formatReceipt } from "./ids.ts";
 import type { ItemStates } from "./item-states.ts";
 import { type Capabilities, CapabilitiesParser, Matcher } from "./matching/index.ts";
 import type { Namespace } from "./namespace.ts";
@@ -186,7 +185,7 @@ export class Dequeuer {
     for (const delivery of deliveries) {
       const item = this.s.items.get(delivery.id);
       if (item === undefined || item.state !== "leased") continue;
-      if (formatReceipt(item.id, item.deliveries, item.leaseBoot) !== delivery.receipt) continue;
+      if (this.s.receipts.format(item.id, item.deliveries, item.leaseBoot) !== delivery.receipt) continue;
       item.attempt--;
       this.s.release(item, item.deliverAtMs, this.latestNowMs());
     }

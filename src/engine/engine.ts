@@ -42,6 +42,7 @@ import * as adminOps from "./admin-ops.ts";
 import * as itemOps from "./item-ops.ts";
 import { Dequeuer } from "./dequeue.ts";
 import { Enqueuer, type ShardPlacement } from "./enqueue.ts";
+import { ReceiptFields } from "./ids.ts";
 import { checkEngineInvariants } from "./invariants.ts";
 import { ItemStates } from "./item-states.ts";
 import { runDueDeadlines } from "./maintenance.ts";
@@ -98,7 +99,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     this.lastNowMs = nowMs;
     const latestNowMs = (): number => this.lastNowMs;
     this.dequeuer = new Dequeuer(this.s, latestNowMs, placement !== null);
-    this.ctx = { s: this.s, scratchSeen: new Set(), wake: (wakeNowMs) => this.dequeuer.wake(wakeNowMs) };
+    this.ctx = { s: this.s, scratchSeen: new Set(), scratchFound: [], scratchReceipt: new ReceiptFields(), wake: (wakeNowMs) => this.dequeuer.wake(wakeNowMs) };
     this.enqueuer = new Enqueuer(this.ctx, latestNowMs, placement);
     this.pauses = new Pauses(this.s, placement !== null);
   }

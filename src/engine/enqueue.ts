@@ -215,7 +215,7 @@ export class Enqueuer {
     const topic = ns.topic(input.topic);
     topic.joinGroup(sig);
     // Memory holds the payload and metadata only until the commit (activate drops them).
-    const item = new LiveItem(shard, key, topic, sig, record, "ready", record);
+    const item = new LiveItem(shard, key, topic, sig, record, this.s.settings.intern(record.leaseMs, record.maxAttempts, record.delivery), "ready", record);
     this.s.items.add(item);
     if (input.key !== null) topic.keys.set(input.key, item);
     const c = this.after === null ? null : (this.after[index] as AfterClassification | null);
@@ -293,10 +293,7 @@ export class Enqueuer {
       if (!this.s.items.holds(item)) continue;
       this.s.discard(item);
       // Items enqueued meanwhile with this id in `after` cannot wait for it any more.
-      for (const killed of this.s.graph.onFailed(item.id, "cancelled")) {
-        const dependent = this.s.items.get(killed.itemId);
-        if (dependent !== undefined) this.s.killItem(dependent, killed.deadReason);
-      }
+      this.s.killDependents(item.id, "cancelled");
     }
     this.s.endSetBackground();
   }

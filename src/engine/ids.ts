@@ -16,11 +16,9 @@ import type { ItemKey } from "../storage/store.ts";
 // rope per three parts, each a JS-heap cell. An id is written into a scratch
 // buffer and read as one flat string; a receipt is its id and a kept
 // `:<deliveries>:<boot>` tail, one rope (BENCHMARKS.md, "allocations per
-// dequeue" and "one object per enqueued item"). The text is the same.
-
-/** `:<deliveries>:<boot>` by delivery count, for `tailsBoot`'s receipts. */
-let receiptTails: string[] = [];
-let tailsBoot = -1;
+// dequeue" and "one object per enqueued item"). The text is the same. The
+// kept tails belong to one engine (ReceiptFormat), so two engines in one
+// process share nothing that changes.
 
 /**
  * Where formatId writes an id's characters: two safe integers (16 digits at
@@ -55,14 +53,23 @@ function writeDecimal(value: number, end: number): number {
   return at;
 }
 
+/** A receipt built whole: the text ReceiptFormat.format gives, for callers without an engine's kept tails. */
 export function formatReceipt(id: string, deliveries: number, boot: number): string {
-  if (deliveries >= receiptTailsCachedMax) return `${id}:${deliveries}:${boot}`;
-  if (boot !== tailsBoot) {
-    receiptTails = [];
-    tailsBoot = boot;
+  return `${id}:${deliveries}:${boot}`;
+}
+
+/** An engine's receipts: the `:<deliveries>:<boot>` tails of its own boot, built once and kept. */
+export class ReceiptFormat {
+  /** Tail by delivery count, below receiptTailsCachedMax. */
+  private readonly tails: string[] = [];
+
+  constructor(readonly boot: number) {}
+
+  format(id: string, deliveries: number, boot: number): string {
+    if (deliveries >= receiptTailsCachedMax || boot !== this.boot) return formatReceipt(id, deliveries, boot);
+    const tail = this.tails[deliveries] ?? (this.tails[deliveries] = `:${deliveries}:${boot}`);
+    return id + tail;
   }
-  const tail = receiptTails[deliveries] ?? (receiptTails[deliveries] = `:${deliveries}:${boot}`);
-  return id + tail;
 }
 
 /** Canonical non-negative decimal below 2^53, or -1. */

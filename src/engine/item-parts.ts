@@ -4,7 +4,7 @@
 // in classes: 12 fields fit 112 bytes, 13-18 take 160, 20-24 take 224).
 //
 // - ItemSettings: settings fixed at enqueue, immutable and shared by every
-//   item enqueued with the same values.
+//   item enqueued with the same values (an engine's ItemSettingsTable).
 // - ItemProgress: what happens after enqueue: the delay or lease deadline and
 //   the delivery counts. Created at the first delay or delivery.
 // - ItemExtras: TTL, after, idempotency key, dead reason, a nack's metadata,
@@ -16,6 +16,7 @@
 // whole (ItemBytes.bytesOf).
 
 import { type HeapNode, IntrusiveHeapNode } from "../lib/pairing-heap.ts";
+import { itemSettingsSharedMax } from "../limits.ts";
 import type { DeliveryMode } from "../storage/record.ts";
 import { type Deadline, DeadlineKind } from "./deadlines.ts";
 
@@ -38,25 +39,33 @@ export class ItemSettings {
 }
 
 /**
- * Distinct settings kept for sharing (256): clients use a handful; past this
- * a new combination gets an object of its own rather than growing the table.
+ * An engine's shared settings objects (interning: they never change, so
+ * sharing is invisible). Clients use a handful of combinations; past
+ * itemSettingsSharedMax a new one gets an object of its own rather than
+ * growing the table, which lives and dies with its engine.
  */
-const sharedSettingsMax = 256;
-const sharedSettings = new Map<string, ItemSettings>();
-let lastSettings = new ItemSettings(0, 0, "at_least_once");
+export class ItemSettingsTable {
+  private readonly shared = new Map<string, ItemSettings>();
+  /** The last answer: consecutive items almost always repeat it (no name built). */
+  private last = new ItemSettings(0, 0, "at_least_once");
 
-/** The shared settings object for these values (interning: they never change, so sharing is invisible). */
-export function itemSettings(leaseMs: number, maxAttempts: number, delivery: DeliveryMode): ItemSettings {
-  const last = lastSettings;
-  if (last.leaseMs === leaseMs && last.maxAttempts === maxAttempts && last.delivery === delivery) return last;
-  const name = `${leaseMs}/${maxAttempts}/${delivery}`;
-  let settings = sharedSettings.get(name);
-  if (settings === undefined) {
-    settings = new ItemSettings(leaseMs, maxAttempts, delivery);
-    if (sharedSettings.size < sharedSettingsMax) sharedSettings.set(name, settings);
+  get size(): number {
+    return this.shared.size;
   }
-  lastSettings = settings;
-  return settings;
+
+  /** The shared settings object for these values. */
+  intern(leaseMs: number, maxAttempts: number, delivery: DeliveryMode): ItemSettings {
+    const last = this.last;
+    if (last.leaseMs === leaseMs && last.maxAttempts === maxAttempts && last.delivery === delivery) return last;
+    const name = `${leaseMs}/${maxAttempts}/${delivery}`;
+    let settings = this.shared.get(name);
+    if (settings === undefined) {
+      settings = new ItemSettings(leaseMs, maxAttempts, delivery);
+      if (this.shared.size < itemSettingsSharedMax) this.shared.set(name, settings);
+    }
+    this.last = settings;
+    return settings;
+  }
 }
 
 /**

@@ -17,6 +17,8 @@ import type { Delivery, LiveStateName } from "./api.ts";
 import { DeadlineKind, DeadlineQueue } from "./deadlines.ts";
 import type { EngineDeadline, ItemStatesDeadline } from "./engine-deadlines.ts";
 import { type DependencyStatus, DependencyGraph } from "./dependencies.ts";
+import { ReceiptFormat } from "./ids.ts";
+import { ItemSettingsTable } from "./item-parts.ts";
 import { toDelivery } from "./views.ts";
 import { EndedItems } from "./ended-items.ts";
 import { DeferredLeaseWrites } from "./deferred-lease-writes.ts";
@@ -45,6 +47,9 @@ export class ItemStates {
   private readonly deferredLeases: DeferredLeaseWrites;
   /** Reads stored payloads back and writes items, patched or whole (item-bytes.ts). */
   readonly bytes: ItemBytes;
+  /** This engine's receipts (their tails kept, ids.ts) and shared item settings (item-parts.ts). */
+  readonly receipts: ReceiptFormat;
+  readonly settings = new ItemSettingsTable();
 
   constructor(
     readonly writer: Writer,
@@ -60,6 +65,7 @@ export class ItemStates {
     this.ended = new EndedItems(writer.shardCount, this.deadlines, limits);
     this.deferredLeases = new DeferredLeaseWrites(this.deadlines);
     this.bytes = new ItemBytes(reader);
+    this.receipts = new ReceiptFormat(boot);
   }
 
   dependencyStatus(ns: string, id: string): DependencyStatus {
@@ -106,7 +112,7 @@ export class ItemStates {
         bytes = record;
       }
     }
-    return toDelivery(item, bytes.payload, bytes.metadata, bytes.enqueuedAtMs, this.boot);
+    return toDelivery(item, bytes.payload, bytes.metadata, bytes.enqueuedAtMs, this.receipts);
   }
 
   /** Give the item a new priority (it must be out of the ready index): every later write carries the whole record. */
@@ -118,10 +124,9 @@ export class ItemStates {
   }
 
   /**
-   * Write every deferred lease whose item is still leased (its current
-   * lease: a later one may have replaced it). Any other write of the item
-   * since carried its state already; an item listed twice is written twice
-   * into one set, which the commit coalesces.
+   * Write every deferred lease whose item is still leased (its current lease: a later one may have
+   * replaced it). Any other write of the item since carried its state already; an item listed twice
+   * is written twice into one set, which the commit coalesces.
    */
   flushLeaseWrites(): void {
     const { items, storedCopies } = this.deferredLeases.take();
@@ -131,13 +136,9 @@ export class ItemStates {
   }
 
   leaseExpired(item: LiveItem, nowMs: number): void {
-    if (item.ttlPassed || item.delivery === "at_most_once") {
-      this.endItem(item, "expired", nowMs);
-    } else if (item.attempt >= item.maxAttempts) {
-      this.killItem(item, "max_attempts");
-    } else {
-      this.release(item, item.deliverAtMs, nowMs);
-    }
+    if (item.ttlPassed || item.delivery === "at_most_once") this.endItem(item, "expired", nowMs);
+    else if (item.attempt >= item.maxAttempts) this.killItem(item, "max_attempts");
+    else this.release(item, item.deliverAtMs, nowMs);
   }
 
   // ---- transitions the ops use (each places, counts and writes the item itself) ----
@@ -342,7 +343,7 @@ export class ItemStates {
     this.killDependents(item.id, "dead");
   }
 
-  /** Every item waiting on `id`, directly or through others, dies: the graph hands over that whole closure, so one loop, no recursion. */
+  /** Every item waiting on `id`, directly or through others, dies: DependencyGraph.onFailed walks that closure with one work list, so one loop here and no recursion at any depth. */
   killDependents(id: string, how: "cancelled" | "expired" | "dead"): void {
     for (const killed of this.graph.onFailed(id, how)) {
       const dependent = this.items.get(killed.itemId);

@@ -23,7 +23,7 @@ import type { DeliveryMode, ItemRecord, StoredState } from "../storage/record.ts
 import type { ItemKey } from "../storage/store.ts";
 import type { LiveStateName } from "./api.ts";
 import { formatId } from "./ids.ts";
-import { type ItemDeadline, ItemExtras, ItemProgress, type ItemSettings, itemSettings, type StoredOnly, type UnstoredBytes } from "./item-parts.ts";
+import { type ItemDeadline, ItemExtras, ItemProgress, type ItemSettings, type StoredOnly, type UnstoredBytes } from "./item-parts.ts";
 import type { Topic, TopicItem } from "./topic.ts";
 
 /** A deadline of a live item: its delay, lease or TTL. */
@@ -66,6 +66,8 @@ export class LiveItem extends IntrusiveHeapNode<LiveItem> implements TopicItem<L
     readonly topic: Topic<LiveItem>,
     signatureId: number,
     record: ItemRecord,
+    /** The record's leaseMs, maxAttempts and delivery, interned (ItemSettingsTable.intern). */
+    settings: ItemSettings,
     state: LiveStateName,
     /** The enqueue's bytes until its commit is durable; null for a stored item. */
     unstored: UnstoredBytes | null,
@@ -74,7 +76,7 @@ export class LiveItem extends IntrusiveHeapNode<LiveItem> implements TopicItem<L
     this.stateAndSignature = signatureId * stateCodeSpan + stateCodes[state];
     this.priority = record.priority;
     this.deliverAtMs = record.deliverAtMs;
-    this.settings = itemSettings(record.leaseMs, record.maxAttempts, record.delivery);
+    this.settings = settings;
     if (record.attempt !== 0 || record.deliveries !== 0 || record.leaseBoot !== 0 || record.leaseExpiresAtMs !== null) {
       const progress = this.ensureProgress();
       progress.attempt = record.attempt;

@@ -1,11 +1,12 @@
 // What the engine's op files (enqueue.ts, dequeue.ts, receipt-ops.ts,
-// admin-ops.ts) share: the item states, a scratch set for de-duplicating a
-// request's entries, the wake-up of parked dequeues, and the two steps every
+// admin-ops.ts) share: the item states, scratch for one request at a time
+// (the engine's own, so two engines share nothing), the wake-up of parked dequeues, and the two steps every
 // writing op takes — refuse before any change when a shard it must write is
 // unhealthy, and end its WriteSet and serve waiters before it replies.
 
 import type { Reply, Result } from "./api.ts";
 import type { FailureResult } from "./failures.ts";
+import type { ReceiptFields } from "./ids.ts";
 import type { LiveItem } from "./item.ts";
 import type { ItemStates } from "./item-states.ts";
 import { refuseUnwritable } from "./writable-shards.ts";
@@ -15,6 +16,10 @@ export interface OpContext {
   readonly s: ItemStates;
   /** Cleared before and after each use; saves an allocation per request. */
   readonly scratchSeen: Set<unknown>;
+  /** An ack's found items; emptied before and after each use. */
+  readonly scratchFound: LiveItem[];
+  /** One receipt's numbers (leasedByReceipt): the engine is synchronous, one receipt at a time. */
+  readonly scratchReceipt: ReceiptFields;
   /** Serve the parked dequeues of topics that gained takeable items during the op. */
   wake(nowMs: number): void;
 }

@@ -4,7 +4,7 @@
 // else is stale, listed in the reply, and changes nothing.
 
 import type { AckDone, AckOutcome, Reply, Result } from "./api.ts";
-import { ReceiptFields, readReceipt } from "./ids.ts";
+import { readReceipt } from "./ids.ts";
 import type { LiveItem } from "./item.ts";
 import { closeOp, finishOp, type OpContext, refuseUnhealthyShards } from "./op-context.ts";
 import type { Commit } from "../storage/writer.ts";
@@ -14,7 +14,7 @@ export function ack(ctx: OpContext, nsName: string, receipts: string[], nowMs: n
   // no stale list is made unless a receipt is stale, and the answer is one
   // flat object (each was a JS-heap cell or two per ack, BENCHMARKS.md
   // "allocations per acquisition", third and fourth passes).
-  const found = scratchFound;
+  const found = ctx.scratchFound;
   found.length = 0;
   const stale = leasedByReceipts(ctx, nsName, receipts, found);
   const refused = refuseUnhealthyShards(ctx, found, nowMs);
@@ -89,7 +89,7 @@ export function extend(ctx: OpContext, nsName: string, entries: Array<{ receipt:
 
 /** The item a receipt names if that delivery is still current: leased, same delivery count, same boot. */
 export function leasedByReceipt(ctx: OpContext, ns: string, receipt: string): LiveItem | null {
-  const parsed = scratchReceipt;
+  const parsed = ctx.scratchReceipt;
   if (!readReceipt(receipt, parsed)) return null;
   const item = ctx.s.items.getByKey(parsed.shard, parsed.key);
   if (item === undefined || item.ns !== ns || item.state !== "leased") return null;
@@ -119,12 +119,6 @@ export function leasedByEntries(ctx: OpContext, ns: string, entries: ReadonlyArr
   ctx.scratchSeen.clear();
   return { found, chosen, stale };
 }
-
-/** Scratch for leasedByReceipt (the engine is synchronous: one receipt at a time). */
-const scratchReceipt = new ReceiptFields();
-
-/** Scratch for ack's found items (the engine is synchronous: one ack at a time); emptied before and after each use. */
-const scratchFound: LiveItem[] = [];
 
 /** What an ack with no stale receipt replies: one shared list, frozen. */
 const noneStale: readonly string[] = Object.freeze([]);

@@ -3,7 +3,7 @@
 // and hands it here).
 
 import type { Delivery, ItemState } from "./api.ts";
-import { formatReceipt } from "./ids.ts";
+import type { ReceiptFormat } from "./ids.ts";
 import type { LiveItem } from "./item.ts";
 import type { StoredOnly } from "./item-parts.ts";
 
@@ -31,8 +31,8 @@ export function toItemState(item: LiveItem, stored: StoredOnly): ItemState {
   return state;
 }
 
-/** A leased item as its delivery: the receipt names this delivery and the boot that granted it. */
-export function toDelivery(item: LiveItem, payload: Uint8Array, metadata: Uint8Array, enqueuedAtMs: number, boot: number): Delivery {
+/** A leased item as its delivery: the receipt names this delivery and the boot that granted it (the engine's, whose tails `receipts` keeps). */
+export function toDelivery(item: LiveItem, payload: Uint8Array, metadata: Uint8Array, enqueuedAtMs: number, receipts: ReceiptFormat): Delivery {
   const id = item.id;
   return {
     id,
@@ -41,7 +41,7 @@ export function toDelivery(item: LiveItem, payload: Uint8Array, metadata: Uint8A
     payload,
     metadata,
     attempt: item.attempt,
-    receipt: formatReceipt(id, item.deliveries, boot),
+    receipt: receipts.format(id, item.deliveries, receipts.boot),
     leaseExpiresAtMs: item.leaseExpiresAtMs as number,
     enqueuedAtMs,
   };

@@ -1,8 +1,9 @@
 // A generic min pairing heap with node handles. It is handed its ordering (a
 // strict "less" function) and never learns what it stores. Handles let callers
 // remove or re-key an entry without a scan (cancel, TTL, lease changes).
-// Merges are iterative (two-pass pairing with a reused scratch array): a
-// recursive merge overflows the stack at a million entries.
+// Merges are iterative (two-pass pairing, the pairs kept on a list threaded
+// through their own `next` links): a recursive merge overflows the stack at a
+// million entries, and a scratch array would be state shared between heaps.
 
 import { assert } from "./assert.ts";
 
@@ -46,13 +47,6 @@ export abstract class IntrusiveHeapNode<Self> extends HeapLinks<Self> {
     return this as unknown as Self;
   }
 }
-
-/**
- * Scratch for the two-pass merge, shared by every heap (a merge never runs
- * inside another): pops do not allocate, and an engine with a hundred
- * thousand small heaps keeps one warm array rather than one cold one each.
- */
-const mergeScratch: Array<HeapLinks<unknown>> = [];
 
 export class PairingHeap<T> {
   private root: HeapLinks<T> | null = null;
@@ -208,18 +202,25 @@ export class PairingHeap<T> {
     return a;
   }
 
-  /** Two-pass pairing of a sibling list: meld pairs left to right, then fold right to left. */
+  /**
+   * Two-pass pairing of a sibling list: meld pairs left to right, then fold
+   * right to left. The first pass pushes each melded pair on a stack linked
+   * through the pairs' own `next` (a pair's root has no siblings any more),
+   * so the merge needs no scratch array: pops allocate nothing, and no array
+   * is shared between heaps or kept per heap.
+   */
   private mergePairs(first: HeapLinks<T> | null): HeapLinks<T> | null {
     if (first === null) return null;
-    const pairs = mergeScratch as Array<HeapLinks<T>>;
+    // The pairs melded so far, the last one first.
+    let pairs: HeapLinks<T> | null = null;
     let node: HeapLinks<T> | null = first;
     while (node !== null) {
       const a: HeapLinks<T> = node;
       const b: HeapLinks<T> | null = a.next;
       if (b === null) {
-        a.next = null;
         a.prev = null;
-        pairs.push(a);
+        a.next = pairs;
+        pairs = a;
         break;
       }
       node = b.next;
@@ -227,11 +228,19 @@ export class PairingHeap<T> {
       a.prev = null;
       b.next = null;
       b.prev = null;
-      pairs.push(this.meld(a, b));
+      const pair = this.meld(a, b);
+      pair.next = pairs;
+      pairs = pair;
     }
-    let acc = pairs[pairs.length - 1] as HeapLinks<T>;
-    for (let i = pairs.length - 2; i >= 0; i--) acc = this.meld(pairs[i] as HeapLinks<T>, acc);
-    pairs.length = 0;
+    let acc = pairs as HeapLinks<T>;
+    let rest = acc.next;
+    acc.next = null;
+    while (rest !== null) {
+      const left: HeapLinks<T> = rest;
+      rest = left.next;
+      left.next = null;
+      acc = this.meld(left, acc);
+    }
     return acc;
   }
 }

@@ -27,7 +27,7 @@ import { RequestFrameDecoder } from "../protocol/request-frame-decoder.ts";
 import { AckReply, DeliveriesReply } from "../protocol/reply-encoder.ts";
 import { requestIdMax, type WireError } from "../protocol/wire-types.ts";
 import { scopeAllows, type TokenTable } from "./auth.ts";
-import { failureToWire, thrownToWire } from "./error-mapping.ts";
+import { failureToWire, ThrownToWire } from "./error-mapping.ts";
 import type { FatalHandler } from "./fatal.ts";
 import type { Logger } from "./logger.ts";
 import { lookupOp } from "./op-table.ts";
@@ -84,11 +84,14 @@ export class Dispatcher {
    */
   private readonly nsReader = new RequestReader();
   private readonly ctx: OpContext;
+  /** Numbers this server's internal errors (error-mapping.ts). */
+  private readonly thrown: ThrownToWire;
   draining = false;
 
   constructor(private readonly options: DispatcherOptions) {
     this.decoder = new RequestFrameDecoder({ depthMax: options.limits.decodeDepthMax, frameBytesMax: options.limits.frameBytesMax });
     this.testAssertOp = options.testAssertOp ?? null;
+    this.thrown = new ThrownToWire(options.logger);
     this.ctx = {
       engine: options.engine,
       limits: options.limits,
@@ -177,7 +180,7 @@ export class Dispatcher {
     } catch (error) {
       // Indexes may be half-changed: no reply, the process stops (fatal.ts).
       if (error instanceof AssertionError) throw error;
-      this.answer(source, opLabel, startMs, errorReply(id, thrownToWire(error, this.options.logger, { op: opName, id, connectionId: session.connectionId })));
+      this.answer(source, opLabel, startMs, errorReply(id, this.thrown.map(error, { op: opName, id, connectionId: session.connectionId })));
       return;
     }
     this.complete(source, id, opName, startMs, outcome);
@@ -264,7 +267,7 @@ export class Dispatcher {
       this.options.fatal(error, { op: opName, request_id: id, connection: connectionId });
       return;
     }
-    this.answer(source, opName, startMs, errorReply(id, thrownToWire(error, this.options.logger, { op: opName, id, connectionId })));
+    this.answer(source, opName, startMs, errorReply(id, this.thrown.map(error, { op: opName, id, connectionId })));
     source.requestFinished();
   }
 }

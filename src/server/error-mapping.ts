@@ -58,19 +58,29 @@ export function failureToWire(failure: Failure | RequestFailure): WireError {
   return error;
 }
 
-let internalErrorCount = 0;
+/**
+ * Maps what a dispatcher's requests threw. Its count of internal errors
+ * numbers their request ids; it belongs to the dispatcher (one per server),
+ * so two servers in one process number their own.
+ */
+export class ThrownToWire {
+  private internalErrors = 0;
 
-/** An unexpected exception or rejection: UNAVAILABLE for storage failures, INTERNAL (logged) otherwise. */
-export function thrownToWire(thrown: unknown, logger: Logger, context: { op: string; id: number; connectionId: number }): WireError {
-  if (thrown instanceof StorageUnavailableError) {
-    return {
-      code: "UNAVAILABLE",
-      message: `storage unavailable: ${thrown.message}`,
-      details: { retry_after_ms: thrown.retryAfterMs },
-    };
+  constructor(private readonly logger: Logger) {}
+
+  /** An unexpected exception or rejection: UNAVAILABLE for storage failures, INTERNAL (logged) otherwise. */
+  map(thrown: unknown, context: { op: string; id: number; connectionId: number }): WireError {
+    if (thrown instanceof StorageUnavailableError) {
+      // A failed commit is the engine's storage_unavailable, answered with the same code.
+      return {
+        code: wireCodeOfKind.storage_unavailable,
+        message: `storage unavailable: ${thrown.message}`,
+        details: { retry_after_ms: thrown.retryAfterMs },
+      };
+    }
+    this.internalErrors++;
+    const requestId = `${context.connectionId}-${context.id}-${this.internalErrors}`;
+    this.logger.error("internal error", { request_id: requestId, op: context.op, connection: context.connectionId, error: thrown });
+    return { code: "INTERNAL", message: `internal error (request id ${requestId})`, details: { request_id: requestId } };
   }
-  internalErrorCount++;
-  const requestId = `${context.connectionId}-${context.id}-${internalErrorCount}`;
-  logger.error("internal error", { request_id: requestId, op: context.op, connection: context.connectionId, error: thrown });
-  return { code: "INTERNAL", message: `internal error (request id ${requestId})`, details: { request_id: requestId } };
 }

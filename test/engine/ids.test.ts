@@ -4,7 +4,7 @@
 // three-part receipts of earlier builds are malformed now (stale).
 
 import { expect, test } from "bun:test";
-import { formatId, formatReceipt, parseId, parseReceipt, ReceiptFields, readReceipt } from "../../src/engine/ids.ts";
+import { formatId, formatReceipt, parseId, parseReceipt, ReceiptFields, ReceiptFormat, readReceipt } from "../../src/engine/ids.ts";
 
 test("round trip", () => {
   const id = formatId(3, 17);
@@ -21,9 +21,18 @@ test("ids and receipts built from kept prefixes and tails read as whole template
   for (const shard of [0, 9, 10, 1023, 1024, 4095]) {
     for (const key of [0, 7, 123_456, Number.MAX_SAFE_INTEGER]) expect(formatId(shard, key)).toBe(`${shard}:${key}`);
   }
-  // Boots alternate (two engines in one process): each receipt names its own boot.
-  for (const boot of [1, 2, 1, 0xffff_ffff]) {
-    for (const deliveries of [0, 1, 9, 63, 64, 1000]) expect(formatReceipt("3:17", deliveries, boot)).toBe(`3:17:${deliveries}:${boot}`);
+  // Two engines in one process, their calls interleaved: each keeps its own tails, so each receipt names its own boot.
+  const engines = [new ReceiptFormat(1), new ReceiptFormat(2), new ReceiptFormat(0xffff_ffff)];
+  for (let round = 0; round < 2; round++) {
+    for (const deliveries of [0, 1, 9, 63, 64, 1000]) {
+      for (const receipts of engines) {
+        const receipt = receipts.format("3:17", deliveries, receipts.boot);
+        expect(receipt).toBe(`3:17:${deliveries}:${receipts.boot}`);
+        expect(receipt).toBe(formatReceipt("3:17", deliveries, receipts.boot));
+        // A lease of another boot (a revert's comparison) is built whole, never from this engine's tails.
+        expect(receipts.format("3:17", deliveries, 7)).toBe(`3:17:${deliveries}:7`);
+      }
+    }
   }
 });
 

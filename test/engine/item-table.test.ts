@@ -8,15 +8,18 @@ import { describe, expect, test } from "bun:test";
 import { AssertionError } from "../../src/lib/assert.ts";
 import { formatId } from "../../src/engine/ids.ts";
 import { LiveItem } from "../../src/engine/item.ts";
+import { ItemSettingsTable } from "../../src/engine/item-parts.ts";
 import { ItemTable } from "../../src/engine/item-table.ts";
 import { Topic } from "../../src/engine/topic.ts";
 import { itemRecord } from "../storage/record-fixtures.ts";
 import { seededRandom } from "../support/seeded-random.ts";
 
 const topic = new Topic<LiveItem>("ns", "t");
+const settingsTable = new ItemSettingsTable();
+const settings = (r: { leaseMs: number; maxAttempts: number; delivery: "at_least_once" | "at_most_once" }) => settingsTable.intern(r.leaseMs, r.maxAttempts, r.delivery);
 
 function item(shard: number, key: number): LiveItem {
-  return new LiveItem(shard, key, topic, 0, itemRecord(), "ready", null);
+  return new LiveItem(shard, key, topic, 0, itemRecord(), settings(itemRecord()), "ready", null);
 }
 
 /** Whether `table` holds exactly `live` (by id and by iteration). */

@@ -222,6 +222,25 @@ describe("error mapping", () => {
     expect(logged[0]).toMatchObject({ msg: "internal error", request_id: requestId, op: "ack" });
   });
 
+  test("each dispatcher numbers its own internal errors: two in one process share no count", () => {
+    const requestIds = (): string[] => {
+      const { dispatcher, engine } = setup();
+      engine.ack = () => {
+        throw new Error("boom");
+      };
+      const source = new FakeSource();
+      const ids: string[] = [];
+      for (const id of [1, 2]) {
+        dispatcher.handleFrame(source, encoder.encode({ id, op: "ack", ns: "n", receipts: ["r"] }));
+        ids.push(source.last().error!.details!.request_id as string);
+      }
+      return ids;
+    };
+    // `<connection>-<request>-<internal error number>`: each dispatcher counts from 1 (it was one count per process).
+    expect(requestIds()).toEqual(["3-1-1", "3-2-2"]);
+    expect(requestIds()).toEqual(["3-1-1", "3-2-2"]);
+  });
+
   test("an AssertionError in a handler is not answered: handleFrame rethrows it (the server stops the process)", () => {
     const { dispatcher, engine } = setup();
     engine.ack = () => {
