@@ -5,6 +5,7 @@
 // asked lately may take. stats-shape.ts types the view and docs/SEMANTICS.md
 // documents it. Counters live in memory only: they restart at 0 with the server.
 
+import { nameKeyed } from "../lib/name-keyed.ts";
 import type { Limits } from "../limits.ts";
 import type { Namespace, NamespaceCounters } from "./namespace.ts";
 import type { EngineGauges, EngineStats, NamespaceStats, StateCounts, StatsTotals, TopicStats } from "./stats-shape.ts";
@@ -35,12 +36,12 @@ export function buildStats(input: StatsInput): EngineStats {
   const names = input.filter ?? [...input.namespaces.keys()];
   const totals: StatsTotals = { ...zeroCounts(), topics: 0, parkedWaiters: 0 };
   const totalCounters = zeroCounters();
-  const perNamespace: Record<string, NamespaceStats> = {};
+  const perNamespace = nameKeyed<NamespaceStats>();
   for (const name of names) {
     const ns = input.namespaces.get(name);
     if (ns === undefined) continue;
     const states = zeroCounts();
-    const topics: Record<string, TopicStats> = {};
+    const topics = nameKeyed<TopicStats>();
     let listed = 0;
     let unmatchable = 0;
     for (const topicName of ns.sortedNames()) {

@@ -7,6 +7,7 @@
 // Field order is the wire's: test/server/stats-wire.test.ts pins the bytes.
 
 import type { EngineGauges, EngineStats, NamespaceCounters, NamespaceStats, StatsTotals, TopicStats, UnmatchableReport } from "../../engine/api.ts";
+import { nameKeyed } from "../../lib/name-keyed.ts";
 import { scopeList } from "../auth.ts";
 import { reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import type { Source } from "../request-reader.ts";
@@ -43,7 +44,7 @@ function topicToWire(t: TopicStats): Source {
 }
 
 function namespaceToWire(n: NamespaceStats): Source {
-  const topics: Source = {};
+  const topics: Source = nameKeyed();
   for (const [name, topic] of Object.entries(n.topics)) topics[name] = topicToWire(topic);
   return {
     ready: n.ready,
@@ -80,7 +81,7 @@ function engineToWire(e: EngineGauges): Source {
 
 /** The `stats` reply's engine part, in wire names and wire order (`server` is added after it). */
 export function statsToWire(stats: EngineStats): Source {
-  const namespaces: Source = {};
+  const namespaces: Source = nameKeyed();
   for (const [name, ns] of Object.entries(stats.namespaces)) namespaces[name] = namespaceToWire(ns);
   const wire: Source = { now_ms: stats.nowMs, totals: totalsToWire(stats.totals), counters: countersToWire(stats.counters), namespaces };
   if (stats.engine !== undefined) wire.engine = engineToWire(stats.engine);
