@@ -215,7 +215,7 @@ export class Enqueuer {
     const topic = ns.topic(input.topic);
     topic.joinGroup(sig);
     // Memory holds the payload and metadata only until the commit (activate drops them).
-    const item = new LiveItem(shard, key, topic, sig, record, this.s.settings.intern(record.leaseMs, record.maxAttempts, record.delivery), "ready", record);
+    const item = new LiveItem(shard, key, topic, sig, record, this.s.settings.forRecord(record), "ready", record);
     this.s.items.add(item);
     if (input.key !== null) topic.keys.set(input.key, item);
     const c = this.after === null ? null : (this.after[index] as AfterClassification | null);

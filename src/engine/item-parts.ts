@@ -17,7 +17,7 @@
 
 import { type HeapNode, IntrusiveHeapNode } from "../lib/pairing-heap.ts";
 import { itemSettingsSharedMax } from "../limits.ts";
-import type { DeliveryMode } from "../storage/record.ts";
+import type { DeliveryMode, ItemRecord } from "../storage/record.ts";
 import { type Deadline, DeadlineKind } from "./deadlines.ts";
 
 /** The kinds of deadline an item has: its delay or its lease (one node, reused), and its TTL. */
@@ -51,6 +51,11 @@ export class ItemSettingsTable {
 
   get size(): number {
     return this.shared.size;
+  }
+
+  /** The shared settings object for a record's leaseMs, maxAttempts and delivery. */
+  forRecord(record: Pick<ItemRecord, "leaseMs" | "maxAttempts" | "delivery">): ItemSettings {
+    return this.intern(record.leaseMs, record.maxAttempts, record.delivery);
   }
 
   /** The shared settings object for these values. */

@@ -79,7 +79,7 @@ export function* loadStoreInSteps(
       // Until the second pass files it, the state says only whether the store holds a dead letter
       // (a dependency lookup reads that); "leased" is kept too, as the second pass needs it.
       const state = record.state === "pending" ? "ready" : record.state;
-      const item = new LiveItem(shard.shard, key, topic, sig, record, s.settings.intern(record.leaseMs, record.maxAttempts, record.delivery), state, null);
+      const item = new LiveItem(shard.shard, key, topic, sig, record, s.settings.forRecord(record), state, null);
       s.items.add(item);
       if (record.key !== null) topic.keys.set(record.key, item);
       loaded.push(item);

@@ -36,18 +36,11 @@ export interface GaugeInputs {
   connections: number;
 }
 
-function countsOf(record: Counts): Counts {
-  const counts = {} as Counts;
-  for (const state of itemStates) counts[state] = record[state];
-  return counts;
-}
-
 export function gaugeSnapshot(inputs: GaugeInputs): GaugeSnapshot {
   const items: Array<GaugeSnapshot["items"][number]> = [];
   const unmatchable: Array<{ ns: string; topic: string; count: number }> = [];
   let waitersFromNamespaces = 0;
   for (const [ns, entry] of Object.entries(inputs.engineStats.namespaces)) {
-    const total = countsOf(entry);
     const listed: Counts = { ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 0 };
     for (const [topic, value] of Object.entries(entry.topics)) {
       for (const state of itemStates) {
@@ -57,7 +50,7 @@ export function gaugeSnapshot(inputs: GaugeInputs): GaugeSnapshot {
       if (value.unmatchable !== undefined) unmatchable.push({ ns, topic, count: value.unmatchable.items });
     }
     if (entry.topicsTruncated) {
-      for (const state of itemStates) items.push({ ns, topic: unlistedTopicLabel, state, count: total[state] - listed[state] });
+      for (const state of itemStates) items.push({ ns, topic: unlistedTopicLabel, state, count: entry[state] - listed[state] });
     }
     waitersFromNamespaces += entry.parkedWaiters;
   }

@@ -15,11 +15,12 @@ import { itemSettingsSharedMax } from "../../src/limits.ts";
 import { Topic } from "../../src/engine/topic.ts";
 import { PairingHeap } from "../../src/lib/pairing-heap.ts";
 import { itemRecord } from "../storage/record-fixtures.ts";
+import type { ItemRecord } from "../../src/storage/record.ts";
 
 const states: LiveStateName[] = ["ready", "delayed", "waiting", "leased", "dead"];
 const topic = new Topic<LiveItem>("ns", "t");
 const settingsTable = new ItemSettingsTable();
-const settings = (r: { leaseMs: number; maxAttempts: number; delivery: "at_least_once" | "at_most_once" }) => settingsTable.intern(r.leaseMs, r.maxAttempts, r.delivery);
+const settings = (r: ItemRecord) => settingsTable.forRecord(r);
 
 describe("LiveItem's packed fields", () => {
   test("state and signature id: every state with small and huge signature ids, through every transition", () => {
