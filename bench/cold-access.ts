@@ -19,6 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { open } from "lmdb";
 import { environmentOptions, shardDbOptions } from "../src/storage/lmdb/lmdb-options.ts";
+import { p50 } from "./support/p50.ts";
 
 const rounds = Number(process.argv[2] ?? 2);
 const shards = 16;
@@ -65,16 +66,11 @@ try {
         sink += byKey.get(keys[(next * 104_729) % keys.length] ?? 0)?.id ?? 0;
         mapUs.push((Bun.nanoseconds() - t0) / 1000);
       }
-      console.log(`round ${round + 1}  ${label.padEnd(34)} LMDB get p50 ${median(lmdbUs).toFixed(2)} µs   Map get p50 ${median(mapUs).toFixed(2)} µs`);
+      console.log(`round ${round + 1}  ${label.padEnd(34)} LMDB get p50 ${p50(lmdbUs).toFixed(2)} µs   Map get p50 ${p50(mapUs).toFixed(2)} µs`);
     }
   }
   if (sink === 0) console.log("(nothing read)");
 } finally {
   env.close();
   rmSync(dir, { recursive: true, force: true });
-}
-
-function median(values: number[]): number {
-  values.sort((a, b) => a - b);
-  return values[values.length >> 1] ?? Number.NaN;
 }

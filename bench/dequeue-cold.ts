@@ -29,6 +29,7 @@ import { OrqConn, makeTemplate } from "./load/orq-conn.ts";
 import { pin } from "./load/pinning.ts";
 import { type Durability, startEcho, startOrq } from "./load/processes.ts";
 import { NAMESPACE, dequeueTemplate, enqueueTemplate } from "./load/systems.ts";
+import { p50 } from "./support/p50.ts";
 
 const { values } = parseArgs({
   options: {
@@ -95,11 +96,11 @@ try {
     for (const row of rows) {
       const samples: number[] = [];
       for (let i = 0; i < windowSize; i++) samples.push(await row.once());
-      row.windowsP50Us.push(median(samples));
+      row.windowsP50Us.push(p50(samples));
     }
   }
   for (const row of rows) {
-    console.log(`${row.label.padEnd(52)} p50 ${median([...row.windowsP50Us]).toFixed(1).padStart(6)} µs   windows: ${row.windowsP50Us.map((us) => us.toFixed(1)).join(" ")}`);
+    console.log(`${row.label.padEnd(52)} p50 ${p50(row.windowsP50Us).toFixed(1).padStart(6)} µs   windows: ${row.windowsP50Us.map((us) => us.toFixed(1)).join(" ")}`);
   }
 } finally {
   orq.close();
@@ -107,9 +108,4 @@ try {
   await orqChild.stop();
   await echoChild.stop();
   rmSync(dir, { recursive: true, force: true });
-}
-
-function median(values: number[]): number {
-  values.sort((a, b) => a - b);
-  return values[values.length >> 1] ?? Number.NaN;
 }
