@@ -33,6 +33,9 @@ export function nullStorage(shards: number): { store: Store; writer: Writer; pay
     allWritable: () => true,
     shardCount: shards,
     drain: () => resolved,
+    // Nothing commits, so nothing goes idle after a commit: no read-ahead.
+    commitGeneration: 0,
+    setIdleListener: () => {},
   };
   const meta: MetaRecord = { formatVersion: 1, shards, nodeId: "bench", keysReservedBelow: 0, boots: 1 };
   const payload = new Uint8Array(100);

@@ -43,4 +43,12 @@ export class ClusterWriter implements Writer {
   drain(): Promise<void> {
     return this.inner.drain();
   }
+
+  get commitGeneration(): number {
+    return this.inner.commitGeneration;
+  }
+
+  setIdleListener(listener: (() => void) | null): void {
+    this.inner.setIdleListener(listener);
+  }
 }

@@ -24,6 +24,9 @@ import { fail } from "./failures.ts";
 import type { ItemStates } from "./item-states.ts";
 import { type Capabilities, CapabilitiesParser, Matcher } from "./matching/index.ts";
 import type { Namespace } from "./namespace.ts";
+import type { ReadAheadReader } from "./read-ahead.ts";
+import type { LiveItem } from "./item.ts";
+import type { Topic } from "./topic.ts";
 import { AskTracker } from "./unmatchable.ts";
 import { Waiter, WaiterRegistry } from "./waiters.ts";
 import { DequeueShardFilter, noShardWritable } from "./writable-shards.ts";
@@ -40,6 +43,9 @@ export class Dequeuer {
   private readonly writableShards: DequeueShardFilter;
   /** A worker's repeated capabilities are parsed once (parse-capabilities.ts). */
   private readonly capabilities: CapabilitiesParser;
+  /** The topic and capabilities of the last dequeue that delivered: what readAheadNext guesses from. */
+  private lastTopic: Topic<LiveItem> | null = null;
+  private lastCapabilities: Capabilities | null = null;
 
   constructor(
     private readonly s: ItemStates,
@@ -64,7 +70,7 @@ export class Dequeuer {
     // A dequeue without capabilities is a kind of its own (key ""): it may take only signature 0.
     const kind = this.matcher.workerKind(caps);
     this.asks.noteAsks(this.s.namespaces.get(nsName), input.topics, kind, caps, nowMs);
-    const done = this.take(this.s.namespaces.get(nsName), input.topics, kind, input.leaseMs, nowMs);
+    const done = this.take(this.s.namespaces.get(nsName), input.topics, kind, caps, input.leaseMs, nowMs);
     if (done.deliveries.length > 0 || input.waitMs <= 0) return done;
 
     const limits = this.s.limits;
@@ -130,7 +136,7 @@ export class Dequeuer {
       for (const waiter of queue) {
         if (topic.takeable === 0) break;
         const kind = this.matcher.workerKind(waiter.capabilities);
-        const done = this.take(this.s.namespaces.get(waiter.ns), waiter.topics, kind, waiter.leaseMs, nowMs);
+        const done = this.take(this.s.namespaces.get(waiter.ns), waiter.topics, kind, waiter.capabilities, waiter.leaseMs, nowMs);
         if (done.deliveries.length > 0) this.settleWaiter(waiter, done);
       }
     }
@@ -145,6 +151,7 @@ export class Dequeuer {
     ns: Namespace | undefined,
     topics: ReadonlyArray<{ topic: string; count: number }>,
     kind: number,
+    caps: Capabilities | null,
     leaseMs: number | null,
     nowMs: number,
   ): DequeueDone {
@@ -164,6 +171,8 @@ export class Dequeuer {
       for (let n = 0; n < want.count; n++) {
         const item = topic.pickBest(this.matcher, kind, shardOk);
         if (item === null) break;
+        this.lastTopic = topic;
+        this.lastCapabilities = caps;
         // At_most_once leases, and every lease in cluster mode, are written now and the reply waits for them.
         const writeNow = this.awaitLeaseCommit || item.delivery === "at_most_once";
         if (writeNow) set ??= this.s.writer.begin();
@@ -177,6 +186,20 @@ export class Dequeuer {
     // the disk catches up at the items' next write; after a crash the items
     // are delivered again under receipts of the new boot.
     return answered(deliveries, set === null ? null : this.leasesDurable(set, deliveries));
+  }
+
+  /**
+   * The writer went idle (read-ahead.ts): read the stored value of the item
+   * the last delivering dequeue would take next, so that its delivery finds
+   * it in hand. A guess: a different worker or topic next only wastes the read.
+   */
+  readAheadNext(reader: ReadAheadReader): void {
+    const topic = this.lastTopic;
+    if (topic === null || topic.takeable === 0 || topic.pause !== null) return;
+    // Kind ids do not outlive the matcher's cache entry: ask again, as parked dequeues do.
+    const item = topic.pickBest(this.matcher, this.matcher.workerKind(this.lastCapabilities), null);
+    if (item === null || item.unstored !== null) return;
+    reader.readAhead(item.shard, item.key);
   }
 
   /** A dequeue's leases could not be made durable, so its deliveries were never sent: the items are ready again. */

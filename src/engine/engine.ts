@@ -19,6 +19,7 @@
 import { assert } from "../lib/assert.ts";
 import type { Limits } from "../limits.ts";
 import type { Store } from "../storage/store.ts";
+import { ReadAheadReader } from "./read-ahead.ts";
 import type { Writer } from "../storage/writer.ts";
 import type {
   AckOutcome,
@@ -95,13 +96,16 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     nowMs: number,
     placement: ShardPlacement | null,
   ) {
-    this.s = new ItemStates(writer, store, limits, quotas, boot);
+    // Read-ahead (read-ahead.ts) on a single node only: a cluster node may lose a shard between the read and the dequeue.
+    const reader = placement === null ? new ReadAheadReader(store, writer) : store;
+    this.s = new ItemStates(writer, reader, limits, quotas, boot);
     this.lastNowMs = nowMs;
     const latestNowMs = (): number => this.lastNowMs;
     this.dequeuer = new Dequeuer(this.s, latestNowMs, placement !== null);
     this.ctx = { s: this.s, scratchSeen: new Set(), scratchFound: [], scratchReceipt: new ReceiptFields(), wake: (wakeNowMs) => this.dequeuer.wake(wakeNowMs) };
     this.enqueuer = new Enqueuer(this.ctx, latestNowMs, placement);
     this.pauses = new Pauses(this.s, placement !== null);
+    if (reader instanceof ReadAheadReader) writer.setIdleListener(() => this.dequeuer.readAheadNext(reader));
   }
 
   /** Build the engine from what the store holds (an empty store is a fresh start). */

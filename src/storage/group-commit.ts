@@ -80,6 +80,9 @@ export class GroupCommitter implements Writer {
   private flushScheduled = false;
   private inFlight = false;
   private idleWaiters: Array<() => void> = [];
+  private idleListener: (() => void) | null = null;
+  /** Odd while a commit is in flight (Writer.commitGeneration). */
+  private generation = 0;
 
   private commitsTotal = 0;
   private commitFailuresTotal = 0;
@@ -142,6 +145,14 @@ export class GroupCommitter implements Writer {
   /** The store breaker's state, for metrics. */
   breakerState(nowMs: number): BreakerState {
     return this.breaker.state(nowMs);
+  }
+
+  get commitGeneration(): number {
+    return this.generation;
+  }
+
+  setIdleListener(listener: (() => void) | null): void {
+    this.idleListener = listener;
   }
 
   drain(): Promise<void> {
@@ -227,6 +238,7 @@ export class GroupCommitter implements Writer {
     // The batch holds what it needs: the sets' logs go back to the pool for the next sets.
     for (const set of sets) this.releaseLog(set);
     this.inFlight = true;
+    this.generation++;
     const startedMs = this.stopwatch.nowMs();
     // Store.commit encodes (and so checks) the batch before it returns its
     // promise: a record that breaks an invariant throws an AssertionError here,
@@ -253,6 +265,7 @@ export class GroupCommitter implements Writer {
     const durationMs = Math.max(0, this.stopwatch.nowMs() - startedMs);
     const nowMs = this.clock.nowMs();
     this.inFlight = false;
+    this.generation++;
     this.commitsTotal++;
     if (result.failedShards.size > 0 || result.metaError !== null) this.commitFailuresTotal++;
     this.writeSetsPerCommit.add(sets.length);
@@ -281,6 +294,16 @@ export class GroupCommitter implements Writer {
     }
     // The next batch gathered while this one was in flight: start it now.
     this.startCommit();
+    // Before the promises' reactions send the replies of this commit: what the
+    // listener reads is then fresh in the caches when the next request comes.
+    if (this.idleListener !== null && this.isIdle()) {
+      try {
+        this.idleListener();
+      } catch (error) {
+        if (!threw) thrown = error;
+        threw = true;
+      }
+    }
     if (threw) throw thrown;
   }
 

@@ -102,4 +102,16 @@ export interface Writer extends ShardAvailability {
   readonly shardCount: number;
   /** Resolves when everything begun so far has committed (used at shutdown). */
   drain(): Promise<void>;
+  /**
+   * Moves on when what the store holds may change: as each commit starts and
+   * as it lands. A read taken while no commit is in flight (an even value)
+   * still stands for as long as the value has not moved.
+   */
+  readonly commitGeneration: number;
+  /**
+   * Called, outside any op, each time a commit lands and no write waits for
+   * the next (the engine reads ahead then: read-ahead.ts). One listener; null
+   * removes it.
+   */
+  setIdleListener(listener: (() => void) | null): void;
 }

@@ -41,4 +41,12 @@ export class ShardGate implements Writer {
   drain(): Promise<void> {
     return this.inner.drain();
   }
+
+  get commitGeneration(): number {
+    return this.inner.commitGeneration;
+  }
+
+  setIdleListener(listener: (() => void) | null): void {
+    this.inner.setIdleListener(listener);
+  }
 }
