@@ -5,7 +5,6 @@
 // pages, src/cli/mapped-pages.ts) and the idle collection after a burst
 // (src/server/idle-gc.ts). `--idle-gc off` turns all of them off.
 
-import { fullGC } from "bun:jsc";
 import { monotonicStopwatch } from "../lib/clock.ts";
 import { IdleGc, type IdleTimers } from "../server/idle-gc.ts";
 import type { Logger } from "../server/logger.ts";
@@ -67,14 +66,14 @@ export function startMemoryCollectors(setting: IdleGcSetting, lmdbDataDir: strin
   const heapGovernor = new HeapGovernor({
     mapped,
     timers: unrefTimers,
-    heapBytes: () => process.memoryUsage().heapUsed,
+    heapBytes: () => process.memoryUsage().heapTotal,
     collect: (heapBytes) => {
       const startedMs = monotonicStopwatch.nowMs();
       const rssBytes = process.memoryUsage.rss();
-      fullGC();
+      Bun.gc(true);
       logger.debug("heap gc", {
         heap_bytes: heapBytes,
-        heap_after_bytes: process.memoryUsage().heapUsed,
+        heap_after_bytes: process.memoryUsage().heapTotal,
         rss_bytes: rssBytes,
         rss_after_bytes: process.memoryUsage.rss(),
         blocked_ms: roundedMs(monotonicStopwatch.nowMs() - startedMs),

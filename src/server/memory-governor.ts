@@ -6,16 +6,26 @@
 // once an idle collection ran (BENCHMARKS.md, Memory). The idle collection
 // (idle-gc.ts) needs a quiet spell; this one does not: while requests arrive
 // it reads the heap size every `checkMs`, and once the heap has grown by
-// `growthFactor` since the last full collection it runs one (in production
-// bun:jsc fullGC, synchronous: `Bun.gc(false)` is a young-generation
-// collection that leaves old garbage where it is).
+// `growthFactor` since the last full collection it runs one.
 //
-// The reading is `process.memoryUsage().heapUsed` (about 20 µs), not
-// bun:jsc `heapSize()`: that one counts every block's mark bits, 1.4 ms at
-// 1,000,000 live objects and up to 9 ms under load, and as the check ran it
-// took 10% of the main thread in the Jupiter scenario (BENCHMARKS.md).
+// The reading is the heap's capacity, `process.memoryUsage().heapTotal`
+// (JavaScriptCore's blocks, live or garbage; about 20 µs). Not `heapUsed`:
+// that one moves only when a collection runs (it is what the last one
+// found), so between JavaScriptCore's own collections it cannot see
+// garbage pile up, and with it the heap reached 1.9x its live size while
+// the governor waited. Not bun:jsc `heapSize()` either: it counts every
+// block's mark bits, 1.4 ms at 1,000,000 live objects and up to 9 ms under
+// load (10% of the main thread in the Jupiter scenario, BENCHMARKS.md).
 //
-// "Since the last collection" is the heap size read right after it, lowered
+// The collection (in production) is `Bun.gc(true)`: full, synchronous, and
+// it sweeps before it returns, so the blocks it frees leave the capacity,
+// and the process, at once. bun:jsc `fullGC()` leaves them to the
+// incremental sweeper: the capacity read after it stayed high, the next
+// trigger was measured from there, and RSS fell only over the next
+// seconds. (`Bun.gc(false)` is a young-generation collection that leaves
+// old garbage where it is.)
+//
+// "Since the last collection" is the capacity read right after it, lowered
 // by any smaller reading since (JavaScriptCore's own collections). Like
 // idle-gc.ts, the timer is armed only while requests arrive: an idle server
 // has none.
@@ -30,7 +40,7 @@ import type { IdleTimers } from "./idle-gc.ts";
 
 export interface HeapGovernorOptions {
   timers: IdleTimers;
-  /** The JS heap's size in bytes now (process.memoryUsage().heapUsed in production). */
+  /** The JS heap's size in bytes now (its capacity, process.memoryUsage().heapTotal, in production). */
   heapBytes: () => number;
   /** Collect now, synchronously; `heapBytes` is the size that triggered it. */
   collect: (heapBytes: number) => void;
