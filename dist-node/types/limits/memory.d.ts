@@ -9,12 +9,13 @@
  */
 export declare const heapGovernor: Readonly<{
     /**
-     * Heap size, as a multiple of its size after the last collection, that
-     * triggers the next (1.25): the heap holds at most a quarter of its live
-     * size in garbage, also when a load ends (with 1.5, up to half). Smaller
+     * Heap capacity, as a multiple of the capacity right after the last
+     * collection, that triggers the next (1.25): the heap holds at most about
+     * a quarter of its live size in garbage, also when a load ends. Smaller
      * collects more often: each collection blocks the event loop while it
-     * marks the live heap (about 100 ms at 1,000,000 items on a quiet box);
-     * against 1.5, about 6% more server CPU per enqueued item (OPERATIONS.md).
+     * marks and sweeps the live heap (65-120 ms at 1,000,000 items on a quiet
+     * box, 10-13 of them over a 1,000,000-item load; BENCHMARKS.md, "The
+     * governor reads the heap's capacity").
      */
     growthFactor: 1.25;
     /**
@@ -24,10 +25,11 @@ export declare const heapGovernor: Readonly<{
      */
     checkMs: 100;
     /**
-     * Below this heap size (128 MiB) it never collects: a server without a
-     * large backlog (steady load, nothing accumulating) leaves its collections
-     * to JavaScriptCore, whose are mostly concurrent, and takes no pause from
-     * the governor; 1,000,000 ready items make a heap of 140-220 MiB.
+     * Below this heap capacity (128 MiB) it never collects: a server without
+     * a large backlog (steady load, nothing accumulating) leaves its
+     * collections to JavaScriptCore, whose are mostly concurrent, and takes no
+     * pause from the governor; 1,000,000 ready items leave a capacity of
+     * 115-145 MiB right after a collection.
      */
     heapBytesMin: number;
 }>;
