@@ -168,16 +168,19 @@ export class Dequeuer {
       if (topic === undefined || topic.takeable === 0 || topic.pause !== null) continue;
       // Skip a topic where this kind may take nothing: the walk would visit every entry.
       if (topic.eligibleGroupCount(this.matcher, kind) === 0) continue;
+      const deliveredBefore = deliveries.length;
       for (let n = 0; n < want.count; n++) {
         const item = topic.pickBest(this.matcher, kind, shardOk);
         if (item === null) break;
-        this.lastTopic = topic;
-        this.lastCapabilities = caps;
         // At_most_once leases, and every lease in cluster mode, are written now and the reply waits for them.
         const writeNow = this.awaitLeaseCommit || item.delivery === "at_most_once";
         if (writeNow) set ??= this.s.writer.begin();
         deliveries.push(this.s.lease(item, leaseMs, nowMs, writeNow ? set : null));
         ns.counters.delivered++;
+      }
+      if (deliveries.length > deliveredBefore) {
+        this.lastTopic = topic;
+        this.lastCapabilities = caps;
       }
     }
     // Only at_least_once deliveries: sent at once, their leases written later

@@ -97,15 +97,15 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     placement: ShardPlacement | null,
   ) {
     // Read-ahead (read-ahead.ts) on a single node only: a cluster node may lose a shard between the read and the dequeue.
-    const reader = placement === null ? new ReadAheadReader(store, writer) : store;
-    this.s = new ItemStates(writer, reader, limits, quotas, boot);
+    const readAhead = placement === null ? new ReadAheadReader(store, writer) : null;
+    this.s = new ItemStates(writer, readAhead ?? store, limits, quotas, boot);
     this.lastNowMs = nowMs;
     const latestNowMs = (): number => this.lastNowMs;
     this.dequeuer = new Dequeuer(this.s, latestNowMs, placement !== null);
     this.ctx = { s: this.s, scratchSeen: new Set(), scratchFound: [], scratchReceipt: new ReceiptFields(), wake: (wakeNowMs) => this.dequeuer.wake(wakeNowMs) };
     this.enqueuer = new Enqueuer(this.ctx, latestNowMs, placement);
     this.pauses = new Pauses(this.s, placement !== null);
-    if (reader instanceof ReadAheadReader) writer.setIdleListener(() => this.dequeuer.readAheadNext(reader));
+    if (readAhead !== null) writer.setIdleListener(() => this.dequeuer.readAheadNext(readAhead));
   }
 
   /** Build the engine from what the store holds (an empty store is a fresh start). */

@@ -78,11 +78,10 @@ export class GroupCommitter implements Writer {
 
   private pending: PendingWriteSet[] = [];
   private flushScheduled = false;
-  private inFlight = false;
+  /** Moves as each commit starts and lands, so it is odd while one is in flight (Writer.commitGeneration). */
+  private generation = 0;
   private idleWaiters: Array<() => void> = [];
   private idleListener: (() => void) | null = null;
-  /** Odd while a commit is in flight (Writer.commitGeneration). */
-  private generation = 0;
 
   private commitsTotal = 0;
   private commitFailuresTotal = 0;
@@ -237,7 +236,6 @@ export class GroupCommitter implements Writer {
     const batch = this.buildBatch(sets);
     // The batch holds what it needs: the sets' logs go back to the pool for the next sets.
     for (const set of sets) this.releaseLog(set);
-    this.inFlight = true;
     this.generation++;
     const startedMs = this.stopwatch.nowMs();
     // Store.commit encodes (and so checks) the batch before it returns its
@@ -264,7 +262,6 @@ export class GroupCommitter implements Writer {
   private finishCommit(sets: readonly PendingWriteSet[], batch: CommitBatch, result: CommitResult, startedMs: number): void {
     const durationMs = Math.max(0, this.stopwatch.nowMs() - startedMs);
     const nowMs = this.clock.nowMs();
-    this.inFlight = false;
     this.generation++;
     this.commitsTotal++;
     if (result.failedShards.size > 0 || result.metaError !== null) this.commitFailuresTotal++;
@@ -292,18 +289,11 @@ export class GroupCommitter implements Writer {
         threw = true;
       }
     }
-    // The next batch gathered while this one was in flight: start it now.
+    // The next batch gathered while this one was in flight: start it now (or,
+    // with none, tell the idle listener, before this commit's promise
+    // reactions send its replies: what it reads is fresh in the caches when
+    // the next request comes).
     this.startCommit();
-    // Before the promises' reactions send the replies of this commit: what the
-    // listener reads is then fresh in the caches when the next request comes.
-    if (this.idleListener !== null && this.isIdle()) {
-      try {
-        this.idleListener();
-      } catch (error) {
-        if (!threw) thrown = error;
-        threw = true;
-      }
-    }
     if (threw) throw thrown;
   }
 
@@ -330,15 +320,21 @@ export class GroupCommitter implements Writer {
     return new StorageUnavailableError(`shard ${shard} commit failed: ${error.message}`, shard, this.breaker.retryAfterMs(nowMs));
   }
 
+  private get inFlight(): boolean {
+    return this.generation % 2 !== 0;
+  }
+
   private isIdle(): boolean {
     return this.pending.length === 0 && !this.inFlight && !this.flushScheduled;
   }
 
+  /** Nothing in flight or waiting: drain()'s promises resolve and the idle listener runs. */
   private notifyIfIdle(): void {
     if (!this.isIdle()) return;
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const resolve of waiters) resolve();
+    this.idleListener?.();
   }
 }
 
