@@ -1281,6 +1281,9 @@ var unmatchableSignaturesListedMax = 20;
 // src/limits/memory.ts
 var heapGovernor = Object.freeze({
   growthFactor: 1.25,
+  standAsideCeilingFactor: 3,
+  liveChangeMin: 0.02,
+  steadyForMs: 5000,
   checkMs: 100,
   heapBytesMin: 128 * 1024 * 1024
 });

@@ -59,20 +59,23 @@ export function startMemoryCollectors(setting: IdleGcSetting, lmdbDataDir: strin
     },
     residentBytes: () => process.memoryUsage.rss(),
   });
-  // Under load, a collection whenever the heap has grown by heapGovernor.growthFactor since the last one: memory right
-  // after a burst does not wait for the idle collection above. The same tick unmaps the LMDB map's pages once they have
-  // grown by mappedPages.growthBytes (dropped once now, after recovery).
+  // Under load, a collection whenever the heap has grown by heapGovernor.growthFactor since the last one (standing
+  // aside while the live heap holds steady): memory right after a burst does not wait for the idle collection above.
+  // The same tick unmaps the LMDB map's pages once they have grown by mappedPages.growthBytes (dropped once now, after
+  // recovery).
   const mapped = lmdbDataDir !== null && setting !== "off" ? mappedPagesCheck(lmdbDataDir, logger) : undefined;
   const heapGovernor = new HeapGovernor({
     mapped,
     timers: unrefTimers,
     heapBytes: () => process.memoryUsage().heapTotal,
-    collect: (heapBytes) => {
+    nowMs: () => monotonicStopwatch.nowMs(),
+    collect: (heapBytes, standingAside) => {
       const startedMs = monotonicStopwatch.nowMs();
       const rssBytes = process.memoryUsage.rss();
       Bun.gc(true);
       logger.debug("heap gc", {
         heap_bytes: heapBytes,
+        standing_aside: standingAside,
         heap_after_bytes: process.memoryUsage().heapTotal,
         rss_bytes: rssBytes,
         rss_after_bytes: process.memoryUsage.rss(),

@@ -23,6 +23,36 @@ export const heapGovernor = Object.freeze({
    */
   growthFactor: 1.25,
   /**
+   * While the governor stands aside (the live heap has held steady: a steady
+   * load on a large backlog, whose garbage is young and JavaScriptCore's own
+   * collections take), the capacity, as a multiple of the capacity right
+   * after the last collection, at which it collects anyway (3): a load that
+   * follows a steady spell is governed from here until a collection sees
+   * the live heap grow. In 90 s of steady load on a 1,000,000-item backlog
+   * JavaScriptCore's own collections kept the capacity below 2.1x
+   * (BENCHMARKS.md, "The governor stands aside").
+   */
+  standAsideCeilingFactor: 3,
+  /**
+   * The change of the heap's capacity right after a collection, up or down,
+   * that counts as a load or a drain (2%): see `steadyForMs`. A
+   * steady load on a 1,000,000-item backlog moved it by 0-0.8% per
+   * collection, a 1,000,000-item drain by 1-4%, a load by 4-33%.
+   */
+  liveChangeMin: 0.02,
+  /**
+   * How long the capacity right after the governor's collections must stay
+   * within `liveChangeMin` of where the stretch began before it stands
+   * aside (5 s). A 1,000,000-item load or drain moves it far more in that
+   * time (4-33% or 1-4% per collection, several collections a second), while
+   * two or three close readings in a row do occur within them: the capacity
+   * left after a collection moves by up to a tenth either way with the
+   * garbage still in flight. Under a steady load on a large backlog the
+   * governor collects about once a second, so it pays about five pauses
+   * before standing aside (BENCHMARKS.md, "The governor stands aside").
+   */
+  steadyForMs: 5_000,
+  /**
    * How often the heap size is read while requests arrive (100 ms): reading
    * it costs a few microseconds, and a load producing 100 MB of garbage a
    * second overshoots the trigger by at most a tenth of that.

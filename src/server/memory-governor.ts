@@ -26,9 +26,35 @@
 // old garbage where it is.)
 //
 // "Since the last collection" is the capacity read right after it, lowered
-// by any smaller reading since (JavaScriptCore's own collections). Like
-// idle-gc.ts, the timer is armed only while requests arrive: an idle server
-// has none.
+// by any smaller reading since (JavaScriptCore's own collections).
+//
+// It stands aside while the live heap holds steady. Under a steady load on
+// top of a large backlog the garbage that refills a quarter of the heap is
+// young: JavaScriptCore's own young collections take it, mostly
+// concurrently, and the governor's blocking collections there paused the
+// server for 55-145 ms about once a second and doubled the delay p99
+// (BENCHMARKS.md, "The governor stands aside"). A load (items arriving) or
+// a drain (items ending) makes or frees old objects, which only a full
+// collection takes; there the governor keeps its pace. So it compares the
+// capacity right after each of its collections with the reading that began
+// the current steady stretch. Once the readings have stayed within
+// `liveChangeMin` of it for `steadyForMs`, it stands aside: it collects only
+// when the capacity reaches `standAsideCeilingFactor` times the base, a
+// ceiling JavaScriptCore's own collections kept well below in that state.
+// A reading outside that band starts a new stretch and brings it back to
+// pacing. Time, not a count of close readings: during a load the capacity
+// left after a collection moves by up to a tenth either way with the
+// garbage still in flight (records waiting for their commit), so two or
+// three close readings in a row occur while the live heap grows; over
+// seconds it grows far more than the band. The cost: a load that follows a
+// steady spell is governed from the ceiling until a collection sees the
+// live heap grow.
+// (Standing aside until `heapUsed` grew by `growthFactor` did not work: old
+// garbage, promoted by young collections while in flight, grows it that
+// much every few seconds.)
+//
+// Like idle-gc.ts, the timer is armed only while requests arrive: an idle
+// server has none.
 //
 // The same tick keeps the LMDB map's resident pages in check (`mapped`,
 // storage/lmdb/map-pages.ts): once the process's file-backed resident memory
@@ -42,9 +68,14 @@ export interface HeapGovernorOptions {
   timers: IdleTimers;
   /** The JS heap's size in bytes now (its capacity, process.memoryUsage().heapTotal, in production). */
   heapBytes: () => number;
-  /** Collect now, synchronously; `heapBytes` is the size that triggered it. */
-  collect: (heapBytes: number) => void;
+  /** Collect now, synchronously; `heapBytes` is the capacity when it was asked for, `standingAside` the governor's mode then. */
+  collect: (heapBytes: number, standingAside: boolean) => void;
   growthFactor?: number;
+  standAsideCeilingFactor?: number;
+  liveChangeMin?: number;
+  steadyForMs?: number;
+  /** A monotonic clock in ms (an injected clock in tests). */
+  nowMs: () => number;
   checkMs?: number;
   heapBytesMin?: number;
   /** The LMDB map's pages (absent without an LMDB store). */
@@ -66,10 +97,17 @@ export class HeapGovernor {
   /** Drops of the map's resident pages (stats and tests). */
   mappedDrops = 0;
   private readonly growthFactor: number;
+  private readonly standAsideCeilingFactor: number;
+  private readonly liveChangeMin: number;
+  private readonly steadyForMs: number;
   private readonly checkMs: number;
   private readonly heapBytesMin: number;
   /** The heap's size after the last collection, as far as the checks saw it. */
   private baseBytes: number;
+  /** The capacity right after the collection that began the current steady stretch, and when (null before the first). */
+  private stretch: { afterBytes: number; sinceMs: number } | null = null;
+  /** Whether the live heap has held steady for steadyForMs: see the file's comment. */
+  private aside = false;
   /** File-backed resident bytes after the last drop, lowered by any smaller reading since. */
   private mappedBaseBytes: number;
   private requests = 0;
@@ -79,6 +117,9 @@ export class HeapGovernor {
 
   constructor(private readonly options: HeapGovernorOptions) {
     this.growthFactor = options.growthFactor ?? heapGovernor.growthFactor;
+    this.standAsideCeilingFactor = options.standAsideCeilingFactor ?? heapGovernor.standAsideCeilingFactor;
+    this.liveChangeMin = options.liveChangeMin ?? heapGovernor.liveChangeMin;
+    this.steadyForMs = options.steadyForMs ?? heapGovernor.steadyForMs;
     this.checkMs = options.checkMs ?? heapGovernor.checkMs;
     this.heapBytesMin = options.heapBytesMin ?? heapGovernor.heapBytesMin;
     this.baseBytes = options.heapBytes();
@@ -91,9 +132,14 @@ export class HeapGovernor {
     if (this.handle === null && !this.stopped) this.arm();
   }
 
-  /** The heap size the next collection waits for. */
+  /** The capacity the next collection waits for. */
   get triggerBytes(): number {
-    return Math.max(this.heapBytesMin, this.baseBytes * this.growthFactor);
+    return Math.max(this.heapBytesMin, this.baseBytes * (this.aside ? this.standAsideCeilingFactor : this.growthFactor));
+  }
+
+  /** Whether the live heap has held steady and the governor leaves the collections to JavaScriptCore. */
+  get standingAside(): boolean {
+    return this.aside;
   }
 
   get armed(): boolean {
@@ -125,8 +171,22 @@ export class HeapGovernor {
     if (heapBytes < this.baseBytes) this.baseBytes = heapBytes;
     if (heapBytes < this.triggerBytes) return;
     this.collections++;
-    this.options.collect(heapBytes);
-    this.baseBytes = this.options.heapBytes();
+    this.options.collect(heapBytes, this.aside);
+    const afterBytes = this.options.heapBytes();
+    this.baseBytes = afterBytes;
+    this.noteLiveChange(afterBytes);
+  }
+
+  /** Stand aside once the capacity after collections has stayed within liveChangeMin for steadyForMs; pace again once it leaves. */
+  private noteLiveChange(afterBytes: number): void {
+    const nowMs = this.options.nowMs();
+    const stretch = this.stretch;
+    if (stretch === null || Math.abs(afterBytes - stretch.afterBytes) >= stretch.afterBytes * this.liveChangeMin) {
+      this.stretch = { afterBytes, sinceMs: nowMs };
+      this.aside = false;
+      return;
+    }
+    if (nowMs - stretch.sinceMs >= this.steadyForMs) this.aside = true;
   }
 
   private checkMapped(): void {
