@@ -44,8 +44,16 @@ export interface MemoryCollectors {
   stop(): void;
 }
 
-/** The idle collection and the heap governor; `lmdbDataDir` (null in cluster mode) adds the map-page drops. */
-export function startMemoryCollectors(setting: IdleGcSetting, lmdbDataDir: string | null, logger: Logger): MemoryCollectors {
+/**
+ * The idle collection and the heap governor; `lmdbDataDir` (null in cluster mode) adds the map-page drops, `liveItems`
+ * (the engine's item count) tells the governor a load or a drain has begun while it stands aside.
+ */
+export function startMemoryCollectors(
+  setting: IdleGcSetting,
+  lmdbDataDir: string | null,
+  liveItems: () => number,
+  logger: Logger,
+): MemoryCollectors {
   // After a burst, a quiet second: ask for a concurrent collection; after ten quiet seconds more, unless memory has
   // already fallen, collect fully. Bun.gc(false) returns in a few ms; Bun.gc(true) blocks until done.
   const idleGc = new IdleGc({
@@ -69,6 +77,7 @@ export function startMemoryCollectors(setting: IdleGcSetting, lmdbDataDir: strin
     timers: unrefTimers,
     heapBytes: () => process.memoryUsage().heapTotal,
     nowMs: () => monotonicStopwatch.nowMs(),
+    liveItems,
     collect: (heapBytes, standingAside) => {
       const startedMs = monotonicStopwatch.nowMs();
       const rssBytes = process.memoryUsage.rss();

@@ -109,7 +109,8 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
   const backend = await openBackend(store, config, limits, logger);
   const { writer, engine, local } = backend;
   collectAfterRecovery(config.idleGc, engine.itemCount, logger);
-  const collectors = startMemoryCollectors(config.idleGc, store !== null ? config.dataDir : null, logger);
+  const lmdbDataDir = store !== null ? config.dataDir : null;
+  const collectors = startMemoryCollectors(config.idleGc, lmdbDataDir, () => engine.itemCount, logger);
   const tokens = new TokenTable(config.tokens);
   const serverInfo: ServerInfo = { version, nodeId: backend.nodeId, shards: backend.shards, clusterMap: backend.clusterMap };
   let started: OrqServer;

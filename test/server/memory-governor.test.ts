@@ -4,7 +4,8 @@
 // JavaScriptCore's own collection left) as the new base, stands aside
 // (collects only at standAsideCeilingFactor) once the capacity after its
 // collections has stayed within liveChangeMin for steadyForMs, and paces
-// again once a collection finds it grown or shrunk by that much, checks only
+// again once a collection finds it grown or shrunk by that much, or once the
+// live item count has moved by that much since it stood aside, checks only
 // while
 // requests arrive (a quiet interval disarms it), and never after stop(). The
 // timer is a fake fired by hand and the heap size a number the test sets.
@@ -81,11 +82,12 @@ describe("HeapGovernor", () => {
   function asideSetUp(startBytes: number) {
     clock.ms = 0;
     const timers = new FakeTimers();
-    const heap = { bytes: startBytes, afterCollect: startBytes };
+    const heap = { bytes: startBytes, afterCollect: startBytes, items: 1_000_000 };
     const collected: Array<[number, boolean]> = [];
     const governor = new HeapGovernor({
       timers,
       nowMs,
+      liveItems: () => heap.items,
       heapBytes: () => heap.bytes,
       collect: (bytes, standingAside) => {
         collected.push([bytes / MiB, standingAside]);
@@ -106,7 +108,7 @@ describe("HeapGovernor", () => {
       heap.bytes = bytes;
       timers.fire();
     };
-    return { governor, collected, step };
+    return { governor, collected, step, heap };
   }
 
   test("stands aside once the capacity after its collections has held within liveChangeMin for steadyForMs, and paces again when it moves", () => {
@@ -140,6 +142,49 @@ describe("HeapGovernor", () => {
       [1000, false],
       [1000, false],
     ]);
+  });
+
+  test("standing aside, a live item count moved by liveChangeMin (a drain or a load beginning) brings it back to pacing at once", () => {
+    const { governor, collected, step, heap } = asideSetUp(100 * MiB);
+    step(0, 1000 * MiB, 100);
+    step(5_000, 1000 * MiB, 100);
+    expect(governor.standingAside).toBe(true);
+    // 19,999 items fewer (under 2% of 1,000,000): still aside, no collection at 200 MiB.
+    heap.items = 980_001;
+    step(6_000, 200 * MiB);
+    expect(governor.standingAside).toBe(true);
+    expect(collected.length).toBe(2);
+    // 20,000 fewer: pacing again, and the same check collects at 1.25x.
+    heap.items = 980_000;
+    step(7_000, 200 * MiB, 90);
+    expect(governor.standingAside).toBe(false);
+    expect(collected).toEqual([
+      [1000, false],
+      [1000, false],
+      [200, false],
+    ]);
+    // A new stretch begins at that collection: 5 s more of steady readings before standing aside again.
+    step(11_999, 1000 * MiB, 90);
+    expect(governor.standingAside).toBe(false);
+    step(12_000, 1000 * MiB, 90);
+    expect(governor.standingAside).toBe(true);
+    // A load beginning: 2% more items than when it stood aside this time.
+    heap.items = 980_000 + 19_600;
+    step(13_000, 1000 * MiB, 120);
+    expect(governor.standingAside).toBe(false);
+  });
+
+  test("standing aside with no live items, the first item brings it back to pacing", () => {
+    const { governor, step, heap } = asideSetUp(100 * MiB);
+    heap.items = 0;
+    step(0, 1000 * MiB, 100);
+    step(5_000, 1000 * MiB, 100);
+    expect(governor.standingAside).toBe(true);
+    step(6_000, 200 * MiB);
+    expect(governor.standingAside).toBe(true);
+    heap.items = 1;
+    step(7_000, 200 * MiB);
+    expect(governor.standingAside).toBe(false);
   });
 
   test("a load whose capacity after each collection moves a tenth either way but grows over seconds never stands aside", () => {

@@ -22,18 +22,20 @@ export declare const heapGovernor: Readonly<{
      * While the governor stands aside (the live heap has held steady: a steady
      * load on a large backlog, whose garbage is young and JavaScriptCore's own
      * collections take), the capacity, as a multiple of the capacity right
-     * after the last collection, at which it collects anyway (3): a load that
-     * follows a steady spell is governed from here until a collection sees
-     * the live heap grow. In 90 s of steady load on a 1,000,000-item backlog
-     * JavaScriptCore's own collections kept the capacity below 2.1x
-     * (BENCHMARKS.md, "The governor stands aside").
+     * after the last collection, at which it collects anyway (3). (A load or
+     * a drain that begins meanwhile moves the live item count, which brings
+     * it back to pacing before this.) In 90 s of steady load on a
+     * 1,000,000-item backlog JavaScriptCore's own collections kept the
+     * capacity below 2.1x (BENCHMARKS.md, "The governor stands aside").
      */
     standAsideCeilingFactor: 3;
     /**
      * The change of the heap's capacity right after a collection, up or down,
-     * that counts as a load or a drain (2%): see `steadyForMs`. A
-     * steady load on a 1,000,000-item backlog moved it by 0-0.8% per
-     * collection, a 1,000,000-item drain by 1-4%, a load by 4-33%.
+     * that counts as a load or a drain (2%): see `steadyForMs`. A steady load
+     * on a 1,000,000-item backlog moved it by 0-0.8% per collection, a
+     * 1,000,000-item drain by 1-4%, a load by 4-33%. Standing aside, the same
+     * change of the live item count since it stood aside brings the governor
+     * back to pacing.
      */
     liveChangeMin: 0.02;
     /**
