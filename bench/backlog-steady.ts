@@ -1,0 +1,125 @@
+// A steady load on top of a large backlog: the state in which the heap
+// governor stands aside (src/server/memory-governor.ts). It loads `--items`
+// items into one topic and leaves them there, then runs the mixed
+// scenario's load (`--rate` items/s offered, strict by default, batches of
+// 10, consumers taking up to 100) through another topic for `--duration-s`.
+//
+// Why: the mixed scenario and the soak carry no backlog, so their heap stays
+// under the governor's 128 MiB floor and never shows what the governor's
+// blocking collections cost a server that keeps a million items waiting
+// (BENCHMARKS.md, "The governor stands aside").
+//
+// It prints the enqueue-to-delivery delay (p50, p99, p99.9, max, after the
+// mixed load's warm-up), the server's RSS (sampled every second through the
+// steady phase, and at its end), and the governor's collections from the
+// server's debug log (`heap gc` lines): how many in the load and in the
+// steady phase, how many standing aside, and the time they blocked.
+// `ORQ_BENCH_MAIN` runs another build's src/cli/main.ts, for A/B pairs.
+//
+// Run: ./node_modules/.bin/bun bench/backlog-steady.ts [--items 1000000]
+//   [--rate 20000] [--duration-s 90] [--durability strict|relaxed]
+
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { heapGovernor } from "../src/limits.ts";
+import { mixedShape, orqMixedTake } from "./load/mixed-load.ts";
+import { OrqConn, makeTemplate } from "./load/orq-conn.ts";
+import { type Durability, startOrq } from "./load/processes.ts";
+import { runMixed } from "./load/runners.ts";
+import { NAMESPACE, fixedPayload, orqSystem } from "./load/systems.ts";
+
+const { values } = parseArgs({
+  options: {
+    items: { type: "string", default: "1000000" },
+    rate: { type: "string", default: "20000" },
+    "duration-s": { type: "string", default: "90" },
+    durability: { type: "string", default: "strict" },
+  },
+});
+const items = Number(values.items);
+const rateItemsPerS = Number(values.rate);
+const durationS = Number(values["duration-s"]);
+const durability = values.durability as Durability;
+if (durability !== "strict" && durability !== "relaxed") throw new Error("--durability: strict or relaxed");
+
+/** Enqueue batches of this many items, this many in flight, to fill the backlog fast. */
+const loadBatch = 100;
+const loadInFlight = 32;
+/** How often the server's RSS is read through the steady phase. */
+const rssSampleMs = 1_000;
+const MiB = 1024 * 1024;
+
+interface HeapGcLine {
+  atMs: number;
+  standingAside: boolean;
+  blockedMs: number;
+}
+
+/** The governor's `heap gc` lines in the server's log (JSON lines at debug level). */
+function heapGcLines(logPath: string): HeapGcLine[] {
+  const lines: HeapGcLine[] = [];
+  for (const text of readFileSync(logPath, "utf8").split("\n")) {
+    if (!text.includes('"heap gc"')) continue;
+    const line = JSON.parse(text) as { ts: string; standing_aside?: boolean; blocked_ms: number };
+    lines.push({ atMs: Date.parse(line.ts), standingAside: line.standing_aside === true, blockedMs: line.blocked_ms });
+  }
+  return lines;
+}
+
+function rssMiB(pid: number): number {
+  const kib = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+  return Number(kib) / 1024;
+}
+
+function summarizeCollections(lines: HeapGcLine[]): string {
+  const blocked = lines.reduce((sum, line) => sum + line.blockedMs, 0);
+  const aside = lines.filter((line) => line.standingAside).length;
+  return `${lines.length} (${aside} standing aside), blocking ${blocked.toFixed(0)} ms in all`;
+}
+
+// The governor logs its collections at debug level; the child inherits this environment.
+process.env.ORQ_LOG_LEVEL = "debug";
+const dir = mkdtempSync(join(tmpdir(), "orq-backlog-steady-"));
+const logPath = join(dir, "orq.log");
+const child = await startOrq(join(dir, "data"), durability, logPath);
+try {
+  const conn = await OrqConn.connect(child.host, child.port);
+  const payload = fixedPayload();
+  const batch = makeTemplate({ op: "enqueue", ns: NAMESPACE, items: Array.from({ length: loadBatch }, () => ({ topic: "backlog", payload })) });
+  const inFlight: Promise<unknown>[] = [];
+  for (let sent = 0; sent < items; sent += loadBatch) {
+    inFlight.push(conn.callTemplate(batch));
+    if (inFlight.length >= loadInFlight) await inFlight.shift();
+  }
+  await Promise.all(inFlight);
+  conn.close();
+
+  const steadyFromMs = Date.now();
+  const rss: number[] = [];
+  const sampler = setInterval(() => rss.push(rssMiB(child.pid)), rssSampleMs);
+  const figures = await runMixed(orqSystem(`orq ${durability}`, child.host, child.port), {
+    durationS,
+    rateItemsPerS,
+    ...mixedShape,
+    takeCount: orqMixedTake.takeCount,
+    waitMs: orqMixedTake.waitMs,
+  });
+  clearInterval(sampler);
+  const rssAtEnd = rssMiB(child.pid);
+
+  const gcs = heapGcLines(logPath);
+  const ms = (us: number) => (us / 1000).toFixed(1);
+  const d = figures.delay;
+  console.log(`backlog ${items} items; steady load ${rateItemsPerS}/s offered for ${durationS} s, ${durability}`);
+  console.log(`delivered ${figures.deliveredItemsPerS.toFixed(0)}/s; delay p50 ${ms(d.p50Us)} p99 ${ms(d.p99Us)} p99.9 ${ms(d.p999Us)} max ${ms(d.maxUs)} ms`);
+  const rssMax = rss.length === 0 ? rssAtEnd : Math.max(...rss);
+  console.log(`RSS through the steady phase: max ${rssMax.toFixed(0)} MiB, at its end ${rssAtEnd.toFixed(0)} MiB`);
+  console.log(`governor collections: loading ${summarizeCollections(gcs.filter((line) => line.atMs < steadyFromMs))}`);
+  console.log(`governor collections: steady ${summarizeCollections(gcs.filter((line) => line.atMs >= steadyFromMs))}`);
+  if (gcs.length === 0) console.log(`(no heap gc lines: the heap stayed under the governor's floor, ${heapGovernor.heapBytesMin / MiB} MiB)`);
+} finally {
+  await child.stop();
+  rmSync(dir, { recursive: true, force: true });
+}

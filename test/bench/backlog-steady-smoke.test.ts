@@ -1,0 +1,31 @@
+// Goal: keep `bench/backlog-steady.ts` from rotting. Runs it against a real
+// orq with a tiny backlog and load and checks what it prints: the delay
+// line, the RSS line, and the governor's collections, which must be none
+// (a heap this small stays under the governor's floor) and say so. No
+// timing assertions.
+
+import { expect, test } from "bun:test";
+import { join } from "node:path";
+
+const REPO_ROOT = join(import.meta.dir, "..", "..");
+/** The run takes about 10 s (start, backlog, 5 s of warm-up and 2 of load, stop); the margin covers a loaded CI machine. */
+const RUN_TIMEOUT_MS = 90_000;
+
+test(
+  "bench/backlog-steady.ts, tiny: prints the delay, RSS and the governor's (absent) collections",
+  async () => {
+    const child = Bun.spawn(
+      [process.execPath, join(REPO_ROOT, "bench", "backlog-steady.ts"), "--items", "2000", "--rate", "500", "--duration-s", "2"],
+      { cwd: REPO_ROOT, stdout: "pipe", stderr: "pipe" },
+    );
+    const [exitCode, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
+    expect({ exitCode, stderr: exitCode === 0 ? "" : stderr.slice(-3000) }).toEqual({ exitCode: 0, stderr: "" });
+    expect(stdout).toContain("backlog 2000 items; steady load 500/s offered for 2 s, strict");
+    expect(stdout).toMatch(/delivered \d+\/s; delay p50 [\d.]+ p99 [\d.]+ p99\.9 [\d.]+ max [\d.]+ ms/);
+    expect(stdout).toMatch(/RSS through the steady phase: max \d+ MiB, at its end \d+ MiB/);
+    expect(stdout).toContain("governor collections: loading 0 (0 standing aside), blocking 0 ms in all");
+    expect(stdout).toContain("governor collections: steady 0 (0 standing aside), blocking 0 ms in all");
+    expect(stdout).toContain("no heap gc lines: the heap stayed under the governor's floor, 128 MiB");
+  },
+  RUN_TIMEOUT_MS,
+);
