@@ -26,7 +26,7 @@ import { parseArgs } from "node:util";
 import { heapGovernor } from "../src/limits.ts";
 import { mixedShape, orqMixedTake } from "./load/mixed-load.ts";
 import { OrqConn, makeTemplate } from "./load/orq-conn.ts";
-import { type Durability, startOrq } from "./load/processes.ts";
+import { type Durability, readMemory, sampleMemory, startOrq } from "./load/processes.ts";
 import { runMixed } from "./load/runners.ts";
 import { NAMESPACE, fixedPayload, orqSystem } from "./load/systems.ts";
 
@@ -68,11 +68,6 @@ function heapGcLines(logPath: string): HeapGcLine[] {
   return lines;
 }
 
-function rssMiB(pid: number): number {
-  const kib = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
-  return Number(kib) / 1024;
-}
-
 function summarizeCollections(lines: HeapGcLine[]): string {
   const blocked = lines.reduce((sum, line) => sum + line.blockedMs, 0);
   const aside = lines.filter((line) => line.standingAside).length;
@@ -97,25 +92,17 @@ try {
   conn.close();
 
   const steadyFromMs = Date.now();
-  const rss: number[] = [];
-  const sampler = setInterval(() => rss.push(rssMiB(child.pid)), rssSampleMs);
-  const figures = await runMixed(orqSystem(`orq ${durability}`, child.host, child.port), {
-    durationS,
-    rateItemsPerS,
-    ...mixedShape,
-    takeCount: orqMixedTake.takeCount,
-    waitMs: orqMixedTake.waitMs,
-  });
-  clearInterval(sampler);
-  const rssAtEnd = rssMiB(child.pid);
+  const memory = sampleMemory(child.pid, rssSampleMs);
+  const figures = await runMixed(orqSystem(`orq ${durability}`, child.host, child.port), { durationS, rateItemsPerS, ...mixedShape, ...orqMixedTake });
+  const rssMaxMiB = memory.stop().rssMaxKiB / 1024;
+  const rssAtEndMiB = readMemory(child.pid, false).rssKiB / 1024;
 
   const gcs = heapGcLines(logPath);
   const ms = (us: number) => (us / 1000).toFixed(1);
   const d = figures.delay;
   console.log(`backlog ${items} items; steady load ${rateItemsPerS}/s offered for ${durationS} s, ${durability}`);
   console.log(`delivered ${figures.deliveredItemsPerS.toFixed(0)}/s; delay p50 ${ms(d.p50Us)} p99 ${ms(d.p99Us)} p99.9 ${ms(d.p999Us)} max ${ms(d.maxUs)} ms`);
-  const rssMax = rss.length === 0 ? rssAtEnd : Math.max(...rss);
-  console.log(`RSS through the steady phase: max ${rssMax.toFixed(0)} MiB, at its end ${rssAtEnd.toFixed(0)} MiB`);
+  console.log(`RSS through the steady phase: max ${rssMaxMiB.toFixed(0)} MiB, at its end ${rssAtEndMiB.toFixed(0)} MiB`);
   console.log(`governor collections: loading ${summarizeCollections(gcs.filter((line) => line.atMs < steadyFromMs))}`);
   console.log(`governor collections: steady ${summarizeCollections(gcs.filter((line) => line.atMs >= steadyFromMs))}`);
   if (gcs.length === 0) console.log(`(no heap gc lines: the heap stayed under the governor's floor, ${heapGovernor.heapBytesMin / MiB} MiB)`);

@@ -6,9 +6,9 @@
 // collections has stayed within liveChangeMin for steadyForMs, and paces
 // again once a collection finds it grown or shrunk by that much, or once the
 // live item count has moved by that much since it stood aside, checks only
-// while
-// requests arrive (a quiet interval disarms it), and never after stop(). The
-// timer is a fake fired by hand and the heap size a number the test sets.
+// while requests arrive (a quiet interval disarms it), and never after
+// stop(). The timer is a fake fired by hand, the clock and the heap size
+// numbers the test sets.
 
 import { describe, expect, test } from "bun:test";
 import { heapGovernor } from "../../src/limits.ts";
