@@ -37,7 +37,10 @@ const signaturesFullRetryAfterMs = 1000;
 export class Enqueuer {
   /** Enqueues whose commit failed and were rolled out of memory (stats). */
   rollbacks = 0;
+  /** The shard new items go to until the next commit starts (chooseShard). */
   private nextShard = 0;
+  /** Which commit `nextShard` was chosen for: the writer's commits started, counted from its commitGeneration. */
+  private shardForCommit = 0;
   private readonly s: ItemStates;
   // The batch under way's side results, kept here between its steps rather
   // than in an object per batch, and dropped when it ends (forgetBatch).
@@ -182,11 +185,27 @@ export class Enqueuer {
     return null;
   }
 
-  /** The healthy shard the batch's unplaced new items go to (round robin), or why none takes writes. */
+  /**
+   * The healthy shard the batch's unplaced new items go to, or why none takes
+   * writes. Round robin by commit, not by batch: every batch that joins one
+   * commit goes to one shard, the next commit's to the next. Why: a commit
+   * rewrites the B-tree pages it touches in every shard it writes, and items
+   * enqueued together are taken and acked together, so their later writes
+   * (lease, sweep) also stay within few shards. Spread by batch, a FIFO load
+   * at 20,000 items/s touched all 16 shards in every commit (BENCHMARKS.md,
+   * "Pages per commit").
+   */
   private chooseShard(nowMs: number): number | FailureResult {
+    // commitGeneration is odd while a commit is in flight; writes made then and
+    // in the idle moment after it lands go to the same next commit.
+    const commit = Math.ceil(this.s.writer.commitGeneration / 2);
+    if (commit !== this.shardForCommit) {
+      this.shardForCommit = commit;
+      this.nextShard = (this.nextShard + 1) % this.s.writer.shardCount;
+    }
     const chosen = chooseWritableShard(this.s.writer, this.s.writer.shardCount, this.nextShard, nowMs);
     if (chosen.shard < 0) return storageUnavailable(chosen.retryAfterMs, chosen.reason);
-    this.nextShard = (chosen.shard + 1) % this.s.writer.shardCount;
+    this.nextShard = chosen.shard;
     return chosen.shard;
   }
 

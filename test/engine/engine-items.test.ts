@@ -24,6 +24,21 @@ describe("delivery order", () => {
     h.check();
   });
 
+  test("batches that join one commit go to one shard; the next commit's go to the next shard", async () => {
+    const h = new Harness({ shards: 3 });
+    const shard = (id: string) => Number(id.split(":")[0]);
+    // Three batches in one turn: one commit, so one shard (fewer B-trees rewritten per commit).
+    const together = [0, 1, 2].map(() => unwrap(h.engine.enqueue("n", [item("t"), item("t")], h.now)));
+    await Promise.all(together.map((reply) => reply.durable));
+    const firstShard = shard(together[0]!.value.ids[0]!);
+    expect(together.flatMap((reply) => reply.value.ids).map(shard)).toEqual(new Array(6).fill(firstShard));
+    const [later] = await h.enqueue("n", [item("t")]);
+    expect(shard(later!)).toBe((firstShard + 1) % 3);
+    const [third] = await h.enqueue("n", [item("t")]);
+    expect(shard(third!)).toBe((firstShard + 2) % 3);
+    h.check();
+  });
+
   test("a batch goes to one shard; shards are used round robin", async () => {
     const h = new Harness({ shards: 3 });
     const ids1 = await h.enqueue("n", [item("t"), item("t"), item("t")]);
