@@ -2,6 +2,16 @@
 // how flat memory and the delay tail stayed after the warm-up, and what the
 // server logged at warn level or above (breaker transitions, slow commits,
 // errors). Pure: samples and log text in, lines and figures out.
+//
+// Why growth is read three ways: RSS follows the collector's sawtooth (the
+// heap fills with garbage for a few seconds, a full collection empties it;
+// about 80 MiB from trough to peak in the hour-long soaks of
+// BENCHMARKS.md), so two single samples, the first and the last, land
+// anywhere on it and their ratio read -0.5% to +41% in soaks with no
+// trend. A trend shows in the least-squares slope over every steady sample
+// and in the medians of the first and last stretch of samples, which the
+// sawtooth moves little; the first-to-last figure stays, named for what it
+// is, beside the band the samples swing in.
 
 export interface SoakSample {
   /** Seconds since the load started. */
@@ -26,9 +36,20 @@ export interface SoakFigures {
   rssFirstKiB: number;
   rssLastKiB: number;
   rssMaxKiB: number;
-  /** (last - first) / first over the steady samples, in percent. */
+  /** (last - first) / first over the steady samples, in percent: two single samples, so it reads the sawtooth's phase as much as any trend. */
   rssGrowthPct: number;
   rssAnonGrowthPct: number;
+  /** Least-squares slope of RSS over the steady samples, per hour, in percent of their mean. */
+  rssSlopePctPerHour: number;
+  /** Samples in each end stretch of the median comparison: a tenth of a one-hour soak's (10), fewer for short runs. */
+  rssEndStretchSamples: number;
+  /** Median RSS of the first and of the last `rssEndStretchSamples` steady samples, and the change between them in percent. */
+  rssFirstStretchMedianKiB: number;
+  rssLastStretchMedianKiB: number;
+  rssStretchGrowthPct: number;
+  /** The 10th and 90th percentiles of the steady samples' RSS: the band the sawtooth swings in. */
+  rssP10KiB: number;
+  rssP90KiB: number;
   deliveredPerSMean: number;
   delayP99UsMin: number;
   delayP99UsMedian: number;
@@ -42,8 +63,54 @@ export interface SoakFigures {
 }
 
 const mib = (kib: number) => (kib / 1024).toFixed(1);
+const signed = (value: number) => `${value >= 0 ? "+" : ""}${value.toFixed(1)}`;
 const ms = (us: number) => (us / 1000).toFixed(2);
 const pct = (from: number, to: number) => (from > 0 ? ((to - from) / from) * 100 : 0);
+/** End stretches of the median comparison: 10 samples (5 minutes at the default interval), at most a third of the steady samples each. */
+const endStretchSamplesMax = 10;
+
+function median(values: number[]): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/** Least-squares slope of y over x (per unit of x); 0 with fewer than two distinct x. */
+function slope(xs: number[], ys: number[]): number {
+  const n = xs.length;
+  if (n < 2) return 0;
+  const meanX = xs.reduce((a, b) => a + b, 0) / n;
+  const meanY = ys.reduce((a, b) => a + b, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < n; i++) {
+    const dx = (xs[i] as number) - meanX;
+    num += dx * ((ys[i] as number) - meanY);
+    den += dx * dx;
+  }
+  return den === 0 ? 0 : num / den;
+}
+
+/** The RSS trend figures of the steady samples (see the file's comment). */
+function rssTrend(steady: SoakSample[]) {
+  const rss = steady.map((s) => s.rssKiB);
+  const meanKiB = rss.length === 0 ? 0 : rss.reduce((a, b) => a + b, 0) / rss.length;
+  const kibPerS = slope(steady.map((s) => s.atS), rss);
+  const stretch = Math.max(1, Math.min(endStretchSamplesMax, Math.floor(rss.length / 3)));
+  const firstMedian = median(rss.slice(0, stretch));
+  const lastMedian = median(rss.slice(-stretch));
+  const sorted = [...rss].sort((a, b) => a - b);
+  return {
+    rssSlopePctPerHour: meanKiB > 0 ? ((kibPerS * 3600) / meanKiB) * 100 : 0,
+    rssEndStretchSamples: rss.length === 0 ? 0 : stretch,
+    rssFirstStretchMedianKiB: firstMedian,
+    rssLastStretchMedianKiB: lastMedian,
+    rssStretchGrowthPct: pct(firstMedian, lastMedian),
+    rssP10KiB: sorted[Math.floor((sorted.length - 1) * 0.1)] ?? 0,
+    rssP90KiB: sorted[Math.ceil((sorted.length - 1) * 0.9)] ?? 0,
+  };
+}
 
 export function soakSummary(samples: SoakSample[], warmupS: number, serverLog: string, failure: Error | null): { lines: string[]; figures: SoakFigures } {
   let steady = samples.filter((s) => s.atS > warmupS);
@@ -63,6 +130,7 @@ export function soakSummary(samples: SoakSample[], warmupS: number, serverLog: s
     rssMaxKiB: Math.max(0, ...steady.map((s) => s.rssKiB)),
     rssGrowthPct: pct(first?.rssKiB ?? 0, last?.rssKiB ?? 0),
     rssAnonGrowthPct: pct(first?.rssAnonKiB ?? 0, last?.rssAnonKiB ?? 0),
+    ...rssTrend(steady),
     deliveredPerSMean: steady.length === 0 ? 0 : steady.reduce((sum, s) => sum + s.deliveredPerS, 0) / steady.length,
     delayP99UsMin: p99s[0] ?? 0,
     delayP99UsMedian: p99s[Math.floor(p99s.length / 2)] ?? 0,
@@ -76,7 +144,8 @@ export function soakSummary(samples: SoakSample[], warmupS: number, serverLog: s
   };
   const lines = [
     `soak summary: ${figures.samples} samples, ${figures.steadySamples} after the warm-up`,
-    `  RSS after warm-up: ${mib(figures.rssFirstKiB)} -> ${mib(figures.rssLastKiB)} MiB (${figures.rssGrowthPct.toFixed(1)}%, anonymous ${figures.rssAnonGrowthPct.toFixed(1)}%), max ${mib(figures.rssMaxKiB)} MiB`,
+    `  RSS trend after warm-up: slope ${signed(figures.rssSlopePctPerHour)}% of the mean per hour; median of the first ${figures.rssEndStretchSamples} samples ${mib(figures.rssFirstStretchMedianKiB)} MiB, of the last ${figures.rssEndStretchSamples} ${mib(figures.rssLastStretchMedianKiB)} MiB (${signed(figures.rssStretchGrowthPct)}%)`,
+    `  RSS band after warm-up: p10 ${mib(figures.rssP10KiB)}, p90 ${mib(figures.rssP90KiB)}, max ${mib(figures.rssMaxKiB)} MiB; single samples, first -> last: ${mib(figures.rssFirstKiB)} -> ${mib(figures.rssLastKiB)} MiB (${signed(figures.rssGrowthPct)}%, anonymous ${signed(figures.rssAnonGrowthPct)}%)`,
     `  delivered ${Math.round(figures.deliveredPerSMean)}/s on average after warm-up`,
     `  delay p99 per interval after warm-up: min ${ms(figures.delayP99UsMin)}, median ${ms(figures.delayP99UsMedian)}, max ${ms(figures.delayP99UsMax)} ms; largest delay ${ms(figures.delayMaxUs)} ms`,
     `  server log: ${figures.logWarnLines} warn, ${figures.logErrorLines} error/fatal lines; ${figures.breakerTransitions} breaker transitions, ${figures.slowCommitReports} slow-commit reports`,

@@ -96,6 +96,32 @@ describe("soakSummary", () => {
     expect(lines.at(-1)).toBe("  requests: no errors");
   });
 
+  test("a sawtooth without a trend: the slope and the end medians stay near zero while two single samples move by a quarter", () => {
+    // 120 samples 30 s apart: a 7-sample sawtooth 150..210 MiB with no trend, the first steady sample in a trough.
+    const kib = (mib: number) => mib * 1024;
+    const saw = [150, 160, 170, 180, 190, 200, 210];
+    const samples = Array.from({ length: 120 }, (_, i) => sample(30 * (i + 1), kib(saw[(i + 4) % 7] as number), 100));
+    const { figures, lines } = soakSummary(samples, 300, "", null);
+    expect(figures.steadySamples).toBe(110);
+    expect(figures.rssGrowthPct).toBeGreaterThan(10);
+    expect(Math.abs(figures.rssSlopePctPerHour)).toBeLessThan(2);
+    expect(figures.rssEndStretchSamples).toBe(10);
+    expect(Math.abs(figures.rssStretchGrowthPct)).toBeLessThan(10);
+    expect(figures.rssP10KiB).toBe(kib(150));
+    expect(figures.rssP90KiB).toBe(kib(210));
+    expect(lines.some((line) => line.startsWith("  RSS trend after warm-up: slope "))).toBe(true);
+  });
+
+  test("a steady climb shows in the slope and in the end medians", () => {
+    // +1 MiB a sample, 30 s apart: 120 MiB an hour on a mean near 205 MiB.
+    const samples = Array.from({ length: 120 }, (_, i) => sample(30 * (i + 1), (150 + i) * 1024, 100));
+    const { figures } = soakSummary(samples, 300, "", null);
+    expect(figures.rssSlopePctPerHour).toBeGreaterThan(50);
+    // The two end stretches' medians: samples 10-19 and 110-119.
+    expect(figures.rssFirstStretchMedianKiB).toBe(164.5 * 1024);
+    expect(figures.rssLastStretchMedianKiB).toBe(264.5 * 1024);
+  });
+
   test("a run shorter than the warm-up uses its second half; a failure is reported", () => {
     const { figures, lines } = soakSummary([sample(1, 100, 5), sample(2, 200, 6)], 300, "", new Error("ack: UNAVAILABLE"));
     expect(figures.steadySamples).toBe(1);
