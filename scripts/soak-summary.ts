@@ -13,6 +13,8 @@
 // sawtooth moves little; the first-to-last figure stays, named for what it
 // is, beside the band the samples swing in.
 
+import { median } from "../bench/support/median.ts";
+
 export interface SoakSample {
   /** Seconds since the load started. */
   atS: number;
@@ -68,13 +70,6 @@ const ms = (us: number) => (us / 1000).toFixed(2);
 const pct = (from: number, to: number) => (from > 0 ? ((to - from) / from) * 100 : 0);
 /** End stretches of the median comparison: 10 samples (5 minutes at the default interval), at most a third of the steady samples each. */
 const endStretchSamplesMax = 10;
-
-function median(values: number[]): number {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-}
 
 /** Least-squares slope of y over x (per unit of x); 0 with fewer than two distinct x. */
 function slope(xs: number[], ys: number[]): number {

@@ -7,6 +7,7 @@
 
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { median } from "../support/median.ts";
 import type { ResultsBySystem } from "./report.ts";
 import { checkTargets, summaryTable, targetTable } from "./report.ts";
 
@@ -44,12 +45,6 @@ function setPath(root: Json, path: string, value: number): void {
   let node = root as Record<string, Json>;
   for (const key of keys.slice(0, -1)) node = node[key] as Record<string, Json>;
   node[keys[keys.length - 1] ?? ""] = value;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
 }
 
 const { values: flags, positionals } = parseArgs({ allowPositionals: true, options: { out: { type: "string" } } });
