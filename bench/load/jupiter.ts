@@ -14,6 +14,7 @@
 // skip the other 90 groups.
 
 import { readFileSync } from "node:fs";
+import type { InProcessBound } from "./jupiter-bound.ts";
 import { OrqConn, makeTemplate } from "./orq-conn.ts";
 import type { RequestTemplate } from "./orq-conn.ts";
 import { NAMESPACE, fixedPayload } from "./systems.ts";
@@ -64,6 +65,8 @@ export interface JupiterFigures {
    */
   serverCpuUsPerAcquisition: number | null;
   serverCpuUsPerPing: number | null;
+  /** The same acquisitions and pings in one process without sockets (jupiter-bound.ts), set after the server stops; null when that bench gave nothing. */
+  inProcess?: InProcessBound | null;
 }
 
 /** User + system CPU time of a process so far, in µs (/proc/<pid>/stat fields 14 and 15, in clock ticks of 10 ms), or null. */

@@ -31,10 +31,22 @@ export function orqLatencyOps(conn: OrqConn): LatencyOp[] {
   ];
 }
 
-/** The floor sends the same ping frame orq gets and reads back the echo. */
+/** Idle time before each of the floor's cold round trips: about what a strict ack's fsync keeps the dequeue-1 client waiting. */
+export const FLOOR_PAUSE_MS = 1;
+
+/**
+ * The floor sends the same ping frame orq gets and reads back the echo: back
+ * to back (the floor every ratio is taken against), and after
+ * FLOOR_PAUSE_MS asleep, which is what any server's round trip costs when it
+ * comes after an idle spell, as orq strict's dequeue of 1 does.
+ */
 export function floorLatencyOps(conn: OrqConn): LatencyOp[] {
   const ping = makeTemplate({ op: "ping" });
-  return [{ name: "ping", run: async () => (await conn.callTemplateRaw(ping), 0) }];
+  const run = async () => (await conn.callTemplateRaw(ping), 0);
+  return [
+    { name: "ping", run },
+    { name: "ping after pause", pauseMs: FLOOR_PAUSE_MS, run },
+  ];
 }
 
 export function beanstalkLatencyOps(conn: BeanstalkConn): LatencyOp[] {

@@ -37,6 +37,8 @@ export interface LoadOptions {
   jupiterItems: number;
   jupiterDurationS: number;
   jupiterPingS: number;
+  /** Items of the in-process bound beside it (bench/acquisition-path.bench.ts, relaxed; jupiter-bound.ts). */
+  jupiterInProcessItems: number;
   /** orq durability modes to run (--orq-modes; default both): one alone halves a memory or drain check's time. */
   orqModes: Set<"strict" | "relaxed">;
   out: string | null;
@@ -122,6 +124,8 @@ export function parseOptions(argv: string[]): LoadOptions | null {
     jupiterItems: parseCount(values["jupiter-items"], quick ? 2000 : 300_000, "--jupiter-items"),
     jupiterDurationS: parseCount(values["jupiter-duration"], quick ? 1 : 15, "--jupiter-duration"),
     jupiterPingS: quick ? 0.3 : 3,
+    // The acquisition-path bench needs more than its 25 rounds of 320.
+    jupiterInProcessItems: quick ? 20_000 : 100_000,
     orqModes: parseList(values["orq-modes"], ["strict", "relaxed"] as const, "--orq-modes"),
     out: values.out ?? null,
     keep: values.keep === true,

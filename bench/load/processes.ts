@@ -10,6 +10,8 @@ import type { Subprocess } from "bun";
 const REPO_ROOT = join(import.meta.dir, "..", "..");
 /** ORQ_BENCH_MAIN runs another checkout's server under this load generator (a before/after comparison on one machine state). */
 const ORQ_MAIN = process.env.ORQ_BENCH_MAIN ?? join(REPO_ROOT, "src", "cli", "main.ts");
+/** The checkout whose server runs (ORQ_BENCH_MAIN's, else this one): its own benches measure the same code. */
+export const ORQ_CHECKOUT_ROOT = join(ORQ_MAIN, "..", "..", "..");
 const ECHO_MAIN = join(import.meta.dir, "echo-floor.ts");
 /** A 1M-item restart replays the whole store; allow it generous time before calling it hung. */
 const READY_TIMEOUT_MS = 180_000;

@@ -162,6 +162,12 @@ export interface LatencyOp {
   name: string;
   /** Name of the op's first step when it has two (dequeue, then ack): that step is also timed alone. */
   firstStepName?: string;
+  /**
+   * An untimed sleep before each round trip, in ms: the same request asked
+   * after an idle spell, as the strict dequeue of 1 is asked after the ack's
+   * fsync (the echo floor's cold round trip, BENCHMARKS.md "Dequeue path").
+   */
+  pauseMs?: number;
   /** One sequential round trip, or two; resolves with Bun.nanoseconds() at the end of the first step (0 if one step). */
   run(): Promise<number>;
 }
@@ -189,10 +195,12 @@ class TenthsHistogram {
 export async function runLatency(ops: LatencyOp[], samples: number, warmup: number): Promise<Record<string, LatencySummary>> {
   const out: Record<string, LatencySummary> = {};
   for (const op of ops) {
+    const pauseMs = op.pauseMs ?? 0;
     for (let i = 0; i < warmup; i++) await op.run();
     const whole = new TenthsHistogram(samples);
     const first = new TenthsHistogram(samples);
     for (let i = 0; i < samples; i++) {
+      if (pauseMs > 0) await Bun.sleep(pauseMs);
       const t0 = Bun.nanoseconds();
       const firstEndNs = await op.run();
       const t1 = Bun.nanoseconds();

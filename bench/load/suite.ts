@@ -8,6 +8,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { LatencySummary } from "./histogram.ts";
 import type { JupiterFigures } from "./jupiter.ts";
+import { measureInProcessBound } from "./jupiter-bound.ts";
 import { mixedShape } from "./mixed-load.ts";
 import type { LoadOptions, Scenario } from "./options.ts";
 import { pin, unpin } from "./pinning.ts";
@@ -221,11 +222,15 @@ export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<Mo
     const child = context.track(await spec.start(dataDir, logPath));
     const figures = await spec.jupiter(child);
     await child.stop();
+    // With no server running: the bound's figures are one process's main thread.
+    figures.inProcess = await measureInProcessBound(options.jupiterInProcessItems, log);
     results.jupiter = figures;
+    const bound = figures.inProcess;
     log(
       `${spec.label} jupiter: ${rate(figures.acquisitionsPerS)} acquisitions/s (${figures.acquisitions} in ${figures.seconds.toFixed(2)} s; ` +
         `${figures.kinds} kinds x ${figures.connections} conns x ${figures.inFlightPerConnection} in flight, ${figures.signatures} signatures, ${figures.items} items loaded at ${rate(figures.loadItemsPerS)}/s); ` +
-        `ping ceiling ${rate(figures.pingPerS)}/s; ratio ${(figures.acquisitionsPerS / figures.pingPerS).toFixed(3)}`,
+        `ping ceiling ${rate(figures.pingPerS)}/s; ratio ${(figures.acquisitionsPerS / figures.pingPerS).toFixed(3)}` +
+        (bound === null ? "" : `; in-process bound ${bound.acquisitionUs} µs per acquisition, ${bound.pingUs} per ping, ratio ${bound.ratio}`),
     );
   }
   return results;

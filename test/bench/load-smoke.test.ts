@@ -35,7 +35,8 @@ interface ModeResults {
   memory?: { afterLoad: { rssKiB: number; privateKiB: number; lmdb?: { rssKiB: number; cleanKiB: number; dirtyKiB: number } | null }; afterRestart?: { rssKiB: number } };
   drainMemory?: { peaks: { samples: number; rssMaxKiB: number; rssAnonMaxKiB: number; rssFileMaxKiB: number } };
   restart?: { afterStop: { listeningMs: number; firstItemMs: number }; afterCrash: { listeningMs: number; firstItemMs: number } };
-  jupiter?: { items: number; signatures: number; kinds: number; connections: number; inFlightPerConnection: number; acquisitions: number; acquisitionsPerS: number; pingPerS: number };
+  jupiter?: { items: number; signatures: number; kinds: number; connections: number; inFlightPerConnection: number; acquisitions: number; acquisitionsPerS: number; pingPerS: number;
+    inProcess?: { items: number; acquisitionUs: number; pingUs: number; ratio: number } | null };
 }
 interface LoadReport {
   results: Record<string, ModeResults>;
@@ -110,8 +111,9 @@ describe("bench:load --quick", () => {
     RUN_TIMEOUT_MS,
   );
 
-  test("has the echo floor's ping round trip", () => {
+  test("has the echo floor's ping round trip, back to back and after an idle pause", () => {
     expectRoundTrip(report?.results["echo floor"]?.latency?.ops["ping"], "floor ping");
+    expectRoundTrip(report?.results["echo floor"]?.latency?.ops["ping after pause"], "floor ping after pause");
   });
 
   test.skipIf(!orqPresent)("has every orq figure, in both durability modes", () => {
@@ -135,6 +137,12 @@ describe("bench:load --quick", () => {
       expect((jupiter?.acquisitions ?? 0) <= (jupiter?.items ?? 0)).toBe(true);
       expectPositive(jupiter?.acquisitionsPerS, `orq ${durability} jupiter acquisitions/s`);
       expectPositive(jupiter?.pingPerS, `orq ${durability} jupiter ping ceiling`);
+      // The in-process bound beside it: bench/acquisition-path.bench.ts's figures, parsed from its output.
+      const bound = jupiter?.inProcess;
+      expectPositive(bound?.acquisitionUs, `orq ${durability} jupiter in-process µs per acquisition`);
+      expectPositive(bound?.pingUs, `orq ${durability} jupiter in-process µs per ping`);
+      expectPositive(bound?.ratio, `orq ${durability} jupiter in-process ratio`);
+      expect(bound?.items).toBeGreaterThan(0);
     }
     const target = report?.targets.find((t) => t.name.startsWith("Jupiter acquisitions"));
     expect(target?.status === "met" || target?.status === "missed").toBe(true);
