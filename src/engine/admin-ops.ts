@@ -13,7 +13,7 @@ export function cancel(ctx: OpContext, nsName: string, ids: string[], nowMs: num
   const found: LiveItem[] = [];
   ctx.scratchSeen.clear();
   for (const id of ids) {
-    const item = ctx.s.items.get(id);
+    const item = ctx.states.items.get(id);
     if (item === undefined || item.ns !== nsName) missing.push(id);
     else if (!ctx.scratchSeen.has(item)) {
       ctx.scratchSeen.add(item);
@@ -23,29 +23,28 @@ export function cancel(ctx: OpContext, nsName: string, ids: string[], nowMs: num
   ctx.scratchSeen.clear();
   const refused = refuseUnhealthyShards(ctx, found, nowMs);
   if (refused !== null) return refused;
-  ctx.s.ws();
-  for (const item of found) ctx.s.endItem(item, "cancelled", nowMs);
+  for (const item of found) ctx.states.endItem(item, "cancelled", nowMs);
   return finishOp(ctx, { cancelled: found.length, missing }, nowMs);
 }
 
 export function get(ctx: OpContext, nsName: string, ids: string[]): Result<{ items: Array<ItemState | EndedItemState | null> }> {
   const out: Array<ItemState | EndedItemState | null> = [];
   for (const id of ids) {
-    const item = ctx.s.items.get(id);
+    const item = ctx.states.items.get(id);
     if (item !== undefined) {
-      out.push(item.ns === nsName ? toItemState(item, ctx.s.bytes.bytesOf(item)) : null);
+      out.push(item.ns === nsName ? toItemState(item, ctx.states.bytes.bytesOf(item)) : null);
       continue;
     }
-    const outcome = ctx.s.ended.outcomeOfId(nsName, id);
+    const outcome = ctx.states.ended.outcomeOfId(nsName, id);
     out.push(outcome !== undefined ? { id, state: "ended", outcome } : null);
   }
   return { ok: true, value: { items: out } };
 }
 
 export function topics(ctx: OpContext, nsName: string, query: { prefix: string | null; limit: number; after: string | null }): { topics: TopicCounts[]; next: string | null } {
-  const ns = ctx.s.namespaces.get(nsName);
+  const ns = ctx.states.namespaces.get(nsName);
   if (ns === undefined) return { topics: [], next: null };
-  const page = ns.page(query.prefix, query.after, query.limit, ctx.s.limits);
+  const page = ns.page(query.prefix, query.after, query.limit, ctx.states.limits);
   return {
     topics: page.topics.map((t) => {
       const counts: TopicCounts = { topic: t.name, ready: t.ready, delayed: t.delayed, waiting: t.waiting, leased: t.leased, dead: t.dead, paused: t.pause !== null };
@@ -57,30 +56,30 @@ export function topics(ctx: OpContext, nsName: string, query: { prefix: string |
 }
 
 export function dead(ctx: OpContext, nsName: string, topicName: string, limit: number): { items: ItemState[] } {
-  const topic = ctx.s.namespaces.get(nsName)?.topics.get(topicName);
+  const topic = ctx.states.namespaces.get(nsName)?.topics.get(topicName);
   const out: ItemState[] = [];
   if (topic === undefined) return { items: out };
-  const max = Math.min(limit, ctx.s.limits.deadPageMax);
+  const max = Math.min(limit, ctx.states.limits.deadPageMax);
   for (const item of topic.deadLetters) {
     if (out.length >= max) break;
-    out.push(toItemState(item, ctx.s.bytes.bytesOf(item)));
+    out.push(toItemState(item, ctx.states.bytes.bytesOf(item)));
   }
   return { items: out };
 }
 
 export function redrive(ctx: OpContext, nsName: string, topicName: string, ids: string[] | null, nowMs: number): Result<Reply<{ redriven: number }>> {
-  const topic = ctx.s.namespaces.get(nsName)?.topics.get(topicName);
+  const topic = ctx.states.namespaces.get(nsName)?.topics.get(topicName);
   const found: LiveItem[] = [];
   if (topic !== undefined) {
     if (ids === null) {
       for (const item of topic.deadLetters) {
-        if (found.length >= ctx.s.limits.redriveAllMax) break;
+        if (found.length >= ctx.states.limits.redriveAllMax) break;
         found.push(item);
       }
     } else {
       ctx.scratchSeen.clear();
       for (const id of ids) {
-        const item = ctx.s.items.get(id);
+        const item = ctx.states.items.get(id);
         if (item === undefined || item.topic !== topic || item.state !== "dead" || ctx.scratchSeen.has(item)) continue;
         ctx.scratchSeen.add(item);
         found.push(item);
@@ -90,7 +89,6 @@ export function redrive(ctx: OpContext, nsName: string, topicName: string, ids: 
   }
   const refused = refuseUnhealthyShards(ctx, found, nowMs);
   if (refused !== null) return refused;
-  ctx.s.ws();
   for (const item of found) {
     item.attempt = 0;
     const extras = item.ensureExtras();
@@ -99,8 +97,8 @@ export function redrive(ctx: OpContext, nsName: string, topicName: string, ids: 
     // never acked). The list is dropped from the record too, so recovery does not
     // re-read it and kill the item a second time.
     extras.after = null;
-    ctx.s.release(item, item.deliverAtMs, nowMs);
-    ctx.s.namespaces.get(nsName)!.counters.redriven++;
+    ctx.states.release(item, item.deliverAtMs, nowMs);
+    ctx.states.namespaces.get(nsName)!.counters.redriven++;
   }
   return finishOp(ctx, { redriven: found.length }, nowMs);
 }

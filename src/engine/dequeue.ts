@@ -48,15 +48,15 @@ export class Dequeuer {
   private lastCapabilities: Capabilities | null = null;
 
   constructor(
-    private readonly s: ItemStates,
+    private readonly states: ItemStates,
     /** The latest nowMs the engine has seen, for work done when a commit lands (outside any op). */
     private readonly latestNowMs: () => number,
     /** Every delivery waits for its lease commit, as at_most_once ones do (cluster mode). */
     private readonly awaitLeaseCommit = false,
   ) {
-    this.matcher = new Matcher(s.registry);
-    this.capabilities = new CapabilitiesParser(s.limits);
-    this.writableShards = new DequeueShardFilter(s.writer, s.writer.shardCount);
+    this.matcher = new Matcher(states.registry);
+    this.capabilities = new CapabilitiesParser(states.limits);
+    this.writableShards = new DequeueShardFilter(states.writer, states.writer.shardCount);
   }
 
   /** Run by Engine.dequeue once due deadlines are handled. */
@@ -69,11 +69,11 @@ export class Dequeuer {
     }
     // A dequeue without capabilities is a kind of its own (key ""): it may take only signature 0.
     const kind = this.matcher.workerKind(caps);
-    this.asks.noteAsks(this.s.namespaces.get(nsName), input.topics, kind, caps, nowMs);
-    const done = this.take(this.s.namespaces.get(nsName), input.topics, kind, caps, input.leaseMs, nowMs);
+    this.asks.noteAsks(this.states.namespaces.get(nsName), input.topics, kind, caps, nowMs);
+    const done = this.take(this.states.namespaces.get(nsName), input.topics, kind, caps, input.leaseMs, nowMs);
     if (done.deliveries.length > 0 || input.waitMs <= 0) return done;
 
-    const limits = this.s.limits;
+    const limits = this.states.limits;
     if (this.waiters.ownerCount(input.owner) >= limits.waitersPerConnectionMax) {
       return fail("over_limit", `this connection already has ${limits.waitersPerConnectionMax} parked dequeues (waiters_per_connection_max)`, { at: atWait });
     }
@@ -97,7 +97,7 @@ export class Dequeuer {
     // A copy: the caller may reuse its input and topics list for its next dequeue (api.ts, DequeueInput).
     const topics = input.topics.map(({ topic, count }) => ({ topic, count }));
     const waiter = new Waiter(input.owner, nsName, topics, caps, input.leaseMs, resolve);
-    waiter.timeoutNode = this.s.deadlines.schedule(new Deadline(nowMs + input.waitMs, DeadlineKind.WaiterTimeout, waiter));
+    waiter.timeoutNode = this.states.deadlines.schedule(new Deadline(nowMs + input.waitMs, DeadlineKind.WaiterTimeout, waiter));
     this.waiters.add(waiter);
     return promise;
   }
@@ -126,9 +126,9 @@ export class Dequeuer {
 
   /** Serve the parked dequeues of topics that gained takeable items, first come first served. */
   wake(nowMs: number): void {
-    if (this.s.dirty.size === 0) return;
-    for (const topic of this.s.dirty) {
-      this.s.dirty.delete(topic);
+    if (this.states.dirty.size === 0) return;
+    for (const topic of this.states.dirty) {
+      this.states.dirty.delete(topic);
       // A paused topic's new items wake nobody; resume marks it dirty again (pause.ts).
       if (topic.takeable === 0 || topic.pause !== null) continue;
       const queue = this.waiters.forTopic(topic.ns, topic.name);
@@ -136,7 +136,7 @@ export class Dequeuer {
       for (const waiter of queue) {
         if (topic.takeable === 0) break;
         const kind = this.matcher.workerKind(waiter.capabilities);
-        const done = this.take(this.s.namespaces.get(waiter.ns), waiter.topics, kind, waiter.capabilities, waiter.leaseMs, nowMs);
+        const done = this.take(this.states.namespaces.get(waiter.ns), waiter.topics, kind, waiter.capabilities, waiter.leaseMs, nowMs);
         if (done.deliveries.length > 0) this.settleWaiter(waiter, done);
       }
     }
@@ -174,8 +174,8 @@ export class Dequeuer {
         if (item === null) break;
         // At_most_once leases, and every lease in cluster mode, are written now and the reply waits for them.
         const writeNow = this.awaitLeaseCommit || item.delivery === "at_most_once";
-        if (writeNow) set ??= this.s.writer.begin();
-        deliveries.push(this.s.lease(item, leaseMs, nowMs, writeNow ? set : null));
+        if (writeNow) set ??= this.states.writer.begin();
+        deliveries.push(this.states.lease(item, leaseMs, nowMs, writeNow ? set : null));
         ns.counters.delivered++;
       }
       if (deliveries.length > deliveredBefore) {
@@ -207,15 +207,15 @@ export class Dequeuer {
 
   /** A dequeue's leases could not be made durable, so its deliveries were never sent: the items are ready again. */
   private revertLeases(deliveries: Delivery[]): void {
-    assert(this.s.set === null, "engine: revert inside an op");
+    assert(this.states.set === null, "engine: revert inside an op");
     for (const delivery of deliveries) {
-      const item = this.s.items.get(delivery.id);
+      const item = this.states.items.get(delivery.id);
       if (item === undefined || item.state !== "leased") continue;
-      if (this.s.receipts.format(item.id, item.deliveries, item.leaseBoot) !== delivery.receipt) continue;
+      if (this.states.receipts.format(item.id, item.deliveries, item.leaseBoot) !== delivery.receipt) continue;
       item.attempt--;
-      this.s.release(item, item.deliverAtMs, this.latestNowMs());
+      this.states.release(item, item.deliverAtMs, this.latestNowMs());
     }
-    this.s.endSetBackground();
+    this.states.endSetBackground();
     this.wake(this.latestNowMs());
   }
 
@@ -224,7 +224,7 @@ export class Dequeuer {
     waiter.settled = true;
     this.waiters.remove(waiter);
     if (waiter.timeoutNode !== null) {
-      this.s.deadlines.cancel(waiter.timeoutNode);
+      this.states.deadlines.cancel(waiter.timeoutNode);
       waiter.timeoutNode = null;
     }
     waiter.resolve(done);

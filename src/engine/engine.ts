@@ -79,7 +79,7 @@ export interface EngineOptions {
 }
 
 export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
-  private readonly s: ItemStates;
+  private readonly states: ItemStates;
   private readonly dequeuer: Dequeuer;
   private readonly enqueuer: Enqueuer;
   private readonly pauses: Pauses;
@@ -98,13 +98,13 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
   ) {
     // Read-ahead (read-ahead.ts) on a single node only: a cluster node may lose a shard between the read and the dequeue.
     const readAhead = placement === null ? new ReadAheadReader(store, writer) : null;
-    this.s = new ItemStates(writer, readAhead ?? store, limits, quotas, boot);
+    this.states = new ItemStates(writer, readAhead ?? store, limits, quotas, boot);
     this.lastNowMs = nowMs;
     const latestNowMs = (): number => this.lastNowMs;
-    this.dequeuer = new Dequeuer(this.s, latestNowMs, placement !== null);
-    this.ctx = { s: this.s, scratchSeen: new Set(), scratchFound: [], scratchReceipt: new ReceiptFields(), wake: (wakeNowMs) => this.dequeuer.wake(wakeNowMs) };
+    this.dequeuer = new Dequeuer(this.states, latestNowMs, placement !== null);
+    this.ctx = { states: this.states, scratchSeen: new Set(), scratchFound: [], scratchReceipt: new ReceiptFields(), wake: (wakeNowMs) => this.dequeuer.wake(wakeNowMs) };
     this.enqueuer = new Enqueuer(this.ctx, latestNowMs, placement);
-    this.pauses = new Pauses(this.s, placement !== null);
+    this.pauses = new Pauses(this.states, placement !== null);
     if (readAhead !== null) writer.setIdleListener(() => this.dequeuer.readAheadNext(readAhead));
   }
 
@@ -128,16 +128,16 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     const placement = options.cluster?.placement ?? null;
     const engine = new Engine(options.writer, options.store, options.limits, options.cluster?.quotaBuckets ?? localBuckets(options.namespaces), options.store.meta.boots, options.nowMs, placement);
     const elsewhere = placement === null ? null : (id: string) => placement.elsewhere(id);
-    yield* loadStoreInSteps(engine.s, options.store, options.nowMs, options.limits.recoveryRecordsPerTurnMax, elsewhere);
+    yield* loadStoreInSteps(engine.states, options.store, options.nowMs, options.limits.recoveryRecordsPerTurnMax, elsewhere);
     engine.pauses.load(options.store.loadPauses(), options.nowMs);
-    const items = engine.s.items;
+    const items = engine.states.items;
     options.store.setLiveKeyFloor?.((shard) => items.lowestKey(shard));
     return engine;
   }
 
   /** Called when a new deadline becomes the earliest outside a direct call (e.g. a lease granted to a parked dequeue). */
   set onEarlierDeadline(listener: (() => void) | null) {
-    this.s.deadlines.onEarlier = listener;
+    this.states.deadlines.onEarlier = listener;
   }
 
   enqueue(nsName: string, inputs: EnqueueItemInput[], nowMs: number): Result<Reply<{ ids: string[] }>> {
@@ -193,7 +193,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
 
   list(nsName: string, topicName: string, query: ListQuery, nowMs: number): ListPage {
     this.advance(nowMs);
-    return listItems(this.s, nsName, topicName, query);
+    return listItems(this.states, nsName, topicName, query);
   }
 
   pause(nsName: string, topicName: string, forMs: number | null, nowMs: number): Result<Reply<{ pausedUntilMs: number | null }>> {
@@ -270,21 +270,21 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
 
   // Read-only questions for the web dashboard (inspect.ts); its caller checks the namespace scope.
   matchingView(nsName: string, topicName: string, nowMs: number): MatchingView {
-    const sources = { namespaces: this.s.namespaces, asks: this.dequeuer.asks, registry: this.s.registry, askWindowMs: this.s.limits.unmatchableAskWindowMs };
+    const sources = { namespaces: this.states.namespaces, asks: this.dequeuer.asks, registry: this.states.registry, askWindowMs: this.states.limits.unmatchableAskWindowMs };
     return matchingView(sources, nsName, topicName, nowMs);
   }
 
   idByKey(nsName: string, topicName: string, key: string): string | null {
-    return idByKey(this.s.namespaces, nsName, topicName, key);
+    return idByKey(this.states.namespaces, nsName, topicName, key);
   }
 
   readySinceMs(nsName: string, topicNames: readonly string[]): Array<number | null> {
-    return readySinceMs(this.s.namespaces, nsName, topicNames);
+    return readySinceMs(this.states.namespaces, nsName, topicNames);
   }
 
   /** Cluster mode: up to `max` ids items wait on that live on other nodes' shards (remote-dependencies.ts). */
   remoteWaitedOn(elsewhere: (id: string) => boolean, max: number): string[] {
-    return remoteWaitedOn(this.s, elsewhere, max);
+    return remoteWaitedOn(this.states, elsewhere, max);
   }
 
   /** Cluster mode: a dependency on another node's shard ended. */
@@ -295,27 +295,27 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
 
   /** Live items (dead letters included): what recovery loaded, for the server's start-up decisions. */
   get itemCount(): number {
-    return this.s.items.size;
+    return this.states.items.size;
   }
 
   stats(namespaces: string[] | null, nowMs: number): EngineStats {
     return buildStats({
       nowMs,
-      namespaces: this.s.namespaces,
+      namespaces: this.states.namespaces,
       filter: namespaces,
       waiters: this.dequeuer.waiters,
-      limits: this.s.limits,
-      unmatchable: new UnmatchableReporter(this.dequeuer.asks, this.s.registry, this.s.limits.unmatchableAskWindowMs),
+      limits: this.states.limits,
+      unmatchable: new UnmatchableReporter(this.dequeuer.asks, this.states.registry, this.states.limits.unmatchableAskWindowMs),
       engine: {
-        items: this.s.items.size,
-        topics: this.s.namespaces.topicCount,
-        namespaces: this.s.namespaces.size,
-        outcomesRetained: this.s.ended.size,
-        deadlines: this.s.deadlines.size,
-        dependencyEdges: this.s.graph.edgeCount,
-        signatures: this.s.registry.size,
+        items: this.states.items.size,
+        topics: this.states.namespaces.topicCount,
+        namespaces: this.states.namespaces.size,
+        outcomesRetained: this.states.ended.size,
+        deadlines: this.states.deadlines.size,
+        dependencyEdges: this.states.graph.edgeCount,
+        signatures: this.states.registry.size,
         workerKinds: this.dequeuer.matcher.kindCount,
-        backgroundWriteFailures: this.s.backgroundWriteFailures,
+        backgroundWriteFailures: this.states.backgroundWriteFailures,
         enqueueRollbacks: this.enqueuer.rollbacks,
         pausedTopics: this.pauses.size,
       },
@@ -325,8 +325,8 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
   tick(nowMs: number): void {
     if (nowMs > this.lastNowMs) this.lastNowMs = nowMs;
     runDueDeadlines(
-      this.s,
-      this.s.limits.deadlinesPerTickMax,
+      this.states,
+      this.states.limits.deadlinesPerTickMax,
       (waiter) => this.dequeuer.timeOut(waiter),
       (pause) => this.pauses.end(pause),
       nowMs,
@@ -336,25 +336,25 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
 
   /** Write the deferred at_least_once leases now (graceful shutdown: a restart then keeps them). */
   flushDeferredWrites(): void {
-    assert(this.s.set === null, "engine: flush inside an op");
-    this.s.flushLeaseWrites();
-    this.s.endSetBackground();
+    assert(this.states.set === null, "engine: flush inside an op");
+    this.states.flushLeaseWrites();
+    this.states.endSetBackground();
   }
 
   nextDeadlineMs(): number | null {
-    return this.s.deadlines.nextMs();
+    return this.states.deadlines.nextMs();
   }
 
   /** Run due deadlines before an op, so the op sees the state at nowMs (bounded like a tick). */
   private advance(nowMs: number): void {
     if (nowMs > this.lastNowMs) this.lastNowMs = nowMs;
-    const next = this.s.deadlines.nextMs();
+    const next = this.states.deadlines.nextMs();
     if (next !== null && next <= nowMs) this.tick(nowMs);
   }
 
   /** Every index against every other (tests call it after each step). */
   checkInvariants(): void {
-    checkEngineInvariants(this.s);
+    checkEngineInvariants(this.states);
     this.pauses.checkInvariants();
   }
 }

@@ -41,7 +41,7 @@ export class Enqueuer {
   private nextShard = 0;
   /** Which commit `nextShard` was chosen for: the writer's commits started, counted from its commitGeneration. */
   private shardForCommit = 0;
-  private readonly s: ItemStates;
+  private readonly states: ItemStates;
   // The batch under way's side results, kept here between its steps rather
   // than in an object per batch, and dropped when it ends (forgetBatch).
   /** Each item's parsed requires, when some item has one. */
@@ -57,7 +57,7 @@ export class Enqueuer {
     private readonly latestNowMs: () => number,
     private readonly placement: ShardPlacement | null = null,
   ) {
-    this.s = ctx.s;
+    this.states = ctx.states;
   }
 
   /** Run by Engine.enqueue once due deadlines are handled. */
@@ -71,7 +71,7 @@ export class Enqueuer {
     const sameAs: number[] = new Array<number>(count).fill(-1);
     const fresh = this.matchKeys(nsName, inputs, ids, sameAs);
     // The live-item, topic and namespace maxima, before anything changes (capacity.ts).
-    const refused = enqueueRefusal(this.s, nsName, inputs, (i) => sameAs[i] === -1 && ids[i] === undefined, fresh);
+    const refused = enqueueRefusal(this.states, nsName, inputs, (i) => sameAs[i] === -1 && ids[i] === undefined, fresh);
     if (refused !== null) return this.forgetBatch(refused);
 
     const signatures: number[] = new Array<number>(count).fill(0);
@@ -83,11 +83,11 @@ export class Enqueuer {
     }
     const shard = fresh > 0 && (placed === null || placed.includes(-1)) ? this.chooseShard(nowMs) : -1;
     if (typeof shard !== "number") return this.forgetBatch(shard, signatures);
-    const ns = this.s.namespace(nsName, nowMs);
+    const ns = this.states.namespace(nsName, nowMs);
     const overQuota = fresh > 0 ? this.chargeQuota(ns, nsName, fresh, nowMs) : null;
     if (overQuota !== null) return this.forgetBatch(overQuota, signatures);
 
-    const set = this.s.ws();
+    const set = this.states.ws();
     const created: LiveItem[] = [];
     for (let i = 0; i < count; i++) {
       if (sameAs[i] !== -1 || ids[i] !== undefined) continue;
@@ -110,20 +110,20 @@ export class Enqueuer {
     for (let i = 0; i < count; i++) {
       const input = inputs[i] as EnqueueItemInput;
       if (input.requires !== null) {
-        const r = parseRequires(input.requires, this.s.limits);
+        const r = parseRequires(input.requires, this.states.limits);
         if (!r.ok) return this.forgetBatch(fail(r.kind, r.message, { at: atItem(i, { of: "requires", at: r.at }) }));
         this.requires ??= new Array<Requires | null>(count).fill(null);
         this.requires[i] = r.value;
       }
       if (input.after === null) continue;
       lookup ??= this.dependencyLookup(nsName);
-      const c = classifyAfter(input.after, lookup, this.s.limits.afterIdsMax);
+      const c = classifyAfter(input.after, lookup, this.states.limits.afterIdsMax);
       if (c.kind === "not_found") {
         const id = input.after[c.index];
         return this.forgetBatch(fail("unknown_dependency", `after id ${JSON.stringify(id)} is not known in this namespace`, { at: atItem(i, { of: "after", position: c.index }) }));
       }
       if (c.kind === "too_large") {
-        return this.forgetBatch(fail("over_limit", `after lists more than ${this.s.limits.afterIdsMax} ids`, { at: atItem(i, { of: "after", position: null }) }));
+        return this.forgetBatch(fail("over_limit", `after lists more than ${this.states.limits.afterIdsMax} ids`, { at: atItem(i, { of: "after", position: null }) }));
       }
       this.after ??= new Array<AfterClassification | null>(count).fill(null);
       this.after[i] = c;
@@ -138,7 +138,7 @@ export class Enqueuer {
    * count of the others, which are new.
    */
   private matchKeys(nsName: string, inputs: EnqueueItemInput[], ids: string[], sameAs: number[]): number {
-    const existingNs = this.s.namespaces.get(nsName);
+    const existingNs = this.states.namespaces.get(nsName);
     let batchKeys: Map<string, Map<string, number>> | null = null;
     let fresh = 0;
     for (let i = 0; i < inputs.length; i++) {
@@ -173,7 +173,7 @@ export class Enqueuer {
     const requires = this.requires;
     for (let i = 0; i < signatures.length; i++) {
       if (sameAs[i] !== -1 || ids[i] !== undefined) continue;
-      const sig = this.s.registry.intern(requires === null ? null : (requires[i] as Requires | null));
+      const sig = this.states.registry.intern(requires === null ? null : (requires[i] as Requires | null));
       if (sig === signatureRegistryFull) {
         return fail("server_full", "too many distinct requires signatures are live", {
           at: atItem(i, { of: "requires", at: wholeMap }),
@@ -198,12 +198,12 @@ export class Enqueuer {
   private chooseShard(nowMs: number): number | FailureResult {
     // commitGeneration is odd while a commit is in flight; writes made then and
     // in the idle moment after it lands go to the same next commit.
-    const commit = Math.ceil(this.s.writer.commitGeneration / 2);
+    const commit = Math.ceil(this.states.writer.commitGeneration / 2);
     if (commit !== this.shardForCommit) {
       this.shardForCommit = commit;
-      this.nextShard = (this.nextShard + 1) % this.s.writer.shardCount;
+      this.nextShard = (this.nextShard + 1) % this.states.writer.shardCount;
     }
-    const chosen = chooseWritableShard(this.s.writer, this.s.writer.shardCount, this.nextShard, nowMs);
+    const chosen = chooseWritableShard(this.states.writer, this.states.writer.shardCount, this.nextShard, nowMs);
     if (chosen.shard < 0) return storageUnavailable(chosen.retryAfterMs, chosen.reason);
     this.nextShard = chosen.shard;
     return chosen.shard;
@@ -227,15 +227,15 @@ export class Enqueuer {
    * once here: LiveItem.id would format it again).
    */
   private createItem(ns: Namespace, nsName: string, input: EnqueueItemInput, index: number, shard: number, sig: number, set: WriteSet, ids: string[], nowMs: number): LiveItem {
-    const key = this.s.writer.nextKey();
+    const key = this.states.writer.nextKey();
     const id = formatId(shard, key);
     // The record is also what the item holds until its commit (UnstoredBytes: its payload, metadata and commit).
     const record = completeRecord(input, nsName, nowMs);
     const topic = ns.topic(input.topic);
     topic.joinGroup(sig);
     // Memory holds the payload and metadata only until the commit (activate drops them).
-    const item = new LiveItem(shard, key, topic, sig, record, this.s.settings.forRecord(record), "ready", record);
-    this.s.items.add(item);
+    const item = new LiveItem(shard, key, topic, sig, record, this.states.settings.forRecord(record), "ready", record);
+    this.states.items.add(item);
     if (input.key !== null) topic.keys.set(input.key, item);
     const c = this.after === null ? null : (this.after[index] as AfterClassification | null);
     let deadReason: string | null = null;
@@ -244,10 +244,10 @@ export class Enqueuer {
       record.state = "dead";
       record.deadReason = deadReason;
     } else if (c?.kind === "waiting") {
-      this.s.graph.addWaiting(id, c.unmet);
+      this.states.graph.addWaiting(id, c.unmet);
     }
-    this.s.admit(item, deadReason, nowMs);
-    if (record.ttlExpiresAtMs !== null) item.ensureExtras().ttlNode = this.s.deadlines.schedule(new Deadline(record.ttlExpiresAtMs, DeadlineKind.Ttl, item));
+    this.states.admit(item, deadReason, nowMs);
+    if (record.ttlExpiresAtMs !== null) item.ensureExtras().ttlNode = this.states.deadlines.schedule(new Deadline(record.ttlExpiresAtMs, DeadlineKind.Ttl, item));
     // The record itself is the write: the item copied what it keeps, so nothing changes it later.
     set.putItem(shard, key, record);
     ns.counters.enqueued++;
@@ -259,7 +259,7 @@ export class Enqueuer {
   private commitBatch(created: LiveItem[], ids: string[], nowMs: number): Result<Reply<{ ids: string[] }>> {
     const waitOn = this.waitOn;
     this.forgetBatch(null);
-    const end = this.s.endSet() as Promise<void>;
+    const end = this.states.endSet() as Promise<void>;
     if (created.length > 0) {
       for (const item of created) (item.unstored as UnstoredBytes).commit = end;
       end.then(
@@ -281,16 +281,16 @@ export class Enqueuer {
     this.requires = null;
     this.after = null;
     this.waitOn = null;
-    if (signatures !== null) for (const sig of signatures) this.s.registry.release(sig);
+    if (signatures !== null) for (const sig of signatures) this.states.registry.release(sig);
     return failure;
   }
 
   /** Whether an `after` id is live, ended or unknown in namespace `nsName` (in cluster mode, an id on a shard served elsewhere counts as live). */
   private dependencyLookup(nsName: string): (id: string) => DependencyStatus {
     const placement = this.placement;
-    if (placement === null) return (id: string) => this.s.dependencyStatus(nsName, id);
+    if (placement === null) return (id: string) => this.states.dependencyStatus(nsName, id);
     return (id: string) => {
-      const status = this.s.dependencyStatus(nsName, id);
+      const status = this.states.dependencyStatus(nsName, id);
       return status === "unknown" && placement.elsewhere(id) ? "live" : status;
     };
   }
@@ -298,23 +298,23 @@ export class Enqueuer {
   /** The enqueue's commit is durable: its ready items become takeable. */
   private activate(created: LiveItem[]): void {
     for (const item of created) {
-      if (!this.s.items.holds(item)) continue;
-      this.s.stored(item);
+      if (!this.states.items.holds(item)) continue;
+      this.states.stored(item);
     }
     this.ctx.wake(this.latestNowMs());
   }
 
   /** The enqueue's commit failed: its items leave memory as if never enqueued (they were never takeable). */
   private rollback(created: LiveItem[]): void {
-    assert(this.s.set === null, "engine: rollback inside an op");
+    assert(this.states.set === null, "engine: rollback inside an op");
     this.rollbacks++;
     for (const item of created) {
-      if (!this.s.items.holds(item)) continue;
-      this.s.discard(item);
+      if (!this.states.items.holds(item)) continue;
+      this.states.discard(item);
       // Items enqueued meanwhile with this id in `after` cannot wait for it any more.
-      this.s.killDependents(item.id, "cancelled");
+      this.states.killDependents(item.id, "cancelled");
     }
-    this.s.endSetBackground();
+    this.states.endSetBackground();
   }
 
   /** Cluster mode: each fresh item's required shard (-1: any), or the first required shard that refuses writes. */
@@ -324,7 +324,7 @@ export class Enqueuer {
       if (sameAs[i] !== -1 || ids[i] !== undefined) continue;
       const shard = (this.placement as ShardPlacement).shardFor(nsName, inputs[i] as EnqueueItemInput);
       if (shard < 0) continue;
-      const availability = this.s.writer.writable(shard, nowMs);
+      const availability = this.states.writer.writable(shard, nowMs);
       if (!availability.available) return { shard, retryAfterMs: availability.retryAfterMs };
       shards[i] = shard;
     }

@@ -8,17 +8,17 @@ import type { ItemStates } from "./item-states.ts";
 import type { LiveItem } from "./item.ts";
 import type { Topic } from "./topic.ts";
 
-export function checkEngineInvariants(s: ItemStates): void {
-  s.deadlines.checkInvariants();
-  s.graph.checkInvariants();
-  s.items.checkInvariants();
-  s.ended.checkInvariants();
+export function checkEngineInvariants(states: ItemStates): void {
+  states.deadlines.checkInvariants();
+  states.graph.checkInvariants();
+  states.items.checkInvariants();
+  states.ended.checkInvariants();
   const counted = new Map<Topic<LiveItem>, Record<LiveStateName, number>>();
   const signatureRefs = new Map<number, number>();
-  for (const [id, item] of s.items) {
+  for (const [id, item] of states.items) {
     signatureRefs.set(item.signatureId, (signatureRefs.get(item.signatureId) ?? 0) + 1);
     assert(item.id === id, "engine: item filed under the wrong id");
-    const ns = s.namespaces.get(item.ns);
+    const ns = states.namespaces.get(item.ns);
     assert(ns !== undefined && ns.topics.get(item.topic.name) === item.topic, `engine: item ${id} in a dropped topic`);
     let c = counted.get(item.topic);
     if (c === undefined) {
@@ -26,18 +26,18 @@ export function checkEngineInvariants(s: ItemStates): void {
       counted.set(item.topic, c);
     }
     c[item.state]++;
-    assert(s.items.get(id) === item, `engine: item ${id} not found by its id`);
+    assert(states.items.get(id) === item, `engine: item ${id} not found by its id`);
     assert((item.leaseExpiresAtMs !== null) === (item.state === "leased"), `engine: ${item.state} item ${id} has leaseExpiresAtMs ${item.leaseExpiresAtMs}`);
     switch (item.state) {
       case "ready":
         assert((item.inReadyHeap) === item.committed, `engine: ready item ${id} misfiled`);
-        assert(item.timerNode === null && !s.graph.isWaiting(id), `engine: ready item ${id} has a timer or waits`);
+        assert(item.timerNode === null && !states.graph.isWaiting(id), `engine: ready item ${id} has a timer or waits`);
         break;
       case "delayed":
         assert(item.timerNode !== null && !item.inReadyHeap, `engine: delayed item ${id} misfiled`);
         break;
       case "waiting":
-        assert(s.graph.isWaiting(id) && !item.inReadyHeap, `engine: waiting item ${id} misfiled`);
+        assert(states.graph.isWaiting(id) && !item.inReadyHeap, `engine: waiting item ${id} misfiled`);
         break;
       case "leased":
         assert(item.committed && item.timerNode !== null && !item.inReadyHeap, `engine: leased item ${id} misfiled`);
@@ -51,11 +51,11 @@ export function checkEngineInvariants(s: ItemStates): void {
     if (key !== null) assert(item.topic.keys.get(key) === item, `engine: item ${id} lost its key`);
   }
   for (const [sig, refs] of signatureRefs) {
-    if (sig !== 0) assert(s.registry.refCountOf(sig) === refs, `engine: signature ${sig} has ${s.registry.refCountOf(sig)} references, ${refs} items`);
+    if (sig !== 0) assert(states.registry.refCountOf(sig) === refs, `engine: signature ${sig} has ${states.registry.refCountOf(sig)} references, ${refs} items`);
   }
-  assert(s.registry.size === signatureRefs.size - (signatureRefs.has(0) ? 1 : 0), "engine: signatures live without items");
+  assert(states.registry.size === signatureRefs.size - (signatureRefs.has(0) ? 1 : 0), "engine: signatures live without items");
   let topics = 0;
-  for (const ns of s.namespaces.values()) {
+  for (const ns of states.namespaces.values()) {
     topics += ns.topics.size;
     for (const topic of ns.topics.values()) {
       topic.checkInvariants();
@@ -67,5 +67,5 @@ export function checkEngineInvariants(s: ItemStates): void {
       }
     }
   }
-  assert(topics === s.namespaces.topicCount, `engine: ${s.namespaces.topicCount} topics counted, ${topics} found`);
+  assert(topics === states.namespaces.topicCount, `engine: ${states.namespaces.topicCount} topics counted, ${topics} found`);
 }

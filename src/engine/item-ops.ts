@@ -14,9 +14,9 @@ import { readyLess, type Topic } from "./topic.ts";
 import { toItemState } from "./views.ts";
 
 export function inspect(ctx: OpContext, nsName: string, id: string): ItemDetail | null {
-  const item = ctx.s.items.get(id);
+  const item = ctx.states.items.get(id);
   if (item === undefined || item.ns !== nsName) return null;
-  return { ...toItemState(item, ctx.s.bytes.bytesOf(item)), leaseMs: item.leaseMs, deliveries: item.deliveries, maxAttempts: item.maxAttempts };
+  return { ...toItemState(item, ctx.states.bytes.bytesOf(item)), leaseMs: item.leaseMs, deliveries: item.deliveries, maxAttempts: item.maxAttempts };
 }
 
 /**
@@ -27,13 +27,13 @@ export function inspect(ctx: OpContext, nsName: string, id: string): ItemDetail 
  * acknowledged yet. The lease counts as a delivery like any other.
  */
 export function take(ctx: OpContext, nsName: string, id: string, leaseMs: number | null, nowMs: number): Result<Reply<{ delivery: Delivery | null }>> {
-  const item = ctx.s.items.get(id);
+  const item = ctx.states.items.get(id);
   const takeable = item !== undefined && item.ns === nsName && item.committed && (item.state === "ready" || item.state === "delayed" || item.state === "dead");
   if (!takeable) return { ok: true, value: { value: { delivery: null }, durable: null } };
   const refused = refuseUnhealthyShards(ctx, [item], nowMs);
   if (refused !== null) return refused;
-  if (item.state !== "ready") ctx.s.readyNow(item);
-  const delivery = ctx.s.lease(item, leaseMs, nowMs, ctx.s.ws());
+  if (item.state !== "ready") ctx.states.readyNow(item);
+  const delivery = ctx.states.lease(item, leaseMs, nowMs, ctx.states.ws());
   return finishOp(ctx, { delivery }, nowMs);
 }
 
@@ -46,11 +46,10 @@ export function deadLetter(
   const { found, chosen, stale } = leasedByEntries(ctx, nsName, entries);
   const refused = refuseUnhealthyShards(ctx, found, nowMs);
   if (refused !== null) return refused;
-  ctx.s.ws();
   for (let f = 0; f < found.length; f++) {
     const item = found[f] as LiveItem;
     const entry = entries[chosen[f] as number] as { priority: number | null; reason: string };
-    ctx.s.killItem(item, entry.reason, entry.priority);
+    ctx.states.killItem(item, entry.reason, entry.priority);
   }
   return finishOp(ctx, { dead: found.length, stale }, nowMs);
 }
@@ -60,7 +59,7 @@ export function deliverNow(ctx: OpContext, nsName: string, ids: string[], nowMs:
   const found: LiveItem[] = [];
   ctx.scratchSeen.clear();
   for (const id of ids) {
-    const item = ctx.s.items.get(id);
+    const item = ctx.states.items.get(id);
     if (item === undefined || item.ns !== nsName || item.state !== "delayed") missing.push(id);
     else if (!ctx.scratchSeen.has(item)) {
       ctx.scratchSeen.add(item);
@@ -70,8 +69,7 @@ export function deliverNow(ctx: OpContext, nsName: string, ids: string[], nowMs:
   ctx.scratchSeen.clear();
   const refused = refuseUnhealthyShards(ctx, found, nowMs);
   if (refused !== null) return refused;
-  ctx.s.ws();
-  for (const item of found) ctx.s.release(item, nowMs, nowMs);
+  for (const item of found) ctx.states.release(item, nowMs, nowMs);
   return finishOp(ctx, { moved: found.length, missing }, nowMs);
 }
 
@@ -83,7 +81,7 @@ export function deliverNow(ctx: OpContext, nsName: string, ids: string[], nowMs:
  * items (no per-topic delay index exists; this look is rare).
  */
 export function firstIds(ctx: OpContext, nsName: string, topicName: string, state: ListableState, limit: number): string[] {
-  const topic = ctx.s.namespaces.get(nsName)?.topics.get(topicName);
+  const topic = ctx.states.namespaces.get(nsName)?.topics.get(topicName);
   if (topic === undefined || limit <= 0) return [];
   if (state === "ready") {
     const best = bestReadyOf(topic);
@@ -99,13 +97,13 @@ export function firstIds(ctx: OpContext, nsName: string, topicName: string, stat
   }
   if (topic.delayed === 0) return [];
   const delayed: LiveItem[] = [];
-  for (const item of ctx.s.items.values()) if (item.topic === topic && item.state === "delayed") delayed.push(item);
+  for (const item of ctx.states.items.values()) if (item.topic === topic && item.state === "delayed") delayed.push(item);
   delayed.sort((a, b) => a.deliverAtMs - b.deliverAtMs || a.key - b.key);
   return delayed.slice(0, limit).map((item) => item.id);
 }
 
 export function bestReadyTopic(ctx: OpContext, nsName: string, topicNames: string[]): string | null {
-  const ns = ctx.s.namespaces.get(nsName);
+  const ns = ctx.states.namespaces.get(nsName);
   if (ns === undefined) return null;
   let best: LiveItem | null = null;
   for (const name of topicNames) {
@@ -131,12 +129,12 @@ function bestReadyOf(topic: Topic<LiveItem>): LiveItem | null {
 }
 
 export function countReadyBelow(ctx: OpContext, nsName: string, topicName: string | null, priorityBelow: number): number {
-  const ns = ctx.s.namespaces.get(nsName);
+  const ns = ctx.states.namespaces.get(nsName);
   if (ns === undefined) return 0;
   const topic = topicName === null ? null : ns.topics.get(topicName);
   if (topic === undefined) return 0;
   let count = 0;
-  for (const item of ctx.s.items.values()) {
+  for (const item of ctx.states.items.values()) {
     if (item.state !== "ready" || item.priority >= priorityBelow) continue;
     if (topic === null ? item.ns === nsName : item.topic === topic) count++;
   }

@@ -22,8 +22,8 @@ import { readyCursor, scanReady, walkReady } from "./list-ready.ts";
 import type { Topic } from "./topic.ts";
 import { toItemState } from "./views.ts";
 
-export function listItems(s: ItemStates, nsName: string, topicName: string, query: ListQuery): ListPage {
-  const topic = s.namespaces.get(nsName)?.topics.get(topicName);
+export function listItems(states: ItemStates, nsName: string, topicName: string, query: ListQuery): ListPage {
+  const topic = states.namespaces.get(nsName)?.topics.get(topicName);
   if (topic === undefined) return { items: [], next: null };
   const { state, limit, after } = query;
   const found: LiveItem[] = [];
@@ -31,17 +31,17 @@ export function listItems(s: ItemStates, nsName: string, topicName: string, quer
   let othersFromKey = -1;
   if ((state === null || state === "ready") && (after === null || after.phase === "ready")) {
     const cursor = after !== null && after.phase === "ready" ? after : null;
-    let more = walkReady(topic, cursor, limit, s.limits.listReadyVisitsMax, found);
-    if (more === null) more = scanReady(s.items, topic, cursor, limit, found);
+    let more = walkReady(topic, cursor, limit, states.limits.listReadyVisitsMax, found);
+    if (more === null) more = scanReady(states.items, topic, cursor, limit, found);
     if (more) next = readyCursor(found[found.length - 1] as LiveItem);
     else if (state === null && found.length === limit && topic.total > topic.ready) next = { phase: "enqueued", key: -1 };
   } else if (after !== null && after.phase === "enqueued") {
     othersFromKey = after.key;
   }
   if (state !== "ready" && next === null && found.length < limit) {
-    next = walkEnqueued(s.items, topic, state, othersFromKey, limit - found.length, s.limits.listScanSlotsMax, found);
+    next = walkEnqueued(states.items, topic, state, othersFromKey, limit - found.length, states.limits.listScanSlotsMax, found);
   }
-  return { items: found.map((item) => toItemState(item, s.bytes.bytesOf(item))), next };
+  return { items: found.map((item) => toItemState(item, states.bytes.bytesOf(item))), next };
 }
 
 /** First index whose key is above `key` (keys ascend). */

@@ -13,19 +13,19 @@ import type { Waiter } from "./waiters.ts";
 
 /** Handle up to `max` due deadlines; item changes go to one background WriteSet nobody waits on. */
 export function runDueDeadlines(
-  s: ItemStates,
+  states: ItemStates,
   max: number,
   timeOut: (waiter: Waiter) => void,
   endPause: (pause: TopicPause<LiveItem>) => void,
   nowMs: number,
 ): void {
-  assert(s.set === null, "engine: tick inside an op");
+  assert(states.set === null, "engine: tick inside an op");
   for (let handled = 0; handled < max; handled++) {
-    const deadline = s.deadlines.popDue(nowMs);
+    const deadline = states.deadlines.popDue(nowMs);
     if (deadline === null) break;
     if (deadline.kind === DeadlineKind.WaiterTimeout) timeOut(deadline.target);
     else if (deadline.kind === DeadlineKind.PauseEnd) endPause(deadline.target);
-    else s.handleDeadline(deadline, nowMs);
+    else states.handleDeadline(deadline, nowMs);
   }
-  s.endSetBackground();
+  states.endSetBackground();
 }

@@ -13,7 +13,7 @@ import { refuseUnwritable } from "./writable-shards.ts";
 import type { Commit, CommitListener } from "../storage/writer.ts";
 
 export interface OpContext {
-  readonly s: ItemStates;
+  readonly states: ItemStates;
   /** Cleared before and after each use; saves an allocation per request. */
   readonly scratchSeen: Set<unknown>;
   /** An ack's found items; emptied before and after each use. */
@@ -26,7 +26,7 @@ export interface OpContext {
 
 /** Refuse the op (before any change) when a shard it must write is not accepting writes (writable-shards.ts). */
 export function refuseUnhealthyShards(ctx: OpContext, items: LiveItem[], nowMs: number): FailureResult | null {
-  return refuseUnwritable(ctx.s.writer, items, nowMs);
+  return refuseUnwritable(ctx.states.writer, items, nowMs);
 }
 
 /** End the op: its writes go to the next commit (the reply waits for it), then waiters are served. */
@@ -36,7 +36,7 @@ export function finishOp<T>(ctx: OpContext, value: T, nowMs: number): Result<Rep
 
 /** finishOp for an op that builds its own flat answer (ack): the Commit its reply waits for. */
 export function closeOp(ctx: OpContext, nowMs: number): Commit {
-  const commit = ctx.s.closeSet() ?? nothingToCommit;
+  const commit = ctx.states.closeSet() ?? nothingToCommit;
   ctx.wake(nowMs);
   return commit;
 }

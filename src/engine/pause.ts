@@ -35,7 +35,7 @@ export class Pauses {
   private pausedCount = 0;
 
   constructor(
-    private readonly s: ItemStates,
+    private readonly states: ItemStates,
     /** Cluster mode: a resume of a topic not paused here still writes its delete (the pause may be another node's, not seen yet). */
     private readonly resumeUnseen = false,
   ) {}
@@ -50,26 +50,26 @@ export class Pauses {
    * paused topic replaces its end.
    */
   pause(ctx: OpContext, nsName: string, topicName: string, forMs: number | null, nowMs: number): Result<Reply<{ pausedUntilMs: number | null }>> {
-    const s = this.s;
-    const existing = s.namespaces.get(nsName)?.topics.get(topicName);
-    if ((existing === undefined || existing.pause === null) && this.pausedCount >= s.limits.pausedTopicsMax) {
-      return fail("over_limit", `the server already holds ${s.limits.pausedTopicsMax} paused topics (paused_topics_max)`, { at: atTopic });
+    const states = this.states;
+    const existing = states.namespaces.get(nsName)?.topics.get(topicName);
+    if ((existing === undefined || existing.pause === null) && this.pausedCount >= states.limits.pausedTopicsMax) {
+      return fail("over_limit", `the server already holds ${states.limits.pausedTopicsMax} paused topics (paused_topics_max)`, { at: atTopic });
     }
     // A pause of a topic that holds nothing creates it, and maybe its namespace: both count (capacity.ts).
-    const refused = existing === undefined ? newTopicRefusal(s, nsName, topicName) : null;
+    const refused = existing === undefined ? newTopicRefusal(states, nsName, topicName) : null;
     if (refused !== null) return refused;
     const untilMs = forMs === null ? null : nowMs + forMs;
-    this.place(existing ?? s.namespace(nsName, nowMs).topic(topicName), untilMs);
-    s.ws().putPause({ ns: nsName, topic: topicName, untilMs });
+    this.place(existing ?? states.namespace(nsName, nowMs).topic(topicName), untilMs);
+    states.ws().putPause({ ns: nsName, topic: topicName, untilMs });
     return finishOp(ctx, { pausedUntilMs: untilMs }, nowMs);
   }
 
   /** Lift a topic's pause; `resumed` false (and nothing written) when it was not paused. */
   resume(ctx: OpContext, nsName: string, topicName: string, nowMs: number): Result<Reply<{ resumed: boolean }>> {
-    const topic = this.s.namespaces.get(nsName)?.topics.get(topicName);
+    const topic = this.states.namespaces.get(nsName)?.topics.get(topicName);
     if (topic === undefined || topic.pause === null) {
       if (!this.resumeUnseen) return { ok: true, value: { value: { resumed: false }, durable: null } };
-      this.s.ws().deletePause(nsName, topicName);
+      this.states.ws().deletePause(nsName, topicName);
       return finishOp(ctx, { resumed: false }, nowMs);
     }
     this.lift(topic.pause, true);
@@ -78,7 +78,7 @@ export class Pauses {
 
   /** The pause of a topic now: its end (null: until resume), or undefined when it is not paused. */
   pausedUntil(nsName: string, topicName: string): number | null | undefined {
-    const pause = this.s.namespaces.get(nsName)?.topics.get(topicName)?.pause;
+    const pause = this.states.namespaces.get(nsName)?.topics.get(topicName)?.pause;
     return pause === null || pause === undefined ? undefined : pause.untilMs;
   }
 
@@ -89,14 +89,14 @@ export class Pauses {
    * paused-topics limit is still taken (the limit was checked where it was set).
    */
   applyStored(nsName: string, topicName: string, untilMs: number | null | undefined, nowMs: number): void {
-    const s = this.s;
-    const existing = s.namespaces.get(nsName)?.topics.get(topicName);
+    const states = this.states;
+    const existing = states.namespaces.get(nsName)?.topics.get(topicName);
     if (untilMs === undefined) {
       if (existing !== undefined && existing.pause !== null) this.lift(existing.pause, false);
       return;
     }
     if (existing !== undefined && existing.pause !== null && existing.pause.untilMs === untilMs) return;
-    this.place(existing ?? s.namespace(nsName, nowMs).topic(topicName), untilMs);
+    this.place(existing ?? states.namespace(nsName, nowMs).topic(topicName), untilMs);
   }
 
   /** Pause `topic` until `untilMs` (null: until resume): a new pause, or the topic's pause with its end replaced. */
@@ -110,7 +110,7 @@ export class Pauses {
       this.cancelDeadline(pause);
       pause.untilMs = untilMs;
     }
-    if (untilMs !== null) pause.node = this.s.deadlines.schedule(new Deadline(untilMs, DeadlineKind.PauseEnd, pause));
+    if (untilMs !== null) pause.node = this.states.deadlines.schedule(new Deadline(untilMs, DeadlineKind.PauseEnd, pause));
   }
 
   /** A timed pause's deadline came (inside a tick: the write joins the tick's background set). */
@@ -123,19 +123,19 @@ export class Pauses {
   /** Install the stored pauses at start (before the first tick; a pause already over ends at that tick). */
   load(records: Iterable<PauseRecord>, nowMs: number): void {
     for (const record of records) {
-      const topic = this.s.namespace(record.ns, nowMs).topic(record.topic);
+      const topic = this.states.namespace(record.ns, nowMs).topic(record.topic);
       if (topic.pause !== null) continue;
       const pause = new TopicPause(topic, record.untilMs);
       topic.pause = pause;
       this.pausedCount++;
-      if (record.untilMs !== null) pause.node = this.s.deadlines.schedule(new Deadline(record.untilMs, DeadlineKind.PauseEnd, pause));
+      if (record.untilMs !== null) pause.node = this.states.deadlines.schedule(new Deadline(record.untilMs, DeadlineKind.PauseEnd, pause));
     }
   }
 
   /** Every paused topic is marked on its Topic, and counted (tests call it). */
   checkInvariants(): void {
     let paused = 0;
-    for (const ns of this.s.namespaces.values()) {
+    for (const ns of this.states.namespaces.values()) {
       for (const topic of ns.topics.values()) {
         const pause = topic.pause;
         if (pause === null) continue;
@@ -149,19 +149,19 @@ export class Pauses {
 
   /** The pause is over: forget it (and its record when `write`), serve the topic's parked dequeues, drop it if empty. */
   private lift(pause: TopicPause<LiveItem>, write: boolean): void {
-    const s = this.s;
+    const states = this.states;
     const topic = pause.topic;
     this.cancelDeadline(pause);
     topic.pause = null;
     this.pausedCount--;
-    if (write) s.ws().deletePause(topic.ns, topic.name);
-    if (topic.takeable > 0) s.dirty.add(topic);
-    s.namespaces.get(topic.ns)?.dropIfEmpty(topic);
+    if (write) states.ws().deletePause(topic.ns, topic.name);
+    if (topic.takeable > 0) states.dirty.add(topic);
+    states.namespaces.get(topic.ns)?.dropIfEmpty(topic);
   }
 
   private cancelDeadline(pause: TopicPause<LiveItem>): void {
     if (pause.node === null) return;
-    if (pause.node.inHeap) this.s.deadlines.cancel(pause.node);
+    if (pause.node.inHeap) this.states.deadlines.cancel(pause.node);
     pause.node = null;
   }
 }

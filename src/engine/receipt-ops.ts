@@ -19,8 +19,7 @@ export function ack(ctx: OpContext, nsName: string, receipts: string[], nowMs: n
   const stale = leasedByReceipts(ctx, nsName, receipts, found);
   const refused = refuseUnhealthyShards(ctx, found, nowMs);
   if (refused !== null) return refused;
-  ctx.s.ws();
-  for (const item of found) ctx.s.endItem(item, "acked", nowMs);
+  for (const item of found) ctx.states.endItem(item, "acked", nowMs);
   const acked = found.length;
   found.length = 0;
   return new CommittedAck(acked, stale, closeOp(ctx, nowMs));
@@ -49,19 +48,18 @@ export function nack(
   const { found, chosen, stale } = leasedByEntries(ctx, nsName, entries);
   const refused = refuseUnhealthyShards(ctx, found, nowMs);
   if (refused !== null) return refused;
-  ctx.s.ws();
   for (let f = 0; f < found.length; f++) {
     const item = found[f] as LiveItem;
     const entry = entries[chosen[f] as number] as { delayMs: number | null; metadata: Uint8Array | null; priority?: number | null };
-    ctx.s.namespaces.get(item.ns)!.counters.nacked++;
+    ctx.states.namespaces.get(item.ns)!.counters.nacked++;
     // Kept in memory for good: the store's copy is older until this write commits (ItemStates.bytesOf).
     if (entry.metadata !== null) item.ensureExtras().metadata = entry.metadata;
     if (item.ttlPassed) {
-      ctx.s.endItem(item, "expired", nowMs);
+      ctx.states.endItem(item, "expired", nowMs);
     } else if (item.attempt >= item.maxAttempts) {
-      ctx.s.killItem(item, "max_attempts", entry.priority ?? null);
+      ctx.states.killItem(item, "max_attempts", entry.priority ?? null);
     } else {
-      ctx.s.release(item, nowMs + (entry.delayMs ?? 0), nowMs, entry.priority ?? null);
+      ctx.states.release(item, nowMs + (entry.delayMs ?? 0), nowMs, entry.priority ?? null);
     }
   }
   return finishOp(ctx, { nacked: found.length, stale }, nowMs);
@@ -82,8 +80,7 @@ export function extend(ctx: OpContext, nsName: string, entries: Array<{ receipt:
   }
   const refused = refuseUnhealthyShards(ctx, found, nowMs);
   if (refused !== null) return refused;
-  ctx.s.ws();
-  for (let i = 0; i < found.length; i++) ctx.s.extendLease(found[i] as LiveItem, nowMs + (leases[i] as number));
+  for (let i = 0; i < found.length; i++) ctx.states.extendLease(found[i] as LiveItem, nowMs + (leases[i] as number));
   return finishOp(ctx, { extended: found.length, stale }, nowMs);
 }
 
@@ -91,7 +88,7 @@ export function extend(ctx: OpContext, nsName: string, entries: Array<{ receipt:
 export function leasedByReceipt(ctx: OpContext, ns: string, receipt: string): LiveItem | null {
   const parsed = ctx.scratchReceipt;
   if (!readReceipt(receipt, parsed)) return null;
-  const item = ctx.s.items.getByKey(parsed.shard, parsed.key);
+  const item = ctx.states.items.getByKey(parsed.shard, parsed.key);
   if (item === undefined || item.ns !== ns || item.state !== "leased") return null;
   if (item.deliveries !== parsed.deliveries || item.leaseBoot !== parsed.boot) return null;
   return item;

@@ -35,7 +35,7 @@ export interface RecoveryProgress {
  * `elsewhere`: cluster mode's test for an id on another node's shard, which counts as a live dependency (remote-dependencies.ts).
  */
 export function* loadStoreInSteps(
-  s: ItemStates,
+  states: ItemStates,
   store: Store,
   nowMs: number,
   recordsPerTurnMax: number,
@@ -46,11 +46,11 @@ export function* loadStoreInSteps(
   for (const { id, record } of store.loadOutcomes()) {
     const parsed = parseId(id);
     assert(parsed !== null, `recovery: stored outcome under a malformed id ${id}`);
-    s.ended.restore(new RetainedOutcome(parsed.shard, parsed.key, record.ns, record.outcome, record.endedAtMs));
+    states.ended.restore(new RetainedOutcome(parsed.shard, parsed.key, record.ns, record.outcome, record.endedAtMs));
     if (++outcomesDone % recordsPerTurnMax === 0) yield { phase: "outcomes", done: outcomesDone };
   }
   // The acked log, oldest first; records past the retention are skipped and purged.
-  const cutoffMs = nowMs - s.limits.outcomeRetentionMs;
+  const cutoffMs = nowMs - states.limits.outcomeRetentionMs;
   let stale = false;
   for (const record of store.loadAckedLog()) {
     if (record.endedAtMs <= cutoffMs) {
@@ -58,29 +58,29 @@ export function* loadStoreInSteps(
       continue;
     }
     for (let i = 0; i < record.keys.length; i++) {
-      s.ended.restoreAcked(record.namespaces[record.nsIndexes[i] as number] as string, record.keys[i] as number, record.endedAtMs);
+      states.ended.restoreAcked(record.namespaces[record.nsIndexes[i] as number] as string, record.keys[i] as number, record.endedAtMs);
       if (++outcomesDone % recordsPerTurnMax === 0) yield { phase: "outcomes", done: outcomesDone };
     }
   }
-  if (stale) s.ws().purgeAckedBefore(cutoffMs + 1);
+  if (stale) states.ws().purgeAckedBefore(cutoffMs + 1);
   const loaded: LiveItem[] = [];
   for (const shard of store.loadShards({ bytes: false })) {
     for (const { key, record } of shard.items) {
       let requires: Requires | null = null;
       if (record.requires !== null) {
-        const r = parseRequires(record.requires, s.limits);
+        const r = parseRequires(record.requires, states.limits);
         assert(r.ok, `stored item ${shard.shard}:${key} has invalid requires`);
         requires = r.value;
       }
-      const sig = s.registry.intern(requires);
+      const sig = states.registry.intern(requires);
       assert(sig !== signatureRegistryFull, "recovery: more stored signatures than signaturesMax");
-      const topic = s.namespace(record.ns, nowMs).topic(record.topic);
+      const topic = states.namespace(record.ns, nowMs).topic(record.topic);
       topic.joinGroup(sig);
       // Until the second pass files it, the state says only whether the store holds a dead letter
       // (a dependency lookup reads that); "leased" is kept too, as the second pass needs it.
       const state = record.state === "pending" ? "ready" : record.state;
-      const item = new LiveItem(shard.shard, key, topic, sig, record, s.settings.forRecord(record), state, null);
-      s.items.add(item);
+      const item = new LiveItem(shard.shard, key, topic, sig, record, states.settings.forRecord(record), state, null);
+      states.items.add(item);
       if (record.key !== null) topic.keys.set(record.key, item);
       loaded.push(item);
       if (loaded.length % recordsPerTurnMax === 0) yield { phase: "items", done: loaded.length };
@@ -90,37 +90,37 @@ export function* loadStoreInSteps(
   // Stored dead letters are the only items in state "dead" until the kills at the end.
   const toKill: Array<{ item: LiveItem; reason: string }> = [];
   const lookup = (id: string): DependencyStatus => {
-    const dep = s.items.get(id);
+    const dep = states.items.get(id);
     if (dep !== undefined) return dep.state === "dead" ? "dead" : "live";
-    const outcome = s.ended.outcomeOfId(null, id);
+    const outcome = states.ended.outcomeOfId(null, id);
     if (outcome !== undefined) return outcome;
     return elsewhere !== null && elsewhere(id) ? "live" : "unknown";
   };
   let indexed = 0;
   for (const item of loaded) {
     if (item.state === "dead") {
-      s.enter(item, "dead");
+      states.enter(item, "dead");
       item.topic.deadLetters.add(item);
     } else if (item.state === "leased") {
-      s.enter(item, "leased");
+      states.enter(item, "leased");
       // A lease that ended while the server was down expires at the first tick.
-      s.deadlines.scheduleNode(item.idleTimer(), item.leaseExpiresAtMs ?? nowMs, DeadlineKind.Lease);
+      states.deadlines.scheduleNode(item.idleTimer(), item.leaseExpiresAtMs ?? nowMs, DeadlineKind.Lease);
     } else {
       const after = item.after;
       if (after === null) {
-        s.placePending(item, nowMs);
+        states.placePending(item, nowMs);
       } else {
         const c = classifyAfter(after, lookup, Number.MAX_SAFE_INTEGER, { unknownIsSatisfied: true });
-        if (c.kind === "waiting") s.graph.addWaiting(item.id, c.unmet);
-        s.placePending(item, nowMs);
+        if (c.kind === "waiting") states.graph.addWaiting(item.id, c.unmet);
+        states.placePending(item, nowMs);
         if (c.kind === "dead") toKill.push({ item, reason: c.deadReason });
       }
     }
     const ttlExpiresAtMs = item.ttlExpiresAtMs;
-    if (ttlExpiresAtMs !== null) item.ensureExtras().ttlNode = s.deadlines.schedule(new Deadline(ttlExpiresAtMs, DeadlineKind.Ttl, item));
+    if (ttlExpiresAtMs !== null) item.ensureExtras().ttlNode = states.deadlines.schedule(new Deadline(ttlExpiresAtMs, DeadlineKind.Ttl, item));
     if (++indexed % recordsPerTurnMax === 0) yield { phase: "index", done: indexed };
   }
-  for (const { item, reason } of toKill) if (s.items.holds(item) && item.state !== "dead") s.killItem(item, reason);
-  s.endSetBackground();
-  s.dirty.clear();
+  for (const { item, reason } of toKill) if (states.items.holds(item) && item.state !== "dead") states.killItem(item, reason);
+  states.endSetBackground();
+  states.dirty.clear();
 }

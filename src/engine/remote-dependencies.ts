@@ -12,10 +12,10 @@ import type { OpContext } from "./op-context.ts";
 export type RemoteEnd = "acked" | "cancelled" | "expired" | "dead";
 
 /** Up to `max` ids items wait on that `elsewhere` says live on other nodes' shards. */
-export function remoteWaitedOn(s: ItemStates, elsewhere: (id: string) => boolean, max: number): string[] {
+export function remoteWaitedOn(states: ItemStates, elsewhere: (id: string) => boolean, max: number): string[] {
   const ids: string[] = [];
-  if (s.graph.edgeCount === 0) return ids;
-  for (const id of s.graph.dependencyIds()) {
+  if (states.graph.edgeCount === 0) return ids;
+  for (const id of states.graph.dependencyIds()) {
     if (ids.length >= max) break;
     if (elsewhere(id)) ids.push(id);
   }
@@ -24,16 +24,16 @@ export function remoteWaitedOn(s: ItemStates, elsewhere: (id: string) => boolean
 
 /** A dependency on another node's shard ended: its dependents become ready, or dead letters. */
 export function remoteDependencyEnded(ctx: OpContext, id: string, how: RemoteEnd, nowMs: number): void {
-  const s = ctx.s;
+  const states = ctx.states;
   if (how === "acked") {
-    for (const dependentId of s.graph.onAcked(id)) {
-      const dependent = s.items.get(dependentId);
+    for (const dependentId of states.graph.onAcked(id)) {
+      const dependent = states.items.get(dependentId);
       if (dependent === undefined || dependent.state !== "waiting") continue;
-      s.dependencyMet(dependent, nowMs);
+      states.dependencyMet(dependent, nowMs);
     }
   } else {
-    s.killDependents(id, how);
+    states.killDependents(id, how);
   }
-  s.endSetBackground();
+  states.endSetBackground();
   ctx.wake(nowMs);
 }
