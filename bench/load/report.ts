@@ -48,7 +48,36 @@ export function checkTargets(results: ResultsBySystem): TargetCheck[] {
     memoryCheck(strict, inMemory),
     drainMemoryCheck(strict, inMemory),
     jupiterCheck(strict),
+    mixedCheck(strict, binlog, results["orq relaxed"]),
   ];
+}
+
+/**
+ * Steady mixed load (20,000 items/s offered): orq strict's enqueue-to-delivery
+ * p99 against beanstalkd binlog's in the same run. Both sit on the same disk,
+ * and a slow fsync stalls either (orq strict delivers an item once its
+ * enqueue is synced; beanstalkd's binlog fsyncs on its one thread), so the
+ * warm-up's p99s and relaxed's ride along to show whether a stall hit one side.
+ */
+function mixedCheck(strict: ModeResults | undefined, binlog: ModeResults | undefined, relaxed: ModeResults | undefined): TargetCheck {
+  const orqDelay = strict?.mixed?.delay;
+  const peerDelay = binlog?.mixed?.delay;
+  const result = check(
+    "mixed load p99, enqueue to delivery (20,000 items/s offered), orq strict vs beanstalkd binlog",
+    orqDelay?.p99Us ?? null,
+    peerDelay?.p99Us ?? null,
+    "µs",
+    "atMost",
+    2,
+  );
+  if (orqDelay !== undefined && peerDelay !== undefined) {
+    const ms = (us: number | undefined) => (us === undefined ? dash : num(us / 1000, 1));
+    result.also =
+      `orq strict p50 ${ms(orqDelay.p50Us)} ms, p99.9 ${ms(orqDelay.p999Us)} ms; ` +
+      `warm-up p99 orq strict ${ms(strict?.mixed?.warmupDelay?.p99Us)} vs beanstalkd binlog ${ms(binlog?.mixed?.warmupDelay?.p99Us)} ms` +
+      (relaxed?.mixed === undefined ? "" : `; orq relaxed p99 ${ms(relaxed.mixed.delay.p99Us)} ms`);
+  }
+  return result;
 }
 
 /**
