@@ -166,7 +166,9 @@ describe("bench:load --quick", () => {
 
   test("checks each target and gives it a status", () => {
     expect(report?.targets.map((t) => t.status).every((s) => s === "met" || s === "missed" || s === "not measured")).toBe(true);
-    expect(report?.targets.length).toBe(7);
+    expect(report?.targets.length).toBe(8);
+    const mixed = report?.targets.find((t) => t.name.startsWith("mixed load p99"));
+    expect(mixed).toBeDefined();
     if (orqPresent && beanstalkdPresent) {
       expect(report?.targets.filter((t) => t.status === "not measured").map((t) => t.name)).toEqual([]);
     }
