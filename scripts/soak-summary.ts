@@ -11,7 +11,11 @@
 // trend. A trend shows in the least-squares slope over every steady sample
 // and in the medians of the first and last stretch of samples, which the
 // sawtooth moves little; the first-to-last figure stays, named for what it
-// is, beside the band the samples swing in.
+// is, beside the band the samples swing in. Since 2026-12-04 each sample
+// also carries its interval's RSS trough and peak (read every 500 ms,
+// scripts/rss-range.ts), and the same slope and end medians are read over
+// the troughs and over the peaks: a leak lifts both, the sawtooth's phase
+// moves neither.
 
 import { median } from "../bench/support/median.ts";
 
@@ -21,6 +25,11 @@ export interface SoakSample {
   rssKiB: number;
   rssAnonKiB: number;
   rssFileKiB: number;
+  /** The lowest and highest RSS (and RssAnon) read in the interval, every 500 ms (scripts/rss-range.ts). */
+  rssTroughKiB: number;
+  rssPeakKiB: number;
+  rssAnonTroughKiB: number;
+  rssAnonPeakKiB: number;
   deliveredPerS: number;
   enqueuedPerS: number;
   /** Items enqueued but not yet received by a consumer. */
@@ -52,6 +61,15 @@ export interface SoakFigures {
   /** The 10th and 90th percentiles of the steady samples' RSS: the band the sawtooth swings in. */
   rssP10KiB: number;
   rssP90KiB: number;
+  /** The same slope and end medians over the intervals' troughs and over their peaks. */
+  troughSlopePctPerHour: number;
+  troughFirstStretchMedianKiB: number;
+  troughLastStretchMedianKiB: number;
+  troughStretchGrowthPct: number;
+  peakSlopePctPerHour: number;
+  peakFirstStretchMedianKiB: number;
+  peakLastStretchMedianKiB: number;
+  peakStretchGrowthPct: number;
   deliveredPerSMean: number;
   delayP99UsMin: number;
   delayP99UsMedian: number;
@@ -87,23 +105,45 @@ function slope(xs: number[], ys: number[]): number {
   return den === 0 ? 0 : num / den;
 }
 
-/** The RSS trend figures of the steady samples (see the file's comment). */
-function rssTrend(steady: SoakSample[]) {
-  const rss = steady.map((s) => s.rssKiB);
-  const meanKiB = rss.length === 0 ? 0 : rss.reduce((a, b) => a + b, 0) / rss.length;
-  const kibPerS = slope(steady.map((s) => s.atS), rss);
-  const stretch = Math.max(1, Math.min(endStretchSamplesMax, Math.floor(rss.length / 3)));
-  const firstMedian = median(rss.slice(0, stretch));
-  const lastMedian = median(rss.slice(-stretch));
-  const sorted = [...rss].sort((a, b) => a - b);
+/** Slope (per hour, in percent of the mean) and end-stretch medians of one series of steady samples (see the file's comment). */
+function trend(steady: SoakSample[], kib: (s: SoakSample) => number) {
+  const values = steady.map(kib);
+  const meanKiB = values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length;
+  const kibPerS = slope(steady.map((s) => s.atS), values);
+  const stretch = Math.max(1, Math.min(endStretchSamplesMax, Math.floor(values.length / 3)));
+  const firstMedian = median(values.slice(0, stretch));
+  const lastMedian = median(values.slice(-stretch));
   return {
-    rssSlopePctPerHour: meanKiB > 0 ? ((kibPerS * 3600) / meanKiB) * 100 : 0,
-    rssEndStretchSamples: rss.length === 0 ? 0 : stretch,
-    rssFirstStretchMedianKiB: firstMedian,
-    rssLastStretchMedianKiB: lastMedian,
-    rssStretchGrowthPct: pct(firstMedian, lastMedian),
+    slopePctPerHour: meanKiB > 0 ? ((kibPerS * 3600) / meanKiB) * 100 : 0,
+    stretch: values.length === 0 ? 0 : stretch,
+    firstMedian,
+    lastMedian,
+    growthPct: pct(firstMedian, lastMedian),
+  };
+}
+
+/** The RSS trend figures of the steady samples: the 30-second readings, their troughs and their peaks. */
+function rssTrend(steady: SoakSample[]) {
+  const rss = trend(steady, (s) => s.rssKiB);
+  const trough = trend(steady, (s) => s.rssTroughKiB);
+  const peak = trend(steady, (s) => s.rssPeakKiB);
+  const sorted = steady.map((s) => s.rssKiB).sort((a, b) => a - b);
+  return {
+    rssSlopePctPerHour: rss.slopePctPerHour,
+    rssEndStretchSamples: rss.stretch,
+    rssFirstStretchMedianKiB: rss.firstMedian,
+    rssLastStretchMedianKiB: rss.lastMedian,
+    rssStretchGrowthPct: rss.growthPct,
     rssP10KiB: sorted[Math.floor((sorted.length - 1) * 0.1)] ?? 0,
     rssP90KiB: sorted[Math.ceil((sorted.length - 1) * 0.9)] ?? 0,
+    troughSlopePctPerHour: trough.slopePctPerHour,
+    troughFirstStretchMedianKiB: trough.firstMedian,
+    troughLastStretchMedianKiB: trough.lastMedian,
+    troughStretchGrowthPct: trough.growthPct,
+    peakSlopePctPerHour: peak.slopePctPerHour,
+    peakFirstStretchMedianKiB: peak.firstMedian,
+    peakLastStretchMedianKiB: peak.lastMedian,
+    peakStretchGrowthPct: peak.growthPct,
   };
 }
 
@@ -140,6 +180,8 @@ export function soakSummary(samples: SoakSample[], warmupS: number, serverLog: s
   const lines = [
     `soak summary: ${figures.samples} samples, ${figures.steadySamples} after the warm-up`,
     `  RSS trend after warm-up: slope ${signed(figures.rssSlopePctPerHour)}% of the mean per hour; median of the first ${figures.rssEndStretchSamples} samples ${mib(figures.rssFirstStretchMedianKiB)} MiB, of the last ${figures.rssEndStretchSamples} ${mib(figures.rssLastStretchMedianKiB)} MiB (${signed(figures.rssStretchGrowthPct)}%)`,
+    `  RSS troughs per interval (lowest of the readings every 500 ms): slope ${signed(figures.troughSlopePctPerHour)}% per hour; end medians ${mib(figures.troughFirstStretchMedianKiB)} -> ${mib(figures.troughLastStretchMedianKiB)} MiB (${signed(figures.troughStretchGrowthPct)}%)`,
+    `  RSS peaks per interval: slope ${signed(figures.peakSlopePctPerHour)}% per hour; end medians ${mib(figures.peakFirstStretchMedianKiB)} -> ${mib(figures.peakLastStretchMedianKiB)} MiB (${signed(figures.peakStretchGrowthPct)}%)`,
     `  RSS band after warm-up: p10 ${mib(figures.rssP10KiB)}, p90 ${mib(figures.rssP90KiB)}, max ${mib(figures.rssMaxKiB)} MiB; single samples, first -> last: ${mib(figures.rssFirstKiB)} -> ${mib(figures.rssLastKiB)} MiB (${signed(figures.rssGrowthPct)}%, anonymous ${signed(figures.rssAnonGrowthPct)}%)`,
     `  delivered ${Math.round(figures.deliveredPerSMean)}/s on average after warm-up`,
     `  delay p99 per interval after warm-up: min ${ms(figures.delayP99UsMin)}, median ${ms(figures.delayP99UsMedian)}, max ${ms(figures.delayP99UsMax)} ms; largest delay ${ms(figures.delayMaxUs)} ms`,

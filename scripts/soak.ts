@@ -22,11 +22,14 @@ import { newHistogram, summarize } from "../bench/load/histogram.ts";
 import { MixedLoad, mixedShape, orqMixedTake } from "../bench/load/mixed-load.ts";
 import { readMemory, startOrq, type Durability } from "../bench/load/processes.ts";
 import { orqSystem } from "../bench/load/systems.ts";
+import { RssRangeSampler } from "./rss-range.ts";
 import { dbStatsLines } from "./soak-db-stats.ts";
 import { soakSummary, type SoakSample } from "./soak-summary.ts";
 
 /** How long the consumers may take to catch up after the producers stop (10 s). */
 const tailMs = 10_000;
+/** RSS read between report lines for each interval's trough and peak (500 ms; the sawtooth's period is seconds). */
+const rssReadEveryMs = 500;
 
 const HELP = `bun scripts/soak.ts [flags]
   --duration-s S    how long to offer load (default 3600)
@@ -91,6 +94,7 @@ async function main(): Promise<number> {
   const samples: SoakSample[] = [];
   let window = newHistogram();
   let failure: Error | null = null;
+  const rssRange = new RssRangeSampler(child.pid, rssReadEveryMs);
   try {
     const load = await MixedLoad.open(orqSystem("orq", child.host, child.port), { rateItemsPerS: options.rateItemsPerS, ...mixedShape, ...orqMixedTake }, (delayMs) => {
       window.recordValue(Math.max(1, Math.round(delayMs * 1e6)));
@@ -106,11 +110,16 @@ async function main(): Promise<number> {
       const delay = summarize(window);
       window = newHistogram();
       const memory = readMemory(child.pid);
+      const range = rssRange.take();
       const sample: SoakSample = {
         atS: Math.round((nowMs - startMs) / 100) / 10,
         rssKiB: memory.rssKiB,
         rssAnonKiB: memory.rssAnonKiB,
         rssFileKiB: memory.rssFileKiB,
+        rssTroughKiB: Math.min(range.rssTroughKiB, memory.rssKiB),
+        rssPeakKiB: Math.max(range.rssPeakKiB, memory.rssKiB),
+        rssAnonTroughKiB: Math.min(range.rssAnonTroughKiB, memory.rssAnonKiB),
+        rssAnonPeakKiB: Math.max(range.rssAnonPeakKiB, memory.rssAnonKiB),
         deliveredPerS: (load.delivered - lastDelivered) / seconds,
         enqueuedPerS: (load.enqueued - lastEnqueued) / seconds,
         backlog: load.enqueued - load.received,
@@ -123,7 +132,8 @@ async function main(): Promise<number> {
       lastDelivered = load.delivered;
       lastEnqueued = load.enqueued;
       console.log(
-        `[soak ${sample.atS.toFixed(options.intervalS < 1 ? 1 : 0).padStart(5)} s] RSS ${mib(sample.rssKiB)} MiB (anon ${mib(sample.rssAnonKiB)}, file ${mib(sample.rssFileKiB)}) | ` +
+        `[soak ${sample.atS.toFixed(options.intervalS < 1 ? 1 : 0).padStart(5)} s] RSS ${mib(sample.rssKiB)} MiB (anon ${mib(sample.rssAnonKiB)}, file ${mib(sample.rssFileKiB)}; ` +
+          `interval ${mib(sample.rssTroughKiB)}-${mib(sample.rssPeakKiB)}) | ` +
           `delivered ${Math.round(sample.deliveredPerS)}/s, enqueued ${Math.round(sample.enqueuedPerS)}/s, backlog ${sample.backlog} | ` +
           `delay p50 ${ms(sample.delayP50Us)} ms, p99 ${ms(sample.delayP99Us)} ms, max ${ms(sample.delayMaxUs)} ms`,
       );
@@ -137,6 +147,7 @@ async function main(): Promise<number> {
       failure = error;
     });
   } finally {
+    rssRange.stop();
     const exitCode = await child.stop();
     if (exitCode !== 0) failure ??= new Error(`orq exited with ${exitCode} at the end of the soak`);
   }

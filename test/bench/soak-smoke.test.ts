@@ -39,6 +39,11 @@ describe("npm run soak, tiny", () => {
           expect(sample.rssFileKiB).toBeGreaterThan(0);
           expect(sample.rssAnonKiB + sample.rssFileKiB).toBeLessThanOrEqual(sample.rssKiB + 1);
           expect(sample.deliveredPerS).toBeGreaterThanOrEqual(0);
+          expect(sample.rssTroughKiB).toBeGreaterThan(0);
+          expect(sample.rssTroughKiB).toBeLessThanOrEqual(sample.rssKiB);
+          expect(sample.rssPeakKiB).toBeGreaterThanOrEqual(sample.rssKiB);
+          expect(sample.rssAnonTroughKiB).toBeLessThanOrEqual(sample.rssAnonKiB);
+          expect(sample.rssAnonPeakKiB).toBeGreaterThanOrEqual(sample.rssAnonKiB);
         }
         expect(report.samples.some((sample) => sample.deliveredPerS > 0 && sample.delayP50Us > 0)).toBe(true);
         expect(report.summary).toMatchObject({ failure: null, breakerTransitions: 0, logErrorLines: 0 });
@@ -52,11 +57,15 @@ describe("npm run soak, tiny", () => {
 });
 
 describe("soakSummary", () => {
-  const sample = (atS: number, rssKiB: number, delayP99Us: number): SoakSample => ({
+  const sample = (atS: number, rssKiB: number, delayP99Us: number, troughKiB = rssKiB, peakKiB = rssKiB): SoakSample => ({
     atS,
     rssKiB,
     rssAnonKiB: rssKiB / 2,
     rssFileKiB: rssKiB / 2,
+    rssTroughKiB: troughKiB,
+    rssPeakKiB: peakKiB,
+    rssAnonTroughKiB: troughKiB / 2,
+    rssAnonPeakKiB: peakKiB / 2,
     deliveredPerS: 100 * atS,
     enqueuedPerS: 100,
     backlog: 0,
@@ -120,6 +129,26 @@ describe("soakSummary", () => {
     // The two end stretches' medians: samples 10-19 and 110-119.
     expect(figures.rssFirstStretchMedianKiB).toBe(164.5 * 1024);
     expect(figures.rssLastStretchMedianKiB).toBe(264.5 * 1024);
+  });
+
+  test("troughs and peaks: a sawtooth inside each interval leaves both flat; a leak under it lifts both", () => {
+    // Every interval swings 150..230 MiB; the 30-second reading lands anywhere in it.
+    const kib = (mib: number) => mib * 1024;
+    const phase = [150, 230, 190, 170, 210];
+    const flat = Array.from({ length: 120 }, (_, i) => sample(30 * (i + 1), kib(phase[i % 5] as number), 100, kib(150), kib(230)));
+    const still = soakSummary(flat, 300, "", null);
+    expect(still.figures.troughSlopePctPerHour).toBeCloseTo(0, 6);
+    expect(still.figures.peakSlopePctPerHour).toBeCloseTo(0, 6);
+    expect(still.figures.troughStretchGrowthPct).toBe(0);
+    expect(still.lines.some((line) => line.startsWith("  RSS troughs per interval (lowest of the readings every 500 ms): slope +0.0% per hour"))).toBe(true);
+    // The same swing on a floor that rises 0.5 MiB an interval (60 MiB an hour).
+    const leak = Array.from({ length: 120 }, (_, i) => sample(30 * (i + 1), kib((phase[i % 5] as number) + i / 2), 100, kib(150 + i / 2), kib(230 + i / 2)));
+    const rising = soakSummary(leak, 300, "", null);
+    expect(rising.figures.troughSlopePctPerHour).toBeGreaterThan(20);
+    expect(rising.figures.peakSlopePctPerHour).toBeGreaterThan(15);
+    // Medians of troughs in samples 10-19 and 110-119.
+    expect(rising.figures.troughFirstStretchMedianKiB).toBe(kib(150 + 14.5 / 2));
+    expect(rising.figures.troughLastStretchMedianKiB).toBe(kib(150 + 114.5 / 2));
   });
 
   test("a run shorter than the warm-up uses its second half; a failure is reported", () => {
