@@ -14,11 +14,11 @@
 // a few per cent (block granularity). No socket, no client process: this is
 // what the server could do, the load benchmark (bench/load, scenario jupiter)
 // what it does.
-// Expect (2-core shared machine), min per request: dequeue 3.7-5.0 µs, ack
-// 1.1-1.5 µs, ack commit wait 0.9-1.4 µs (strict 2.6-4.4), ping 0.4-0.6 µs;
-// allocated: dequeue 14.1 cells (1.1-1.2 KB), ack with its commit 22.1 cells
-// (2.2 KB), ping 6.4 cells (0.3 KB), acquisition 36.2 cells (3.4 KB)
-// (re-measured 2026-12-03T23:01Z on 910456a's code; the ack's 25.2 cells of
+// Expect (2-core shared machine), min per request: dequeue 3.6-5.0 µs, ack
+// 1.1-1.5 µs, ack commit wait 0.9-1.4 µs (strict 2.6-4.4), ping 0.4-0.7 µs;
+// allocated: dequeue 14.1 cells (1.1-1.2 KB), ack with its commit 22.1-22.2
+// cells (2.2 KB), ping 6.4 cells (0.3 KB), acquisition 36.2-36.3 cells
+// (3.4 KB) (re-measured 2026-12-03T23:01Z and 2026-12-04T03:16Z on 910456a's code; the ack's 25.2 cells of
 // BENCHMARKS.md's "allocations per acquisition, fourth pass" came down since). Request
 // bodies go to the dispatcher whole: a connection's FrameDecoder is not in
 // this path.

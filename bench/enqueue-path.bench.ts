@@ -11,9 +11,11 @@
 // cells and bytes per enqueued item and per request, commit included. Cells
 // are exact and repeat run to run; bytes are within a few per cent (block
 // granularity). Payload bytes the store copies off-heap are not counted.
-// Expect (2-core shared machine, strict): batch 100 min 3.2-4.5 µs per item,
-// 10.2 cells (1.25-1.3 KB) per item; batch 1 min 5-6 µs, 44.1 cells (2.8-2.9 KB)
-// (BENCHMARKS.md, "(2026-12-02T10:55Z, one object per enqueued item)").
+// Expect (2-core shared machine, strict): batch 100 min 2.4-4.5 µs per item,
+// 9.1-10.2 cells (1.15-1.3 KB) per item (2.43 µs and 9.14 cells, 1.15 KB, on
+// 2026-12-04T03:16Z); batch 1 min 3.8-6 µs, 42.0-44.1 cells (2.4-2.9 KB)
+// (3.78 µs and 42.0 cells, 2.4 KB, on 2026-12-04T03:21Z; BENCHMARKS.md,
+// "(2026-12-02T10:55Z, one object per enqueued item)").
 // Run: ./node_modules/.bin/bun bench/enqueue-path.bench.ts [batch] [relaxed|strict] [items]
 // (default 100 strict 300000). ORQ_BENCH_ALLOCATION_TYPES=1 adds the cells
 // per request by type; ORQ_BENCH_SPLIT_COMMIT=1 charges the commit and replies apart.

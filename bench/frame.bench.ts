@@ -7,14 +7,13 @@
 // of the network buffer), and the other direction: encoding the request as a
 // client does and the enqueue reply as the server does.
 //
-// Expected on the 2-core build machine (measured 2026-11, Bun 1.4.5, with
-// the library decoder then): for the 100-item request (13.2 KB framed)
-// msgpack decode about 25 µs (about 15 µs with RequestFrameDecoder, 2026-12),
-// decode + field checks about 40 µs (0.4 µs per item), client encode about
-// 20 µs, reply encode (100 ids) about 3 µs; for the 1-item request decode
-// about 0.8 µs (about 0.3 µs now), decode + checks about 1 µs, encode about
-// 0.45 µs, reply 0.2-0.25 µs;
-// the frame split itself 40-60 ns whatever the size (views, no copies). So the
+// Expected on the 2-core build machine (mitata averages, Bun 1.4.5; measured
+// 2026-11-30 and again 2026-12-04T03:16Z on a quiet box): for the 100-item
+// request (13.2 KB framed) decode 24.5-25.5 µs, decode + field checks
+// 35-44 µs (0.35-0.45 µs per item), client encode 20-27 µs, reply encode
+// (100 ids) 3-5 µs; for the 1-item request decode 0.44-0.83 µs, decode +
+// checks 0.7-1.05 µs, encode 0.45-0.6 µs, reply 0.25-0.32 µs;
+// the frame split itself 3-60 ns whatever the size (views, no copies). So the
 // codec alone caps one event loop near 25 k requests/s of 100 items (2.5 M
 // items/s), far above storage's 250-300 k items/s: the codec is not the bound.
 // Run: ./node_modules/.bin/bun bench/frame.bench.ts

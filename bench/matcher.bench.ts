@@ -4,19 +4,20 @@
 // first-time evaluation of a new worker kind against 1,000 signatures with and
 // without the feature index.
 //
-// Expected on the 2-core build machine (measured 2026-11-30, Bun 1.4.5, at
-// load 4-10 from other builds, so read ratios): satisfies() 16-35 ns per form,
-// about 80 ns for three features; parseCapabilities() of 5 features 0.45-0.7
-// µs; workerKind() hit and isEligible() hit about 6 ns each; a cached pass
-// over N signatures about 7 ns per signature; eligibleAll() cached 20-100 ns.
-// A new kind against 1,000 random signatures about 100 µs with or without the
-// index (8 shared features: little to prune); against 1,000 signatures on
-// distinct pool features about 4 µs with the index vs 80-160 µs without.
+// Expected on the 2-core build machine (measured 2026-11-30 at load 4-10 and
+// 2026-12-04T03:16Z on a quiet box, Bun 1.4.5; read ratios): satisfies()
+// 16-50 ns per form, 80-92 ns for three features; parseCapabilities() of 5
+// features 0.45-0.9 µs; workerKind() hit and isEligible() hit 6-8 ns each; a
+// cached pass over N signatures about 6.5-7 ns per signature; eligibleAll()
+// cached 20-200 ns. A new kind against 1,000 random signatures 100-150 µs
+// with or without the index (8 shared features: little to prune); against
+// 1,000 signatures on distinct pool features 2-4 µs with the index vs
+// 80-160 µs without.
 // Choosing the heap to pop with 1M items over 1,000 topics (cold memory), at
 // 10 / 100 / 1,000 signatures: scanning eligible groups' shard heaps 0.5-2 /
-// 14-35 / 35-85 µs; one top per group (an idealized per-group tournament, one
-// object hop) 0.03 / 0.6 / 6 µs; TopsHeap.best (skipping topics with nothing
-// eligible) 0.25-0.6 / 0.6-2.4 / 0.8-3 µs.
+// 12-35 / 35-85 µs; one top per group (an idealized per-group tournament, one
+// object hop) 0.03-0.04 / 0.6-1.2 / 6-7.6 µs; TopsHeap.best (skipping topics
+// with nothing eligible) 0.24-0.6 / 0.6-2.4 / 0.8-3 µs.
 // Run: ./node_modules/.bin/bun bench/matcher.bench.ts
 
 import { bench, do_not_optimize, group, run, summary } from "mitata";

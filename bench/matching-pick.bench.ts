@@ -21,9 +21,11 @@
 //
 // Target (issue 10): pick p50 < 3 µs and p99 < 30 µs at 100 signatures, no
 // worse than 2x that at 1,000. Expect (2-core shared machine, load 1-12):
-// pick p50 about 1.9-2.9 µs and p99 5-28 µs at 100 and 1,000 signatures (the
-// p99 nearer 30 the busier the machine); the whole dequeue p50 about 8-12 µs,
-// p99 60-140 µs (lease bookkeeping, the write set and GC, outside matching).
+// pick p50 about 1.2-2.9 µs and p99 2.5-28 µs at 100 and 1,000 signatures (the
+// p99 nearer 30 the busier the machine; 1.25 / 2.49 µs at 100 and 2.35 /
+// 4.10 µs at 1,000 on a quiet box, 2026-12-04T03:16Z); the whole dequeue p50
+// about 8-12 µs, p99 25-140 µs (lease bookkeeping, the write set and GC,
+// outside matching).
 // Figures are in BENCHMARKS.md ("Matching pick").
 //
 // Run: ./node_modules/.bin/bun bench/matching-pick.bench.ts [--signatures 100|0 (0 = no requires)] [--items 1000000] [--calls 100000] [--shards 16]

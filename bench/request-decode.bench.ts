@@ -10,8 +10,9 @@
 // decoders alternating, best of 7 rounds (the steadier figure on a shared
 // machine). Expected on the 2-core build machine (2026-12-02, Bun 1.4.5), CPU
 // time per decode, library -> frame decoder: dequeue 1.1-1.3 µs -> 0.38-0.42
-// µs, ack 0.7-0.83 µs -> 0.27-0.29 µs, enqueue of 100 25-32 µs -> 14-16 µs
-// (BENCHMARKS.md, "Request-frame decoding").
+// µs, ack 0.7-0.83 µs -> 0.25-0.29 µs, enqueue of 100 25-32 µs -> 14-16.5 µs
+// (BENCHMARKS.md, "Request-frame decoding"; 2026-12-04T03:16Z: 1.13 -> 0.39,
+// 0.72 -> 0.25, 30.8 -> 16.5).
 // Run: ./node_modules/.bin/bun bench/request-decode.bench.ts
 
 import { bench, do_not_optimize, group, run, summary } from "mitata";

@@ -1,10 +1,11 @@
 // LMDB commit cost by batch size (1, 100, 1,000 item records of ~100-byte
 // payloads) in strict (fsync per commit) and relaxed (no fsync) mode, through
 // LmdbStore.commit, records encoded by the record codec.
-// Expected (measured earlier: one awaited fsync'd commit about 0.5 ms; 3-4.5 µs of
-// JS per put): strict 1 record ~0.5 ms, relaxed 1 record ~30-80 µs; 1,000
-// records ~3-5 ms in both modes, i.e. per-record cost dominates and fsync
-// amortises away above ~100 records per commit.
+// Expected (2-core shared box, mitata averages; 2026-11-30 and
+// 2026-12-04T03:16Z): strict 1 record 0.33-0.41 ms, relaxed 1 record
+// 84-150 µs; 100 records 0.8-0.9 ms strict, 0.32-0.43 ms relaxed; 1,000
+// records 2.0-2.7 ms strict, 1.4-1.9 ms relaxed: past ~100 records per
+// commit the per-record cost dominates and the fsync amortises away.
 // Run: ./node_modules/.bin/bun bench/storage-commit.bench.ts
 
 import { mkdtempSync, rmSync } from "node:fs";
