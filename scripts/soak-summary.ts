@@ -13,7 +13,7 @@
 // sawtooth moves little; the first-to-last figure stays, named for what it
 // is, beside the band the samples swing in. Since 2026-12-04 each sample
 // also carries its interval's RSS trough and peak (read every 500 ms,
-// scripts/rss-range.ts), and the same slope and end medians are read over
+// sampleMemory in bench/load/processes.ts), and the same slope and end medians are read over
 // the troughs and over the peaks: a leak lifts both, the sawtooth's phase
 // moves neither.
 
@@ -25,7 +25,7 @@ export interface SoakSample {
   rssKiB: number;
   rssAnonKiB: number;
   rssFileKiB: number;
-  /** The lowest and highest RSS (and RssAnon) read in the interval, every 500 ms (scripts/rss-range.ts). */
+  /** The lowest and highest RSS (and RssAnon) read in the interval, every 500 ms (sampleMemory, bench/load/processes.ts). */
   rssTroughKiB: number;
   rssPeakKiB: number;
   rssAnonTroughKiB: number;

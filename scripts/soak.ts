@@ -20,9 +20,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { newHistogram, summarize } from "../bench/load/histogram.ts";
 import { MixedLoad, mixedShape, orqMixedTake } from "../bench/load/mixed-load.ts";
-import { readMemory, startOrq, type Durability } from "../bench/load/processes.ts";
+import { readMemory, sampleMemory, startOrq, type Durability } from "../bench/load/processes.ts";
 import { orqSystem } from "../bench/load/systems.ts";
-import { RssRangeSampler } from "./rss-range.ts";
 import { dbStatsLines } from "./soak-db-stats.ts";
 import { soakSummary, type SoakSample } from "./soak-summary.ts";
 
@@ -94,7 +93,8 @@ async function main(): Promise<number> {
   const samples: SoakSample[] = [];
   let window = newHistogram();
   let failure: Error | null = null;
-  const rssRange = new RssRangeSampler(child.pid, rssReadEveryMs);
+  // Each interval's RSS trough and peak: one sampler per interval, restarted at each report line.
+  let rssRange = sampleMemory(child.pid, rssReadEveryMs);
   try {
     const load = await MixedLoad.open(orqSystem("orq", child.host, child.port), { rateItemsPerS: options.rateItemsPerS, ...mixedShape, ...orqMixedTake }, (delayMs) => {
       window.recordValue(Math.max(1, Math.round(delayMs * 1e6)));
@@ -110,16 +110,18 @@ async function main(): Promise<number> {
       const delay = summarize(window);
       window = newHistogram();
       const memory = readMemory(child.pid);
-      const range = rssRange.take();
+      const range = rssRange.stop();
+      rssRange = sampleMemory(child.pid, rssReadEveryMs);
       const sample: SoakSample = {
         atS: Math.round((nowMs - startMs) / 100) / 10,
         rssKiB: memory.rssKiB,
         rssAnonKiB: memory.rssAnonKiB,
         rssFileKiB: memory.rssFileKiB,
-        rssTroughKiB: Math.min(range.rssTroughKiB, memory.rssKiB),
-        rssPeakKiB: Math.max(range.rssPeakKiB, memory.rssKiB),
-        rssAnonTroughKiB: Math.min(range.rssAnonTroughKiB, memory.rssAnonKiB),
-        rssAnonPeakKiB: Math.max(range.rssAnonPeakKiB, memory.rssAnonKiB),
+        // Folded with this line's own reading, taken a moment earlier, so trough <= reading <= peak.
+        rssTroughKiB: Math.min(range.rssMinKiB, memory.rssKiB),
+        rssPeakKiB: Math.max(range.rssMaxKiB, memory.rssKiB),
+        rssAnonTroughKiB: Math.min(range.rssAnonMinKiB, memory.rssAnonKiB),
+        rssAnonPeakKiB: Math.max(range.rssAnonMaxKiB, memory.rssAnonKiB),
         deliveredPerS: (load.delivered - lastDelivered) / seconds,
         enqueuedPerS: (load.enqueued - lastEnqueued) / seconds,
         backlog: load.enqueued - load.received,

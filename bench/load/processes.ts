@@ -208,17 +208,23 @@ export function readMappedFile(pid: number, nameSuffix: string): MappedFileFigur
   return found ? figures : null;
 }
 
-/** Peaks of a process's memory while a scenario runs, from /proc/PID/status read every `everyMs`. */
-export interface MemoryPeaks {
+/**
+ * The highest (and lowest) memory of a process while a scenario runs, from
+ * /proc/PID/status read every `everyMs`. The drain reads the peaks; the soak
+ * reads each interval's troughs too (Infinity when nothing was read).
+ */
+export interface MemoryRange {
   samples: number;
   rssMaxKiB: number;
   rssAnonMaxKiB: number;
   rssFileMaxKiB: number;
+  rssMinKiB: number;
+  rssAnonMinKiB: number;
 }
 
-/** Reads the process's memory every `everyMs` until stopped; stop() returns the peaks. */
-export function sampleMemory(pid: number, everyMs: number): { stop(): MemoryPeaks } {
-  const peaks: MemoryPeaks = { samples: 0, rssMaxKiB: 0, rssAnonMaxKiB: 0, rssFileMaxKiB: 0 };
+/** Reads the process's memory every `everyMs` until stopped; stop() takes a last reading and returns the range. */
+export function sampleMemory(pid: number, everyMs: number): { stop(): MemoryRange } {
+  const peaks: MemoryRange = { samples: 0, rssMaxKiB: 0, rssAnonMaxKiB: 0, rssFileMaxKiB: 0, rssMinKiB: Infinity, rssAnonMinKiB: Infinity };
   const sample = () => {
     if (!existsSync(`/proc/${pid}/status`)) return;
     const m = readMemory(pid, false);
@@ -226,6 +232,8 @@ export function sampleMemory(pid: number, everyMs: number): { stop(): MemoryPeak
     peaks.rssMaxKiB = Math.max(peaks.rssMaxKiB, m.rssKiB);
     peaks.rssAnonMaxKiB = Math.max(peaks.rssAnonMaxKiB, m.rssAnonKiB);
     peaks.rssFileMaxKiB = Math.max(peaks.rssFileMaxKiB, m.rssFileKiB);
+    peaks.rssMinKiB = Math.min(peaks.rssMinKiB, m.rssKiB);
+    peaks.rssAnonMinKiB = Math.min(peaks.rssAnonMinKiB, m.rssAnonKiB);
   };
   sample();
   const timer = setInterval(sample, everyMs);

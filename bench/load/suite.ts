@@ -13,7 +13,7 @@ import { mixedShape } from "./mixed-load.ts";
 import type { LoadOptions, Scenario } from "./options.ts";
 import { pin, unpin } from "./pinning.ts";
 import type { Child, MemoryFigures } from "./processes.ts";
-import type { MemoryPeaks } from "./processes.ts";
+import type { MemoryRange } from "./processes.ts";
 import { readCpuS, readMemory, sampleMemory } from "./processes.ts";
 import type { LatencyOp, MixedFigures, ThroughputFigures } from "./runners.ts";
 import { mixedWarmupSDefault, runDrain, runEnqueue, runLatency, runMixed } from "./runners.ts";
@@ -45,7 +45,7 @@ export interface ModeResults {
    */
   memory?: { readyItems: number; idleS?: number; atLoadEnd?: MemoryFigures; afterLoad: MemoryFigures; afterIdle?: MemoryFigures; afterRestart?: MemoryFigures };
   /** The server's memory sampled every DRAIN_SAMPLE_MS while the drain ran, and read once when it ended. */
-  drainMemory?: { peaks: MemoryPeaks; afterDrain: MemoryFigures };
+  drainMemory?: { peaks: MemoryRange; afterDrain: MemoryFigures };
   restart?: { readyItems: number; afterStop: RestartFigures; afterCrash: RestartFigures };
   /** Capability-matched acquisitions against the ping ceiling (orq only; jupiter.ts). */
   jupiter?: JupiterFigures;
