@@ -78,13 +78,13 @@ export function startMemoryCollectors(
     heapBytes: () => process.memoryUsage().heapTotal,
     nowMs: () => monotonicStopwatch.nowMs(),
     liveItems,
-    collect: (heapBytes, standingAside) => {
+    collect: (heapBytes, reason) => {
       const startedMs = monotonicStopwatch.nowMs();
       const rssBytes = process.memoryUsage.rss();
       Bun.gc(true);
       logger.debug("heap gc", {
         heap_bytes: heapBytes,
-        standing_aside: standingAside,
+        reason,
         heap_after_bytes: process.memoryUsage().heapTotal,
         rss_bytes: rssBytes,
         rss_after_bytes: process.memoryUsage.rss(),

@@ -68,6 +68,15 @@ export const heapGovernor = Object.freeze({
    * 115-145 MiB right after a collection.
    */
   heapBytesMin: 128 * 1024 * 1024,
+  /**
+   * Below heapBytesMin, a full collection at most this often while requests
+   * arrive (30 s): JavaScriptCore's own collections keep the live heap of a
+   * server without a backlog flat, but the blocks it holds between them
+   * drifted up by ~16 MiB over an hour's steady load. A full collection of
+   * such a heap blocks for a few milliseconds (BENCHMARKS.md, "Soak q");
+   * 30 s makes that a few in ten thousand of the server's time.
+   */
+  smallHeapCollectEveryMs: 30_000,
 });
 
 /**

@@ -55,6 +55,16 @@
 // grew by `growthFactor` did not work: old garbage, promoted by young
 // collections while in flight, grows it that much every few seconds.)
 //
+// Below `heapBytesMin` (a server without a large backlog) it leaves the
+// pacing to JavaScriptCore but still collects fully once every
+// `smallHeapCollectEveryMs` while requests arrive. JavaScriptCore's own
+// collections there are mostly young ones, and the blocks it keeps between
+// its full collections drifted up over an hour of steady load (issue 10's
+// soak: anonymous memory at the intervals' troughs rose ~16 MiB, with the
+// live heap, measured after full collections, flat from the fifth minute
+// on). A full collection of a heap that small blocks for a few milliseconds
+// (BENCHMARKS.md, "Soak q").
+//
 // Like idle-gc.ts, the timer is armed only while requests arrive: an idle
 // server has none.
 //
@@ -66,12 +76,15 @@
 import { heapGovernor } from "../limits.ts";
 import type { IdleTimers } from "./idle-gc.ts";
 
+/** Why the governor collects: the heap grew by growthFactor (pacing), reached the stand-aside ceiling, or the small heap's cadence came round. */
+export type CollectReason = "growth" | "ceiling" | "cadence";
+
 export interface HeapGovernorOptions {
   timers: IdleTimers;
   /** The JS heap's size in bytes now (its capacity, process.memoryUsage().heapTotal, in production). */
   heapBytes: () => number;
   /** Collect now, synchronously; `heapBytes` is the capacity when it was asked for, `standingAside` the governor's mode then. */
-  collect: (heapBytes: number, standingAside: boolean) => void;
+  collect: (heapBytes: number, reason: CollectReason) => void;
   growthFactor?: number;
   standAsideCeilingFactor?: number;
   liveChangeMin?: number;
@@ -82,6 +95,7 @@ export interface HeapGovernorOptions {
   liveItems?: () => number;
   checkMs?: number;
   heapBytesMin?: number;
+  smallHeapCollectEveryMs?: number;
   /** The LMDB map's pages (absent without an LMDB store). */
   mapped?: MappedPagesCheck;
 }
@@ -106,6 +120,9 @@ export class HeapGovernor {
   private readonly steadyForMs: number;
   private readonly checkMs: number;
   private readonly heapBytesMin: number;
+  private readonly smallHeapCollectEveryMs: number;
+  /** When the last collection (any reason) ended, on the injected clock. */
+  private collectedAtMs: number;
   /** The heap's size after the last collection, as far as the checks saw it. */
   private baseBytes: number;
   /** The capacity right after the collection that began the current steady stretch, and when (null before the first). */
@@ -128,6 +145,8 @@ export class HeapGovernor {
     this.steadyForMs = options.steadyForMs ?? heapGovernor.steadyForMs;
     this.checkMs = options.checkMs ?? heapGovernor.checkMs;
     this.heapBytesMin = options.heapBytesMin ?? heapGovernor.heapBytesMin;
+    this.smallHeapCollectEveryMs = options.smallHeapCollectEveryMs ?? heapGovernor.smallHeapCollectEveryMs;
+    this.collectedAtMs = options.nowMs();
     this.baseBytes = options.heapBytes();
     this.mappedBaseBytes = options.mapped === undefined ? 0 : options.mapped.residentBytes();
   }
@@ -176,12 +195,25 @@ export class HeapGovernor {
     const heapBytes = this.options.heapBytes();
     if (heapBytes < this.baseBytes) this.baseBytes = heapBytes;
     if (this.aside && this.liveItemsMoved()) this.pace();
-    if (heapBytes < this.triggerBytes) return;
+    if (heapBytes < this.triggerBytes) {
+      if (heapBytes < this.heapBytesMin && this.options.nowMs() - this.collectedAtMs >= this.smallHeapCollectEveryMs) {
+        // Not a pacing collection: the stretch and the stand-aside state stay as they are.
+        this.collect(heapBytes, "cadence");
+      }
+      return;
+    }
+    const afterBytes = this.collect(heapBytes, this.aside ? "ceiling" : "growth");
+    this.noteLiveChange(afterBytes);
+  }
+
+  /** Collect now; the capacity after it is the new base. */
+  private collect(heapBytes: number, reason: CollectReason): number {
     this.collections++;
-    this.options.collect(heapBytes, this.aside);
+    this.options.collect(heapBytes, reason);
     const afterBytes = this.options.heapBytes();
     this.baseBytes = afterBytes;
-    this.noteLiveChange(afterBytes);
+    this.collectedAtMs = this.options.nowMs();
+    return afterBytes;
   }
 
   /** Stand aside once the capacity after collections has stayed within liveChangeMin for steadyForMs; pace again once it leaves. */

@@ -1,14 +1,15 @@
 // Goal: the heap governor collects once the heap has grown by growthFactor
-// since the last collection (probed just below and at the trigger), never
-// below heapBytesMin, takes the size after a collection (or a smaller one
+// since the last collection (probed just below and at the trigger), not by
+// growth below heapBytesMin, takes the size after a collection (or a smaller one
 // JavaScriptCore's own collection left) as the new base, stands aside
 // (collects only at standAsideCeilingFactor) once the capacity after its
 // collections has stayed within liveChangeMin for steadyForMs, and paces
 // again once a collection finds it grown or shrunk by that much, or once the
 // live item count has moved by that much since it stood aside, checks only
 // while requests arrive (a quiet interval disarms it), and never after
-// stop(). The timer is a fake fired by hand, the clock and the heap size
-// numbers the test sets.
+// stop(). Below heapBytesMin it still collects once every
+// smallHeapCollectEveryMs (the cadence), counted from its last collection. The timer is a fake fired by hand, the
+// clock and the heap size numbers the test sets.
 
 import { describe, expect, test } from "bun:test";
 import { heapGovernor } from "../../src/limits.ts";
@@ -89,8 +90,9 @@ describe("HeapGovernor", () => {
       nowMs,
       liveItems: () => heap.items,
       heapBytes: () => heap.bytes,
-      collect: (bytes, standingAside) => {
-        collected.push([bytes / MiB, standingAside]);
+      collect: (bytes, reason) => {
+        // Standing aside, only the ceiling collects.
+        collected.push([bytes / MiB, reason === "ceiling"]);
         heap.bytes = heap.afterCollect;
       },
       growthFactor: 1.25,
@@ -223,6 +225,70 @@ describe("HeapGovernor", () => {
     expect(collected).toEqual([]);
     step(64 * MiB);
     expect(collected).toEqual([64 * MiB]);
+  });
+
+  test("below heapBytesMin, a full collection once every smallHeapCollectEveryMs while requests arrive (reason cadence), counted from the last collection of any kind", () => {
+    const timers = new FakeTimers();
+    const heap = { bytes: 20 * MiB };
+    const reasons: string[] = [];
+    clock.ms = 1_000;
+    const governor = new HeapGovernor({
+      timers,
+      heapBytes: () => heap.bytes,
+      nowMs,
+      collect: (_bytes, reason) => {
+        reasons.push(reason);
+        heap.bytes = 18 * MiB;
+      },
+      growthFactor: 1.5,
+      checkMs: 100,
+      heapBytesMin: 64 * MiB,
+      smallHeapCollectEveryMs: 30_000,
+    });
+    const stepAt = (atMs: number, bytes: number) => {
+      clock.ms = atMs;
+      heap.bytes = bytes;
+      governor.noteRequest();
+      timers.fire();
+    };
+    stepAt(30_999, 25 * MiB);
+    expect(reasons).toEqual([]);
+    stepAt(31_000, 25 * MiB);
+    expect(reasons).toEqual(["cadence"]);
+    // The next one counts from that collection.
+    stepAt(60_000, 25 * MiB);
+    expect(reasons).toEqual(["cadence"]);
+    // A growth collection (above heapBytesMin) restarts the count too.
+    stepAt(50_000, 64 * MiB);
+    expect(reasons).toEqual(["cadence", "growth"]);
+    stepAt(79_999, 20 * MiB);
+    expect(reasons).toEqual(["cadence", "growth"]);
+    stepAt(80_000, 20 * MiB);
+    expect(reasons).toEqual(["cadence", "growth", "cadence"]);
+    // Not a pacing collection: it never makes the governor stand aside.
+    expect(governor.standingAside).toBe(false);
+    expect(governor.collections).toBe(3);
+  });
+
+  test("above heapBytesMin the cadence does not apply: only growth collects", () => {
+    const timers = new FakeTimers();
+    const heap = { bytes: 100 * MiB };
+    const reasons: string[] = [];
+    clock.ms = 0;
+    const governor = new HeapGovernor({
+      timers,
+      heapBytes: () => heap.bytes,
+      nowMs,
+      collect: (_bytes, reason) => reasons.push(reason),
+      growthFactor: 1.5,
+      checkMs: 100,
+      heapBytesMin: 64 * MiB,
+      smallHeapCollectEveryMs: 30_000,
+    });
+    clock.ms = 600_000;
+    governor.noteRequest();
+    timers.fire();
+    expect(reasons).toEqual([]);
   });
 
   test("checks only while requests arrive, every checkMs", () => {
