@@ -69,6 +69,7 @@ export function startMemoryCollectors(
   });
   // Under load, a collection whenever the heap has grown by heapGovernor.growthFactor since the last one (standing
   // aside while the live heap holds steady): memory right after a burst does not wait for the idle collection above.
+  // Under a small heap (no backlog) it does not pace but collects fully every heapGovernor.smallHeapCollectEveryMs.
   // The same tick unmaps the LMDB map's pages once they have grown by mappedPages.growthBytes (dropped once now, after
   // recovery).
   const mapped = lmdbDataDir !== null && setting !== "off" ? mappedPagesCheck(lmdbDataDir, logger) : undefined;

@@ -62,8 +62,9 @@
 // its full collections drifted up over an hour of steady load (issue 10's
 // soak: anonymous memory at the intervals' troughs rose ~16 MiB, with the
 // live heap, measured after full collections, flat from the fifth minute
-// on). A full collection of a heap that small blocks for a few milliseconds
-// (BENCHMARKS.md, "Soak q").
+// on). A full collection of a heap that small blocks for about 20 ms
+// (17-25 ms under the soak's load), once every 30 s: under a tenth of a
+// percent of the main thread (BENCHMARKS.md, "Soak q").
 //
 // Like idle-gc.ts, the timer is armed only while requests arrive: an idle
 // server has none.
@@ -83,7 +84,7 @@ export interface HeapGovernorOptions {
   timers: IdleTimers;
   /** The JS heap's size in bytes now (its capacity, process.memoryUsage().heapTotal, in production). */
   heapBytes: () => number;
-  /** Collect now, synchronously; `heapBytes` is the capacity when it was asked for, `standingAside` the governor's mode then. */
+  /** Collect now, synchronously; `heapBytes` is the capacity when it was asked for, `reason` why (CollectReason). */
   collect: (heapBytes: number, reason: CollectReason) => void;
   growthFactor?: number;
   standAsideCeilingFactor?: number;

@@ -1,7 +1,8 @@
 // Goal: keep `bench/backlog-steady.ts` from rotting. Runs it against a real
 // orq with a tiny backlog and load and checks what it prints: the delay
 // line, the RSS line, and the governor's collections, which must be none
-// (a heap this small stays under the governor's floor) and say so. No
+// but the small heap's cadence (a heap this small stays under the
+// governor's floor) and say so. No
 // timing assertions.
 
 import { expect, test } from "bun:test";
@@ -23,9 +24,10 @@ test(
     expect(stdout).toContain("backlog 2000 items; steady load 500/s offered for 2 s, strict");
     expect(stdout).toMatch(/delivered \d+\/s; delay p50 [\d.]+ p99 [\d.]+ p99\.9 [\d.]+ max [\d.]+ ms/);
     expect(stdout).toMatch(/RSS through the steady phase: max \d+ MiB, at its end \d+ MiB/);
-    expect(stdout).toContain("governor collections: loading 0 (0 standing aside), blocking 0 ms in all");
-    expect(stdout).toContain("governor collections: steady 0 (0 standing aside), blocking 0 ms in all");
-    expect(stdout).toContain("no heap gc lines: the heap stayed under the governor's floor, 128 MiB");
+    // Only the small heap's cadence (one full collection per 30 s of requests) may collect here; a slow machine may reach it.
+    expect(stdout).toMatch(/governor collections: loading (\d+) \(0 standing aside, \1 on the cadence\), blocking \d+ ms in all/);
+    expect(stdout).toMatch(/governor collections: steady (\d+) \(0 standing aside, \1 on the cadence\), blocking \d+ ms in all/);
+    expect(stdout).toContain("no pacing collections: the heap stayed under the governor's floor, 128 MiB");
   },
   RUN_TIMEOUT_MS,
 );
