@@ -227,9 +227,10 @@ describe("HeapGovernor", () => {
     expect(collected).toEqual([64 * MiB]);
   });
 
-  test("below heapBytesMin, a full collection once every smallHeapCollectEveryMs while requests arrive (reason cadence), counted from the last collection of any kind", () => {
+  /** A governor with a 64 MiB floor and a 30 s cadence whose collections leave `afterBytes`; `stepAt` is a request and a check at that time. */
+  function cadenceSetUp(startBytes: number, afterBytes: number) {
     const timers = new FakeTimers();
-    const heap = { bytes: 20 * MiB };
+    const heap = { bytes: startBytes };
     const reasons: string[] = [];
     clock.ms = 1_000;
     const governor = new HeapGovernor({
@@ -238,7 +239,7 @@ describe("HeapGovernor", () => {
       nowMs,
       collect: (_bytes, reason) => {
         reasons.push(reason);
-        heap.bytes = 18 * MiB;
+        heap.bytes = afterBytes;
       },
       growthFactor: 1.5,
       checkMs: 100,
@@ -251,19 +252,24 @@ describe("HeapGovernor", () => {
       governor.noteRequest();
       timers.fire();
     };
+    return { governor, reasons, stepAt };
+  }
+
+  test("below heapBytesMin, a full collection once every smallHeapCollectEveryMs while requests arrive (reason cadence), counted from the last collection of any kind", () => {
+    const { governor, reasons, stepAt } = cadenceSetUp(20 * MiB, 18 * MiB);
     stepAt(30_999, 25 * MiB);
     expect(reasons).toEqual([]);
     stepAt(31_000, 25 * MiB);
     expect(reasons).toEqual(["cadence"]);
     // The next one counts from that collection.
-    stepAt(60_000, 25 * MiB);
+    stepAt(60_999, 25 * MiB);
     expect(reasons).toEqual(["cadence"]);
-    // A growth collection (above heapBytesMin) restarts the count too.
-    stepAt(50_000, 64 * MiB);
+    // A growth collection (at the floor) restarts the count too.
+    stepAt(61_000, 64 * MiB);
     expect(reasons).toEqual(["cadence", "growth"]);
-    stepAt(79_999, 20 * MiB);
+    stepAt(90_999, 20 * MiB);
     expect(reasons).toEqual(["cadence", "growth"]);
-    stepAt(80_000, 20 * MiB);
+    stepAt(91_000, 20 * MiB);
     expect(reasons).toEqual(["cadence", "growth", "cadence"]);
     // Not a pacing collection: it never makes the governor stand aside.
     expect(governor.standingAside).toBe(false);
@@ -271,24 +277,11 @@ describe("HeapGovernor", () => {
   });
 
   test("above heapBytesMin the cadence does not apply: only growth collects", () => {
-    const timers = new FakeTimers();
-    const heap = { bytes: 100 * MiB };
-    const reasons: string[] = [];
-    clock.ms = 0;
-    const governor = new HeapGovernor({
-      timers,
-      heapBytes: () => heap.bytes,
-      nowMs,
-      collect: (_bytes, reason) => reasons.push(reason),
-      growthFactor: 1.5,
-      checkMs: 100,
-      heapBytesMin: 64 * MiB,
-      smallHeapCollectEveryMs: 30_000,
-    });
-    clock.ms = 600_000;
-    governor.noteRequest();
-    timers.fire();
+    const { reasons, stepAt } = cadenceSetUp(100 * MiB, 100 * MiB);
+    stepAt(600_000, 100 * MiB);
     expect(reasons).toEqual([]);
+    stepAt(600_100, 150 * MiB);
+    expect(reasons).toEqual(["growth"]);
   });
 
   test("checks only while requests arrive, every checkMs", () => {
