@@ -1285,7 +1285,8 @@ var heapGovernor = Object.freeze({
   liveChangeMin: 0.02,
   steadyForMs: 5000,
   checkMs: 100,
-  heapBytesMin: 128 * 1024 * 1024
+  heapBytesMin: 128 * 1024 * 1024,
+  smallHeapCollectEveryMs: 30000
 });
 var mappedPages = Object.freeze({
   growthBytes: 32 * 1024 * 1024

@@ -57,13 +57,23 @@ export declare const heapGovernor: Readonly<{
      */
     checkMs: 100;
     /**
-     * Below this heap capacity (128 MiB) it never collects: a server without
+     * Below this heap capacity (128 MiB) it does not pace: a server without
      * a large backlog (steady load, nothing accumulating) leaves its
-     * collections to JavaScriptCore, whose are mostly concurrent, and takes no
-     * pause from the governor; 1,000,000 ready items leave a capacity of
-     * 115-145 MiB right after a collection.
+     * collections to JavaScriptCore, whose are mostly concurrent, and takes
+     * from the governor only the cadence below; 1,000,000 ready items leave a
+     * capacity of 115-145 MiB right after a collection.
      */
     heapBytesMin: number;
+    /**
+     * Below heapBytesMin, a full collection at most this often while requests
+     * arrive (30 s): JavaScriptCore's own collections keep the live heap of a
+     * server without a backlog flat, but the blocks it holds between them
+     * drifted up by ~16 MiB over an hour's steady load. A full collection of
+     * such a heap blocks for about 20 ms (17-25 ms under the soak's load), so
+     * 30 s makes that under a tenth of a percent of the main thread
+     * (BENCHMARKS.md, "Soak q").
+     */
+    smallHeapCollectEveryMs: 30000;
 }>;
 /**
  * The LMDB map's resident pages (src/storage/lmdb/map-pages.ts), checked on
