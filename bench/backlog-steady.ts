@@ -25,6 +25,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { heapGovernor } from "../src/limits.ts";
+import type { CollectReason } from "../src/server/memory-governor.ts";
 import { mixedShape, orqMixedTake } from "./load/mixed-load.ts";
 import { OrqConn, makeTemplate } from "./load/orq-conn.ts";
 import { type Durability, readMemory, sampleMemory, startOrq } from "./load/processes.ts";
@@ -54,8 +55,7 @@ const MiB = 1024 * 1024;
 
 interface HeapGcLine {
   atMs: number;
-  /** growth, ceiling (standing aside) or cadence (src/server/memory-governor.ts CollectReason). */
-  reason: string;
+  reason: CollectReason;
   blockedMs: number;
 }
 
@@ -64,8 +64,10 @@ function heapGcLines(logPath: string): HeapGcLine[] {
   const lines: HeapGcLine[] = [];
   for (const text of readFileSync(logPath, "utf8").split("\n")) {
     if (!text.includes('"heap gc"')) continue;
-    const line = JSON.parse(text) as { ts: string; reason?: string; blocked_ms: number };
-    lines.push({ atMs: Date.parse(line.ts), reason: line.reason ?? "growth", blockedMs: line.blocked_ms });
+    const line = JSON.parse(text) as { ts: string; reason?: CollectReason; standing_aside?: boolean; blocked_ms: number };
+    // Builds before the cadence (ORQ_BENCH_MAIN) logged standing_aside instead of a reason.
+    const reason = line.reason ?? (line.standing_aside === true ? "ceiling" : "growth");
+    lines.push({ atMs: Date.parse(line.ts), reason, blockedMs: line.blocked_ms });
   }
   return lines;
 }

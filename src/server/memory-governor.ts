@@ -196,15 +196,12 @@ export class HeapGovernor {
     const heapBytes = this.options.heapBytes();
     if (heapBytes < this.baseBytes) this.baseBytes = heapBytes;
     if (this.aside && this.liveItemsMoved()) this.pace();
-    if (heapBytes < this.triggerBytes) {
-      if (heapBytes < this.heapBytesMin && this.options.nowMs() - this.collectedAtMs >= this.smallHeapCollectEveryMs) {
-        // Not a pacing collection: the stretch and the stand-aside state stay as they are.
-        this.collect(heapBytes, "cadence");
-      }
-      return;
+    if (heapBytes >= this.triggerBytes) {
+      this.noteLiveChange(this.collect(heapBytes, this.aside ? "ceiling" : "growth"));
+    } else if (heapBytes < this.heapBytesMin && this.options.nowMs() - this.collectedAtMs >= this.smallHeapCollectEveryMs) {
+      // Not a pacing collection: the stretch and the stand-aside state stay as they are.
+      this.collect(heapBytes, "cadence");
     }
-    const afterBytes = this.collect(heapBytes, this.aside ? "ceiling" : "growth");
-    this.noteLiveChange(afterBytes);
   }
 
   /** Collect now; the capacity after it is the new base. */
