@@ -1,15 +1,16 @@
 // Goal: the heap governor collects once the heap has grown by growthFactor
 // since the last collection (probed just below and at the trigger), not by
-// growth below heapBytesMin, takes the size after a collection (or a smaller one
-// JavaScriptCore's own collection left) as the new base, stands aside
+// growth below heapBytesMin, takes the size after a collection (or a smaller
+// one JavaScriptCore's own collection left) as the new base, stands aside
 // (collects only at standAsideCeilingFactor) once the capacity after its
 // collections has stayed within liveChangeMin for steadyForMs, and paces
 // again once a collection finds it grown or shrunk by that much, or once the
 // live item count has moved by that much since it stood aside, checks only
 // while requests arrive (a quiet interval disarms it), and never after
 // stop(). Below heapBytesMin it still collects once every
-// smallHeapCollectEveryMs (the cadence), counted from its last collection. The timer is a fake fired by hand, the
-// clock and the heap size numbers the test sets.
+// smallHeapCollectEveryMs (the cadence), counted from its last collection.
+// The timer is a fake fired by hand, the clock and the heap size numbers the
+// test sets.
 
 import { describe, expect, test } from "bun:test";
 import { heapGovernor } from "../../src/limits.ts";
