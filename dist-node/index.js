@@ -1288,6 +1288,9 @@ var heapGovernor = Object.freeze({
   heapBytesMin: 128 * 1024 * 1024,
   smallHeapCollectEveryMs: 30000
 });
+var allocatorEnv = Object.freeze({
+  MIMALLOC_PURGE_DELAY: "60000"
+});
 var mappedPages = Object.freeze({
   growthBytes: 32 * 1024 * 1024
 });

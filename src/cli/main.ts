@@ -6,6 +6,7 @@
 import { Command, CommanderError, Option } from "commander";
 import { existsSync, readFileSync } from "node:fs";
 import packageJson from "../../package.json" with { type: "json" };
+import { ensureAllocatorEnv } from "./allocator-env.ts";
 import { ConfigError, defaultConfigPath, envName, flagName, resolveConfig, settings } from "./config.ts";
 import { addAckCommand } from "./commands/ack.ts";
 import { addCancelCommand } from "./commands/cancel.ts";
@@ -64,6 +65,10 @@ function buildProgram(): Command {
       process.stderr.write(`orq: ${error.message}\n`);
       process.exit(configErrorExitCode);
     }
+    // The allocator's settings before anything is opened: this returns only if
+    // they are already in place (or cannot be put there); else the process
+    // starts over with them, same PID (allocator-env.ts).
+    ensureAllocatorEnv();
     // Loaded only for `serve`: the client commands then start without loading
     // LMDB and its native addon (about 100 ms less per command).
     const { runServe } = await import("./serve.ts");

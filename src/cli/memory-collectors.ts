@@ -5,6 +5,7 @@
 // pages, src/cli/mapped-pages.ts) and the idle collection after a burst
 // (src/server/idle-gc.ts). `--idle-gc off` turns all of them off.
 
+import { fullGC } from "bun:jsc";
 import { monotonicStopwatch } from "../lib/clock.ts";
 import { IdleGc, type IdleTimers } from "../server/idle-gc.ts";
 import type { Logger } from "../server/logger.ts";
@@ -79,13 +80,17 @@ export function startMemoryCollectors(
     heapBytes: () => process.memoryUsage().heapTotal,
     nowMs: () => monotonicStopwatch.nowMs(),
     liveItems,
-    collect: (heapBytes, reason) => {
+    collect: (heapBytes, reason, freed) => {
       const startedMs = monotonicStopwatch.nowMs();
       const rssBytes = process.memoryUsage.rss();
-      Bun.gc(true);
+      // Bun.gc(true) sweeps before it returns and has the allocator purge every free page; fullGC() leaves both to
+      // later, so the pages freed are reused instead of faulted back in (memory-governor.ts, "What a collection does").
+      if (freed === "return") Bun.gc(true);
+      else fullGC();
       logger.debug("heap gc", {
         heap_bytes: heapBytes,
         reason,
+        freed,
         heap_after_bytes: process.memoryUsage().heapTotal,
         rss_bytes: rssBytes,
         rss_after_bytes: process.memoryUsage.rss(),

@@ -66,6 +66,22 @@
 // (17-25 ms under the soak's load), once every 30 s: under a tenth of a
 // percent of the main thread (BENCHMARKS.md, "Soak q").
 //
+// What a collection does with the pages it frees (`FreedPages`). A
+// collection the allocator is told of (`Bun.gc(true)` in production) hands
+// every free page back to the OS at once (mimalloc purges them: one
+// `madvise` per free range, each a TLB shootdown across the process's
+// threads), and the allocations that follow fault them back in. While the
+// live item count grows (a load) that is what pacing is for: memory right
+// after the load. While it holds or falls (a drain, acquisitions, a steady
+// load) the pages freed are the garbage's, refilled within the next
+// interval, and returning them cost about a quarter of the server's CPU in
+// the drain and Jupiter scenarios (BENCHMARKS.md, "The allocator's purges").
+// So a pacing collection with no more live items than at the last
+// collection keeps them (`fullGC()` of bun:jsc: the same full collection,
+// its sweep left to the incremental sweeper and the pages to the allocator,
+// which purges what stays unused for `allocatorEnv`'s purge delay); every
+// other collection (a load's, the ceiling's, the cadence's) returns them.
+//
 // Like idle-gc.ts, the timer is armed only while requests arrive: an idle
 // server has none.
 //
@@ -80,12 +96,15 @@ import type { IdleTimers } from "./idle-gc.ts";
 /** Why the governor collects: the heap grew by growthFactor (pacing), reached the stand-aside ceiling, or the small heap's cadence came round. */
 export type CollectReason = "growth" | "ceiling" | "cadence";
 
+/** What the collection does with the pages it frees: hand them back to the OS at once, or keep them with the allocator (see the file's comment). */
+export type FreedPages = "return" | "keep";
+
 export interface HeapGovernorOptions {
   timers: IdleTimers;
   /** The JS heap's size in bytes now (its capacity, process.memoryUsage().heapTotal, in production). */
   heapBytes: () => number;
-  /** Collect now, synchronously; `heapBytes` is the capacity when it was asked for, `reason` why (CollectReason). */
-  collect: (heapBytes: number, reason: CollectReason) => void;
+  /** Collect now, synchronously; `heapBytes` is the capacity when it was asked for, `reason` why (CollectReason), `freed` what to do with the pages it frees. */
+  collect: (heapBytes: number, reason: CollectReason, freed: FreedPages) => void;
   growthFactor?: number;
   standAsideCeilingFactor?: number;
   liveChangeMin?: number;
@@ -132,6 +151,8 @@ export class HeapGovernor {
   private aside = false;
   /** The live item count when the governor stood aside. */
   private itemsAtAside = 0;
+  /** The live item count at the last collection (at construction before the first); null without liveItems. */
+  private itemsAtCollection: number | null;
   /** File-backed resident bytes after the last drop, lowered by any smaller reading since. */
   private mappedBaseBytes: number;
   private requests = 0;
@@ -150,6 +171,7 @@ export class HeapGovernor {
     this.collectedAtMs = options.nowMs();
     this.baseBytes = options.heapBytes();
     this.mappedBaseBytes = options.mapped === undefined ? 0 : options.mapped.residentBytes();
+    this.itemsAtCollection = options.liveItems?.() ?? null;
   }
 
   /** One request. The hot path: a counter and a flag. */
@@ -207,7 +229,7 @@ export class HeapGovernor {
   /** Collect now; the capacity after it is the new base. */
   private collect(heapBytes: number, reason: CollectReason): number {
     this.collections++;
-    this.options.collect(heapBytes, reason);
+    this.options.collect(heapBytes, reason, this.freedPages(reason));
     const afterBytes = this.options.heapBytes();
     this.baseBytes = afterBytes;
     this.collectedAtMs = this.options.nowMs();
@@ -227,6 +249,14 @@ export class HeapGovernor {
       this.aside = true;
       this.itemsAtAside = this.options.liveItems?.() ?? 0;
     }
+  }
+
+  /** Keep the freed pages only when pacing finds no more live items than the last collection did (a drain or a steady spell). */
+  private freedPages(reason: CollectReason): FreedPages {
+    const before = this.itemsAtCollection;
+    const now = this.options.liveItems?.() ?? null;
+    this.itemsAtCollection = now;
+    return reason === "growth" && before !== null && now !== null && now <= before ? "keep" : "return";
   }
 
   private liveItemsMoved(): boolean {

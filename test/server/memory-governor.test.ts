@@ -9,6 +9,9 @@
 // while requests arrive (a quiet interval disarms it), and never after
 // stop(). Below heapBytesMin it still collects once every
 // smallHeapCollectEveryMs (the cadence), counted from its last collection.
+// A pacing collection keeps the pages it frees while the live item count has
+// not grown since the last collection (a drain), and every other one (a
+// load's, the ceiling's, the cadence's) returns them.
 // The timer is a fake fired by hand, the clock and the heap size numbers the
 // test sets.
 
@@ -44,12 +47,14 @@ function setUp(startBytes: number, afterCollectBytes: number) {
   const timers = new FakeTimers();
   const heap = { bytes: startBytes };
   const collected: number[] = [];
+  const freed: string[] = [];
   const governor = new HeapGovernor({
     timers,
     heapBytes: () => heap.bytes,
     nowMs,
-    collect: (bytes) => {
+    collect: (bytes, _reason, pages) => {
       collected.push(bytes);
+      freed.push(pages);
       heap.bytes = afterCollectBytes;
     },
     growthFactor: 1.5,
@@ -62,7 +67,7 @@ function setUp(startBytes: number, afterCollectBytes: number) {
     heap.bytes = bytes;
     timers.fire();
   };
-  return { timers, heap, collected, governor, step };
+  return { timers, heap, collected, freed, governor, step };
 }
 
 describe("HeapGovernor", () => {
@@ -84,16 +89,17 @@ describe("HeapGovernor", () => {
   function asideSetUp(startBytes: number) {
     clock.ms = 0;
     const timers = new FakeTimers();
-    const heap = { bytes: startBytes, afterCollect: startBytes, items: 1_000_000 };
+    const heap = { bytes: startBytes, afterCollect: startBytes, items: 1_000_000, freed: [] as string[] };
     const collected: Array<[number, boolean]> = [];
     const governor = new HeapGovernor({
       timers,
       nowMs,
       liveItems: () => heap.items,
       heapBytes: () => heap.bytes,
-      collect: (bytes, reason) => {
+      collect: (bytes, reason, pages) => {
         // Standing aside, only the ceiling collects.
         collected.push([bytes / MiB, reason === "ceiling"]);
+        heap.freed.push(pages);
         heap.bytes = heap.afterCollect;
       },
       growthFactor: 1.25,
@@ -233,13 +239,17 @@ describe("HeapGovernor", () => {
     const timers = new FakeTimers();
     const heap = { bytes: startBytes };
     const reasons: string[] = [];
+    const freed: string[] = [];
     clock.ms = 1_000;
     const governor = new HeapGovernor({
       timers,
       heapBytes: () => heap.bytes,
       nowMs,
-      collect: (_bytes, reason) => {
+      // The same live item count throughout: only the reason decides.
+      liveItems: () => 500,
+      collect: (_bytes, reason, pages) => {
         reasons.push(reason);
+        freed.push(pages);
         heap.bytes = afterBytes;
       },
       growthFactor: 1.5,
@@ -253,7 +263,7 @@ describe("HeapGovernor", () => {
       governor.noteRequest();
       timers.fire();
     };
-    return { governor, reasons, stepAt };
+    return { governor, reasons, freed, stepAt };
   }
 
   test("below heapBytesMin, a full collection once every smallHeapCollectEveryMs while requests arrive (reason cadence), counted from the last collection of any kind", () => {
@@ -283,6 +293,64 @@ describe("HeapGovernor", () => {
     expect(reasons).toEqual([]);
     stepAt(600_100, 150 * MiB);
     expect(reasons).toEqual(["growth"]);
+  });
+
+  test("a pacing collection keeps the freed pages while the live item count has not grown since the last collection, and every other collection returns them", () => {
+    clock.ms = 0;
+    const timers = new FakeTimers();
+    const heap = { bytes: 100 * MiB, items: 1_000 };
+    const freed: string[] = [];
+    const governor = new HeapGovernor({
+      timers,
+      nowMs,
+      liveItems: () => heap.items,
+      heapBytes: () => heap.bytes,
+      collect: (_bytes, reason, pages) => {
+        freed.push(`${reason}:${pages}`);
+        heap.bytes = 100 * MiB;
+      },
+      growthFactor: 1.5,
+      // Never steady long enough to stand aside here.
+      steadyForMs: 1_000_000,
+      checkMs: 100,
+      heapBytesMin: 64 * MiB,
+    });
+    const stepWith = (items: number) => {
+      heap.items = items;
+      governor.noteRequest();
+      heap.bytes = 150 * MiB;
+      timers.fire();
+    };
+    // A load (more items than at the start, then than at each collection): returned.
+    stepWith(2_000);
+    stepWith(3_000);
+    // Held, then a drain: kept.
+    stepWith(3_000);
+    stepWith(2_500);
+    stepWith(100);
+    // A load again after the drain: returned.
+    stepWith(101);
+    expect(freed).toEqual(["growth:return", "growth:return", "growth:keep", "growth:keep", "growth:keep", "growth:return"]);
+  });
+
+  test("the cadence and the ceiling return the freed pages whatever the live item count does, and so does pacing without a live item count", () => {
+    const cadence = cadenceSetUp(20 * MiB, 18 * MiB);
+    cadence.stepAt(31_000, 25 * MiB);
+    expect(cadence.reasons).toEqual(["cadence"]);
+    expect(cadence.freed).toEqual(["return"]);
+    const noItems = setUp(100 * MiB, 100 * MiB);
+    noItems.step(150 * MiB);
+    noItems.step(150 * MiB);
+    expect(noItems.freed).toEqual(["return", "return"]);
+    const { governor, collected, step, heap } = asideSetUp(100 * MiB);
+    step(0, 1000 * MiB, 100);
+    step(5_000, 1000 * MiB, 100);
+    expect(governor.standingAside).toBe(true);
+    // Standing aside, fewer items (a drain under liveChangeMin) and the ceiling reached: returned all the same.
+    heap.items = 999_000;
+    step(6_000, 300 * MiB);
+    expect(collected.at(-1)).toEqual([300, true]);
+    expect(heap.freed).toEqual(["keep", "keep", "return"]);
   });
 
   test("checks only while requests arrive, every checkMs", () => {

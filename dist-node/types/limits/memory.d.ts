@@ -76,6 +76,24 @@ export declare const heapGovernor: Readonly<{
     smallHeapCollectEveryMs: 30000;
 }>;
 /**
+ * The allocator settings `orq serve` runs with (src/cli/allocator-env.ts),
+ * each unless the server's environment sets it already. mimalloc reads them
+ * once, at process start.
+ *
+ * MIMALLOC_PURGE_DELAY, 60,000 ms (mimalloc's default is 100): how long a
+ * freed page the allocator was not told to return stays resident for reuse.
+ * Under a drain or a steady stream of acquisitions the JS heap frees and
+ * refills the same pages every fraction of a second; purged after 100 ms,
+ * each came back as a page fault after an `madvise` (a TLB shootdown across
+ * the process's threads), about a quarter of the server's CPU in those
+ * scenarios (BENCHMARKS.md, "The allocator's purges"). Memory still goes
+ * back at every collection that returns pages (the governor's during a
+ * load, its ceiling and cadence, the idle collection: `FreedPages` in
+ * src/server/memory-governor.ts), so the longer delay bounds only what a
+ * server that never collects again would hold, for a minute.
+ */
+export declare const allocatorEnv: Readonly<Record<string, string>>;
+/**
  * The LMDB map's resident pages (src/storage/lmdb/map-pages.ts), checked on
  * the heap governor's tick: once the process's file-backed resident memory
  * has grown by `growthBytes` (32 MiB) since the last drop, the map's pages
