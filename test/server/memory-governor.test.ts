@@ -117,7 +117,13 @@ describe("HeapGovernor", () => {
       heap.bytes = bytes;
       timers.fire();
     };
-    return { governor, collected, step, heap };
+    /** Two checks 5 s apart whose collections leave 100 MiB: the governor stands aside. */
+    const standAside = () => {
+      step(0, 1000 * MiB, 100);
+      step(5_000, 1000 * MiB, 100);
+      expect(governor.standingAside).toBe(true);
+    };
+    return { governor, collected, step, heap, standAside };
   }
 
   test("stands aside once the capacity after its collections has held within liveChangeMin for steadyForMs, and paces again when it moves", () => {
@@ -154,10 +160,8 @@ describe("HeapGovernor", () => {
   });
 
   test("standing aside, a live item count moved by liveChangeMin (a drain or a load beginning) brings it back to pacing at once", () => {
-    const { governor, collected, step, heap } = asideSetUp(100 * MiB);
-    step(0, 1000 * MiB, 100);
-    step(5_000, 1000 * MiB, 100);
-    expect(governor.standingAside).toBe(true);
+    const { governor, collected, step, heap, standAside } = asideSetUp(100 * MiB);
+    standAside();
     // 19,999 items fewer (under 2% of 1,000,000): still aside, no collection at 200 MiB.
     heap.items = 980_001;
     step(6_000, 200 * MiB);
@@ -184,11 +188,9 @@ describe("HeapGovernor", () => {
   });
 
   test("standing aside with no live items, the first item brings it back to pacing", () => {
-    const { governor, step, heap } = asideSetUp(100 * MiB);
+    const { governor, step, heap, standAside } = asideSetUp(100 * MiB);
     heap.items = 0;
-    step(0, 1000 * MiB, 100);
-    step(5_000, 1000 * MiB, 100);
-    expect(governor.standingAside).toBe(true);
+    standAside();
     step(6_000, 200 * MiB);
     expect(governor.standingAside).toBe(true);
     heap.items = 1;
@@ -342,10 +344,8 @@ describe("HeapGovernor", () => {
     noItems.step(150 * MiB);
     noItems.step(150 * MiB);
     expect(noItems.freed).toEqual(["return", "return"]);
-    const { governor, collected, step, heap } = asideSetUp(100 * MiB);
-    step(0, 1000 * MiB, 100);
-    step(5_000, 1000 * MiB, 100);
-    expect(governor.standingAside).toBe(true);
+    const { collected, step, heap, standAside } = asideSetUp(100 * MiB);
+    standAside();
     // Standing aside, fewer items (a drain under liveChangeMin) and the ceiling reached: returned all the same.
     heap.items = 999_000;
     step(6_000, 300 * MiB);
