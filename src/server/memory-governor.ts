@@ -74,8 +74,9 @@
 // live item count grows (a load) that is what pacing is for: memory right
 // after the load. While it holds or falls (a drain, acquisitions, a steady
 // load) the pages freed are the garbage's, refilled within the next
-// interval, and returning them cost about a quarter of the server's CPU in
-// the drain and Jupiter scenarios (BENCHMARKS.md, "The allocator's purges").
+// interval, and returning them cost about a quarter of the server's CPU per
+// drained item and an eighth per Jupiter acquisition (BENCHMARKS.md, "The
+// allocator's purges").
 // So a pacing collection with no more live items than at the last
 // collection keeps them (`fullGC()` of bun:jsc: the same full collection,
 // its sweep left to the incremental sweeper and the pages to the allocator,

@@ -85,8 +85,9 @@ export declare const heapGovernor: Readonly<{
  * Under a drain or a steady stream of acquisitions the JS heap frees and
  * refills the same pages every fraction of a second; purged after 100 ms,
  * each came back as a page fault after an `madvise` (a TLB shootdown across
- * the process's threads), about a quarter of the server's CPU in those
- * scenarios (BENCHMARKS.md, "The allocator's purges"). Memory still goes
+ * the process's threads): about a quarter of the server's CPU per drained
+ * item and an eighth per Jupiter acquisition (BENCHMARKS.md, "The
+ * allocator's purges"). Memory still goes
  * back at every collection that returns pages (the governor's during a
  * load, its ceiling and cadence, the idle collection: `FreedPages` in
  * src/server/memory-governor.ts), so the longer delay bounds only what a
