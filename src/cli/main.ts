@@ -53,6 +53,10 @@ function buildProgram(): Command {
   }
   serve.addOption(new Option("--config <path>", `config file, JSON or (*.toml) TOML (default ${defaultConfigPath} if present; env ORQ_CONFIG)`));
   serve.action(async (flags: Record<string, string | undefined>) => {
+    // The allocator's settings first, before anything is read or opened: this
+    // returns only if they are already in place (or cannot be put there);
+    // else the process starts over with them, same PID (allocator-env.ts).
+    ensureAllocatorEnv();
     let config;
     try {
       config = resolveConfig({
@@ -65,10 +69,6 @@ function buildProgram(): Command {
       process.stderr.write(`orq: ${error.message}\n`);
       process.exit(configErrorExitCode);
     }
-    // The allocator's settings before anything is opened: this returns only if
-    // they are already in place (or cannot be put there); else the process
-    // starts over with them, same PID (allocator-env.ts).
-    ensureAllocatorEnv();
     // Loaded only for `serve`: the client commands then start without loading
     // LMDB and its native addon (about 100 ms less per command).
     const { runServe } = await import("./serve.ts");

@@ -89,8 +89,10 @@ describe("HeapGovernor", () => {
   function asideSetUp(startBytes: number) {
     clock.ms = 0;
     const timers = new FakeTimers();
-    const heap = { bytes: startBytes, afterCollect: startBytes, items: 1_000_000, freed: [] as string[] };
+    const heap = { bytes: startBytes, afterCollect: startBytes, items: 1_000_000 };
     const collected: Array<[number, boolean]> = [];
+    /** Each collection's `reason:freed`. */
+    const freed: string[] = [];
     const governor = new HeapGovernor({
       timers,
       nowMs,
@@ -99,7 +101,7 @@ describe("HeapGovernor", () => {
       collect: (bytes, reason, pages) => {
         // Standing aside, only the ceiling collects.
         collected.push([bytes / MiB, reason === "ceiling"]);
-        heap.freed.push(pages);
+        freed.push(`${reason}:${pages}`);
         heap.bytes = heap.afterCollect;
       },
       growthFactor: 1.25,
@@ -123,7 +125,7 @@ describe("HeapGovernor", () => {
       step(5_000, 1000 * MiB, 100);
       expect(governor.standingAside).toBe(true);
     };
-    return { governor, collected, step, heap, standAside };
+    return { governor, collected, freed, step, heap, standAside };
   }
 
   test("stands aside once the capacity after its collections has held within liveChangeMin for steadyForMs, and paces again when it moves", () => {
@@ -298,40 +300,22 @@ describe("HeapGovernor", () => {
   });
 
   test("a pacing collection keeps the freed pages while the live item count has not grown since the last collection, and every other collection returns them", () => {
-    clock.ms = 0;
-    const timers = new FakeTimers();
-    const heap = { bytes: 100 * MiB, items: 1_000 };
-    const freed: string[] = [];
-    const governor = new HeapGovernor({
-      timers,
-      nowMs,
-      liveItems: () => heap.items,
-      heapBytes: () => heap.bytes,
-      collect: (_bytes, reason, pages) => {
-        freed.push(`${reason}:${pages}`);
-        heap.bytes = 100 * MiB;
-      },
-      growthFactor: 1.5,
-      // Never steady long enough to stand aside here.
-      steadyForMs: 1_000_000,
-      checkMs: 100,
-      heapBytesMin: 64 * MiB,
-    });
+    const { governor, freed, step, heap } = asideSetUp(100 * MiB);
+    // Every check at the same instant: never steady for steadyForMs, so every collection is pacing.
     const stepWith = (items: number) => {
       heap.items = items;
-      governor.noteRequest();
-      heap.bytes = 150 * MiB;
-      timers.fire();
+      step(0, 1000 * MiB, 100);
     };
     // A load (more items than at the start, then than at each collection): returned.
-    stepWith(2_000);
-    stepWith(3_000);
+    stepWith(2_000_000);
+    stepWith(3_000_000);
     // Held, then a drain: kept.
-    stepWith(3_000);
-    stepWith(2_500);
+    stepWith(3_000_000);
+    stepWith(2_500_000);
     stepWith(100);
     // A load again after the drain: returned.
     stepWith(101);
+    expect(governor.standingAside).toBe(false);
     expect(freed).toEqual(["growth:return", "growth:return", "growth:keep", "growth:keep", "growth:keep", "growth:return"]);
   });
 
@@ -344,13 +328,13 @@ describe("HeapGovernor", () => {
     noItems.step(150 * MiB);
     noItems.step(150 * MiB);
     expect(noItems.freed).toEqual(["return", "return"]);
-    const { collected, step, heap, standAside } = asideSetUp(100 * MiB);
+    const { collected, freed, step, heap, standAside } = asideSetUp(100 * MiB);
     standAside();
     // Standing aside, fewer items (a drain under liveChangeMin) and the ceiling reached: returned all the same.
     heap.items = 999_000;
     step(6_000, 300 * MiB);
     expect(collected.at(-1)).toEqual([300, true]);
-    expect(heap.freed).toEqual(["keep", "keep", "return"]);
+    expect(freed).toEqual(["growth:keep", "growth:keep", "ceiling:return"]);
   });
 
   test("checks only while requests arrive, every checkMs", () => {
