@@ -79,11 +79,12 @@ function summarizeCollections(lines: HeapGcLine[]): string {
   return `${lines.length} (${aside} standing aside, ${cadence} on the cadence), blocking ${blocked.toFixed(0)} ms in all`;
 }
 
-// The governor logs its collections at debug level; the child inherits this environment.
-process.env.ORQ_LOG_LEVEL = "debug";
 const dir = mkdtempSync(join(tmpdir(), "orq-backlog-steady-"));
 const logPath = join(dir, "orq.log");
-const child = await startOrq(join(dir, "data"), durability, logPath);
+// The governor logs its collections at debug level. A flag, not ORQ_LOG_LEVEL set here: Bun.spawn hands the child
+// the environment this process started with, so that setting never reached the server and every run before this
+// fix counted no collections (BENCHMARKS.md, "The governor stands aside").
+const child = await startOrq(join(dir, "data"), durability, logPath, ["--log-level", "debug"]);
 try {
   const conn = await OrqConn.connect(child.host, child.port);
   const payload = fixedPayload();

@@ -39,11 +39,16 @@ export function beanstalkdPath(): string | null {
   return Bun.which("beanstalkd");
 }
 
-export async function startOrq(dataDir: string, durability: Durability, logPath: string): Promise<Child> {
+/**
+ * `serveFlags` are added to `orq serve`'s arguments (e.g. `--log-level debug`).
+ * A flag, not the environment: Bun.spawn without `env` hands the child the
+ * environment this process started with, not later changes to process.env.
+ */
+export async function startOrq(dataDir: string, durability: Durability, logPath: string, serveFlags: readonly string[] = []): Promise<Child> {
   const argv = [
     process.execPath, ...(process.env.ORQ_BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.ORQ_BENCH_CPU_PROF}`] : []), ORQ_MAIN, "serve",
     "--host", "127.0.0.1", "--port", "0", "--http-port", "0", "--ui-port", "off",
-    "--data-dir", dataDir, "--shards", "16", "--durability", durability,
+    "--data-dir", dataDir, "--shards", "16", "--durability", durability, ...serveFlags,
   ];
   return startWithBanner("orq", argv, /orq listening on ([^\s:]+):(\d+)/, logPath);
 }

@@ -5,7 +5,7 @@
 // pages, src/cli/mapped-pages.ts) and the idle collection after a burst
 // (src/server/idle-gc.ts). `--idle-gc off` turns all of them off.
 
-import { fullGC } from "bun:jsc";
+import { fullGC, heapSize } from "bun:jsc";
 import { monotonicStopwatch } from "../lib/clock.ts";
 import { IdleGc, type IdleTimers } from "../server/idle-gc.ts";
 import type { Logger } from "../server/logger.ts";
@@ -87,15 +87,19 @@ export function startMemoryCollectors(
       // later, so the pages freed are reused instead of faulted back in (memory-governor.ts, "What a collection does").
       if (freed === "return") Bun.gc(true);
       else fullGC();
+      // What the collection found live, whether or not it swept (the capacity after fullGC() is the capacity before).
+      const liveBytes = heapSize();
       logger.debug("heap gc", {
         heap_bytes: heapBytes,
         reason,
         freed,
         heap_after_bytes: process.memoryUsage().heapTotal,
+        live_bytes: liveBytes,
         rss_bytes: rssBytes,
         rss_after_bytes: process.memoryUsage.rss(),
         blocked_ms: roundedMs(monotonicStopwatch.nowMs() - startedMs),
       });
+      return liveBytes;
     },
   });
   return {

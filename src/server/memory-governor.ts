@@ -13,9 +13,10 @@
 // that one moves only when a collection runs (it is what the last one
 // found), so between JavaScriptCore's own collections it cannot see
 // garbage pile up, and with it the heap reached 1.9x its live size while
-// the governor waited. Not bun:jsc `heapSize()` either: it counts every
-// block's mark bits, 1.4 ms at 1,000,000 live objects and up to 9 ms under
-// load (10% of the main thread in the Jupiter scenario, BENCHMARKS.md).
+// the governor waited. Not bun:jsc `heapSize()` either, at every check: it
+// counts every block's mark bits, 1.4 ms at 1,000,000 live objects and up to
+// 9 ms under load (10% of the main thread in the Jupiter scenario,
+// BENCHMARKS.md); once per collection, for the steady stretch below, it is.
 //
 // The collection (in production) is `Bun.gc(true)`: full, synchronous, and
 // it sweeps before it returns, so the blocks it frees leave the capacity,
@@ -36,8 +37,16 @@
 // (BENCHMARKS.md, "The governor stands aside"). A load (items arriving) or
 // a drain (items ending) makes or frees old objects, which only a full
 // collection takes; there the governor keeps its pace. So it compares the
-// capacity right after each of its collections with the reading that began
-// the current steady stretch. Once the readings have stayed within
+// live bytes each of its collections found (`collect` returns them: bun:jsc
+// `heapSize()` read right after the collection, 2-4 ms with 1,000,000 items,
+// once per collection and never per check) with the reading that began the
+// current steady stretch. Not the capacity read after it: a collection that
+// keeps the pages it frees (below) leaves its sweep to later, so the
+// capacity right after it is the capacity before it, and a build that
+// compared capacities never stood aside once it kept pages (34 blocking
+// collections in 30 s of steady load on a 1,000,000-item backlog, 8% of the
+// main thread: BENCHMARKS.md, "The governor stood aside no more"). Once the
+// readings have stayed within
 // `liveChangeMin` of it for `steadyForMs`, it stands aside: it collects only
 // when the capacity reaches `standAsideCeilingFactor` times the base, a
 // ceiling JavaScriptCore's own collections kept well below in that state.
@@ -104,8 +113,14 @@ export interface HeapGovernorOptions {
   timers: IdleTimers;
   /** The JS heap's size in bytes now (its capacity, process.memoryUsage().heapTotal, in production). */
   heapBytes: () => number;
-  /** Collect now, synchronously; `heapBytes` is the capacity when it was asked for, `reason` why (CollectReason), `freed` what to do with the pages it frees. */
-  collect: (heapBytes: number, reason: CollectReason, freed: FreedPages) => void;
+  /**
+   * Collect now, synchronously; `heapBytes` is the capacity when it was asked
+   * for, `reason` why (CollectReason), `freed` what to do with the pages it
+   * frees. Returns the bytes the collection found live (bun:jsc heapSize()
+   * right after it in production): exact after a full collection whether or
+   * not it swept, where the capacity is not.
+   */
+  collect: (heapBytes: number, reason: CollectReason, freed: FreedPages) => number;
   growthFactor?: number;
   standAsideCeilingFactor?: number;
   liveChangeMin?: number;
@@ -146,8 +161,8 @@ export class HeapGovernor {
   private collectedAtMs: number;
   /** The heap's size after the last collection, as far as the checks saw it. */
   private baseBytes: number;
-  /** The capacity right after the collection that began the current steady stretch, and when (null before the first). */
-  private stretch: { afterBytes: number; sinceMs: number } | null = null;
+  /** The live bytes found by the collection that began the current steady stretch, and when (null before the first). */
+  private stretch: { liveBytes: number; sinceMs: number } | null = null;
   /** Whether the live heap has held steady for steadyForMs: see the file's comment. */
   private aside = false;
   /** The live item count when the governor stood aside. */
@@ -227,22 +242,25 @@ export class HeapGovernor {
     }
   }
 
-  /** Collect now; the capacity after it is the new base. */
+  /**
+   * Collect now; the capacity after it is the new base (a collection that
+   * leaves its sweep to later leaves it high: a smaller reading at a later
+   * check lowers it). Returns the live bytes the collection found.
+   */
   private collect(heapBytes: number, reason: CollectReason): number {
     this.collections++;
-    this.options.collect(heapBytes, reason, this.freedPages(reason));
-    const afterBytes = this.options.heapBytes();
-    this.baseBytes = afterBytes;
+    const liveBytes = this.options.collect(heapBytes, reason, this.freedPages(reason));
+    this.baseBytes = this.options.heapBytes();
     this.collectedAtMs = this.options.nowMs();
-    return afterBytes;
+    return liveBytes;
   }
 
-  /** Stand aside once the capacity after collections has stayed within liveChangeMin for steadyForMs; pace again once it leaves. */
-  private noteLiveChange(afterBytes: number): void {
+  /** Stand aside once the live bytes its collections found have stayed within liveChangeMin for steadyForMs; pace again once they leave. */
+  private noteLiveChange(liveBytes: number): void {
     const nowMs = this.options.nowMs();
     const stretch = this.stretch;
-    if (stretch === null || Math.abs(afterBytes - stretch.afterBytes) >= stretch.afterBytes * this.liveChangeMin) {
-      this.stretch = { afterBytes, sinceMs: nowMs };
+    if (stretch === null || Math.abs(liveBytes - stretch.liveBytes) >= stretch.liveBytes * this.liveChangeMin) {
+      this.stretch = { liveBytes, sinceMs: nowMs };
       this.aside = false;
       return;
     }

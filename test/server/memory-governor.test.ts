@@ -2,8 +2,9 @@
 // since the last collection (probed just below and at the trigger), not by
 // growth below heapBytesMin, takes the size after a collection (or a smaller
 // one JavaScriptCore's own collection left) as the new base, stands aside
-// (collects only at standAsideCeilingFactor) once the capacity after its
-// collections has stayed within liveChangeMin for steadyForMs, and paces
+// (collects only at standAsideCeilingFactor) once the live bytes its
+// collections found have stayed within liveChangeMin for steadyForMs (also
+// when a collection that keeps its pages leaves the capacity high), and paces
 // again once a collection finds it grown or shrunk by that much, or once the
 // live item count has moved by that much since it stood aside, checks only
 // while requests arrive (a quiet interval disarms it), and never after
@@ -56,6 +57,7 @@ function setUp(startBytes: number, afterCollectBytes: number) {
       collected.push(bytes);
       freed.push(pages);
       heap.bytes = afterCollectBytes;
+      return afterCollectBytes;
     },
     growthFactor: 1.5,
     checkMs: 100,
@@ -86,7 +88,13 @@ describe("HeapGovernor", () => {
     expect(collected.length).toBe(2);
   });
 
-  function asideSetUp(startBytes: number) {
+  /**
+   * `keepLeavesCapacity`: a collection that keeps the freed pages leaves the
+   * capacity where it was (as bun:jsc fullGC() does, its sweep left to later)
+   * while it still reports `afterCollect` live; otherwise every collection
+   * leaves the capacity at `afterCollect`.
+   */
+  function asideSetUp(startBytes: number, keepLeavesCapacity = false) {
     clock.ms = 0;
     const timers = new FakeTimers();
     const heap = { bytes: startBytes, afterCollect: startBytes, items: 1_000_000 };
@@ -102,7 +110,8 @@ describe("HeapGovernor", () => {
         // Standing aside, only the ceiling collects.
         collected.push([bytes / MiB, reason === "ceiling"]);
         freed.push(`${reason}:${pages}`);
-        heap.bytes = heap.afterCollect;
+        if (!(keepLeavesCapacity && pages === "keep")) heap.bytes = heap.afterCollect;
+        return heap.afterCollect;
       },
       growthFactor: 1.25,
       standAsideCeilingFactor: 3,
@@ -128,7 +137,7 @@ describe("HeapGovernor", () => {
     return { governor, collected, freed, step, heap, standAside };
   }
 
-  test("stands aside once the capacity after its collections has held within liveChangeMin for steadyForMs, and paces again when it moves", () => {
+  test("stands aside once the live bytes its collections found have held within liveChangeMin for steadyForMs, and paces again when they move", () => {
     const { governor, collected, step } = asideSetUp(100 * MiB);
     // A steady stretch begins at the first collection (t=0) and readings stay within 2% of its 100 MiB.
     step(0, 125 * MiB, 100);
@@ -159,6 +168,24 @@ describe("HeapGovernor", () => {
       [1000, false],
       [1000, false],
     ]);
+  });
+
+  test("collections that keep the freed pages leave the capacity high, and the governor still stands aside on the live bytes they found", () => {
+    // A steady load on a backlog: the item count holds, so every pacing collection keeps its pages (bun:jsc fullGC()),
+    // and the capacity read right after each is the reading that triggered it (130-170 MiB here, more than 2% apart);
+    // the sweeper lowers it by the next check. The live heap each found is 100 MiB throughout.
+    const { governor, collected, freed, step } = asideSetUp(100 * MiB, true);
+    const triggers = [130, 160, 140, 170, 150, 165];
+    for (const [second, trigger] of triggers.entries()) {
+      step(second * 1_000, trigger * MiB, 100);
+      expect(collected.length).toBe(second + 1);
+      // The sweeper's work shows at the next check: the base falls back to the live heap's capacity.
+      step(second * 1_000 + 500, 100 * MiB);
+    }
+    expect(freed.every((entry) => entry === "growth:keep")).toBe(true);
+    // From the first collection (t=0) to the sixth (t=5 s) the live bytes held within 2%: standing aside.
+    expect(governor.standingAside).toBe(true);
+    expect(governor.triggerBytes).toBe(300 * MiB);
   });
 
   test("standing aside, a live item count moved by liveChangeMin (a drain or a load beginning) brings it back to pacing at once", () => {
@@ -255,6 +282,7 @@ describe("HeapGovernor", () => {
         reasons.push(reason);
         freed.push(pages);
         heap.bytes = afterBytes;
+        return afterBytes;
       },
       growthFactor: 1.5,
       checkMs: 100,
@@ -368,7 +396,7 @@ describe("HeapGovernor", () => {
 
   test("defaults come from limits.ts", () => {
     const timers = new FakeTimers();
-    const governor = new HeapGovernor({ timers, nowMs, heapBytes: () => 0, collect: () => {} });
+    const governor = new HeapGovernor({ timers, nowMs, heapBytes: () => 0, collect: () => 0 });
     expect(governor.triggerBytes).toBe(heapGovernor.heapBytesMin);
     expect(governor.standingAside).toBe(false);
     expect(heapGovernor.standAsideCeilingFactor).toBeGreaterThan(heapGovernor.growthFactor);
@@ -384,7 +412,7 @@ describe("HeapGovernor", () => {
       timers,
       nowMs,
       heapBytes: () => 10 * MiB,
-      collect: () => {},
+      collect: () => 0,
       mapped: {
         residentBytes: () => file.bytes,
         drop: () => {
