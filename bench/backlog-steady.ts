@@ -83,7 +83,7 @@ const dir = mkdtempSync(join(tmpdir(), "orq-backlog-steady-"));
 const logPath = join(dir, "orq.log");
 // The governor logs its collections at debug level. A flag, not ORQ_LOG_LEVEL set here: Bun.spawn hands the child
 // the environment this process started with, so that setting never reached the server and every run before this
-// fix counted no collections (BENCHMARKS.md, "The governor stands aside").
+// fix counted no collections (BENCHMARKS.md, "The governor stood aside no more").
 const child = await startOrq(join(dir, "data"), durability, logPath, ["--log-level", "debug"]);
 try {
   const conn = await OrqConn.connect(child.host, child.port);

@@ -30,16 +30,18 @@ export declare const heapGovernor: Readonly<{
      */
     standAsideCeilingFactor: 3;
     /**
-     * The change of the heap's capacity right after a collection, up or down,
-     * that counts as a load or a drain (2%): see `steadyForMs`. A steady load
-     * on a 1,000,000-item backlog moved it by 0-0.8% per collection, a
-     * 1,000,000-item drain by 1-4%, a load by 4-33%. Standing aside, the same
+     * The change of the live bytes a collection finds (bun:jsc heapSize()
+     * right after it), up or down, that counts as a load or a drain (2%): see
+     * `steadyForMs`. Measured as the capacity right after collections that
+     * swept (which tracks the live bytes): a steady load on a 1,000,000-item
+     * backlog moved it by 0-0.8% per collection, a 1,000,000-item drain by
+     * 1-4%, a load by 4-33%. Standing aside, the same
      * change of the live item count since it stood aside brings the governor
      * back to pacing.
      */
     liveChangeMin: 0.02;
     /**
-     * How long the capacity right after the governor's collections must stay
+     * How long the live bytes the governor's collections find must stay
      * within `liveChangeMin` of where the stretch began before it stands
      * aside (5 s). A 1,000,000-item load or drain moves it far more in that
      * time (4-33% or 1-4% per collection, several collections a second), while
