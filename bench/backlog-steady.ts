@@ -13,8 +13,10 @@
 // mixed load's warm-up), the server's RSS (sampled every second through the
 // steady phase, and at its end), and the governor's collections from the
 // server's debug log (`heap gc` lines): how many in the load and in the
-// steady phase, how many standing aside and how many on the small heap's
-// cadence (every 30 s under the floor), and the time they blocked.
+// steady phase, how many at the stand-aside ceiling and how many on the
+// small heap's cadence (every 30 s under the floor), the time they blocked,
+// and when in the steady phase the last pacing one came (the governor logs
+// no line when it stands aside; past that point it stops pacing).
 // `ORQ_BENCH_MAIN` runs another build's src/cli/main.ts, for A/B pairs.
 //
 // Run: ./node_modules/.bin/bun bench/backlog-steady.ts [--items 1000000]
@@ -72,11 +74,14 @@ function heapGcLines(logPath: string): HeapGcLine[] {
   return lines;
 }
 
-function summarizeCollections(lines: HeapGcLine[]): string {
+/** Count, by reason, and the time blocked; with `fromMs`, also when after it the last pacing (`growth`) collection came. */
+function summarizeCollections(lines: HeapGcLine[], fromMs: number | null = null): string {
   const blocked = lines.reduce((sum, line) => sum + line.blockedMs, 0);
-  const aside = lines.filter((line) => line.reason === "ceiling").length;
+  const ceiling = lines.filter((line) => line.reason === "ceiling").length;
   const cadence = lines.filter((line) => line.reason === "cadence").length;
-  return `${lines.length} (${aside} standing aside, ${cadence} on the cadence), blocking ${blocked.toFixed(0)} ms in all`;
+  const pacing = lines.filter((line) => line.reason === "growth");
+  const lastPacing = fromMs === null ? "" : pacing.length === 0 ? ", none pacing" : `, the last pacing one ${(((pacing[pacing.length - 1] as HeapGcLine).atMs - fromMs) / 1000).toFixed(1)} s in`;
+  return `${lines.length} (${ceiling} at the stand-aside ceiling, ${cadence} on the cadence${lastPacing}), blocking ${blocked.toFixed(0)} ms in all`;
 }
 
 const dir = mkdtempSync(join(tmpdir(), "orq-backlog-steady-"));
@@ -104,13 +109,17 @@ try {
   const rssAtEndMiB = readMemory(child.pid, false).rssKiB / 1024;
 
   const gcs = heapGcLines(logPath);
+  // The server logs at debug level from its start (the LMDB map's pages dropped after recovery), so none means
+  // `--log-level debug` did not take and the counts below would read zero whatever the governor did.
+  const debugLines = readFileSync(logPath, "utf8").split("\n").filter((text) => text.includes('"level":"debug"')).length;
+  console.log(`server log: ${debugLines} debug lines`);
   const ms = (us: number) => (us / 1000).toFixed(1);
   const d = figures.delay;
   console.log(`backlog ${items} items; steady load ${rateItemsPerS}/s offered for ${durationS} s, ${durability}`);
   console.log(`delivered ${figures.deliveredItemsPerS.toFixed(0)}/s; delay p50 ${ms(d.p50Us)} p99 ${ms(d.p99Us)} p99.9 ${ms(d.p999Us)} max ${ms(d.maxUs)} ms`);
   console.log(`RSS through the steady phase: max ${rssMaxMiB.toFixed(0)} MiB, at its end ${rssAtEndMiB.toFixed(0)} MiB`);
   console.log(`governor collections: loading ${summarizeCollections(gcs.filter((line) => line.atMs < steadyFromMs))}`);
-  console.log(`governor collections: steady ${summarizeCollections(gcs.filter((line) => line.atMs >= steadyFromMs))}`);
+  console.log(`governor collections: steady ${summarizeCollections(gcs.filter((line) => line.atMs >= steadyFromMs), steadyFromMs)}`);
   if (gcs.every((line) => line.reason === "cadence")) {
     console.log(`(no pacing collections: the heap stayed under the governor's floor, ${heapGovernor.heapBytesMin / MiB} MiB)`);
   }
