@@ -61,10 +61,10 @@ interface HeapGcLine {
   blockedMs: number;
 }
 
-/** The governor's `heap gc` lines in the server's log (JSON lines at debug level). */
-function heapGcLines(logPath: string): HeapGcLine[] {
+/** The governor's `heap gc` lines among the server's log lines (JSON lines at debug level). */
+function heapGcLines(logLines: readonly string[]): HeapGcLine[] {
   const lines: HeapGcLine[] = [];
-  for (const text of readFileSync(logPath, "utf8").split("\n")) {
+  for (const text of logLines) {
     if (!text.includes('"heap gc"')) continue;
     const line = JSON.parse(text) as { ts: string; reason?: CollectReason; standing_aside?: boolean; blocked_ms: number };
     // Builds before the cadence (ORQ_BENCH_MAIN) logged standing_aside instead of a reason.
@@ -108,10 +108,11 @@ try {
   const rssMaxMiB = memory.stop().rssMaxKiB / 1024;
   const rssAtEndMiB = readMemory(child.pid, false).rssKiB / 1024;
 
-  const gcs = heapGcLines(logPath);
+  const logLines = readFileSync(logPath, "utf8").split("\n");
+  const gcs = heapGcLines(logLines);
   // The server logs at debug level from its start (the LMDB map's pages dropped after recovery), so none means
   // `--log-level debug` did not take and the counts below would read zero whatever the governor did.
-  const debugLines = readFileSync(logPath, "utf8").split("\n").filter((text) => text.includes('"level":"debug"')).length;
+  const debugLines = logLines.filter((text) => text.includes('"level":"debug"')).length;
   console.log(`server log: ${debugLines} debug lines`);
   const ms = (us: number) => (us / 1000).toFixed(1);
   const d = figures.delay;

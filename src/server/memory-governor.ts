@@ -45,9 +45,9 @@
 // capacity right after it is the capacity before it, and a build that
 // compared capacities never stood aside once it kept pages (92-93 blocking
 // collections in 90 s of steady load on a 1,000,000-item backlog, 6.5-6.8%
-// of the main thread: BENCHMARKS.md, "The governor stood aside no more"). Once the
-// readings have stayed within
-// `liveChangeMin` of it for `steadyForMs`, it stands aside: it collects only
+// of the main thread: BENCHMARKS.md, "The governor stood aside no more").
+// Once the readings have stayed within `liveChangeMin` of it for
+// `steadyForMs`, it stands aside: it collects only
 // when the capacity reaches `standAsideCeilingFactor` times the base, a
 // ceiling JavaScriptCore's own collections kept well below in that state.
 // A reading outside that band starts a new stretch and brings it back to
