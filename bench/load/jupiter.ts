@@ -13,10 +13,12 @@
 // the 10 signatures of its pool (a tenth of the backlog) and the matcher must
 // skip the other 90 groups.
 
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { Encoder } from "@msgpack/msgpack";
 import type { InProcessBound } from "./jupiter-bound.ts";
 import { OrqConn, makeTemplate } from "./orq-conn.ts";
-import type { RequestTemplate } from "./orq-conn.ts";
+import type { Reply, RequestTemplate } from "./orq-conn.ts";
+import type { Child } from "./processes.ts";
 import { NAMESPACE, fixedPayload } from "./systems.ts";
 
 export const JUPITER_TOPIC = "jupiter";
@@ -65,6 +67,15 @@ export interface JupiterFigures {
    */
   serverCpuUsPerAcquisition: number | null;
   serverCpuUsPerPing: number | null;
+  /**
+   * The load generator's own CPU time (this process, all its threads) per
+   * acquisition and per ping, in µs: on a machine of two cores it shares
+   * them with the server, so what it spends bounds the rate too.
+   */
+  clientCpuUsPerAcquisition: number;
+  clientCpuUsPerPing: number;
+  /** The same client against a server that does no work (jupiter-floor.ts), set after the server stops; null when it could not run. */
+  floor?: JupiterFloorFigures | null;
   /** The same acquisitions and pings in one process without sockets (jupiter-bound.ts), set after the server stops; null when that bench gave nothing. */
   inProcess?: InProcessBound | null;
 }
@@ -110,16 +121,41 @@ async function keepInFlight(conns: OrqConn[], depth: number, step: (conn: OrqCon
   );
 }
 
-export async function runJupiter(host: string, port: number, options: JupiterOptions): Promise<JupiterFigures> {
+/**
+ * Reply bodies orq sent in the run, by op ("dequeue" with one delivery,
+ * "ack", "ping"), each with `id` first as a uint32: what the Jupiter floor
+ * answers with (jupiter-floor.ts).
+ */
+export type CapturedReplies = Record<"dequeue" | "ack" | "ping", Uint8Array>;
+
+/** What the same client reaches against a server that does no work (jupiter-floor.ts). */
+export interface JupiterFloorFigures {
+  acquisitionsPerS: number;
+  pingPerS: number;
+  /** acquisitionsPerS / pingPerS: the most any server could give the scenario's ratio with this client on this machine. */
+  ratio: number;
+  clientCpuUsPerAcquisition: number;
+  clientCpuUsPerPing: number;
+  /** The floor process's CPU per acquisition and per ping (framing, one write per turn), in µs; null when /proc could not be read. */
+  floorCpuUsPerAcquisition: number | null;
+  floorCpuUsPerPing: number | null;
+  seconds: number;
+}
+
+export async function runJupiter(host: string, port: number, options: JupiterOptions): Promise<{ figures: JupiterFigures; replies: CapturedReplies }> {
   const conns = await Promise.all(Array.from({ length: JUPITER_KINDS }, () => OrqConn.connect(host, port)));
   try {
     const loaded = await loadBacklog(conns, options.items);
+    const replies = await captureReplies(conns[0] as OrqConn);
     const cpuBeforeAcquireUs = processCpuUs(options.serverPid);
-    const acquired = await acquire(conns, loaded.items, options.durationS);
+    const clientBeforeAcquireUs = ownCpuUs();
+    const acquired = await acquire(conns, loaded.items - 1, options.durationS);
     const cpuBeforePingUs = processCpuUs(options.serverPid);
+    const clientBeforePingUs = ownCpuUs();
     const pinged = await pingCeiling(conns, options.pingDurationS);
     const cpuAfterPingUs = processCpuUs(options.serverPid);
-    return {
+    const clientAfterPingUs = ownCpuUs();
+    const figures: JupiterFigures = {
       items: loaded.items,
       signatures: JUPITER_SIGNATURES,
       kinds: JUPITER_KINDS,
@@ -134,10 +170,91 @@ export async function runJupiter(host: string, port: number, options: JupiterOpt
       pingPerS: pinged.count / pinged.seconds,
       serverCpuUsPerAcquisition: cpuUsPer(cpuBeforeAcquireUs, cpuBeforePingUs, acquired.count),
       serverCpuUsPerPing: cpuUsPer(cpuBeforePingUs, cpuAfterPingUs, pinged.count),
+      clientCpuUsPerAcquisition: (clientBeforePingUs - clientBeforeAcquireUs) / Math.max(1, acquired.count),
+      clientCpuUsPerPing: (clientAfterPingUs - clientBeforePingUs) / Math.max(1, pinged.count),
     };
+    return { figures, replies };
   } finally {
     for (const conn of conns) conn.close();
   }
+}
+
+/**
+ * The same acquisitions and pings, from the same client, against the Jupiter
+ * floor started by `startFloor` with `replies` written to `repliesPath`.
+ * Unbounded acquisitions for `durationS` (the floor never runs out), then
+ * pings for as long.
+ */
+export async function runJupiterFloor(
+  replies: CapturedReplies,
+  repliesPath: string,
+  startFloor: (repliesPath: string) => Promise<Child>,
+  durationS: number,
+): Promise<JupiterFloorFigures> {
+  writeFileSync(repliesPath, new Encoder().encode(replies));
+  const floor = await startFloor(repliesPath);
+  const conns = await Promise.all(Array.from({ length: JUPITER_KINDS }, () => OrqConn.connect(floor.host, floor.port)));
+  try {
+    const beforeAcquireUs = ownCpuUs();
+    const floorBeforeAcquireUs = processCpuUs(floor.pid);
+    const acquired = await acquire(conns, Infinity, durationS);
+    const beforePingUs = ownCpuUs();
+    const floorBeforePingUs = processCpuUs(floor.pid);
+    const pinged = await pingCeiling(conns, durationS);
+    const afterPingUs = ownCpuUs();
+    const floorAfterPingUs = processCpuUs(floor.pid);
+    const acquisitionsPerS = acquired.count / acquired.seconds;
+    const pingPerS = pinged.count / pinged.seconds;
+    return {
+      acquisitionsPerS,
+      pingPerS,
+      ratio: acquisitionsPerS / pingPerS,
+      clientCpuUsPerAcquisition: (beforePingUs - beforeAcquireUs) / Math.max(1, acquired.count),
+      clientCpuUsPerPing: (afterPingUs - beforePingUs) / Math.max(1, pinged.count),
+      floorCpuUsPerAcquisition: cpuUsPer(floorBeforeAcquireUs, floorBeforePingUs, acquired.count),
+      floorCpuUsPerPing: cpuUsPer(floorBeforePingUs, floorAfterPingUs, pinged.count),
+      seconds: acquired.seconds,
+    };
+  } finally {
+    for (const conn of conns) conn.close();
+    await floor.stop();
+  }
+}
+
+/** This process's CPU time so far (user + system, all threads), in µs. */
+function ownCpuUs(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
+/**
+ * One dequeue (kind 0), its ack and a ping, each reply encoded again at once
+ * with `id` first: inside the reply handler, while its bin fields still view
+ * the connection's input (orq-conn.ts's `send`).
+ */
+async function captureReplies(conn: OrqConn): Promise<CapturedReplies> {
+  const encoder = new Encoder();
+  const reencode = (reply: Reply): Uint8Array => {
+    if (reply.ok !== true) throw new Error(`jupiter: capture answered ${JSON.stringify(reply)}`);
+    const { id, ...rest } = reply;
+    return encoder.encode({ id, ...rest });
+  };
+  const call = (request: Record<string, unknown>): Promise<{ reply: Reply; body: Uint8Array }> =>
+    new Promise((resolve, reject) =>
+      conn.send(request, (reply) => {
+        try {
+          resolve({ reply, body: reencode(reply) });
+        } catch (error) {
+          reject(error);
+        }
+      }),
+    );
+  const dequeued = await call({ op: "dequeue", ns: NAMESPACE, topics: [{ topic: JUPITER_TOPIC, count: 1 }], capabilities: kindCapabilities(0), wait_ms: 0 });
+  const item = (dequeued.reply.items as Array<{ receipt: string }> | undefined)?.[0];
+  if (item === undefined) throw new Error("jupiter: the capture's dequeue delivered nothing");
+  const acked = await call({ op: "ack", ns: NAMESPACE, receipts: [item.receipt] });
+  const pinged = await call({ op: "ping" });
+  return { dequeue: dequeued.body, ack: acked.body, ping: pinged.body };
 }
 
 async function loadBacklog(conns: OrqConn[], items: number): Promise<{ items: number; seconds: number }> {

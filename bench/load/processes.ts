@@ -13,6 +13,7 @@ const ORQ_MAIN = process.env.ORQ_BENCH_MAIN ?? join(REPO_ROOT, "src", "cli", "ma
 /** The checkout whose server runs (ORQ_BENCH_MAIN's, else this one): its own benches measure the same code. */
 export const ORQ_CHECKOUT_ROOT = join(ORQ_MAIN, "..", "..", "..");
 const ECHO_MAIN = join(import.meta.dir, "echo-floor.ts");
+const JUPITER_FLOOR_MAIN = join(import.meta.dir, "jupiter-floor.ts");
 /** A 1M-item restart replays the whole store; allow it generous time before calling it hung. */
 const READY_TIMEOUT_MS = 180_000;
 const STOP_TIMEOUT_MS = 30_000;
@@ -66,6 +67,12 @@ export async function startOrqBeanstalk(dataDir: string, durability: Durability,
 export async function startEcho(logPath: string): Promise<Child> {
   const argv = [process.execPath, ECHO_MAIN, "--host", "127.0.0.1", "--port", "0"];
   return startWithBanner("echo", argv, /echo listening on ([^\s:]+):(\d+)/, logPath);
+}
+
+/** The Jupiter floor (jupiter-floor.ts), answering with the reply bodies in `repliesPath`. */
+export async function startJupiterFloorChild(repliesPath: string, logPath: string): Promise<Child> {
+  const argv = [process.execPath, JUPITER_FLOOR_MAIN, "--host", "127.0.0.1", "--port", "0", "--replies", repliesPath];
+  return startWithBanner("jupiter floor", argv, /jupiter floor listening on ([^\s:]+):(\d+)/, logPath);
 }
 
 /** `binlogDir` null = in memory; `fsyncMs` null = beanstalkd's default policy (at most every 50 ms). */

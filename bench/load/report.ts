@@ -114,8 +114,12 @@ function jupiterCheck(strict: ModeResults | undefined): TargetCheck {
   );
   if (figures !== undefined) {
     const bound = figures.inProcess;
+    const floor = figures.floor;
     result.also =
       `${figures.acquisitions} acquisitions over ${figures.signatures} signatures, ${figures.kinds} kinds` +
+      (floor === undefined || floor === null
+        ? ""
+        : `; the same client against a server that does no work (the Jupiter floor): ${Math.round(floor.acquisitionsPerS)} against ${Math.round(floor.pingPerS)}/s, ratio ${floor.ratio.toFixed(3)}`) +
       (bound === undefined || bound === null ? "" : `; in one process without sockets: ${bound.acquisitionUs} µs per acquisition against ${bound.pingUs} per ping, ratio ${bound.ratio}`);
   }
   return result;
@@ -201,6 +205,9 @@ export function summaryTable(results: ResultsBySystem): string {
   rows.push(["jupiter: acquisitions/s (dequeue 1 + capabilities, ack)", (m) => num(m.jupiter?.acquisitionsPerS)]);
   rows.push(["jupiter: ping/s, same conns and in-flight", (m) => num(m.jupiter?.pingPerS)]);
   rows.push(["jupiter: server CPU µs per acquisition / per ping", (m) => `${num(m.jupiter?.serverCpuUsPerAcquisition ?? undefined)} / ${num(m.jupiter?.serverCpuUsPerPing ?? undefined)}`]);
+  rows.push(["jupiter: load generator CPU µs per acquisition / per ping", (m) => `${num(m.jupiter?.clientCpuUsPerAcquisition, 1)} / ${num(m.jupiter?.clientCpuUsPerPing, 2)}`]);
+  rows.push(["jupiter floor (a server that does no work): acquisitions/s / ping/s", (m) => `${num(m.jupiter?.floor?.acquisitionsPerS)} / ${num(m.jupiter?.floor?.pingPerS)}`]);
+  rows.push(["jupiter floor: ratio; load generator CPU µs per acquisition", (m) => `${num(m.jupiter?.floor?.ratio, 3)}; ${num(m.jupiter?.floor?.clientCpuUsPerAcquisition, 1)}`]);
   rows.push(["jupiter: in one process, main-thread µs per acquisition / per ping (relaxed)", (m) => `${num(m.jupiter?.inProcess?.acquisitionUs, 1)} / ${num(m.jupiter?.inProcess?.pingUs, 2)}`]);
   rows.push(["mixed: delivered items/s", (m) => num(m.mixed?.deliveredItemsPerS)]);
   rows.push(["mixed: delay p50 / p99 / p99.9 µs", (m) => lat(m.mixed?.delay)]);

@@ -7,14 +7,15 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { LatencySummary } from "./histogram.ts";
-import type { JupiterFigures } from "./jupiter.ts";
+import type { CapturedReplies, JupiterFigures, JupiterFloorFigures } from "./jupiter.ts";
+import { runJupiterFloor } from "./jupiter.ts";
 import { measureInProcessBound } from "./jupiter-bound.ts";
 import { mixedShape } from "./mixed-load.ts";
 import type { LoadOptions, Scenario } from "./options.ts";
 import { pin, unpin } from "./pinning.ts";
 import type { Child, MemoryFigures } from "./processes.ts";
 import type { MemoryRange } from "./processes.ts";
-import { readCpuS, readMemory, sampleMemory } from "./processes.ts";
+import { readCpuS, readMemory, sampleMemory, startJupiterFloorChild } from "./processes.ts";
 import type { LatencyOp, MixedFigures, ThroughputFigures } from "./runners.ts";
 import { mixedWarmupSDefault, runDrain, runEnqueue, runLatency, runMixed } from "./runners.ts";
 import type { System } from "./systems.ts";
@@ -64,7 +65,7 @@ export interface ModeSpec {
   takeWaitMs: number;
   mixedTakeCount: number;
   /** The Jupiter scenario against a fresh server, for systems that match capabilities (orq). */
-  jupiter?(child: Child): Promise<JupiterFigures>;
+  jupiter?(child: Child): Promise<{ figures: JupiterFigures; replies: CapturedReplies }>;
 }
 
 export interface SuiteContext {
@@ -220,9 +221,10 @@ export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<Mo
   if (wants("jupiter") && spec.jupiter !== undefined) {
     const { dataDir, logPath } = freshDir(context, spec.label);
     const child = context.track(await spec.start(dataDir, logPath));
-    const figures = await spec.jupiter(child);
+    const { figures, replies } = await spec.jupiter(child);
     await child.stop();
-    // With no server running: the bound's figures are one process's main thread.
+    // With no server running: the floor's figures are the client's and the floor's alone, the bound's one process's main thread.
+    figures.floor = await measureFloor(context, spec.label, replies);
     figures.inProcess = await measureInProcessBound(options.jupiterInProcessItems, log);
     results.jupiter = figures;
     const bound = figures.inProcess;
@@ -230,10 +232,27 @@ export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<Mo
       `${spec.label} jupiter: ${rate(figures.acquisitionsPerS)} acquisitions/s (${figures.acquisitions} in ${figures.seconds.toFixed(2)} s; ` +
         `${figures.kinds} kinds x ${figures.connections} conns x ${figures.inFlightPerConnection} in flight, ${figures.signatures} signatures, ${figures.items} items loaded at ${rate(figures.loadItemsPerS)}/s); ` +
         `ping ceiling ${rate(figures.pingPerS)}/s; ratio ${(figures.acquisitionsPerS / figures.pingPerS).toFixed(3)}` +
+        `; client CPU ${figures.clientCpuUsPerAcquisition.toFixed(1)} µs per acquisition, ${figures.clientCpuUsPerPing.toFixed(2)} per ping` +
+        (figures.floor == null
+          ? ""
+          : `; against the Jupiter floor ${rate(figures.floor.acquisitionsPerS)} acquisitions/s, ping ${rate(figures.floor.pingPerS)}/s, ratio ${figures.floor.ratio.toFixed(3)} ` +
+            `(client CPU ${figures.floor.clientCpuUsPerAcquisition.toFixed(1)} µs per acquisition, ${figures.floor.clientCpuUsPerPing.toFixed(2)} per ping; ` +
+            `floor CPU ${figures.floor.floorCpuUsPerAcquisition?.toFixed(1) ?? "?"} and ${figures.floor.floorCpuUsPerPing?.toFixed(2) ?? "?"})`) +
         (bound === null ? "" : `; in-process bound ${bound.acquisitionUs} µs per acquisition, ${bound.pingUs} per ping, ratio ${bound.ratio}`),
     );
   }
   return results;
+}
+
+/** The Jupiter floor (jupiter-floor.ts) answering with `replies`; null, with the reason logged, when it fails. */
+async function measureFloor(context: SuiteContext, label: string, replies: CapturedReplies): Promise<JupiterFloorFigures | null> {
+  const { dataDir, logPath } = freshDir(context, `${label} jupiter floor`);
+  try {
+    return await runJupiterFloor(replies, join(dataDir, "replies.msgpack"), async (path) => context.track(await startJupiterFloorChild(path, logPath)), context.options.jupiterPingS);
+  } catch (error) {
+    context.log(`${label} jupiter floor: FAILED: ${error instanceof Error ? error.message : String(error)}`);
+    return null;
+  }
 }
 
 async function restart(

@@ -36,6 +36,8 @@ interface ModeResults {
   drainMemory?: { peaks: { samples: number; rssMaxKiB: number; rssAnonMaxKiB: number; rssFileMaxKiB: number } };
   restart?: { afterStop: { listeningMs: number; firstItemMs: number }; afterCrash: { listeningMs: number; firstItemMs: number } };
   jupiter?: { items: number; signatures: number; kinds: number; connections: number; inFlightPerConnection: number; acquisitions: number; acquisitionsPerS: number; pingPerS: number;
+    clientCpuUsPerAcquisition: number; clientCpuUsPerPing: number;
+    floor?: { acquisitionsPerS: number; pingPerS: number; ratio: number; clientCpuUsPerAcquisition: number; clientCpuUsPerPing: number } | null;
     inProcess?: { items: number; acquisitionUs: number; pingUs: number; ratio: number } | null };
 }
 interface LoadReport {
@@ -143,6 +145,14 @@ describe("bench:load --quick", () => {
       expectPositive(bound?.pingUs, `orq ${durability} jupiter in-process µs per ping`);
       expectPositive(bound?.ratio, `orq ${durability} jupiter in-process ratio`);
       expect(bound?.items).toBeGreaterThan(0);
+      // The load generator's own CPU, and the same client against the Jupiter floor (bench/load/jupiter-floor.ts).
+      expectPositive(jupiter?.clientCpuUsPerAcquisition, `orq ${durability} jupiter client CPU per acquisition`);
+      expectPositive(jupiter?.clientCpuUsPerPing, `orq ${durability} jupiter client CPU per ping`);
+      const floor = jupiter?.floor;
+      expectPositive(floor?.acquisitionsPerS, `orq ${durability} jupiter floor acquisitions/s`);
+      expectPositive(floor?.pingPerS, `orq ${durability} jupiter floor ping/s`);
+      expect(floor?.ratio).toBeCloseTo((floor?.acquisitionsPerS ?? 0) / (floor?.pingPerS ?? 1), 6);
+      expectPositive(floor?.clientCpuUsPerAcquisition, `orq ${durability} jupiter floor client CPU per acquisition`);
     }
     const target = report?.targets.find((t) => t.name.startsWith("Jupiter acquisitions"));
     expect(target?.status === "met" || target?.status === "missed").toBe(true);
