@@ -1,42 +1,87 @@
 // The at_least_once leases granted but not yet written (ItemStates.lease;
 // limits.ts's leaseWriteDelayMs says why they wait), and the one deadline
-// that has them written. Each item is listed once per lease; what to write
-// is decided when they are taken (an item acked, nacked or expired since
-// needs nothing: its own write carried its state). Beside each item is the
-// copy of its stored value its delivery read, so the write patches that copy
-// instead of reading the value again (one LMDB read per lease, not two).
+// that has them written. Each item is listed once per lease, in the order the
+// leases were granted; what to write is decided when they are taken (an item
+// acked, nacked or expired since needs nothing: its own write carried its
+// state). Beside each item is the copy of its stored value its delivery read,
+// so the write patches that copy instead of reading the value again (one LMDB
+// read per lease, not two).
+//
+// When they are written: the deadline comes when the oldest lease listed is
+// leaseWriteDelayMs old, and takes it with every lease granted up to
+// leaseWriteBatchMs after it; the rest wait for the next deadline, armed for
+// the oldest of them. So every lease waits between leaseWriteDelayMs -
+// leaseWriteBatchMs and leaseWriteDelayMs (plus the timer's lateness), a
+// crash forgets at most leaseWriteDelayMs of them, and a job shorter than
+// the lower bound never has its lease written.
 
 import type { HeapNode } from "../lib/pairing-heap.ts";
-import { leaseWriteDelayMs } from "../limits.ts";
+import { leaseWriteBatchMs, leaseWriteDelayMs } from "../limits.ts";
 import { Deadline, DeadlineKind } from "./deadlines.ts";
 import type { EngineDeadlines, LeaseWritesDeadline } from "./engine-deadlines.ts";
 import type { LiveItem } from "./item.ts";
 
+export interface LeasesToWrite {
+  items: LiveItem[];
+  /** storedCopies[i] is items[i]'s stored value as its delivery read it. */
+  storedCopies: Uint8Array[];
+}
+
 export class DeferredLeaseWrites {
   private items: LiveItem[] = [];
-  /** storedCopies[i] is items[i]'s stored value as its delivery read it. */
   private storedCopies: Uint8Array[] = [];
+  /** leasedAtMs[i]: when items[i] was leased (the op's nowMs). */
+  private leasedAtMs: number[] = [];
   private timer: HeapNode<LeaseWritesDeadline> | null = null;
 
   constructor(private readonly deadlines: EngineDeadlines) {}
 
+  /** Leases listed and not yet taken. */
+  get size(): number {
+    return this.items.length;
+  }
+
   add(item: LiveItem, storedCopy: Uint8Array, nowMs: number): void {
     this.items.push(item);
     this.storedCopies.push(storedCopy);
-    if (this.timer === null || !this.timer.inHeap) {
-      this.timer = this.deadlines.schedule(new Deadline(nowMs + leaseWriteDelayMs, DeadlineKind.LeaseWrites, null));
-    }
+    this.leasedAtMs.push(nowMs);
+    this.arm();
   }
 
-  /** Every item listed so far, in lease order, with its stored copy; the lists start anew and the deadline is dropped. */
-  take(): { items: LiveItem[]; storedCopies: Uint8Array[] } {
-    const items = this.items;
-    const storedCopies = this.storedCopies;
-    if (items.length === 0) return { items, storedCopies };
+  /**
+   * The deadline came: the oldest lease listed, and every one granted up to
+   * leaseWriteBatchMs after it, in lease order, out of the list; the
+   * deadline is armed again for the oldest of the rest.
+   */
+  takeDue(): LeasesToWrite {
+    const count = this.items.length;
+    if (count === 0) return { items: [], storedCopies: [] };
+    const lastMs = (this.leasedAtMs[0] as number) + leaseWriteBatchMs;
+    // The oldest is due (its deadline came); listed in lease order, so the batch is a prefix.
+    let due = 1;
+    while (due < count && (this.leasedAtMs[due] as number) <= lastMs) due++;
+    if (due === count) return this.takeAll();
+    const taken = { items: this.items.splice(0, due), storedCopies: this.storedCopies.splice(0, due) };
+    this.leasedAtMs.splice(0, due);
+    this.arm();
+    return taken;
+  }
+
+  /** Every lease listed, in lease order (a graceful shutdown); the list starts anew and the deadline is dropped. */
+  takeAll(): LeasesToWrite {
+    const taken = { items: this.items, storedCopies: this.storedCopies };
+    if (this.items.length === 0) return taken;
     this.items = [];
     this.storedCopies = [];
+    this.leasedAtMs = [];
     if (this.timer !== null && this.timer.inHeap) this.deadlines.cancel(this.timer);
     this.timer = null;
-    return { items, storedCopies };
+    return taken;
+  }
+
+  /** The deadline, for the oldest lease listed, unless one is pending. */
+  private arm(): void {
+    if (this.items.length === 0 || (this.timer !== null && this.timer.inHeap)) return;
+    this.timer = this.deadlines.schedule(new Deadline((this.leasedAtMs[0] as number) + leaseWriteDelayMs, DeadlineKind.LeaseWrites, null));
   }
 }

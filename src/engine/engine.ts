@@ -337,7 +337,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
   /** Write the deferred at_least_once leases now (graceful shutdown: a restart then keeps them). */
   flushDeferredWrites(): void {
     assert(this.states.set === null, "engine: flush inside an op");
-    this.states.flushLeaseWrites();
+    this.states.flushLeaseWrites(true);
     this.states.endSetBackground();
   }
 

@@ -128,8 +128,8 @@ export class ItemStates {
    * replaced it). Any other write of the item since carried its state already; an item listed twice
    * is written twice into one set, which the commit coalesces.
    */
-  flushLeaseWrites(): void {
-    const { items, storedCopies } = this.deferredLeases.take();
+  flushLeaseWrites(all: boolean): void {
+    const { items, storedCopies } = all ? this.deferredLeases.takeAll() : this.deferredLeases.takeDue();
     if (items.length === 0) return;
     const set = this.ws();
     for (const [i, item] of items.entries()) if (item.state === "leased" && this.items.holds(item)) this.bytes.writeItem(set, item, storedCopies[i] as Uint8Array);
@@ -229,7 +229,7 @@ export class ItemStates {
         return;
       }
       case DeadlineKind.LeaseWrites:
-        this.flushLeaseWrites();
+        this.flushLeaseWrites(false);
         return;
       case DeadlineKind.OutcomeRetention:
       case DeadlineKind.AckedRetention:

@@ -11,7 +11,7 @@
 import { describe, expect, test } from "bun:test";
 import type { DequeueDone, DequeueOutcome } from "../../src/engine/api.ts";
 import { parseReceipt } from "../../src/engine/ids.ts";
-import { leaseWriteDelayMs } from "../../src/limits.ts";
+import { leaseWriteBatchMs, leaseWriteDelayMs } from "../../src/limits.ts";
 import { dequeued, Harness, item, take } from "./support/harness.ts";
 
 const flush = () => new Promise((r) => setImmediate(r));
@@ -77,6 +77,36 @@ describe("when a dequeue reply may be sent", () => {
       ["pending", 1],
       ["pending", 1],
     ]);
+    h.check();
+  });
+
+  test("each lease waits its own turn: the oldest lease's write takes those granted up to leaseWriteBatchMs after it, and no later ones", async () => {
+    const h = new Harness({ shards: 1 });
+    await h.enqueue("n", [item("t"), item("t"), item("t"), item("t")]);
+    const storedStates = async () => {
+      await h.writer.drain();
+      return [...[...h.store.durableCopy().loadShards()][0]!.items].map(({ record }) => record.state);
+    };
+    const [first] = done(dequeued(h.engine.dequeue("n", take([["t", 1]]), h.now))).deliveries;
+    h.advance(leaseWriteBatchMs);
+    done(dequeued(h.engine.dequeue("n", take([["t", 1]]), h.now)));
+    h.advance(1);
+    const [third] = done(dequeued(h.engine.dequeue("n", take([["t", 1]]), h.now))).deliveries;
+    const [fourth] = done(dequeued(h.engine.dequeue("n", take([["t", 1]]), h.now))).deliveries;
+    h.advance(leaseWriteDelayMs - leaseWriteBatchMs - 2);
+    expect(await storedStates()).toEqual(["pending", "pending", "pending", "pending"]);
+    // The first lease is leaseWriteDelayMs old: it and the one granted leaseWriteBatchMs after it are written.
+    h.advance(1);
+    expect(await storedStates()).toEqual(["leased", "leased", "pending", "pending"]);
+    // The third and fourth are leaseWriteDelayMs - leaseWriteBatchMs - 1 old: an ack of the third now replaces its write.
+    expect(await h.settleAck(h.engine.ack("n", [third!.receipt], h.now))).toEqual({ acked: 1, stale: [] });
+    h.advance(leaseWriteBatchMs);
+    // The third is deleted; the fourth still waits.
+    expect(await storedStates()).toEqual(["leased", "leased", "pending"]);
+    // Each waits no longer than leaseWriteDelayMs.
+    h.advance(1);
+    expect(await storedStates()).toEqual(["leased", "leased", "leased"]);
+    expect(first!.receipt).not.toBe(fourth!.receipt);
     h.check();
   });
 
