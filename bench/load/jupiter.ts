@@ -6,7 +6,11 @@
 // `capabilities`, then an ack of what it got. Beside it, on the same server
 // and with the same connections and in-flight depth, the `ping` ceiling: how
 // many requests per second the server answers when it does no work at all.
-// The target is acquisitions/s >= 0.25 of that ceiling.
+// The target is acquisitions/s >= 0.25 of that ceiling. Before the
+// acquisitions, one dequeue, its ack and a ping are captured; after the server
+// stops, the same client runs the same acquisitions and pings against the
+// Jupiter floor (jupiter-floor.ts), which answers with those replies and does
+// nothing else: its ratio is the most any server could give this client here.
 //
 // Signature s (0..99) requires { pool: "p<s % 10>", mem_gb: { gte: 8 * floor(s / 10) } };
 // kind k has { pool: "p<k>", mem_gb: 128, os: "linux" }, so each kind may take
