@@ -6,51 +6,16 @@
 // be pinned like the real server; prints `echo listening on HOST:PORT`.
 
 import { parseArgs } from "node:util";
-import { FrameDecoder } from "../../src/protocol/frame-decoder.ts";
-import { SocketWriter } from "./socket-writer.ts";
+import { startFramedFloor } from "./framed-floor.ts";
 
 /** Largest frame the floor splits (1 GiB): it echoes whatever the load generator sends. */
 const echoFrameBytesMax = 1 << 30;
 
-interface EchoState {
-  writer: SocketWriter;
-  frames: FrameDecoder;
-}
-
-/** Each connection splits frames with orq's own FrameDecoder, so the floor costs exactly orq's framing and nothing more. */
-function echoState(writer: SocketWriter): EchoState {
-  const frames = new FrameDecoder(echoFrameBytesMax, {
-    frame: (bytes, start, end) => {
-      writer.appendFrame(bytes.subarray(start, end));
-      return true;
-    },
-    frameTooLarge: (lengthBytes) => {
-      throw new Error(`echo floor: frame of ${lengthBytes} bytes`);
-    },
-  });
-  return { writer, frames };
-}
-
+/** Each frame goes back as it came (framed-floor.ts: orq's framing and nothing more). */
 export function startEchoFloor(host: string, port: number): { port: number; stop(): void } {
-  const listener = Bun.listen<EchoState>({
-    hostname: host,
-    port,
-    socket: {
-      open(socket) {
-        socket.setNoDelay(true);
-        const writer = new SocketWriter();
-        writer.attach(socket as never);
-        socket.data = echoState(writer);
-      },
-      data(socket, chunk) {
-        socket.data.frames.push(chunk);
-      },
-      drain(socket) {
-        socket.data.writer.onDrain();
-      },
-    },
+  return startFramedFloor("echo floor", host, port, echoFrameBytesMax, (writer, bytes, start, end) => {
+    writer.appendFrame(bytes.subarray(start, end));
   });
-  return { port: listener.port, stop: () => listener.stop(true) };
 }
 
 if (import.meta.main) {

@@ -18,8 +18,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { decode } from "@msgpack/msgpack";
-import { FrameDecoder } from "../../src/protocol/frame-decoder.ts";
-import { SocketWriter } from "./socket-writer.ts";
+import { startFramedFloor } from "./framed-floor.ts";
 
 /** Largest request frame the floor splits (1 MiB): the scenario's requests are a few hundred bytes. */
 const floorFrameBytesMax = 1 << 20;
@@ -58,50 +57,17 @@ export function requestOp(bytes: Uint8Array, start: number, end: number): string
   return op;
 }
 
-interface FloorState {
-  writer: SocketWriter;
-  frames: FrameDecoder;
-}
-
-function floorState(writer: SocketWriter, replies: FloorReplies): FloorState {
-  const frames = new FrameDecoder(floorFrameBytesMax, {
-    frame: (bytes, start, end) => {
-      const op = requestOp(bytes, start, end);
-      const reply = op === null ? undefined : replies.get(op);
-      if (reply === undefined) throw new Error(`jupiter floor: no reply for a request of op ${op ?? "(unreadable)"}`);
-      const offset = writer.appendFrame(reply);
-      // The request's id bytes, as they are: both are uint32s at the same offset.
-      const idAt = start + ID_MARKER_OFFSET + 1;
-      writer.patchUint32(offset + ID_MARKER_OFFSET + 1, (((bytes[idAt] as number) << 24) | ((bytes[idAt + 1] as number) << 16) | ((bytes[idAt + 2] as number) << 8) | (bytes[idAt + 3] as number)) >>> 0);
-      return true;
-    },
-    frameTooLarge: (lengthBytes) => {
-      throw new Error(`jupiter floor: frame of ${lengthBytes} bytes`);
-    },
-  });
-  return { writer, frames };
-}
-
+/** Each request answered with its op's reply, the request's id patched in (framed-floor.ts does the rest). */
 export function startJupiterFloor(host: string, port: number, replies: FloorReplies): { port: number; stop(): void } {
-  const listener = Bun.listen<FloorState>({
-    hostname: host,
-    port,
-    socket: {
-      open(socket) {
-        socket.setNoDelay(true);
-        const writer = new SocketWriter();
-        writer.attach(socket as never);
-        socket.data = floorState(writer, replies);
-      },
-      data(socket, chunk) {
-        socket.data.frames.push(chunk);
-      },
-      drain(socket) {
-        socket.data.writer.onDrain();
-      },
-    },
+  return startFramedFloor("jupiter floor", host, port, floorFrameBytesMax, (writer, bytes, start, end) => {
+    const op = requestOp(bytes, start, end);
+    const reply = op === null ? undefined : replies.get(op);
+    if (reply === undefined) throw new Error(`jupiter floor: no reply for a request of op ${op ?? "(unreadable)"}`);
+    const offset = writer.appendFrame(reply);
+    // The request's id bytes, as they are: both are uint32s at the same offset.
+    const idAt = start + ID_MARKER_OFFSET + 1;
+    writer.patchUint32(offset + ID_MARKER_OFFSET + 1, (((bytes[idAt] as number) << 24) | ((bytes[idAt + 1] as number) << 16) | ((bytes[idAt + 2] as number) << 8) | (bytes[idAt + 3] as number)) >>> 0);
   });
-  return { port: listener.port, stop: () => listener.stop(true) };
 }
 
 if (import.meta.main) {
