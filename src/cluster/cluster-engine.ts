@@ -225,6 +225,11 @@ export class ClusterEngine implements EngineApi {
     return this.inner.pausedUntil(ns, topic);
   }
 
+  /** Whether this node's own write of a topic's pause is still on its way to the database. */
+  pauseWriting(ns: string, topic: string): boolean {
+    return this.inner.pauseWriting(ns, topic);
+  }
+
   /** Another node committed a topic's pause or resume (not while rebuilding: the new engine reads the stored pauses). */
   applyStoredPause(ns: string, topic: string, untilMs: number | null | undefined, nowMs: number): void {
     if (!this.swapping) this.inner.applyStoredPause(ns, topic, untilMs, nowMs);

@@ -249,7 +249,10 @@ export class ClusterNode {
         .readPauses()
         .then((snapshot) => {
           if (snapshot === null || this.engine.rebuilding) return;
-          const changes = this.store.pauses.reconcile(snapshot, (ns, topic) => this.engine.pausedUntil(ns, topic));
+          const changes = this.store.pauses.reconcile(snapshot, {
+            pausedUntil: (ns, topic) => this.engine.pausedUntil(ns, topic),
+            writing: (ns, topic) => this.engine.pauseWriting(ns, topic),
+          });
           const nowMs = this.options.clock.nowMs();
           for (const change of changes) this.engine.applyStoredPause(change.ns, change.topic, change.untilMs, nowMs);
         })

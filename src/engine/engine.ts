@@ -211,6 +211,11 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     return this.pauses.pausedUntil(nsName, topicName);
   }
 
+  /** Cluster mode: whether this engine's own write of the topic's pause is still on its way to the store. */
+  pauseWriting(nsName: string, topicName: string): boolean {
+    return this.pauses.writing(nsName, topicName);
+  }
+
   /** Cluster mode: another node committed this topic's pause (its end, null: until resume) or resume (undefined). */
   applyStoredPause(nsName: string, topicName: string, untilMs: number | null | undefined, nowMs: number): void {
     this.advance(nowMs);

@@ -259,7 +259,7 @@ export class Enqueuer {
   private commitBatch(created: LiveItem[], ids: string[], nowMs: number): Result<Reply<{ ids: string[] }>> {
     const waitOn = this.waitOn;
     this.forgetBatch(null);
-    const end = this.states.endSet() as Promise<void>;
+    const end = this.states.closeSet()!.promise();
     if (created.length > 0) {
       for (const item of created) (item.unstored as UnstoredBytes).commit = end;
       end.then(

@@ -26,6 +26,7 @@ import type { LiveItem } from "./item.ts";
 import { ItemBytes } from "./item-bytes.ts";
 import { ItemTable } from "./item-table.ts";
 import { SignatureRegistry } from "./matching/index.ts";
+import { SettleHooks } from "./settle-hooks.ts";
 import { Namespace, NamespaceMap } from "./namespace.ts";
 import type { QuotaBuckets } from "./quota.ts";
 import type { Topic } from "./topic.ts";
@@ -40,6 +41,8 @@ export class ItemStates {
   readonly graph: DependencyGraph;
   /** The WriteSet of the op in progress; every op ends it before returning. */
   set: WriteSet | null = null;
+  /** Hooks run once the open set's commit settles (settle-hooks.ts). */
+  readonly settleHooks = new SettleHooks();
   /** Topics that gained takeable items during this op: their waiters are served at its end. */
   readonly dirty = new Set<Topic<LiveItem>>();
   backgroundWriteFailures = 0;
@@ -378,16 +381,12 @@ export class ItemStates {
     return this.set;
   };
 
-  endSet(): Promise<void> | null {
-    return this.closeSet()?.promise() ?? null;
-  }
-
-  /** endSet, with the Commit to listen on rather than a promise (storage/writer.ts). */
+  /** End the op's WriteSet: the Commit to listen on (or ask for a promise: storage/writer.ts); null when nothing was begun. */
   closeSet(): Commit | null {
     const set = this.set;
     if (set === null) return null;
     this.set = null;
-    return set.close();
+    return this.settleHooks.attach(set.close());
   }
 
   endSetBackground(): void {

@@ -16,10 +16,14 @@
 // resume committed by another node arrives through applyStored, which
 // changes this engine's state without writing it back; and a resume writes
 // its delete even when this node has not seen the pause yet (another node may
-// have set it within the last poll).
+// have set it within the last poll). While this engine's own pause write is
+// on its way to the database, `writing` says so: the poll must not apply a
+// row read before that write lands, or the write would land over an engine
+// the poll just changed (pause-rows.ts).
 
 import { assert } from "../lib/assert.ts";
 import type { PauseRecord } from "../storage/record.ts";
+import { pauseKey } from "../storage/store.ts";
 import type { Reply, Result } from "./api.ts";
 import { Deadline, DeadlineKind } from "./deadlines.ts";
 import { newTopicRefusal } from "./capacity.ts";
@@ -33,6 +37,8 @@ import { type Topic, TopicPause } from "./topic.ts";
 export class Pauses {
   /** Topics paused now (bounded by limits.pausedTopicsMax). */
   private pausedCount = 0;
+  /** Per pauseKey, this engine's pause writes whose commit has not settled (an entry only while some are). */
+  private readonly writesUnsettled = new Map<string, number>();
 
   constructor(
     private readonly states: ItemStates,
@@ -60,7 +66,7 @@ export class Pauses {
     if (refused !== null) return refused;
     const untilMs = forMs === null ? null : nowMs + forMs;
     this.place(existing ?? states.namespace(nsName, nowMs).topic(topicName), untilMs);
-    states.ws().putPause({ ns: nsName, topic: topicName, untilMs });
+    this.write(nsName, topicName, { ns: nsName, topic: topicName, untilMs });
     return finishOp(ctx, { pausedUntilMs: untilMs }, nowMs);
   }
 
@@ -69,7 +75,7 @@ export class Pauses {
     const topic = this.states.namespaces.get(nsName)?.topics.get(topicName);
     if (topic === undefined || topic.pause === null) {
       if (!this.resumeUnseen) return { ok: true, value: { value: { resumed: false }, durable: null } };
-      this.states.ws().deletePause(nsName, topicName);
+      this.write(nsName, topicName, null);
       return finishOp(ctx, { resumed: false }, nowMs);
     }
     this.lift(topic.pause, true);
@@ -80,6 +86,11 @@ export class Pauses {
   pausedUntil(nsName: string, topicName: string): number | null | undefined {
     const pause = this.states.namespaces.get(nsName)?.topics.get(topicName)?.pause;
     return pause === null || pause === undefined ? undefined : pause.untilMs;
+  }
+
+  /** Whether a pause write of this engine's for the topic is still on its way (its commit has not settled). */
+  writing(nsName: string, topicName: string): boolean {
+    return this.writesUnsettled.has(pauseKey(nsName, topicName));
   }
 
   /**
@@ -154,9 +165,24 @@ export class Pauses {
     this.cancelDeadline(pause);
     topic.pause = null;
     this.pausedCount--;
-    if (write) states.ws().deletePause(topic.ns, topic.name);
+    if (write) this.write(topic.ns, topic.name, null);
     if (topic.takeable > 0) states.dirty.add(topic);
     states.namespaces.get(topic.ns)?.dropIfEmpty(topic);
+  }
+
+  /** Write the topic's pause record (null: delete it) in the op's WriteSet, counted unsettled until its commit settles. */
+  private write(nsName: string, topicName: string, record: PauseRecord | null): void {
+    const states = this.states;
+    if (record === null) states.ws().deletePause(nsName, topicName);
+    else states.ws().putPause(record);
+    const key = pauseKey(nsName, topicName);
+    const unsettled = this.writesUnsettled;
+    unsettled.set(key, (unsettled.get(key) ?? 0) + 1);
+    states.settleHooks.add(() => {
+      const left = unsettled.get(key)! - 1;
+      if (left === 0) unsettled.delete(key);
+      else unsettled.set(key, left);
+    });
   }
 
   private cancelDeadline(pause: TopicPause<LiveItem>): void {

@@ -7,8 +7,9 @@
 // requests until the new engine serves, and answers parked dequeues empty;
 // another node's pause and resume change the engine without a write (parked
 // dequeues served at the end, a timed one ends at its deadline) and a resume
-// of a pause not seen here is still written; the node's leased quota buckets
-// are the ones every engine it builds admits from, so a rebuild neither
+// of a pause not seen here is still written; the engine's own pause writes
+// count as on their way until their commit settles; the node's leased quota
+// buckets are the ones every engine it builds admits from, so a rebuild neither
 // refills nor forgets them.
 
 import { describe, expect, test } from "bun:test";
@@ -189,6 +190,78 @@ describe("pauses from other nodes", () => {
     if (resumed.ok) await resumed.value.durable;
     expect([...store.loadPauses()]).toEqual([]);
     await committer.drain();
+  });
+});
+
+describe("own pause writes on their way", () => {
+  /** A node whose store holds each commit until a `release()` lets one through (a slow database). */
+  function gatedNode() {
+    const clock = new ManualClock();
+    const memory = new MemoryStore({ shards: 4 });
+    let permits = 0;
+    const held: Array<() => void> = [];
+    const store = new Proxy(memory, {
+      get(target, property) {
+        if (property === "commit") return async (batch: Parameters<MemoryStore["commit"]>[0]) => {
+          if (permits > 0) permits--;
+          else await new Promise<void>((resolve) => held.push(resolve));
+          return await target.commit(batch);
+        };
+        const value = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const committer = new GroupCommitter(store, { clock });
+    const all = () => true;
+    const engine = new ClusterEngine(
+      () => Engine.recover({ store, writer: new ClusterWriter(committer, all), limits: defaultLimits, namespaces: {}, nowMs: clock.nowMs(), cluster: { placement: clusterPlacement(4, all) } }),
+      { route: () => null },
+      clusterPlacement(4, all),
+      4,
+      () => committer.drain(),
+    );
+    const release = () => {
+      const next = held.shift();
+      if (next === undefined) permits++;
+      else next();
+    };
+    return { engine, clock, committer, release };
+  }
+
+  /** Let the commit's promise reactions run (the write counts as on its way until they have). */
+  const reactions = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+  test("a pause, a resume of a pause never seen, and a timed pause's end are on their way until their commit settles", async () => {
+    const { engine, clock, committer, release } = gatedNode();
+    expect(engine.pauseWriting("n", "t")).toBe(false);
+    const paused = engine.pause("n", "t", 1_000, clock.nowMs());
+    expect(engine.pauseWriting("n", "t")).toBe(true);
+    expect(engine.pauseWriting("n", "other")).toBe(false);
+    await reactions();
+    expect(engine.pauseWriting("n", "t")).toBe(true);
+    release();
+    if (paused.ok) await paused.value.durable;
+    await reactions();
+    expect(engine.pauseWriting("n", "t")).toBe(false);
+
+    // The timed pause ends in a tick: its delete rides the tick's background write.
+    clock.advance(1_000);
+    engine.tick(clock.nowMs());
+    expect(engine.pausedUntil("n", "t")).toBeUndefined();
+    expect(engine.pauseWriting("n", "t")).toBe(true);
+    release();
+    await committer.drain();
+    await reactions();
+    expect(engine.pauseWriting("n", "t")).toBe(false);
+
+    // A resume of a topic not paused here: the engine's pause (none) is unchanged, but its delete is on the way.
+    const resumed = engine.resume("n", "t", clock.nowMs());
+    expect(resumed.ok && resumed.value.value).toEqual({ resumed: false });
+    expect(engine.pauseWriting("n", "t")).toBe(true);
+    release();
+    if (resumed.ok) await resumed.value.durable;
+    await reactions();
+    expect(engine.pauseWriting("n", "t")).toBe(false);
   });
 });
 

@@ -53,6 +53,13 @@ export interface PauseSnapshot {
 /** What a pause poll needs of the engine: the topic's pause now (undefined: none). */
 export type PausedUntil = (ns: string, topic: string) => number | null | undefined;
 
+/** What a pause poll asks the engine about a topic. */
+export interface EnginePauses {
+  pausedUntil: PausedUntil;
+  /** Whether the engine's own write of the topic's pause has not landed yet (queued, or in a commit). */
+  writing(ns: string, topic: string): boolean;
+}
+
 function sameBytes(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean {
   if (a === undefined || b === undefined) return a === b;
   if (a.length !== b.length) return false;
@@ -74,7 +81,7 @@ export class PauseRows {
 
   async load(client: SqlSession): Promise<void> {
     const snapshot = await this.read(client);
-    if (snapshot !== null) this.reconcile(snapshot, () => undefined);
+    if (snapshot !== null) this.reconcile(snapshot, { pausedUntil: () => undefined, writing: () => false });
   }
 
   *records(): Iterable<PauseRecord> {
@@ -123,12 +130,17 @@ export class PauseRows {
    * Take a snapshot as the rows now seen, and return the changes the engine
    * has not made itself. A key is left alone when this node's own commit
    * wrote it after the snapshot (the snapshot is older), or when the
-   * engine's pause differs from the row this node last saw (its own change
-   * is on the way to the database and lands after the snapshot, so it wins
-   * there too; the row stays as seen and the next poll reads again). Synchronous, so the changes reach the engine before anything
-   * else runs.
+   * engine's own write of it is still on its way, or when the engine's pause
+   * differs from the row this node last saw: its own change lands after the
+   * snapshot, so it wins there too; the row stays as seen and the next poll
+   * reads again. The engine's pause can equal the row seen while its write
+   * is on its way (a resume of a pause not polled yet deletes a row this
+   * node never saw): applying the snapshot then would change the engine
+   * under a write about to undo that in the database, and the two would
+   * stay apart. Synchronous, so the changes reach the engine before
+   * anything else runs.
    */
-  reconcile(snapshot: PauseSnapshot, pausedUntil: PausedUntil): PauseChange[] {
+  reconcile(snapshot: PauseSnapshot, engine: EnginePauses): PauseChange[] {
     const changes: PauseChange[] = [];
     let unsettled = false;
     for (const key of new Set([...snapshot.rows.keys(), ...this.rows.keys()])) {
@@ -137,7 +149,7 @@ export class PauseRows {
       if (sameBytes(seen, now)) continue;
       if ((this.ownWrites.get(key) ?? -1) > snapshot.version) continue;
       const record = decodePauseRecord((now ?? seen)!);
-      if (pausedUntil(record.ns, record.topic) !== untilOf(seen)) {
+      if (engine.writing(record.ns, record.topic) || engine.pausedUntil(record.ns, record.topic) !== untilOf(seen)) {
         // Keep the row as seen: the delete on its way is conditional on it, and must not match a newer pause.
         unsettled = true;
         continue;

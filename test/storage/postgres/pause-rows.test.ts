@@ -3,14 +3,15 @@
 // commit moves the counter; reconcile reports the other store's pause and
 // resume; a snapshot older than this store's own commit leaves that topic
 // alone, and so does one for a topic whose own change is still on the way
-// (so an ending timed pause's delete spares a newer pause);
+// (so an ending timed pause's delete spares a newer pause, and a resume of a
+// pause not polled yet is not undone by the poll that reads that pause);
 // a delete only removes the row the store saw (a timed pause ending must not
 // take a newer pause with it), while a delete of a row never seen removes
 // whatever is there (a resume of a pause not polled yet).
 // Skipped when PostgreSQL is not installed (unless ORQ_REQUIRE_POSTGRES=1).
 
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import type { PauseChange, PausedUntil } from "../../../src/storage/postgres/pause-rows.ts";
+import type { EnginePauses, PauseChange } from "../../../src/storage/postgres/pause-rows.ts";
 import { openPostgresStore, type PostgresStore } from "../../../src/storage/postgres/postgres-store.ts";
 import type { PauseRecord } from "../../../src/storage/record.ts";
 import { postgresAvailable, releasePostgres, sharedPostgres } from "../../support/postgres-server.ts";
@@ -31,12 +32,16 @@ async function writePause(store: PostgresStore, topic: string, untilMs: number |
   expect(result.metaError).toBeNull();
 }
 
+/** The engine as reconcile asks it: its pauses as `engine` holds them, its own writes on the way as `writing` lists them. */
+function asked(engine: Map<string, number | null>, writing: ReadonlySet<string> = new Set()): EnginePauses {
+  return { pausedUntil: (_ns, topic) => engine.get(topic), writing: (_ns, topic) => writing.has(topic) };
+}
+
 /** Read and reconcile, with the engine's pauses as `engine` holds them; returns the changes (null: counter unmoved). */
-async function poll(store: PostgresStore, engine: Map<string, number | null>): Promise<PauseChange[] | null> {
+async function poll(store: PostgresStore, engine: Map<string, number | null>, writing?: ReadonlySet<string>): Promise<PauseChange[] | null> {
   const snapshot = await store.readPauses();
   if (snapshot === null) return null;
-  const pausedUntil: PausedUntil = (_ns, topic) => engine.get(topic);
-  const changes = store.pauses.reconcile(snapshot, pausedUntil);
+  const changes = store.pauses.reconcile(snapshot, asked(engine, writing));
   for (const change of changes) {
     if (change.untilMs === undefined) engine.delete(change.topic);
     else engine.set(change.topic, change.untilMs);
@@ -88,7 +93,7 @@ describe.skipIf(!postgresAvailable())("pause rows across stores", () => {
     // B's own pause of the same topic commits after that snapshot was read.
     engineB.set("jobs", 7_000);
     await writePause(b, "jobs", 7_000);
-    expect(b.pauses.reconcile(old!, (_ns, topic) => engineB.get(topic))).toEqual([]);
+    expect(b.pauses.reconcile(old!, asked(engineB))).toEqual([]);
     expect(stored(b)).toEqual([["jobs", 7_000]]);
     // B's timed pause of "jobs" ended in its engine, its delete not committed yet, when A re-pauses the topic:
     // the snapshot leaves B's engine and B's row alone, so B's delete (conditional on its row) spares A's pause.
@@ -101,6 +106,23 @@ describe.skipIf(!postgresAvailable())("pause rows across stores", () => {
     await writePause(b, "jobs", undefined);
     expect(await poll(b, engineB)).toEqual([{ ns, topic: "jobs", untilMs: 9_000 }]);
     expect(engineB.get("jobs")).toBe(9_000);
+    expect(await poll(b, engineB)).toBeNull();
+  });
+
+  test("a topic whose own write is on the way is left alone even when the engine's pause equals the row seen", async () => {
+    const [a, b] = await openTwo("pauses4");
+    opened.push(a, b);
+    const engineB = new Map<string, number | null>();
+    // A pauses; B, which has not polled it, takes a resume (nothing paused in its engine, nothing seen)
+    // whose delete is still queued when B's poll reads A's row.
+    await writePause(a, "jobs", null);
+    expect(await poll(b, engineB, new Set(["jobs"]))).toEqual([]);
+    expect(engineB.has("jobs")).toBe(false);
+    // The delete lands: the row is gone, and B's engine, left unpaused, agrees with the database.
+    await writePause(b, "jobs", undefined);
+    expect(await poll(b, engineB)).toEqual([]);
+    expect(engineB.has("jobs")).toBe(false);
+    expect(stored(b)).toEqual([]);
     expect(await poll(b, engineB)).toBeNull();
   });
 
