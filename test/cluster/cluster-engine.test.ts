@@ -24,6 +24,7 @@ import { fnv1a32, shardOfKey } from "../../src/protocol/key-shard.ts";
 import { QuotaLeases } from "../../src/cluster/quota-leases.ts";
 import { GroupCommitter } from "../../src/storage/group-commit.ts";
 import { MemoryStore } from "../../src/storage/memory/memory-store.ts";
+import type { CommitBatch, CommitResult } from "../../src/storage/store.ts";
 
 const encoder = new TextEncoder();
 
@@ -194,23 +195,28 @@ describe("pauses from other nodes", () => {
 });
 
 describe("own pause writes on their way", () => {
-  /** A node whose store holds each commit until a `release()` lets one through (a slow database). */
+  /** A MemoryStore that holds each commit until a `release()` lets one through (a slow database). */
+  class GatedStore extends MemoryStore {
+    private permits = 0;
+    private readonly held: Array<() => void> = [];
+
+    override async commit(batch: CommitBatch): Promise<CommitResult> {
+      if (this.permits > 0) this.permits--;
+      else await new Promise<void>((resolve) => this.held.push(resolve));
+      return super.commit(batch);
+    }
+
+    /** Let the oldest held commit through, or the next one if none is held yet. */
+    release(): void {
+      const next = this.held.shift();
+      if (next === undefined) this.permits++;
+      else next();
+    }
+  }
+
   function gatedNode() {
     const clock = new ManualClock();
-    const memory = new MemoryStore({ shards: 4 });
-    let permits = 0;
-    const held: Array<() => void> = [];
-    const store = new Proxy(memory, {
-      get(target, property) {
-        if (property === "commit") return async (batch: Parameters<MemoryStore["commit"]>[0]) => {
-          if (permits > 0) permits--;
-          else await new Promise<void>((resolve) => held.push(resolve));
-          return await target.commit(batch);
-        };
-        const value = Reflect.get(target, property);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    const store = new GatedStore({ shards: 4 });
     const committer = new GroupCommitter(store, { clock });
     const all = () => true;
     const engine = new ClusterEngine(
@@ -220,12 +226,7 @@ describe("own pause writes on their way", () => {
       4,
       () => committer.drain(),
     );
-    const release = () => {
-      const next = held.shift();
-      if (next === undefined) permits++;
-      else next();
-    };
-    return { engine, clock, committer, release };
+    return { engine, clock, committer, release: () => store.release() };
   }
 
   /** Let the commit's promise reactions run (the write counts as on its way until they have). */
