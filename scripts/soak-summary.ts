@@ -16,6 +16,11 @@
 // sampleMemory in bench/load/processes.ts), and the same slope and end medians are read over
 // the troughs and over the peaks: a leak lifts both, the sawtooth's phase
 // moves neither.
+//
+// A run longer than an hour is also read per hour after the warm-up (the
+// last hour may be shorter, down to half an hour): issue 10's goal is about
+// the hour after the warm-up, and a longer run's later hours show whether a
+// climb in the first one levels off, which a slope over the whole run blurs.
 
 import { median } from "../bench/support/median.ts";
 
@@ -38,6 +43,18 @@ export interface SoakSample {
   delayP50Us: number;
   delayP99Us: number;
   delayMaxUs: number;
+}
+
+/** The trough and peak trends of one hour after the warm-up (see the file's comment). */
+export interface SoakHourFigures {
+  /** The window's bounds in seconds since the load started: samples with fromS < atS <= toS. */
+  fromS: number;
+  toS: number;
+  samples: number;
+  troughSlopePctPerHour: number;
+  troughStretchGrowthPct: number;
+  peakSlopePctPerHour: number;
+  peakStretchGrowthPct: number;
 }
 
 export interface SoakFigures {
@@ -70,6 +87,8 @@ export interface SoakFigures {
   peakFirstStretchMedianKiB: number;
   peakLastStretchMedianKiB: number;
   peakStretchGrowthPct: number;
+  /** The same trends per hour after the warm-up: one entry per hour the run covered (the last at least half an hour long). */
+  hours: SoakHourFigures[];
   deliveredPerSMean: number;
   delayP99UsMin: number;
   delayP99UsMedian: number;
@@ -88,6 +107,9 @@ const ms = (us: number) => (us / 1000).toFixed(2);
 const pct = (from: number, to: number) => (from > 0 ? ((to - from) / from) * 100 : 0);
 /** End stretches of the median comparison: 10 samples (5 minutes at the default interval), at most a third of the steady samples each. */
 const endStretchSamplesMax = 10;
+/** The per-hour windows: an hour each, and a last, shorter one only when it spans at least half of that. */
+const hourWindowS = 3600;
+const hourWindowShortestS = 1800;
 
 /** Least-squares slope of y over x (per unit of x); 0 with fewer than two distinct x. */
 function slope(xs: number[], ys: number[]): number {
@@ -147,9 +169,36 @@ function rssTrend(steady: SoakSample[]) {
   };
 }
 
+/** The steady samples cut into hours from `fromS` on (see SoakHourFigures). */
+function hourTrends(steady: SoakSample[], fromS: number): SoakHourFigures[] {
+  const lastAtS = steady.length === 0 ? fromS : (steady[steady.length - 1] as SoakSample).atS;
+  const hours: SoakHourFigures[] = [];
+  for (let startS = fromS; lastAtS - startS >= hourWindowShortestS; startS += hourWindowS) {
+    const endS = startS + hourWindowS;
+    const inHour = steady.filter((s) => s.atS > startS && s.atS <= endS);
+    const trough = trend(inHour, (s) => s.rssTroughKiB);
+    const peak = trend(inHour, (s) => s.rssPeakKiB);
+    hours.push({
+      fromS: startS,
+      toS: Math.min(endS, lastAtS),
+      samples: inHour.length,
+      troughSlopePctPerHour: trough.slopePctPerHour,
+      troughStretchGrowthPct: trough.growthPct,
+      peakSlopePctPerHour: peak.slopePctPerHour,
+      peakStretchGrowthPct: peak.growthPct,
+    });
+  }
+  return hours;
+}
+
 export function soakSummary(samples: SoakSample[], warmupS: number, serverLog: string, failure: Error | null): { lines: string[]; figures: SoakFigures } {
   let steady = samples.filter((s) => s.atS > warmupS);
-  if (steady.length === 0) steady = samples.slice(Math.floor(samples.length / 2));
+  let steadyFromS = warmupS;
+  if (steady.length === 0) {
+    steady = samples.slice(Math.floor(samples.length / 2));
+    // The windows start just before the first steady sample, so it falls in the first.
+    steadyFromS = samples[Math.floor(samples.length / 2) - 1]?.atS ?? 0;
+  }
   const levels = serverLog
     .split("\n")
     .filter((line) => line.startsWith("{"))
@@ -166,6 +215,7 @@ export function soakSummary(samples: SoakSample[], warmupS: number, serverLog: s
     rssGrowthPct: pct(first?.rssKiB ?? 0, last?.rssKiB ?? 0),
     rssAnonGrowthPct: pct(first?.rssAnonKiB ?? 0, last?.rssAnonKiB ?? 0),
     ...rssTrend(steady),
+    hours: hourTrends(steady, steadyFromS),
     deliveredPerSMean: steady.length === 0 ? 0 : steady.reduce((sum, s) => sum + s.deliveredPerS, 0) / steady.length,
     delayP99UsMin: p99s[0] ?? 0,
     delayP99UsMedian: p99s[Math.floor(p99s.length / 2)] ?? 0,
@@ -182,6 +232,12 @@ export function soakSummary(samples: SoakSample[], warmupS: number, serverLog: s
     `  RSS trend after warm-up: slope ${signed(figures.rssSlopePctPerHour)}% of the mean per hour; median of the first ${figures.rssEndStretchSamples} samples ${mib(figures.rssFirstStretchMedianKiB)} MiB, of the last ${figures.rssEndStretchSamples} ${mib(figures.rssLastStretchMedianKiB)} MiB (${signed(figures.rssStretchGrowthPct)}%)`,
     `  RSS troughs per interval (lowest of the readings every 500 ms): slope ${signed(figures.troughSlopePctPerHour)}% per hour; end medians ${mib(figures.troughFirstStretchMedianKiB)} -> ${mib(figures.troughLastStretchMedianKiB)} MiB (${signed(figures.troughStretchGrowthPct)}%)`,
     `  RSS peaks per interval: slope ${signed(figures.peakSlopePctPerHour)}% per hour; end medians ${mib(figures.peakFirstStretchMedianKiB)} -> ${mib(figures.peakLastStretchMedianKiB)} MiB (${signed(figures.peakStretchGrowthPct)}%)`,
+    ...(figures.hours.length < 2
+      ? []
+      : figures.hours.map(
+          (hour, index) =>
+            `  hour ${index + 1} after warm-up (${Math.round(hour.fromS)}-${Math.round(hour.toS)} s, ${hour.samples} samples): troughs slope ${signed(hour.troughSlopePctPerHour)}% per hour, end medians ${signed(hour.troughStretchGrowthPct)}%; peaks slope ${signed(hour.peakSlopePctPerHour)}% per hour, end medians ${signed(hour.peakStretchGrowthPct)}%`,
+        )),
     `  RSS band after warm-up: p10 ${mib(figures.rssP10KiB)}, p90 ${mib(figures.rssP90KiB)}, max ${mib(figures.rssMaxKiB)} MiB; single samples, first -> last: ${mib(figures.rssFirstKiB)} -> ${mib(figures.rssLastKiB)} MiB (${signed(figures.rssGrowthPct)}%, anonymous ${signed(figures.rssAnonGrowthPct)}%)`,
     `  delivered ${Math.round(figures.deliveredPerSMean)}/s on average after warm-up`,
     `  delay p99 per interval after warm-up: min ${ms(figures.delayP99UsMin)}, median ${ms(figures.delayP99UsMedian)}, max ${ms(figures.delayP99UsMax)} ms; largest delay ${ms(figures.delayMaxUs)} ms`,

@@ -151,6 +151,43 @@ describe("soakSummary", () => {
     expect(rising.figures.troughLastStretchMedianKiB).toBe(kib(150 + 114.5 / 2));
   });
 
+  test("a run of two hours is also read per hour: a climb in the first that levels off shows flat in the second", () => {
+    // 240 samples 30 s apart, 300 s of warm-up: the floor climbs 0.5 MiB a sample until 2,400 s, then holds.
+    const kib = (mib: number) => mib * 1024;
+    const floorMiB = (atS: number) => 130 + Math.min(atS, 2400) / 60;
+    const samples = Array.from({ length: 240 }, (_, i) => {
+      const atS = 30 * (i + 1);
+      return sample(atS, kib(floorMiB(atS) + 40), 100, kib(floorMiB(atS)), kib(floorMiB(atS) + 80));
+    });
+    const { figures, lines } = soakSummary(samples, 300, "", null);
+    expect(figures.hours.map((hour) => [hour.fromS, hour.toS, hour.samples])).toEqual([
+      [300, 3900, 120],
+      [3900, 7200, 110],
+    ]);
+    const [first, second] = figures.hours;
+    expect(first?.troughSlopePctPerHour).toBeGreaterThan(10);
+    expect(first?.troughStretchGrowthPct).toBeGreaterThan(10);
+    expect(second?.troughSlopePctPerHour).toBeCloseTo(0, 6);
+    expect(second?.peakSlopePctPerHour).toBeCloseTo(0, 6);
+    expect(second?.peakStretchGrowthPct).toBe(0);
+    // The whole run's slope blurs the two: positive, and less than the first hour's.
+    expect(figures.troughSlopePctPerHour).toBeGreaterThan(0);
+    expect(figures.troughSlopePctPerHour).toBeLessThan(first?.troughSlopePctPerHour ?? 0);
+    expect(lines.filter((line) => line.startsWith("  hour "))).toHaveLength(2);
+    expect(lines.some((line) => line.startsWith("  hour 2 after warm-up (3900-7200 s, 110 samples): troughs slope +0.0% per hour"))).toBe(true);
+  });
+
+  test("an hour's run has one window and prints no per-hour lines; a last window under half an hour is left out", () => {
+    const hour = Array.from({ length: 120 }, (_, i) => sample(30 * (i + 1), 1000, 100));
+    const one = soakSummary(hour, 300, "", null);
+    expect(one.figures.hours).toHaveLength(1);
+    expect(one.figures.hours[0]).toMatchObject({ fromS: 300, toS: 3600, samples: 110 });
+    expect(one.lines.some((line) => line.startsWith("  hour "))).toBe(false);
+    // 300 s of warm-up, then 1 h 20 min: the 20 minutes after the first hour make no window of their own.
+    const longer = Array.from({ length: 170 }, (_, i) => sample(30 * (i + 1), 1000, 100));
+    expect(soakSummary(longer, 300, "", null).figures.hours.map((h) => h.toS)).toEqual([3900]);
+  });
+
   test("a run shorter than the warm-up uses its second half; a failure is reported", () => {
     const { figures, lines } = soakSummary([sample(1, 100, 5), sample(2, 200, 6)], 300, "", new Error("ack: UNAVAILABLE"));
     expect(figures.steadySamples).toBe(1);
