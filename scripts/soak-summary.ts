@@ -195,9 +195,10 @@ export function soakSummary(samples: SoakSample[], warmupS: number, serverLog: s
   let steady = samples.filter((s) => s.atS > warmupS);
   let steadyFromS = warmupS;
   if (steady.length === 0) {
-    steady = samples.slice(Math.floor(samples.length / 2));
+    const half = Math.floor(samples.length / 2);
+    steady = samples.slice(half);
     // The windows start just before the first steady sample, so it falls in the first.
-    steadyFromS = samples[Math.floor(samples.length / 2) - 1]?.atS ?? 0;
+    steadyFromS = samples[half - 1]?.atS ?? 0;
   }
   const levels = serverLog
     .split("\n")
