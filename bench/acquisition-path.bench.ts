@@ -14,12 +14,14 @@
 // a few per cent (block granularity). No socket, no client process: this is
 // what the server could do, the load benchmark (bench/load, scenario jupiter)
 // what it does.
-// Expect (2-core shared machine), min per request: dequeue 3.6-5.0 µs, ack
+// Expect (2-core shared machine), min per request: dequeue 2.8-5.0 µs, ack
 // 1.1-1.5 µs, ack commit wait 0.9-1.4 µs (strict 2.6-4.4), ping 0.4-0.7 µs;
-// allocated: dequeue 14.1 cells (1.1-1.2 KB), ack with its commit 22.1-22.2
-// cells (2.2 KB), ping 6.4 cells (0.3 KB), acquisition 36.2-36.3 cells
-// (3.4 KB) (re-measured 2026-12-03T23:01Z and 2026-12-04T03:16Z on 910456a's code; the ack's 25.2 cells of
-// BENCHMARKS.md's "allocations per acquisition, fourth pass" came down since). Request
+// allocated: dequeue 14.1 cells (1.2 KB), ack with its commit 8.8 cells (1.0
+// KB), ping 6.3 cells (0.3 KB), acquisition 22.9 cells (2.1 KB), with no
+// record deleted in those rounds (re-measured 2026-12-05T02:07Z on d471fdc's
+// code; a delete adds 5 cells, and a steady load makes one per acquisition:
+// see the allocation rounds below. The 36.2 cells measured before came from
+// rounds at the backlog's end, 3.3 deletes each). Request
 // bodies go to the dispatcher whole: a connection's FrameDecoder is not in
 // this path.
 // Run: ./node_modules/.bin/bun bench/acquisition-path.bench.ts [items] [relaxed|strict]
@@ -41,7 +43,7 @@ const signatures = 100;
 const kinds = 10;
 const inFlight = 320;
 
-const { clock, writer, engine, dispatcher, close } = await openInProcessServer("acq", durability, defaultLimits);
+const { store, clock, writer, engine, dispatcher, close } = await openInProcessServer("acq", durability, defaultLimits);
 
 /** The receipt of a dequeue-1 reply (the engine's delivery, as the reply carries it). */
 function firstReceipt(reply: Record<string, unknown>): string {
@@ -75,36 +77,46 @@ let clientUs = 0;
 const dequeueRounds: number[] = [];
 const ackRounds: number[] = [];
 const commitRounds: number[] = [];
-const startMs = performance.now();
-// The allocation rounds after the timed loop take (allocationRounds x inFlight) items too.
-while (acquisitions < items - inFlight * (allocationRounds + 1)) {
-  sink.replies = [];
-  const dequeueStartMs = performance.now();
-  for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, dequeueBodies[i % kinds] as Uint8Array);
-  dequeueRounds.push(((performance.now() - dequeueStartMs) * 1000) / inFlight);
-  const receipts = sink.replies.map(firstReceipt);
-  sink.replies = [];
-  // Under load the acks come after leaseWriteDelayMs, so each lease is written before its ack (as in bench/load's runs).
-  clock.advance(leaseWriteDelayMs + 1);
-  const clientStartMs = performance.now();
-  const ackBodies = receipts.map((receipt) => encoder.encode({ id: 2, op: "ack", ns: "bench", receipts: [receipt] }));
-  clientUs += (performance.now() - clientStartMs) * 1000;
-  const ackStartMs = performance.now();
-  for (const body of ackBodies) dispatcher.handleFrame(sink, body);
-  const commitStartMs = performance.now();
-  ackRounds.push(((commitStartMs - ackStartMs) * 1000) / inFlight);
-  await writer.drain();
-  await Promise.resolve();
-  commitRounds.push(((performance.now() - commitStartMs) * 1000) / inFlight);
-  if (sink.replies.length !== inFlight || sink.replies.some((reply) => reply.acked !== 1)) throw new Error("an ack did not ack");
-  acquisitions += inFlight;
+
+/** Timed rounds until `until` acquisitions in all. */
+async function timedRounds(until: number): Promise<void> {
+  while (acquisitions < until) {
+    sink.replies = [];
+    const dequeueStartMs = performance.now();
+    for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, dequeueBodies[i % kinds] as Uint8Array);
+    dequeueRounds.push(((performance.now() - dequeueStartMs) * 1000) / inFlight);
+    const receipts = sink.replies.map(firstReceipt);
+    sink.replies = [];
+    // Under load the acks come after leaseWriteDelayMs, so each lease is written before its ack (as in bench/load's runs).
+    clock.advance(leaseWriteDelayMs + 1);
+    const clientStartMs = performance.now();
+    const ackBodies = receipts.map((receipt) => encoder.encode({ id: 2, op: "ack", ns: "bench", receipts: [receipt] }));
+    clientUs += (performance.now() - clientStartMs) * 1000;
+    const ackStartMs = performance.now();
+    for (const body of ackBodies) dispatcher.handleFrame(sink, body);
+    const commitStartMs = performance.now();
+    ackRounds.push(((commitStartMs - ackStartMs) * 1000) / inFlight);
+    await writer.drain();
+    await Promise.resolve();
+    commitRounds.push(((performance.now() - commitStartMs) * 1000) / inFlight);
+    if (sink.replies.length !== inFlight || sink.replies.some((reply) => reply.acked !== 1)) throw new Error("an ack did not ack");
+    acquisitions += inFlight;
+  }
 }
-const acquisitionUs = ((performance.now() - startMs) * 1000 - clientUs) / acquisitions;
 
 // Allocations: rounds of the same loop, each phase between two heap
 // snapshots (support/allocation-count.ts); after a full collection, warm-up
 // rounds fill its holes uncharged, then rounds are charged until one holds a
-// collection, which is dropped and the meter collects again.
+// collection, which is dropped and the meter collects again. They run halfway
+// through the backlog. The ack sweep (storage/lmdb/ack-sweep.ts) deletes an
+// acked record once nothing below it in its shard is live, so how many
+// records a commit deletes depends on where in the backlog it runs: about
+// none halfway through this one (every shard's lowest key stays live until
+// the last priority class), about 3.3 per acquisition at its end (the
+// deletes held back), one per acquisition over the whole run and under a
+// steady load. The rounds report the deletes they saw; each delete is 5 cells
+// of lmdb-js's (removeSync inside a transaction: 3 scopes, the closure
+// writeInstructions returns, a N-API handle scope).
 const meter = new AllocationMeter();
 const dequeueAllocations = new AllocationTotals();
 const ackAllocations = new AllocationTotals();
@@ -112,36 +124,50 @@ const pingAllocations = new AllocationTotals();
 const commitAllocations = new AllocationTotals();
 const splitAck = process.env.ORQ_BENCH_SPLIT_ACK === "1";
 const warmUpRounds = 2;
-let sinceCollection = 0;
-meter.collect();
-for (let round = 0; round < allocationRounds; round++) {
-  const charged = sinceCollection >= warmUpRounds;
-  sink.replies = [];
-  meter.mark(null);
-  for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, dequeueBodies[i % kinds] as Uint8Array);
-  meter.mark(charged ? dequeueAllocations : null, inFlight);
-  const receipts = sink.replies.map(firstReceipt);
-  sink.replies = [];
-  clock.advance(leaseWriteDelayMs + 1);
-  const ackBodies = receipts.map((receipt) => encoder.encode({ id: 2, op: "ack", ns: "bench", receipts: [receipt] }));
-  meter.mark(null);
-  for (const body of ackBodies) dispatcher.handleFrame(sink, body);
-  if (splitAck) meter.mark(charged ? ackAllocations : null, inFlight);
-  await writer.drain();
-  await Promise.resolve();
-  meter.mark(charged ? (splitAck ? commitAllocations : ackAllocations) : null, inFlight);
-  if (sink.replies.length !== inFlight || sink.replies.some((reply) => reply.acked !== 1)) throw new Error("an ack did not ack");
-  sink.replies = [];
-  for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, pingBody);
-  meter.mark(charged ? pingAllocations : null, inFlight);
-  acquisitions += inFlight;
-  if (meter.endRound()) {
-    sinceCollection++;
-  } else {
-    meter.collect();
-    sinceCollection = 0;
+
+async function allocationRoundsRun(): Promise<void> {
+  let sinceCollection = 0;
+  meter.collect();
+  for (let round = 0; round < allocationRounds; round++) {
+    const charged = sinceCollection >= warmUpRounds;
+    sink.replies = [];
+    meter.mark(null);
+    for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, dequeueBodies[i % kinds] as Uint8Array);
+    meter.mark(charged ? dequeueAllocations : null, inFlight);
+    const receipts = sink.replies.map(firstReceipt);
+    sink.replies = [];
+    clock.advance(leaseWriteDelayMs + 1);
+    const ackBodies = receipts.map((receipt) => encoder.encode({ id: 2, op: "ack", ns: "bench", receipts: [receipt] }));
+    meter.mark(null);
+    for (const body of ackBodies) dispatcher.handleFrame(sink, body);
+    if (splitAck) meter.mark(charged ? ackAllocations : null, inFlight);
+    await writer.drain();
+    await Promise.resolve();
+    meter.mark(charged ? (splitAck ? commitAllocations : ackAllocations) : null, inFlight);
+    if (sink.replies.length !== inFlight || sink.replies.some((reply) => reply.acked !== 1)) throw new Error("an ack did not ack");
+    sink.replies = [];
+    for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, pingBody);
+    meter.mark(charged ? pingAllocations : null, inFlight);
+    if (meter.endRound()) {
+      sinceCollection++;
+    } else {
+      meter.collect();
+      sinceCollection = 0;
+    }
   }
 }
+
+// The allocation rounds take (allocationRounds x inFlight) items out of the middle of the timed ones.
+const timedItems = items - inFlight * (allocationRounds + 1);
+const startMs = performance.now();
+await timedRounds(Math.floor(timedItems / 2));
+const allocationStartMs = performance.now();
+const storedBefore = store.storedCounts().items;
+await allocationRoundsRun();
+const deletesPerAcquisition = (storedBefore - store.storedCounts().items) / (allocationRounds * inFlight);
+const allocationMs = performance.now() - allocationStartMs;
+await timedRounds(timedItems);
+const acquisitionUs = ((performance.now() - startMs - allocationMs) * 1000 - clientUs) / acquisitions;
 
 const pingRounds: number[] = [];
 for (let round = 0; round < 500; round++) {
@@ -168,7 +194,7 @@ console.log(
   `  allocated on the JS heap per request (${dequeueAllocations.requests / inFlight} of ${allocationRounds} rounds charged): ` +
     `dequeue ${dequeueAllocations.describe()}; ack with its commit ${ackAllocations.describe()}; ping ${pingAllocations.describe()}; ` +
     `acquisition ${((dequeueAllocations.bytes + ackAllocations.bytes + commitAllocations.bytes) / Math.max(1, dequeueAllocations.requests)).toFixed(0)} bytes, ` +
-    `${((dequeueAllocations.cells + ackAllocations.cells + commitAllocations.cells) / Math.max(1, dequeueAllocations.requests)).toFixed(1)} cells`,
+    `${((dequeueAllocations.cells + ackAllocations.cells + commitAllocations.cells) / Math.max(1, dequeueAllocations.requests)).toFixed(1)} cells, with ${deletesPerAcquisition.toFixed(2)} records deleted per acquisition`,
 );
 if (process.env.ORQ_BENCH_ALLOCATION_TYPES === "1") {
   console.log("  cells per dequeue by type:", cellsByType([dequeueAllocations], dequeueAllocations.requests));
