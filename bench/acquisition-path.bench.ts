@@ -78,28 +78,60 @@ const dequeueRounds: number[] = [];
 const ackRounds: number[] = [];
 const commitRounds: number[] = [];
 
+// The steps of one round, shared by the timed rounds and the allocation
+// rounds; each round times or meters the spans between them.
+
+/** One dequeue-1 (with capabilities) per request in flight, the kinds in turn; the replies go to the sink. */
+function dequeueInFlight(): void {
+  for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, dequeueBodies[i % kinds] as Uint8Array);
+}
+
+/** The receipts of the dequeues' replies, the sink emptied, and the clock moved past the lease-write delay. */
+function takeReceipts(): string[] {
+  const receipts = sink.replies.map(firstReceipt);
+  sink.replies = [];
+  // Under load the acks come after leaseWriteDelayMs, so each lease is written before its ack (as in bench/load's runs).
+  clock.advance(leaseWriteDelayMs + 1);
+  return receipts;
+}
+
+/** An ack of one receipt each, encoded as the client would (the client's work, not the server's). */
+function encodeAcks(receipts: string[]): Uint8Array[] {
+  return receipts.map((receipt) => encoder.encode({ id: 2, op: "ack", ns: "bench", receipts: [receipt] }));
+}
+
+/** Wait for the commit of what the server took, and the turn that hands out its replies. */
+async function commitTaken(): Promise<void> {
+  await writer.drain();
+  await Promise.resolve();
+}
+
+function checkAllAcked(): void {
+  if (sink.replies.length !== inFlight || sink.replies.some((reply) => reply.acked !== 1)) throw new Error("an ack did not ack");
+}
+
+function pingInFlight(): void {
+  for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, pingBody);
+}
+
 /** Timed rounds until `until` acquisitions in all. */
 async function timedRounds(until: number): Promise<void> {
   while (acquisitions < until) {
     sink.replies = [];
     const dequeueStartMs = performance.now();
-    for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, dequeueBodies[i % kinds] as Uint8Array);
+    dequeueInFlight();
     dequeueRounds.push(((performance.now() - dequeueStartMs) * 1000) / inFlight);
-    const receipts = sink.replies.map(firstReceipt);
-    sink.replies = [];
-    // Under load the acks come after leaseWriteDelayMs, so each lease is written before its ack (as in bench/load's runs).
-    clock.advance(leaseWriteDelayMs + 1);
+    const receipts = takeReceipts();
     const clientStartMs = performance.now();
-    const ackBodies = receipts.map((receipt) => encoder.encode({ id: 2, op: "ack", ns: "bench", receipts: [receipt] }));
+    const ackBodies = encodeAcks(receipts);
     clientUs += (performance.now() - clientStartMs) * 1000;
     const ackStartMs = performance.now();
     for (const body of ackBodies) dispatcher.handleFrame(sink, body);
     const commitStartMs = performance.now();
     ackRounds.push(((commitStartMs - ackStartMs) * 1000) / inFlight);
-    await writer.drain();
-    await Promise.resolve();
+    await commitTaken();
     commitRounds.push(((performance.now() - commitStartMs) * 1000) / inFlight);
-    if (sink.replies.length !== inFlight || sink.replies.some((reply) => reply.acked !== 1)) throw new Error("an ack did not ack");
+    checkAllAcked();
     acquisitions += inFlight;
   }
 }
@@ -132,21 +164,17 @@ async function allocationRoundsRun(): Promise<void> {
     const charged = sinceCollection >= warmUpRounds;
     sink.replies = [];
     meter.mark(null);
-    for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, dequeueBodies[i % kinds] as Uint8Array);
+    dequeueInFlight();
     meter.mark(charged ? dequeueAllocations : null, inFlight);
-    const receipts = sink.replies.map(firstReceipt);
-    sink.replies = [];
-    clock.advance(leaseWriteDelayMs + 1);
-    const ackBodies = receipts.map((receipt) => encoder.encode({ id: 2, op: "ack", ns: "bench", receipts: [receipt] }));
+    const ackBodies = encodeAcks(takeReceipts());
     meter.mark(null);
     for (const body of ackBodies) dispatcher.handleFrame(sink, body);
     if (splitAck) meter.mark(charged ? ackAllocations : null, inFlight);
-    await writer.drain();
-    await Promise.resolve();
+    await commitTaken();
     meter.mark(charged ? (splitAck ? commitAllocations : ackAllocations) : null, inFlight);
-    if (sink.replies.length !== inFlight || sink.replies.some((reply) => reply.acked !== 1)) throw new Error("an ack did not ack");
+    checkAllAcked();
     sink.replies = [];
-    for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, pingBody);
+    pingInFlight();
     meter.mark(charged ? pingAllocations : null, inFlight);
     if (meter.endRound()) {
       sinceCollection++;
@@ -173,7 +201,7 @@ const pingRounds: number[] = [];
 for (let round = 0; round < 500; round++) {
   sink.replies = [];
   const pingStartMs = performance.now();
-  for (let i = 0; i < inFlight; i++) dispatcher.handleFrame(sink, pingBody);
+  pingInFlight();
   pingRounds.push(((performance.now() - pingStartMs) * 1000) / inFlight);
 }
 const pingUs = pingRounds.reduce((a, b) => a + b, 0) / pingRounds.length;
