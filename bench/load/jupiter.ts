@@ -3,7 +3,8 @@
 // 100 distinct `requires` signatures sits in one topic; workers of 10 kinds
 // (one kind per connection, 10 connections) each keep 32 requests in flight,
 // and every request is an acquisition: dequeue of count 1 with the kind's
-// `capabilities`, then an ack of what it got. Beside it, on the same server
+// `capabilities`, then an ack of what it got (jupiter-worker.ts: the replies
+// are read where they lie, not decoded whole). Beside it, on the same server
 // and with the same connections and in-flight depth, the `ping` ceiling: how
 // many requests per second the server answers when it does no work at all.
 // The target is acquisitions/s >= 0.25 of that ceiling. Before the
@@ -20,6 +21,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { Encoder } from "@msgpack/msgpack";
 import type { InProcessBound } from "./jupiter-bound.ts";
+import { ackHead, acquireOne, pingOnce } from "./jupiter-worker.ts";
 import { OrqConn, makeTemplate } from "./orq-conn.ts";
 import type { Reply, RequestTemplate } from "./orq-conn.ts";
 import type { Child } from "./processes.ts";
@@ -281,22 +283,18 @@ async function acquire(conns: OrqConn[], items: number, durationS: number): Prom
   const templates: RequestTemplate[] = conns.map((_, kind) =>
     makeTemplate({ op: "dequeue", ns: NAMESPACE, topics: [{ topic: JUPITER_TOPIC, count: 1 }], capabilities: kindCapabilities(kind), wait_ms: 0 }),
   );
+  const ack = ackHead(NAMESPACE);
   let count = 0;
   const startMs = performance.now();
   const endMs = startMs + durationS * 1000;
   const exhausted = new Set<number>();
   await keepInFlight(conns, JUPITER_IN_FLIGHT, async (conn, kind) => {
     if (count >= items || exhausted.has(kind) || performance.now() >= endMs) return false;
-    const reply = await conn.callTemplate(templates[kind] as RequestTemplate);
-    const delivered = reply.items as Array<{ receipt: string }>;
-    const item = delivered[0];
-    if (item === undefined) {
+    if (!(await acquireOne(conn, templates[kind] as RequestTemplate, ack))) {
       // This kind's tenth of the backlog is used up.
       exhausted.add(kind);
       return false;
     }
-    const ack = await conn.call({ op: "ack", ns: NAMESPACE, receipts: [item.receipt] });
-    if (ack.acked !== 1) throw new Error(`jupiter: ack answered ${JSON.stringify(ack)}`);
     count++;
     return true;
   });
@@ -310,7 +308,7 @@ async function pingCeiling(conns: OrqConn[], durationS: number): Promise<{ count
   const endMs = startMs + durationS * 1000;
   await keepInFlight(conns, JUPITER_IN_FLIGHT, async (conn) => {
     if (performance.now() >= endMs) return false;
-    await conn.callTemplate(ping);
+    await pingOnce(conn, ping);
     count++;
     return true;
   });

@@ -8,6 +8,7 @@
 
 import { Decoder, Encoder } from "@msgpack/msgpack";
 import { FrameDecoder } from "../../src/protocol/frame-decoder.ts";
+import { mapValue, readUint } from "./reply-peek.ts";
 import { SocketWriter } from "./socket-writer.ts";
 
 export interface Reply {
@@ -18,6 +19,14 @@ export interface Reply {
 }
 
 export type ReplyHandler = (reply: Reply) => void;
+
+/**
+ * Runs on a reply's body left undecoded: bytes [start, end) of `bytes`, valid
+ * only during the call (the connection's input buffer). For a scenario that
+ * reads a field or two where it lies (reply-peek.ts) instead of decoding the
+ * whole reply.
+ */
+export type BodyHandler = (bytes: Uint8Array, start: number, end: number) => void;
 
 /**
  * Ids start at 2^16 and stay below 2^32 so MessagePack always encodes them as
@@ -48,11 +57,13 @@ export function makeTemplate(request: Record<string, unknown>): RequestTemplate 
 export class OrqConn {
   private readonly writer = new SocketWriter();
   private readonly pending = new Map<number, ReplyHandler>();
+  /** Requests whose replies go to a BodyHandler undecoded; while it is empty, every reply is decoded as before. */
+  private readonly bodyPending = new Map<number, BodyHandler>();
   private nextId = ID_FIRST;
   /** Splits reply frames with orq's own FrameDecoder; each body is decoded while it is still valid. */
   private readonly frames = new FrameDecoder(replyFrameBytesMax, {
     frame: (bytes, start, end) => {
-      this.dispatch(decoder.decode(bytes.subarray(start, end)) as Reply);
+      if (this.bodyPending.size === 0 || !this.dispatchBody(bytes, start, end)) this.dispatch(decoder.decode(bytes.subarray(start, end)) as Reply);
       return true;
     },
     frameTooLarge: (lengthBytes) => this.onClose(new Error(`reply frame of ${lengthBytes} bytes`)),
@@ -80,7 +91,7 @@ export class OrqConn {
   private socketRef: { end(): void } | null = null;
 
   get inFlight(): number {
-    return this.pending.size;
+    return this.pending.size + this.bodyPending.size;
   }
 
   /** Sends one request; `onReply` runs synchronously in the data handler, while bin fields still view the input. */
@@ -104,6 +115,28 @@ export class OrqConn {
     const offset = this.writer.appendFrame(template.body);
     this.writer.patchUint32(offset + TEMPLATE_ID_MARKER_OFFSET + 1, id);
     this.pending.set(id, onReply);
+  }
+
+  /** Sends a template whose reply goes undecoded to `onBody`. */
+  sendTemplateForBody(template: RequestTemplate, onBody: BodyHandler): void {
+    this.sendTemplateWithTail(template, template.body, 0, 0, onBody);
+  }
+
+  /**
+   * Sends one frame made of a template's body and then bytes [tailStart,
+   * tailEnd) of `tail`, copied at once (the tail may view another reply's
+   * input); its reply goes undecoded to `onBody`. The template must end where
+   * the tail's value belongs, e.g. an array header of one element.
+   */
+  sendTemplateWithTail(template: RequestTemplate, tail: Uint8Array, tailStart: number, tailEnd: number, onBody: BodyHandler): void {
+    if (this.closedError !== null) {
+      failBody(onBody, this.closedError);
+      return;
+    }
+    const id = this.takeId();
+    const offset = this.writer.appendFrameWithTail(template.body, tail, tailStart, tailEnd);
+    this.writer.patchUint32(offset + TEMPLATE_ID_MARKER_OFFSET + 1, id);
+    this.bodyPending.set(id, onBody);
   }
 
   /** Sends and resolves with the reply; rejects on `ok: false`. */
@@ -132,6 +165,17 @@ export class OrqConn {
     return id;
   }
 
+  /** Hands the reply to its BodyHandler when its request has one; false when it has none (decode it). */
+  private dispatchBody(bytes: Uint8Array, start: number, end: number): boolean {
+    const idAt = mapValue(bytes, start, "id");
+    const id = idAt < 0 || idAt >= end ? -1 : readUint(bytes, idAt);
+    const onBody = this.bodyPending.get(id);
+    if (onBody === undefined) return false;
+    this.bodyPending.delete(id);
+    onBody(bytes, start, end);
+    return true;
+  }
+
   private dispatch(reply: Reply): void {
     const handler = this.pending.get(reply.id);
     if (handler === undefined) {
@@ -148,11 +192,29 @@ export class OrqConn {
     const failed = closedReply(error);
     for (const handler of this.pending.values()) handler(failed);
     this.pending.clear();
+    for (const onBody of this.bodyPending.values()) failBody(onBody, error);
+    this.bodyPending.clear();
   }
+}
+
+function failBody(onBody: BodyHandler, error: Error): void {
+  const body = encoder.encode(closedReply(error));
+  onBody(body, 0, body.length);
 }
 
 function closedReply(error: Error): Reply {
   return { id: 0, ok: false, error: { code: "CLOSED", message: error.message } };
+}
+
+/** The error a reply that is not `ok: true` stands for (decoded whole: the rare path). */
+export function replyError(reply: Reply): Error {
+  const error = reply.error ?? { code: "?", message: "reply without ok" };
+  return new Error(`${error.code}: ${error.message}`);
+}
+
+/** replyError of a body left undecoded. */
+export function bodyError(bytes: Uint8Array, start: number, end: number): Error {
+  return replyError(decoder.decode(bytes.subarray(start, end)) as Reply);
 }
 
 function settle(reply: Reply, resolve: (reply: Reply) => void, reject: (error: Error) => void): void {
@@ -160,6 +222,5 @@ function settle(reply: Reply, resolve: (reply: Reply) => void, reject: (error: E
     resolve(reply);
     return;
   }
-  const error = reply.error ?? { code: "?", message: "reply without ok" };
-  reject(new Error(`${error.code}: ${error.message}`));
+  reject(replyError(reply));
 }

@@ -33,6 +33,22 @@ export class SocketWriter {
     return bodyOffset;
   }
 
+  /** Appends one frame of `head` then bytes [tailStart, tailEnd) of `tail`; returns the body's offset in the buffer. */
+  appendFrameWithTail(head: Uint8Array, tail: Uint8Array, tailStart: number, tailEnd: number): number {
+    const tailBytes = tailEnd - tailStart;
+    this.reserve(4 + head.length + tailBytes);
+    this.view.setUint32(this.length, head.length + tailBytes);
+    const bodyOffset = this.length + 4;
+    this.bytes.set(head, bodyOffset);
+    // A receipt is a few dozen bytes: a loop beats a subarray and set() at this size.
+    const bytes = this.bytes;
+    let to = bodyOffset + head.length;
+    for (let from = tailStart; from < tailEnd; from++) bytes[to++] = tail[from] as number;
+    this.length = to;
+    this.schedule();
+    return bodyOffset;
+  }
+
   appendBytes(chunk: Uint8Array): void {
     this.reserve(chunk.length);
     this.bytes.set(chunk, this.length);
