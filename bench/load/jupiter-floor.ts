@@ -19,6 +19,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { decode } from "@msgpack/msgpack";
 import { startFramedFloor } from "./framed-floor.ts";
+import { readUint } from "./reply-peek.ts";
 
 /** Largest request frame the floor splits (1 MiB): the scenario's requests are a few hundred bytes. */
 const floorFrameBytesMax = 1 << 20;
@@ -64,9 +65,8 @@ export function startJupiterFloor(host: string, port: number, replies: FloorRepl
     const reply = op === null ? undefined : replies.get(op);
     if (reply === undefined) throw new Error(`jupiter floor: no reply for a request of op ${op ?? "(unreadable)"}`);
     const offset = writer.appendFrame(reply);
-    // The request's id bytes, as they are: both are uint32s at the same offset.
-    const idAt = start + ID_MARKER_OFFSET + 1;
-    writer.patchUint32(offset + ID_MARKER_OFFSET + 1, (((bytes[idAt] as number) << 24) | ((bytes[idAt + 1] as number) << 16) | ((bytes[idAt + 2] as number) << 8) | (bytes[idAt + 3] as number)) >>> 0);
+    // The request's id, as it is: both are uint32s at the same offset (requestOp checked the request's marker).
+    writer.patchUint32(offset + ID_MARKER_OFFSET + 1, readUint(bytes, start + ID_MARKER_OFFSET));
   });
 }
 

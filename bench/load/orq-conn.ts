@@ -111,10 +111,7 @@ export class OrqConn {
       onReply(closedReply(this.closedError));
       return;
     }
-    const id = this.takeId();
-    const offset = this.writer.appendFrame(template.body);
-    this.writer.patchUint32(offset + TEMPLATE_ID_MARKER_OFFSET + 1, id);
-    this.pending.set(id, onReply);
+    this.pending.set(this.writeTemplate(template, template.body, 0, 0), onReply);
   }
 
   /** Sends a template whose reply goes undecoded to `onBody`. */
@@ -133,10 +130,7 @@ export class OrqConn {
       failBody(onBody, this.closedError);
       return;
     }
-    const id = this.takeId();
-    const offset = this.writer.appendFrameWithTail(template.body, tail, tailStart, tailEnd);
-    this.writer.patchUint32(offset + TEMPLATE_ID_MARKER_OFFSET + 1, id);
-    this.bodyPending.set(id, onBody);
+    this.bodyPending.set(this.writeTemplate(template, tail, tailStart, tailEnd), onBody);
   }
 
   /** Sends and resolves with the reply; rejects on `ok: false`. */
@@ -156,6 +150,14 @@ export class OrqConn {
   close(): void {
     this.socketRef?.end();
     this.onClose(new Error("closed by the load generator"));
+  }
+
+  /** Appends the template's frame (with bytes [tailStart, tailEnd) of `tail` after its body) under a fresh id; returns the id. */
+  private writeTemplate(template: RequestTemplate, tail: Uint8Array, tailStart: number, tailEnd: number): number {
+    const id = this.takeId();
+    const offset = this.writer.appendFrameWithTail(template.body, tail, tailStart, tailEnd);
+    this.writer.patchUint32(offset + TEMPLATE_ID_MARKER_OFFSET + 1, id);
+    return id;
   }
 
   private takeId(): number {

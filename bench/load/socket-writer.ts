@@ -24,13 +24,7 @@ export class SocketWriter {
 
   /** Appends a 4-byte big-endian length and the body; returns the body's offset in the buffer. */
   appendFrame(body: Uint8Array): number {
-    this.reserve(4 + body.length);
-    this.view.setUint32(this.length, body.length);
-    const bodyOffset = this.length + 4;
-    this.bytes.set(body, bodyOffset);
-    this.length = bodyOffset + body.length;
-    this.schedule();
-    return bodyOffset;
+    return this.appendFrameWithTail(body, body, 0, 0);
   }
 
   /** Appends one frame of `head` then bytes [tailStart, tailEnd) of `tail`; returns the body's offset in the buffer. */
