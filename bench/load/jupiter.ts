@@ -25,6 +25,7 @@ import { ackHead, acquireOne, pingOnce } from "./jupiter-worker.ts";
 import { OrqConn, makeTemplate } from "./orq-conn.ts";
 import type { Reply, RequestTemplate } from "./orq-conn.ts";
 import type { Child } from "./processes.ts";
+import { readThreadCpu, threadCpuUsPer } from "./thread-cpu.ts";
 import { NAMESPACE, fixedPayload } from "./systems.ts";
 
 export const JUPITER_TOPIC = "jupiter";
@@ -73,6 +74,13 @@ export interface JupiterFigures {
    */
   serverCpuUsPerAcquisition: number | null;
   serverCpuUsPerPing: number | null;
+  /**
+   * The same server CPU by thread (thread-cpu.ts): the main thread's user and
+   * system time apart, then each group of helper threads, in µs per
+   * acquisition and per ping, the largest first. Null when /proc could not be read.
+   */
+  serverThreadsUsPerAcquisition?: Record<string, number> | null;
+  serverThreadsUsPerPing?: Record<string, number> | null;
   /**
    * The load generator's own CPU time (this process, all its threads) per
    * acquisition and per ping, in µs: on a machine of two cores it shares
@@ -153,13 +161,16 @@ export async function runJupiter(host: string, port: number, options: JupiterOpt
   try {
     const loaded = await loadBacklog(conns, options.items);
     const replies = await captureReplies(conns[0] as OrqConn);
+    const threadsBeforeAcquire = readThreadCpu(options.serverPid);
     const cpuBeforeAcquireUs = processCpuUs(options.serverPid);
     const clientBeforeAcquireUs = ownCpuUs();
     const acquired = await acquire(conns, loaded.items - 1, options.durationS);
     const cpuBeforePingUs = processCpuUs(options.serverPid);
+    const threadsBeforePing = readThreadCpu(options.serverPid);
     const clientBeforePingUs = ownCpuUs();
     const pinged = await pingCeiling(conns, options.pingDurationS);
     const cpuAfterPingUs = processCpuUs(options.serverPid);
+    const threadsAfterPing = readThreadCpu(options.serverPid);
     const clientAfterPingUs = ownCpuUs();
     const figures: JupiterFigures = {
       items: loaded.items,
@@ -176,6 +187,8 @@ export async function runJupiter(host: string, port: number, options: JupiterOpt
       pingPerS: pinged.count / pinged.seconds,
       serverCpuUsPerAcquisition: cpuUsPer(cpuBeforeAcquireUs, cpuBeforePingUs, acquired.count),
       serverCpuUsPerPing: cpuUsPer(cpuBeforePingUs, cpuAfterPingUs, pinged.count),
+      serverThreadsUsPerAcquisition: threadCpuUsPer(threadsBeforeAcquire, threadsBeforePing, acquired.count),
+      serverThreadsUsPerPing: threadCpuUsPer(threadsBeforePing, threadsAfterPing, pinged.count),
       clientCpuUsPerAcquisition: (clientBeforePingUs - clientBeforeAcquireUs) / Math.max(1, acquired.count),
       clientCpuUsPerPing: (clientAfterPingUs - clientBeforePingUs) / Math.max(1, pinged.count),
     };

@@ -5,6 +5,7 @@ import type { LatencySummary } from "./histogram.ts";
 import { FLOOR_PAUSE_MS } from "./latency-ops.ts";
 import type { MemoryFigures } from "./processes.ts";
 import type { ModeResults } from "./suite.ts";
+import { MAIN_SYSTEM, MAIN_USER } from "./thread-cpu.ts";
 
 export interface TargetCheck {
   name: string;
@@ -190,6 +191,13 @@ const firstLastTenth = (s: LatencySummary | undefined): Cell => {
 };
 const lat = (s: LatencySummary | undefined): Cell => (s === undefined ? dash : `${num(s.p50Us, 1)} / ${num(s.p99Us, 1)} / ${num(s.p999Us, 1)}`);
 const mib = (kib: number | undefined): Cell => (kib === undefined ? dash : num(kib / 1024, 1));
+/** Server CPU by thread (thread-cpu.ts) as "main user / main system / every helper thread together". */
+const threadSplit = (per: Record<string, number> | null | undefined): Cell => {
+  if (per == null) return dash;
+  let helpers = 0;
+  for (const [group, us] of Object.entries(per)) if (group !== MAIN_USER && group !== MAIN_SYSTEM) helpers += us;
+  return `${num(per[MAIN_USER] ?? 0, 1)} / ${num(per[MAIN_SYSTEM] ?? 0, 1)} / ${num(helpers, 1)}`;
+};
 const pair = (a: number | undefined, b: number | undefined): Cell => (a === undefined || b === undefined ? dash : `${mib(a)} / ${mib(b)}`);
 
 export function summaryTable(results: ResultsBySystem): string {
@@ -205,6 +213,7 @@ export function summaryTable(results: ResultsBySystem): string {
   rows.push(["jupiter: acquisitions/s (dequeue 1 + capabilities, ack)", (m) => num(m.jupiter?.acquisitionsPerS)]);
   rows.push(["jupiter: ping/s, same conns and in-flight", (m) => num(m.jupiter?.pingPerS)]);
   rows.push(["jupiter: server CPU µs per acquisition / per ping", (m) => `${num(m.jupiter?.serverCpuUsPerAcquisition ?? undefined)} / ${num(m.jupiter?.serverCpuUsPerPing ?? undefined)}`]);
+  rows.push(["jupiter: server CPU µs per acquisition, main thread user / system / helper threads", (m) => threadSplit(m.jupiter?.serverThreadsUsPerAcquisition)]);
   rows.push(["jupiter: load generator CPU µs per acquisition / per ping", (m) => `${num(m.jupiter?.clientCpuUsPerAcquisition, 1)} / ${num(m.jupiter?.clientCpuUsPerPing, 2)}`]);
   rows.push(["jupiter floor (a server that does no work): acquisitions/s / ping/s", (m) => `${num(m.jupiter?.floor?.acquisitionsPerS)} / ${num(m.jupiter?.floor?.pingPerS)}`]);
   rows.push(["jupiter floor: ratio; load generator CPU µs per acquisition", (m) => `${num(m.jupiter?.floor?.ratio, 3)}; ${num(m.jupiter?.floor?.clientCpuUsPerAcquisition, 1)}`]);

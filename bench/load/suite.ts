@@ -10,6 +10,7 @@ import type { LatencySummary } from "./histogram.ts";
 import type { CapturedReplies, JupiterFigures, JupiterFloorFigures } from "./jupiter.ts";
 import { runJupiterFloor } from "./jupiter.ts";
 import { measureInProcessBound } from "./jupiter-bound.ts";
+import { describeThreadCpu } from "./thread-cpu.ts";
 import { mixedShape } from "./mixed-load.ts";
 import type { LoadOptions, Scenario } from "./options.ts";
 import { pin, unpin } from "./pinning.ts";
@@ -239,6 +240,10 @@ export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<Mo
             `(client CPU ${figures.floor.clientCpuUsPerAcquisition.toFixed(1)} µs per acquisition, ${figures.floor.clientCpuUsPerPing.toFixed(2)} per ping; ` +
             `floor CPU ${figures.floor.floorCpuUsPerAcquisition?.toFixed(1) ?? "?"} and ${figures.floor.floorCpuUsPerPing?.toFixed(2) ?? "?"})`) +
         (bound === null ? "" : `; in-process bound ${bound.acquisitionUs} µs per acquisition, ${bound.pingUs} per ping, ratio ${bound.ratio}`),
+    );
+    log(
+      `${spec.label} jupiter: server CPU by thread, µs per acquisition: ${describeThreadCpu(figures.serverThreadsUsPerAcquisition)}; ` +
+        `per ping: ${describeThreadCpu(figures.serverThreadsUsPerPing)}`,
     );
   }
   return results;

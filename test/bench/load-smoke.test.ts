@@ -37,6 +37,7 @@ interface ModeResults {
   restart?: { afterStop: { listeningMs: number; firstItemMs: number }; afterCrash: { listeningMs: number; firstItemMs: number } };
   jupiter?: { items: number; signatures: number; kinds: number; connections: number; inFlightPerConnection: number; acquisitions: number; acquisitionsPerS: number; pingPerS: number;
     clientCpuUsPerAcquisition: number; clientCpuUsPerPing: number;
+    serverCpuUsPerAcquisition: number | null; serverThreadsUsPerAcquisition?: Record<string, number> | null; serverThreadsUsPerPing?: Record<string, number> | null;
     floor?: { acquisitionsPerS: number; pingPerS: number; ratio: number; clientCpuUsPerAcquisition: number; clientCpuUsPerPing: number } | null;
     inProcess?: { items: number; acquisitionUs: number; pingUs: number; ratio: number } | null };
 }
@@ -153,6 +154,12 @@ describe("bench:load --quick", () => {
       expectPositive(floor?.pingPerS, `orq ${durability} jupiter floor ping/s`);
       expect(floor?.ratio).toBeCloseTo((floor?.acquisitionsPerS ?? 0) / (floor?.pingPerS ?? 1), 6);
       expectPositive(floor?.clientCpuUsPerAcquisition, `orq ${durability} jupiter floor client CPU per acquisition`);
+      // The server's CPU by thread (bench/load/thread-cpu.ts): read from /proc, every group that spent something, none negative.
+      for (const threads of [jupiter?.serverThreadsUsPerAcquisition, jupiter?.serverThreadsUsPerPing]) {
+        expect(threads).toBeObject();
+        for (const [group, us] of Object.entries(threads ?? {})) expect({ group, positive: us > 0 }).toEqual({ group, positive: true });
+      }
+      if ((jupiter?.serverCpuUsPerAcquisition ?? 0) > 0) expect(Object.keys(jupiter?.serverThreadsUsPerAcquisition ?? {}).length).toBeGreaterThan(0);
     }
     const target = report?.targets.find((t) => t.name.startsWith("Jupiter acquisitions"));
     expect(target?.status === "met" || target?.status === "missed").toBe(true);
