@@ -19,10 +19,10 @@
 // allocated: dequeue 14.1 cells (1.2 KB), ack with its commit 8.8-8.9 cells
 // (1.0 KB), ping 6.3-6.4 cells (0.3 KB), acquisition 22.9-23.0 cells (2.1
 // KB), with no record deleted in those rounds (re-measured
-// 2026-12-05T02:07Z on d471fdc's code, and T13:33Z-T13:36Z on ec2737f's, five
-// runs of 20,000-400,000 items: 11.8-23.6 µs per acquisition, the fewest
-// items the slowest; a delete adds 5 cells, and a steady load makes one per acquisition:
-// see the allocation rounds below. The 36.2 cells measured before came from
+// 2026-12-05T02:07Z on d471fdc's code, and T13:33Z-T13:36Z on ec2737f's, six
+// runs of 20,000-400,000 items, one under --cpu-prof: 11.8-23.6 µs per
+// acquisition, the fewest items the slowest; a delete adds 5 cells, and a
+// steady load makes one per acquisition: see the allocation rounds below. The 36.2 cells measured before came from
 // rounds at the backlog's end, 3.3 deletes each). Request
 // bodies go to the dispatcher whole: a connection's FrameDecoder is not in
 // this path.
