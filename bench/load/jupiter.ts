@@ -18,14 +18,14 @@
 // the 10 signatures of its pool (a tenth of the backlog) and the matcher must
 // skip the other 90 groups.
 
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { Encoder } from "@msgpack/msgpack";
 import type { InProcessBound } from "./jupiter-bound.ts";
 import { ackHead, acquireOne, pingOnce } from "./jupiter-worker.ts";
 import { OrqConn, makeTemplate } from "./orq-conn.ts";
 import type { Reply, RequestTemplate } from "./orq-conn.ts";
 import type { Child } from "./processes.ts";
-import { readThreadCpu, threadCpuUsPer } from "./thread-cpu.ts";
+import { readProcessCpuUs, readThreadCpu, threadCpuUsPer } from "./thread-cpu.ts";
 import { NAMESPACE, fixedPayload } from "./systems.ts";
 
 export const JUPITER_TOPIC = "jupiter";
@@ -94,22 +94,6 @@ export interface JupiterFigures {
   inProcess?: InProcessBound | null;
 }
 
-/** User + system CPU time of a process so far, in µs (/proc/<pid>/stat fields 14 and 15, in clock ticks of 10 ms), or null. */
-function processCpuUs(pid: number | null): number | null {
-  if (pid === null) return null;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * clockTickUs;
-  } catch {
-    return null;
-  }
-}
-
-/** Linux's USER_HZ is 100 on every architecture Bun runs on. */
-const clockTickUs = 10_000;
-
 function cpuUsPer(beforeUs: number | null, afterUs: number | null, count: number): number | null {
   return beforeUs === null || afterUs === null || count === 0 ? null : (afterUs - beforeUs) / count;
 }
@@ -162,14 +146,14 @@ export async function runJupiter(host: string, port: number, options: JupiterOpt
     const loaded = await loadBacklog(conns, options.items);
     const replies = await captureReplies(conns[0] as OrqConn);
     const threadsBeforeAcquire = readThreadCpu(options.serverPid);
-    const cpuBeforeAcquireUs = processCpuUs(options.serverPid);
+    const cpuBeforeAcquireUs = readProcessCpuUs(options.serverPid);
     const clientBeforeAcquireUs = ownCpuUs();
     const acquired = await acquire(conns, loaded.items - 1, options.durationS);
-    const cpuBeforePingUs = processCpuUs(options.serverPid);
+    const cpuBeforePingUs = readProcessCpuUs(options.serverPid);
     const threadsBeforePing = readThreadCpu(options.serverPid);
     const clientBeforePingUs = ownCpuUs();
     const pinged = await pingCeiling(conns, options.pingDurationS);
-    const cpuAfterPingUs = processCpuUs(options.serverPid);
+    const cpuAfterPingUs = readProcessCpuUs(options.serverPid);
     const threadsAfterPing = readThreadCpu(options.serverPid);
     const clientAfterPingUs = ownCpuUs();
     const figures: JupiterFigures = {
@@ -215,13 +199,13 @@ export async function runJupiterFloor(
   const conns = await Promise.all(Array.from({ length: JUPITER_KINDS }, () => OrqConn.connect(floor.host, floor.port)));
   try {
     const beforeAcquireUs = ownCpuUs();
-    const floorBeforeAcquireUs = processCpuUs(floor.pid);
+    const floorBeforeAcquireUs = readProcessCpuUs(floor.pid);
     const acquired = await acquire(conns, Infinity, durationS);
     const beforePingUs = ownCpuUs();
-    const floorBeforePingUs = processCpuUs(floor.pid);
+    const floorBeforePingUs = readProcessCpuUs(floor.pid);
     const pinged = await pingCeiling(conns, durationS);
     const afterPingUs = ownCpuUs();
-    const floorAfterPingUs = processCpuUs(floor.pid);
+    const floorAfterPingUs = readProcessCpuUs(floor.pid);
     const acquisitionsPerS = acquired.count / acquired.seconds;
     const pingPerS = pinged.count / pinged.seconds;
     return {

@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { statCpuUs } from "./thread-cpu.ts";
 
 const REPO_ROOT = join(import.meta.dir, "..", "..");
 /** ORQ_BENCH_MAIN runs another checkout's server under this load generator (a before/after comparison on one machine state). */
@@ -274,15 +275,10 @@ export function readMemory(pid: number, withRollup = true): MemoryFigures {
   };
 }
 
-/** Clock ticks per second of /proc/PID/stat's CPU times (USER_HZ: 100 on Linux). */
-const TICKS_PER_S = 100;
-
 /** CPU seconds (user + system) the process has used so far, from /proc/PID/stat; 0 once it is gone. */
 export function readCpuS(pid: number): number {
   const path = `/proc/${pid}/stat`;
   if (!existsSync(path)) return 0;
-  const text = readFileSync(path, "utf8");
-  // Fields after the command name (which may hold spaces) start after the last ")": state is field 3, utime 14, stime 15.
-  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
+  const { userUs, systemUs } = statCpuUs(readFileSync(path, "utf8"));
+  return (userUs + systemUs) / 1e6;
 }

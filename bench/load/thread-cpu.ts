@@ -1,7 +1,10 @@
-// A process's CPU time by thread, from /proc/<pid>/task/<tid>/stat: what the
-// Jupiter scenario's server spends per acquisition on its main thread (its
-// user and system time apart: the system time is the socket and epoll work)
-// and on each kind of helper thread Bun and JavaScriptCore run beside it
+// A process's CPU time, whole and by thread, from /proc. It is the load
+// generator's one reader of a stat line's CPU fields (processes.ts's readCpuS
+// and the Jupiter scenario's process totals use it too). By thread
+// (/proc/<pid>/task/<tid>/stat) it gives what the Jupiter scenario's server
+// spends per acquisition on its main thread, its user and system time apart
+// (the system time is the socket and epoll work, and page faults), and on
+// each kind of helper thread Bun and JavaScriptCore run beside it
 // (JITWorker, JSCWarmUp, HeapHelper, the collector, Bun's pool, where
 // lmdb-js's commits write and sync). The process total alone could not say
 // whether a cost is the requests' own or the runtime's (BENCHMARKS.md,
@@ -24,11 +27,12 @@ export const MAIN_SYSTEM = "main (system)";
 export type ThreadCpu = Map<string, number>;
 
 /**
- * One task's stat line as (group, user µs, system µs); `isMain` when the
- * task is the process's first thread. The name (field 2) may hold spaces and
- * parentheses: fields are counted after its last ")".
+ * The user and system CPU time, in µs, of a /proc/<pid>/stat or
+ * /proc/<pid>/task/<tid>/stat line (fields 14 and 15, in clock ticks). The
+ * name (field 2) may hold spaces and parentheses: fields are counted after
+ * its last ")". Throws on a line that is not one.
  */
-export function parseTaskStat(stat: string, isMain: boolean): Array<[string, number]> {
+export function statCpuUs(stat: string): { userUs: number; systemUs: number } {
   const open = stat.indexOf("(");
   const close = stat.lastIndexOf(")");
   if (open < 0 || close < open) throw new Error(`thread-cpu: not a stat line: ${stat.slice(0, 80)}`);
@@ -36,8 +40,28 @@ export function parseTaskStat(stat: string, isMain: boolean): Array<[string, num
   const userUs = Number(fields[11]) * clockTickUs;
   const systemUs = Number(fields[12]) * clockTickUs;
   if (!Number.isFinite(userUs) || !Number.isFinite(systemUs)) throw new Error(`thread-cpu: no CPU times in: ${stat.slice(0, 80)}`);
+  return { userUs, systemUs };
+}
+
+/** User + system CPU time of process `pid` so far (all its threads, ended ones included), in µs, or null when /proc could not be read. */
+export function readProcessCpuUs(pid: number | null): number | null {
+  if (pid === null) return null;
+  try {
+    const { userUs, systemUs } = statCpuUs(readFileSync(`/proc/${pid}/stat`, "utf8"));
+    return userUs + systemUs;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One task's stat line as (group, µs) pairs; `isMain` when the task is the
+ * process's first thread.
+ */
+export function parseTaskStat(stat: string, isMain: boolean): Array<[string, number]> {
+  const { userUs, systemUs } = statCpuUs(stat);
   if (isMain) return [[MAIN_USER, userUs], [MAIN_SYSTEM, systemUs]];
-  const group = stat.slice(open + 1, close).replace(/[\s#]*\d+$/, "").trim() || "(unnamed)";
+  const group = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).replace(/[\s#]*\d+$/, "").trim() || "(unnamed)";
   return [[group, userUs + systemUs]];
 }
 
