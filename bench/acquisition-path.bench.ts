@@ -9,7 +9,7 @@
 // written before its ack, as in the socket scenario (0.5% of its leases
 // were: BENCHMARKS.md, "Deferred lease writes in batches of their own age");
 // ORQ_BENCH_LEASE_WRITTEN=1 moves the clock past the delay instead, so
-// each lease is written first (what this bench did before 2026-12-05T15:30Z,
+// each lease is written first (what this bench did before commit df025f1,
 // and what a worker holding each item over 20 ms costs). Printed: µs per acquisition (wall time of
 // the main thread, LMDB's writer thread aside) and, for scale, µs per ping
 // through the same path; then, from 24 more rounds (support/allocation-count.ts),
