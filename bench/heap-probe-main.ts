@@ -5,7 +5,8 @@
 // Every PROBE_EVERY_S seconds (default 120; 0 for never): a full collection,
 // then one JSON line to PROBE_OUT (default /tmp/heap-probe.jsonl) with the
 // collection's ms, bun:jsc heapStats() (live bytes, capacity, cells by
-// type), RssAnon/RssFile and process.memoryUsage's external bytes. At each
+// type, and the memory outside the heap it accounts for), and RssAnon/RssFile
+// (processes.ts's readMemory, as the soak reads them). At each
 // second listed in PROBE_SNAP_AT (comma-separated; none by default): a full
 // collection and a heap snapshot (Bun generateHeapSnapshot) to
 // PROBE_SNAP_DIR/snap-<s>.json (default /tmp). A probe's collections and
@@ -14,8 +15,9 @@
 
 import { generateHeapSnapshot } from "bun";
 import { heapStats } from "bun:jsc";
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { readMemory } from "./load/processes.ts";
 
 const out = process.env.PROBE_OUT ?? "/tmp/heap-probe.jsonl";
 const everyS = Number(process.env.PROBE_EVERY_S ?? 120);
@@ -23,16 +25,12 @@ const snapAtS = (process.env.PROBE_SNAP_AT ?? "").split(",").filter((text) => te
 const snapDir = process.env.PROBE_SNAP_DIR ?? "/tmp";
 const startMs = Date.now();
 
-function statusKiB(status: string, field: string): number {
-  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? Number.NaN);
-}
-
 function probe(): void {
   const gcStartMs = performance.now();
   Bun.gc(true);
   const gcMs = performance.now() - gcStartMs;
   const stats = heapStats();
-  const status = readFileSync("/proc/self/status", "utf8");
+  const memory = readMemory(process.pid, false);
   const line = {
     s: Math.round((Date.now() - startMs) / 1000),
     gcMs: Math.round(gcMs),
@@ -40,9 +38,8 @@ function probe(): void {
     heapCapacity: stats.heapCapacity,
     extraMemorySize: stats.extraMemorySize,
     objectCount: stats.objectCount,
-    rssAnonKiB: statusKiB(status, "RssAnon"),
-    rssFileKiB: statusKiB(status, "RssFile"),
-    external: process.memoryUsage().external,
+    rssAnonKiB: memory.rssAnonKiB,
+    rssFileKiB: memory.rssFileKiB,
     types: stats.objectTypeCounts,
   };
   appendFileSync(out, `${JSON.stringify(line)}\n`);
