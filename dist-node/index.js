@@ -601,6 +601,13 @@ class FrameEncoder {
 var protocolVersion = 1;
 var requestIdMax = Number.MAX_SAFE_INTEGER;
 
+// src/client/client-clock.ts
+var realClientClock = Object.freeze({
+  nowMs: () => performance.now(),
+  schedule: (run, delayMs) => setTimeout(run, delayMs),
+  cancel: (timer) => clearTimeout(timer)
+});
+
 // src/client/transport.ts
 class Transport {
   socket = null;
@@ -629,6 +636,7 @@ class Transport {
       reconnectDelayMs: options.reconnectDelayMs ?? 100,
       reconnectDelayMsMax: options.reconnectDelayMsMax ?? 5000,
       frameBytesMax: options.frameBytesMax ?? 256 * 1024 * 1024,
+      clock: options.clock ?? realClientClock,
       onEvent: options.onEvent
     };
     this.frameDecoder = new FrameDecoder(this.options.frameBytesMax, this);
@@ -648,7 +656,7 @@ class Transport {
     this.nextId = this.nextId >= requestIdMax ? 1 : this.nextId + 1;
     const frame = this.encoder.encode({ ...fields, id, op });
     return new Promise((resolve, reject) => {
-      const entry = { op, resolve, reject, deadlineMs: performance.now() + timeoutMs, timeoutMs, unsent: frame };
+      const entry = { op, resolve, reject, deadlineMs: this.options.clock.nowMs() + timeoutMs, timeoutMs, unsent: frame };
       this.pending.set(id, entry);
       this.armSweep();
       if (this.state === "open")
@@ -660,9 +668,9 @@ class Transport {
       return;
     this.state = "closed";
     if (this.reconnectTimer !== null)
-      clearTimeout(this.reconnectTimer);
+      this.options.clock.cancel(this.reconnectTimer);
     if (this.sweepTimer !== null)
-      clearTimeout(this.sweepTimer);
+      this.options.clock.cancel(this.sweepTimer);
     this.sweepTimer = null;
     this.failAll("CLOSED", "the client was closed");
     const socket = this.socket;
@@ -717,17 +725,18 @@ class Transport {
     return new Promise((resolve, reject) => {
       const socket = new Socket;
       socket.setNoDelay(true);
-      const timer = setTimeout(() => {
+      const clock = this.options.clock;
+      const timer = clock.schedule(() => {
         socket.destroy();
         reject(new OrqError("TIMEOUT", `could not connect to ${this.options.host}:${this.options.port} within ${this.options.connectTimeoutMs} ms`));
       }, this.options.connectTimeoutMs);
       const onError = (error) => {
-        clearTimeout(timer);
+        clock.cancel(timer);
         reject(new OrqError("DISCONNECTED", `cannot connect to ${this.options.host}:${this.options.port}: ${error.message}`));
       };
       socket.once("error", onError);
       socket.connect(this.options.port, this.options.host, () => {
-        clearTimeout(timer);
+        clock.cancel(timer);
         socket.off("error", onError);
         this.attach(socket);
         resolve();
@@ -766,7 +775,7 @@ class Transport {
   scheduleReconnect() {
     const baseMs = Math.min(this.options.reconnectDelayMsMax, this.options.reconnectDelayMs * 2 ** Math.min(this.reconnectAttempt, 30));
     const delayMs = Math.round(baseMs * (0.5 + Math.random() / 2));
-    this.reconnectTimer = setTimeout(() => void this.reconnect(delayMs), delayMs);
+    this.reconnectTimer = this.options.clock.schedule(() => void this.reconnect(delayMs), delayMs);
   }
   async reconnect(lastDelayMs) {
     this.reconnectTimer = null;
@@ -800,11 +809,11 @@ class Transport {
     if (this.sweepTimer !== null || this.pending.size === 0)
       return;
     const periodMs = Math.min(1000, Math.max(10, Math.floor(this.options.requestTimeoutMs / 10)));
-    this.sweepTimer = setTimeout(() => this.sweep(), periodMs);
+    this.sweepTimer = this.options.clock.schedule(() => this.sweep(), periodMs);
   }
   sweep() {
     this.sweepTimer = null;
-    const nowMs = performance.now();
+    const nowMs = this.options.clock.nowMs();
     for (const [id, entry] of this.pending) {
       if (entry.deadlineMs > nowMs)
         continue;
@@ -1874,6 +1883,7 @@ export {
   OrqError,
   errorCodes,
   nackDelayMs,
+  realClientClock,
   workConcurrencyMax,
   workDefaults
 };

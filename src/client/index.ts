@@ -1,6 +1,7 @@
 // The orq client package: the one list of what it exports.
 
 export { OrqClient, type CallOptions } from "./client.ts";
+export { realClientClock, type ClientClock, type ClientTimer } from "./client-clock.ts";
 export { OrqClusterClient } from "./cluster-client.ts";
 export { OrqError, type ClientErrorCode, type OrqErrorDetails } from "./orq-error.ts";
 export type {

@@ -15,6 +15,7 @@ import { FrameDecoder, type FrameSink } from "../protocol/frame-decoder.ts";
 import { FrameEncoder } from "../protocol/frame-encoder.ts";
 import { createReplyDecoder, isPlainMap } from "../protocol/msgpack-codec.ts";
 import { protocolVersion, requestIdMax, type WireError } from "../protocol/wire-types.ts";
+import { realClientClock, type ClientTimer } from "./client-clock.ts";
 import { OrqError, type OrqErrorDetails } from "./orq-error.ts";
 import type { ClientOptions } from "./types.ts";
 
@@ -24,7 +25,7 @@ interface Pending {
   op: string;
   resolve(reply: WireMap): void;
   reject(error: OrqError): void;
-  /** When the request times out (performance.now() milliseconds). */
+  /** When the request times out (the clock's milliseconds). */
   deadlineMs: number;
   timeoutMs: number;
   /** The encoded frame while it still waits for a connection; null once written. */
@@ -44,9 +45,9 @@ export class Transport implements FrameSink {
   private flushScheduled = false;
   private nextId = 1;
   private reconnectAttempt = 0;
-  private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
+  private reconnectTimer: ClientTimer | null = null;
   /** One timer for all request timeouts: it sweeps the pending map while requests are pending. */
-  private sweepTimer: ReturnType<typeof setTimeout> | null = null;
+  private sweepTimer: ClientTimer | null = null;
   readonly options: Required<Omit<ClientOptions, "token" | "clientName" | "onEvent">> & Pick<ClientOptions, "token" | "clientName" | "onEvent">;
 
   constructor(options: ClientOptions) {
@@ -62,6 +63,7 @@ export class Transport implements FrameSink {
       reconnectDelayMs: options.reconnectDelayMs ?? 100,
       reconnectDelayMsMax: options.reconnectDelayMsMax ?? 5_000,
       frameBytesMax: options.frameBytesMax ?? 256 * 1024 * 1024,
+      clock: options.clock ?? realClientClock,
       onEvent: options.onEvent,
     };
     this.frameDecoder = new FrameDecoder(this.options.frameBytesMax, this);
@@ -85,7 +87,7 @@ export class Transport implements FrameSink {
     this.nextId = this.nextId >= requestIdMax ? 1 : this.nextId + 1;
     const frame = this.encoder.encode({ ...fields, id, op });
     return new Promise<WireMap>((resolve, reject) => {
-      const entry: Pending = { op, resolve, reject, deadlineMs: performance.now() + timeoutMs, timeoutMs, unsent: frame };
+      const entry: Pending = { op, resolve, reject, deadlineMs: this.options.clock.nowMs() + timeoutMs, timeoutMs, unsent: frame };
       this.pending.set(id, entry);
       this.armSweep();
       if (this.state === "open") this.write(entry, front);
@@ -95,8 +97,8 @@ export class Transport implements FrameSink {
   async close(): Promise<void> {
     if (this.state === "closed") return;
     this.state = "closed";
-    if (this.reconnectTimer !== null) clearTimeout(this.reconnectTimer);
-    if (this.sweepTimer !== null) clearTimeout(this.sweepTimer);
+    if (this.reconnectTimer !== null) this.options.clock.cancel(this.reconnectTimer);
+    if (this.sweepTimer !== null) this.options.clock.cancel(this.sweepTimer);
     this.sweepTimer = null;
     this.failAll("CLOSED", "the client was closed");
     const socket = this.socket;
@@ -105,6 +107,7 @@ export class Transport implements FrameSink {
     await new Promise<void>((resolve) => {
       socket.once("close", () => resolve());
       socket.end();
+      // A real timer, whatever the clock: it only makes sure a peer that never closes cannot hold the process.
       setTimeout(() => socket.destroy(), 1000).unref();
     });
   }
@@ -152,17 +155,18 @@ export class Transport implements FrameSink {
     return new Promise<void>((resolve, reject) => {
       const socket = new Socket();
       socket.setNoDelay(true);
-      const timer = setTimeout(() => {
+      const clock = this.options.clock;
+      const timer = clock.schedule(() => {
         socket.destroy();
         reject(new OrqError("TIMEOUT", `could not connect to ${this.options.host}:${this.options.port} within ${this.options.connectTimeoutMs} ms`));
       }, this.options.connectTimeoutMs);
       const onError = (error: Error): void => {
-        clearTimeout(timer);
+        clock.cancel(timer);
         reject(new OrqError("DISCONNECTED", `cannot connect to ${this.options.host}:${this.options.port}: ${error.message}`));
       };
       socket.once("error", onError);
       socket.connect(this.options.port, this.options.host, () => {
-        clearTimeout(timer);
+        clock.cancel(timer);
         socket.off("error", onError);
         this.attach(socket);
         resolve();
@@ -205,7 +209,7 @@ export class Transport implements FrameSink {
     const baseMs = Math.min(this.options.reconnectDelayMsMax, this.options.reconnectDelayMs * 2 ** Math.min(this.reconnectAttempt, 30));
     // Jitter (50-100% of the delay) spreads the reconnects of many clients after a restart.
     const delayMs = Math.round(baseMs * (0.5 + Math.random() / 2));
-    this.reconnectTimer = setTimeout(() => void this.reconnect(delayMs), delayMs);
+    this.reconnectTimer = this.options.clock.schedule(() => void this.reconnect(delayMs), delayMs);
   }
 
   private async reconnect(lastDelayMs: number): Promise<void> {
@@ -242,12 +246,12 @@ export class Transport implements FrameSink {
   private armSweep(): void {
     if (this.sweepTimer !== null || this.pending.size === 0) return;
     const periodMs = Math.min(1000, Math.max(10, Math.floor(this.options.requestTimeoutMs / 10)));
-    this.sweepTimer = setTimeout(() => this.sweep(), periodMs);
+    this.sweepTimer = this.options.clock.schedule(() => this.sweep(), periodMs);
   }
 
   private sweep(): void {
     this.sweepTimer = null;
-    const nowMs = performance.now();
+    const nowMs = this.options.clock.nowMs();
     for (const [id, entry] of this.pending) {
       if (entry.deadlineMs > nowMs) continue;
       this.pending.delete(id);

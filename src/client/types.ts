@@ -1,6 +1,8 @@
 // The client's camelCase view of protocol v1: what its methods take and return.
 // Byte fields are Uint8Array; a string payload or metadata is sent as UTF-8.
 
+import type { ClientClock } from "./client-clock.ts";
+
 export type DeliveryMode = "at_least_once" | "at_most_once";
 
 export interface EnqueueItem {
@@ -125,6 +127,12 @@ export interface ClientOptions {
   frameBytesMax?: number;
   /** Connection events, for logging: "disconnected", "reconnected", "reconnect_failed". */
   onEvent?: (event: ClientEvent) => void;
+  /**
+   * The time request timeouts, the connect timeout and reconnect delays read
+   * (default: performance.now() and the runtime's timers). For tests and
+   * simulations that step time themselves (client-clock.ts).
+   */
+  clock?: ClientClock;
 }
 
 export type ClientEvent =

@@ -10,6 +10,7 @@ import { OrqClient, OrqError } from "../../src/client/index.ts";
 import type { DequeueInput, EnqueueItemInput } from "../../src/engine/api.ts";
 import { FakeEngine } from "../support/fake-engine.ts";
 import { startInProcessServer, type InProcessServer } from "../support/in-process-server.ts";
+import { ManualClientClock } from "../support/manual-client-clock.ts";
 
 let env: InProcessServer<FakeEngine>;
 let client: OrqClient;
@@ -23,6 +24,16 @@ afterAll(async () => {
   await client.close();
   env.stop();
 });
+
+/** Until the in-process server holds `count` parked dequeues (they arrive over a real socket). */
+async function untilParked(count: number): Promise<void> {
+  while (env.engine.parked.length < count) await Bun.sleep(1);
+}
+
+/** Lets the promise callbacks a clock step queued run. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+}
 
 describe("typed methods", () => {
   test("connect says hello and keeps the server info", () => {
@@ -130,21 +141,41 @@ describe("typed methods", () => {
 });
 
 describe("timeouts, disconnects, reconnects", () => {
-  test("a request times out with TIMEOUT; a dequeue's timeout covers its wait_ms", async () => {
+  test("a request times out with TIMEOUT; a dequeue's timeout covers its wait_ms (in the client's clock's time)", async () => {
     env.engine.parkDequeues = true;
-    const shortClient = await OrqClient.connect({ port: env.port, requestTimeoutMs: 50 });
-    const timedOut = await shortClient.dequeue("ns1", { topics: [{ topic: "t" }], waitMs: 0 }).then(() => "ok");
-    expect(timedOut).toBe("ok"); // waitMs 0 never parks
-    const parked = shortClient.dequeue("ns1", { topics: [{ topic: "t" }], waitMs: 10_000 });
-    const raced = await Promise.race([parked.then(() => "reply", () => "rejected"), Bun.sleep(200).then(() => "still waiting")]);
-    expect(raced).toBe("still waiting"); // 200 ms is past requestTimeoutMs (50) but far below waitMs + requestTimeoutMs
+    const clock = new ManualClientClock();
+    const shortClient = await OrqClient.connect({ port: env.port, requestTimeoutMs: 50, clock });
+    expect(await shortClient.dequeue("ns1", { topics: [{ topic: "t" }], waitMs: 0 })).toEqual([]); // waitMs 0 never parks
+    let settled: unknown = "pending";
+    shortClient.dequeue("ns1", { topics: [{ topic: "t" }], waitMs: 10_000 }).then(
+      (deliveries) => (settled = deliveries),
+      (error: unknown) => (settled = error),
+    );
+    await untilParked(1); // on the server, which answers only when the test releases it
+    clock.advance(10_049); // far past requestTimeoutMs (50), 1 ms short of waitMs + requestTimeoutMs
+    await settle();
+    expect(settled).toBe("pending");
+    clock.advance(20); // past 10,050 and the next sweep (every 10 ms at this timeout)
+    await settle();
+    expect(settled).toBeInstanceOf(OrqError);
+    expect((settled as OrqError).code).toBe("TIMEOUT");
+    // The server's late answer finds no one waiting and is dropped; the connection carries on.
     env.engine.releaseWaiters();
-    expect(await parked).toEqual([]);
-    const error = await shortClient.request("dequeue", { ns: "ns1", topics: [{ topic: "t" }], wait_ms: 10_000 }).catch((e: unknown) => e);
-    expect((error as OrqError).code).toBe("TIMEOUT");
+    // A plain request's timeout does not grow with a wait_ms field.
+    const plain = shortClient.request("dequeue", { ns: "ns1", topics: [{ topic: "t" }], wait_ms: 10_000 }).catch((e: unknown) => e);
+    await untilParked(1);
+    clock.advance(49);
+    await settle();
+    expect(Bun.peek.status(plain)).toBe("pending");
+    clock.advance(11);
+    await settle();
+    expect(Bun.peek(plain)).toBeInstanceOf(OrqError);
+    expect((Bun.peek(plain) as OrqError).code).toBe("TIMEOUT");
     env.engine.releaseWaiters();
     env.engine.parkDequeues = false;
+    expect((await shortClient.ping()).nowMs).toBeGreaterThan(0);
     await shortClient.close();
+    expect(clock.pending).toBe(0); // close cancels the sweep
   });
 
   test("requests in flight when the server goes away reject with DISCONNECTED; reconnect re-sends hello with the token", async () => {

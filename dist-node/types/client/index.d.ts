@@ -1,4 +1,5 @@
 export { OrqClient, type CallOptions } from "./client.ts";
+export { realClientClock, type ClientClock, type ClientTimer } from "./client-clock.ts";
 export { OrqClusterClient } from "./cluster-client.ts";
 export { OrqError, type ClientErrorCode, type OrqErrorDetails } from "./orq-error.ts";
 export type { ClientEvent, ClientOptions, Delivery, DeliveryMode, DequeueRequest, EndedItemState, EnqueueItem, ItemPage, ItemState, ServerHello, TopicCounts, } from "./types.ts";

@@ -1,3 +1,4 @@
+import type { ClientClock } from "./client-clock.ts";
 export type DeliveryMode = "at_least_once" | "at_most_once";
 export interface EnqueueItem {
     topic: string;
@@ -116,6 +117,12 @@ export interface ClientOptions {
     frameBytesMax?: number;
     /** Connection events, for logging: "disconnected", "reconnected", "reconnect_failed". */
     onEvent?: (event: ClientEvent) => void;
+    /**
+     * The time request timeouts, the connect timeout and reconnect delays read
+     * (default: performance.now() and the runtime's timers). For tests and
+     * simulations that step time themselves (client-clock.ts).
+     */
+    clock?: ClientClock;
 }
 export type ClientEvent = {
     kind: "disconnected";
