@@ -3,7 +3,9 @@
 // snake_case fields and converts the reply;
 // pipelined calls resolve by id; errors become OrqError with code and details;
 // timeouts (a dequeue's covers its wait_ms); requests in flight at a
-// disconnect reject with DISCONNECTED; reconnect re-sends hello with the token.
+// disconnect reject with DISCONNECTED; reconnect re-sends hello with the token;
+// reconnect delays double up to their cap, with jitter. The timeout and
+// back-off tests step a ManualClientClock instead of sleeping.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { OrqClient, OrqError } from "../../src/client/index.ts";
@@ -207,6 +209,35 @@ describe("timeouts, disconnects, reconnects", () => {
     expect(events).toContain("reconnected");
     await c.close();
     second.stop();
+  });
+
+  test("reconnect delays double from reconnectDelayMs up to reconnectDelayMsMax, each at 50-100% (in the client's clock's time)", async () => {
+    const lone = startInProcessServer();
+    const clock = new ManualClientClock();
+    const failedDelaysMs: number[] = [];
+    let disconnected = false;
+    const c = await OrqClient.connect({
+      port: lone.port,
+      clock,
+      reconnectDelayMs: 100,
+      reconnectDelayMsMax: 400,
+      onEvent: (event) => {
+        if (event.kind === "disconnected") disconnected = true;
+        if (event.kind === "reconnect_failed") failedDelaysMs.push(event.delayMs);
+      },
+    });
+    lone.stop(); // nothing listens on the port any more: every attempt is refused
+    // The drop and each refusal arrive over real sockets; the client schedules its next attempt as it hears them.
+    while (!disconnected) await Bun.sleep(1);
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      clock.advance(400); // the longest a delay can be: the next attempt starts
+      while (failedDelaysMs.length < attempt) await Bun.sleep(1);
+    }
+    // Each event carries the delay that came before its attempt: 100, 200, then 400 capped, each scaled by 0.5-1.
+    const bounds = [[50, 100], [100, 200], [200, 400], [200, 400], [200, 400]];
+    expect(failedDelaysMs.map((delayMs, i) => delayMs >= bounds[i]![0]! && delayMs <= bounds[i]![1]!)).toEqual([true, true, true, true, true]);
+    await c.close();
+    expect(clock.pending).toBe(0); // close cancels the waiting reconnect
   });
 
   test("after close, calls reject with CLOSED", async () => {
