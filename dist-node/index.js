@@ -1298,7 +1298,7 @@ var heapGovernor = Object.freeze({
   smallHeapCollectEveryMs: 30000
 });
 var allocatorEnv = Object.freeze({
-  MIMALLOC_PURGE_DELAY: "60000"
+  MIMALLOC_PURGE_DELAY: "5000"
 });
 var mappedPages = Object.freeze({
   growthBytes: 32 * 1024 * 1024

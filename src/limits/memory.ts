@@ -87,7 +87,7 @@ export const heapGovernor = Object.freeze({
  * each unless the server's environment sets it already. mimalloc reads them
  * once, at process start.
  *
- * MIMALLOC_PURGE_DELAY, 60,000 ms (mimalloc's default is 100): how long a
+ * MIMALLOC_PURGE_DELAY, 5,000 ms (mimalloc's default is 100): how long a
  * freed page the allocator was not told to return stays resident for reuse.
  * Under a drain or a steady stream of acquisitions the JS heap frees and
  * refills the same pages every fraction of a second; purged after 100 ms,
@@ -97,11 +97,14 @@ export const heapGovernor = Object.freeze({
  * allocator's purges"). Memory still goes
  * back at every collection that returns pages (the governor's during a
  * load, its ceiling and cadence, the idle collection: `FreedPages` in
- * src/server/memory-governor.ts), so the longer delay bounds only what a
- * server that never collects again would hold, for a minute.
+ * src/server/memory-governor.ts). Why 5 s and not the 60 s before it: the
+ * delay must outlast a page's reuse under load (well under a second) but not
+ * the governor's 30 s cadence, or a steady load's peaks carry up to half a
+ * minute of freed pages and the soak's RSS creeps (BENCHMARKS.md, "Soak: the
+ * purge delay at 5 s" and "Six full runs alternated").
  */
 export const allocatorEnv: Readonly<Record<string, string>> = Object.freeze({
-  MIMALLOC_PURGE_DELAY: "60000",
+  MIMALLOC_PURGE_DELAY: "5000",
 });
 
 /**
