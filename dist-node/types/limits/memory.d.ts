@@ -92,10 +92,12 @@ export declare const heapGovernor: Readonly<{
  * allocator's purges"). Memory still goes
  * back at every collection that returns pages (the governor's during a
  * load, its ceiling and cadence, the idle collection: `FreedPages` in
- * src/server/memory-governor.ts). Why 5 s and not the 60 s before it: the
- * delay must outlast a page's reuse under load (well under a second) but not
- * the governor's 30 s cadence, or a steady load's peaks carry up to half a
- * minute of freed pages and the soak's RSS creeps (BENCHMARKS.md, "Soak: the
+ * src/server/memory-governor.ts). Why 5 s and not the 60 s before it: a
+ * delay longer than the governor's 30 s cadence keeps every page freed
+ * between two of its collections, so a steady load's peaks carry up to half
+ * a minute of freed pages and the soak's RSS creeps. 5 s keeps the soak under
+ * its bound; its cost, a drain about 13% slower in six alternated runs (within
+ * their spread), leaves the drain at 3x beanstalkd's (BENCHMARKS.md, "Soak: the
  * purge delay at 5 s" and "Six full runs alternated").
  */
 export declare const allocatorEnv: Readonly<Record<string, string>>;
