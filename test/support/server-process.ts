@@ -26,6 +26,8 @@ export interface StartServerOptions {
   env?: Record<string, string>;
   /** Written to a temp JSON file and passed as --config. */
   config?: Record<string, unknown>;
+  /** The script bun runs in place of src/cli/main.ts (a bench probe that wraps it); given `serve` and the usual arguments. */
+  main?: string;
   /** How long to wait for the listening line (default 20 s). */
   startTimeoutMs?: number;
 }
@@ -131,7 +133,7 @@ export class ServerProcess {
       if (value !== undefined && !key.startsWith("ORQ_")) env[key] = value;
     }
     Object.assign(env, this.options.env ?? {});
-    const cmd = [bunPath, mainPath, "serve", ...this.baseArgs, "--port", String(port), ...(this.options.args ?? [])];
+    const cmd = [bunPath, this.options.main ?? mainPath, "serve", ...this.baseArgs, "--port", String(port), ...(this.options.args ?? [])];
     this.exitCode = null;
     const proc = Bun.spawn(cmd, { cwd: this.workDir, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
     this.proc = proc;
