@@ -15,6 +15,7 @@
 
 import type { AckOutcome, DequeueInput, DequeueOutcome } from "../src/engine/api.ts";
 import { Engine } from "../src/engine/engine.ts";
+import { formatId, formatReceipt } from "../src/engine/ids.ts";
 
 /** The scenario's payload size (bench/load/jupiter.ts loads 100-byte payloads). */
 const payload = new Uint8Array(100).fill(7);
@@ -22,14 +23,14 @@ const metadata = new Uint8Array(0);
 const noStale: readonly string[] = Object.freeze([]);
 /** Above the keys the scenario's load gives (about 300,000), and as long as theirs give or take a digit. */
 let nextKey = 1_000_000;
-/** Receipts carry the id as a real one does (`<shard>:<key>:<deliveries>:<boot>`), so the ack's bytes are as long. */
+/** The server's default shard count: ids and receipts are written by the engine's own formatters, so the ack's bytes are as long as a real one's. */
 const shards = 16;
 
 Engine.prototype.dequeue = function cannedDequeue(_ns: string, input: DequeueInput, nowMs: number): DequeueOutcome {
   const key = nextKey++;
-  const id = `${key % shards}:${key}`;
+  const id = formatId(key % shards, key);
   const topic = input.topics[0]?.topic ?? "";
-  const delivery = { id, topic, priority: 0, payload, metadata, attempt: 1, receipt: `${id}:1:1`, leaseExpiresAtMs: nowMs + 30_000, enqueuedAtMs: nowMs };
+  const delivery = { id, topic, priority: 0, payload, metadata, attempt: 1, receipt: formatReceipt(id, 1, 1), leaseExpiresAtMs: nowMs + 30_000, enqueuedAtMs: nowMs };
   return { ok: true, kind: "done", deliveries: [delivery], durable: null };
 };
 
