@@ -140,7 +140,7 @@ export class ItemExtras<Item> {
    * The priority was changed after the enqueue (nack or deadLetter with a
    * priority): the state patch does not cover priority, and the stored
    * record is older until that write commits, so every later write of this
-   * item writes the whole record (ItemStates.writeItem).
+   * item writes the whole record (ItemBytes.writeItem).
    */
   priorityRewritten = false;
 

@@ -52,7 +52,7 @@ export function nack(
     const item = found[f] as LiveItem;
     const entry = entries[chosen[f] as number] as { delayMs: number | null; metadata: Uint8Array | null; priority?: number | null };
     ctx.states.namespaces.get(item.ns)!.counters.nacked++;
-    // Kept in memory for good: the store's copy is older until this write commits (ItemStates.bytesOf).
+    // Kept in memory for good: the store's copy is older until this write commits (ItemBytes.bytesOf).
     if (entry.metadata !== null) item.ensureExtras().metadata = entry.metadata;
     if (item.ttlPassed) {
       ctx.states.endItem(item, "expired", nowMs);

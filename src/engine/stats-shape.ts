@@ -1,7 +1,7 @@
 // The shape of the engine's `stats` view (built by stats.ts): what each field
 // counts and in what unit. Every count is a plain number of the things its
 // doc names; times are epoch milliseconds. The server writes it to the wire
-// field by field (server/ops/stats-wire.ts); the metrics read a part of it
+// field by field (server/ops/stats.ts); the metrics read a part of it
 // (observability/gauge-snapshot.ts). Counters live in memory only and restart
 // at 0 with the server. It imports nothing, so every engine file may use it.
 

@@ -9,10 +9,10 @@
 import type { ShardAvailability } from "../storage/writer.ts";
 import { type FailureResult, storageUnavailable } from "./failures.ts";
 
-/** A dequeue's filter when no shard takes writes: nothing may be leased. */
 /** Retry hint when the store has no shard at all to ask (1 s): none reported its own. */
 const noShardsRetryAfterMs = 1000;
 
+/** A dequeue's filter when no shard takes writes: nothing may be leased. */
 export const noShardWritable = "none";
 
 /** Which shards a dequeue may lease from, cached for the millisecond while some shard takes no writes. */

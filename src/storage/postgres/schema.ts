@@ -10,7 +10,7 @@
 //   Fillfactor 80 leaves room on each page so a lease's update stays HOT.
 // - orq_outcomes id -> (shard, value): ended items' outcomes.
 // - orq_shards (shard, owner, epoch, lease_until): who serves each shard
-//   (cluster mode; see cluster/ownership.ts).
+//   (cluster mode; see shard-ownership.ts).
 // - orq_nodes (node_id, addr, incarnation, heartbeat_at, lease_ms): the
 //   nodes; one is live while its last heartbeat is younger than its own lease.
 // - orq_pauses key -> value, and orq_pause_version: paused topics and the
