@@ -30,7 +30,6 @@ var errorCodes = [
   "INTERNAL",
   "MOVED"
 ];
-var connectionClosingCodes = new Set(["BAD_FRAME", "FRAME_TOO_LARGE"]);
 function isErrorCode(value) {
   return typeof value === "string" && errorCodes.includes(value);
 }

@@ -151,7 +151,6 @@ export class ClusterNode {
         // Not from inside the commit or tick that noticed: the rebuild waits for commits.
         setTimeout(() => void this.engine.rebuild(), 0);
       },
-      onFatal: options.onFatal,
     });
     await ownership.register((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.ownership = ownership;

@@ -19,9 +19,6 @@ export const errorCodes = [
 
 export type ErrorCode = (typeof errorCodes)[number];
 
-/** Codes after which the server closes the connection: the byte stream can no longer be trusted. */
-export const connectionClosingCodes: ReadonlySet<ErrorCode> = new Set<ErrorCode>(["BAD_FRAME", "FRAME_TOO_LARGE"]);
-
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === "string" && (errorCodes as readonly string[]).includes(value);
 }

@@ -19,14 +19,6 @@ export interface WireError {
     message: string;
     details?: WireErrorDetails;
 }
-export type WireReply = ({
-    id: number;
-    ok: true;
-} & Record<string, unknown>) | {
-    id: number;
-    ok: false;
-    error: WireError;
-};
 export interface WireLimits {
     payload_bytes_max: number;
     metadata_bytes_max: number;
@@ -58,22 +50,6 @@ export interface WireClusterMap {
     }>;
     /** Per shard, the owning node's id, or null when no live node owns it. */
     owners: Array<string | null>;
-}
-export type WireDeliveryMode = "at_least_once" | "at_most_once";
-export interface WireItem {
-    topic: string;
-    priority?: number;
-    payload?: Uint8Array;
-    metadata?: Uint8Array;
-    delay_ms?: number;
-    deliver_at_ms?: number;
-    lease_ms?: number;
-    ttl_ms?: number;
-    delivery?: WireDeliveryMode;
-    max_attempts?: number;
-    requires?: Record<string, unknown>;
-    after?: string[];
-    key?: string;
 }
 export interface WireDelivery {
     id: string;

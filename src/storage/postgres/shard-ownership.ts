@@ -53,8 +53,6 @@ export interface OwnershipOptions {
   onAdopt(shard: number): Promise<void>;
   /** Stop serving a shard now (lost, expired, given up or handed over). */
   onDrop(shard: number, reason: string): void;
-  /** The ticking loop (start()) stopped for good: another process took this node id. */
-  onFatal(error: Error): void;
 }
 
 /** A live node already uses this node id. */
@@ -77,13 +75,11 @@ interface Held {
 
 export class ShardOwnership implements ShardFence {
   readonly nodeId: string;
-  /** How often tick() should run: a third of the lease, at most tickMsMax. */
+  /** How often the caller should run tick() (ClusterNode schedules it): a third of the lease, at most tickMsMax. */
   readonly renewIntervalMs: number;
   private readonly held = new Map<number, Held>();
   private current: ClusterMap;
   private stopped = false;
-  private timer: ReturnType<typeof setTimeout> | null = null;
-  private running: Promise<void> = Promise.resolve();
   /** The last tick's database error, or null when it went through. */
   lastError: Error | null = null;
 
@@ -140,20 +136,6 @@ export class ShardOwnership implements ShardFence {
 
   map(): ClusterMap {
     return { ...this.current, nodes: [...this.current.nodes], owners: [...this.current.owners] };
-  }
-
-  /** Run tick() every renewIntervalMs until handover() or stop(). */
-  start(): void {
-    const loop = (): void => {
-      if (this.stopped) return;
-      this.running = this.tick().then(
-        () => {
-          if (!this.stopped) this.timer = setTimeout(loop, this.renewIntervalMs);
-        },
-        (error: unknown) => this.options.onFatal(error as Error),
-      );
-    };
-    loop();
   }
 
   /** Renew, drop what was lost, refresh the map, then claim or give up shards toward an even share. */
@@ -214,16 +196,13 @@ export class ShardOwnership implements ShardFence {
   /** Leave the cluster now (SIGTERM): stop serving every shard, give them up and delete the node row. */
   async handover(): Promise<void> {
     this.stop();
-    await this.running.catch(() => undefined);
     await this.release([...this.held.keys()]);
     await this.options.client.query(leaveSql, [this.nodeId, this.options.incarnation]);
   }
 
-  /** Stop ticking (the leases then run out on their own). */
+  /** Stop ticking: later tick() calls do nothing (the leases then run out on their own). */
   stop(): void {
     this.stopped = true;
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
   }
 
   private async claim(count: number): Promise<void> {

@@ -84,9 +84,6 @@ describe.skipIf(!postgresAvailable())("shard ownership on PostgreSQL", () => {
       clock,
       onAdopt: async (shard) => void adopted.push(shard),
       onDrop: (shard, reason) => void dropped.push({ shard, reason }),
-      onFatal: (error) => {
-        throw error;
-      },
     });
     await ownership.register(async () => {
       throw new Error("register should not wait here");
@@ -262,7 +259,6 @@ describe.skipIf(!postgresAvailable())("shard ownership on PostgreSQL", () => {
       clock: new ManualClock(),
       onAdopt: async () => {},
       onDrop: () => {},
-      onFatal: () => {},
     });
     const waited: number[] = [];
     // While the newcomer waits, the live node keeps beating.
