@@ -3,6 +3,12 @@
 // flag > environment > config file > default. A bad value or an unknown key is
 // a ConfigError whose one-line message names the key; the CLI prints it and
 // exits 2. The file is JSON, or TOML when its name ends in .toml. No I/O here except reading the config file through `readFile`.
+//
+// Keys name their unit last and a bound's `_max` after it (`payload_bytes_max`,
+// as limits.ts names them). A key renamed to that order keeps its former
+// spelling as an alias in all three places (config key, hidden flag, env
+// variable): it is still read, and each former spelling used is reported once
+// in `deprecatedNames`, which the server logs as a warning at start.
 
 import type { TokenGrant } from "../server/auth.ts";
 import type { LogLevel } from "../server/logger.ts";
@@ -36,7 +42,7 @@ export interface ServeConfig {
   /** What the server does with garbage after a burst of work (src/server/idle-gc.ts). */
   idleGc: "off" | "hint" | "full";
   logLevel: LogLevel;
-  maxFrameBytes: number;
+  frameBytesMax: number;
   outcomeRetentionMs: number;
   payloadBytesMax: number;
   metadataBytesMax: number;
@@ -50,20 +56,30 @@ export interface ServeConfig {
   /** The namespace whose topics are the beanstalkd port's tubes. */
   beanstalkNamespace: string;
   /** Largest job body the beanstalkd port accepts (beanstalkd's -z). */
-  beanstalkMaxJobBytes: number;
+  beanstalkJobBytesMax: number;
   /** Serve the beanstalkd port on a non-loopback host although tokens are configured. */
   beanstalkAllowUnauthenticated: boolean;
+  /** Settings given under a former spelling (read all the same), each once: the server warns of them at start. */
+  deprecatedNames: DeprecatedName[];
 }
 
-type SettingName = Exclude<keyof ServeConfig, "configPath" | "tokens" | "namespaces" | "shardsGiven">;
+/** A setting given under its former spelling, and the spelling that replaces it (both as given: key, flag or env name). */
+export interface DeprecatedName {
+  used: string;
+  replacement: string;
+}
+
+type SettingName = Exclude<keyof ServeConfig, "configPath" | "tokens" | "namespaces" | "shardsGiven" | "deprecatedNames">;
 
 /** beanstalk_port's value when the port is off (its default). */
 export const portOff = "off";
 
 interface Setting {
   name: SettingName;
-  /** Config-file key and the base of the flag and env names. */
+  /** Config-file key and the base of the flag and env names; `name` is its camelCase (commander's name for the flag's value). */
   key: string;
+  /** Former spellings of `key`, still read (as key, hidden flag and env name) with a warning. */
+  formerKeys?: readonly string[];
   description: string;
   defaultValue: string | number | boolean;
   /** `flag`: a boolean, true when the flag is given without a value; `portOrOff`: a port number, or null for `off`. */
@@ -98,7 +114,7 @@ export const settings: readonly Setting[] = [
   { name: "durability", key: "durability", description: "strict = fsync before replying; relaxed = survive a process crash, not power loss", defaultValue: "strict", kind: "choice", choices: ["strict", "relaxed"] },
   { name: "idleGc", key: "idle_gc", description: "after a burst: off (also turns off the heap governor, docs/OPERATIONS.md); hint = ask for a concurrent collection after 1 s idle; full = also a blocking full collection after 11 s with no request at all", defaultValue: "full", kind: "choice", choices: ["off", "hint", "full"] },
   { name: "logLevel", key: "log_level", description: "least severe log level written to stderr", defaultValue: "info", kind: "choice", choices: ["debug", "info", "warn", "error"] },
-  { name: "maxFrameBytes", key: "max_frame_bytes", description: "largest frame accepted", defaultValue: defaultLimits.frameBytesMax, kind: "int", min: 128 * 1024, max: 64 * mib },
+  { name: "frameBytesMax", key: "frame_bytes_max", formerKeys: ["max_frame_bytes"], description: "largest frame accepted", defaultValue: defaultLimits.frameBytesMax, kind: "int", min: 128 * 1024, max: 64 * mib },
   { name: "outcomeRetentionMs", key: "outcome_retention_ms", description: "how long ended items' outcomes are kept", defaultValue: defaultLimits.outcomeRetentionMs, kind: "int", min: 1000, max: 30 * 24 * 3600 * 1000 },
   { name: "payloadBytesMax", key: "payload_bytes_max", description: "largest item payload", defaultValue: defaultLimits.payloadBytesMax, kind: "int", min: 0, max: mib },
   { name: "metadataBytesMax", key: "metadata_bytes_max", description: "largest item metadata", defaultValue: defaultLimits.metadataBytesMax, kind: "int", min: 0, max: 64 * 1024 },
@@ -107,7 +123,7 @@ export const settings: readonly Setting[] = [
   { name: "namespacesMax", key: "namespaces_max", description: "namespaces at most (kept until restart); a new one past it is TOO_LARGE", defaultValue: defaultLimits.namespacesMax, kind: "int", min: 1, max: 2 ** 32 },
   { name: "beanstalkPort", key: "beanstalk_port", description: "TCP port speaking beanstalkd's protocol (0 picks a free one; off disables it)", defaultValue: portOff, kind: "string" },
   { name: "beanstalkNamespace", key: "beanstalk_namespace", description: "namespace whose topics are the beanstalkd port's tubes", defaultValue: "default", kind: "string" },
-  { name: "beanstalkMaxJobBytes", key: "beanstalk_max_job_bytes", description: "largest job body on the beanstalkd port (beanstalkd's -z)", defaultValue: defaultLimits.beanstalkJobBytesMax, kind: "int", min: 0, max: mib },
+  { name: "beanstalkJobBytesMax", key: "beanstalk_job_bytes_max", formerKeys: ["beanstalk_max_job_bytes"], description: "largest job body on the beanstalkd port (beanstalkd's -z)", defaultValue: defaultLimits.beanstalkJobBytesMax, kind: "int", min: 0, max: mib },
   { name: "beanstalkAllowUnauthenticated", key: "beanstalk_allow_unauthenticated", description: "serve the unauthenticated beanstalkd port on a non-loopback host although tokens are configured", defaultValue: false, kind: "flag" },
 ];
 
@@ -117,6 +133,11 @@ export function flagName(key: string): string {
 
 export function envName(key: string): string {
   return `ORQ_${key.toUpperCase()}`;
+}
+
+/** The name commander gives a flag's value: the key in camelCase (`frame_bytes_max` → `frameBytesMax`). */
+export function attributeName(key: string): string {
+  return key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 }
 
 export interface ConfigSources {
@@ -137,15 +158,19 @@ export function resolveConfig(sources: ConfigSources): ServeConfig {
   const file = text === null ? {} : parseFile(configPath, text);
 
   const resolved: Record<string, string | number | boolean | null> = {};
+  const deprecatedNames: DeprecatedName[] = [];
   for (const setting of settings) {
-    const flag = sources.flags[setting.name];
-    const env = sources.env[envName(setting.key)];
-    if (flag !== undefined) resolved[setting.name] = parseText(setting, flag, flagName(setting.key));
-    else if (env !== undefined) resolved[setting.name] = parseText(setting, env, envName(setting.key));
-    else if (Object.hasOwn(file, setting.key)) resolved[setting.name] = checkJson(setting, file[setting.key], `${configPath}: ${setting.key}`);
+    const flag = givenAs(setting, (key) => sources.flags[attributeName(key)], flagName, deprecatedNames);
+    const env = givenAs(setting, (key) => sources.env[envName(key)], envName, deprecatedNames);
+    const inFile = givenAs(setting, (key) => (Object.hasOwn(file, key) ? file[key] : undefined), (key) => key, deprecatedNames);
+    // Flag values are strings, or `true` for a flag given bare; env values are strings.
+    if (flag !== null) resolved[setting.name] = parseText(setting, flag.value as string | boolean, flag.name);
+    else if (env !== null) resolved[setting.name] = parseText(setting, env.value as string, env.name);
+    else if (inFile !== null) resolved[setting.name] = checkJson(setting, inFile.value, `${configPath}: ${inFile.name}`);
     else resolved[setting.name] = setting.defaultValue;
   }
   const config = resolved as unknown as ServeConfig;
+  config.deprecatedNames = deprecatedNames;
   config.shardsGiven = sources.flags.shards !== undefined || sources.env[envName("shards")] !== undefined || Object.hasOwn(file, "shards");
   if (config.store !== "lmdb" && !/^postgres(ql)?:\/\//.test(config.store)) {
     throw new ConfigError(`--store: "${config.store}" is neither lmdb nor a postgres:// URL`);
@@ -153,16 +178,16 @@ export function resolveConfig(sources: ConfigSources): ServeConfig {
   config.configPath = text === null ? null : configPath;
   config.tokens = parseAuth(configPath, file.auth);
   config.namespaces = parseNamespaces(configPath, file.namespaces);
-  if (config.payloadBytesMax + config.metadataBytesMax + itemEnvelopeBytes > config.maxFrameBytes) {
-    throw new ConfigError(`max_frame_bytes: ${config.maxFrameBytes} cannot hold one item of payload_bytes_max + metadata_bytes_max`);
+  if (config.payloadBytesMax + config.metadataBytesMax + itemEnvelopeBytes > config.frameBytesMax) {
+    throw new ConfigError(`frame_bytes_max: ${config.frameBytesMax} cannot hold one item of payload_bytes_max + metadata_bytes_max`);
   }
   config.beanstalkPort = parsePortOrOff(resolved.beanstalkPort as string);
   if (Buffer.byteLength(config.beanstalkNamespace) > defaultLimits.namespaceBytesMax) {
     throw new ConfigError(`beanstalk_namespace: longer than ${defaultLimits.namespaceBytesMax} bytes`);
   }
   // Only with the port on: a MessagePack client must be able to read back any job put through it.
-  if (config.beanstalkPort !== null && config.beanstalkMaxJobBytes + config.metadataBytesMax + itemEnvelopeBytes > config.maxFrameBytes) {
-    throw new ConfigError(`max_frame_bytes: ${config.maxFrameBytes} cannot hold one job of beanstalk_max_job_bytes (a MessagePack client reads it)`);
+  if (config.beanstalkPort !== null && config.beanstalkJobBytesMax + config.metadataBytesMax + itemEnvelopeBytes > config.frameBytesMax) {
+    throw new ConfigError(`frame_bytes_max: ${config.frameBytesMax} cannot hold one job of beanstalk_job_bytes_max (a MessagePack client reads it)`);
   }
   try {
     checkLimitRelations(limitsOf(config));
@@ -176,15 +201,40 @@ export function resolveConfig(sources: ConfigSources): ServeConfig {
 export function limitsOf(config: ServeConfig): Limits {
   return {
     ...defaultLimits,
-    frameBytesMax: config.maxFrameBytes,
+    frameBytesMax: config.frameBytesMax,
     payloadBytesMax: config.payloadBytesMax,
     metadataBytesMax: config.metadataBytesMax,
     liveItemsMax: config.liveItemsMax,
     topicsMax: config.topicsMax,
     namespacesMax: config.namespacesMax,
     outcomeRetentionMs: config.outcomeRetentionMs,
-    beanstalkJobBytesMax: config.beanstalkMaxJobBytes,
+    beanstalkJobBytesMax: config.beanstalkJobBytesMax,
   };
+}
+
+/**
+ * A setting's value in one source (flags, environment or file), read under
+ * its key or else a former spelling (then noted in `deprecated`, once per
+ * spelling), with the name it was given under; null when absent. Both
+ * spellings in one source is an error: which one was meant is unclear.
+ */
+function givenAs(
+  setting: Setting,
+  lookup: (key: string) => unknown,
+  nameOf: (key: string) => string,
+  deprecated: DeprecatedName[],
+): { value: unknown; name: string } | null {
+  const current = lookup(setting.key);
+  for (const former of setting.formerKeys ?? []) {
+    const value = lookup(former);
+    if (value === undefined) continue;
+    const used = nameOf(former);
+    const replacement = nameOf(setting.key);
+    if (current !== undefined) throw new ConfigError(`${used} and ${replacement} are both given: ${used} is the former name of ${replacement}; keep ${replacement}`);
+    if (!deprecated.some((d) => d.used === used)) deprecated.push({ used, replacement });
+    return { value, name: used };
+  }
+  return current === undefined ? null : { value: current, name: nameOf(setting.key) };
 }
 
 function parsePortOrOff(value: string): number | null {
@@ -210,7 +260,7 @@ function parseFile(path: string, text: string): Record<string, unknown> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new ConfigError(`config file ${path}: must hold a ${format === "TOML" ? "TOML table" : "JSON object"}`);
   }
-  const known = new Set([...settings.map((s) => s.key), "auth", "namespaces"]);
+  const known = new Set([...settings.flatMap((s) => [s.key, ...(s.formerKeys ?? [])]), "auth", "namespaces"]);
   for (const key of Object.keys(value)) {
     if (!known.has(key)) throw new ConfigError(`config file ${path}: unknown key "${key}"`);
   }

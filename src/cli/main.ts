@@ -26,16 +26,11 @@ import { addTopicsCommand } from "./commands/topics.ts";
 
 export const configErrorExitCode = 2;
 
-function buildProgram(): Command {
-  const program = new Command("orq")
-    .description("orq: a durable priority-queue and job-matching server")
-    .version(packageJson.version)
-    .exitOverride()
-    .configureOutput({ writeErr: (text) => process.stderr.write(text) });
-  const serve = program
-    .command("serve")
-    .description("run the server (flags > ORQ_* environment > config file > defaults)")
-    .exitOverride();
+/**
+ * One option per setting, and for a renamed one a hidden option under each
+ * former spelling (config.ts reads it, with a warning at start).
+ */
+function addSettingOptions(serve: Command): void {
   for (const setting of settings) {
     const placeholder =
       setting.kind === "int"
@@ -50,7 +45,23 @@ function buildProgram(): Command {
     serve.addOption(
       new Option(`${flagName(setting.key)}${placeholder}`, `${setting.description} (default ${setting.defaultValue}; env ${envName(setting.key)})`),
     );
+    for (const former of setting.formerKeys ?? []) {
+      serve.addOption(new Option(`${flagName(former)}${placeholder}`, `former name of ${flagName(setting.key)}`).hideHelp());
+    }
   }
+}
+
+function buildProgram(): Command {
+  const program = new Command("orq")
+    .description("orq: a durable priority-queue and job-matching server")
+    .version(packageJson.version)
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => process.stderr.write(text) });
+  const serve = program
+    .command("serve")
+    .description("run the server (flags > ORQ_* environment > config file > defaults)")
+    .exitOverride();
+  addSettingOptions(serve);
   serve.addOption(new Option("--config <path>", `config file, JSON or (*.toml) TOML (default ${defaultConfigPath} if present; env ORQ_CONFIG)`));
   serve.action(async (flags: Record<string, string | undefined>) => {
     // The allocator's settings first, before anything is read or opened: this

@@ -69,6 +69,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
   installFatalHandlers(fatal);
   const testAssertOp = testAssertOpFromEnv();
   if (testAssertOp !== null) logger.warn("test-only assertion trigger is on (ORQ_TEST_ASSERT_OP)", { op: testAssertOp });
+  for (const name of config.deprecatedNames) logger.warn("setting given under its former name; it is still read, but use the new one", { ...name });
   const limits: Limits = limitsOf(config);
   refuseUnsupportedBeanstalkPort(config);
 

@@ -29,7 +29,7 @@ function errorOf(fn: () => unknown): string {
 describe("beanstalk settings", () => {
   test("defaults: off, namespace default, 65,535 bytes, not allowed unauthenticated", () => {
     const config = resolve({});
-    expect([config.beanstalkPort, config.beanstalkNamespace, config.beanstalkMaxJobBytes, config.beanstalkAllowUnauthenticated]).toEqual([
+    expect([config.beanstalkPort, config.beanstalkNamespace, config.beanstalkJobBytesMax, config.beanstalkAllowUnauthenticated]).toEqual([
       null,
       "default",
       65_535,
@@ -48,12 +48,12 @@ describe("beanstalk settings", () => {
   });
 
   test("max job bytes: 0 and 1 MiB; above, or more than a frame holds, is refused", () => {
-    expect(resolve({ beanstalkMaxJobBytes: "0" }).beanstalkMaxJobBytes).toBe(0);
-    expect(resolve({ beanstalkMaxJobBytes: String(1024 * 1024) }).beanstalkMaxJobBytes).toBe(1024 * 1024);
-    expect(errorOf(() => resolve({ beanstalkMaxJobBytes: String(1024 * 1024 + 1) }))).toContain("--beanstalk-max-job-bytes");
-    expect(errorOf(() => resolve({ beanstalkPort: "0", beanstalkMaxJobBytes: String(1024 * 1024), maxFrameBytes: String(1024 * 1024) }))).toContain("max_frame_bytes");
+    expect(resolve({ beanstalkJobBytesMax: "0" }).beanstalkJobBytesMax).toBe(0);
+    expect(resolve({ beanstalkJobBytesMax: String(1024 * 1024) }).beanstalkJobBytesMax).toBe(1024 * 1024);
+    expect(errorOf(() => resolve({ beanstalkJobBytesMax: String(1024 * 1024 + 1) }))).toContain("--beanstalk-job-bytes-max");
+    expect(errorOf(() => resolve({ beanstalkPort: "0", beanstalkJobBytesMax: String(1024 * 1024), frameBytesMax: String(1024 * 1024) }))).toContain("frame_bytes_max");
     // With the port off the job size does not constrain the frame size.
-    expect(resolve({ beanstalkMaxJobBytes: String(1024 * 1024), maxFrameBytes: String(1024 * 1024) }).maxFrameBytes).toBe(1024 * 1024);
+    expect(resolve({ beanstalkJobBytesMax: String(1024 * 1024), frameBytesMax: String(1024 * 1024) }).frameBytesMax).toBe(1024 * 1024);
   });
 
   test("allow-unauthenticated: a bare flag, an env word, a JSON boolean", () => {

@@ -1,9 +1,11 @@
 // Goal: `orq serve` settings resolve with precedence flag > env > config file >
 // default; every value is range-checked at min-1/min/max/max+1; unknown keys
-// and bad auth/namespaces entries are ConfigErrors naming the key.
+// and bad auth/namespaces entries are ConfigErrors naming the key. Keys put
+// `_max` last, and a renamed key's former spelling is still read, as key,
+// flag and env name, and reported once as deprecated.
 
 import { describe, expect, test } from "bun:test";
-import { ConfigError, resolveConfig, type ConfigSources } from "../../src/cli/config.ts";
+import { attributeName, ConfigError, resolveConfig, settings, type ConfigSources } from "../../src/cli/config.ts";
 
 function resolve(options: { flags?: Record<string, string>; env?: Record<string, string>; file?: unknown; fileText?: string } = {}) {
   const sources: ConfigSources = {
@@ -60,8 +62,9 @@ describe("resolveConfig", () => {
       durability: "strict",
       idleGc: "full",
       logLevel: "info",
-      maxFrameBytes: 4 * 1024 * 1024,
+      frameBytesMax: 4 * 1024 * 1024,
       configPath: null,
+      deprecatedNames: [],
       tokens: [],
       namespaces: {},
     });
@@ -105,8 +108,8 @@ describe("resolveConfig", () => {
   });
 
   test("config file: values by snake_case name, JSON types enforced, unknown keys refused", () => {
-    const c = resolve({ file: { outcome_retention_ms: 5000, payload_bytes_max: 100, metadata_bytes_max: 10, max_frame_bytes: 131072, log_level: "warn" } });
-    expect(c).toMatchObject({ outcomeRetentionMs: 5000, payloadBytesMax: 100, metadataBytesMax: 10, maxFrameBytes: 131072, logLevel: "warn" });
+    const c = resolve({ file: { outcome_retention_ms: 5000, payload_bytes_max: 100, metadata_bytes_max: 10, frame_bytes_max: 131072, log_level: "warn" } });
+    expect(c).toMatchObject({ outcomeRetentionMs: 5000, payloadBytesMax: 100, metadataBytesMax: 10, frameBytesMax: 131072, logLevel: "warn" });
     expect(errorOf(() => resolve({ file: { port: "7420" } }))).toContain("port");
     expect(errorOf(() => resolve({ file: { colour: "blue" } }))).toContain('"colour"');
     expect(errorOf(() => resolve({ file: { config: "x.json" } }))).toContain('"config"');
@@ -115,7 +118,7 @@ describe("resolveConfig", () => {
   });
 
   test("payload must fit in a frame", () => {
-    expect(errorOf(() => resolve({ file: { max_frame_bytes: 131072, payload_bytes_max: 131072 } }))).toContain("max_frame_bytes");
+    expect(errorOf(() => resolve({ file: { frame_bytes_max: 131072, payload_bytes_max: 131072 } }))).toContain("frame_bytes_max");
   });
 
   test("auth tokens and namespace quotas", () => {
@@ -139,5 +142,55 @@ describe("resolveConfig", () => {
     expect(errorOf(() => resolve({ flags: { config: "missing.json" } }))).toContain("not found");
     expect(errorOf(() => resolve({ env: { ORQ_CONFIG: "missing.json" } }))).toContain("not found");
     expect(resolve().configPath).toBeNull();
+  });
+});
+
+describe("key order and former names", () => {
+  test("every key puts max last (`payload_bytes_max`), and a setting's name is its key in camelCase (commander's name for the flag)", () => {
+    for (const setting of settings) {
+      expect(setting.key).not.toMatch(/(^|_)max_/);
+      expect(setting.name).toBe(attributeName(setting.key) as typeof setting.name);
+      for (const former of setting.formerKeys ?? []) expect(settings.some((other) => other.key === former)).toBe(false);
+    }
+  });
+
+  test("max_frame_bytes is read as frame_bytes_max from a flag, the environment and the file, each reported once", () => {
+    const mib = String(1024 * 1024);
+    expect(resolve({ flags: { maxFrameBytes: mib } })).toMatchObject({
+      frameBytesMax: 1024 * 1024,
+      deprecatedNames: [{ used: "--max-frame-bytes", replacement: "--frame-bytes-max" }],
+    });
+    expect(resolve({ env: { ORQ_MAX_FRAME_BYTES: mib } })).toMatchObject({
+      frameBytesMax: 1024 * 1024,
+      deprecatedNames: [{ used: "ORQ_MAX_FRAME_BYTES", replacement: "ORQ_FRAME_BYTES_MAX" }],
+    });
+    expect(resolve({ file: { max_frame_bytes: 1024 * 1024 } })).toMatchObject({
+      frameBytesMax: 1024 * 1024,
+      deprecatedNames: [{ used: "max_frame_bytes", replacement: "frame_bytes_max" }],
+    });
+    // Each source's former spelling is reported, though the flag's value wins.
+    const both = resolve({ flags: { maxFrameBytes: mib }, file: { max_frame_bytes: 131072 } });
+    expect(both.frameBytesMax).toBe(1024 * 1024);
+    expect(both.deprecatedNames.map((d) => d.used)).toEqual(["--max-frame-bytes", "max_frame_bytes"]);
+  });
+
+  test("beanstalk_max_job_bytes is read as beanstalk_job_bytes_max, with its warning", () => {
+    const c = resolve({ env: { ORQ_BEANSTALK_MAX_JOB_BYTES: "1000" }, file: { beanstalk_max_job_bytes: 2000 } });
+    expect(c.beanstalkJobBytesMax).toBe(1000);
+    expect(c.deprecatedNames).toEqual([
+      { used: "ORQ_BEANSTALK_MAX_JOB_BYTES", replacement: "ORQ_BEANSTALK_JOB_BYTES_MAX" },
+      { used: "beanstalk_max_job_bytes", replacement: "beanstalk_job_bytes_max" },
+    ]);
+  });
+
+  test("a former name's value is checked like the new one's, and the error names the spelling given", () => {
+    expect(errorOf(() => resolve({ flags: { maxFrameBytes: String(128 * 1024 - 1) } }))).toContain("--max-frame-bytes");
+    expect(errorOf(() => resolve({ file: { max_frame_bytes: "big" } }))).toContain("max_frame_bytes");
+  });
+
+  test("both spellings in one source are refused: which was meant is unclear", () => {
+    expect(errorOf(() => resolve({ file: { max_frame_bytes: 131072, frame_bytes_max: 131072 } }))).toContain("keep frame_bytes_max");
+    expect(errorOf(() => resolve({ flags: { maxFrameBytes: "131072", frameBytesMax: "131072" } }))).toContain("keep --frame-bytes-max");
+    expect(errorOf(() => resolve({ env: { ORQ_MAX_FRAME_BYTES: "131072", ORQ_FRAME_BYTES_MAX: "131072" } }))).toContain("keep ORQ_FRAME_BYTES_MAX");
   });
 });

@@ -22,7 +22,7 @@ describe("orq serve start-up errors", () => {
   test("--help lists the flags and exits 0", () => {
     const { code, stdout } = run(["serve", "--help"]);
     expect(code).toBe(0);
-    for (const flag of ["--host", "--port", "--http-port", "--ui-port", "--data-dir", "--shards", "--config", "--durability", "--log-level", "--max-frame-bytes"]) {
+    for (const flag of ["--host", "--port", "--http-port", "--ui-port", "--data-dir", "--shards", "--config", "--durability", "--log-level", "--frame-bytes-max"]) {
       expect(stdout).toContain(flag);
     }
   });

@@ -27,7 +27,7 @@ let limits: Record<string, number>;
 
 beforeAll(async () => {
   server = await ServerProcess.start({
-    args: ["--shards", "2", "--max-frame-bytes", String(frameBytesMax), "--payload-bytes-max", String(payloadBytesMax), "--metadata-bytes-max", String(metadataBytesMax)],
+    args: ["--shards", "2", "--frame-bytes-max", String(frameBytesMax), "--payload-bytes-max", String(payloadBytesMax), "--metadata-bytes-max", String(metadataBytesMax)],
     config: { namespaces: { slow: { enqueue_per_minute: quotaPerMinute }, refill: { enqueue_per_minute: 120 } } },
   });
   conn = await RawConnection.connect(server.port);
