@@ -1,7 +1,7 @@
 // The median of a list of figures: the middle value, or the mean of the two
 // middle ones for an even count (0 for none). For combining runs and the
 // soak's end stretches, where an average of the two middle figures is the
-// fairer reading; the probes' per-window p50 (p50.ts) is a sample instead.
+// fairer reading.
 
 export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);

@@ -140,7 +140,7 @@ describe("bench:load --quick", () => {
       expect((jupiter?.acquisitions ?? 0) <= (jupiter?.items ?? 0)).toBe(true);
       expectPositive(jupiter?.acquisitionsPerS, `orq ${durability} jupiter acquisitions/s`);
       expectPositive(jupiter?.pingPerS, `orq ${durability} jupiter ping ceiling`);
-      // The in-process bound beside it: bench/acquisition-path.bench.ts's figures, parsed from its output.
+      // The in-process bound beside it: bench/micro/acquisition-path.bench.ts's figures, parsed from its output.
       const bound = jupiter?.inProcess;
       expectPositive(bound?.acquisitionUs, `orq ${durability} jupiter in-process µs per acquisition`);
       expectPositive(bound?.pingUs, `orq ${durability} jupiter in-process µs per ping`);

@@ -1,4 +1,4 @@
-// Goal: keep `npm run soak` (scripts/soak.ts) from rotting, and its summary
+// Goal: keep `npm run soak` (bench/soak/main.ts) from rotting, and its summary
 // honest. Runs it against a real orq for two seconds at a tiny rate with a
 // report every half second and checks the JSON it writes: samples with every
 // memory and delivery figure, a summary with no failure and no breaker
@@ -9,7 +9,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type SoakFigures, type SoakSample, soakSummary } from "../../scripts/soak-summary.ts";
+import { type SoakFigures, type SoakSample, soakSummary } from "../../bench/soak/summary.ts";
 
 const REPO_ROOT = join(import.meta.dir, "..", "..");
 /** The run takes about 5 s (start, 2 s of load, catch-up, stop); the margin covers a loaded CI machine. */
@@ -23,7 +23,7 @@ describe("npm run soak, tiny", () => {
       const jsonPath = join(outDir, "soak.json");
       try {
         const child = Bun.spawn(
-          [process.execPath, join(REPO_ROOT, "scripts", "soak.ts"), "--duration-s", "2", "--interval-s", "0.5", "--rate", "500", "--warmup-s", "0.5", "--json", jsonPath],
+          [process.execPath, join(REPO_ROOT, "bench", "soak", "main.ts"), "--duration-s", "2", "--interval-s", "0.5", "--rate", "500", "--warmup-s", "0.5", "--json", jsonPath],
           { cwd: REPO_ROOT, stdout: "pipe", stderr: "pipe" },
         );
         const [exitCode, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);

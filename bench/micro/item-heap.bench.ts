@@ -8,18 +8,18 @@
 // they compare across builds where the load benchmark's readings scatter.
 // Expect: about 136 B and 1 object per plain ready item, 124 B and 1 object
 // per item with `requires` (BENCHMARKS.md, "A ready item in 112 bytes").
-// Run: ./node_modules/.bin/bun bench/item-heap.bench.ts [items] (default 1000000)
+// Run: ./node_modules/.bin/bun bench/micro/item-heap.bench.ts [items] (default 1000000)
 
 import { heapStats } from "bun:jsc";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { EnqueueItemInput } from "../src/engine/api.ts";
-import { Engine } from "../src/engine/engine.ts";
-import { ManualClock } from "../src/lib/clock.ts";
-import { defaultLimits } from "../src/limits.ts";
-import { GroupCommitter } from "../src/storage/group-commit.ts";
-import { openLmdbStore } from "../src/storage/lmdb/lmdb-store.ts";
+import type { EnqueueItemInput } from "../../src/engine/api.ts";
+import { Engine } from "../../src/engine/engine.ts";
+import { ManualClock } from "../../src/lib/clock.ts";
+import { defaultLimits } from "../../src/limits.ts";
+import { GroupCommitter } from "../../src/storage/group-commit.ts";
+import { openLmdbStore } from "../../src/storage/lmdb/lmdb-store.ts";
 
 const items = Number(process.argv[2] ?? 1_000_000);
 const batchSize = 100;

@@ -31,7 +31,7 @@
 // rounds at the backlog's end, 3.3 deletes each). Request
 // bodies go to the dispatcher whole: a connection's FrameDecoder is not in
 // this path.
-// Run: ./node_modules/.bin/bun bench/acquisition-path.bench.ts [items] [relaxed|strict]
+// Run: ./node_modules/.bin/bun bench/micro/acquisition-path.bench.ts [items] [relaxed|strict]
 // (default 100000 relaxed). With `--cpu-prof` before the path, a profile of the loop.
 // ORQ_BENCH_ALLOCATION_TYPES=1 adds the cells by type; ORQ_BENCH_SPLIT_ACK=1
 // charges the ack's commit apart from the ack.
@@ -39,10 +39,10 @@
 import { Encoder } from "@msgpack/msgpack";
 import { AllocationMeter, AllocationTotals, cellsByType } from "./support/allocation-count.ts";
 import { openInProcessServer, ReplySink } from "./support/in-process-server.ts";
-import type { EnqueueItemInput } from "../src/engine/api.ts";
-import { defaultLimits, leaseWriteDelayMs } from "../src/limits.ts";
-import { DeliveriesReply } from "../src/protocol/reply-encoder.ts";
-import type { Durability } from "../src/storage/store.ts";
+import type { EnqueueItemInput } from "../../src/engine/api.ts";
+import { defaultLimits, leaseWriteDelayMs } from "../../src/limits.ts";
+import { DeliveriesReply } from "../../src/protocol/reply-encoder.ts";
+import type { Durability } from "../../src/storage/store.ts";
 
 const items = Number(process.argv[2] ?? 100_000);
 const durability = (process.argv[3] ?? "relaxed") as Durability;

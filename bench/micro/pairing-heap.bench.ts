@@ -6,10 +6,10 @@
 // 0.7 µs; at 1,000,000 FIFO (equal keys) 0.2-0.35 µs; remove by handle +
 // reinsert 12-21 ns; at 1,000 random 34 ns against the binary heap's 52.
 // Each benchmark pops one and inserts one, so the heap stays at its size.
-// Run: ./node_modules/.bin/bun bench/pairing-heap.bench.ts
+// Run: ./node_modules/.bin/bun bench/micro/pairing-heap.bench.ts
 
 import { bench, group, run, summary } from "mitata";
-import { PairingHeap } from "../src/lib/pairing-heap.ts";
+import { PairingHeap } from "../../src/lib/pairing-heap.ts";
 
 type Entry = { k: number; seq: number };
 const less = (a: Entry, b: Entry) => a.k < b.k || (a.k === b.k && a.seq < b.seq);

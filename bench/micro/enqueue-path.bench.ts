@@ -16,15 +16,15 @@
 // 2026-12-04T03:16Z); batch 1 min 3.8-6 µs, 42.0-44.1 cells (2.4-2.9 KB)
 // (3.78 µs and 42.0 cells, 2.4 KB, on 2026-12-04T03:21Z; BENCHMARKS.md,
 // "(2026-12-02T10:55Z, one object per enqueued item)").
-// Run: ./node_modules/.bin/bun bench/enqueue-path.bench.ts [batch] [relaxed|strict] [items]
+// Run: ./node_modules/.bin/bun bench/micro/enqueue-path.bench.ts [batch] [relaxed|strict] [items]
 // (default 100 strict 300000). ORQ_BENCH_ALLOCATION_TYPES=1 adds the cells
 // per request by type; ORQ_BENCH_SPLIT_COMMIT=1 charges the commit and replies apart.
 
 import { Encoder } from "@msgpack/msgpack";
 import { AllocationMeter, AllocationTotals, cellsByType } from "./support/allocation-count.ts";
 import { openInProcessServer, ReplySink } from "./support/in-process-server.ts";
-import { defaultLimits } from "../src/limits.ts";
-import type { Durability } from "../src/storage/store.ts";
+import { defaultLimits } from "../../src/limits.ts";
+import type { Durability } from "../../src/storage/store.ts";
 
 const batch = Number(process.argv[2] ?? 100);
 const durability = (process.argv[3] ?? "strict") as Durability;

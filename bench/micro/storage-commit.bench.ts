@@ -6,16 +6,16 @@
 // 84-150 µs; 100 records 0.8-0.9 ms strict, 0.32-0.43 ms relaxed; 1,000
 // records 2.0-2.7 ms strict, 1.4-1.9 ms relaxed: past ~100 records per
 // commit the per-record cost dominates and the fsync amortises away.
-// Run: ./node_modules/.bin/bun bench/storage-commit.bench.ts
+// Run: ./node_modules/.bin/bun bench/micro/storage-commit.bench.ts
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bench, group, run, summary } from "mitata";
-import { openLmdbStore } from "../src/storage/lmdb/lmdb-store.ts";
-import type { ItemRecord } from "../src/storage/record.ts";
-import type { CommitBatch, Durability, Store } from "../src/storage/store.ts";
-import { pendingItemRecord } from "../test/storage/record-fixtures.ts";
+import { openLmdbStore } from "../../src/storage/lmdb/lmdb-store.ts";
+import type { ItemRecord } from "../../src/storage/record.ts";
+import type { CommitBatch, Durability, Store } from "../../src/storage/store.ts";
+import { pendingItemRecord } from "../../test/storage/record-fixtures.ts";
 
 /** Keys cycle below this so the database stays a fixed size however long mitata runs. */
 const keySpace = 200_000;

@@ -1,4 +1,4 @@
-// `npm run bench`: runs every mitata micro-benchmark (bench/*.bench.ts) one
+// `npm run bench`: runs every mitata micro-benchmark (bench/micro/*.bench.ts) one
 // after another, each in its own process so one file's heap (a million-item
 // heap, a million-item engine) does not skew the next. Pass file-name
 // fragments to run a subset: `npm run bench -- heap frame`.

@@ -28,19 +28,19 @@
 // outside matching).
 // Figures are in BENCHMARKS.md ("Matching pick").
 //
-// Run: ./node_modules/.bin/bun bench/matching-pick.bench.ts [--signatures 100|0 (0 = no requires)] [--items 1000000] [--calls 100000] [--shards 16]
+// Run: ./node_modules/.bin/bun bench/micro/matching-pick.bench.ts [--signatures 100|0 (0 = no requires)] [--items 1000000] [--calls 100000] [--shards 16]
 
-import { defaultLimits } from "../src/limits.ts";
-import { ManualClock } from "../src/lib/clock.ts";
-import type { DequeueInput, EnqueueItemInput } from "../src/engine/api.ts";
-import { Engine } from "../src/engine/engine.ts";
-import { parseCapabilities, parseRequires, satisfies, type Requires } from "../src/engine/matching/index.ts";
-import type { LiveItem } from "../src/engine/item.ts";
-import { Topic } from "../src/engine/topic.ts";
-import { GroupCommitter } from "../src/storage/group-commit.ts";
-import { MemoryStore } from "../src/storage/memory/memory-store.ts";
-import { item } from "../test/engine/support/item-input.ts";
-import { seededRandom } from "../test/support/seeded-random.ts";
+import { defaultLimits } from "../../src/limits.ts";
+import { ManualClock } from "../../src/lib/clock.ts";
+import type { DequeueInput, EnqueueItemInput } from "../../src/engine/api.ts";
+import { Engine } from "../../src/engine/engine.ts";
+import { parseCapabilities, parseRequires, satisfies, type Requires } from "../../src/engine/matching/index.ts";
+import type { LiveItem } from "../../src/engine/item.ts";
+import { Topic } from "../../src/engine/topic.ts";
+import { GroupCommitter } from "../../src/storage/group-commit.ts";
+import { MemoryStore } from "../../src/storage/memory/memory-store.ts";
+import { item } from "../../test/engine/support/item-input.ts";
+import { seededRandom } from "../../test/support/seeded-random.ts";
 
 function argument(name: string, fallback: number): number {
   const at = process.argv.indexOf(`--${name}`);

@@ -4,12 +4,12 @@
 // on that shard (not MOVED, not UNAVAILABLE). Prints the time per run and the
 // lease it ran with. The bound is the lease (the dead node's renewals stop)
 // plus one tick (<= 1 s) plus loading and rebuilding the shards.
-// Run: ./node_modules/.bin/bun bench/cluster-failover.ts [lease ms] [runs]
+// Run: ./node_modules/.bin/bun bench/probes/cluster-failover.ts [lease ms] [runs]
 
-import { OrqClient } from "../src/client/client.ts";
-import { OrqError } from "../src/client/orq-error.ts";
-import { ServerProcess } from "../test/support/server-process.ts";
-import { startPostgres } from "../test/support/postgres-server.ts";
+import { OrqClient } from "../../src/client/client.ts";
+import { OrqError } from "../../src/client/orq-error.ts";
+import { ServerProcess } from "../../test/support/server-process.ts";
+import { startPostgres } from "../../test/support/postgres-server.ts";
 
 const leaseMs = Number(process.argv[2] ?? 5000);
 const runs = Number(process.argv[3] ?? 3);

@@ -13,13 +13,13 @@
 // µs, ack 0.7-0.83 µs -> 0.25-0.29 µs, enqueue of 100 25-32 µs -> 14-16.5 µs
 // (BENCHMARKS.md, "Request-frame decoding"; 2026-12-04T03:16Z: 1.13 -> 0.39,
 // 0.72 -> 0.25, 30.8 -> 16.5).
-// Run: ./node_modules/.bin/bun bench/request-decode.bench.ts
+// Run: ./node_modules/.bin/bun bench/micro/request-decode.bench.ts
 
 import { bench, do_not_optimize, group, run, summary } from "mitata";
-import { kindCapabilities } from "./load/jupiter.ts";
-import { defaultLimits } from "../src/limits.ts";
-import { createEncoder, createRequestDecoder } from "../src/protocol/msgpack-codec.ts";
-import { RequestFrameDecoder } from "../src/protocol/request-frame-decoder.ts";
+import { kindCapabilities } from "../load/jupiter.ts";
+import { defaultLimits } from "../../src/limits.ts";
+import { createEncoder, createRequestDecoder } from "../../src/protocol/msgpack-codec.ts";
+import { RequestFrameDecoder } from "../../src/protocol/request-frame-decoder.ts";
 
 const options = { depthMax: defaultLimits.decodeDepthMax, frameBytesMax: defaultLimits.frameBytesMax };
 const libraryDecoder = createRequestDecoder(options);

@@ -7,20 +7,20 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Engine } from "../../src/engine/engine.ts";
-import { ManualClock } from "../../src/lib/clock.ts";
-import type { Limits } from "../../src/limits.ts";
-import { FrameEncoder } from "../../src/protocol/frame-encoder.ts";
-import type { WireError } from "../../src/protocol/wire-types.ts";
-import { allNamespaces, TokenTable } from "../../src/server/auth.ts";
-import { Dispatcher, type RequestSource } from "../../src/server/dispatcher.ts";
-import { silentLogger } from "../../src/server/logger.ts";
-import type { Session } from "../../src/server/op-types.ts";
-import { OutputBufferPool } from "../../src/server/output-buffers.ts";
-import { OutputQueue } from "../../src/server/output-queue.ts";
-import { GroupCommitter } from "../../src/storage/group-commit.ts";
-import { openLmdbStore } from "../../src/storage/lmdb/lmdb-store.ts";
-import type { Durability, Store } from "../../src/storage/store.ts";
+import { Engine } from "../../../src/engine/engine.ts";
+import { ManualClock } from "../../../src/lib/clock.ts";
+import type { Limits } from "../../../src/limits.ts";
+import { FrameEncoder } from "../../../src/protocol/frame-encoder.ts";
+import type { WireError } from "../../../src/protocol/wire-types.ts";
+import { allNamespaces, TokenTable } from "../../../src/server/auth.ts";
+import { Dispatcher, type RequestSource } from "../../../src/server/dispatcher.ts";
+import { silentLogger } from "../../../src/server/logger.ts";
+import type { Session } from "../../../src/server/op-types.ts";
+import { OutputBufferPool } from "../../../src/server/output-buffers.ts";
+import { OutputQueue } from "../../../src/server/output-queue.ts";
+import { GroupCommitter } from "../../../src/storage/group-commit.ts";
+import { openLmdbStore } from "../../../src/storage/lmdb/lmdb-store.ts";
+import type { Durability, Store } from "../../../src/storage/store.ts";
 
 /** Collects the replies and encodes each into an output queue, as a Connection does (the socket only counts the bytes). */
 export class ReplySink implements RequestSource {

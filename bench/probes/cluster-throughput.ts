@@ -7,11 +7,11 @@
 // cost per item, not scaling. Each node count runs ROUNDS times on a fresh
 // database, and the median and range are printed: one round's spread on this
 // box is too wide to quote alone.
-// Run: ./node_modules/.bin/bun bench/cluster-throughput.ts [items] [rounds]
+// Run: ./node_modules/.bin/bun bench/probes/cluster-throughput.ts [items] [rounds]
 
-import { OrqClusterClient } from "../src/client/cluster-client.ts";
-import { ServerProcess } from "../test/support/server-process.ts";
-import { startPostgres } from "../test/support/postgres-server.ts";
+import { OrqClusterClient } from "../../src/client/cluster-client.ts";
+import { ServerProcess } from "../../test/support/server-process.ts";
+import { startPostgres } from "../../test/support/postgres-server.ts";
 
 const items = Number(process.argv[2] ?? 20_000);
 const rounds = Number(process.argv[3] ?? 3);

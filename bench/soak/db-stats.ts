@@ -60,7 +60,7 @@ export function dbStatsLines(dataDir: string): string[] {
 if (import.meta.main) {
   const dataDir = process.argv[2];
   if (dataDir === undefined) {
-    console.log("bun scripts/soak-db-stats.ts DATA_DIR");
+    console.log("bun bench/soak/db-stats.ts DATA_DIR");
     process.exit(2);
   }
   for (const line of dbStatsLines(dataDir)) console.log(line);

@@ -10,11 +10,11 @@
 // lookups, a bucket scan over 16 bounds, four typed-array writes, no
 // allocation), about 16x less; a render with every request series of 4 ops
 // about 0.1 ms, paid once per scrape.
-// Run: ./node_modules/.bin/bun bench/metrics.bench.ts
+// Run: ./node_modules/.bin/bun bench/micro/metrics.bench.ts
 
 import { bench, do_not_optimize, group, run, summary } from "mitata";
 import { Counter, Histogram, Registry } from "prom-client";
-import { createMetrics, requestDurationBucketsSeconds } from "../src/observability/metrics.ts";
+import { createMetrics, requestDurationBucketsSeconds } from "../../src/observability/metrics.ts";
 
 const ops = ["enqueue", "dequeue", "ack", "ping"] as const;
 const durationsMs = [0.03, 0.08, 0.2, 0.6, 1.4, 3, 12];

@@ -11,32 +11,37 @@
 // lines, and what the LMDB file holds (sub-databases' pages, the acked log's
 // among them). Exits 1 if any request failed (no request should, on a healthy disk).
 //
+// Every sample and the summary go to .bench-out/soak-<timestamp>.json
+// (gitignored) or --json PATH.
+//
 //   npm run soak                                  # one hour
 //   npm run soak -- --duration-s 600 --rate 20000 --interval-s 30 --json soak.json
 
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { newHistogram, summarize } from "../bench/load/histogram.ts";
-import { MixedLoad, mixedShape, orqMixedTake } from "../bench/load/mixed-load.ts";
-import { readMemory, sampleMemory, startOrq, type Durability } from "../bench/load/processes.ts";
-import { orqSystem } from "../bench/load/systems.ts";
-import { dbStatsLines } from "./soak-db-stats.ts";
-import { soakSummary, type SoakSample } from "./soak-summary.ts";
+import { newHistogram, summarize } from "../load/histogram.ts";
+import { MixedLoad, mixedShape, orqMixedTake } from "../load/mixed-load.ts";
+import { readMemory, sampleMemory, startOrq, type Durability } from "../load/processes.ts";
+import { orqSystem } from "../load/systems.ts";
+import { dbStatsLines } from "./db-stats.ts";
+import { soakSummary, type SoakSample } from "./summary.ts";
 
+const REPO_ROOT = join(import.meta.dir, "..", "..");
 /** How long the consumers may take to catch up after the producers stop (10 s). */
 const tailMs = 10_000;
 /** RSS read between report lines for each interval's trough and peak (500 ms; the sawtooth's period is seconds). */
 const rssReadEveryMs = 500;
 
-const HELP = `bun scripts/soak.ts [flags]
+const HELP = `bun bench/soak/main.ts [flags]
   --duration-s S    how long to offer load (default 3600)
   --rate N          offered items/s (default 20000)
   --interval-s S    seconds between report lines (default 30)
   --warmup-s S      seconds of warm-up left out of the flatness figures (default 300)
   --durability M    strict or relaxed (default strict)
-  --json PATH       also write every sample and the summary as JSON
+  --json PATH       where to write every sample and the summary as JSON
+                    (default .bench-out/soak-<timestamp>.json)
   --keep            keep the temp data dir and server log`;
 
 function positive(text: string | undefined, fallback: number, flag: string): number {
@@ -69,7 +74,7 @@ function parse(argv: string[]) {
     intervalS: positive(values["interval-s"], 30, "--interval-s"),
     warmupS: positive(values["warmup-s"], 300, "--warmup-s"),
     durability: durability as Durability,
-    json: values.json ?? null,
+    json: values.json ?? join(REPO_ROOT, ".bench-out", `soak-${new Date().toISOString().replaceAll(":", "-")}.json`),
     keep: values.keep === true,
   };
 }
@@ -156,10 +161,13 @@ async function main(): Promise<number> {
   const log = readFileSync(logPath, "utf8");
   const summary = soakSummary(samples, options.warmupS, log, failure);
   for (const line of summary.lines) console.log(line);
-  // Where the file-backed pages come from: the acked log, items, or free pages (scripts/soak-db-stats.ts).
+  // Where the file-backed pages come from: the acked log, items, or free pages (db-stats.ts).
   console.log("LMDB file after the soak:");
   for (const line of dbStatsLines(join(tempDir, "data"))) console.log(line);
-  if (options.json !== null) writeFileSync(options.json, JSON.stringify({ options, samples, summary: summary.figures }, null, 2));
+  const jsonPath = resolve(options.json);
+  mkdirSync(dirname(jsonPath), { recursive: true });
+  writeFileSync(jsonPath, JSON.stringify({ options, samples, summary: summary.figures }, null, 2));
+  console.log(`JSON: ${jsonPath}`);
   if (!options.keep) rmSync(tempDir, { recursive: true, force: true });
   return failure === null ? 0 : 1;
 }

@@ -7,11 +7,11 @@
 //
 // Measured 2026-11-30 (2-core build machine, Bun 1.4.5): see BENCHMARKS.md,
 // "Dequeue path".
-// Run: ./node_modules/.bin/bun bench/reply-encoder.bench.ts
+// Run: ./node_modules/.bin/bun bench/micro/reply-encoder.bench.ts
 
 import { bench, do_not_optimize, group, run, summary } from "mitata";
-import { FrameEncoder } from "../src/protocol/frame-encoder.ts";
-import { type DeliveryFields, deliveryToWire, ReplyEncoder } from "../src/protocol/reply-encoder.ts";
+import { FrameEncoder } from "../../src/protocol/frame-encoder.ts";
+import { type DeliveryFields, deliveryToWire, ReplyEncoder } from "../../src/protocol/reply-encoder.ts";
 
 const payload = new Uint8Array(100).fill(0x78);
 const metadata = new Uint8Array(8).fill(0x6d);

@@ -6,13 +6,13 @@
 // once), and the enqueue-order walk for a dense topic (1,000,000 delayed
 // items) and a sparse one (1,000 delayed items among 2,000,000), where a page
 // stops after limits.listScanSlotsMax slots. BENCHMARKS.md keeps the figures.
-// Run: ./node_modules/.bin/bun bench/list.bench.ts
+// Run: ./node_modules/.bin/bun bench/micro/list.bench.ts
 
 import { bench, group, run } from "mitata";
-import type { EnqueueItemInput, ListCursor } from "../src/engine/api.ts";
-import { Engine } from "../src/engine/engine.ts";
+import type { EnqueueItemInput, ListCursor } from "../../src/engine/api.ts";
+import { Engine } from "../../src/engine/engine.ts";
 import { nullStorage } from "./null-storage.ts";
-import { defaultLimits } from "../src/limits.ts";
+import { defaultLimits } from "../../src/limits.ts";
 
 const shards = 16;
 const { store, writer, payload, empty } = nullStorage(shards);

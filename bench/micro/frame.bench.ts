@@ -1,7 +1,7 @@
 // The protocol's hot path for the commonest request, an enqueue of 100-byte
 // payloads (1 item and 100 items): frame split (FrameDecoder over a chunk
 // holding the frame), MessagePack decode with the server's request-frame
-// decoder (RequestFrameDecoder; bench/request-decode.bench.ts sets it beside
+// decoder (RequestFrameDecoder; bench/micro/request-decode.bench.ts sets it beside
 // the library decoder it replaced),
 // the enqueue field checks (decodeEnqueueItems, which copies each payload out
 // of the network buffer), and the other direction: encoding the request as a
@@ -16,15 +16,15 @@
 // the frame split itself 3-60 ns whatever the size (views, no copies). So the
 // codec alone caps one event loop near 25 k requests/s of 100 items (2.5 M
 // items/s), far above storage's 250-300 k items/s: the codec is not the bound.
-// Run: ./node_modules/.bin/bun bench/frame.bench.ts
+// Run: ./node_modules/.bin/bun bench/micro/frame.bench.ts
 
 import { bench, do_not_optimize, group, run, summary } from "mitata";
-import { defaultLimits } from "../src/limits.ts";
-import { FrameDecoder } from "../src/protocol/frame-decoder.ts";
-import { FrameEncoder } from "../src/protocol/frame-encoder.ts";
-import { RequestFrameDecoder } from "../src/protocol/request-frame-decoder.ts";
-import { decodeEnqueueItems } from "../src/server/ops/enqueue.ts";
-import { RequestReader } from "../src/server/request-reader.ts";
+import { defaultLimits } from "../../src/limits.ts";
+import { FrameDecoder } from "../../src/protocol/frame-decoder.ts";
+import { FrameEncoder } from "../../src/protocol/frame-encoder.ts";
+import { RequestFrameDecoder } from "../../src/protocol/request-frame-decoder.ts";
+import { decodeEnqueueItems } from "../../src/server/ops/enqueue.ts";
+import { RequestReader } from "../../src/server/request-reader.ts";
 
 const PAYLOAD_BYTES = 100;
 const payload = new Uint8Array(PAYLOAD_BYTES).fill(0x78);

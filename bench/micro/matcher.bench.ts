@@ -18,10 +18,10 @@
 // 12-35 / 35-85 µs; one top per group (an idealized per-group tournament, one
 // object hop) 0.03-0.04 / 0.6-1.2 / 6-7.6 µs; TopsHeap.best (skipping topics
 // with nothing eligible) 0.24-0.6 / 0.6-2.4 / 0.8-3 µs.
-// Run: ./node_modules/.bin/bun bench/matcher.bench.ts
+// Run: ./node_modules/.bin/bun bench/micro/matcher.bench.ts
 
 import { bench, do_not_optimize, group, run, summary } from "mitata";
-import { defaultLimits } from "../src/limits.ts";
+import { defaultLimits } from "../../src/limits.ts";
 import {
   Matcher,
   parseCapabilities,
@@ -30,11 +30,11 @@ import {
   SignatureRegistry,
   type Capabilities,
   type Requires,
-} from "../src/engine/matching/index.ts";
-import { TopsHeap } from "../src/engine/matching/index.ts";
-import { PairingHeap } from "../src/lib/pairing-heap.ts";
-import { randomCapabilities, randomRequires } from "../test/engine/matching/random-corpus.ts";
-import { seededRandom } from "../test/support/seeded-random.ts";
+} from "../../src/engine/matching/index.ts";
+import { TopsHeap } from "../../src/engine/matching/index.ts";
+import { PairingHeap } from "../../src/lib/pairing-heap.ts";
+import { randomCapabilities, randomRequires } from "../../test/engine/matching/random-corpus.ts";
+import { seededRandom } from "../../test/support/seeded-random.ts";
 
 function requires(raw: unknown): Requires {
   const parsed = parseRequires(raw, defaultLimits);

@@ -8,20 +8,20 @@
 // With `postgres` as the second argument the same clients write to the
 // PostgreSQL store (cluster mode's) on a fresh local PostgreSQL 15 with fsync
 // on, over loopback TCP: one commit is one transaction.
-// Run: ./node_modules/.bin/bun bench/storage-group-commit.ts [seconds per run] [lmdb|postgres]
+// Run: ./node_modules/.bin/bun bench/probes/storage-group-commit.ts [seconds per run] [lmdb|postgres]
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { systemClock } from "../src/lib/clock.ts";
-import { quantile } from "../src/storage/commit-stats.ts";
-import { GroupCommitter } from "../src/storage/group-commit.ts";
-import { openLmdbStore } from "../src/storage/lmdb/lmdb-store.ts";
-import { openPostgresStore } from "../src/storage/postgres/postgres-store.ts";
-import type { Durability, Store } from "../src/storage/store.ts";
-import { startPostgres } from "../test/support/postgres-server.ts";
-import type { ItemRecord } from "../src/storage/record.ts";
-import { pendingItemRecord } from "../test/storage/record-fixtures.ts";
+import { systemClock } from "../../src/lib/clock.ts";
+import { quantile } from "../../src/storage/commit-stats.ts";
+import { GroupCommitter } from "../../src/storage/group-commit.ts";
+import { openLmdbStore } from "../../src/storage/lmdb/lmdb-store.ts";
+import { openPostgresStore } from "../../src/storage/postgres/postgres-store.ts";
+import type { Durability, Store } from "../../src/storage/store.ts";
+import { startPostgres } from "../../test/support/postgres-server.ts";
+import type { ItemRecord } from "../../src/storage/record.ts";
+import { pendingItemRecord } from "../../test/storage/record-fixtures.ts";
 
 const secondsPerRun = Number(process.argv[2] ?? 2);
 const backend = process.argv[3] === "postgres" ? "postgres" : "lmdb";

@@ -4,10 +4,10 @@
 // the figures are the engine's own (the group committer and LMDB are measured
 // in the storage benches).
 
-import type { ItemRecord, MetaRecord } from "../src/storage/record.ts";
-import { encodeItemRecord } from "../src/storage/record-codec.ts";
-import type { CommitResult, Store } from "../src/storage/store.ts";
-import type { Commit, WriteSet, Writer } from "../src/storage/writer.ts";
+import type { ItemRecord, MetaRecord } from "../../src/storage/record.ts";
+import { encodeItemRecord } from "../../src/storage/record-codec.ts";
+import type { CommitResult, Store } from "../../src/storage/store.ts";
+import type { Commit, WriteSet, Writer } from "../../src/storage/writer.ts";
 
 export function nullStorage(shards: number): { store: Store; writer: Writer; payload: Uint8Array; empty: Uint8Array } {
   const resolved = Promise.resolve();

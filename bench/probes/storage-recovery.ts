@@ -3,15 +3,15 @@
 // the engine's recovery does before it rebuilds its heaps.
 // Expected: about 1-2 s (LMDB cursor plus a hand-written decode of ~1 µs per
 // item); over 5 s means the codec or the key format regressed.
-// Run: ./node_modules/.bin/bun bench/storage-recovery.ts [items]
+// Run: ./node_modules/.bin/bun bench/probes/storage-recovery.ts [items]
 
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openLmdbStore } from "../src/storage/lmdb/lmdb-store.ts";
-import type { ItemRecord } from "../src/storage/record.ts";
-import type { CommitBatch } from "../src/storage/store.ts";
-import { pendingItemRecord, shardBatch } from "../test/storage/record-fixtures.ts";
+import { openLmdbStore } from "../../src/storage/lmdb/lmdb-store.ts";
+import type { ItemRecord } from "../../src/storage/record.ts";
+import type { CommitBatch } from "../../src/storage/store.ts";
+import { pendingItemRecord, shardBatch } from "../../test/storage/record-fixtures.ts";
 
 const itemCount = Number(process.argv[2] ?? 1_000_000);
 const shards = 16;

@@ -2,15 +2,15 @@
 // and dequeue one + ack with 1,000,000 ready items spread over 16 shards, with
 // and without matching (10 signature groups, a worker that may take 5). The
 // Writer is a no-op so the figures are the engine's own (the GroupCommitter
-// and LMDB costs are measured in bench/storage). Target: pick + lease of the
+// and LMDB costs are measured in storage-commit.bench.ts). Target: pick + lease of the
 // best match p50 < 3 µs at 1,000,000 ready items.
-// Run: ./node_modules/.bin/bun bench/engine.bench.ts
+// Run: ./node_modules/.bin/bun bench/micro/engine.bench.ts
 
 import { bench, group, run } from "mitata";
-import type { DequeueInput, EnqueueItemInput } from "../src/engine/api.ts";
-import { Engine } from "../src/engine/engine.ts";
+import type { DequeueInput, EnqueueItemInput } from "../../src/engine/api.ts";
+import { Engine } from "../../src/engine/engine.ts";
 import { nullStorage } from "./null-storage.ts";
-import { defaultLimits } from "../src/limits.ts";
+import { defaultLimits } from "../../src/limits.ts";
 
 const shards = 16;
 const { store, writer, payload, empty } = nullStorage(shards);

@@ -1,4 +1,4 @@
-// The end of `npm run soak` (scripts/soak.ts): from the 30-second samples,
+// The end of `npm run soak` (bench/soak/main.ts): from the 30-second samples,
 // how flat memory and the delay tail stayed after the warm-up, and what the
 // server logged at warn level or above (breaker transitions, slow commits,
 // errors). Pure: samples and log text in, lines and figures out.
@@ -22,7 +22,7 @@
 // the hour after the warm-up, and a longer run's later hours show whether a
 // climb in the first one levels off, which a slope over the whole run blurs.
 
-import { median } from "../bench/support/median.ts";
+import { median } from "../support/median.ts";
 
 export interface SoakSample {
   /** Seconds since the load started. */
