@@ -2,7 +2,8 @@
 // scenario), in one process and without sockets: request frames go through
 // the Dispatcher (decode, checks, op, engine, LMDB store with its group
 // commit) and the replies through the FrameEncoder, exactly as a connection
-// would send them. Workers of 10 kinds, 100 `requires` signatures, 320
+// would send them. Workers of 10 kinds, 100 `requires` signatures, items at
+// random priorities 0..1000 (seeded: support/priorities.ts), 320
 // acquisitions in flight: each round dequeues 320 items (count 1, with
 // capabilities), acks each, and waits for the acks' commit. The acks come
 // 1 ms after their dequeues, inside leaseWriteDelayMs, so a lease is not
@@ -39,6 +40,7 @@
 import { Encoder } from "@msgpack/msgpack";
 import { AllocationMeter, AllocationTotals, cellsByType } from "./support/allocation-count.ts";
 import { openInProcessServer, ReplySink } from "./support/in-process-server.ts";
+import { priorities } from "./support/priorities.ts";
 import type { EnqueueItemInput } from "../../src/engine/api.ts";
 import { defaultLimits, leaseWriteDelayMs } from "../../src/limits.ts";
 import { DeliveriesReply } from "../../src/protocol/reply-encoder.ts";
@@ -59,11 +61,12 @@ function firstReceipt(reply: Record<string, unknown>): string {
 }
 
 const payload = new Uint8Array(100).fill(7);
+const nextPriority = priorities("random");
 for (let loaded = 0; loaded < items; loaded += signatures) {
   const batch: EnqueueItemInput[] = [];
   for (let s = 0; s < signatures; s++) {
     const requires = { pool: `p${s % kinds}`, mem_gb: { gte: 8 * Math.floor(s / kinds) } };
-    batch.push({ topic: "jupiter", priority: s % 3, payload, metadata: new Uint8Array(0), deliverAtMs: null, delayMs: null, leaseMs: null, ttlMs: null, delivery: "at_least_once", maxAttempts: 10, requires, after: null, key: null });
+    batch.push({ topic: "jupiter", priority: nextPriority(), payload, metadata: new Uint8Array(0), deliverAtMs: null, delayMs: null, leaseMs: null, ttlMs: null, delivery: "at_least_once", maxAttempts: 10, requires, after: null, key: null });
   }
   const r = engine.enqueue("bench", batch, clock.nowMs());
   if (!r.ok) throw new Error(`enqueue: ${r.failure.message}`);

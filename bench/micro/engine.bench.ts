@@ -1,18 +1,24 @@
 // In-process engine cost, without storage: enqueue (batches of 1 and 100),
 // and dequeue one + ack with 1,000,000 ready items spread over 16 shards, with
-// and without matching (10 signature groups, a worker that may take 5). The
+// and without matching (10 signature groups, a worker that may take 5). Items
+// carry random priorities 0..1000 (seeded: support/priorities.ts). The
 // Writer is a no-op so the figures are the engine's own (the GroupCommitter
 // and LMDB costs are measured in storage-commit.bench.ts). Target: pick + lease of the
 // best match p50 < 3 µs at 1,000,000 ready items.
-// Run: ./node_modules/.bin/bun bench/micro/engine.bench.ts
+// Run: ./node_modules/.bin/bun bench/micro/engine.bench.ts [ready items per topic, default 1000000; at least
+// 100000, as each dequeue + nack spends one of an item's 10 attempts]
 
 import { bench, group, run } from "mitata";
 import type { DequeueInput, EnqueueItemInput } from "../../src/engine/api.ts";
 import { Engine } from "../../src/engine/engine.ts";
 import { nullStorage } from "./null-storage.ts";
+import { priorities } from "./support/priorities.ts";
 import { defaultLimits } from "../../src/limits.ts";
 
 const shards = 16;
+const ready = Number(process.argv[2] ?? 1_000_000);
+const label = ready.toLocaleString("en-US");
+const nextPriority = priorities("random");
 const { store, writer, payload, empty } = nullStorage(shards);
 
 let nowMs = 1_700_000_000_000;
@@ -21,14 +27,14 @@ function input(topic: string, priority: number, requires: Record<string, unknown
   return { topic, priority, payload, metadata: empty, deliverAtMs: null, delayMs: null, leaseMs: null, ttlMs: null, delivery: "at_least_once", maxAttempts: 10, requires, after: null, key: null };
 }
 
-// Fill: 1,000,000 ready items in topic "big" (one enqueue per 1,000 so they spread over the shards),
-// and 1,000,000 in "matched" over 10 signatures (gpu = 0..9).
-for (let b = 0; b < 1000; b++) {
+// Fill: `ready` items (1,000,000 by default) in topic "big" (one enqueue per 1,000 so they spread
+// over the shards), and as many in "matched" over 10 signatures (gpu = 0..9).
+for (let b = 0; b < ready / 1000; b++) {
   const batch: EnqueueItemInput[] = [];
-  for (let i = 0; i < 1000; i++) batch.push(input("big", (Math.random() * 1000) | 0));
+  for (let i = 0; i < 1000; i++) batch.push(input("big", nextPriority()));
   engine.enqueue("bench", batch, nowMs);
   const matched: EnqueueItemInput[] = [];
-  for (let i = 0; i < 1000; i++) matched.push(input("matched", (Math.random() * 1000) | 0, { gpu: i % 10 }));
+  for (let i = 0; i < 1000; i++) matched.push(input("matched", nextPriority(), { gpu: i % 10 }));
   engine.enqueue("bench", matched, nowMs);
 }
 await new Promise((r) => setImmediate(r));
@@ -43,11 +49,11 @@ function dequeueAndRequeue(req: DequeueInput): void {
   if (!r.ok || r.kind !== "done") throw new Error("dequeue failed");
   const d = r.deliveries[0];
   if (d === undefined) throw new Error("nothing delivered");
-  // nack puts it back, so the index stays at 1,000,000 items.
+  // nack puts it back, so the index stays at `ready` items.
   engine.nack("bench", [{ receipt: d.receipt, delayMs: null, metadata: null }], nowMs);
 }
 
-group("at 1,000,000 ready, 16 shards (no storage)", () => {
+group(`at ${label} ready, random priorities 0..1000, 16 shards (no storage)`, () => {
   bench("dequeue 1 + nack (no requires)", () => dequeueAndRequeue(takeBig));
   bench("dequeue 1 + nack (10 signatures, worker takes 5)", () => dequeueAndRequeue(takeMatched));
   // An enqueued item becomes takeable once its commit resolves (a microtask here), hence async.
@@ -94,5 +100,5 @@ function batchMedians(name: string, req: DequeueInput): void {
   samples.sort((a, b) => a - b);
   console.log(`${name}: dequeue 1 p50 ${samples[100]?.toFixed(2)} µs, p90 ${samples[180]?.toFixed(2)} µs (batch medians)`);
 }
-batchMedians("1,000,000 ready, no requires", takeBig);
-batchMedians("1,000,000 ready, 10 signatures, worker eligible for 5", takeMatched);
+batchMedians(`${label} ready, no requires`, takeBig);
+batchMedians(`${label} ready, 10 signatures, worker eligible for 5`, takeMatched);

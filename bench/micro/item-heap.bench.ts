@@ -1,7 +1,8 @@
 // What one ready item costs in the JS heap (issue 10's memory target): an
 // engine over a real LMDB store takes N items through the engine API (batches
 // of 100, 100-byte payloads, strict commits awaited), first plain items, then
-// items with `requires` as the Jupiter scenario enqueues them. After each
+// items with `requires` as the Jupiter scenario enqueues them, all at random
+// priorities 0..1000 (seeded: support/priorities.ts). After each
 // phase a full collection runs and `bun:jsc` heapStats() gives the heap size
 // and object count; printed per item, with the RSS parts for scale. The
 // figures are deterministic (a collected heap, no sockets, no timing), so
@@ -20,6 +21,7 @@ import { ManualClock } from "../../src/lib/clock.ts";
 import { defaultLimits } from "../../src/limits.ts";
 import { GroupCommitter } from "../../src/storage/group-commit.ts";
 import { openLmdbStore } from "../../src/storage/lmdb/lmdb-store.ts";
+import { priorities } from "./support/priorities.ts";
 
 const items = Number(process.argv[2] ?? 1_000_000);
 const batchSize = 100;
@@ -31,11 +33,12 @@ const writer = new GroupCommitter(store, { clock });
 const engine = Engine.recover({ store, writer, limits: defaultLimits, namespaces: {}, nowMs: clock.nowMs() });
 const payload = new Uint8Array(100).fill(7);
 const noMetadata = new Uint8Array(0);
+const nextPriority = priorities("random");
 
-function item(requires: Record<string, unknown> | null, n: number): EnqueueItemInput {
+function item(requires: Record<string, unknown> | null): EnqueueItemInput {
   return {
     topic: requires === null ? "plain" : "jupiter",
-    priority: n % 3,
+    priority: nextPriority(),
     payload,
     metadata: noMetadata,
     deliverAtMs: null,
@@ -55,7 +58,7 @@ async function load(count: number, requiresOf: (n: number) => Record<string, unk
   let pending: Array<Promise<void>> = [];
   for (let n = 0; n < count; n += batchSize) {
     const batch: EnqueueItemInput[] = [];
-    for (let i = n; i < Math.min(count, n + batchSize); i++) batch.push(item(requiresOf(i), i));
+    for (let i = n; i < Math.min(count, n + batchSize); i++) batch.push(item(requiresOf(i)));
     const r = engine.enqueue("bench", batch, clock.nowMs());
     if (!r.ok) throw new Error(`enqueue: ${r.failure.message}`);
     if (r.value.durable !== null) pending.push(r.value.durable);

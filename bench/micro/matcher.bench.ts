@@ -13,12 +13,13 @@
 // with or without the index (8 shared features: little to prune); against
 // 1,000 signatures on distinct pool features 2-4 µs with the index vs
 // 80-160 µs without.
-// Choosing the heap to pop with 1M items over 1,000 topics (cold memory), at
+// Choosing the heap to pop with 1M items over 1,000 topics (cold memory;
+// random priorities 0..1000, seeded), at
 // 10 / 100 / 1,000 signatures: scanning eligible groups' shard heaps 0.5-2 /
 // 12-35 / 35-85 µs; one top per group (an idealized per-group tournament, one
 // object hop) 0.03-0.04 / 0.6-1.2 / 6-7.6 µs; TopsHeap.best (skipping topics
 // with nothing eligible) 0.24-0.6 / 0.6-2.4 / 0.8-3 µs.
-// Run: ./node_modules/.bin/bun bench/micro/matcher.bench.ts
+// Run: ./node_modules/.bin/bun bench/micro/matcher.bench.ts [--items 1000000 (the pick's items over 1,000 topics)]
 
 import { bench, do_not_optimize, group, run, summary } from "mitata";
 import { defaultLimits } from "../../src/limits.ts";
@@ -35,6 +36,11 @@ import { TopsHeap } from "../../src/engine/matching/index.ts";
 import { PairingHeap } from "../../src/lib/pairing-heap.ts";
 import { randomCapabilities, randomRequires } from "../../test/engine/matching/random-corpus.ts";
 import { seededRandom } from "../../test/support/seeded-random.ts";
+import { randomPriority } from "./support/priorities.ts";
+
+const itemsAt = process.argv.indexOf("--items");
+/** Items the pick benchmarks spread over 1,000 topics. */
+const pickItems = itemsAt >= 0 ? Number(process.argv[itemsAt + 1]) : 1_000_000;
 
 function requires(raw: unknown): Requires {
   const parsed = parseRequires(raw, defaultLimits);
@@ -182,7 +188,7 @@ function pickSetup(signatureCount: number) {
   let key = 0;
   for (let t = 0; t < 1000; t++) {
     const groups = new Map<number, BenchGroup>();
-    for (let i = 0; i < 1000; i++) {
+    for (let i = 0; i < pickItems / 1000; i++) {
       const signatureId = ids[Math.floor(random() * ids.length)] as number;
       const shard = Math.floor(random() * shardCount);
       let group = groups.get(signatureId);
@@ -195,7 +201,7 @@ function pickSetup(signatureCount: number) {
         heap = new PairingHeap<BenchItem>(benchLess);
         group.heaps[shard] = heap;
       }
-      const item = { record: { priority: Math.floor(random() * 1000), deliverAtMs: 1_700_000_000_000 }, key: key++ };
+      const item = { record: { priority: randomPriority(random), deliverAtMs: 1_700_000_000_000 }, key: key++ };
       heap.insert(item);
       if (group.top === null || benchLess(item, group.top)) group.top = item;
       group.readyCount++;
@@ -231,7 +237,7 @@ function scanPick(groups: readonly BenchGroup[], shardOk: Uint8Array): BenchItem
 }
 
 for (const signatureCount of [10, 100, 1000]) {
-  group(`pick the best eligible heap: 1M items, 1,000 topics, ${signatureCount} signatures, 16 shards`, () => {
+  group(`pick the best eligible heap: ${pickItems.toLocaleString("en-US")} items (random priorities 0..1000), 1,000 topics, ${signatureCount} signatures, 16 shards`, () => {
     summary(() => {
       const setup = pickSetup(signatureCount);
       const random = seededRandom(5);

@@ -3,6 +3,7 @@
 // GroupCommitter, 16 shards), with 1,000,000 ready items over 1,000 topics and
 // 10 / 100 / 1,000 distinct `requires` signatures, workers of 10 kinds, and a
 // no-requires run (same items without requires, workers without capabilities).
+// Items carry random priorities 0..1000 from the run's seeded generator.
 //
 // What is timed: one `engine.dequeue` call (one random topic, count 1) with the
 // worker's raw capabilities, so each call parses them as the server path does
@@ -41,6 +42,7 @@ import { GroupCommitter } from "../../src/storage/group-commit.ts";
 import { MemoryStore } from "../../src/storage/memory/memory-store.ts";
 import { item } from "../../test/engine/support/item-input.ts";
 import { seededRandom } from "../../test/support/seeded-random.ts";
+import { randomPriority } from "./support/priorities.ts";
 
 function argument(name: string, fallback: number): number {
   const at = process.argv.indexOf(`--${name}`);
@@ -145,7 +147,7 @@ async function runConfiguration(signatureCount: number): Promise<void> {
     const batch: EnqueueItemInput[] = [];
     for (let i = 0; i < perTopic; i++) {
       const requires = noRequires ? null : (signatures[Math.floor(random() * signatureCount)] as Record<string, unknown>);
-      batch.push(item(`t${t}`, { priority: Math.floor(random() * 1000), requires }));
+      batch.push(item(`t${t}`, { priority: randomPriority(random), requires }));
     }
     const result = engine.enqueue(ns, batch, clock.nowMs());
     if (!result.ok) throw new Error(`enqueue failed: ${result.failure.message}`);

@@ -1,15 +1,18 @@
 // Pairing heap vs an array binary heap of objects, at 1,000 and 1,000,000
-// entries: insert, pop-min (random int32 keys and FIFO equal keys) and
-// delete-by-handle. Expected (2026-12-04T03:16Z, quiet 2-core box; the
-// figures of 2026-11-30 in BENCHMARKS.md agree), pop + insert per iteration:
-// at 1,000,000 random keys pairing about 4 µs against the binary heap's
-// 0.7 µs; at 1,000,000 FIFO (equal keys) 0.2-0.35 µs; remove by handle +
-// reinsert 12-21 ns; at 1,000 random 34 ns against the binary heap's 52.
+// entries: insert, pop-min and delete-by-handle. Keys are priorities: random
+// 0..1000 from a seeded generator (support/priorities.ts; ties go by arrival,
+// as the engine's do) and, as a named second case, FIFO (all priority 0).
+// Expected (2026-12-04T03:16Z, quiet 2-core box, measured with random int32
+// keys before they became 0..1000), pop + insert per iteration: at 1,000,000 random keys
+// pairing about 4 µs against the binary heap's 0.7 µs; at 1,000,000 FIFO
+// (equal keys) 0.2-0.35 µs; remove by handle + reinsert 12-21 ns; at 1,000
+// random 34 ns against the binary heap's 52.
 // Each benchmark pops one and inserts one, so the heap stays at its size.
-// Run: ./node_modules/.bin/bun bench/micro/pairing-heap.bench.ts
+// Run: ./node_modules/.bin/bun bench/micro/pairing-heap.bench.ts [sizes, comma-separated; default 1000,1000000]
 
 import { bench, group, run, summary } from "mitata";
 import { PairingHeap } from "../../src/lib/pairing-heap.ts";
+import { priorities } from "./support/priorities.ts";
 
 type Entry = { k: number; seq: number };
 const less = (a: Entry, b: Entry) => a.k < b.k || (a.k === b.k && a.seq < b.seq);
@@ -53,10 +56,11 @@ class BinaryHeap {
   }
 }
 
+const sizes = (process.argv[2] ?? "1000,1000000").split(",").map(Number);
 let seq = 0;
-const randomKey = () => (Math.random() * 0x7fffffff) | 0;
+const randomKey = priorities("random");
 
-for (const size of [1_000, 1_000_000]) {
+for (const size of sizes) {
   const pairing = new PairingHeap<Entry>(less);
   const binary = new BinaryHeap();
   const fifo = new PairingHeap<Entry>(less);
@@ -69,20 +73,22 @@ for (const size of [1_000, 1_000_000]) {
   pairing.insert(pairing.pop() as Entry);
   fifo.insert(fifo.pop() as Entry);
   summary(() => {
-    group(`pop-min + insert at ${size.toLocaleString()} random`, () => {
+    group(`pop-min + insert at ${size.toLocaleString()}, random priorities 0..1000`, () => {
       bench("pairing heap", () => {
         const e = pairing.pop() as Entry;
         e.k = randomKey();
+        e.seq = seq++;
         pairing.insert(e);
       });
       bench("binary heap (objects)", () => {
         const e = binary.pop() as Entry;
         e.k = randomKey();
+        e.seq = seq++;
         binary.push(e);
       });
     });
   });
-  group(`pop-min + insert at ${size.toLocaleString()} FIFO (equal keys)`, () => {
+  group(`pop-min + insert at ${size.toLocaleString()}, FIFO (all priority 0)`, () => {
     bench("pairing heap", () => {
       const e = fifo.pop() as Entry;
       e.seq = seq++;
