@@ -1,0 +1,93 @@
+// BENCHMARKS.md's table (bench/load/page.ts) from a small hand-made result:
+// two repeats of a run in two priority orders, the second order labelled by
+// suffix ("orq strict fifo") for some systems and nested ({ fifo: {...} })
+// for another. Checks the cells: medians with their min–max, a dash where an
+// order did not measure a figure, the target ratios and their status.
+
+import { describe, expect, test } from "bun:test";
+import { BEGIN, END, type LoadReport, pageTables, replaceTable, resultsByOrder } from "../../bench/load/page.ts";
+
+const drain = (itemsPerS: number) => ({ drain: { items: 1000, seconds: 1000 / itemsPerS, itemsPerS, requestsPerS: itemsPerS / 100 } });
+const ping = (p50Us: number) => ({ latency: { pinned: true, ops: { ping: { count: 100, p50Us, p90Us: p50Us, p99Us: p50Us, p999Us: p50Us, maxUs: p50Us, meanUs: p50Us } } } });
+
+/** One repeat: orq strict and beanstalkd in-memory drain in both orders, ping in the first order only. */
+function repeat(orq: number, orqFifo: number, peer: number, peerFifo: number, orqPingUs: number, relaxed: number, relaxedFifo: number) {
+  return {
+    options: { priorities: ["random", "fifo"] },
+    results: {
+      "echo floor": ping(30),
+      "orq strict": { ...drain(orq), ...ping(orqPingUs) },
+      "orq relaxed": { ...drain(relaxed), fifo: drain(relaxedFifo) },
+      "beanstalkd in-memory": drain(peer),
+      "orq strict fifo": drain(orqFifo),
+      "beanstalkd in-memory fifo": drain(peerFifo),
+    },
+  };
+}
+
+const report = {
+  startedAt: "2026-12-07T10:00:00.000Z",
+  machine: { nproc: 2, cpuModel: "Test CPU", bun: "1.4.5", beanstalkd: null },
+  options: { priorities: ["random", "fifo"] },
+  results: {},
+  repeats: [repeat(120_000, 140_000, 30_000, 28_000, 33, 90_000, 95_000), repeat(100_000, 150_000, 25_000, 25_000, 36, 80_000, 85_000)],
+} as unknown as LoadReport;
+
+/** The cells of the row whose first cells are `start`, after them. */
+function row(markdown: string, ...start: string[]): string[] | undefined {
+  for (const line of markdown.split("\n")) {
+    const cells = line.split("|").slice(1, -1).map((cell) => cell.trim());
+    if (start.every((cell, i) => cells[i] === cell)) return cells.slice(start.length);
+  }
+  return undefined;
+}
+
+describe("bench/load/page.ts", () => {
+  const page = pageTables([report], "results.json");
+
+  test("splits results by priority order, by label suffix and by nesting", () => {
+    const orders = resultsByOrder(report.repeats?.[0] as LoadReport);
+    expect([...orders.keys()]).toEqual(["random", "fifo"]);
+    expect(Object.keys(orders.get("random") ?? {})).toEqual(["echo floor", "orq strict", "orq relaxed", "beanstalkd in-memory"]);
+    expect(Object.keys(orders.get("fifo") ?? {})).toEqual(["orq relaxed", "orq strict", "beanstalkd in-memory"]);
+    expect(orders.get("random")?.["orq relaxed"]).toEqual(drain(90_000));
+  });
+
+  test("a figure is the median over the repeats with its min–max, one column per order", () => {
+    expect(row(page, "figure", "system")).toEqual(["random", "fifo"]);
+    expect(row(page, "drain (take 100 + ack) items/s", "orq strict")).toEqual(["110,000 (100,000–120,000)", "145,000 (140,000–150,000)"]);
+    expect(row(page, "", "orq relaxed")).toEqual(["85,000 (80,000–90,000)", "90,000 (85,000–95,000)"]);
+    expect(row(page, "", "beanstalkd in-memory")).toEqual(["27,500 (25,000–30,000)", "26,500 (25,000–28,000)"]);
+    // Measured in the first order only: a dash in the other; the same in every repeat: no range.
+    expect(row(page, "ping p50 µs", "echo floor")).toEqual(["30.0", "—"]);
+    expect(row(page, "", "orq strict")).toEqual(["34.5 (33.0–36.0)", "—"]);
+    // Figures nobody measured have no row.
+    expect(page).not.toContain("Jupiter: acquisitions/s");
+  });
+
+  test("each target's ratio over the repeats, and whether it is met, per order", () => {
+    expect(row(page, "target", "bound")).toEqual(["ratio, random", "status, random", "ratio, fifo", "status, fifo"]);
+    // random 120,000/30,000 and 100,000/25,000; fifo 140,000/28,000 and 150,000/25,000.
+    expect(row(page, "drain, orq strict vs beanstalkd in-memory", "≥ 2x")).toEqual(["4.00x", "met (2 of 2 runs met)", "5.50x (5.00–6.00x)", "met (2 of 2 runs met)"]);
+    expect(row(page, "ping p50, orq vs echo floor", "≤ 1.5x")).toEqual(["1.15x (1.10–1.20x)", "met (2 of 2 runs met)", "—", "not measured"]);
+  });
+
+  test("one run without priority orders: one value column, no ranges", () => {
+    const single = pageTables([{ results: { "orq strict": drain(120_000), "beanstalkd in-memory": drain(30_000) } } as unknown as LoadReport], "one.json");
+    expect(single.split("\n")[0]).toBe("Made by `bun bench/load/page.ts one.json` from one run.");
+    expect(row(single, "figure", "system")).toEqual(["value"]);
+    expect(row(single, "drain (take 100 + ack) items/s", "orq strict")).toEqual(["120,000"]);
+    expect(row(single, "target", "bound")).toEqual(["ratio", "status"]);
+    expect(row(single, "drain, orq strict vs beanstalkd in-memory", "≥ 2x")).toEqual(["4.00x", "met"]);
+    // A "fifo" label without options.priorities still gets a column of its own, beside the run's own order.
+    const suffixed = pageTables([{ ...report.repeats?.[0], options: {} } as LoadReport], "one.json");
+    expect(row(suffixed, "figure", "system")).toEqual(["as run", "fifo"]);
+    expect(row(suffixed, "drain (take 100 + ack) items/s", "orq strict")).toEqual(["120,000", "140,000"]);
+  });
+
+  test("--write replaces only the text between the markers", () => {
+    const markdown = `# Benchmarks\n\nintro\n\n${BEGIN}\nold table\n${END}\n\nafter\n`;
+    expect(replaceTable(markdown, "NEW")).toBe(`# Benchmarks\n\nintro\n\n${BEGIN}\nNEW\n${END}\n\nafter\n`);
+    expect(() => replaceTable("no markers", "NEW")).toThrow("markers");
+  });
+});
