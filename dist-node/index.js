@@ -1556,6 +1556,42 @@ function addCounts(merged, t) {
   merged.set(t.topic, sum);
 }
 
+// src/lib/id-grammar.ts
+var decimalDigitsMax = 16;
+function parseDecimal(text, start, end) {
+  const length = end - start;
+  if (length <= 0 || length > decimalDigitsMax)
+    return -1;
+  if (length > 1 && text.charCodeAt(start) === 48)
+    return -1;
+  let value = 0;
+  for (let i = start;i < end; i++) {
+    const c = text.charCodeAt(i) - 48;
+    if (c < 0 || c > 9)
+      return -1;
+    value = value * 10 + c;
+  }
+  return Number.isSafeInteger(value) ? value : -1;
+}
+function shardOfIdOrReceipt(text) {
+  const keyColon = text.indexOf(":");
+  if (keyColon < 0)
+    return null;
+  const shard = parseDecimal(text, 0, keyColon);
+  if (shard < 0)
+    return null;
+  const deliveriesColon = text.indexOf(":", keyColon + 1);
+  if (deliveriesColon < 0)
+    return parseDecimal(text, keyColon + 1, text.length) < 0 ? null : shard;
+  const bootColon = text.indexOf(":", deliveriesColon + 1);
+  if (bootColon < 0 || text.indexOf(":", bootColon + 1) >= 0)
+    return null;
+  const key = parseDecimal(text, keyColon + 1, deliveriesColon);
+  const deliveries = parseDecimal(text, deliveriesColon + 1, bootColon);
+  const boot = parseDecimal(text, bootColon + 1, text.length);
+  return key < 0 || deliveries < 1 || boot < 1 ? null : shard;
+}
+
 // src/protocol/key-shard.ts
 var fnvOffsetBasis = 2166136261;
 var fnvPrime = 16777619;
@@ -1578,9 +1614,7 @@ var { clientRouteAttemptsMax: routeAttemptsMax, clientLostNodePauseMs: lostNodeP
 var { deadPageMax: deadDefault, listPageDefault: listDefault } = defaultLimits;
 var routable = new Set(["MOVED", "UNAVAILABLE", "DISCONNECTED", "CLOSED", "TIMEOUT"]);
 function shardOf(text) {
-  const colon = text.indexOf(":");
-  const shard = colon > 0 ? Number(text.slice(0, colon)) : Number.NaN;
-  return Number.isSafeInteger(shard) && shard >= 0 ? shard : -1;
+  return shardOfIdOrReceipt(text) ?? -1;
 }
 
 class OrqClusterClient {

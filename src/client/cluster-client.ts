@@ -18,6 +18,7 @@ import { decodeListCursor, encodeListCursor, interleaveDead, listDone, listOrder
 import { mergeTopicPages, type TopicPage } from "./topic-pages.ts";
 import type { ClientOptions, Delivery, DequeueRequest, EndedItemState, EnqueueItem, ItemPage, ItemState } from "./types.ts";
 import { startWorker, type WorkerHandle, type WorkHandler, type WorkOptions } from "./worker.ts";
+import { shardOfIdOrReceipt } from "../lib/id-grammar.ts";
 import { clusterLimits, defaultLimits } from "../limits.ts";
 import { shardOfKey } from "../protocol/key-shard.ts";
 
@@ -41,11 +42,9 @@ const { deadPageMax: deadDefault, listPageDefault: listDefault } = defaultLimits
 
 const routable = new Set(["MOVED", "UNAVAILABLE", "DISCONNECTED", "CLOSED", "TIMEOUT"]);
 
-/** The shard an id or receipt names, or -1. */
-function shardOf(text: string): number {
-  const colon = text.indexOf(":");
-  const shard = colon > 0 ? Number(text.slice(0, colon)) : Number.NaN;
-  return Number.isSafeInteger(shard) && shard >= 0 ? shard : -1;
+/** The shard an id or receipt names, or -1 when the text is neither (it goes to any node, which answers as for any bad id). */
+export function shardOf(text: string): number {
+  return shardOfIdOrReceipt(text) ?? -1;
 }
 
 export class OrqClusterClient {

@@ -29,6 +29,7 @@ import type {
 import type { ShardPlacement } from "../engine/enqueue.ts";
 import type { RemoteEnd } from "../engine/remote-dependencies.ts";
 import type { EngineStats } from "../engine/stats-shape.ts";
+import { shardOfIdOrReceipt } from "../lib/id-grammar.ts";
 import { clusterLimits } from "../limits.ts";
 
 /** Decides, per shard, whether this node may act on it now. */
@@ -37,17 +38,9 @@ export interface ShardRouter {
   route(shard: number): Failure | null;
 }
 
-/** The shard an id or receipt names (its decimal prefix), or -1 when it names none (the engine then answers as for any bad id). */
+/** The shard an id or receipt names, or -1 when the text is neither (the engine then answers as for any bad id). */
 export function shardPrefix(text: string): number {
-  const colon = text.indexOf(":");
-  if (colon <= 0 || colon > 5) return -1;
-  let shard = 0;
-  for (let i = 0; i < colon; i++) {
-    const digit = text.charCodeAt(i) - 48;
-    if (digit < 0 || digit > 9) return -1;
-    shard = shard * 10 + digit;
-  }
-  return shard;
+  return shardOfIdOrReceipt(text) ?? -1;
 }
 
 const rebuilding: Failure = { kind: "shard_unserved", message: "this node is taking on or giving up shards; retry", retryAfterMs: clusterLimits.rebuildRetryAfterMs };

@@ -17,6 +17,7 @@
 // of their own.
 
 import { Engine } from "../engine/engine.ts";
+import type { ShardPlacement } from "../engine/enqueue.ts";
 import type { Clock } from "../lib/clock.ts";
 import { clusterLimits, type Limits } from "../limits.ts";
 import type { WireClusterMap } from "../protocol/wire-types.ts";
@@ -66,6 +67,8 @@ export class ClusterNode {
   readonly quotas: QuotaLeases;
   /** The shards the current engine was built from and still serves (a dropped one leaves at once). */
   private built = new Set<number>();
+  /** Where keyed and `after` items go, and which ids are on shards the current engine does not hold. */
+  private readonly placement: ShardPlacement;
   readonly writer: GroupCommitter;
   readonly engine: ClusterEngine;
 
@@ -83,7 +86,7 @@ export class ClusterNode {
     const served = (shard: number): boolean => this.built.has(shard) && this.ownership !== null && this.ownership.serving(shard);
     const writer = new ClusterWriter(this.writer, served);
     const router: ShardRouter = { route: (shard) => (served(shard) ? null : this.notServed(shard)) };
-    const placement = clusterPlacement(store.shardCount, (shard) => this.built.has(shard));
+    this.placement = clusterPlacement(store.shardCount, (shard) => this.built.has(shard));
     const build = (): Engine => {
       // Forget what is no longer served, then build from what is.
       const ownership = this.ownership;
@@ -91,10 +94,10 @@ export class ClusterNode {
         if (store.hasShard(shard) && (ownership === null || !ownership.serving(shard))) store.dropShard(shard);
       }
       this.built = new Set(ownership === null ? [] : ownership.servedShards().filter((shard) => store.hasShard(shard)));
-      const cluster = { placement, quotaBuckets: this.quotas.quotaBuckets };
+      const cluster = { placement: this.placement, quotaBuckets: this.quotas.quotaBuckets };
       return Engine.recover({ store, writer, limits: options.limits, namespaces: options.namespaces, nowMs: options.clock.nowMs(), cluster });
     };
-    this.engine = new ClusterEngine(build, router, placement, store.shardCount, () => this.writer.drain());
+    this.engine = new ClusterEngine(build, router, this.placement, store.shardCount, () => this.writer.drain());
   }
 
   /** Connect to the database (creating the schema if it is empty); the node serves nothing until join(). */
@@ -219,12 +222,7 @@ export class ClusterNode {
   private pollRemoteDependencies(): void {
     if (this.stopped) return;
     this.pollTimer = setTimeout(() => {
-      const elsewhere = (id: string): boolean => {
-        const colon = id.indexOf(":");
-        const shard = Number(id.slice(0, colon));
-        return colon > 0 && Number.isSafeInteger(shard) && shard < this.store.shardCount && !this.built.has(shard);
-      };
-      const ids = this.engine.remoteWaitedOn(elsewhere, clusterLimits.remoteDependenciesPerPollMax);
+      const ids = this.engine.remoteWaitedOn((id) => this.placement.elsewhere(id), clusterLimits.remoteDependenciesPerPollMax);
       const poll = ids.length === 0 ? Promise.resolve(new Map()) : this.store.remoteEnds(ids);
       poll
         .then((ends) => {

@@ -6,7 +6,7 @@
 
 import type { EnqueueItemInput } from "../engine/api.ts";
 import type { ShardPlacement } from "../engine/enqueue.ts";
-import { parseId } from "../engine/ids.ts";
+import { parseId } from "../lib/id-grammar.ts";
 import { shardOfKey } from "../protocol/key-shard.ts";
 
 /**

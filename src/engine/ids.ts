@@ -1,15 +1,18 @@
-// Item ids and receipts: their text form and strict parsing. An id is
-// `<shard>:<key>` and a receipt `<shard>:<key>:<deliveries>:<boot>`, all
-// canonical decimal (no sign, no leading zeros), so one item has exactly one
-// id string and lookups can use the string itself. The boot (the store's
-// MetaRecord.boots when the lease was granted) makes a receipt unique across
-// restarts even when its lease never reached disk: the restarted server may
-// reach the same delivery count again, never the same boot. A malformed id
-// counts as missing and a malformed receipt (the older three-part form
-// included) as stale; parsing never throws.
+// Item ids and receipts as the engine writes and reads them. Their grammar
+// and its one parser are lib/id-grammar.ts's: an id is `<shard>:<key>` and a
+// receipt `<shard>:<key>:<deliveries>:<boot>`, all canonical decimal, so one
+// item has exactly one id string and lookups can use the string itself. The
+// boot (the store's MetaRecord.boots when the lease was granted) makes a
+// receipt unique across restarts even when its lease never reached disk: the
+// restarted server may reach the same delivery count again, never the same
+// boot. To the engine a malformed id counts as missing and a malformed
+// receipt (the older three-part form included) as stale; parsing never throws.
 
+import { readReceipt, ReceiptFields } from "../lib/id-grammar.ts";
 import { receiptTailsCachedMax } from "../limits.ts";
 import type { ItemKey } from "../storage/store.ts";
+
+export { parseId, readReceipt, ReceiptFields } from "../lib/id-grammar.ts";
 
 // Ids and receipts are built on every delivery (LiveItem.id, toDelivery) and
 // every enqueue. A template of several numbers is a string per number and a
@@ -72,64 +75,12 @@ export class ReceiptFormat {
   }
 }
 
-/** Canonical non-negative decimal below 2^53, or -1. */
-function parseDecimal(text: string, start: number, end: number): number {
-  const length = end - start;
-  if (length <= 0 || length > 16) return -1;
-  if (length > 1 && text.charCodeAt(start) === 48) return -1;
-  let value = 0;
-  for (let i = start; i < end; i++) {
-    const c = text.charCodeAt(i) - 48;
-    if (c < 0 || c > 9) return -1;
-    value = value * 10 + c;
-  }
-  return Number.isSafeInteger(value) ? value : -1;
-}
-
-export function parseId(id: string): { shard: number; key: ItemKey } | null {
-  const colon = id.indexOf(":");
-  if (colon < 0) return null;
-  const shard = parseDecimal(id, 0, colon);
-  const key = parseDecimal(id, colon + 1, id.length);
-  if (shard < 0 || key < 0) return null;
-  return { shard, key };
-}
-
 export interface ParsedReceipt {
   id: string;
   /** The item's delivery count when the receipt was issued (from 1). */
   deliveries: number;
   /** The boot the lease was granted in (from 1). */
   boot: number;
-}
-
-/** A receipt's numbers, filled by readReceipt: callers keep one and reuse it (no allocation per receipt). */
-export class ReceiptFields {
-  shard = 0;
-  key = 0;
-  deliveries = 0;
-  boot = 0;
-}
-
-/** Read a receipt's shard, key, delivery count and boot into `into`; false (fields unspecified) when malformed. */
-export function readReceipt(receipt: string, into: ReceiptFields): boolean {
-  const bootColon = receipt.lastIndexOf(":");
-  if (bootColon < 0) return false;
-  const deliveriesColon = receipt.lastIndexOf(":", bootColon - 1);
-  if (deliveriesColon < 0) return false;
-  const keyColon = receipt.lastIndexOf(":", deliveriesColon - 1);
-  // The id part must hold exactly one colon.
-  if (keyColon < 0 || receipt.lastIndexOf(":", keyColon - 1) >= 0) return false;
-  const shard = parseDecimal(receipt, 0, keyColon);
-  const key = parseDecimal(receipt, keyColon + 1, deliveriesColon);
-  const deliveries = parseDecimal(receipt, deliveriesColon + 1, bootColon);
-  const boot = parseDecimal(receipt, bootColon + 1, receipt.length);
-  if (shard < 0 || key < 0 || deliveries < 1 || boot < 1) return false;
-  into.shard = shard;
-  into.key = key;
-  into.deliveries = deliveries;
-  into.boot = boot;
-  return true;
 }
 
 /** Split a receipt into the item id, delivery count and boot it names, or null when malformed. */

@@ -1,21 +1,22 @@
 // Goal: the cluster engine's routing and placement over a real Engine on the
 // memory store: FNV-1a matches its published vectors and the contract's key
 // layout; keyed items land on their key's shard and `after` items on their
-// first id's; a request naming a shard this node does not serve is answered
-// by the router (MOVED) with nothing done; a plain enqueue never lands on an
-// unserved shard; deliveries wait for their lease commit; a rebuild refuses
-// requests until the new engine serves, and answers parked dequeues empty;
-// another node's pause and resume change the engine without a write (parked
-// dequeues served at the end, a timed one ends at its deadline) and a resume
-// of a pause not seen here is still written; the engine's own pause writes
-// count as on their way until their commit settles; the node's leased quota
-// buckets are the ones every engine it builds admits from, so a rebuild neither
-// refills nor forgets them.
+// first id's; a malformed id or receipt names no shard; a request naming a
+// shard this node does not serve is answered by the router (MOVED) with nothing
+// done; a plain enqueue never lands on an unserved shard; deliveries wait for
+// their lease commit; a rebuild refuses requests until the new engine serves,
+// and answers parked dequeues empty; another node's pause and resume change the
+// engine without a write (parked dequeues served at the end, a timed one ends
+// at its deadline) and a resume of a pause not seen here is still written; the
+// engine's own pause writes count as on their way until their commit settles;
+// the node's leased quota buckets are the ones every engine it builds admits
+// from, so a rebuild neither refills nor forgets them.
 
 import { describe, expect, test } from "bun:test";
 import { ClusterEngine, shardPrefix, type ShardRouter } from "../../src/cluster/cluster-engine.ts";
 import { ClusterWriter } from "../../src/cluster/cluster-writer.ts";
 import { clusterPlacement } from "../../src/cluster/placement.ts";
+import { malformedIds, malformedReceipts } from "../support/malformed-ids.ts";
 import { Engine } from "../../src/engine/engine.ts";
 import type { Failure } from "../../src/engine/api.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
@@ -82,6 +83,21 @@ describe("key placement", () => {
     expect(shardPrefix(":5")).toBe(-1);
     expect(shardPrefix("x:5")).toBe(-1);
     expect(shardPrefix("17")).toBe(-1);
+  });
+
+  test("shardPrefix reads no shard from a malformed id or receipt, though Number() would", () => {
+    for (const bad of [...malformedIds, ...malformedReceipts]) expect(shardPrefix(bad)).toBe(-1);
+  });
+
+  test("placement reads no shard from a malformed id: not elsewhere, and an `after` item so named goes anywhere", () => {
+    const placement = clusterPlacement(4, (shard) => shard === 0);
+    expect(placement.elsewhere("1:5")).toBe(true);
+    expect(placement.elsewhere("0:5")).toBe(false);
+    expect(placement.shardFor("ns", item({ after: ["2:5"] }))).toBe(2);
+    for (const bad of malformedIds) {
+      expect(placement.elsewhere(bad)).toBe(false);
+      expect(placement.shardFor("ns", item({ after: [bad] }))).toBe(-1);
+    }
   });
 });
 

@@ -5,6 +5,7 @@
 
 import { expect, test } from "bun:test";
 import { formatId, formatReceipt, parseId, parseReceipt, ReceiptFields, ReceiptFormat, readReceipt } from "../../src/engine/ids.ts";
+import { malformedIds, malformedReceipts } from "../support/malformed-ids.ts";
 
 test("round trip", () => {
   const id = formatId(3, 17);
@@ -68,6 +69,15 @@ test("malformed ids and receipts are null", () => {
   // The non-allocating reader the ack path uses refuses the same texts.
   const fields = new ReceiptFields();
   for (const bad of badReceipts) expect(readReceipt(bad, fields)).toBe(false);
+});
+
+test("what Number() would read is malformed too: whitespace, exponents, signs, hex, empty parts, 2^53", () => {
+  for (const bad of malformedIds) expect(parseId(bad)).toBeNull();
+  const fields = new ReceiptFields();
+  for (const bad of malformedReceipts) {
+    expect(parseReceipt(bad)).toBeNull();
+    expect(readReceipt(bad, fields)).toBe(false);
+  }
 });
 
 test("readReceipt fills a reused scratch with the receipt's numbers", () => {

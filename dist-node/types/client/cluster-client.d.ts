@@ -8,6 +8,8 @@ export interface NodeStats {
     stats: Record<string, unknown> | null;
     error?: string;
 }
+/** The shard an id or receipt names, or -1 when the text is neither (it goes to any node, which answers as for any bad id). */
+export declare function shardOf(text: string): number;
 export declare class OrqClusterClient {
     private readonly options;
     private readonly seed;

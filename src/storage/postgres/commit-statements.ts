@@ -9,6 +9,7 @@
 // every byte, and that took about twice as long for a 1,000-item commit.
 
 import { assert } from "../../lib/assert.ts";
+import { shardOfIdOrReceipt } from "../../lib/id-grammar.ts";
 import { ByteWriter } from "../byte-cursor.ts";
 import { appendItemValue, encodeItemRecord, encodeOutcomeRecord } from "../record-codec.ts";
 import type { ItemRecord } from "../record.ts";
@@ -65,11 +66,10 @@ export function encodeCommit(batch: CommitBatch, shardCount: number): EncodedCom
   return { shards, outcomes };
 }
 
-/** The shard an id or receipt names: its decimal prefix. */
+/** The shard an id or receipt names; any other text is a broken invariant (the engine writes only well-formed ids). */
 export function shardOfId(id: string): number {
-  const colon = id.indexOf(":");
-  const shard = colon > 0 ? Number(id.slice(0, colon)) : Number.NaN;
-  assert(Number.isSafeInteger(shard) && shard >= 0, `outcome id ${id} names no shard`);
+  const shard = shardOfIdOrReceipt(id);
+  assert(shard !== null, `outcome id ${id} names no shard`);
   return shard;
 }
 

@@ -5,8 +5,9 @@
 // ended longer ago than outcome retention, which counts as satisfied (acked),
 // as a restart counts an unknown dependency.
 
+import { assert } from "../../lib/assert.ts";
+import { parseId } from "../../lib/id-grammar.ts";
 import { decodeItemRecord, decodeOutcomeRecord, recordReaders } from "../record-codec.ts";
-import { shardOfId } from "./commit-statements.ts";
 import { byteaValue, int8Value, type SqlSession } from "./sql-client.ts";
 
 export type RemoteItemEnd = "acked" | "cancelled" | "expired" | "dead";
@@ -15,8 +16,14 @@ export type RemoteItemEnd = "acked" | "cancelled" | "expired" | "dead";
 export async function remoteEnds(sql: SqlSession, ids: readonly string[]): Promise<Map<string, RemoteItemEnd>> {
   const ends = new Map<string, RemoteItemEnd>();
   if (ids.length === 0) return ends;
-  const shards = ids.map(shardOfId);
-  const keys = ids.map((id) => Number(id.slice(id.indexOf(":") + 1)));
+  const shards: number[] = [];
+  const keys: number[] = [];
+  for (const id of ids) {
+    const parts = parseId(id);
+    assert(parts !== null, `remote dependency ${id} is not an id`);
+    shards.push(parts.shard);
+    keys.push(parts.key);
+  }
   const [outcomes, items] = await sql.pipeline([
     { text: "SELECT id, value FROM orq_outcomes WHERE id = ANY($1::text[])", params: [ids] },
     {
