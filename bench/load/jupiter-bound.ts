@@ -1,7 +1,7 @@
 // The Jupiter scenario's in-process bound: the same acquisitions (dequeue of
 // 1 with capabilities, then ack) and pings through the server's request path
 // in one process, with no socket, no client and no other process
-// (bench/acquisition-path.bench.ts, relaxed, so its figure is the main
+// (bench/micro/acquisition-path.bench.ts, relaxed, so its figure is the main
 // thread's work and not an fsync's wait). Its ping-to-acquisition ratio is
 // what the socket scenario's acquisitions/s against its ping ceiling could
 // reach if sockets, the client and the machine's other threads cost
@@ -26,7 +26,7 @@ const BENCH = "acquisition-path.bench.ts";
 
 /** Runs the checkout's acquisition-path bench over `items` acquisitions; null (with the reason logged) when it cannot. */
 export async function measureInProcessBound(items: number, log: (line: string) => void): Promise<InProcessBound | null> {
-  const proc = Bun.spawn([process.execPath, join(ORQ_CHECKOUT_ROOT, "bench", BENCH), String(items), "relaxed"], { stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([process.execPath, join(ORQ_CHECKOUT_ROOT, "bench", "micro", BENCH), String(items), "relaxed"], { stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   const bound = code === 0 ? parseBound(out) : null;
   if (bound === null) log(`jupiter in-process bound: ${BENCH} gave no figures (exit ${code}): ${(err || out).trim().split("\n").slice(-3).join(" | ")}`);

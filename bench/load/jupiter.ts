@@ -23,6 +23,7 @@ import { Encoder } from "@msgpack/msgpack";
 import type { InProcessBound } from "./jupiter-bound.ts";
 import { ackHead, acquireOne, pingOnce } from "./jupiter-worker.ts";
 import { OrqConn, makeTemplate } from "./orq-conn.ts";
+import { Priorities, type PriorityOrder } from "./priorities.ts";
 import type { Reply, RequestTemplate } from "./orq-conn.ts";
 import type { Child } from "./processes.ts";
 import { readProcessCpuUs, readThreadCpu, threadCpuUsPer } from "./thread-cpu.ts";
@@ -49,6 +50,8 @@ export interface JupiterOptions {
   pingDurationS: number;
   /** The server's pid, to read its CPU time (/proc/<pid>/stat) around each run; null skips the CPU figures. */
   serverPid: number | null;
+  /** The backlog's priorities (priorities.ts); random 0..1000 unless given. */
+  order?: PriorityOrder;
 }
 
 export interface JupiterFigures {
@@ -143,7 +146,7 @@ export interface JupiterFloorFigures {
 export async function runJupiter(host: string, port: number, options: JupiterOptions): Promise<{ figures: JupiterFigures; replies: CapturedReplies }> {
   const conns = await Promise.all(Array.from({ length: JUPITER_KINDS }, () => OrqConn.connect(host, port)));
   try {
-    const loaded = await loadBacklog(conns, options.items);
+    const loaded = await loadBacklog(conns, options.items, new Priorities(options.order ?? "random"));
     const replies = await captureReplies(conns[0] as OrqConn);
     const threadsBeforeAcquire = readThreadCpu(options.serverPid);
     const cpuBeforeAcquireUs = readProcessCpuUs(options.serverPid);
@@ -260,17 +263,24 @@ async function captureReplies(conn: OrqConn): Promise<CapturedReplies> {
   return { dequeue: dequeued.body, ack: acked.body, ping: pinged.body };
 }
 
-async function loadBacklog(conns: OrqConn[], items: number): Promise<{ items: number; seconds: number }> {
+async function loadBacklog(conns: OrqConn[], items: number, priorities: Priorities): Promise<{ items: number; seconds: number }> {
   const payload = fixedPayload();
-  const batch = Array.from({ length: LOAD_BATCH }, (_, i) => ({ topic: JUPITER_TOPIC, payload, priority: i % 3, requires: signatureRequires(i % JUPITER_SIGNATURES) }));
-  const template = makeTemplate({ op: "enqueue", ns: NAMESPACE, items: batch });
+  // Random priorities come from a pool of templates, used in turn (priorities.ts).
+  const templates = Array.from({ length: priorities.poolSize }, () =>
+    makeTemplate({
+      op: "enqueue",
+      ns: NAMESPACE,
+      items: Array.from({ length: LOAD_BATCH }, (_, i) => ({ topic: JUPITER_TOPIC, payload, priority: priorities.next(), requires: signatureRequires(i % JUPITER_SIGNATURES) })),
+    }),
+  );
+  let sent = 0;
   let left = Math.max(1, Math.round(items / LOAD_BATCH));
   const requests = left;
   const startMs = performance.now();
   await keepInFlight(conns, LOAD_DEPTH, async (conn) => {
     if (left === 0) return false;
     left--;
-    await conn.callTemplate(template);
+    await conn.callTemplate(templates[sent++ % templates.length] as RequestTemplate);
     return true;
   });
   return { items: requests * LOAD_BATCH, seconds: (performance.now() - startMs) / 1000 };

@@ -1,4 +1,4 @@
-// `npm run bench:load`: issue 6's end-to-end load generator. Starts orq (and
+// `npm run bench:load`: the end-to-end load generator. Starts orq (and
 // its peers: beanstalkd in memory and with its binlog, and a bare echo floor)
 // as child processes on 127.0.0.1 with data under a temp folder, drives each
 // over TCP with a lean pipelined driver, prints one line per step to stderr,
@@ -14,7 +14,8 @@ import { runJupiter } from "./jupiter.ts";
 import { describeMachine } from "./machine.ts";
 import { orqMixedTake } from "./mixed-load.ts";
 import type { LoadOptions, Scenario } from "./options.ts";
-import { SCENARIOS, parseOptions } from "./options.ts";
+import { SCENARIOS, SECOND_ORDER_SCENARIOS, parseOptions } from "./options.ts";
+import type { PriorityOrder } from "./priorities.ts";
 import { OrqConn } from "./orq-conn.ts";
 import { pin, unpin } from "./pinning.ts";
 import type { Child, Durability } from "./processes.ts";
@@ -35,15 +36,23 @@ function log(line: string): void {
   process.stderr.write(`[bench:load ${elapsedS} s] ${line}\n`);
 }
 
-function orqSpec(options: LoadOptions, durability: Durability): ModeSpec {
+/** A pass over the systems in one priority order: its label suffix ("" for the first order) and the scenarios it runs. */
+interface OrderPass {
+  order: PriorityOrder;
+  suffix: string;
+  scenarios: ReadonlySet<Scenario>;
+}
+
+function orqSpec(options: LoadOptions, durability: Durability, pass: OrderPass): ModeSpec {
+  const label = `orq ${durability}${pass.suffix}`;
   return {
-    label: `orq ${durability}`,
-    scenarios: ALL_SCENARIOS,
+    label,
+    scenarios: pass.scenarios,
     enqueueItemsSingle: options.itemsSingle,
     enqueueItemsBatch: options.items,
     restartable: true,
     start: (dataDir, logPath) => startOrq(dataDir, durability, logPath),
-    system: (child) => orqSystem(`orq ${durability}`, child.host, child.port),
+    system: (child) => orqSystem(label, child.host, child.port, pass.order),
     latencyOps: async (child) => {
       const conn = await OrqConn.connect(child.host, child.port);
       return { ops: orqLatencyOps(conn), close: () => conn.close() };
@@ -51,22 +60,28 @@ function orqSpec(options: LoadOptions, durability: Durability): ModeSpec {
     takeWaitMs: orqMixedTake.waitMs,
     mixedTakeCount: orqMixedTake.takeCount,
     jupiter: (child) =>
-      runJupiter(child.host, child.port, { items: options.jupiterItems, durationS: options.jupiterDurationS, pingDurationS: options.jupiterPingS, serverPid: child.pid }),
+      runJupiter(child.host, child.port, {
+        items: options.jupiterItems,
+        durationS: options.jupiterDurationS,
+        pingDurationS: options.jupiterPingS,
+        serverPid: child.pid,
+        order: pass.order,
+      }),
   };
 }
 
-function beanstalkSpec(options: LoadOptions, mode: "in-memory" | "binlog" | "binlog fsync-always"): ModeSpec {
-  const label = `beanstalkd ${mode}`;
+function beanstalkSpec(options: LoadOptions, mode: "in-memory" | "binlog" | "binlog fsync-always", pass: OrderPass): ModeSpec {
+  const label = `beanstalkd ${mode}${pass.suffix}`;
   const fsyncAlways = mode === "binlog fsync-always";
   return {
     label,
     // fsync on every write runs at a few thousand items/s: only its enqueue rate is worth the wait.
-    scenarios: fsyncAlways ? new Set<Scenario>(["enqueue"]) : ALL_SCENARIOS,
+    scenarios: fsyncAlways ? new Set<Scenario>(["enqueue"]) : pass.scenarios,
     enqueueItemsSingle: fsyncAlways ? options.itemsFsyncAlways : options.itemsSingle,
     enqueueItemsBatch: fsyncAlways ? options.itemsFsyncAlways : options.items,
     restartable: mode === "binlog",
     start: (dataDir, logPath) => startBeanstalkd(mode === "in-memory" ? null : dataDir, fsyncAlways ? 0 : null, logPath),
-    system: (child) => beanstalkSystem(label, child.host, child.port),
+    system: (child) => beanstalkSystem(label, child.host, child.port, pass.order),
     latencyOps: async (child) => {
       const conn: BeanstalkConn = await openBeanstalk(child.host, child.port);
       return { ops: beanstalkLatencyOps(conn), close: () => conn.close() };
@@ -77,15 +92,15 @@ function beanstalkSpec(options: LoadOptions, mode: "in-memory" | "binlog" | "bin
 }
 
 /** orq's beanstalkd port under beanstalkd's own load shape (the beanstalkd driver, unchanged), strict durability. */
-function orqBeanstalkSpec(options: LoadOptions): ModeSpec {
-  const label = "orq beanstalk-port strict";
+function orqBeanstalkSpec(options: LoadOptions, pass: OrderPass): ModeSpec {
+  const label = `orq beanstalk-port strict${pass.suffix}`;
   return {
-    ...beanstalkSpec(options, "binlog"),
+    ...beanstalkSpec(options, "binlog", pass),
     label,
-    scenarios: new Set<Scenario>(["enqueue", "drain"]),
+    scenarios: new Set<Scenario>(["enqueue", "drain"].filter((s) => pass.scenarios.has(s as Scenario)) as Scenario[]),
     restartable: false,
     start: (dataDir, logPath) => startOrqBeanstalk(dataDir, "strict", logPath),
-    system: (child) => beanstalkSystem(label, child.host, child.port),
+    system: (child) => beanstalkSystem(label, child.host, child.port, pass.order),
   };
 }
 
@@ -102,6 +117,39 @@ async function runFloor(context: SuiteContext): Promise<ModeResults> {
     unpin(process.pid);
     conn.close();
     await child.stop();
+  }
+}
+
+type RunGuarded = (label: string, run: () => Promise<ModeResults>) => Promise<void>;
+
+/** orq's modes, its beanstalkd port and beanstalkd's modes, in one priority order. */
+async function runSystems(context: SuiteContext, pass: OrderPass, runGuarded: RunGuarded, skipped: Record<string, string>): Promise<void> {
+  const { options } = context;
+  if (options.systems.has("orq")) {
+    if (!orqAvailable()) {
+      skipped["orq"] = "src/cli/main.ts does not exist yet";
+      log("orq: skipped (src/cli/main.ts does not exist yet)");
+    } else {
+      for (const durability of ["strict", "relaxed"] as const) {
+        if (!options.orqModes.has(durability)) continue;
+        await runGuarded(`orq ${durability}${pass.suffix}`, () => runMode(context, orqSpec(options, durability, pass)));
+      }
+    }
+  }
+  // A second order compares orq with beanstalkd in memory, the drain's peer; the rest is read once.
+  const firstOrder = pass.suffix === "";
+  if (firstOrder && options.systems.has("orq-beanstalk") && orqAvailable()) {
+    await runGuarded(`orq beanstalk-port strict${pass.suffix}`, () => runMode(context, orqBeanstalkSpec(options, pass)));
+  }
+  if (options.systems.has("beanstalkd")) {
+    if (beanstalkdPath() === null) {
+      skipped["beanstalkd"] = "beanstalkd is not installed (apt-get install beanstalkd)";
+      log("beanstalkd: skipped (not installed)");
+    } else {
+      for (const mode of firstOrder ? (["in-memory", "binlog", "binlog fsync-always"] as const) : (["in-memory"] as const)) {
+        await runGuarded(`beanstalkd ${mode}${pass.suffix}`, () => runMode(context, beanstalkSpec(options, mode, pass)));
+      }
+    }
   }
 }
 
@@ -140,29 +188,14 @@ async function main(): Promise<number> {
     if (options.systems.has("floor") && options.only.has("latency")) {
       await runGuarded("echo floor", () => runFloor(context));
     }
-    if (options.systems.has("orq")) {
-      if (!orqAvailable()) {
-        skipped["orq"] = "src/cli/main.ts does not exist yet";
-        log("orq: skipped (src/cli/main.ts does not exist yet)");
-      } else {
-        for (const durability of ["strict", "relaxed"] as const) {
-          if (!options.orqModes.has(durability)) continue;
-          await runGuarded(`orq ${durability}`, () => runMode(context, orqSpec(options, durability)));
-        }
-      }
-    }
-    if (options.systems.has("orq-beanstalk") && orqAvailable()) {
-      await runGuarded("orq beanstalk-port strict", () => runMode(context, orqBeanstalkSpec(options)));
-    }
-    if (options.systems.has("beanstalkd")) {
-      if (beanstalkdPath() === null) {
-        skipped["beanstalkd"] = "beanstalkd is not installed (apt-get install beanstalkd)";
-        log("beanstalkd: skipped (not installed)");
-      } else {
-        for (const mode of ["in-memory", "binlog", "binlog fsync-always"] as const) {
-          await runGuarded(`beanstalkd ${mode}`, () => runMode(context, beanstalkSpec(options, mode)));
-        }
-      }
+    const passes: OrderPass[] = options.priorities.map((order, index) => ({
+      order,
+      suffix: index === 0 ? "" : ` ${order}`,
+      scenarios: index === 0 ? ALL_SCENARIOS : SECOND_ORDER_SCENARIOS,
+    }));
+    for (const pass of passes) {
+      log(`priorities: ${pass.order}${pass.suffix === "" ? "" : ` (${[...pass.scenarios].join(", ")} only)`}`);
+      await runSystems(context, pass, runGuarded, skipped);
     }
   } finally {
     for (const child of children) await child.stop();

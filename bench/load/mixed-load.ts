@@ -2,7 +2,7 @@
 // stamped items (each payload carries its send time), and pipelined consumers
 // that take and ack what is ready, reporting each delivery's enqueue-to-
 // delivery delay. runMixed (runners.ts) drives it for one fixed window and
-// summarizes; `npm run soak` (scripts/soak.ts) drives it for an hour and reads
+// summarizes; `npm run soak` (bench/soak/main.ts) drives it for an hour and reads
 // its counters every 30 s.
 
 import type { Consumer, Producer, System } from "./systems.ts";

@@ -2,11 +2,18 @@
 // every size so the smoke test runs the whole suite in seconds.
 
 import { parseArgs } from "node:util";
+import { PRIORITY_ORDERS, type PriorityOrder } from "./priorities.ts";
 
 export const SCENARIOS = ["enqueue", "drain", "mixed", "latency", "memory", "jupiter"] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 export const SYSTEMS = ["orq", "orq-beanstalk", "beanstalkd", "floor"] as const;
 export type SystemName = (typeof SYSTEMS)[number];
+/**
+ * The scenarios a second priority order (after the first of --priorities)
+ * repeats: the drain and the matched acquisitions are where delivery order
+ * changes the work; enqueue, memory and latency are read in the first order.
+ */
+export const SECOND_ORDER_SCENARIOS: ReadonlySet<Scenario> = new Set<Scenario>(["drain", "jupiter"]);
 
 export interface LoadOptions {
   quick: boolean;
@@ -37,10 +44,16 @@ export interface LoadOptions {
   jupiterItems: number;
   jupiterDurationS: number;
   jupiterPingS: number;
-  /** Items of the in-process bound beside it (bench/acquisition-path.bench.ts, relaxed; jupiter-bound.ts). */
+  /** Items of the in-process bound beside it (bench/micro/acquisition-path.bench.ts, relaxed; jupiter-bound.ts). */
   jupiterInProcessItems: number;
   /** orq durability modes to run (--orq-modes; default both): one alone halves a memory or drain check's time. */
   orqModes: Set<"strict" | "relaxed">;
+  /**
+   * Priority orders (--priorities), first one first: every scenario runs in
+   * the first; a second repeats SECOND_ORDER_SCENARIOS, its results labelled
+   * with the order ("orq strict fifo"). Default random, then fifo.
+   */
+  priorities: PriorityOrder[];
   out: string | null;
   keep: boolean;
 }
@@ -58,6 +71,8 @@ const HELP = `bun bench/load/main.ts [flags]
   --jupiter-items N  Jupiter scenario backlog over 100 signatures (default 300000)
   --jupiter-duration S  longest Jupiter acquisition run in seconds (default 15)
   --orq-modes LIST   orq durability modes: strict,relaxed (default both)
+  --priorities LIST  item priority orders, first one in full: random (0..1000, seeded), fifo (all 0);
+                     a second order repeats drain and jupiter only (default random,fifo)
   --out PATH         JSON output (default .bench-out/load-<timestamp>.json)
   --keep             keep the temp data dirs`;
 
@@ -95,6 +110,7 @@ export function parseOptions(argv: string[]): LoadOptions | null {
       "jupiter-items": { type: "string" },
       "jupiter-duration": { type: "string" },
       "orq-modes": { type: "string" },
+      priorities: { type: "string" },
       out: { type: "string" },
       keep: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
@@ -127,6 +143,8 @@ export function parseOptions(argv: string[]): LoadOptions | null {
     // The acquisition-path bench needs more than its 25 rounds of 320.
     jupiterInProcessItems: quick ? 20_000 : 100_000,
     orqModes: parseList(values["orq-modes"], ["strict", "relaxed"] as const, "--orq-modes"),
+    // A list in the order given (a Set keeps insertion order): the first runs in full.
+    priorities: [...parseList(values.priorities, PRIORITY_ORDERS, "--priorities")],
     out: values.out ?? null,
     keep: values.keep === true,
   };

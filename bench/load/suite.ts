@@ -55,7 +55,7 @@ export interface ModeResults {
 
 export interface ModeSpec {
   label: string;
-  scenarios: Set<Scenario>;
+  scenarios: ReadonlySet<Scenario>;
   enqueueItemsSingle: number;
   enqueueItemsBatch: number;
   restartable: boolean;

@@ -8,6 +8,7 @@
 import { BeanstalkConn } from "./beanstalk-conn.ts";
 import { OrqConn, makeTemplate } from "./orq-conn.ts";
 import type { RequestTemplate } from "./orq-conn.ts";
+import { Priorities, type PriorityOrder } from "./priorities.ts";
 
 export const PAYLOAD_BYTES = 100;
 export const NAMESPACE = "bench";
@@ -53,9 +54,9 @@ export function payloadSentAtMs(payload: Uint8Array): number {
 
 // ---- orq ----
 
-export function enqueueTemplate(batch: number): RequestTemplate {
+export function enqueueTemplate(batch: number, priorities: Priorities = new Priorities("random")): RequestTemplate {
   const payload = fixedPayload();
-  const items = Array.from({ length: batch }, () => ({ topic: TOPIC, payload }));
+  const items = Array.from({ length: batch }, () => ({ topic: TOPIC, payload, priority: priorities.next() }));
   return makeTemplate({ op: "enqueue", ns: NAMESPACE, items });
 }
 
@@ -69,25 +70,30 @@ interface Delivery {
 }
 
 export class OrqProducer implements Producer {
-  private readonly templates = new Map<number, RequestTemplate>();
-  constructor(readonly conn: OrqConn) {}
+  /** By batch size: a pool of templates (priorities.poolSize), used in turn. */
+  private readonly templates = new Map<number, RequestTemplate[]>();
+  private sent = 0;
+  constructor(
+    readonly conn: OrqConn,
+    private readonly priorities: Priorities,
+  ) {}
 
   get inFlight(): number {
     return this.conn.inFlight;
   }
 
   async enqueue(batch: number): Promise<void> {
-    let template = this.templates.get(batch);
-    if (template === undefined) {
-      template = enqueueTemplate(batch);
-      this.templates.set(batch, template);
+    let pool = this.templates.get(batch);
+    if (pool === undefined) {
+      pool = Array.from({ length: this.priorities.poolSize }, () => enqueueTemplate(batch, this.priorities));
+      this.templates.set(batch, pool);
     }
-    await this.conn.callTemplate(template);
+    await this.conn.callTemplate(pool[this.sent++ % pool.length] as RequestTemplate);
   }
 
   async enqueueStamped(batch: number, sentAtMs: number): Promise<void> {
     const payload = stampedPayload(sentAtMs);
-    const items = Array.from({ length: batch }, () => ({ topic: TOPIC, payload }));
+    const items = Array.from({ length: batch }, () => ({ topic: TOPIC, payload, priority: this.priorities.next() }));
     await this.conn.call({ op: "enqueue", ns: NAMESPACE, items });
   }
 
@@ -146,10 +152,16 @@ export class OrqConsumer implements Consumer {
   }
 }
 
-export function orqSystem(label: string, host: string, port: number): System {
+/** Each producer gets its own seeded sequence (seeded by its order of opening), so runs repeat. */
+function producerPriorities(order: PriorityOrder, opened: number): Priorities {
+  return new Priorities(order, 0x5eed + opened);
+}
+
+export function orqSystem(label: string, host: string, port: number, order: PriorityOrder = "random"): System {
+  let opened = 0;
   return {
     label,
-    openProducer: async () => new OrqProducer(await OrqConn.connect(host, port)),
+    openProducer: async () => new OrqProducer(await OrqConn.connect(host, port), producerPriorities(order, opened++)),
     openConsumer: async () => new OrqConsumer(await OrqConn.connect(host, port)),
   };
 }
@@ -160,7 +172,10 @@ export class BeanstalkProducer implements Producer {
   private readonly payload = fixedPayload();
   /** Batches (enqueue calls) not yet fully answered: beanstalkd has no batch put, so a batch is `batch` pipelined puts. */
   private batchesInFlight = 0;
-  constructor(readonly conn: BeanstalkConn) {}
+  constructor(
+    readonly conn: BeanstalkConn,
+    private readonly priorities: Priorities = new Priorities("random"),
+  ) {}
 
   get inFlight(): number {
     return this.batchesInFlight;
@@ -179,12 +194,16 @@ export class BeanstalkProducer implements Producer {
     return new Promise((resolve, reject) => {
       let remaining = batch;
       for (let i = 0; i < batch; i++) {
-        this.conn.put(payload, (line) => {
+        this.conn.put(
+          payload,
+          (line) => {
           remaining--;
           if (remaining === 0) this.batchesInFlight--;
-          if (!line.startsWith("INSERTED")) reject(new Error(`put: ${line}`));
-          else if (remaining === 0) resolve();
-        });
+            if (!line.startsWith("INSERTED")) reject(new Error(`put: ${line}`));
+            else if (remaining === 0) resolve();
+          },
+          this.priorities.next(),
+        );
       }
     });
   }
@@ -251,10 +270,11 @@ export async function openBeanstalk(host: string, port: number): Promise<Beansta
   return conn;
 }
 
-export function beanstalkSystem(label: string, host: string, port: number): System {
+export function beanstalkSystem(label: string, host: string, port: number, order: PriorityOrder = "random"): System {
+  let opened = 0;
   return {
     label,
-    openProducer: async () => new BeanstalkProducer(await openBeanstalk(host, port)),
+    openProducer: async () => new BeanstalkProducer(await openBeanstalk(host, port), producerPriorities(order, opened++)),
     openConsumer: async () => new BeanstalkConsumer(await openBeanstalk(host, port)),
   };
 }
