@@ -1074,6 +1074,9 @@ class OrqClient {
   request(op, fields = {}, options = {}) {
     return this.transport.request(op, fields, options.timeoutMs);
   }
+  call(op, fields, options) {
+    return this.transport.request(op, fields, options.timeoutMs);
+  }
   async hello(options = {}) {
     const fields = { protocol: 1 };
     const { token, clientName } = this.transport.options;
@@ -1081,11 +1084,11 @@ class OrqClient {
       fields.token = token;
     if (clientName !== undefined)
       fields.client = clientName;
-    this.server = helloFromWire(await this.request("hello", fields, options));
+    this.server = helloFromWire(await this.call("hello", fields, options));
     return this.server;
   }
   async ping(options = {}) {
-    const reply = await this.request("ping", {}, options);
+    const reply = await this.call("ping", {}, options);
     return { nowMs: reply.now_ms };
   }
   async enqueue(ns, items, options = {}) {
@@ -1104,45 +1107,45 @@ class OrqClient {
       after: item.after,
       key: item.key
     }));
-    const reply = await this.request("enqueue", { ns, items: wireItems }, options);
+    const reply = await this.call("enqueue", { ns, items: wireItems }, options);
     return reply.ids;
   }
   async dequeue(ns, request, options = {}) {
     const waitMs = request.waitMs ?? 0;
     const timeoutMs = (options.timeoutMs ?? this.transport.options.requestTimeoutMs) + waitMs;
-    const reply = await this.transport.request("dequeue", {
+    const reply = await this.call("dequeue", {
       ns,
       topics: request.topics.map((t) => ({ topic: t.topic, count: t.count ?? 1 })),
       capabilities: request.capabilities,
       wait_ms: request.waitMs,
       lease_ms: request.leaseMs
-    }, timeoutMs);
+    }, { timeoutMs });
     return reply.items.map(deliveryFromWire);
   }
   async ack(ns, receipts, options = {}) {
-    const reply = await this.request("ack", { ns, receipts }, options);
+    const reply = await this.call("ack", { ns, receipts }, options);
     return { acked: reply.acked, stale: reply.stale };
   }
   async nack(ns, items, options = {}) {
     const wireItems = items.map((i) => ({ receipt: i.receipt, delay_ms: i.delayMs, metadata: bytes(i.metadata) }));
-    const reply = await this.request("nack", { ns, items: wireItems }, options);
+    const reply = await this.call("nack", { ns, items: wireItems }, options);
     return { nacked: reply.nacked, stale: reply.stale };
   }
   async extend(ns, items, options = {}) {
     const wireItems = items.map((i) => ({ receipt: i.receipt, lease_ms: i.leaseMs }));
-    const reply = await this.request("extend", { ns, items: wireItems }, options);
+    const reply = await this.call("extend", { ns, items: wireItems }, options);
     return { extended: reply.extended, stale: reply.stale };
   }
   async cancel(ns, ids, options = {}) {
-    const reply = await this.request("cancel", { ns, ids }, options);
+    const reply = await this.call("cancel", { ns, ids }, options);
     return { cancelled: reply.cancelled, missing: reply.missing };
   }
   async get(ns, ids, options = {}) {
-    const reply = await this.request("get", { ns, ids }, options);
+    const reply = await this.call("get", { ns, ids }, options);
     return reply.items.map((s) => s === null ? null : s.state === "ended" ? { id: s.id, state: "ended", outcome: s.outcome } : itemStateFromWire(s));
   }
   async topics(ns, query = {}, options = {}) {
-    const reply = await this.request("topics", { ns, prefix: query.prefix, limit: query.limit, after: query.after }, options);
+    const reply = await this.call("topics", { ns, prefix: query.prefix, limit: query.limit, after: query.after }, options);
     return {
       topics: reply.topics.map((t) => {
         const counts = { topic: t.topic, ready: t.ready, delayed: t.delayed, waiting: t.waiting, leased: t.leased, dead: t.dead, paused: t.paused === true };
@@ -1154,27 +1157,27 @@ class OrqClient {
     };
   }
   async list(ns, topic, query = {}, options = {}) {
-    const reply = await this.request("list", { ns, topic, state: query.state, limit: query.limit, after: query.after }, options);
+    const reply = await this.call("list", { ns, topic, state: query.state, limit: query.limit, after: query.after }, options);
     return { items: reply.items.map(itemStateFromWire), next: typeof reply.next === "string" ? reply.next : null };
   }
   async pause(ns, topic, query = {}, options = {}) {
-    const reply = await this.request("pause", { ns, topic, for_ms: query.forMs }, options);
+    const reply = await this.call("pause", { ns, topic, for_ms: query.forMs }, options);
     return { pausedUntilMs: typeof reply.paused_until_ms === "number" ? reply.paused_until_ms : null };
   }
   async resume(ns, topic, options = {}) {
-    const reply = await this.request("resume", { ns, topic }, options);
+    const reply = await this.call("resume", { ns, topic }, options);
     return { resumed: reply.resumed === true };
   }
   async dead(ns, topic, query = {}, options = {}) {
-    const reply = await this.request("dead", { ns, topic, limit: query.limit }, options);
+    const reply = await this.call("dead", { ns, topic, limit: query.limit }, options);
     return reply.items.map(itemStateFromWire);
   }
   async redrive(ns, topic, ids, options = {}) {
-    const reply = await this.request("redrive", { ns, topic, ids }, options);
+    const reply = await this.call("redrive", { ns, topic, ids }, options);
     return { redriven: reply.redriven };
   }
   async stats(ns, options = {}) {
-    const reply = await this.request("stats", { ns }, options);
+    const reply = await this.call("stats", { ns }, options);
     const { id: _id, ok: _ok, ...rest } = reply;
     return rest;
   }

@@ -5,6 +5,7 @@
 // ISO-8601 UTC, and payloads quoted (or summarised when binary or long).
 
 import type { Delivery, EndedItemState, ItemState, TopicCounts } from "../client/types.ts";
+import { liveStateNames } from "../protocol/live-states.ts";
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -84,6 +85,9 @@ export function block(rows: ReadonlyArray<readonly [string, string]>): string {
   return rows.map(([label, value]) => `${label.padEnd(width)}  ${value}`).join("\n");
 }
 
+/** The column headings of counts by state, in the contract's order. */
+export const stateHeadings: readonly string[] = liveStateNames.map((s) => s.toUpperCase());
+
 /** A table with a header row; numbers right-aligned, text left-aligned. */
 export function table(header: readonly string[], rows: ReadonlyArray<ReadonlyArray<string | number>>): string {
   const cells = [header, ...rows.map((row) => row.map(String))];
@@ -131,13 +135,13 @@ export function itemStateBlock(s: ItemState | EndedItemState): string {
 
 export function topicsTable(topics: readonly TopicCounts[]): string {
   return table(
-    ["TOPIC", "READY", "DELAYED", "WAITING", "LEASED", "DEAD", "PAUSED"],
-    topics.map((t) => [t.topic, t.ready, t.delayed, t.waiting, t.leased, t.dead, pausedText(t)]),
+    ["TOPIC", ...stateHeadings, "PAUSED"],
+    topics.map((t) => [t.topic, ...liveStateNames.map((s) => t[s]), pausedText(t)]),
   );
 }
 
 /** A topic's pause for people: "-", "yes" (until resume) or "until <time>". */
-export function pausedText(t: Pick<TopicCounts, "paused" | "pausedUntilMs">): string {
+function pausedText(t: Pick<TopicCounts, "paused" | "pausedUntilMs">): string {
   if (!t.paused) return "-";
   return t.pausedUntilMs === undefined ? "yes" : `until ${isoTime(t.pausedUntilMs)}`;
 }

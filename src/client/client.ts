@@ -3,6 +3,7 @@
 // payload and metadata in replies are copied, so they do not pin the socket's
 // read buffers.
 
+import type { OpName } from "../protocol/op-names.ts";
 import type { WireDelivery, WireEndedItemState, WireItemState, WireTopicCounts } from "../protocol/wire-types.ts";
 import { OrqError } from "./orq-error.ts";
 import { Transport, type WireMap } from "./transport.ts";
@@ -62,17 +63,22 @@ export class OrqClient {
     return this.transport.request(op, fields, options.timeoutMs);
   }
 
+  /** One of the contract's ops, as the typed methods send it: a misspelt op name is a type error. */
+  private call(op: OpName, fields: WireMap, options: CallOptions): Promise<WireMap> {
+    return this.transport.request(op, fields, options.timeoutMs);
+  }
+
   async hello(options: CallOptions = {}): Promise<ServerHello> {
     const fields: WireMap = { protocol: 1 };
     const { token, clientName } = this.transport.options;
     if (token !== undefined) fields.token = token;
     if (clientName !== undefined) fields.client = clientName;
-    this.server = helloFromWire(await this.request("hello", fields, options));
+    this.server = helloFromWire(await this.call("hello", fields, options));
     return this.server;
   }
 
   async ping(options: CallOptions = {}): Promise<{ nowMs: number }> {
-    const reply = await this.request("ping", {}, options);
+    const reply = await this.call("ping", {}, options);
     return { nowMs: reply.now_ms as number };
   }
 
@@ -93,7 +99,7 @@ export class OrqClient {
       after: item.after,
       key: item.key,
     }));
-    const reply = await this.request("enqueue", { ns, items: wireItems }, options);
+    const reply = await this.call("enqueue", { ns, items: wireItems }, options);
     return reply.ids as string[];
   }
 
@@ -101,7 +107,7 @@ export class OrqClient {
   async dequeue(ns: string, request: DequeueRequest, options: CallOptions = {}): Promise<Delivery[]> {
     const waitMs = request.waitMs ?? 0;
     const timeoutMs = (options.timeoutMs ?? this.transport.options.requestTimeoutMs) + waitMs;
-    const reply = await this.transport.request(
+    const reply = await this.call(
       "dequeue",
       {
         ns,
@@ -110,13 +116,13 @@ export class OrqClient {
         wait_ms: request.waitMs,
         lease_ms: request.leaseMs,
       },
-      timeoutMs,
+      { timeoutMs },
     );
     return (reply.items as WireDelivery[]).map(deliveryFromWire);
   }
 
   async ack(ns: string, receipts: string[], options: CallOptions = {}): Promise<{ acked: number; stale: string[] }> {
-    const reply = await this.request("ack", { ns, receipts }, options);
+    const reply = await this.call("ack", { ns, receipts }, options);
     return { acked: reply.acked as number, stale: reply.stale as string[] };
   }
 
@@ -126,23 +132,23 @@ export class OrqClient {
     options: CallOptions = {},
   ): Promise<{ nacked: number; stale: string[] }> {
     const wireItems = items.map((i) => ({ receipt: i.receipt, delay_ms: i.delayMs, metadata: bytes(i.metadata) }));
-    const reply = await this.request("nack", { ns, items: wireItems }, options);
+    const reply = await this.call("nack", { ns, items: wireItems }, options);
     return { nacked: reply.nacked as number, stale: reply.stale as string[] };
   }
 
   async extend(ns: string, items: Array<{ receipt: string; leaseMs: number }>, options: CallOptions = {}): Promise<{ extended: number; stale: string[] }> {
     const wireItems = items.map((i) => ({ receipt: i.receipt, lease_ms: i.leaseMs }));
-    const reply = await this.request("extend", { ns, items: wireItems }, options);
+    const reply = await this.call("extend", { ns, items: wireItems }, options);
     return { extended: reply.extended as number, stale: reply.stale as string[] };
   }
 
   async cancel(ns: string, ids: string[], options: CallOptions = {}): Promise<{ cancelled: number; missing: string[] }> {
-    const reply = await this.request("cancel", { ns, ids }, options);
+    const reply = await this.call("cancel", { ns, ids }, options);
     return { cancelled: reply.cancelled as number, missing: reply.missing as string[] };
   }
 
   async get(ns: string, ids: string[], options: CallOptions = {}): Promise<Array<ItemState | EndedItemState | null>> {
-    const reply = await this.request("get", { ns, ids }, options);
+    const reply = await this.call("get", { ns, ids }, options);
     return (reply.items as Array<WireItemState | WireEndedItemState | null>).map((s) =>
       s === null ? null : s.state === "ended" ? { id: s.id, state: "ended", outcome: s.outcome } : itemStateFromWire(s),
     );
@@ -153,7 +159,7 @@ export class OrqClient {
     query: { prefix?: string; limit?: number; after?: string } = {},
     options: CallOptions = {},
   ): Promise<{ topics: TopicCounts[]; next: string | null }> {
-    const reply = await this.request("topics", { ns, prefix: query.prefix, limit: query.limit, after: query.after }, options);
+    const reply = await this.call("topics", { ns, prefix: query.prefix, limit: query.limit, after: query.after }, options);
     return {
       topics: (reply.topics as WireTopicCounts[]).map((t) => {
         const counts: TopicCounts = { topic: t.topic, ready: t.ready, delayed: t.delayed, waiting: t.waiting, leased: t.leased, dead: t.dead, paused: t.paused === true };
@@ -175,35 +181,35 @@ export class OrqClient {
     query: { state?: ItemState["state"]; limit?: number; after?: string } = {},
     options: CallOptions = {},
   ): Promise<ItemPage> {
-    const reply = await this.request("list", { ns, topic, state: query.state, limit: query.limit, after: query.after }, options);
+    const reply = await this.call("list", { ns, topic, state: query.state, limit: query.limit, after: query.after }, options);
     return { items: (reply.items as WireItemState[]).map(itemStateFromWire), next: typeof reply.next === "string" ? reply.next : null };
   }
 
   /** Stop deliveries from a topic for `forMs`, or until resume; replaces an earlier pause's end. */
   async pause(ns: string, topic: string, query: { forMs?: number } = {}, options: CallOptions = {}): Promise<{ pausedUntilMs: number | null }> {
-    const reply = await this.request("pause", { ns, topic, for_ms: query.forMs }, options);
+    const reply = await this.call("pause", { ns, topic, for_ms: query.forMs }, options);
     return { pausedUntilMs: typeof reply.paused_until_ms === "number" ? reply.paused_until_ms : null };
   }
 
   /** Lift a topic's pause; `resumed` is false when it was not paused. */
   async resume(ns: string, topic: string, options: CallOptions = {}): Promise<{ resumed: boolean }> {
-    const reply = await this.request("resume", { ns, topic }, options);
+    const reply = await this.call("resume", { ns, topic }, options);
     return { resumed: reply.resumed === true };
   }
 
   async dead(ns: string, topic: string, query: { limit?: number } = {}, options: CallOptions = {}): Promise<ItemState[]> {
-    const reply = await this.request("dead", { ns, topic, limit: query.limit }, options);
+    const reply = await this.call("dead", { ns, topic, limit: query.limit }, options);
     return (reply.items as WireItemState[]).map(itemStateFromWire);
   }
 
   async redrive(ns: string, topic: string, ids?: string[], options: CallOptions = {}): Promise<{ redriven: number }> {
-    const reply = await this.request("redrive", { ns, topic, ids }, options);
+    const reply = await this.call("redrive", { ns, topic, ids }, options);
     return { redriven: reply.redriven as number };
   }
 
   /** Counters and gauges (see docs/PROTOCOL.md), as the server sends them. */
   async stats(ns?: string, options: CallOptions = {}): Promise<Record<string, unknown>> {
-    const reply = await this.request("stats", { ns }, options);
+    const reply = await this.call("stats", { ns }, options);
     const { id: _id, ok: _ok, ...rest } = reply;
     return rest;
   }

@@ -1,6 +1,7 @@
 // The client's camelCase view of protocol v1: what its methods take and return.
 // Byte fields are Uint8Array; a string payload or metadata is sent as UTF-8.
 
+import type { LiveStateName } from "../protocol/live-states.ts";
 import type { ClientClock } from "./client-clock.ts";
 
 export type DeliveryMode = "at_least_once" | "at_most_once";
@@ -43,7 +44,7 @@ export interface Delivery {
 export interface ItemState {
   id: string;
   topic: string;
-  state: "ready" | "delayed" | "waiting" | "leased" | "dead";
+  state: LiveStateName;
   priority: number;
   payload: Uint8Array;
   metadata: Uint8Array;

@@ -9,6 +9,7 @@
 // nowMs (the dashboard server's one sampling timer passes the clock's).
 
 import { dashboardLimits } from "../limits.ts";
+import { liveStateNames } from "../protocol/live-states.ts";
 
 /** Fixed-capacity columns of numbers with one timestamp per row. */
 export class SeriesRing {
@@ -74,7 +75,8 @@ class TieredSeries {
   }
 }
 
-export const stateColumns = ["ready", "delayed", "waiting", "leased", "dead"] as const;
+/** The live states, one column each, in the contract's order. */
+export const stateColumns = liveStateNames;
 export const counterColumns = ["enqueued", "delivered", "acked", "nacked", "dead"] as const;
 
 /** What one sample holds for one namespace (from the `stats` op's reply). */

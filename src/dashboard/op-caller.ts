@@ -5,6 +5,7 @@
 // dashboard never calls an engine op directly. Replies come back in wire form
 // (snake_case, payloads as bytes), exactly what a TCP client would decode.
 
+import type { OpName } from "../protocol/op-names.ts";
 import { plainReply } from "../protocol/reply-encoder.ts";
 import type { WireError } from "../protocol/wire-types.ts";
 import type { RequestSource } from "../server/dispatcher.ts";
@@ -35,7 +36,7 @@ export class OpCaller {
   constructor(private readonly dispatcher: RequestHandler) {}
 
   /** One op; `metered: false` for the server's own background calls (see RequestSource.metered). */
-  call(session: Session, op: string, fields: Record<string, unknown>, metered = true): Promise<OpReply> {
+  call(session: Session, op: OpName, fields: Record<string, unknown>, metered = true): Promise<OpReply> {
     return new Promise((resolve) => {
       let settled = false;
       const source: RequestSource = {
@@ -61,7 +62,7 @@ export class OpCaller {
     });
   }
 
-  async callOrThrow(session: Session, op: string, fields: Record<string, unknown>): Promise<Record<string, unknown>> {
+  async callOrThrow(session: Session, op: OpName, fields: Record<string, unknown>): Promise<Record<string, unknown>> {
     const reply = await this.call(session, op, fields);
     if (!reply.ok) throw new OpError(op, reply.error);
     return reply.value;

@@ -129,7 +129,14 @@ export interface AckDone {
   readonly commit?: Commit;
 }
 
-export type LiveStateName = "ready" | "delayed" | "waiting" | "leased" | "dead";
+/**
+ * The states a live item is in. They are the contract's names
+ * (protocol/live-states.ts), which the engine may not import: the server
+ * hands them across in both directions, so the two lists must stay one type.
+ */
+export const liveStateNames = ["ready", "delayed", "waiting", "leased", "dead"] as const;
+
+export type LiveStateName = (typeof liveStateNames)[number];
 
 export interface ItemState {
   id: string;

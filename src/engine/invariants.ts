@@ -3,7 +3,7 @@
 // match contents, signature references match items.
 
 import { assert } from "../lib/assert.ts";
-import type { LiveStateName } from "./api.ts";
+import { liveStateNames, type LiveStateName } from "./api.ts";
 import type { ItemStates } from "./item-states.ts";
 import type { LiveItem } from "./item.ts";
 import type { Topic } from "./topic.ts";
@@ -62,7 +62,7 @@ export function checkEngineInvariants(states: ItemStates): void {
       const c = counted.get(topic) ?? (topic.pause !== null ? { ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 0 } : undefined);
       // A paused topic lives while empty (pause.ts); any other empty topic is dropped.
       assert(c !== undefined, `engine: empty topic ${topic.name} kept`);
-      for (const state of ["ready", "delayed", "waiting", "leased", "dead"] as const) {
+      for (const state of liveStateNames) {
         assert(topic[state] === c[state], `engine: topic ${topic.name} counts ${topic[state]} ${state}, holds ${c[state]}`);
       }
     }

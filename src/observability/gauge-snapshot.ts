@@ -4,10 +4,9 @@
 // engine's stats view (src/engine/stats-shape.ts), restated as GaugeStats, so
 // a change there breaks the type check here, not silently in a dashboard.
 
+import { liveStateNames, type LiveStateName } from "../protocol/live-states.ts";
 import type { BreakerState } from "../storage/circuit-breaker.ts";
-import type { GaugeSnapshot, ItemStateName } from "./metrics.ts";
-
-const itemStates: readonly ItemStateName[] = ["ready", "delayed", "waiting", "leased", "dead"];
+import type { GaugeSnapshot } from "./metrics.ts";
 
 /**
  * Topic label for the items of a namespace whose per-topic list the engine
@@ -16,7 +15,7 @@ const itemStates: readonly ItemStateName[] = ["ready", "delayed", "waiting", "le
  */
 export const unlistedTopicLabel = "_unlisted";
 
-type Counts = Record<ItemStateName, number>;
+type Counts = Record<LiveStateName, number>;
 
 /**
  * The part of the engine's stats view (src/engine/stats-shape.ts, EngineStats)
@@ -43,14 +42,14 @@ export function gaugeSnapshot(inputs: GaugeInputs): GaugeSnapshot {
   for (const [ns, entry] of Object.entries(inputs.engineStats.namespaces)) {
     const listed: Counts = { ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 0 };
     for (const [topic, value] of Object.entries(entry.topics)) {
-      for (const state of itemStates) {
+      for (const state of liveStateNames) {
         items.push({ ns, topic, state, count: value[state] });
         listed[state] += value[state];
       }
       if (value.unmatchable !== undefined) unmatchable.push({ ns, topic, count: value.unmatchable.items });
     }
     if (entry.topicsTruncated) {
-      for (const state of itemStates) items.push({ ns, topic: unlistedTopicLabel, state, count: entry[state] - listed[state] });
+      for (const state of liveStateNames) items.push({ ns, topic: unlistedTopicLabel, state, count: entry[state] - listed[state] });
     }
     waitersFromNamespaces += entry.parkedWaiters;
   }

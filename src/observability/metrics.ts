@@ -11,12 +11,10 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from "prom-client";
 import { metricsTopicSeriesMax } from "../limits.ts";
 import { errorCodes } from "../protocol/error-codes.ts";
-import type { OpName } from "../protocol/wire-types.ts";
+import type { LiveStateName } from "../protocol/live-states.ts";
+import { opNames } from "../protocol/op-names.ts";
 import type { BreakerState } from "../storage/circuit-breaker.ts";
 import { RequestMetrics } from "./request-metrics.ts";
-
-/** Item states as the contract names them (`topics` counts the same five). */
-export type ItemStateName = "ready" | "delayed" | "waiting" | "leased" | "dead";
 
 /**
  * Circuit-breaker states (the store's one breaker), exported one-hot:
@@ -29,7 +27,7 @@ export type BreakerStateName = BreakerState;
 
 /** What the server reports at scrape time. Counts are current values, not deltas. */
 export interface GaugeSnapshot {
-  items: ReadonlyArray<{ ns: string; topic: string; state: ItemStateName; count: number }>;
+  items: ReadonlyArray<{ ns: string; topic: string; state: LiveStateName; count: number }>;
   /** The store's circuit breaker; null when the source has none (no series exported). */
   breaker: BreakerStateName | null;
   connections: number;
@@ -96,27 +94,8 @@ export interface Metrics {
   readonly contentType: string;
 }
 
-// Every op the contract defines; a missing one is a type error. Requests with
-// any other op (answered UNKNOWN_OP) are counted under op "unknown".
-const knownOps: Record<OpName, true> = {
-  hello: true,
-  ping: true,
-  enqueue: true,
-  dequeue: true,
-  ack: true,
-  nack: true,
-  extend: true,
-  cancel: true,
-  get: true,
-  topics: true,
-  dead: true,
-  redrive: true,
-  stats: true,
-  list: true,
-  pause: true,
-  resume: true,
-  cluster: true,
-};
+// Requests are labelled by the contract's ops; any other op (answered
+// UNKNOWN_OP) is counted under op "unknown".
 const unknownOpLabel = "unknown";
 const knownCodes: ReadonlySet<string> = new Set<string>(["OK", ...errorCodes]);
 
@@ -161,7 +140,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   buildInfo.set({ version: options.version ?? "unknown" }, 1);
 
   const requests = new RequestMetrics(
-    { ops: Object.keys(knownOps), unknownOp: unknownOpLabel, codes: [...knownCodes], unknownCode: "INTERNAL" },
+    { ops: opNames, unknownOp: unknownOpLabel, codes: [...knownCodes], unknownCode: "INTERNAL" },
     requestDurationBucketsSeconds,
   );
   const requestMetrics = requests.scrapeTimeMetrics({

@@ -3,30 +3,12 @@
 // replies of these shapes. Byte fields are MessagePack bin (Uint8Array).
 
 import type { ErrorCode } from "./error-codes.ts";
+import type { LiveStateName } from "./live-states.ts";
 
 export const protocolVersion = 1;
 
 /** Request ids run from 1 to 2^53-1; id 0 is reserved for connection-level errors. */
 export const requestIdMax = Number.MAX_SAFE_INTEGER;
-
-export type OpName =
-  | "hello"
-  | "ping"
-  | "enqueue"
-  | "dequeue"
-  | "ack"
-  | "nack"
-  | "extend"
-  | "cancel"
-  | "get"
-  | "topics"
-  | "dead"
-  | "redrive"
-  | "stats"
-  | "list"
-  | "pause"
-  | "resume"
-  | "cluster";
 
 export interface WireErrorDetails {
   field?: string;
@@ -93,7 +75,7 @@ export interface WireDelivery {
 export interface WireItemState {
   id: string;
   topic: string;
-  state: "ready" | "delayed" | "waiting" | "leased" | "dead";
+  state: LiveStateName;
   priority: number;
   payload: Uint8Array;
   metadata: Uint8Array;

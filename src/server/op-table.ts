@@ -1,6 +1,9 @@
 // The op table: every op of protocol v1, as data. The dispatcher looks ops up
-// here and applies each entry's flags before calling its handler.
+// here and applies each entry's flags before calling its handler. It holds
+// exactly the contract's op names (protocol/op-names.ts): a missing handler is
+// a type error, and so is a name the contract lacks.
 
+import { isOpName } from "../protocol/op-names.ts";
 import type { OpTable } from "./op-types.ts";
 import { ackOp } from "./ops/ack.ts";
 import { cancelOp } from "./ops/cancel.ts";
@@ -41,5 +44,5 @@ export const opTable: OpTable = Object.freeze({
 });
 
 export function lookupOp(name: string): OpTable[keyof OpTable] | undefined {
-  return Object.hasOwn(opTable, name) ? opTable[name as keyof OpTable] : undefined;
+  return isOpName(name) ? opTable[name] : undefined;
 }

@@ -6,7 +6,8 @@
 import type { EngineApi, Failure } from "../engine/api.ts";
 import { assert } from "../lib/assert.ts";
 import type { Limits } from "../limits.ts";
-import type { OpName, WireClusterMap, WireError } from "../protocol/wire-types.ts";
+import type { OpName } from "../protocol/op-names.ts";
+import type { WireClusterMap, WireError } from "../protocol/wire-types.ts";
 import type { NamespaceScope, TokenTable } from "./auth.ts";
 import type { RequestFailure, RequestReader, Source } from "./request-reader.ts";
 import type { Commit } from "../storage/writer.ts";

@@ -10,6 +10,7 @@ import {
   otherTopicLabel,
   type GaugeSnapshot,
 } from "../../src/observability/metrics.ts";
+import { opNames } from "../../src/protocol/op-names.ts";
 import { findSample, parsePrometheusText, type Exposition } from "./prometheus-text.ts";
 
 async function scrape(metrics: ReturnType<typeof createMetrics>): Promise<Exposition> {
@@ -81,6 +82,13 @@ describe("createMetrics", () => {
     expect(findSample(parsed, "orq_requests_total", { op: "ping", code: "INTERNAL" })?.value).toBe(1);
     const ops = new Set(parsed.samples.filter((s) => s.name === "orq_requests_total").map((s) => s.labels.op));
     expect([...ops].sort()).toEqual(["ping", "unknown"]);
+  });
+
+  test("every op of the contract is a label of its own", async () => {
+    const metrics = createMetrics({ processMetrics: false });
+    for (const op of opNames) metrics.requestDone(op, "OK", 0.1);
+    const parsed = await scrape(metrics);
+    for (const op of opNames) expect(findSample(parsed, "orq_requests_total", { op, code: "OK" })?.value).toBe(1);
   });
 
   test("commitObserved feeds three histograms", async () => {

@@ -16,6 +16,8 @@ export declare class OrqClient {
     get connected(): boolean;
     /** Any op by name, with wire (snake_case) fields; resolves with the reply map. */
     request(op: string, fields?: WireMap, options?: CallOptions): Promise<WireMap>;
+    /** One of the contract's ops, as the typed methods send it: a misspelt op name is a type error. */
+    private call;
     hello(options?: CallOptions): Promise<ServerHello>;
     ping(options?: CallOptions): Promise<{
         nowMs: number;

@@ -1,3 +1,4 @@
+import type { LiveStateName } from "../protocol/live-states.ts";
 import type { ClientClock } from "./client-clock.ts";
 export type DeliveryMode = "at_least_once" | "at_most_once";
 export interface EnqueueItem {
@@ -38,7 +39,7 @@ export interface Delivery {
 export interface ItemState {
     id: string;
     topic: string;
-    state: "ready" | "delayed" | "waiting" | "leased" | "dead";
+    state: LiveStateName;
     priority: number;
     payload: Uint8Array;
     metadata: Uint8Array;

@@ -1,8 +1,8 @@
 import type { ErrorCode } from "./error-codes.ts";
+import type { LiveStateName } from "./live-states.ts";
 export declare const protocolVersion = 1;
 /** Request ids run from 1 to 2^53-1; id 0 is reserved for connection-level errors. */
 export declare const requestIdMax: number;
-export type OpName = "hello" | "ping" | "enqueue" | "dequeue" | "ack" | "nack" | "extend" | "cancel" | "get" | "topics" | "dead" | "redrive" | "stats" | "list" | "pause" | "resume" | "cluster";
 export interface WireErrorDetails {
     field?: string;
     index?: number;
@@ -65,7 +65,7 @@ export interface WireDelivery {
 export interface WireItemState {
     id: string;
     topic: string;
-    state: "ready" | "delayed" | "waiting" | "leased" | "dead";
+    state: LiveStateName;
     priority: number;
     payload: Uint8Array;
     metadata: Uint8Array;

@@ -8,6 +8,7 @@
 import { type Command, InvalidArgumentError } from "commander";
 import type { ItemState } from "../../client/types.ts";
 import { defaultLimits } from "../../limits.ts";
+import { liveStateNames as states } from "../../protocol/live-states.ts";
 import { clientCommand, intArg, onRun } from "../client-command.ts";
 import { itemStateToJson, itemStatesTable } from "../output.ts";
 
@@ -17,7 +18,6 @@ const requestsMax = 10_000;
 const pageDefault = defaultLimits.listPageDefault;
 /** Items per request at most: the server's largest page. */
 const pageMax = defaultLimits.listPageMax;
-const states = ["ready", "delayed", "waiting", "leased", "dead"] as const;
 
 export function addListCommand(program: Command): void {
   const command = clientCommand(program, "list", "list a topic's items: ready ones in delivery order, the others in enqueue order")

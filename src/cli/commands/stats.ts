@@ -14,12 +14,11 @@
 
 import type { Command } from "commander";
 import type { NodeStats } from "../../client/cluster-client.ts";
+import { liveStateNames as states } from "../../protocol/live-states.ts";
 import { clientCommand, onRun } from "../client-command.ts";
-import { block, table } from "../output.ts";
+import { block, stateHeadings, table } from "../output.ts";
 
 type Fields = Record<string, unknown>;
-
-const states = ["ready", "delayed", "waiting", "leased", "dead"] as const;
 
 function num(record: Fields | undefined, key: string): number {
   const value = record?.[key];
@@ -39,7 +38,7 @@ function render(stats: Fields, showTopics: boolean): string {
   const totals = fields(stats.totals);
   const unmatchableTotal = Object.values(namespaces).reduce((sum: number, ns) => sum + num(fields(ns), "unmatchable"), 0);
   rows.push(["(total)", ...states.map((s) => num(totals, s)), unmatchableTotal, num(totals, "topics"), num(totals, "parked_waiters")]);
-  const parts = [table(["NAMESPACE", "READY", "DELAYED", "WAITING", "LEASED", "DEAD", "UNMATCHABLE", "TOPICS", "WAITERS"], rows)];
+  const parts = [table(["NAMESPACE", ...stateHeadings, "UNMATCHABLE", "TOPICS", "WAITERS"], rows)];
   if (showTopics) {
     for (const [name, value] of Object.entries(namespaces)) {
       const topics = fields(fields(value).topics);
@@ -49,7 +48,7 @@ function render(stats: Fields, showTopics: boolean): string {
         // "-": no worker asked within the window, so there is nothing to judge by.
         fields(fields(counts).unmatchable).asked === true ? num(fields(fields(counts).unmatchable), "items") : "-",
       ]);
-      if (topicRows.length > 0) parts.push(`topics of ${name}:\n${table(["TOPIC", "READY", "DELAYED", "WAITING", "LEASED", "DEAD", "UNMATCHABLE"], topicRows)}`);
+      if (topicRows.length > 0) parts.push(`topics of ${name}:\n${table(["TOPIC", ...stateHeadings, "UNMATCHABLE"], topicRows)}`);
     }
   }
   const unmatchable = unmatchableReport(namespaces);
@@ -95,7 +94,7 @@ function renderNodes(nodes: NodeStats[]): string {
     const server = fields(node.stats.server);
     return [node.nodeId ?? "?", node.addr, ...states.map((s) => num(totals, s)), num(server, "connections"), `${Math.round(num(server, "uptime_ms") / 1000)} s`];
   });
-  return `per node:\n${table(["NODE", "ADDR", "READY", "DELAYED", "WAITING", "LEASED", "DEAD", "CONNECTIONS", "UPTIME"], rows)}`;
+  return `per node:\n${table(["NODE", "ADDR", ...stateHeadings, "CONNECTIONS", "UPTIME"], rows)}`;
 }
 
 function nodeToJson(node: NodeStats): Fields {

@@ -3,11 +3,10 @@
 // and the server panel (version, uptime, connections, commit latency,
 // storage breaker).
 
+import { liveStateNames as states } from "../../protocol/live-states.ts";
 import { count, duration } from "../format.ts";
 import { html, query, type Html } from "../html.ts";
 import type { PageContext, PageResult } from "../page-context.ts";
-
-const states = ["ready", "delayed", "waiting", "leased", "dead"] as const;
 
 function countsRow(label: Html | string, entry: Record<string, unknown>): Html {
   return html`<tr><th scope="row">${label}</th>${states.map((s) => html`<td class="num" data-count="${s}">${count(entry[s])}</td>`)}<td class="num">${count(entry.topic_count ?? entry.topics)}</td></tr>`;

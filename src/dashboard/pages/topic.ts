@@ -2,17 +2,16 @@
 // `list` op, one page at a time (`next` → after), and pause / resume.
 
 import { defaultLimits } from "../../limits.ts";
+import { liveStateNames as states } from "../../protocol/live-states.ts";
 import { bytesPreview, count, instant, json } from "../format.ts";
 import { html, query, type Html } from "../html.ts";
 import type { PageContext, PageResult } from "../page-context.ts";
 import { pauseForms } from "./topics.ts";
 
-const states = ["ready", "delayed", "waiting", "leased", "dead"] as const;
-
 /** Items per page: the `list` op's default. */
 const itemsPerPage = defaultLimits.listPageDefault;
 
-export function itemRows(ctx: PageContext, items: ReadonlyArray<Record<string, unknown>>): Html {
+function itemRows(ctx: PageContext, items: ReadonlyArray<Record<string, unknown>>): Html {
   if (items.length === 0) return html`<tr><td colspan="8" class="muted">no items</td></tr>`;
   return html`${items.map(
     (item) => html`<tr data-item="${String(item.id)}">
@@ -26,7 +25,7 @@ export function itemRows(ctx: PageContext, items: ReadonlyArray<Record<string, u
   )}`;
 }
 
-export const itemTableHead = html`<thead><tr><th>id</th><th>state</th><th class="num">priority</th><th class="num">attempt</th><th>enqueued</th><th>requires</th><th>key</th><th>payload</th></tr></thead>`;
+const itemTableHead = html`<thead><tr><th>id</th><th>state</th><th class="num">priority</th><th class="num">attempt</th><th>enqueued</th><th>requires</th><th>key</th><th>payload</th></tr></thead>`;
 
 export async function topicPage(ctx: PageContext): Promise<PageResult> {
   const params = ctx.url.searchParams;

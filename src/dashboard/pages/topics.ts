@@ -4,6 +4,7 @@
 // filtered by name prefix; pause and resume forms per topic.
 
 import { defaultLimits } from "../../limits.ts";
+import { liveStateNames } from "../../protocol/live-states.ts";
 import { count, duration } from "../format.ts";
 import { html, query, type Html } from "../html.ts";
 import type { PageContext, PageResult } from "../page-context.ts";
@@ -12,14 +13,14 @@ import { sparkline } from "./sparkline.ts";
 
 type Row = Record<string, unknown> & { topic: string };
 
-const sortable = ["topic", "ready", "delayed", "waiting", "leased", "dead", "total", "oldest", "paused"] as const;
+const sortable = ["topic", ...liveStateNames, "total", "oldest", "paused"] as const;
 type SortKey = (typeof sortable)[number];
 
 /** Topics fetched per page view (the `topics` op's page maximum): sorting and filtering work on these. */
 const topicsShownMax = defaultLimits.topicsPageMax;
 
 function total(row: Row): number {
-  return ["ready", "delayed", "waiting", "leased", "dead"].reduce((sum, s) => sum + (Number(row[s]) || 0), 0);
+  return liveStateNames.reduce((sum, s) => sum + (Number(row[s]) || 0), 0);
 }
 
 function sortValue(row: Row, key: SortKey, oldest: number | null): number | string {
@@ -65,7 +66,7 @@ export async function topicsPage(ctx: PageContext): Promise<PageResult> {
     const until = typeof row.paused_until_ms === "number" ? ` until ${new Date(row.paused_until_ms).toISOString()}` : "";
     return html`<tr data-topic="${row.topic}">
 <td><a href="/topic${query({ ns: ctx.ns, topic: row.topic })}">${row.topic}</a></td>
-${["ready", "delayed", "waiting", "leased", "dead"].map((s) => html`<td class="num" data-count="${s}">${count(row[s])}</td>`)}
+${liveStateNames.map((s) => html`<td class="num" data-count="${s}">${count(row[s])}</td>`)}
 <td class="num">${count(total(row))}</td>
 <td class="num">${readySince === null ? "–" : duration(ctx.nowMs - readySince)}</td>
 <td>${trend === null ? html`<span class="muted">–</span>` : sparkline(trend.totals)}</td>
@@ -75,7 +76,7 @@ ${["ready", "delayed", "waiting", "leased", "dead"].map((s) => html`<td class="n
   });
   const top = html`<form method="get" action="/topics" class="filter"><input type="hidden" name="ns" value="${ctx.ns}">
 <label>Name prefix <input type="text" name="prefix" value="${prefix}"></label><input type="hidden" name="sort" value="${sort}"><input type="hidden" name="dir" value="${descending ? "desc" : "asc"}"> <button type="submit">Filter</button></form>`;
-  const live = html`<table id="topics" class="sortable"><thead><tr>${header("topic", "topic")}${header("ready", "ready")}${header("delayed", "delayed")}${header("waiting", "waiting")}${header("leased", "leased")}${header("dead", "dead")}${header("total", "total")}${header("oldest", "oldest ready")}<th>depth, last hour</th>${header("paused", "paused")}<th></th></tr></thead>
+  const live = html`<table id="topics" class="sortable"><thead><tr>${header("topic", "topic")}${liveStateNames.map((s) => header(s, s))}${header("total", "total")}${header("oldest", "oldest ready")}<th>depth, last hour</th>${header("paused", "paused")}<th></th></tr></thead>
 <tbody>${body.length === 0 ? html`<tr><td colspan="11" class="muted">no topics${prefix === "" ? "" : " with this prefix"}</td></tr>` : body}</tbody></table>
 ${typeof reply.next === "string" ? html`<p class="muted">Showing the first ${topicsShownMax} topics; narrow the prefix to see others.</p>` : ""}`;
   return { title: "Topics", top, live };

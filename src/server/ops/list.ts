@@ -3,13 +3,11 @@
 // `after` is the cursor a previous page's `next` gave (opaque to clients; a
 // string this server never handed out for this state filter is BAD_REQUEST).
 
-import type { LiveStateName } from "../../engine/api.ts";
 import { formatListCursor, parseListCursor } from "../../engine/list-cursor.ts";
+import { liveStateNames } from "../../protocol/live-states.ts";
 import { failed, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import { RequestReader, type Source } from "../request-reader.ts";
 import { itemStateToWire } from "./wire-encoding.ts";
-
-const states: readonly LiveStateName[] = ["ready", "delayed", "waiting", "leased", "dead"];
 
 export const listOp: OpSpec = namespacedOp({
   needsAuth: true,
@@ -19,7 +17,7 @@ export const listOp: OpSpec = namespacedOp({
     const reader = new RequestReader();
     const { limits } = ctx;
     const topic = reader.requiredString(request, "topic", 1, limits.topicBytesMax);
-    const state = reader.oneOf(request, "state", states);
+    const state = reader.oneOf(request, "state", liveStateNames);
     const limit = reader.int(request, "limit", { min: 1, max: limits.listPageMax, overMaxTooLarge: true });
     // Any length: a string that is not a cursor is BAD_REQUEST below, whatever its size.
     const afterText = reader.string(request, "after", 1, limits.frameBytesMax);
