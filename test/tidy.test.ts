@@ -1,33 +1,44 @@
 // Goal: keep the codebase's shape as STYLE.md describes it, checked on every
 // test run rather than by memory: imports flow one way (bytes → protocol →
 // server → engine → storage; lib is a leaf) and never in a circle, each
-// dependency sits behind the files that own it, files and functions stay
-// short, files open with what they own, and only the clock module reads real
-// time.
+// dependency sits behind the files that own it, functions stay short, every
+// export is used, files open with what they own, and only the clock module
+// reads real time.
 
 import { describe, expect, test } from "bun:test";
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join, relative, dirname, resolve } from "node:path";
+import { exportsOf, importsOf as importUsesOf, type ExportTable } from "./support/export-scan.ts";
 import { codeOnly, functionSpans } from "./support/source-scan.ts";
 
 const root = resolve(import.meta.dir, "..");
 const srcDir = join(root, "src");
 
-/** Longest source file, in lines: past it a file is doing more than one thing. */
-const fileLinesMax = 400;
+/**
+ * Longest source file, in lines: a loose backstop, twice the longest file
+ * today. Functions carry the real cap (functionLinesMax); a file past this
+ * holds several concepts however short its functions are.
+ */
+const fileLinesMax = 800;
 
-function listTs(dir: string): string[] {
+/** The files under `dir` whose names match `pattern`, sorted; node_modules is skipped. */
+function listFiles(dir: string, pattern: RegExp): string[] {
   const out: string[] = [];
   const stack = [dir];
   while (stack.length > 0) {
     const current = stack.pop()!;
     for (const name of readdirSync(current)) {
+      if (name === "node_modules") continue;
       const path = join(current, name);
       if (statSync(path).isDirectory()) stack.push(path);
-      else if (name.endsWith(".ts")) out.push(path);
+      else if (pattern.test(name)) out.push(path);
     }
   }
   return out.sort();
+}
+
+function listTs(dir: string): string[] {
+  return listFiles(dir, /\.ts$/);
 }
 
 const files = listTs(srcDir).map((path) => ({
@@ -174,15 +185,146 @@ function importCircles(graph: Map<string, string[]>): string[] {
   return circles;
 }
 
-/** Longest function, in lines from its header to its closing brace: past it a function is doing more than one thing. */
-const functionLinesMax = 130;
+/*
+ * Function length, the rule (TigerBeetle's, STYLE.md): a function is at most
+ * functionLinesMax (70) lines, from its header to its closing brace, nested
+ * functions counted in (test/support/source-scan.ts measures block bodies by
+ * matching braces). Files are not capped by length beyond fileLinesMax's
+ * backstop.
+ *
+ * The red zone is the band just over the cap, 71 to redZoneTopLines (100)
+ * lines: a function there crept past the cap a few lines at a time, and
+ * tidy fails on it: split it, which there is a small change. Only a
+ * function whose split is waiting on other work is listed in
+ * redZoneNotSplitYet, with why; that list is debt and only shrinks.
+ *
+ * A function past the red zone was written long: a sequence whose steps are
+ * already calls, a closure that owns shared state. It stays only when
+ * longFunctions names it with why, so each long function is a decision on
+ * record rather than drift.
+ *
+ * Both lists only shrink: a listed function back under the cap (or gone)
+ * must come off, and one that moved between the bands must move lists.
+ */
+const functionLinesMax = 70;
+const redZoneTopLines = 100;
+
+/** Red-zone functions (71 to 100 lines) not split yet, each with why. */
+const redZoneNotSplitYet: Record<string, string> = {
+  "observability/metrics.ts createMetrics":
+    "registers every series in one place; to be split by family (requests, storage, items) once the op-name and beanstalk-label changes in flight in this file land",
+  "observability/metrics.ts scrapeTimeGauges": "as createMetrics: split with it, after the changes in flight in this file",
+  "engine/recovery.ts loadStoreInSteps":
+    "the recovery walk's steps share one cursor and counters; splitting it belongs with the ItemStates loader for recovery (REVIEW item 4)",
+  "engine/matching/parse-requires.ts parseConstraint":
+    "one case per constraint form (range, set, comparison); a table of per-form parsers is the split, not done in this change",
+};
+
+/** Functions past the red zone (over 100 lines), each with why it is long by design. */
+const longFunctions: Record<string, string> = {
+  "cli/serve.ts runServe":
+    "the server's start-up sequence in its order (signals, store checks, backend, metrics feed, ports, shutdown); each step is a call already, what stays is the order and the handles later steps take from earlier ones",
+  "client/worker.ts startWorker":
+    "a closure that owns one worker's state (running count, tasks, wake) shared by its inner runOne, start, pause and loop, each under the cap; splitting it further means a class with the same members",
+};
+
+/*
+ * Unused exports, the rule: every export of a file under src/ is imported by
+ * another file (in src/, test/, bench/ or scripts/), or is public: part of
+ * a package entry (publicEntries). One exception: an interface or type
+ * alias that its own file uses may stay exported, since it names a part of
+ * an exported signature (an options bag, a result) that a caller may spell.
+ * An export nothing uses at all is dead code: delete it. One that only its
+ * own file uses loses its `export`. What cannot be fixed in this change is
+ * listed in unusedExportsAllowed with why; the list only shrinks.
+ */
+const publicEntries = ["client/index.ts"];
+
+/** Folders whose files count as importers (besides src/). */
+const importerDirs = ["test", "bench", "scripts"];
+
+/** Unused exports left for now (`file name`), each with why. */
+const unusedExportsAllowed: Record<string, string> = {
+  "beanstalk/command-parser.ts badFormatReply": "used only in its file; drop the export with the beanstalk work in flight (src/beanstalk/ is its to edit)",
+  "beanstalk/commands/tubes.ts defaultTube": "as badFormatReply",
+  "beanstalk/job-mapping.ts priorityOffset": "as badFormatReply",
+  "beanstalk/request-labels.ts negativeAnswers": "as badFormatReply",
+  "beanstalk/request-labels.ts unknownCommandOp": "as badFormatReply",
+  "protocol/msgpack-codec.ts DecodeError": "used only in its file; drop the export with the protocol work in flight (src/protocol/ is its to edit)",
+  "protocol/request-frame-decoder.ts isWellFormedUtf8": "as DecodeError",
+  "engine/item-bytes.ts DeliveryBytes": "used only in its file; drop the export with the item-bytes work in flight",
+  "storage/lmdb/data-dir-check.ts openFreeBytesMin": "used only in its file; drop the export with the LMDB work in flight (src/storage/lmdb/ is its to edit)",
+  "storage/lmdb/lmdb-options.ts namedDbCount": "as openFreeBytesMin",
+  "storage/lmdb/lmdb-options.ts shardDbName": "as openFreeBytesMin",
+  "storage/lmdb/lmdb-options.ts outcomesDbName": "as openFreeBytesMin",
+  "storage/lmdb/lmdb-options.ts ackedDbName": "as openFreeBytesMin",
+  "storage/lmdb/lmdb-options.ts shardKeyEncoder": "as openFreeBytesMin",
+};
+
+/** Whether `name` occurs in `code` more often than its one declaration. */
+function usedInOwnFile(code: string, name: string): boolean {
+  const escaped = name.replaceAll("$", "\\$");
+  return [...code.matchAll(new RegExp(`(?<![\\w$.])${escaped}(?![\\w$])`, "g"))].length > 1;
+}
 
 /**
- * Functions allowed past functionLinesMax, each with the reason it is not
- * split yet. The test fails when one of them is back under the limit, so the
- * list only shrinks.
+ * The exports of src/ that nothing imports (`file name`), as the rule above
+ * says: imports are read from src/ and importerDirs, followed through
+ * `export * from`, and a package entry's exports all count as used.
  */
-const longFunctions: Record<string, string> = {};
+function unusedExports(): string[] {
+  const tables = new Map<string, ExportTable>();
+  for (const file of files) if (!file.rel.endsWith(".d.ts")) tables.set(file.path, exportsOf(file.text));
+  const target = (from: string, spec: string): string | null => {
+    if (!spec.startsWith(".")) return null;
+    const path = resolve(dirname(from), spec);
+    for (const candidate of [path, `${path}.ts`, join(path, "index.ts")]) if (tables.has(candidate)) return candidate;
+    return null;
+  };
+  const used = new Set<string>();
+  /** Marks `name` (or every export, for null) of `path` used, following `export * from` without recursion. */
+  const markUsed = (path: string, name: string | null): void => {
+    const stack: Array<[string, string | null]> = [[path, name]];
+    const seen = new Set<string>();
+    while (stack.length > 0) {
+      const [at, wanted] = stack.pop()!;
+      if (seen.has(`${at} ${wanted}`)) continue;
+      seen.add(`${at} ${wanted}`);
+      const table = tables.get(at)!;
+      if (wanted !== null && table.names.has(wanted)) {
+        used.add(`${at} ${wanted}`);
+        continue;
+      }
+      if (wanted === null) for (const exported of table.names.keys()) used.add(`${at} ${exported}`);
+      for (const spec of table.starFrom) {
+        const next = target(at, spec);
+        if (next !== null) stack.push([next, wanted]);
+      }
+    }
+  };
+  const importers = [...files.map((file) => file.path), ...importerDirs.flatMap((dir) => listFiles(join(root, dir), /\.(ts|mjs|js)$/))];
+  for (const importer of importers) {
+    for (const use of importUsesOf(readFileSync(importer, "utf8"))) {
+      const path = target(importer, use.spec);
+      if (path === null) continue;
+      if (use.all) markUsed(path, null);
+      for (const name of use.names) markUsed(path, name);
+    }
+  }
+  for (const entry of publicEntries) markUsed(join(srcDir, entry), null);
+  const unused: string[] = [];
+  for (const file of files) {
+    const table = tables.get(file.path);
+    if (table === undefined) continue;
+    const code = codeOnly(file.text);
+    for (const [name, exported] of table.names) {
+      if (used.has(`${file.path} ${name}`)) continue;
+      if (exported.isType && !exported.reexported && usedInOwnFile(code, name)) continue;
+      unused.push(`${file.rel} ${name}`);
+    }
+  }
+  return unused;
+}
 
 describe("tidy", () => {
   test("the tree has source files to check", () => {
@@ -334,19 +476,99 @@ describe("tidy", () => {
     ]);
   });
 
-  test(`functions stay under ${functionLinesMax} lines, but the listed ones`, () => {
-    const long: string[] = [];
-    const stillLong = new Set<string>();
+  test("the function finder takes a spaced < or > for an operator, not a generic bracket, so a block after a comparison is no function", () => {
+    const source = [
+      "class K {",
+      "  private g(v: number): number {",
+      "    if (v >= 0) {",
+      "      return v;",
+      "    } else {",
+      "      return v >>> 0;",
+      "    }",
+      "  }",
+      "  private h(): Map<string, Array<number>> {",
+      "    return new Map();",
+      "  }",
+      "}",
+    ].join("\n");
+    expect(functionSpans(source)).toEqual([
+      { name: "g", line: 2, lines: 7 },
+      { name: "h", line: 9, lines: 3 },
+    ]);
+  });
+
+  test(`functions stay under ${functionLinesMax} lines; over it, only the listed ones`, () => {
+    const found: string[] = [];
+    const listedAt = new Map<string, "red zone" | "long">();
+    for (const [name] of Object.entries(redZoneNotSplitYet)) listedAt.set(name, "red zone");
+    for (const [name] of Object.entries(longFunctions)) listedAt.set(name, "long");
+    const seen = new Map<string, "red zone" | "long">();
     for (const file of files) {
       for (const span of functionSpans(file.text)) {
         if (span.lines <= functionLinesMax) continue;
         const name = `${file.rel} ${span.name}`;
-        if (longFunctions[name] !== undefined) stillLong.add(name);
-        else long.push(`${file.rel}:${span.line} ${span.name}: ${span.lines} lines`);
+        const band = span.lines <= redZoneTopLines ? "red zone" : "long";
+        seen.set(name, band);
+        const listed = listedAt.get(name);
+        if (listed === band) continue;
+        const where = band === "red zone" ? `in the red zone (${functionLinesMax + 1}-${redZoneTopLines}): split it` : "past the red zone: split it, or list it in longFunctions with why";
+        const moved = listed === undefined ? "" : ` (listed as ${listed === "red zone" ? "redZoneNotSplitYet" : "longFunctions"}: it changed bands)`;
+        found.push(`${file.rel}:${span.line} ${span.name}: ${span.lines} lines, ${where}${moved}`);
       }
     }
-    expect(long).toEqual([]);
-    expect(Object.keys(longFunctions).filter((name) => !stillLong.has(name))).toEqual([]);
+    expect(found).toEqual([]);
+    // A listed function back under the cap, or gone, comes off its list.
+    expect([...listedAt.keys()].filter((name) => !seen.has(name))).toEqual([]);
+  });
+
+  test("every export is imported somewhere, or public, or listed with why", () => {
+    const unused = unusedExports();
+    expect(unused.filter((name) => unusedExportsAllowed[name] === undefined)).toEqual([]);
+    // A listed export now used, or gone, comes off the list.
+    expect(Object.keys(unusedExportsAllowed).filter((name) => !unused.includes(name))).toEqual([]);
+  });
+
+  test("the export finder reads declarations, lists, re-exports and star re-exports, not comments or strings", () => {
+    const source = [
+      "// export const commented = 1;",
+      'const text = "export const quoted = 2";',
+      "export async function f() {}",
+      "export abstract class K {}",
+      "export const c = 1;",
+      "export interface I {}",
+      "export type T = number;",
+      "export { a, b as bb, type U };",
+      'export type { V } from "./v.ts";',
+      'export * from "./w.ts";',
+    ].join("\n");
+    const table = exportsOf(source);
+    expect([...table.names.keys()]).toEqual(["f", "K", "c", "I", "T", "a", "bb", "U", "V"]);
+    expect([...table.names].filter(([, e]) => e.isType).map(([name]) => name)).toEqual(["I", "T", "U", "V"]);
+    expect([...table.names].filter(([, e]) => e.reexported).map(([name]) => name)).toEqual(["V"]);
+    expect(table.starFrom).toEqual(["./w.ts"]);
+  });
+
+  test("the import finder reads named, default, namespace, dynamic and re-export uses", () => {
+    const source = [
+      'import { a, b as c, type D } from "./x.ts";',
+      'import e, { f } from "./y.ts";',
+      'import * as ns from "./z.ts";',
+      "ns.g(); ns.h;",
+      'export { i } from "./r.ts";',
+      'const { j, k: kk } = await import("./d.ts");',
+      'type L = import("./t.ts").M;',
+      'await import("./all.ts");',
+      "// import { commented } from \"./gone.ts\";",
+    ].join("\n");
+    expect(importUsesOf(source)).toEqual([
+      { spec: "./x.ts", names: ["a", "b", "D"], all: false },
+      { spec: "./y.ts", names: ["f", "default"], all: false },
+      { spec: "./r.ts", names: ["i"], all: false },
+      { spec: "./z.ts", names: ["g", "h"], all: false },
+      { spec: "./d.ts", names: ["j", "k"], all: false },
+      { spec: "./t.ts", names: ["M"], all: false },
+      { spec: "./all.ts", names: [], all: true },
+    ]);
   });
 
   test("no empty catch blocks", () => {

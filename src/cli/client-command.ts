@@ -12,10 +12,10 @@ import { OrqClient } from "../client/client.ts";
 import { OrqClusterClient } from "../client/cluster-client.ts";
 import { OrqError } from "../client/orq-error.ts";
 
-export const defaultServer = "127.0.0.1:7420";
-export const defaultNamespace = "default";
+const defaultServer = "127.0.0.1:7420";
+const defaultNamespace = "default";
 /** A CLI call should fail fast rather than hang a terminal (10 s); long-poll waits come on top. */
-export const requestTimeoutMsDefault = 10_000;
+const requestTimeoutMsDefault = 10_000;
 
 export const exitCodes = { ok: 0, error: 1, usage: 2, partial: 3 } as const;
 

@@ -72,7 +72,7 @@ export interface DeprecatedName {
 type SettingName = Exclude<keyof ServeConfig, "configPath" | "tokens" | "namespaces" | "shardsGiven" | "deprecatedNames">;
 
 /** beanstalk_port's value when the port is off (its default). */
-export const portOff = "off";
+const portOff = "off";
 
 interface Setting {
   name: SettingName;

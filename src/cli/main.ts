@@ -24,7 +24,7 @@ import { addResumeCommand } from "./commands/resume.ts";
 import { addStatsCommand } from "./commands/stats.ts";
 import { addTopicsCommand } from "./commands/topics.ts";
 
-export const configErrorExitCode = 2;
+const configErrorExitCode = 2;
 
 /**
  * One option per setting, and for a renamed one a hidden option under each

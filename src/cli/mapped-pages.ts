@@ -14,7 +14,7 @@ import { dataFileName } from "../storage/lmdb/lmdb-options.ts";
 import { MappedFilePages, pageBytes } from "../storage/lmdb/map-pages.ts";
 
 /** File-backed (and shared) resident bytes of this process: /proc/self/statm's third field, in pages. */
-export function fileResidentBytes(): number {
+function fileResidentBytes(): number {
   try {
     const fields = readFileSync("/proc/self/statm", "latin1").split(" ");
     return Number(fields[2]) * pageBytes;

@@ -49,7 +49,7 @@ import { startDashboard, type DashboardHandle } from "../dashboard/dashboard-ser
 import { serverPanelFrom } from "../dashboard/server-panel.ts";
 
 /** Longest graceful shutdown: past it the process exits 1 without waiting for slow clients. */
-export const shutdownMsMax = 10_000;
+const shutdownMsMax = 10_000;
 
 /** How long shutdown waits for clients to close their side after the server closed its own. */
 const closeGraceMs = 1000;

@@ -7,7 +7,7 @@ import type { CommitStats } from "../storage/commit-stats.ts";
 import type { ServerPanel } from "./page-context.ts";
 
 /** The q-quantile (0..1) of a sorted array, nearest rank; null when empty. */
-export function quantile(sorted: readonly number[], q: number): number | null {
+function quantile(sorted: readonly number[], q: number): number | null {
   if (sorted.length === 0) return null;
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
   return sorted[rank] as number;

@@ -53,7 +53,7 @@ const readyClassification: AfterClassification = Object.freeze({ kind: "ready" }
 const noClassifyOptions: { unknownIsSatisfied?: boolean } = Object.freeze({});
 
 /** The dead_reason of an item killed by dependency `depId`, e.g. "dependency 3:17 cancelled". */
-export function dependencyDeadReason(depId: string, how: "cancelled" | "expired" | "dead"): string {
+function dependencyDeadReason(depId: string, how: "cancelled" | "expired" | "dead"): string {
   return `dependency ${depId} ${how}`;
 }
 

@@ -61,7 +61,7 @@ function firstAbove(keys: readonly number[], key: number): number {
  * ready) with keys above `afterKey` to `out`, in key order, visiting at most
  * about `slotsMax` slots; the cursor to continue from, or null when done.
  */
-export function walkEnqueued(
+function walkEnqueued(
   items: ItemTable,
   topic: Topic<LiveItem>,
   state: LiveStateName | null,

@@ -12,7 +12,7 @@ import type { NamespaceCounters } from "./stats-shape.ts";
 export type { NamespaceCounters } from "./stats-shape.ts";
 
 /** Compare strings by code point, which is the byte order of their UTF-8 form. */
-export function compareCodePoints(a: string, b: string): number {
+function compareCodePoints(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
     const x = a.charCodeAt(i);

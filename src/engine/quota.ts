@@ -31,7 +31,7 @@ export function localBuckets(namespaces: Record<string, { enqueuePerMinute: numb
   };
 }
 
-export class TokenBucket implements QuotaBucket {
+class TokenBucket implements QuotaBucket {
   private tokens: number;
   private lastMs: number;
 

@@ -85,7 +85,7 @@ export function extend(ctx: OpContext, nsName: string, entries: Array<{ receipt:
 }
 
 /** The item a receipt names if that delivery is still current: leased, same delivery count, same boot. */
-export function leasedByReceipt(ctx: OpContext, ns: string, receipt: string): LiveItem | null {
+function leasedByReceipt(ctx: OpContext, ns: string, receipt: string): LiveItem | null {
   const parsed = ctx.scratchReceipt;
   if (!readReceipt(receipt, parsed)) return null;
   const item = ctx.states.items.getByKey(parsed.shard, parsed.key);

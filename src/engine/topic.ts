@@ -59,7 +59,7 @@ export class TopicPause<Item extends TopicItem<Item>> {
 export type PauseDeadline<Item extends TopicItem<Item>> = Deadline<typeof DeadlineKind.PauseEnd, TopicPause<Item>>;
 
 /** Items of one topic that share a `requires` signature (0 = none), one heap per shard. */
-export class SignatureGroup<Item extends TopicItem<Item>> {
+class SignatureGroup<Item extends TopicItem<Item>> {
   /** One heap per shard, created on first use. */
   readonly heaps: Array<ShardHeap<Item> | undefined> = [];
   /**
@@ -81,7 +81,7 @@ export class SignatureGroup<Item extends TopicItem<Item>> {
  * One shard's heap within a group (the heap itself, so a lease reaches its
  * root with one object fewer), and its entry (slot) in the topic's TopsByKind.
  */
-export class ShardHeap<Item extends TopicItem<Item>> extends PairingHeap<Item> {
+class ShardHeap<Item extends TopicItem<Item>> extends PairingHeap<Item> {
   constructor(
     readonly shard: number,
     readonly slot: number,

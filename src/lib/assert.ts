@@ -11,7 +11,3 @@ export class AssertionError extends Error {
 export function assert(condition: unknown, message = "assertion failed"): asserts condition {
   if (!condition) throw new AssertionError(message);
 }
-
-export function unreachable(value: never, message = "unreachable"): never {
-  throw new AssertionError(`${message}: ${String(value)}`);
-}

@@ -22,7 +22,7 @@ import { RequestMetrics } from "./request-metrics.ts";
  * through a Record so a state added to the breaker is a type error here.
  */
 const breakerStateSet: Record<BreakerState, true> = { closed: true, half_open: true, probing: true, open: true };
-export const breakerStates = Object.keys(breakerStateSet) as BreakerState[];
+const breakerStates = Object.keys(breakerStateSet) as BreakerState[];
 export type BreakerStateName = BreakerState;
 
 /** What the server reports at scrape time. Counts are current values, not deltas. */
@@ -104,13 +104,13 @@ export const requestDurationBucketsSeconds = [
   0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
 ];
 /** One fsync'd commit takes about 0.35-0.9 ms (BENCHMARKS.md, "Storage commits"); a slow disk makes it 100s of ms. */
-export const commitDurationBucketsSeconds = [
+const commitDurationBucketsSeconds = [
   0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
 ];
 /** Records per commit: 1 (a lone ack) up to a few 1,000-item batches grouped together. */
-export const commitRecordsBuckets = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 50000];
+const commitRecordsBuckets = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 50000];
 /** Write sets (requests) grouped into one commit. */
-export const commitWriteSetsBuckets = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
+const commitWriteSetsBuckets = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
 
 /** prom-client's default metrics that cost a heap walk per scrape under Bun (createMetrics drops them). */
 export const heapSpaceMetricNames = ["nodejs_heap_space_size_total_bytes", "nodejs_heap_space_size_used_bytes", "nodejs_heap_space_size_available_bytes"];

@@ -4,7 +4,7 @@
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
-export const logLevels: readonly LogLevel[] = ["debug", "info", "warn", "error"];
+const logLevels: readonly LogLevel[] = ["debug", "info", "warn", "error"];
 
 export type LogFields = Record<string, unknown>;
 

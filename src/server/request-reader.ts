@@ -36,7 +36,7 @@ export interface IntRange {
 
 
 /** UTF-8 length without encoding when the UTF-16 length already decides it. */
-export function utf8Bytes(text: string): number {
+function utf8Bytes(text: string): number {
   return Buffer.byteLength(text, "utf8");
 }
 

@@ -29,9 +29,9 @@ import { ByteReader, type ByteWriter } from "./byte-cursor.ts";
 import { RecordDecodeError } from "./record-format.ts";
 import type { ItemKey } from "./item-key.ts";
 
-export const ACKED_LOG_KIND = 4;
+const ACKED_LOG_KIND = 4;
 /** Bump on any change of the layout above, keeping a reader for the old one. */
-export const ACKED_LOG_VERSION = 2;
+const ACKED_LOG_VERSION = 2;
 
 /** One commit's acked items, columnar (no object per entry). */
 export interface AckedLogRecord {

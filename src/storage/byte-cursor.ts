@@ -134,7 +134,7 @@ export class ByteWriter {
 }
 
 /** Thrown when bytes are too short or malformed; the codec turns it into a clear message. */
-export class ByteReadError extends Error {
+class ByteReadError extends Error {
   override name = "ByteReadError";
 }
 

@@ -3,7 +3,7 @@
 // in fixed rings, so memory stays bounded however long the server runs.
 
 /** Recent samples kept per series (1,024): enough for stable percentiles, small enough to copy on a scrape. */
-export const recentSamplesMax = 1024;
+const recentSamplesMax = 1024;
 
 /** A fixed ring of the most recent numeric samples. */
 export class RecentSamples {

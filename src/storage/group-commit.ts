@@ -29,7 +29,7 @@ import { type WriteLog, WriteLogPool } from "./write-log.ts";
 import type { WriteSet, Writer } from "./writer.ts";
 
 /** Keys reserved per meta write (10,000): one meta write per 10,000 items, and a restart skips at most 10,000 keys. */
-export const keyBlockSizeDefault = 10_000;
+const keyBlockSizeDefault = 10_000;
 /** Retry hint when too many write sets wait for a commit (250 ms): about the time a slow commit takes. */
 const sharedRetryAfterMs = 250;
 

@@ -187,6 +187,8 @@ function returnTypeColon(code: string, from: number): number {
   for (let j = from; j >= 0; j--) {
     const c = code[j]!;
     if (c === ">" && code[j - 1] === "=") j--; // a function type's arrow, not a bracket
+    // Formatted code puts a space before a comparison or shift (`a < b`, `x >>> 0`), never before a generic bracket: an operator means no return type.
+    else if ((c === "<" || c === ">") && /\s/.test(code[j - 1] ?? "")) return -1;
     else if (c === ")" || c === "]" || c === "}" || c === ">") depth++;
     else if (c === "(" || c === "[" || c === "{" || c === "<") {
       if (depth === 0) return -1;

@@ -2,4 +2,3 @@ export declare class AssertionError extends Error {
     name: string;
 }
 export declare function assert(condition: unknown, message?: string): asserts condition;
-export declare function unreachable(value: never, message?: string): never;

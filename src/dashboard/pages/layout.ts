@@ -6,7 +6,7 @@ import { html, query, type Html } from "../html.ts";
 import type { PageContext, PageResult } from "../page-context.ts";
 
 /** How often app.js re-fetches live parts and charts (3 s): "every few seconds", at a cost of one op per page part. */
-export const refreshMs = 3000;
+const refreshMs = 3000;
 
 const navigation: ReadonlyArray<{ path: string; label: string }> = [
   { path: "/", label: "Overview" },

@@ -3,12 +3,12 @@
 // indexed form the engine uses on its hot path (signatures and worker kinds).
 // docs/MATCHING.md explains the semantics and the design.
 
-export type { Capabilities, FeatureConstraint, MapPath, ParseResult, Range, Requires, Scalar } from "./types.ts";
+export type { Capabilities, FeatureConstraint, MapPath, Requires, Scalar } from "./types.ts";
 export { parseRequires } from "./parse-requires.ts";
 export { CapabilitiesParser, parseCapabilities } from "./parse-capabilities.ts";
 export { constraintHolds, satisfies } from "./satisfies.ts";
 export { SignatureRegistry, signatureRegistryFull } from "./signature-registry.ts";
-export { Matcher, type MatcherOptions } from "./matcher.ts";
+export { Matcher } from "./matcher.ts";
 export { featureNameBytesMax, stringValueBytesMax } from "./scalar.ts";
-export { TopsHeap, type EligibilitySource } from "./tops-heap.ts";
+export { TopsHeap } from "./tops-heap.ts";
 export { TopsByKind, type KindSource } from "./tops-by-kind.ts";

@@ -166,7 +166,7 @@ function parseConstraint(feature: string, raw: unknown, limits: Limits): ParseRe
 }
 
 /** Canonical text of a constraint list already sorted by feature. */
-export function requiresKey(constraints: readonly FeatureConstraint[]): string {
+function requiresKey(constraints: readonly FeatureConstraint[]): string {
   const parts = new Array(constraints.length);
   for (let i = 0; i < constraints.length; i++) {
     const c = constraints[i] as FeatureConstraint;

@@ -26,7 +26,7 @@ export function recordLess(records: Float64Array, stride: number, a: number, b: 
 }
 
 /** Swaps the records at two heap positions and fixes their slots' positions. */
-export function swapRecords(records: Float64Array, positions: Int32Array, stride: number, a: number, b: number): void {
+function swapRecords(records: Float64Array, positions: Int32Array, stride: number, a: number, b: number): void {
   const baseA = a * stride;
   const baseB = b * stride;
   for (let i = 0; i < stride; i++) {

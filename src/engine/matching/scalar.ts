@@ -42,7 +42,7 @@ function typeRank(value: Scalar): number {
 }
 
 /** Total order: booleans (false, true) < numbers (by value) < strings (by code unit). */
-export function compareScalars(a: Scalar, b: Scalar): number {
+function compareScalars(a: Scalar, b: Scalar): number {
   const rankA = typeRank(a);
   const rankB = typeRank(b);
   if (rankA !== rankB) return rankA - rankB;

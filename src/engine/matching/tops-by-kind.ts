@@ -48,7 +48,7 @@ const maskField = 3;
 export const noClass = -3;
 
 /** A class is its heap (one object fewer for a pick to reach), plus what it knows of its kinds and groups. */
-export class EligibilityClass extends ClassHeap {
+class EligibilityClass extends ClassHeap {
   /** The kinds that share this class (ids may go stale when the Matcher evicts them). */
   readonly kinds: number[] = [];
   lastUsedPick = 0;

@@ -17,7 +17,7 @@ import type { RequestReader, Source } from "../request-reader.ts";
 const scratchInput: DequeueInput = { topics: [], capabilities: null, waitMs: 0, leaseMs: null, owner: 0 };
 
 /** Decode a dequeue request into `into` (its topics list and entries reused); false with `reader.failure` set when it is bad. */
-export function decodeDequeue(request: Source, limits: Limits, owner: number, reader: RequestReader, into: DequeueInput): boolean {
+function decodeDequeue(request: Source, limits: Limits, owner: number, reader: RequestReader, into: DequeueInput): boolean {
   const list = reader.requiredArray(request, "topics", 1, limits.topicsPerDequeueMax);
   const capabilities = reader.anyMap(request, "capabilities");
   const waitMs = reader.int(request, "wait_ms", { min: 0, max: limits.waitMsMax });

@@ -4,7 +4,7 @@ import type { Limits } from "../../limits.ts";
 import { failed, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import { RequestReader, type Source } from "../request-reader.ts";
 
-export function decodeExtend(request: Source, limits: Limits, reader: RequestReader): Array<{ receipt: string; leaseMs: number }> | null {
+function decodeExtend(request: Source, limits: Limits, reader: RequestReader): Array<{ receipt: string; leaseMs: number }> | null {
   const list = reader.requiredArray(request, "items", 1, limits.idsPerRequestMax);
   if (list === null) return null;
   const items: Array<{ receipt: string; leaseMs: number }> = new Array(list.length);

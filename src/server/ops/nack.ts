@@ -7,7 +7,7 @@ import { RequestReader, type Source } from "../request-reader.ts";
 
 export type NackInput = Array<{ receipt: string; delayMs: number | null; metadata: Uint8Array | null }>;
 
-export function decodeNack(request: Source, limits: Limits, reader: RequestReader): NackInput | null {
+function decodeNack(request: Source, limits: Limits, reader: RequestReader): NackInput | null {
   const list = reader.requiredArray(request, "items", 1, limits.idsPerRequestMax);
   if (list === null) return null;
   const items: NackInput = new Array(list.length);

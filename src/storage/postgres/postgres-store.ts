@@ -59,7 +59,7 @@ export interface PostgresStoreOptions {
 const { storeConnectionsMax, storeConnectTimeoutS: connectTimeoutS, loadPageRows } = clusterLimits;
 
 /** The URL with its password hidden, for messages. */
-export function redactUrl(url: string): string {
+function redactUrl(url: string): string {
   return url.replace(/^(postgres(?:ql)?:\/\/[^:@/]+):[^@]*@/, "$1:***@");
 }
 
