@@ -248,8 +248,6 @@ const unusedExportsAllowed: Record<string, string> = {
   "beanstalk/command-parser.ts badFormatReply": "used only in its file; drop the export with the beanstalk work in flight (src/beanstalk/ is its to edit)",
   "beanstalk/commands/tubes.ts defaultTube": "as badFormatReply",
   "beanstalk/job-mapping.ts priorityOffset": "as badFormatReply",
-  "beanstalk/request-labels.ts negativeAnswers": "as badFormatReply",
-  "beanstalk/request-labels.ts unknownCommandOp": "as badFormatReply",
   "protocol/msgpack-codec.ts DecodeError": "used only in its file; drop the export with the protocol work in flight (src/protocol/ is its to edit)",
   "protocol/request-frame-decoder.ts isWellFormedUtf8": "as DecodeError",
   "engine/item-bytes.ts DeliveryBytes": "used only in its file; drop the export with the item-bytes work in flight",
