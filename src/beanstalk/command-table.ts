@@ -1,9 +1,10 @@
 // The command table, as data: each command's name as beanstalkd matches it (a
 // prefix, the trailing space included for commands with arguments, tried in
 // beanstalkd's which_cmd order, so `reserve-job 1` is not `reserve`) and its
-// handler. The connection finds the first prefix a line starts with;
-// anything else is UNKNOWN_COMMAND. Handlers check their own arguments, since
-// beanstalkd's rules differ per command (commands/*.ts).
+// handler; its name is the prefix without the space (what stats counts, the
+// metrics label it: request-labels.ts). The connection finds the first prefix
+// a line starts with; anything else is UNKNOWN_COMMAND. Handlers check their
+// own arguments, since beanstalkd's rules differ per command (commands/*.ts).
 
 import { closeAnswer, type Handler } from "./command-context.ts";
 import { pauseTube, pauseTubePrefix } from "./commands/pause-tube.ts";
@@ -15,11 +16,13 @@ import { bury, deleteJob, release, reserve, reserveJob, reserveWithTimeout, touc
 
 export interface CommandSpec {
   /** What a line must start with. */
-  prefix: string;
-  run: Handler;
+  readonly prefix: string;
+  /** The command's name: the prefix without its trailing space. */
+  readonly name: string;
+  readonly run: Handler;
 }
 
-export const commandTable: readonly CommandSpec[] = [
+const commands: ReadonlyArray<{ prefix: string; run: Handler }> = [
   { prefix: putPrefix, run: put },
   { prefix: "peek ", run: peek },
   { prefix: "peek-ready", run: peekReady },
@@ -46,6 +49,8 @@ export const commandTable: readonly CommandSpec[] = [
   { prefix: "quit", run: () => closeAnswer },
   { prefix: pauseTubePrefix, run: pauseTube },
 ];
+
+export const commandTable: readonly CommandSpec[] = commands.map(({ prefix, run }) => Object.freeze({ prefix, name: prefix.trimEnd(), run }));
 
 export function findCommand(line: string): CommandSpec | null {
   for (const spec of commandTable) if (line.startsWith(spec.prefix)) return spec;

@@ -3,23 +3,33 @@
 // beanstalkd does (a waiting reserve holds up the commands behind it). A
 // command whose engine work is done and only waits for its commit (put,
 // delete, release, bury, touch: a PendingAnswer) lets the next command start,
-// so pipelined puts share one commit; its answer still goes out in order. The socket stops being
-// read while limits.beanstalkQueuedCommandsMax commands wait, or while
-// unsent answers exceed limits.outputBytesPerConnectionMax. On close, a
-// waiting reserve is cancelled and every job this connection reserved is
-// released (an orq nack, no delay), as beanstalkd releases them.
+// so pipelined puts share one commit; its answer still goes out in order. The
+// socket stops being read while limits.beanstalkQueuedCommandsMax commands
+// wait, or while its unsent answers are over their cap (server/back-pressure.ts,
+// the MessagePack port's rule). Each answered command is reported to the
+// request-done hook (server/request-done.ts) with its label
+// (request-labels.ts) and the time from its arrival. An assertion that fails
+// while a command runs or waits stops the process (server/fatal.ts), as on the
+// MessagePack port. On close, a waiting reserve is cancelled and every job
+// this connection reserved is released (an orq nack, no delay), as beanstalkd
+// releases them.
 
-import { AssertionError } from "../lib/assert.ts";
+import { assert, AssertionError } from "../lib/assert.ts";
+import { monotonicStopwatch } from "../lib/clock.ts";
 import { closeFlushMsMax } from "../limits.ts";
-import type { ConnectionSocket } from "../server/connection.ts";
+import { BackPressure } from "../server/back-pressure.ts";
+import type { FatalHandler } from "../server/fatal.ts";
+import type { ConnectionSocket, ListenedConnection } from "../server/listener.ts";
 import type { Logger } from "../server/logger.ts";
 import type { OutputBufferPool } from "../server/output-buffers.ts";
 import { OutputQueue } from "../server/output-queue.ts";
+import type { RequestDone } from "../server/request-done.ts";
 import { ArgCursor } from "./arg-cursor.ts";
 import { type Answer, AnswerError, closeAnswer, type FrontEnd, PendingAnswer, settled } from "./command-context.ts";
 import { CommandParser, type BodyPlan, type ParsedInput, type ParserSink } from "./command-parser.ts";
-import { findCommand } from "./command-table.ts";
+import { type CommandSpec, findCommand } from "./command-table.ts";
 import { planPutBody, putPrefix, putRun } from "./commands/producer.ts";
+import { requestCode, requestOp } from "./request-labels.ts";
 import { Session } from "./session.ts";
 
 const crlf = Buffer.from("\r\n");
@@ -29,12 +39,32 @@ function isPut(input: ParsedInput): input is ParsedInput & { kind: "body" } {
   return input.kind === "body" && input.line.startsWith(putPrefix) && !input.line.includes("\0");
 }
 
+/** The command a line names, as the table finds it; null for an answer the parser decided or a line with a NUL (BAD_FORMAT). */
+function commandOf(input: ParsedInput): CommandSpec | null {
+  return input.kind === "reply" || input.line.includes("\0") ? null : findCommand(input.line);
+}
 
-export class BeanstalkConnection implements ParserSink {
+/** What the listener gives each connection besides the front end's shared parts. */
+export interface ConnectionServices {
+  readonly logger: Logger;
+  readonly outputBuffers: OutputBufferPool;
+  /** Where an assertion that fails in a command goes (server/fatal.ts). */
+  readonly fatal: FatalHandler;
+  /** Once per answered command (server/request-done.ts); null when nothing listens. */
+  readonly onRequestDone: RequestDone | null;
+  /** Test-only (ORQ_TEST_ASSERT_OP): the command that fails an assertion instead of running; null in production. */
+  readonly testAssertCommand: string | null;
+}
+
+export class BeanstalkConnection implements ParserSink, ListenedConnection {
   readonly session: Session;
   private readonly parser: CommandParser;
   private readonly output: OutputQueue;
+  private readonly backPressure: BackPressure;
+  private readonly logger: Logger;
   private readonly queue: ParsedInput[] = [];
+  /** When each queued input arrived (monotonic ms; 0 without a request-done hook), in the queue's order. */
+  private readonly arrivalsMs: number[] = [];
   private running = false;
   private closing = false;
   /** quit was read: no command after it runs. */
@@ -42,18 +72,20 @@ export class BeanstalkConnection implements ParserSink {
   /** Answers not yet sent because an earlier one waits for its commit. */
   private answersWaiting = 0;
   private lastAnswer: Promise<void> = Promise.resolve();
-  private socketPaused = false;
+  /** Anything thrown out of a command's run that is not its answer: the process stops, as for an uncaught error. */
+  private readonly failed = (error: unknown): void => this.services.fatal(error, { front_end: "beanstalk", connection: this.id });
 
   constructor(
     readonly id: number,
     private readonly socket: ConnectionSocket,
     private readonly fe: FrontEnd,
-    private readonly logger: Logger,
-    outputBuffers: OutputBufferPool,
+    private readonly services: ConnectionServices,
   ) {
+    this.logger = services.logger;
     this.session = new Session(id, -id);
     this.parser = new CommandParser(fe.limits.beanstalkLineBytesMax, this);
-    this.output = new OutputQueue(socket, () => this.onOutputProgress(), outputBuffers);
+    this.output = new OutputQueue(socket, () => this.onOutputProgress(), services.outputBuffers);
+    this.backPressure = new BackPressure(socket, this.output, fe.limits.outputBytesPerConnectionMax);
     const state = fe.state;
     state.connections++;
     state.totalConnections++;
@@ -70,7 +102,7 @@ export class BeanstalkConnection implements ParserSink {
     if (this.closing) return;
     this.parser.push(chunk);
     this.checkReading();
-    void this.pump();
+    this.pump().catch(this.failed);
   }
 
   onDrain(): void {
@@ -83,6 +115,7 @@ export class BeanstalkConnection implements ParserSink {
 
   input(parsed: ParsedInput): void {
     this.queue.push(parsed);
+    this.arrivalsMs.push(this.services.onRequestDone === null ? 0 : monotonicStopwatch.nowMs());
   }
 
   /** The socket closed: cancel a waiting reserve, release this connection's reservations, drop its tube references. */
@@ -92,6 +125,7 @@ export class BeanstalkConnection implements ParserSink {
     session.closed = true;
     this.closing = true;
     this.queue.length = 0;
+    this.arrivalsMs.length = 0;
     this.output.close();
     fe.engine.cancelWaiters(session.owner);
     const state = fe.state;
@@ -105,7 +139,7 @@ export class BeanstalkConnection implements ParserSink {
     const receipts = held.map((r) => ({ receipt: r.receipt, delayMs: null, metadata: null }));
     if (receipts.length === 0) return;
     settled(fe.engine.nack(fe.ns, receipts, fe.clock.nowMs())).catch((error: unknown) => {
-      if (error instanceof AssertionError) throw error;
+      if (error instanceof AssertionError) return this.failed(error);
       this.logger.warn("beanstalk: releasing a closed connection's reservations failed", { connection: this.id, error: String(error) });
     });
   }
@@ -122,15 +156,18 @@ export class BeanstalkConnection implements ParserSink {
     this.running = true;
     try {
       for (let input = this.queue.shift(); input !== undefined && !this.closing && !this.quitting; input = this.queue.shift()) {
+        const arrivedMs = this.arrivalsMs.shift() ?? 0;
         if (isPut(input) && this.queue[0] !== undefined && isPut(this.queue[0])) {
-          this.runPuts(input);
+          this.runPuts(input, arrivedMs);
           continue;
         }
-        const outcome = this.execute(input);
+        const spec = commandOf(input);
+        const op = requestOp(input, spec);
+        const outcome = this.execute(input, spec);
         if (outcome === closeAnswer) this.quitting = true;
-        if (outcome instanceof PendingAnswer) this.answerInOrder(outcome.ready);
-        else if (outcome instanceof Promise) this.answerInOrder(await this.guard(outcome));
-        else this.answerInOrder(outcome);
+        if (outcome instanceof PendingAnswer) this.answerInOrder(outcome.ready, op, arrivedMs);
+        else if (outcome instanceof Promise) this.answerInOrder(await this.guard(outcome), op, arrivedMs);
+        else this.answerInOrder(outcome, op, arrivedMs);
         if (this.session.closed) return;
         this.checkReading();
       }
@@ -140,15 +177,18 @@ export class BeanstalkConnection implements ParserSink {
   }
 
   /** A run of consecutive puts (up to limits.itemsPerEnqueueMax) as one engine enqueue, answered one by one in order. */
-  private runPuts(first: ParsedInput & { kind: "body" }): void {
+  private runPuts(first: ParsedInput & { kind: "body" }, firstArrivedMs: number): void {
     const run: Array<ParsedInput & { kind: "body" }> = [first];
+    const arrivedMs = [firstArrivedMs];
     const runMax = this.fe.limits.itemsPerEnqueueMax;
     while (run.length < runMax) {
       const next = this.queue[0];
       if (next === undefined || !isPut(next)) break;
       this.queue.shift();
       run.push(next);
+      arrivedMs.push(this.arrivalsMs.shift() ?? 0);
     }
+    const op = requestOp(first, commandOf(first));
     this.fe.state.sweepReservations(this.fe.clock.nowMs());
     let answers: Array<Answer | PendingAnswer>;
     try {
@@ -157,12 +197,14 @@ export class BeanstalkConnection implements ParserSink {
       const answer = this.answerForError(error);
       answers = run.map(() => answer);
     }
-    for (const answer of answers) this.answerInOrder(answer instanceof PendingAnswer ? this.guard(answer.ready) : answer);
+    for (const [at, answer] of answers.entries()) {
+      this.answerInOrder(answer instanceof PendingAnswer ? this.guard(answer.ready) : answer, op, arrivedMs[at] ?? 0);
+    }
     this.checkReading();
   }
 
   /** Run one command up to its first wait; a thrown AnswerError is its answer. */
-  private execute(input: ParsedInput): Answer | PendingAnswer | Promise<Answer> {
+  private execute(input: ParsedInput, spec: CommandSpec | null): Answer | PendingAnswer | Promise<Answer> {
     if (input.kind === "reply") {
       // A skipped body is a put beanstalkd counted before refusing it.
       if (input.reply === "JOB_TOO_BIG") this.fe.state.countCommand("put");
@@ -170,11 +212,10 @@ export class BeanstalkConnection implements ParserSink {
     }
     this.fe.state.sweepReservations(this.fe.clock.nowMs());
     const line = input.line;
-    if (line.includes("\0")) return "BAD_FORMAT";
-    const spec = findCommand(line);
-    if (spec === null) return "UNKNOWN_COMMAND";
+    if (spec === null) return line.includes("\0") ? "BAD_FORMAT" : "UNKNOWN_COMMAND";
     const body = input.kind === "body" ? input.body : undefined;
     try {
+      if (spec.name === this.services.testAssertCommand) assert(false, `test-only assertion in beanstalkd command ${spec.name} (ORQ_TEST_ASSERT_OP)`);
       const outcome = spec.run({ fe: this.fe, session: this.session, line, args: new ArgCursor(line, spec.prefix.length), body });
       if (outcome instanceof PendingAnswer) return new PendingAnswer(this.guard(outcome.ready));
       return outcome;
@@ -196,17 +237,27 @@ export class BeanstalkConnection implements ParserSink {
   }
 
   /** Send answers in command order: at once when nothing before it waits, else after the answers before it. */
-  private answerInOrder(answer: Answer | Promise<Answer>): void {
+  private answerInOrder(answer: Answer | Promise<Answer>, op: string, arrivedMs: number): void {
     if (this.answersWaiting === 0 && !(answer instanceof Promise)) {
       this.send(answer);
+      this.done(op, arrivedMs, answer);
       return;
     }
     this.answersWaiting++;
-    this.lastAnswer = this.lastAnswer.then(async () => {
-      const ready = await answer;
-      this.answersWaiting--;
-      this.send(ready);
-    });
+    this.lastAnswer = this.lastAnswer
+      .then(async () => {
+        const ready = await answer;
+        this.answersWaiting--;
+        this.send(ready);
+        this.done(op, arrivedMs, ready);
+      })
+      .catch(this.failed);
+  }
+
+  /** One command answered (or dropped with its closed connection, as the MessagePack port counts it): the request-done hook. */
+  private done(op: string, arrivedMs: number, answer: Answer): void {
+    const onDone = this.services.onRequestDone;
+    if (onDone !== null) onDone(op, requestCode(answer), monotonicStopwatch.nowMs() - arrivedMs);
   }
 
   private send(answer: Answer): void {
@@ -235,14 +286,6 @@ export class BeanstalkConnection implements ParserSink {
   }
 
   private checkReading(): void {
-    const { limits } = this.fe;
-    const full = this.queue.length >= limits.beanstalkQueuedCommandsMax || this.output.unsentBytes > limits.outputBytesPerConnectionMax;
-    if (full && !this.socketPaused && this.socket.pause !== undefined) {
-      this.socketPaused = true;
-      this.socket.pause();
-    } else if (!full && this.socketPaused && this.socket.resume !== undefined) {
-      this.socketPaused = false;
-      this.socket.resume();
-    }
+    this.backPressure.update(this.queue.length >= this.fe.limits.beanstalkQueuedCommandsMax);
   }
 }

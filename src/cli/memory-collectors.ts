@@ -76,6 +76,8 @@ export function startMemoryCollectors(
   const mapped = lmdbDataDir !== null && setting !== "off" ? mappedPagesCheck(lmdbDataDir, logger) : undefined;
   const heapGovernor = new HeapGovernor({
     mapped,
+    // Once per burst of requests, not per check: which traffic drives the governor, and whether its tick drops map pages.
+    onArm: () => logger.debug("heap governor armed", { map_pages: mapped !== undefined }),
     timers: unrefTimers,
     heapBytes: () => process.memoryUsage().heapTotal,
     nowMs: () => monotonicStopwatch.nowMs(),

@@ -23,13 +23,15 @@
 // `orq dashboard on http://HOST:PORT/` before the listening line; the HTTP
 // side port's index page links it.
 
-import { BeanstalkServer } from "../beanstalk/beanstalk-server.ts";
-import { isLoopbackHost } from "../beanstalk/loopback.ts";
+import { BeanstalkServer, type BeanstalkServerOptions } from "../beanstalk/beanstalk-server.ts";
+import { beanstalkRequestLabels } from "../beanstalk/request-labels.ts";
+import { isLoopbackHost } from "../server/loopback-host.ts";
 import { monotonicStopwatch, systemClock } from "../lib/clock.ts";
 import type { Limits } from "../limits.ts";
 import { TokenTable } from "../server/auth.ts";
 import { exitOnFatal, installFatalHandlers } from "../server/fatal.ts";
 import { createJsonLogger, type Logger } from "../server/logger.ts";
+import type { RequestDone } from "../server/request-done.ts";
 import { OrqServer } from "../server/server.ts";
 import type { ServerInfo } from "../server/op-types.ts";
 import { openLmdbStore } from "../storage/lmdb/lmdb-store.ts";
@@ -83,7 +85,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
 
   const lmdb = config.store === "lmdb";
   const store = await openStoreAfterChecks(config);
-  const metrics = createMetrics({ version });
+  const metrics = createMetrics({ version, otherRequestLabels: beanstalkRequestLabels });
   // Set once the protocol port listens; /readyz is 503 until then (recovery) and again once draining.
   let server: OrqServer | null = null;
   // Set once the dashboard listens (after recovery); the index at / links it, or says it is off.
@@ -114,6 +116,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
   const collectors = startMemoryCollectors(config.idleGc, lmdbDataDir, () => engine.itemCount, logger);
   const tokens = new TokenTable(config.tokens);
   const serverInfo: ServerInfo = { version, nodeId: backend.nodeId, shards: backend.shards, clusterMap: backend.clusterMap };
+  const onRequestDone = requestDoneHook(metrics, collectors);
   let started: OrqServer;
   try {
     started = OrqServer.start({
@@ -127,10 +130,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
       logger,
       fatal,
       testAssertOp,
-      onRequestDone: (op, code, durationMs) => {
-        metrics.requestDone(op, code, durationMs);
-        collectors.noteRequest();
-      },
+      onRequestDone,
     });
   } catch (error) {
     // Free at the probe, taken during recovery by someone else.
@@ -151,9 +151,10 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
   // --beanstalk-port with --store postgres; the dashboard is simply not served in cluster mode yet).
   const beanstalk =
     config.beanstalkPort !== null && local !== null
-      ? startOrExit("beanstalk", config.host, config.beanstalkPort, () =>
-          BeanstalkServer.start({ host: config.host, port: config.beanstalkPort as number, engine: local, namespace: config.beanstalkNamespace, limits, clock, version, logger }),
-        )
+      ? startBeanstalk({
+          host: config.host, port: config.beanstalkPort, engine: local, namespace: config.beanstalkNamespace,
+          limits, clock, version, logger, fatal, onRequestDone, testAssertCommand: testAssertOp,
+        })
       : null;
 
   const commitPoller = feedMetrics(metrics, backend, started);
@@ -288,6 +289,19 @@ async function shutDown(r: Running): Promise<void> {
   process.exit(0);
 }
 
+/** The one hook both ports answer through (server/request-done.ts): their traffic is measured, and arms the memory collectors, alike. */
+function requestDoneHook(metrics: ReturnType<typeof createMetrics>, collectors: MemoryCollectors): RequestDone {
+  return (op, code, durationMs) => {
+    metrics.requestDone(op, code, durationMs);
+    collectors.noteRequest();
+  };
+}
+
+/** The beanstalkd port; a port it cannot take is one line on stderr and exit 1. */
+function startBeanstalk(options: BeanstalkServerOptions): BeanstalkServer {
+  return startOrExit("beanstalk", options.host, options.port, () => BeanstalkServer.start(options));
+}
+
 /** The beanstalkd port's refusals, before anything opens (exit 2). */
 function refuseUnsupportedBeanstalkPort(config: ServeConfig): void {
   if (config.beanstalkPort === null) return;
@@ -353,9 +367,10 @@ function startOrExit<T>(what: string, host: string, port: number, start: () => T
 }
 
 /**
- * Test-only: ORQ_TEST_ASSERT_OP=<op> makes that op fail an assertion inside
- * its handler, so a test can watch a real server stop with exit 70 and recover
- * on restart (docs/OPERATIONS.md). Unset in production; logged when set.
+ * Test-only: ORQ_TEST_ASSERT_OP=<op> makes that op, or the beanstalkd command
+ * of that name, fail an assertion inside its handler, so a test can watch a
+ * real server stop with exit 70 and recover on restart (docs/OPERATIONS.md).
+ * Unset in production; logged when set.
  */
 function testAssertOpFromEnv(): string | null {
   const op = process.env.ORQ_TEST_ASSERT_OP;

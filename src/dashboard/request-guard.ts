@@ -8,17 +8,10 @@
 // caller). The Content-Security-Policy allows scripts, styles, images and
 // fetches from the dashboard's own origin only: no inline script or style.
 
-/** Hostnames that always mean this machine. */
-function isLoopbackName(host: string): boolean {
-  const name = host.toLowerCase();
-  if (name === "localhost" || name === "::1" || name === "[::1]") return true;
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
-}
+import { isLoopbackHost } from "../server/loopback-host.ts";
 
-/** The bound address is loopback ("0.0.0.0" and "::" are every interface, so not). */
-export function isLoopbackHost(host: string): boolean {
-  return isLoopbackName(host);
-}
+/** The bound address's check, the listeners' one (server/loopback-host.ts). */
+export { isLoopbackHost };
 
 /** The hostname part of a Host header ("127.0.0.1:7422", "[::1]:7422", "localhost"). */
 export function hostHeaderName(hostHeader: string): string {
@@ -32,7 +25,7 @@ export function hostHeaderName(hostHeader: string): string {
 
 /** Without tokens: only a loopback-bound dashboard, reached by a loopback Host name. */
 export function anonymousAllowed(boundHost: string, hostHeader: string | null): boolean {
-  return isLoopbackHost(boundHost) && hostHeader !== null && isLoopbackName(hostHeaderName(hostHeader));
+  return isLoopbackHost(boundHost) && hostHeader !== null && isLoopbackHost(hostHeaderName(hostHeader));
 }
 
 /** A change must come from a page of this dashboard: Origin equal to http://<Host>. */

@@ -67,6 +67,13 @@ export interface MetricsOptions {
    * large. Default `metricsTopicSeriesMax` (limits.ts).
    */
   topicSeriesMax?: number;
+  /**
+   * The op and code labels of the beanstalkd port's requests
+   * (beanstalk/request-labels.ts; observability imports no front end, so
+   * `orq serve` passes them), counted in `orq_requests_total` and
+   * `orq_request_duration_seconds` beside the contract's ops and codes.
+   */
+  otherRequestLabels?: Readonly<{ ops: readonly string[]; codes: readonly string[] }>;
 }
 
 
@@ -139,8 +146,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   });
   buildInfo.set({ version: options.version ?? "unknown" }, 1);
 
+  const other = options.otherRequestLabels ?? { ops: [], codes: [] };
   const requests = new RequestMetrics(
-    { ops: opNames, unknownOp: unknownOpLabel, codes: [...knownCodes], unknownCode: "INTERNAL" },
+    { ops: [...opNames, ...other.ops], unknownOp: unknownOpLabel, codes: [...knownCodes, ...other.codes], unknownCode: "INTERNAL" },
     requestDurationBucketsSeconds,
   );
   const requestMetrics = requests.scrapeTimeMetrics({

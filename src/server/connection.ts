@@ -1,46 +1,38 @@
-// One client connection: its frame decoder, its output queue, its session
-// (authentication scope) and its count of requests in flight. It stops reading
-// (pauses the socket and the decoder) while its unsent output is over
-// limits.outputBytesPerConnectionMax or its requests in flight reach
-// limits.inflightPerConnectionMax, and resumes when both are back under, so a
-// client that never reads its replies cannot grow server memory.
+// One MessagePack client connection: its frame decoder, its output queue, its
+// session (authentication scope) and its count of requests in flight. It
+// stops reading (pauses the socket and the decoder) while its unsent output is
+// over its cap or its requests in flight reach limits.inflightPerConnectionMax,
+// and resumes when both are back under (back-pressure.ts, the rule both front
+// ends share), so a client that never reads its replies cannot grow server
+// memory.
 
 import { closeFlushMsMax, type Limits } from "../limits.ts";
 import { FrameDecoder, type FrameSink } from "../protocol/frame-decoder.ts";
 import type { FrameEncoder } from "../protocol/frame-encoder.ts";
 import type { WireError } from "../protocol/wire-types.ts";
 import type { NamespaceScope } from "./auth.ts";
+import { BackPressure } from "./back-pressure.ts";
 import type { Dispatcher, RequestSource } from "./dispatcher.ts";
+import type { ConnectionSocket, ListenedConnection } from "./listener.ts";
 import type { Logger } from "./logger.ts";
 import type { Session } from "./op-types.ts";
 import type { OutputBufferPool } from "./output-buffers.ts";
 import { OutputQueue } from "./output-queue.ts";
 import type { Source } from "./request-reader.ts";
 
-/** The socket operations a connection uses (Bun's TCP socket). */
-export interface ConnectionSocket {
-  /** Bytes accepted, or -1 when closed (Bun's socket.write; the offset and length pick a range of `data`). */
-  write(data: Uint8Array, byteOffset?: number, byteLength?: number): number;
-  end(): void;
-  terminate(): void;
-  pause?(): unknown;
-  resume?(): unknown;
-}
-
-
 export interface ConnectionHooks {
   /** Requests in flight reached zero, or output drained: the server may be waiting for idleness. */
   onSettled(): void;
 }
 
-export class Connection implements RequestSource, FrameSink {
+export class Connection implements RequestSource, FrameSink, ListenedConnection {
   readonly session: Session;
   private readonly decoder: FrameDecoder;
   private readonly output: OutputQueue;
+  private readonly backPressure: BackPressure;
   private inflight = 0;
   private closing = false;
   private closed = false;
-  private socketPaused = false;
 
   constructor(
     readonly id: number,
@@ -56,6 +48,7 @@ export class Connection implements RequestSource, FrameSink {
     this.session = { connectionId: id, scope: initialScope, readOnly: false };
     this.decoder = new FrameDecoder(limits.frameBytesMax, this);
     this.output = new OutputQueue(socket, () => this.onOutputProgress(), outputBuffers);
+    this.backPressure = new BackPressure(socket, this.output, limits.outputBytesPerConnectionMax);
   }
 
   get inflightCount(): number {
@@ -71,7 +64,7 @@ export class Connection implements RequestSource, FrameSink {
     return this.inflight === 0 && this.output.unsentBytes === 0;
   }
 
-  // Socket events (wired by server.ts).
+  // Socket events (wired by the listener, listener.ts).
 
   onData(chunk: Uint8Array): void {
     if (this.closing) return;
@@ -81,7 +74,7 @@ export class Connection implements RequestSource, FrameSink {
       this.closeNow();
       return;
     }
-    if (this.decoder.paused) this.pauseSocket();
+    if (this.decoder.paused) this.backPressure.pause();
   }
 
   onDrain(): void {
@@ -152,11 +145,7 @@ export class Connection implements RequestSource, FrameSink {
   }
 
   private canRead(): boolean {
-    return (
-      !this.closing &&
-      this.output.unsentBytes < this.limits.outputBytesPerConnectionMax &&
-      this.inflight < this.limits.inflightPerConnectionMax
-    );
+    return !this.closing && !this.backPressure.outputFull && this.inflight < this.limits.inflightPerConnectionMax;
   }
 
   private onOutputProgress(): void {
@@ -168,19 +157,10 @@ export class Connection implements RequestSource, FrameSink {
     this.maybeResume();
   }
 
-  private pauseSocket(): void {
-    if (this.socketPaused || this.socket.pause === undefined) return;
-    this.socketPaused = true;
-    this.socket.pause();
-  }
-
   private maybeResume(): void {
     if (!this.decoder.paused || !this.canRead()) return;
-    if (this.socketPaused && this.socket.resume !== undefined) {
-      this.socketPaused = false;
-      this.socket.resume();
-    }
+    this.backPressure.resume();
     this.decoder.resume();
-    if (this.decoder.paused) this.pauseSocket();
+    if (this.decoder.paused) this.backPressure.pause();
   }
 }

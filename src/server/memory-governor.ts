@@ -92,8 +92,10 @@
 // which purges what stays unused for `allocatorEnv`'s purge delay); every
 // other collection (a load's, the ceiling's, the cadence's) returns them.
 //
-// Like idle-gc.ts, the timer is armed only while requests arrive: an idle
-// server has none.
+// Like idle-gc.ts, the timer is armed only while requests arrive (from either
+// port: `orq serve` notes them through the one request-done hook,
+// request-done.ts): an idle server has none. `onArm` hears each time a
+// request arms it after a quiet spell, which `orq serve` logs at debug level.
 //
 // The same tick keeps the LMDB map's resident pages in check (`mapped`,
 // storage/lmdb/map-pages.ts): once the process's file-backed resident memory
@@ -134,6 +136,8 @@ export interface HeapGovernorOptions {
   smallHeapCollectEveryMs?: number;
   /** The LMDB map's pages (absent without an LMDB store). */
   mapped?: MappedPagesCheck;
+  /** A request armed the check timer after a quiet spell (not the re-arms while requests keep arriving). */
+  onArm?: () => void;
 }
 
 export interface MappedPagesCheck {
@@ -193,7 +197,9 @@ export class HeapGovernor {
   /** One request. The hot path: a counter and a flag. */
   noteRequest(): void {
     this.requests += 1;
-    if (this.handle === null && !this.stopped) this.arm();
+    if (this.handle !== null || this.stopped) return;
+    this.arm();
+    this.options.onArm?.();
   }
 
   /** The capacity the next collection waits for. */

@@ -1,11 +1,9 @@
-// The TCP listener: accepts connections (up to limits.connectionsMax), wires
-// socket events to Connection objects, runs the deadline timer, and drives
-// graceful shutdown (stop accepting, refuse new work, release parked
-// dequeues, wait until every reply has been sent, close).
+// The MessagePack port: its connections on the shared listener (listener.ts),
+// the dispatcher they feed, the deadline timer, and graceful shutdown (stop
+// accepting, refuse new work, release parked dequeues, wait until every reply
+// has been sent, close).
 
-import type { Socket, TCPSocketListener } from "bun";
 import type { EngineApi } from "../engine/api.ts";
-import { AssertionError } from "../lib/assert.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Limits } from "../limits.ts";
 import { FrameEncoder } from "../protocol/frame-encoder.ts";
@@ -14,9 +12,11 @@ import { Connection } from "./connection.ts";
 import { DeadlineTimer } from "./deadline-timer.ts";
 import { Dispatcher, type RequestSource } from "./dispatcher.ts";
 import { exitOnFatal, type FatalHandler } from "./fatal.ts";
+import { type ConnectionSocket, Listener, type RefusalReason } from "./listener.ts";
 import type { Logger } from "./logger.ts";
 import type { ServerInfo } from "./op-types.ts";
 import { OutputBufferPool } from "./output-buffers.ts";
+import type { RequestDone } from "./request-done.ts";
 import type { Source } from "./request-reader.ts";
 
 export interface ServerOptions {
@@ -29,8 +29,8 @@ export interface ServerOptions {
   tokens: TokenTable;
   serverInfo: ServerInfo;
   logger: Logger;
-  /** Metrics hook: once per answered request ("OK" or the error code; duration includes any wait). */
-  onRequestDone?: (op: string, code: string, durationMs: number) => void;
+  /** Once per answered request (request-done.ts): the metrics and the memory collectors in `orq serve`. */
+  onRequestDone?: RequestDone;
   /** What an AssertionError while serving does; default: log at fatal level and exit 70 (fatal.ts). */
   fatal?: FatalHandler;
   /** Test-only: the op that asserts inside its handler (ORQ_TEST_ASSERT_OP; dispatcher.ts). */
@@ -40,19 +40,13 @@ export interface ServerOptions {
 /** Retry hint sent to a connection refused because the server is full. */
 const connectionsFullRetryAfterMs = 1000;
 
-interface SocketData {
-  connection: Connection | null;
-}
-
 export class OrqServer {
-  private readonly listener: TCPSocketListener<SocketData>;
-  private readonly connections = new Map<number, Connection>();
+  private readonly listener: Listener<Connection>;
   private readonly dispatcher: Dispatcher;
   private readonly timer: DeadlineTimer;
   private readonly encoder = new FrameEncoder();
   /** Every connection's output buffers come from here (output-buffers.ts). */
   private readonly outputBuffers = new OutputBufferPool();
-  private nextConnectionId = 1;
   private idleWaiters: Array<() => void> = [];
   private closedWaiters: Array<() => void> = [];
   private readonly startedAtMs: number;
@@ -74,31 +68,17 @@ export class OrqServer {
       fatal: this.fatal,
       testAssertOp: options.testAssertOp ?? null,
     });
-    this.listener = Bun.listen<SocketData>({
-      hostname: options.host,
+    this.listener = new Listener<Connection>({
+      host: options.host,
       port: options.port,
-      socket: {
-        open: (socket) => this.onOpen(socket),
-        data: (socket, chunk) => {
-          const connection = socket.data.connection;
-          if (connection === null) return;
-          try {
-            connection.onData(chunk);
-          } catch (error) {
-            // Bun would hand the throw to `error` below and carry on: an assertion must stop the process instead.
-            if (error instanceof AssertionError) this.fatal(error, { connection: connection.id });
-            throw error;
-          }
-          this.timer.rearm();
-        },
-        drain: (socket) => socket.data.connection?.onDrain(),
-        close: (socket) => this.onClose(socket),
-        error: (socket, error) => {
-          if (error instanceof AssertionError) this.fatal(error, { connection: socket.data.connection?.id });
-          this.options.logger.debug("socket error", { connection: socket.data.connection?.id, error });
-        },
-      },
-      data: { connection: null },
+      connectionsMax: options.limits.connectionsMax,
+      frontEnd: "orq",
+      logger: options.logger,
+      fatal: this.fatal,
+      accept: (id, socket) => this.accept(id, socket),
+      refusal: (reason) => this.refusal(reason),
+      afterData: () => this.timer.rearm(),
+      closed: (connection) => this.onClosed(connection),
     });
     this.timer.rearm();
   }
@@ -109,7 +89,7 @@ export class OrqServer {
   }
 
   get host(): string {
-    return this.listener.hostname;
+    return this.listener.host;
   }
 
   get port(): number {
@@ -117,7 +97,7 @@ export class OrqServer {
   }
 
   get connectionCount(): number {
-    return this.connections.size;
+    return this.listener.connectionCount;
   }
 
   get draining(): boolean {
@@ -131,7 +111,7 @@ export class OrqServer {
   beginDrain(): void {
     if (this.dispatcher.draining) return;
     this.dispatcher.draining = true;
-    this.listener.stop(false);
+    this.listener.stopAccepting();
     this.options.engine.releaseWaiters();
     this.timer.rearm();
   }
@@ -161,7 +141,7 @@ export class OrqServer {
    * that ignores the server's FIN must not hold up the exit.
    */
   whenAllClosed(graceMs: number): Promise<void> {
-    if (this.connections.size === 0) return Promise.resolve();
+    if (this.listener.connectionCount === 0) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, graceMs);
       this.closedWaiters.push(() => {
@@ -175,57 +155,44 @@ export class OrqServer {
   close(): void {
     this.dispatcher.draining = true;
     this.timer.stop();
-    for (const connection of this.connections.values()) connection.closeWhenFlushed();
-    this.listener.stop(true);
+    this.listener.close();
   }
 
   /** Server-level gauges (also merged into the `stats` op's reply under `server`). */
   stats(): Record<string, number> {
     let inflight = 0;
     let unsent = 0;
-    for (const connection of this.connections.values()) {
+    for (const connection of this.listener.connections()) {
       inflight += connection.inflightCount;
       unsent += connection.unsentBytes;
     }
     return {
-      connections: this.connections.size,
+      connections: this.listener.connectionCount,
       requests_in_flight: inflight,
       output_bytes_unsent: unsent,
       uptime_ms: this.options.clock.nowMs() - this.startedAtMs,
     };
   }
 
-  private onOpen(socket: Socket<SocketData>): void {
-    const { limits, logger } = this.options;
-    if (this.connections.size >= limits.connectionsMax || this.dispatcher.draining) {
-      const error = this.dispatcher.draining
-        ? { code: "SHUTTING_DOWN", message: "the server is shutting down" }
-        : { code: "UNAVAILABLE", message: "too many connections", details: { retry_after_ms: connectionsFullRetryAfterMs } };
-      socket.end(this.encoder.encode({ id: 0, ok: false, error }));
-      logger.warn("connection refused", { reason: error.message, remote: socket.remoteAddress });
-      return;
-    }
-    socket.setNoDelay(true);
-    const id = this.nextConnectionId++;
+  private accept(id: number, socket: ConnectionSocket): Connection {
     const scope = this.options.tokens.required ? null : allNamespaces;
-    const connection = new Connection(id, socket, scope, limits, this.dispatcher, this.encoder, logger, {
-      onSettled: () => this.checkIdle(),
-    }, this.outputBuffers);
-    socket.data = { connection };
-    this.connections.set(id, connection);
-    logger.debug("connection opened", { connection: id, remote: socket.remoteAddress });
+    const { limits, logger } = this.options;
+    return new Connection(id, socket, scope, limits, this.dispatcher, this.encoder, logger, { onSettled: () => this.checkIdle() }, this.outputBuffers);
   }
 
-  private onClose(socket: Socket<SocketData>): void {
-    const connection = socket.data.connection;
-    if (connection === null) return;
-    socket.data.connection = null;
-    connection.onClose();
-    this.connections.delete(connection.id);
+  /** A refused client is told why, with id 0, before its socket closes. */
+  private refusal(reason: RefusalReason): Uint8Array {
+    const error =
+      reason === "draining"
+        ? { code: "SHUTTING_DOWN", message: "the server is shutting down" }
+        : { code: "UNAVAILABLE", message: "too many connections", details: { retry_after_ms: connectionsFullRetryAfterMs } };
+    return this.encoder.encode({ id: 0, ok: false, error });
+  }
+
+  private onClosed(connection: Connection): void {
     this.options.engine.cancelWaiters(connection.id);
-    this.options.logger.debug("connection closed", { connection: connection.id });
     this.checkIdle();
-    if (this.connections.size === 0 && this.closedWaiters.length > 0) {
+    if (this.listener.connectionCount === 0 && this.closedWaiters.length > 0) {
       const waiters = this.closedWaiters;
       this.closedWaiters = [];
       for (const resolve of waiters) resolve();
@@ -233,7 +200,7 @@ export class OrqServer {
   }
 
   private isIdle(): boolean {
-    for (const connection of this.connections.values()) if (!connection.idle) return false;
+    for (const connection of this.listener.connections()) if (!connection.idle) return false;
     return true;
   }
 

@@ -4,7 +4,7 @@
 // configured, unless --beanstalk-allow-unauthenticated is given.
 
 import { describe, expect, test } from "bun:test";
-import { isLoopbackHost } from "../../src/beanstalk/loopback.ts";
+import { isLoopbackHost } from "../../src/server/loopback-host.ts";
 import { ConfigError, resolveConfig } from "../../src/cli/config.ts";
 import { bunPath, mainPath } from "../support/server-process.ts";
 
