@@ -39,13 +39,29 @@ export const ackedOutcomeBounds = Object.freeze({
 export const ackSweepBounds = Object.freeze({
   /**
    * Acked records that may wait for the live items below them in their shard
-   * (262,144): beyond these, every commit deletes the lowest anyway. 16 bytes
-   * a key in memory (4 MiB at most), about 250 bytes a record on disk; a
-   * restart skips and deletes them. Large enough for a priority queue's acks
-   * to wait for their page's last item (fewer page rewrites), small enough
-   * that dead letters holding floors cannot pile up ended records.
+   * (1,048,576): beyond these, every commit deletes the lowest anyway. 16
+   * bytes a key in memory (16 MiB at most), about 250 bytes a record on disk
+   * (already written: waiting adds nothing); a restart skips and deletes
+   * them. A priority queue acks all over the key space: a record deleted
+   * while most of its page is still live rewrites that page for one record,
+   * so the bound is sized to hold a million-item random-priority backlog's
+   * acks until the pages empty (docs/decisions/019-ack-sweep-page-order.md).
+   * Dead letters holding a floor cannot pile up more than this.
    */
-  lagKeys: 262_144,
+  lagKeys: 1_048_576,
+  /**
+   * Records one commit deletes at most (8,192): a floor that jumps (the last
+   * old item of a shard ends) frees up to lagKeys at once, and the deletes
+   * run inside the write transaction on the main thread. The rest go in the
+   * next commits, or in a sweep of their own once commits stop.
+   */
+  keysPerCommitMax: 8192,
+  /**
+   * How long the store waits with no commit before it sweeps on its own
+   * (50 ms), while records below their floors still wait: after a drain no
+   * commit comes to carry them.
+   */
+  idleSweepMs: 50,
 });
 
 /** Write sets waiting for a commit (100,000): beyond it the disk cannot keep up and new writes are refused (UNAVAILABLE). */

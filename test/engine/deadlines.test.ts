@@ -29,12 +29,14 @@ describe("tick", () => {
   test("nextDeadlineMs is the earliest of delays, deferred lease writes, leases, TTLs, waiter timeouts and retention", async () => {
     const h = new Harness({ limits: { outcomeRetentionMs: 50 } });
     expect(h.engine.nextDeadlineMs()).toBeNull();
-    await h.enqueue("n", [item("t", { ttlMs: 500 }), item("t", { delayMs: 300 })]);
-    expect(h.engine.nextDeadlineMs()).toBe(h.now + 300);
-    await h.dequeue("n", [["t", 1]], { leaseMs: 200 });
-    expect(h.engine.nextDeadlineMs()).toBe(h.now + leaseWriteDelayMs);
-    h.advance(leaseWriteDelayMs);
-    expect(h.engine.nextDeadlineMs()).toBe(h.now + 200 - leaseWriteDelayMs);
+    // Every other deadline lies past the deferred lease write (leaseWriteDelayMs), so each comes first in turn.
+    const d = leaseWriteDelayMs;
+    await h.enqueue("n", [item("t", { ttlMs: d + 500 }), item("t", { delayMs: d + 300 })]);
+    expect(h.engine.nextDeadlineMs()).toBe(h.now + d + 300);
+    await h.dequeue("n", [["t", 1]], { leaseMs: d + 200 });
+    expect(h.engine.nextDeadlineMs()).toBe(h.now + d);
+    h.advance(d);
+    expect(h.engine.nextDeadlineMs()).toBe(h.now + 200);
     const parked = dequeued(h.engine.dequeue("n", take([["none", 1]], { waitMs: 100 }), h.now));
     expect(parked.kind).toBe("parked");
     expect(h.engine.nextDeadlineMs()).toBe(h.now + 100);
@@ -62,7 +64,7 @@ describe("tick", () => {
 describe("commit failure and restart", () => {
   test("an ack whose commit fails is answered with a rejection; after a restart the item is delivered again", async () => {
     const h = new Harness({ shards: 1 });
-    const [id] = await h.enqueue("n", [item("t", { leaseMs: 100 })]);
+    const [id] = await h.enqueue("n", [item("t", { leaseMs: leaseWriteDelayMs + 100 })]);
     const [d] = await h.dequeue("n", [["t", 1]]);
     h.advance(leaseWriteDelayMs); // the lease is written
     await h.writer.drain();
@@ -73,7 +75,7 @@ describe("commit failure and restart", () => {
     h.store.healShard(0);
     await h.restart();
     expect(h.state("n", id as string)).toBe("leased");
-    h.advance(100 - leaseWriteDelayMs);
+    h.advance(100);
     const [again] = await h.dequeue("n", [["t", 1]]);
     expect(again?.id).toBe(id as string);
     expect(again?.attempt).toBe(2);

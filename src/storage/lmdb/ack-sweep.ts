@@ -158,25 +158,33 @@ export class AckSweep {
   /**
    * Every key below its shard's floor (`floorOf(shard)`: the shard's lowest
    * live key, Infinity when none), out of the queue: nothing live is left
-   * beneath it, so a commit deletes it with its neighbours.
+   * beneath it, so a commit deletes it with its neighbours. Stops once `into`
+   * holds `limit` keys (the rest wait for the next sweep).
    */
-  takeBelowFloors(floorOf: (shard: number) => number, into: SweptKeys): void {
+  takeBelowFloors(floorOf: (shard: number) => number, into: SweptKeys, limit = Infinity): void {
     for (const heap of this.heaps) {
       if (heap.count === 0) continue;
       const floor = floorOf(heap.shard);
-      while (heap.count > 0 && heap.lowestKey < floor) {
+      while (heap.count > 0 && heap.lowestKey < floor && into.keys.length < limit) {
         heap.popInto(into);
         this.count--;
       }
     }
   }
 
+  /** Whether any waiting key lies below its shard's floor: a sweep now would delete something. */
+  hasBelowFloors(floorOf: (shard: number) => number): boolean {
+    for (const heap of this.heaps) if (heap.count > 0 && heap.lowestKey < floorOf(heap.shard)) return true;
+    return false;
+  }
+
   /**
    * The lowest keys beyond the first `keepKeys`, out of the queue: a commit
-   * deletes them. Lowest first (across shards), so a commit's deletes share pages.
+   * deletes them. Lowest first (across shards), so a commit's deletes share
+   * pages. Stops once `into` holds `limit` keys.
    */
-  takeLowest(keepKeys: number, into: SweptKeys): void {
-    while (this.count > keepKeys) {
+  takeLowest(keepKeys: number, into: SweptKeys, limit = Infinity): void {
+    while (this.count > keepKeys && into.keys.length < limit) {
       let lowest: KeyHeap | null = null;
       for (const heap of this.heaps) if (heap.count > 0 && (lowest === null || heap.lowestKey < lowest.lowestKey)) lowest = heap;
       assert(lowest !== null, "ack sweep: a count above zero with every heap empty");

@@ -159,6 +159,10 @@ class LmdbStore implements Store {
   private liveKeyFloor: (shard: number) => number = () => -Infinity;
   private committedOnce = false;
   private closed = false;
+  /** The pending sweep of its own (armIdleSweep), or null. */
+  private idleSweepTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The last sweep of its own, which close() waits for before its own last one. */
+  private idleSweepRun: Promise<void> = Promise.resolve();
   /** The commit buffer and write list kept between commits (commit-slabs.ts). */
   private readonly slabs = new CommitSlabs();
 
@@ -283,8 +287,8 @@ class LmdbStore implements Store {
     // Before the purge removes acked-log records, the records of their keys go.
     const swept = noSweptKeys();
     if (batch.ackedPurgeBeforeMs != null) this.ackSweep.takeAckedBefore(batch.ackedPurgeBeforeMs, swept);
-    this.ackSweep.takeBelowFloors(this.liveKeyFloor, swept);
-    this.ackSweep.takeLowest(this.ackSweepLagKeys, swept);
+    this.takeSweep(swept);
+    this.armIdleSweep();
     return this.transact(batch, plan, acked, swept);
   }
 
@@ -330,6 +334,43 @@ class LmdbStore implements Store {
     return { failedShards: new Map(), metaError: null };
   }
 
+  /** What a sweep deletes now: keys below their floors, then the lowest beyond the lag, at most keysPerCommitMax. */
+  private takeSweep(swept: SweptKeys): void {
+    const limit = swept.keys.length + ackSweepBounds.keysPerCommitMax;
+    this.ackSweep.takeBelowFloors(this.liveKeyFloor, swept, limit);
+    this.ackSweep.takeLowest(this.ackSweepLagKeys, swept, limit);
+  }
+
+  /**
+   * (Re)start the wait for a sweep of its own: records below their floors
+   * are otherwise deleted only by a later commit, and once a drain ends no
+   * commit comes. Each commit pushes it back, so it runs only between loads.
+   */
+  private armIdleSweep(): void {
+    if (this.idleSweepTimer !== null) clearTimeout(this.idleSweepTimer);
+    this.idleSweepTimer = setTimeout(() => {
+      this.idleSweepRun = this.idleSweep();
+    }, ackSweepBounds.idleSweepMs);
+    this.idleSweepTimer.unref?.();
+  }
+
+  /** One transaction of sweep deletes and nothing else, then another wait while more are due. */
+  private async idleSweep(): Promise<void> {
+    this.idleSweepTimer = null;
+    if (this.closed || !this.ackSweep.hasBelowFloors(this.liveKeyFloor)) return;
+    const swept = noSweptKeys();
+    this.takeSweep(swept);
+    if (swept.keys.length === 0) return;
+    try {
+      await this.env.transaction(() => this.deleteSwept(swept));
+    } catch {
+      // Put back for the next commit; recovery skips acked records in any case.
+      this.ackSweep.addAll(swept);
+      return;
+    }
+    if (!this.closed && this.idleSweepTimer === null) this.armIdleSweep();
+  }
+
   /** Inside the write transaction. */
   private deleteSwept(swept: SweptKeys): void {
     for (let i = 0; i < swept.keys.length; i++) {
@@ -354,6 +395,9 @@ class LmdbStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.idleSweepTimer !== null) clearTimeout(this.idleSweepTimer);
+    this.idleSweepTimer = null;
+    await this.idleSweepRun;
     await this.sweepAll();
     await this.env.close();
     // Only after LMDB has closed: the next server may open the environment at once.
