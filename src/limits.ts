@@ -215,7 +215,7 @@ export const itemDefaults = Object.freeze({
  * 32 requests of 100) is 20-100 ms, so the window is sized past it; a crash
  * forgets at most this much of the leases granted, and the waiting leases
  * keep a copy of their stored value (about 200 bytes each)
- * (docs/decisions/020-deferred-lease-writes.md). At_most_once leases are
+ * (docs/decisions/002-deferred-lease-writes.md). At_most_once leases are
  * written before their delivery is sent.
  */
 export const leaseWriteDelayMs = 250;

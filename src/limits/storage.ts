@@ -45,7 +45,7 @@ export const ackSweepBounds = Object.freeze({
    * them. A priority queue acks all over the key space: a record deleted
    * while most of its page is still live rewrites that page for one record,
    * so the bound is sized to hold a million-item random-priority backlog's
-   * acks until the pages empty (docs/decisions/019-ack-sweep-page-order.md).
+   * acks until the pages empty (docs/decisions/004-ack-sweep.md).
    * Dead letters holding a floor cannot pile up more than this.
    */
   lagKeys: 1_048_576,
