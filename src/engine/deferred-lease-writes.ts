@@ -32,13 +32,20 @@ export class DeferredLeaseWrites {
   private storedCopies: Uint8Array[] = [];
   /** leasedAtMs[i]: when items[i] was leased (the op's nowMs). */
   private leasedAtMs: number[] = [];
+  /**
+   * Entries before this index were taken already. The lists are a queue:
+   * taking a due prefix moves this instead of shifting every later entry
+   * (with a 250 ms window a busy server lists tens of thousands), and the
+   * taken entries are cut off once they are half the lists.
+   */
+  private head = 0;
   private timer: HeapNode<LeaseWritesDeadline> | null = null;
 
   constructor(private readonly deadlines: EngineDeadlines) {}
 
   /** Leases listed and not yet taken. */
   get size(): number {
-    return this.items.length;
+    return this.items.length - this.head;
   }
 
   add(item: LiveItem, storedCopy: Uint8Array, nowMs: number): void {
@@ -55,33 +62,51 @@ export class DeferredLeaseWrites {
    */
   takeDue(): LeasesToWrite {
     const count = this.items.length;
-    if (count === 0) return { items: [], storedCopies: [] };
-    const lastMs = (this.leasedAtMs[0] as number) + leaseWriteBatchMs;
+    const head = this.head;
+    if (count === head) return { items: [], storedCopies: [] };
+    const lastMs = (this.leasedAtMs[head] as number) + leaseWriteBatchMs;
     // The oldest is due (its deadline came); listed in lease order, so the batch is a prefix.
-    let due = 1;
-    while (due < count && (this.leasedAtMs[due] as number) <= lastMs) due++;
-    if (due === count) return this.takeAll();
-    const taken = { items: this.items.splice(0, due), storedCopies: this.storedCopies.splice(0, due) };
-    this.leasedAtMs.splice(0, due);
+    let end = head + 1;
+    while (end < count && (this.leasedAtMs[end] as number) <= lastMs) end++;
+    if (end === count) return this.takeAll();
+    const taken = { items: this.items.slice(head, end), storedCopies: this.storedCopies.slice(head, end) };
+    // The taken entries' slots no longer hold their items (nothing keeps them alive).
+    this.items.fill(undefined as unknown as LiveItem, head, end);
+    this.storedCopies.fill(noBytes, head, end);
+    this.head = end;
+    if (end * 2 > count) this.compact();
     this.arm();
     return taken;
   }
 
   /** Every lease listed, in lease order (a graceful shutdown); the list starts anew and the deadline is dropped. */
   takeAll(): LeasesToWrite {
-    const taken = { items: this.items, storedCopies: this.storedCopies };
-    if (this.items.length === 0) return taken;
+    const head = this.head;
+    const taken = head === 0 ? { items: this.items, storedCopies: this.storedCopies } : { items: this.items.slice(head), storedCopies: this.storedCopies.slice(head) };
+    if (taken.items.length === 0) return taken;
     this.items = [];
     this.storedCopies = [];
     this.leasedAtMs = [];
+    this.head = 0;
     if (this.timer !== null && this.timer.inHeap) this.deadlines.cancel(this.timer);
     this.timer = null;
     return taken;
   }
 
+  /** Cut off the taken entries. */
+  private compact(): void {
+    const head = this.head;
+    this.items.splice(0, head);
+    this.storedCopies.splice(0, head);
+    this.leasedAtMs.splice(0, head);
+    this.head = 0;
+  }
+
   /** The deadline, for the oldest lease listed, unless one is pending. */
   private arm(): void {
-    if (this.items.length === 0 || (this.timer !== null && this.timer.inHeap)) return;
-    this.timer = this.deadlines.schedule(new Deadline((this.leasedAtMs[0] as number) + leaseWriteDelayMs, DeadlineKind.LeaseWrites, null));
+    if (this.items.length === this.head || (this.timer !== null && this.timer.inHeap)) return;
+    this.timer = this.deadlines.schedule(new Deadline((this.leasedAtMs[this.head] as number) + leaseWriteDelayMs, DeadlineKind.LeaseWrites, null));
   }
 }
+
+const noBytes = new Uint8Array(0);

@@ -24,6 +24,7 @@ import { fail } from "./failures.ts";
 import type { ItemStates } from "./item-states.ts";
 import { type Capabilities, CapabilitiesParser, Matcher } from "./matching/index.ts";
 import type { Namespace } from "./namespace.ts";
+import type { DeliveryPrefetch } from "./delivery-prefetch.ts";
 import type { ReadAheadReader } from "./read-ahead.ts";
 import type { LiveItem } from "./item.ts";
 import type { Topic } from "./topic.ts";
@@ -53,6 +54,8 @@ export class Dequeuer {
     private readonly latestNowMs: () => number,
     /** Every delivery waits for its lease commit, as at_most_once ones do (cluster mode). */
     private readonly awaitLeaseCommit = false,
+    /** Reads the next deliveries' items in off the main thread (delivery-prefetch.ts); null where the store has no such read. */
+    private readonly prefetch: DeliveryPrefetch<LiveItem> | null = null,
   ) {
     this.matcher = new Matcher(states.registry);
     this.capabilities = new CapabilitiesParser(states.limits);
@@ -175,6 +178,7 @@ export class Dequeuer {
         // At_most_once leases, and every lease in cluster mode, are written now and the reply waits for them.
         const writeNow = this.awaitLeaseCommit || item.delivery === "at_most_once";
         if (writeNow) set ??= this.states.writer.begin();
+        this.prefetch?.delivered(topic.readyHeapOf(item), item.shard);
         deliveries.push(this.states.lease(item, leaseMs, nowMs, writeNow ? set : null));
         ns.counters.delivered++;
       }
@@ -183,6 +187,7 @@ export class Dequeuer {
         this.lastCapabilities = caps;
       }
     }
+    this.prefetch?.flush();
     // Only at_least_once deliveries: sent at once, their leases written later
     // (ItemStates.lease). If that write fails the deliveries are out already,
     // so memory keeps the leases (their receipts stay good in this boot) and

@@ -19,6 +19,8 @@
 import { assert } from "../lib/assert.ts";
 import type { Limits } from "../limits.ts";
 import type { Store } from "../storage/store.ts";
+import { DeliveryPrefetch } from "./delivery-prefetch.ts";
+import type { LiveItem } from "./item.ts";
 import { ReadAheadReader } from "./read-ahead.ts";
 import type { Writer } from "../storage/writer.ts";
 import type {
@@ -101,7 +103,8 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     this.states = new ItemStates(writer, readAhead ?? store, limits, quotas, boot);
     this.lastNowMs = nowMs;
     const latestNowMs = (): number => this.lastNowMs;
-    this.dequeuer = new Dequeuer(this.states, latestNowMs, placement !== null);
+    const prefetch = store.prefetchItems === undefined ? null : new DeliveryPrefetch<LiveItem>({ prefetchItems: (shard, keys) => store.prefetchItems?.(shard, keys) });
+    this.dequeuer = new Dequeuer(this.states, latestNowMs, placement !== null, prefetch);
     this.ctx = { states: this.states, scratchSeen: new Set(), scratchFound: [], scratchReceipt: new ReceiptFields(), wake: (wakeNowMs) => this.dequeuer.wake(wakeNowMs) };
     this.enqueuer = new Enqueuer(this.ctx, latestNowMs, placement);
     this.pauses = new Pauses(this.states, placement !== null);

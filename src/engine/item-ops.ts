@@ -10,7 +10,8 @@ import type { Delivery, ItemDetail, ListableState, Reply, Result } from "./api.t
 import type { LiveItem } from "./item.ts";
 import { finishOp, type OpContext, refuseUnhealthyShards } from "./op-context.ts";
 import { leasedByEntries } from "./receipt-ops.ts";
-import { readyLess, type Topic } from "./topic.ts";
+import { readyLess } from "./ready-heap.ts";
+import type { Topic } from "./topic.ts";
 import { toItemState } from "./views.ts";
 
 export function inspect(ctx: OpContext, nsName: string, id: string): ItemDetail | null {

@@ -1,6 +1,7 @@
 // The ready items of one topic in delivery order, a page after a cursor, for
-// `list` (list.ts). Ready items sit in pairing heaps (one per signature group
-// and shard), which have no order to walk, so a page is found one of two ways.
+// `list` (list.ts). Ready items sit in pairing heaps (one per priority level
+// of each signature group and shard, ready-heap.ts), which have no order to
+// walk, so a page is found one of two ways.
 //
 // The walk: every heap's root starts a depth-first pass over the items at or
 // before the cursor (listed already), which collects the first items after
@@ -15,13 +16,13 @@
 // gives up after limits.listReadyVisitsMax), so the page is chosen in one
 // pass over the item table instead, keeping the best `limit` items after the
 // cursor: O(items in the store), with a small constant (arrays in key order).
-// BENCHMARKS.md has both measured at a million items.
 
 import { type HeapLinks, PairingHeap } from "../lib/pairing-heap.ts";
 import type { LiveItem } from "./item.ts";
 import type { ItemTable } from "./item-table.ts";
 import type { ListCursor } from "./api.ts";
-import { readyLess, type Topic } from "./topic.ts";
+import { readyLess } from "./ready-heap.ts";
+import type { Topic } from "./topic.ts";
 
 type ReadyCursor = ListCursor & { phase: "ready" };
 
@@ -48,8 +49,10 @@ export function walkReady(topic: Topic<LiveItem>, cursor: ReadyCursor | null, li
   const stack: Array<HeapLinks<LiveItem>> = [];
   for (const group of topic.groups.values()) {
     for (const shardHeap of group.heaps) {
-      const root = shardHeap?.peekNode() ?? null;
-      if (root !== null) stack.push(root);
+      if (shardHeap === undefined) continue;
+      // Each priority level's heap is a tree of its own (ready-heap.ts); a
+      // level of a priority before the cursor's was listed whole already.
+      for (const root of shardHeap.levelRoots()) if (cursor === null || root.value.priority >= cursor.priority) stack.push(root);
     }
   }
   // Depth first over the items listed already; the first items after the cursor join the frontier.

@@ -1,7 +1,7 @@
 // One topic of one namespace: per-state counts, its idempotency keys, its dead
 // letters (in the order they died), and the ready index. The ready index is a
-// pairing heap per (signature group, shard), ordered by priority, deliverAtMs
-// and enqueue order, and per topic the tops of those heaps (TopsByKind, typed
+// ready heap per (signature group, shard), ordered by priority, deliverAtMs
+// and enqueue order (ready-heap.ts: pairing heaps in two levels), and per topic the tops of those heaps (TopsByKind, typed
 // arrays): one heap over every heap's best item, and one per eligibility
 // class (worker kinds that may take the same groups), so a pick peeks at its
 // class's root instead of walking past entries it may not take. A kind left
@@ -13,36 +13,22 @@
 // this file need not import it back.
 
 import { assert } from "../lib/assert.ts";
-import { type HeapLinks, type HeapNode, PairingHeap } from "../lib/pairing-heap.ts";
+import type { HeapNode } from "../lib/pairing-heap.ts";
 import { eligibleCacheKindsMax } from "../limits.ts";
-import type { ItemKey } from "../storage/item-key.ts";
 import type { LiveStateName } from "./api.ts";
 import type { Deadline, DeadlineKind } from "./deadlines.ts";
 import { type KindSource, noClass, TopsByKind } from "./matching/tops-by-kind.ts";
 import { type EligibilitySource, walkTooLong } from "./matching/tops-heap.ts";
-
-/** The fields of delivery order. */
-export interface DeliveryOrdered {
-  readonly priority: number;
-  readonly deliverAtMs: number;
-  readonly key: ItemKey;
-}
+import { ReadyHeap, type ReadyItem } from "./ready-heap.ts";
 
 /**
  * What a topic reads of an item: it is its own ready-heap node, with the
  * fields of delivery order and placement. Its signature and shard name its
  * heap (Topic.readyHeapOf): no pointer per item.
  */
-export interface TopicItem<Self extends TopicItem<Self>> extends HeapLinks<Self>, DeliveryOrdered {
+export interface TopicItem<Self extends TopicItem<Self>> extends ReadyItem<Self> {
   readonly shard: number;
   readonly signatureId: number;
-}
-
-/** Delivery order: priority, then deliverAtMs, then enqueue order (keys are global and monotonic). */
-export function readyLess(a: DeliveryOrdered, b: DeliveryOrdered): boolean {
-  if (a.priority !== b.priority) return a.priority < b.priority;
-  if (a.deliverAtMs !== b.deliverAtMs) return a.deliverAtMs < b.deliverAtMs;
-  return a.key < b.key;
 }
 
 /** A topic's pause (pause.ts has the ops): until `resume` (untilMs null) or until untilMs. */
@@ -81,12 +67,12 @@ class SignatureGroup<Item extends TopicItem<Item>> {
  * One shard's heap within a group (the heap itself, so a lease reaches its
  * root with one object fewer), and its entry (slot) in the topic's TopsByKind.
  */
-class ShardHeap<Item extends TopicItem<Item>> extends PairingHeap<Item> {
+class ShardHeap<Item extends TopicItem<Item>> extends ReadyHeap<Item> {
   constructor(
     readonly shard: number,
     readonly slot: number,
   ) {
-    super(readyLess);
+    super();
   }
 }
 
@@ -208,7 +194,7 @@ export class Topic<Item extends TopicItem<Item>> {
   removeReady(item: Item): void {
     assert(item.inHeap, "topic: item not in a ready heap");
     const shardHeap = this.readyHeapOf(item);
-    const wasTop = shardHeap.peekNode() === item;
+    const wasTop = shardHeap.peek() === item;
     shardHeap.remove(item);
     if (wasTop) {
       const next = shardHeap.peek();

@@ -66,3 +66,19 @@ export const ackSweepBounds = Object.freeze({
 
 /** Write sets waiting for a commit (100,000): beyond it the disk cannot keep up and new writes are refused (UNAVAILABLE). */
 export const pendingWriteSetsMax = 100_000;
+
+/**
+ * The delivery prefetch (engine/delivery-prefetch.ts): after a dequeue, the
+ * store reads in, on a worker thread, the next items of each ready heap the
+ * dequeue delivered from, twice as many as it took from that heap.
+ */
+export const deliveryPrefetch = Object.freeze({
+  /**
+   * Keys asked for per heap per dequeue at most (32): a drain's dequeue of
+   * 100 over 16 shard heaps takes about 6 from each, so the next dequeue's
+   * items are asked for with room to spare; more only costs lookups.
+   */
+  keysPerHeapMax: 32,
+  /** Heaps one dequeue prefetches for at most (64): a dequeue over many topics or groups asks for the first 64. */
+  heapsPerDequeueMax: 64,
+});

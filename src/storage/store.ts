@@ -117,6 +117,14 @@ export interface Store {
    * neighbours. Stores that delete at once leave it out.
    */
   setLiveKeyFloor?(floorOf: (shard: number) => number): void;
+  /**
+   * Bring the stored values of these keys into memory off the main thread
+   * (the LMDB store: lmdb-js's prefetch, which reads them on a worker and so
+   * takes the page faults there), so that their delivery's readItemBytes
+   * finds them resident. A hint: nothing waits for it, and a key that is gone
+   * by then costs only its lookup. Stores that keep items in memory leave it out.
+   */
+  prefetchItems?(shard: number, keys: readonly ItemKey[]): void;
   close(): Promise<void>;
 }
 

@@ -260,6 +260,14 @@ class LmdbStore implements Store {
     return copy;
   }
 
+  prefetchItems(shard: number, keys: readonly ItemKey[]): void {
+    if (this.closed || keys.length === 0) return;
+    const db = this.shardDbs[shard];
+    if (db === undefined) assert(false, `shard ${shard} out of range`);
+    // A copy: lmdb-js encodes the keys at once, but the caller reuses its array.
+    db.prefetch(keys.slice(), ignorePrefetchDone);
+  }
+
   readItem(shard: number, key: ItemKey): ItemRecord | null {
     assert(!this.closed, "read on a closed store");
     const db = this.shardDbs[shard];
@@ -404,6 +412,9 @@ class LmdbStore implements Store {
     this.lock.release();
   }
 }
+
+/** A prefetch's completion: nothing waits for it (Store.prefetchItems). */
+function ignorePrefetchDone(): void {}
 
 /** Entries in one sub-database, from its B-tree header (mdb_stat): no scan. lmdb-js types getStats() as `{}`. */
 function entryCount(db: BinaryDb<number> | BinaryDb<string>): number {
