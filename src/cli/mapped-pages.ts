@@ -35,3 +35,27 @@ export function mappedPagesCheck(dataDir: string, logger: Logger): MappedPagesCh
   drop("recovered");
   return { residentBytes: fileResidentBytes, drop: () => drop("grown"), growthBytes: mappedPages.growthBytes };
 }
+
+/**
+ * The resident bytes of this process's mappings of the store's data file
+ * (the Rss lines of /proc/self/smaps under each mapping of `path`), for
+ * /metrics: what deliveries and the delivery prefetch read in. Null where
+ * /proc cannot be read.
+ */
+export function mapResidentBytes(dataDir: string): number | null {
+  let smaps: string;
+  try {
+    smaps = readFileSync("/proc/self/smaps", "latin1");
+  } catch {
+    return null;
+  }
+  const suffix = `/${dataFileName}`;
+  let inMap = false;
+  let kib = 0;
+  for (const line of smaps.split("\n")) {
+    // A mapping's header starts with its address range; its fields follow, one per line.
+    if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) inMap = line.endsWith(suffix) && line.includes(dataDir);
+    else if (inMap && line.startsWith("Rss:")) kib += Number.parseInt(line.slice(4), 10) || 0;
+  }
+  return kib * 1024;
+}

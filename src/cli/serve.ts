@@ -35,6 +35,7 @@ import type { RequestDone } from "../server/request-done.ts";
 import { OrqServer } from "../server/server.ts";
 import type { ServerInfo } from "../server/op-types.ts";
 import { openLmdbStore } from "../storage/lmdb/lmdb-store.ts";
+import { mapResidentBytes } from "./mapped-pages.ts";
 import { collectAfterRecovery, type MemoryCollectors, startMemoryCollectors } from "./memory-collectors.ts";
 import { refuseIfDataDirHeld } from "../storage/lmdb/data-dir-lock.ts";
 import { ShardCountMismatchError } from "../storage/postgres/schema.ts";
@@ -157,7 +158,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
         })
       : null;
 
-  const commitPoller = feedMetrics(metrics, backend, started);
+  const commitPoller = feedMetrics(metrics, backend, started, lmdbDataDir);
   if (config.uiPort !== null && local === null) logger.warn("the web dashboard is not served in cluster mode yet (docs/CLUSTER.md)", {});
   const dashboard: DashboardHandle | null =
     config.uiPort !== null && local !== null
@@ -237,7 +238,7 @@ async function openBackend(store: Store | null, config: ServeConfig, limits: Lim
 }
 
 /** /metrics' commit figures (polled every commitPollMs) and gauges (read at each scrape); returns the poller to stop. */
-function feedMetrics(metrics: ReturnType<typeof createMetrics>, backend: ServeBackend, started: OrqServer): ReturnType<typeof setInterval> {
+function feedMetrics(metrics: ReturnType<typeof createMetrics>, backend: ServeBackend, started: OrqServer, lmdbDataDir: string | null): ReturnType<typeof setInterval> {
   const { writer, engine } = backend;
   const commits = new CommitSampler(() => writer.commitStats(), metrics);
   const commitPoller = setInterval(() => commits.poll(), commitPollMs);
@@ -245,7 +246,8 @@ function feedMetrics(metrics: ReturnType<typeof createMetrics>, backend: ServeBa
   metrics.setGaugeSource(() => {
     commits.poll();
     const nowMs = systemClock.nowMs();
-    return gaugeSnapshot({ engineStats: engine.stats(null, nowMs), breaker: writer.breakerState(nowMs), connections: started.connectionCount });
+    const mapBytes = lmdbDataDir === null ? null : mapResidentBytes(lmdbDataDir);
+    return gaugeSnapshot({ engineStats: engine.stats(null, nowMs), breaker: writer.breakerState(nowMs), connections: started.connectionCount, mapResidentBytes: mapBytes });
   });
   return commitPoller;
 }

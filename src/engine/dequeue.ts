@@ -62,6 +62,11 @@ export class Dequeuer {
     this.writableShards = new DequeueShardFilter(states.writer, states.writer.shardCount);
   }
 
+  /** Keys the delivery prefetch asked the store for, since start (0 without one). */
+  get prefetchKeysTotal(): number {
+    return this.prefetch?.keysRequested ?? 0;
+  }
+
   /** Run by Engine.dequeue once due deadlines are handled. */
   dequeue(nsName: string, input: DequeueInput, nowMs: number): DequeueOutcome {
     let caps: Capabilities | null = null;

@@ -326,6 +326,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
         backgroundWriteFailures: this.states.backgroundWriteFailures,
         enqueueRollbacks: this.enqueuer.rollbacks,
         pausedTopics: this.pauses.size,
+        prefetchKeysTotal: this.dequeuer.prefetchKeysTotal,
       },
     });
   }

@@ -107,6 +107,8 @@ export interface EngineGauges {
   pausedTopics: number;
   /** Parked dequeues over all namespaces, in waiters. */
   parkedWaitersTotal: number;
+  /** Items whose stored values the delivery prefetch asked the store to read in, since start (engine/delivery-prefetch.ts). */
+  prefetchKeysTotal: number;
 }
 
 export interface EngineStats {

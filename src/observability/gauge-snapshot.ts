@@ -25,7 +25,7 @@ type Counts = Record<LiveStateName, number>;
  */
 export interface GaugeStats {
   namespaces: Record<string, Counts & { topics: Record<string, Counts & { unmatchable?: { items: number } }>; topicsTruncated: boolean; parkedWaiters: number }>;
-  engine?: { parkedWaitersTotal: number; pausedTopics: number };
+  engine?: { parkedWaitersTotal: number; pausedTopics: number; prefetchKeysTotal: number };
 }
 
 export interface GaugeInputs {
@@ -33,6 +33,8 @@ export interface GaugeInputs {
   engineStats: GaugeStats;
   breaker: BreakerState;
   connections: number;
+  /** The store map's resident bytes (cli/mapped-pages.ts); null where unknown. */
+  mapResidentBytes?: number | null;
 }
 
 export function gaugeSnapshot(inputs: GaugeInputs): GaugeSnapshot {
@@ -61,5 +63,6 @@ export function gaugeSnapshot(inputs: GaugeInputs): GaugeSnapshot {
     waiters: engine?.parkedWaitersTotal ?? waitersFromNamespaces,
     unmatchable,
     pausedTopics: engine?.pausedTopics ?? 0,
+    storeRead: { mapResidentBytes: inputs.mapResidentBytes ?? null, prefetchKeysTotal: engine?.prefetchKeysTotal ?? 0 },
   };
 }

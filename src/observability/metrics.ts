@@ -15,6 +15,7 @@ import type { LiveStateName } from "../protocol/live-states.ts";
 import { opNames } from "../protocol/op-names.ts";
 import type { BreakerState } from "../storage/circuit-breaker.ts";
 import { RequestMetrics } from "./request-metrics.ts";
+import { type StoreReadFigures, storeReadGauges } from "./store-gauges.ts";
 
 /**
  * Circuit-breaker states (the store's one breaker), exported one-hot:
@@ -40,6 +41,8 @@ export interface GaugeSnapshot {
   unmatchable?: ReadonlyArray<{ ns: string; topic: string; count: number }>;
   /** Topics paused now (the `pause` op). Optional so older sources still fit. */
   pausedTopics?: number;
+  /** The delivery read path's memory and prefetch (store-gauges.ts). Optional so older sources still fit. */
+  storeRead?: StoreReadFigures;
 }
 
 export type GaugeSource = () => GaugeSnapshot;
@@ -159,6 +162,31 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   });
   // The one cast: registerMetric is typed for prom-client's own classes, though the registry only calls get() and reset().
   for (const metric of requestMetrics) registry.registerMetric(metric as unknown as Metric);
+  const commits = commitMetrics(registry);
+  const refreshGauges = scrapeTimeGauges(registry, topicSeriesMax);
+  const refreshStoreRead = storeReadGauges(registry);
+
+  return {
+    requestDone(op, code, durationMs) {
+      requests.record(op, code, durationMs);
+    },
+    commitObserved: commits.observed,
+    commitTotals: commits.totals,
+    setGaugeSource(source) {
+      gaugeSource = source;
+    },
+    async render() {
+      const snapshot = gaugeSource();
+      refreshGauges(snapshot);
+      refreshStoreRead(snapshot.storeRead);
+      return registry.metrics();
+    },
+    contentType: registry.contentType,
+  };
+}
+
+/** The commit histograms and counters on `registry`, with what feeds them (Metrics.commitObserved and commitTotals). */
+function commitMetrics(registry: Registry): { observed: Metrics["commitObserved"]; totals: Metrics["commitTotals"] } {
   const commitRecords = new Histogram({
     name: "orq_commit_records",
     help: "Records written per storage commit.",
@@ -196,32 +224,19 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     }),
   };
   const lastTotals: CommitTotals = { commitsTotal: 0, commitFailuresTotal: 0, writeSetsRejectedTotal: 0, samplesDroppedTotal: 0 };
-  const refreshGauges = scrapeTimeGauges(registry, topicSeriesMax);
-
   return {
-    requestDone(op, code, durationMs) {
-      requests.record(op, code, durationMs);
-    },
-    commitObserved(records, writeSets, durationMs) {
+    observed(records, writeSets, durationMs) {
       commitRecords.observe(records);
       commitWriteSets.observe(writeSets);
       commitDuration.observe(durationMs / 1000);
     },
-    commitTotals(totals) {
+    totals(totals) {
       for (const key of Object.keys(lastTotals) as Array<keyof CommitTotals>) {
         const delta = totals[key] - lastTotals[key];
         if (delta > 0) commitCounters[key].inc(delta);
         lastTotals[key] = Math.max(lastTotals[key], totals[key]);
       }
     },
-    setGaugeSource(source) {
-      gaugeSource = source;
-    },
-    async render() {
-      refreshGauges(gaugeSource());
-      return registry.metrics();
-    },
-    contentType: registry.contentType,
   };
 }
 

@@ -14,12 +14,14 @@ describe("gaugeSnapshot", () => {
     const snapshot = gaugeSnapshot({
       engineStats: {
         namespaces: { shop: { ...counts(3, 1), topics: { a: counts(2, 1), b: counts(1) }, topicsTruncated: false, parkedWaiters: 2 } },
-        engine: { parkedWaitersTotal: 2, pausedTopics: 3 },
+        engine: { parkedWaitersTotal: 2, pausedTopics: 3, prefetchKeysTotal: 7 },
       },
       breaker: "open",
       connections: 4,
+      mapResidentBytes: 8192,
     });
     expect(snapshot.pausedTopics).toBe(3);
+    expect(snapshot.storeRead).toEqual({ mapResidentBytes: 8192, prefetchKeysTotal: 7 });
     expect(snapshot.items.filter((i) => i.count > 0)).toEqual([
       { ns: "shop", topic: "a", state: "ready", count: 2 },
       { ns: "shop", topic: "a", state: "leased", count: 1 },
