@@ -276,6 +276,16 @@ export function readMemory(pid: number, withRollup = true): MemoryFigures {
 }
 
 /** CPU seconds (user + system) the process has used so far, from /proc/PID/stat; 0 once it is gone. */
+/** Bytes `pid` caused to be written to storage so far (/proc/PID/io write_bytes, counted as pages are dirtied); 0 where unreadable. */
+export function readWriteBytes(pid: number): number {
+  try {
+    const match = /^write_bytes: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, "utf8"));
+    return match === null ? 0 : Number(match[1]);
+  } catch {
+    return 0;
+  }
+}
+
 export function readCpuS(pid: number): number {
   const path = `/proc/${pid}/stat`;
   if (!existsSync(path)) return 0;

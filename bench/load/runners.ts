@@ -16,6 +16,8 @@ export interface ThroughputFigures {
   requestsPerS: number;
   /** The server's CPU seconds (user + system) over the run, where the suite measured it (the backlog load and the drain). */
   serverCpuS?: number;
+  /** Bytes the server caused to be written to storage over the run (/proc/PID/io write_bytes: pages dirtied), where the suite measured it (the drain). */
+  writtenBytes?: number;
 }
 
 /** Runs `depth` sequential workers over a shared budget: at most `depth` requests in flight. */

@@ -16,7 +16,7 @@ import type { LoadOptions, Scenario } from "./options.ts";
 import { pin, unpin } from "./pinning.ts";
 import type { Child, MemoryFigures } from "./processes.ts";
 import type { MemoryRange } from "./processes.ts";
-import { readCpuS, readMemory, sampleMemory, startJupiterFloorChild } from "./processes.ts";
+import { readCpuS, readMemory, readWriteBytes, sampleMemory, startJupiterFloorChild } from "./processes.ts";
 import type { LatencyOp, MixedFigures, ThroughputFigures } from "./runners.ts";
 import { mixedWarmupSDefault, runDrain, runEnqueue, runLatency, runMixed } from "./runners.ts";
 import type { System } from "./systems.ts";
@@ -95,6 +95,23 @@ function freshDir(context: SuiteContext, label: string): { dataDir: string; logP
   const dataDir = join(context.tempDir, name);
   mkdirSync(dataDir, { recursive: true });
   return { dataDir, logPath: join(context.tempDir, `${name}.log`) };
+}
+
+/** How long the drain's written bytes may take to stop growing after it (30 s), and how often they are read (250 ms). */
+const WRITES_SETTLE_MS = 30_000;
+const WRITES_POLL_MS = 250;
+
+/** The server's written bytes once two readings WRITES_POLL_MS apart agree (or WRITES_SETTLE_MS passed). */
+async function settledWriteBytes(pid: number): Promise<number> {
+  const deadline = performance.now() + WRITES_SETTLE_MS;
+  let last = readWriteBytes(pid);
+  while (performance.now() < deadline) {
+    await Bun.sleep(WRITES_POLL_MS);
+    const now = readWriteBytes(pid);
+    if (now === last) return now;
+    last = now;
+  }
+  return last;
 }
 
 /** The server's CPU time per item (user + system): steadier than a rate on a machine other work is loading. */
@@ -182,6 +199,7 @@ export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<Mo
     if (wants("drain")) {
       const sampler = sampleMemory(child.pid, DRAIN_SAMPLE_MS);
       const drainCpuS = readCpuS(child.pid);
+      const drainWrittenBytes = readWriteBytes(child.pid);
       const figures = await runDrain(spec.system(child), {
         items: options.items,
         count: 100,
@@ -190,10 +208,13 @@ export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<Mo
       });
       figures.serverCpuS = readCpuS(child.pid) - drainCpuS;
       const peaks = sampler.stop();
+      // The acked records' deletes may follow the drain (the store sweeps them once commits stop): count them too.
+      figures.writtenBytes = (await settledWriteBytes(child.pid)) - drainWrittenBytes;
       const afterDrain = readMemory(child.pid);
       results.drain = figures;
       results.drainMemory = { peaks, afterDrain };
-      log(`${spec.label} drain: ${rate(figures.itemsPerS)} items/s (${figures.items} items, ${figures.seconds.toFixed(2)} s; server CPU ${cpuPerItem(figures)})`);
+      const pagesPerItem = figures.items === 0 ? 0 : (figures.writtenBytes ?? 0) / 4096 / figures.items;
+      log(`${spec.label} drain: ${rate(figures.itemsPerS)} items/s (${figures.items} items, ${figures.seconds.toFixed(2)} s; server CPU ${cpuPerItem(figures)}; ${pagesPerItem.toFixed(3)} pages written per item)`);
       log(`${spec.label} memory during the drain (${peaks.samples} samples): max RSS ${mib(peaks.rssMaxKiB)} MiB, max anon ${mib(peaks.rssAnonMaxKiB)}, max file ${mib(peaks.rssFileMaxKiB)}; after it: ${describeMemory(afterDrain)}`);
     }
     await child.stop();
