@@ -10,11 +10,15 @@
 // delivery took a page fault on the main thread
 // (docs/decisions/028-delivery-prefetch.md).
 //
-// What it guesses, sized by demand: for each heap a dequeue delivered from,
-// the next items of that heap (ReadyHeap.nextKeys), twice as many as the
-// dequeue took from it, at most deliveryPrefetch.keysPerHeapMax. It holds no
-// item bytes itself: what it brings in is the store's mapped pages, which the
-// map-page policy bounds. A wrong guess costs a lookup on the worker.
+// What it asks for, at the rate deliveries take: each heap counts the items
+// asked for that no delivery has taken yet (ReadyHeap.prefetchedAhead); when
+// a delivery brings that below deliveryPrefetch.refillBelowKeys, the next
+// deliveryPrefetch.keysPerHeapMax items of the heap (ReadyHeap.nextKeys) are
+// asked for, once the dequeue is done, in one request per shard. A worker
+// taking one item at a time so costs one request per few dozen deliveries,
+// not one each. It holds no item bytes itself: what it brings in is the
+// store's mapped pages, which the map-page policy bounds. A wrong guess (a
+// better item came in since) costs a lookup on the worker.
 
 import { deliveryPrefetch } from "../limits.ts";
 import type { ItemKey } from "../storage/item-key.ts";
@@ -22,12 +26,13 @@ import type { Store } from "../storage/store.ts";
 import type { ReadyHeap, ReadyItem } from "./ready-heap.ts";
 
 export class DeliveryPrefetch<Item extends ReadyItem<Item>> {
-  /** The heaps the current dequeue delivered from, with how many each gave (parallel arrays, emptied by flush). */
+  /** The heaps the current dequeue left low, and their shards (parallel arrays, emptied by flush). */
   private readonly heaps: Array<ReadyHeap<Item>> = [];
   private readonly shards: number[] = [];
-  private readonly taken: number[] = [];
   /** Keys to prefetch, by shard (reused). */
   private readonly keysByShard: ItemKey[][] = [];
+  /** Shards with keys waiting in keysByShard. */
+  private readonly shardsWithKeys: number[] = [];
   /** Keys asked for since start (metrics). */
   keysRequested = 0;
 
@@ -35,20 +40,16 @@ export class DeliveryPrefetch<Item extends ReadyItem<Item>> {
 
   /** A delivery came from `heap` (of shard `shard`). */
   delivered(heap: ReadyHeap<Item>, shard: number): void {
+    if (heap.prefetchedAhead > 0) heap.prefetchedAhead--;
+    if (heap.prefetchedAhead >= deliveryPrefetch.refillBelowKeys) return;
     const heaps = this.heaps;
-    for (let i = heaps.length - 1; i >= 0; i--) {
-      if (heaps[i] === heap) {
-        this.taken[i] = (this.taken[i] as number) + 1;
-        return;
-      }
-    }
+    for (let i = heaps.length - 1; i >= 0; i--) if (heaps[i] === heap) return;
     if (heaps.length >= deliveryPrefetch.heapsPerDequeueMax) return;
     heaps.push(heap);
     this.shards.push(shard);
-    this.taken.push(1);
   }
 
-  /** The dequeue is done: ask the store for the next items of every heap it delivered from. */
+  /** The dequeue is done: ask the store for the next items of every heap it left low, one request per shard. */
   flush(): void {
     const heaps = this.heaps;
     if (heaps.length === 0) return;
@@ -59,19 +60,20 @@ export class DeliveryPrefetch<Item extends ReadyItem<Item>> {
         keys = [];
         this.keysByShard[shard] = keys;
       }
-      const limit = Math.min(deliveryPrefetch.keysPerHeapMax, 2 * (this.taken[i] as number));
-      (heaps[i] as ReadyHeap<Item>).nextKeys(limit, keys);
+      if (keys.length === 0) this.shardsWithKeys.push(shard);
+      const heap = heaps[i] as ReadyHeap<Item>;
+      const before = keys.length;
+      heap.nextKeys(deliveryPrefetch.keysPerHeapMax, keys);
+      heap.prefetchedAhead = keys.length - before;
     }
-    for (let i = 0; i < heaps.length; i++) {
-      const shard = this.shards[i] as number;
+    for (const shard of this.shardsWithKeys) {
       const keys = this.keysByShard[shard] as ItemKey[];
-      if (keys.length === 0) continue;
       this.keysRequested += keys.length;
       this.store.prefetchItems(shard, keys);
       keys.length = 0;
     }
+    this.shardsWithKeys.length = 0;
     heaps.length = 0;
     this.shards.length = 0;
-    this.taken.length = 0;
   }
 }

@@ -60,6 +60,12 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
   private readonly levels = new PairingHeap<PriorityLevel<Item>>(levelLess);
   private readonly byPriority = new Map<number, PriorityLevel<Item>>();
   private count = 0;
+  /**
+   * Items of this heap the delivery prefetch has asked the store for and no
+   * delivery has taken since (delivery-prefetch.ts): it asks again once this
+   * runs low, so it asks at the rate deliveries take from the heap.
+   */
+  prefetchedAhead = 0;
   /** nextKeys's candidates, kept between calls (emptied after each). */
   private readonly frontier: Array<HeapLinks<Item>> = [];
 

@@ -68,17 +68,20 @@ export const ackSweepBounds = Object.freeze({
 export const pendingWriteSetsMax = 100_000;
 
 /**
- * The delivery prefetch (engine/delivery-prefetch.ts): after a dequeue, the
- * store reads in, on a worker thread, the next items of each ready heap the
- * dequeue delivered from, twice as many as it took from that heap.
+ * The delivery prefetch (engine/delivery-prefetch.ts): the store reads in, on
+ * a worker thread, the next items of each ready heap deliveries take from,
+ * asking again as deliveries use up what it asked for.
  */
 export const deliveryPrefetch = Object.freeze({
   /**
-   * Keys asked for per heap per dequeue at most (32): a drain's dequeue of
-   * 100 over 16 shard heaps takes about 6 from each, so the next dequeue's
-   * items are asked for with room to spare; more only costs lookups.
+   * Keys asked for per heap at a time (32): a drain's dequeue of 100 over 16
+   * shard heaps takes about 6 from each, so one ask covers several dequeues;
+   * one request per few dozen deliveries keeps the request's own cost
+   * (about 4 µs of lmdb-js work a call) small beside a dequeue of 1.
    */
   keysPerHeapMax: 32,
-  /** Heaps one dequeue prefetches for at most (64): a dequeue over many topics or groups asks for the first 64. */
+  /** A heap is asked for again once fewer than this many (8) of the items asked for are left untaken. */
+  refillBelowKeys: 8,
+  /** Heaps one dequeue asks for at most (64): a dequeue over many topics or groups asks for the first 64. */
   heapsPerDequeueMax: 64,
 });
