@@ -14,9 +14,11 @@
 // asked for that no delivery has taken yet (ReadyHeap.prefetchedAhead); when
 // a delivery brings that below deliveryPrefetch.refillBelowKeys, the next
 // deliveryPrefetch.keysPerHeapMax items of the heap (ReadyHeap.nextKeys) are
-// asked for, once the dequeue is done, in one request per shard. A worker
-// taking one item at a time so costs one request per few dozen deliveries,
-// not one each. It holds no item bytes itself: what it brings in is the
+// asked for, once the dequeue is done, in one request per shard, so a heap
+// costs one request per few dozen deliveries. Dequeues of a few items ask
+// nothing (deliveryPrefetch.dequeueCountMin): a worker taking one at a time
+// is served by the read-ahead (read-ahead.ts), and the walk and request
+// would cost it more than the read they save. It holds no item bytes itself: what it brings in is the
 // store's mapped pages, which the map-page policy bounds. A wrong guess (a
 // better item came in since) costs a lookup on the worker.
 
@@ -33,6 +35,8 @@ export class DeliveryPrefetch<Item extends ReadyItem<Item>> {
   private readonly keysByShard: ItemKey[][] = [];
   /** Shards with keys waiting in keysByShard. */
   private readonly shardsWithKeys: number[] = [];
+  /** Deliveries of the current dequeue. */
+  private deliveries = 0;
   /** Keys asked for since start (metrics). */
   keysRequested = 0;
 
@@ -40,6 +44,7 @@ export class DeliveryPrefetch<Item extends ReadyItem<Item>> {
 
   /** A delivery came from `heap` (of shard `shard`). */
   delivered(heap: ReadyHeap<Item>, shard: number): void {
+    this.deliveries++;
     if (heap.prefetchedAhead > 0) heap.prefetchedAhead--;
     if (heap.prefetchedAhead >= deliveryPrefetch.refillBelowKeys) return;
     const heaps = this.heaps;
@@ -49,10 +54,23 @@ export class DeliveryPrefetch<Item extends ReadyItem<Item>> {
     this.shards.push(shard);
   }
 
-  /** The dequeue is done: ask the store for the next items of every heap it left low, one request per shard. */
+  /**
+   * The dequeue is done: ask the store for the next items of every heap it
+   * left low, one request per shard. A dequeue that delivered fewer than
+   * deliveryPrefetch.dequeueCountMin items asks nothing: for a worker taking
+   * one at a time the ask costs more than the read it saves (the writer's
+   * idle read-ahead serves it instead).
+   */
   flush(): void {
     const heaps = this.heaps;
+    const deliveries = this.deliveries;
+    this.deliveries = 0;
     if (heaps.length === 0) return;
+    if (deliveries < deliveryPrefetch.dequeueCountMin) {
+      heaps.length = 0;
+      this.shards.length = 0;
+      return;
+    }
     for (let i = 0; i < heaps.length; i++) {
       const shard = this.shards[i] as number;
       let keys = this.keysByShard[shard];

@@ -54,6 +54,40 @@ class PriorityLevel<Item extends ReadyItem<Item>> extends IntrusiveHeapNode<Prio
 /** Candidates nextKeys weighs at once (64): a level's root may have gathered every later item as a child. */
 const frontierMax = 64;
 
+/** nextKeys's frontier: a binary min-heap in an array, by samePriorityLess. */
+function pushFrontier<Item extends ReadyItem<Item>>(heap: Array<HeapLinks<Item>>, node: HeapLinks<Item>): void {
+  let at = heap.length;
+  heap.push(node);
+  while (at > 0) {
+    const parent = (at - 1) >> 1;
+    const above = heap[parent] as HeapLinks<Item>;
+    if (!samePriorityLess(node.value, above.value)) break;
+    heap[at] = above;
+    at = parent;
+  }
+  heap[at] = node;
+}
+
+function popFrontier<Item extends ReadyItem<Item>>(heap: Array<HeapLinks<Item>>): HeapLinks<Item> {
+  const top = heap[0] as HeapLinks<Item>;
+  const last = heap.pop() as HeapLinks<Item>;
+  const count = heap.length;
+  if (count === 0) return top;
+  let at = 0;
+  for (;;) {
+    let child = 2 * at + 1;
+    if (child >= count) break;
+    const right = child + 1;
+    if (right < count && samePriorityLess((heap[right] as HeapLinks<Item>).value, (heap[child] as HeapLinks<Item>).value)) child = right;
+    const below = heap[child] as HeapLinks<Item>;
+    if (!samePriorityLess(below.value, last.value)) break;
+    heap[at] = below;
+    at = child;
+  }
+  heap[at] = last;
+  return top;
+}
+
 const levelLess = <Item extends ReadyItem<Item>>(a: PriorityLevel<Item>, b: PriorityLevel<Item>): boolean => a.priority < b.priority;
 
 export class ReadyHeap<Item extends ReadyItem<Item>> {
@@ -105,26 +139,23 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
   /**
    * Append to `out` the keys of the next items a pop would give, best first,
    * up to `limit`, from the best priority level (a best-first walk over its
-   * heap: each visited item adds its children to a small frontier, capped at
-   * frontierMax). For the delivery prefetch: a guess that nothing relies on.
+   * heap: each visited item adds its children to a small frontier heap,
+   * capped at frontierMax). For the delivery prefetch: a guess that nothing relies on.
    */
   nextKeys(limit: number, out: ItemKey[]): void {
     const level = this.levels.peek();
     if (level === undefined) return;
     const root = level.items.peekNode();
     if (root === null) return;
+    // The frontier is a small binary heap in delivery order (an array, kept between calls).
     const frontier = this.frontier;
     frontier.length = 0;
     frontier.push(root);
     const end = out.length + limit;
     while (out.length < end && frontier.length > 0) {
-      let best = 0;
-      for (let i = 1; i < frontier.length; i++) if (samePriorityLess((frontier[i] as HeapLinks<Item>).value, (frontier[best] as HeapLinks<Item>).value)) best = i;
-      const node = frontier[best] as HeapLinks<Item>;
-      frontier[best] = frontier[frontier.length - 1] as HeapLinks<Item>;
-      frontier.pop();
+      const node = popFrontier(frontier);
       out.push(node.value.key);
-      for (let child = node.child; child !== null && frontier.length < frontierMax; child = child.next) frontier.push(child);
+      for (let child = node.child; child !== null && frontier.length < frontierMax; child = child.next) pushFrontier(frontier, child);
     }
     frontier.length = 0;
   }
