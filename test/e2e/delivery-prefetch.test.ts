@@ -32,23 +32,24 @@ describe("delivery prefetch", () => {
     const a = await OrqClient.connect({ port: server.port });
     const b = await OrqClient.connect({ port: server.port });
     try {
-      const low = await a.enqueue("pf", Array.from({ length: 20 }, (_, i) => ({ topic: "t", priority: 50, payload: `low-${i}` })));
+      const low = await a.enqueue("pf", Array.from({ length: 40 }, (_, i) => ({ topic: "t", priority: 50, payload: `low-${i}` })));
       const before = await prefetchedKeys();
-      const first = await a.dequeue("pf", { topics: [{ topic: "t", count: 2 }] });
-      expect(first.map((d) => d.id)).toEqual(low.slice(0, 2));
+      // Eight: a dequeue of fewer asks for nothing (deliveryPrefetch.dequeueCountMin).
+      const first = await a.dequeue("pf", { topics: [{ topic: "t", count: 8 }] });
+      expect(first.map((d) => d.id)).toEqual(low.slice(0, 8));
       // The dequeue asked for the next low items of the heaps it took from.
       expect(await prefetchedKeys()).toBeGreaterThan(before);
 
       const [urgent] = await b.enqueue("pf", [{ topic: "t", priority: 1, payload: "urgent" }]);
       const next = await b.dequeue("pf", { topics: [{ topic: "t", count: 3 }] });
-      expect(next.map((d) => d.id)).toEqual([urgent as string, ...low.slice(2, 4)]);
+      expect(next.map((d) => d.id)).toEqual([urgent as string, ...low.slice(8, 10)]);
       expect(new TextDecoder().decode(next[0]?.payload)).toBe("urgent");
 
       // Every item once, to one worker, in order: the rest come out after, none twice.
       const rest = await a.dequeue("pf", { topics: [{ topic: "t", count: 100 }] });
-      expect(rest.map((d) => d.id)).toEqual(low.slice(4));
+      expect(rest.map((d) => d.id)).toEqual(low.slice(10));
       const delivered = [...first, ...next, ...rest].map((d) => d.id);
-      expect(new Set(delivered).size).toBe(21);
+      expect(new Set(delivered).size).toBe(41);
       await a.ack("pf", [...first, ...rest].map((d) => d.receipt));
       await b.ack("pf", next.map((d) => d.receipt));
     } finally {
