@@ -212,8 +212,6 @@ const redZoneTopLines = 100;
 /** Red-zone functions (71 to 100 lines) not split yet, each with why. */
 const redZoneNotSplitYet: Record<string, string> = {
   "observability/metrics.ts scrapeTimeGauges": "one gauge per block, and its refresh beside them: split by gauge family when next changed",
-  "engine/recovery.ts loadStoreInSteps":
-    "the recovery walk's steps share one cursor and counters; splitting it belongs with the ItemStates loader for recovery (REVIEW item 4)",
   "engine/matching/parse-requires.ts parseConstraint":
     "one case per constraint form (range, set, comparison); a table of per-form parsers is the split, not done in this change",
 };

@@ -99,6 +99,9 @@ export function classifyAfter(
   return readyClassification;
 }
 
+/** What others may read of the dependency graph (ItemStates.graph): who waits on what, and counts. */
+export type ReadonlyDependencyGraph = Pick<DependencyGraph, "waitingCount" | "edgeCount" | "isWaiting" | "unmetOf" | "dependencyIds" | "dependentsOf" | "checkInvariants">;
+
 export class DependencyGraph {
   /** Waiting item -> dependencies not yet acked. Never empty: an item with none is not waiting. */
   private readonly unmetByItem = new Map<string, Set<string>>();

@@ -16,11 +16,12 @@
 // shard's new owner may deliver too.
 
 import { assert } from "../lib/assert.ts";
-import type { WriteSet } from "../storage/writer.ts";
+import type { WriteSet, Writer } from "../storage/writer.ts";
 import type { Delivery, DequeueDone, DequeueInput, DequeueOutcome } from "./api.ts";
 import { Deadline, DeadlineKind } from "./deadlines.ts";
 import { atWait } from "./failure-location.ts";
 import { fail } from "./failures.ts";
+import type { EngineDeadlines } from "./engine-deadlines.ts";
 import type { ItemStates } from "./item-states.ts";
 import { type Capabilities, CapabilitiesParser, Matcher } from "./matching/index.ts";
 import type { Namespace } from "./namespace.ts";
@@ -50,6 +51,9 @@ export class Dequeuer {
 
   constructor(
     private readonly states: ItemStates,
+    private readonly writer: Writer,
+    /** The engine's deadline heap: a parked dequeue's timeout goes in here. */
+    private readonly deadlines: EngineDeadlines,
     /** The latest nowMs the engine has seen, for work done when a commit lands (outside any op). */
     private readonly latestNowMs: () => number,
     /** Every delivery waits for its lease commit, as at_most_once ones do (cluster mode). */
@@ -59,7 +63,7 @@ export class Dequeuer {
   ) {
     this.matcher = new Matcher(states.registry);
     this.capabilities = new CapabilitiesParser(states.limits);
-    this.writableShards = new DequeueShardFilter(states.writer, states.writer.shardCount);
+    this.writableShards = new DequeueShardFilter(writer, writer.shardCount);
   }
 
   /** Keys the delivery prefetch asked the store for, since start (0 without one). */
@@ -105,7 +109,7 @@ export class Dequeuer {
     // A copy: the caller may reuse its input and topics list for its next dequeue (api.ts, DequeueInput).
     const topics = input.topics.map(({ topic, count }) => ({ topic, count }));
     const waiter = new Waiter(input.owner, nsName, topics, caps, input.leaseMs, resolve);
-    waiter.timeoutNode = this.states.deadlines.schedule(new Deadline(nowMs + input.waitMs, DeadlineKind.WaiterTimeout, waiter));
+    waiter.timeoutNode = this.deadlines.schedule(new Deadline(nowMs + input.waitMs, DeadlineKind.WaiterTimeout, waiter));
     this.waiters.add(waiter);
     return promise;
   }
@@ -134,21 +138,22 @@ export class Dequeuer {
 
   /** Serve the parked dequeues of topics that gained takeable items, first come first served. */
   wake(nowMs: number): void {
-    if (this.states.dirty.size === 0) return;
-    for (const topic of this.states.dirty) {
-      this.states.dirty.delete(topic);
-      // A paused topic's new items wake nobody; resume marks it dirty again (pause.ts).
-      if (topic.takeable === 0 || topic.pause !== null) continue;
-      const queue = this.waiters.forTopic(topic.ns, topic.name);
-      if (queue === undefined) continue;
-      for (const waiter of queue) {
-        if (topic.takeable === 0) break;
-        const kind = this.matcher.workerKind(waiter.capabilities);
-        const done = this.take(this.states.namespaces.get(waiter.ns), waiter.topics, kind, waiter.capabilities, waiter.leaseMs, nowMs);
-        if (done.deliveries.length > 0) this.settleWaiter(waiter, done);
-      }
-    }
+    this.states.serveDirtyTopics(this.serveTopic, nowMs);
   }
+
+  /** Serve one dirty topic's parked dequeues (wake; made once, so a wake allocates no closure). */
+  private readonly serveTopic = (topic: Topic<LiveItem>, nowMs: number): void => {
+    // A paused topic's new items wake nobody; resume marks it dirty again (pause.ts).
+    if (topic.takeable === 0 || topic.pause !== null) return;
+    const queue = this.waiters.forTopic(topic.ns, topic.name);
+    if (queue === undefined) return;
+    for (const waiter of queue) {
+      if (topic.takeable === 0) break;
+      const kind = this.matcher.workerKind(waiter.capabilities);
+      const done = this.take(this.states.namespaces.get(waiter.ns), waiter.topics, kind, waiter.capabilities, waiter.leaseMs, nowMs);
+      if (done.deliveries.length > 0) this.settleWaiter(waiter, done);
+    }
+  };
 
   /**
    * Lease up to `count` best items per listed topic. The reply carries no
@@ -182,7 +187,7 @@ export class Dequeuer {
         if (item === null) break;
         // At_most_once leases, and every lease in cluster mode, are written now and the reply waits for them.
         const writeNow = this.awaitLeaseCommit || item.delivery === "at_most_once";
-        if (writeNow) set ??= this.states.writer.begin();
+        if (writeNow) set ??= this.writer.begin();
         this.prefetch?.delivered(topic.readyHeapOf(item), item.shard);
         deliveries.push(this.states.lease(item, leaseMs, nowMs, writeNow ? set : null));
         ns.counters.delivered++;
@@ -217,11 +222,11 @@ export class Dequeuer {
 
   /** A dequeue's leases could not be made durable, so its deliveries were never sent: the items are ready again. */
   private revertLeases(deliveries: Delivery[]): void {
-    assert(this.states.set === null, "engine: revert inside an op");
+    assert(!this.states.setOpen, "engine: revert inside an op");
     for (const delivery of deliveries) {
       const item = this.states.items.get(delivery.id);
       if (item === undefined || item.state !== "leased") continue;
-      if (this.states.receipts.format(item.id, item.deliveries, item.leaseBoot) !== delivery.receipt) continue;
+      if (this.states.receiptOf(item) !== delivery.receipt) continue;
       item.attempt--;
       this.states.release(item, item.deliverAtMs, this.latestNowMs());
     }
@@ -234,7 +239,7 @@ export class Dequeuer {
     waiter.settled = true;
     this.waiters.remove(waiter);
     if (waiter.timeoutNode !== null) {
-      this.states.deadlines.cancel(waiter.timeoutNode);
+      this.deadlines.cancel(waiter.timeoutNode);
       waiter.timeoutNode = null;
     }
     waiter.resolve(done);

@@ -15,6 +15,9 @@ import type { AckedRetentionDeadline, EngineDeadlines } from "./engine-deadlines
 import { formatId, parseId } from "./ids.ts";
 import { type OutcomeDeadline, OutcomeTable, RetainedOutcome } from "./outcome-table.ts";
 
+/** What others may read of the ended items (ItemStates.ended): how an item ended, and counts. */
+export type ReadonlyEndedItems = Pick<EndedItems, "size" | "outcomeOf" | "outcomeOfId" | "checkInvariants">;
+
 export class EndedItems {
   /** Cancelled and expired ends, one entry each. */
   readonly outcomes = new OutcomeTable();

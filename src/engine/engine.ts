@@ -48,6 +48,8 @@ import { Enqueuer, type ShardPlacement } from "./enqueue.ts";
 import { ReceiptFields } from "./ids.ts";
 import { checkEngineInvariants } from "./invariants.ts";
 import { ItemStates } from "./item-states.ts";
+import { DeadlineQueue } from "./deadlines.ts";
+import type { EngineDeadline } from "./engine-deadlines.ts";
 import { runDueDeadlines } from "./maintenance.ts";
 import { listItems } from "./list.ts";
 import type { OpContext } from "./op-context.ts";
@@ -82,6 +84,8 @@ export interface EngineOptions {
 
 export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
   private readonly states: ItemStates;
+  /** The one deadline heap: items', waiters', pauses' and outcomes' deadlines, served by one timer (maintenance.ts). */
+  private readonly deadlines = new DeadlineQueue<EngineDeadline>();
   private readonly dequeuer: Dequeuer;
   private readonly enqueuer: Enqueuer;
   private readonly pauses: Pauses;
@@ -100,14 +104,14 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
   ) {
     // Read-ahead (read-ahead.ts) on a single node only: a cluster node may lose a shard between the read and the dequeue.
     const readAhead = placement === null ? new ReadAheadReader(store, writer) : null;
-    this.states = new ItemStates(writer, readAhead ?? store, limits, quotas, boot);
+    this.states = new ItemStates(writer, readAhead ?? store, limits, quotas, boot, this.deadlines);
     this.lastNowMs = nowMs;
     const latestNowMs = (): number => this.lastNowMs;
     const prefetch = store.prefetchItems === undefined ? null : new DeliveryPrefetch<LiveItem>({ prefetchItems: (shard, keys) => store.prefetchItems?.(shard, keys) });
-    this.dequeuer = new Dequeuer(this.states, latestNowMs, placement !== null, prefetch);
-    this.ctx = { states: this.states, scratchSeen: new Set(), scratchFound: [], scratchReceipt: new ReceiptFields(), wake: (wakeNowMs) => this.dequeuer.wake(wakeNowMs) };
+    this.dequeuer = new Dequeuer(this.states, writer, this.deadlines, latestNowMs, placement !== null, prefetch);
+    this.ctx = { states: this.states, writer, scratchSeen: new Set(), scratchFound: [], scratchReceipt: new ReceiptFields(), wake: (wakeNowMs) => this.dequeuer.wake(wakeNowMs) };
     this.enqueuer = new Enqueuer(this.ctx, latestNowMs, placement);
-    this.pauses = new Pauses(this.states, placement !== null);
+    this.pauses = new Pauses(this.states, this.deadlines, placement !== null);
     if (readAhead !== null) writer.setIdleListener(() => this.dequeuer.readAheadNext(readAhead));
   }
 
@@ -140,7 +144,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
 
   /** Called when a new deadline becomes the earliest outside a direct call (e.g. a lease granted to a parked dequeue). */
   set onEarlierDeadline(listener: (() => void) | null) {
-    this.states.deadlines.onEarlier = listener;
+    this.deadlines.onEarlier = listener;
   }
 
   enqueue(nsName: string, inputs: EnqueueItemInput[], nowMs: number): Result<Reply<{ ids: string[] }>> {
@@ -319,7 +323,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
         topics: this.states.namespaces.topicCount,
         namespaces: this.states.namespaces.size,
         outcomesRetained: this.states.ended.size,
-        deadlines: this.states.deadlines.size,
+        deadlines: this.deadlines.size,
         dependencyEdges: this.states.graph.edgeCount,
         signatures: this.states.registry.size,
         workerKinds: this.dequeuer.matcher.kindCount,
@@ -335,6 +339,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     if (nowMs > this.lastNowMs) this.lastNowMs = nowMs;
     runDueDeadlines(
       this.states,
+      this.deadlines,
       this.states.limits.deadlinesPerTickMax,
       (waiter) => this.dequeuer.timeOut(waiter),
       (pause) => this.pauses.end(pause),
@@ -345,25 +350,25 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
 
   /** Write the deferred at_least_once leases now (graceful shutdown: a restart then keeps them). */
   flushDeferredWrites(): void {
-    assert(this.states.set === null, "engine: flush inside an op");
+    assert(!this.states.setOpen, "engine: flush inside an op");
     this.states.flushLeaseWrites(true);
     this.states.endSetBackground();
   }
 
   nextDeadlineMs(): number | null {
-    return this.states.deadlines.nextMs();
+    return this.deadlines.nextMs();
   }
 
   /** Run due deadlines before an op, so the op sees the state at nowMs (bounded like a tick). */
   private advance(nowMs: number): void {
     if (nowMs > this.lastNowMs) this.lastNowMs = nowMs;
-    const next = this.states.deadlines.nextMs();
+    const next = this.deadlines.nextMs();
     if (next !== null && next <= nowMs) this.tick(nowMs);
   }
 
   /** Every index against every other (tests call it after each step). */
   checkInvariants(): void {
-    checkEngineInvariants(this.states);
+    checkEngineInvariants(this.states, this.deadlines);
     this.pauses.checkInvariants();
   }
 }

@@ -9,13 +9,12 @@ import { assert } from "../lib/assert.ts";
 import type { WriteSet } from "../storage/writer.ts";
 import type { EnqueueItemInput, Reply, Result } from "./api.ts";
 import { enqueueRefusal } from "./capacity.ts";
-import { Deadline, DeadlineKind } from "./deadlines.ts";
 import { type AfterClassification, classifyAfter, type DependencyStatus } from "./dependencies.ts";
 import { completeRecord } from "./enqueue-item.ts";
 import { atBatch, atItem } from "./failure-location.ts";
 import { fail, type FailureResult, storageUnavailable } from "./failures.ts";
 import { formatId } from "./ids.ts";
-import { LiveItem } from "./item.ts";
+import type { LiveItem } from "./item.ts";
 import type { UnstoredBytes } from "./item-parts.ts";
 import type { ItemStates } from "./item-states.ts";
 import { parseRequires, type Requires, signatureRegistryFull } from "./matching/index.ts";
@@ -173,7 +172,7 @@ export class Enqueuer {
     const requires = this.requires;
     for (let i = 0; i < signatures.length; i++) {
       if (sameAs[i] !== -1 || ids[i] !== undefined) continue;
-      const sig = this.states.registry.intern(requires === null ? null : (requires[i] as Requires | null));
+      const sig = this.states.internSignature(requires === null ? null : (requires[i] as Requires | null));
       if (sig === signatureRegistryFull) {
         return fail("server_full", "too many distinct requires signatures are live", {
           at: atItem(i, { of: "requires", at: wholeMap }),
@@ -198,12 +197,12 @@ export class Enqueuer {
   private chooseShard(nowMs: number): number | FailureResult {
     // commitGeneration is odd while a commit is in flight; writes made then and
     // in the idle moment after it lands go to the same next commit.
-    const commit = Math.ceil(this.states.writer.commitGeneration / 2);
+    const commit = Math.ceil(this.ctx.writer.commitGeneration / 2);
     if (commit !== this.shardForCommit) {
       this.shardForCommit = commit;
-      this.nextShard = (this.nextShard + 1) % this.states.writer.shardCount;
+      this.nextShard = (this.nextShard + 1) % this.ctx.writer.shardCount;
     }
-    const chosen = chooseWritableShard(this.states.writer, this.states.writer.shardCount, this.nextShard, nowMs);
+    const chosen = chooseWritableShard(this.ctx.writer, this.ctx.writer.shardCount, this.nextShard, nowMs);
     if (chosen.shard < 0) return storageUnavailable(chosen.retryAfterMs, chosen.reason);
     this.nextShard = chosen.shard;
     return chosen.shard;
@@ -227,27 +226,17 @@ export class Enqueuer {
    * once here: LiveItem.id would format it again).
    */
   private createItem(ns: Namespace, nsName: string, input: EnqueueItemInput, index: number, shard: number, sig: number, set: WriteSet, ids: string[], nowMs: number): LiveItem {
-    const key = this.states.writer.nextKey();
+    const key = this.ctx.writer.nextKey();
     const id = formatId(shard, key);
     // The record is also what the item holds until its commit (UnstoredBytes: its payload, metadata and commit).
     const record = completeRecord(input, nsName, nowMs);
-    const topic = ns.topic(input.topic);
-    topic.joinGroup(sig);
-    // Memory holds the payload and metadata only until the commit (activate drops them).
-    const item = new LiveItem(shard, key, topic, sig, record, this.states.settings.forRecord(record), "ready", record);
-    this.states.items.add(item);
-    if (input.key !== null) topic.keys.set(input.key, item);
     const c = this.after === null ? null : (this.after[index] as AfterClassification | null);
-    let deadReason: string | null = null;
-    if (c?.kind === "dead") {
-      deadReason = c.deadReason;
+    const deadReason = c?.kind === "dead" ? c.deadReason : null;
+    const item = this.states.admit(shard, key, id, ns.topic(input.topic), sig, record, c?.kind === "waiting" ? c.unmet : null, deadReason, nowMs);
+    if (deadReason !== null) {
       record.state = "dead";
       record.deadReason = deadReason;
-    } else if (c?.kind === "waiting") {
-      this.states.graph.addWaiting(id, c.unmet);
     }
-    this.states.admit(item, deadReason, nowMs);
-    if (record.ttlExpiresAtMs !== null) item.ensureExtras().ttlNode = this.states.deadlines.schedule(new Deadline(record.ttlExpiresAtMs, DeadlineKind.Ttl, item));
     // The record itself is the write: the item copied what it keeps, so nothing changes it later.
     set.putItem(shard, key, record);
     ns.counters.enqueued++;
@@ -281,7 +270,7 @@ export class Enqueuer {
     this.requires = null;
     this.after = null;
     this.waitOn = null;
-    if (signatures !== null) for (const sig of signatures) this.states.registry.release(sig);
+    if (signatures !== null) for (const sig of signatures) this.states.releaseSignature(sig);
     return failure;
   }
 
@@ -306,7 +295,7 @@ export class Enqueuer {
 
   /** The enqueue's commit failed: its items leave memory as if never enqueued (they were never takeable). */
   private rollback(created: LiveItem[]): void {
-    assert(this.states.set === null, "engine: rollback inside an op");
+    assert(!this.states.setOpen, "engine: rollback inside an op");
     this.rollbacks++;
     for (const item of created) {
       if (!this.states.items.holds(item)) continue;
@@ -324,7 +313,7 @@ export class Enqueuer {
       if (sameAs[i] !== -1 || ids[i] !== undefined) continue;
       const shard = (this.placement as ShardPlacement).shardFor(nsName, inputs[i] as EnqueueItemInput);
       if (shard < 0) continue;
-      const availability = this.states.writer.writable(shard, nowMs);
+      const availability = this.ctx.writer.writable(shard, nowMs);
       if (!availability.available) return { shard, retryAfterMs: availability.retryAfterMs };
       shards[i] = shard;
     }

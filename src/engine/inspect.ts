@@ -6,7 +6,7 @@
 // the one place that does so): these functions see every namespace.
 
 import type { Capabilities, FeatureConstraint, Requires, Scalar } from "./matching/index.ts";
-import { constraintHolds, satisfies, type SignatureRegistry } from "./matching/index.ts";
+import { constraintHolds, satisfies, type ReadonlySignatureRegistry } from "./matching/index.ts";
 import { stuckSignaturesListedMax } from "../limits.ts";
 import type { Namespace } from "./namespace.ts";
 import { requiresToWire, type AskTracker } from "./unmatchable.ts";
@@ -61,7 +61,7 @@ export interface EngineInspector {
 export interface InspectSources {
   namespaces: ReadonlyMap<string, Namespace>;
   asks: AskTracker;
-  registry: SignatureRegistry;
+  registry: ReadonlySignatureRegistry;
   askWindowMs: number;
 }
 

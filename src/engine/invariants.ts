@@ -4,12 +4,13 @@
 
 import { assert } from "../lib/assert.ts";
 import { liveStateNames, type LiveStateName } from "./api.ts";
+import type { EngineDeadlines } from "./engine-deadlines.ts";
 import type { ItemStates } from "./item-states.ts";
 import type { LiveItem } from "./item.ts";
 import type { Topic } from "./topic.ts";
 
-export function checkEngineInvariants(states: ItemStates): void {
-  states.deadlines.checkInvariants();
+export function checkEngineInvariants(states: ItemStates, deadlines: EngineDeadlines): void {
+  deadlines.checkInvariants();
   states.graph.checkInvariants();
   states.items.checkInvariants();
   states.ended.checkInvariants();

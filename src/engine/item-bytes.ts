@@ -22,6 +22,9 @@ export class DeliveryBytes implements StoredItemBytes {
 
 const noBytes = new Uint8Array(0);
 
+/** What others may read through ItemBytes (ItemStates.bytes): an item's payload and metadata. */
+export type ReadonlyItemBytes = Pick<ItemBytes, "bytesOf">;
+
 export class ItemBytes {
   /** Scratch for patchedValue (the engine is synchronous: one write at a time). */
   private readonly fields = new ItemStateFields();

@@ -80,6 +80,9 @@ class ShardItems {
   }
 }
 
+/** What others may read of the item table (ItemStates.items): lookups, counts and walks, no changes. */
+export type ReadonlyItemTable = Pick<ItemTable, "size" | "get" | "getByKey" | "holds" | "lowestKey" | "shardCount" | "shardSlots" | "values" | "entries" | typeof Symbol.iterator | "checkInvariants">;
+
 export class ItemTable {
   private readonly shards: ShardItems[] = [];
   private count = 0;

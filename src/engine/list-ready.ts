@@ -19,7 +19,7 @@
 
 import { type HeapLinks, PairingHeap } from "../lib/pairing-heap.ts";
 import type { LiveItem } from "./item.ts";
-import type { ItemTable } from "./item-table.ts";
+import type { ReadonlyItemTable } from "./item-table.ts";
 import type { ListCursor } from "./api.ts";
 import { readyLess } from "./ready-heap.ts";
 import type { Topic } from "./topic.ts";
@@ -84,7 +84,7 @@ export function walkReady(topic: Topic<LiveItem>, cursor: ReadyCursor | null, li
  * gather in an array that is sorted and cut back to limit + 1 whenever it
  * doubles, and the cut's last item then turns away everything after it.
  */
-export function scanReady(items: ItemTable, topic: Topic<LiveItem>, cursor: ReadyCursor | null, limit: number, out: LiveItem[]): boolean {
+export function scanReady(items: ReadonlyItemTable, topic: Topic<LiveItem>, cursor: ReadyCursor | null, limit: number, out: LiveItem[]): boolean {
   const keep = limit + 1;
   const best: LiveItem[] = [];
   let worstKept: LiveItem | null = null;

@@ -17,7 +17,7 @@
 import type { ListCursor, ListPage, ListQuery, LiveStateName } from "./api.ts";
 import type { LiveItem } from "./item.ts";
 import type { ItemStates } from "./item-states.ts";
-import type { ItemTable } from "./item-table.ts";
+import type { ReadonlyItemTable } from "./item-table.ts";
 import { readyCursor, scanReady, walkReady } from "./list-ready.ts";
 import type { Topic } from "./topic.ts";
 import { toItemState } from "./views.ts";
@@ -62,7 +62,7 @@ function firstAbove(keys: readonly number[], key: number): number {
  * about `slotsMax` slots; the cursor to continue from, or null when done.
  */
 function walkEnqueued(
-  items: ItemTable,
+  items: ReadonlyItemTable,
   topic: Topic<LiveItem>,
   state: LiveStateName | null,
   afterKey: number,

@@ -7,6 +7,7 @@
 import { assert } from "../lib/assert.ts";
 import { DeadlineKind } from "./deadlines.ts";
 import type { LiveItem } from "./item.ts";
+import type { EngineDeadlines } from "./engine-deadlines.ts";
 import type { ItemStates } from "./item-states.ts";
 import type { TopicPause } from "./topic.ts";
 import type { Waiter } from "./waiters.ts";
@@ -14,14 +15,15 @@ import type { Waiter } from "./waiters.ts";
 /** Handle up to `max` due deadlines; item changes go to one background WriteSet nobody waits on. */
 export function runDueDeadlines(
   states: ItemStates,
+  deadlines: EngineDeadlines,
   max: number,
   timeOut: (waiter: Waiter) => void,
   endPause: (pause: TopicPause<LiveItem>) => void,
   nowMs: number,
 ): void {
-  assert(states.set === null, "engine: tick inside an op");
+  assert(!states.setOpen, "engine: tick inside an op");
   for (let handled = 0; handled < max; handled++) {
-    const deadline = states.deadlines.popDue(nowMs);
+    const deadline = deadlines.popDue(nowMs);
     if (deadline === null) break;
     if (deadline.kind === DeadlineKind.WaiterTimeout) timeOut(deadline.target);
     else if (deadline.kind === DeadlineKind.PauseEnd) endPause(deadline.target);

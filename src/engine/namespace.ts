@@ -27,6 +27,11 @@ function compareCodePoints(a: string, b: string): number {
   return a.length - b.length;
 }
 
+/** What others may read of the namespaces (ItemStates.namespaces): lookups and counts; a namespace is created only by ItemStates.namespace. */
+export interface ReadonlyNamespaceMap extends ReadonlyMap<string, Namespace> {
+  readonly topicCount: number;
+}
+
 /** The namespaces by name, and how many topics they hold in all (limits.topicsMax). */
 export class NamespaceMap extends Map<string, Namespace> {
   topicCount = 0;

@@ -10,10 +10,12 @@ import type { ReceiptFields } from "./ids.ts";
 import type { LiveItem } from "./item.ts";
 import type { ItemStates } from "./item-states.ts";
 import { refuseUnwritable } from "./writable-shards.ts";
-import type { Commit, CommitListener } from "../storage/writer.ts";
+import type { Commit, CommitListener, Writer } from "../storage/writer.ts";
 
 export interface OpContext {
   readonly states: ItemStates;
+  /** The store's writer: shard health, keys and commits (storage/writer.ts). */
+  readonly writer: Writer;
   /** Cleared before and after each use; saves an allocation per request. */
   readonly scratchSeen: Set<unknown>;
   /** An ack's found items; emptied before and after each use. */
@@ -26,7 +28,7 @@ export interface OpContext {
 
 /** Refuse the op (before any change) when a shard it must write is not accepting writes (writable-shards.ts). */
 export function refuseUnhealthyShards(ctx: OpContext, items: LiveItem[], nowMs: number): FailureResult | null {
-  return refuseUnwritable(ctx.states.writer, items, nowMs);
+  return refuseUnwritable(ctx.writer, items, nowMs);
 }
 
 /** End the op: its writes go to the next commit (the reply waits for it), then waiters are served. */

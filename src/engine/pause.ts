@@ -30,6 +30,7 @@ import { newTopicRefusal } from "./capacity.ts";
 import { atTopic } from "./failure-location.ts";
 import { fail } from "./failures.ts";
 import type { LiveItem } from "./item.ts";
+import type { EngineDeadlines } from "./engine-deadlines.ts";
 import type { ItemStates } from "./item-states.ts";
 import { finishOp, type OpContext } from "./op-context.ts";
 import { type Topic, TopicPause } from "./topic.ts";
@@ -42,6 +43,8 @@ export class Pauses {
 
   constructor(
     private readonly states: ItemStates,
+    /** The engine's deadline heap: a timed pause's end goes in here. */
+    private readonly deadlines: EngineDeadlines,
     /** Cluster mode: a resume of a topic not paused here still writes its delete (the pause may be another node's, not seen yet). */
     private readonly resumeUnseen = false,
   ) {}
@@ -121,7 +124,7 @@ export class Pauses {
       this.cancelDeadline(pause);
       pause.untilMs = untilMs;
     }
-    if (untilMs !== null) pause.node = this.states.deadlines.schedule(new Deadline(untilMs, DeadlineKind.PauseEnd, pause));
+    if (untilMs !== null) pause.node = this.deadlines.schedule(new Deadline(untilMs, DeadlineKind.PauseEnd, pause));
   }
 
   /** A timed pause's deadline came (inside a tick: the write joins the tick's background set). */
@@ -139,7 +142,7 @@ export class Pauses {
       const pause = new TopicPause(topic, record.untilMs);
       topic.pause = pause;
       this.pausedCount++;
-      if (record.untilMs !== null) pause.node = this.states.deadlines.schedule(new Deadline(record.untilMs, DeadlineKind.PauseEnd, pause));
+      if (record.untilMs !== null) pause.node = this.deadlines.schedule(new Deadline(record.untilMs, DeadlineKind.PauseEnd, pause));
     }
   }
 
@@ -160,14 +163,12 @@ export class Pauses {
 
   /** The pause is over: forget it (and its record when `write`), serve the topic's parked dequeues, drop it if empty. */
   private lift(pause: TopicPause<LiveItem>, write: boolean): void {
-    const states = this.states;
     const topic = pause.topic;
     this.cancelDeadline(pause);
     topic.pause = null;
     this.pausedCount--;
     if (write) this.write(topic.ns, topic.name, null);
-    if (topic.takeable > 0) states.dirty.add(topic);
-    states.namespaces.get(topic.ns)?.dropIfEmpty(topic);
+    this.states.pauseLifted(topic);
   }
 
   /** Write the topic's pause record (null: delete it) in the op's WriteSet, counted unsettled until its commit settles. */
@@ -178,7 +179,7 @@ export class Pauses {
     const key = pauseKey(nsName, topicName);
     const unsettled = this.writesUnsettled;
     unsettled.set(key, (unsettled.get(key) ?? 0) + 1);
-    states.settleHooks.add(() => {
+    states.afterCommit(() => {
       const left = unsettled.get(key)! - 1;
       if (left === 0) unsettled.delete(key);
       else unsettled.set(key, left);
@@ -187,7 +188,7 @@ export class Pauses {
 
   private cancelDeadline(pause: TopicPause<LiveItem>): void {
     if (pause.node === null) return;
-    if (pause.node.inHeap) this.states.deadlines.cancel(pause.node);
+    if (pause.node.inHeap) this.deadlines.cancel(pause.node);
     pause.node = null;
   }
 }

@@ -1,4 +1,6 @@
-// Start-up: rebuild every in-memory index from what the store holds. Items
+// Start-up: rebuild every in-memory index from what the store holds, through
+// ItemStates' loader (ItemLoader: loadOutcome, loadItem, placeLoadedItem, ...),
+// which alone places items in its indexes. Items
 // load in two passes (dependencies can name any stored item); leases that
 // ended while the server was down, TTLs and retention that passed, are left
 // as due deadlines for the first tick. An empty store is a fresh start.
@@ -14,13 +16,10 @@
 
 import { assert } from "../lib/assert.ts";
 import type { Store } from "../storage/store.ts";
-import { Deadline, DeadlineKind } from "./deadlines.ts";
 import { classifyAfter, type DependencyStatus } from "./dependencies.ts";
 import { parseId } from "./ids.ts";
-import { LiveItem } from "./item.ts";
-import type { ItemStates } from "./item-states.ts";
-import { RetainedOutcome } from "./outcome-table.ts";
-import { parseRequires, type Requires, signatureRegistryFull } from "./matching/index.ts";
+import type { LiveItem } from "./item.ts";
+import type { ItemLoader } from "./item-states.ts";
 
 /** Where recovery stands after a step: the phase it is in and how many records of that phase are done. */
 export interface RecoveryProgress {
@@ -35,7 +34,7 @@ export interface RecoveryProgress {
  * `elsewhere`: cluster mode's test for an id on another node's shard, which counts as a live dependency (remote-dependencies.ts).
  */
 export function* loadStoreInSteps(
-  states: ItemStates,
+  loader: ItemLoader,
   store: Store,
   nowMs: number,
   recordsPerTurnMax: number,
@@ -46,11 +45,11 @@ export function* loadStoreInSteps(
   for (const { id, record } of store.loadOutcomes()) {
     const parsed = parseId(id);
     assert(parsed !== null, `recovery: stored outcome under a malformed id ${id}`);
-    states.ended.restore(new RetainedOutcome(parsed.shard, parsed.key, record.ns, record.outcome, record.endedAtMs));
+    loader.loadOutcome(parsed.shard, parsed.key, record.ns, record.outcome, record.endedAtMs);
     if (++outcomesDone % recordsPerTurnMax === 0) yield { phase: "outcomes", done: outcomesDone };
   }
   // The acked log, oldest first; records past the retention are skipped and purged.
-  const cutoffMs = nowMs - states.limits.outcomeRetentionMs;
+  const cutoffMs = nowMs - loader.limits.outcomeRetentionMs;
   let stale = false;
   for (const record of store.loadAckedLog()) {
     if (record.endedAtMs <= cutoffMs) {
@@ -58,31 +57,15 @@ export function* loadStoreInSteps(
       continue;
     }
     for (let i = 0; i < record.keys.length; i++) {
-      states.ended.restoreAcked(record.namespaces[record.nsIndexes[i] as number] as string, record.keys[i] as number, record.endedAtMs);
+      loader.loadAckedOutcome(record.namespaces[record.nsIndexes[i] as number] as string, record.keys[i] as number, record.endedAtMs);
       if (++outcomesDone % recordsPerTurnMax === 0) yield { phase: "outcomes", done: outcomesDone };
     }
   }
-  if (stale) states.ws().purgeAckedBefore(cutoffMs + 1);
+  if (stale) loader.purgeAckedBefore(cutoffMs + 1);
   const loaded: LiveItem[] = [];
   for (const shard of store.loadShards({ bytes: false })) {
     for (const { key, record } of shard.items) {
-      let requires: Requires | null = null;
-      if (record.requires !== null) {
-        const r = parseRequires(record.requires, states.limits);
-        assert(r.ok, `stored item ${shard.shard}:${key} has invalid requires`);
-        requires = r.value;
-      }
-      const sig = states.registry.intern(requires);
-      assert(sig !== signatureRegistryFull, "recovery: more stored signatures than signaturesMax");
-      const topic = states.namespace(record.ns, nowMs).topic(record.topic);
-      topic.joinGroup(sig);
-      // Until the second pass files it, the state says only whether the store holds a dead letter
-      // (a dependency lookup reads that); "leased" is kept too, as the second pass needs it.
-      const state = record.state === "pending" ? "ready" : record.state;
-      const item = new LiveItem(shard.shard, key, topic, sig, record, states.settings.forRecord(record), state, null);
-      states.items.add(item);
-      if (record.key !== null) topic.keys.set(record.key, item);
-      loaded.push(item);
+      loaded.push(loader.loadItem(shard.shard, key, record, nowMs));
       if (loaded.length % recordsPerTurnMax === 0) yield { phase: "items", done: loaded.length };
     }
   }
@@ -90,37 +73,24 @@ export function* loadStoreInSteps(
   // Stored dead letters are the only items in state "dead" until the kills at the end.
   const toKill: Array<{ item: LiveItem; reason: string }> = [];
   const lookup = (id: string): DependencyStatus => {
-    const dep = states.items.get(id);
+    const dep = loader.items.get(id);
     if (dep !== undefined) return dep.state === "dead" ? "dead" : "live";
-    const outcome = states.ended.outcomeOfId(null, id);
+    const outcome = loader.ended.outcomeOfId(null, id);
     if (outcome !== undefined) return outcome;
     return elsewhere !== null && elsewhere(id) ? "live" : "unknown";
   };
   let indexed = 0;
   for (const item of loaded) {
-    if (item.state === "dead") {
-      states.enter(item, "dead");
-      item.topic.deadLetters.add(item);
-    } else if (item.state === "leased") {
-      states.enter(item, "leased");
-      // A lease that ended while the server was down expires at the first tick.
-      states.deadlines.scheduleNode(item.idleTimer(), item.leaseExpiresAtMs ?? nowMs, DeadlineKind.Lease);
+    const after = item.state === "dead" || item.state === "leased" ? null : item.after;
+    if (after === null) {
+      loader.placeLoadedItem(item, null, nowMs);
     } else {
-      const after = item.after;
-      if (after === null) {
-        states.placePending(item, nowMs);
-      } else {
-        const c = classifyAfter(after, lookup, Number.MAX_SAFE_INTEGER, { unknownIsSatisfied: true });
-        if (c.kind === "waiting") states.graph.addWaiting(item.id, c.unmet);
-        states.placePending(item, nowMs);
-        if (c.kind === "dead") toKill.push({ item, reason: c.deadReason });
-      }
+      const c = classifyAfter(after, lookup, Number.MAX_SAFE_INTEGER, { unknownIsSatisfied: true });
+      loader.placeLoadedItem(item, c.kind === "waiting" ? c.unmet : null, nowMs);
+      if (c.kind === "dead") toKill.push({ item, reason: c.deadReason });
     }
-    const ttlExpiresAtMs = item.ttlExpiresAtMs;
-    if (ttlExpiresAtMs !== null) item.ensureExtras().ttlNode = states.deadlines.schedule(new Deadline(ttlExpiresAtMs, DeadlineKind.Ttl, item));
     if (++indexed % recordsPerTurnMax === 0) yield { phase: "index", done: indexed };
   }
-  for (const { item, reason } of toKill) if (states.items.holds(item) && item.state !== "dead") states.killItem(item, reason);
-  states.endSetBackground();
-  states.dirty.clear();
+  for (const { item, reason } of toKill) if (loader.items.holds(item) && item.state !== "dead") loader.killItem(item, reason);
+  loader.endLoad();
 }

@@ -25,15 +25,8 @@ export function remoteWaitedOn(states: ItemStates, elsewhere: (id: string) => bo
 /** A dependency on another node's shard ended: its dependents become ready, or dead letters. */
 export function remoteDependencyEnded(ctx: OpContext, id: string, how: RemoteEnd, nowMs: number): void {
   const states = ctx.states;
-  if (how === "acked") {
-    for (const dependentId of states.graph.onAcked(id)) {
-      const dependent = states.items.get(dependentId);
-      if (dependent === undefined || dependent.state !== "waiting") continue;
-      states.dependencyMet(dependent, nowMs);
-    }
-  } else {
-    states.killDependents(id, how);
-  }
+  if (how === "acked") states.dependencyAcked(id, nowMs);
+  else states.killDependents(id, how);
   states.endSetBackground();
   ctx.wake(nowMs);
 }

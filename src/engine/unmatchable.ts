@@ -20,7 +20,7 @@
 // docs/MATCHING.md ("Unmatchable items report") documents the semantics.
 
 import { assert } from "../lib/assert.ts";
-import { type Capabilities, type FeatureConstraint, type Requires, type Scalar, type SignatureRegistry, satisfies } from "./matching/index.ts";
+import { type Capabilities, type FeatureConstraint, type Requires, type Scalar, type ReadonlySignatureRegistry, satisfies } from "./matching/index.ts";
 import type { Namespace } from "./namespace.ts";
 import type { LiveItem } from "./item.ts";
 import type { Topic } from "./topic.ts";
@@ -114,7 +114,7 @@ export class UnmatchableReporter {
 
   constructor(
     private readonly tracker: AskTracker,
-    private readonly registry: SignatureRegistry,
+    private readonly registry: ReadonlySignatureRegistry,
     /** An ask counts as recent for this long (Limits.unmatchableAskWindowMs). */
     private readonly windowMs: number,
   ) {

@@ -7,7 +7,7 @@ export type { Capabilities, FeatureConstraint, MapPath, Requires, Scalar } from 
 export { parseRequires } from "./parse-requires.ts";
 export { CapabilitiesParser, parseCapabilities } from "./parse-capabilities.ts";
 export { constraintHolds, satisfies } from "./satisfies.ts";
-export { SignatureRegistry, signatureRegistryFull } from "./signature-registry.ts";
+export { type ReadonlySignatureRegistry, SignatureRegistry, signatureRegistryFull } from "./signature-registry.ts";
 export { Matcher } from "./matcher.ts";
 export { featureNameBytesMax, stringValueBytesMax } from "./scalar.ts";
 export { TopsHeap } from "./tops-heap.ts";

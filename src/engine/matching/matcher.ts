@@ -16,7 +16,7 @@
 
 import { assert } from "../../lib/assert.ts";
 import { satisfies } from "./satisfies.ts";
-import type { SignatureRegistry } from "./signature-registry.ts";
+import type { ReadonlySignatureRegistry } from "./signature-registry.ts";
 import type { Capabilities } from "./types.ts";
 import { workerKindsMaxDefault } from "../../limits.ts";
 
@@ -60,7 +60,7 @@ export class Matcher {
   private evictionCount = 0;
 
   constructor(
-    private readonly registry: SignatureRegistry,
+    private readonly registry: ReadonlySignatureRegistry,
     options: MatcherOptions = {},
   ) {
     this.workerKindsMax = options.workerKindsMax ?? workerKindsMaxDefault;

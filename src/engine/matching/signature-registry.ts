@@ -23,6 +23,29 @@ export const signatureRegistryFull = -1;
 
 export type ReleaseListener = (signatureId: number) => void;
 
+/**
+ * What others may read of the registry (ItemStates.registry, the matcher,
+ * inspect): signatures, their references and feature index, and release
+ * notices (onRelease); interning and releasing stay ItemStates'.
+ */
+export type ReadonlySignatureRegistry = Pick<
+  SignatureRegistry,
+  | "signaturesMax"
+  | "size"
+  | "version"
+  | "idCeiling"
+  | "requiresOf"
+  | "refCountOf"
+  | "isLive"
+  | "liveIds"
+  | "onRelease"
+  | "signaturesAnchoredOn"
+  | "signaturesNeedingNothing"
+  | "anchorFeatureOf"
+  | "featureUseOf"
+  | "checkInvariants"
+>;
+
 export class SignatureRegistry {
   readonly signaturesMax: number;
   private readonly idByKey = new Map<string, number>();
