@@ -6,8 +6,7 @@
 // what the socket scenario's acquisitions/s against its ping ceiling could
 // reach if sockets, the client and the machine's other threads cost
 // nothing: the scenario's ratio cannot beat it by much, and a target above
-// it asks for less work per acquisition, not a faster transport
-// (BENCHMARKS.md, "Jupiter: where the rest is").
+// it asks for less work per acquisition, not a faster transport.
 
 import { join } from "node:path";
 import { ORQ_CHECKOUT_ROOT } from "./processes.ts";

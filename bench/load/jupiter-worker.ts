@@ -8,10 +8,9 @@
 //
 // Why: the generator shares two cores with the server it measures. Decoding
 // each dequeue reply whole (@msgpack/msgpack's Decoder: 2.0-2.3 µs for a
-// 286-byte reply in a micro-run) and encoding each ack as an object, with a
-// promise for each of the two, cost the generator 6.5-6.8 µs per acquisition
-// against the Jupiter floor; read this way, 1.6-2.6 (three alternated pairs,
-// 2026-12-05 T11:46Z-T11:49Z, BENCHMARKS.md "Jupiter: a leaner worker").
+// 286-byte reply) and encoding each ack as an object, with a promise for
+// each of the two, costs the generator 6.5-6.8 µs per acquisition against
+// the Jupiter floor; read this way, 1.6-2.6.
 // The ping ceiling beside it is read the same way (`ok` only), so both
 // sides of the ratio pay the same per-reply reading.
 

@@ -1,8 +1,8 @@
-// The Jupiter scenario (issue 10): capability matching under many small
-// requests, the way Jupiter's workers acquire work. A backlog of items over
-// 100 distinct `requires` signatures sits in one topic; workers of 10 kinds
-// (one kind per connection, 10 connections) each keep 32 requests in flight,
-// and every request is an acquisition: dequeue of count 1 with the kind's
+// The Jupiter scenario: capability matching under many small requests, the
+// way Jupiter's workers acquire work. A backlog of items over 100 distinct
+// `requires` signatures sits in one topic; workers of 10 kinds (one kind per
+// connection, 10 connections) each keep 32 requests in flight, and every
+// request is an acquisition: dequeue of count 1 with the kind's
 // `capabilities`, then an ack of what it got (jupiter-worker.ts: the replies
 // are read where they lie, not decoded whole). Beside it, on the same server
 // and with the same connections and in-flight depth, the `ping` ceiling: how
@@ -30,11 +30,11 @@ import { readProcessCpuUs, readThreadCpu, threadCpuUsPer } from "./thread-cpu.ts
 import { NAMESPACE, fixedPayload } from "./systems.ts";
 
 export const JUPITER_TOPIC = "jupiter";
-/** Distinct `requires` signatures in the backlog (100, issue 10). */
+/** Distinct `requires` signatures in the backlog (100). */
 export const JUPITER_SIGNATURES = 100;
-/** Worker kinds, one per connection (10, issue 10). */
+/** Worker kinds, one per connection (10). */
 export const JUPITER_KINDS = 10;
-/** Requests each connection keeps in flight (32, issue 10). */
+/** Requests each connection keeps in flight (32). */
 export const JUPITER_IN_FLIGHT = 32;
 /** Items per enqueue while loading the backlog: one of each signature. */
 const LOAD_BATCH = JUPITER_SIGNATURES;

@@ -1,10 +1,10 @@
 // Reading one or two fields of a MessagePack reply where it lies, without
 // decoding the rest: the Jupiter scenario's worker needs a dequeue reply's
-// `ok` and its first item's receipt, and an ack reply's `acked`. Decoding
-// the whole dequeue reply (an item of nine fields, its payload and metadata)
-// took 2.0-2.3 µs per reply in a micro-run on this 2-core box (2026-12-05),
-// on two cores the generator shares with the server it measures
-// (jupiter-worker.ts has the measured effect).
+// `ok` and its first item's receipt, and an ack reply's `acked`. Decoding the
+// whole dequeue reply (an item of nine fields, its payload and metadata)
+// takes 2.0-2.3 µs per reply on the 2-core build box, on two cores the
+// generator shares with the server it measures (jupiter-worker.ts has the
+// measured effect).
 //
 // Every function takes the buffer and an offset and returns an offset (or a
 // value); nothing is allocated. Offsets past `end` mean a truncated value:

@@ -99,7 +99,7 @@ function mixedCheck(strict: ModeResults | undefined, binlog: ModeResults | undef
 
 /**
  * The strict dequeue of 1 against the echo floor's back-to-back round trip
- * (the issue's measure), with the floor's round trip after an idle spell
+ * (the target's measure), with the floor's round trip after an idle spell
  * beside it: each of the scenario's dequeues comes after the previous ack's
  * fsync, and what an idle spell adds to any server's round trip on this
  * machine is not orq's path.
@@ -143,7 +143,7 @@ function jupiterCheck(strict: ModeResults | undefined): TargetCheck {
 }
 
 /**
- * Memory with the backlog ready, a second after the load (the issue's
+ * Memory with the backlog ready, a second after the load (the target's
  * measure: before orq's idle collection can have run): orq's anonymous memory
  * (RssAnon: heap, malloc) against beanstalkd's whole RSS (all anonymous).
  * orq's RssFile is mostly LMDB's mapped data file, page cache the kernel can
@@ -199,7 +199,7 @@ type Cell = string;
 const dash = "—";
 const num = (n: number | undefined | null, digits = 0): Cell =>
   n === undefined || n === null ? dash : n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
-/** A server still compiling its dequeue path shows a falling p50 over the run (BENCHMARKS.md, Dequeue path). */
+/** A server still compiling its dequeue path shows a falling p50 over the run (docs/decisions/023-runtime-defaults.md). */
 const firstLastTenth = (s: LatencySummary | undefined): Cell => {
   const tenths = s?.tenthsP50Us;
   if (tenths === undefined || tenths.length === 0) return dash;

@@ -118,9 +118,9 @@ const MIXED_TAIL_MS = 10_000;
 /**
  * Load offered before the measured window (5 s). A fresh Bun process runs
  * its first seconds of a new load in the interpreter and lower JIT tiers,
- * server and load generator alike: in a 2026-12-02 trace at 3,000 items/s
- * the delay tail sat in the first 5 s, and the soak's first 30 s interval
- * had p99 297 ms against 40-110 ms after. beanstalkd, in C, has no such
+ * server and load generator alike (docs/decisions/023-runtime-defaults.md):
+ * in a trace at 3,000 items/s the delay tail sat in the first 5 s, and the
+ * soak's first 30 s interval had p99 297 ms against 40-110 ms after. beanstalkd, in C, has no such
  * phase; a production server runs warm. Every system gets the same warm-up.
  */
 export const mixedWarmupSDefault = 5;
@@ -167,7 +167,7 @@ export interface LatencyOp {
   /**
    * An untimed sleep before each round trip, in ms: the same request asked
    * after an idle spell, as the strict dequeue of 1 is asked after the ack's
-   * fsync (the echo floor's cold round trip, BENCHMARKS.md "Dequeue path").
+   * fsync (the echo floor's cold round trip).
    */
   pauseMs?: number;
   /** One sequential round trip, or two; resolves with Bun.nanoseconds() at the end of the first step (0 if one step). */

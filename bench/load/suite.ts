@@ -83,7 +83,7 @@ const ENQUEUE_SHAPES = [
   { batch: 100, connections: 8 },
 ];
 const FIRST_ITEM_TIMEOUT_MS = 120_000;
-/** The "a second after the load" reading the memory target uses (the measure), taken before any idle collection. */
+/** The "a second after the load" reading the memory target uses (the target's measure), taken before any idle collection. */
 const AFTER_LOAD_MS = 1000;
 /** How often the drain scenario reads the server's memory (200 ms: a few hundred samples over a drain, each a /proc read). */
 const DRAIN_SAMPLE_MS = 200;

@@ -6,9 +6,8 @@
 // (the system time is the socket and epoll work, and page faults), and on
 // each kind of helper thread Bun and JavaScriptCore run beside it
 // (JITWorker, JSCWarmUp, HeapHelper, the collector, Bun's pool, where
-// lmdb-js's commits write and sync). The process total alone could not say
-// whether a cost is the requests' own or the runtime's (BENCHMARKS.md,
-// "Jupiter: the server's CPU by thread").
+// lmdb-js's commits write and sync). The process total alone cannot say
+// whether a cost is the requests' own or the runtime's.
 //
 // Threads are grouped by name with trailing digits dropped ("Bun Pool 3" and
 // "Bun Pool 4" are one group): helper threads come and go, so a group's time

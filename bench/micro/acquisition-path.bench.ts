@@ -1,37 +1,35 @@
-// The server's own time and allocations per acquisition (issue 10's Jupiter
-// scenario), in one process and without sockets: request frames go through
-// the Dispatcher (decode, checks, op, engine, LMDB store with its group
-// commit) and the replies through the FrameEncoder, exactly as a connection
-// would send them. Workers of 10 kinds, 100 `requires` signatures, items at
-// random priorities 0..1000 (seeded: support/priorities.ts), 320
-// acquisitions in flight: each round dequeues 320 items (count 1, with
-// capabilities), acks each, and waits for the acks' commit. The acks come
-// 1 ms after their dequeues, inside leaseWriteDelayMs, so a lease is not
-// written before its ack, as in the socket scenario (0.5% of its leases
-// were: BENCHMARKS.md, "Deferred lease writes in batches of their own age");
-// ORQ_BENCH_LEASE_WRITTEN=1 moves the clock past the delay instead, so
-// each lease is written first (what this bench did before commit df025f1,
-// and what a worker holding each item over 20 ms costs). Printed: µs per acquisition (wall time of
-// the main thread, LMDB's writer thread aside) and, for scale, µs per ping
-// through the same path; then, from 24 more rounds (support/allocation-count.ts),
-// JS-heap bytes and cells allocated per dequeue, per ack with its commit and
-// per ping; the cells are exact and repeat run to run, the bytes are within
-// a few per cent (block granularity). No socket, no client process: this is
-// what the server could do, the load benchmark (bench/load, scenario jupiter)
-// what it does.
+// The server's own time and allocations per acquisition (the Jupiter
+// scenario's request shape), in one process and without sockets: request
+// frames go through the Dispatcher (decode, checks, op, engine, LMDB store
+// with its group commit) and the replies through the FrameEncoder, exactly as
+// a connection would send them. Request bodies go to the dispatcher whole: a
+// connection's FrameDecoder is not in this path. Workers of 10 kinds, 100
+// `requires` signatures, items at random priorities 0..1000 (seeded:
+// support/priorities.ts), 320 acquisitions in flight: each round dequeues 320
+// items (count 1, with capabilities), acks each, and waits for the acks'
+// commit. The acks come 1 ms after their dequeues, inside leaseWriteDelayMs,
+// so a lease is not written before its ack, as in the socket scenario (where
+// few are: docs/decisions/002-deferred-lease-writes.md);
+// ORQ_BENCH_LEASE_WRITTEN=1 moves the clock past the delay instead, so each
+// lease is written first (what a worker holding each item past the delay
+// costs).
+//
+// Printed: µs per acquisition (wall time of the main thread, LMDB's writer
+// thread aside) and, for scale, µs per ping through the same path; then,
+// from 24 more rounds (support/allocation-count.ts), JS-heap bytes and cells
+// allocated per dequeue, per ack with its commit and per ping; the cells are
+// exact and repeat run to run, the bytes are within a few per cent (block
+// granularity). No socket, no client process: this is what the server could
+// do, the load benchmark (bench/load, scenario jupiter) what it does.
+//
 // Expect (2-core shared machine), min per request: dequeue 2.8-5.0 µs, ack
 // 0.8-1.5 µs, ack commit wait 0.7-1.6 µs (strict 2.6-4.4), ping 0.4-0.7 µs;
-// allocated: dequeue 14.1 cells (0.9-1.2 KB), ack with its commit 8.6-9.0 cells
-// (1.0 KB), ping 6.3-6.4 cells (0.3 KB), acquisition 22.6-23.0 cells (1.9-2.2
-// KB), with no record deleted in those rounds (re-measured
-// 2026-12-05T02:07Z on d471fdc's code, and T13:33Z-T13:36Z on ec2737f's, six
-// runs of 20,000-400,000 items, one under --cpu-prof: 11.8-23.6 µs per
-// acquisition, the fewest items the slowest; T15:19Z-T15:24Z, acks 1 ms
-// later, 300,000 items: 11.1-13.4 µs, ack minimum 0.8-0.9 µs; a delete adds 5 cells, and a
-// steady load makes one per acquisition: see the allocation rounds below. The 36.2 cells measured before came from
-// rounds at the backlog's end, 3.3 deletes each). Request
-// bodies go to the dispatcher whole: a connection's FrameDecoder is not in
-// this path.
+// allocated: dequeue 14.1 cells (0.9-1.2 KB), ack with its commit 8.6-9.0
+// cells (1.0 KB), ping 6.3-6.4 cells (0.3 KB), acquisition 22.6-23.0 cells
+// (1.9-2.2 KB), with no record deleted in those rounds; a swept delete adds 5
+// cells, and a steady load makes about one per acquisition (see the
+// allocation rounds below; docs/decisions/013-lent-replies-and-scratch.md).
+//
 // Run: ./node_modules/.bin/bun bench/micro/acquisition-path.bench.ts [items] [relaxed|strict]
 // (default 100000 relaxed). With `--cpu-prof` before the path, a profile of the loop.
 // ORQ_BENCH_ALLOCATION_TYPES=1 adds the cells by type; ORQ_BENCH_SPLIT_ACK=1

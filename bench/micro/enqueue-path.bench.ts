@@ -1,21 +1,19 @@
-// The server's own time and JS-heap allocations per enqueued item (issue 10's
+// The server's own time and JS-heap allocations per enqueued item (for the
 // memory scenario: the enqueue path's garbage is what the server's anonymous
 // memory holds 1 s after a load), in one process and without sockets: real
 // enqueue frames go through the Dispatcher (decode, checks, op, engine, LMDB
 // store with its group commit, strict by default) and the replies (ids)
-// through the FrameEncoder, as a connection would send them. Each round
-// sends `requests` enqueue frames of `batch` items (100-byte payloads, one
-// topic, default settings) and waits for their commit. Printed: min / median
-// µs per item over the rounds (main thread, LMDB's writer thread aside);
-// then, from more rounds metered by support/allocation-count.ts, JS-heap
-// cells and bytes per enqueued item and per request, commit included. Cells
-// are exact and repeat run to run; bytes are within a few per cent (block
-// granularity). Payload bytes the store copies off-heap are not counted.
+// through the FrameEncoder, as a connection would send them. Each round sends
+// `requests` enqueue frames of `batch` items (100-byte payloads, one topic,
+// default settings) and waits for their commit. Printed: min / median µs per
+// item over the rounds (main thread, LMDB's writer thread aside); then, from
+// more rounds metered by support/allocation-count.ts, JS-heap cells and bytes
+// per enqueued item and per request, commit included. Cells are exact and
+// repeat run to run; bytes are within a few per cent (block granularity).
+// Payload bytes the store copies off-heap are not counted.
 // Expect (2-core shared machine, strict): batch 100 min 2.4-4.5 µs per item,
-// 9.1-10.2 cells (1.15-1.3 KB) per item (2.43 µs and 9.14 cells, 1.15 KB, on
-// 2026-12-04T03:16Z); batch 1 min 3.8-6 µs, 42.0-44.1 cells (2.4-2.9 KB)
-// (3.78 µs and 42.0 cells, 2.4 KB, on 2026-12-04T03:21Z; BENCHMARKS.md,
-// "(2026-12-02T10:55Z, one object per enqueued item)").
+// 9.1-10.2 cells (1.15-1.3 KB) per item; batch 1 min 3.8-6 µs, 42.0-44.1
+// cells (2.4-2.9 KB) per request (docs/decisions/013-lent-replies-and-scratch.md).
 // Run: ./node_modules/.bin/bun bench/micro/enqueue-path.bench.ts [batch] [relaxed|strict] [items]
 // (default 100 strict 300000). ORQ_BENCH_ALLOCATION_TYPES=1 adds the cells
 // per request by type; ORQ_BENCH_SPLIT_COMMIT=1 charges the commit and replies apart.

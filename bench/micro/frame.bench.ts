@@ -1,21 +1,21 @@
 // The protocol's hot path for the commonest request, an enqueue of 100-byte
 // payloads (1 item and 100 items): frame split (FrameDecoder over a chunk
 // holding the frame), MessagePack decode with the server's request-frame
-// decoder (RequestFrameDecoder; bench/micro/request-decode.bench.ts sets it beside
-// the library decoder it replaced),
-// the enqueue field checks (decodeEnqueueItems, which copies each payload out
-// of the network buffer), and the other direction: encoding the request as a
-// client does and the enqueue reply as the server does.
+// decoder (RequestFrameDecoder; bench/micro/request-decode.bench.ts sets it
+// beside the library decoder), the enqueue field checks (decodeEnqueueItems,
+// which copies each payload out of the network buffer), and the other
+// direction: encoding the request as a client does and the enqueue reply as
+// the server does.
 //
-// Expected on the 2-core build machine (mitata averages, Bun 1.4.5; measured
-// 2026-11-30 and again 2026-12-04T03:16Z on a quiet box): for the 100-item
-// request (13.2 KB framed) decode 24.5-25.5 µs, decode + field checks
-// 35-44 µs (0.35-0.45 µs per item), client encode 20-27 µs, reply encode
-// (100 ids) 3-5 µs; for the 1-item request decode 0.44-0.83 µs, decode +
-// checks 0.7-1.05 µs, encode 0.45-0.6 µs, reply 0.25-0.32 µs;
-// the frame split itself 3-60 ns whatever the size (views, no copies). So the
+// Expected on the 2-core build machine (mitata averages, Bun 1.4.5, a quiet
+// box): for the 100-item request (13.2 KB framed) decode 24.5-25.5 µs, decode
+// + field checks 35-44 µs (0.35-0.45 µs per item), client encode 20-27 µs,
+// reply encode (100 ids) 3-5 µs; for the 1-item request decode 0.44-0.83 µs,
+// decode + checks 0.7-1.05 µs, encode 0.45-0.6 µs, reply 0.25-0.32 µs; the
+// frame split itself 3-60 ns whatever the size (views, no copies). So the
 // codec alone caps one event loop near 25 k requests/s of 100 items (2.5 M
-// items/s), far above storage's 250-300 k items/s: the codec is not the bound.
+// items/s), far above storage's 250-300 k items/s: the codec is not the
+// bound.
 // Run: ./node_modules/.bin/bun bench/micro/frame.bench.ts
 
 import { bench, do_not_optimize, group, run, summary } from "mitata";

@@ -1,14 +1,14 @@
-// What one ready item costs in the JS heap (issue 10's memory target): an
-// engine over a real LMDB store takes N items through the engine API (batches
-// of 100, 100-byte payloads, strict commits awaited), first plain items, then
+// What one ready item costs in the JS heap (for the memory target): an engine
+// over a real LMDB store takes N items through the engine API (batches of
+// 100, 100-byte payloads, strict commits awaited), first plain items, then
 // items with `requires` as the Jupiter scenario enqueues them, all at random
-// priorities 0..1000 (seeded: support/priorities.ts). After each
-// phase a full collection runs and `bun:jsc` heapStats() gives the heap size
-// and object count; printed per item, with the RSS parts for scale. The
-// figures are deterministic (a collected heap, no sockets, no timing), so
-// they compare across builds where the load benchmark's readings scatter.
+// priorities 0..1000 (seeded: support/priorities.ts). After each phase a full
+// collection runs and `bun:jsc` heapStats() gives the heap size and object
+// count; printed per item, with the RSS parts for scale. The figures are
+// deterministic (a collected heap, no sockets, no timing), so they compare
+// across builds where the load benchmark's readings scatter.
 // Expect: about 136 B and 1 object per plain ready item, 124 B and 1 object
-// per item with `requires` (BENCHMARKS.md, "A ready item in 112 bytes").
+// per item with `requires` (docs/decisions/019-items-in-memory.md).
 // Run: ./node_modules/.bin/bun bench/micro/item-heap.bench.ts [items] (default 1000000)
 
 import { heapStats } from "bun:jsc";

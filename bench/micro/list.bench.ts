@@ -5,7 +5,8 @@
 // walk over freshly enqueued heaps (it pairs the roots' long child lists
 // once), and the enqueue-order walk for a dense topic (1,000,000 delayed
 // items) and a sparse one (1,000 delayed items among 2,000,000), where a page
-// stops after limits.listScanSlotsMax slots. BENCHMARKS.md keeps the figures.
+// stops after limits.listScanSlotsMax slots. The figures behind the list
+// bounds are in their comments in src/limits.ts.
 // Run: ./node_modules/.bin/bun bench/micro/list.bench.ts
 
 import { bench, group, run } from "mitata";

@@ -4,21 +4,20 @@
 // first-time evaluation of a new worker kind against 1,000 signatures with and
 // without the feature index.
 //
-// Expected on the 2-core build machine (measured 2026-11-30 at load 4-10 and
-// 2026-12-04T03:16Z on a quiet box, Bun 1.4.5; read ratios): satisfies()
-// 16-50 ns per form, 80-92 ns for three features; parseCapabilities() of 5
-// features 0.45-0.9 µs; workerKind() hit and isEligible() hit 6-8 ns each; a
-// cached pass over N signatures about 6.5-7 ns per signature; eligibleAll()
-// cached 20-200 ns. A new kind against 1,000 random signatures 100-150 µs
-// with or without the index (8 shared features: little to prune); against
-// 1,000 signatures on distinct pool features 2-4 µs with the index vs
-// 80-160 µs without.
+// Expected on the 2-core build machine (Bun 1.4.5, busy and quiet; read
+// ratios): satisfies() 16-50 ns per form, 80-92 ns for three features;
+// parseCapabilities() of 5 features 0.45-0.9 µs; workerKind() hit and
+// isEligible() hit 6-8 ns each; a cached pass over N signatures about 6.5-7
+// ns per signature; eligibleAll() cached 20-200 ns. A new kind against 1,000
+// random signatures 100-150 µs with or without the index (8 shared features:
+// little to prune); against 1,000 signatures on distinct pool features 2-4 µs
+// with the index vs 80-160 µs without.
 // Choosing the heap to pop with 1M items over 1,000 topics (cold memory;
-// random priorities 0..1000, seeded), at
-// 10 / 100 / 1,000 signatures: scanning eligible groups' shard heaps 0.5-2 /
-// 12-35 / 35-85 µs; one top per group (an idealized per-group tournament, one
-// object hop) 0.03-0.04 / 0.6-1.2 / 6-7.6 µs; TopsHeap.best (skipping topics
-// with nothing eligible) 0.24-0.6 / 0.6-2.4 / 0.8-3 µs.
+// random priorities 0..1000, seeded), at 10 / 100 / 1,000 signatures:
+// scanning eligible groups' shard heaps 0.5-2 / 12-35 / 35-85 µs; one top per
+// group (an idealized per-group tournament, one object hop) 0.03-0.04 /
+// 0.6-1.2 / 6-7.6 µs; TopsHeap.best (skipping topics with nothing eligible)
+// 0.24-0.6 / 0.6-2.4 / 0.8-3 µs.
 // Run: ./node_modules/.bin/bun bench/micro/matcher.bench.ts [--items 1000000 (the pick's items over 1,000 topics)]
 
 import { bench, do_not_optimize, group, run, summary } from "mitata";

@@ -1,15 +1,15 @@
 // The metrics hook every answered request pays: `Metrics.requestDone(op,
-// code, durationMs)`, against what it used to be (prom-client's labelled
-// `Counter.inc({op, code})` plus `Histogram.observe({op}, seconds)`, which
-// hash the label object into a string and allocate on every call), and what a
-// scrape costs with every (op, code) series present.
+// code, durationMs)`, against prom-client's labelled `Counter.inc({op,
+// code})` plus `Histogram.observe({op}, seconds)`, which hash the label
+// object into a string and allocate on every call
+// (docs/decisions/021-request-metrics.md), and what a scrape costs with
+// every (op, code) series present.
 //
-// Expected on the 2-core build machine (measured 2026-11-30, Bun 1.4.5):
-// the prom-client path about 0.53 µs per request (the previous requestDone,
-// with its label checks, 0.56 µs); requestDone now about 32 ns (two Map
-// lookups, a bucket scan over 16 bounds, four typed-array writes, no
-// allocation), about 16x less; a render with every request series of 4 ops
-// about 0.1 ms, paid once per scrape.
+// Expected on the 2-core build machine (Bun 1.4.5): the prom-client path
+// about 0.53 µs per request; requestDone about 32 ns (two Map lookups, a
+// bucket scan over 16 bounds, four typed-array writes, no allocation), about
+// 16x less; a render with every request series of 4 ops about 0.1 ms, paid
+// once per scrape.
 // Run: ./node_modules/.bin/bun bench/micro/metrics.bench.ts
 
 import { bench, do_not_optimize, group, run, summary } from "mitata";

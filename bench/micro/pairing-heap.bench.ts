@@ -2,11 +2,11 @@
 // entries: insert, pop-min and delete-by-handle. Keys are priorities: random
 // 0..1000 from a seeded generator (support/priorities.ts; ties go by arrival,
 // as the engine's do) and, as a named second case, FIFO (all priority 0).
-// Expected (2026-12-04T03:16Z, quiet 2-core box, measured with random int32
-// keys before they became 0..1000), pop + insert per iteration: at 1,000,000 random keys
-// pairing about 4 µs against the binary heap's 0.7 µs; at 1,000,000 FIFO
-// (equal keys) 0.2-0.35 µs; remove by handle + reinsert 12-21 ns; at 1,000
-// random 34 ns against the binary heap's 52.
+// Expected (quiet 2-core box; measured with random int32 keys, not 0..1000),
+// pop + insert per iteration: at 1,000,000 random keys pairing about 4 µs
+// against the binary heap's 0.7 µs; at 1,000,000 FIFO (equal keys) 0.2-0.35
+// µs; remove by handle + reinsert 12-21 ns; at 1,000 random 34 ns against the
+// binary heap's 52.
 // Each benchmark pops one and inserts one, so the heap stays at its size.
 // Run: ./node_modules/.bin/bun bench/micro/pairing-heap.bench.ts [sizes, comma-separated; default 1000,1000000]
 

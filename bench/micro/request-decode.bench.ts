@@ -1,18 +1,17 @@
-// Request-frame decoding on the server, old against new (issue 10): the
-// library-based RequestDecoder (msgpack-codec.ts) and the hand-written
-// RequestFrameDecoder (request-frame-decoder.ts) that replaced it in the
-// dispatcher, on three realistic frame bodies: a Jupiter acquisition (dequeue
-// of 1 with capabilities), the ack of one receipt that follows it (a fresh
-// receipt each time, as on the wire, so the string cache cannot hold it), and
-// an enqueue of 100 items with 100-byte payloads.
+// Request-frame decoding on the server, the library against the hand-written
+// reader: the library-based RequestDecoder (msgpack-codec.ts) and the
+// RequestFrameDecoder (request-frame-decoder.ts) the dispatcher uses, on
+// three realistic frame bodies: a Jupiter acquisition (dequeue of 1 with
+// capabilities), the ack of one receipt that follows it (a fresh receipt each
+// time, as on the wire, so the string cache cannot hold it), and an enqueue
+// of 100 items with 100-byte payloads.
 //
 // After mitata's wall-clock groups it prints CPU time per decode, the two
 // decoders alternating, best of 7 rounds (the steadier figure on a shared
-// machine). Expected on the 2-core build machine (2026-12-02, Bun 1.4.5), CPU
-// time per decode, library -> frame decoder: dequeue 1.1-1.3 µs -> 0.38-0.42
-// µs, ack 0.7-0.83 µs -> 0.25-0.29 µs, enqueue of 100 25-32 µs -> 14-16.5 µs
-// (BENCHMARKS.md, "Request-frame decoding"; 2026-12-04T03:16Z: 1.13 -> 0.39,
-// 0.72 -> 0.25, 30.8 -> 16.5).
+// machine). Expected on the 2-core build machine (Bun 1.4.5), CPU time per
+// decode, library -> frame decoder: dequeue 1.1-1.3 µs -> 0.38-0.42 µs, ack
+// 0.7-0.83 µs -> 0.25-0.29 µs, enqueue of 100 25-32 µs -> 14-16.5 µs
+// (docs/decisions/005-request-decoder.md).
 // Run: ./node_modules/.bin/bun bench/micro/request-decode.bench.ts
 
 import { bench, do_not_optimize, group, run, summary } from "mitata";

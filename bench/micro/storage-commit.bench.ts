@@ -1,10 +1,10 @@
 // LMDB commit cost by batch size (1, 100, 1,000 item records of ~100-byte
 // payloads) in strict (fsync per commit) and relaxed (no fsync) mode, through
 // LmdbStore.commit, records encoded by the record codec.
-// Expected (2-core shared box, mitata averages; 2026-11-30 and
-// 2026-12-04T03:16Z): strict 1 record 0.33-0.41 ms, relaxed 1 record
-// 84-150 µs; 100 records 0.8-0.9 ms strict, 0.32-0.43 ms relaxed; 1,000
-// records 2.0-2.7 ms strict, 1.4-1.9 ms relaxed: past ~100 records per
+// Expected (2-core shared box, mitata averages;
+// docs/decisions/012-group-commit.md): strict 1 record 0.33-0.41 ms, relaxed
+// 1 record 84-150 µs; 100 records 0.8-0.9 ms strict, 0.32-0.43 ms relaxed;
+// 1,000 records 2.0-2.7 ms strict, 1.4-1.9 ms relaxed: past ~100 records per
 // commit the per-record cost dominates and the fsync amortises away.
 // Run: ./node_modules/.bin/bun bench/micro/storage-commit.bench.ts
 

@@ -1,8 +1,8 @@
 // After a soak (`npm run soak`), what the LMDB file holds: data.mdb's size,
 // and per sub-database its entries and pages (leaf, branch, overflow), with
 // the environment's free pages. Shows where file-backed RSS comes from: the
-// acked log's pages, item pages, or freed pages LMDB has not reused (issue
-// 10's soak grew file-backed RSS steadily). Read-only; run on a stopped server's data dir.
+// acked log's pages, item pages, or freed pages LMDB has not reused.
+// Read-only; run on a stopped server's data dir.
 
 import { statSync } from "node:fs";
 import { join } from "node:path";

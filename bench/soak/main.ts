@@ -1,15 +1,16 @@
 #!/usr/bin/env bun
 // `npm run soak`: steady mixed load against a real orq for a long time, to
-// show whether memory and tail latency stay flat (issue 10). Starts orq as a
-// child process on free ports (data in a temp dir, strict durability by
-// default), offers 20,000 items/s (enqueue, then dequeue + ack, nothing
-// accumulating) with bench:load's mixed-load driver (bench/load/mixed-load.ts),
-// and every 30 s prints the server's RSS (anonymous and file-backed, from
+// show whether memory and tail latency stay flat. Starts orq as a child
+// process on free ports (data in a temp dir, strict durability by default),
+// offers 20,000 items/s (enqueue, then dequeue + ack, nothing accumulating)
+// with bench:load's mixed-load driver (bench/load/mixed-load.ts), and every
+// 30 s prints the server's RSS (anonymous and file-backed, from
 // /proc/PID/status), delivered items/s and the enqueue-to-delivery delay
 // percentiles of that interval. Ends with a summary: RSS growth after the
 // warm-up, the spread of the interval p99s, and the server's warn/error log
 // lines, and what the LMDB file holds (sub-databases' pages, the acked log's
-// among them). Exits 1 if any request failed (no request should, on a healthy disk).
+// among them). Exits 1 if any request failed (no request should, on a healthy
+// disk).
 //
 // Every sample and the summary go to .bench-out/soak-<timestamp>.json
 // (gitignored) or --json PATH.

@@ -5,22 +5,22 @@
 //
 // Why growth is read three ways: RSS follows the collector's sawtooth (the
 // heap fills with garbage for a few seconds, a full collection empties it;
-// about 80 MiB from trough to peak in the hour-long soaks of
-// BENCHMARKS.md), so two single samples, the first and the last, land
-// anywhere on it and their ratio read -0.5% to +41% in soaks with no
-// trend. A trend shows in the least-squares slope over every steady sample
-// and in the medians of the first and last stretch of samples, which the
-// sawtooth moves little; the first-to-last figure stays, named for what it
-// is, beside the band the samples swing in. Since 2026-12-04 each sample
-// also carries its interval's RSS trough and peak (read every 500 ms,
-// sampleMemory in bench/load/processes.ts), and the same slope and end medians are read over
-// the troughs and over the peaks: a leak lifts both, the sawtooth's phase
-// moves neither.
+// about 80 MiB from trough to peak in hour-long soaks), so two single
+// samples, the first and the last, land anywhere on it and their ratio read
+// -0.5% to +41% in soaks with no trend. A trend shows in the least-squares
+// slope over every steady sample and in the medians of the first and last
+// stretch of samples, which the sawtooth moves little; the first-to-last
+// figure stays, named for what it is, beside the band the samples swing in.
+// Each sample also carries its interval's RSS trough and peak (read every 500
+// ms, sampleMemory in bench/load/processes.ts), and the same slope and end
+// medians are read over the troughs and over the peaks: a leak lifts both,
+// the sawtooth's phase moves neither.
 //
-// A run longer than an hour is also read per hour after the warm-up (the
-// last hour may be shorter, down to half an hour): issue 10's goal is about
-// the hour after the warm-up, and a longer run's later hours show whether a
-// climb in the first one levels off, which a slope over the whole run blurs.
+// A run longer than an hour is also read per hour after the warm-up (the last
+// hour may be shorter, down to half an hour): the soak's goal, memory and the
+// delay tail flat, is about the hour after the warm-up, and a longer run's
+// later hours show whether a climb in the first one levels off, which a slope
+// over the whole run blurs.
 
 import { median } from "../support/median.ts";
 

@@ -113,7 +113,7 @@ const knownCodes: ReadonlySet<string> = new Set<string>(["OK", ...errorCodes]);
 export const requestDurationBucketsSeconds = [
   0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
 ];
-/** One fsync'd commit takes about 0.35-0.9 ms (BENCHMARKS.md, "Storage commits"); a slow disk makes it 100s of ms. */
+/** One fsync'd commit takes about 0.35-0.9 ms (docs/decisions/012-group-commit.md); a slow disk makes it 100s of ms. */
 const commitDurationBucketsSeconds = [
   0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
 ];

@@ -2,10 +2,11 @@
 // `orq_request_duration_seconds{op}`) kept as plain numbers in fixed tables,
 // and turned into prom-client's exposition only when /metrics is scraped.
 // prom-client's labelled `inc`/`observe` hash a label object into a string
-// and allocate on every call (2-5% of server CPU in a profile, issue 6); here
-// one answered request costs two Map lookups, a scan of the bucket bounds and
-// four array writes, with no allocation. The op and code sets are closed
-// (the contract's), so the tables never grow.
+// and allocate on every call (2-5% of server CPU in a profile,
+// docs/decisions/021-request-metrics.md); here one answered request costs two
+// Map lookups, a scan of the bucket bounds and four array writes, with no
+// allocation. The op and code sets are closed (the contract's), so the tables
+// never grow.
 
 /** The one label value each unbounded input is folded into. */
 export interface RequestLabelSets {

@@ -3,9 +3,10 @@
 // chunks and receives events through a FrameSink, so tests can feed it one byte
 // at a time. It walks offsets within each chunk and hands each frame over as
 // the chunk and the frame's offsets in it (not a view: a subarray per frame
-// was a JS-heap cell per request); only a frame split across chunks is copied
-// (into a buffer of the frame's exact size, allocated once), never
-// re-concatenated per read.
+// would be a JS-heap cell per request,
+// docs/decisions/013-lent-replies-and-scratch.md); only a frame split across
+// chunks is copied (into a buffer of the frame's exact size, allocated once),
+// never re-concatenated per read.
 //
 // The sink may ask to stop (frame() returns false): the decoder then keeps the
 // unprocessed bytes (copied, since the caller's chunk may be reused) and

@@ -18,7 +18,8 @@
 // - bins (and ext data) decoded as copies, not views of the frame: the
 //   connection reuses its read buffer, and an enqueued payload lives on until
 //   its commit; copied here once, the op that keeps a bin need not copy it
-//   again (one JS-heap cell per enqueued item).
+//   again (one JS-heap cell per enqueued item saved:
+//   docs/decisions/013-lent-replies-and-scratch.md).
 //
 // The library declares these hooks private in its .d.ts, so the subclass
 // installs them through the prototype; the hooks exist in 3.x (checked in

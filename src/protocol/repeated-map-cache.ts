@@ -1,11 +1,12 @@
 // A bounded cache from the bytes of a small MessagePack map to its decoded
-// value, for the request decoder's `capabilities` field (issue 10's Jupiter
-// load): every worker sends the same capabilities on every dequeue, and
-// decoding them afresh, copying them (RequestReader.anyMap) and parsing them
-// into a worker kind (the engine) allocated about 30 JS-heap cells a dequeue.
-// A hit returns the map decoded last time, frozen, so the copy and the parse
-// can be skipped for it (isSharedDecodedMap; the engine memoizes the parse
-// of a frozen map by identity).
+// value, for the request decoder's `capabilities` field: every worker sends
+// the same capabilities on every dequeue, and decoding them afresh, copying
+// them (RequestReader.anyMap) and parsing them into a worker kind (the
+// engine) costs about 30 JS-heap cells a dequeue
+// (docs/decisions/005-request-decoder.md). A hit returns the map decoded last
+// time, frozen, so the copy and the parse can be skipped for it
+// (isSharedDecodedMap; the engine memoizes the parse of a frozen map by
+// identity).
 //
 // Only flat maps are cached: string keys, values nil, booleans, integers,
 // strings or arrays of those (what capabilities hold). A float (which may

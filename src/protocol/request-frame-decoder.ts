@@ -1,11 +1,12 @@
 // The server's request-frame decoder: a hand-written MessagePack reader for
 // the forms clients send, producing exactly what RequestDecoder.decodeBody
 // (msgpack-codec.ts) produces, at a fraction of its cost. Profiles of the
-// Jupiter load (issue 10) put the library's generic decoding at about 12% of
-// the main thread, most of it building short strings one char code at a time
-// and keeping its state stack; here short ASCII strings come from a bounded
-// cache (short-string-cache.ts), other ASCII strings from one native latin1
-// decode, and nesting is plain recursion.
+// Jupiter load put the library's generic decoding at about 12% of the main
+// thread (docs/decisions/005-request-decoder.md), most of it building short
+// strings one char code at a time and keeping its state stack; here short
+// ASCII strings come from a bounded cache (short-string-cache.ts), other
+// ASCII strings from one native latin1 decode, and nesting is plain
+// recursion.
 //
 // "Exactly" is kept by never deciding anything unusual here: a frame holding
 // an ext type, a reserved byte, a map key that is not a string or an
@@ -233,7 +234,7 @@ export class RequestFrameDecoder {
     const start = this.pos;
     if (length > this.lengthMax || length > this.end - start) throw needsLibrary;
     this.pos = start + length;
-    // A copy straight from the frame: a view and then a copy of it were two JS-heap cells per payload.
+    // A copy straight from the frame, not a view and then a copy of it: one JS-heap cell per payload, not two.
     return this.bytes.slice(start, start + length);
   }
 

@@ -79,8 +79,8 @@ export class Dispatcher {
   /**
    * One of each for every request, filled in per request rather than built:
    * handlers run synchronously and keep neither past their return (OpContext
-   * says so), and a request's own two small objects were a tenth of what a
-   * ping allocated.
+   * says so), so no request allocates its own
+   * (docs/decisions/013-lent-replies-and-scratch.md).
    */
   private readonly nsReader = new RequestReader();
   private readonly ctx: OpContext;

@@ -3,8 +3,9 @@
 // allocator holds the freed pages; JavaScriptCore's own collector usually
 // gives them back 1.5-7 s into a quiet spell, but in some runs a
 // 1,000,000-item server still held 414-438 MiB of anonymous memory after
-// 10 s (about 275 MiB once collected; BENCHMARKS.md, Memory). So, in two
-// stages, after at least `idleGcRequestsMin` requests since the last one:
+// 10 s (about 275 MiB once collected; docs/decisions/008-idle-collection.md).
+// So, in two stages, after at least `idleGcRequestsMin` requests since the
+// last one:
 //
 // 1. once a whole check interval (`idleGcIdleMs`) passes with no request,
 //    `collect("hint")`: in production `Bun.gc(false)`, which asks for a

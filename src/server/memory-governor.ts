@@ -1,28 +1,28 @@
 // The heap-growth governor, orq's GOGC. JavaScriptCore sizes its heap for
 // throughput: under a steady enqueue load it lets garbage (decoded frames,
 // records, promises) that outlived a young-generation collection pile up to
-// more than the live heap before a full collection, and a server that has
-// just taken 1,000,000 items held 551 MiB of anonymous memory against 234 MiB
-// once an idle collection ran (BENCHMARKS.md, Memory). The idle collection
-// (idle-gc.ts) needs a quiet spell; this one does not: while requests arrive
-// it reads the heap size every `checkMs`, and once the heap has grown by
-// `growthFactor` since the last full collection it runs one.
+// more than the live heap before a full collection: without the governor a
+// server that has just taken 1,000,000 items holds about twice the anonymous
+// memory it holds once collected (docs/decisions/006-heap-governor.md). The
+// idle collection (idle-gc.ts) needs a quiet spell; this one does not: while
+// requests arrive it reads the heap size every `checkMs`, and once the heap
+// has grown by `growthFactor` since the last full collection it runs one.
 //
 // The reading is the heap's capacity, `process.memoryUsage().heapTotal`
 // (JavaScriptCore's blocks, live or garbage; about 20 µs). Not `heapUsed`:
 // that one moves only when a collection runs (it is what the last one
 // found), so between JavaScriptCore's own collections it cannot see
-// garbage pile up, and with it the heap reached 1.9x its live size while
-// the governor waited. Not bun:jsc `heapSize()` either, at every check: it
-// counts every block's mark bits, 1.4 ms at 1,000,000 live objects and up to
-// 9 ms under load (10% of the main thread in the Jupiter scenario,
-// BENCHMARKS.md); once per collection, for the steady stretch below, it is.
+// garbage pile up, and the heap reaches 1.9x its live size unseen
+// (docs/decisions/006-heap-governor.md). Not bun:jsc `heapSize()` either, at
+// every check: it counts every block's mark bits, 1.4 ms at 1,000,000 live
+// objects and up to 9 ms under load (10% of the main thread in the Jupiter
+// scenario); once per collection, for the steady stretch below, it is.
 //
 // The collection (in production) is `Bun.gc(true)`: full, synchronous, and
 // it sweeps before it returns, so the blocks it frees leave the capacity,
 // and the process, at once. bun:jsc `fullGC()` leaves them to the
-// incremental sweeper: the capacity read after it stayed high, the next
-// trigger was measured from there, and RSS fell only over the next
+// incremental sweeper: the capacity read after it stays high, the next
+// trigger would be measured from there, and RSS falls only over the next
 // seconds. (`Bun.gc(false)` is a young-generation collection that leaves
 // old garbage where it is.)
 //
@@ -31,49 +31,47 @@
 //
 // It stands aside while the live heap holds steady. Under a steady load on
 // top of a large backlog the garbage that refills a quarter of the heap is
-// young: JavaScriptCore's own young collections take it, mostly
-// concurrently, and the governor's blocking collections there paused the
-// server for 55-145 ms about once a second and doubled the delay p99
-// (BENCHMARKS.md, "The governor stands aside"). A load (items arriving) or
-// a drain (items ending) makes or frees old objects, which only a full
+// young: JavaScriptCore's own young collections take it, mostly concurrently,
+// and pacing there would block the server for 40-90 ms about once a second
+// (docs/decisions/007-governor-stands-aside.md). A load (items arriving) or a
+// drain (items ending) makes or frees old objects, which only a full
 // collection takes; there the governor keeps its pace. So it compares the
 // live bytes each of its collections found (`collect` returns them: bun:jsc
 // `heapSize()` read right after the collection, 2-4 ms with 1,000,000 items,
 // once per collection and never per check) with the reading that began the
 // current steady stretch. Not the capacity read after it: a collection that
-// keeps the pages it frees (below) leaves its sweep to later, so the
-// capacity right after it is the capacity before it, and a build that
-// compared capacities never stood aside once it kept pages (92-93 blocking
-// collections in 90 s of steady load on a 1,000,000-item backlog, 6.5-6.8%
-// of the main thread: BENCHMARKS.md, "The governor stood aside no more").
-// Once the readings have stayed within `liveChangeMin` of it for
-// `steadyForMs`, it stands aside: it collects only
-// when the capacity reaches `standAsideCeilingFactor` times the base, a
-// ceiling JavaScriptCore's own collections kept well below in that state.
-// A reading outside that band starts a new stretch and brings it back to
-// pacing. Time, not a count of close readings: during a load the capacity
-// left after a collection moves by up to a tenth either way with the
-// garbage still in flight (records waiting for their commit), so two or
-// three close readings in a row occur while the live heap grows; over
-// seconds it grows far more than the band. A load or a drain that begins
-// while it stands aside would grow the heap up to the ceiling before a
-// collection saw it (a drain after a steady spell peaked at 684 MiB RSS
-// against 325), so standing aside it also watches the live item count
-// (`liveItems`, the engine's): once that has moved by `liveChangeMin` since
-// it stood aside, it paces again at once. (Standing aside until `heapUsed`
-// grew by `growthFactor` did not work: old garbage, promoted by young
-// collections while in flight, grows it that much every few seconds.)
+// keeps the pages it frees (below) leaves its sweep to later, so the capacity
+// right after it is the capacity before it, and judged on capacities the
+// governor would never stand aside (92-93 blocking collections in 90 s of
+// steady load on a 1,000,000-item backlog:
+// docs/decisions/007-governor-stands-aside.md). Once the readings have stayed
+// within `liveChangeMin` of it for `steadyForMs`, it stands aside: it
+// collects only when the capacity reaches `standAsideCeilingFactor` times the
+// base, a ceiling JavaScriptCore's own collections kept well below in that
+// state. A reading outside that band starts a new stretch and brings it back
+// to pacing. Time, not a count of close readings: during a load the capacity
+// left after a collection moves by up to a tenth either way with the garbage
+// still in flight (records waiting for their commit), so two or three close
+// readings in a row occur while the live heap grows; over seconds it grows
+// far more than the band. A load or a drain that begins while it stands aside
+// would grow the heap up to the ceiling before a collection saw it
+// (unwatched, a drain after a steady spell peaks at 684 MiB RSS against about
+// 330), so standing aside it also watches the live item count (`liveItems`,
+// the engine's): once that has moved by `liveChangeMin` since it stood aside,
+// it paces again at once. (Not until `heapUsed` grows by `growthFactor`: old
+// garbage, promoted by young collections while in flight, grows it that much
+// every few seconds.)
 //
 // Below `heapBytesMin` (a server without a large backlog) it leaves the
 // pacing to JavaScriptCore but still collects fully once every
 // `smallHeapCollectEveryMs` while requests arrive. JavaScriptCore's own
 // collections there are mostly young ones, and the blocks it keeps between
-// its full collections drifted up over an hour of steady load (issue 10's
-// soak: anonymous memory at the intervals' troughs rose ~16 MiB, with the
-// live heap, measured after full collections, flat from the fifth minute
-// on). A full collection of a heap that small blocks for about 20 ms
-// (17-25 ms under the soak's load), once every 30 s: under a tenth of a
-// percent of the main thread (BENCHMARKS.md, "Soak q").
+// its full collections drift up over an hour of steady load (in the soak,
+// anonymous memory at the intervals' troughs rises ~16 MiB an hour while the
+// live heap, measured after full collections, stays flat). A full collection
+// of a heap that small blocks for about 20 ms (17-25 ms under the soak's
+// load), once every 30 s: under a tenth of a percent of the main thread
+// (docs/decisions/006-heap-governor.md).
 //
 // What a collection does with the pages it frees (`FreedPages`). A
 // collection the allocator is told of (`Bun.gc(true)` in production) hands
@@ -82,15 +80,15 @@
 // threads), and the allocations that follow fault them back in. While the
 // live item count grows (a load) that is what pacing is for: memory right
 // after the load. While it holds or falls (a drain, acquisitions, a steady
-// load) the pages freed are the garbage's, refilled within the next
-// interval, and returning them cost about a quarter of the server's CPU per
-// drained item and an eighth per Jupiter acquisition (BENCHMARKS.md, "The
-// allocator's purges").
-// So a pacing collection with no more live items than at the last
-// collection keeps them (`fullGC()` of bun:jsc: the same full collection,
-// its sweep left to the incremental sweeper and the pages to the allocator,
-// which purges what stays unused for `allocatorEnv`'s purge delay); every
-// other collection (a load's, the ceiling's, the cadence's) returns them.
+// load) the pages freed are the garbage's, refilled within the next interval,
+// and returning them costs about a quarter of the server's CPU per drained
+// item and an eighth per Jupiter acquisition
+// (docs/decisions/001-mimalloc-purge-delay.md). So a pacing collection with
+// no more live items than at the last collection keeps them (`fullGC()` of
+// bun:jsc: the same full collection, its sweep left to the incremental
+// sweeper and the pages to the allocator, which purges what stays unused for
+// `allocatorEnv`'s purge delay); every other collection (a load's, the
+// ceiling's, the cadence's) returns them.
 //
 // Like idle-gc.ts, the timer is armed only while requests arrive (from either
 // port: `orq serve` notes them through the one request-done hook,

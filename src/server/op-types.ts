@@ -78,8 +78,9 @@ export interface ReplyOutcome {
 /**
  * One reply outcome per dispatcher (OpContext's), lent to a handler for its
  * return value instead of a fresh object per request (a JS-heap cell per
- * dequeue and per ack). The dispatcher takes its fields out before it does
- * anything else with the request and then clears it (complete()), so it is
+ * dequeue and per ack: docs/decisions/013-lent-replies-and-scratch.md). The
+ * dispatcher takes its fields out before it does anything else with the
+ * request and then clears it (complete()), so it is
  * never read after the request it was filled for: a handler must return it
  * at once, and a parked dequeue's waiter, read in a later turn, settles with
  * a fresh outcome (reply()), never with this one.
@@ -150,8 +151,9 @@ export function lentReply(ctx: OpContext, value: Source, durable: Promise<void> 
 /**
  * A reply sent once `commit` is durable (an UNAVAILABLE error if it fails),
  * in the context's lent outcome (LentReply): return it at once. The
- * dispatcher listens on the commit, one small object per request where
- * waiting on a promise cost about nine JS-heap cells (storage/writer.ts).
+ * dispatcher listens on the commit (storage/writer.ts), one small object per
+ * request, where waiting on a promise takes about nine JS-heap cells
+ * (docs/decisions/013-lent-replies-and-scratch.md).
  */
 export function replyOnCommit(ctx: OpContext, value: Source, commit: Commit): OpOutcome {
   return lend(ctx, value, null, commit);

@@ -1,9 +1,9 @@
 // A connection's outgoing bytes. Replies produced in one event-loop turn are
 // copied into one buffer and leave in one socket write (Bun does not
-// coalesce: one write per reply was 15x slower). The buffer comes from the
-// server's pool (output-buffers.ts) when the turn's first reply arrives and
-// goes back once all of it is written, so no buffer is made per reply or per
-// write. Bun's socket.write may accept only part of the bytes and keeps
+// coalesce: one write per reply is 15x slower,
+// docs/decisions/015-output-buffers.md). The buffer comes from the server's
+// pool (output-buffers.ts) when the turn's first reply arrives and goes back
+// once all of it is written, so no buffer is made per reply or per write. Bun's socket.write may accept only part of the bytes and keeps
 // nothing, so the unsent tail stays in the buffer, and whatever is queued
 // after it waits behind it until drain. `unsentBytes` lets the connection
 // stop reading from a client that does not read its replies.
@@ -15,9 +15,9 @@ import type { OutputBufferPool } from "./output-buffers.ts";
 /**
  * Up to this many bytes, a frame at the start of a larger buffer (the reply
  * encoder's: every ack reply) is copied byte by byte; past it through a
- * subarray, one JS-heap cell. A micro-run (Bun 1.x, this 2-core box): 30
- * bytes took 30-40 ns by loop against 100-180 ns through a subarray; at 128
- * bytes the two were even; at 400 (a dequeue-1 reply) the loop took 4x longer.
+ * subarray, one JS-heap cell. 30 bytes take 30-40 ns by loop against
+ * 100-180 ns through a subarray; at 128 bytes the two are even; at 400 (a
+ * dequeue-1 reply) the loop takes 4x longer (docs/decisions/015-output-buffers.md).
  */
 const loopCopyBytesMax = 64;
 

@@ -83,8 +83,8 @@ export class RequestReader {
 
   /**
    * int() with its bounds as arguments: for fields read per batch item, where
-   * an IntRange literal at the call site was one object per field per item
-   * (six per enqueued item), absent fields included.
+   * an IntRange literal at the call site would be one object per field per
+   * item (six per enqueued item), absent fields included.
    */
   intBetween(source: Source, name: string, min: number, max: number, overMaxTooLarge = false): number | null {
     const value = source[name];

@@ -32,7 +32,7 @@ export class PendingWriteSet implements WriteSet, Commit {
   /**
    * The shards it writes: the first in `firstShard` (-1 for none), any others
    * in `otherShards`. Most sets (an ack, a lease) write one shard, and a Set
-   * per write set was a few JS-heap cells per request.
+   * per write set would be a few JS-heap cells per request.
    */
   firstShard = -1;
   otherShards: Set<number> | null = null;

@@ -21,8 +21,8 @@ export interface ShardBatch {
   shard: number;
   /**
    * Its item writes as two parallel lists, write i being (keys[i],
-   * records[i]). Not an object per write: that was one JS-heap cell per enqueued
-   * item and per ack (issue 10).
+   * records[i]). Not an object per write: that would be one JS-heap cell per
+   * enqueued item and per ack (docs/decisions/017-patched-writes.md).
    */
   keys: ItemKey[];
   records: Array<ItemRecord | Uint8Array | null>;

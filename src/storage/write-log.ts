@@ -1,10 +1,10 @@
 // A write set's writes in the order made, kept flat: per write a kind code
-// and its fields, in parallel arrays indexed by the write's position. An
-// object per write (the former `Operation`) was one JS-heap cell per
-// enqueued item and per ack (issue 10). The GroupCommitter keeps a pool of
-// logs (WriteLogPool): a write set takes one at its first write and gives it
-// back, emptied, once its batch is built or it is refused, so a warm server
-// records writes into arrays it already has.
+// and its fields, in parallel arrays indexed by the write's position, not an
+// object per write, which would be one JS-heap cell per enqueued item and per
+// ack (docs/decisions/017-patched-writes.md). The GroupCommitter keeps a pool
+// of logs (WriteLogPool): a write set takes one at its first write and gives
+// it back, emptied, once its batch is built or it is refused, so a warm
+// server records writes into arrays it already has.
 
 import { writeLogs } from "../limits.ts";
 import type { ItemRecord, OutcomeRecord, PauseRecord } from "./record.ts";

@@ -12,7 +12,7 @@ import type { RequestReader, Source } from "../request-reader.ts";
  * The one input every dequeue request is decoded into: the engine keeps
  * none of its input (api.ts, DequeueInput) and the handler runs to its end
  * synchronously, so no request needs an input object or topics list of its
- * own (BENCHMARKS.md, "allocations per dequeue").
+ * own (docs/decisions/013-lent-replies-and-scratch.md).
  */
 const scratchInput: DequeueInput = { topics: [], capabilities: null, waitMs: 0, leaseMs: null, owner: 0 };
 

@@ -2,11 +2,11 @@
 // to be deleted in key order (the LMDB store's deferred deletes; lmdb-store.ts
 // and docs/STORAGE.md "Acked records are swept").
 //
-// Why: an ack used to delete its record in the ack's own commit. Acks of a
-// priority queue with capability matching land all over the key space (ten
-// worker kinds each take their own signatures, in priority order), so a
-// commit of 150 acks rewrote about one LMDB leaf page per ack across 16 shard
-// B-trees, and the commit's write and fsync bounded the acquisition rate.
+// Why not in the ack's own commit: acks of a priority queue with capability
+// matching land all over the key space (ten worker kinds each take their own
+// signatures, in priority order), so a commit of 150 acks would rewrite about
+// one LMDB leaf page per ack across 16 shard B-trees, and the commit's write
+// and fsync would bound the acquisition rate (docs/decisions/004-ack-sweep.md).
 // The acked log already makes an ack durable (a key run in one small record),
 // so the record's delete can wait: it is deleted later, with neighbours that
 // were acked meanwhile, and a page is rewritten once for several of them.

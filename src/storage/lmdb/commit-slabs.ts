@@ -19,11 +19,11 @@ interface RangedBytes extends Uint8Array {
 /**
  * Bytes start..end of what `slab` holds, in the form lmdb-js writes a value
  * from without a view of it: the slab's own buffer with `start` and `end`
- * set. A subarray per value was one JS-heap cell per put (issue 10's enqueue
- * path). lmdb-js reads the value during put() inside the write transaction,
- * so the next range may reuse the buffer at once; it caches the buffer's
- * address on it, which stays right because the buffer never moves (a grown
- * slab is a new buffer).
+ * set. A subarray per value would be one JS-heap cell per put
+ * (docs/decisions/017-patched-writes.md). lmdb-js reads the value during
+ * put() inside the write transaction, so the next range may reuse the buffer
+ * at once; it caches the buffer's address on it, which stays right because
+ * the buffer never moves (a grown slab is a new buffer).
  */
 export function slabRange(slab: ByteWriter, start: number, end: number): Uint8Array {
   assert(start >= 0 && start <= end && end <= slab.length, "commit slab: range outside what was written");

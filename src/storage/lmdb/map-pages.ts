@@ -2,9 +2,10 @@
 // them go. LMDB reads through a read-only shared mapping of data.mdb: every
 // page a read, a delivery or recovery touches stays mapped, and counts in the
 // process's RSS (RssFile), until the kernel reclaims it under memory
-// pressure. After a restart with 1,000,000 items that was 264 MiB beside 324
-// MiB of anonymous memory (BENCHMARKS.md), and a container's memory limit and
-// working-set figure count such pages while they are mapped and active.
+// pressure. After a restart with 1,000,000 items that is 264 MiB beside 324
+// MiB of anonymous memory (docs/decisions/010-map-page-unmapping.md), and a
+// container's memory limit and working-set figure count such pages while they
+// are mapped and active.
 //
 // madvise(MADV_DONTNEED) over the mapping unmaps them at once. The page cache
 // keeps them (nothing is written: the mapping is read-only and every write
