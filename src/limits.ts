@@ -79,7 +79,7 @@ export interface Limits {
    * Ready items before the cursor a `list` page walks in the ready heaps
    * (10,000, a few ms: the walk measured about 0.5 µs per item, the pass
    * over the item table about 50 ns per stored item) before it finds the page
-   * by one pass over the item table instead (engine/list-ready.ts): deep
+   * by one pass over the item table instead (engine/reads/list-ready.ts): deep
    * pages in a big topic then cost a pass over the store, not a walk of every
    * item before them.
    */
@@ -226,7 +226,7 @@ export const leaseWriteDelayMs = 250;
  * after it is written in the same commit, and the younger ones wait for
  * their own turn. So each lease waits 225-250 ms, and one commit carries a
  * tenth of the window's writes rather than one timer's worth each
- * (engine/deferred-lease-writes.ts).
+ * (engine/time/deferred-lease-writes.ts).
  */
 export const leaseWriteBatchMs = 25;
 
@@ -250,14 +250,14 @@ export const receiptBytesLongest = 4 * 16 + 3;
 /**
  * Delivery counts whose receipt tail (`:<deliveries>:<boot>`) is built once
  * per boot and kept (64): a receipt is then its id and one kept string, one
- * JS-heap cell instead of three (engine/ids.ts). Items are rarely delivered
+ * JS-heap cell instead of three (engine/state/ids.ts). Items are rarely delivered
  * 64 times; past that the receipt is built whole.
  */
 export const receiptTailsCachedMax = 64;
 
 /**
  * Distinct (leaseMs, maxAttempts, delivery) combinations an engine keeps one
- * shared settings object for (256; engine/item-parts.ts). Clients use a
+ * shared settings object for (256; engine/state/item-parts.ts). Clients use a
  * handful; the combinations come from client input, so past this a new one
  * gets an object per item instead of growing the table without end.
  */
@@ -297,7 +297,7 @@ export function limitRelationProblems(limits: Readonly<Limits>): string[] {
   need(itemDefaults.leaseMs <= limits.leaseMsMax, `leaseMsMax (${limits.leaseMsMax}) is below the default lease (${itemDefaults.leaseMs})`);
   need(limits.listPageDefault <= limits.listPageMax, `listPageDefault (${limits.listPageDefault}) is over listPageMax (${limits.listPageMax})`);
   need(limits.waitersPerConnectionMax <= limits.waitersTotalMax, `waitersPerConnectionMax (${limits.waitersPerConnectionMax}) is over waitersTotalMax (${limits.waitersTotalMax})`);
-  // A worker parked in a long-poll must count as asking for its whole wait (unmatchable.ts).
+  // A worker parked in a long-poll must count as asking for its whole wait (engine/matching/unmatchable.ts).
   need(limits.waitMsMax < limits.unmatchableAskWindowMs, `unmatchableAskWindowMs (${limits.unmatchableAskWindowMs}) is not longer than waitMsMax (${limits.waitMsMax})`);
   return problems;
 }

@@ -246,7 +246,7 @@ const unusedExportsAllowed: Record<string, string> = {
   "beanstalk/job-mapping.ts priorityOffset": "as badFormatReply",
   "protocol/msgpack-codec.ts DecodeError": "used only in its file; drop the export with the protocol work in flight (src/protocol/ is its to edit)",
   "protocol/request-frame-decoder.ts isWellFormedUtf8": "as DecodeError",
-  "engine/item-bytes.ts DeliveryBytes": "used only in its file; drop the export with the item-bytes work in flight",
+  "engine/state/item-bytes.ts DeliveryBytes": "used only in its file; drop the export with the item-bytes work in flight",
   "storage/lmdb/data-dir-check.ts openFreeBytesMin": "used only in its file; drop the export with the LMDB work in flight (src/storage/lmdb/ is its to edit)",
   "storage/lmdb/lmdb-options.ts namedDbCount": "as openFreeBytesMin",
   "storage/lmdb/lmdb-options.ts shardDbName": "as openFreeBytesMin",

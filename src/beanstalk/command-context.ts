@@ -1,7 +1,7 @@
 // What a command handler gets (the front end's shared parts, its session, its
 // arguments) and what it returns (an answer line, a line with a body, or the
 // request to close), and the one mapping from engine failure kinds
-// (engine/failure-kind.ts) to beanstalkd's answers: whatever says "not now"
+// (engine/failures/failure-kind.ts) to beanstalkd's answers: whatever says "not now"
 // (rate limited, storage or quota unavailable, a full server-wide table, and
 // a failed commit) is OUT_OF_MEMORY, beanstalkd's "try again later", and so
 // is over_limit (a put past the live-item or topic maximum: the server is

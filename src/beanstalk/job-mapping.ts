@@ -10,7 +10,7 @@
 // key is too large; a key below 2^53 / 10^4 keeps the id a safe JavaScript
 // number.
 
-import { parseId } from "../engine/ids.ts";
+import { parseId } from "../engine/state/ids.ts";
 
 /** Decimal digits that hold the shard in a job id. */
 const shardDigits = 4;

@@ -6,7 +6,7 @@
 // plain numbers.
 //
 // Recovery reads the outcomes, then reads every item, then files every item
-// (engine/recovery.ts). The phases cost differently per record, so the
+// (engine/recovery/recovery.ts). The phases cost differently per record, so the
 // percentage and the time left weigh them (recordWeights, measured); the rate
 // is in whole items per second over the recovery so far, and the estimate
 // assumes the rest goes as fast as what is done.

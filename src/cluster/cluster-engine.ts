@@ -26,9 +26,9 @@ import type {
   Result,
   TopicCounts,
 } from "../engine/api.ts";
-import type { ShardPlacement } from "../engine/enqueue.ts";
-import type { RemoteEnd } from "../engine/remote-dependencies.ts";
-import type { EngineStats } from "../engine/stats-shape.ts";
+import type { ShardPlacement } from "../engine/ops/enqueue.ts";
+import type { RemoteEnd } from "../engine/ops/remote-dependencies.ts";
+import type { EngineStats } from "../engine/reads/stats-shape.ts";
 import { shardOfIdOrReceipt } from "../lib/id-grammar.ts";
 import { clusterLimits } from "../limits.ts";
 

@@ -17,7 +17,7 @@
 // of their own.
 
 import { Engine } from "../engine/engine.ts";
-import type { ShardPlacement } from "../engine/enqueue.ts";
+import type { ShardPlacement } from "../engine/ops/enqueue.ts";
 import type { Clock } from "../lib/clock.ts";
 import { clusterLimits, type Limits } from "../limits.ts";
 import type { WireClusterMap } from "../protocol/wire-types.ts";

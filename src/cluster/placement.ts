@@ -5,7 +5,7 @@
 // local). A keyed item with `after` follows its key.
 
 import type { EnqueueItemInput } from "../engine/api.ts";
-import type { ShardPlacement } from "../engine/enqueue.ts";
+import type { ShardPlacement } from "../engine/ops/enqueue.ts";
 import { parseId } from "../lib/id-grammar.ts";
 import { shardOfKey } from "../protocol/key-shard.ts";
 

@@ -21,8 +21,8 @@
 // answered UNAVAILABLE. The buckets belong to the node, not to its engine,
 // so they survive the rebuild a shard move causes.
 
-import type { QuotaBucket, QuotaBuckets, QuotaVerdict } from "../engine/quota.ts";
-import { refillWaitMs } from "../engine/quota.ts";
+import type { QuotaBucket, QuotaBuckets, QuotaVerdict } from "../engine/admission/quota.ts";
+import { refillWaitMs } from "../engine/admission/quota.ts";
 import type { Clock } from "../lib/clock.ts";
 import { clusterLimits } from "../limits.ts";
 import type { QuotaDraw, QuotaGrant } from "../storage/postgres/quota-rows.ts";

@@ -6,7 +6,7 @@
 // owns the history's one sampling timer (every historyFineSampleMs, reading
 // the `stats` op with an internal read-only session and the injected clock).
 
-import type { EngineInspector } from "../engine/inspect.ts";
+import type { EngineInspector } from "../engine/reads/inspect.ts";
 import type { Clock } from "../lib/clock.ts";
 import { dashboardLimits } from "../limits.ts";
 import { allNamespaces, type TokenTable } from "../server/auth.ts";

@@ -1,10 +1,10 @@
 // The one gate between a dashboard session and the engine's read-only
-// inspect queries (src/engine/inspect.ts), which no op answers: each call
+// inspect queries (src/engine/reads/inspect.ts), which no op answers: each call
 // checks the session's namespace scope exactly as the dispatcher does for an
 // op (scopeAllows), and answers FORBIDDEN the same way. Everything else the
 // dashboard shows comes through the ops (op-caller.ts).
 
-import type { EngineInspector, MatchingView } from "../engine/inspect.ts";
+import type { EngineInspector, MatchingView } from "../engine/reads/inspect.ts";
 import { scopeAllows } from "../server/auth.ts";
 import type { Session } from "../server/op-types.ts";
 import { OpError } from "./op-caller.ts";

@@ -7,16 +7,16 @@
 
 import type { Commit } from "../storage/writer.ts";
 import type { DeliveryMode, Outcome } from "../storage/record.ts";
-import type { FailureKind } from "./failure-kind.ts";
-import type { FailureLocation, ItemPart } from "./failure-location.ts";
+import type { FailureKind } from "./failures/failure-kind.ts";
+import type { FailureLocation, ItemPart } from "./failures/failure-location.ts";
 import type { MapPath } from "./matching/types.ts";
-import type { EngineStats } from "./stats-shape.ts";
+import type { EngineStats } from "./reads/stats-shape.ts";
 
-export type * from "./stats-shape.ts";
+export type * from "./reads/stats-shape.ts";
 
 export type { DeliveryMode, FailureKind, FailureLocation, ItemPart, MapPath, Outcome };
 
-/** A failure the engine returns, in its own terms (failure-kind.ts); the server maps it to the protocol's error in one place. */
+/** A failure the engine returns, in its own terms (failures/failure-kind.ts); the server maps it to the protocol's error in one place. */
 export interface Failure {
   kind: FailureKind;
   message: string;
@@ -33,7 +33,7 @@ export type Result<T> = { ok: true; value: T } | { ok: false; failure: Failure }
  * A reply value and, when the reply may only be sent once something is
  * durable, the promise for that. `durable` rejects with
  * StorageUnavailableError (storage/writer.ts) when the commit failed. The
- * writing ops that end through op-context.ts's finishOp also give the
+ * writing ops that end through ops/op-context.ts's finishOp also give the
  * `commit` it stands for: a caller that listens on it (the dispatcher, for
  * ack) never reads `durable`, and then no promise is made.
  */
@@ -155,12 +155,12 @@ export interface ItemState {
   deadReason?: string;
 }
 
-/** Where a `list` page stopped (list-cursor.ts has its text form): a ready item's place in delivery order, or an item key in enqueue order. */
+/** Where a `list` page stopped (reads/list-cursor.ts has its text form): a ready item's place in delivery order, or an item key in enqueue order. */
 export type ListCursor =
   | { phase: "ready"; priority: number; deliverAtMs: number; key: number }
   | { phase: "enqueued"; key: number };
 
-/** One `list` request (engine/list.ts). */
+/** One `list` request (engine/reads/list.ts). */
 export interface ListQuery {
   /** Only items in this state; null for every state. */
   state: LiveStateName | null;
@@ -189,14 +189,14 @@ export interface TopicCounts {
   waiting: number;
   leased: number;
   dead: number;
-  /** Whether the topic is paused (pause.ts). */
+  /** Whether the topic is paused (ops/pause.ts). */
   paused: boolean;
   /** When a timed pause ends; absent for a pause until resume, and when not paused. */
   pausedUntilMs?: number;
 }
 
 export interface EngineApi {
-  /** over_limit (nothing stored) past liveItemsMax, topicsMax or namespacesMax (capacity.ts). */
+  /** over_limit (nothing stored) past liveItemsMax, topicsMax or namespacesMax (admission/capacity.ts). */
   enqueue(ns: string, items: EnqueueItemInput[], nowMs: number): Result<Reply<{ ids: string[] }>>;
   dequeue(ns: string, input: DequeueInput, nowMs: number): DequeueOutcome;
   /** A connection closed: its parked dequeues resolve empty without leasing anything. */
@@ -214,13 +214,13 @@ export interface EngineApi {
   topics(ns: string, query: { prefix: string | null; limit: number; after: string | null }): { topics: TopicCounts[]; next: string | null };
   dead(ns: string, topic: string, limit: number): { items: ItemState[] };
   redrive(ns: string, topic: string, ids: string[] | null, nowMs: number): Result<Reply<{ redriven: number }>>;
-  /** One page of a topic's items, read only (engine/list.ts): ready ones in delivery order, the others in enqueue order. */
+  /** One page of a topic's items, read only (engine/reads/list.ts): ready ones in delivery order, the others in enqueue order. */
   list(ns: string, topic: string, query: ListQuery, nowMs: number): ListPage;
   /** Stop deliveries from a topic for `forMs` (null: until resume); replaces an earlier pause's end. over_limit past pausedTopicsMax, or topicsMax / namespacesMax for a new topic. */
   pause(ns: string, topic: string, forMs: number | null, nowMs: number): Result<Reply<{ pausedUntilMs: number | null }>>;
   /** Lift a topic's pause; `resumed` false when it was not paused. */
   resume(ns: string, topic: string, nowMs: number): Result<Reply<{ resumed: boolean }>>;
-  /** Counters and gauges, for `namespaces` only (null = all); stats-shape.ts types them, docs/SEMANTICS.md documents them. */
+  /** Counters and gauges, for `namespaces` only (null = all); reads/stats-shape.ts types them, docs/SEMANTICS.md documents them. */
   stats(namespaces: string[] | null, nowMs: number): EngineStats;
   /** Handle due deadlines (delays, leases, TTLs, waiter timeouts, outcome retention); bounded work per call. */
   tick(nowMs: number): void;
@@ -246,7 +246,7 @@ export type ListableState = "ready" | "delayed" | "dead";
 
 /**
  * Ops on single items by id, and ordered looks into one topic, beside the
- * contract's ops (engine/item-ops.ts documents each). The beanstalkd port
+ * contract's ops (engine/ops/item-ops.ts documents each). The beanstalkd port
  * needs them; they are general and any front end may use them.
  */
 export interface ItemOpsApi {

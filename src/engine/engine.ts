@@ -5,23 +5,23 @@
 //
 // This file is the engine's public face: it runs due deadlines before each op
 // and hands the op to the file that owns it. Where things live: enqueue
-// (enqueue.ts); dequeue and parked waiters (dequeue.ts, waiters.ts); ack, nack,
-// extend (receipt-ops.ts); cancel, get, topics, dead, redrive (admin-ops.ts);
-// by-id inspect, take, deadLetter, deliverNow and ordered looks (item-ops.ts);
-// list (list.ts); pause and resume (pause.ts);
-// timed work (maintenance.ts, deadlines.ts); items, outcomes and every state
-// transition (item-states.ts); per namespace its topics (namespace.ts); per
+// (ops/enqueue.ts); dequeue and parked waiters (ops/dequeue.ts, ops/waiters.ts); ack, nack,
+// extend (ops/receipt-ops.ts); cancel, get, topics, dead, redrive (ops/admin-ops.ts);
+// by-id inspect, take, deadLetter, deliverNow and ordered looks (ops/item-ops.ts);
+// list (reads/list.ts); pause and resume (ops/pause.ts);
+// timed work (time/maintenance.ts, time/deadlines.ts); items, outcomes and every state
+// transition (state/item-states.ts); per namespace its topics (state/namespace.ts); per
 // topic the ready heaps per signature group and shard, dead letters and
-// idempotency keys (topic.ts); `after` edges (dependencies.ts); matching
-// verdicts (matching/); start-up (recovery.ts). docs/SEMANTICS.md lists the
+// idempotency keys (ready/topic.ts); `after` edges (state/dependencies.ts); matching
+// verdicts (matching/); start-up (recovery/recovery.ts). docs/SEMANTICS.md lists the
 // choices made where the contract is silent.
 
 import { assert } from "../lib/assert.ts";
 import type { Limits } from "../limits.ts";
 import type { Store } from "../storage/store.ts";
-import { DeliveryPrefetch } from "./delivery-prefetch.ts";
-import type { LiveItem } from "./item.ts";
-import { ReadAheadReader } from "./read-ahead.ts";
+import { DeliveryPrefetch } from "./ready/delivery-prefetch.ts";
+import type { LiveItem } from "./state/item.ts";
+import { ReadAheadReader } from "./ready/read-ahead.ts";
 import type { Writer } from "../storage/writer.ts";
 import type {
   AckOutcome,
@@ -41,29 +41,29 @@ import type {
   Result,
   TopicCounts,
 } from "./api.ts";
-import * as adminOps from "./admin-ops.ts";
-import * as itemOps from "./item-ops.ts";
-import { Dequeuer } from "./dequeue.ts";
-import { Enqueuer, type ShardPlacement } from "./enqueue.ts";
-import { ReceiptFields } from "./ids.ts";
-import { checkEngineInvariants } from "./invariants.ts";
-import { ItemStates } from "./item-states.ts";
-import { DeadlineQueue } from "./deadlines.ts";
-import type { EngineDeadline } from "./engine-deadlines.ts";
-import { runDueDeadlines } from "./maintenance.ts";
-import { listItems } from "./list.ts";
-import type { OpContext } from "./op-context.ts";
-import { Pauses } from "./pause.ts";
-import { localBuckets, type QuotaBuckets } from "./quota.ts";
-import * as receiptOps from "./receipt-ops.ts";
-import { loadStoreInSteps, type RecoveryProgress } from "./recovery.ts";
-import { idByKey, matchingView, readySinceMs, type EngineInspector, type MatchingView } from "./inspect.ts";
-import { type RemoteEnd, remoteDependencyEnded, remoteWaitedOn } from "./remote-dependencies.ts";
-import { buildStats } from "./stats.ts";
-import type { EngineStats } from "./stats-shape.ts";
-import { UnmatchableReporter } from "./unmatchable.ts";
+import * as adminOps from "./ops/admin-ops.ts";
+import * as itemOps from "./ops/item-ops.ts";
+import { Dequeuer } from "./ops/dequeue.ts";
+import { Enqueuer, type ShardPlacement } from "./ops/enqueue.ts";
+import { ReceiptFields } from "./state/ids.ts";
+import { checkEngineInvariants } from "./state/invariants.ts";
+import { ItemStates } from "./state/item-states.ts";
+import { DeadlineQueue } from "./time/deadlines.ts";
+import type { EngineDeadline } from "./time/engine-deadlines.ts";
+import { runDueDeadlines } from "./time/maintenance.ts";
+import { listItems } from "./reads/list.ts";
+import type { OpContext } from "./ops/op-context.ts";
+import { Pauses } from "./ops/pause.ts";
+import { localBuckets, type QuotaBuckets } from "./admission/quota.ts";
+import * as receiptOps from "./ops/receipt-ops.ts";
+import { loadStoreInSteps, type RecoveryProgress } from "./recovery/recovery.ts";
+import { idByKey, matchingView, readySinceMs, type EngineInspector, type MatchingView } from "./reads/inspect.ts";
+import { type RemoteEnd, remoteDependencyEnded, remoteWaitedOn } from "./ops/remote-dependencies.ts";
+import { buildStats } from "./reads/stats.ts";
+import type { EngineStats } from "./reads/stats-shape.ts";
+import { UnmatchableReporter } from "./matching/unmatchable.ts";
 
-export type { RecoveryProgress } from "./recovery.ts";
+export type { RecoveryProgress } from "./recovery/recovery.ts";
 
 export interface EngineOptions {
   store: Store;
@@ -84,7 +84,7 @@ export interface EngineOptions {
 
 export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
   private readonly states: ItemStates;
-  /** The one deadline heap: items', waiters', pauses' and outcomes' deadlines, served by one timer (maintenance.ts). */
+  /** The one deadline heap: items', waiters', pauses' and outcomes' deadlines, served by one timer (time/maintenance.ts). */
   private readonly deadlines = new DeadlineQueue<EngineDeadline>();
   private readonly dequeuer: Dequeuer;
   private readonly enqueuer: Enqueuer;
@@ -102,7 +102,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     nowMs: number,
     placement: ShardPlacement | null,
   ) {
-    // Read-ahead (read-ahead.ts) on a single node only: a cluster node may lose a shard between the read and the dequeue.
+    // Read-ahead (ready/read-ahead.ts) on a single node only: a cluster node may lose a shard between the read and the dequeue.
     const readAhead = placement === null ? new ReadAheadReader(store, writer) : null;
     this.states = new ItemStates(writer, readAhead ?? store, limits, quotas, boot, this.deadlines);
     this.lastNowMs = nowMs;
@@ -280,7 +280,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     return itemOps.countReadyBelow(this.ctx, nsName, topicName, priorityBelow);
   }
 
-  // Read-only questions for the web dashboard (inspect.ts); its caller checks the namespace scope.
+  // Read-only questions for the web dashboard (reads/inspect.ts); its caller checks the namespace scope.
   matchingView(nsName: string, topicName: string, nowMs: number): MatchingView {
     const sources = { namespaces: this.states.namespaces, asks: this.dequeuer.asks, registry: this.states.registry, askWindowMs: this.states.limits.unmatchableAskWindowMs };
     return matchingView(sources, nsName, topicName, nowMs);
@@ -294,7 +294,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     return readySinceMs(this.states.namespaces, nsName, topicNames);
   }
 
-  /** Cluster mode: up to `max` ids items wait on that live on other nodes' shards (remote-dependencies.ts). */
+  /** Cluster mode: up to `max` ids items wait on that live on other nodes' shards (ops/remote-dependencies.ts). */
   remoteWaitedOn(elsewhere: (id: string) => boolean, max: number): string[] {
     return remoteWaitedOn(this.states, elsewhere, max);
   }

@@ -128,7 +128,7 @@ export class PairingHeap<T> {
   /**
    * Replace a node's list of children with one subtree (two-pass pairing):
    * the same entries, still in heap order, so the heap pops exactly as
-   * before. A walk in order without popping (engine/list.ts) calls it before
+   * before. A walk in order without popping (engine/reads/list.ts) calls it before
    * it looks at a node's children, so a root that gathered a million children
    * from inserts is paired once (work its next pop would do anyway) instead
    * of each child being looked at on every walk. O(children).

@@ -2,7 +2,7 @@
 // deletes and the group committer's queue. Part of src/limits.ts, which
 // re-exports it.
 
-/** Bounds of the retained acked outcomes (engine/acked-outcomes.ts, storage/acked-log.ts). */
+/** Bounds of the retained acked outcomes (engine/outcomes/acked-outcomes.ts, storage/acked-log.ts). */
 export const ackedOutcomeBounds = Object.freeze({
   /**
    * Acked items per in-memory block (16,384): a full block is sorted and
@@ -68,7 +68,7 @@ export const ackSweepBounds = Object.freeze({
 export const pendingWriteSetsMax = 100_000;
 
 /**
- * The delivery prefetch (engine/delivery-prefetch.ts): the store reads in, on
+ * The delivery prefetch (engine/ready/delivery-prefetch.ts): the store reads in, on
  * a worker thread, the next items of each ready heap deliveries take from,
  * asking again as deliveries use up what it asked for.
  */

@@ -1,7 +1,7 @@
 // Turns what the server already knows (the engine's `stats` view, the
 // store's circuit breaker, the connection count) into the GaugeSnapshot that
 // metrics.ts exports at scrape time. Only this file knows the shape of the
-// engine's stats view (src/engine/stats-shape.ts), restated as GaugeStats, so
+// engine's stats view (src/engine/reads/stats-shape.ts), restated as GaugeStats, so
 // a change there breaks the type check here, not silently in a dashboard.
 
 import { liveStateNames, type LiveStateName } from "../protocol/live-states.ts";
@@ -18,7 +18,7 @@ export const unlistedTopicLabel = "_unlisted";
 type Counts = Record<LiveStateName, number>;
 
 /**
- * The part of the engine's stats view (src/engine/stats-shape.ts, EngineStats)
+ * The part of the engine's stats view (src/engine/reads/stats-shape.ts, EngineStats)
  * the gauges read. Observability may not import the engine, so the shape is
  * restated here; cli/serve.ts passes an EngineStats, so a change there that
  * drops a field read here fails the type check.

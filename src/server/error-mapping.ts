@@ -18,7 +18,7 @@ import { wireField, wireIndex } from "./wire-field.ts";
 
 /**
  * The protocol's code for each kind of engine failure. A record over every
- * kind, so a kind added to engine/failure-kind.ts without a code here does
+ * kind, so a kind added to engine/failures/failure-kind.ts without a code here does
  * not type-check.
  */
 export const wireCodeOfKind: Readonly<Record<FailureKind, ErrorCode>> = Object.freeze({

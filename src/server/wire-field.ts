@@ -1,4 +1,4 @@
-// The one place an engine failure's location (engine/failure-location.ts)
+// The one place an engine failure's location (engine/failures/failure-location.ts)
 // becomes the wire's `details.field` path and `details.index`: the engine says
 // which input and which part of it, in its own terms; the wire's names
 // (`items[3].requires.gpu.in[2]`, `wait_ms`) are made here. A location inside

@@ -13,7 +13,7 @@
 //
 // Shards are not stored: a key is unique in the store whatever its shard, so
 // an acked key alone answers `get` and `after` (docs/SEMANTICS.md,
-// engine/acked-outcomes.ts).
+// engine/outcomes/acked-outcomes.ts).
 //
 // Layout, version 2: u8 kind (4), u8 version (2), f64 endedAtMs (the newest
 // end in the record), u32 namespace count, each namespace as a string, then

@@ -25,7 +25,7 @@ export function newMetaRecord(shards: number): MetaRecord {
 /**
  * The meta record of this open: one more boot. A store commits it durably
  * before it is handed out, so no two opens of a data dir share a boot number
- * (receipts include it: engine/ids.ts).
+ * (receipts include it: engine/state/ids.ts).
  */
 export function nextBoot(meta: MetaRecord): MetaRecord {
   return { ...meta, boots: meta.boots + 1 };

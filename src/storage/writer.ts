@@ -110,7 +110,7 @@ export interface Writer extends ShardAvailability {
   readonly commitGeneration: number;
   /**
    * Called, outside any op, each time a commit lands and no write waits for
-   * the next (the engine reads ahead then: read-ahead.ts). One listener; null
+   * the next (the engine reads ahead then: engine/ready/read-ahead.ts). One listener; null
    * removes it.
    */
   setIdleListener(listener: (() => void) | null): void;

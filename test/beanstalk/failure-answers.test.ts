@@ -1,5 +1,5 @@
 // Goal: the beanstalkd port answers every kind of engine failure
-// (engine/failure-kind.ts) through its one mapping (command-context.ts): the
+// (engine/failures/failure-kind.ts) through its one mapping (command-context.ts): the
 // "not now" kinds and over_limit are OUT_OF_MEMORY, beanstalkd's "try again
 // later", the rest INTERNAL_ERROR, exactly as it answered the wire codes
 // before kinds existed; a kind added without an answer here fails this test
@@ -9,7 +9,7 @@
 import { describe, expect, test } from "bun:test";
 import { AnswerError, answerOfKind, answerOnceDurable, failureAnswer, settled } from "../../src/beanstalk/command-context.ts";
 import type { Reply, Result } from "../../src/engine/api.ts";
-import { failureKinds } from "../../src/engine/failure-kind.ts";
+import { failureKinds } from "../../src/engine/failures/failure-kind.ts";
 import { StorageUnavailableError } from "../../src/storage/writer.ts";
 
 /** "Try again later": what says "not now", and a put past a maximum (the server is full). */

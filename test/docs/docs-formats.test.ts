@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseId, parseReceipt } from "../../src/engine/ids.ts";
+import { parseId, parseReceipt } from "../../src/engine/state/ids.ts";
 import { RawConnection } from "../support/raw-connection.ts";
 import { ServerProcess } from "../support/server-process.ts";
 

@@ -1,4 +1,4 @@
-// Goal: the delivery prefetch (src/engine/delivery-prefetch.ts) is only a
+// Goal: the delivery prefetch (src/engine/ready/delivery-prefetch.ts) is only a
 // read-ahead of the store, never a reservation: against a real `orq serve`
 // on LMDB, a higher-priority item enqueued after a dequeue had the next
 // lower ones prefetched is delivered first, and a prefetched item is

@@ -5,7 +5,7 @@
 // with ORQ_CHAOS_SEED=n.
 
 import { expect, test } from "bun:test";
-import { parseReceipt } from "../../src/engine/ids.ts";
+import { parseReceipt } from "../../src/engine/state/ids.ts";
 import { Harness, item } from "./support/harness.ts";
 import { seededRandom } from "../support/seeded-random.ts";
 

@@ -10,7 +10,7 @@
 
 import { describe, expect, test } from "bun:test";
 import type { DequeueDone, DequeueOutcome } from "../../src/engine/api.ts";
-import { parseReceipt } from "../../src/engine/ids.ts";
+import { parseReceipt } from "../../src/engine/state/ids.ts";
 import { leaseWriteBatchMs, leaseWriteDelayMs } from "../../src/limits.ts";
 import { dequeued, Harness, item, take } from "./support/harness.ts";
 

@@ -5,7 +5,7 @@
 
 import { describe, expect, test } from "bun:test";
 import { Engine } from "../../src/engine/engine.ts";
-import { parseId } from "../../src/engine/ids.ts";
+import { parseId } from "../../src/engine/state/ids.ts";
 import { defaultLimits } from "../../src/limits.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { GroupCommitter } from "../../src/storage/group-commit.ts";

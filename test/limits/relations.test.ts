@@ -5,7 +5,7 @@
 // The ids and receipts orq makes fit the bounds the server reads them with.
 
 import { describe, expect, test } from "bun:test";
-import { formatId, formatReceipt } from "../../src/engine/ids.ts";
+import { formatId, formatReceipt } from "../../src/engine/state/ids.ts";
 import { checkLimitRelations, defaultLimits, idBytesLongest, type Limits, limitRelationProblems, receiptBytesLongest } from "../../src/limits.ts";
 
 function problemsWith(change: Partial<Limits>): string[] {

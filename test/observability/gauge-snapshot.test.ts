@@ -1,4 +1,4 @@
-// Goal: gaugeSnapshot reads the engine's stats shape (src/engine/stats.ts):
+// Goal: gaugeSnapshot reads the engine's stats shape (src/engine/reads/stats.ts):
 // per-topic counts become orq_items entries,
 // a namespace whose topic list was cut short gets a `_unlisted` remainder so
 // sums stay exact, the store breaker passes through, and waiters come from the

@@ -1,4 +1,4 @@
-// Goal: every kind of engine failure (engine/failure-kind.ts) has the wire
+// Goal: every kind of engine failure (engine/failures/failure-kind.ts) has the wire
 // code the contract gave it before kinds existed, through the one mapping
 // (server/error-mapping.ts): a kind added without a code here fails this
 // test (and wireCodeOfKind, a total record, fails the type check), and a
@@ -6,7 +6,7 @@
 
 import { describe, expect, test } from "bun:test";
 import type { FailureKind } from "../../src/engine/api.ts";
-import { failureKinds } from "../../src/engine/failure-kind.ts";
+import { failureKinds } from "../../src/engine/failures/failure-kind.ts";
 import { isErrorCode, type ErrorCode } from "../../src/protocol/error-codes.ts";
 import { failureToWire, wireCodeOfKind } from "../../src/server/error-mapping.ts";
 

@@ -14,7 +14,7 @@ import { failureToWire } from "../../src/server/error-mapping.ts";
 import type { OpOutcome } from "../../src/server/op-types.ts";
 import { opTable } from "../../src/server/op-table.ts";
 import type { EnqueueItemInput, DequeueInput } from "../../src/engine/api.ts";
-import { EnqueueItem } from "../../src/engine/enqueue-item.ts";
+import { EnqueueItem } from "../../src/engine/ops/enqueue-item.ts";
 import { makeOpContext, testNowMs } from "../support/op-context.ts";
 
 const L = defaultLimits;

@@ -1,5 +1,5 @@
 // Goal: what the engine's read-ahead relies on from the GroupCommitter
-// (src/engine/read-ahead.ts): commitGeneration is odd exactly while a commit
+// (src/engine/ready/read-ahead.ts): commitGeneration is odd exactly while a commit
 // is in flight and moves at every start and landing, and the idle listener
 // runs once per commit that lands with nothing waiting for the next, before
 // that commit's promises settle their reactions.

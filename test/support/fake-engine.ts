@@ -10,7 +10,7 @@ import type {
   EngineApi,
   EnqueueItemInput,
 } from "../../src/engine/api.ts";
-import type { EngineStats } from "../../src/engine/stats-shape.ts";
+import type { EngineStats } from "../../src/engine/reads/stats-shape.ts";
 import type { Commit } from "../../src/storage/writer.ts";
 
 export interface FakeCall {

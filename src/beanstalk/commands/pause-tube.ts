@@ -1,5 +1,5 @@
 // pause-tube <tube> <seconds>: no job of the tube is reserved for that long:
-// orq's `pause` of the topic (pause.ts in the engine), so MessagePack
+// orq's `pause` of the topic (engine/ops/pause.ts), so MessagePack
 // dequeues skip it too, and the pause survives a restart.
 
 import { ArgCursor } from "../arg-cursor.ts";

@@ -4,7 +4,7 @@
 // from the engine's inspect query through the scoped inspector (no op
 // reports this detail); the topic list comes from the `topics` op.
 
-import type { ConstraintMiss, MatchingView } from "../../engine/inspect.ts";
+import type { ConstraintMiss, MatchingView } from "../../engine/reads/inspect.ts";
 import { count, duration, json } from "../format.ts";
 import { html, query, type Html } from "../html.ts";
 import type { PageContext, PageResult } from "../page-context.ts";

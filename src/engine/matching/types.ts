@@ -5,7 +5,7 @@
 // requirements share one signature and equal capability sets share one
 // worker kind. See docs/MATCHING.md for the semantics.
 
-import type { FailureKind } from "../failure-kind.ts";
+import type { FailureKind } from "../failures/failure-kind.ts";
 
 /** A value a feature may hold or be compared with. Numbers are finite; -0 is stored as 0. */
 export type Scalar = string | number | boolean;
@@ -62,7 +62,7 @@ export interface Capabilities {
  * Where in a `requires` or `capabilities` map a parse failed: the map itself
  * (all null), one feature, one operator of its constraint (requires only),
  * and a position in that feature's value list. The caller says which map of
- * which request this is (engine/failure-location.ts).
+ * which request this is (engine/failures/failure-location.ts).
  */
 export interface MapPath {
   readonly feature: string | null;

@@ -2,7 +2,7 @@
 // request with its index), then hand it to the engine; the reply waits for
 // durability (Reply.durable).
 
-import { EnqueueItem } from "../../engine/enqueue-item.ts";
+import { EnqueueItem } from "../../engine/ops/enqueue-item.ts";
 import type { Limits } from "../../limits.ts";
 import { failed, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import type { RequestReader, Source } from "../request-reader.ts";
@@ -46,7 +46,7 @@ function decodeItem(source: Source, limits: Limits, nowMs: number, reader: Reque
     reader.fail("BAD_REQUEST", "deliver_at_ms", "give at most one of delay_ms and deliver_at_ms");
     return null;
   }
-  // Decoded straight into the engine's EnqueueItem, which becomes the item's record (enqueue-item.ts).
+  // Decoded straight into the engine's EnqueueItem, which becomes the item's record (engine/ops/enqueue-item.ts).
   const item = new EnqueueItem();
   item.topic = topic;
   if (priority !== null) item.priority = priority;

@@ -1,9 +1,9 @@
-// list: one page of a topic's items, read only (engine/list.ts): ready items
+// list: one page of a topic's items, read only (engine/reads/list.ts): ready items
 // in delivery order, the others in enqueue order, optionally one state only.
 // `after` is the cursor a previous page's `next` gave (opaque to clients; a
 // string this server never handed out for this state filter is BAD_REQUEST).
 
-import { formatListCursor, parseListCursor } from "../../engine/list-cursor.ts";
+import { formatListCursor, parseListCursor } from "../../engine/reads/list-cursor.ts";
 import { liveStateNames } from "../../protocol/live-states.ts";
 import { failed, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import { RequestReader, type Source } from "../request-reader.ts";

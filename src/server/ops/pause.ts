@@ -1,5 +1,5 @@
 // pause: stop deliveries from a topic for `for_ms`, or until `resume`
-// (engine/pause.ts). Replies once the pause is durable; `paused_until_ms` is
+// (engine/ops/pause.ts). Replies once the pause is durable; `paused_until_ms` is
 // absent for a pause until resume.
 
 import { failed, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";

@@ -1,4 +1,4 @@
-// resume: lift a topic's pause (engine/pause.ts); `resumed` is false when it
+// resume: lift a topic's pause (engine/ops/pause.ts); `resumed` is false when it
 // was not paused. Replies once the lifted pause is durable.
 
 import { failed, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";

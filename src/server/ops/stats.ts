@@ -1,6 +1,6 @@
 // stats: the engine's counters and gauges plus the server's own, for one
 // namespace (`ns`), or for every namespace the connection's token may see.
-// The engine's view (engine/stats-shape.ts) is written to the wire here field
+// The engine's view (engine/reads/stats-shape.ts) is written to the wire here field
 // by field, under the snake_case names docs/PROTOCOL.md documents. Namespace
 // and topic names are map keys chosen by users and a signature's `requires`
 // holds the client's feature names, so all three are copied as they are.

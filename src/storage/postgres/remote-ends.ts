@@ -1,5 +1,5 @@
 // How items on other nodes' shards ended, read from the database (cluster
-// mode's `after` dependencies across nodes, src/engine/remote-dependencies.ts):
+// mode's `after` dependencies across nodes, src/engine/ops/remote-dependencies.ts):
 // an outcome row says acked, cancelled or expired; an item row in state dead
 // says dead; any other item row is still live; no row at all means the item
 // ended longer ago than outcome retention, which counts as satisfied (acked),

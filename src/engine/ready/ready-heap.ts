@@ -1,0 +1,198 @@
+// One ready index: the ready items of one (signature group, shard) of a
+// topic, in delivery order (priority, then deliverAtMs, then enqueue order).
+//
+// Two levels of pairing heaps: a heap of priority levels, and in each level a
+// heap of its items. Why not one heap over every item: a pairing heap's pop
+// melds about log n of the popped root's children, and each meld reads two
+// items' order fields. With a million items at random priorities those items
+// lie all over memory, so a pop is a few dozen cache misses (a few µs); items
+// of one priority are enqueued in order, so a level's heap pops the way a FIFO
+// heap does (its children lie in allocation order), and the level heap holds
+// one small node per priority in use, which stays in cache
+// (docs/decisions/027-priority-levels.md). The cost: a level object per
+// priority in use, about 110 bytes with its map entry; a workload that gives
+// every item its own priority pays that per item.
+//
+// Items are their own inner-heap nodes (intrusive), so a lease reaches its
+// item's heap without a node object.
+
+import { assert } from "../../lib/assert.ts";
+import { type HeapLinks, IntrusiveHeapNode, PairingHeap } from "../../lib/pairing-heap.ts";
+import type { ItemKey } from "../../storage/item-key.ts";
+
+/** The fields of delivery order. */
+export interface DeliveryOrdered {
+  readonly priority: number;
+  readonly deliverAtMs: number;
+  readonly key: ItemKey;
+}
+
+/** Delivery order: priority, then deliverAtMs, then enqueue order (keys are global and monotonic). */
+export function readyLess(a: DeliveryOrdered, b: DeliveryOrdered): boolean {
+  if (a.priority !== b.priority) return a.priority < b.priority;
+  if (a.deliverAtMs !== b.deliverAtMs) return a.deliverAtMs < b.deliverAtMs;
+  return a.key < b.key;
+}
+
+/** What a ready heap reads of an item: its own node, and the fields of delivery order. */
+export interface ReadyItem<Self extends ReadyItem<Self>> extends HeapLinks<Self>, DeliveryOrdered {}
+
+/** Within one priority: deliverAtMs, then enqueue order. */
+function samePriorityLess(a: DeliveryOrdered, b: DeliveryOrdered): boolean {
+  if (a.deliverAtMs !== b.deliverAtMs) return a.deliverAtMs < b.deliverAtMs;
+  return a.key < b.key;
+}
+
+/** The items of one priority: a node of the level heap holding the heap of its items. */
+class PriorityLevel<Item extends ReadyItem<Item>> extends IntrusiveHeapNode<PriorityLevel<Item>> {
+  readonly items = new PairingHeap<Item>(samePriorityLess);
+  constructor(readonly priority: number) {
+    super();
+  }
+}
+
+/** Candidates nextKeys weighs at once (64): a level's root may have gathered every later item as a child. */
+const frontierMax = 64;
+
+/** nextKeys's frontier: a binary min-heap in an array, by samePriorityLess. */
+function pushFrontier<Item extends ReadyItem<Item>>(heap: Array<HeapLinks<Item>>, node: HeapLinks<Item>): void {
+  let at = heap.length;
+  heap.push(node);
+  while (at > 0) {
+    const parent = (at - 1) >> 1;
+    const above = heap[parent] as HeapLinks<Item>;
+    if (!samePriorityLess(node.value, above.value)) break;
+    heap[at] = above;
+    at = parent;
+  }
+  heap[at] = node;
+}
+
+function popFrontier<Item extends ReadyItem<Item>>(heap: Array<HeapLinks<Item>>): HeapLinks<Item> {
+  const top = heap[0] as HeapLinks<Item>;
+  const last = heap.pop() as HeapLinks<Item>;
+  const count = heap.length;
+  if (count === 0) return top;
+  let at = 0;
+  for (;;) {
+    let child = 2 * at + 1;
+    if (child >= count) break;
+    const right = child + 1;
+    if (right < count && samePriorityLess((heap[right] as HeapLinks<Item>).value, (heap[child] as HeapLinks<Item>).value)) child = right;
+    const below = heap[child] as HeapLinks<Item>;
+    if (!samePriorityLess(below.value, last.value)) break;
+    heap[at] = below;
+    at = child;
+  }
+  heap[at] = last;
+  return top;
+}
+
+const levelLess = <Item extends ReadyItem<Item>>(a: PriorityLevel<Item>, b: PriorityLevel<Item>): boolean => a.priority < b.priority;
+
+export class ReadyHeap<Item extends ReadyItem<Item>> {
+  private readonly levels = new PairingHeap<PriorityLevel<Item>>(levelLess);
+  private readonly byPriority = new Map<number, PriorityLevel<Item>>();
+  private count = 0;
+  /**
+   * Items of this heap the delivery prefetch has asked the store for and no
+   * delivery has taken since (delivery-prefetch.ts): it asks again once this
+   * runs low, so it asks at the rate deliveries take from the heap.
+   */
+  prefetchedAhead = 0;
+  /** nextKeys's candidates, kept between calls (emptied after each). */
+  private readonly frontier: Array<HeapLinks<Item>> = [];
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** The best item, or undefined when empty. */
+  peek(): Item | undefined {
+    const level = this.levels.peek();
+    return level === undefined ? undefined : level.items.peek();
+  }
+
+  insertNode(item: Item): void {
+    let level = this.byPriority.get(item.priority);
+    if (level === undefined) {
+      level = new PriorityLevel<Item>(item.priority);
+      this.byPriority.set(item.priority, level);
+      this.levels.insertNode(level);
+    }
+    level.items.insertNode(item);
+    this.count++;
+  }
+
+  /** Remove an item by its handle (it must be in this heap). */
+  remove(item: Item): void {
+    const level = this.byPriority.get(item.priority);
+    assert(level !== undefined, "ready heap: removing an item of a priority it does not hold");
+    level.items.remove(item);
+    if (level.items.size === 0) {
+      this.levels.remove(level);
+      this.byPriority.delete(item.priority);
+    }
+    this.count--;
+  }
+
+  /**
+   * Append to `out` the keys of the next items a pop would give, best first,
+   * up to `limit`, from the best priority level (a best-first walk over its
+   * heap: each visited item adds its children to a small frontier heap,
+   * capped at frontierMax). For the delivery prefetch: a guess that nothing relies on.
+   */
+  nextKeys(limit: number, out: ItemKey[]): void {
+    const level = this.levels.peek();
+    if (level === undefined) return;
+    const root = level.items.peekNode();
+    if (root === null) return;
+    // The frontier is a small binary heap in delivery order (an array, kept between calls).
+    const frontier = this.frontier;
+    frontier.length = 0;
+    frontier.push(root);
+    const end = out.length + limit;
+    while (out.length < end && frontier.length > 0) {
+      const node = popFrontier(frontier);
+      out.push(node.value.key);
+      for (let child = node.child; child !== null && frontier.length < frontierMax; child = child.next) pushFrontier(frontier, child);
+    }
+    frontier.length = 0;
+  }
+
+  /**
+   * Each level's best item, the roots of its item heap, for a walk in
+   * delivery order without popping (reads/list-ready.ts): a level's items lie below
+   * its root, and every item of a level orders before every item of a later one.
+   */
+  levelRoots(): Array<HeapLinks<Item>> {
+    const roots: Array<HeapLinks<Item>> = [];
+    for (const level of this.byPriority.values()) {
+      const root = level.items.peekNode();
+      if (root !== null) roots.push(root);
+    }
+    return roots;
+  }
+
+  /** compactChildren of the item's level heap (reads/list-ready.ts). */
+  compactChildren(node: HeapLinks<Item>): void {
+    const level = this.byPriority.get(node.value.priority);
+    assert(level !== undefined, "ready heap: compacting an item of a priority it does not hold");
+    level.items.compactChildren(node);
+  }
+
+  checkInvariants(): void {
+    this.levels.checkInvariants();
+    let items = 0;
+    for (const [priority, level] of this.byPriority) {
+      assert(level.priority === priority && level.inHeap, `ready heap: level ${priority} misfiled or out of the level heap`);
+      assert(level.items.size > 0, `ready heap: empty level ${priority} kept`);
+      level.items.checkInvariants();
+      items += level.items.size;
+    }
+    assert(this.levels.size === this.byPriority.size, `ready heap: ${this.levels.size} levels in the heap, ${this.byPriority.size} filed`);
+    assert(items === this.count, `ready heap: size ${this.count} but ${items} items in its levels`);
+    const top = this.peek();
+    if (top !== undefined) for (const level of this.byPriority.values()) assert(!readyLess(level.items.peek() as Item, top), "ready heap: a level's best orders before the top");
+  }
+}
