@@ -1320,7 +1320,15 @@ var ackedOutcomeBounds = Object.freeze({
   logRecordBytesMax: 1536
 });
 var ackSweepBounds = Object.freeze({
-  lagKeys: 262144
+  lagKeys: 1048576,
+  keysPerCommitMax: 8192,
+  idleSweepMs: 50
+});
+var deliveryPrefetch = Object.freeze({
+  keysPerHeapMax: 32,
+  refillBelowKeys: 8,
+  dequeueCountMin: 8,
+  heapsPerDequeueMax: 64
 });
 
 // src/limits.ts

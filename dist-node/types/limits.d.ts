@@ -70,7 +70,7 @@ export interface Limits {
      * Ready items before the cursor a `list` page walks in the ready heaps
      * (10,000, a few ms: the walk measured about 0.5 µs per item, the pass
      * over the item table about 50 ns per stored item) before it finds the page
-     * by one pass over the item table instead (engine/list-ready.ts): deep
+     * by one pass over the item table instead (engine/reads/list-ready.ts): deep
      * pages in a big topic then cost a pass over the store, not a walk of every
      * item before them.
      */
@@ -146,26 +146,29 @@ export declare const itemDefaults: Readonly<{
     priority: 0;
 }>;
 /**
- * How long an at_least_once lease may wait before it is written (20 ms).
+ * How long an at_least_once lease may wait before it is written (250 ms).
  * The delivery is sent at once either way (at-least-once allows a crash to
  * forget a lease: the item is delivered again, under a receipt of the new
  * boot); waiting lets an ack, nack or expiry that comes within the window
- * replace the lease write instead of following it, which in a drain saves
- * one LMDB write and one read per item. A short job's whole life fits in it;
- * a crash forgets at most this much of the leases granted. At_most_once
- * leases are written before their delivery is sent, as before.
+ * replace the lease write instead of following it, which saves one LMDB
+ * write per item, and in a priority queue a write lands on a page of its own.
+ * A pipelined consumer's round trip under load (deliveries queued behind
+ * 32 requests of 100) is 20-100 ms, so the window is sized past it; a crash
+ * forgets at most this much of the leases granted, and the waiting leases
+ * keep a copy of their stored value (about 200 bytes each)
+ * (docs/decisions/002-deferred-lease-writes.md). At_most_once leases are
+ * written before their delivery is sent.
  */
-export declare const leaseWriteDelayMs = 20;
+export declare const leaseWriteDelayMs = 250;
 /**
  * The deferred lease writes come due together: when the oldest waiting lease
- * is leaseWriteDelayMs old, every lease granted within this much (5 ms)
+ * is leaseWriteDelayMs old, every lease granted within this much (25 ms)
  * after it is written in the same commit, and the younger ones wait for
- * their own turn. So each lease waits 15-20 ms, not 0-20 ms as when one
- * timer wrote every lease waiting: under the Jupiter scenario's load that
- * wrote 11.5% of the leases (34,626 of 300,000), nearly all of them acked a
- * few milliseconds later (engine/deferred-lease-writes.ts).
+ * their own turn. So each lease waits 225-250 ms, and one commit carries a
+ * tenth of the window's writes rather than one timer's worth each
+ * (engine/time/deferred-lease-writes.ts).
  */
-export declare const leaseWriteBatchMs = 5;
+export declare const leaseWriteBatchMs = 25;
 /** Shards a data dir may be created with (1,024): every topic keeps a ready heap per shard it has items on. */
 export declare const shardsMax = 1024;
 /**
@@ -183,13 +186,13 @@ export declare const receiptBytesLongest: number;
 /**
  * Delivery counts whose receipt tail (`:<deliveries>:<boot>`) is built once
  * per boot and kept (64): a receipt is then its id and one kept string, one
- * JS-heap cell instead of three (engine/ids.ts). Items are rarely delivered
+ * JS-heap cell instead of three (engine/state/ids.ts). Items are rarely delivered
  * 64 times; past that the receipt is built whole.
  */
 export declare const receiptTailsCachedMax = 64;
 /**
  * Distinct (leaseMs, maxAttempts, delivery) combinations an engine keeps one
- * shared settings object for (256; engine/item-parts.ts). Clients use a
+ * shared settings object for (256; engine/state/item-parts.ts). Clients use a
  * handful; the combinations come from client input, so past this a new one
  * gets an object per item instead of growing the table without end.
  */

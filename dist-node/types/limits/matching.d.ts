@@ -54,7 +54,8 @@ export declare const stuckSignaturesListedMax = 50;
  * their bytes (protocol/repeated-map-cache.ts): a fleet sends tens of
  * distinct capability sets, each worker the same one on every dequeue, and a
  * hit saves the map's decoding, its copy and its parse (about 30 JS-heap
- * cells per dequeue). Past this the oldest entry goes.
+ * cells per dequeue: docs/decisions/005-request-decoder.md). Past this the
+ * oldest entry goes.
  */
 export declare const capabilitiesMapsCachedMax = 256;
 /**

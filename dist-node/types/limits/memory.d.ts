@@ -14,8 +14,8 @@ export declare const heapGovernor: Readonly<{
      * a quarter of its live size in garbage, also when a load ends. Smaller
      * collects more often: each collection blocks the event loop while it
      * marks and sweeps the live heap (65-120 ms at 1,000,000 items on a quiet
-     * box, 10-13 of them over a 1,000,000-item load; BENCHMARKS.md, "The
-     * governor reads the heap's capacity").
+     * box, 10-13 of them over a 1,000,000-item load;
+     * docs/decisions/006-heap-governor.md).
      */
     growthFactor: 1.25;
     /**
@@ -26,7 +26,7 @@ export declare const heapGovernor: Readonly<{
      * a drain that begins meanwhile moves the live item count, which brings
      * it back to pacing before this.) In 90 s of steady load on a
      * 1,000,000-item backlog JavaScriptCore's own collections kept the
-     * capacity below 2.1x (BENCHMARKS.md, "The governor stands aside").
+     * capacity below 2.1x (docs/decisions/007-governor-stands-aside.md).
      */
     standAsideCeilingFactor: 3;
     /**
@@ -49,7 +49,7 @@ export declare const heapGovernor: Readonly<{
      * left after a collection moves by up to a tenth either way with the
      * garbage still in flight. Under a steady load on a large backlog the
      * governor collects about once a second, so it pays about five pauses
-     * before standing aside (BENCHMARKS.md, "The governor stands aside").
+     * before standing aside (docs/decisions/007-governor-stands-aside.md).
      */
     steadyForMs: 5000;
     /**
@@ -73,7 +73,7 @@ export declare const heapGovernor: Readonly<{
      * drifted up by ~16 MiB over an hour's steady load. A full collection of
      * such a heap blocks for about 20 ms (17-25 ms under the soak's load), so
      * 30 s makes that under a tenth of a percent of the main thread
-     * (BENCHMARKS.md, "Soak q").
+     * (docs/decisions/006-heap-governor.md).
      */
     smallHeapCollectEveryMs: 30000;
 }>;
@@ -88,17 +88,16 @@ export declare const heapGovernor: Readonly<{
  * refills the same pages every fraction of a second; purged after 100 ms,
  * each came back as a page fault after an `madvise` (a TLB shootdown across
  * the process's threads): about a quarter of the server's CPU per drained
- * item and an eighth per Jupiter acquisition (BENCHMARKS.md, "The
- * allocator's purges"). Memory still goes
- * back at every collection that returns pages (the governor's during a
- * load, its ceiling and cadence, the idle collection: `FreedPages` in
- * src/server/memory-governor.ts). Why 5 s and not the 60 s before it: a
- * delay longer than the governor's 30 s cadence keeps every page freed
+ * item and an eighth per Jupiter acquisition. Memory still goes back at
+ * every collection that returns pages (the governor's during a load, its
+ * ceiling and cadence, the idle collection: `FreedPages` in
+ * src/server/memory-governor.ts). Why 5 s and not 60 s: a delay longer
+ * than the governor's 30 s cadence keeps every page freed
  * between two of its collections, so a steady load's peaks carry up to half
  * a minute of freed pages and the soak's RSS creeps. 5 s keeps the soak under
  * its bound; its cost, a drain about 13% slower in six alternated runs (within
- * their spread), leaves the drain at 3x beanstalkd's (BENCHMARKS.md, "Soak: the
- * purge delay at 5 s" and "Six full runs alternated").
+ * their spread), leaves the drain at 3x beanstalkd's
+ * (docs/decisions/001-mimalloc-purge-delay.md).
  */
 export declare const allocatorEnv: Readonly<Record<string, string>>;
 /**

@@ -1,4 +1,4 @@
-/** Bounds of the retained acked outcomes (engine/acked-outcomes.ts, storage/acked-log.ts). */
+/** Bounds of the retained acked outcomes (engine/outcomes/acked-outcomes.ts, storage/acked-log.ts). */
 export declare const ackedOutcomeBounds: Readonly<{
     /**
      * Acked items per in-memory block (16,384): a full block is sorted and
@@ -34,13 +34,53 @@ export declare const ackedOutcomeBounds: Readonly<{
 export declare const ackSweepBounds: Readonly<{
     /**
      * Acked records that may wait for the live items below them in their shard
-     * (262,144): beyond these, every commit deletes the lowest anyway. 16 bytes
-     * a key in memory (4 MiB at most), about 250 bytes a record on disk; a
-     * restart skips and deletes them. Large enough for a priority queue's acks
-     * to wait for their page's last item (fewer page rewrites), small enough
-     * that dead letters holding floors cannot pile up ended records.
+     * (1,048,576): beyond these, every commit deletes the lowest anyway. 16
+     * bytes a key in memory (16 MiB at most), about 250 bytes a record on disk
+     * (already written: waiting adds nothing); a restart skips and deletes
+     * them. A priority queue acks all over the key space: a record deleted
+     * while most of its page is still live rewrites that page for one record,
+     * so the bound is sized to hold a million-item random-priority backlog's
+     * acks until the pages empty (docs/decisions/004-ack-sweep.md).
+     * Dead letters holding a floor cannot pile up more than this.
      */
-    lagKeys: 262144;
+    lagKeys: 1048576;
+    /**
+     * Records one commit deletes at most (8,192): a floor that jumps (the last
+     * old item of a shard ends) frees up to lagKeys at once, and the deletes
+     * run inside the write transaction on the main thread. The rest go in the
+     * next commits, or in a sweep of their own once commits stop.
+     */
+    keysPerCommitMax: 8192;
+    /**
+     * How long the store waits with no commit before it sweeps on its own
+     * (50 ms), while records below their floors still wait: after a drain no
+     * commit comes to carry them.
+     */
+    idleSweepMs: 50;
 }>;
 /** Write sets waiting for a commit (100,000): beyond it the disk cannot keep up and new writes are refused (UNAVAILABLE). */
 export declare const pendingWriteSetsMax = 100000;
+/**
+ * The delivery prefetch (engine/ready/delivery-prefetch.ts): the store reads in, on
+ * a worker thread, the next items of each ready heap deliveries take from,
+ * asking again as deliveries use up what it asked for.
+ */
+export declare const deliveryPrefetch: Readonly<{
+    /**
+     * Keys asked for per heap at a time (32): a drain's dequeue of 100 over 16
+     * shard heaps takes about 6 from each, so one ask covers several dequeues,
+     * and the request's own cost (a few µs of lmdb-js work a call) is spread
+     * over a few dozen deliveries.
+     */
+    keysPerHeapMax: 32;
+    /** A heap is asked for again once fewer than this many (8) of the items asked for are left untaken. */
+    refillBelowKeys: 8;
+    /**
+     * Dequeues asking for fewer items than this (8) take no part: in one
+     * process a dequeue of 1 with capabilities took 7.0 µs (median) without the
+     * prefetch and 14.5 with it (bench/micro/acquisition-path.bench.ts).
+     */
+    dequeueCountMin: 8;
+    /** Heaps one dequeue asks for at most (64): a dequeue over many topics or groups asks for the first 64. */
+    heapsPerDequeueMax: 64;
+}>;
