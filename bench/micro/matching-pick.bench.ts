@@ -1,9 +1,10 @@
-// Issue 5's benchmark (issue 10's goal): the in-process time for one worker's
-// dequeue to pick and lease the best item it may take, through the real Engine (MemoryStore +
-// GroupCommitter, 16 shards), with 1,000,000 ready items over 1,000 topics and
-// 10 / 100 / 1,000 distinct `requires` signatures, workers of 10 kinds, and a
-// no-requires run (same items without requires, workers without capabilities).
-// Items carry random priorities 0..1000 from the run's seeded generator.
+// The matching pick: the in-process time for one worker's dequeue to pick and
+// lease the best item it may take, through the real Engine (MemoryStore +
+// GroupCommitter, 16 shards), with 1,000,000 ready items over 1,000 topics
+// and 10 / 100 / 1,000 distinct `requires` signatures, workers of 10 kinds,
+// and a no-requires run (same items without requires, workers without
+// capabilities). Items carry random priorities 0..1000 from the run's seeded
+// generator.
 //
 // What is timed: one `engine.dequeue` call (one random topic, count 1) with the
 // worker's raw capabilities, so each call parses them as the server path does
@@ -20,14 +21,13 @@
 // pickBest, wrapped with Bun.nanoseconds), so it is the pick on the cold memory
 // a real dequeue meets, without the parse before it or the lease after it.
 //
-// Target (issue 10): pick p50 < 3 µs and p99 < 30 µs at 100 signatures, no
-// worse than 2x that at 1,000. Expect (2-core shared machine, load 1-12):
-// pick p50 about 1.2-2.9 µs and p99 2.5-28 µs at 100 and 1,000 signatures (the
-// p99 nearer 30 the busier the machine; 1.25 / 2.49 µs at 100 and 2.35 /
-// 4.10 µs at 1,000 on a quiet box, 2026-12-04T03:16Z); the whole dequeue p50
-// about 8-12 µs, p99 25-140 µs (lease bookkeeping, the write set and GC,
-// outside matching).
-// Figures are in BENCHMARKS.md ("Matching pick").
+// Target: pick p50 < 3 µs and p99 < 30 µs at 100 signatures, no worse than
+// 2x that at 1,000. Expect (2-core shared machine, load 1-12): pick p50 about
+// 1.2-2.9 µs and p99 2.5-28 µs at 100 and 1,000 signatures (the p99 nearer 30
+// the busier the machine; on a quiet box 1.25 / 2.49 µs at 100 and 2.35 /
+// 4.10 µs at 1,000); the whole dequeue p50 about 8-12 µs, p99 25-140 µs
+// (lease bookkeeping, the write set and GC, outside matching). The figures
+// and what they decided: docs/decisions/022-matching-pick.md.
 //
 // Run: ./node_modules/.bin/bun bench/micro/matching-pick.bench.ts [--signatures 100|0 (0 = no requires)] [--items 1000000] [--calls 100000] [--shards 16]
 

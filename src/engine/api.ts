@@ -103,7 +103,7 @@ export interface DequeueDone {
 /**
  * What a dequeue answers, flat: one object per dequeue rather than a Result
  * around an outcome around a Reply around the deliveries (each a heap cell
- * on the hottest path, BENCHMARKS.md "allocations per dequeue").
+ * on the hottest path: docs/decisions/013-lent-replies-and-scratch.md).
  */
 export type DequeueOutcome =
   | DequeueDone
@@ -114,9 +114,10 @@ export type DequeueOutcome =
 /**
  * What an ack answers, flat as a dequeue's: one object per ack (the count,
  * the stale receipts, the commit), where a Result around a Reply around
- * `{acked, stale}` was three heap cells (BENCHMARKS.md "allocations per
- * acquisition, fourth pass"). `durable` is the commit's promise, made only
- * when read; a caller that listens on `commit` (the dispatcher) never reads it.
+ * `{acked, stale}` would be three heap cells
+ * (docs/decisions/013-lent-replies-and-scratch.md). `durable` is the commit's
+ * promise, made only when read; a caller that listens on `commit` (the
+ * dispatcher) never reads it.
  */
 export type AckOutcome = AckDone | { ok: false; failure: Failure };
 

@@ -37,7 +37,7 @@ export interface WriteSet {
   /**
    * Delete an acked item and remember it in this commit's acked-log record
    * (acked-log.ts), instead of an outcome record of its own: one write, where
-   * a deleteItem and an outcome were two.
+   * a deleteItem and an outcome would be two (docs/decisions/003-acked-log.md).
    */
   ackItem(ns: string, shard: number, key: ItemKey, endedAtMs: number): void;
   /** Remove acked-log records whose newest end is before this instant (their retention is over). */

@@ -2,10 +2,10 @@
 // record: the request's fields (EnqueueItemInput) and room for the record's
 // others, which the engine fills in place (completeRecord). The server's
 // decoder builds one per item, so an enqueued item costs one object from its
-// request to its commit, where a separate input and record were two (issue
-// 10's enqueue path: about 160 bytes an item). Callers that build plain
-// EnqueueItemInput literals (tests, the beanstalk front end) get an
-// EnqueueItem made from theirs, never changed.
+// request to its commit, where a separate input and record would be two
+// (about 160 bytes an item: docs/decisions/013-lent-replies-and-scratch.md).
+// Callers that build plain EnqueueItemInput literals (tests, the beanstalk
+// front end) get an EnqueueItem made from theirs, never changed.
 
 import { itemDefaults } from "../../limits.ts";
 import type { DeliveryMode, ItemRecord, StoredState } from "../../storage/record.ts";

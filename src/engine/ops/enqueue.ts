@@ -191,8 +191,8 @@ export class Enqueuer {
    * rewrites the B-tree pages it touches in every shard it writes, and items
    * enqueued together are taken and acked together, so their later writes
    * (lease, sweep) also stay within few shards. Spread by batch, a FIFO load
-   * at 20,000 items/s touched all 16 shards in every commit (BENCHMARKS.md,
-   * "Pages per commit").
+   * at 20,000 items/s touches all 16 shards in every commit
+   * (docs/decisions/018-one-shard-per-commit.md).
    */
   private chooseShard(nowMs: number): number | FailureResult {
     // commitGeneration is odd while a commit is in flight; writes made then and

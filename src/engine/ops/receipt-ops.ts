@@ -12,8 +12,8 @@ import type { Commit } from "../../storage/writer.ts";
 export function ack(ctx: OpContext, nsName: string, receipts: string[], nowMs: number): AckOutcome {
   // An ack is the commonest request: its found items go in a scratch list,
   // no stale list is made unless a receipt is stale, and the answer is one
-  // flat object (each was a JS-heap cell or two per ack, BENCHMARKS.md
-  // "allocations per acquisition", third and fourth passes).
+  // flat object (each would be a JS-heap cell or two per ack:
+  // docs/decisions/013-lent-replies-and-scratch.md).
   const found = ctx.scratchFound;
   found.length = 0;
   const stale = leasedByReceipts(ctx, nsName, receipts, found);

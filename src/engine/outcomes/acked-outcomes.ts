@@ -2,8 +2,9 @@
 // answer "ended, acked" and `after` can tell an acked dependency from an
 // unknown one. An ack is the commonest end and a drain's hot path: one object
 // per acked item (as OutcomeTable keeps for the rare cancelled and expired
-// ends) cost about 500 bytes of heap each, which under a steady 20,000 acks/s
-// grew the heap by gigabytes an hour (issue 10's soak).
+// ends) would cost about 500 bytes of heap each, which under a steady 20,000
+// acks/s grows the heap by gigabytes an hour
+// (docs/decisions/003-acked-log.md).
 //
 // Only keys are kept, not shards: the store allocates keys from one counter
 // whatever the shard (group-commit.ts nextKey; in a PostgreSQL cluster, from

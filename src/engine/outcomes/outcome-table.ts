@@ -3,12 +3,12 @@
 //
 // Why not a Map<string, …> by id: ack is the hot path of a drain, and a
 // string-keyed lookup of a freshly built id (hashed on first use) plus the
-// insert cost more than the rest of the ack together (drain profile,
-// BENCHMARKS.md). Here each shard has a Map keyed by the numeric item key,
-// which the ack path already holds. Items end in no particular key order, so
-// the sorted arrays of ItemTable do not fit. An entry is its own
-// OutcomeRecord (one object per ended item for memory, the write and the
-// retention deadline); the deadline queue removes entries in end-time order.
+// insert cost more than the rest of the ack together (in a drain's profile).
+// Here each shard has a Map keyed by the numeric item key, which the ack path
+// already holds. Items end in no particular key order, so the sorted arrays
+// of ItemTable do not fit. An entry is its own OutcomeRecord (one object per
+// ended item for memory, the write and the retention deadline); the deadline
+// queue removes entries in end-time order.
 
 import type { HeapNode } from "../../lib/pairing-heap.ts";
 import type { Outcome, OutcomeRecord } from "../../storage/record.ts";

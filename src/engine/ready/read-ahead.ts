@@ -5,11 +5,12 @@
 // Why: a delivery reads its item's payload back from the store (memory drops
 // it once the enqueue is durable). A worker taking one item at a time asks
 // for the next right after its ack's commit lands, and on a machine that sat
-// out the fsync, the store's B-tree descent is cold: BENCHMARKS.md "Dequeue
-// path" measured an LMDB read at 0.5 µs back to back and 4-10 µs after a
-// commit, and the read and its copy at a quarter to a third of a cold
-// dequeue's excess. Read when that commit lands (before its replies go out),
-// the value is in hand and in cache when the dequeue comes.
+// out the fsync, the store's B-tree descent is cold: an LMDB read takes 0.5
+// µs back to back and 4-10 µs after a commit, and the read and its copy are a
+// quarter to a third of a cold dequeue's excess
+// (docs/decisions/011-delivery-read-ahead.md). Read when that commit lands
+// (before its replies go out), the value is in hand and in cache when the
+// dequeue comes.
 //
 // Why it is never stale: only this process writes the store, and the writer's
 // commitGeneration moves as every commit starts and lands. The value is read

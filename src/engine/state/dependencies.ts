@@ -47,7 +47,7 @@ export type AfterClassification =
 /**
  * The answer for the common item with no `after` (or all met), and the
  * default options: shared, so classifying an item allocates nothing unless
- * it has dependencies (they were two objects per enqueued item).
+ * it has dependencies (otherwise two objects per enqueued item).
  */
 const readyClassification: AfterClassification = Object.freeze({ kind: "ready" });
 const noClassifyOptions: { unknownIsSatisfied?: boolean } = Object.freeze({});

@@ -18,8 +18,8 @@ export { parseId, readReceipt, ReceiptFields } from "../../lib/id-grammar.ts";
 // every enqueue. A template of several numbers is a string per number and a
 // rope per three parts, each a JS-heap cell. An id is written into a scratch
 // buffer and read as one flat string; a receipt is its id and a kept
-// `:<deliveries>:<boot>` tail, one rope (BENCHMARKS.md, "allocations per
-// dequeue" and "one object per enqueued item"). The text is the same. The
+// `:<deliveries>:<boot>` tail, one rope
+// (docs/decisions/013-lent-replies-and-scratch.md). The text is the same. The
 // kept tails belong to one engine (ReceiptFormat), so two engines in one
 // process share nothing that changes.
 
@@ -31,9 +31,9 @@ const idScratch = Buffer.alloc(40);
 
 /**
  * `<shard>:<key>` as one flat string: written backwards into idScratch and
- * read as latin1, which is one JS-heap cell, where a template literal was
- * two (the key's digits and the rope joining them, flattened later when the
- * id is hashed); every enqueued item's id is built here.
+ * read as latin1, which is one JS-heap cell, where a template literal would
+ * be two (the key's digits and the rope joining them, flattened later when
+ * the id is hashed); every enqueued item's id is built here.
  */
 export function formatId(shard: number, key: ItemKey): string {
   const end = idScratch.length;

@@ -74,13 +74,14 @@ export class ItemSettingsTable {
 }
 
 /**
- * An item's deadline and delivery counts (record.ts documents the counts).
- * It is its own entry in the deadline heap, with Deadline's fields
+ * An item's deadline and delivery counts (record.ts documents the counts). It
+ * is its own entry in the deadline heap, with Deadline's fields
  * (time/deadlines.ts), so the queue handles it as one: the delay-due deadline
  * while delayed, the lease-expiry deadline while leased, idle otherwise and
  * reused for the item's next delay or lease. An item's first delay or lease
  * thus allocates this one object, not it, a heap node and a Deadline
- * (BENCHMARKS.md, "allocations per dequeue"); 11 fields, one 112-byte cell.
+ * (docs/decisions/013-lent-replies-and-scratch.md); 11 fields, one 112-byte
+ * cell.
  */
 export class ItemProgress<Item> extends IntrusiveHeapNode<ItemProgress<Item>> {
   seq = 0;

@@ -50,7 +50,7 @@ export class LiveItem extends IntrusiveHeapNode<LiveItem> implements TopicItem<L
   /**
    * The rarely used fields (ItemExtras, item-parts.ts), or, for an item that
    * uses none of them, the enqueue's record alone until its commit is durable
-   * (an ItemExtras only to point at it was one more object per enqueued
+   * (an ItemExtras only to point at it would be one more object per enqueued
    * item), or null. Read through `extras` and `unstored`.
    */
   private side: ItemExtras<LiveItem> | UnstoredBytes | null = null;
