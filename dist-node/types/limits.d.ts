@@ -62,8 +62,9 @@ export interface Limits {
     /**
      * Item-table slots one `list` page may visit while it walks a topic's
      * non-ready items in enqueue order (200,000, about 2 ms measured among 2M
-     * items: BENCHMARKS.md, "list"). The walk covers every topic's items, so for a
-     * small topic in a large store a page may stop short with `next` set.
+     * items: bench/micro/list.bench.ts). The walk covers every topic's items,
+     * so for a small topic in a large store a page may stop short with `next`
+     * set.
      */
     listScanSlotsMax: number;
     /**
