@@ -26,6 +26,7 @@ interface Latency {
 interface Throughput {
   items: number;
   itemsPerS: number;
+  writtenBytes?: number;
 }
 interface ModeResults {
   enqueue?: Array<Throughput & { batch: number; connections: number }>;
@@ -42,6 +43,7 @@ interface ModeResults {
     inProcess?: { items: number; acquisitionUs: number; pingUs: number; ratio: number } | null };
 }
 interface LoadReport {
+  options: { priorities: string[] };
   results: Record<string, ModeResults>;
   skipped: Record<string, string>;
   targets: Array<{ name: string; status: string; ratio: number | null }>;
@@ -177,13 +179,30 @@ describe("bench:load --quick", () => {
     for (const row of fsyncAlways) expectPositive(row.itemsPerS, `beanstalkd fsync-always ${row.batch}x${row.connections}`);
   });
 
+  test.skipIf(!orqPresent)("repeats drain and Jupiter in FIFO order, with the pages the drain wrote", () => {
+    expect(report?.options.priorities).toEqual(["random", "fifo"]);
+    for (const durability of ["strict", "relaxed"]) {
+      const fifo = report?.results[`orq ${durability} fifo`];
+      expectPositive(fifo?.drain?.itemsPerS, `orq ${durability} fifo drain`);
+      expectPositive(fifo?.jupiter?.acquisitionsPerS, `orq ${durability} fifo jupiter`);
+      // The FIFO pass runs nothing else.
+      expect(fifo?.enqueue).toBeUndefined();
+      expect(fifo?.latency).toBeUndefined();
+      expect(typeof report?.results[`orq ${durability}`]?.drain?.writtenBytes).toBe("number");
+    }
+  });
+
   test.skipIf(beanstalkdPresent)("says beanstalkd was skipped when it is not installed", () => {
     expect(report?.skipped["beanstalkd"]).toContain("not installed");
   });
 
   test("checks each target and gives it a status", () => {
     expect(report?.targets.map((t) => t.status).every((s) => s === "met" || s === "missed" || s === "not measured")).toBe(true);
-    expect(report?.targets.length).toBe(8);
+    expect(report?.targets.length).toBe(9);
+    // The random-against-FIFO target reads the FIFO pass's drain.
+    const order = report?.targets.find((t) => t.name.startsWith("drain, orq strict random priorities vs FIFO"));
+    expect(order).toBeDefined();
+    if (orqPresent) expect(order?.status).not.toBe("not measured");
     const mixed = report?.targets.find((t) => t.name.startsWith("mixed load p99"));
     expect(mixed).toBeDefined();
     if (orqPresent && beanstalkdPresent) {
