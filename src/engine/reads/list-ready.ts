@@ -52,7 +52,7 @@ export function walkReady(topic: Topic<LiveItem>, cursor: ReadyCursor | null, li
       if (shardHeap === undefined) continue;
       // Each priority level's heap is a tree of its own (ready/ready-heap.ts); a
       // level of a priority before the cursor's was listed whole already.
-      for (const root of shardHeap.levelRoots()) if (cursor === null || root.value.priority >= cursor.priority) stack.push(root);
+      for (const root of shardHeap.walkRoots(cursor === null ? -Infinity : cursor.priority)) stack.push(root);
     }
   }
   // Depth first over the items listed already; the first items after the cursor join the frontier.

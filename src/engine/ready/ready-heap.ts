@@ -1,8 +1,10 @@
 // One ready index: the ready items of one (signature group, shard) of a
 // topic, in delivery order (priority, then deliverAtMs, then enqueue order).
 //
-// Two levels of pairing heaps: a heap of priority levels, and in each level a
-// heap of its items. Why not one heap over every item: a pairing heap's pop
+// A small heap is one pairing heap over its items. A large one (past
+// readyHeapLevels.fromItems) is two levels of pairing heaps: a heap of
+// priority levels, and in each level a heap of its items. Why not one heap
+// over every item: a pairing heap's pop
 // melds about log n of the popped root's children, and each meld reads two
 // items' order fields. With a million items at random priorities those items
 // lie all over memory, so a pop is a few dozen cache misses (a few µs); items
@@ -11,13 +13,16 @@
 // one small node per priority in use, which stays in cache
 // (docs/decisions/027-priority-levels.md). The cost: a level object per
 // priority in use, about 110 bytes with its map entry; a workload that gives
-// every item its own priority pays that per item.
+// every item of a large heap its own priority pays that per item. Small heaps
+// (a topic spread over many signatures and shards) stay in cache as one heap,
+// where a level per item would only add a step.
 //
 // Items are their own inner-heap nodes (intrusive), so a lease reaches its
 // item's heap without a node object.
 
 import { assert } from "../../lib/assert.ts";
 import { type HeapLinks, IntrusiveHeapNode, PairingHeap } from "../../lib/pairing-heap.ts";
+import { readyHeapLevels } from "../../limits.ts";
 import type { ItemKey } from "../../storage/item-key.ts";
 
 /** The fields of delivery order. */
@@ -55,20 +60,20 @@ class PriorityLevel<Item extends ReadyItem<Item>> extends IntrusiveHeapNode<Prio
 const frontierMax = 64;
 
 /** nextKeys's frontier: a binary min-heap in an array, by samePriorityLess. */
-function pushFrontier<Item extends ReadyItem<Item>>(heap: Array<HeapLinks<Item>>, node: HeapLinks<Item>): void {
+function pushFrontier<Item extends ReadyItem<Item>>(heap: Array<HeapLinks<Item>>, node: HeapLinks<Item>, less: (a: Item, b: Item) => boolean): void {
   let at = heap.length;
   heap.push(node);
   while (at > 0) {
     const parent = (at - 1) >> 1;
     const above = heap[parent] as HeapLinks<Item>;
-    if (!samePriorityLess(node.value, above.value)) break;
+    if (!less(node.value, above.value)) break;
     heap[at] = above;
     at = parent;
   }
   heap[at] = node;
 }
 
-function popFrontier<Item extends ReadyItem<Item>>(heap: Array<HeapLinks<Item>>): HeapLinks<Item> {
+function popFrontier<Item extends ReadyItem<Item>>(heap: Array<HeapLinks<Item>>, less: (a: Item, b: Item) => boolean): HeapLinks<Item> {
   const top = heap[0] as HeapLinks<Item>;
   const last = heap.pop() as HeapLinks<Item>;
   const count = heap.length;
@@ -78,9 +83,9 @@ function popFrontier<Item extends ReadyItem<Item>>(heap: Array<HeapLinks<Item>>)
     let child = 2 * at + 1;
     if (child >= count) break;
     const right = child + 1;
-    if (right < count && samePriorityLess((heap[right] as HeapLinks<Item>).value, (heap[child] as HeapLinks<Item>).value)) child = right;
+    if (right < count && less((heap[right] as HeapLinks<Item>).value, (heap[child] as HeapLinks<Item>).value)) child = right;
     const below = heap[child] as HeapLinks<Item>;
-    if (!samePriorityLess(below.value, last.value)) break;
+    if (!less(below.value, last.value)) break;
     heap[at] = below;
     at = child;
   }
@@ -91,6 +96,12 @@ function popFrontier<Item extends ReadyItem<Item>>(heap: Array<HeapLinks<Item>>)
 const levelLess = <Item extends ReadyItem<Item>>(a: PriorityLevel<Item>, b: PriorityLevel<Item>): boolean => a.priority < b.priority;
 
 export class ReadyHeap<Item extends ReadyItem<Item>> {
+  /**
+   * While the heap is small, one heap over every item (small heaps stay in
+   * cache, and a level per item would only add a step); null once the heap
+   * has grown past readyHeapLevels.fromItems, when items go to their levels.
+   */
+  private flat: PairingHeap<Item> | null = new PairingHeap<Item>(readyLess);
   private readonly levels = new PairingHeap<PriorityLevel<Item>>(levelLess);
   private readonly byPriority = new Map<number, PriorityLevel<Item>>();
   private count = 0;
@@ -107,25 +118,35 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
     return this.count;
   }
 
+  /** Whether the items sit in priority levels (the heap grew large) rather than one heap. */
+  get leveled(): boolean {
+    return this.flat === null;
+  }
+
   /** The best item, or undefined when empty. */
   peek(): Item | undefined {
+    if (this.flat !== null) return this.flat.peek();
     const level = this.levels.peek();
     return level === undefined ? undefined : level.items.peek();
   }
 
   insertNode(item: Item): void {
-    let level = this.byPriority.get(item.priority);
-    if (level === undefined) {
-      level = new PriorityLevel<Item>(item.priority);
-      this.byPriority.set(item.priority, level);
-      this.levels.insertNode(level);
-    }
-    level.items.insertNode(item);
     this.count++;
+    if (this.flat !== null) {
+      this.flat.insertNode(item);
+      if (this.count > readyHeapLevels.fromItems) this.toLevels(this.flat);
+      return;
+    }
+    this.insertLeveled(item);
   }
 
   /** Remove an item by its handle (it must be in this heap). */
   remove(item: Item): void {
+    this.count--;
+    if (this.flat !== null) {
+      this.flat.remove(item);
+      return;
+    }
     const level = this.byPriority.get(item.priority);
     assert(level !== undefined, "ready heap: removing an item of a priority it does not hold");
     level.items.remove(item);
@@ -133,55 +154,102 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
       this.levels.remove(level);
       this.byPriority.delete(item.priority);
     }
-    this.count--;
+    if (this.count < readyHeapLevels.flatBelowItems) this.toFlat();
   }
 
   /**
    * Append to `out` the keys of the next items a pop would give, best first,
-   * up to `limit`, from the best priority level (a best-first walk over its
-   * heap: each visited item adds its children to a small frontier heap,
-   * capped at frontierMax). For the delivery prefetch: a guess that nothing relies on.
+   * up to `limit`, from the one heap or the best priority level (a
+   * best-first walk: each visited item has its children paired into one
+   * subtree, as its pop would, and adds them to a small frontier heap, capped
+   * at frontierMax). For the delivery prefetch: a guess that nothing relies on.
    */
   nextKeys(limit: number, out: ItemKey[]): void {
-    const level = this.levels.peek();
-    if (level === undefined) return;
-    const root = level.items.peekNode();
+    const heap = this.flat ?? this.levels.peek()?.items;
+    if (heap === undefined) return;
+    const root = heap.peekNode();
     if (root === null) return;
+    const less = this.flat !== null ? readyLess : samePriorityLess;
     // The frontier is a small binary heap in delivery order (an array, kept between calls).
     const frontier = this.frontier;
     frontier.length = 0;
     frontier.push(root);
     const end = out.length + limit;
     while (out.length < end && frontier.length > 0) {
-      const node = popFrontier(frontier);
+      const node = popFrontier(frontier, less);
       out.push(node.value.key);
-      for (let child = node.child; child !== null && frontier.length < frontierMax; child = child.next) pushFrontier(frontier, child);
+      // Pair the node's children into one subtree first (the work its pop would do anyway), so the frontier stays small.
+      heap.compactChildren(node);
+      for (let child = node.child; child !== null && frontier.length < frontierMax; child = child.next) pushFrontier(frontier, child, less);
     }
     frontier.length = 0;
   }
 
   /**
-   * Each level's best item, the roots of its item heap, for a walk in
-   * delivery order without popping (reads/list-ready.ts): a level's items lie below
-   * its root, and every item of a level orders before every item of a later one.
+   * The roots a walk in delivery order without popping starts from
+   * (list-ready.ts): the one heap's root, or each level's, skipping levels of
+   * a priority below `minPriority` (everything in them orders before it).
    */
-  levelRoots(): Array<HeapLinks<Item>> {
+  walkRoots(minPriority: number): Array<HeapLinks<Item>> {
     const roots: Array<HeapLinks<Item>> = [];
+    if (this.flat !== null) {
+      const root = this.flat.peekNode();
+      if (root !== null) roots.push(root);
+      return roots;
+    }
     for (const level of this.byPriority.values()) {
+      if (level.priority < minPriority) continue;
       const root = level.items.peekNode();
       if (root !== null) roots.push(root);
     }
     return roots;
   }
 
-  /** compactChildren of the item's level heap (reads/list-ready.ts). */
+  /** compactChildren of the heap that holds `node` (list-ready.ts). */
   compactChildren(node: HeapLinks<Item>): void {
+    if (this.flat !== null) {
+      this.flat.compactChildren(node);
+      return;
+    }
     const level = this.byPriority.get(node.value.priority);
     assert(level !== undefined, "ready heap: compacting an item of a priority it does not hold");
     level.items.compactChildren(node);
   }
 
+  private insertLeveled(item: Item): void {
+    let level = this.byPriority.get(item.priority);
+    if (level === undefined) {
+      level = new PriorityLevel<Item>(item.priority);
+      this.byPriority.set(item.priority, level);
+      this.levels.insertNode(level);
+    }
+    level.items.insertNode(item);
+  }
+
+  /** The heap grew large: every item moves to its level (once; O(n log n) over readyHeapLevels.fromItems items). */
+  private toLevels(flat: PairingHeap<Item>): void {
+    this.flat = null;
+    for (let item = flat.pop(); item !== undefined; item = flat.pop()) this.insertLeveled(item);
+  }
+
+  /** The heap shrank well below the switch: the items go back to one heap. */
+  private toFlat(): void {
+    const flat = new PairingHeap<Item>(readyLess);
+    for (const level of this.byPriority.values()) {
+      for (let item = level.items.pop(); item !== undefined; item = level.items.pop()) flat.insertNode(item);
+      this.levels.remove(level);
+    }
+    this.byPriority.clear();
+    this.flat = flat;
+  }
+
   checkInvariants(): void {
+    if (this.flat !== null) {
+      this.flat.checkInvariants();
+      assert(this.flat.size === this.count, `ready heap: size ${this.count} but ${this.flat.size} items in its one heap`);
+      assert(this.byPriority.size === 0 && this.levels.size === 0, "ready heap: levels kept beside the one heap");
+      return;
+    }
     this.levels.checkInvariants();
     let items = 0;
     for (const [priority, level] of this.byPriority) {
@@ -192,6 +260,7 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
     }
     assert(this.levels.size === this.byPriority.size, `ready heap: ${this.levels.size} levels in the heap, ${this.byPriority.size} filed`);
     assert(items === this.count, `ready heap: size ${this.count} but ${items} items in its levels`);
+    assert(this.count >= readyHeapLevels.flatBelowItems, `ready heap: ${this.count} items in levels, below the switch back`);
     const top = this.peek();
     if (top !== undefined) for (const level of this.byPriority.values()) assert(!readyLess(level.items.peek() as Item, top), "ready heap: a level's best orders before the top");
   }

@@ -8,6 +8,7 @@
 import { describe, expect, test } from "bun:test";
 import { IntrusiveHeapNode } from "../../../src/lib/pairing-heap.ts";
 import { ReadyHeap, readyLess } from "../../../src/engine/ready/ready-heap.ts";
+import { readyHeapLevels } from "../../../src/limits.ts";
 import { seededRandom } from "../../support/seeded-random.ts";
 
 class Entry extends IntrusiveHeapNode<Entry> {
@@ -22,32 +23,41 @@ class Entry extends IntrusiveHeapNode<Entry> {
 
 const byDelivery = (a: Entry, b: Entry): number => (readyLess(a, b) ? -1 : readyLess(b, a) ? 1 : 0);
 
-function run(seed: number, priorities: number, steps: number): void {
+/** Seeded steps: inserts lead for the first `growSteps` (the heap passes the switch to levels), removals after (it falls back). */
+function run(seed: number, priorities: number, growSteps: number, steps: number): { leveled: boolean; flatAgain: boolean } {
   const random = seededRandom(seed);
   const heap = new ReadyHeap<Entry>();
   const live: Entry[] = [];
   let key = 0;
+  let leveled = false;
+  let flatAgain = false;
   for (let step = 0; step < steps; step++) {
     const roll = random();
-    if (roll < 0.55 || live.length === 0) {
+    const insertShare = step < growSteps ? 0.8 : 0.25;
+    if (roll < insertShare || live.length === 0) {
       // Keys rise as they do in the engine; deliverAtMs mostly does too, with some late arrivals (a nack's retry, a delay).
       const deliverAtMs = random() < 0.8 ? key : Math.floor(random() * key);
       const entry = new Entry(Math.floor(random() * priorities), deliverAtMs, key++);
       heap.insertNode(entry);
       live.push(entry);
-    } else if (roll < 0.85) {
-      live.sort(byDelivery);
-      const best = live.shift() as Entry;
-      expect(heap.peek()).toBe(best);
-      heap.remove(best);
+    } else if (roll < insertShare + (1 - insertShare) * 0.7) {
+      // The best item leaves, as a lease takes it: the reference's minimum by a scan.
+      let best = 0;
+      for (let i = 1; i < live.length; i++) if (readyLess(live[i] as Entry, live[best] as Entry)) best = i;
+      const [top] = live.splice(best, 1);
+      expect(heap.peek()).toBe(top as Entry);
+      heap.remove(top as Entry);
     } else {
       const at = Math.floor(random() * live.length);
       const [gone] = live.splice(at, 1);
       heap.remove(gone as Entry);
     }
     expect(heap.size).toBe(live.length);
-    heap.checkInvariants();
+    if (heap.leveled) leveled = true;
+    else if (leveled) flatAgain = true;
+    if (step % 97 === 0) heap.checkInvariants();
   }
+  heap.checkInvariants();
   // Drain: every pop in reference order.
   live.sort(byDelivery);
   for (const entry of live) {
@@ -57,50 +67,62 @@ function run(seed: number, priorities: number, steps: number): void {
   expect(heap.size).toBe(0);
   expect(heap.peek()).toBeUndefined();
   heap.checkInvariants();
+  return { leveled, flatAgain };
 }
 
 describe("ReadyHeap", () => {
-  test("against a sorted reference, few priorities (long levels)", () => {
-    for (const seed of [1, 2, 3]) run(seed, 3, 2000);
+  // Enough inserts to pass readyHeapLevels.fromItems, then enough removals to fall below flatBelowItems.
+  const grow = Math.ceil(readyHeapLevels.fromItems / 0.6) + 500;
+  const steps = grow + Math.ceil((readyHeapLevels.fromItems * 1.5) / 0.5);
+
+  test("against a sorted reference, few priorities (long levels), across both switches", () => {
+    for (const seed of [1, 2]) expect(run(seed, 3, grow, steps)).toEqual({ leveled: true, flatAgain: true });
   });
 
-  test("against a sorted reference, many priorities (mostly one item a level)", () => {
-    for (const seed of [4, 5]) run(seed, 100_000, 2000);
+  test("against a sorted reference, many priorities (mostly one item a level), across both switches", () => {
+    expect(run(4, 100_000, grow, steps)).toEqual({ leveled: true, flatAgain: true });
   });
 
-  test("nextKeys names the next pops of the best level, best first, up to its limit", () => {
-    const random = seededRandom(9);
-    const heap = new ReadyHeap<Entry>();
-    const entries: Entry[] = [];
-    for (let key = 0; key < 300; key++) {
-      const entry = new Entry(Math.floor(random() * 4), key, key);
-      heap.insertNode(entry);
-      entries.push(entry);
+  test("against a sorted reference while small: one heap throughout", () => {
+    expect(run(5, 10, 300, 2000)).toEqual({ leveled: false, flatAgain: false });
+  });
+
+  test("nextKeys names the next pops, best first, up to its limit: over the whole heap while small, the best level once leveled", () => {
+    for (const count of [300, readyHeapLevels.fromItems + 200]) {
+      const random = seededRandom(9);
+      const heap = new ReadyHeap<Entry>();
+      const entries: Entry[] = [];
+      for (let key = 0; key < count; key++) {
+        const entry = new Entry(Math.floor(random() * 4), key, key);
+        heap.insertNode(entry);
+        entries.push(entry);
+      }
+      expect(heap.leveled).toBe(count > readyHeapLevels.fromItems);
+      // One pop first: a heap restructures on its first pop, as a drain's do.
+      entries.sort(byDelivery);
+      heap.remove(entries.shift() as Entry);
+      const keys: number[] = [];
+      heap.nextKeys(8, keys);
+      expect(keys).toEqual(entries.slice(0, 8).map((e) => e.key));
+      // Appends to what the array holds, and never past the limit.
+      const more = [-1];
+      heap.nextKeys(20, more);
+      expect(more[0]).toBe(-1);
+      expect(more.slice(1)).toEqual(entries.slice(0, 20).map((e) => e.key));
     }
-    // One pop first: a level's heap restructures on its first pop, as a drain's do.
-    entries.sort(byDelivery);
-    heap.remove(entries.shift() as Entry);
-    const keys: number[] = [];
-    heap.nextKeys(8, keys);
-    const bestLevel = entries.filter((e) => e.priority === (entries[0] as Entry).priority);
-    expect(keys.length).toBe(8);
-    expect(keys[0]).toBe((entries[0] as Entry).key);
-    // Best first: each key is one of the level's items, in delivery order.
-    expect(keys).toEqual(bestLevel.slice(0, 8).map((e) => e.key));
-    // Appends to what the array holds, and never past the limit or the level.
-    const more = [-1];
-    heap.nextKeys(1000, more);
-    expect(more[0]).toBe(-1);
-    expect(more.length - 1).toBeLessThanOrEqual(bestLevel.length);
-    expect(more.length - 1).toBeGreaterThan(0);
   });
 
-  test("levelRoots gives one root per priority in use", () => {
-    const heap = new ReadyHeap<Entry>();
-    for (let key = 0; key < 20; key++) heap.insertNode(new Entry(key % 5, key, key));
-    const roots = heap.levelRoots().map((node) => node.value);
+  test("walkRoots: the one heap's root while small; once leveled, one root per priority in use from the given one", () => {
+    const small = new ReadyHeap<Entry>();
+    for (let key = 0; key < 20; key++) small.insertNode(new Entry(key % 5, key, key));
+    expect(small.walkRoots(3).map((node) => node.value.key)).toEqual([0]);
+    const large = new ReadyHeap<Entry>();
+    const count = readyHeapLevels.fromItems + 5;
+    for (let key = 0; key < count; key++) large.insertNode(new Entry(key % 5, key, key));
+    const roots = large.walkRoots(-Infinity).map((node) => node.value);
     expect(roots.map((e) => e.priority).sort()).toEqual([0, 1, 2, 3, 4]);
     // Each root is its level's first item.
     for (const root of roots) expect(root.key).toBe(root.priority);
+    expect(large.walkRoots(3).map((node) => node.value.priority).sort()).toEqual([3, 4]);
   });
 });
