@@ -18,9 +18,10 @@
 // costs one request per few dozen deliveries. Dequeues of a few items ask
 // nothing (deliveryPrefetch.dequeueCountMin): a worker taking one at a time
 // is served by the read-ahead (read-ahead.ts), and the walk and request
-// would cost it more than the read they save. It holds no item bytes itself: what it brings in is the
-// store's mapped pages, which the map-page policy bounds. A wrong guess (a
-// better item came in since) costs a lookup on the worker.
+// would cost it more than the read they save. It holds no item bytes itself:
+// what it brings in is the store's mapped pages, which the map-page policy
+// bounds. A wrong guess (a better item came in since) costs a lookup on the
+// worker.
 
 import { deliveryPrefetch } from "../../limits.ts";
 import type { ItemKey } from "../../storage/item-key.ts";
