@@ -82,6 +82,8 @@ export const FIGURES: Figure[] = [
   { name: "enqueue items/s, batch 100, 1 conn", digits: 0, pick: enqueueRate(100, 1) },
   { name: "enqueue items/s, batch 100, 8 conns", digits: 0, pick: enqueueRate(100, 8) },
   { name: "drain (take 100 + ack) items/s", digits: 0, pick: (m) => m.drain?.itemsPerS },
+  { name: "drain: server CPU µs per item", digits: 1, pick: (m) => (m.drain?.serverCpuS === undefined || m.drain.items === 0 ? undefined : (m.drain.serverCpuS * 1e6) / m.drain.items) },
+  { name: "drain: pages written per item (until the sweep after it settles)", digits: 3, pick: (m) => (m.drain?.writtenBytes === undefined || m.drain.items === 0 ? undefined : m.drain.writtenBytes / 4096 / m.drain.items) },
   { name: "mixed load: delivered items/s", digits: 0, pick: (m) => m.mixed?.deliveredItemsPerS },
   { name: "mixed load: delay p50 ms", digits: 1, pick: (m) => (m.mixed === undefined ? undefined : m.mixed.delay.p50Us / 1000) },
   { name: "mixed load: delay p99 ms", digits: 1, pick: (m) => (m.mixed === undefined ? undefined : m.mixed.delay.p99Us / 1000) },
