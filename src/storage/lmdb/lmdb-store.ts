@@ -12,7 +12,8 @@ import { assert } from "../../lib/assert.ts";
 import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "../record.ts";
 import type { AckedLogRecord } from "../acked-log.ts";
 import { type AckedWrite, AckedLogDb } from "./acked-log-db.ts";
-import { AckSweep, type SweptKeys, noSweptKeys } from "./ack-sweep.ts";
+import { type SweptKeys, noSweptKeys } from "./ack-sweep.ts";
+import { AckSweeper } from "./ack-sweeper.ts";
 import { type CommitPlan, planCommit } from "./commit-plan.ts";
 import { CommitSlabs, slabRange } from "./commit-slabs.ts";
 import { AckedKeyRanges } from "./acked-key-ranges.ts";
@@ -153,16 +154,10 @@ class LmdbStore implements Store {
   private readonly outcomesDb: BinaryDb<string>;
   private readonly ackedLog: AckedLogDb;
   private readonly metaDb: BinaryDb<string>;
-  /** Acked items whose records are deleted later, in key order (ack-sweep.ts). */
-  private readonly ackSweep = new AckSweep();
-  /** Each shard's lowest live key, from the engine once it runs (setLiveKeyFloor); until then nothing is below it. */
-  private liveKeyFloor: (shard: number) => number = () => -Infinity;
+  /** Acked items whose records are deleted later, in key order, and when (ack-sweeper.ts). */
+  private readonly sweeper: AckSweeper;
   private committedOnce = false;
   private closed = false;
-  /** The pending sweep of its own (armIdleSweep), or null. */
-  private idleSweepTimer: ReturnType<typeof setTimeout> | null = null;
-  /** The last sweep of its own, which close() waits for before its own last one. */
-  private idleSweepRun: Promise<void> = Promise.resolve();
   /** The commit buffer and write list kept between commits (commit-slabs.ts). */
   private readonly slabs = new CommitSlabs();
 
@@ -171,7 +166,7 @@ class LmdbStore implements Store {
     meta: MetaRecord,
     shards: number,
     private readonly lock: DataDirLock,
-    private readonly ackSweepLagKeys: number,
+    ackSweepLagKeys: number,
   ) {
     this.shardCount = shards;
     this.currentMeta = meta;
@@ -182,6 +177,7 @@ class LmdbStore implements Store {
     this.outcomesDb = env.openDB<Uint8Array, string>(outcomesDbOptions());
     this.ackedLog = new AckedLogDb(env.openDB<Uint8Array, number>(ackedDbOptions()));
     this.metaDb = env.openDB<Uint8Array, string>(metaDbOptions());
+    this.sweeper = new AckSweeper(env, this.shardDbs, ackSweepLagKeys);
   }
 
   get meta(): MetaRecord {
@@ -200,7 +196,7 @@ class LmdbStore implements Store {
         if (acked.rangeCount === 0) return true;
         const ackedAtMs = acked.ackedAtMs(key);
         if (ackedAtMs === null) return true;
-        if (!this.committedOnce) this.ackSweep.add(shard, key, ackedAtMs);
+        if (!this.committedOnce) this.sweeper.queue.add(shard, key, ackedAtMs);
         return false;
       };
       if (options.bytes) {
@@ -242,7 +238,7 @@ class LmdbStore implements Store {
   }
 
   setLiveKeyFloor(floorOf: (shard: number) => number): void {
-    this.liveKeyFloor = floorOf;
+    this.sweeper.setLiveKeyFloor(floorOf);
   }
 
   readItemBytes(shard: number, key: ItemKey): Uint8Array | null {
@@ -294,9 +290,8 @@ class LmdbStore implements Store {
     }
     // Before the purge removes acked-log records, the records of their keys go.
     const swept = noSweptKeys();
-    if (batch.ackedPurgeBeforeMs != null) this.ackSweep.takeAckedBefore(batch.ackedPurgeBeforeMs, swept);
-    this.takeSweep(swept);
-    this.armIdleSweep();
+    if (batch.ackedPurgeBeforeMs != null) this.sweeper.queue.takeAckedBefore(batch.ackedPurgeBeforeMs, swept);
+    this.sweeper.takeForCommit(swept);
     return this.transact(batch, plan, acked, swept);
   }
 
@@ -312,7 +307,7 @@ class LmdbStore implements Store {
           if (start < 0) db.removeSync(key);
           else db.putSync(key, slabRange(slab, start, itemWrites[at + 3] as number));
         }
-        this.deleteSwept(swept);
+        this.sweeper.deleteSwept(swept);
         for (const { id, start, end } of outcomeWrites) {
           if (start < 0) this.outcomesDb.removeSync(id);
           else this.outcomesDb.putSync(id, slabRange(slab, start, end));
@@ -328,7 +323,7 @@ class LmdbStore implements Store {
       this.slabs.release(slab);
       this.ackedLog.failed(acked);
       // Nothing was deleted, and this commit's acks did not happen.
-      this.ackSweep.addAll(swept);
+      this.sweeper.queue.addAll(swept);
       // One LMDB transaction: when it fails, every shard in it failed.
       const failure = await commitFailure(error);
       const failedShards = new Map<number, Error>();
@@ -338,75 +333,14 @@ class LmdbStore implements Store {
     this.slabs.release(slab);
     if (batch.meta !== null) this.currentMeta = { ...batch.meta };
     this.ackedLog.committed(acked);
-    this.ackSweep.addAll(plan.deferred);
+    this.sweeper.queue.addAll(plan.deferred);
     return { failedShards: new Map(), metaError: null };
-  }
-
-  /** What a sweep deletes now: keys below their floors, then the lowest beyond the lag, at most keysPerCommitMax. */
-  private takeSweep(swept: SweptKeys): void {
-    const limit = swept.keys.length + ackSweepBounds.keysPerCommitMax;
-    this.ackSweep.takeBelowFloors(this.liveKeyFloor, swept, limit);
-    this.ackSweep.takeLowest(this.ackSweepLagKeys, swept, limit);
-  }
-
-  /**
-   * (Re)start the wait for a sweep of its own: records below their floors
-   * are otherwise deleted only by a later commit, and once a drain ends no
-   * commit comes. Each commit pushes it back, so it runs only between loads.
-   */
-  private armIdleSweep(): void {
-    if (this.idleSweepTimer !== null) clearTimeout(this.idleSweepTimer);
-    this.idleSweepTimer = setTimeout(() => {
-      this.idleSweepRun = this.idleSweep();
-    }, ackSweepBounds.idleSweepMs);
-    this.idleSweepTimer.unref?.();
-  }
-
-  /** One transaction of sweep deletes and nothing else, then another wait while more are due. */
-  private async idleSweep(): Promise<void> {
-    this.idleSweepTimer = null;
-    if (this.closed || !this.ackSweep.hasBelowFloors(this.liveKeyFloor)) return;
-    const swept = noSweptKeys();
-    this.takeSweep(swept);
-    if (swept.keys.length === 0) return;
-    try {
-      await this.env.transaction(() => this.deleteSwept(swept));
-    } catch {
-      // Put back for the next commit; recovery skips acked records in any case.
-      this.ackSweep.addAll(swept);
-      return;
-    }
-    if (!this.closed && this.idleSweepTimer === null) this.armIdleSweep();
-  }
-
-  /** Inside the write transaction. */
-  private deleteSwept(swept: SweptKeys): void {
-    for (let i = 0; i < swept.keys.length; i++) {
-      const db = this.shardDbs[swept.shards[i] as number];
-      assert(db !== undefined, "swept shard out of range");
-      db.removeSync(swept.keys[i] as number);
-    }
-  }
-
-  /** At close: the records still waiting, in one last transaction. */
-  private async sweepAll(): Promise<void> {
-    if (this.ackSweep.size === 0) return;
-    const swept = noSweptKeys();
-    this.ackSweep.takeLowest(0, swept);
-    try {
-      await this.env.transaction(() => this.deleteSwept(swept));
-    } catch {
-      // Left for the next open, whose recovery skips acked records and deletes them.
-    }
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.idleSweepTimer !== null) clearTimeout(this.idleSweepTimer);
-    this.idleSweepTimer = null;
-    await this.idleSweepRun;
-    await this.sweepAll();
+    await this.sweeper.close();
     await this.env.close();
     // Only after LMDB has closed: the next server may open the environment at once.
     this.lock.release();
