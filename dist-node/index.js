@@ -1330,6 +1330,10 @@ var deliveryPrefetch = Object.freeze({
   dequeueCountMin: 8,
   heapsPerDequeueMax: 64
 });
+var readyHeapLevels = Object.freeze({
+  fromItems: 4096,
+  flatBelowItems: 1024
+});
 
 // src/limits.ts
 var defaultLimits = Object.freeze({

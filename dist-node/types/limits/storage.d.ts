@@ -84,3 +84,15 @@ export declare const deliveryPrefetch: Readonly<{
     /** Heaps one dequeue asks for at most (64): a dequeue over many topics or groups asks for the first 64. */
     heapsPerDequeueMax: 64;
 }>;
+/**
+ * When a ready heap (engine/ready/ready-heap.ts) keeps its items in priority
+ * levels: from `fromItems` (4,096) items on, back to one heap below
+ * `flatBelowItems` (1,024; the gap keeps a heap at the edge from switching
+ * on every item). A heap of a few thousand items stays in cache as one; the
+ * levels pay off where a heap's items no longer fit there
+ * (docs/decisions/027-priority-levels.md).
+ */
+export declare const readyHeapLevels: Readonly<{
+    fromItems: 4096;
+    flatBelowItems: 1024;
+}>;
