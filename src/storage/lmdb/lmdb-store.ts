@@ -260,8 +260,10 @@ class LmdbStore implements Store {
     if (this.closed || keys.length === 0) return;
     const db = this.shardDbs[shard];
     if (db === undefined) assert(false, `shard ${shard} out of range`);
-    // A copy: lmdb-js encodes the keys at once, but the caller reuses its array.
-    db.prefetch(keys.slice(), ignorePrefetchDone);
+    // No copy: lmdb-js encodes every key before prefetch() returns and keeps
+    // only its own key buffers, so the caller may reuse its array at once.
+    // (lmdb-js types the ids as a mutable array; it only reads them.)
+    db.prefetch(keys as ItemKey[], ignorePrefetchDone);
   }
 
   readItem(shard: number, key: ItemKey): ItemRecord | null {
