@@ -1,8 +1,9 @@
 // The dashboard's changes, each a POST that the server already checked for
-// origin and CSRF token (dashboard-server.ts): pause and resume a topic, the
-// dead-letter confirmation step, and redrive or cancel. Each calls the ops
-// with the session, so a read-only token is refused by the dispatcher
-// (FORBIDDEN), not here. Each answers with a redirect back to a page.
+// origin and CSRF token (dashboard-server.ts): pause and resume a topic or
+// one of its groups, the dead-letter confirmation step, and redrive or
+// cancel. Each calls the ops with the session, so a read-only token is
+// refused by the dispatcher (FORBIDDEN), not here. Each answers with a
+// redirect back to a page.
 
 import { dashboardLimits, defaultLimits } from "../limits.ts";
 import { query } from "./html.ts";
@@ -28,16 +29,23 @@ function selectedIds(form: URLSearchParams): string[] {
   return ids;
 }
 
+/** The pause and resume actions; the group ones name a group of the topic (the `group` field of `pause` and `resume`). */
+const pausePaths: ReadonlySet<string> = new Set(["/topic/pause", "/topic/resume", "/group/pause", "/group/resume"]);
+
+/** Pauses or resumes a topic or one of its groups; returns where to go back to, with the notice. */
+async function pauseOrResume(ctx: PageContext, path: string, form: URLSearchParams): Promise<string> {
+  const topic = required(form, "topic");
+  // The nil group has no name on the wire, so it cannot be paused alone: a group action needs one.
+  const group = path.startsWith("/group/") ? required(form, "group") : undefined;
+  const op = path.endsWith("/pause") ? "pause" : "resume";
+  const forMs = op === "pause" && /^\d{1,12}$/.test(form.get("for_ms") ?? "") ? Number(form.get("for_ms")) : undefined;
+  await ctx.ops.callOrThrow(ctx.session.opSession, op, { ns: ctx.ns, topic, group, for_ms: forMs });
+  const back = localPath(form.get("back"), `/topics${query({ ns: ctx.ns })}`);
+  return withNotice(back, group === undefined ? op : `group-${op}`, 1);
+}
+
 export async function runAction(ctx: PageContext, path: string, form: URLSearchParams): Promise<ActionResult> {
-  const opSession = ctx.session.opSession;
-  if (path === "/topic/pause" || path === "/topic/resume") {
-    const topic = required(form, "topic");
-    const op = path === "/topic/pause" ? "pause" : "resume";
-    const forMs = op === "pause" && /^\d{1,12}$/.test(form.get("for_ms") ?? "") ? Number(form.get("for_ms")) : undefined;
-    await ctx.ops.callOrThrow(opSession, op, { ns: ctx.ns, topic, for_ms: forMs });
-    const back = localPath(form.get("back"), `/topics${query({ ns: ctx.ns })}`);
-    return { kind: "redirect", response: redirect(withNotice(back, op, 1)) };
-  }
+  if (pausePaths.has(path)) return { kind: "redirect", response: redirect(await pauseOrResume(ctx, path, form)) };
   if (path === "/dead/confirm" || path === "/dead/apply") {
     const topic = required(form, "topic");
     const action = form.get("action");
@@ -86,6 +94,10 @@ export function noticeFor(params: URLSearchParams): string | null {
       return "Topic paused.";
     case "resume":
       return "Topic resumed.";
+    case "group-pause":
+      return "Group paused.";
+    case "group-resume":
+      return "Group resumed.";
     case "redrive":
       return `Redriven: ${shown} dead letter${shown === 1 ? "" : "s"} made ready again.`;
     case "cancel":

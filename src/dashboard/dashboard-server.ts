@@ -62,7 +62,7 @@ const pages: ReadonlyMap<string, PageHandler> = new Map([
   ["/matching", matchingPage],
 ]);
 
-const actionPaths = new Set(["/topic/pause", "/topic/resume", "/dead/confirm", "/dead/apply"]);
+const actionPaths = new Set(["/topic/pause", "/topic/resume", "/group/pause", "/group/resume", "/dead/confirm", "/dead/apply"]);
 
 const cookieName = "orq_session";
 

@@ -8,7 +8,7 @@ import { liveStateNames } from "../../protocol/live-states.ts";
 import { count, duration } from "../format.ts";
 import { html, query, type Html } from "../html.ts";
 import type { PageContext, PageResult } from "../page-context.ts";
-import { csrfField } from "./layout.ts";
+import { pauseForm } from "./pause-form.ts";
 import { sparkline } from "./sparkline.ts";
 
 type Row = Record<string, unknown> & { topic: string };
@@ -29,14 +29,6 @@ function sortValue(row: Row, key: SortKey, oldest: number | null): number | stri
   if (key === "oldest") return oldest ?? Number.POSITIVE_INFINITY;
   if (key === "paused") return row.paused === true ? 1 : 0;
   return Number(row[key]) || 0;
-}
-
-export function pauseForms(ctx: PageContext, topic: string, paused: boolean): Html {
-  if (ctx.session.opSession.readOnly) return html``;
-  const back = `${ctx.url.pathname}${ctx.url.search}`.replace(/([?&])part=live&?/, "$1");
-  return paused
-    ? html`<form method="post" action="/topic/resume" class="inline">${csrfField(ctx)}<input type="hidden" name="ns" value="${ctx.ns}"><input type="hidden" name="topic" value="${topic}"><input type="hidden" name="back" value="${back}"><button type="submit" data-action="resume">Resume</button></form>`
-    : html`<form method="post" action="/topic/pause" class="inline">${csrfField(ctx)}<input type="hidden" name="ns" value="${ctx.ns}"><input type="hidden" name="topic" value="${topic}"><input type="hidden" name="back" value="${back}"><select name="for_ms" aria-label="pause for"><option value="">until resumed</option><option value="300000">for 5 min</option><option value="3600000">for 1 h</option></select> <button type="submit" data-action="pause">Pause</button></form>`;
 }
 
 export async function topicsPage(ctx: PageContext): Promise<PageResult> {
@@ -71,7 +63,7 @@ ${liveStateNames.map((s) => html`<td class="num" data-count="${s}">${count(row[s
 <td class="num">${readySince === null ? "–" : duration(ctx.nowMs - readySince)}</td>
 <td>${trend === null ? html`<span class="muted">–</span>` : sparkline(trend.totals)}</td>
 <td data-paused="${paused ? "yes" : "no"}">${paused ? html`<span class="badge warn">paused${until}</span>` : "no"}</td>
-<td>${pauseForms(ctx, row.topic, paused)}</td>
+<td>${pauseForm(ctx, { topic: row.topic }, paused)}</td>
 </tr>`;
   });
   const top = html`<form method="get" action="/topics" class="filter"><input type="hidden" name="ns" value="${ctx.ns}">
