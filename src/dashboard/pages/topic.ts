@@ -1,12 +1,14 @@
 // One topic: its counts (the `topics` op), its items by state through the
-// `list` op, one page at a time (`next` → after), and pause / resume.
+// `list` op, one page at a time (`next` → after), pause / resume, and its
+// groups with their bounds (groups.ts).
 
 import { defaultLimits } from "../../limits.ts";
 import { liveStateNames as states } from "../../protocol/live-states.ts";
 import { bytesPreview, count, instant, json } from "../format.ts";
 import { html, query, type Html } from "../html.ts";
 import type { PageContext, PageResult } from "../page-context.ts";
-import { pauseForms } from "./topics.ts";
+import { groupsSection } from "./groups.ts";
+import { pauseForm } from "./pause-form.ts";
 
 /** Items per page: the `list` op's default. */
 const itemsPerPage = defaultLimits.listPageDefault;
@@ -34,9 +36,10 @@ export async function topicPage(ctx: PageContext): Promise<PageResult> {
   const stateParam = params.get("state");
   const state = (states as readonly string[]).includes(stateParam ?? "") ? (stateParam as string) : null;
   const after = params.get("after");
-  const [topicsReply, listReply] = await Promise.all([
+  const [topicsReply, listReply, groups] = await Promise.all([
     ctx.ops.callOrThrow(ctx.session.opSession, "topics", { ns: ctx.ns, prefix: topic, limit: 1 }),
     ctx.ops.callOrThrow(ctx.session.opSession, "list", { ns: ctx.ns, topic, state: state ?? undefined, limit: itemsPerPage, after: after ?? undefined }),
+    groupsSection(ctx, topic),
   ]);
   const entry = ((topicsReply.topics ?? []) as Array<Record<string, unknown>>).find((t) => t.topic === topic) ?? null;
   const items = (listReply.items ?? []) as Array<Record<string, unknown>>;
@@ -46,9 +49,10 @@ export async function topicPage(ctx: PageContext): Promise<PageResult> {
   const paused = entry?.paused === true;
   const top = html`<p>Namespace <b>${ctx.ns}</b> · topic <b id="topic-name">${topic}</b> · <a href="/matching${query({ ns: ctx.ns, topic })}">matching</a> · <a href="/dead${query({ ns: ctx.ns, topic })}">dead letters</a></p>`;
   const next = typeof listReply.next === "string" ? listReply.next : null;
-  const live = html`<p>${entry === null ? html`<span class="muted">This topic holds no items.</span>` : html`<span data-paused="${paused ? "yes" : "no"}">${paused ? html`<span class="badge warn">paused</span>` : "delivering"}</span> ${pauseForms(ctx, topic, paused)}`}</p>
+  const live = html`<p>${entry === null ? html`<span class="muted">This topic holds no items.</span>` : html`<span data-paused="${paused ? "yes" : "no"}">${paused ? html`<span class="badge warn">paused</span>` : "delivering"}</span> ${pauseForm(ctx, { topic }, paused)}`}</p>
 <nav class="tabs">${tabs}</nav>
 <table id="items">${itemTableHead}<tbody>${itemRows(ctx, items)}</tbody></table>
-<p>${after === null ? "" : html`<a href="/topic${query({ ns: ctx.ns, topic, state })}">first page</a> · `}${next === null ? html`<span class="muted">last page</span>` : html`<a href="/topic${query({ ns: ctx.ns, topic, state, after: next })}" rel="next">next page</a>`}</p>`;
+<p>${after === null ? "" : html`<a href="/topic${query({ ns: ctx.ns, topic, state })}">first page</a> · `}${next === null ? html`<span class="muted">last page</span>` : html`<a href="/topic${query({ ns: ctx.ns, topic, state, after: next })}" rel="next">next page</a>`}</p>
+${groups}`;
   return { title: `Topic ${topic}`, top, live };
 }
