@@ -1,12 +1,15 @@
 // An item: looked up by id (the `get` op) or by topic and idempotency key
 // (the engine's read-only key index through the scoped inspector, then
-// `get`). Shows state, attempts, lease, requires, each `after` dependency
-// with its own state, the dead reason, and payload and metadata as escaped
-// text, JSON when they parse, else hex.
+// `get`). Shows state, group, why it is not being delivered (the `explain`
+// op), attempts, lease, requires, each `after` dependency with its own
+// state, the dead reason, and payload and metadata as escaped text, JSON
+// when they parse, else hex.
 
+import { explainEntryFrom } from "../explain-reply.ts";
 import { bytesBlock, instant, json } from "../format.ts";
 import { html, query, type Html } from "../html.ts";
 import type { PageContext, PageResult } from "../page-context.ts";
+import { explainList } from "./explain.ts";
 
 function lookupForm(ctx: PageContext, id: string, topic: string, key: string): Html {
   return html`<div class="columns"><form method="get" action="/item" class="filter"><input type="hidden" name="ns" value="${ctx.ns}">
@@ -31,7 +34,9 @@ export async function itemPage(ctx: PageContext): Promise<PageResult> {
   const item = ((reply.items ?? []) as Array<Record<string, unknown> | null>)[0] ?? null;
   if (item === null) return { title: "Find item", top, live: html`<p class="notice">No item <b>${id}</b> in namespace <b>${ctx.ns}</b> (unknown, or ended longer ago than the outcome retention).</p>` };
   if (item.state === "ended") return { title: `Item ${id}`, top, live: html`<p>Item <b>${id}</b> has ended: <b data-state="ended">${String(item.outcome)}</b>.</p>` };
+  const group = typeof item.group === "string" ? item.group : null;
   const after = Array.isArray(item.after) ? (item.after as string[]) : [];
+  const why = await whyNotDelivered(ctx, id, group);
   let dependencies: Html = html`<span class="muted">none</span>`;
   if (after.length > 0) {
     const deps = await ctx.ops.callOrThrow(ctx.session.opSession, "get", { ns: ctx.ns, ids: after });
@@ -46,6 +51,8 @@ export async function itemPage(ctx: PageContext): Promise<PageResult> {
 <dt>id</dt><dd>${String(item.id)}</dd>
 <dt>topic</dt><dd><a href="/topic${query({ ns: ctx.ns, topic: String(item.topic) })}">${String(item.topic)}</a></dd>
 <dt>state</dt><dd data-state="${String(item.state)}">${String(item.state)}</dd>
+<dt>group</dt><dd>${group ?? html`<span class="muted">none</span>`}</dd>
+<dt>why not delivered</dt><dd id="explain">${why}</dd>
 <dt>priority</dt><dd>${String(item.priority)}</dd>
 <dt>attempts</dt><dd>${String(item.attempt)}</dd>
 <dt>enqueued</dt><dd>${instant(item.enqueued_at_ms)}</dd>
@@ -59,4 +66,16 @@ export async function itemPage(ctx: PageContext): Promise<PageResult> {
 <dt>metadata</dt><dd id="metadata">${bytesBlock(item.metadata as Uint8Array)}</dd>
 </dl>`;
   return { title: `Item ${id}`, top, live };
+}
+
+/**
+ * The `explain` reasons of a live item. A failed `explain` is shown in
+ * place of the list, with its code: the rest of the item page does not
+ * depend on it.
+ */
+async function whyNotDelivered(ctx: PageContext, id: string, group: string | null): Promise<Html> {
+  const reply = await ctx.ops.call(ctx.session.opSession, "explain", { ns: ctx.ns, ids: [id] });
+  if (!reply.ok) return html`<span class="error" data-error="${reply.error.code}">explain: ${reply.error.code}: ${reply.error.message}</span>`;
+  const entry = explainEntryFrom(reply.value);
+  return entry === null ? html`<span class="muted">the server no longer holds this item</span>` : explainList(ctx, entry, group);
 }
