@@ -5,6 +5,16 @@
 
 import type { OpName } from "../protocol/op-names.ts";
 import type { WireDelivery, WireEndedItemState, WireItemState, WireTopicCounts } from "../protocol/wire-types.ts";
+import {
+  explanationFromWire,
+  groupCountsFromWire,
+  policyFromWire,
+  policyRequestFields,
+  policyResultFromWire,
+  type WireGroupCounts,
+  type WireItemExplanation,
+  type WirePolicy,
+} from "./fair-sharing-wire.ts";
 import { OrqError } from "./orq-error.ts";
 import { Transport, type WireMap } from "./transport.ts";
 import { startWorker, type WorkerHandle, type WorkHandler, type WorkOptions } from "./worker.ts";
@@ -14,8 +24,13 @@ import type {
   DequeueRequest,
   EndedItemState,
   EnqueueItem,
+  GroupPage,
+  ItemExplanation,
   ItemPage,
   ItemState,
+  PolicyInput,
+  PolicyPage,
+  PolicyResult,
   ServerHello,
   TopicCounts,
 } from "./types.ts";
@@ -98,6 +113,7 @@ export class OrqClient {
       requires: item.requires,
       after: item.after,
       key: item.key,
+      group: item.group,
     }));
     const reply = await this.call("enqueue", { ns, items: wireItems }, options);
     return reply.ids as string[];
@@ -185,16 +201,51 @@ export class OrqClient {
     return { items: (reply.items as WireItemState[]).map(itemStateFromWire), next: typeof reply.next === "string" ? reply.next : null };
   }
 
-  /** Stop deliveries from a topic for `forMs`, or until resume; replaces an earlier pause's end. */
-  async pause(ns: string, topic: string, query: { forMs?: number } = {}, options: CallOptions = {}): Promise<{ pausedUntilMs: number | null }> {
-    const reply = await this.call("pause", { ns, topic, for_ms: query.forMs }, options);
+  /**
+   * Stop deliveries from a topic (or, with `group`, from that group's items
+   * only) for `forMs`, or until resume; replaces an earlier pause's end.
+   */
+  async pause(
+    ns: string,
+    topic: string,
+    query: { forMs?: number; group?: string } = {},
+    options: CallOptions = {},
+  ): Promise<{ pausedUntilMs: number | null }> {
+    const reply = await this.call("pause", { ns, topic, group: query.group, for_ms: query.forMs }, options);
     return { pausedUntilMs: typeof reply.paused_until_ms === "number" ? reply.paused_until_ms : null };
   }
 
-  /** Lift a topic's pause; `resumed` is false when it was not paused. */
-  async resume(ns: string, topic: string, options: CallOptions = {}): Promise<{ resumed: boolean }> {
-    const reply = await this.call("resume", { ns, topic }, options);
+  /** Lift a topic's pause (or one group's); `resumed` is false when it was not paused. */
+  async resume(ns: string, topic: string, query: { group?: string } = {}, options: CallOptions = {}): Promise<{ resumed: boolean }> {
+    const reply = await this.call("resume", { ns, topic, group: query.group }, options);
     return { resumed: reply.resumed === true };
+  }
+
+  /**
+   * Set the policy of a topic (no `group`), of one group, or of every group
+   * without one of its own (`group: "*"`). It replaces the whole stored
+   * policy: a bound not given is no bound. `clear` removes it instead.
+   */
+  async policy(ns: string, topic: string, input: PolicyInput, options: CallOptions = {}): Promise<PolicyResult> {
+    return policyResultFromWire(await this.call("policy", { ns, ...policyRequestFields(topic, input) }, options));
+  }
+
+  /** One page of a topic's policies: its own first, then by group name. */
+  async policies(ns: string, topic: string, query: { limit?: number; after?: string } = {}, options: CallOptions = {}): Promise<PolicyPage> {
+    const reply = await this.call("policies", { ns, topic, limit: query.limit, after: query.after }, options);
+    return { policies: (reply.policies as WirePolicy[]).map(policyFromWire), next: typeof reply.next === "string" ? reply.next : null };
+  }
+
+  /** One page of a topic's groups with their counts by state, by group name (the items without a group, `group: null`, first). */
+  async groups(ns: string, topic: string, query: { limit?: number; after?: string } = {}, options: CallOptions = {}): Promise<GroupPage> {
+    const reply = await this.call("groups", { ns, topic, limit: query.limit, after: query.after }, options);
+    return { groups: (reply.groups as WireGroupCounts[]).map(groupCountsFromWire), next: typeof reply.next === "string" ? reply.next : null };
+  }
+
+  /** Why each item is not being delivered right now, in request order (null for an id the server does not know). */
+  async explain(ns: string, ids: string[], options: CallOptions = {}): Promise<Array<ItemExplanation | null>> {
+    const reply = await this.call("explain", { ns, ids }, options);
+    return (reply.items as Array<WireItemExplanation | null>).map(explanationFromWire);
   }
 
   async dead(ns: string, topic: string, query: { limit?: number } = {}, options: CallOptions = {}): Promise<ItemState[]> {
@@ -251,8 +302,12 @@ function helloFromWire(reply: WireMap): ServerHello {
   };
 }
 
-function deliveryFromWire(d: WireDelivery): Delivery {
-  return {
+/** The wire's delivery and item state, with the `group` the contract adds to both. */
+type WireDeliveryWithGroup = WireDelivery & { group?: string };
+type WireItemStateWithGroup = WireItemState & { group?: string };
+
+function deliveryFromWire(d: WireDeliveryWithGroup): Delivery {
+  const delivery: Delivery = {
     id: d.id,
     topic: d.topic,
     priority: d.priority,
@@ -263,9 +318,11 @@ function deliveryFromWire(d: WireDelivery): Delivery {
     leaseExpiresAtMs: d.lease_expires_at_ms,
     enqueuedAtMs: d.enqueued_at_ms,
   };
+  if (typeof d.group === "string") delivery.group = d.group;
+  return delivery;
 }
 
-function itemStateFromWire(s: WireItemState): ItemState {
+function itemStateFromWire(s: WireItemStateWithGroup): ItemState {
   const state: ItemState = {
     id: s.id,
     topic: s.topic,
@@ -281,6 +338,7 @@ function itemStateFromWire(s: WireItemState): ItemState {
   if (s.requires !== undefined) state.requires = s.requires;
   if (s.after !== undefined) state.after = s.after;
   if (s.key !== undefined) state.key = s.key;
+  if (typeof s.group === "string") state.group = s.group;
   if (s.dead_reason !== undefined) state.deadReason = s.dead_reason;
   return state;
 }

@@ -1,26 +1,43 @@
 // OrqClusterClient: the client for a cluster (docs/CLUSTER.md) that hides it.
 // Given any node's address it reads the shard map (hello's `cluster`), sends
 // each request to the node owning the shards it names (ids and receipts start
-// with `<shard>:`; a keyed item's shard is its key's hash; an `after` item's
-// is its first id's; any other item goes to the nodes in turn), splits
-// batches by owner, follows MOVED and a lost connection by reading the map
-// again, and waits out UNAVAILABLE by its hint. A dequeue asks every node at
+// with `<shard>:`; an item's shard is its group's hash, else its key's, else
+// its first `after` id's (item-shard.ts); any other item goes to the nodes in
+// turn), splits batches by owner, follows MOVED and a lost connection by
+// reading the map again, and waits out UNAVAILABLE by its hint. A dequeue asks every node at
 // once and answers with the first deliveries to come back; deliveries that
 // other nodes return later are kept and handed out by the next dequeue of the
-// namespace (their leases run meanwhile). `topics`, `dead`, `list`, `stats`
-// and `redrive` without ids ask every node and merge (cluster-merge.ts).
+// namespace (their leases run meanwhile). `topics`, `dead`, `list`, `stats`,
+// `groups` and `redrive` without ids ask every node and merge
+// (cluster-merge.ts, topic-pages.ts, group-pages.ts). `pause`, `resume`,
+// `policy` and `policies` go to any one node: pauses and policies are shared
+// by every node.
 // Against a single node (its `cluster` op answers BAD_REQUEST) it simply
 // talks to that node and raises every error as it comes.
 
 import { OrqClient } from "./client.ts";
 import { OrqError } from "./orq-error.ts";
 import { decodeListCursor, encodeListCursor, interleaveDead, listDone, listOrder, sumStats } from "./cluster-merge.ts";
+import { mergeGroupPages } from "./group-pages.ts";
+import { itemShard } from "./item-shard.ts";
 import { mergeTopicPages, type TopicPage } from "./topic-pages.ts";
-import type { ClientOptions, Delivery, DequeueRequest, EndedItemState, EnqueueItem, ItemPage, ItemState } from "./types.ts";
+import type {
+  ClientOptions,
+  Delivery,
+  DequeueRequest,
+  EndedItemState,
+  EnqueueItem,
+  GroupPage,
+  ItemExplanation,
+  ItemPage,
+  ItemState,
+  PolicyInput,
+  PolicyPage,
+  PolicyResult,
+} from "./types.ts";
 import { startWorker, type WorkerHandle, type WorkHandler, type WorkOptions } from "./worker.ts";
 import { shardOfIdOrReceipt } from "../lib/id-grammar.ts";
 import { clusterLimits, defaultLimits } from "../limits.ts";
-import { shardOfKey } from "../protocol/key-shard.ts";
 
 interface ClusterMap {
   nodes: Array<{ node_id: string; addr: string }>;
@@ -69,7 +86,7 @@ export class OrqClusterClient {
 
   async enqueue(ns: string, items: EnqueueItem[]): Promise<string[]> {
     const ids: string[] = new Array<string>(items.length);
-    const placed = items.map((item, index) => ({ item, index, shard: this.itemShard(ns, item) }));
+    const placed = items.map((item, index) => ({ item, index, shard: this.map === null ? -1 : itemShard(ns, item, this.shards) }));
     await this.routeBatch(placed, (entry) => entry.shard, async (client, group) => {
       const got = await client.enqueue(ns, group.map((entry) => entry.item));
       group.forEach((entry, i) => (ids[entry.index] = got[i] as string));
@@ -237,6 +254,43 @@ export class OrqClusterClient {
     return { items, next: more ? encodeListCursor(Object.fromEntries(Object.entries(next).filter(([, value]) => value !== ""))) : null };
   }
 
+  /** Why each item is not being delivered now, asked of each id's owner; request order, null for an unknown id. */
+  async explain(ns: string, ids: string[]): Promise<Array<ItemExplanation | null>> {
+    const items: Array<ItemExplanation | null> = new Array(ids.length).fill(null);
+    const indexed = ids.map((id, index) => ({ id, index }));
+    await this.routeBatch(indexed, (entry) => shardOf(entry.id), async (client, group) => {
+      const got = await client.explain(ns, group.map((entry) => entry.id));
+      group.forEach((entry, i) => (items[entry.index] = got[i] ?? null));
+    });
+    return items;
+  }
+
+  /** Pause a topic, or one of its groups, on the whole cluster (any node writes it; every node holds it within 1 s). */
+  async pause(ns: string, topic: string, query: { forMs?: number; group?: string } = {}): Promise<{ pausedUntilMs: number | null }> {
+    return await this.anyNode((client) => client.pause(ns, topic, query));
+  }
+
+  /** Lift a topic's pause, or one group's, on the whole cluster. */
+  async resume(ns: string, topic: string, query: { group?: string } = {}): Promise<{ resumed: boolean }> {
+    return await this.anyNode((client) => client.resume(ns, topic, query));
+  }
+
+  /** Set or clear a policy (OrqClient.policy); any node stores it for the whole cluster. */
+  async policy(ns: string, topic: string, input: PolicyInput): Promise<PolicyResult> {
+    return await this.anyNode((client) => client.policy(ns, topic, input));
+  }
+
+  /** One page of a topic's policies: every node holds them all, so one node answers. */
+  async policies(ns: string, topic: string, query: { limit?: number; after?: string } = {}): Promise<PolicyPage> {
+    return await this.anyNode((client) => client.policies(ns, topic, query));
+  }
+
+  /** Every node's groups of a topic, one page at a time like OrqClient.groups, counts summed per group (group-pages.ts). */
+  async groups(ns: string, topic: string, query: { limit?: number; after?: string } = {}): Promise<GroupPage> {
+    const answers = await this.everyNode((client) => client.groups(ns, topic, query));
+    return mergeGroupPages(answers.flatMap((answer) => (answer.result === null ? [] : [answer.result])), query.limit);
+  }
+
   /** True when the server is a cluster node (its `cluster` op answered a map). */
   get isCluster(): boolean {
     return this.map !== null;
@@ -305,11 +359,16 @@ export class OrqClusterClient {
     return this.map?.nodes.find((node) => node.addr === addr)?.node_id ?? this.clients.get(addr)?.server?.nodeId ?? null;
   }
 
-  private itemShard(ns: string, item: EnqueueItem): number {
-    if (this.map === null) return -1;
-    if (item.key !== undefined && item.key !== null) return shardOfKey(ns, item.topic, item.key, this.shards);
-    const first = item.after?.[0];
-    return first === undefined ? -1 : shardOf(first);
+  /** One request to any node that answers (routeBatch's re-routing: a node gone or busy passes it to another). */
+  private async anyNode<T>(ask: (client: OrqClient) => Promise<T>): Promise<T> {
+    let result: T | undefined;
+    let answered = false;
+    await this.routeBatch([null], () => -1, async (client) => {
+      result = await ask(client);
+      answered = true;
+    });
+    if (!answered) throw new OrqError("DISCONNECTED", "no node of the cluster answers");
+    return result as T;
   }
 
   /** Send `entries` in one request per owning node; re-route the groups MOVED, refused or cut off, until all are done. */

@@ -55,6 +55,7 @@ export interface HandlerContext {
   signal: AbortSignal;
 }
 
+/** Gets each delivery as the dequeue returned it: its `group` (absent for an item without one) tells a handler whose work it is. */
 export type WorkHandler = (delivery: Delivery, context: HandlerContext) => Promise<unknown> | unknown;
 
 export type WorkerEvent =
