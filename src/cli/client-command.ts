@@ -97,6 +97,24 @@ export function listArg(value: string): string[] {
     .filter((part) => part.length > 0);
 }
 
+const rateUnitsMs: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+
+/**
+ * An argParser for --rate: COUNT/PER, COUNT tokens per PER, PER in
+ * milliseconds or with a unit (ms, s, m, h): "100/60000" and "100/1m" are the
+ * same rate. One slash form with units rather than two flags, so a rate reads
+ * as it is said ("10 per second": 10/1s).
+ */
+export function rateArg(value: string): { count: number; perMs: number } {
+  const match = /^\s*(\d+)\s*\/\s*(\d+)\s*(ms|s|m|h)?\s*$/.exec(value);
+  if (match === null) throw new InvalidArgumentError("must be COUNT/PER, e.g. 10/1s, 600/1m or 5/1500 (PER in ms without a unit).");
+  const count = Number(match[1]);
+  const perMs = Number(match[2]) * rateUnitsMs[match[3] ?? "ms"]!;
+  if (!Number.isSafeInteger(count) || count < 1) throw new InvalidArgumentError("COUNT must be an integer of at least 1.");
+  if (!Number.isSafeInteger(perMs) || perMs < 1) throw new InvalidArgumentError("PER must be at least 1 ms.");
+  return { count, perMs };
+}
+
 /** A subcommand with the common flags; its action goes through runCommand. */
 export function clientCommand(parent: Command, nameAndArgs: string, description: string): Command {
   const command = parent.command(nameAndArgs);

@@ -13,12 +13,16 @@ import { addCancelCommand } from "./commands/cancel.ts";
 import { addDeadCommand } from "./commands/dead.ts";
 import { addDequeueCommand } from "./commands/dequeue.ts";
 import { addEnqueueCommand } from "./commands/enqueue.ts";
+import { addExplainCommand } from "./commands/explain.ts";
 import { addExtendCommand } from "./commands/extend.ts";
 import { addGetCommand } from "./commands/get.ts";
+import { addGroupsCommand } from "./commands/groups.ts";
 import { addListCommand } from "./commands/list.ts";
 import { addNackCommand } from "./commands/nack.ts";
 import { addPauseCommand } from "./commands/pause.ts";
 import { addPingCommand } from "./commands/ping.ts";
+import { addPoliciesCommand } from "./commands/policies.ts";
+import { addPolicyCommand } from "./commands/policy.ts";
 import { addRedriveCommand } from "./commands/redrive.ts";
 import { addResumeCommand } from "./commands/resume.ts";
 import { addStatsCommand } from "./commands/stats.ts";
@@ -99,6 +103,10 @@ function buildProgram(): Command {
     addListCommand,
     addPauseCommand,
     addResumeCommand,
+    addGroupsCommand,
+    addPolicyCommand,
+    addPoliciesCommand,
+    addExplainCommand,
     addDeadCommand,
     addRedriveCommand,
     addStatsCommand,

@@ -4,7 +4,7 @@
 // round-trips; for people, aligned `label  value` blocks and tables, times as
 // ISO-8601 UTC, and payloads quoted (or summarised when binary or long).
 
-import type { Delivery, EndedItemState, ItemState, TopicCounts } from "../client/types.ts";
+import type { Delivery, EndedItemState, GroupCounts, ItemState, Policy, PolicyRate, TopicCounts } from "../client/types.ts";
 import { liveStateNames } from "../protocol/live-states.ts";
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
@@ -54,6 +54,7 @@ export function deliveryToJson(d: Delivery): Record<string, unknown> {
     receipt: d.receipt,
     lease_expires_at_ms: d.leaseExpiresAtMs,
     enqueued_at_ms: d.enqueuedAtMs,
+    ...(d.group === undefined ? {} : { group: d.group }),
   };
 }
 
@@ -75,6 +76,7 @@ export function itemStateToJson(s: ItemState | EndedItemState | null): Record<st
   if (s.requires !== undefined) out.requires = s.requires;
   if (s.after !== undefined) out.after = s.after;
   if (s.key !== undefined) out.key = s.key;
+  if (s.group !== undefined) out.group = s.group;
   if (s.deadReason !== undefined) out.dead_reason = s.deadReason;
   return out;
 }
@@ -102,6 +104,7 @@ export function deliveryBlock(d: Delivery): string {
   return block([
     ["id", d.id],
     ["topic", d.topic],
+    ...(d.group === undefined ? [] : [["group", d.group] as const]),
     ["priority", String(d.priority)],
     ["attempt", String(d.attempt)],
     ["receipt", d.receipt],
@@ -124,6 +127,7 @@ export function itemStateBlock(s: ItemState | EndedItemState): string {
     ["enqueued", isoTime(s.enqueuedAtMs)],
   ];
   if (s.leaseExpiresAtMs !== undefined) rows.push(["lease until", isoTime(s.leaseExpiresAtMs)]);
+  if (s.group !== undefined) rows.push(["group", s.group]);
   if (s.key !== undefined) rows.push(["key", s.key]);
   if (s.requires !== undefined) rows.push(["requires", JSON.stringify(s.requires)]);
   if (s.after !== undefined) rows.push(["after", s.after.join(", ")]);
@@ -140,7 +144,7 @@ export function topicsTable(topics: readonly TopicCounts[]): string {
   );
 }
 
-/** A topic's pause for people: "-", "yes" (until resume) or "until <time>". */
+/** A topic's or group's pause for people: "-", "yes" (until resume) or "until <time>". */
 function pausedText(t: Pick<TopicCounts, "paused" | "pausedUntilMs">): string {
   if (!t.paused) return "-";
   return t.pausedUntilMs === undefined ? "yes" : `until ${isoTime(t.pausedUntilMs)}`;
@@ -160,4 +164,66 @@ const payloadColumnChars = 60;
 function shortText(text: string, chars: number): string {
   const oneLine = text.replace(/\s+/g, " ");
   return oneLine.length <= chars ? oneLine : `${oneLine.slice(0, chars - 1)}…`;
+}
+
+/** A group's name for people: the items without a group show as "(none)", which no group name can be mistaken for in a table. */
+function groupName(group: string | null): string {
+  return group ?? "(none)";
+}
+
+/** A group entry in the wire's snake_case (`group` null for the items without one). */
+export function groupToJson(g: GroupCounts): Record<string, unknown> {
+  const { pausedUntilMs, ...rest } = g;
+  return pausedUntilMs === undefined ? rest : { ...rest, paused_until_ms: pausedUntilMs };
+}
+
+export function groupsTable(groups: readonly GroupCounts[]): string {
+  return table(
+    ["GROUP", ...stateHeadings, "PAUSED"],
+    groups.map((g) => [groupName(g.group), ...liveStateNames.map((s) => g[s]), pausedText(g)]),
+  );
+}
+
+/** A policy in the wire's snake_case, as `policy` and `policies` send it. */
+export function policyToJson(p: Policy): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (p.group !== undefined) out.group = p.group;
+  if (p.weight !== undefined) out.weight = p.weight;
+  if (p.maxLeased !== undefined) out.max_leased = p.maxLeased;
+  if (p.rate !== undefined) out.rate = { count: p.rate.count, per_ms: p.rate.perMs };
+  return out;
+}
+
+/** Whose policy it is: the topic's own, every group's default ("*"), or one group's. */
+function policyScope(p: Pick<Policy, "group">): string {
+  if (p.group === undefined) return "(topic)";
+  return p.group === "*" ? "* (default)" : p.group;
+}
+
+/** A policy's bounds in words ("weight 3, max leased 5, rate 10/1s"), "no bounds" when it has none. */
+export function policyBoundsText(p: Policy): string {
+  const parts: string[] = [];
+  if (p.weight !== undefined) parts.push(`weight ${p.weight}`);
+  if (p.maxLeased !== undefined) parts.push(`max leased ${p.maxLeased}`);
+  if (p.rate !== undefined) parts.push(`rate ${rateText(p.rate)}`);
+  return parts.length === 0 ? "no bounds" : parts.join(", ");
+}
+
+export function policiesTable(policies: readonly Policy[]): string {
+  return table(
+    ["GROUP", "WEIGHT", "MAX LEASED", "RATE"],
+    policies.map((p) => [policyScope(p), p.weight ?? "-", p.maxLeased ?? "-", p.rate === undefined ? "-" : rateText(p.rate)]),
+  );
+}
+
+const durationUnits: ReadonlyArray<readonly [string, number]> = [
+  ["h", 3_600_000],
+  ["m", 60_000],
+  ["s", 1_000],
+];
+
+/** A rate as `--rate` takes it: COUNT/PER, PER in the largest unit (h, m, s, ms) that divides it ("10/1s", "5/1500ms"). */
+export function rateText(rate: PolicyRate): string {
+  const unit = durationUnits.find(([, ms]) => rate.perMs % ms === 0);
+  return unit === undefined ? `${rate.count}/${rate.perMs}ms` : `${rate.count}/${rate.perMs / unit[1]}${unit[0]}`;
 }

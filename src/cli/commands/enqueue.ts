@@ -39,7 +39,8 @@ export function addEnqueueCommand(program: Command): void {
     .option("--ttl-ms <n>", "remove the item this long after enqueue", intArg(0, uintMax))
     .option("--max-attempts <n>", "deliveries before it becomes a dead letter", intArg(1, uintMax))
     .addOption(new Option("--delivery <mode>", "what an expired lease does").choices(["at_least_once", "at_most_once"]))
-    .option("--key <key>", "idempotency key")
+    .option("--key <key>", "idempotency key (unique within the topic and group)")
+    .option("--group <group>", "fairness group: deliveries rotate between a topic's groups, and policies bound them")
     .option("--requires <json>", 'requirements, e.g. \'{"gpu": true, "mem_gb": {"gte": 16}}\'', jsonObjectArg)
     .option("--after <ids>", "comma-separated ids that must be acked first", listArg)
     .addHelpText("after", "\nWith neither --payload nor --payload-file, the payload is read from stdin unless stdin is a terminal.\n");
@@ -55,6 +56,7 @@ export function addEnqueueCommand(program: Command): void {
       maxAttempts: options.maxAttempts as number | undefined,
       delivery: options.delivery as EnqueueItem["delivery"],
       key: options.key as string | undefined,
+      group: options.group as string | undefined,
       requires: options.requires as Record<string, unknown> | undefined,
       after: options.after as string[] | undefined,
     };
