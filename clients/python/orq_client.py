@@ -77,6 +77,27 @@ def _topic_counts(topics):
     return result
 
 
+def policy_fields(ns, topic, group=None, weight=None, max_leased=None, rate=None, clear=None):
+    """A ``policy`` request's fields: ``rate`` as a dict or a (count, per_ms) pair; ``clear`` sent only when true."""
+    if rate is not None and not isinstance(rate, dict):
+        count, per_ms = rate
+        rate = {"count": count, "per_ms": per_ms}
+    return _without_none(
+        {"ns": ns, "topic": topic, "group": group, "weight": weight, "max_leased": max_leased, "rate": rate, "clear": True if clear else None}
+    )
+
+
+def _every_page(ask, field):
+    """Every entry of a paged listing: ``ask(after)`` returns a page {field: [...], "next"}; follows ``next`` until None."""
+    after = None
+    while True:
+        page = ask(after)
+        yield from page[field]
+        if page["next"] is None:
+            return
+        after = page["next"]
+
+
 def _receipt_items(items):
     """Accept receipt strings or dicts with a receipt and options."""
     return [{"receipt": entry} if isinstance(entry, str) else _without_none(entry) for entry in items]
@@ -311,13 +332,57 @@ class Client:
                 return
             after = page["next"]
 
-    def pause(self, ns, topic, for_ms=None):
-        """Stop deliveries from a topic for ``for_ms`` (None: until resume).
+    def pause(self, ns, topic, for_ms=None, group=None):
+        """Stop deliveries from a topic (with ``group``, from that group's items only) for ``for_ms`` (None: until resume).
 
         Returns when it ends (``paused_until_ms``), or None for a pause until resume.
         """
-        return self.request("pause", ns=ns, topic=topic, for_ms=for_ms).get("paused_until_ms")
+        return self.request("pause", ns=ns, topic=topic, group=group, for_ms=for_ms).get("paused_until_ms")
 
-    def resume(self, ns, topic):
-        """Lift a topic's pause. Returns False when it was not paused."""
-        return self.request("resume", ns=ns, topic=topic)["resumed"]
+    def resume(self, ns, topic, group=None):
+        """Lift a topic's pause (or one group's). Returns False when it was not paused."""
+        return self.request("resume", ns=ns, topic=topic, group=group)["resumed"]
+
+    # -- fair sharing: policies, groups, explain ---------------------------
+
+    def policy(self, ns, topic, group=None, weight=None, max_leased=None, rate=None, clear=None):
+        """Set the policy of a topic (no ``group``), one group, or every group without its own (``group="*"``).
+
+        It replaces the whole stored policy: a bound not given is no bound.
+        ``rate`` is ``{"count": n, "per_ms": ms}`` or a ``(count, per_ms)``
+        pair. ``clear=True`` removes the policy instead. Returns
+        ``{"policy": {group?, weight?, max_leased?, rate?}}`` as stored, or
+        ``{"cleared": bool}``.
+        """
+        reply = self.request(
+            "policy",
+            **policy_fields(ns, topic, group=group, weight=weight, max_leased=max_leased, rate=rate, clear=clear),
+        )
+        return {"policy": reply["policy"]} if reply.get("policy") is not None else {"cleared": bool(reply.get("cleared"))}
+
+    def policies(self, ns, topic, limit=None, after=None):
+        """One page of a topic's policies, its own first, then by group name: {"policies": [...], "next": str or None}."""
+        reply = self.request("policies", ns=ns, topic=topic, limit=limit, after=after)
+        return {"policies": reply["policies"], "next": reply.get("next")}
+
+    def policies_all(self, ns, topic, limit=None):
+        """Every policy of a topic, following ``next`` page by page (a generator)."""
+        return _every_page(lambda after: self.policies(ns, topic, limit=limit, after=after), "policies")
+
+    def groups(self, ns, topic, limit=None, after=None):
+        """One page of a topic's groups with their counts by state: {"groups": [...], "next": str or None}.
+
+        By group name; the items without a group come first as ``group: None``
+        (its cursor is ""). Each entry has ``paused`` and, for a pause that
+        ends by itself, ``paused_until_ms``.
+        """
+        reply = self.request("groups", ns=ns, topic=topic, limit=limit, after=after)
+        return {"groups": reply["groups"], "next": reply.get("next")}
+
+    def groups_all(self, ns, topic, limit=None):
+        """Every group of a topic, following ``next`` page by page (a generator)."""
+        return _every_page(lambda after: self.groups(ns, topic, limit=limit, after=after), "groups")
+
+    def explain(self, ns, ids):
+        """Why each item is not being delivered right now: [{id, state, reasons} or None], in request order."""
+        return self.request("explain", ns=ns, ids=list(ids))["items"]

@@ -2,14 +2,17 @@
 
 Given any node's address, ``ClusterClient`` reads the shard map (the
 ``cluster`` op), sends each request to the node that owns the shards it
-names (ids and receipts start with ``<shard>:``; a keyed item's shard is
-``fnv1a32(ns 0x00 topic 0x00 key) % shards``; an ``after`` item's is its first
-id's; any other item goes to the nodes in turn), splits batches by owner,
+names (ids and receipts start with ``<shard>:``; a grouped item's shard is
+``fnv1a32(ns 0x00 topic 0x00 group) % shards``, else a keyed item's is
+``fnv1a32(ns 0x00 topic 0x00 key) % shards``, else an ``after`` item's is its
+first id's; any other item goes to the nodes in turn), splits batches by owner,
 re-reads the map and resends on MOVED or a lost node, waits out UNAVAILABLE by
 its ``retry_after_ms``, and dequeues from every node (one thread per node for
 the long-poll; deliveries that arrive after the first answer are kept for the
-next dequeue of the namespace). ``topics``, ``dead``, ``list``, ``stats`` and
-``redrive`` ask every node and merge (orq_cluster_merge.py); ``worker()``
+next dequeue of the namespace). ``topics``, ``groups``, ``dead``, ``list``,
+``stats`` and ``redrive`` ask every node and merge (orq_cluster_merge.py);
+``pause``, ``resume``, ``policy`` and ``policies`` go to any one node (every
+node shares pauses and policies); ``explain`` goes to each id's owner; ``worker()``
 runs the worker loop (orq_worker.py) over the whole cluster. Against a single
 node it is a plain client.
 
@@ -23,12 +26,13 @@ node it is a plain client.
 import threading
 import time
 
-from orq_client import Client, ConnectionLost, OrqError, _topic_counts
+from orq_client import Client, ConnectionLost, OrqError, _every_page, _topic_counts, policy_fields
 from orq_cluster_merge import AcrossNodes
-from orq_key_shard import fnv1a32, shard_of_key
+from orq_group_pages import merge_group_pages
+from orq_key_shard import fnv1a32, item_shard, shard_of_group, shard_of_key
 from orq_topic_pages import merge_topic_pages
 
-__all__ = ["ClusterClient", "fnv1a32", "shard_of_key", "merge_topic_pages"]
+__all__ = ["ClusterClient", "fnv1a32", "shard_of_key", "shard_of_group", "item_shard", "merge_topic_pages", "merge_group_pages"]
 
 # Times one request is re-routed (MOVED, UNAVAILABLE, a lost node) before its
 # error is raised: far past a takeover (shard_lease_ms + 2 s).
@@ -115,13 +119,7 @@ class ClusterClient(AcrossNodes):
         entries = list(enumerate(items))
 
         def shard(entry):
-            item = entry[1]
-            if self._map is None:
-                return -1
-            if item.get("key") is not None:
-                return shard_of_key(ns, item["topic"], item["key"], self._shards)
-            after = item.get("after") or []
-            return _shard_of(after[0]) if after else -1
+            return -1 if self._map is None else item_shard(ns, entry[1], self._shards)
 
         def send(client, group):
             for (index, _), item_id in zip(group, client.enqueue(ns, [item for _, item in group])):
@@ -186,6 +184,39 @@ class ClusterClient(AcrossNodes):
 
         self._route(list(ids), _shard_of, send)
         return total
+
+    def explain(self, ns, ids):
+        """Why each item is not being delivered now, asked of each id's owner: [{id, state, reasons} or None] in request order."""
+        items = [None] * len(ids)
+
+        def send(client, group):
+            for (index, _), explained in zip(group, client.explain(ns, [item_id for _, item_id in group])):
+                items[index] = explained
+
+        self._route(list(enumerate(ids)), lambda entry: _shard_of(entry[1]), send)
+        return items
+
+    def pause(self, ns, topic, for_ms=None, group=None):
+        """Pause a topic (or one group) on the whole cluster: any node writes it, every node holds it within 1 s."""
+        return self._any_node(lambda client: client.pause(ns, topic, for_ms=for_ms, group=group))
+
+    def resume(self, ns, topic, group=None):
+        """Lift a topic's (or one group's) pause on the whole cluster. Returns False when it was not paused."""
+        return self._any_node(lambda client: client.resume(ns, topic, group=group))
+
+    def policy(self, ns, topic, group=None, weight=None, max_leased=None, rate=None, clear=None):
+        """Set or clear a policy (Client.policy); any node stores it for the whole cluster."""
+        fields = policy_fields(ns, topic, group=group, weight=weight, max_leased=max_leased, rate=rate, clear=clear)
+        del fields["ns"], fields["topic"]
+        return self._any_node(lambda client: client.policy(ns, topic, **fields))
+
+    def policies(self, ns, topic, limit=None, after=None):
+        """One page of a topic's policies: every node holds them all, so one node answers."""
+        return self._any_node(lambda client: client.policies(ns, topic, limit=limit, after=after))
+
+    def policies_all(self, ns, topic, limit=None):
+        """Every policy of a topic, following ``next`` page by page (a generator)."""
+        return _every_page(lambda after: self.policies(ns, topic, limit=limit, after=after), "policies")
 
     def worker(self, ns, topic, handler, **options):
         """A worker loop (orq_worker.Worker) over the whole cluster, on clients of its own; call run() or start()."""
@@ -268,6 +299,12 @@ class ClusterClient(AcrossNodes):
         return taken
 
     # -- routing ---------------------------------------------------------------
+
+    def _any_node(self, ask):
+        """One request to any node that answers (``_route``'s re-routing passes it on from a node gone or busy)."""
+        answer = []
+        self._route([None], lambda _: -1, lambda client, _: answer.append(ask(client)))
+        return answer[0]
 
     def _take_poller(self, addr):
         """An idle long-poll connection to ``addr``, or a new one (a dequeue's thread owns it until it gives it back)."""

@@ -1,6 +1,6 @@
 """What ``ClusterClient`` asks every node for and merges (as
-src/client/cluster-merge.ts and cluster-client.ts): ``topics``, ``dead``,
-``list``, ``stats`` and ``redrive``. Each node answers these for its own
+src/client/cluster-merge.ts and cluster-client.ts): ``topics``, ``groups``,
+``dead``, ``list``, ``stats`` and ``redrive``. Each node answers these for its own
 shards only (the contract's "Cluster mode"); docs/CLUSTER.md, "What the
 clients merge", gives the rules. ``AcrossNodes`` is a part of
 ``ClusterClient`` (orq_cluster.py) and uses its routing.
@@ -9,7 +9,8 @@ clients merge", gives the rules. ``AcrossNodes`` is a part of
 import base64
 import json
 
-from orq_client import OrqError
+from orq_client import OrqError, _every_page
+from orq_group_pages import merge_group_pages
 from orq_topic_pages import merge_topic_pages
 
 __all__ = ["AcrossNodes", "sum_stats", "interleave_dead", "encode_list_cursor", "decode_list_cursor"]
@@ -53,6 +54,20 @@ class AcrossNodes:
             if page["next"] is None:
                 return
             after = page["next"]
+
+    def groups(self, ns, topic, limit=None, after=None):
+        """One page of every node's groups of a topic, counts summed per group: {"groups": [...], "next": str or None}.
+
+        Each node answers for the groups on its shards; paged like a single
+        server's (pass ``next`` as ``after``), never skipping a group some node
+        has not listed yet (orq_group_pages.py). A node gone adds nothing.
+        """
+        answers = self._every_node(lambda client, addr: client.groups(ns, topic, limit=limit, after=after))
+        return merge_group_pages([result for _, result, _ in answers if result is not None], limit)
+
+    def groups_all(self, ns, topic, limit=None):
+        """Every group of a topic on every node, following ``next`` page by page (a generator)."""
+        return _every_page(lambda after: self.groups(ns, topic, limit=limit, after=after), "groups")
 
     def dead(self, ns, topic, limit=None):
         """Every node's dead letters of a topic, from the nodes in turn (each node's oldest death first), at most ``limit``."""

@@ -1,9 +1,11 @@
-"""Where a keyed item lives in cluster mode (as src/protocol/key-shard.ts):
-shard ``fnv1a32(utf8(ns) 0x00 utf8(topic) 0x00 utf8(key)) % shards``, the
-contract's FNV-1a (32 bits, offset basis 2166136261, prime 16777619).
+"""Where a keyed or grouped item lives in cluster mode (as
+src/protocol/key-shard.ts and src/client/item-shard.ts): shard
+``fnv1a32(utf8(ns) 0x00 utf8(topic) 0x00 utf8(key)) % shards``, the
+contract's FNV-1a (32 bits, offset basis 2166136261, prime 16777619); a
+group hashes the same way in place of the key, and its rule comes first.
 """
 
-__all__ = ["fnv1a32", "shard_of_key"]
+__all__ = ["fnv1a32", "shard_of_key", "shard_of_group", "item_shard"]
 
 
 def fnv1a32(data):
@@ -18,3 +20,21 @@ def fnv1a32(data):
 def shard_of_key(ns, topic, key, shards):
     """The shard a keyed item lives on in cluster mode."""
     return fnv1a32(ns.encode() + b"\0" + topic.encode() + b"\0" + key.encode()) % shards
+
+
+def shard_of_group(ns, topic, group, shards):
+    """The shard every item of a group lives on in cluster mode (the key's hash, with the group in its place)."""
+    return shard_of_key(ns, topic, group, shards)
+
+
+def item_shard(ns, item, shards):
+    """The shard an item to enqueue lives on: its group's, else its key's, else its first ``after`` id's; -1 for any."""
+    if item.get("group") is not None:
+        return shard_of_group(ns, item["topic"], item["group"], shards)
+    if item.get("key") is not None:
+        return shard_of_key(ns, item["topic"], item["key"], shards)
+    after = item.get("after") or []
+    if not after:
+        return -1
+    head, sep, _ = after[0].partition(":")
+    return int(head) if sep and head.isdigit() else -1

@@ -22,7 +22,7 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from orq_client import Client, OrqError  # noqa: E402
+from orq_client import Client, OrqError, policy_fields  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 LISTENING = re.compile(r"orq listening on (\S+):(\d+)")
@@ -257,6 +257,87 @@ class OrqClientTest(unittest.TestCase):
         with self.assertRaises(OrqError) as caught:
             self.orq.request("hello", protocol=99)
         self.assertEqual(caught.exception.code, "BAD_REQUEST")
+
+
+
+class FairSharingTest(unittest.TestCase):
+    """Groups, policies, group pauses and explain (the contract's "Fair sharing and limits")."""
+
+    def setUp(self):
+        self.orq = Client.open(server.host, server.port, timeout=10)
+        self.addCleanup(self.orq.close)
+
+    def test_policy_fields_without_a_server(self):
+        self.assertEqual(
+            policy_fields("n", "t", group="g", weight=2, max_leased=3, rate=(10, 1000)),
+            {"ns": "n", "topic": "t", "group": "g", "weight": 2, "max_leased": 3, "rate": {"count": 10, "per_ms": 1000}},
+        )
+        self.assertEqual(policy_fields("n", "t", rate={"count": 1, "per_ms": 5}), {"ns": "n", "topic": "t", "rate": {"count": 1, "per_ms": 5}})
+        self.assertEqual(policy_fields("n", "t", group="*", clear=True), {"ns": "n", "topic": "t", "group": "*", "clear": True})
+        self.assertNotIn("clear", policy_fields("n", "t", clear=False))
+
+    def test_group_travels_with_items_and_deliveries(self):
+        topic = fresh_topic()
+        grouped, plain = self.orq.enqueue(NS, [{"topic": topic, "group": "acme"}, {"topic": topic}])
+        states = self.orq.request("get", ns=NS, ids=[grouped, plain])["items"]
+        self.assertEqual(states[0]["group"], "acme")
+        self.assertNotIn("group", states[1])
+        deliveries = self.orq.dequeue(NS, {topic: 2})
+        self.assertEqual({d["id"]: d.get("group") for d in deliveries}, {grouped: "acme", plain: None})
+
+    def test_policy_set_listed_and_cleared(self):
+        topic = fresh_topic()
+        self.assertEqual(self.orq.policy(NS, topic, max_leased=5), {"policy": {"max_leased": 5}})
+        stored = self.orq.policy(NS, topic, group="acme", weight=3, rate=(10, 1000))
+        self.assertEqual(stored, {"policy": {"group": "acme", "weight": 3, "rate": {"count": 10, "per_ms": 1000}}})
+        self.orq.policy(NS, topic, group="*", weight=1)
+        page = self.orq.policies(NS, topic)
+        self.assertIsNone(page["next"])
+        # The topic's own first, then by group name ("*" sorts before letters).
+        self.assertEqual([p.get("group") for p in page["policies"]], [None, "*", "acme"])
+        first = self.orq.policies(NS, topic, limit=1)
+        self.assertEqual(len(first["policies"]), 1)
+        self.assertIsNotNone(first["next"])
+        self.assertEqual([p.get("group") for p in self.orq.policies_all(NS, topic, limit=1)], [None, "*", "acme"])
+        self.assertEqual(self.orq.policy(NS, topic, group="acme", clear=True), {"cleared": True})
+        self.assertEqual(self.orq.policy(NS, topic, group="acme", clear=True), {"cleared": False})
+        self.assertEqual([p.get("group") for p in self.orq.policies(NS, topic)["policies"]], [None, "*"])
+        with self.assertRaises(OrqError) as caught:
+            self.orq.policy(NS, topic, group="acme", weight=10_001)
+        self.assertEqual((caught.exception.code, caught.exception.details.get("field")), ("BAD_REQUEST", "weight"))
+
+    def test_groups_count_and_page(self):
+        topic = fresh_topic()
+        self.orq.enqueue(NS, [{"topic": topic, "group": "b"}, {"topic": topic, "group": "a"}, {"topic": topic, "group": "a"}, {"topic": topic}])
+        page = self.orq.groups(NS, topic)
+        self.assertEqual([(g["group"], g["ready"]) for g in page["groups"]], [(None, 1), ("a", 2), ("b", 1)])
+        self.assertTrue(all(g["paused"] is False for g in page["groups"]))
+        self.assertEqual([g["group"] for g in self.orq.groups_all(NS, topic, limit=1)], [None, "a", "b"])
+
+    def test_group_pause_holds_back_only_that_group(self):
+        topic = fresh_topic()
+        held, free = self.orq.enqueue(NS, [{"topic": topic, "group": "held", "priority": 0}, {"topic": topic, "group": "free", "priority": 1}])
+        self.assertIsNone(self.orq.pause(NS, topic, group="held"))
+        entry = [g for g in self.orq.groups(NS, topic)["groups"] if g["group"] == "held"][0]
+        self.assertTrue(entry["paused"])
+        reasons = self.orq.explain(NS, [held])[0]["reasons"]
+        self.assertIn("group_paused", [r["reason"] for r in reasons])
+        self.assertEqual([d["id"] for d in self.orq.dequeue(NS, {topic: 2})], [free])
+        self.assertTrue(self.orq.resume(NS, topic, group="held"))
+        self.assertFalse(self.orq.resume(NS, topic, group="held"))
+        self.assertEqual([d["id"] for d in self.orq.dequeue(NS, {topic: 2})], [held])
+
+    def test_explain_says_why_in_request_order(self):
+        topic = fresh_topic()
+        later, leased = self.orq.enqueue(NS, [{"topic": topic, "delay_ms": 3_600_000}, {"topic": topic}])
+        [delivery] = self.orq.dequeue(NS, {topic: 1}, lease_ms=60_000)
+        self.assertEqual(delivery["id"], leased)
+        explained = self.orq.explain(NS, [later, "0:999999999", leased])
+        self.assertEqual([e and e["id"] for e in explained], [later, None, leased])
+        self.assertEqual(explained[0]["state"], "delayed")
+        [delayed] = [r for r in explained[0]["reasons"] if r["reason"] == "delayed"]
+        self.assertGreater(delayed["until_ms"], self.orq.ping())
+        self.assertIn({"reason": "leased", "until_ms": delivery["lease_expires_at_ms"]}, explained[2]["reasons"])
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from orq_cluster import ClusterClient, fnv1a32, merge_topic_pages, shard_of_key  # noqa: E402
+from orq_cluster import ClusterClient, fnv1a32, item_shard, merge_group_pages, merge_topic_pages, shard_of_group, shard_of_key  # noqa: E402
 from orq_cluster_merge import decode_list_cursor, encode_list_cursor, interleave_dead, sum_stats  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -179,6 +179,48 @@ class ClusterClientTest(unittest.TestCase):
         self.assertEqual(merged["now_ms"], 9)
         self.assertEqual(merged["totals"], {"ready": 3, "topics": 1})
         self.assertEqual(merged["namespaces"]["n"], {"topic_count": 1, "topics": {"t": {"ready": 3}}, "quota": {"q": 1}})
+
+    def test_2f_group_routing_and_merged_groups_without_a_server(self):
+        # The vectors test/client/item-shard.test.ts checks: fnv1a32("shop\0emails\0acme") = 0x19403e4c.
+        self.assertEqual(fnv1a32(b"shop\0emails\0acme"), 0x19403E4C)
+        self.assertEqual(shard_of_group("shop", "emails", "acme", 16), 12)
+        self.assertEqual(item_shard("shop", {"topic": "emails", "key": "order-1"}, 16), 4)
+        # A group comes before a key and an after id.
+        self.assertEqual(item_shard("shop", {"topic": "emails", "key": "order-1", "group": "acme"}, 16), 12)
+        self.assertEqual(item_shard("shop", {"topic": "emails", "after": ["3:17"], "group": "acme"}, 16), 12)
+        self.assertEqual(item_shard("shop", {"topic": "emails", "after": ["3:17"]}, 16), 3)
+        self.assertEqual(item_shard("shop", {"topic": "emails"}, 16), -1)
+
+        def entry(name, ready, **extra):
+            return {"group": name, "ready": ready, "delayed": 0, "waiting": 0, "leased": 0, "dead": 0, "paused": False, **extra}
+
+        a = {"groups": [entry(None, 1), entry("a", 1)], "next": "a"}
+        b = {"groups": [entry("a", 2), entry("c", 1, paused=True, paused_until_ms=5)], "next": None}
+        # The same group on two nodes is summed; the page ends where node a has more.
+        self.assertEqual(merge_group_pages([a, b]), {"groups": [entry(None, 1), entry("a", 3)], "next": "a"})
+        self.assertEqual(merge_group_pages([b, {"groups": [entry(None, 2)], "next": None}], limit=2), {"groups": [entry(None, 2), entry("a", 2)], "next": "a"})
+        self.assertEqual(merge_group_pages([{"groups": [entry(None, 1)], "next": ""}]), {"groups": [entry(None, 1)], "next": ""})
+        self.assertEqual(merge_group_pages([b])["groups"][1], entry("c", 1, paused=True, paused_until_ms=5))
+
+    def test_2g_groups_live_on_their_shard_and_merge_over_every_node(self):
+        node = NODES[1]
+        with ClusterClient(node["host"], node["port"]) as orq:
+            wait_balanced(orq, {"n0", "n1", "n2"})
+            tenants = [f"tenant-{i}" for i in range(9)]
+            items = [{"topic": "fair", "payload": b"f", "group": t, "key": f"{t}-{i}"} for t in tenants for i in range(2)]
+            ids = orq.enqueue(NS, items)
+            for item_id, item in zip(ids, items):
+                self.assertEqual(int(item_id.split(":")[0]), shard_of_group(NS, "fair", item["group"], SHARDS))
+            listed = list(orq.groups_all(NS, "fair", limit=2))
+            self.assertEqual([(g["group"], g["ready"]) for g in listed], [(t, 2) for t in tenants])
+            orq.policy(NS, "fair", group="tenant-0", max_leased=1)
+            self.assertEqual(orq.policies(NS, "fair")["policies"], [{"group": "tenant-0", "max_leased": 1}])
+            self.assertIsNone(orq.pause(NS, "fair", group="tenant-1"))
+            explained = orq.explain(NS, ids[2:4])
+            self.assertTrue(all("group_paused" in [r["reason"] for r in e["reasons"]] for e in explained))
+            self.assertTrue(orq.resume(NS, "fair", group="tenant-1"))
+            self.assertEqual(orq.policy(NS, "fair", group="tenant-0", clear=True), {"cleared": True})
+            self.assertEqual(orq.cancel(NS, ids)["cancelled"], len(ids))
 
     def test_3_acks_reach_the_new_owners_after_a_sigkill(self):
         node = NODES[0]
