@@ -59,6 +59,8 @@ export interface EnqueueItemInput {
   requires: Record<string, unknown> | null;
   after: string[] | null;
   key: string | null;
+  /** The fairness group (groups/group.ts), or null for the nil group. */
+  group?: string | null;
 }
 
 /**
@@ -86,6 +88,8 @@ export interface Delivery {
   receipt: string;
   leaseExpiresAtMs: number;
   enqueuedAtMs: number;
+  /** The item's group; absent for the nil group. */
+  group?: string;
 }
 
 /**
@@ -153,6 +157,7 @@ export interface ItemState {
   requires?: Record<string, unknown>;
   after?: string[];
   key?: string;
+  group?: string;
   deadReason?: string;
 }
 
@@ -196,6 +201,64 @@ export interface TopicCounts {
   pausedUntilMs?: number;
 }
 
+/** A token bucket bound: `count` deliveries refilled continuously over `perMs`. */
+export interface RateBound {
+  count: number;
+  perMs: number;
+}
+
+/** One `policy` request (groups/policy-ops.ts). */
+export interface PolicyInput {
+  topic: string;
+  /** null: the topic's own policy; "*": every group without its own; else one group's. */
+  group: string | null;
+  weight: number | null;
+  maxLeased: number | null;
+  rate: RateBound | null;
+  /** Remove the stored policy instead of setting one. */
+  clear: boolean;
+}
+
+/** A stored policy as `policy` and `policies` answer it. */
+export interface PolicyView {
+  group?: string;
+  weight?: number;
+  maxLeased?: number;
+  rate?: RateBound;
+}
+
+/** One group of a topic as `groups` answers it. */
+export interface GroupCounts {
+  /** null: the nil group (items without a group). */
+  group: string | null;
+  ready: number;
+  delayed: number;
+  waiting: number;
+  leased: number;
+  dead: number;
+  paused: boolean;
+  pausedUntilMs?: number;
+}
+
+/** One reason `explain` gives (the contract's table; only the fields of its reason are set). */
+export interface ExplainReason {
+  reason: string;
+  untilMs?: number;
+  after?: string[];
+  deadReason?: string;
+  leased?: number;
+  max?: number;
+  nextAtMs?: number;
+  kinds?: Array<{ failed: string[] }>;
+  ahead?: number;
+}
+
+export interface ExplainedItem {
+  id: string;
+  state: LiveStateName;
+  reasons: ExplainReason[];
+}
+
 export interface EngineApi {
   /** over_limit (nothing stored) past liveItemsMax, topicsMax or namespacesMax (admission/capacity.ts). */
   enqueue(ns: string, items: EnqueueItemInput[], nowMs: number): Result<Reply<{ ids: string[] }>>;
@@ -217,10 +280,23 @@ export interface EngineApi {
   redrive(ns: string, topic: string, ids: string[] | null, nowMs: number): Result<Reply<{ redriven: number }>>;
   /** One page of a topic's items, read only (engine/reads/list.ts): ready ones in delivery order, the others in enqueue order. */
   list(ns: string, topic: string, query: ListQuery, nowMs: number): ListPage;
-  /** Stop deliveries from a topic for `forMs` (null: until resume); replaces an earlier pause's end. over_limit past pausedTopicsMax, or topicsMax / namespacesMax for a new topic. */
-  pause(ns: string, topic: string, forMs: number | null, nowMs: number): Result<Reply<{ pausedUntilMs: number | null }>>;
-  /** Lift a topic's pause; `resumed` false when it was not paused. */
-  resume(ns: string, topic: string, nowMs: number): Result<Reply<{ resumed: boolean }>>;
+  /**
+   * Stop deliveries from a topic, or (group given) from one of its groups
+   * (groups/group-pauses.ts), for `forMs` (null: until resume); replaces an
+   * earlier pause's end. over_limit past pausedTopicsMax, or topicsMax /
+   * namespacesMax for a new topic.
+   */
+  pause(ns: string, topic: string, forMs: number | null, nowMs: number, group?: string | null): Result<Reply<{ pausedUntilMs: number | null }>>;
+  /** Lift a topic's (or a group's) pause; `resumed` false when it was not paused. */
+  resume(ns: string, topic: string, nowMs: number, group?: string | null): Result<Reply<{ resumed: boolean }>>;
+  /** Set or clear one policy of a topic; durable when the reply's promise settles. */
+  policy(ns: string, input: PolicyInput, nowMs: number): Result<Reply<{ policy: PolicyView } | { cleared: boolean }>>;
+  /** A topic's policies: its own first, then by group name; `after` is the last page's `next`. */
+  policies(ns: string, topic: string, query: { limit: number; after: string | null }): { policies: PolicyView[]; next: string | null };
+  /** A topic's groups with their counts and pauses, by group name (the nil group first). */
+  groups(ns: string, topic: string, query: { limit: number; after: string | null }): { groups: GroupCounts[]; next: string | null };
+  /** Why each item is not being delivered now (reads/explain.ts). */
+  explain(ns: string, ids: string[], nowMs: number): Result<{ items: Array<ExplainedItem | null> }>;
   /** Counters and gauges, for `namespaces` only (null = all); reads/stats-shape.ts types them, docs/SEMANTICS.md documents them. */
   stats(namespaces: string[] | null, nowMs: number): EngineStats;
   /** Handle due deadlines (delays, leases, TTLs, waiter timeouts, outcome retention); bounded work per call. */

@@ -23,6 +23,7 @@ import { DeliveryPrefetch } from "./ready/delivery-prefetch.ts";
 import type { LiveItem } from "./state/item.ts";
 import { ReadAheadReader } from "./ready/read-ahead.ts";
 import type { Writer } from "../storage/writer.ts";
+import type { PolicyRecord } from "../storage/record.ts";
 import type {
   AckOutcome,
   Delivery,
@@ -31,12 +32,16 @@ import type {
   EndedItemState,
   EngineApi,
   EnqueueItemInput,
+  ExplainedItem,
+  GroupCounts,
   ItemDetail,
   ItemOpsApi,
   ItemState,
   ListableState,
   ListPage,
   ListQuery,
+  PolicyInput,
+  PolicyView,
   Reply,
   Result,
   TopicCounts,
@@ -54,6 +59,10 @@ import { runDueDeadlines } from "./time/maintenance.ts";
 import { listItems } from "./reads/list.ts";
 import type { OpContext } from "./ops/op-context.ts";
 import { Pauses } from "./ops/pause.ts";
+import { GroupPauses } from "./groups/group-pauses.ts";
+import { PolicyOps } from "./groups/policy-ops.ts";
+import { groupsPage } from "./reads/groups.ts";
+import { explain } from "./reads/explain.ts";
 import { localBuckets, type QuotaBuckets } from "./admission/quota.ts";
 import * as receiptOps from "./ops/receipt-ops.ts";
 import { loadStoreInSteps, type RecoveryProgress } from "./recovery/recovery.ts";
@@ -89,6 +98,8 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
   private readonly dequeuer: Dequeuer;
   private readonly enqueuer: Enqueuer;
   private readonly pauses: Pauses;
+  private readonly groupPauses: GroupPauses;
+  private readonly policyOps: PolicyOps;
   private readonly ctx: OpContext;
   /** The latest nowMs seen, for work done when a commit lands outside any op. */
   private lastNowMs: number;
@@ -112,6 +123,8 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     this.ctx = { states: this.states, writer, scratchSeen: new Set(), scratchFound: [], scratchReceipt: new ReceiptFields(), wake: (wakeNowMs) => this.dequeuer.wake(wakeNowMs) };
     this.enqueuer = new Enqueuer(this.ctx, latestNowMs, placement);
     this.pauses = new Pauses(this.states, this.deadlines, placement !== null);
+    this.groupPauses = new GroupPauses(this.states, this.deadlines, placement !== null);
+    this.policyOps = new PolicyOps(this.states);
     if (readAhead !== null) writer.setIdleListener(() => this.dequeuer.readAheadNext(readAhead));
   }
 
@@ -135,8 +148,12 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     const placement = options.cluster?.placement ?? null;
     const engine = new Engine(options.writer, options.store, options.limits, options.cluster?.quotaBuckets ?? localBuckets(options.namespaces), options.store.meta.boots, options.nowMs, placement);
     const elsewhere = placement === null ? null : (id: string) => placement.elsewhere(id);
+    // Policies first: topics made while items load find theirs (a group's bounds, the rotation).
+    engine.policyOps.load(options.store.loadPolicies(), options.nowMs);
     yield* loadStoreInSteps(engine.states, options.store, options.nowMs, options.limits.recoveryRecordsPerTurnMax, elsewhere);
-    engine.pauses.load(options.store.loadPauses(), options.nowMs);
+    const pauses = [...options.store.loadPauses()];
+    engine.pauses.load(pauses, options.nowMs);
+    engine.groupPauses.load(pauses, options.nowMs);
     const items = engine.states.items;
     options.store.setLiveKeyFloor?.((shard) => items.lowestKey(shard));
     return engine;
@@ -203,31 +220,83 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     return listItems(this.states, nsName, topicName, query);
   }
 
-  pause(nsName: string, topicName: string, forMs: number | null, nowMs: number): Result<Reply<{ pausedUntilMs: number | null }>> {
+  pause(nsName: string, topicName: string, forMs: number | null, nowMs: number, group: string | null = null): Result<Reply<{ pausedUntilMs: number | null }>> {
     this.advance(nowMs);
+    if (group !== null) return this.groupPauses.pause(this.ctx, nsName, topicName, group, forMs, this.pauses.size, nowMs);
     return this.pauses.pause(this.ctx, nsName, topicName, forMs, nowMs);
   }
 
-  resume(nsName: string, topicName: string, nowMs: number): Result<Reply<{ resumed: boolean }>> {
+  resume(nsName: string, topicName: string, nowMs: number, group: string | null = null): Result<Reply<{ resumed: boolean }>> {
     this.advance(nowMs);
+    if (group !== null) return this.groupPauses.resume(this.ctx, nsName, topicName, group, nowMs);
     return this.pauses.resume(this.ctx, nsName, topicName, nowMs);
   }
 
-  /** Cluster mode: a topic's pause now (undefined: not paused), to compare with the database's. */
-  pausedUntil(nsName: string, topicName: string): number | null | undefined {
+  /** pause with a group (ClusterEngine's name for it). */
+  pauseGroup(nsName: string, topicName: string, group: string, forMs: number | null, nowMs: number): Result<Reply<{ pausedUntilMs: number | null }>> {
+    return this.pause(nsName, topicName, forMs, nowMs, group);
+  }
+
+  /** resume with a group. */
+  resumeGroup(nsName: string, topicName: string, group: string, nowMs: number): Result<Reply<{ resumed: boolean }>> {
+    return this.resume(nsName, topicName, nowMs, group);
+  }
+
+  /** Cluster mode: a topic's (or group's) pause now (undefined: not paused), to compare with the database's. */
+  pausedUntil(nsName: string, topicName: string, group: string | null = null): number | null | undefined {
+    if (group !== null) return this.groupPauses.pausedUntil(nsName, topicName, group);
     return this.pauses.pausedUntil(nsName, topicName);
   }
 
-  /** Cluster mode: whether this engine's own write of the topic's pause is still on its way to the store. */
-  pauseWriting(nsName: string, topicName: string): boolean {
+  /** Cluster mode: whether this engine's own write of the topic's (or group's) pause is still on its way to the store. */
+  pauseWriting(nsName: string, topicName: string, group: string | null = null): boolean {
+    if (group !== null) return this.groupPauses.writing(nsName, topicName, group);
     return this.pauses.writing(nsName, topicName);
   }
 
-  /** Cluster mode: another node committed this topic's pause (its end, null: until resume) or resume (undefined). */
-  applyStoredPause(nsName: string, topicName: string, untilMs: number | null | undefined, nowMs: number): void {
+  /** Cluster mode: another node committed this topic's (or group's) pause (its end, null: until resume) or resume (undefined). */
+  applyStoredPause(nsName: string, topicName: string, group: string | null, untilMs: number | null | undefined, nowMs: number): void {
     this.advance(nowMs);
-    this.pauses.applyStored(nsName, topicName, untilMs, nowMs);
+    if (group !== null) this.groupPauses.applyStored(nsName, topicName, group, untilMs, nowMs);
+    else this.pauses.applyStored(nsName, topicName, untilMs, nowMs);
     this.ctx.wake(nowMs);
+  }
+
+  policy(nsName: string, input: PolicyInput, nowMs: number): Result<Reply<{ policy: PolicyView } | { cleared: boolean }>> {
+    this.advance(nowMs);
+    return this.policyOps.policy(this.ctx, nsName, input, nowMs);
+  }
+
+  policies(nsName: string, topicName: string, query: { limit: number; after: string | null }): { policies: PolicyView[]; next: string | null } {
+    return this.policyOps.policies(nsName, topicName, query);
+  }
+
+  /** Cluster mode: a policy as this engine holds it (null: none), to compare with the database's. */
+  storedPolicy(nsName: string, topicName: string, group: string | null): PolicyRecord | null {
+    return this.policyOps.stored(nsName, topicName, group);
+  }
+
+  /** Cluster mode: whether this engine's own write of the policy is still on its way to the store. */
+  policyWriting(nsName: string, topicName: string, group: string | null): boolean {
+    return this.policyOps.writing(nsName, topicName, group);
+  }
+
+  /** Cluster mode: another node committed this policy (null: cleared). */
+  applyStoredPolicy(nsName: string, topicName: string, group: string | null, record: PolicyRecord | null, nowMs: number): void {
+    this.advance(nowMs);
+    this.policyOps.applyStored(nsName, topicName, group, record, nowMs);
+    this.states.endSetBackground();
+    this.ctx.wake(nowMs);
+  }
+
+  groups(nsName: string, topicName: string, query: { limit: number; after: string | null }): { groups: GroupCounts[]; next: string | null } {
+    return groupsPage(this.states.namespaces, nsName, topicName, query);
+  }
+
+  explain(nsName: string, ids: string[], nowMs: number): Result<{ items: Array<ExplainedItem | null> }> {
+    this.advance(nowMs);
+    const sources = { states: this.states, asks: this.dequeuer.asks, matcher: this.dequeuer.matcher, askWindowMs: this.states.limits.unmatchableAskWindowMs };
+    return { ok: true, value: explain(sources, nsName, ids, nowMs) };
   }
 
   /** Topics paused now. */
@@ -343,6 +412,8 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
       this.states.limits.deadlinesPerTickMax,
       (waiter) => this.dequeuer.timeOut(waiter),
       (pause) => this.pauses.end(pause),
+      (pause) => this.groupPauses.end(pause),
+      (target, refillNowMs) => this.dequeuer.bounds.refill(target, refillNowMs),
       nowMs,
     );
     this.dequeuer.wake(nowMs);
@@ -370,5 +441,6 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
   checkInvariants(): void {
     checkEngineInvariants(this.states, this.deadlines);
     this.pauses.checkInvariants();
+    this.groupPauses.checkInvariants();
   }
 }

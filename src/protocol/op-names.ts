@@ -21,6 +21,10 @@ export const opNames = [
   "pause",
   "resume",
   "cluster",
+  "policy",
+  "policies",
+  "groups",
+  "explain",
 ] as const;
 
 export type OpName = (typeof opNames)[number];

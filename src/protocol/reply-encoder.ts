@@ -33,6 +33,8 @@ export interface DeliveryFields {
   receipt: string;
   leaseExpiresAtMs: number;
   enqueuedAtMs: number;
+  /** Absent for an item without a group. */
+  group?: string;
 }
 
 /** A delivery under the wire's keys, in wire order. */
@@ -47,6 +49,7 @@ export function deliveryToWire(d: DeliveryFields): WireDelivery {
     receipt: d.receipt,
     lease_expires_at_ms: d.leaseExpiresAtMs,
     enqueued_at_ms: d.enqueuedAtMs,
+    ...(d.group === undefined ? {} : { group: d.group }),
   };
 }
 
@@ -106,6 +109,9 @@ const okThenAcked = keyBytes([...keyBytes([], "ok"), trueByte], "acked");
 const staleKey = keyBytes([], "stale");
 // One delivery: a map of 9.
 const deliveryHead = keyBytes([0x89], "id");
+/** A delivery of an item with a group: one more entry, `group`, last. */
+const groupedDeliveryHead = keyBytes([0x8a], "id");
+const groupKey = keyBytes([], "group");
 const topicKey = keyBytes([], "topic");
 const priorityKey = keyBytes([], "priority");
 const payloadKey = keyBytes([], "payload");
@@ -189,7 +195,8 @@ export class ReplyEncoder {
     const payload = d.payload;
     const metadata = d.metadata;
     this.ensure(deliveryFixedBytes + 3 * (d.id.length + d.topic.length + d.receipt.length) + payload.length + metadata.length);
-    this.raw(deliveryHead);
+    const group = d.group;
+    this.raw(group === undefined ? deliveryHead : groupedDeliveryHead);
     this.string(d.id);
     this.raw(topicKey);
     this.string(d.topic);
@@ -207,6 +214,11 @@ export class ReplyEncoder {
     this.number(d.leaseExpiresAtMs);
     this.raw(enqueuedKey);
     this.number(d.enqueuedAtMs);
+    if (group !== undefined) {
+      this.ensure(16 + 3 * group.length);
+      this.raw(groupKey);
+      this.string(group);
+    }
   }
 
   /** Fill in the length; the frame as a view of the buffer, which the next call reuses. */

@@ -70,6 +70,7 @@ export interface WireDelivery {
   receipt: string;
   lease_expires_at_ms: number;
   enqueued_at_ms: number;
+  group?: string;
 }
 
 export interface WireItemState {
@@ -86,6 +87,7 @@ export interface WireItemState {
   requires?: Record<string, unknown>;
   after?: string[];
   key?: string;
+  group?: string;
   dead_reason?: string;
 }
 

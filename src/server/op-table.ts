@@ -22,6 +22,10 @@ import { redriveOp } from "./ops/redrive.ts";
 import { resumeOp } from "./ops/resume.ts";
 import { statsOp } from "./ops/stats.ts";
 import { topicsOp } from "./ops/topics.ts";
+import { policyOp } from "./ops/policy.ts";
+import { policiesOp } from "./ops/policies.ts";
+import { groupsOp } from "./ops/groups.ts";
+import { explainOp } from "./ops/explain.ts";
 
 export const opTable: OpTable = Object.freeze({
   hello: helloOp,
@@ -41,6 +45,10 @@ export const opTable: OpTable = Object.freeze({
   pause: pauseOp,
   resume: resumeOp,
   cluster: clusterOp,
+  policy: policyOp,
+  policies: policiesOp,
+  groups: groupsOp,
+  explain: explainOp,
 });
 
 export function lookupOp(name: string): OpTable[keyof OpTable] | undefined {

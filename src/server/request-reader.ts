@@ -215,6 +215,28 @@ export class RequestReader {
     return unmarkFloats(value) as Record<string, unknown>;
   }
 
+  /** A boolean; null when absent. */
+  bool(source: Source, name: string): boolean | null {
+    const value = source[name];
+    if (value === undefined || value === null) return null;
+    if (typeof value !== "boolean") {
+      this.fail("BAD_REQUEST", name, "must be a boolean");
+      return null;
+    }
+    return value;
+  }
+
+  /** A map whose fields the caller reads with this reader (`rate`); null when absent. */
+  map(source: Source, name: string): Source | null {
+    const value = source[name];
+    if (value === undefined || value === null) return null;
+    if (!isPlainMap(value)) {
+      this.fail("BAD_REQUEST", name, "must be a map");
+      return null;
+    }
+    return value;
+  }
+
   /** One of a fixed set of strings; null when absent. */
   oneOf<T extends string>(source: Source, name: string, choices: readonly T[]): T | null {
     const value = source[name];

@@ -127,7 +127,7 @@ export class UnmatchableReporter {
     const report: UnmatchableReport = { asked: recent.length > 0, askers: recent.length, items: 0, signatures: [], signaturesTruncated: false };
     if (recent.length === 0 || topic.takeable === 0) return report;
     const stuck: Array<{ signatureId: number; items: number }> = [];
-    for (const group of topic.groups.values()) {
+    for (const group of topic.signatures.values()) {
       if (group.readyCount === 0) continue;
       let takeable = false;
       for (const caps of recent) {

@@ -30,6 +30,7 @@ import type { ReadAheadReader } from "../ready/read-ahead.ts";
 import type { LiveItem } from "../state/item.ts";
 import type { Topic } from "../ready/topic.ts";
 import { AskTracker } from "../matching/unmatchable.ts";
+import { Bounds } from "../groups/bounds.ts";
 import { Waiter, WaiterRegistry } from "./waiters.ts";
 import { DequeueShardFilter, noShardWritable } from "../admission/writable-shards.ts";
 
@@ -60,6 +61,8 @@ export class Dequeuer {
     private readonly awaitLeaseCommit = false,
     /** Reads the next deliveries' items in off the main thread (ready/delivery-prefetch.ts); null where the store has no such read. */
     private readonly prefetch: DeliveryPrefetch<LiveItem> | null = null,
+    /** Rate buckets and the groups' rotation, told of each delivery (groups/bounds.ts). */
+    readonly bounds: Bounds = new Bounds(deadlines, (topic) => states.boundReleased(topic)),
   ) {
     this.matcher = new Matcher(states.registry);
     this.capabilities = new CapabilitiesParser(states.limits);
@@ -143,8 +146,8 @@ export class Dequeuer {
 
   /** Serve one dirty topic's parked dequeues (wake; made once, so a wake allocates no closure). */
   private readonly serveTopic = (topic: Topic<LiveItem>, nowMs: number): void => {
-    // A paused topic's new items wake nobody; resume marks it dirty again (pause.ts).
-    if (topic.takeable === 0 || topic.pause !== null) return;
+    // A paused topic's new items wake nobody; resume marks it dirty again (pause.ts), as the end of a bound does (groups/bounds.ts).
+    if (topic.takeable === 0 || topic.pause !== null || topic.held !== 0) return;
     const queue = this.waiters.forTopic(topic.ns, topic.name);
     if (queue === undefined) return;
     for (const waiter of queue) {
@@ -177,19 +180,28 @@ export class Dequeuer {
     for (let t = 0; t < topics.length; t++) {
       const want = topics[t] as { topic: string; count: number };
       const topic = ns.topics.get(want.topic);
-      // A paused topic delivers nothing (pause.ts).
+      // A paused topic delivers nothing (pause.ts), nor one its own bounds hold back (groups/bounds.ts).
       if (topic === undefined || topic.takeable === 0 || topic.pause !== null) continue;
+      const bounded = topic.policies !== null || topic.rotation !== null;
+      if (bounded && !this.bounds.topicOpen(topic, nowMs)) continue;
       // Skip a topic where this kind may take nothing: the walk would visit every entry.
       if (topic.eligibleGroupCount(this.matcher, kind) === 0) continue;
       const deliveredBefore = deliveries.length;
       for (let n = 0; n < want.count; n++) {
+        // The topic's max_leased or rate may have been reached by this dequeue's own deliveries.
+        if (bounded && topic.held !== 0) break;
         const item = topic.pickBest(this.matcher, kind, shardOk);
         if (item === null) break;
+        if (bounded && !this.bounds.groupAdmits(topic, item, nowMs)) {
+          n--;
+          continue;
+        }
         // At_most_once leases, and every lease in cluster mode, are written now and the reply waits for them.
         const writeNow = this.awaitLeaseCommit || item.delivery === "at_most_once";
         if (writeNow) set ??= this.writer.begin();
         this.prefetch?.delivered(topic.readyHeapOf(item), item.shard);
         deliveries.push(this.states.lease(item, leaseMs, nowMs, writeNow ? set : null));
+        if (bounded) this.bounds.delivered(topic, item, nowMs);
         ns.counters.delivered++;
       }
       if (deliveries.length > deliveredBefore) {

@@ -16,7 +16,7 @@ import type { UnstoredBytes } from "../state/item-parts.ts";
 const noBytes = new Uint8Array(0);
 
 /**
- * An enqueue item that is also the record to be. 23 fields: JSC gives 20 to
+ * An enqueue item that is also the record to be. 24 fields: JSC gives 20 to
  * 24 the same 224-byte object, so the two request-only fields (delayMs,
  * ttlMs) cost nothing over a plain record. Handed to Engine.enqueue, it
  * belongs to the engine: the caller must not reuse it.
@@ -37,6 +37,7 @@ export class EnqueueItem implements EnqueueItemInput {
   requires: Record<string, unknown> | null = null;
   after: string[] | null = null;
   key: string | null = null;
+  group: string | null = null;
   // The record's own fields, set by completeRecord (ItemRecord documents them).
   ns = "";
   enqueuedAtMs = 0;
@@ -65,6 +66,7 @@ export class EnqueueItem implements EnqueueItemInput {
     item.requires = input.requires;
     item.after = input.after;
     item.key = input.key;
+    item.group = input.group ?? null;
     return item;
   }
 }

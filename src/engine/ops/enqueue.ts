@@ -5,6 +5,7 @@
 // (activate); if that commit fails it leaves memory as if never enqueued
 // (rollback), so nothing undurable is ever delivered.
 
+import { topicKeyOf } from "../groups/group-key.ts";
 import { assert } from "../../lib/assert.ts";
 import type { WriteSet } from "../../storage/writer.ts";
 import type { EnqueueItemInput, Reply, Result } from "../api.ts";
@@ -143,7 +144,8 @@ export class Enqueuer {
     for (let i = 0; i < inputs.length; i++) {
       const input = inputs[i] as EnqueueItemInput;
       if (input.key !== null) {
-        const existing = existingNs?.topics.get(input.topic)?.keys.get(input.key);
+        const topicKey = topicKeyOf(input.group ?? null, input.key);
+        const existing = existingNs?.topics.get(input.topic)?.keys.get(topicKey);
         if (existing !== undefined) {
           ids[i] = existing.id;
           if (existing.commit !== null) (this.waitOn ??= []).push(existing.commit);
@@ -155,12 +157,12 @@ export class Enqueuer {
           byKey = new Map();
           batchKeys.set(input.topic, byKey);
         }
-        const first = byKey.get(input.key);
+        const first = byKey.get(topicKey);
         if (first !== undefined) {
           sameAs[i] = first;
           continue;
         }
-        byKey.set(input.key, i);
+        byKey.set(topicKey, i);
       }
       fresh++;
     }

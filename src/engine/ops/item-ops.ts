@@ -120,7 +120,7 @@ export function bestReadyTopic(ctx: OpContext, nsName: string, topicNames: strin
 /** The topic's best takeable item over every signature group and shard heap (a few heap peeks). */
 function bestReadyOf(topic: Topic<LiveItem>): LiveItem | null {
   let best: LiveItem | null = null;
-  for (const group of topic.groups.values()) {
+  for (const group of topic.signatures.values()) {
     for (const heap of group.heaps) {
       const top = heap?.peek();
       if (top !== undefined && (best === null || readyLess(top, best))) best = top;

@@ -69,7 +69,7 @@ export class Pauses {
     if (refused !== null) return refused;
     const untilMs = forMs === null ? null : nowMs + forMs;
     this.place(existing ?? states.namespace(nsName, nowMs).topic(topicName), untilMs);
-    this.write(nsName, topicName, { ns: nsName, topic: topicName, untilMs });
+    this.write(nsName, topicName, { ns: nsName, topic: topicName, group: null, untilMs });
     return finishOp(ctx, { pausedUntilMs: untilMs }, nowMs);
   }
 
@@ -137,6 +137,8 @@ export class Pauses {
   /** Install the stored pauses at start (before the first tick; a pause already over ends at that tick). */
   load(records: Iterable<PauseRecord>, nowMs: number): void {
     for (const record of records) {
+      // Group pauses load in groups/group-pauses.ts.
+      if (record.group !== null) continue;
       const topic = this.states.namespace(record.ns, nowMs).topic(record.topic);
       if (topic.pause !== null) continue;
       const pause = new TopicPause(topic, record.untilMs);
@@ -174,7 +176,7 @@ export class Pauses {
   /** Write the topic's pause record (null: delete it) in the op's WriteSet, counted unsettled until its commit settles. */
   private write(nsName: string, topicName: string, record: PauseRecord | null): void {
     const states = this.states;
-    if (record === null) states.ws().deletePause(nsName, topicName);
+    if (record === null) states.ws().deletePause(nsName, topicName, null);
     else states.ws().putPause(record);
     const key = pauseKey(nsName, topicName);
     const unsettled = this.writesUnsettled;

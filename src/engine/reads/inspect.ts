@@ -76,7 +76,7 @@ export function matchingView(sources: InspectSources, ns: string, topicName: str
   view.askers = asks.map((ask) => ({ kind: ask.kind, capabilities: capabilitiesToWire(ask.caps), lastAskAtMs: ask.lastAskMs }));
   if (asks.length === 0) return view;
   const stuck: Array<{ requires: Requires; items: number; signatureId: number }> = [];
-  for (const group of topic.groups.values()) {
+  for (const group of topic.signatures.values()) {
     const items = group.readyCount;
     if (items === 0 || group.signatureId === 0) continue;
     const requires = sources.registry.requiresOf(group.signatureId) as Requires;
@@ -96,7 +96,7 @@ export function matchingView(sources: InspectSources, ns: string, topicName: str
 }
 
 /** The constraints `caps` fails; a worker without capabilities fails every one (the contract's rule). */
-function missesOf(requires: Requires, caps: Capabilities | null): ConstraintMiss[] {
+export function missesOf(requires: Requires, caps: Capabilities | null): ConstraintMiss[] {
   const failed: ConstraintMiss[] = [];
   const empty = caps === null || caps.features.size === 0;
   for (const constraint of requires.constraints) {
@@ -126,7 +126,7 @@ export function readySinceMs(namespaces: ReadonlyMap<string, Namespace>, ns: str
     const topic = namespace?.topics.get(name);
     if (topic === undefined) return null;
     let oldest: number | null = null;
-    for (const group of topic.groups.values()) {
+    for (const group of topic.signatures.values()) {
       for (const heap of group.heaps) {
         const head = heap?.peek();
         if (head !== undefined && (oldest === null || head.deliverAtMs < oldest)) oldest = head.deliverAtMs;

@@ -47,7 +47,7 @@ const nodeLess = (a: HeapLinks<LiveItem>, b: HeapLinks<LiveItem>): boolean => re
 export function walkReady(topic: Topic<LiveItem>, cursor: ReadyCursor | null, limit: number, visitsMax: number, out: LiveItem[]): boolean | null {
   const frontier = new PairingHeap<HeapLinks<LiveItem>>(nodeLess);
   const stack: Array<HeapLinks<LiveItem>> = [];
-  for (const group of topic.groups.values()) {
+  for (const group of topic.signatures.values()) {
     for (const shardHeap of group.heaps) {
       if (shardHeap === undefined) continue;
       // Each priority level's heap is a tree of its own (ready/ready-heap.ts); a

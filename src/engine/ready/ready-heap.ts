@@ -205,6 +205,23 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
     return roots;
   }
 
+  /**
+   * Visit items in delivery order without popping, until `visit` returns
+   * true: a best-first walk from every root (walkRoots), each visited item's
+   * children paired into one subtree first, as its pop would. For a pick
+   * that may take only some of the items (groups/group-rotation.ts).
+   */
+  walkInOrder(visit: (item: Item) => boolean): void {
+    const frontier: Array<HeapLinks<Item>> = [];
+    for (const root of this.walkRoots(Number.NEGATIVE_INFINITY)) pushFrontier(frontier, root, readyLess);
+    while (frontier.length > 0) {
+      const node = popFrontier(frontier, readyLess);
+      if (visit(node.value)) return;
+      this.compactChildren(node);
+      for (let child = node.child; child !== null; child = child.next) pushFrontier(frontier, child, readyLess);
+    }
+  }
+
   /** compactChildren of the heap that holds `node` (list-ready.ts). */
   compactChildren(node: HeapLinks<Item>): void {
     if (this.flat !== null) {

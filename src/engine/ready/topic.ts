@@ -20,6 +20,10 @@ import type { Deadline, DeadlineKind } from "../time/deadlines.ts";
 import { type KindSource, noClass, TopsByKind } from "../matching/tops-by-kind.ts";
 import { type EligibilitySource, walkTooLong } from "../matching/tops-heap.ts";
 import { ReadyHeap, type ReadyItem } from "./ready-heap.ts";
+import { Group, Held } from "../groups/group.ts";
+import { GroupRotation, type NilIndex } from "../groups/group-rotation.ts";
+import type { TopicPolicies } from "../groups/policy-table.ts";
+import type { RefillDeadline } from "../groups/bounds.ts";
 
 /**
  * What a topic reads of an item: it is its own ready-heap node, with the
@@ -29,6 +33,8 @@ import { ReadyHeap, type ReadyItem } from "./ready-heap.ts";
 export interface TopicItem<Self extends TopicItem<Self>> extends ReadyItem<Self> {
   readonly shard: number;
   readonly signatureId: number;
+  /** The item's named group (groups/group.ts), or null for the nil group. */
+  readonly group: Group<Self> | null;
 }
 
 /** A topic's pause (ops/pause.ts has the ops): until `resume` (untilMs null) or until untilMs. */
@@ -85,7 +91,7 @@ class ShardHeap<Item extends TopicItem<Item>> extends ReadyHeap<Item> {
  */
 const walkVisitsMax = 16;
 
-export class Topic<Item extends TopicItem<Item>> {
+export class Topic<Item extends TopicItem<Item>> implements NilIndex<Item> {
   ready = 0;
   delayed = 0;
   waiting = 0;
@@ -93,7 +99,7 @@ export class Topic<Item extends TopicItem<Item>> {
   dead = 0;
   /** Items in ready heaps (ready and committed): what a dequeue can take now. */
   takeable = 0;
-  readonly groups = new Map<number, SignatureGroup<Item>>();
+  readonly signatures = new Map<number, SignatureGroup<Item>>();
   /** The best item of every non-empty shard heap, ordered by delivery order, shared and per eligibility class. */
   readonly tops = new TopsByKind();
   /** TopsHeap slot -> its shard heap. */
@@ -121,6 +127,20 @@ export class Topic<Item extends TopicItem<Item>> {
   readonly keys = new Map<string, Item>();
   /** Set while the topic is paused (ops/pause.ts): dequeues skip it, and it lives even when empty. */
   pause: TopicPause<Item> | null = null;
+  /**
+   * The rotation between its groups (groups/group-rotation.ts), from the
+   * first item with a group, or the first group policy, on; null before, and
+   * then every ready item sits in the signature heaps below.
+   */
+  rotation: GroupRotation<Item> | null = null;
+  /** Its policies (groups/policy-table.ts), or null when it has none. */
+  policies: TopicPolicies | null = null;
+  /** Held bits (groups/group.ts's Held) for the topic's own max_leased and rate. */
+  held = 0;
+  /** The refill deadline scheduled while its own rate holds it back (groups/bounds.ts). */
+  refillNode: HeapNode<RefillDeadline> | null = null;
+  /** Named groups paused now: the topic lives while any is. */
+  pausedGroups = 0;
 
   constructor(
     readonly ns: string,
@@ -135,12 +155,129 @@ export class Topic<Item extends TopicItem<Item>> {
     this[state] += delta;
   }
 
+  /**
+   * The item enters (delta 1) or leaves (-1) a state: the topic's count and
+   * its group's. True when a max_leased bound (the topic's or the group's)
+   * stopped holding back deliveries: parked dequeues should look again.
+   */
+  countItem(item: Item, state: LiveStateName, delta: number): boolean {
+    this[state] += delta;
+    const rotation = this.rotation;
+    if (rotation === null) return this.leasedBoundChanged(state);
+    const group = item.group ?? rotation.nil;
+    group.countState(state, delta);
+    let released = this.leasedBoundChanged(state);
+    if (state === "leased") {
+      const capped = group.atMaxLeased();
+      const was = (group.held & Held.maxLeased) !== 0;
+      if (capped !== was) {
+        group.held ^= Held.maxLeased;
+        if (rotation.place(group)) released = true;
+      }
+    }
+    return released;
+  }
+
+  /** The topic's own max_leased may have changed its hold: true when it released it. */
+  private leasedBoundChanged(state: LiveStateName): boolean {
+    if (state !== "leased") return false;
+    const max = this.policies?.own?.maxLeased ?? null;
+    const capped = max !== null && this.leased >= max;
+    const was = (this.held & Held.maxLeased) !== 0;
+    if (capped === was) return false;
+    this.held ^= Held.maxLeased;
+    return !capped;
+  }
+
+  /** Whether the topic's own bounds hold back every delivery now (its rate is checked by the caller with its clock). */
+  get heldBack(): boolean {
+    return this.held !== 0;
+  }
+
+  /** The named group `name`, made (and the rotation started) when it is new. */
+  group(name: string, nowMs: number): Group<Item> {
+    const rotation = this.startRotation();
+    let group = rotation.named.get(name);
+    if (group === undefined) {
+      group = new Group<Item>(name);
+      group.v = rotation.startV();
+      rotation.named.set(name, group);
+      this.applyPolicy(group, nowMs);
+    }
+    return group;
+  }
+
+  /** The group's policy (its own or the "*" one) is read again: its bucket, its held bits, its place in the rotation. True when it may deliver again. */
+  applyPolicy(group: Group<Item>, nowMs: number): boolean {
+    const policies = this.policies;
+    group.policy = policies?.forGroup(group.name) ?? null;
+    const bucket = policies === null ? null : policies.bucketOf(group.name, nowMs);
+    let held = group.held & Held.paused;
+    if (group.atMaxLeased()) held |= Held.maxLeased;
+    if (bucket !== null && !bucket.canTake(nowMs)) held |= Held.rate;
+    const was = group.held;
+    group.held = held;
+    const entered = (this.rotation as GroupRotation<Item>).place(group);
+    return entered || (was !== 0 && held === 0);
+  }
+
+  /** The topic's own policy is read again (its max_leased and rate). True when it may deliver again. */
+  applyOwnPolicy(nowMs: number): boolean {
+    const policies = this.policies;
+    const bucket = policies === null ? null : policies.bucketOf(undefined, nowMs);
+    const was = this.held;
+    let held = 0;
+    const max = policies?.own?.maxLeased ?? null;
+    if (max !== null && this.leased >= max) held |= Held.maxLeased;
+    if (bucket !== null && !bucket.canTake(nowMs)) held |= Held.rate;
+    this.held = held;
+    return was !== 0 && held === 0;
+  }
+
+  /** Start rotating between groups (the first item with a group, or the first group policy): the items so far form the nil group. */
+  startRotation(): GroupRotation<Item> {
+    let rotation = this.rotation;
+    if (rotation !== null) return rotation;
+    const nil = new Group<Item>(null);
+    nil.ready = this.ready;
+    nil.delayed = this.delayed;
+    nil.waiting = this.waiting;
+    nil.leased = this.leased;
+    nil.dead = this.dead;
+    nil.policy = this.policies?.forGroup(null) ?? null;
+    rotation = new GroupRotation<Item>(nil, this);
+    this.rotation = rotation;
+    if (nil.atMaxLeased()) nil.held |= Held.maxLeased;
+    rotation.place(nil);
+    return rotation;
+  }
+
+  /** The best ready item without a group (NilIndex): the shared tops heap's root. */
+  nilBest(): Item | undefined {
+    if (this.takeableNil() === 0) return undefined;
+    const slot = this.tops.sharedHeap().peek();
+    return slot < 0 ? undefined : this.slotTops[slot];
+  }
+
+  /** The best ready item without a group that `kind` may take (NilIndex). */
+  nilPick(eligibility: EligibilitySource, kind: number, shardOk: Uint8Array | null): Item | null {
+    return this.pickIndexed(eligibility as KindSource, kind, shardOk);
+  }
+
+  /** Takeable items in the signature heaps (every takeable item but those of named groups). */
+  private takeableNil(): number {
+    return this.takeable - this.takeableGrouped;
+  }
+
+  /** Takeable items of named groups (in their groups' heaps). */
+  private takeableGrouped = 0;
+
   /** An item of this signature joins the topic. */
   joinGroup(signatureId: number): void {
-    let group = this.groups.get(signatureId);
+    let group = this.signatures.get(signatureId);
     if (group === undefined) {
       group = new SignatureGroup<Item>(signatureId);
-      this.groups.set(signatureId, group);
+      this.signatures.set(signatureId, group);
       this.tops.groupAdded(signatureId);
       this.eligible = [];
       this.eligibleSlots = [];
@@ -150,7 +287,7 @@ export class Topic<Item extends TopicItem<Item>> {
 
   /** An item of this signature leaves the topic. */
   leaveGroup(signatureId: number): void {
-    const group = this.groups.get(signatureId);
+    const group = this.signatures.get(signatureId);
     assert(group !== undefined && group.itemCount > 0, "topic: leaving a missing signature group");
     group.itemCount--;
     if (group.itemCount === 0) {
@@ -161,7 +298,7 @@ export class Topic<Item extends TopicItem<Item>> {
         this.slotHeaps[shardHeap.slot] = undefined;
         this.slotTops[shardHeap.slot] = undefined;
       }
-      this.groups.delete(signatureId);
+      this.signatures.delete(signatureId);
       this.tops.groupRemoved(signatureId);
       this.eligible = [];
       this.eligibleSlots = [];
@@ -170,7 +307,15 @@ export class Topic<Item extends TopicItem<Item>> {
 
   insertReady(item: Item): void {
     assert(!item.inHeap, "topic: item already in a ready heap");
-    const group = this.groups.get(item.signatureId);
+    const named = item.group;
+    if (named !== null) {
+      named.insertNode(item);
+      this.takeable++;
+      this.takeableGrouped++;
+      if (named.peek() === item) (this.rotation as GroupRotation<Item>).place(named);
+      return;
+    }
+    const group = this.signatures.get(item.signatureId);
     assert(group !== undefined, "topic: ready item without its group");
     let shardHeap = group.heaps[item.shard];
     if (shardHeap === undefined) {
@@ -182,18 +327,27 @@ export class Topic<Item extends TopicItem<Item>> {
     shardHeap.insertNode(item);
     if (shardHeap.peek() === item) this.setTop(shardHeap.slot, item);
     this.takeable++;
+    const rotation = this.rotation;
+    if (rotation !== null) rotation.place(rotation.nil);
   }
 
   /** The shard heap that holds `item` while it is ready and committed (its group's heap for its shard). */
-  readyHeapOf(item: Item): ShardHeap<Item> {
-    const shardHeap = this.groups.get(item.signatureId)?.heaps[item.shard];
-    assert(shardHeap !== undefined, "topic: no ready heap for the item's signature and shard");
-    return shardHeap;
+  readyHeapOf(item: Item): ReadyHeap<Item> {
+    return item.group ?? this.shardHeapOf(item);
   }
 
   removeReady(item: Item): void {
     assert(item.inHeap, "topic: item not in a ready heap");
-    const shardHeap = this.readyHeapOf(item);
+    const named = item.group;
+    if (named !== null) {
+      const wasTop = named.peek() === item;
+      named.remove(item);
+      this.takeable--;
+      this.takeableGrouped--;
+      if (wasTop) (this.rotation as GroupRotation<Item>).place(named);
+      return;
+    }
+    const shardHeap = this.shardHeapOf(item);
     const wasTop = shardHeap.peek() === item;
     shardHeap.remove(item);
     if (wasTop) {
@@ -206,16 +360,25 @@ export class Topic<Item extends TopicItem<Item>> {
       }
     }
     this.takeable--;
+    const rotation = this.rotation;
+    if (rotation !== null && wasTop) rotation.place(rotation.nil);
+  }
+
+  /** The signature heap of a ready item without a group. */
+  private shardHeapOf(item: Item): ShardHeap<Item> {
+    const shardHeap = this.signatures.get(item.signatureId)?.heaps[item.shard];
+    assert(shardHeap !== undefined, "topic: no ready heap for the item's signature and shard");
+    return shardHeap;
   }
 
   /** How many of the topic's groups worker kind `kind` may take (its class knows; else cached per kind until the groups change). */
   eligibleGroupCount(eligibility: KindSource, kind: number): number {
-    const classCount = this.tops.eligibleCount(eligibility, kind, this.groups);
+    const classCount = this.tops.eligibleCount(eligibility, kind, this.signatures);
     if (classCount !== noClass) return classCount;
     const pairs = this.eligible;
     for (let i = 0; i < pairs.length; i += 2) if (pairs[i] === kind) return pairs[i + 1] as number;
     let count = 0;
-    for (const signatureId of this.groups.keys()) if (eligibility.isEligible(kind, signatureId)) count++;
+    for (const signatureId of this.signatures.keys()) if (eligibility.isEligible(kind, signatureId)) count++;
     if (pairs.length >= 2 * eligibleCacheKindsMax) pairs.length = 0;
     pairs.push(kind, count);
     return count;
@@ -227,7 +390,15 @@ export class Topic<Item extends TopicItem<Item>> {
    */
   pickBest(eligibility: KindSource, kind: number, shardOk: Uint8Array | null): Item | null {
     if (this.takeable === 0) return null;
-    let slot = this.tops.best(eligibility, kind, shardOk, this.groups);
+    const rotation = this.rotation;
+    if (rotation !== null) return rotation.pick(eligibility, kind, shardOk);
+    return this.pickIndexed(eligibility, kind, shardOk);
+  }
+
+  /** The best item without a group that `kind` may take, from the signature heaps. */
+  private pickIndexed(eligibility: KindSource, kind: number, shardOk: Uint8Array | null): Item | null {
+    if (this.takeableNil() === 0) return null;
+    let slot = this.tops.best(eligibility, kind, shardOk, this.signatures);
     if (slot === noClass) slot = this.tops.sharedHeap().best(eligibility, kind, shardOk, walkVisitsMax);
     if (slot === walkTooLong) slot = this.tops.sharedHeap().bestAmong(this.slotsOf(eligibility, kind), shardOk);
     if (slot < 0) return null;
@@ -239,7 +410,7 @@ export class Topic<Item extends TopicItem<Item>> {
     const pairs = this.eligibleSlots;
     for (let i = 0; i < pairs.length; i += 2) if (pairs[i] === kind) return pairs[i + 1] as Int32Array;
     const slots: number[] = [];
-    for (const group of this.groups.values()) {
+    for (const group of this.signatures.values()) {
       if (!eligibility.isEligible(kind, group.signatureId)) continue;
       for (const shardHeap of group.heaps) if (shardHeap !== undefined) slots.push(shardHeap.slot);
     }
@@ -255,11 +426,11 @@ export class Topic<Item extends TopicItem<Item>> {
   }
 
   checkInvariants(): void {
-    this.tops.checkInvariants(this.groups);
+    this.tops.checkInvariants(this.signatures);
     let takeable = 0;
     let entries = 0;
     let nonEmpty = 0;
-    for (const [id, group] of this.groups) {
+    for (const [id, group] of this.signatures) {
       assert(group.signatureId === id && group.itemCount > 0, `topic ${this.name}: bad group ${id}`);
       let inHeaps = 0;
       for (let s = 0; s < group.heaps.length; s++) {
@@ -281,7 +452,8 @@ export class Topic<Item extends TopicItem<Item>> {
     const shared = this.tops.shared;
     assert(shared.entries === entries, `topic ${this.name}: tops heap holds ${shared.entries} entries, ${entries} heaps exist`);
     assert(shared.size === (this.tops.sharedIsLive ? nonEmpty : 0), `topic ${this.name}: tops heap holds ${shared.size} tops, ${nonEmpty} non-empty heaps`);
-    assert(takeable === this.takeable, `topic ${this.name}: takeable ${this.takeable} != ${takeable}`);
+    assert(takeable + this.takeableGrouped === this.takeable, `topic ${this.name}: takeable ${this.takeable} != ${takeable} + ${this.takeableGrouped}`);
+    this.rotation?.checkInvariants();
     assert(this.deadLetters.size === this.dead, `topic ${this.name}: dead count ${this.dead} != ${this.deadLetters.size}`);
     assert(this.takeable <= this.ready, `topic ${this.name}: more takeable than ready`);
   }

@@ -2,6 +2,7 @@
 // model test): every live item is filed exactly where its state says, counts
 // match contents, signature references match items.
 
+import { topicKeyOf } from "../groups/group-key.ts";
 import { assert } from "../../lib/assert.ts";
 import { liveStateNames, type LiveStateName } from "../api.ts";
 import type { EngineDeadlines } from "../time/engine-deadlines.ts";
@@ -49,7 +50,7 @@ export function checkEngineInvariants(states: ItemStates, deadlines: EngineDeadl
         break;
     }
     const key = item.idempotencyKey;
-    if (key !== null) assert(item.topic.keys.get(key) === item, `engine: item ${id} lost its key`);
+    if (key !== null) assert(item.topic.keys.get(topicKeyOf(item.group?.name ?? null, key)) === item, `engine: item ${id} lost its key`);
   }
   for (const [sig, refs] of signatureRefs) {
     if (sig !== 0) assert(states.registry.refCountOf(sig) === refs, `engine: signature ${sig} has ${states.registry.refCountOf(sig)} references, ${refs} items`);

@@ -135,6 +135,8 @@ export class ItemExtras<Item> {
   after: string[] | null = null;
   /** Idempotency key, or null. */
   key: string | null = null;
+  /** The item's named group (a Group of groups/group.ts: LiveItem.group types it), or null. */
+  group: object | null = null;
   /** Metadata set by a nack: newer than the stored record's until that write commits, so memory keeps it. */
   metadata: Uint8Array | null = null;
   /**
@@ -155,6 +157,7 @@ export class ItemExtras<Item> {
       this.deadReason === null &&
       this.after === null &&
       this.key === null &&
+      this.group === null &&
       this.metadata === null &&
       !this.priorityRewritten
     );

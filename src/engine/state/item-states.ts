@@ -34,6 +34,8 @@ import { SettleHooks } from "./settle-hooks.ts";
 import { Namespace, NamespaceMap, type ReadonlyNamespaceMap } from "./namespace.ts";
 import type { QuotaBuckets } from "../admission/quota.ts";
 import type { Topic } from "../ready/topic.ts";
+import type { GroupRotation } from "../groups/group-rotation.ts";
+import { topicKeyOf } from "../groups/group-key.ts";
 
 /** What recovery (recovery/recovery.ts) may use of ItemStates: the loader's transitions and the queries its dependency lookups need. */
 export type ItemLoader = Pick<ItemStates, "limits" | "items" | "ended" | "loadOutcome" | "loadAckedOutcome" | "purgeAckedBefore" | "loadItem" | "placeLoadedItem" | "killItem" | "endLoad">;
@@ -249,8 +251,9 @@ export class ItemStates {
     topic.joinGroup(sig);
     // Memory holds the payload and metadata only until the commit (stored() drops them).
     const item = new LiveItem(shard, key, topic, sig, record, this.settings.forRecord(record), "ready", record);
+    if (record.group !== null) item.ensureExtras().group = topic.group(record.group, nowMs);
     this.table.add(item);
-    if (record.key !== null) topic.keys.set(record.key, item);
+    if (record.key !== null) topic.keys.set(topicKeyOf(record.group, record.key), item);
     if (deadReason !== null) {
       item.ensureExtras().deadReason = deadReason;
       this.enterDead(item);
@@ -322,11 +325,16 @@ export class ItemStates {
 
   private enter(item: LiveItem, state: LiveStateName): void {
     item.state = state;
-    item.topic.count(state, 1);
+    if (item.topic.countItem(item, state, 1)) this.boundReleased(item.topic);
   }
 
   private leave(item: LiveItem): void {
-    item.topic.count(item.state, -1);
+    if (item.topic.countItem(item, item.state, -1)) this.boundReleased(item.topic);
+  }
+
+  /** A bound (max_leased, rate, a group's pause) stopped holding back some of the topic's items: its parked dequeues are served at the op's end. */
+  boundReleased(topic: Topic<LiveItem>): void {
+    if (topic.takeable > 0) this.dirty.add(topic);
   }
 
   private enterDead(item: LiveItem): void {
@@ -385,7 +393,16 @@ export class ItemStates {
     }
     this.table.delete(item);
     const key = item.idempotencyKey;
-    if (key !== null && item.topic.keys.get(key) === item) item.topic.keys.delete(key);
+    const group = item.group;
+    if (key !== null) {
+      const topicKey = topicKeyOf(group === null ? null : group.name, key);
+      if (item.topic.keys.get(topicKey) === item) item.topic.keys.delete(topicKey);
+    }
+    if (group !== null && group.items === 0) {
+      const rotation = item.topic.rotation as GroupRotation<LiveItem>;
+      if (rotation.forgettable(group)) rotation.forget(group);
+      else if (group.pause === null) rotation.linger(group);
+    }
     item.topic.leaveGroup(item.signatureId);
     this.signatures.release(item.signatureId);
     this.namespaceMap.get(item.ns)!.dropIfEmpty(item.topic);
@@ -531,8 +548,9 @@ export class ItemStates {
     topic.joinGroup(sig);
     const state = record.state === "pending" ? "ready" : record.state;
     const item = new LiveItem(shard, key, topic, sig, record, this.settings.forRecord(record), state, null);
+    if (record.group !== null) item.ensureExtras().group = topic.group(record.group, nowMs);
     this.table.add(item);
-    if (record.key !== null) topic.keys.set(record.key, item);
+    if (record.key !== null) topic.keys.set(topicKeyOf(record.group, record.key), item);
     return item;
   }
 

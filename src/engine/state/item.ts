@@ -25,6 +25,7 @@ import type { LiveStateName } from "../api.ts";
 import { formatId } from "./ids.ts";
 import { type ItemDeadline, ItemExtras, ItemProgress, type ItemSettings, type StoredOnly, type UnstoredBytes } from "./item-parts.ts";
 import type { Topic, TopicItem } from "../ready/topic.ts";
+import type { Group } from "../groups/group.ts";
 
 /** A deadline of a live item: its delay, lease or TTL. */
 export type LiveItemDeadline = ItemDeadline<LiveItem>;
@@ -249,6 +250,12 @@ export class LiveItem extends IntrusiveHeapNode<LiveItem> implements TopicItem<L
     return extras === null ? null : extras.after;
   }
 
+  /** The item's named group, or null (the nil group). */
+  get group(): Group<LiveItem> | null {
+    const extras = this.extras;
+    return extras === null ? null : (extras.group as Group<LiveItem> | null);
+  }
+
   /** The idempotency key, or null. */
   get idempotencyKey(): string | null {
     const extras = this.extras;
@@ -303,5 +310,6 @@ export function toRecord(item: LiveItem, stored: StoredOnly): ItemRecord {
     requires: stored.requires,
     after: item.after,
     key: item.idempotencyKey,
+    group: item.group?.name ?? null,
   };
 }

@@ -7,6 +7,7 @@ import type { Limits } from "../../limits.ts";
 import type { QuotaBucket } from "../admission/quota.ts";
 import type { LiveItem } from "./item.ts";
 import { Topic } from "../ready/topic.ts";
+import { PolicyTable } from "../groups/policy-table.ts";
 import type { NamespaceCounters } from "../reads/stats-shape.ts";
 
 export type { NamespaceCounters } from "../reads/stats-shape.ts";
@@ -30,11 +31,13 @@ function compareCodePoints(a: string, b: string): number {
 /** What others may read of the namespaces (ItemStates.namespaces): lookups and counts; a namespace is created only by ItemStates.namespace. */
 export interface ReadonlyNamespaceMap extends ReadonlyMap<string, Namespace> {
   readonly topicCount: number;
+  readonly policies: PolicyTable;
 }
 
-/** The namespaces by name, and how many topics they hold in all (limits.topicsMax). */
+/** The namespaces by name, how many topics they hold in all (limits.topicsMax), and every topic's policies (which outlive topics). */
 export class NamespaceMap extends Map<string, Namespace> {
   topicCount = 0;
+  readonly policies = new PolicyTable();
 }
 
 export class Namespace {
@@ -54,6 +57,11 @@ export class Namespace {
     let topic = this.topics.get(name);
     if (topic === undefined) {
       topic = new Topic<LiveItem>(this.name, name);
+      const policies = this.all.policies.of(this.name, name);
+      if (policies !== null) {
+        topic.policies = policies;
+        if (policies.hasGroupPolicies) topic.startRotation();
+      }
       this.topics.set(name, topic);
       this.all.topicCount++;
       this.sorted = null;
@@ -63,7 +71,7 @@ export class Namespace {
 
   /** Drop the topic if it holds nothing and is not paused (a paused topic lives while paused). */
   dropIfEmpty(topic: Topic<LiveItem>): void {
-    if (topic.total === 0 && topic.pause === null && this.topics.get(topic.name) === topic) {
+    if (topic.total === 0 && topic.pause === null && topic.pausedGroups === 0 && this.topics.get(topic.name) === topic) {
       this.topics.delete(topic.name);
       this.all.topicCount--;
       this.sorted = null;

@@ -26,6 +26,8 @@ export function toItemState(item: LiveItem, stored: StoredOnly): ItemState {
   if (extras !== null) {
     if (extras.after !== null) state.after = extras.after;
     if (extras.key !== null) state.key = extras.key;
+    const group = item.group;
+    if (group !== null) state.group = group.name as string;
     if (extras.deadReason !== null) state.deadReason = extras.deadReason;
   }
   return state;
@@ -34,7 +36,7 @@ export function toItemState(item: LiveItem, stored: StoredOnly): ItemState {
 /** A leased item as its delivery: the receipt names this delivery and the boot that granted it (the engine's, whose tails `receipts` keeps). */
 export function toDelivery(item: LiveItem, payload: Uint8Array, metadata: Uint8Array, enqueuedAtMs: number, receipts: ReceiptFormat): Delivery {
   const id = item.id;
-  return {
+  const delivery: Delivery = {
     id,
     topic: item.topic.name,
     priority: item.priority,
@@ -45,4 +47,7 @@ export function toDelivery(item: LiveItem, payload: Uint8Array, metadata: Uint8A
     leaseExpiresAtMs: item.leaseExpiresAtMs as number,
     enqueuedAtMs,
   };
+  const group = item.group;
+  if (group !== null) delivery.group = group.name as string;
+  return delivery;
 }

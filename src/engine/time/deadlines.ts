@@ -31,6 +31,10 @@ export const DeadlineKind = {
   LeaseWrites: 6,
   /** A timed pause ends (target: the topic's pause). */
   PauseEnd: 7,
+  /** A group's timed pause ends (target: the group's pause, groups/group.ts). */
+  GroupPauseEnd: 8,
+  /** A rate bucket holds a token again (target: the topic or group it bounds, groups/bounds.ts). */
+  BoundRefill: 9,
 } as const;
 export type DeadlineKind = (typeof DeadlineKind)[keyof typeof DeadlineKind];
 

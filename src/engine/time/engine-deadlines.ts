@@ -11,6 +11,8 @@ import type { LiveItem, LiveItemDeadline } from "../state/item.ts";
 import type { OutcomeDeadline } from "../outcomes/outcome-table.ts";
 import type { PauseDeadline } from "../ready/topic.ts";
 import type { WaiterDeadline } from "../ops/waiters.ts";
+import type { GroupPauseDeadline } from "../groups/group.ts";
+import type { RefillDeadline } from "../groups/bounds.ts";
 
 /** The one AckedRetention deadline (outcomes/ended-items.ts): the oldest block of acked outcomes reaches the retention. */
 export type AckedRetentionDeadline = Deadline<typeof DeadlineKind.AckedRetention, null>;
@@ -18,7 +20,15 @@ export type AckedRetentionDeadline = Deadline<typeof DeadlineKind.AckedRetention
 /** The one LeaseWrites deadline (deferred-lease-writes.ts): deferred lease writes are due. */
 export type LeaseWritesDeadline = Deadline<typeof DeadlineKind.LeaseWrites, null>;
 
-export type EngineDeadline = LiveItemDeadline | WaiterDeadline | OutcomeDeadline | PauseDeadline<LiveItem> | AckedRetentionDeadline | LeaseWritesDeadline;
+export type EngineDeadline =
+  | LiveItemDeadline
+  | WaiterDeadline
+  | OutcomeDeadline
+  | PauseDeadline<LiveItem>
+  | GroupPauseDeadline<LiveItem>
+  | RefillDeadline
+  | AckedRetentionDeadline
+  | LeaseWritesDeadline;
 
 export type EngineDeadlines = DeadlineQueue<EngineDeadline>;
 

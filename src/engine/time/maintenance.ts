@@ -1,5 +1,5 @@
 // The engine's timed work: pop the deadlines that are due (delays, leases,
-// TTLs, waiter timeouts, outcome retention, pause ends) and act on each, at most
+// TTLs, waiter timeouts, outcome retention, pause ends, rate refills) and act on each, at most
 // deadlinesPerTickMax per call so one tick never stalls the event loop (the
 // server's one timer calls again for the rest). Ops run this first too, so an
 // op sees the state at its own nowMs even when the timer is late.
@@ -11,6 +11,8 @@ import type { EngineDeadlines } from "./engine-deadlines.ts";
 import type { ItemStates } from "../state/item-states.ts";
 import type { TopicPause } from "../ready/topic.ts";
 import type { Waiter } from "../ops/waiters.ts";
+import type { GroupPause } from "../groups/group.ts";
+import type { RefillTarget } from "../groups/bounds.ts";
 
 /** Handle up to `max` due deadlines; item changes go to one background WriteSet nobody waits on. */
 export function runDueDeadlines(
@@ -19,6 +21,8 @@ export function runDueDeadlines(
   max: number,
   timeOut: (waiter: Waiter) => void,
   endPause: (pause: TopicPause<LiveItem>) => void,
+  endGroupPause: (pause: GroupPause<LiveItem>) => void,
+  refill: (target: RefillTarget, nowMs: number) => void,
   nowMs: number,
 ): void {
   assert(!states.setOpen, "engine: tick inside an op");
@@ -27,6 +31,8 @@ export function runDueDeadlines(
     if (deadline === null) break;
     if (deadline.kind === DeadlineKind.WaiterTimeout) timeOut(deadline.target);
     else if (deadline.kind === DeadlineKind.PauseEnd) endPause(deadline.target);
+    else if (deadline.kind === DeadlineKind.GroupPauseEnd) endGroupPause(deadline.target);
+    else if (deadline.kind === DeadlineKind.BoundRefill) refill(deadline.target, nowMs);
     else states.handleDeadline(deadline, nowMs);
   }
   states.endSetBackground();

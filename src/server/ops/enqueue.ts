@@ -41,6 +41,7 @@ function decodeItem(source: Source, limits: Limits, nowMs: number, reader: Reque
   const requires = reader.anyMap(source, "requires");
   const after = source.after === undefined || source.after === null ? null : reader.stringArray(source, "after", 0, limits.afterIdsMax, limits.idBytesMax);
   const key = reader.string(source, "key", 1, limits.keyBytesMax);
+  const group = reader.string(source, "group", 1, limits.groupBytesMax);
   if (reader.failure !== null || topic === null) return null;
   if (delayMs !== null && deliverAtMs !== null) {
     reader.fail("BAD_REQUEST", "deliver_at_ms", "give at most one of delay_ms and deliver_at_ms");
@@ -61,6 +62,7 @@ function decodeItem(source: Source, limits: Limits, nowMs: number, reader: Reque
   item.requires = requires;
   item.after = after;
   item.key = key;
+  item.group = group;
   return item;
 }
 

@@ -2,7 +2,7 @@
 // files' replies. Optional fields are left out when absent. Deliveries are
 // written by the reply encoder (protocol/reply-encoder.ts, deliveryToWire).
 
-import type { EndedItemState, ItemState, TopicCounts } from "../../engine/api.ts";
+import type { EndedItemState, ExplainReason, GroupCounts, ItemState, PolicyView, TopicCounts } from "../../engine/api.ts";
 import type { WireEndedItemState, WireItemState, WireTopicCounts } from "../../protocol/wire-types.ts";
 
 export function itemStateToWire(s: ItemState): WireItemState {
@@ -21,6 +21,7 @@ export function itemStateToWire(s: ItemState): WireItemState {
   if (s.requires !== undefined) wire.requires = s.requires;
   if (s.after !== undefined) wire.after = s.after;
   if (s.key !== undefined) wire.key = s.key;
+  if (s.group !== undefined) wire.group = s.group;
   if (s.deadReason !== undefined) wire.dead_reason = s.deadReason;
   return wire;
 }
@@ -34,5 +35,33 @@ export function anyStateToWire(s: ItemState | EndedItemState | null): WireItemSt
 export function topicCountsToWire(t: TopicCounts): WireTopicCounts {
   const wire: WireTopicCounts = { topic: t.topic, ready: t.ready, delayed: t.delayed, waiting: t.waiting, leased: t.leased, dead: t.dead, paused: t.paused };
   if (t.pausedUntilMs !== undefined) wire.paused_until_ms = t.pausedUntilMs;
+  return wire;
+}
+
+export function policyViewToWire(p: PolicyView): Record<string, unknown> {
+  const wire: Record<string, unknown> = {};
+  if (p.group !== undefined) wire.group = p.group;
+  if (p.weight !== undefined) wire.weight = p.weight;
+  if (p.maxLeased !== undefined) wire.max_leased = p.maxLeased;
+  if (p.rate !== undefined) wire.rate = { count: p.rate.count, per_ms: p.rate.perMs };
+  return wire;
+}
+
+export function groupCountsToWire(g: GroupCounts): Record<string, unknown> {
+  const wire: Record<string, unknown> = { group: g.group, ready: g.ready, delayed: g.delayed, waiting: g.waiting, leased: g.leased, dead: g.dead, paused: g.paused };
+  if (g.pausedUntilMs !== undefined) wire.paused_until_ms = g.pausedUntilMs;
+  return wire;
+}
+
+export function explainReasonToWire(r: ExplainReason): Record<string, unknown> {
+  const wire: Record<string, unknown> = { reason: r.reason };
+  if (r.untilMs !== undefined) wire.until_ms = r.untilMs;
+  if (r.after !== undefined) wire.after = r.after;
+  if (r.deadReason !== undefined) wire.dead_reason = r.deadReason;
+  if (r.leased !== undefined) wire.leased = r.leased;
+  if (r.max !== undefined) wire.max = r.max;
+  if (r.nextAtMs !== undefined) wire.next_at_ms = r.nextAtMs;
+  if (r.kinds !== undefined) wire.kinds = r.kinds.map((k) => ({ failed: k.failed }));
+  if (r.ahead !== undefined) wire.ahead = r.ahead;
   return wire;
 }

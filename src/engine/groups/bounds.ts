@@ -1,0 +1,124 @@
+// The rate side of the contract's bounds, and what a delivery does to the
+// rotation: after each lease a dequeue reports it here, which moves its
+// group's virtual time on, takes a token from the topic's and the group's
+// buckets, and holds back whichever ran dry until its next token (one
+// BoundRefill deadline on the engine's deadline heap, no timer). Bounds never
+// block other work: a held group leaves the rotation (group-rotation.ts) and
+// a held topic is skipped by dequeues, so the next eligible item goes out.
+// The max_leased side needs no clock: it follows the leased counts
+// (ready/topic.ts's countItem).
+
+import type { HeapNode } from "../../lib/pairing-heap.ts";
+import type { LiveItem } from "../state/item.ts";
+import type { Topic } from "../ready/topic.ts";
+import { Deadline, DeadlineKind } from "../time/deadlines.ts";
+import type { EngineDeadlines } from "../time/engine-deadlines.ts";
+import type { Group } from "./group.ts";
+import { Held } from "./group.ts";
+
+/** What a refill deadline fires on: a topic's own bucket (group null) or one group's. */
+export interface RefillTarget {
+  readonly topic: Topic<LiveItem>;
+  readonly group: Group<LiveItem> | null;
+}
+
+export type RefillDeadline = Deadline<typeof DeadlineKind.BoundRefill, RefillTarget>;
+
+export class Bounds {
+  constructor(
+    private readonly deadlines: EngineDeadlines,
+    /** Marks a topic whose items became deliverable again: its parked dequeues are served. */
+    private readonly released: (topic: Topic<LiveItem>) => void,
+  ) {}
+
+  /**
+   * Whether the topic's own bounds let a delivery through now. A topic whose
+   * rate bucket ran dry is held until its next token (a topic that emptied
+   * and came back finds its bucket as it left it: policy-table.ts).
+   */
+  topicOpen(topic: Topic<LiveItem>, nowMs: number): boolean {
+    if (topic.held !== 0) return false;
+    const bucket = topic.policies?.bucketOf(undefined, nowMs) ?? null;
+    if (bucket === null || bucket.canTake(nowMs)) return true;
+    topic.held |= Held.rate;
+    this.scheduleRefill(topic, null, bucket.nextAtMs(nowMs));
+    return false;
+  }
+
+  /**
+   * Whether the picked item's group may deliver now: false when its rate
+   * bucket is dry (a group made before its bucket emptied), which then holds
+   * the group back until its next token, so the caller picks again.
+   */
+  groupAdmits(topic: Topic<LiveItem>, item: LiveItem, nowMs: number): boolean {
+    const rotation = topic.rotation;
+    const policies = topic.policies;
+    if (rotation === null || policies === null) return true;
+    const group = item.group ?? rotation.nil;
+    const bucket = policies.bucketOf(group.name, nowMs);
+    if (bucket === null || bucket.canTake(nowMs)) return true;
+    group.held |= Held.rate;
+    rotation.place(group);
+    this.scheduleRefill(topic, group, bucket.nextAtMs(nowMs));
+    return false;
+  }
+
+  /** A dequeue leased `item` of `topic` at nowMs. */
+  delivered(topic: Topic<LiveItem>, item: LiveItem, nowMs: number): void {
+    const policies = topic.policies;
+    const bucket = policies === null ? null : policies.bucketOf(undefined, nowMs);
+    if (bucket !== null) {
+      bucket.take(nowMs);
+      if (!bucket.canTake(nowMs)) {
+        topic.held |= Held.rate;
+        this.scheduleRefill(topic, null, bucket.nextAtMs(nowMs));
+      }
+    }
+    const rotation = topic.rotation;
+    if (rotation === null) return;
+    const group = item.group ?? rotation.nil;
+    rotation.delivered(group);
+    const groupBucket = policies === null ? null : policies.bucketOf(group.name, nowMs);
+    if (groupBucket !== null) {
+      groupBucket.take(nowMs);
+      if (!groupBucket.canTake(nowMs)) {
+        group.held |= Held.rate;
+        rotation.place(group);
+        this.scheduleRefill(topic, group, groupBucket.nextAtMs(nowMs));
+      }
+    }
+  }
+
+  /** A refill deadline came: the bucket holds a token again (else wait for the next one). */
+  refill(target: RefillTarget, nowMs: number): void {
+    const { topic, group } = target;
+    if (group === null) {
+      topic.refillNode = null;
+      const bucket = topic.policies?.bucketOf(undefined, nowMs) ?? null;
+      if ((topic.held & Held.rate) === 0) return;
+      if (bucket !== null && !bucket.canTake(nowMs)) {
+        this.scheduleRefill(topic, null, bucket.nextAtMs(nowMs));
+        return;
+      }
+      topic.held &= ~Held.rate;
+      if (topic.held === 0) this.released(topic);
+      return;
+    }
+    group.refillNode = null;
+    if ((group.held & Held.rate) === 0) return;
+    const bucket = topic.policies?.bucketOf(group.name, nowMs) ?? null;
+    if (bucket !== null && !bucket.canTake(nowMs)) {
+      this.scheduleRefill(topic, group, bucket.nextAtMs(nowMs));
+      return;
+    }
+    group.held &= ~Held.rate;
+    const rotation = topic.rotation;
+    if (rotation !== null && rotation.place(group)) this.released(topic);
+  }
+
+  private scheduleRefill(topic: Topic<LiveItem>, group: Group<LiveItem> | null, atMs: number): void {
+    const owner: { refillNode: HeapNode<RefillDeadline> | null } = group ?? topic;
+    if (owner.refillNode !== null) return;
+    owner.refillNode = this.deadlines.schedule(new Deadline(atMs, DeadlineKind.BoundRefill, { topic, group }));
+  }
+}

@@ -1,0 +1,379 @@
+// The rotation between a topic's groups (the contract's virtual-time rule):
+// among the ready items of the best priority that a worker may take, the next
+// delivery comes from the group with the least virtual time v, ties going to
+// the group whose best such item comes first in delivery order; a delivery
+// adds 1 / weight to its group's v.
+//
+// The groups that hold ready items and are not held back (by a pause, their
+// max_leased or their rate) sit in a binary heap ordered by (best item's
+// priority, v, best item's deliverAtMs and key). Its root is the answer for a
+// worker that may take every item: one array read per pick, a sift per
+// delivery. A worker that may take only some items walks the heap best-first
+// and asks each group it meets for its best item that worker may take; since
+// a group's heap key is a lower bound of any of its items' keys, the walk
+// stops at the first group whose key is not better than the best found.
+//
+// Where the contract is silent (docs/SCHEDULING.md): "the groups that have
+// one" are the groups in this heap, whatever the worker; a group that enters
+// it (its first ready item, or a bound or pause lifted) starts at the greater
+// of its own v and the least v in the heap (a second heap, by v alone, gives
+// that least v); a group with no items is forgotten once its v is not ahead
+// of that least v (rate buckets outlive it: policy-table.ts), and a forgotten group comes
+// back at the least v (or at the last least v seen when the heap is empty).
+
+import { assert } from "../../lib/assert.ts";
+import type { ReadyItem } from "../ready/ready-heap.ts";
+import type { EligibilitySource } from "../matching/tops-heap.ts";
+import type { Group } from "./group.ts";
+
+/** What the rotation reads of an item: its order, its signature and shard. */
+export interface GroupedItem<Self extends GroupedItem<Self>> extends ReadyItem<Self> {
+  readonly shard: number;
+  readonly signatureId: number;
+}
+
+/** The nil group's ready items live in the topic's signature heaps: the topic answers for them. */
+export interface NilIndex<Item> {
+  /** The best ready item without a group, or undefined. */
+  nilBest(): Item | undefined;
+  /** The best ready item without a group that `kind` may take on a shard marked in `shardOk`, or null. */
+  nilPick(eligibility: EligibilitySource, kind: number, shardOk: Uint8Array | null): Item | null;
+}
+
+export class GroupRotation<Item extends GroupedItem<Item>> {
+  /** The named groups with items (or a pause, or a remembered v), by name. */
+  readonly named = new Map<string, Group<Item>>();
+  /** Groups with takeable items, not held back, by (best priority, v, best deliverAtMs, best key). */
+  private readonly order: Array<Group<Item>> = [];
+  /** The same groups by v alone. */
+  private readonly byV: Array<Group<Item>> = [];
+  /** The least v when the rotation last held a group. */
+  private lastLeastV = 0;
+  /** Groups that could not be forgotten when they emptied (ahead in v). */
+  private lingering: Array<Group<Item>> = [];
+  /** Scratch for the best-first walk: heap positions. */
+  private frontier: number[] = [];
+
+  constructor(
+    readonly nil: Group<Item>,
+    private readonly index: NilIndex<Item>,
+  ) {}
+
+  /** Groups in the rotation now. */
+  get size(): number {
+    return this.order.length;
+  }
+
+  /** The least v of the groups in the rotation (the last one seen when none is). */
+  leastV(): number {
+    const first = this.byV[0];
+    return first === undefined ? this.lastLeastV : first.v;
+  }
+
+  /** A new group starts where a forgotten one would come back: at the least v. */
+  startV(): number {
+    return this.leastV();
+  }
+
+  /** The group's best ready item, or undefined. */
+  bestOf(group: Group<Item>): Item | undefined {
+    return group === this.nil ? this.index.nilBest() : group.peek();
+  }
+
+  /**
+   * The group's ready items or held bits changed: it enters the rotation,
+   * moves within it, or leaves it. Returns true when it entered (its items
+   * became deliverable: parked dequeues should look).
+   */
+  place(group: Group<Item>): boolean {
+    const best = group.held === 0 ? this.bestOf(group) : undefined;
+    if (best === undefined) {
+      if (group.rotationAt >= 0) this.leave(group);
+      return false;
+    }
+    const entering = group.rotationAt < 0;
+    const better = entering || best.priority < group.bestPriority || (best.priority === group.bestPriority && (best.deliverAtMs < group.bestDeliverAtMs || (best.deliverAtMs === group.bestDeliverAtMs && best.key < group.bestKey)));
+    group.bestPriority = best.priority;
+    group.bestDeliverAtMs = best.deliverAtMs;
+    group.bestKey = best.key;
+    if (entering) {
+      const least = this.leastV();
+      if (group.v < least) group.v = least;
+      group.rotationAt = this.order.length;
+      this.order.push(group);
+      this.siftUp(group.rotationAt);
+      group.leastAt = this.byV.length;
+      this.byV.push(group);
+      this.siftUpV(group.leastAt);
+      this.forgetSome();
+      return true;
+    }
+    if (better) this.siftUp(group.rotationAt);
+    else this.siftDown(group.rotationAt);
+    return false;
+  }
+
+  /** A delivery came from `group`: its v moves on by 1 / weight. */
+  delivered(group: Group<Item>): void {
+    group.v += 1 / group.weight;
+    if (group.rotationAt >= 0) {
+      this.siftDown(group.rotationAt);
+      this.siftDownV(group.leastAt);
+    }
+  }
+
+  /**
+   * The item the next delivery to worker kind `kind` takes: the best priority
+   * among items it may take (on a shard marked 1 in `shardOk`; null: all),
+   * then the least v, then delivery order. Null when there is none.
+   */
+  pick(eligibility: EligibilitySource, kind: number, shardOk: Uint8Array | null): Item | null {
+    const root = this.order[0];
+    if (root === undefined) return null;
+    const top = this.bestOf(root) as Item;
+    if ((shardOk === null || shardOk[top.shard] === 1) && eligibility.isEligible(kind, top.signatureId)) return top;
+    return this.walk(eligibility, kind, shardOk);
+  }
+
+  /** The general pick: best-first over the rotation heap, pruned by the best candidate found. */
+  private walk(eligibility: EligibilitySource, kind: number, shardOk: Uint8Array | null): Item | null {
+    const order = this.order;
+    const frontier = this.frontier;
+    frontier.length = 0;
+    frontier.push(0);
+    let best: Item | null = null;
+    let bestV = 0;
+    while (frontier.length > 0) {
+      const at = this.popFrontier(frontier);
+      const group = order[at] as Group<Item>;
+      // Every group left in the frontier orders at or after this one: none can beat the best found.
+      if (best !== null && !groupBefore(group, best, bestV)) break;
+      const candidate = this.bestFor(group, eligibility, kind, shardOk, best, bestV);
+      if (candidate !== null && (best === null || itemBefore(candidate, group.v, best, bestV))) {
+        best = candidate;
+        bestV = group.v;
+      }
+      const left = 2 * at + 1;
+      if (left < order.length) this.pushFrontier(frontier, left);
+      if (left + 1 < order.length) this.pushFrontier(frontier, left + 1);
+    }
+    frontier.length = 0;
+    return best;
+  }
+
+  /** The group's best item `kind` may take that would beat `bound` (the best found so far, at v `boundV`), or null. */
+  private bestFor(group: Group<Item>, eligibility: EligibilitySource, kind: number, shardOk: Uint8Array | null, bound: Item | null, boundV: number): Item | null {
+    if (group === this.nil) return this.index.nilPick(eligibility, kind, shardOk);
+    let found: Item | null = null;
+    group.walkInOrder((item) => {
+      if (bound !== null && !itemBefore(item, group.v, bound, boundV)) return true;
+      if ((shardOk === null || shardOk[item.shard] === 1) && eligibility.isEligible(kind, item.signatureId)) {
+        found = item;
+        return true;
+      }
+      return false;
+    });
+    return found;
+  }
+
+  private leave(group: Group<Item>): void {
+    this.removeAt(this.order, group.rotationAt, true);
+    this.removeAt(this.byV, group.leastAt, false);
+    group.rotationAt = -1;
+    group.leastAt = -1;
+    if (this.byV.length === 0) this.lastLeastV = group.v;
+  }
+
+  /** Whether an empty group may be forgotten now without changing any later order. */
+  forgettable(group: Group<Item>): boolean {
+    return group.items === 0 && group.pause === null && group.rotationAt < 0 && group.v <= this.leastV();
+  }
+
+  /** An emptied group that may not be forgotten yet: looked at again later (forgetSome). */
+  linger(group: Group<Item>): void {
+    this.lingering.push(group);
+  }
+
+  /** Forget up to two lingering groups that may go now (called as groups enter: amortised). */
+  private forgetSome(): void {
+    const lingering = this.lingering;
+    for (let n = 0; n < 2 && lingering.length > 0; n++) {
+      const group = lingering.shift() as Group<Item>;
+      if (this.named.get(group.name as string) !== group) continue;
+      if (group.items > 0 || group.pause !== null) continue;
+      if (group.v <= this.leastV()) this.named.delete(group.name as string);
+      else lingering.push(group);
+    }
+  }
+
+  /** Drop a named group from the map (it held nothing and may be forgotten). */
+  forget(group: Group<Item>): void {
+    assert(group.rotationAt < 0, "rotation: forgetting a group in the rotation");
+    if (group.name !== null && this.named.get(group.name) === group) this.named.delete(group.name);
+  }
+
+  // ---- the two binary heaps ----
+
+  private siftUp(at: number): void {
+    const order = this.order;
+    const group = order[at] as Group<Item>;
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      const above = order[parent] as Group<Item>;
+      if (!groupLess(group, above)) break;
+      order[at] = above;
+      above.rotationAt = at;
+      at = parent;
+    }
+    order[at] = group;
+    group.rotationAt = at;
+  }
+
+  private siftDown(at: number): void {
+    const order = this.order;
+    const count = order.length;
+    const group = order[at] as Group<Item>;
+    for (;;) {
+      let child = 2 * at + 1;
+      if (child >= count) break;
+      const right = child + 1;
+      if (right < count && groupLess(order[right] as Group<Item>, order[child] as Group<Item>)) child = right;
+      const below = order[child] as Group<Item>;
+      if (!groupLess(below, group)) break;
+      order[at] = below;
+      below.rotationAt = at;
+      at = child;
+    }
+    order[at] = group;
+    group.rotationAt = at;
+  }
+
+  private siftUpV(at: number): void {
+    const heap = this.byV;
+    const group = heap[at] as Group<Item>;
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      const above = heap[parent] as Group<Item>;
+      if (!(group.v < above.v)) break;
+      heap[at] = above;
+      above.leastAt = at;
+      at = parent;
+    }
+    heap[at] = group;
+    group.leastAt = at;
+  }
+
+  private siftDownV(at: number): void {
+    const heap = this.byV;
+    const count = heap.length;
+    const group = heap[at] as Group<Item>;
+    for (;;) {
+      let child = 2 * at + 1;
+      if (child >= count) break;
+      const right = child + 1;
+      if (right < count && (heap[right] as Group<Item>).v < (heap[child] as Group<Item>).v) child = right;
+      const below = heap[child] as Group<Item>;
+      if (!(below.v < group.v)) break;
+      heap[at] = below;
+      below.leastAt = at;
+      at = child;
+    }
+    heap[at] = group;
+    group.leastAt = at;
+  }
+
+  private removeAt(heap: Array<Group<Item>>, at: number, isOrder: boolean): void {
+    const last = heap.pop() as Group<Item>;
+    if (at === heap.length) return;
+    heap[at] = last;
+    if (isOrder) {
+      last.rotationAt = at;
+      this.siftUp(at);
+      this.siftDown(last.rotationAt);
+    } else {
+      last.leastAt = at;
+      this.siftUpV(at);
+      this.siftDownV(last.leastAt);
+    }
+  }
+
+  private pushFrontier(frontier: number[], heapAt: number): void {
+    const order = this.order;
+    let at = frontier.length;
+    frontier.push(heapAt);
+    const group = order[heapAt] as Group<Item>;
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      const above = frontier[parent] as number;
+      if (!groupLess(group, order[above] as Group<Item>)) break;
+      frontier[at] = above;
+      at = parent;
+    }
+    frontier[at] = heapAt;
+  }
+
+  private popFrontier(frontier: number[]): number {
+    const order = this.order;
+    const top = frontier[0] as number;
+    const last = frontier.pop() as number;
+    const count = frontier.length;
+    if (count === 0) return top;
+    const lastGroup = order[last] as Group<Item>;
+    let at = 0;
+    for (;;) {
+      let child = 2 * at + 1;
+      if (child >= count) break;
+      const right = child + 1;
+      if (right < count && groupLess(order[frontier[right] as number] as Group<Item>, order[frontier[child] as number] as Group<Item>)) child = right;
+      const below = frontier[child] as number;
+      if (!groupLess(order[below] as Group<Item>, lastGroup)) break;
+      frontier[at] = below;
+      at = child;
+    }
+    frontier[at] = last;
+    return top;
+  }
+
+  /** Every group in the rotation (explain, groups, invariants). */
+  inRotation(): ReadonlyArray<Group<Item>> {
+    return this.order;
+  }
+
+  checkInvariants(): void {
+    const order = this.order;
+    for (let at = 0; at < order.length; at++) {
+      const group = order[at] as Group<Item>;
+      assert(group.rotationAt === at, "rotation: a group's position is out of step");
+      assert(group.held === 0, `rotation: held group ${String(group.name)} in the rotation`);
+      const best = this.bestOf(group);
+      assert(best !== undefined && best.priority === group.bestPriority && best.key === group.bestKey, `rotation: group ${String(group.name)}'s best is out of step`);
+      if (at > 0) assert(!groupLess(group, order[(at - 1) >> 1] as Group<Item>), "rotation: heap order broken");
+      assert(this.byV[group.leastAt] === group, "rotation: least-v position out of step");
+    }
+    assert(this.byV.length === order.length, "rotation: the two heaps hold different groups");
+  }
+}
+
+/** Rotation order of two groups in the heap: best priority, then v, then best item's delivery order. */
+function groupLess<Item extends GroupedItem<Item>>(a: Group<Item>, b: Group<Item>): boolean {
+  if (a.bestPriority !== b.bestPriority) return a.bestPriority < b.bestPriority;
+  if (a.v !== b.v) return a.v < b.v;
+  if (a.bestDeliverAtMs !== b.bestDeliverAtMs) return a.bestDeliverAtMs < b.bestDeliverAtMs;
+  return a.bestKey < b.bestKey;
+}
+
+/** Whether a group's heap key orders before the item `item` of a group at v `v` (it may hold something better). */
+function groupBefore<Item extends GroupedItem<Item>>(group: Group<Item>, item: Item, v: number): boolean {
+  if (group.bestPriority !== item.priority) return group.bestPriority < item.priority;
+  if (group.v !== v) return group.v < v;
+  if (group.bestDeliverAtMs !== item.deliverAtMs) return group.bestDeliverAtMs < item.deliverAtMs;
+  return group.bestKey < item.key;
+}
+
+/** Rotation order of two items, each with its group's v. */
+function itemBefore<Item extends GroupedItem<Item>>(a: Item, av: number, b: Item, bv: number): boolean {
+  if (a.priority !== b.priority) return a.priority < b.priority;
+  if (av !== bv) return av < bv;
+  if (a.deliverAtMs !== b.deliverAtMs) return a.deliverAtMs < b.deliverAtMs;
+  return a.key < b.key;
+}

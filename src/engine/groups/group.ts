@@ -1,0 +1,86 @@
+// One fairness group of a topic (the contract's `group`: a tenant, a
+// customer, any key whose share should be fair and bounded): its ready items
+// in delivery order (it is their ready heap), its virtual time for the
+// rotation (group-rotation.ts), its per-state counts for `groups`, and what
+// holds it back (a pause, its max_leased, its rate bucket). Items without a
+// group form the nil group, whose ready items stay in the topic's own
+// signature heaps (ready/topic.ts), so a topic that never names a group keeps
+// its index as it was.
+
+import type { RefillDeadline } from "./bounds.ts";
+import type { HeapNode } from "../../lib/pairing-heap.ts";
+import type { PolicyRecord } from "../../storage/record.ts";
+import type { LiveStateName } from "../api.ts";
+import { ReadyHeap, type ReadyItem } from "../ready/ready-heap.ts";
+import type { Deadline, DeadlineKind } from "../time/deadlines.ts";
+
+/** Why a group (or a topic) delivers nothing now: bits of Group.held. */
+export const Held = {
+  paused: 1,
+  maxLeased: 2,
+  rate: 4,
+} as const;
+
+/** The end of a group's timed pause. */
+export type GroupPauseDeadline<Item extends ReadyItem<Item>> = Deadline<typeof DeadlineKind.GroupPauseEnd, GroupPause<Item>>;
+
+/** A group's pause: until `resume` (untilMs null) or until untilMs. */
+export class GroupPause<Item extends ReadyItem<Item>> {
+  node: HeapNode<GroupPauseDeadline<Item>> | null = null;
+  constructor(
+    /** The group's topic (a Topic of ready/topic.ts, which imports this file: group-pauses.ts types it). */
+    readonly topic: object,
+    readonly group: Group<Item>,
+    public untilMs: number | null,
+  ) {}
+}
+
+export class Group<Item extends ReadyItem<Item>> extends ReadyHeap<Item> {
+  /** Virtual time: each delivery adds 1 / weight (group-rotation.ts). */
+  v = 0;
+  /** Position in the rotation's heap and in its least-v heap; -1 while out of the rotation. */
+  rotationAt = -1;
+  leastAt = -1;
+  /** The best ready item's delivery-order key while in the rotation (kept here: comparisons then touch no item). */
+  bestPriority = 0;
+  bestDeliverAtMs = 0;
+  bestKey = 0;
+  /** Per-state counts of the group's items (the `groups` op). */
+  ready = 0;
+  delayed = 0;
+  waiting = 0;
+  leased = 0;
+  dead = 0;
+  /** Held bits (Held): 0 when the group may deliver. */
+  held = 0;
+  pause: GroupPause<Item> | null = null;
+  /** The policy that binds it (its own, or the topic's "*"), or null. */
+  policy: PolicyRecord | null = null;
+  /** The refill deadline scheduled while held by its rate. */
+  refillNode: HeapNode<RefillDeadline> | null = null;
+
+  constructor(
+    /** The group's name; null for the nil group. */
+    readonly name: string | null,
+  ) {
+    super();
+  }
+
+  get items(): number {
+    return this.ready + this.delayed + this.waiting + this.leased + this.dead;
+  }
+
+  get weight(): number {
+    return this.policy?.weight ?? 1;
+  }
+
+  countState(state: LiveStateName, delta: number): void {
+    this[state] += delta;
+  }
+
+  /** Whether its max_leased holds it back now. */
+  atMaxLeased(): boolean {
+    const max = this.policy?.maxLeased ?? null;
+    return max !== null && this.leased >= max;
+  }
+}

@@ -1,0 +1,148 @@
+// The stored policies (the `policy` op) of every topic, by namespace and
+// topic: a topic's own bounds, its "*" default for groups, and its named
+// groups' policies. They live here rather than on the Topic because a policy
+// outlives its topic's items (the contract: a policy set before the first
+// enqueue, or kept while a topic is empty, still holds).
+
+import type { PolicyRecord } from "../../storage/record.ts";
+import { TokenBucket } from "./token-bucket.ts";
+
+/** Bucket keys of the topic's own rate and of the nil group's (no group name starts with NUL). */
+const topicBucketKey = "\u0000topic";
+const nilBucketKey = "\u0000nil";
+/** Buckets looked at per take for a sweep of full ones (oldest first): amortised upkeep. */
+const bucketSweepPerTake = 2;
+
+/** The group name that means "every group without a policy of its own". */
+export const defaultGroupName = "*";
+
+/** One topic's policies. */
+export class TopicPolicies {
+  /** The topic's own bound (max_leased, rate), or null. */
+  own: PolicyRecord | null = null;
+  /** The "*" policy: every group without one of its own. */
+  fallback: PolicyRecord | null = null;
+  /** Named groups' policies. */
+  readonly named = new Map<string, PolicyRecord>();
+  /**
+   * The rate buckets in use, by scope: kept here, not on the topic or group,
+   * because a topic goes when it empties and a group is forgotten, and a
+   * bucket that came back full would let a burst past the rate. A full
+   * bucket is dropped (a new one starts full: nothing is lost).
+   */
+  private readonly buckets = new Map<string, TokenBucket>();
+
+  /** The rate bucket of the topic itself (group undefined) or of a group (null: the nil group), or null when no rate binds it. */
+  bucketOf(group: string | null | undefined, nowMs: number): TokenBucket | null {
+    const policy = group === undefined ? this.own : this.forGroup(group);
+    const rate = policy?.rate ?? null;
+    const key = group === undefined ? topicBucketKey : group === null ? nilBucketKey : group;
+    if (rate === null) {
+      this.buckets.delete(key);
+      return null;
+    }
+    let bucket = this.buckets.get(key);
+    if (bucket === undefined) {
+      bucket = new TokenBucket(rate.count, rate.perMs, nowMs);
+      this.buckets.set(key, bucket);
+    } else if (bucket.count !== rate.count || bucket.perMs !== rate.perMs) {
+      bucket = bucket.resized(rate.count, rate.perMs, nowMs);
+      this.buckets.set(key, bucket);
+    }
+    this.sweepBuckets(nowMs);
+    return bucket;
+  }
+
+  /** Drop a few full buckets, oldest first. */
+  private sweepBuckets(nowMs: number): void {
+    let looked = 0;
+    for (const [key, bucket] of this.buckets) {
+      if (++looked > bucketSweepPerTake) return;
+      if (bucket.full(nowMs)) this.buckets.delete(key);
+    }
+  }
+
+  /** The policy that binds group `name` (null: the nil group): its own, else the default, else none. */
+  forGroup(name: string | null): PolicyRecord | null {
+    if (name !== null) {
+      const own = this.named.get(name);
+      if (own !== undefined) return own;
+    }
+    return this.fallback;
+  }
+
+  /** Whether any group is bound or weighted (the topic then rotates between its groups). */
+  get hasGroupPolicies(): boolean {
+    return this.fallback !== null || this.named.size > 0;
+  }
+
+  get isEmpty(): boolean {
+    return this.own === null && this.fallback === null && this.named.size === 0;
+  }
+
+  get(group: string | null): PolicyRecord | null {
+    if (group === null) return this.own;
+    if (group === defaultGroupName) return this.fallback;
+    return this.named.get(group) ?? null;
+  }
+
+  set(group: string | null, record: PolicyRecord | null): void {
+    if (group === null) this.own = record;
+    else if (group === defaultGroupName) this.fallback = record;
+    else if (record === null) this.named.delete(group);
+    else this.named.set(group, record);
+  }
+
+  /** Every policy: the topic's own first, then the default and the named ones by name (code point order; "*" sorts among them). */
+  sorted(): PolicyRecord[] {
+    const out: PolicyRecord[] = [];
+    if (this.own !== null) out.push(this.own);
+    const grouped = [...this.named.values()];
+    if (this.fallback !== null) grouped.push(this.fallback);
+    grouped.sort((a, b) => compareNames(a.group as string, b.group as string));
+    return out.concat(grouped);
+  }
+}
+
+function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export class PolicyTable {
+  private readonly byNamespace = new Map<string, Map<string, TopicPolicies>>();
+  /** Policies stored, over every topic (bounded by limits.policiesMax). */
+  size = 0;
+
+  /** The topic's policies, or null when it has none. */
+  of(ns: string, topic: string): TopicPolicies | null {
+    return this.byNamespace.get(ns)?.get(topic) ?? null;
+  }
+
+  /** Set (or with null, clear) one policy; returns the topic's policies after the change (null when none are left). */
+  set(record: PolicyRecord | null, ns: string, topic: string, group: string | null): TopicPolicies | null {
+    let topics = this.byNamespace.get(ns);
+    let policies = topics?.get(topic) ?? null;
+    const had = policies?.get(group) ?? null;
+    if (record === null && had === null) return policies;
+    if (policies === null) {
+      policies = new TopicPolicies();
+      if (topics === undefined) {
+        topics = new Map();
+        this.byNamespace.set(ns, topics);
+      }
+      topics.set(topic, policies);
+    }
+    policies.set(group, record);
+    this.size += (record === null ? 0 : 1) - (had === null ? 0 : 1);
+    if (policies.isEmpty) {
+      topics!.delete(topic);
+      if (topics!.size === 0) this.byNamespace.delete(ns);
+      return null;
+    }
+    return policies;
+  }
+
+  *all(): Iterable<PolicyRecord> {
+    for (const topics of this.byNamespace.values()) for (const policies of topics.values()) yield* policies.sorted();
+  }
+}
