@@ -11,8 +11,8 @@ its ``retry_after_ms``, and dequeues from every node (one thread per node for
 the long-poll; deliveries that arrive after the first answer are kept for the
 next dequeue of the namespace). ``topics``, ``groups``, ``dead``, ``list``,
 ``stats`` and ``redrive`` ask every node and merge (orq_cluster_merge.py);
-``pause``, ``resume``, ``policy`` and ``policies`` go to any one node (every
-node shares pauses and policies); ``explain`` goes to each id's owner; ``worker()``
+``pause``, ``resume``, ``policy`` and ``policies`` go to one node, the seed
+while it answers (every node shares pauses and policies); ``explain`` goes to each id's owner; ``worker()``
 runs the worker loop (orq_worker.py) over the whole cluster. Against a single
 node it is a plain client.
 
@@ -301,10 +301,25 @@ class ClusterClient(AcrossNodes):
     # -- routing ---------------------------------------------------------------
 
     def _any_node(self, ask):
-        """One request to any node that answers (``_route``'s re-routing passes it on from a node gone or busy)."""
-        answer = []
-        self._route([None], lambda _: -1, lambda client, _: answer.append(ask(client)))
-        return answer[0]
+        """One request any node answers for the whole cluster (pauses, policies), sent to the same node each time.
+
+        The seed while it answers, else the next in the map: the other nodes
+        take a change up within 1 s, so asking one node lets a caller read
+        back its own pause, resume or policy at once (a resume sent elsewhere
+        could answer False for a pause that node has not seen yet).
+        """
+        last = None
+        for addr in [self._seed] + [a for a in self._addrs() if a != self._seed]:
+            try:
+                return ask(self._client(addr))
+            except (OrqError, OSError) as error:
+                code = _code(error)
+                if code not in _ROUTABLE or self._map is None:
+                    raise
+                if code == "CONNECTION_LOST":
+                    self._forget(addr)
+                last = error
+        raise last or ConnectionLost("no node of the cluster answers")
 
     def _take_poller(self, addr):
         """An idle long-poll connection to ``addr``, or a new one (a dequeue's thread owns it until it gives it back)."""

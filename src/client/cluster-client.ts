@@ -10,8 +10,8 @@
 // namespace (their leases run meanwhile). `topics`, `dead`, `list`, `stats`,
 // `groups` and `redrive` without ids ask every node and merge
 // (cluster-merge.ts, topic-pages.ts, group-pages.ts). `pause`, `resume`,
-// `policy` and `policies` go to any one node: pauses and policies are shared
-// by every node.
+// `policy` and `policies` go to one node (the seed while it answers): every
+// node shares pauses and policies.
 // Against a single node (its `cluster` op answers BAD_REQUEST) it simply
 // talks to that node and raises every error as it comes.
 
@@ -359,16 +359,27 @@ export class OrqClusterClient {
     return this.map?.nodes.find((node) => node.addr === addr)?.node_id ?? this.clients.get(addr)?.server?.nodeId ?? null;
   }
 
-  /** One request to any node that answers (routeBatch's re-routing: a node gone or busy passes it to another). */
+  /**
+   * One request that any node answers for the whole cluster (pauses and
+   * policies), sent to the same node each time: the seed while it answers,
+   * else the next in the map. The other nodes take a change up within 1 s,
+   * so asking one node lets a caller read back its own pause, resume or
+   * policy at once (a resume sent elsewhere could answer `resumed: false`
+   * for a pause that node has not seen yet).
+   */
   private async anyNode<T>(ask: (client: OrqClient) => Promise<T>): Promise<T> {
-    let result: T | undefined;
-    let answered = false;
-    await this.routeBatch([null], () => -1, async (client) => {
-      result = await ask(client);
-      answered = true;
-    });
-    if (!answered) throw new OrqError("DISCONNECTED", "no node of the cluster answers");
-    return result as T;
+    let lastError: unknown = null;
+    for (const addr of [this.seed, ...this.nodeAddrs().filter((other) => other !== this.seed)]) {
+      try {
+        return await ask(await this.client(addr));
+      } catch (error) {
+        // A single node's errors are its answer; in a cluster a node gone or busy passes the request on.
+        if (!(error instanceof OrqError) || !routable.has(error.code) || this.map === null) throw error;
+        if (error.code !== "MOVED" && error.code !== "UNAVAILABLE") this.forget(addr);
+        lastError = error;
+      }
+    }
+    throw lastError instanceof Error ? lastError : new OrqError("DISCONNECTED", "no node of the cluster answers");
   }
 
   /** Send `entries` in one request per owning node; re-route the groups MOVED, refused or cut off, until all are done. */
