@@ -71,6 +71,17 @@ def wait_balanced(client, live):
     raise AssertionError(f"never balanced over {live}: {client._map}")
 
 
+def eventually(read, wanted):
+    """Poll ``read()`` (a condition, not a clock) until it returns ``wanted``: pauses and policies reach every node within 1 s."""
+    got = None
+    for _ in range(100):
+        got = read()
+        if got == wanted:
+            return got
+        time.sleep(0.05)
+    raise AssertionError(f"never {wanted!r}; last {got!r}")
+
+
 class ClusterClientTest(unittest.TestCase):
     # Numbered: unittest runs them in name order, and the last one kills a node.
     def test_1_fnv1a32_matches_published_vectors(self):
@@ -213,11 +224,13 @@ class ClusterClientTest(unittest.TestCase):
                 self.assertEqual(int(item_id.split(":")[0]), shard_of_group(NS, "fair", item["group"], SHARDS))
             listed = list(orq.groups_all(NS, "fair", limit=2))
             self.assertEqual([(g["group"], g["ready"]) for g in listed], [(t, 2) for t in tenants])
+            # Any node stores a policy or a pause; the others hold it within 1 s, so they are read until they do.
             orq.policy(NS, "fair", group="tenant-0", max_leased=1)
-            self.assertEqual(orq.policies(NS, "fair")["policies"], [{"group": "tenant-0", "max_leased": 1}])
+            for _ in range(3):
+                eventually(lambda: orq.policies(NS, "fair")["policies"], [{"group": "tenant-0", "max_leased": 1}])
             self.assertIsNone(orq.pause(NS, "fair", group="tenant-1"))
-            explained = orq.explain(NS, ids[2:4])
-            self.assertTrue(all("group_paused" in [r["reason"] for r in e["reasons"]] for e in explained))
+            paused = lambda: all("group_paused" in [r["reason"] for r in e["reasons"]] for e in orq.explain(NS, ids[2:4]))  # noqa: E731
+            eventually(paused, True)
             self.assertTrue(orq.resume(NS, "fair", group="tenant-1"))
             self.assertEqual(orq.policy(NS, "fair", group="tenant-0", clear=True), {"cleared": True})
             self.assertEqual(orq.cancel(NS, ids)["cancelled"], len(ids))

@@ -5,12 +5,18 @@
 // (human and --json output, exit codes), and the Python client as a child
 // process (skipped when /usr/bin/python3 or its msgpack module is missing).
 // Each client works in its own namespace, so their groups and policies do not
-// meet.
+// meet. Then on a 3-node cluster (skipped without PostgreSQL): grouped items
+// land on their group's shard as the client computes it, `groups` from the
+// cluster client and the CLI covers every node, and a pause, resume or policy
+// sent through the cluster client reads back at once.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { OrqClient, OrqClusterClient, type Delivery } from "../../src/client/index.ts";
+import { itemShard } from "../../src/client/item-shard.ts";
+import { ClusterHarness } from "../support/cluster-harness.ts";
+import { postgresAvailable, releasePostgres, sharedPostgres } from "../support/postgres-server.ts";
 import { bunPath, mainPath, ServerProcess } from "../support/server-process.ts";
 
 const repoRoot = resolve(import.meta.dir, "../..");
@@ -35,9 +41,9 @@ interface Run {
   stderr: string;
 }
 
-async function orq(args: string[]): Promise<Run> {
+async function orq(args: string[], port = server.port): Promise<Run> {
   const proc = Bun.spawn([bunPath, mainPath, ...args], {
-    env: { PATH: process.env.PATH ?? "", ORQ_SERVER: `127.0.0.1:${server.port}` },
+    env: { PATH: process.env.PATH ?? "", ORQ_SERVER: `127.0.0.1:${port}` },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
@@ -46,8 +52,8 @@ async function orq(args: string[]): Promise<Run> {
   return { code, stdout, stderr };
 }
 
-async function orqJson(args: string[]): Promise<Record<string, any>> {
-  const run = await orq([...args, "--json"]);
+async function orqJson(args: string[], port = server.port): Promise<Record<string, any>> {
+  const run = await orq([...args, "--json"], port);
   if (run.code !== 0) throw new Error(`orq ${args.join(" ")} exited ${run.code}: ${run.stderr}`);
   return JSON.parse(run.stdout);
 }
@@ -303,5 +309,57 @@ print(json.dumps(out))
     expect(result.cluster_groups).toEqual(["free", "held"]);
     expect(result.cluster_cleared).toEqual({ cleared: true });
     expect(result.cluster_explain).toEqual([true, null]);
+  });
+});
+
+describe.skipIf(!postgresAvailable())("on a cluster", () => {
+  const ns = "cluster-groups";
+  const shards = 6;
+  let cluster: ClusterHarness | null = null;
+  let routed: OrqClusterClient | null = null;
+
+  beforeAll(async () => {
+    await sharedPostgres();
+  });
+
+  afterAll(async () => {
+    await routed?.close();
+    await cluster?.cleanup();
+    releasePostgres();
+  });
+
+  test("grouped items on their group's shard; groups over every node from the client and the CLI; pauses and policies read back", async () => {
+    cluster = await ClusterHarness.start({ label: "groups_clients", nodes: 3, shards });
+    const map = await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1", "n2"], shards), "balanced");
+    const node = cluster.nodes[0]!;
+    routed = await OrqClusterClient.connect({ host: node.host, port: node.port });
+    const tenants = Array.from({ length: 9 }, (_, i) => `tenant-${i}`);
+    const items = tenants.flatMap((group) => [0, 1].map((i) => ({ topic: "fair", group, key: `${group}-${i}` })));
+    const ids = await routed.enqueue(ns, items);
+    ids.forEach((id, i) => expect(Number(id.split(":")[0])).toBe(itemShard(ns, items[i]!, shards)));
+    const owners = new Set(ids.map((id) => map.owners[Number(id.split(":")[0])]));
+    expect(owners.size).toBeGreaterThan(1);
+
+    const listed: Array<[string | null, number]> = [];
+    let after: string | undefined;
+    for (let page = 0; page < 20; page++) {
+      const got = await routed.groups(ns, "fair", { limit: 2, after });
+      listed.push(...got.groups.map((g): [string | null, number] => [g.group, g.ready]));
+      if (got.next === null) break;
+      after = got.next;
+    }
+    expect(listed).toEqual(tenants.map((t): [string, number] => [t, 2]));
+    const cli = await orqJson(["groups", "--ns", ns, "--topic", "fair", "--limit", "4", "--all"], node.port);
+    expect(cli.groups.map((g: { group: string; ready: number }) => [g.group, g.ready])).toEqual(tenants.map((t) => [t, 2]));
+
+    // Sent to one node, a change reads back at once through the same client.
+    expect(await routed.policy(ns, "fair", { group: "tenant-0", maxLeased: 1 })).toEqual({ policy: { group: "tenant-0", maxLeased: 1 } });
+    expect((await routed.policies(ns, "fair")).policies).toEqual([{ group: "tenant-0", maxLeased: 1 }]);
+    expect((await routed.pause(ns, "fair", { group: "tenant-1" })).pausedUntilMs).toBeNull();
+    expect(await routed.resume(ns, "fair", { group: "tenant-1" })).toEqual({ resumed: true });
+    const explained = await routed.explain(ns, ids);
+    expect(explained.map((e) => e?.id)).toEqual(ids);
+    expect(await routed.policy(ns, "fair", { group: "tenant-0", clear: true })).toEqual({ cleared: true });
+    expect((await routed.cancel(ns, ids)).cancelled).toBe(ids.length);
   });
 });
