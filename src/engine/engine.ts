@@ -400,6 +400,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
         enqueueRollbacks: this.enqueuer.rollbacks,
         pausedTopics: this.pauses.size,
         prefetchKeysTotal: this.dequeuer.prefetchKeysTotal,
+        passedOver: { ...this.dequeuer.bounds.passedOver },
       },
     });
   }

@@ -16,6 +16,7 @@ import { opNames } from "../protocol/op-names.ts";
 import type { BreakerState } from "../storage/circuit-breaker.ts";
 import { RequestMetrics } from "./request-metrics.ts";
 import { type StoreReadFigures, storeReadGauges } from "./store-gauges.ts";
+import { passedOverCounter } from "./passed-over.ts";
 
 /**
  * Circuit-breaker states (the store's one breaker), exported one-hot:
@@ -43,6 +44,8 @@ export interface GaugeSnapshot {
   pausedTopics?: number;
   /** The delivery read path's memory and prefetch (store-gauges.ts). Optional so older sources still fit. */
   storeRead?: StoreReadFigures;
+  /** Deliveries passed over by bounds since start, by reason (passed-over.ts). Optional so older sources still fit. */
+  passedOver?: Readonly<Record<string, number>>;
 }
 
 export type GaugeSource = () => GaugeSnapshot;
@@ -165,6 +168,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const commits = commitMetrics(registry);
   const refreshGauges = scrapeTimeGauges(registry, topicSeriesMax);
   const refreshStoreRead = storeReadGauges(registry);
+  const refreshPassedOver = passedOverCounter(registry);
 
   return {
     requestDone(op, code, durationMs) {
@@ -179,6 +183,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       const snapshot = gaugeSource();
       refreshGauges(snapshot);
       refreshStoreRead(snapshot.storeRead);
+      refreshPassedOver(snapshot.passedOver);
       return registry.metrics();
     },
     contentType: registry.contentType,

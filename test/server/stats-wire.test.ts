@@ -82,6 +82,7 @@ describe("stats on the wire", () => {
       engine: {
         items: 6, topics: 3, namespaces: 2, outcomes_retained: 0, deadlines: 4, dependency_edges: 1, signatures: 1, worker_kinds: 2,
         background_write_failures: 0, enqueue_rollbacks: 0, paused_topics: 1, parked_waiters_total: 1,
+        passed_over: { topic_paused: 0, topic_max_leased: 0, topic_rate: 0, group_max_leased: 0, group_rate: 0 },
       },
       server: serverGauges,
     });

@@ -13,18 +13,16 @@ import type { LiveItem } from "../state/item.ts";
 import type { Topic } from "../ready/topic.ts";
 import { Deadline, DeadlineKind } from "../time/deadlines.ts";
 import type { EngineDeadlines } from "../time/engine-deadlines.ts";
-import type { Group } from "./group.ts";
-import { Held } from "./group.ts";
+import { type Group, Held, type RefillDeadline, type RefillTarget } from "./group.ts";
 
-/** What a refill deadline fires on: a topic's own bucket (group null) or one group's. */
-export interface RefillTarget {
-  readonly topic: Topic<LiveItem>;
-  readonly group: Group<LiveItem> | null;
-}
 
-export type RefillDeadline = Deadline<typeof DeadlineKind.BoundRefill, RefillTarget>;
+/** Why deliveries were passed over (the metric's reasons). */
+export type PassOverReason = "topic_paused" | "topic_max_leased" | "topic_rate" | "group_max_leased" | "group_rate";
 
 export class Bounds {
+  /** Deliveries passed over since start, by reason (observability/passed-over.ts). */
+  readonly passedOver: Record<PassOverReason, number> = { topic_paused: 0, topic_max_leased: 0, topic_rate: 0, group_max_leased: 0, group_rate: 0 };
+
   constructor(
     private readonly deadlines: EngineDeadlines,
     /** Marks a topic whose items became deliverable again: its parked dequeues are served. */
@@ -37,9 +35,13 @@ export class Bounds {
    * and came back finds its bucket as it left it: policy-table.ts).
    */
   topicOpen(topic: Topic<LiveItem>, nowMs: number): boolean {
-    if (topic.held !== 0) return false;
+    if (topic.held !== 0) {
+      this.passedOver[(topic.held & Held.maxLeased) !== 0 ? "topic_max_leased" : "topic_rate"]++;
+      return false;
+    }
     const bucket = topic.policies?.bucketOf(undefined, nowMs) ?? null;
     if (bucket === null || bucket.canTake(nowMs)) return true;
+    this.passedOver.topic_rate++;
     topic.held |= Held.rate;
     this.scheduleRefill(topic, null, bucket.nextAtMs(nowMs));
     return false;
@@ -57,6 +59,7 @@ export class Bounds {
     const group = item.group ?? rotation.nil;
     const bucket = policies.bucketOf(group.name, nowMs);
     if (bucket === null || bucket.canTake(nowMs)) return true;
+    this.passedOver.group_rate++;
     group.held |= Held.rate;
     rotation.place(group);
     this.scheduleRefill(topic, group, bucket.nextAtMs(nowMs));
@@ -78,10 +81,12 @@ export class Bounds {
     if (rotation === null) return;
     const group = item.group ?? rotation.nil;
     rotation.delivered(group);
+    if ((group.held & Held.maxLeased) !== 0 && group.atMaxLeased() && group.leased === group.policy?.maxLeased) this.passedOver.group_max_leased++;
     const groupBucket = policies === null ? null : policies.bucketOf(group.name, nowMs);
     if (groupBucket !== null) {
       groupBucket.take(nowMs);
       if (!groupBucket.canTake(nowMs)) {
+        this.passedOver.group_rate++;
         group.held |= Held.rate;
         rotation.place(group);
         this.scheduleRefill(topic, group, groupBucket.nextAtMs(nowMs));
@@ -91,7 +96,9 @@ export class Bounds {
 
   /** A refill deadline came: the bucket holds a token again (else wait for the next one). */
   refill(target: RefillTarget, nowMs: number): void {
-    const { topic, group } = target;
+    // Scheduled by scheduleRefill below, from a live topic and one of its groups.
+    const topic = target.topic as Topic<LiveItem>;
+    const group = target.group as Group<LiveItem> | null;
     if (group === null) {
       topic.refillNode = null;
       const bucket = topic.policies?.bucketOf(undefined, nowMs) ?? null;

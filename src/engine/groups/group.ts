@@ -7,7 +7,6 @@
 // signature heaps (ready/topic.ts), so a topic that never names a group keeps
 // its index as it was.
 
-import type { RefillDeadline } from "./bounds.ts";
 import type { HeapNode } from "../../lib/pairing-heap.ts";
 import type { PolicyRecord } from "../../storage/record.ts";
 import type { LiveStateName } from "../api.ts";
@@ -20,6 +19,18 @@ export const Held = {
   maxLeased: 2,
   rate: 4,
 } as const;
+
+/**
+ * What a rate refill deadline fires on (bounds.ts): a topic's own bucket
+ * (group null) or one group's. Typed loosely here, where neither Topic nor
+ * LiveItem may be imported (they import this file); bounds.ts narrows it.
+ */
+export interface RefillTarget {
+  readonly topic: object;
+  readonly group: object | null;
+}
+
+export type RefillDeadline = Deadline<typeof DeadlineKind.BoundRefill, RefillTarget>;
 
 /** The end of a group's timed pause. */
 export type GroupPauseDeadline<Item extends ReadyItem<Item>> = Deadline<typeof DeadlineKind.GroupPauseEnd, GroupPause<Item>>;

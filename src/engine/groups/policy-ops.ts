@@ -17,7 +17,7 @@ import type { ItemStates } from "../state/item-states.ts";
 import { finishOp, type OpContext } from "../ops/op-context.ts";
 import type { Topic } from "../ready/topic.ts";
 
-export function policyToView(record: PolicyRecord): PolicyView {
+function policyToView(record: PolicyRecord): PolicyView {
   const view: PolicyView = {};
   if (record.group !== null) view.group = record.group;
   if (record.weight !== null) view.weight = record.weight;

@@ -181,7 +181,11 @@ export class Dequeuer {
       const want = topics[t] as { topic: string; count: number };
       const topic = ns.topics.get(want.topic);
       // A paused topic delivers nothing (pause.ts), nor one its own bounds hold back (groups/bounds.ts).
-      if (topic === undefined || topic.takeable === 0 || topic.pause !== null) continue;
+      if (topic === undefined || topic.takeable === 0) continue;
+      if (topic.pause !== null) {
+        this.bounds.passedOver.topic_paused++;
+        continue;
+      }
       const bounded = topic.policies !== null || topic.rotation !== null;
       if (bounded && !this.bounds.topicOpen(topic, nowMs)) continue;
       // Skip a topic where this kind may take nothing: the walk would visit every entry.

@@ -55,6 +55,10 @@ export function walkReady(topic: Topic<LiveItem>, cursor: ReadyCursor | null, li
       for (const root of shardHeap.walkRoots(cursor === null ? -Infinity : cursor.priority)) stack.push(root);
     }
   }
+  // Items of named groups sit in their group's heap (engine/groups/group.ts), listed by the same order.
+  for (const group of topic.rotation?.named.values() ?? []) {
+    for (const root of group.walkRoots(cursor === null ? -Infinity : cursor.priority)) stack.push(root);
+  }
   // Depth first over the items listed already; the first items after the cursor join the frontier.
   let visits = 0;
   while (stack.length > 0) {

@@ -109,6 +109,8 @@ export interface EngineGauges {
   parkedWaitersTotal: number;
   /** Items whose stored values the delivery prefetch asked the store to read in, since start (engine/ready/delivery-prefetch.ts). */
   prefetchKeysTotal: number;
+  /** Deliveries passed over by bounds since start, by reason (engine/groups/bounds.ts). */
+  passedOver: Readonly<Record<string, number>>;
 }
 
 export interface EngineStats {

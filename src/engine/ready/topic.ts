@@ -20,10 +20,9 @@ import type { Deadline, DeadlineKind } from "../time/deadlines.ts";
 import { type KindSource, noClass, TopsByKind } from "../matching/tops-by-kind.ts";
 import { type EligibilitySource, walkTooLong } from "../matching/tops-heap.ts";
 import { ReadyHeap, type ReadyItem } from "./ready-heap.ts";
-import { Group, Held } from "../groups/group.ts";
+import { Group, Held, type RefillDeadline } from "../groups/group.ts";
 import { GroupRotation, type NilIndex } from "../groups/group-rotation.ts";
 import type { TopicPolicies } from "../groups/policy-table.ts";
-import type { RefillDeadline } from "../groups/bounds.ts";
 
 /**
  * What a topic reads of an item: it is its own ready-heap node, with the

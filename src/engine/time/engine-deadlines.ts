@@ -11,8 +11,7 @@ import type { LiveItem, LiveItemDeadline } from "../state/item.ts";
 import type { OutcomeDeadline } from "../outcomes/outcome-table.ts";
 import type { PauseDeadline } from "../ready/topic.ts";
 import type { WaiterDeadline } from "../ops/waiters.ts";
-import type { GroupPauseDeadline } from "../groups/group.ts";
-import type { RefillDeadline } from "../groups/bounds.ts";
+import type { GroupPauseDeadline, RefillDeadline } from "../groups/group.ts";
 
 /** The one AckedRetention deadline (outcomes/ended-items.ts): the oldest block of acked outcomes reaches the retention. */
 export type AckedRetentionDeadline = Deadline<typeof DeadlineKind.AckedRetention, null>;

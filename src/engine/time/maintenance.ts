@@ -11,8 +11,7 @@ import type { EngineDeadlines } from "./engine-deadlines.ts";
 import type { ItemStates } from "../state/item-states.ts";
 import type { TopicPause } from "../ready/topic.ts";
 import type { Waiter } from "../ops/waiters.ts";
-import type { GroupPause } from "../groups/group.ts";
-import type { RefillTarget } from "../groups/bounds.ts";
+import type { GroupPause, RefillTarget } from "../groups/group.ts";
 
 /** Handle up to `max` due deadlines; item changes go to one background WriteSet nobody waits on. */
 export function runDueDeadlines(

@@ -76,6 +76,7 @@ function engineToWire(e: EngineGauges): Source {
     enqueue_rollbacks: e.enqueueRollbacks,
     paused_topics: e.pausedTopics,
     parked_waiters_total: e.parkedWaitersTotal,
+    passed_over: { ...e.passedOver },
   };
 }
 
