@@ -1,15 +1,15 @@
 // Turning the write sets gathered for one commit into one CommitBatch: item
 // writes grouped per shard (a later write to the same key takes the earlier
 // one's place: the last write wins, at the first one's position), outcome
-// writes likewise per id, pause writes per (ns, topic), acked items into one
+// writes likewise per id, pause and policy writes per (ns, topic, group), acked items into one
 // acked-log record (and each one's delete among its shard's writes), and the
 // largest acked-log purge bound asked for.
 
 import { assert } from "../lib/assert.ts";
 import { type AckedLogRecord, emptyAckedLog } from "./acked-log.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "./record.ts";
-import { pauseKey } from "./store.ts";
-import type { CommitBatch, ItemKey, ShardBatch } from "./store.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord } from "./record.ts";
+import { pauseKey, policyKey } from "./store.ts";
+import type { CommitBatch, ItemKey, PauseWrite, PolicyWrite, ShardBatch } from "./store.ts";
 import { type WriteLog, WriteKind } from "./write-log.ts";
 
 /** A write set as the builder reads it: its writes in the order made, null when none. */
@@ -28,14 +28,16 @@ export class BatchBuilder {
   private outcomes: Array<{ id: string; record: OutcomeRecord | null }> = [];
   private acked: AckedLogRecord | null = null;
   private ackedPurgeBeforeMs: number | null = null;
-  /** Pauses are rare: a Map per batch that has any, last write per key wins. */
-  private pauses: Map<string, { ns: string; topic: string; record: PauseRecord | null }> | null = null;
+  /** Pauses and policies are rare: a Map per batch that has any, last write per key wins. */
+  private pauses: Map<string, PauseWrite> | null = null;
+  private policies: Map<string, PolicyWrite> | null = null;
 
   build(sets: readonly SetWrites[], meta: MetaRecord | null): CommitBatch {
     this.outcomes = [];
     this.acked = null;
     this.ackedPurgeBeforeMs = null;
     this.pauses = null;
+    this.policies = null;
     for (const set of sets) {
       const log = set.log;
       if (log !== null) for (let index = 0; index < log.count; index++) this.add(log, index);
@@ -52,12 +54,15 @@ export class BatchBuilder {
     this.outcomeSlots.clear();
     this.ackedNamespaces.clear();
     const batch: CommitBatch = { shards, outcomes: this.outcomes, meta, acked: this.acked, ackedPurgeBeforeMs: this.ackedPurgeBeforeMs };
-    // (A cast: the compiler keeps this.pauses narrowed to the null set above, though add() sets it.)
-    const pauses = this.pauses as Map<string, { ns: string; topic: string; record: PauseRecord | null }> | null;
+    // (Casts: the compiler keeps both maps narrowed to the null set above, though add() sets them.)
+    const pauses = this.pauses as Map<string, PauseWrite> | null;
     if (pauses !== null) batch.pauses = [...pauses.values()];
+    const policies = this.policies as Map<string, PolicyWrite> | null;
+    if (policies !== null) batch.policies = [...policies.values()];
     this.outcomes = [];
     this.acked = null;
     this.pauses = null;
+    this.policies = null;
     return batch;
   }
 
@@ -87,9 +92,11 @@ export class BatchBuilder {
     } else if (kind === WriteKind.outcome) {
       this.addOutcome(log.names[index] as string, log.records[index] as OutcomeRecord | null);
     } else if (kind === WriteKind.pause) {
-      const ns = log.names[index] as string;
-      const topic = log.topics[index] as string;
-      (this.pauses ??= new Map()).set(pauseKey(ns, topic), { ns, topic, record: log.records[index] as PauseRecord | null });
+      const write = log.records[index] as PauseWrite;
+      (this.pauses ??= new Map()).set(pauseKey(write.ns, write.topic, write.group), write);
+    } else if (kind === WriteKind.policy) {
+      const write = log.records[index] as PolicyWrite;
+      (this.policies ??= new Map()).set(policyKey(write.ns, write.topic, write.group), write);
     } else {
       assert(kind === WriteKind.purgeAcked, "unknown write kind");
       this.ackedPurgeBeforeMs = Math.max(this.ackedPurgeBeforeMs ?? 0, log.timesMs[index] as number);

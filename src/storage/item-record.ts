@@ -1,10 +1,10 @@
-// The current (version 3) item value layout: writing it, reading its fixed
+// The current (version 4) item value layout: writing it, reading its fixed
 // head, and the work done on stored values without a full decode (patching
 // the state fields in place, copying out payload and metadata). Kept apart
 // from record-codec.ts, which dispatches by version and owns the MessagePack
 // `requires` map, so the one layout the hot paths touch reads in one place.
 //
-// Version 3 item layout (numbers big-endian; str/bytes = u32 length + bytes):
+// Version 4 item layout (numbers big-endian; str/bytes = u32 length + bytes):
 //   u8 version, u8 kind=1, u8 flags, u8 state,
 //   f64 priority, f64 enqueuedAtMs, f64 deliverAtMs, f64 leaseMs,
 //   f64 leaseExpiresAtMs (0 unless flag leaseExpires),
@@ -12,15 +12,22 @@
 //   [f64 ttlExpiresAtMs],
 //   str ns, str topic, bytes payload, bytes metadata,
 //   [str deadReason], [bytes requires (MessagePack map)],
-//   [u32 count + str... after], [str key]
+//   [u32 count + str... after], [str key], [str group]
 //   flags: bit0 ttl, bit1 leaseExpires, bit2 deadReason, bit3 requires,
-//   bit4 after, bit5 key, bit6 delivery = at_most_once
+//   bit4 after, bit5 key, bit6 delivery = at_most_once, bit7 group
 //
-// Why version 3: every field that changes after enqueue (state, deliverAtMs,
+// Every field that changes after enqueue (state, deliverAtMs,
 // leaseExpiresAtMs, attempt, deliveries, leaseBoot) sits at a fixed offset in
 // the first 60 bytes, so a lease, extend, expiry or nack rewrites an item by
 // patching a copy of its stored value (patchItemState) instead of decoding it
 // and encoding it again; the payload for the delivery is a view of that copy.
+// The group comes last, after every other field, so neither that header nor
+// the offsets of payload and metadata move for it.
+//
+// Version 3 is version 4 without the group: the same header, the same
+// fields in the same order, and flag bit 7 never set. A version 3 value is
+// therefore a version 4 value with no group, and a patch relabels it as
+// version 4 (so every value written back is of the current version).
 
 import { assert } from "../lib/assert.ts";
 import { getF64, setF64, setU32 } from "./byte-cursor.ts";
@@ -35,7 +42,7 @@ import type { ItemHead } from "./record-format.ts";
  * is record.requires already encoded (record-codec.ts owns MessagePack), or
  * null when the item has none.
  */
-export function appendItemFieldsV3(to: ByteWriter, record: ItemRecord, requiresBytes: Uint8Array | null): void {
+export function appendItemFields(to: ByteWriter, record: ItemRecord, requiresBytes: Uint8Array | null): void {
   let flags = itemShapeFlags(
     record.ttlExpiresAtMs !== null,
     record.deadReason !== null,
@@ -45,6 +52,7 @@ export function appendItemFieldsV3(to: ByteWriter, record: ItemRecord, requiresB
     record.delivery === "at_most_once",
   );
   if (record.leaseExpiresAtMs !== null) flags |= itemFlag.leaseExpires;
+  if (record.group !== null) flags |= itemFlag.group;
   to.u8(RECORD_VERSION);
   to.u8(RecordKind.item);
   to.u8(flags);
@@ -70,12 +78,14 @@ export function appendItemFieldsV3(to: ByteWriter, record: ItemRecord, requiresB
     for (const id of record.after) to.string(id);
   }
   if (record.key !== null) to.string(record.key);
+  if (record.group !== null) to.string(record.group);
 }
 
 /**
  * The flag bits that say which optional fields a value holds (everything but
- * leaseExpires, which a state patch sets): a stored value may be patched only
- * when memory's item would be written with the same ones.
+ * leaseExpires, which a state patch sets, and group, which never changes
+ * after enqueue): a stored value may be patched only when memory's item
+ * would be written with the same ones.
  */
 export function itemShapeFlags(ttl: boolean, deadReason: boolean, requires: boolean, after: boolean, key: boolean, atMostOnce: boolean): number {
   let flags = 0;
@@ -88,8 +98,8 @@ export function itemShapeFlags(ttl: boolean, deadReason: boolean, requires: bool
   return flags;
 }
 
-// Offsets of the version 3 item header (see the layout above).
-const v3 = {
+// Offsets of the item header (versions 3 and 4; see the layout above).
+const header = {
   flags: 2,
   state: 3,
   enqueuedAtMs: 12,
@@ -115,30 +125,41 @@ export class ItemStatePatch {
 
 /**
  * Patch the state fields of an encoded item value in place (a copy the caller
- * owns). Returns false, changing nothing, when the value is not of the
- * current version or holds other optional fields than `patch.shapeFlags`
- * says (a dead reason or `after` list memory has dropped or added since the
- * value was stored): the caller then writes the whole record.
+ * owns), and label it with the current version. Returns false, changing
+ * nothing, when the value is not of version 3 or 4 or holds other optional
+ * fields than `patch.shapeFlags` says (a dead reason or `after` list memory
+ * has dropped or added since the value was stored): the caller then writes
+ * the whole record.
  */
 export function patchItemState(bytes: Uint8Array, patch: ItemStatePatch): boolean {
-  if (bytes.length < v3.headerBytes || bytes[0] !== 3 || bytes[1] !== RecordKind.item) return false;
-  const storedFlags = bytes[v3.flags] as number;
-  // `requires` never changes after enqueue and memory keeps no copy of it: the stored value's stays as it is.
-  if ((storedFlags & ~(itemFlag.leaseExpires | itemFlag.requires)) !== (patch.shapeFlags & ~itemFlag.requires)) return false;
+  if (bytes.length < header.headerBytes || !hasCurrentHeader(bytes)) return false;
+  const storedFlags = bytes[header.flags] as number;
+  // `requires` and the group never change after enqueue, and memory keeps no copy of `requires`: the stored value's stay as they are.
+  if ((storedFlags & ~(itemFlag.leaseExpires | enqueueOnlyFlags)) !== (patch.shapeFlags & ~enqueueOnlyFlags)) return false;
   // The checks assertItemRecord makes on these fields (messages built only on failure: this runs per lease).
   const state = stateCodes.indexOf(patch.state);
   if (state < 0) assert(false, `item patch: state ${String(patch.state)}`);
   if (!Number.isFinite(patch.deliverAtMs)) assert(false, "item patch: deliverAtMs not finite");
   if (patch.leaseExpiresAtMs !== null && !Number.isFinite(patch.leaseExpiresAtMs)) assert(false, "item patch: leaseExpiresAtMs not finite");
   if (!(isU32(patch.attempt) && isU32(patch.deliveries) && isU32(patch.leaseBoot))) assert(false, "item patch: a count out of range");
-  bytes[v3.flags] = patch.leaseExpiresAtMs === null ? storedFlags & ~itemFlag.leaseExpires : storedFlags | itemFlag.leaseExpires;
-  bytes[v3.state] = state;
-  setF64(bytes, v3.deliverAtMs, patch.deliverAtMs);
-  setF64(bytes, v3.leaseExpiresAtMs, patch.leaseExpiresAtMs ?? 0);
-  setU32(bytes, v3.attempt, patch.attempt);
-  setU32(bytes, v3.deliveries, patch.deliveries);
-  setU32(bytes, v3.leaseBoot, patch.leaseBoot);
+  bytes[0] = RECORD_VERSION;
+  bytes[header.flags] = patch.leaseExpiresAtMs === null ? storedFlags & ~itemFlag.leaseExpires : storedFlags | itemFlag.leaseExpires;
+  bytes[header.state] = state;
+  setF64(bytes, header.deliverAtMs, patch.deliverAtMs);
+  setF64(bytes, header.leaseExpiresAtMs, patch.leaseExpiresAtMs ?? 0);
+  setU32(bytes, header.attempt, patch.attempt);
+  setU32(bytes, header.deliveries, patch.deliveries);
+  setU32(bytes, header.leaseBoot, patch.leaseBoot);
   return true;
+}
+
+/** Optional fields set at enqueue and never changed: a patch leaves them as stored. */
+const enqueueOnlyFlags = itemFlag.requires | itemFlag.group;
+
+/** An item value of version 3 or 4, the versions that share the fixed header (the layout above). */
+function hasCurrentHeader(bytes: Uint8Array): boolean {
+  const version = bytes[0];
+  return (version === RECORD_VERSION || version === 3) && bytes[1] === RecordKind.item;
 }
 
 function isU32(value: number): boolean {
@@ -147,7 +168,7 @@ function isU32(value: number): boolean {
 
 /** Append an already encoded item value (a patched stored value) to `to`, after a check of its first bytes. */
 export function appendItemValue(to: ByteWriter, value: Uint8Array): void {
-  if (!(value.length >= v3.headerBytes && value[0] === RECORD_VERSION && value[1] === RecordKind.item)) {
+  if (!(value.length >= header.headerBytes && value[0] === RECORD_VERSION && value[1] === RecordKind.item)) {
     assert(false, `item value: not a current-version item (${value.length} bytes, version ${value[0]}, kind ${value[1]})`);
   }
   to.raw(value);
@@ -178,10 +199,10 @@ const noBytes = Object.freeze(new Uint8Array(0)) as Uint8Array;
 
 /** itemValueBytes into a caller's object (a hot path's scratch: one object fewer per delivery). */
 export function readItemValueBytes(value: Uint8Array, into: ItemValueBytes): void {
-  if (value.length < v3.headerBytes || value[0] !== 3 || value[1] !== RecordKind.item) throw new RecordDecodeError("item value: not a version 3 item");
-  const enqueuedAtMs = getF64(value, v3.enqueuedAtMs);
-  let at = v3.headerBytes;
-  if ((value[v3.flags] as number) & itemFlag.ttl) at += 8;
+  if (value.length < header.headerBytes || !hasCurrentHeader(value)) throw new RecordDecodeError("item value: not a version 3 or 4 item");
+  const enqueuedAtMs = getF64(value, header.enqueuedAtMs);
+  let at = header.headerBytes;
+  if ((value[header.flags] as number) & itemFlag.ttl) at += 8;
   at += 4 + u32At(value, at); // ns
   at += 4 + u32At(value, at); // topic
   const payloadLength = u32At(value, at);
@@ -200,8 +221,8 @@ function u32At(bytes: Uint8Array, at: number): number {
   return (bytes[at] as number) * 0x100_0000 + (((bytes[at + 1] as number) << 16) | ((bytes[at + 2] as number) << 8) | (bytes[at + 3] as number));
 }
 
-/** Read a version 3 item's fixed head (after version and kind) into `head`; returns its flags. */
-export function readItemHeadV3(reader: ByteReader, head: ItemHead): number {
+/** Read a version 3 or 4 item's fixed head (after version and kind) into `head`; returns its flags. */
+export function readItemHead(reader: ByteReader, head: ItemHead): number {
   const flags = reader.u8();
   const state = stateCodes[reader.u8()];
   if (state === undefined) throw new RecordDecodeError("item record: unknown state code");

@@ -7,7 +7,7 @@
 // only for a caller that asks for one (end()).
 
 import { assert } from "../lib/assert.ts";
-import type { ItemRecord, OutcomeRecord, PauseRecord } from "./record.ts";
+import type { ItemRecord, OutcomeRecord, PauseRecord, PolicyRecord } from "./record.ts";
 import type { ItemKey } from "./store.ts";
 import type { StorageUnavailableError } from "./writer.ts";
 import type { Commit, CommitListener, WriteSet } from "./writer.ts";
@@ -36,7 +36,7 @@ export class PendingWriteSet implements WriteSet, Commit {
    */
   firstShard = -1;
   otherShards: Set<number> | null = null;
-  /** Writes outcomes or pauses: the part of a commit outside every shard (CommitResult.metaError). */
+  /** Writes outcomes, pauses or policies: the part of a commit outside every shard (CommitResult.metaError). */
   writesOutcomes = false;
   ended = false;
   /** Its commit is over: committed when `failure` is null. */
@@ -83,11 +83,19 @@ export class PendingWriteSet implements WriteSet, Commit {
   }
 
   putPause(record: PauseRecord): void {
-    this.writeOutside().pause(record.ns, record.topic, record);
+    this.writeOutside().pause({ ns: record.ns, topic: record.topic, group: record.group, record });
   }
 
-  deletePause(ns: string, topic: string): void {
-    this.writeOutside().pause(ns, topic, null);
+  deletePause(ns: string, topic: string, group: string | null): void {
+    this.writeOutside().pause({ ns, topic, group, record: null });
+  }
+
+  putPolicy(record: PolicyRecord): void {
+    this.writeOutside().policy({ ns: record.ns, topic: record.topic, group: record.group, record });
+  }
+
+  deletePolicy(ns: string, topic: string, group: string | null): void {
+    this.writeOutside().policy({ ns, topic, group, record: null });
   }
 
   /** The set's log, once its batch is built or it is refused: the caller gives it back to the pool. */
@@ -151,7 +159,7 @@ export class PendingWriteSet implements WriteSet, Commit {
     return log;
   }
 
-  /** The log for a write outside every shard (outcome, acked log, purge, pause): it fails with the commit's meta part. */
+  /** The log for a write outside every shard (outcome, acked log, purge, pause, policy): it fails with the commit's meta part. */
   private writeOutside(): WriteLog {
     const log = this.openLog();
     this.writesOutcomes = true;

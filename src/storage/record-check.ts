@@ -3,7 +3,7 @@
 // process instead of spreading. A failed check is an AssertionError.
 
 import { assert } from "../lib/assert.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "./record.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord } from "./record.ts";
 
 const storedStates: ReadonlySet<string> = new Set(["pending", "leased", "dead"]);
 const deliveryModes: ReadonlySet<string> = new Set(["at_least_once", "at_most_once"]);
@@ -23,6 +23,16 @@ function isNullable<T>(value: unknown, check: (value: unknown) => value is T): b
 
 function isString(value: unknown): value is string {
   return typeof value === "string";
+}
+
+/** A name that is never empty (a namespace, topic or group). */
+function isName(value: unknown): value is string {
+  return typeof value === "string" && value.length > 0;
+}
+
+/** A whole number of at least 1 (a bound of a policy). */
+function isBound(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 1;
 }
 
 export function assertItemRecord(record: ItemRecord): void {
@@ -49,6 +59,7 @@ export function assertItemRecord(record: ItemRecord): void {
   );
   assert(record.after === null || (Array.isArray(record.after) && record.after.every(isString)), "item record: after");
   assert(isNullable(record.key, isString), "item record: key");
+  assert(isNullable(record.group, isName), "item record: group");
 }
 
 export function assertOutcomeRecord(record: OutcomeRecord): void {
@@ -69,7 +80,20 @@ export function assertMetaRecord(record: MetaRecord): void {
 
 export function assertPauseRecord(record: PauseRecord): void {
   assert(typeof record === "object" && record !== null, "pause record: not an object");
-  assert(isString(record.ns) && record.ns.length > 0, "pause record: ns");
-  assert(isString(record.topic) && record.topic.length > 0, "pause record: topic");
+  assert(isName(record.ns), "pause record: ns");
+  assert(isName(record.topic), "pause record: topic");
+  assert(isNullable(record.group, isName), "pause record: group");
   assert(isNullable(record.untilMs, isTimeMs), "pause record: untilMs");
+}
+
+export function assertPolicyRecord(record: PolicyRecord): void {
+  assert(typeof record === "object" && record !== null, "policy record: not an object");
+  assert(isName(record.ns), "policy record: ns");
+  assert(isName(record.topic), "policy record: topic");
+  assert(isNullable(record.group, isName), "policy record: group");
+  // A weight shares deliveries between groups: the topic's own policy has none.
+  assert(record.weight === null || (record.group !== null && Number.isFinite(record.weight) && record.weight > 0), "policy record: weight");
+  assert(isNullable(record.maxLeased, isBound), "policy record: maxLeased");
+  const rate = record.rate;
+  assert(rate === null || (typeof rate === "object" && isBound(rate.count) && isBound(rate.perMs)), "policy record: rate");
 }

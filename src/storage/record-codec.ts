@@ -3,11 +3,11 @@
 // the public encode/decode entry points, the version-reader table, outcome
 // and meta encoding, the item tail every version shares, and (alone, per
 // tidy.test.ts) the MessagePack coding of an item's `requires` map. The
-// current item layout lives in item-record-v3.ts, readers kept for older
+// current item layout lives in item-record.ts, readers kept for older
 // versions in record-readers-legacy.ts, shared codes in record-format.ts.
 //
 // Every value starts with two bytes: the record version (RECORD_VERSION when
-// written) and the record kind (item, outcome, meta), so a value from another
+// written) and the record kind (item, outcome, meta, pause, policy), so a value from another
 // program or of the wrong kind is refused rather than misread. Decoding looks
 // the version up in `recordReaders`; when the shape changes, bump
 // RECORD_VERSION, write the new reader, and keep the old one in the table
@@ -17,25 +17,31 @@
 //   outcome: u8 version, u8 kind=2, u8 outcome, f64 endedAtMs, str ns
 //   meta:    u8 version, u8 kind=3, u32 formatVersion, u32 shards,
 //            f64 keysReservedBelow, u32 boots, str nodeId
-//   pause:   u8 version, u8 kind=4, u8 flags (1 = has untilMs),
-//            f64 untilMs (0 without the flag), str ns, str topic
+//   pause:   u8 version, u8 kind=4, u8 flags (1 = has untilMs, 2 = has group),
+//            f64 untilMs (0 without the flag), str ns, str topic, [str group]
+//   policy:  u8 version, u8 kind=5, u8 flags (1 = has group, 2 = has weight,
+//            4 = has maxLeased, 8 = has rate), f64 weight, f64 maxLeased,
+//            f64 rate count, f64 rate perMs (each 0 without its flag),
+//            str ns, str topic, [str group]
 // Outcomes are the same in every version; meta version 1 lacks boots; pause
-// records exist from version 3 on (a version 1 or 2 reader refuses one).
+// records exist from version 3 on (a version 1 or 2 reader refuses one;
+// version 3's has no group flag), policy records from version 4 on (older
+// readers refuse one).
 
 import { Decoder, Encoder } from "@msgpack/msgpack";
 import { assert } from "../lib/assert.ts";
 import { ByteReader, ByteWriter } from "./byte-cursor.ts";
 import { RECORD_VERSION } from "./record.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "./record.ts";
-import { assertItemRecord, assertMetaRecord, assertOutcomeRecord, assertPauseRecord } from "./record-check.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord } from "./record.ts";
+import { assertItemRecord, assertMetaRecord, assertOutcomeRecord, assertPauseRecord, assertPolicyRecord } from "./record-check.ts";
 import { RecordDecodeError, RecordKind, itemFlag, outcomeCodes } from "./record-format.ts";
 import type { ItemHead } from "./record-format.ts";
-import { appendItemFieldsV3, readItemHeadV3 } from "./item-record-v3.ts";
+import { appendItemFields, readItemHead } from "./item-record.ts";
 import { readItemHeadV1, readItemHeadV2, readMetaV1 } from "./record-readers-legacy.ts";
 
 // Re-exported so callers keep importing the record encoding from one place.
 export { RecordDecodeError, RecordKind } from "./record-format.ts";
-export { ItemStatePatch, appendItemValue, itemShapeFlags, itemValueBytes, patchItemState } from "./item-record-v3.ts";
+export { ItemStatePatch, appendItemValue, itemShapeFlags, itemValueBytes, patchItemState } from "./item-record.ts";
 
 // One encoder, decoder and scratch writer, reused: building them per record
 // costs more than the encoding itself (measured when the codec was written).
@@ -52,7 +58,7 @@ export function encodeItemRecord(record: ItemRecord): Uint8Array {
 /** Check the record, then append its value (current version) to `to`. */
 export function appendItemRecord(to: ByteWriter, record: ItemRecord): void {
   assertItemRecord(record);
-  appendItemFieldsV3(to, record, record.requires === null ? null : requiresEncoder.encode(record.requires));
+  appendItemFields(to, record, record.requires === null ? null : requiresEncoder.encode(record.requires));
 }
 
 export function encodeOutcomeRecord(record: OutcomeRecord): Uint8Array {
@@ -84,18 +90,49 @@ export function encodeMetaRecord(record: MetaRecord): Uint8Array {
   return writer.finish();
 }
 
-/** Flag bit of a pause record: the pause ends by itself at untilMs. */
-const pauseHasUntil = 1;
+/** Flag bits of a pause record. */
+const pauseFlag = {
+  /** The pause ends by itself at untilMs. */
+  until: 1,
+  /** The pause is a group's (from record version 4 on). */
+  group: 2,
+} as const;
 
 export function encodePauseRecord(record: PauseRecord): Uint8Array {
   assertPauseRecord(record);
   writer.reset();
   writer.u8(RECORD_VERSION);
   writer.u8(RecordKind.pause);
-  writer.u8(record.untilMs === null ? 0 : pauseHasUntil);
+  writer.u8((record.untilMs === null ? 0 : pauseFlag.until) | (record.group === null ? 0 : pauseFlag.group));
   writer.f64(record.untilMs ?? 0);
   writer.string(record.ns);
   writer.string(record.topic);
+  if (record.group !== null) writer.string(record.group);
+  return writer.finish();
+}
+
+/** Flag bits of a policy record: which of its optional fields it holds. */
+const policyFlag = { group: 1, weight: 2, maxLeased: 4, rate: 8 } as const;
+const policyFlagsAll = policyFlag.group | policyFlag.weight | policyFlag.maxLeased | policyFlag.rate;
+
+export function encodePolicyRecord(record: PolicyRecord): Uint8Array {
+  assertPolicyRecord(record);
+  writer.reset();
+  writer.u8(RECORD_VERSION);
+  writer.u8(RecordKind.policy);
+  let flags = 0;
+  if (record.group !== null) flags |= policyFlag.group;
+  if (record.weight !== null) flags |= policyFlag.weight;
+  if (record.maxLeased !== null) flags |= policyFlag.maxLeased;
+  if (record.rate !== null) flags |= policyFlag.rate;
+  writer.u8(flags);
+  writer.f64(record.weight ?? 0);
+  writer.f64(record.maxLeased ?? 0);
+  writer.f64(record.rate?.count ?? 0);
+  writer.f64(record.rate?.perMs ?? 0);
+  writer.string(record.ns);
+  writer.string(record.topic);
+  if (record.group !== null) writer.string(record.group);
   return writer.finish();
 }
 
@@ -106,18 +143,30 @@ export interface RecordReaders {
   outcome(reader: ByteReader): OutcomeRecord;
   meta(reader: ByteReader): MetaRecord;
   pause(reader: ByteReader): PauseRecord;
+  policy(reader: ByteReader): PolicyRecord;
 }
 
 function readItemV1(reader: ByteReader, withBytes: boolean): ItemRecord {
-  return readItemTail(reader, readItemHeadV1(reader, scratchHead), withBytes, scratchHead);
+  return readItemTail(reader, withoutGroup(readItemHeadV1(reader, scratchHead), 1), withBytes, scratchHead);
 }
 
 function readItemV2(reader: ByteReader, withBytes: boolean): ItemRecord {
-  return readItemTail(reader, readItemHeadV2(reader, scratchHead), withBytes, scratchHead);
+  return readItemTail(reader, withoutGroup(readItemHeadV2(reader, scratchHead), 2), withBytes, scratchHead);
 }
 
 function readItemV3(reader: ByteReader, withBytes: boolean): ItemRecord {
-  return readItemTail(reader, readItemHeadV3(reader, scratchHead), withBytes, scratchHead);
+  return readItemTail(reader, withoutGroup(readItemHead(reader, scratchHead), 3), withBytes, scratchHead);
+}
+
+/** Version 4, the current one: version 3's layout with an optional group at the end (item-record.ts). */
+function readItemV4(reader: ByteReader, withBytes: boolean): ItemRecord {
+  return readItemTail(reader, readItemHead(reader, scratchHead), withBytes, scratchHead);
+}
+
+/** The flags of an item of a version before groups: the group bit set there is damage, not a group. */
+function withoutGroup(flags: number, version: number): number {
+  if (flags & itemFlag.group) throw new RecordDecodeError(`item record: version ${version} has no group`);
+  return flags;
 }
 
 /** One ItemHead, reused: decoding is synchronous and recovery decodes a million records. */
@@ -145,7 +194,7 @@ export const noBytes: Uint8Array = new Uint8Array(0);
 let lastNs = "";
 let lastTopic = "";
 
-/** From ns on, every version is the same. */
+/** From ns on, every version is the same (the group, last, is set only from version 4 on). */
 function readItemTail(reader: ByteReader, flags: number, withBytes: boolean, head: ItemHead): ItemRecord {
   const ns = reader.stringReusing(lastNs);
   lastNs = ns;
@@ -171,6 +220,7 @@ function readItemTail(reader: ByteReader, flags: number, withBytes: boolean, hea
     for (let index = 0; index < count; index++) after.push(reader.string());
   }
   const key = flags & itemFlag.key ? reader.string() : null;
+  const group = flags & itemFlag.group ? reader.string() : null;
   return {
     ns,
     topic,
@@ -192,6 +242,7 @@ function readItemTail(reader: ByteReader, flags: number, withBytes: boolean, hea
     requires,
     after,
     key,
+    group,
   };
 }
 
@@ -213,28 +264,60 @@ function readMetaV2(reader: ByteReader): MetaRecord {
   return { formatVersion, shards, nodeId, keysReservedBelow, boots };
 }
 
-/** Pause version 1 (written from record version 3 on). */
-function readPauseV1(reader: ByteReader): PauseRecord {
+/** Pause of record version 3: no group flag (the topic's own pause). */
+function readPauseV3(reader: ByteReader): PauseRecord {
+  return readPause(reader, pauseFlag.until);
+}
+
+/** Pause of record version 4, the current one: a group after the topic when its flag is set. */
+function readPauseV4(reader: ByteReader): PauseRecord {
+  return readPause(reader, pauseFlag.until | pauseFlag.group);
+}
+
+function readPause(reader: ByteReader, knownFlags: number): PauseRecord {
   const flags = reader.u8();
-  if ((flags & ~pauseHasUntil) !== 0) throw new RecordDecodeError(`pause record: unknown flags ${flags}`);
+  if ((flags & ~knownFlags) !== 0) throw new RecordDecodeError(`pause record: unknown flags ${flags}`);
   const untilMs = reader.f64();
   const ns = reader.string();
   const topic = reader.string();
-  return { ns, topic, untilMs: flags & pauseHasUntil ? untilMs : null };
+  const group = flags & pauseFlag.group ? reader.string() : null;
+  return { ns, topic, group, untilMs: flags & pauseFlag.until ? untilMs : null };
 }
 
-/** Record versions written before pauses existed hold none: a pause value claiming one is damage. */
-function noPauseRecords(version: number): (reader: ByteReader) => PauseRecord {
+/** Policy of record version 4, the current one (the first with policies). */
+function readPolicyV4(reader: ByteReader): PolicyRecord {
+  const flags = reader.u8();
+  if ((flags & ~policyFlagsAll) !== 0) throw new RecordDecodeError(`policy record: unknown flags ${flags}`);
+  const weight = reader.f64();
+  const maxLeased = reader.f64();
+  const count = reader.f64();
+  const perMs = reader.f64();
+  const ns = reader.string();
+  const topic = reader.string();
+  const group = flags & policyFlag.group ? reader.string() : null;
+  return {
+    ns,
+    topic,
+    group,
+    weight: flags & policyFlag.weight ? weight : null,
+    maxLeased: flags & policyFlag.maxLeased ? maxLeased : null,
+    rate: flags & policyFlag.rate ? { count, perMs } : null,
+  };
+}
+
+/** Record versions written before a kind existed hold none of it: a value claiming one is damage. */
+function noRecords(kind: string, version: number): () => never {
   return () => {
-    throw new RecordDecodeError(`record version ${version} has no pause records`);
+    throw new RecordDecodeError(`record version ${version} has no ${kind} records`);
   };
 }
 
 /** Readers by record version. Keep every version that may exist on disk. */
 export const recordReaders: ReadonlyMap<number, RecordReaders> = new Map([
-  [1, { item: readItemV1, outcome: readOutcomeV1, meta: readMetaV1, pause: noPauseRecords(1) }],
-  [2, { item: readItemV2, outcome: readOutcomeV1, meta: readMetaV2, pause: noPauseRecords(2) }],
-  [3, { item: readItemV3, outcome: readOutcomeV1, meta: readMetaV2, pause: readPauseV1 }],
+  [1, { item: readItemV1, outcome: readOutcomeV1, meta: readMetaV1, pause: noRecords("pause", 1), policy: noRecords("policy", 1) }],
+  [2, { item: readItemV2, outcome: readOutcomeV1, meta: readMetaV2, pause: noRecords("pause", 2), policy: noRecords("policy", 2) }],
+  [3, { item: readItemV3, outcome: readOutcomeV1, meta: readMetaV2, pause: readPauseV3, policy: noRecords("policy", 3) }],
+  [4, { item: readItemV4, outcome: readOutcomeV1, meta: readMetaV2, pause: readPauseV4, policy: readPolicyV4 }],
 ]);
 assert(recordReaders.has(RECORD_VERSION), "record codec: no reader for RECORD_VERSION");
 
@@ -287,5 +370,13 @@ export function decodePauseRecord(bytes: Uint8Array, readers = recordReaders): P
   const record = versionReaders.pause(reader);
   finish(reader, "pause");
   assertPauseRecord(record);
+  return record;
+}
+
+export function decodePolicyRecord(bytes: Uint8Array, readers = recordReaders): PolicyRecord {
+  const [reader, versionReaders] = open(bytes, RecordKind.policy, readers);
+  const record = versionReaders.policy(reader);
+  finish(reader, "policy");
+  assertPolicyRecord(record);
   return record;
 }

@@ -1,12 +1,12 @@
 // The codes every version of the record encoding shares (record kinds, item
 // flag bits, state and outcome codes) and the error a bad value raises. A
-// leaf of its own so the current item layout (item-record-v3.ts), the older
+// leaf of its own so the current item layout (item-record.ts), the older
 // readers (record-readers-legacy.ts) and the codec (record-codec.ts) can all
 // use them without importing one another in a circle.
 
 import type { Outcome, StoredState } from "./record.ts";
 
-export const RecordKind = { item: 1, outcome: 2, meta: 3, pause: 4 } as const;
+export const RecordKind = { item: 1, outcome: 2, meta: 3, pause: 4, policy: 5 } as const;
 export type RecordKind = (typeof RecordKind)[keyof typeof RecordKind];
 
 /** A value that is not a record this version of orq can read. */
@@ -22,6 +22,8 @@ export const itemFlag = {
   after: 16,
   key: 32,
   atMostOnce: 64,
+  /** From record version 4 on: the item names a group (earlier versions never set this bit). */
+  group: 128,
 } as const;
 
 export const stateCodes: readonly StoredState[] = ["pending", "leased", "dead"];

@@ -1,8 +1,9 @@
 // Readers for record versions older than RECORD_VERSION, kept so data dirs
 // written by earlier builds still load; each converts to the current shape.
 // Nothing writes these versions any more: a changed record is written back
-// in the current layout (item-record-v3.ts).
+// in the current layout (item-record.ts).
 //
+// Item version 3 shares the current header and is read with it (item-record.ts).
 // Item version 2: leaseExpiresAtMs only when its flag is set, after
 // [ttlExpiresAtMs] (so a lease changed the value's length). Item version 1:
 // version 2 without u32 leaseBoot (read as 0). Meta version 1: version 2

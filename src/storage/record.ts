@@ -8,12 +8,15 @@
  * the boot their lease was issued in). Version 3 moved an item's
  * leaseExpiresAtMs into a fixed header with the other fields that change
  * after enqueue, so a lease patches a copy of the stored value instead of
- * encoding the whole record (record-codec.ts). Version 1 and 2 values still load.
- * The pause record (PauseRecord) was added in version 3 as a new record kind:
- * no existing shape changed, so the version did not move; versions 1 and 2
- * hold no pause records (their readers refuse one).
+ * encoding the whole record (record-codec.ts). The pause record
+ * (PauseRecord) was added in version 3 as a new record kind: no existing
+ * shape changed, so the version did not move; versions 1 and 2 hold no pause
+ * records (their readers refuse one). Version 4 added ItemRecord.group and
+ * PauseRecord.group (a group's pause), each an optional field after the
+ * others, and the policy record (PolicyRecord) as a new kind. Values of
+ * versions 1 to 3 still load, with group null.
  */
-export const RECORD_VERSION = 3;
+export const RECORD_VERSION = 4;
 
 export type DeliveryMode = "at_least_once" | "at_most_once";
 
@@ -60,6 +63,8 @@ export interface ItemRecord {
   after: string[] | null;
   /** Idempotency key, or null. */
   key: string | null;
+  /** The fairness group the item belongs to (the contract's `group`), or null for the nil group. */
+  group: string | null;
 }
 
 export type Outcome = "acked" | "cancelled" | "expired";
@@ -72,14 +77,35 @@ export interface OutcomeRecord {
 }
 
 /**
- * A paused topic (the `pause` op): kept until `resume` or until the pause
- * ends by itself, so a pause survives a restart. One per (ns, topic).
+ * A paused topic or group (the `pause` op): kept until `resume` or until the
+ * pause ends by itself, so a pause survives a restart. One per (ns, topic,
+ * group).
  */
 export interface PauseRecord {
   ns: string;
   topic: string;
+  /** The paused group, or null when the pause is the topic's own. */
+  group: string | null;
   /** When the pause ends by itself, or null for "until resume". */
   untilMs: number | null;
+}
+
+/**
+ * A stored policy (the `policy` op): the bounds of a topic, of one group, or
+ * the default of every group without one. One per (ns, topic, group); kept
+ * until cleared, whether or not the topic holds items.
+ */
+export interface PolicyRecord {
+  ns: string;
+  topic: string;
+  /** null: the topic's own policy; "*": the default for groups without one; else that group's. */
+  group: string | null;
+  /** The group's share of deliveries relative to the others (groups only; null: the default weight). */
+  weight: number | null;
+  /** At most this many of the scope's items leased at once, or null for no bound. */
+  maxLeased: number | null;
+  /** A token bucket of `count` deliveries refilled over `perMs`, or null for no bound. */
+  rate: { count: number; perMs: number } | null;
 }
 
 /** One per store: checked at open so a data dir is never misread. */

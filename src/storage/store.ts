@@ -7,7 +7,7 @@
 
 import type { AckedLogRecord } from "./acked-log.ts";
 import type { ItemKey } from "./item-key.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "./record.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord } from "./record.ts";
 
 export type { ItemKey } from "./item-key.ts";
 
@@ -40,19 +40,58 @@ export interface CommitBatch {
   /** When set, remove acked-log records whose endedAtMs is below it (their retention is over). */
   ackedPurgeBeforeMs?: number | null;
   /**
-   * Paused topics set (a record) or cleared (null), keyed by (ns, topic);
-   * absent or empty when no pause changes. Committed with the outcome and
-   * meta part: a failure there is reported as `metaError`.
+   * Pauses of topics and groups set (a record) or cleared (null), at most
+   * one per (ns, topic, group); absent or empty when no pause changes.
+   * Committed with the outcome and meta part: a failure there is reported
+   * as `metaError`.
    */
-  pauses?: Array<{ ns: string; topic: string; record: PauseRecord | null }>;
+  pauses?: PauseWrite[];
+  /** Policies set (a record) or cleared (null), at most one per (ns, topic, group); committed as pauses are. */
+  policies?: PolicyWrite[];
+}
+
+/** One pause write of a commit: the pause of (ns, topic, group) becomes `record`, or is deleted (null). */
+export interface PauseWrite {
+  ns: string;
+  topic: string;
+  /** null: the topic's own pause. */
+  group: string | null;
+  record: PauseRecord | null;
+}
+
+/** One policy write of a commit: the policy of (ns, topic, group) becomes `record`, or is deleted (null). */
+export interface PolicyWrite {
+  ns: string;
+  topic: string;
+  /** null: the topic's own policy; "*": the groups' default. */
+  group: string | null;
+  record: PolicyRecord | null;
 }
 
 /**
- * The one key of a paused topic, in every store and in group commit: the
- * namespace's length first, so no two (ns, topic) pairs share a key.
+ * The one key of a pause, in every store and in group commit. A topic's own
+ * pause keeps the key it had before groups existed (the namespace's length
+ * first, so no two (ns, topic) pairs share a key), so stored pauses load
+ * under the same key. A group's starts with "g", where a topic's starts
+ * with a digit, and then scopeKey's.
  */
-export function pauseKey(ns: string, topic: string): string {
-  return `${ns.length}:${ns}${topic}`;
+export function pauseKey(ns: string, topic: string, group: string | null = null): string {
+  return group === null ? `${ns.length}:${ns}${topic}` : `g${scopeKey(ns, topic, group)}`;
+}
+
+/** The one key of a policy (a topic's own, a group's, or the default "*"), in every store and in group commit. */
+export function policyKey(ns: string, topic: string, group: string | null): string {
+  return scopeKey(ns, topic, group);
+}
+
+/**
+ * A key naming (ns, topic, group) that no other triple shares: the lengths
+ * of the namespace and the topic come before each, so what follows the
+ * topic is either nothing (group null) or ":" and the group (never empty).
+ */
+function scopeKey(ns: string, topic: string, group: string | null): string {
+  const scope = `${ns.length}:${ns}${topic.length}:${topic}`;
+  return group === null ? scope : `${scope}:${group}`;
 }
 
 /** Per shard: did its part of the batch commit? */
@@ -82,8 +121,10 @@ export interface Store {
   loadOutcomes(): Iterable<{ id: string; record: OutcomeRecord }>;
   /** The acked log's records, oldest first (acked-log.ts). */
   loadAckedLog(): Iterable<AckedLogRecord>;
-  /** Every stored pause (the `pause` op), for recovery at start. */
+  /** Every stored pause (the `pause` op: topics' and groups'), for recovery at start. */
   loadPauses(): Iterable<PauseRecord>;
+  /** Every stored policy (the `policy` op), for recovery at start. */
+  loadPolicies(): Iterable<PolicyRecord>;
   /**
    * How many items and outcomes the store holds, without reading them (LMDB
    * keeps a count in every B-tree): recovery's progress says how much is left.

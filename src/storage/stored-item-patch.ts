@@ -2,13 +2,13 @@
 // lease, extend, expiry or nack. The engine says what the item's state is and
 // which optional fields memory's record of it has (ItemStateFields); this
 // reads the stored value, checks that its shape matches, and patches a copy
-// in the current record layout (item-record-v3.ts's patchItemState). The
+// in the current record layout (item-record.ts's patchItemState). The
 // engine never sees the layout: a record version 4 changes only storage.
 
 import type { Store } from "./store.ts";
 import type { ItemKey } from "./store.ts";
-import { ItemStatePatch, type ItemValueBytes, itemShapeFlags, readItemValueBytes } from "./item-record-v3.ts";
-import { patchItemState } from "./item-record-v3.ts";
+import { ItemStatePatch, type ItemValueBytes, itemShapeFlags, readItemValueBytes } from "./item-record.ts";
+import { patchItemState } from "./item-record.ts";
 
 /**
  * An item's mutable state as memory holds it (ItemStatePatch's fields), and

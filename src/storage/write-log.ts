@@ -7,8 +7,8 @@
 // server records writes into arrays it already has.
 
 import { writeLogs } from "../limits.ts";
-import type { ItemRecord, OutcomeRecord, PauseRecord } from "./record.ts";
-import type { ItemKey } from "./store.ts";
+import type { ItemRecord, OutcomeRecord } from "./record.ts";
+import type { ItemKey, PauseWrite, PolicyWrite } from "./store.ts";
 
 /** What a write does; which columns it fills is listed beside each. */
 export const WriteKind = {
@@ -20,8 +20,10 @@ export const WriteKind = {
   acked: 2,
   /** timesMs (the acked-log purge bound). */
   purgeAcked: 3,
-  /** names (the namespace), topics, records (PauseRecord or null to delete). */
+  /** records (the PauseWrite: its scope, and its record or null to delete). */
   pause: 4,
+  /** records (the PolicyWrite: its scope, and its record or null to delete). */
+  policy: 5,
 } as const;
 export type WriteKind = (typeof WriteKind)[keyof typeof WriteKind];
 
@@ -36,34 +38,37 @@ export class WriteLog {
   readonly keys: ItemKey[] = [];
   readonly timesMs: number[] = [];
   readonly names: Array<string | null> = [];
-  readonly topics: Array<string | null> = [];
-  readonly records: Array<ItemRecord | Uint8Array | OutcomeRecord | PauseRecord | null> = [];
+  /** Pauses and policies are rare: each keeps its whole write (scope and record) here rather than a column per field of its scope. */
+  readonly records: Array<ItemRecord | Uint8Array | OutcomeRecord | PauseWrite | PolicyWrite | null> = [];
 
   item(shard: number, key: ItemKey, record: ItemRecord | Uint8Array | null): void {
-    this.push(WriteKind.item, shard, key, none, null, null, record);
+    this.push(WriteKind.item, shard, key, none, null, record);
   }
 
   outcome(id: string, record: OutcomeRecord | null): void {
-    this.push(WriteKind.outcome, none, none, none, id, null, record);
+    this.push(WriteKind.outcome, none, none, none, id, record);
   }
 
   acked(ns: string, shard: number, key: ItemKey, endedAtMs: number): void {
-    this.push(WriteKind.acked, shard, key, endedAtMs, ns, null, null);
+    this.push(WriteKind.acked, shard, key, endedAtMs, ns, null);
   }
 
   purgeAcked(beforeMs: number): void {
-    this.push(WriteKind.purgeAcked, none, none, beforeMs, null, null, null);
+    this.push(WriteKind.purgeAcked, none, none, beforeMs, null, null);
   }
 
-  pause(ns: string, topic: string, record: PauseRecord | null): void {
-    this.push(WriteKind.pause, none, none, none, ns, topic, record);
+  pause(write: PauseWrite): void {
+    this.push(WriteKind.pause, none, none, none, null, write);
+  }
+
+  policy(write: PolicyWrite): void {
+    this.push(WriteKind.policy, none, none, none, null, write);
   }
 
   /** Forget every write, dropping the references (records hold payloads) so a pooled log pins nothing. */
   clear(): void {
     for (let index = 0; index < this.count; index++) {
       this.names[index] = null;
-      this.topics[index] = null;
       this.records[index] = null;
     }
     this.count = 0;
@@ -75,8 +80,7 @@ export class WriteLog {
     key: ItemKey,
     timeMs: number,
     name: string | null,
-    topic: string | null,
-    record: ItemRecord | Uint8Array | OutcomeRecord | PauseRecord | null,
+    record: ItemRecord | Uint8Array | OutcomeRecord | PauseWrite | PolicyWrite | null,
   ): void {
     // Every column gets a value at every slot: the arrays stay dense, and a slot reused from an earlier set holds nothing of it.
     const index = this.count;
@@ -85,7 +89,6 @@ export class WriteLog {
     this.keys[index] = key;
     this.timesMs[index] = timeMs;
     this.names[index] = name;
-    this.topics[index] = topic;
     this.records[index] = record;
     this.count = index + 1;
   }

@@ -9,7 +9,7 @@
 
 import type { Availability } from "./circuit-breaker.ts";
 import type { ItemKey } from "./store.ts";
-import type { ItemRecord, OutcomeRecord, PauseRecord } from "./record.ts";
+import type { ItemRecord, OutcomeRecord, PauseRecord, PolicyRecord } from "./record.ts";
 
 /** Thrown (as a rejection) when a shard's commit failed or the store's breaker is open. */
 export class StorageUnavailableError extends Error {
@@ -42,10 +42,14 @@ export interface WriteSet {
   ackItem(ns: string, shard: number, key: ItemKey, endedAtMs: number): void;
   /** Remove acked-log records whose newest end is before this instant (their retention is over). */
   purgeAckedBefore(beforeMs: number): void;
-  /** Store a topic's pause (replacing any earlier one of the same ns and topic). */
+  /** Store a topic's or group's pause (replacing any earlier one of the same ns, topic and group). */
   putPause(record: PauseRecord): void;
-  /** Forget a topic's pause (resumed, or ended by itself). */
-  deletePause(ns: string, topic: string): void;
+  /** Forget a topic's (group null) or group's pause (resumed, or ended by itself). */
+  deletePause(ns: string, topic: string, group: string | null): void;
+  /** Store a policy (replacing any earlier one of the same ns, topic and group). */
+  putPolicy(record: PolicyRecord): void;
+  /** Forget a policy (cleared). */
+  deletePolicy(ns: string, topic: string, group: string | null): void;
   /**
    * Close the set and hand it to the next commit. Resolves when every write in
    * it is durable; rejects with StorageUnavailableError when any shard it

@@ -81,16 +81,20 @@ describe("BatchBuilder", () => {
     expect(batch.acked).toEqual({ endedAtMs: 3_000, namespaces: ["billing", "mail"], nsIndexes: [0, 1, 0], shards: [0, 1, 0], keys: [5, 7, 8] });
   });
 
-  test("outcomes and pauses: the last write per id or (ns, topic) wins at the first one's position; the largest purge bound is kept", () => {
+  test("outcomes, pauses and policies: the last write per id or (ns, topic, group) wins at the first one's position; the largest purge bound is kept", () => {
     const a = new WriteLog();
     a.outcome("0:1", outcomeRecord({ outcome: "acked" }));
     a.outcome("0:2", outcomeRecord({ outcome: "expired" }));
-    a.pause("n", "t", { ns: "n", topic: "t", untilMs: 50 });
+    a.pause({ ns: "n", topic: "t", group: null, record: { ns: "n", topic: "t", group: null, untilMs: 50 } });
+    a.pause({ ns: "n", topic: "t", group: "g", record: { ns: "n", topic: "t", group: "g", untilMs: 70 } });
+    a.policy({ ns: "n", topic: "t", group: null, record: { ns: "n", topic: "t", group: null, weight: null, maxLeased: 1, rate: null } });
+    a.policy({ ns: "n", topic: "t", group: "*", record: { ns: "n", topic: "t", group: "*", weight: 2, maxLeased: null, rate: null } });
     a.purgeAcked(700);
     const b = new WriteLog();
     b.outcome("0:1", null);
-    b.pause("n", "u", { ns: "n", topic: "u", untilMs: 60 });
-    b.pause("n", "t", null);
+    b.pause({ ns: "n", topic: "u", group: null, record: { ns: "n", topic: "u", group: null, untilMs: 60 } });
+    b.pause({ ns: "n", topic: "t", group: null, record: null });
+    b.policy({ ns: "n", topic: "t", group: null, record: null });
     b.purgeAcked(400);
     const batch = new BatchBuilder().build([set(a), set(b)], null);
     expect(batch.outcomes.map((write) => [write.id, write.record?.outcome ?? null])).toEqual([
@@ -98,8 +102,13 @@ describe("BatchBuilder", () => {
       ["0:2", "expired"],
     ]);
     expect(batch.pauses).toEqual([
-      { ns: "n", topic: "t", record: null },
-      { ns: "n", topic: "u", record: { ns: "n", topic: "u", untilMs: 60 } },
+      { ns: "n", topic: "t", group: null, record: null },
+      { ns: "n", topic: "t", group: "g", record: { ns: "n", topic: "t", group: "g", untilMs: 70 } },
+      { ns: "n", topic: "u", group: null, record: { ns: "n", topic: "u", group: null, untilMs: 60 } },
+    ]);
+    expect(batch.policies).toEqual([
+      { ns: "n", topic: "t", group: null, record: null },
+      { ns: "n", topic: "t", group: "*", record: { ns: "n", topic: "t", group: "*", weight: 2, maxLeased: null, rate: null } },
     ]);
     expect(batch.ackedPurgeBeforeMs).toBe(700);
     expect(batch.shards).toEqual([]);
@@ -111,7 +120,8 @@ describe("BatchBuilder", () => {
     log.item(0, 1, itemRecord({ priority: 1 }));
     log.acked("n", 1, 2, 10);
     log.outcome("0:1", outcomeRecord());
-    log.pause("n", "t", null);
+    log.pause({ ns: "n", topic: "t", group: null, record: null });
+    log.policy({ ns: "n", topic: "t", group: "g", record: null });
     log.purgeAcked(5);
     const first = builder.build([set(log)], null);
     expect(first.shards.map((shardBatch) => shardBatch.shard)).toEqual([0, 1]);
@@ -119,7 +129,7 @@ describe("BatchBuilder", () => {
     log.clear();
     expect(log.count).toBe(0);
     // The cleared log's reference columns hold nothing: a pooled log pins no record or payload.
-    expect([...log.names, ...log.topics, ...log.records].every((value) => value === null)).toBe(true);
+    expect([...log.names, ...log.records].every((value) => value === null)).toBe(true);
     log.item(0, 1, itemRecord({ priority: 2 }));
     const second = builder.build([set(log)], null);
     expect(itemsOf(second)).toEqual([[0, [[1, 2]]]]);

@@ -96,23 +96,33 @@ describe("GroupCommitter batching", () => {
     expect(store.commitHistory).toEqual([{ shards: [1], items: 1, itemValues: 0, outcomes: 2, acked: 0, meta: false }]);
   });
 
-  test("pause writes coalesce by (ns, topic), last wins; a pause-only set commits and fails with the outcome part", async () => {
+  test("pause and policy writes coalesce by (ns, topic, group), last wins; a pause-only set commits and fails with the outcome part", async () => {
     const { store, writer } = setup();
     const a = writer.begin();
-    a.putPause({ ns: "n", topic: "t", untilMs: null });
-    a.putPause({ ns: "n", topic: "u", untilMs: 5 });
+    a.putPause({ ns: "n", topic: "t", group: null, untilMs: null });
+    a.putPause({ ns: "n", topic: "u", group: null, untilMs: 5 });
+    a.putPause({ ns: "n", topic: "u", group: "g", untilMs: 6 });
+    a.putPolicy({ ns: "n", topic: "t", group: "g", weight: 2, maxLeased: null, rate: null });
     const b = writer.begin();
-    b.deletePause("n", "t");
-    b.putPause({ ns: "n", topic: "u", untilMs: 9 });
+    b.deletePause("n", "t", null);
+    b.putPause({ ns: "n", topic: "u", group: null, untilMs: 9 });
+    b.putPolicy({ ns: "n", topic: "t", group: "g", weight: 3, maxLeased: null, rate: null });
+    b.putPolicy({ ns: "n", topic: "t", group: null, weight: null, maxLeased: 4, rate: null });
+    b.deletePolicy("n", "t", null);
     await Promise.all([a.end(), b.end()]);
-    expect([...store.loadPauses()]).toEqual([{ ns: "n", topic: "u", untilMs: 9 }]);
-    expect(store.commitHistory).toEqual([{ shards: [], items: 0, itemValues: 0, outcomes: 0, acked: 0, meta: false, pauses: 2 }]);
+    const byGroup = <T extends { group: string | null }>(list: T[]) => list.sort((x, y) => String(x.group).localeCompare(String(y.group)));
+    expect(byGroup([...store.loadPauses()])).toEqual([
+      { ns: "n", topic: "u", group: "g", untilMs: 6 },
+      { ns: "n", topic: "u", group: null, untilMs: 9 },
+    ]);
+    expect([...store.loadPolicies()]).toEqual([{ ns: "n", topic: "t", group: "g", weight: 3, maxLeased: null, rate: null }]);
+    expect(store.commitHistory).toEqual([{ shards: [], items: 0, itemValues: 0, outcomes: 0, acked: 0, meta: false, pauses: 3, policies: 2 }]);
     // The next batch starts without the last one's pauses.
     await writeOne(writer, 0, 1);
     expect(store.commitHistory[1]).toEqual({ shards: [0], items: 1, itemValues: 0, outcomes: 0, acked: 0, meta: false });
     await store.close();
     const failed = writer.begin();
-    failed.deletePause("n", "u");
+    failed.deletePause("n", "u", null);
     expect(await rejection(failed.end())).toBeInstanceOf(StorageUnavailableError);
   });
 

@@ -1,6 +1,9 @@
 // Goal: every record kind round-trips through the binary codec exactly, bad
 // records are refused before encode and after decode, decoded byte fields never
-// alias the input, and the version table dispatches old values to their reader.
+// alias the input, and the version table dispatches old values to their reader:
+// values of versions 1 to 3 decode with group null, version 4 items round-trip
+// with and without a group, and a version 3 value is patched like a current one
+// (relabelled version 4).
 
 import { describe, expect, test } from "bun:test";
 import { AssertionError } from "../../src/lib/assert.ts";
@@ -24,7 +27,10 @@ import {
   recordReaders,
 } from "../../src/storage/record-codec.ts";
 import type { RecordReaders } from "../../src/storage/record-codec.ts";
-import { fromHex, fullItemRecord, itemRecord, metaRecord, outcomeRecord, v1Values, v2Values } from "./record-fixtures.ts";
+import { fromHex, fullItemRecord, itemRecord, metaRecord, outcomeRecord, v1Values, v2Values, v3Values } from "./record-fixtures.ts";
+
+/** fullItemRecord() as a build before groups stored it. */
+const fullWithoutGroup = (): ItemRecord => ({ ...fullItemRecord(), group: null });
 
 describe("record codec", () => {
   test("items round-trip: plain, every optional field, edge numbers", () => {
@@ -34,6 +40,9 @@ describe("record codec", () => {
       itemRecord({ payload: new Uint8Array(10 * 1024).fill(7), metadata: new Uint8Array(1024).fill(1) }),
       itemRecord({ priority: 2 ** 31, deliverAtMs: Number.MAX_SAFE_INTEGER, maxAttempts: 0xffff_ffff, requires: {}, after: [], key: "" }),
       itemRecord({ topic: "t".repeat(255), ns: "é".repeat(100), priority: 0.5 }),
+      fullWithoutGroup(),
+      itemRecord({ group: "g" }),
+      itemRecord({ group: "\u{1F600}".repeat(63), key: "k" }),
     ];
     for (const record of cases) {
       const bytes = encodeItemRecord(record);
@@ -88,6 +97,9 @@ describe("record codec", () => {
       { leaseBoot: -1 },
       { leaseBoot: 2 ** 32 },
       { leaseBoot: undefined as unknown as number },
+      { group: "" },
+      { group: 5 as unknown as string },
+      { group: undefined as unknown as string },
     ];
     for (const overrides of bad) expect(() => encodeItemRecord(itemRecord(overrides))).toThrow(AssertionError);
     expect(() => encodeOutcomeRecord(outcomeRecord({ outcome: "done" as "acked" }))).toThrow(AssertionError);
@@ -167,38 +179,72 @@ describe("record codec", () => {
       offset += part.length;
     }
 
-    expect(() => decodeItemRecord(oldBytes)).toThrow("record version 0 is unknown (this build reads 1, 2, 3)");
+    expect(() => decodeItemRecord(oldBytes)).toThrow("record version 0 is unknown (this build reads 1, 2, 3, 4)");
     const upgraded = decodeItemRecord(oldBytes, readers);
     expect(upgraded).toEqual(itemRecord({ ns: "legacy", topic: "jobs", payload: new Uint8Array([9, 8]) }));
     // Current-version values still decode through the same table.
     expect(decodeItemRecord(encodeItemRecord(fullItemRecord()), readers)).toEqual(fullItemRecord());
   });
 
-  test("record version 3 is current: an item's state fields sit at fixed offsets, whatever is set", () => {
-    expect(RECORD_VERSION).toBe(3);
+  test("record version 4 is current: an item's state fields sit at fixed offsets, whatever is set", () => {
+    expect(RECORD_VERSION).toBe(4);
     const leased = itemRecord({ state: "leased", attempt: 1, deliveries: 1, leaseBoot: 9, leaseExpiresAtMs: 1_700_000_030_000 });
     expect(decodeItemRecord(encodeItemRecord(leased)).leaseBoot).toBe(9);
     // Leasing does not change a value's length (version 2 added 8 bytes for leaseExpiresAtMs).
     expect(encodeItemRecord(leased).length).toBe(encodeItemRecord(itemRecord()).length);
-    expect(encodeItemRecord(fullItemRecord()).length).toBe(fromHex(v2Values.full).length);
+    expect(encodeItemRecord(fullWithoutGroup()).length).toBe(fromHex(v2Values.full).length);
   });
 
-  test("values written by record version 2 still decode, and re-encode as version 3", () => {
+  test("version 4 is version 3 with the group last: without a group the bytes are version 3's but for the version byte", () => {
+    for (const [hex, record] of [
+      [v3Values.full, fullWithoutGroup()],
+      [v3Values.leased, itemRecord({ state: "leased", attempt: 1, deliveries: 1, leaseBoot: 2, leaseExpiresAtMs: 1_700_000_030_000 })],
+    ] as const) {
+      const v3 = fromHex(hex);
+      const v4 = encodeItemRecord(record);
+      expect(v4[0]).toBe(4);
+      expect(v4.subarray(1)).toEqual(v3.subarray(1));
+    }
+    // With a group: flag bit 7, and u32 length + UTF-8 bytes after every other field.
+    const plain = encodeItemRecord(itemRecord());
+    const grouped = encodeItemRecord(itemRecord({ group: "ab" }));
+    expect(grouped[2]).toBe((plain[2] as number) | 0x80);
+    expect(Buffer.from(grouped.subarray(plain.length)).toString("hex")).toBe("000000026162");
+    expect(grouped.subarray(3, plain.length)).toEqual(plain.subarray(3));
+  });
+
+  test("values written by record version 3 still decode, with group null, and re-encode as version 4", () => {
+    const full = fromHex(v3Values.full);
+    expect(full[0]).toBe(3);
+    expect(decodeItemRecord(full)).toEqual(fullWithoutGroup());
+    const leased = decodeItemRecord(fromHex(v3Values.leased));
+    expect(leased).toEqual(itemRecord({ state: "leased", attempt: 1, deliveries: 1, leaseBoot: 2, leaseExpiresAtMs: 1_700_000_030_000 }));
+    expect(encodeItemRecord(leased)[0]).toBe(4);
+    expect(decodeItemRecord(encodeItemRecord(leased))).toEqual(leased);
+    // Before version 4 the group bit was never set: a value of an older version that sets it is damage.
+    for (const [version, hex] of [[1, v1Values.leased], [2, v2Values.leased], [3, v3Values.leased]] as const) {
+      const bytes = fromHex(hex);
+      bytes[2] = (bytes[2] as number) | 0x80;
+      expect(() => decodeItemRecord(bytes)).toThrow(`item record: version ${version} has no group`);
+    }
+  });
+
+  test("values written by record version 2 still decode, and re-encode as the current version", () => {
     const full = fromHex(v2Values.full);
     expect(full[0]).toBe(2);
-    expect(decodeItemRecord(full)).toEqual(fullItemRecord());
+    expect(decodeItemRecord(full)).toEqual(fullWithoutGroup());
     const leased = decodeItemRecord(fromHex(v2Values.leased));
     expect(leased).toEqual(itemRecord({ state: "leased", attempt: 1, deliveries: 1, leaseBoot: 2, leaseExpiresAtMs: 1_700_000_030_000 }));
     expect(decodeMetaRecord(fromHex(v2Values.meta))).toEqual(metaRecord());
     expect(decodeOutcomeRecord(fromHex(v2Values.outcome))).toEqual(outcomeRecord());
-    expect(encodeItemRecord(leased)[0]).toBe(3);
+    expect(encodeItemRecord(leased)[0]).toBe(RECORD_VERSION);
     expect(decodeItemRecord(encodeItemRecord(leased))).toEqual(leased);
   });
 
   test("values written by record version 1 still decode: leaseBoot and boots read 0", () => {
     const full = fromHex(v1Values.full);
     expect(full[0]).toBe(1);
-    expect(decodeItemRecord(full)).toEqual({ ...fullItemRecord(), leaseBoot: 0 });
+    expect(decodeItemRecord(full)).toEqual({ ...fullWithoutGroup(), leaseBoot: 0 });
     const leased = decodeItemRecord(fromHex(v1Values.leased));
     expect(leased).toEqual(itemRecord({ state: "leased", attempt: 1, deliveries: 1, leaseExpiresAtMs: 1_700_000_030_000, leaseBoot: 0 }));
     expect(decodeMetaRecord(fromHex(v1Values.meta))).toEqual(metaRecord({ boots: 0 }));
@@ -219,7 +265,7 @@ describe("record codec", () => {
   });
 });
 
-describe("item state patch (version 3)", () => {
+describe("item state patch (versions 3 and 4)", () => {
   const shapeOf = (record: ItemRecord): number =>
     itemShapeFlags(
       record.ttlExpiresAtMs !== null,
@@ -241,6 +287,20 @@ describe("item state patch (version 3)", () => {
       ...changes,
     });
 
+  test("a version 3 value is patched as a current one and relabelled version 4; a group is left as stored", () => {
+    const leased = itemRecord({ state: "leased", attempt: 1, deliveries: 1, leaseBoot: 2, leaseExpiresAtMs: 1_700_000_030_000 });
+    const value = fromHex(v3Values.leased);
+    expect(patchItemState(value, patchFrom(leased, { state: "pending", leaseExpiresAtMs: null }))).toBe(true);
+    expect(value[0]).toBe(4);
+    expect(decodeItemRecord(value)).toEqual({ ...leased, state: "pending", leaseExpiresAtMs: null });
+    // The group never changes after enqueue: memory's shape flags need not carry it.
+    const grouped = itemRecord({ group: "g" });
+    const groupedValue = encodeItemRecord(grouped);
+    expect(patchItemState(groupedValue, patchFrom(grouped, { state: "leased", attempt: 1, deliveries: 1, leaseExpiresAtMs: 5 }))).toBe(true);
+    expect(decodeItemRecord(groupedValue)).toEqual({ ...grouped, state: "leased", attempt: 1, deliveries: 1, leaseExpiresAtMs: 5 });
+    expect(itemValueBytes(groupedValue)).toEqual({ payload: grouped.payload, metadata: grouped.metadata, enqueuedAtMs: grouped.enqueuedAtMs });
+  });
+
   test("requires is left as stored: memory, which keeps no copy, patches a value with or without it", () => {
     for (const record of [fullItemRecord(), itemRecord({ requires: {} }), itemRecord()]) {
       const value = encodeItemRecord(record);
@@ -251,7 +311,7 @@ describe("item state patch (version 3)", () => {
   });
 
   test("a patched value decodes as the record with the new state fields, every optional field kept", () => {
-    for (const record of [itemRecord(), fullItemRecord(), itemRecord({ ttlExpiresAtMs: 1_700_000_900_000, key: "k" })]) {
+    for (const record of [itemRecord(), fullItemRecord(), fullWithoutGroup(), itemRecord({ ttlExpiresAtMs: 1_700_000_900_000, key: "k" })]) {
       const changes = { state: "leased" as const, attempt: 3, deliveries: 8, leaseBoot: 0xffff_ffff, leaseExpiresAtMs: 1_700_000_060_000, deliverAtMs: 1_700_000_000_500 };
       const value = encodeItemRecord(record);
       expect(patchItemState(value, patchFrom(record, changes))).toBe(true);

@@ -1,12 +1,12 @@
 // The one suite every Store implementation must pass (LMDB and memory): items
 // through commit + loadShards, deletes, outcomes, meta, persistence across a
-// reopen, key order per shard, pauses, and all-or-nothing batches. Each
+// reopen, key order per shard, pauses (of topics and groups), policies, and all-or-nothing batches. Each
 // implementation's test file calls storeSuite with a harness that can open a
 // fresh store and reopen it from what was durably committed.
 
 import { afterEach, describe, expect, test } from "bun:test";
 import { AssertionError } from "../../src/lib/assert.ts";
-import type { ItemRecord, PauseRecord } from "../../src/storage/record.ts";
+import type { ItemRecord, PauseRecord, PolicyRecord } from "../../src/storage/record.ts";
 import type { CommitBatch, ItemKey, Store } from "../../src/storage/store.ts";
 import { ItemStatePatch, encodeItemRecord, itemShapeFlags, patchItemState } from "../../src/storage/record-codec.ts";
 import { fullItemRecord, itemRecord, outcomeRecord, shardBatch } from "./record-fixtures.ts";
@@ -29,6 +29,10 @@ export function loadAll(store: Store): Map<number, Array<{ key: ItemKey; record:
   const result = new Map<number, Array<{ key: ItemKey; record: ItemRecord }>>();
   for (const loaded of store.loadShards()) result.set(loaded.shard, [...loaded.items]);
   return result;
+}
+
+function policy(ns: string, topic: string, group: string | null, bounds: Partial<PolicyRecord>): PolicyRecord {
+  return { ns, topic, group, weight: null, maxLeased: null, rate: null, ...bounds };
 }
 
 function batch(parts: Partial<CommitBatch>): CommitBatch {
@@ -132,35 +136,45 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
       ]);
     });
 
-    test("pauses are stored, replaced and deleted by (ns, topic), and survive a reopen", async () => {
+    test("pauses are stored, replaced and deleted by (ns, topic, group), and survive a reopen", async () => {
       const store = await open();
       expect([...store.loadPauses()]).toEqual([]);
       const longNs = "é".repeat(127);
       const longTopic = "t".repeat(255);
+      const longGroup = "g".repeat(255);
+      const pause = (ns: string, topic: string, group: string | null, untilMs: number | null) => ({ ns, topic, group, record: { ns, topic, group, untilMs } });
       await store.commit(
         batch({
           pauses: [
-            { ns: "n", topic: "a", record: { ns: "n", topic: "a", untilMs: null } },
-            { ns: "n", topic: "b", record: { ns: "n", topic: "b", untilMs: 5 } },
-            { ns: "m", topic: "a", record: { ns: "m", topic: "a", untilMs: 7 } },
-            { ns: longNs, topic: longTopic, record: { ns: longNs, topic: longTopic, untilMs: null } },
+            pause("n", "a", null, null),
+            pause("n", "b", null, 5),
+            pause("m", "a", null, 7),
+            pause(longNs, longTopic, null, null),
+            pause("n", "a", "g1", 11),
+            pause("n", "a", "g2", null),
+            pause(longNs, longTopic, longGroup, 13),
           ],
         }),
       );
       await store.commit(
         batch({
           pauses: [
-            { ns: "n", topic: "a", record: { ns: "n", topic: "a", untilMs: 9 } },
-            { ns: "n", topic: "b", record: null },
-            { ns: "gone", topic: "never", record: null },
+            pause("n", "a", null, 9),
+            { ns: "n", topic: "b", group: null, record: null },
+            { ns: "gone", topic: "never", group: null, record: null },
+            { ns: "n", topic: "a", group: "g2", record: null },
+            pause("n", "a", "g1", 12),
           ],
         }),
       );
-      const byName = (list: Iterable<PauseRecord>) => [...list].sort((x, y) => `${x.ns}/${x.topic}`.localeCompare(`${y.ns}/${y.topic}`));
+      const byName = (list: Iterable<PauseRecord>) =>
+        [...list].sort((x, y) => `${x.ns}/${x.topic}/${x.group}`.localeCompare(`${y.ns}/${y.topic}/${y.group}`));
       const expected = byName(<PauseRecord[]>[
-        { ns: "m", topic: "a", untilMs: 7 },
-        { ns: "n", topic: "a", untilMs: 9 },
-        { ns: longNs, topic: longTopic, untilMs: null },
+        { ns: "m", topic: "a", group: null, untilMs: 7 },
+        { ns: "n", topic: "a", group: null, untilMs: 9 },
+        { ns: "n", topic: "a", group: "g1", untilMs: 12 },
+        { ns: longNs, topic: longTopic, group: null, untilMs: null },
+        { ns: longNs, topic: longTopic, group: longGroup, untilMs: 13 },
       ]);
       expect(byName(store.loadPauses())).toEqual(expected);
       // Pauses sit beside the meta record: it is unchanged, and both survive a reopen.
@@ -174,12 +188,59 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
       await store.commit(
         batch({
           shards: [shardBatch(0, [{ key: 1, record: itemRecord() }])],
-          pauses: [{ ns: "n", topic: "t", record: { ns: "n", topic: "t", untilMs: null } }],
+          pauses: [{ ns: "n", topic: "t", group: null, record: { ns: "n", topic: "t", group: null, untilMs: null } }],
+          policies: [{ ns: "n", topic: "t", group: "g", record: policy("n", "t", "g", { weight: 2 }) }],
         }),
       );
       const reopened = await reopen(store);
       expect(loadAll(reopened).get(0)?.length).toBe(1);
-      expect([...reopened.loadPauses()]).toEqual([{ ns: "n", topic: "t", untilMs: null }]);
+      expect([...reopened.loadPauses()]).toEqual([{ ns: "n", topic: "t", group: null, untilMs: null }]);
+      expect([...reopened.loadPolicies()]).toEqual([policy("n", "t", "g", { weight: 2 })]);
+    });
+
+    test("policies are stored, replaced and deleted by (ns, topic, group), apart from pauses, and survive a reopen", async () => {
+      const store = await open();
+      expect([...store.loadPolicies()]).toEqual([]);
+      const longNs = "é".repeat(127);
+      const longTopic = "t".repeat(255);
+      const longGroup = "ü".repeat(127);
+      const write = (record: PolicyRecord) => ({ ns: record.ns, topic: record.topic, group: record.group, record });
+      await store.commit(
+        batch({
+          policies: [
+            write(policy("n", "a", null, { maxLeased: 4 })),
+            write(policy("n", "a", "*", { weight: 2, rate: { count: 10, perMs: 1_000 } })),
+            write(policy("n", "a", "acme", { weight: 5 })),
+            write(policy("n", "b", null, { rate: { count: 1, perMs: 60_000 } })),
+            write(policy(longNs, longTopic, longGroup, { maxLeased: 1 })),
+          ],
+          // A pause of the same scope is another record: a policy write leaves it alone.
+          pauses: [{ ns: "n", topic: "a", group: null, record: { ns: "n", topic: "a", group: null, untilMs: null } }],
+        }),
+      );
+      await store.commit(
+        batch({
+          policies: [
+            write(policy("n", "a", null, { maxLeased: 8 })),
+            { ns: "n", topic: "a", group: "acme", record: null },
+            { ns: "n", topic: "b", group: null, record: null },
+            { ns: "gone", topic: "never", group: "*", record: null },
+          ],
+        }),
+      );
+      const byScope = (list: Iterable<PolicyRecord>) =>
+        [...list].sort((x, y) => `${x.ns}/${x.topic}/${x.group}`.localeCompare(`${y.ns}/${y.topic}/${y.group}`));
+      const expected = byScope([
+        policy("n", "a", null, { maxLeased: 8 }),
+        policy("n", "a", "*", { weight: 2, rate: { count: 10, perMs: 1_000 } }),
+        policy(longNs, longTopic, longGroup, { maxLeased: 1 }),
+      ]);
+      expect(byScope(store.loadPolicies())).toEqual(expected);
+      expect([...store.loadPauses()]).toEqual([{ ns: "n", topic: "a", group: null, untilMs: null }]);
+      const reopened = await reopen(store);
+      expect(reopened.meta.keysReservedBelow).toBe(0);
+      expect(byScope(reopened.loadPolicies())).toEqual(expected);
+      expect([...reopened.loadPauses()]).toEqual([{ ns: "n", topic: "a", group: null, untilMs: null }]);
     });
 
     test("storedCounts: items over every shard and outcomes, as loaded, after puts, overwrites and deletes", async () => {

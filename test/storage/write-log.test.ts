@@ -56,15 +56,19 @@ describe("WriteLog", () => {
     log.acked("n", 0, 8, 1_000);
     log.outcome("0:9", null);
     log.purgeAcked(500);
-    log.pause("n", "t", null);
-    expect(log.count).toBe(5);
-    expect(log.kinds).toEqual([WriteKind.item, WriteKind.acked, WriteKind.outcome, WriteKind.purgeAcked, WriteKind.pause]);
+    const pause = { ns: "n", topic: "t", group: "g", record: null };
+    log.pause(pause);
+    const policy = { ns: "n", topic: "t", group: null, record: null };
+    log.policy(policy);
+    expect(log.count).toBe(6);
+    expect(log.kinds).toEqual([WriteKind.item, WriteKind.acked, WriteKind.outcome, WriteKind.purgeAcked, WriteKind.pause, WriteKind.policy]);
     expect(log.shards.slice(0, 2)).toEqual([1, 0]);
     expect(log.keys.slice(0, 2)).toEqual([7, 8]);
     expect([log.timesMs[1], log.timesMs[3]]).toEqual([1_000, 500]);
-    expect(log.names).toEqual([null, "n", "0:9", null, "n"]);
-    expect(log.topics).toEqual([null, null, null, null, "t"]);
+    expect(log.names).toEqual([null, "n", "0:9", null, null, null]);
     expect(log.records[0]).toBe(record);
+    expect(log.records[4]).toBe(pause);
+    expect(log.records[5]).toBe(policy);
   });
 });
 

@@ -11,13 +11,13 @@
 
 import { assert } from "../../lib/assert.ts";
 import type { ByteWriter } from "../byte-cursor.ts";
-import { appendItemRecord, appendItemValue, appendOutcomeRecord, encodeMetaRecord, encodePauseRecord } from "../record-codec.ts";
-import { pauseKey } from "../store.ts";
+import { appendItemRecord, appendItemValue, appendOutcomeRecord, encodeMetaRecord, encodePauseRecord, encodePolicyRecord } from "../record-codec.ts";
+import { pauseKey, policyKey } from "../store.ts";
 import type { ItemRecord } from "../record.ts";
 import type { CommitBatch, ItemKey } from "../store.ts";
 import { type SweptKeys, noSweptKeys } from "./ack-sweep.ts";
 import type { CommitSlabs } from "./commit-slabs.ts";
-import { pauseKeyPrefix } from "./lmdb-options.ts";
+import { pauseKeyPrefix, policyKeyPrefix } from "./lmdb-options.ts";
 
 /** Slab bytes reserved per write up front (the slab grows past it when values are larger). */
 const slabBytesPerWrite = 256;
@@ -28,7 +28,8 @@ export interface CommitPlan {
   itemWrites: number[];
   outcomeWrites: Array<{ id: string; start: number; end: number }>;
   metaBytes: Uint8Array | null;
-  pauseWrites: Array<{ key: string; bytes: Uint8Array | null }>;
+  /** Pause and policy writes: each a key of the `meta` sub-database and its value, or null to delete. */
+  metaKeyWrites: Array<{ key: string; bytes: Uint8Array | null }>;
   /**
    * Acked items whose deletes wait in the ack sweep (ack-sweep.ts): the
    * batch's acked-log record already ends them, on disk as in memory.
@@ -85,10 +86,13 @@ function encodePlan(batch: CommitBatch, slab: ByteWriter, itemWrites: number[], 
     outcomeWrites.push({ id, start, end: slab.length });
   }
   const metaBytes = batch.meta === null ? null : encodeMetaRecord(batch.meta);
-  const pauseWrites = (batch.pauses ?? []).map(({ ns, topic, record }) => ({
-    key: pauseKeyPrefix + pauseKey(ns, topic),
-    bytes: record === null ? null : encodePauseRecord(record),
-  }));
+  const metaKeyWrites: CommitPlan["metaKeyWrites"] = [];
+  for (const { ns, topic, group, record } of batch.pauses ?? []) {
+    metaKeyWrites.push({ key: pauseKeyPrefix + pauseKey(ns, topic, group), bytes: record === null ? null : encodePauseRecord(record) });
+  }
+  for (const { ns, topic, group, record } of batch.policies ?? []) {
+    metaKeyWrites.push({ key: policyKeyPrefix + policyKey(ns, topic, group), bytes: record === null ? null : encodePolicyRecord(record) });
+  }
   assert(itemWrites.length / 4 + deferred.keys.length <= writes, "commit plan wrote more items than the batch holds");
-  return { slab, itemWrites, outcomeWrites, metaBytes, pauseWrites, deferred };
+  return { slab, itemWrites, outcomeWrites, metaBytes, metaKeyWrites, deferred };
 }

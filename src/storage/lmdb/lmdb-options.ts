@@ -18,14 +18,19 @@ export const ackedDbName = "acked";
 /** The meta record's key in the `meta` sub-database. */
 export const metaKey = "meta";
 /**
- * Paused topics live in the `meta` sub-database too, one value per topic
- * under this prefix + store.ts's pauseKey. Not a sub-database of their own:
- * an older build refuses a data dir holding a database it does not know, and
- * reads only the `meta` key here, so a downgrade still opens (forgetting pauses).
+ * Pauses (of topics and groups) live in the `meta` sub-database too, one
+ * value per pause under this prefix + store.ts's pauseKey. Not a
+ * sub-database of their own: an older build refuses a data dir holding a
+ * database it does not know, and reads only the `meta` key here, so a
+ * downgrade still opens (forgetting pauses).
  */
 export const pauseKeyPrefix = "pause:";
 /** First key after every pause key (":" + 1 is ";"). */
 export const pauseKeyEnd = "pause;";
+/** Policies live beside the pauses, for the same reason: this prefix + store.ts's policyKey. */
+export const policyKeyPrefix = "policy:";
+/** First key after every policy key. */
+export const policyKeyEnd = "policy;";
 
 /** The environment's file inside the data dir (LMDB adds `data.mdb-lock` beside it). */
 export const dataFileName = "data.mdb";

@@ -1,7 +1,7 @@
 // The real Store: one LMDB environment in the data dir (data.mdb), one
 // sub-database per shard (`shard-000`, ...), plus `outcomes` (item id ->
 // OutcomeRecord), `acked` (the acked log, acked-log-db.ts) and `meta` (the
-// MetaRecord). A commit is one LMDB write transaction covering every shard it
+// MetaRecord, and the pauses and policies under their key prefixes). A commit is one LMDB write transaction covering every shard it
 // touches, so it is atomic and one fsync covers all shards. Values are
 // encoded with record-codec.ts; options live in lmdb-options.ts.
 
@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { open } from "lmdb";
 import type { Database, RootDatabase } from "lmdb";
 import { assert } from "../../lib/assert.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "../record.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord } from "../record.ts";
 import type { AckedLogRecord } from "../acked-log.ts";
 import { type AckedWrite, AckedLogDb } from "./acked-log-db.ts";
 import { type SweptKeys, noSweptKeys } from "./ack-sweep.ts";
@@ -24,10 +24,11 @@ import {
   recordReaders,
   decodeOutcomeRecord,
   decodePauseRecord,
+  decodePolicyRecord,
   encodeMetaRecord,
 } from "../record-codec.ts";
 import { metaMismatch, newMetaRecord, nextBoot } from "../store-meta.ts";
-import { StoreOpenError, pauseKey } from "../store.ts";
+import { StoreOpenError, pauseKey, policyKey } from "../store.ts";
 import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, Store } from "../store.ts";
 import {
   dataFileName,
@@ -39,6 +40,8 @@ import {
   ackedDbOptions,
   pauseKeyEnd,
   pauseKeyPrefix,
+  policyKeyEnd,
+  policyKeyPrefix,
   shardDbOptions,
   shardRecoveryDbOptions,
 } from "./lmdb-options.ts";
@@ -225,7 +228,15 @@ class LmdbStore implements Store {
   *loadPauses(): Iterable<PauseRecord> {
     for (const { key, value } of this.metaDb.getRange({ start: pauseKeyPrefix, end: pauseKeyEnd })) {
       const record = decodePauseRecord(value);
-      assert(key === pauseKeyPrefix + pauseKey(record.ns, record.topic), `pause record under the wrong key ${String(key)}`);
+      assert(key === pauseKeyPrefix + pauseKey(record.ns, record.topic, record.group), `pause record under the wrong key ${String(key)}`);
+      yield record;
+    }
+  }
+
+  *loadPolicies(): Iterable<PolicyRecord> {
+    for (const { key, value } of this.metaDb.getRange({ start: policyKeyPrefix, end: policyKeyEnd })) {
+      const record = decodePolicyRecord(value);
+      assert(key === policyKeyPrefix + policyKey(record.ns, record.topic, record.group), `policy record under the wrong key ${String(key)}`);
       yield record;
     }
   }
@@ -299,7 +310,7 @@ class LmdbStore implements Store {
 
   /** The asynchronous half of commit(): one LMDB write transaction over the encoded values. */
   private async transact(batch: CommitBatch, plan: CommitPlan, acked: AckedWrite, swept: SweptKeys): Promise<CommitResult> {
-    const { slab, itemWrites, outcomeWrites, metaBytes, pauseWrites } = plan;
+    const { slab, itemWrites, outcomeWrites, metaBytes, metaKeyWrites } = plan;
     try {
       await this.env.transaction(() => {
         for (let at = 0; at < itemWrites.length; at += 4) {
@@ -316,7 +327,7 @@ class LmdbStore implements Store {
         }
         if (metaBytes !== null) this.metaDb.putSync(metaKey, metaBytes);
         this.ackedLog.apply(acked, slab);
-        for (const { key, bytes } of pauseWrites) {
+        for (const { key, bytes } of metaKeyWrites) {
           if (bytes === null) this.metaDb.removeSync(key);
           else this.metaDb.putSync(key, bytes);
         }

@@ -6,14 +6,16 @@
 // on the way in and out, as with LMDB.
 
 import { assert } from "../../lib/assert.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "../record.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord } from "../record.ts";
 import {
   decodeItemRecord,
   decodeMetaRecord,
   decodeOutcomeRecord,
   decodePauseRecord,
+  decodePolicyRecord,
   encodeItemRecord,
   encodePauseRecord,
+  encodePolicyRecord,
   recordReaders,
   encodeMetaRecord,
   encodeOutcomeRecord,
@@ -22,7 +24,7 @@ import { RECORD_VERSION } from "../record.ts";
 import { type AckedLogRecord, ackedLogEndedAtMs, appendAckedLog, decodeAckedLog } from "../acked-log.ts";
 import { ByteWriter } from "../byte-cursor.ts";
 import { newMetaRecord, nextBoot } from "../store-meta.ts";
-import { pauseKey } from "../store.ts";
+import { pauseKey, policyKey } from "../store.ts";
 import type { CommitBatch, CommitResult, ItemKey, LoadedShard, Store } from "../store.ts";
 
 /** What one commit carried, for tests that check batching. */
@@ -37,6 +39,8 @@ export interface CommitSummary {
   meta: boolean;
   /** Pause writes (set or cleared); absent when none. */
   pauses?: number;
+  /** Policy writes (set or cleared); absent when none. */
+  policies?: number;
 }
 
 interface DurableState {
@@ -47,6 +51,8 @@ interface DurableState {
   meta: Uint8Array;
   /** Encoded pause records by store.ts's pauseKey (absent in a state built without any). */
   pauses?: Map<string, Uint8Array>;
+  /** Encoded policy records by store.ts's policyKey (absent in a state built without any). */
+  policies?: Map<string, Uint8Array>;
 }
 
 /** Summaries kept for tests (the oldest are dropped beyond this). */
@@ -70,10 +76,12 @@ export class MemoryStore implements Store {
       outcomes: new Map(),
       ackedLog: [],
       pauses: new Map(),
+      policies: new Map(),
       // A new store is its data dir's first open: boot 1.
       meta: encodeMetaRecord(nextBoot(newMetaRecord(options.shards))),
     };
     this.state.pauses ??= new Map();
+    this.state.policies ??= new Map();
     assert(this.state.shards.length === options.shards);
   }
 
@@ -90,6 +98,7 @@ export class MemoryStore implements Store {
         outcomes: new Map(this.state.outcomes),
         ackedLog: [...this.state.ackedLog],
         pauses: new Map(this.pauses),
+        policies: new Map(this.policies),
         meta: encodeMetaRecord(nextBoot(decodeMetaRecord(this.state.meta))),
       },
     );
@@ -157,6 +166,10 @@ export class MemoryStore implements Store {
     for (const bytes of this.pauses.values()) yield decodePauseRecord(bytes);
   }
 
+  *loadPolicies(): Iterable<PolicyRecord> {
+    for (const bytes of this.policies.values()) yield decodePolicyRecord(bytes);
+  }
+
   readItemBytes(shard: number, key: ItemKey): Uint8Array | null {
     this.checkShard(shard);
     const bytes = this.state.shards[shard]?.get(key);
@@ -191,12 +204,16 @@ export class MemoryStore implements Store {
       appendAckedLog(writer, batch.acked);
       ackedBytes = writer.finish();
     }
-    const pauseWrites = (batch.pauses ?? []).map(({ ns, topic, record }) => ({
-      key: pauseKey(ns, topic),
+    const pauseWrites = (batch.pauses ?? []).map(({ ns, topic, group, record }) => ({
+      key: pauseKey(ns, topic, group),
       bytes: record === null ? null : encodePauseRecord(record),
     }));
+    const policyWrites = (batch.policies ?? []).map(({ ns, topic, group, record }) => ({
+      key: policyKey(ns, topic, group),
+      bytes: record === null ? null : encodePolicyRecord(record),
+    }));
     this.remember(batch);
-    return this.apply(shardWrites, outcomeWrites, metaBytes, ackedBytes, batch.ackedPurgeBeforeMs ?? null, pauseWrites);
+    return this.apply(shardWrites, outcomeWrites, metaBytes, ackedBytes, batch.ackedPurgeBeforeMs ?? null, { pauseWrites, policyWrites });
   }
 
   private async apply(
@@ -205,7 +222,7 @@ export class MemoryStore implements Store {
     metaBytes: Uint8Array | null,
     ackedBytes: Uint8Array | null,
     purgeBeforeMs: number | null,
-    pauseWrites: Array<{ key: string; bytes: Uint8Array | null }>,
+    keyed: { pauseWrites: KeyedWrite[]; policyWrites: KeyedWrite[] },
   ): Promise<CommitResult> {
     if (this.gate !== null) await this.gate.promise;
     if (this.commitDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.commitDelayMs));
@@ -242,10 +259,8 @@ export class MemoryStore implements Store {
       while (drop < this.state.ackedLog.length && ackedLogEndedAtMs(this.state.ackedLog[drop] as Uint8Array) < purgeBeforeMs) drop++;
       if (drop > 0) this.state.ackedLog.splice(0, drop);
     }
-    for (const { key, bytes } of pauseWrites) {
-      if (bytes === null) this.pauses.delete(key);
-      else this.pauses.set(key, bytes);
-    }
+    applyKeyed(this.pauses, keyed.pauseWrites);
+    applyKeyed(this.policies, keyed.policyWrites);
     return result;
   }
 
@@ -263,6 +278,7 @@ export class MemoryStore implements Store {
       acked: batch.acked == null ? 0 : batch.acked.keys.length,
       meta: batch.meta !== null,
       ...(batch.pauses !== undefined && batch.pauses.length > 0 ? { pauses: batch.pauses.length } : {}),
+      ...(batch.policies !== undefined && batch.policies.length > 0 ? { policies: batch.policies.length } : {}),
     });
   }
 
@@ -270,8 +286,25 @@ export class MemoryStore implements Store {
     return this.state.pauses as Map<string, Uint8Array>;
   }
 
+  private get policies(): Map<string, Uint8Array> {
+    return this.state.policies as Map<string, Uint8Array>;
+  }
+
   private checkShard(shard: number): void {
     assert(Number.isSafeInteger(shard) && shard >= 0 && shard < this.shardCount, `shard ${shard} out of range`);
+  }
+}
+
+/** A pause or policy write: its store.ts key and encoded record, or null to delete. */
+interface KeyedWrite {
+  key: string;
+  bytes: Uint8Array | null;
+}
+
+function applyKeyed(stored: Map<string, Uint8Array>, writes: readonly KeyedWrite[]): void {
+  for (const { key, bytes } of writes) {
+    if (bytes === null) stored.delete(key);
+    else stored.set(key, bytes);
   }
 }
 
