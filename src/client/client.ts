@@ -302,11 +302,7 @@ function helloFromWire(reply: WireMap): ServerHello {
   };
 }
 
-/** The wire's delivery and item state, with the `group` the contract adds to both. */
-type WireDeliveryWithGroup = WireDelivery & { group?: string };
-type WireItemStateWithGroup = WireItemState & { group?: string };
-
-function deliveryFromWire(d: WireDeliveryWithGroup): Delivery {
+function deliveryFromWire(d: WireDelivery): Delivery {
   const delivery: Delivery = {
     id: d.id,
     topic: d.topic,
@@ -322,7 +318,7 @@ function deliveryFromWire(d: WireDeliveryWithGroup): Delivery {
   return delivery;
 }
 
-function itemStateFromWire(s: WireItemStateWithGroup): ItemState {
+function itemStateFromWire(s: WireItemState): ItemState {
   const state: ItemState = {
     id: s.id,
     topic: s.topic,
