@@ -18,10 +18,14 @@ import type {
   EndedItemState,
   EngineApi,
   EnqueueItemInput,
+  ExplainedItem,
   Failure,
+  GroupCounts,
   ItemState,
   ListPage,
   ListQuery,
+  PolicyInput,
+  PolicyView,
   Reply,
   Result,
   TopicCounts,
@@ -29,6 +33,7 @@ import type {
 import type { ShardPlacement } from "../engine/ops/enqueue.ts";
 import type { RemoteEnd } from "../engine/ops/remote-dependencies.ts";
 import type { EngineStats } from "../engine/reads/stats-shape.ts";
+import type { PolicyRecord } from "../storage/record.ts";
 import { shardOfIdOrReceipt } from "../lib/id-grammar.ts";
 import { clusterLimits } from "../limits.ts";
 
@@ -183,14 +188,54 @@ export class ClusterEngine implements EngineApi {
 
   /**
    * Pauses act on this node at once and are stored in the database, where
-   * the other nodes poll them (ClusterNode.pollPauses, applyStoredPause).
+   * the other nodes poll them (ClusterNode.pollPausesAndPolicies, applyStoredPause).
+   * Refused while rebuilding: the engine being replaced would write the
+   * pause after the drain the new one is built from, and the new one would
+   * never hold it (the poll skips this node's own writes).
    */
-  pause(ns: string, topic: string, forMs: number | null, nowMs: number): Result<Reply<{ pausedUntilMs: number | null }>> {
-    return this.inner.pause(ns, topic, forMs, nowMs);
+  pause(ns: string, topic: string, forMs: number | null, nowMs: number, group: string | null = null): Result<Reply<{ pausedUntilMs: number | null }>> {
+    if (this.swapping) return { ok: false, failure: rebuilding };
+    return this.inner.pause(ns, topic, forMs, nowMs, group);
   }
 
-  resume(ns: string, topic: string, nowMs: number): Result<Reply<{ resumed: boolean }>> {
-    return this.inner.resume(ns, topic, nowMs);
+  resume(ns: string, topic: string, nowMs: number, group: string | null = null): Result<Reply<{ resumed: boolean }>> {
+    if (this.swapping) return { ok: false, failure: rebuilding };
+    return this.inner.resume(ns, topic, nowMs, group);
+  }
+
+  /** A group's pause, shared with the other nodes as a topic's is. */
+  pauseGroup(ns: string, topic: string, group: string, forMs: number | null, nowMs: number): Result<Reply<{ pausedUntilMs: number | null }>> {
+    return this.pause(ns, topic, forMs, nowMs, group);
+  }
+
+  resumeGroup(ns: string, topic: string, group: string, nowMs: number): Result<Reply<{ resumed: boolean }>> {
+    return this.resume(ns, topic, nowMs, group);
+  }
+
+  /**
+   * Policies act on this node at once and are stored in the database, where
+   * the other nodes poll them (ClusterNode.pollPausesAndPolicies, applyStoredPolicy);
+   * refused while rebuilding, as pauses are.
+   */
+  policy(ns: string, input: PolicyInput, nowMs: number): Result<Reply<{ policy: PolicyView } | { cleared: boolean }>> {
+    if (this.swapping) return { ok: false, failure: rebuilding };
+    return this.inner.policy(ns, input, nowMs);
+  }
+
+  /** The topic's policies as this node holds them (every node holds the same, within a poll). */
+  policies(ns: string, topic: string, query: { limit: number; after: string | null }): { policies: PolicyView[]; next: string | null } {
+    return this.inner.policies(ns, topic, query);
+  }
+
+  /** The groups of this node's shards' items of the topic (a group's items all live on one shard). */
+  groups(ns: string, topic: string, query: { limit: number; after: string | null }): { groups: GroupCounts[]; next: string | null } {
+    return this.inner.groups(ns, topic, query);
+  }
+
+  /** Ids on shards this node does not serve are answered MOVED or UNAVAILABLE (nothing explained), as `get` answers them. */
+  explain(ns: string, ids: string[], nowMs: number): Result<{ items: Array<ExplainedItem | null> }> {
+    const failure = this.check(ids);
+    return failure !== null ? { ok: false, failure } : this.inner.explain(ns, ids, nowMs);
   }
 
   /** Cluster mode writes every lease before its delivery, so nothing is deferred; kept for the interface. */
@@ -213,19 +258,34 @@ export class ClusterEngine implements EngineApi {
     return this.swapping;
   }
 
-  /** A topic's pause in this node's engine (undefined: not paused). */
-  pausedUntil(ns: string, topic: string): number | null | undefined {
-    return this.inner.pausedUntil(ns, topic);
+  /** A topic's (group null) or group's pause in this node's engine (undefined: not paused). */
+  pausedUntil(ns: string, topic: string, group: string | null = null): number | null | undefined {
+    return this.inner.pausedUntil(ns, topic, group);
   }
 
-  /** Whether this node's own write of a topic's pause is still on its way to the database. */
-  pauseWriting(ns: string, topic: string): boolean {
-    return this.inner.pauseWriting(ns, topic);
+  /** Whether this node's own write of a topic's or group's pause is still on its way to the database. */
+  pauseWriting(ns: string, topic: string, group: string | null = null): boolean {
+    return this.inner.pauseWriting(ns, topic, group);
   }
 
-  /** Another node committed a topic's pause or resume (not while rebuilding: the new engine reads the stored pauses). */
-  applyStoredPause(ns: string, topic: string, untilMs: number | null | undefined, nowMs: number): void {
-    if (!this.swapping) this.inner.applyStoredPause(ns, topic, untilMs, nowMs);
+  /** Another node committed a pause or resume (not while rebuilding: the new engine reads the stored pauses). */
+  applyStoredPause(ns: string, topic: string, group: string | null, untilMs: number | null | undefined, nowMs: number): void {
+    if (!this.swapping) this.inner.applyStoredPause(ns, topic, group, untilMs, nowMs);
+  }
+
+  /** The policy this node's engine holds for the scope (group null: the topic's own; "*": the default), or null. */
+  storedPolicy(ns: string, topic: string, group: string | null): PolicyRecord | null {
+    return this.inner.storedPolicy(ns, topic, group);
+  }
+
+  /** Whether this node's own write of the scope's policy is still on its way to the database. */
+  policyWriting(ns: string, topic: string, group: string | null): boolean {
+    return this.inner.policyWriting(ns, topic, group);
+  }
+
+  /** Another node committed a policy or its clear (null); not while rebuilding: the new engine reads the stored policies. */
+  applyStoredPolicy(ns: string, topic: string, group: string | null, record: PolicyRecord | null, nowMs: number): void {
+    if (!this.swapping) this.inner.applyStoredPolicy(ns, topic, group, record, nowMs);
   }
 
   /** Not while rebuilding: the engine being replaced must write nothing after the drain the new one is built from. */

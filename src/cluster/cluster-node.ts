@@ -11,7 +11,7 @@
 // its engine was built from, rebuilds the engine. handover() (SIGTERM) stops
 // serving, lets the commits land, and gives every shard up at once so the
 // other nodes take them on their next tick. Besides, the node polls the
-// database for other nodes' pauses (every 250 ms) and for the ends of `after`
+// database for other nodes' pauses and policies (every 250 ms) and for the ends of `after`
 // ids on other nodes' shards (every 500 ms), and draws namespace quota tokens
 // from the database's buckets every 250 ms (quota-leases.ts), on a connection
 // of their own.
@@ -22,6 +22,8 @@ import type { Clock } from "../lib/clock.ts";
 import { clusterLimits, type Limits } from "../limits.ts";
 import type { WireClusterMap } from "../protocol/wire-types.ts";
 import { GroupCommitter } from "../storage/group-commit.ts";
+import { enginePauseRows } from "../storage/postgres/pause-rows.ts";
+import { enginePolicyRows } from "../storage/postgres/policy-rows.ts";
 import { openPostgresStore, type PostgresStore } from "../storage/postgres/postgres-store.ts";
 import { ShardOwnership } from "../storage/postgres/shard-ownership.ts";
 import { drawQuotaTokens } from "../storage/postgres/quota-rows.ts";
@@ -56,7 +58,7 @@ const holdsNothing = { nodeId: "", heldEpoch: (): number | null => null, lost: (
 export class ClusterNode {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private pollTimer: ReturnType<typeof setTimeout> | null = null;
-  private pauseTimer: ReturnType<typeof setTimeout> | null = null;
+  private sharedRowsTimer: ReturnType<typeof setTimeout> | null = null;
   private quotaTimer: ReturnType<typeof setTimeout> | null = null;
   private stopped = false;
   private ownership: ShardOwnership | null = null;
@@ -71,6 +73,15 @@ export class ClusterNode {
   private readonly placement: ShardPlacement;
   readonly writer: GroupCommitter;
   readonly engine: ClusterEngine;
+  /** The engine's pauses and policies as a poll asks about them (shared-rows.ts). */
+  private readonly enginePauses = enginePauseRows({
+    pausedUntil: (ns, topic, group) => this.engine.pausedUntil(ns, topic, group),
+    writing: (ns, topic, group) => this.engine.pauseWriting(ns, topic, group),
+  });
+  private readonly enginePolicies = enginePolicyRows({
+    storedPolicy: (ns, topic, group) => this.engine.storedPolicy(ns, topic, group),
+    writing: (ns, topic, group) => this.engine.policyWriting(ns, topic, group),
+  });
 
   private constructor(
     readonly store: PostgresStore,
@@ -163,7 +174,7 @@ export class ClusterNode {
     await this.step();
     this.schedule();
     this.pollRemoteDependencies();
-    this.pollPauses();
+    this.pollPausesAndPolicies();
     this.drawQuotas();
   }
 
@@ -206,11 +217,11 @@ export class ClusterNode {
     this.stopped = true;
     if (this.timer !== null) clearTimeout(this.timer);
     if (this.pollTimer !== null) clearTimeout(this.pollTimer);
-    if (this.pauseTimer !== null) clearTimeout(this.pauseTimer);
+    if (this.sharedRowsTimer !== null) clearTimeout(this.sharedRowsTimer);
     if (this.quotaTimer !== null) clearTimeout(this.quotaTimer);
     this.timer = null;
     this.pollTimer = null;
-    this.pauseTimer = null;
+    this.sharedRowsTimer = null;
     this.quotaTimer = null;
   }
 
@@ -234,27 +245,29 @@ export class ClusterNode {
   }
 
   /**
-   * Every pausePollMs: read the pause counter and, when another commit moved
-   * it, the pause rows, and make this node's engine match (pause-rows.ts). A
-   * snapshot that comes back while the engine is being rebuilt is dropped
-   * and read again at the next poll; a failed poll is retried then too.
+   * Every pausePollMs: read the pause and policy counters and, where another
+   * commit moved one, its rows, and make this node's engine match
+   * (shared-rows.ts). A snapshot that comes back while the engine is being
+   * rebuilt is dropped and read again at the next poll; a failed poll is
+   * retried then too.
    */
-  private pollPauses(): void {
+  private pollPausesAndPolicies(): void {
     if (this.stopped) return;
-    this.pauseTimer = setTimeout(() => {
-      this.store
-        .readPauses()
-        .then((snapshot) => {
-          if (snapshot === null || this.engine.rebuilding) return;
-          const changes = this.store.pauses.reconcile(snapshot, {
-            pausedUntil: (ns, topic) => this.engine.pausedUntil(ns, topic),
-            writing: (ns, topic) => this.engine.pauseWriting(ns, topic),
-          });
+    this.sharedRowsTimer = setTimeout(() => {
+      Promise.all([this.store.readPauses(), this.store.readPolicies()])
+        .then(([pauses, policies]) => {
+          if (this.engine.rebuilding) return;
+          const { engine, store } = this;
           const nowMs = this.options.clock.nowMs();
-          for (const change of changes) this.engine.applyStoredPause(change.ns, change.topic, change.untilMs, nowMs);
+          for (const { scope, record } of pauses === null ? [] : store.pauses.reconcile(pauses, this.enginePauses)) {
+            engine.applyStoredPause(scope.ns, scope.topic, scope.group, record === null ? undefined : record.untilMs, nowMs);
+          }
+          for (const { scope, record } of policies === null ? [] : store.policies.reconcile(policies, this.enginePolicies)) {
+            engine.applyStoredPolicy(scope.ns, scope.topic, scope.group, record, nowMs);
+          }
         })
-        .catch((error: unknown) => this.options.log("pause poll failed", { error: (error as Error).message }))
-        .finally(() => this.pollPauses());
+        .catch((error: unknown) => this.options.log("pause and policy poll failed", { error: (error as Error).message }))
+        .finally(() => this.pollPausesAndPolicies());
     }, clusterLimits.pausePollMs);
   }
 

@@ -177,15 +177,15 @@ describe("pauses from other nodes", () => {
     const { engine, clock, store, committer } = node(new Set([0, 1, 2, 3]));
     const enq = engine.enqueue("n", [item(), item()], clock.nowMs());
     if (enq.ok) await enq.value.durable;
-    engine.applyStoredPause("n", "t", null, clock.nowMs());
+    engine.applyStoredPause("n", "t", null, null, clock.nowMs());
     expect(engine.pausedUntil("n", "t")).toBeNull();
     expect([...store.loadPauses()]).toEqual([]);
     const parked = engine.dequeue("n", { ...take, waitMs: 60_000 }, clock.nowMs());
     expect(parked.ok && parked.kind).toBe("parked");
-    engine.applyStoredPause("n", "t", undefined, clock.nowMs());
+    engine.applyStoredPause("n", "t", null, undefined, clock.nowMs());
     expect(engine.pausedUntil("n", "t")).toBeUndefined();
     if (parked.ok && parked.kind === "parked") expect((await parked.waiter).deliveries).toHaveLength(1);
-    engine.applyStoredPause("n", "t", clock.nowMs() + 1_000, clock.nowMs());
+    engine.applyStoredPause("n", "t", null, clock.nowMs() + 1_000, clock.nowMs());
     const paused = engine.dequeue("n", { ...take, waitMs: 0 }, clock.nowMs());
     expect(paused.ok && paused.kind === "done" && paused.deliveries).toEqual([]);
     clock.advance(1_000);
@@ -201,7 +201,7 @@ describe("pauses from other nodes", () => {
     const paused = engine.pause("n", "t", null, clock.nowMs());
     if (paused.ok) await paused.value.durable;
     expect([...store.loadPauses()]).toHaveLength(1);
-    engine.applyStoredPause("n", "t", undefined, clock.nowMs()); // as if another node's resume was polled, but its row is still here
+    engine.applyStoredPause("n", "t", null, undefined, clock.nowMs()); // as if another node's resume was polled, but its row is still here
     const resumed = engine.resume("n", "t", clock.nowMs());
     expect(resumed.ok && resumed.value.value).toEqual({ resumed: false });
     if (resumed.ok) await resumed.value.durable;

@@ -16,17 +16,19 @@
 import { assert } from "../../lib/assert.ts";
 import { clusterLimits } from "../../limits.ts";
 import type { AckedLogRecord } from "../acked-log.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord } from "../record.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord } from "../record.ts";
 import { decodeItemRecord, decodeOutcomeRecord, recordReaders } from "../record-codec.ts";
 import { StoreOpenError } from "../store.ts";
 import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, Store } from "../store.ts";
 import { commitStatements, encodeCommit, type EncodedCommit, type Statement } from "./commit-statements.ts";
 import { AckedRows } from "./acked-rows.ts";
 import { ItemCache } from "./item-cache.ts";
-import { PauseRows, type PauseSnapshot } from "./pause-rows.ts";
+import { type PauseRows, pauseRows } from "./pause-rows.ts";
+import { type PolicyRows, policyRows } from "./policy-rows.ts";
 import { remoteEnds, type RemoteItemEnd } from "./remote-ends.ts";
 import { countOpen, ensureSchema } from "./schema.ts";
 import { fenceCheckSql, ShardFencedError, type ShardFence } from "./shard-fence.ts";
+import type { RowSnapshot, RowStatements } from "./shared-rows.ts";
 import { byteaValue, connectSql, int8Value, type SqlClient, type SqlSession } from "./sql-client.ts";
 
 export interface PostgresStoreOptions {
@@ -80,6 +82,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     const meta: MetaRecord = { ...stored, keysReservedBelow: options.keyRangePerOpen === null ? opened.keysBelow : opened.keysFrom, boots: opened.boots };
     const store = new PostgresStore(client, meta, options.keyRangePerOpen === null ? null : opened.keysBelow);
     await store.pauses.load(client);
+    await store.policies.load(client);
     if (options.loadAllShards) for (let shard = 0; shard < meta.shards; shard++) await store.adoptShard(shard);
     return store;
   } catch (error) {
@@ -97,8 +100,10 @@ export class PostgresStore implements Store {
   private readonly cache: ItemCache;
   /** Acked items as outcome rows, and the purge of the ones this process wrote (acked-rows.ts). */
   private readonly acked = new AckedRows();
-  /** The paused topics (pause-rows.ts); read at open. */
-  readonly pauses = new PauseRows();
+  /** The pauses of topics and groups (pause-rows.ts); read at open. */
+  readonly pauses: PauseRows = pauseRows();
+  /** The policies (policy-rows.ts); read at open. */
+  readonly policies: PolicyRows = policyRows();
   private tail: Promise<unknown> = Promise.resolve();
   private closed = false;
 
@@ -178,9 +183,18 @@ export class PostgresStore implements Store {
     return this.pauses.records();
   }
 
-  /** Cluster mode: every pause row, when a commit (of any node) changed them since the last read (pause-rows.ts). */
-  async readPauses(): Promise<PauseSnapshot | null> {
+  loadPolicies(): Iterable<PolicyRecord> {
+    return this.policies.records();
+  }
+
+  /** Cluster mode: every pause row, when a commit (of any node) changed them since the last read (shared-rows.ts). */
+  async readPauses(): Promise<RowSnapshot | null> {
     return await this.pauses.read(this.client);
+  }
+
+  /** Cluster mode: every policy row, when a commit (of any node) changed them since the last read (shared-rows.ts). */
+  async readPolicies(): Promise<RowSnapshot | null> {
+    return await this.policies.read(this.client);
   }
 
   /** What the served shards hold in this process (the cache), for recovery's progress line. */
@@ -204,8 +218,8 @@ export class PostgresStore implements Store {
     // error and must stop before anything is sent.
     const outcomes = this.acked.outcomeWrites(batch);
     const encoded = encodeCommit(outcomes === batch.outcomes ? batch : { ...batch, outcomes }, this.shardCount);
-    // The pause statements are made when the commit runs: a delete is conditional on the row as the commits before it left it.
-    const run = this.tail.then(() => this.apply(encoded, batch, this.pauses.statements(batch)));
+    // The pause and policy statements are made when the commit runs: a delete is conditional on the row as the commits before it left it.
+    const run = this.tail.then(() => this.apply(encoded, batch, [this.pauses.statements(batch.pauses), this.policies.statements(batch.policies)]));
     this.tail = run.catch(() => undefined);
     return await run;
   }
@@ -217,20 +231,25 @@ export class PostgresStore implements Store {
     await this.client.close();
   }
 
-  private async apply(encoded: EncodedCommit, batch: CommitBatch, pauses: ReturnType<PauseRows["statements"]>): Promise<CommitResult> {
+  private async apply(encoded: EncodedCommit, batch: CommitBatch, shared: RowStatements[]): Promise<CommitResult> {
     const shards = [...encoded.shards.keys()];
     let fenced = new Map<number, Error>();
-    let pauseResults: unknown[][][] = [];
+    const sharedResults: unknown[][][][] = shared.map(() => []);
     try {
       await this.client.transaction(async (tx) => {
         fenced = await this.checkFence(tx, shards);
         const itemStatements = commitStatements(encoded, new Set(fenced.keys()));
-        const statements: Statement[] = [...itemStatements, ...pauses.statements];
+        const statements: Statement[] = [...itemStatements];
+        for (const rows of shared) statements.push(...rows.statements);
         const meta = batch.meta === null ? null : this.metaStatement(batch.meta);
         if (meta !== null) statements.push(meta);
         if (statements.length === 0) return;
         const results = await tx.pipeline(statements);
-        pauseResults = results.slice(itemStatements.length, itemStatements.length + pauses.statements.length);
+        let at = itemStatements.length;
+        shared.forEach((rows, index) => {
+          sharedResults[index] = results.slice(at, at + rows.statements.length);
+          at += rows.statements.length;
+        });
         if (meta !== null && results[results.length - 1]?.length !== 1) {
           throw new Error("another process reserved item keys in this database (one database per single-node store)");
         }
@@ -243,7 +262,7 @@ export class PostgresStore implements Store {
     }
     for (const [shard, writes] of encoded.shards) if (!fenced.has(shard)) this.cache.apply(shard, writes);
     this.cache.applyOutcomes(encoded.outcomes, fenced);
-    pauses.apply(pauseResults);
+    shared.forEach((rows, index) => rows.apply(sharedResults[index] ?? []));
     if (batch.meta !== null) this.currentMeta = { ...batch.meta, boots: this.currentMeta.boots };
     for (const [shard, error] of fenced) this.fence?.lost(shard, error.message);
     return { failedShards: fenced, metaError: null };

@@ -13,8 +13,11 @@
 //   (cluster mode; see shard-ownership.ts).
 // - orq_nodes (node_id, addr, incarnation, heartbeat_at, lease_ms): the
 //   nodes; one is live while its last heartbeat is younger than its own lease.
-// - orq_pauses key -> value, and orq_pause_version: paused topics and the
-//   counter their commits raise (pause-rows.ts).
+// - orq_pauses key -> value, and orq_pause_version: pauses of topics and
+//   groups and the counter their commits raise (pause-rows.ts).
+// - orq_policies key -> value, and orq_policy_version: policies and the
+//   counter their commits raise (policy-rows.ts). Added after layout
+//   version 1 was first shipped, as orq_quota_buckets below was.
 // - orq_quota_buckets ns -> tokens: the namespaces' cluster-wide quota
 //   buckets nodes draw tokens from (quota-rows.ts). Added after layout
 //   version 1 was first shipped, without a version change: it is only ever
@@ -22,7 +25,8 @@
 //   build gains it at the first open of this one, and the previous build
 //   ignores it (docs/CLUSTER.md, "Upgrading").
 
-import { createPausesTableSql, createPauseVersionSql } from "./pause-rows.ts";
+import { createPauseTablesSql } from "./pause-rows.ts";
+import { createPolicyTablesSql } from "./policy-rows.ts";
 import { createQuotaBucketsSql } from "./quota-rows.ts";
 import { randomBytes } from "node:crypto";
 import type { MetaRecord } from "../record.ts";
@@ -34,8 +38,8 @@ import { int8Value, type SqlClient, type SqlSession } from "./sql-client.ts";
 const schemaLockKey = 0x6f72_7101;
 
 const createStatements = [
-  createPausesTableSql,
-  ...createPauseVersionSql,
+  ...createPauseTablesSql,
+  ...createPolicyTablesSql,
   createQuotaBucketsSql,
   `CREATE TABLE IF NOT EXISTS orq_meta (
      singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),

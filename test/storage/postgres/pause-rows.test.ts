@@ -7,11 +7,12 @@
 // pause not polled yet is not undone by the poll that reads that pause);
 // a delete only removes the row the store saw (a timed pause ending must not
 // take a newer pause with it), while a delete of a row never seen removes
-// whatever is there (a resume of a pause not polled yet).
+// whatever is there (a resume of a pause not polled yet); a group's pause is
+// a row of its own, beside its topic's.
 // Skipped when PostgreSQL is not installed (unless ORQ_REQUIRE_POSTGRES=1).
 
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import type { EnginePauses, PauseChange } from "../../../src/storage/postgres/pause-rows.ts";
+import { enginePauseRows, type EnginePauses } from "../../../src/storage/postgres/pause-rows.ts";
 import { openPostgresStore, type PostgresStore } from "../../../src/storage/postgres/postgres-store.ts";
 import type { PauseRecord } from "../../../src/storage/record.ts";
 import { postgresAvailable, releasePostgres, sharedPostgres } from "../../support/postgres-server.ts";
@@ -26,31 +27,50 @@ async function openTwo(label: string): Promise<[PostgresStore, PostgresStore]> {
   return [first, await open()];
 }
 
-async function writePause(store: PostgresStore, topic: string, untilMs: number | null | undefined): Promise<void> {
-  const record: PauseRecord | null = untilMs === undefined ? null : { ns, topic, untilMs };
-  const result = await store.commit({ shards: [], outcomes: [], meta: null, pauses: [{ ns, topic, record }] });
+/** A topic ("jobs") or a group of one ("jobs/acme"): the scope tests name pauses by. */
+function scopeOf(name: string): { topic: string; group: string | null } {
+  const [topic, group] = name.split("/");
+  return { topic: topic!, group: group ?? null };
+}
+
+function nameOf(topic: string, group: string | null): string {
+  return group === null ? topic : `${topic}/${group}`;
+}
+
+async function writePause(store: PostgresStore, name: string, untilMs: number | null | undefined): Promise<void> {
+  const { topic, group } = scopeOf(name);
+  const record: PauseRecord | null = untilMs === undefined ? null : { ns, topic, group, untilMs };
+  const result = await store.commit({ shards: [], outcomes: [], meta: null, pauses: [{ ns, topic, group, record }] });
   expect(result.metaError).toBeNull();
 }
 
 /** The engine as reconcile asks it: its pauses as `engine` holds them, its own writes on the way as `writing` lists them. */
 function asked(engine: Map<string, number | null>, writing: ReadonlySet<string> = new Set()): EnginePauses {
-  return { pausedUntil: (_ns, topic) => engine.get(topic), writing: (_ns, topic) => writing.has(topic) };
+  return { pausedUntil: (_ns, topic, group) => engine.get(nameOf(topic, group)), writing: (_ns, topic, group) => writing.has(nameOf(topic, group)) };
 }
 
-/** Read and reconcile, with the engine's pauses as `engine` holds them; returns the changes (null: counter unmoved). */
+/** A change as a poll reports it: the scope's name and its pause's end (undefined: resumed). */
+interface PauseChange {
+  ns: string;
+  name: string;
+  untilMs: number | null | undefined;
+}
+
+/** Read and reconcile, with the engine's pauses as `engine` holds them; returns the changes by name (null: counter unmoved). */
 async function poll(store: PostgresStore, engine: Map<string, number | null>, writing?: ReadonlySet<string>): Promise<PauseChange[] | null> {
   const snapshot = await store.readPauses();
   if (snapshot === null) return null;
-  const changes = store.pauses.reconcile(snapshot, asked(engine, writing));
-  for (const change of changes) {
-    if (change.untilMs === undefined) engine.delete(change.topic);
-    else engine.set(change.topic, change.untilMs);
-  }
-  return changes;
+  const changes = store.pauses.reconcile(snapshot, enginePauseRows(asked(engine, writing)));
+  return changes.map(({ scope, record }) => {
+    const name = nameOf(scope.topic, scope.group);
+    if (record === null) engine.delete(name);
+    else engine.set(name, record.untilMs);
+    return { ns: scope.ns, name, untilMs: record === null ? undefined : record.untilMs };
+  }).sort((x, y) => x.name.localeCompare(y.name));
 }
 
 function stored(store: PostgresStore): Array<[string, number | null]> {
-  return [...store.loadPauses()].map((record): [string, number | null] => [record.topic, record.untilMs]).sort();
+  return [...store.loadPauses()].map((record): [string, number | null] => [nameOf(record.topic, record.group), record.untilMs]).sort();
 }
 
 describe.skipIf(!postgresAvailable())("pause rows across stores", () => {
@@ -74,13 +94,13 @@ describe.skipIf(!postgresAvailable())("pause rows across stores", () => {
     await writePause(a, "jobs", null);
     await writePause(a, "mail", 5_000);
     expect(await poll(b, engineB)).toEqual([
-      { ns, topic: "jobs", untilMs: null },
-      { ns, topic: "mail", untilMs: 5_000 },
+      { ns, name: "jobs", untilMs: null },
+      { ns, name: "mail", untilMs: 5_000 },
     ]);
     expect(await poll(b, engineB)).toBeNull();
     expect(stored(b)).toEqual([["jobs", null], ["mail", 5_000]]);
     await writePause(a, "jobs", undefined);
-    expect(await poll(b, engineB)).toEqual([{ ns, topic: "jobs", untilMs: undefined }]);
+    expect(await poll(b, engineB)).toEqual([{ ns, name: "jobs", untilMs: undefined }]);
     expect(stored(b)).toEqual([["mail", 5_000]]);
   });
 
@@ -93,18 +113,18 @@ describe.skipIf(!postgresAvailable())("pause rows across stores", () => {
     // B's own pause of the same topic commits after that snapshot was read.
     engineB.set("jobs", 7_000);
     await writePause(b, "jobs", 7_000);
-    expect(b.pauses.reconcile(old!, asked(engineB))).toEqual([]);
+    expect(b.pauses.reconcile(old!, enginePauseRows(asked(engineB)))).toEqual([]);
     expect(stored(b)).toEqual([["jobs", 7_000]]);
     // B's timed pause of "jobs" ended in its engine, its delete not committed yet, when A re-pauses the topic:
     // the snapshot leaves B's engine and B's row alone, so B's delete (conditional on its row) spares A's pause.
     engineB.delete("jobs");
     await writePause(a, "jobs", 9_000);
     await writePause(a, "other", null);
-    expect(await poll(b, engineB)).toEqual([{ ns, topic: "other", untilMs: null }]);
+    expect(await poll(b, engineB)).toEqual([{ ns, name: "other", untilMs: null }]);
     expect(engineB.has("jobs")).toBe(false);
     expect(stored(b)).toEqual([["jobs", 7_000], ["other", null]]);
     await writePause(b, "jobs", undefined);
-    expect(await poll(b, engineB)).toEqual([{ ns, topic: "jobs", untilMs: 9_000 }]);
+    expect(await poll(b, engineB)).toEqual([{ ns, name: "jobs", untilMs: 9_000 }]);
     expect(engineB.get("jobs")).toBe(9_000);
     expect(await poll(b, engineB)).toBeNull();
   });
@@ -136,13 +156,39 @@ describe.skipIf(!postgresAvailable())("pause rows across stores", () => {
     await writePause(a, "jobs", null);
     engineB.delete("jobs");
     await writePause(b, "jobs", undefined);
-    expect(await poll(b, engineB)).toEqual([{ ns, topic: "jobs", untilMs: null }]);
+    expect(await poll(b, engineB)).toEqual([{ ns, name: "jobs", untilMs: null }]);
     expect(engineB.get("jobs")).toBeNull();
     // A pause B never saw ("mail") is lifted by B's resume all the same.
     await writePause(a, "mail", null);
     await writePause(b, "mail", undefined);
     const engineA = new Map<string, number | null>([["jobs", null], ["mail", null]]);
-    expect(await poll(a, engineA)).toEqual([{ ns, topic: "mail", untilMs: undefined }]);
+    expect(await poll(a, engineA)).toEqual([{ ns, name: "mail", untilMs: undefined }]);
     expect(stored(a)).toEqual([["jobs", null]]);
+  });
+
+  test("a group's pause is a row of its own: set, changed and resumed beside its topic's, which it leaves alone", async () => {
+    const [a, b] = await openTwo("pauses5");
+    opened.push(a, b);
+    const engineB = new Map<string, number | null>();
+    await writePause(a, "jobs", null);
+    await writePause(a, "jobs/acme", 5_000);
+    await writePause(a, "jobs/globex", null);
+    expect(await poll(b, engineB)).toEqual([
+      { ns, name: "jobs", untilMs: null },
+      { ns, name: "jobs/acme", untilMs: 5_000 },
+      { ns, name: "jobs/globex", untilMs: null },
+    ]);
+    await writePause(a, "jobs/acme", undefined);
+    await writePause(a, "jobs/globex", 7_000);
+    expect(await poll(b, engineB)).toEqual([
+      { ns, name: "jobs/acme", untilMs: undefined },
+      { ns, name: "jobs/globex", untilMs: 7_000 },
+    ]);
+    expect(stored(b)).toEqual([["jobs", null], ["jobs/globex", 7_000]]);
+    // B's own resume of the group, still on its way, keeps A's newer pause of that group from its engine; the topic is untouched.
+    await writePause(a, "jobs/globex", null);
+    expect(await poll(b, engineB, new Set(["jobs/globex"]))).toEqual([]);
+    expect(engineB.get("jobs/globex")).toBe(7_000);
+    expect(engineB.get("jobs")).toBeNull();
   });
 });
