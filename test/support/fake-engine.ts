@@ -135,6 +135,26 @@ export class FakeEngine implements EngineApi {
     return { ok: true, value: { value: { resumed: false }, durable: this.durable() } };
   }
 
+  policy(ns: string, input: Parameters<EngineApi["policy"]>[1], nowMs: number): ReturnType<EngineApi["policy"]> {
+    this.record("policy", ns, input, nowMs);
+    return { ok: true, value: { value: { cleared: false }, durable: this.durable() } };
+  }
+
+  policies(ns: string, topic: string, query: Parameters<EngineApi["policies"]>[2]): ReturnType<EngineApi["policies"]> {
+    this.record("policies", ns, topic, query);
+    return { policies: [], next: null };
+  }
+
+  groups(ns: string, topic: string, query: Parameters<EngineApi["groups"]>[2]): ReturnType<EngineApi["groups"]> {
+    this.record("groups", ns, topic, query);
+    return { groups: [], next: null };
+  }
+
+  explain(ns: string, ids: string[], nowMs: number): ReturnType<EngineApi["explain"]> {
+    this.record("explain", ns, ids, nowMs);
+    return { ok: true, value: { items: ids.map(() => null) } };
+  }
+
   /** An empty view (no namespaces); tests read the filter the op passed from the recorded call. */
   stats(namespaces: string[] | null, nowMs: number): EngineStats {
     this.record("stats", namespaces, nowMs);
