@@ -1,17 +1,22 @@
-// Where cluster mode places an item that must live on a known shard: a keyed
-// item on the shard its key hashes to (protocol/key-shard.ts: every node and
-// client computes the same one, so the key is unique across the cluster), an
-// `after` item on the shard of its first `after` id (so that dependency is
-// local). A keyed item with `after` follows its key.
+// Where cluster mode places an item that must live on a known shard: an item
+// of a group on the shard its group hashes to (protocol/key-shard.ts: every
+// node and client computes the same one, so a group's items share a shard
+// and its bounds hold there exactly), a keyed item on the shard its key
+// hashes to (so the key is unique across the cluster), an `after` item on
+// the shard of its first `after` id (so that dependency is local). The group
+// comes first: a keyed item of a group follows its group (its key is unique
+// within the group, on the group's shard), and an `after` item of a group
+// waits on a dependency elsewhere through the engine's remote dependencies.
+// A keyed item with `after` follows its key.
 
 import type { EnqueueItemInput } from "../engine/api.ts";
 import type { ShardPlacement } from "../engine/ops/enqueue.ts";
 import { parseId } from "../lib/id-grammar.ts";
-import { shardOfKey } from "../protocol/key-shard.ts";
+import { shardOfGroup, shardOfKey } from "../protocol/key-shard.ts";
 
 /**
- * The placement the cluster engine gives the enqueue: key first, then the
- * first `after` id, else any shard. `local` says which shards this node's
+ * The placement the cluster engine gives the enqueue: group first, then key,
+ * then the first `after` id, else any shard. `local` says which shards this node's
  * engine holds; an id on any other is elsewhere.
  */
 export function clusterPlacement(shards: number, local: (shard: number) => boolean): ShardPlacement {
@@ -21,6 +26,8 @@ export function clusterPlacement(shards: number, local: (shard: number) => boole
       return parsed !== null && parsed.shard < shards && !local(parsed.shard);
     },
     shardFor(ns: string, input: EnqueueItemInput): number {
+      const group = input.group ?? null;
+      if (group !== null) return shardOfGroup(ns, input.topic, group, shards);
       if (input.key !== null) return shardOfKey(ns, input.topic, input.key, shards);
       const first = input.after?.[0];
       if (first !== undefined) {

@@ -1,7 +1,10 @@
-// The shard a keyed item lives on in cluster mode, computed the same way by
-// the nodes (src/cluster/placement.ts) and the clients that route to them, so
-// a key is unique across the cluster. The hash is the contract's: fnv1a32(utf8(ns) 0x00 utf8(topic) 0x00 utf8(key)) mod
-// shards, FNV-1a with offset basis 2166136261 and prime 16777619.
+// The shard a keyed item, or an item of a group, lives on in cluster mode,
+// computed the same way by the nodes (src/cluster/placement.ts) and the
+// clients that route to them, so a key is unique across the cluster and a
+// group's bounds hold on one shard. The hashes are the contract's:
+// fnv1a32(utf8(ns) 0x00 utf8(topic) 0x00 utf8(key)) mod shards for a key,
+// the same over the group's name for a group, FNV-1a with offset basis
+// 2166136261 and prime 16777619.
 
 const fnvOffsetBasis = 2166136261;
 const fnvPrime = 16777619;
@@ -17,8 +20,18 @@ export function fnv1a32(bytes: Uint8Array): number {
   return hash >>> 0;
 }
 
-/** The shard a keyed item lives on. */
+/** The shard a keyed item lives on (when it names no group). */
 export function shardOfKey(ns: string, topic: string, key: string, shards: number): number {
-  const bytes = encoder.encode(`${ns}\u0000${topic}\u0000${key}`);
+  return shardOfName(ns, topic, key, shards);
+}
+
+/** The shard every item of a group lives on, keyed or not. */
+export function shardOfGroup(ns: string, topic: string, group: string, shards: number): number {
+  return shardOfName(ns, topic, group, shards);
+}
+
+/** fnv1a32(utf8(ns) 0x00 utf8(topic) 0x00 utf8(name)) mod shards: the one hash both rules share. */
+function shardOfName(ns: string, topic: string, name: string, shards: number): number {
+  const bytes = encoder.encode(`${ns}\u0000${topic}\u0000${name}`);
   return fnv1a32(bytes) % shards;
 }
