@@ -7,13 +7,12 @@
 // item on any shard (-1: the caller picks a node).
 
 import { shardOfIdOrReceipt } from "../lib/id-grammar.ts";
-import { shardOfKey } from "../protocol/key-shard.ts";
+import { shardOfGroup, shardOfKey } from "../protocol/key-shard.ts";
 import type { EnqueueItem } from "./types.ts";
 
 /** The shard `item` lives on in a cluster of `shards` shards, or -1 when any shard will do. */
 export function itemShard(ns: string, item: Pick<EnqueueItem, "topic" | "key" | "group" | "after">, shards: number): number {
-  // The contract hashes a group exactly as it hashes a key: fnv1a32(ns 0x00 topic 0x00 group) mod shards.
-  if (item.group !== undefined && item.group !== null) return shardOfKey(ns, item.topic, item.group, shards);
+  if (item.group !== undefined && item.group !== null) return shardOfGroup(ns, item.topic, item.group, shards);
   if (item.key !== undefined && item.key !== null) return shardOfKey(ns, item.topic, item.key, shards);
   const first = item.after?.[0];
   return first === undefined ? -1 : (shardOfIdOrReceipt(first) ?? -1);
