@@ -1,4 +1,72 @@
 // Built by scripts/build-client.ts from src/client; do not edit.
+// src/client/fair-sharing-wire.ts
+function policyRequestFields(topic, input) {
+  return {
+    topic,
+    group: input.group,
+    weight: input.weight,
+    max_leased: input.maxLeased,
+    rate: input.rate === undefined ? undefined : { count: input.rate.count, per_ms: input.rate.perMs },
+    clear: input.clear === true ? true : undefined
+  };
+}
+function policyFromWire(p) {
+  const policy = {};
+  if (typeof p.group === "string")
+    policy.group = p.group;
+  if (typeof p.weight === "number")
+    policy.weight = p.weight;
+  if (typeof p.max_leased === "number")
+    policy.maxLeased = p.max_leased;
+  if (p.rate !== undefined && p.rate !== null)
+    policy.rate = { count: p.rate.count, perMs: p.rate.per_ms };
+  return policy;
+}
+function policyResultFromWire(reply) {
+  if (reply.policy !== undefined && reply.policy !== null)
+    return { policy: policyFromWire(reply.policy) };
+  return { cleared: reply.cleared === true };
+}
+function groupCountsFromWire(g) {
+  const counts = {
+    group: typeof g.group === "string" ? g.group : null,
+    ready: g.ready,
+    delayed: g.delayed,
+    waiting: g.waiting,
+    leased: g.leased,
+    dead: g.dead ?? 0,
+    paused: g.paused === true
+  };
+  if (typeof g.paused_until_ms === "number")
+    counts.pausedUntilMs = g.paused_until_ms;
+  return counts;
+}
+function explanationFromWire(e) {
+  if (e === null || e === undefined)
+    return null;
+  return { id: e.id, state: e.state, reasons: (e.reasons ?? []).map(reasonFromWire) };
+}
+function reasonFromWire(r) {
+  const reason = { reason: r.reason };
+  if (typeof r.until_ms === "number")
+    reason.untilMs = r.until_ms;
+  if (Array.isArray(r.after))
+    reason.after = r.after;
+  if (typeof r.dead_reason === "string")
+    reason.deadReason = r.dead_reason;
+  if (typeof r.leased === "number")
+    reason.leased = r.leased;
+  if (typeof r.max === "number")
+    reason.max = r.max;
+  if (typeof r.next_at_ms === "number")
+    reason.nextAtMs = r.next_at_ms;
+  if (Array.isArray(r.kinds))
+    reason.kinds = r.kinds.map((kind) => ({ failed: Array.isArray(kind.failed) ? kind.failed : [] }));
+  if (typeof r.ahead === "number")
+    reason.ahead = r.ahead;
+  return reason;
+}
+
 // src/client/orq-error.ts
 class OrqError extends Error {
   code;
@@ -256,7 +324,8 @@ function deliveryToWire(d) {
     attempt: d.attempt,
     receipt: d.receipt,
     lease_expires_at_ms: d.leaseExpiresAtMs,
-    enqueued_at_ms: d.enqueuedAtMs
+    enqueued_at_ms: d.enqueuedAtMs,
+    ...d.group === undefined ? {} : { group: d.group }
   };
 }
 
@@ -300,6 +369,8 @@ var okThenItems = keyBytes([...keyBytes([], "ok"), trueByte], "items");
 var okThenAcked = keyBytes([...keyBytes([], "ok"), trueByte], "acked");
 var staleKey = keyBytes([], "stale");
 var deliveryHead = keyBytes([137], "id");
+var groupedDeliveryHead = keyBytes([138], "id");
+var groupKey = keyBytes([], "group");
 var topicKey = keyBytes([], "topic");
 var priorityKey = keyBytes([], "priority");
 var payloadKey = keyBytes([], "payload");
@@ -364,7 +435,8 @@ class ReplyEncoder {
     const payload = d.payload;
     const metadata = d.metadata;
     this.ensure(deliveryFixedBytes + 3 * (d.id.length + d.topic.length + d.receipt.length) + payload.length + metadata.length);
-    this.raw(deliveryHead);
+    const group = d.group;
+    this.raw(group === undefined ? deliveryHead : groupedDeliveryHead);
     this.string(d.id);
     this.raw(topicKey);
     this.string(d.topic);
@@ -382,6 +454,11 @@ class ReplyEncoder {
     this.number(d.leaseExpiresAtMs);
     this.raw(enqueuedKey);
     this.number(d.enqueuedAtMs);
+    if (group !== undefined) {
+      this.ensure(16 + 3 * group.length);
+      this.raw(groupKey);
+      this.string(group);
+    }
   }
   finish() {
     return this.bytes.subarray(0, this.finishInPlace());
@@ -1105,7 +1182,8 @@ class OrqClient {
       max_attempts: item.maxAttempts,
       requires: item.requires,
       after: item.after,
-      key: item.key
+      key: item.key,
+      group: item.group
     }));
     const reply = await this.call("enqueue", { ns, items: wireItems }, options);
     return reply.ids;
@@ -1161,12 +1239,27 @@ class OrqClient {
     return { items: reply.items.map(itemStateFromWire), next: typeof reply.next === "string" ? reply.next : null };
   }
   async pause(ns, topic, query = {}, options = {}) {
-    const reply = await this.call("pause", { ns, topic, for_ms: query.forMs }, options);
+    const reply = await this.call("pause", { ns, topic, group: query.group, for_ms: query.forMs }, options);
     return { pausedUntilMs: typeof reply.paused_until_ms === "number" ? reply.paused_until_ms : null };
   }
-  async resume(ns, topic, options = {}) {
-    const reply = await this.call("resume", { ns, topic }, options);
+  async resume(ns, topic, query = {}, options = {}) {
+    const reply = await this.call("resume", { ns, topic, group: query.group }, options);
     return { resumed: reply.resumed === true };
+  }
+  async policy(ns, topic, input, options = {}) {
+    return policyResultFromWire(await this.call("policy", { ns, ...policyRequestFields(topic, input) }, options));
+  }
+  async policies(ns, topic, query = {}, options = {}) {
+    const reply = await this.call("policies", { ns, topic, limit: query.limit, after: query.after }, options);
+    return { policies: reply.policies.map(policyFromWire), next: typeof reply.next === "string" ? reply.next : null };
+  }
+  async groups(ns, topic, query = {}, options = {}) {
+    const reply = await this.call("groups", { ns, topic, limit: query.limit, after: query.after }, options);
+    return { groups: reply.groups.map(groupCountsFromWire), next: typeof reply.next === "string" ? reply.next : null };
+  }
+  async explain(ns, ids, options = {}) {
+    const reply = await this.call("explain", { ns, ids }, options);
+    return reply.items.map(explanationFromWire);
   }
   async dead(ns, topic, query = {}, options = {}) {
     const reply = await this.call("dead", { ns, topic, limit: query.limit }, options);
@@ -1210,7 +1303,7 @@ function helloFromWire(reply) {
   };
 }
 function deliveryFromWire(d) {
-  return {
+  const delivery = {
     id: d.id,
     topic: d.topic,
     priority: d.priority,
@@ -1221,6 +1314,9 @@ function deliveryFromWire(d) {
     leaseExpiresAtMs: d.lease_expires_at_ms,
     enqueuedAtMs: d.enqueued_at_ms
   };
+  if (typeof d.group === "string")
+    delivery.group = d.group;
+  return delivery;
 }
 function itemStateFromWire(s) {
   const state = {
@@ -1242,6 +1338,8 @@ function itemStateFromWire(s) {
     state.after = s.after;
   if (s.key !== undefined)
     state.key = s.key;
+  if (typeof s.group === "string")
+    state.group = s.group;
   if (s.dead_reason !== undefined)
     state.deadReason = s.dead_reason;
   return state;
@@ -1370,6 +1468,11 @@ var defaultLimits = Object.freeze({
   listReadyVisitsMax: 1e4,
   redriveAllMax: 1e4,
   pausedTopicsMax: 1e5,
+  groupBytesMax: 255,
+  policiesMax: 1e6,
+  policyWeightMax: 1e4,
+  groupsPageMax: 1000,
+  explainAheadMax: 1000,
   liveItemsMax: 50000000,
   topicsMax: 1e6,
   namespacesMax: 1e5,
@@ -1538,37 +1641,45 @@ function mergeSignatures(signatures) {
   return [...bySet.values()].sort((a, b) => b.items - a.items);
 }
 
-// src/client/topic-pages.ts
-function mergeTopicPages(pages, limit) {
+// src/client/group-pages.ts
+function groupCursor(group) {
+  return group ?? "";
+}
+function mergeGroupPages(pages, limit) {
   const merged = new Map;
   let knownThrough = null;
   for (const page of pages) {
-    const last = page.topics[page.topics.length - 1];
-    if (page.next !== null && last !== undefined && (knownThrough === null || last.topic < knownThrough))
-      knownThrough = last.topic;
-    for (const t of page.topics)
-      addCounts(merged, t);
+    const last = page.groups[page.groups.length - 1];
+    if (page.next !== null && last !== undefined) {
+      const stop = groupCursor(last.group);
+      if (knownThrough === null || stop < knownThrough)
+        knownThrough = stop;
+    }
+    for (const g of page.groups)
+      addCounts(merged, g);
   }
-  const sorted = [...merged.values()].filter((t) => knownThrough === null || t.topic <= knownThrough).sort((a, b) => a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0);
+  const sorted = [...merged.entries()].filter(([cursor]) => knownThrough === null || cursor <= knownThrough).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([, counts]) => counts);
   if (limit !== undefined && sorted.length > limit) {
     const page = sorted.slice(0, limit);
-    return { topics: page, next: page[page.length - 1]?.topic ?? null };
+    const last = page[page.length - 1];
+    return { groups: page, next: last === undefined ? null : groupCursor(last.group) };
   }
-  return { topics: sorted, next: knownThrough };
+  return { groups: sorted, next: knownThrough };
 }
-function addCounts(merged, t) {
-  const sum = merged.get(t.topic) ?? { topic: t.topic, ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 0, paused: false };
-  if (t.paused) {
+function addCounts(merged, g) {
+  const cursor = groupCursor(g.group);
+  const sum = merged.get(cursor) ?? { group: g.group, ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 0, paused: false };
+  if (g.paused) {
     sum.paused = true;
-    if (t.pausedUntilMs !== undefined)
-      sum.pausedUntilMs = t.pausedUntilMs;
+    if (g.pausedUntilMs !== undefined)
+      sum.pausedUntilMs = g.pausedUntilMs;
   }
-  sum.ready += t.ready;
-  sum.delayed += t.delayed;
-  sum.waiting += t.waiting;
-  sum.leased += t.leased;
-  sum.dead += t.dead;
-  merged.set(t.topic, sum);
+  sum.ready += g.ready;
+  sum.delayed += g.delayed;
+  sum.waiting += g.waiting;
+  sum.leased += g.leased;
+  sum.dead += g.dead;
+  merged.set(cursor, sum);
 }
 
 // src/lib/id-grammar.ts
@@ -1620,8 +1731,57 @@ function fnv1a32(bytes) {
   return hash >>> 0;
 }
 function shardOfKey(ns, topic, key, shards) {
-  const bytes = encoder.encode(`${ns}\x00${topic}\x00${key}`);
+  return shardOfName(ns, topic, key, shards);
+}
+function shardOfGroup(ns, topic, group, shards) {
+  return shardOfName(ns, topic, group, shards);
+}
+function shardOfName(ns, topic, name, shards) {
+  const bytes = encoder.encode(`${ns}\x00${topic}\x00${name}`);
   return fnv1a32(bytes) % shards;
+}
+
+// src/client/item-shard.ts
+function itemShard(ns, item, shards) {
+  if (item.group !== undefined && item.group !== null)
+    return shardOfGroup(ns, item.topic, item.group, shards);
+  if (item.key !== undefined && item.key !== null)
+    return shardOfKey(ns, item.topic, item.key, shards);
+  const first = item.after?.[0];
+  return first === undefined ? -1 : shardOfIdOrReceipt(first) ?? -1;
+}
+
+// src/client/topic-pages.ts
+function mergeTopicPages(pages, limit) {
+  const merged = new Map;
+  let knownThrough = null;
+  for (const page of pages) {
+    const last = page.topics[page.topics.length - 1];
+    if (page.next !== null && last !== undefined && (knownThrough === null || last.topic < knownThrough))
+      knownThrough = last.topic;
+    for (const t of page.topics)
+      addCounts2(merged, t);
+  }
+  const sorted = [...merged.values()].filter((t) => knownThrough === null || t.topic <= knownThrough).sort((a, b) => a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0);
+  if (limit !== undefined && sorted.length > limit) {
+    const page = sorted.slice(0, limit);
+    return { topics: page, next: page[page.length - 1]?.topic ?? null };
+  }
+  return { topics: sorted, next: knownThrough };
+}
+function addCounts2(merged, t) {
+  const sum = merged.get(t.topic) ?? { topic: t.topic, ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 0, paused: false };
+  if (t.paused) {
+    sum.paused = true;
+    if (t.pausedUntilMs !== undefined)
+      sum.pausedUntilMs = t.pausedUntilMs;
+  }
+  sum.ready += t.ready;
+  sum.delayed += t.delayed;
+  sum.waiting += t.waiting;
+  sum.leased += t.leased;
+  sum.dead += t.dead;
+  merged.set(t.topic, sum);
 }
 
 // src/client/cluster-client.ts
@@ -1652,7 +1812,7 @@ class OrqClusterClient {
   }
   async enqueue(ns, items) {
     const ids = new Array(items.length);
-    const placed = items.map((item, index) => ({ item, index, shard: this.itemShard(ns, item) }));
+    const placed = items.map((item, index) => ({ item, index, shard: this.map === null ? -1 : itemShard(ns, item, this.shards) }));
     await this.routeBatch(placed, (entry) => entry.shard, async (client, group) => {
       const got = await client.enqueue(ns, group.map((entry) => entry.item));
       group.forEach((entry, i) => ids[entry.index] = got[i]);
@@ -1797,6 +1957,31 @@ class OrqClusterClient {
     const items = answers.flatMap((answer) => answer.result?.items ?? []).sort(listOrder);
     return { items, next: more ? encodeListCursor(Object.fromEntries(Object.entries(next).filter(([, value]) => value !== ""))) : null };
   }
+  async explain(ns, ids) {
+    const items = new Array(ids.length).fill(null);
+    const indexed = ids.map((id, index) => ({ id, index }));
+    await this.routeBatch(indexed, (entry) => shardOf(entry.id), async (client, group) => {
+      const got = await client.explain(ns, group.map((entry) => entry.id));
+      group.forEach((entry, i) => items[entry.index] = got[i] ?? null);
+    });
+    return items;
+  }
+  async pause(ns, topic, query = {}) {
+    return await this.anyNode((client) => client.pause(ns, topic, query));
+  }
+  async resume(ns, topic, query = {}) {
+    return await this.anyNode((client) => client.resume(ns, topic, query));
+  }
+  async policy(ns, topic, input) {
+    return await this.anyNode((client) => client.policy(ns, topic, input));
+  }
+  async policies(ns, topic, query = {}) {
+    return await this.anyNode((client) => client.policies(ns, topic, query));
+  }
+  async groups(ns, topic, query = {}) {
+    const answers = await this.everyNode((client) => client.groups(ns, topic, query));
+    return mergeGroupPages(answers.flatMap((answer) => answer.result === null ? [] : [answer.result]), query.limit);
+  }
   get isCluster() {
     return this.map !== null;
   }
@@ -1853,13 +2038,20 @@ class OrqClusterClient {
   nodeIdOf(addr) {
     return this.map?.nodes.find((node) => node.addr === addr)?.node_id ?? this.clients.get(addr)?.server?.nodeId ?? null;
   }
-  itemShard(ns, item) {
-    if (this.map === null)
-      return -1;
-    if (item.key !== undefined && item.key !== null)
-      return shardOfKey(ns, item.topic, item.key, this.shards);
-    const first = item.after?.[0];
-    return first === undefined ? -1 : shardOf(first);
+  async anyNode(ask) {
+    let lastError = null;
+    for (const addr of [this.seed, ...this.nodeAddrs().filter((other) => other !== this.seed)]) {
+      try {
+        return await ask(await this.client(addr));
+      } catch (error) {
+        if (!(error instanceof OrqError) || !routable.has(error.code) || this.map === null)
+          throw error;
+        if (error.code !== "MOVED" && error.code !== "UNAVAILABLE")
+          this.forget(addr);
+        lastError = error;
+      }
+    }
+    throw lastError instanceof Error ? lastError : new OrqError("DISCONNECTED", "no node of the cluster answers");
   }
   async routeBatch(entries, shardOfEntry, send) {
     let remaining = entries;

@@ -78,8 +78,18 @@ export interface Limits {
     listReadyVisitsMax: number;
     /** Dead letters one `redrive` without ids moves (10,000): keeps one reply's WriteSet small; call again for the rest. */
     redriveAllMax: number;
-    /** Topics paused at once, per server (100,000): a pause keeps even an empty topic in memory and on disk. */
+    /** Topics and groups paused at once, per server (100,000): a pause keeps even an empty topic or group in memory and on disk. */
     pausedTopicsMax: number;
+    /** Bytes of an item's `group` name (255, as topics and keys). */
+    groupBytesMax: number;
+    /** Policies stored, per server (1,000,000): each is a record in memory and on disk; a "*" policy covers any number of groups. */
+    policiesMax: number;
+    /** The largest policy `weight` (10,000, the contract's range): a group's share against a weight-1 group. */
+    policyWeightMax: number;
+    /** Entries one `groups` or `policies` page holds at most (1,000, the contract's default). */
+    groupsPageMax: number;
+    /** Items `explain` counts ahead of an item before it stops (1,000, the contract's "counted up to 1000"). */
+    explainAheadMax: number;
     /**
      * Live items the server holds, every state and dead letters included
      * (50,000,000). Configurable. A ready item costs about 136 B of heap

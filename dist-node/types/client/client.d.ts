@@ -1,6 +1,6 @@
 import { type WireMap } from "./transport.ts";
 import { type WorkerHandle, type WorkHandler, type WorkOptions } from "./worker.ts";
-import type { ClientOptions, Delivery, DequeueRequest, EndedItemState, EnqueueItem, ItemPage, ItemState, ServerHello, TopicCounts } from "./types.ts";
+import type { ClientOptions, Delivery, DequeueRequest, EndedItemState, EnqueueItem, GroupPage, ItemExplanation, ItemPage, ItemState, PolicyInput, PolicyPage, PolicyResult, ServerHello, TopicCounts } from "./types.ts";
 /** A request-options bag every method accepts. */
 export interface CallOptions {
     /** Overrides the client's requestTimeoutMs for this call. */
@@ -68,16 +68,40 @@ export declare class OrqClient {
         limit?: number;
         after?: string;
     }, options?: CallOptions): Promise<ItemPage>;
-    /** Stop deliveries from a topic for `forMs`, or until resume; replaces an earlier pause's end. */
+    /**
+     * Stop deliveries from a topic (or, with `group`, from that group's items
+     * only) for `forMs`, or until resume; replaces an earlier pause's end.
+     */
     pause(ns: string, topic: string, query?: {
         forMs?: number;
+        group?: string;
     }, options?: CallOptions): Promise<{
         pausedUntilMs: number | null;
     }>;
-    /** Lift a topic's pause; `resumed` is false when it was not paused. */
-    resume(ns: string, topic: string, options?: CallOptions): Promise<{
+    /** Lift a topic's pause (or one group's); `resumed` is false when it was not paused. */
+    resume(ns: string, topic: string, query?: {
+        group?: string;
+    }, options?: CallOptions): Promise<{
         resumed: boolean;
     }>;
+    /**
+     * Set the policy of a topic (no `group`), of one group, or of every group
+     * without one of its own (`group: "*"`). It replaces the whole stored
+     * policy: a bound not given is no bound. `clear` removes it instead.
+     */
+    policy(ns: string, topic: string, input: PolicyInput, options?: CallOptions): Promise<PolicyResult>;
+    /** One page of a topic's policies: its own first, then by group name. */
+    policies(ns: string, topic: string, query?: {
+        limit?: number;
+        after?: string;
+    }, options?: CallOptions): Promise<PolicyPage>;
+    /** One page of a topic's groups with their counts by state, by group name (the items without a group, `group: null`, first). */
+    groups(ns: string, topic: string, query?: {
+        limit?: number;
+        after?: string;
+    }, options?: CallOptions): Promise<GroupPage>;
+    /** Why each item is not being delivered right now, in request order (null for an id the server does not know). */
+    explain(ns: string, ids: string[], options?: CallOptions): Promise<Array<ItemExplanation | null>>;
     dead(ns: string, topic: string, query?: {
         limit?: number;
     }, options?: CallOptions): Promise<ItemState[]>;

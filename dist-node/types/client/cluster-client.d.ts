@@ -1,5 +1,5 @@
 import { type TopicPage } from "./topic-pages.ts";
-import type { ClientOptions, Delivery, DequeueRequest, EndedItemState, EnqueueItem, ItemPage, ItemState } from "./types.ts";
+import type { ClientOptions, Delivery, DequeueRequest, EndedItemState, EnqueueItem, GroupPage, ItemExplanation, ItemPage, ItemState, PolicyInput, PolicyPage, PolicyResult } from "./types.ts";
 import { type WorkerHandle, type WorkHandler, type WorkOptions } from "./worker.ts";
 /** One node's `stats` reply, or why it has none. */
 export interface NodeStats {
@@ -81,6 +81,33 @@ export declare class OrqClusterClient {
         limit?: number;
         after?: string;
     }): Promise<ItemPage>;
+    /** Why each item is not being delivered now, asked of each id's owner; request order, null for an unknown id. */
+    explain(ns: string, ids: string[]): Promise<Array<ItemExplanation | null>>;
+    /** Pause a topic, or one of its groups, on the whole cluster (any node writes it; every node holds it within 1 s). */
+    pause(ns: string, topic: string, query?: {
+        forMs?: number;
+        group?: string;
+    }): Promise<{
+        pausedUntilMs: number | null;
+    }>;
+    /** Lift a topic's pause, or one group's, on the whole cluster. */
+    resume(ns: string, topic: string, query?: {
+        group?: string;
+    }): Promise<{
+        resumed: boolean;
+    }>;
+    /** Set or clear a policy (OrqClient.policy); any node stores it for the whole cluster. */
+    policy(ns: string, topic: string, input: PolicyInput): Promise<PolicyResult>;
+    /** One page of a topic's policies: every node holds them all, so one node answers. */
+    policies(ns: string, topic: string, query?: {
+        limit?: number;
+        after?: string;
+    }): Promise<PolicyPage>;
+    /** Every node's groups of a topic, one page at a time like OrqClient.groups, counts summed per group (group-pages.ts). */
+    groups(ns: string, topic: string, query?: {
+        limit?: number;
+        after?: string;
+    }): Promise<GroupPage>;
     /** True when the server is a cluster node (its `cluster` op answered a map). */
     get isCluster(): boolean;
     /** The worker loop (worker.ts) over the whole cluster. */
@@ -95,7 +122,15 @@ export declare class OrqClusterClient {
      */
     private everyNode;
     private nodeIdOf;
-    private itemShard;
+    /**
+     * One request that any node answers for the whole cluster (pauses and
+     * policies), sent to the same node each time: the seed while it answers,
+     * else the next in the map. The other nodes take a change up within 1 s,
+     * so asking one node lets a caller read back its own pause, resume or
+     * policy at once (a resume sent elsewhere could answer `resumed: false`
+     * for a pause that node has not seen yet).
+     */
+    private anyNode;
     /** Send `entries` in one request per owning node; re-route the groups MOVED, refused or cut off, until all are done. */
     private routeBatch;
     private ownerAddr;

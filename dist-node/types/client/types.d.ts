@@ -14,7 +14,10 @@ export interface EnqueueItem {
     maxAttempts?: number;
     requires?: Record<string, unknown>;
     after?: string[];
+    /** Idempotency key, unique within ns + topic + group. */
     key?: string;
+    /** Fairness group (1..255 bytes): deliveries rotate between a topic's groups by weight, and policies bound them. */
+    group?: string;
 }
 export interface DequeueRequest {
     topics: Array<{
@@ -35,6 +38,8 @@ export interface Delivery {
     receipt: string;
     leaseExpiresAtMs: number;
     enqueuedAtMs: number;
+    /** The item's fairness group; absent for an item without one. */
+    group?: string;
 }
 export interface ItemState {
     id: string;
@@ -50,6 +55,7 @@ export interface ItemState {
     requires?: Record<string, unknown>;
     after?: string[];
     key?: string;
+    group?: string;
     deadReason?: string;
 }
 export interface EndedItemState {
@@ -73,6 +79,92 @@ export interface TopicCounts {
 export interface ItemPage {
     items: ItemState[];
     next: string | null;
+}
+/** A token bucket: `count` tokens refilled continuously over `perMs` (at most `count` in a burst). */
+export interface PolicyRate {
+    count: number;
+    perMs: number;
+}
+/**
+ * A stored policy. Without `group` it is the topic's own; `group: "*"` is the
+ * default of every group that has none of its own. An absent bound is no bound.
+ */
+export interface Policy {
+    group?: string;
+    /** Share of deliveries against the topic's other groups (1..10000, groups only; default 1). */
+    weight?: number;
+    /** At most this many of the scope's items leased at once. */
+    maxLeased?: number;
+    rate?: PolicyRate;
+}
+/**
+ * What OrqClient.policy sets: the whole policy of the topic (no `group`), of
+ * one group, or of every group (`"*"`), replacing what was stored; `clear`
+ * removes it instead.
+ */
+export interface PolicyInput {
+    group?: string;
+    weight?: number;
+    maxLeased?: number;
+    rate?: PolicyRate;
+    clear?: boolean;
+}
+/** The policy as stored, or (for `clear`) whether there was one to remove. */
+export type PolicyResult = {
+    policy: Policy;
+} | {
+    cleared: boolean;
+};
+/** A page of OrqClient.policies: the topic's own first, then by group name; `next` continues it (pass it as `after`). */
+export interface PolicyPage {
+    policies: Policy[];
+    next: string | null;
+}
+/** One group's items of a topic by state; `group` is null for the items without one. */
+export interface GroupCounts {
+    group: string | null;
+    ready: number;
+    delayed: number;
+    waiting: number;
+    leased: number;
+    dead: number;
+    /** Whether the group is paused (OrqClient.pause with `group`). */
+    paused: boolean;
+    /** When a timed pause ends; absent for a pause until resume, and when not paused. */
+    pausedUntilMs?: number;
+}
+/** A page of OrqClient.groups, by group name (the null group first); `next` continues it (pass it as `after`). */
+export interface GroupPage {
+    groups: GroupCounts[];
+    next: string | null;
+}
+/** The contract's reasons an item is not being delivered now. */
+export type ExplainReasonName = "delayed" | "waiting" | "leased" | "dead" | "topic_paused" | "group_paused" | "topic_max_leased" | "group_max_leased" | "topic_rate" | "group_rate" | "held_for_preferred" | "no_worker" | "no_dequeue" | "behind";
+/** One reason with its details; which details come depends on the reason (docs/CLIENTS.md). */
+export interface ExplainReason {
+    /** A reason this client does not know yet arrives as the server spells it. */
+    reason: ExplainReasonName | (string & {});
+    untilMs?: number;
+    /** `waiting`: the dependencies not acked yet. */
+    after?: string[];
+    deadReason?: string;
+    /** `*_max_leased`: leased now, and the bound. */
+    leased?: number;
+    max?: number;
+    /** `*_rate`: when the next token comes. */
+    nextAtMs?: number;
+    /** `no_worker`: per worker kind that asked, the constraints it fails. */
+    kinds?: Array<{
+        failed: string[];
+    }>;
+    /** `behind`: items that go first (counted up to 1,000). */
+    ahead?: number;
+}
+/** Why an item is not being delivered right now; `reasons` is empty when it is first in line for a worker that asked. */
+export interface ItemExplanation {
+    id: string;
+    state: LiveStateName;
+    reasons: ExplainReason[];
 }
 export interface ServerHello {
     server: string;

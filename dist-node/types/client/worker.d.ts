@@ -51,6 +51,7 @@ export interface HandlerContext {
     /** Fires when the lease was lost (an extend found the receipt stale): the work will not count. */
     signal: AbortSignal;
 }
+/** Gets each delivery as the dequeue returned it: its `group` (absent for an item without one) tells a handler whose work it is. */
 export type WorkHandler = (delivery: Delivery, context: HandlerContext) => Promise<unknown> | unknown;
 export type WorkerEvent = {
     kind: "acked";

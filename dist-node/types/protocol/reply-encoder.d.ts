@@ -14,6 +14,8 @@ export interface DeliveryFields {
     receipt: string;
     leaseExpiresAtMs: number;
     enqueuedAtMs: number;
+    /** Absent for an item without a group. */
+    group?: string;
 }
 /** A delivery under the wire's keys, in wire order. */
 export declare function deliveryToWire(d: DeliveryFields): WireDelivery;

@@ -61,6 +61,7 @@ export interface WireDelivery {
     receipt: string;
     lease_expires_at_ms: number;
     enqueued_at_ms: number;
+    group?: string;
 }
 export interface WireItemState {
     id: string;
@@ -76,6 +77,7 @@ export interface WireItemState {
     requires?: Record<string, unknown>;
     after?: string[];
     key?: string;
+    group?: string;
     dead_reason?: string;
 }
 export interface WireEndedItemState {
