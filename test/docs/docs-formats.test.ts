@@ -91,6 +91,8 @@ const notMetrics = new Set([
   "orq_nodes",
   "orq_pauses",
   "orq_pause_version",
+  "orq_policies",
+  "orq_policy_version",
   "orq_quota_buckets",
 ]);
 

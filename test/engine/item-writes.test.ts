@@ -163,9 +163,9 @@ describe("item writes patch the stored value", () => {
     const engine = Engine.recover({ store, writer, limits: defaultLimits, namespaces: {}, nowMs: clock.nowMs() });
     engine.tick(clock.nowMs());
     await writer.drain();
-    // The expired lease's write could not patch a version 2 value: it wrote the whole record, in version 3.
+    // The expired lease's write could not patch a version 2 value: it wrote the whole record, in the current version.
     expect(store.commitHistory.map((commit) => commit.itemValues)).toEqual([0]);
-    expect(store.readItemBytes(0, 0)?.[0]).toBe(3);
+    expect(store.readItemBytes(0, 0)?.[0]).toBe(RECORD_VERSION);
     expect(store.readItem(0, 0)).toEqual(itemRecord({ state: "pending", attempt: 1, deliveries: 1, leaseBoot: 2 }));
 
     const outcome = dequeued(engine.dequeue("billing", take([["invoices", 1]]), clock.nowMs()));
