@@ -41,6 +41,8 @@ export class TopicPolicies {
       this.buckets.delete(key);
       return null;
     }
+    // Sweep first: a bucket made below starts full, and must not be swept before its first take.
+    this.sweepBuckets(nowMs);
     let bucket = this.buckets.get(key);
     if (bucket === undefined) {
       bucket = new TokenBucket(rate.count, rate.perMs, nowMs);
@@ -49,16 +51,15 @@ export class TopicPolicies {
       bucket = bucket.resized(rate.count, rate.perMs, nowMs);
       this.buckets.set(key, bucket);
     }
-    this.sweepBuckets(nowMs);
     return bucket;
   }
 
-  /** Drop a few full buckets, oldest first. */
+  /** Look at the oldest few buckets: a full one is dropped, another goes to the back, so the sweep moves through them all. */
   private sweepBuckets(nowMs: number): void {
-    let looked = 0;
-    for (const [key, bucket] of this.buckets) {
-      if (++looked > bucketSweepPerTake) return;
-      if (bucket.full(nowMs)) this.buckets.delete(key);
+    for (let n = 0; n < bucketSweepPerTake && this.buckets.size > 0; n++) {
+      const [key, bucket] = this.buckets.entries().next().value as [string, TokenBucket];
+      this.buckets.delete(key);
+      if (!bucket.full(nowMs)) this.buckets.set(key, bucket);
     }
   }
 

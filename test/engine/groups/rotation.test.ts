@@ -88,6 +88,32 @@ describe("group rotation", () => {
     h.check();
   });
 
+  test("a rate of several tokens lets a burst of that many through, then one per refill", async () => {
+    const h = new Harness();
+    await h.settle(h.engine.policy("n", { topic: "t", group: "a", weight: null, maxLeased: null, rate: { count: 4, perMs: 60_000 }, clear: false }, h.now));
+    const items = [];
+    for (let i = 0; i < 8; i++) items.push(grouped("t", "a"));
+    await h.enqueue("n", items);
+    expect(await h.dequeue("n", [["t", 10]])).toHaveLength(4);
+    expect(await h.dequeue("n", [["t", 10]])).toHaveLength(0);
+    h.advance(15_000);
+    expect(await h.dequeue("n", [["t", 10]])).toHaveLength(1);
+    h.check();
+  });
+
+  test("a topic's own rate and max_leased bound the whole topic", async () => {
+    const h = new Harness();
+    await h.settle(h.engine.policy("n", { topic: "t", group: null, weight: null, maxLeased: 3, rate: { count: 2, perMs: 1000 }, clear: false }, h.now));
+    const items = [];
+    for (let i = 0; i < 6; i++) items.push(grouped("t", i % 2 === 0 ? "a" : null));
+    await h.enqueue("n", items);
+    expect(await h.dequeue("n", [["t", 10]])).toHaveLength(2);
+    h.advance(1000);
+    // Tokens for two more, but max_leased 3 lets one through.
+    expect(await h.dequeue("n", [["t", 10]])).toHaveLength(1);
+    h.check();
+  });
+
   test("a paused group holds back only its items", async () => {
     const h = new Harness();
     await h.enqueue("n", [grouped("t", "a"), grouped("t", "b")]);
