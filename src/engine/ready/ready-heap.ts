@@ -95,6 +95,12 @@ function popFrontier<Item extends ReadyItem<Item>>(heap: Array<HeapLinks<Item>>,
 
 const levelLess = <Item extends ReadyItem<Item>>(a: PriorityLevel<Item>, b: PriorityLevel<Item>): boolean => a.priority < b.priority;
 
+/** A large heap's levels: the heap of priority levels, and each level by its priority. */
+class PriorityLevels<Item extends ReadyItem<Item>> {
+  readonly heap = new PairingHeap<PriorityLevel<Item>>(levelLess);
+  readonly byPriority = new Map<number, PriorityLevel<Item>>();
+}
+
 export class ReadyHeap<Item extends ReadyItem<Item>> {
   /**
    * While the heap is small, one heap over every item (small heaps stay in
@@ -102,8 +108,8 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
    * has grown past readyHeapLevels.fromItems, when items go to their levels.
    */
   private flat: PairingHeap<Item> | null = new PairingHeap<Item>(readyLess);
-  private readonly levels = new PairingHeap<PriorityLevel<Item>>(levelLess);
-  private readonly byPriority = new Map<number, PriorityLevel<Item>>();
+  /** The priority levels, made when the heap grows past the switch (null while flat: a small heap, e.g. a group's, pays nothing for them). */
+  private tiers: PriorityLevels<Item> | null = null;
   private count = 0;
   /**
    * Items of this heap the delivery prefetch has asked the store for and no
@@ -112,7 +118,7 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
    */
   prefetchedAhead = 0;
   /** nextKeys's candidates, kept between calls (emptied after each). */
-  private readonly frontier: Array<HeapLinks<Item>> = [];
+  private frontier: Array<HeapLinks<Item>> | null = null;
 
   get size(): number {
     return this.count;
@@ -126,7 +132,7 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
   /** The best item, or undefined when empty. */
   peek(): Item | undefined {
     if (this.flat !== null) return this.flat.peek();
-    const level = this.levels.peek();
+    const level = this.tiers!.heap.peek();
     return level === undefined ? undefined : level.items.peek();
   }
 
@@ -147,12 +153,12 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
       this.flat.remove(item);
       return;
     }
-    const level = this.byPriority.get(item.priority);
+    const level = this.tiers!.byPriority.get(item.priority);
     assert(level !== undefined, "ready heap: removing an item of a priority it does not hold");
     level.items.remove(item);
     if (level.items.size === 0) {
-      this.levels.remove(level);
-      this.byPriority.delete(item.priority);
+      this.tiers!.heap.remove(level);
+      this.tiers!.byPriority.delete(item.priority);
     }
     if (this.count < readyHeapLevels.flatBelowItems) this.toFlat();
   }
@@ -165,13 +171,13 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
    * at frontierMax). For the delivery prefetch: a guess that nothing relies on.
    */
   nextKeys(limit: number, out: ItemKey[]): void {
-    const heap = this.flat ?? this.levels.peek()?.items;
+    const heap = this.flat ?? this.tiers!.heap.peek()?.items;
     if (heap === undefined) return;
     const root = heap.peekNode();
     if (root === null) return;
     const less = this.flat !== null ? readyLess : samePriorityLess;
     // The frontier is a small binary heap in delivery order (an array, kept between calls).
-    const frontier = this.frontier;
+    const frontier = (this.frontier ??= []);
     frontier.length = 0;
     frontier.push(root);
     const end = out.length + limit;
@@ -197,7 +203,7 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
       if (root !== null) roots.push(root);
       return roots;
     }
-    for (const level of this.byPriority.values()) {
+    for (const level of this.tiers!.byPriority.values()) {
       if (level.priority < minPriority) continue;
       const root = level.items.peekNode();
       if (root !== null) roots.push(root);
@@ -228,17 +234,17 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
       this.flat.compactChildren(node);
       return;
     }
-    const level = this.byPriority.get(node.value.priority);
+    const level = this.tiers!.byPriority.get(node.value.priority);
     assert(level !== undefined, "ready heap: compacting an item of a priority it does not hold");
     level.items.compactChildren(node);
   }
 
   private insertLeveled(item: Item): void {
-    let level = this.byPriority.get(item.priority);
+    let level = this.tiers!.byPriority.get(item.priority);
     if (level === undefined) {
       level = new PriorityLevel<Item>(item.priority);
-      this.byPriority.set(item.priority, level);
-      this.levels.insertNode(level);
+      this.tiers!.byPriority.set(item.priority, level);
+      this.tiers!.heap.insertNode(level);
     }
     level.items.insertNode(item);
   }
@@ -246,17 +252,18 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
   /** The heap grew large: every item moves to its level (once; O(n log n) over readyHeapLevels.fromItems items). */
   private toLevels(flat: PairingHeap<Item>): void {
     this.flat = null;
+    this.tiers = new PriorityLevels<Item>();
     for (let item = flat.pop(); item !== undefined; item = flat.pop()) this.insertLeveled(item);
   }
 
   /** The heap shrank well below the switch: the items go back to one heap. */
   private toFlat(): void {
     const flat = new PairingHeap<Item>(readyLess);
-    for (const level of this.byPriority.values()) {
+    for (const level of this.tiers!.byPriority.values()) {
       for (let item = level.items.pop(); item !== undefined; item = level.items.pop()) flat.insertNode(item);
-      this.levels.remove(level);
+      this.tiers!.heap.remove(level);
     }
-    this.byPriority.clear();
+    this.tiers = null;
     this.flat = flat;
   }
 
@@ -264,21 +271,21 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
     if (this.flat !== null) {
       this.flat.checkInvariants();
       assert(this.flat.size === this.count, `ready heap: size ${this.count} but ${this.flat.size} items in its one heap`);
-      assert(this.byPriority.size === 0 && this.levels.size === 0, "ready heap: levels kept beside the one heap");
+      assert(this.tiers === null, "ready heap: levels kept beside the one heap");
       return;
     }
-    this.levels.checkInvariants();
+    this.tiers!.heap.checkInvariants();
     let items = 0;
-    for (const [priority, level] of this.byPriority) {
+    for (const [priority, level] of this.tiers!.byPriority) {
       assert(level.priority === priority && level.inHeap, `ready heap: level ${priority} misfiled or out of the level heap`);
       assert(level.items.size > 0, `ready heap: empty level ${priority} kept`);
       level.items.checkInvariants();
       items += level.items.size;
     }
-    assert(this.levels.size === this.byPriority.size, `ready heap: ${this.levels.size} levels in the heap, ${this.byPriority.size} filed`);
+    assert(this.tiers!.heap.size === this.tiers!.byPriority.size, `ready heap: ${this.tiers!.heap.size} levels in the heap, ${this.tiers!.byPriority.size} filed`);
     assert(items === this.count, `ready heap: size ${this.count} but ${items} items in its levels`);
     assert(this.count >= readyHeapLevels.flatBelowItems, `ready heap: ${this.count} items in levels, below the switch back`);
     const top = this.peek();
-    if (top !== undefined) for (const level of this.byPriority.values()) assert(!readyLess(level.items.peek() as Item, top), "ready heap: a level's best orders before the top");
+    if (top !== undefined) for (const level of this.tiers!.byPriority.values()) assert(!readyLess(level.items.peek() as Item, top), "ready heap: a level's best orders before the top");
   }
 }
