@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { BeanstalkConn } from "./beanstalk-conn.ts";
 import { beanstalkLatencyOps, floorLatencyOps, orqLatencyOps } from "./latency-ops.ts";
+import { GROUP_PICK_LABEL, measureGroupPick } from "./group-pick-bound.ts";
 import { runJupiter } from "./jupiter.ts";
 import { describeMachine } from "./machine.ts";
 import { orqMixedTake } from "./mixed-load.ts";
@@ -52,7 +53,8 @@ function orqSpec(options: LoadOptions, durability: Durability, pass: OrderPass):
     enqueueItemsBatch: options.items,
     restartable: true,
     start: (dataDir, logPath) => startOrq(dataDir, durability, logPath),
-    system: (child) => orqSystem(label, child.host, child.port, pass.order),
+    system: (child, shape) => orqSystem(label, child.host, child.port, pass.order, shape),
+    groups: true,
     latencyOps: async (child) => {
       const conn = await OrqConn.connect(child.host, child.port);
       return { ops: orqLatencyOps(conn), close: () => conn.close() };
@@ -73,15 +75,18 @@ function orqSpec(options: LoadOptions, durability: Durability, pass: OrderPass):
 function beanstalkSpec(options: LoadOptions, mode: "in-memory" | "binlog" | "binlog fsync-always", pass: OrderPass): ModeSpec {
   const label = `beanstalkd ${mode}${pass.suffix}`;
   const fsyncAlways = mode === "binlog fsync-always";
+  // The noisy neighbour's contrast is beanstalkd in memory, the drain's peer; the binlog would only repeat it.
+  const scenarios = mode === "in-memory" ? pass.scenarios : new Set([...pass.scenarios].filter((scenario) => scenario !== "noisy"));
   return {
     label,
     // fsync on every write runs at a few thousand items/s: only its enqueue rate is worth the wait.
-    scenarios: fsyncAlways ? new Set<Scenario>(["enqueue"]) : pass.scenarios,
+    scenarios: fsyncAlways ? new Set<Scenario>(["enqueue"]) : scenarios,
     enqueueItemsSingle: fsyncAlways ? options.itemsFsyncAlways : options.itemsSingle,
     enqueueItemsBatch: fsyncAlways ? options.itemsFsyncAlways : options.items,
     restartable: mode === "binlog",
     start: (dataDir, logPath) => startBeanstalkd(mode === "in-memory" ? null : dataDir, fsyncAlways ? 0 : null, logPath),
-    system: (child) => beanstalkSystem(label, child.host, child.port, pass.order),
+    system: (child, shape) => beanstalkSystem(label, child.host, child.port, pass.order, shape),
+    groups: false,
     latencyOps: async (child) => {
       const conn: BeanstalkConn = await openBeanstalk(child.host, child.port);
       return { ops: beanstalkLatencyOps(conn), close: () => conn.close() };
@@ -118,6 +123,19 @@ async function runFloor(context: SuiteContext): Promise<ModeResults> {
     conn.close();
     await child.stop();
   }
+}
+
+async function runGroupPick(context: SuiteContext): Promise<ModeResults> {
+  const { options } = context;
+  const figures = await measureGroupPick({ items: options.pickItems, groups: options.pickGroups, calls: options.pickCalls, warmup: options.pickWarmup, passS: options.pickPassS });
+  for (const shape of figures.shapes) {
+    log(
+      `group pick, ${shape.shape}: ${shape.items} items in ${shape.groups} groups, ${figures.signatures} signatures; ` +
+        `pick p50 ${shape.pick.p50Us} µs, p99 ${shape.pick.p99Us} µs (${shape.picks} calls); dequeue p50 ${shape.dequeue.p50Us} µs, p99 ${shape.dequeue.p99Us} µs (${shape.dequeues} calls)`,
+    );
+  }
+  if (figures.memory !== null) log(`group pick: memory per group beyond its item ${figures.memory.perGroupBytes.toFixed(1)} B (${figures.memory.perSpreadGroupBytes.toFixed(1)} B per group of ${figures.memory.spreadGroups})`);
+  return { groupPick: figures };
 }
 
 type RunGuarded = (label: string, run: () => Promise<ModeResults>) => Promise<void>;
@@ -175,6 +193,7 @@ async function main(): Promise<number> {
   const runGuarded = async (label: string, run: () => Promise<ModeResults>) => {
     try {
       results[label] = await run();
+      for (const [scenario, reason] of Object.entries(results[label].failures ?? {})) failed[`${label}: ${scenario}`] = reason;
     } catch (error) {
       failed[label] = error instanceof Error ? error.message : String(error);
       log(`${label}: FAILED: ${failed[label]}`);
@@ -187,6 +206,10 @@ async function main(): Promise<number> {
   try {
     if (options.systems.has("floor") && options.only.has("latency")) {
       await runGuarded("echo floor", () => runFloor(context));
+    }
+    // The engine's pick with groups, in one process: once per run, not per mode or order.
+    if (options.systems.has("orq") && options.only.has("pick") && orqAvailable()) {
+      await runGuarded(GROUP_PICK_LABEL, () => runGroupPick(context));
     }
     const passes: OrderPass[] = options.priorities.map((order, index) => ({
       order,

@@ -3,10 +3,12 @@
 // that take and ack what is ready, reporting each delivery's enqueue-to-
 // delivery delay. runMixed (runners.ts) drives it for one fixed window and
 // summarizes; `npm run soak` (bench/soak/main.ts) drives it for an hour and reads
-// its counters every 30 s.
+// its counters every 30 s; the noisy-neighbour scenario (noisy-neighbour.ts)
+// drives it until a flood of other items, unstamped, has been delivered
+// beside it: its consumers take those too, and count them apart.
 
 import type { Consumer, Producer, System } from "./systems.ts";
-import { payloadSentAtMs } from "./systems.ts";
+import { stampedSentAtMs } from "./systems.ts";
 
 export interface MixedLoadOptions {
   /** Offered load, items per second, shared by the producers (open loop). */
@@ -36,19 +38,24 @@ const PRODUCER_TICK_MS = 1;
 /** How often stop() checks whether the consumers have caught up. */
 const CATCH_UP_POLL_MS = 5;
 
-/** Called for every item a consumer receives: its enqueue-to-delivery delay and the receive time (performance.now() ms). */
+/** Called for every stamped item a consumer receives: its enqueue-to-delivery delay and the receive time (performance.now() ms). */
 export type DeliveryObserver = (delayMs: number, nowMs: number) => void;
+/** Called for every unstamped item a consumer receives (one the producers of this load did not send), with the count so far. */
+export type OtherDeliveryObserver = (received: number, nowMs: number) => void;
 
 export class MixedLoad {
   /** Items whose enqueue was answered ok. */
   enqueued = 0;
   /** Items taken and acked. */
   delivered = 0;
-  /** Items handed to a consumer (counted at delivery, before the ack). */
+  /** Stamped items handed to a consumer (counted at delivery, before the ack). */
   received = 0;
+  /** Unstamped items handed to a consumer: ones other producers sent to the same topic. */
+  receivedOther = 0;
   /** The first request error (any error reply ends the run: under a healthy load there should be none). */
   failure: Error | null = null;
   private consuming = true;
+  private producing = true;
   private consumersDone: Promise<unknown> = Promise.resolve();
 
   private constructor(
@@ -56,20 +63,27 @@ export class MixedLoad {
     private readonly consumers: Consumer[],
     private readonly options: MixedLoadOptions,
     private readonly observe: DeliveryObserver,
+    private readonly observeOther: OtherDeliveryObserver | null,
   ) {}
 
-  static async open(system: System, options: MixedLoadOptions, observe: DeliveryObserver): Promise<MixedLoad> {
+  static async open(system: System, options: MixedLoadOptions, observe: DeliveryObserver, observeOther: OtherDeliveryObserver | null = null): Promise<MixedLoad> {
     const producers = await Promise.all(Array.from({ length: options.producers }, () => system.openProducer()));
     const consumers = await Promise.all(Array.from({ length: options.consumers }, () => system.openConsumer()));
-    return new MixedLoad(producers, consumers, options, observe);
+    return new MixedLoad(producers, consumers, options, observe, observeOther);
   }
 
   /** Start the consumers: each keeps consumerDepth takes in flight until stop(). */
   startConsuming(): void {
     const onPayload = (payload: Uint8Array) => {
       const nowMs = performance.now();
+      const sentAtMs = stampedSentAtMs(payload);
+      if (sentAtMs === null) {
+        this.receivedOther++;
+        this.observeOther?.(this.receivedOther, nowMs);
+        return;
+      }
       this.received++;
-      this.observe(nowMs - payloadSentAtMs(payload), nowMs);
+      this.observe(nowMs - sentAtMs, nowMs);
     };
     const consume = async (consumer: Consumer) => {
       const worker = async () => {
@@ -99,9 +113,14 @@ export class MixedLoad {
     this.consumersDone = Promise.all(this.consumers.map((consumer) => consume(consumer).catch((error: Error) => (this.failure ??= error))));
   }
 
-  /** Offer the rate from `startMs` until `endMs` (performance.now() ms); resolves when the window is over or a request failed. */
+  /** Offer the rate from `startMs` until `endMs` (performance.now() ms; Infinity: until stopProducing); resolves when the window is over or a request failed. */
   async produce(startMs: number, endMs: number): Promise<void> {
     await Promise.all(this.producers.map((producer) => this.produceOn(producer, startMs, endMs)));
+  }
+
+  /** Ends produce() at the producers' next tick, for a window whose end is an event rather than a time. */
+  stopProducing(): void {
+    this.producing = false;
   }
 
   /** Let the consumers catch up with what was enqueued (up to tailMs), then close every connection; throws the first failure. */
@@ -123,7 +142,7 @@ export class MixedLoad {
     let sent = 0;
     for (;;) {
       const nowMs = performance.now();
-      if (nowMs >= endMs || this.failure !== null) return;
+      if (nowMs >= endMs || !this.producing || this.failure !== null) return;
       const owed = Math.floor((share * (nowMs - startMs)) / 1000) - sent;
       let batches = Math.floor(owed / batch);
       while (batches > 0 && producer.inFlight < producerInFlightMax) {

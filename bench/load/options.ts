@@ -4,7 +4,7 @@
 import { parseArgs } from "node:util";
 import { PRIORITY_ORDERS, type PriorityOrder } from "./priorities.ts";
 
-export const SCENARIOS = ["enqueue", "drain", "mixed", "latency", "memory", "jupiter"] as const;
+export const SCENARIOS = ["enqueue", "drain", "mixed", "latency", "memory", "jupiter", "noisy", "capped", "pick"] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 export const SYSTEMS = ["orq", "orq-beanstalk", "beanstalkd", "floor"] as const;
 export type SystemName = (typeof SYSTEMS)[number];
@@ -12,8 +12,12 @@ export type SystemName = (typeof SYSTEMS)[number];
  * The scenarios a second priority order (after the first of --priorities)
  * repeats: the drain and the matched acquisitions are where delivery order
  * changes the work; enqueue, memory and latency are read in the first order.
+ * The noisy neighbour and the capped drain too: with every item at priority 0
+ * the rotation between groups alone decides who goes next, where random
+ * priorities put a small tenant's item behind every flood item of a better
+ * priority, in orq as in beanstalkd.
  */
-export const SECOND_ORDER_SCENARIOS: ReadonlySet<Scenario> = new Set<Scenario>(["drain", "jupiter"]);
+export const SECOND_ORDER_SCENARIOS: ReadonlySet<Scenario> = new Set<Scenario>(["drain", "jupiter", "noisy", "capped"]);
 
 export interface LoadOptions {
   quick: boolean;
@@ -46,6 +50,18 @@ export interface LoadOptions {
   jupiterPingS: number;
   /** Items of the in-process bound beside it (bench/micro/acquisition-path.bench.ts, relaxed; jupiter-bound.ts). */
   jupiterInProcessItems: number;
+  /** Noisy neighbour (noisy-neighbour.ts): the flood's items, the small groups and each one's items/s, the warm-up and the window without the flood. */
+  floodItems: number;
+  noisyGroups: number;
+  noisyGroupItemsPerS: number;
+  noisyWarmupS: number;
+  noisyAloneS: number;
+  /** The in-process group pick (group-pick-bound.ts): items, the groups they spread over, timed calls per pass, warm-up calls, the longest a pass runs. */
+  pickItems: number;
+  pickGroups: number;
+  pickCalls: number;
+  pickWarmup: number;
+  pickPassS: number;
   /** orq durability modes to run (--orq-modes; default both): one alone halves a memory or drain check's time. */
   orqModes: Set<"strict" | "relaxed">;
   /**
@@ -70,6 +86,8 @@ const HELP = `bun bench/load/main.ts [flags]
   --samples N        latency samples per op (default 20000)
   --jupiter-items N  Jupiter scenario backlog over 100 signatures (default 300000)
   --jupiter-duration S  longest Jupiter acquisition run in seconds (default 15)
+  --flood-items N    noisy neighbour: the flooding group's items (default 1000000); 100 small groups offer 50 items/s each
+  --pick-items N     in-process group pick: ready items, over 10,000 groups and in groups of one (default 1000000)
   --orq-modes LIST   orq durability modes: strict,relaxed (default both)
   --priorities LIST  item priority orders, first one in full: random (0..1000, seeded), fifo (all 0);
                      a second order repeats drain and jupiter only (default random,fifo)
@@ -109,6 +127,8 @@ export function parseOptions(argv: string[]): LoadOptions | null {
       samples: { type: "string" },
       "jupiter-items": { type: "string" },
       "jupiter-duration": { type: "string" },
+      "flood-items": { type: "string" },
+      "pick-items": { type: "string" },
       "orq-modes": { type: "string" },
       priorities: { type: "string" },
       out: { type: "string" },
@@ -122,6 +142,7 @@ export function parseOptions(argv: string[]): LoadOptions | null {
   }
   const quick = values.quick === true;
   const items = parseCount(values.items, quick ? 2000 : 1_000_000, "--items");
+  const pickItems = parseCount(values["pick-items"], quick ? 5000 : 1_000_000, "--pick-items");
   return {
     quick,
     only: parseList(values.only, SCENARIOS, "--only"),
@@ -142,6 +163,18 @@ export function parseOptions(argv: string[]): LoadOptions | null {
     jupiterPingS: quick ? 0.3 : 3,
     // The acquisition-path bench needs more than its 25 rounds of 320.
     jupiterInProcessItems: quick ? 20_000 : 100_000,
+    // --quick's flood is 20,000: a tenth of a second or more of flood, so its window holds hundreds of small items.
+    floodItems: parseCount(values["flood-items"], quick ? 20_000 : 1_000_000, "--flood-items"),
+    noisyGroups: 100,
+    noisyGroupItemsPerS: 50,
+    noisyWarmupS: quick ? 0.5 : 5,
+    noisyAloneS: quick ? 1 : 10,
+    pickItems,
+    // 100 items a group (10,000 groups for 1,000,000 items), at any size.
+    pickGroups: Math.max(1, Math.round(pickItems / 100)),
+    pickCalls: quick ? 500 : 100_000,
+    pickWarmup: quick ? 500 : 10_000,
+    pickPassS: quick ? 3 : 60,
     orqModes: parseList(values["orq-modes"], ["strict", "relaxed"] as const, "--orq-modes"),
     // A list in the order given (a Set keeps insertion order): the first runs in full.
     priorities: [...parseList(values.priorities, PRIORITY_ORDERS, "--priorities")],

@@ -71,6 +71,7 @@ interface Figure {
   pick: Pick;
 }
 
+const pickOf = (shape: string, which: "p50Us" | "p99Us"): Pick => (m) => m.groupPick?.shapes.find((candidate) => candidate.shape === shape)?.pick[which];
 const enqueueRate = (batch: number, connections: number): Pick => (m) => m.enqueue?.find((r) => r.batch === batch && r.connections === connections)?.itemsPerS;
 const p50 = (op: string): Pick => (m) => m.latency?.ops[op]?.p50Us;
 const mib = (kib: number | undefined) => (kib === undefined ? undefined : kib / 1024);
@@ -102,6 +103,16 @@ export const FIGURES: Figure[] = [
   { name: "Jupiter: ping/s, same conns and in-flight", digits: 0, pick: (m) => m.jupiter?.pingPerS },
   { name: "Jupiter: acquisitions / ping", digits: 3, pick: (m) => (m.jupiter === undefined ? undefined : m.jupiter.acquisitionsPerS / m.jupiter.pingPerS) },
   { name: "Jupiter floor: acquisitions / ping", digits: 3, pick: (m) => m.jupiter?.floor?.ratio },
+  { name: "noisy neighbour: small groups' delay p99 ms, without the flood", digits: 1, pick: (m) => (m.noisy === undefined ? undefined : m.noisy.alone.p99Us / 1000) },
+  { name: "noisy neighbour: small groups' delay p99 ms, during the flood", digits: 1, pick: (m) => (m.noisy === undefined ? undefined : m.noisy.flood.p99Us / 1000) },
+  { name: "noisy neighbour: s from the flood's first enqueue to its last delivery", digits: 1, pick: (m) => m.noisy?.floodS },
+  { name: "capped drain (1,000 groups, \"*\" max_leased 8) items/s", digits: 0, pick: (m) => m.cappedDrain?.capped.drain.itemsPerS },
+  { name: "capped drain: the plain drain beside it, items/s", digits: 0, pick: (m) => m.cappedDrain?.plain.drain.itemsPerS },
+  { name: "group pick p50 µs, items spread over groups (100 each)", digits: 2, pick: pickOf("spread", "p50Us") },
+  { name: "group pick p99 µs, items spread over groups (100 each)", digits: 2, pick: pickOf("spread", "p99Us") },
+  { name: "group pick p50 µs, groups of one item", digits: 2, pick: pickOf("one each", "p50Us") },
+  { name: "group pick p99 µs, groups of one item", digits: 2, pick: pickOf("one each", "p99Us") },
+  { name: "memory per group beyond its item, bytes", digits: 1, pick: (m) => m.groupPick?.memory?.perGroupBytes },
 ];
 
 const dash = "—";

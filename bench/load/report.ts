@@ -1,6 +1,7 @@
 // The summary: one table of every figure by system and mode, then the ratio
 // of orq to its peer for each scenario that translates, against its target.
 
+import { GROUP_PICK_LABEL, worstPick, type GroupPickFigures } from "./group-pick-bound.ts";
 import type { LatencySummary } from "./histogram.ts";
 import { FLOOR_PAUSE_MS } from "./latency-ops.ts";
 import type { MemoryFigures } from "./processes.ts";
@@ -51,7 +52,89 @@ export function checkTargets(results: ResultsBySystem): TargetCheck[] {
     jupiterCheck(strict),
     orderCheck(strict, results["orq strict fifo"]),
     mixedCheck(strict, binlog, results["orq relaxed"]),
+    ...groupPickChecks(results[GROUP_PICK_LABEL]?.groupPick),
+    noisyCheck(strict, inMemory),
+    cappedDrainCheck(strict),
   ];
+}
+
+/** The pick's bounds, in µs, and a group's memory bound, in bytes: the in-process group pick's targets. */
+export const GROUP_PICK_P50_US_MAX = 5;
+export const GROUP_PICK_P99_US_MAX = 30;
+export const GROUP_BYTES_MAX = 160;
+
+/**
+ * The in-process pick with groups (bench/micro/group-pick.bench.ts): absolute
+ * bounds, so each is a ratio against its bound (met at <= 1x). The worst of
+ * the two shapes (items spread over groups, groups of one item) is the
+ * measure; both ride along.
+ */
+function groupPickChecks(figures: GroupPickFigures | undefined): TargetCheck[] {
+  const shapes = (which: "p50Us" | "p99Us") =>
+    (figures?.shapes ?? []).map((shape) => `${shape.shape} (${shape.items} items in ${shape.groups} groups) ${shape.pick[which]} µs over ${shape.picks} picks`).join(", ");
+  const p50 = check(`group pick p50, the worse of items over groups and groups of one item, vs ${GROUP_PICK_P50_US_MAX} µs`, worstPick(figures, "p50Us"), GROUP_PICK_P50_US_MAX, "µs", "atMost", 1);
+  const p99 = check(`group pick p99, the worse of items over groups and groups of one item, vs ${GROUP_PICK_P99_US_MAX} µs`, worstPick(figures, "p99Us"), GROUP_PICK_P99_US_MAX, "µs", "atMost", 1);
+  const memory = figures?.memory ?? null;
+  const bytes = check(`memory per group beyond its items (groups of one item vs the same items without groups) vs ${GROUP_BYTES_MAX} bytes`, memory?.perGroupBytes ?? null, GROUP_BYTES_MAX, "B", "atMost", 1);
+  if (figures !== undefined) {
+    p50.also = shapes("p50Us");
+    p99.also = shapes("p99Us");
+  }
+  if (memory !== null) bytes.also = `engine heap ${mib(memory.withoutGroupsBytes / 1024)} MiB without groups, ${mib(memory.oneEachBytes / 1024)} MiB in ${memory.items} groups; ${num(memory.perSpreadGroupBytes, 1)} B per group of ${memory.spreadGroups} (each item's reference to its group included)`;
+  return [p50, p99, bytes];
+}
+
+/**
+ * The noisy neighbour: the small groups' enqueue-to-delivery p99 while one
+ * group floods the topic, against their p99 in the same run without the
+ * flood (orq strict). beanstalkd in memory, one tube in strict priority
+ * order, rides along as the contrast: its small tenants' items wait behind
+ * the flood's.
+ */
+function noisyCheck(strict: ModeResults | undefined, inMemory: ModeResults | undefined): TargetCheck {
+  const orq = strict?.noisy;
+  const result = check(
+    "noisy neighbour: small groups' p99, enqueue to delivery, during one group's flood vs without it, orq strict",
+    orq?.flood.p99Us ?? null,
+    orq?.alone.p99Us ?? null,
+    "µs",
+    "atMost",
+    2,
+  );
+  const ms = (us: number) => num(us / 1000, 1);
+  const peer = inMemory?.noisy;
+  if (orq !== undefined) {
+    result.also =
+      `${orq.groups} groups x ${orq.groupItemsPerS}/s beside a flood of ${orq.floodItems} delivered within ${num(orq.floodS, 1)} s; orq strict p99 ${ms(orq.alone.p99Us)} ms alone, ${ms(orq.flood.p99Us)} ms in the flood` +
+      (peer === undefined
+        ? ""
+        : `; beanstalkd in-memory (one tube) p99 ${ms(peer.alone.p99Us)} ms alone, ${ms(peer.flood.p99Us)} ms in the flood (${peer.alone.p99Us > 0 ? (peer.flood.p99Us / peer.alone.p99Us).toFixed(2) : dash}x)`);
+  }
+  return result;
+}
+
+/**
+ * The capped drain: the drain over 1,000 groups under a "*" max_leased of 8
+ * against a plain drain of as many items, each on a fresh server in the same
+ * run (orq strict). The drain scenario's own figure rides along.
+ */
+function cappedDrainCheck(strict: ModeResults | undefined): TargetCheck {
+  const figures = strict?.cappedDrain;
+  const result = check(
+    `capped drain (1,000 groups, "*" max_leased 8), orq strict vs its plain drain`,
+    figures?.capped.drain.itemsPerS ?? null,
+    figures?.plain.drain.itemsPerS ?? null,
+    "items/s",
+    "atLeast",
+    0.8,
+  );
+  if (figures !== undefined) {
+    const cpu = (f: typeof figures.plain) => (f.drain.serverCpuS === undefined || f.drain.items === 0 ? dash : num((f.drain.serverCpuS * 1e6) / f.drain.items, 1));
+    result.also =
+      `${figures.capped.drain.items} items over ${figures.groups} groups; server CPU µs per item ${cpu(figures.capped)} capped, ${cpu(figures.plain)} plain` +
+      (strict?.drain === undefined ? "" : `; the drain scenario's ${num(strict.drain.itemsPerS)} items/s`);
+  }
+  return result;
 }
 
 /**
@@ -236,6 +319,17 @@ export function summaryTable(results: ResultsBySystem): string {
   rows.push(["jupiter floor: ratio; load generator CPU µs per acquisition", (m) => `${num(m.jupiter?.floor?.ratio, 3)}; ${num(m.jupiter?.floor?.clientCpuUsPerAcquisition, 1)}`]);
   rows.push(["jupiter: in one process, main-thread µs per acquisition / per ping (relaxed)", (m) => `${num(m.jupiter?.inProcess?.acquisitionUs, 1)} / ${num(m.jupiter?.inProcess?.pingUs, 2)}`]);
   rows.push(["mixed: delivered items/s", (m) => num(m.mixed?.deliveredItemsPerS)]);
+  rows.push(["noisy neighbour: small groups' delay alone, p50 / p99 / p99.9 µs", (m) => lat(m.noisy?.alone)]);
+  rows.push(["noisy neighbour: small groups' delay in the flood, p50 / p99 / p99.9 µs", (m) => lat(m.noisy?.flood)]);
+  rows.push(["noisy neighbour: flood enqueue items/s / s until delivered", (m) => (m.noisy === undefined ? dash : `${num(m.noisy.floodEnqueue.itemsPerS)} / ${num(m.noisy.floodS, 1)}`)]);
+  rows.push(["capped drain (1,000 groups, max_leased 8) / plain drain beside it, items/s", (m) => (m.cappedDrain === undefined ? dash : `${num(m.cappedDrain.capped.drain.itemsPerS)} / ${num(m.cappedDrain.plain.drain.itemsPerS)}`)]);
+  const pickShape = (m: ModeResults, name: string) => {
+    const shape = m.groupPick?.shapes.find((candidate) => candidate.shape === name);
+    return shape === undefined ? dash : `${shape.groups}: ${num(shape.pick.p50Us, 2)} / ${num(shape.pick.p99Us, 2)}`;
+  };
+  rows.push(["group pick, groups: p50 / p99 µs (items over groups)", (m) => pickShape(m, "spread")]);
+  rows.push(["group pick, groups: p50 / p99 µs (groups of one item)", (m) => pickShape(m, "one each")]);
+  rows.push(["group pick: bytes per group beyond its item", (m) => num(m.groupPick?.memory?.perGroupBytes, 1)]);
   rows.push(["mixed: delay p50 / p99 / p99.9 µs", (m) => lat(m.mixed?.delay)]);
   rows.push(["mixed: delay in the warm-up before it, p50 / p99 / p99.9 µs", (m) => lat(m.mixed?.warmupDelay)]);
   rows.push(["ping p50 / p99 / p99.9 µs", (m) => lat(m.latency?.ops["ping"])]);

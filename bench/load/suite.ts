@@ -2,16 +2,19 @@
 // binlog, ...). Every enqueue run gets a fresh server and data dir; the last
 // one (batch 100, 8 connections) leaves `items` ready, and that backlog then
 // serves the memory, restart, latency and drain scenarios, in that order
-// (drain last because it empties the queue). Mixed load gets its own server.
+// (drain last because it empties the queue). Mixed load, the noisy
+// neighbour and each pass of the capped drain get servers of their own.
 
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { runCappedDrain, type CappedDrainFigures } from "./capped-drain.ts";
 import type { LatencySummary } from "./histogram.ts";
 import type { CapturedReplies, JupiterFigures, JupiterFloorFigures } from "./jupiter.ts";
 import { runJupiterFloor } from "./jupiter.ts";
 import { measureInProcessBound } from "./jupiter-bound.ts";
 import { describeThreadCpu } from "./thread-cpu.ts";
 import { mixedShape } from "./mixed-load.ts";
+import { runNoisyNeighbour, type NoisyFigures } from "./noisy-neighbour.ts";
 import type { LoadOptions, Scenario } from "./options.ts";
 import { pin, unpin } from "./pinning.ts";
 import type { Child, MemoryFigures } from "./processes.ts";
@@ -19,7 +22,8 @@ import type { MemoryRange } from "./processes.ts";
 import { readCpuS, readMemory, readWriteBytes, sampleMemory, startJupiterFloorChild } from "./processes.ts";
 import type { LatencyOp, MixedFigures, ThroughputFigures } from "./runners.ts";
 import { mixedWarmupSDefault, runDrain, runEnqueue, runLatency, runMixed } from "./runners.ts";
-import type { System } from "./systems.ts";
+import type { GroupPickFigures } from "./group-pick-bound.ts";
+import type { ProducerShape, System } from "./systems.ts";
 
 export interface EnqueueRow extends ThroughputFigures {
   batch: number;
@@ -51,6 +55,14 @@ export interface ModeResults {
   restart?: { readyItems: number; afterStop: RestartFigures; afterCrash: RestartFigures };
   /** Capability-matched acquisitions against the ping ceiling (orq only; jupiter.ts). */
   jupiter?: JupiterFigures;
+  /** Small groups' delay with and without one group's flood (noisy-neighbour.ts). */
+  noisy?: NoisyFigures;
+  /** The drain over 1,000 groups capped at max_leased 8, and a plain drain beside it (orq only; capped-drain.ts). */
+  cappedDrain?: CappedDrainFigures;
+  /** The in-process pick with groups (group-pick-bound.ts), under its own label: it is the engine's, not a mode's. */
+  groupPick?: GroupPickFigures;
+  /** Scenarios of this mode that failed, by name, with the error: the mode's other figures are kept. */
+  failures?: Record<string, string>;
 }
 
 export interface ModeSpec {
@@ -60,7 +72,10 @@ export interface ModeSpec {
   enqueueItemsBatch: number;
   restartable: boolean;
   start(dataDir: string, logPath: string): Promise<Child>;
-  system(child: Child): System;
+  /** The server under load; with a shape, orq's items name its groups in turn (beanstalkd has no groups: one tube), priorities from its streams. */
+  system(child: Child, shape?: ProducerShape): System;
+  /** Whether the system has groups and policies (orq): the capped drain runs only then. */
+  groups: boolean;
   latencyOps(child: Child): Promise<{ ops: LatencyOp[]; close(): void }>;
   /** For mixed load: how long a consumer's take waits, and how many it asks for. */
   takeWaitMs: number;
@@ -267,7 +282,76 @@ export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<Mo
         `per ping: ${describeThreadCpu(figures.serverThreadsUsPerPing)}`,
     );
   }
+  if (wants("noisy")) {
+    await guarded(context, spec, results, "noisy", async () => {
+      const { dataDir, logPath } = freshDir(context, `${spec.label} noisy`);
+      const child = context.track(await spec.start(dataDir, logPath));
+      try {
+        const figures = await runNoisyNeighbour(
+          (shape) => spec.system(child, shape),
+          {
+            floodItems: options.floodItems,
+            groups: options.noisyGroups,
+            groupItemsPerS: options.noisyGroupItemsPerS,
+            warmupS: options.noisyWarmupS,
+            aloneS: options.noisyAloneS,
+            floodTimeoutS: FLOOD_TIMEOUT_S,
+            takeCount: spec.mixedTakeCount,
+            waitMs: spec.takeWaitMs,
+          },
+          (line) => log(`${spec.label} ${line}`),
+        );
+        results.noisy = figures;
+        const ms = (us: number) => (us / 1000).toFixed(2);
+        log(
+          `${spec.label} noisy neighbour: ${figures.groups} groups x ${figures.groupItemsPerS}/s; small groups' delay alone p50 ${ms(figures.alone.p50Us)} ms, p99 ${ms(figures.alone.p99Us)} ms (${figures.alone.count} items); ` +
+            `with a flood of ${figures.floodItems} (enqueued at ${rate(figures.floodEnqueue.itemsPerS)}/s, delivered within ${figures.floodS.toFixed(2)} s) p50 ${ms(figures.flood.p50Us)} ms, p99 ${ms(figures.flood.p99Us)} ms, max ${ms(figures.flood.maxUs)} ms (${figures.flood.count} items)`,
+        );
+      } finally {
+        await child.stop();
+      }
+    });
+  }
+
+  if (wants("capped") && spec.groups) {
+    await guarded(context, spec, results, "capped", async () => {
+      const figures = await runCappedDrain(
+        {
+          start: async () => {
+            const { dataDir, logPath } = freshDir(context, `${spec.label} capped`);
+            return context.track(await spec.start(dataDir, logPath));
+          },
+          system: (child, shape) => spec.system(child, shape),
+        },
+        { items: options.items, depth: options.depth, drainConnections: options.drainConnections, drainDepth: options.drainDepth },
+      );
+      results.cappedDrain = figures;
+      const pass = (name: string, f: CappedDrainFigures["plain"]) => `${name} ${rate(f.drain.itemsPerS)} items/s (${f.drain.items} items; server CPU ${cpuPerItem(f.drain)})`;
+      log(
+        `${spec.label} capped drain over ${figures.groups} groups, "*" max_leased ${figures.maxLeased} (stored ${JSON.stringify(figures.policy)}): ` +
+          `${pass("capped", figures.capped)}; ${pass("plain", figures.plain)}; ratio ${(figures.capped.drain.itemsPerS / figures.plain.drain.itemsPerS).toFixed(3)}`,
+      );
+    });
+  }
   return results;
+}
+
+/** The longest the noisy neighbour waits for its flood to be delivered (10 minutes: a 1,000,000-item flood drains in seconds to a minute). */
+const FLOOD_TIMEOUT_S = 600;
+
+/**
+ * Runs one of the group scenarios. Their failure (a server without groups
+ * yet, say) is logged and kept in results.failures, so the mode's other
+ * figures survive; main.ts reports it as failed.
+ */
+async function guarded(context: SuiteContext, spec: ModeSpec, results: ModeResults, scenario: Scenario, run: () => Promise<void>): Promise<void> {
+  try {
+    await run();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    context.log(`${spec.label} ${scenario}: FAILED: ${message}`);
+    results.failures = { ...results.failures, [scenario]: message };
+  }
 }
 
 /** The Jupiter floor (jupiter-floor.ts) answering with `replies`; null, with the reason logged, when it fails. */

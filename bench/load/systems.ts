@@ -3,7 +3,10 @@
 // a producer enqueues batches, a consumer takes up to `count` items and
 // acknowledges them (orq: dequeue + ack; beanstalkd: reserve + delete).
 // Every item carries a 100-byte payload; a stamped payload holds its send
-// time (performance.now(), float64 at offset 0) for end-to-end delay.
+// time (performance.now(), float64 at offset 0) for end-to-end delay. A
+// system opened with a ProducerShape names its groups on orq's items in turn
+// (the contract's `group`; beanstalkd has none, so its items share one tube)
+// and draws its producers' priorities from streams of its own.
 
 import { BeanstalkConn } from "./beanstalk-conn.ts";
 import { OrqConn, makeTemplate } from "./orq-conn.ts";
@@ -52,11 +55,47 @@ export function payloadSentAtMs(payload: Uint8Array): number {
   return new DataView(payload.buffer, payload.byteOffset, payload.byteLength).getFloat64(0);
 }
 
+/**
+ * A stamped payload's send time, or null for a fixed one: its first 8 bytes
+ * (0x78 each) read as a float64 near 1e272, where a send time is a
+ * performance.now() reading, far below 2^53 ms.
+ */
+export function stampedSentAtMs(payload: Uint8Array): number | null {
+  const sentAtMs = payloadSentAtMs(payload);
+  return sentAtMs >= 0 && sentAtMs < Number.MAX_SAFE_INTEGER ? sentAtMs : null;
+}
+
+/** The group names a producer gives its items, one after another. */
+export class GroupCycle {
+  private next = 0;
+  constructor(readonly names: readonly string[]) {
+    if (names.length === 0) throw new Error("GroupCycle: no group names");
+  }
+
+  take(): string {
+    const name = this.names[this.next] as string;
+    this.next = this.next + 1 === this.names.length ? 0 : this.next + 1;
+    return name;
+  }
+}
+
+/** `count` group names: prefix-0, prefix-1, ... */
+export function groupNames(prefix: string, count: number): string[] {
+  return Array.from({ length: count }, (_, index) => `${prefix}-${index}`);
+}
+
 // ---- orq ----
 
-export function enqueueTemplate(batch: number, priorities: Priorities = new Priorities("random")): RequestTemplate {
+/** An orq item of the load's topic; with `groups`, it names the next of them. */
+function orqItem(payload: Uint8Array, priorities: Priorities, groups: GroupCycle | null): Record<string, unknown> {
+  const item: Record<string, unknown> = { topic: TOPIC, payload, priority: priorities.next() };
+  if (groups !== null) item.group = groups.take();
+  return item;
+}
+
+export function enqueueTemplate(batch: number, priorities: Priorities = new Priorities("random"), groups: GroupCycle | null = null): RequestTemplate {
   const payload = fixedPayload();
-  const items = Array.from({ length: batch }, () => ({ topic: TOPIC, payload, priority: priorities.next() }));
+  const items = Array.from({ length: batch }, () => orqItem(payload, priorities, groups));
   return makeTemplate({ op: "enqueue", ns: NAMESPACE, items });
 }
 
@@ -69,13 +108,29 @@ interface Delivery {
   payload: Uint8Array;
 }
 
+/**
+ * Templates a batch size needs: the priorities' pool, rounded up to whole
+ * rounds of the groups (a round is the templates after which the names start
+ * again at the first), so that sending the pool in turn gives every group
+ * the same number of items.
+ */
+function templatePoolSize(prioritiesPool: number, batch: number, groups: GroupCycle | null): number {
+  if (groups === null) return prioritiesPool;
+  let a = groups.names.length;
+  let b = batch;
+  while (b !== 0) [a, b] = [b, a % b];
+  const round = groups.names.length / a;
+  return Math.ceil(prioritiesPool / round) * round;
+}
+
 export class OrqProducer implements Producer {
-  /** By batch size: a pool of templates (priorities.poolSize), used in turn. */
+  /** By batch size: a pool of templates (templatePoolSize), used in turn. */
   private readonly templates = new Map<number, RequestTemplate[]>();
   private sent = 0;
   constructor(
     readonly conn: OrqConn,
     private readonly priorities: Priorities,
+    private readonly groups: GroupCycle | null = null,
   ) {}
 
   get inFlight(): number {
@@ -85,7 +140,7 @@ export class OrqProducer implements Producer {
   async enqueue(batch: number): Promise<void> {
     let pool = this.templates.get(batch);
     if (pool === undefined) {
-      pool = Array.from({ length: this.priorities.poolSize }, () => enqueueTemplate(batch, this.priorities));
+      pool = Array.from({ length: templatePoolSize(this.priorities.poolSize, batch, this.groups) }, () => enqueueTemplate(batch, this.priorities, this.groups));
       this.templates.set(batch, pool);
     }
     await this.conn.callTemplate(pool[this.sent++ % pool.length] as RequestTemplate);
@@ -93,7 +148,7 @@ export class OrqProducer implements Producer {
 
   async enqueueStamped(batch: number, sentAtMs: number): Promise<void> {
     const payload = stampedPayload(sentAtMs);
-    const items = Array.from({ length: batch }, () => ({ topic: TOPIC, payload, priority: this.priorities.next() }));
+    const items = Array.from({ length: batch }, () => orqItem(payload, this.priorities, this.groups));
     await this.conn.call({ op: "enqueue", ns: NAMESPACE, items });
   }
 
@@ -152,16 +207,38 @@ export class OrqConsumer implements Consumer {
   }
 }
 
-/** Each producer gets its own seeded sequence (seeded by its order of opening), so runs repeat. */
-function producerPriorities(order: PriorityOrder, opened: number): Priorities {
-  return new Priorities(order, 0x5eed + opened);
+/** Each producer gets its own seeded sequence (seeded by its stream: its order of opening from the shape's first), so runs repeat. */
+function producerPriorities(order: PriorityOrder, stream: number): Priorities {
+  return new Priorities(order, 0x5eed + stream);
 }
 
-export function orqSystem(label: string, host: string, port: number, order: PriorityOrder = "random"): System {
+/**
+ * What a system's producers send beyond the plain load: the groups their
+ * items name in turn (orq only), and the first of their priority streams,
+ * so two sets of producers on one server (a flood beside small tenants)
+ * draw different sequences from the same distribution. beanstalkd draws the
+ * same streams as orq does for the same shape.
+ */
+export interface ProducerShape {
+  groups: readonly string[] | null;
+  firstStream: number;
+}
+
+/** The plain load's producers: no groups, streams from 0. */
+export const plainProducers: ProducerShape = { groups: null, firstStream: 0 };
+
+/**
+ * orq under the load. With the shape's groups, each producer names them on
+ * its items in turn, every producer from the first name on (so two
+ * producers at one rate give each group the same share).
+ */
+export function orqSystem(label: string, host: string, port: number, order: PriorityOrder = "random", shape: ProducerShape = plainProducers): System {
   let opened = 0;
+  const { groups, firstStream } = shape;
   return {
     label,
-    openProducer: async () => new OrqProducer(await OrqConn.connect(host, port), producerPriorities(order, opened++)),
+    openProducer: async () =>
+      new OrqProducer(await OrqConn.connect(host, port), producerPriorities(order, firstStream + opened++), groups === null ? null : new GroupCycle(groups)),
     openConsumer: async () => new OrqConsumer(await OrqConn.connect(host, port)),
   };
 }
@@ -270,11 +347,12 @@ export async function openBeanstalk(host: string, port: number): Promise<Beansta
   return conn;
 }
 
-export function beanstalkSystem(label: string, host: string, port: number, order: PriorityOrder = "random"): System {
+/** beanstalkd under the load: one tube, so the shape's groups go nowhere; its priority streams are orq's. */
+export function beanstalkSystem(label: string, host: string, port: number, order: PriorityOrder = "random", shape: ProducerShape = plainProducers): System {
   let opened = 0;
   return {
     label,
-    openProducer: async () => new BeanstalkProducer(await openBeanstalk(host, port), producerPriorities(order, opened++)),
+    openProducer: async () => new BeanstalkProducer(await openBeanstalk(host, port), producerPriorities(order, shape.firstStream + opened++)),
     openConsumer: async () => new BeanstalkConsumer(await openBeanstalk(host, port)),
   };
 }

@@ -35,13 +35,14 @@ import { defaultLimits } from "../../src/limits.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import type { DequeueInput, EnqueueItemInput } from "../../src/engine/api.ts";
 import { Engine } from "../../src/engine/engine.ts";
-import { parseCapabilities, parseRequires, satisfies, type Requires } from "../../src/engine/matching/index.ts";
-import type { LiveItem } from "../../src/engine/state/item.ts";
+import { parseCapabilities } from "../../src/engine/matching/index.ts";
 import { Topic } from "../../src/engine/ready/topic.ts";
 import { GroupCommitter } from "../../src/storage/group-commit.ts";
 import { MemoryStore } from "../../src/storage/memory/memory-store.ts";
 import { item } from "../../test/engine/support/item-input.ts";
 import { seededRandom } from "../../test/support/seeded-random.ts";
+import { chooseSignatures, eligibleShares, workerCapabilities } from "./support/pick-workload.ts";
+import { summary, timePick, us } from "./support/pick-timing.ts";
 import { randomPriority } from "./support/priorities.ts";
 
 function argument(name: string, fallback: number): number {
@@ -55,86 +56,18 @@ const callsPerRun = argument("calls", 100_000);
 const onlySignatures = argument("signatures", -1);
 const shards = argument("shards", 16);
 const ns = "bench";
-/** 1,000 distinct requirements: gpu (4 forms) x zone (5 forms) x a memory floor (50 values), all on linux. */
-function signatureCorpus(): Array<Record<string, unknown>> {
-  const gpuForms: unknown[] = [null, "a100", "t4", { in: ["a100", "h100"] }];
-  const zoneForms: unknown[] = [null, "eu-1", { in: ["eu-1", "eu-2"] }, { ne: "us-1" }, { in: ["us-1", "us-2"] }];
-  const corpus: Array<Record<string, unknown>> = [];
-  for (let i = 0; i < 1000; i++) {
-    const raw: Record<string, unknown> = { os: "linux", mem: { gte: 4 + Math.floor(i / 20) } };
-    const gpu = gpuForms[i % 4];
-    const zone = zoneForms[Math.floor(i / 4) % 5];
-    if (gpu !== null) raw.gpu = gpu;
-    if (zone !== null) raw.zone = zone;
-    corpus.push(raw);
-  }
-  return corpus;
-}
 
-/** Ten worker kinds, from small CPU boxes to GPU hosts in several zones. */
-const workerCapabilities: Array<Record<string, unknown>> = [
-  { os: "linux", mem: 16, zone: "eu-1" },
-  { os: "linux", mem: 32, zone: "eu-2" },
-  { os: "linux", mem: 64, zone: "us-1" },
-  { os: "linux", mem: 64, zone: "us-2", gpu: "t4" },
-  { os: "linux", mem: 128, zone: "eu-1", gpu: ["a100", "t4"] },
-  { os: "linux", mem: 128, zone: "eu-2", gpu: "h100" },
-  { os: "linux", mem: 48, zone: "ap-1", gpu: "a100" },
-  { os: "linux", mem: 24, zone: "eu-1", gpu: "t4" },
-  { os: "linux", mem: 256, zone: "us-1", gpu: ["a100", "h100"] },
-  { os: "linux", mem: 8, zone: "eu-2" },
-];
-
-function percentile(sorted: Float64Array, fraction: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] as number;
-}
-
-/**
- * Times Topic.eligibleGroupCount + Topic.pickBest inside each dequeue while
- * `pickTiming.samples` is set: the time goes to `samples[pickTiming.call]`.
- */
-const pickTiming: { samples: Float64Array | null; call: number } = { samples: null, call: 0 };
-const originalCount = Topic.prototype.eligibleGroupCount;
-const originalPick = Topic.prototype.pickBest;
-Topic.prototype.eligibleGroupCount = function (this: Topic<LiveItem>, eligibility, kind) {
-  const samples = pickTiming.samples;
-  if (samples === null) return originalCount.call(this, eligibility, kind);
-  const started = Bun.nanoseconds();
-  const count = originalCount.call(this, eligibility, kind);
-  samples[pickTiming.call] = (samples[pickTiming.call] as number) + (Bun.nanoseconds() - started);
-  return count;
-};
-Topic.prototype.pickBest = function (this: Topic<LiveItem>, eligibility, kind, shardOk) {
-  const samples = pickTiming.samples;
-  if (samples === null) return originalPick.call(this, eligibility, kind, shardOk);
-  const started = Bun.nanoseconds();
-  const item = originalPick.call(this, eligibility, kind, shardOk);
-  samples[pickTiming.call] = (samples[pickTiming.call] as number) + (Bun.nanoseconds() - started);
-  return item;
-};
-
-function summary(sorted: Float64Array, us: (ns: number) => string): string {
-  let totalNs = 0;
-  for (const sample of sorted) totalNs += sample;
-  return `p50 ${us(percentile(sorted, 0.5))}  p90 ${us(percentile(sorted, 0.9))}  p99 ${us(percentile(sorted, 0.99))}  p99.9 ${us(percentile(sorted, 0.999))}  mean ${us(totalNs / sorted.length)}`;
-}
+/** Times Topic.eligibleGroupCount + Topic.pickBest inside each dequeue while `pickTiming.samples` is set. */
+const pickTiming = timePick([
+  { owner: Topic.prototype, method: "eligibleGroupCount" },
+  { owner: Topic.prototype, method: "pickBest" },
+]);
 
 async function runConfiguration(signatureCount: number): Promise<void> {
   const random = seededRandom(signatureCount + 1);
-  const corpus = signatureCorpus();
-  // A seeded shuffle, then the first N: the chosen signatures spread over every form.
-  for (let i = corpus.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [corpus[i], corpus[j]] = [corpus[j] as Record<string, unknown>, corpus[i] as Record<string, unknown>];
-  }
   const noRequires = signatureCount === 0;
-  const signatures = corpus.slice(0, signatureCount);
-  const parsedSignatures = signatures.map((raw) => (parseRequires(raw, defaultLimits) as { value: Requires }).value);
-  const eligibleShare = workerCapabilities.map((raw) => {
-    const caps = parseCapabilities(raw, defaultLimits);
-    if (!caps.ok) throw new Error("bad capabilities");
-    return noRequires ? 1 : parsedSignatures.filter((r) => satisfies(r, caps.value)).length / signatureCount;
-  });
+  const signatures = chooseSignatures(signatureCount, random);
+  const eligibleShare = eligibleShares(signatures);
 
   const clock = new ManualClock();
   const store = new MemoryStore({ shards });
@@ -219,16 +152,15 @@ async function runConfiguration(signatureCount: number): Promise<void> {
   for (let i = 0; i < callsPerRun; i++) parseCapabilities(inputs[i & 4095]?.capabilities, defaultLimits);
   const parseMeanNs = (Bun.nanoseconds() - parseStarted) / callsPerRun;
 
-  const us = (ns: number) => `${(ns / 1000).toFixed(2)} µs`;
   const label = noRequires ? "no requires (workers without capabilities)" : `signatures ${signatureCount}`;
   console.log(
     [
       `${label}: ${itemsTotal.toLocaleString()} items over ${topicCount} topics, ${shards} shards (load ${(loadMs / 1000).toFixed(1)} s)`,
       `  eligible share per kind: ${eligibleShare.map((s) => s.toFixed(2)).join(" ")}`,
       `  dequeue (pick + lease, per-call capabilities), ${callsPerRun.toLocaleString()} calls, ${(hitRate * 100).toFixed(1)}% delivered an item:`,
-      `    ${summary(samples, us)}`,
+      `    ${summary(samples)}`,
       `  pick (eligibleGroupCount + pickBest inside the dequeue), ${callsPerRun.toLocaleString()} more calls:`,
-      `    ${summary(pickSamples, us)}`,
+      `    ${summary(pickSamples)}`,
       `  of which parseCapabilities alone: mean ${us(parseMeanNs)}`,
     ].join("\n"),
   );

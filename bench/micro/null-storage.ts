@@ -22,6 +22,8 @@ export function nullStorage(shards: number): { store: Store; writer: Writer; pay
     purgeAckedBefore() {},
     putPause() {},
     deletePause() {},
+    putPolicy() {},
+    deletePolicy() {},
     end: () => resolved,
     close: () => nullCommit,
   };
@@ -44,7 +46,7 @@ export function nullStorage(shards: number): { store: Store; writer: Writer; pay
   const storedRecord: ItemRecord = {
     ns: "bench", topic: "big", priority: 0, payload, metadata: empty, enqueuedAtMs: 0, deliverAtMs: 0, leaseMs: 30000,
     ttlExpiresAtMs: null, delivery: "at_least_once", maxAttempts: 10, attempt: 0, deliveries: 0, leaseBoot: 0,
-    state: "pending", leaseExpiresAtMs: null, deadReason: null, requires: null, after: null, key: null,
+    state: "pending", leaseExpiresAtMs: null, deadReason: null, requires: null, after: null, key: null, group: null,
   };
   const storedValue = encodeItemRecord(storedRecord);
   const store: Store = {
@@ -54,6 +56,7 @@ export function nullStorage(shards: number): { store: Store; writer: Writer; pay
     loadOutcomes: () => [],
     loadAckedLog: () => [],
     loadPauses: () => [],
+    loadPolicies: () => [],
     storedCounts: () => ({ items: 0, outcomes: 0 }),
     readItem: () => storedRecord,
     readItemBytes: () => storedValue.slice(),

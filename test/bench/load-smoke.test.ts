@@ -1,7 +1,9 @@
 // Goal: keep the load generator (bench/load/main.ts) from rotting. Runs it
 // with --quick tiny sizes against a real orq server, and beanstalkd and the
 // echo floor when present, and checks the JSON it writes has every
-// scenario's figures (the Jupiter scenario's included), all positive. No timing assertions: only that each
+// scenario's figures (the Jupiter scenario's included, and the group
+// scenarios': the noisy neighbour, the capped drain, the in-process group
+// pick), all positive. No timing assertions: only that each
 // figure exists and is a number above zero. beanstalkd parts are checked only
 // when beanstalkd is installed; orq parts only once src/cli/main.ts exists.
 
@@ -28,7 +30,40 @@ interface Throughput {
   itemsPerS: number;
   writtenBytes?: number;
 }
+interface Drained {
+  items: number;
+  itemsPerS: number;
+}
+interface NoisyResults {
+  groups: number;
+  groupItemsPerS: number;
+  floodItems: number;
+  alone: Latency;
+  flood: Latency;
+  floodEnqueue: Drained;
+  floodS: number;
+  floodDelivered: number;
+  smallEnqueued: number;
+  smallDelivered: number;
+}
+interface CappedResults {
+  groups: number;
+  maxLeased: number;
+  policy: Record<string, unknown>;
+  plain: { load: Drained; drain: Drained };
+  capped: { load: Drained; drain: Drained };
+}
+interface GroupPickResults {
+  items: number;
+  signatures: number;
+  shapes: Array<{ shape: string; items: number; groups: number; deliveredShare: number; dequeue: Latency; pick: Latency }>;
+  memory: { items: number; perGroupBytes: number; withoutGroupsBytes: number; oneEachBytes: number } | null;
+}
 interface ModeResults {
+  noisy?: NoisyResults;
+  cappedDrain?: CappedResults;
+  groupPick?: GroupPickResults;
+  failures?: Record<string, string>;
   enqueue?: Array<Throughput & { batch: number; connections: number }>;
   drain?: Throughput;
   mixed?: { deliveredItemsPerS: number; delivered: number; delay: Latency; warmupDelay: Latency };
@@ -46,6 +81,7 @@ interface LoadReport {
   options: { priorities: string[] };
   results: Record<string, ModeResults>;
   skipped: Record<string, string>;
+  failed: Record<string, string>;
   targets: Array<{ name: string; status: string; ratio: number | null }>;
 }
 
@@ -71,6 +107,19 @@ function expectRoundTrip(latency: Latency | undefined, what: string): void {
   const p50 = latency?.p50Us ?? 0;
   const within = p50 >= Math.min(...tenths) * 0.99 && p50 <= Math.max(...tenths) * 1.01;
   expect({ what, p50, tenths, within }).toEqual({ what, p50, tenths, within: true });
+}
+
+/** The noisy neighbour's shape: both windows' delays, the flood enqueued and delivered whole, the small groups' counts. */
+function expectNoisy(noisy: NoisyResults | undefined, label: string): void {
+  expect(noisy).toMatchObject({ groups: 100, groupItemsPerS: 50 });
+  expectLatency(noisy?.alone, `${label} noisy: small groups alone`);
+  expectLatency(noisy?.flood, `${label} noisy: small groups in the flood`);
+  expectPositive(noisy?.floodItems, `${label} noisy: flood items`);
+  expectPositive(noisy?.floodEnqueue.itemsPerS, `${label} noisy: flood enqueue items/s`);
+  expectPositive(noisy?.floodS, `${label} noisy: flood seconds`);
+  expect((noisy?.floodDelivered ?? 0) >= (noisy?.floodItems ?? 1)).toBe(true);
+  expectPositive(noisy?.smallEnqueued, `${label} noisy: small items enqueued`);
+  expectPositive(noisy?.smallDelivered, `${label} noisy: small items delivered`);
 }
 
 function expectQueueFigures(mode: ModeResults | undefined, label: string, restartable: boolean): void {
@@ -167,6 +216,47 @@ describe("bench:load --quick", () => {
     expect(target?.status === "met" || target?.status === "missed").toBe(true);
   });
 
+  test.skipIf(!orqPresent)("has the in-process group pick: both shapes' pick and dequeue percentiles, and the memory per group", () => {
+    const figures = report?.results["orq in-process"]?.groupPick;
+    expect(figures?.signatures).toBe(100);
+    expect((figures?.shapes ?? []).map((shape) => shape.shape)).toEqual(["spread", "one each"]);
+    for (const shape of figures?.shapes ?? []) {
+      expectPositive(shape.items, `group pick ${shape.shape} items`);
+      expectPositive(shape.groups, `group pick ${shape.shape} groups`);
+      expectPositive(shape.deliveredShare, `group pick ${shape.shape} delivered share`);
+      for (const which of ["p50Us", "p99Us"] as const) {
+        expectPositive(shape.pick[which], `group pick ${shape.shape} pick ${which}`);
+        expectPositive(shape.dequeue[which], `group pick ${shape.shape} dequeue ${which}`);
+      }
+    }
+    // Groups of one item: a group per item.
+    expect(figures?.shapes[1]?.groups).toBe(figures?.shapes[1]?.items);
+    // A difference of two heap readings: its sign is not the test's business at tiny sizes, only that it was taken.
+    expect(typeof figures?.memory?.perGroupBytes).toBe("number");
+    expectPositive(figures?.memory?.withoutGroupsBytes, "group pick heap without groups");
+    expectPositive(figures?.memory?.oneEachBytes, "group pick heap in groups of one");
+  });
+
+  test.skipIf(!orqPresent)("has the noisy neighbour and the capped drain for orq, in both orders, and no group scenario failed", () => {
+    expect(Object.keys(report?.failed ?? {}).filter((name) => name.endsWith(": noisy") || name.endsWith(": capped"))).toEqual([]);
+    for (const label of ["orq strict", "orq relaxed", "orq strict fifo", "orq relaxed fifo"]) {
+      expectNoisy(report?.results[label]?.noisy, label);
+      const capped = report?.results[label]?.cappedDrain;
+      expect(capped).toMatchObject({ groups: 1000, maxLeased: 8, policy: { group: "*", max_leased: 8 } });
+      for (const pass of ["plain", "capped"] as const) {
+        expectPositive(capped?.[pass].load.items, `${label} capped drain: ${pass} load items`);
+        expectPositive(capped?.[pass].drain.items, `${label} capped drain: ${pass} drained items`);
+        expectPositive(capped?.[pass].drain.itemsPerS, `${label} capped drain: ${pass} items/s`);
+      }
+    }
+  });
+
+  test.skipIf(!beanstalkdPresent)("has the noisy neighbour's contrast: beanstalkd in memory, in both orders", () => {
+    for (const label of ["beanstalkd in-memory", "beanstalkd in-memory fifo"]) expectNoisy(report?.results[label]?.noisy, label);
+    // beanstalkd has no groups: no capped drain.
+    expect(report?.results["beanstalkd in-memory"]?.cappedDrain).toBeUndefined();
+  });
+
   test.skipIf(orqPresent)("says orq was skipped while the server does not exist", () => {
     expect(report?.skipped["orq"]).toContain("src/cli/main.ts");
   });
@@ -198,13 +288,17 @@ describe("bench:load --quick", () => {
 
   test("checks each target and gives it a status", () => {
     expect(report?.targets.map((t) => t.status).every((s) => s === "met" || s === "missed" || s === "not measured")).toBe(true);
-    expect(report?.targets.length).toBe(9);
+    expect(report?.targets.length).toBe(14);
     // The random-against-FIFO target reads the FIFO pass's drain.
     const order = report?.targets.find((t) => t.name.startsWith("drain, orq strict random priorities vs FIFO"));
     expect(order).toBeDefined();
     if (orqPresent) expect(order?.status).not.toBe("not measured");
     const mixed = report?.targets.find((t) => t.name.startsWith("mixed load p99"));
     expect(mixed).toBeDefined();
+    // The group targets: the pick's two bounds and memory, the noisy neighbour, the capped drain.
+    for (const start of ["group pick p50", "group pick p99", "memory per group", "noisy neighbour", "capped drain"]) {
+      expect({ start, found: report?.targets.some((t) => t.name.startsWith(start)) }).toEqual({ start, found: true });
+    }
     if (orqPresent && beanstalkdPresent) {
       expect(report?.targets.filter((t) => t.status === "not measured").map((t) => t.name)).toEqual([]);
     }

@@ -8,7 +8,7 @@
 import { describe, expect, test } from "bun:test";
 import type { BeanstalkConn, BeanstalkHandler } from "../../bench/load/beanstalk-conn.ts";
 import { MixedLoad } from "../../bench/load/mixed-load.ts";
-import { BeanstalkProducer, type Consumer, type Producer, type System } from "../../bench/load/systems.ts";
+import { BeanstalkProducer, fixedPayload, stampedPayload, type Consumer, type Producer, type System } from "../../bench/load/systems.ts";
 
 /** A take the test answers by hand: first its items (onTaken), later its acks. */
 interface HeldTake {
@@ -83,6 +83,42 @@ describe("mixed load consumers", () => {
     await settle();
     expect(load.failure?.message).toBe("dequeue: INTERNAL");
     await expect(load.stop(0)).rejects.toThrow("dequeue: INTERNAL");
+  });
+});
+
+describe("mixed load beside other producers' items", () => {
+  test("counts unstamped items (a flood's) apart, observes only stamped ones, and stops producing on request", async () => {
+    // The first take hands over one stamped and two fixed payloads; later ones wait, as a parked dequeue does, until close.
+    let handedOver = false;
+    let closeTakes: () => void = () => {};
+    const closed = new Promise<number>((resolve) => (closeTakes = () => resolve(0)));
+    const consumer: Consumer = {
+      take: async (_count, _waitMs, onPayload) => {
+        if (handedOver) return closed;
+        handedOver = true;
+        for (const payload of [stampedPayload(performance.now() - 5), fixedPayload(), fixedPayload()]) onPayload?.(payload);
+        return 3;
+      },
+      close: () => closeTakes(),
+    };
+    const system: System = { label: "mixed", openProducer: async () => idleProducer, openConsumer: async () => consumer };
+    const delays: number[] = [];
+    const others: number[] = [];
+    const load = await MixedLoad.open(
+      system,
+      { rateItemsPerS: 1, batch: 1, producers: 1, consumers: 1, consumerDepth: 1, takeCount: 5, waitMs: 0, producerInFlightMax: 1 },
+      (delayMs) => delays.push(delayMs),
+      (received) => others.push(received),
+    );
+    load.startConsuming();
+    const producing = load.produce(performance.now(), Number.POSITIVE_INFINITY);
+    await settle();
+    expect({ received: load.received, receivedOther: load.receivedOther, others }).toEqual({ received: 1, receivedOther: 2, others: [1, 2] });
+    expect(delays.length).toBe(1);
+    expect((delays[0] ?? 0) >= 5).toBe(true);
+    load.stopProducing();
+    await producing;
+    await load.stop(0);
   });
 });
 

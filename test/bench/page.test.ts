@@ -85,6 +85,37 @@ describe("bench/load/page.ts", () => {
     expect(row(suffixed, "drain (take 100 + ack) items/s", "orq strict")).toEqual(["120,000", "140,000"]);
   });
 
+  test("renders the group scenarios' figures and targets: the in-process pick, the noisy neighbour, the capped drain", () => {
+    const latency = (p99Us: number) => ({ count: 100, p50Us: p99Us / 2, p90Us: p99Us, p99Us, p999Us: p99Us, maxUs: p99Us, meanUs: p99Us / 2 });
+    const noisy = (aloneUs: number, floodUs: number) => ({
+      noisy: { groups: 100, groupItemsPerS: 50, floodItems: 1000, warmupS: 5, aloneS: 10, alone: latency(aloneUs), flood: latency(floodUs),
+        floodEnqueue: { items: 1000, seconds: 1, itemsPerS: 1000, requestsPerS: 10 }, floodS: 2.5, floodDelivered: 1000, smallEnqueued: 500, smallDelivered: 500 },
+    });
+    const pass = (itemsPerS: number) => ({ load: { items: 1000, seconds: 1, itemsPerS: 1000, requestsPerS: 10 }, drain: { items: 1000, seconds: 1000 / itemsPerS, itemsPerS, requestsPerS: itemsPerS / 100 } });
+    const pick = (shape: string, groups: number, p50Us: number, p99Us: number) => ({ shape, items: 1000, groups, deliveredShare: 0.6, dequeue: { p50Us: 9, p90Us: 9, p99Us: 9, p999Us: 9 }, pick: { p50Us, p90Us: p99Us, p99Us, p999Us: p99Us } });
+    const run = {
+      results: {
+        "orq in-process": { groupPick: { items: 1000, signatures: 100, calls: 100, shapes: [pick("spread", 10, 2, 12), pick("one each", 1000, 3, 40)],
+          memory: { items: 1000, withoutGroupsBytes: 100_000, oneEachBytes: 220_000, perGroupBytes: 120, spreadGroups: 10, spreadBytes: 110_000, perSpreadGroupBytes: 1000 } } },
+        "orq strict": { ...noisy(4000, 6000), cappedDrain: { groups: 1000, maxLeased: 8, policy: { group: "*", max_leased: 8 }, plain: pass(100_000), capped: pass(90_000) } },
+        "beanstalkd in-memory": noisy(400, 40_000),
+      },
+    } as unknown as LoadReport;
+    const groups = pageTables([run], "groups.json");
+    expect(row(groups, "noisy neighbour: small groups' delay p99 ms, without the flood", "orq strict")).toEqual(["4.0"]);
+    expect(row(groups, "", "beanstalkd in-memory")).toEqual(["0.4"]);
+    expect(row(groups, "noisy neighbour: small groups' delay p99 ms, during the flood", "orq strict")).toEqual(["6.0"]);
+    expect(row(groups, 'capped drain (1,000 groups, "*" max_leased 8) items/s', "orq strict")).toEqual(["90,000"]);
+    expect(row(groups, "group pick p99 µs, groups of one item", "orq in-process")).toEqual(["40.00"]);
+    expect(row(groups, "memory per group beyond its item, bytes", "orq in-process")).toEqual(["120.0"]);
+    // The pick's bounds are absolute: a ratio against the bound, the worse shape's figure.
+    expect(row(groups, "group pick p50, the worse of items over groups and groups of one item, vs 5 µs", "≤ 1x")).toEqual(["0.600x", "met"]);
+    expect(row(groups, "group pick p99, the worse of items over groups and groups of one item, vs 30 µs", "≤ 1x")).toEqual(["1.33x", "missed"]);
+    expect(row(groups, "memory per group beyond its items (groups of one item vs the same items without groups) vs 160 bytes", "≤ 1x")).toEqual(["0.750x", "met"]);
+    expect(row(groups, "noisy neighbour: small groups' p99, enqueue to delivery, during one group's flood vs without it, orq strict", "≤ 2x")).toEqual(["1.50x", "met"]);
+    expect(row(groups, 'capped drain (1,000 groups, "*" max_leased 8), orq strict vs its plain drain', "≥ 0.8x")).toEqual(["0.900x", "met"]);
+  });
+
   test("--write replaces only the text between the markers", () => {
     const markdown = `# Benchmarks\n\nintro\n\n${BEGIN}\nold table\n${END}\n\nafter\n`;
     expect(replaceTable(markdown, "NEW")).toBe(`# Benchmarks\n\nintro\n\n${BEGIN}\nNEW\n${END}\n\nafter\n`);
