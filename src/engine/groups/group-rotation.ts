@@ -22,9 +22,10 @@
 // back at the least v (or at the last least v seen when the heap is empty).
 
 import { assert } from "../../lib/assert.ts";
-import type { ReadyItem } from "../ready/ready-heap.ts";
+import { type ReadyHeap, type ReadyItem, readyLess } from "../ready/ready-heap.ts";
 import type { EligibilitySource } from "../matching/tops-heap.ts";
 import type { Group } from "./group.ts";
+import { SignatureHeaps } from "./signature-heaps.ts";
 
 /** What the rotation reads of an item: its order, its signature and shard. */
 export interface GroupedItem<Self extends GroupedItem<Self>> extends ReadyItem<Self> {
@@ -51,6 +52,8 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
   private lastLeastV = 0;
   /** Groups that could not be forgotten when they emptied (ahead in v). */
   private lingering: Array<Group<Item>> = [];
+  /** Per signature, the groups holding ready items of it, for workers that may take only some signatures. */
+  private readonly signatures = new SignatureHeaps<Item>();
   /** Scratch for the best-first walk: heap positions. */
   private frontier: number[] = [];
 
@@ -77,7 +80,15 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
 
   /** The group's best ready item, or undefined. */
   bestOf(group: Group<Item>): Item | undefined {
-    return group === this.nil ? this.index.nilBest() : group.peek();
+    if (group === this.nil) return this.index.nilBest();
+    let best = group.peek();
+    const others = group.others;
+    if (others === null) return best;
+    for (const heap of others.values()) {
+      const top = heap.peek();
+      if (top !== undefined && (best === undefined || readyLess(top, best))) best = top;
+    }
+    return best;
   }
 
   /**
@@ -105,12 +116,25 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
       group.leastAt = this.byV.length;
       this.byV.push(group);
       this.siftUpV(group.leastAt);
+      if (group !== this.nil) this.refreshEntries(group);
       this.forgetSome();
       return true;
     }
     if (better) this.siftUp(group.rotationAt);
     else this.siftDown(group.rotationAt);
     return false;
+  }
+
+  /** A heap of the group (signature `sig`) has a new best item: its signature entry learns it at once (signature-heaps.ts). */
+  improved(group: Group<Item>, sig: number): void {
+    if (group.rotationAt >= 0) this.signatures.refresh(group.entryOf(sig), sig);
+  }
+
+  /** The group entered the rotation: each of its signature entries is filed at its key. */
+  private refreshEntries(group: Group<Item>): void {
+    if (group.sig0 >= 0) this.signatures.refresh(group, group.sig0);
+    const others = group.others;
+    if (others !== null) for (const [sig, heap] of others) this.signatures.refresh(heap, sig);
   }
 
   /** A delivery came from `group`: its v moves on by 1 / weight. */
@@ -132,7 +156,27 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
     if (root === undefined) return null;
     const top = this.bestOf(root) as Item;
     if ((shardOk === null || shardOk[top.shard] === 1) && eligibility.isEligible(kind, top.signatureId)) return top;
-    return this.walk(eligibility, kind, shardOk);
+    const best = this.pickBySignature(eligibility, kind, shardOk);
+    // The best is on a shard that takes no writes now (rare): the exact walk, which can look past a heap's top.
+    if (best !== null && shardOk !== null && shardOk[best.shard] !== 1) return this.walk(eligibility, kind, shardOk);
+    return best;
+  }
+
+  /** A worker that may take only some signatures: the best of its signatures' roots and of the nil group's items it may take. */
+  private pickBySignature(eligibility: EligibilitySource, kind: number, shardOk: Uint8Array | null): Item | null {
+    const entry = this.signatures.best(eligibility, kind);
+    let best: Item | null = null;
+    let bestV = 0;
+    if (entry !== null) {
+      best = entry.entryHeap.peek() as Item;
+      bestV = entry.entryGroup.v;
+    }
+    const nil = this.nil;
+    if (nil.rotationAt >= 0) {
+      const nilItem = this.index.nilPick(eligibility, kind, shardOk);
+      if (nilItem !== null && (best === null || itemBefore(nilItem, nil.v, best, bestV))) best = nilItem;
+    }
+    return best;
   }
 
   /** The general pick: best-first over the rotation heap, pruned by the best candidate found. */
@@ -164,14 +208,30 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
   /** The group's best item `kind` may take that would beat `bound` (the best found so far, at v `boundV`), or null. */
   private bestFor(group: Group<Item>, eligibility: EligibilitySource, kind: number, shardOk: Uint8Array | null, bound: Item | null, boundV: number): Item | null {
     if (group === this.nil) return this.index.nilPick(eligibility, kind, shardOk);
-    let found: Item | null = null;
-    group.walkInOrder((item) => {
-      if (bound !== null && !itemBefore(item, group.v, bound, boundV)) return true;
-      if ((shardOk === null || shardOk[item.shard] === 1) && eligibility.isEligible(kind, item.signatureId)) {
-        found = item;
-        return true;
+    // Each heap holds one signature: its top is its best, and the kind may take all of it or none.
+    let found = this.heapBest(group, group.sig0, eligibility, kind, shardOk);
+    const others = group.others;
+    if (others !== null) {
+      for (const [sig, heap] of others) {
+        const top = this.heapBest(heap, sig, eligibility, kind, shardOk);
+        if (top !== null && (found === null || readyLess(top, found))) found = top;
       }
-      return false;
+    }
+    if (found !== null && bound !== null && !itemBefore(found, group.v, bound, boundV)) return null;
+    return found;
+  }
+
+  /** The best item of one heap of signature `sig` that `kind` may take on a shard `shardOk` allows, or null. */
+  private heapBest(heap: ReadyHeap<Item>, sig: number, eligibility: EligibilitySource, kind: number, shardOk: Uint8Array | null): Item | null {
+    const top = heap.peek();
+    if (top === undefined || !eligibility.isEligible(kind, sig)) return null;
+    if (shardOk === null || shardOk[top.shard] === 1) return top;
+    // A shard that takes no writes (rare: a failing shard): the heap's first item on one that does.
+    let found: Item | null = null;
+    heap.walkInOrder((item) => {
+      if (shardOk[item.shard] !== 1) return false;
+      found = item;
+      return true;
     });
     return found;
   }

@@ -117,7 +117,7 @@ function countAhead(sources: ExplainSources, topic: Topic<LiveItem>, item: LiveI
   const rotation = topic.rotation;
   const ownGroup = item.group ?? rotation?.nil ?? null;
   // The item's own virtual time: its group's v plus its rank among the group's items of its priority.
-  const heapsOf = (group: Group<LiveItem> | null): Array<ReadyHeap<LiveItem>> => (group === null || group === rotation?.nil ? nilHeaps(topic) : [group]);
+  const heapsOf = (group: Group<LiveItem> | null): Array<ReadyHeap<LiveItem>> => (group === null || group === rotation?.nil ? nilHeaps(topic) : group.heaps());
   let ownRank = 0;
   for (const heap of heapsOf(ownGroup)) {
     heap.walkInOrder((other) => {

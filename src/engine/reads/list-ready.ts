@@ -57,7 +57,7 @@ export function walkReady(topic: Topic<LiveItem>, cursor: ReadyCursor | null, li
   }
   // Items of named groups sit in their group's heap (engine/groups/group.ts), listed by the same order.
   for (const group of topic.rotation?.named.values() ?? []) {
-    for (const root of group.walkRoots(cursor === null ? -Infinity : cursor.priority)) stack.push(root);
+    for (const heap of group.heaps()) for (const root of heap.walkRoots(cursor === null ? -Infinity : cursor.priority)) stack.push(root);
   }
   // Depth first over the items listed already; the first items after the cursor join the frontier.
   let visits = 0;

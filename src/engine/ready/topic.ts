@@ -308,10 +308,15 @@ export class Topic<Item extends TopicItem<Item>> implements NilIndex<Item> {
     assert(!item.inHeap, "topic: item already in a ready heap");
     const named = item.group;
     if (named !== null) {
-      named.insertNode(item);
+      const heap = named.heapFor(item.signatureId);
+      heap.insertNode(item);
       this.takeable++;
       this.takeableGrouped++;
-      if (named.peek() === item) (this.rotation as GroupRotation<Item>).place(named);
+      if (heap.peek() === item) {
+        const rotation = this.rotation as GroupRotation<Item>;
+        rotation.place(named);
+        rotation.improved(named, item.signatureId);
+      }
       return;
     }
     const group = this.signatures.get(item.signatureId);
@@ -332,15 +337,18 @@ export class Topic<Item extends TopicItem<Item>> implements NilIndex<Item> {
 
   /** The shard heap that holds `item` while it is ready and committed (its group's heap for its shard). */
   readyHeapOf(item: Item): ReadyHeap<Item> {
-    return item.group ?? this.shardHeapOf(item);
+    const named = item.group;
+    return named === null ? this.shardHeapOf(item) : named.heapOf(item.signatureId);
   }
 
   removeReady(item: Item): void {
     assert(item.inHeap, "topic: item not in a ready heap");
     const named = item.group;
     if (named !== null) {
-      const wasTop = named.peek() === item;
-      named.remove(item);
+      const heap = named.heapOf(item.signatureId);
+      const wasTop = heap.peek() === item;
+      heap.remove(item);
+      named.dropIfEmpty(heap, item.signatureId);
       this.takeable--;
       this.takeableGrouped--;
       if (wasTop) (this.rotation as GroupRotation<Item>).place(named);
