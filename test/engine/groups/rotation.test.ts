@@ -2,7 +2,7 @@
 // (max_leased, rate) and group pauses, in the engine on a ManualClock.
 
 import { describe, expect, test } from "bun:test";
-import { Harness, item, unwrap } from "../support/harness.ts";
+import { dequeued, Harness, item, take, unwrap } from "../support/harness.ts";
 
 function grouped(topic: string, group: string | null, priority = 0) {
   return { ...item(topic, { priority }), group };
@@ -111,6 +111,21 @@ describe("group rotation", () => {
     h.advance(1000);
     // Tokens for two more, but max_leased 3 lets one through.
     expect(await h.dequeue("n", [["t", 10]])).toHaveLength(1);
+    h.check();
+  });
+
+  test("a parked dequeue is served by a grouped item's enqueue, and by a group's max_leased freeing a slot", async () => {
+    const h = new Harness();
+    const outcome = dequeued(h.engine.dequeue("n", take([["t", 1]], { waitMs: 5000 }), h.now));
+    if (outcome.kind !== "parked") throw new Error("expected a parked dequeue");
+    await h.enqueue("n", [grouped("t", "a"), grouped("t", "a")]);
+    const first = (await outcome.waiter).deliveries;
+    expect(first.map((d) => d.group)).toEqual(["a"]);
+    await h.settle(h.engine.policy("n", { topic: "t", group: "a", weight: null, maxLeased: 1, rate: null, clear: false }, h.now));
+    const second = dequeued(h.engine.dequeue("n", take([["t", 1]], { waitMs: 5000 }), h.now));
+    if (second.kind !== "parked") throw new Error("expected the second dequeue to park behind max_leased");
+    await h.settleAck(h.engine.ack("n", [first[0]!.receipt], h.now));
+    expect((await second.waiter).deliveries.map((d) => d.group)).toEqual(["a"]);
     h.check();
   });
 
