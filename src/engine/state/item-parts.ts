@@ -147,6 +147,11 @@ export class ItemExtras<Item> {
    */
   priorityRewritten = false;
 
+  /** Only the group set: the item may point at its group instead (item.ts's markStored). */
+  onlyGroup(): boolean {
+    return this.group !== null && this.unstored === null && this.ttlExpiresAtMs === null && this.ttlNode === null && !this.ttlPassed && this.deadReason === null && this.after === null && this.key === null && this.metadata === null && !this.priorityRewritten;
+  }
+
   /** Nothing set: the item may drop this object. */
   isEmpty(): boolean {
     return (

@@ -25,7 +25,7 @@ import type { LiveStateName } from "../api.ts";
 import { formatId } from "./ids.ts";
 import { type ItemDeadline, ItemExtras, ItemProgress, type ItemSettings, type StoredOnly, type UnstoredBytes } from "./item-parts.ts";
 import type { Topic, TopicItem } from "../ready/topic.ts";
-import type { Group } from "../groups/group.ts";
+import { Group } from "../groups/group.ts";
 
 /** A deadline of a live item: its delay, lease or TTL. */
 export type LiveItemDeadline = ItemDeadline<LiveItem>;
@@ -54,7 +54,7 @@ export class LiveItem extends IntrusiveHeapNode<LiveItem> implements TopicItem<L
    * (an ItemExtras only to point at it would be one more object per enqueued
    * item), or null. Read through `extras` and `unstored`.
    */
-  private side: ItemExtras<LiveItem> | UnstoredBytes | null = null;
+  private side: ItemExtras<LiveItem> | UnstoredBytes | Group<LiveItem> | null = null;
 
   // The stored record's fields that every item has (record.ts documents each).
   priority: number;
@@ -203,7 +203,7 @@ export class LiveItem extends IntrusiveHeapNode<LiveItem> implements TopicItem<L
    */
   get unstored(): UnstoredBytes | null {
     const side = this.side;
-    if (side === null) return null;
+    if (side === null || side instanceof Group) return null;
     return side instanceof ItemExtras ? side.unstored : side;
   }
 
@@ -211,12 +211,15 @@ export class LiveItem extends IntrusiveHeapNode<LiveItem> implements TopicItem<L
   markStored(): void {
     const side = this.side;
     if (side === null) return;
+    if (side instanceof Group) return;
     if (!(side instanceof ItemExtras)) {
       this.side = null;
       return;
     }
     side.unstored = null;
     if (side.isEmpty()) this.side = null;
+    // An item whose only rare field is its group points at the group alone (an ItemExtras is about 110 bytes).
+    else if (side.onlyGroup()) this.side = side.group as Group<LiveItem>;
   }
 
   /** True once the enqueue's commit is durable. */
@@ -252,8 +255,15 @@ export class LiveItem extends IntrusiveHeapNode<LiveItem> implements TopicItem<L
 
   /** The item's named group, or null (the nil group). */
   get group(): Group<LiveItem> | null {
-    const extras = this.extras;
-    return extras === null ? null : (extras.group as Group<LiveItem> | null);
+    const side = this.side;
+    if (side instanceof Group) return side;
+    return side instanceof ItemExtras ? (side.group as Group<LiveItem> | null) : null;
+  }
+
+  /** The item joins its named group (admit, load). */
+  setGroup(group: Group<LiveItem>): void {
+    if (this.side === null) this.side = group;
+    else this.ensureExtras().group = group;
   }
 
   /** The idempotency key, or null. */
@@ -270,9 +280,10 @@ export class LiveItem extends IntrusiveHeapNode<LiveItem> implements TopicItem<L
   ensureExtras(): ItemExtras<LiveItem> {
     const side = this.side;
     if (side instanceof ItemExtras) return side;
-    // The enqueue's record, if it sat here alone, moves into the new extras.
+    // The enqueue's record, or the group, if it sat here alone, moves into the new extras.
     const extras = new ItemExtras<LiveItem>();
-    extras.unstored = side;
+    if (side instanceof Group) extras.group = side;
+    else extras.unstored = side;
     this.side = extras;
     return extras;
   }
