@@ -223,7 +223,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
   pause(nsName: string, topicName: string, forMs: number | null, nowMs: number, group: string | null = null): Result<Reply<{ pausedUntilMs: number | null }>> {
     this.advance(nowMs);
     if (group !== null) return this.groupPauses.pause(this.ctx, nsName, topicName, group, forMs, this.pauses.size, nowMs);
-    return this.pauses.pause(this.ctx, nsName, topicName, forMs, nowMs);
+    return this.pauses.pause(this.ctx, nsName, topicName, forMs, nowMs, this.groupPauses.size);
   }
 
   resume(nsName: string, topicName: string, nowMs: number, group: string | null = null): Result<Reply<{ resumed: boolean }>> {

@@ -155,7 +155,10 @@ export class GroupPauses {
     const rotation = topic.rotation;
     if (rotation !== null) {
       rotation.place(group);
-      if (group.items === 0 && rotation.forgettable(group)) rotation.forget(group);
+      if (group.items === 0) {
+        if (rotation.forgettable(group)) rotation.forget(group);
+        else rotation.linger(group);
+      }
     }
     this.states.pauseLifted(topic);
   }

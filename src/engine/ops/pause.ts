@@ -58,11 +58,12 @@ export class Pauses {
    * it holds no items, so a pause can be set before items arrive. Pausing a
    * paused topic replaces its end.
    */
-  pause(ctx: OpContext, nsName: string, topicName: string, forMs: number | null, nowMs: number): Result<Reply<{ pausedUntilMs: number | null }>> {
+  pause(ctx: OpContext, nsName: string, topicName: string, forMs: number | null, nowMs: number, pausedGroups = 0): Result<Reply<{ pausedUntilMs: number | null }>> {
     const states = this.states;
     const existing = states.namespaces.get(nsName)?.topics.get(topicName);
-    if ((existing === undefined || existing.pause === null) && this.pausedCount >= states.limits.pausedTopicsMax) {
-      return fail("over_limit", `the server already holds ${states.limits.pausedTopicsMax} paused topics (paused_topics_max)`, { at: atTopic });
+    // Paused groups (groups/group-pauses.ts) count against the same limit.
+    if ((existing === undefined || existing.pause === null) && this.pausedCount + pausedGroups >= states.limits.pausedTopicsMax) {
+      return fail("over_limit", `the server already holds ${states.limits.pausedTopicsMax} paused topics and groups (paused_topics_max)`, { at: atTopic });
     }
     // A pause of a topic that holds nothing creates it, and maybe its namespace: both count (admission/capacity.ts).
     const refused = existing === undefined ? newTopicRefusal(states, nsName, topicName) : null;
