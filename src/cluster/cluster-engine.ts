@@ -288,6 +288,16 @@ export class ClusterEngine implements EngineApi {
     if (!this.swapping) this.inner.applyStoredPolicy(ns, topic, group, record, nowMs);
   }
 
+  /** The topic's leased items on a shard, for the node's slot hand-backs (topic-bound-leases.ts); null while rebuilding. */
+  sharedLeased(ns: string, topic: string, shard: number): number | null {
+    return this.swapping ? null : this.inner.sharedLeased(ns, topic, shard);
+  }
+
+  /** The node drew tokens or slots of the topic's shared bounds (ignored while rebuilding: the new engine's dequeues ask afresh). */
+  sharedBoundReleased(ns: string, topic: string, nowMs: number): void {
+    if (!this.swapping) this.inner.sharedBoundReleased(ns, topic, nowMs);
+  }
+
   /** Not while rebuilding: the engine being replaced must write nothing after the drain the new one is built from. */
   tick(nowMs: number): void {
     if (!this.swapping) this.inner.tick(nowMs);

@@ -14,7 +14,8 @@
 // database for other nodes' pauses and policies (every 250 ms) and for the ends of `after`
 // ids on other nodes' shards (every 500 ms), and draws namespace quota tokens
 // from the database's buckets every 250 ms (quota-leases.ts), on a connection
-// of their own.
+// of their own; so are topics' own rate tokens and max_leased slots drawn
+// and handed back (topic-bound-leases.ts), on another.
 
 import { Engine } from "../engine/engine.ts";
 import type { ShardPlacement } from "../engine/ops/enqueue.ts";
@@ -33,6 +34,8 @@ import { ClusterEngine, type ShardRouter } from "./cluster-engine.ts";
 import { ClusterWriter } from "./cluster-writer.ts";
 import { clusterPlacement } from "./placement.ts";
 import { QuotaLeases } from "./quota-leases.ts";
+import { TopicBoundLeases } from "./topic-bound-leases.ts";
+import { drawRateTokens, moveSlots, shardSlots } from "../storage/postgres/topic-bound-rows.ts";
 
 export interface ClusterNodeOptions {
   url: string;
@@ -60,13 +63,18 @@ export class ClusterNode {
   private pollTimer: ReturnType<typeof setTimeout> | null = null;
   private sharedRowsTimer: ReturnType<typeof setTimeout> | null = null;
   private quotaTimer: ReturnType<typeof setTimeout> | null = null;
+  private boundsTimer: ReturnType<typeof setTimeout> | null = null;
   private stopped = false;
   private ownership: ShardOwnership | null = null;
   private client: SqlClient | null = null;
   /** The connection quota draws use (join() opens it), apart from commits and ownership so neither delays them. */
   private quotaClient: SqlClient | null = null;
+  /** The connection topic bounds' draws and hand-backs use (join() opens it), apart from the rest for the same reason. */
+  private boundsClient: SqlClient | null = null;
   /** The namespaces' leased quota buckets: the node's, so they outlive every engine it builds. */
   readonly quotas: QuotaLeases;
+  /** Topics' own rate tokens and max_leased slots this node holds: the node's, so they outlive every engine it builds. */
+  readonly topicBounds: TopicBoundLeases;
   /** The shards the current engine was built from and still serves (a dropped one leaves at once). */
   private built = new Set<number>();
   /** Where keyed and `after` items go, and which ids are on shards the current engine does not hold. */
@@ -94,6 +102,29 @@ export class ClusterNode {
       options.clock,
     );
     this.writer = new GroupCommitter(store, { clock: options.clock, stopwatch: options.monotonic });
+    const boundsClient = (): SqlClient => {
+      if (this.boundsClient === null) throw new Error("the node has not joined the cluster yet");
+      return this.boundsClient;
+    };
+    this.topicBounds = new TopicBoundLeases(
+      store.shardCount,
+      {
+        drawRate: async (draw) => await drawRateTokens(boundsClient(), draw),
+        moveSlots: async (move) => await moveSlots(boundsClient(), move),
+        shardSlots: async (shard) => await shardSlots(boundsClient(), shard),
+      },
+      options.clock,
+      {
+        nodeId: () => this.ownership?.nodeId ?? "",
+        heldEpoch: (shard) => this.ownership?.heldEpoch(shard) ?? null,
+        lost: (shard, detail) => this.ownership?.lost(shard, detail),
+        // Only once the engine holds the shard's items: before, its count would say none are leased.
+        leased: (ns, topic, shard) => (this.built.has(shard) ? this.engine.sharedLeased(ns, topic, shard) : null),
+        policy: (ns, topic) => this.engine.storedPolicy(ns, topic, null),
+        released: (ns, topic) => this.engine.sharedBoundReleased(ns, topic, options.clock.nowMs()),
+        drain: () => this.writer.drain(),
+      },
+    );
     const served = (shard: number): boolean => this.built.has(shard) && this.ownership !== null && this.ownership.serving(shard);
     const writer = new ClusterWriter(this.writer, served);
     const router: ShardRouter = { route: (shard) => (served(shard) ? null : this.notServed(shard)) };
@@ -105,7 +136,7 @@ export class ClusterNode {
         if (store.hasShard(shard) && (ownership === null || !ownership.serving(shard))) store.dropShard(shard);
       }
       this.built = new Set(ownership === null ? [] : ownership.servedShards().filter((shard) => store.hasShard(shard)));
-      const cluster = { placement: this.placement, quotaBuckets: this.quotas.quotaBuckets };
+      const cluster = { placement: this.placement, quotaBuckets: this.quotas.quotaBuckets, topicBounds: this.topicBounds };
       return Engine.recover({ store, writer, limits: options.limits, namespaces: options.namespaces, nowMs: options.clock.nowMs(), cluster });
     };
     this.engine = new ClusterEngine(build, router, this.placement, store.shardCount, () => this.writer.drain());
@@ -147,6 +178,19 @@ export class ClusterNode {
         applicationName: `orq ${nodeId} quotas`,
       });
     }
+    this.boundsClient = connectSql({
+      url: options.url,
+      maxConnections: 2,
+      connectTimeoutS: Math.max(1, Math.ceil(options.leaseMs / 1000)),
+      // Synchronous commit whatever the durability: a draw of slots or tokens lost in a database crash would hand them out again.
+      // A session idle inside a move's transaction is ended after half a lease, as the store's are: it share-locks a shard row.
+      settings: {
+        statement_timeout: String(clusterLimits.quotaDrawTimeoutMs),
+        synchronous_commit: "on",
+        idle_in_transaction_session_timeout: String(transactionIdleTimeoutMs(options.leaseMs)),
+      },
+      applicationName: `orq ${nodeId} topic bounds`,
+    });
     const ownership = new ShardOwnership({
       client,
       nodeId,
@@ -157,10 +201,13 @@ export class ClusterNode {
       clock: options.monotonic,
       onAdopt: async (shard) => {
         await store.adoptShard(shard);
+        // The slots the shard holds of topics' max_leased come with it (its leased items count against them).
+        await this.topicBounds.adoptShard(shard);
         options.log("shard adopted", { shard });
       },
       onDrop: (shard, reason) => {
         this.built.delete(shard);
+        this.topicBounds.dropShard(shard);
         options.log("shard dropped", { shard, reason });
         // Not from inside the commit or tick that noticed: the rebuild waits for commits.
         setTimeout(() => void this.engine.rebuild(), 0);
@@ -176,6 +223,7 @@ export class ClusterNode {
     this.pollRemoteDependencies();
     this.pollPausesAndPolicies();
     this.drawQuotas();
+    this.drawTopicBounds();
   }
 
   /** The map as hello and the `cluster` op send it. */
@@ -194,6 +242,7 @@ export class ClusterNode {
     this.stopTicking();
     this.engine.freeze();
     await this.quotas.returnAll(this.options.clock.nowMs());
+    await this.topicBounds.returnAll(this.options.clock.nowMs());
     await this.writer.drain();
     if (this.ownership === null) return;
     try {
@@ -210,6 +259,7 @@ export class ClusterNode {
     this.ownership?.stop();
     await this.client?.close();
     await this.quotaClient?.close();
+    await this.boundsClient?.close();
     await this.store.close();
   }
 
@@ -219,10 +269,12 @@ export class ClusterNode {
     if (this.pollTimer !== null) clearTimeout(this.pollTimer);
     if (this.sharedRowsTimer !== null) clearTimeout(this.sharedRowsTimer);
     if (this.quotaTimer !== null) clearTimeout(this.quotaTimer);
+    if (this.boundsTimer !== null) clearTimeout(this.boundsTimer);
     this.timer = null;
     this.pollTimer = null;
     this.sharedRowsTimer = null;
     this.quotaTimer = null;
+    this.boundsTimer = null;
   }
 
   /**
@@ -282,6 +334,20 @@ export class ClusterNode {
     this.quotaTimer = setTimeout(() => {
       void this.quotas.period(this.options.clock.nowMs());
       this.drawQuotas();
+    }, clusterLimits.quotaDrawPeriodMs);
+  }
+
+  /**
+   * Every quotaDrawPeriodMs: each topic whose own max_leased or rate this
+   * node met draws rate tokens toward its use and hands back idle shards'
+   * unused slots (topic-bound-leases.ts; failures are remembered there and
+   * retried). Slots are drawn at once when a dequeue needs one, not here.
+   */
+  private drawTopicBounds(): void {
+    if (this.stopped) return;
+    this.boundsTimer = setTimeout(() => {
+      this.topicBounds.period(this.options.clock.nowMs()).catch((error: unknown) => this.options.log("topic bounds period failed", { error: (error as Error).message }));
+      this.drawTopicBounds();
     }, clusterLimits.quotaDrawPeriodMs);
   }
 

@@ -71,6 +71,8 @@ import { type RemoteEnd, remoteDependencyEnded, remoteWaitedOn } from "./ops/rem
 import { buildStats } from "./reads/stats.ts";
 import type { EngineStats } from "./reads/stats-shape.ts";
 import { UnmatchableReporter } from "./matching/unmatchable.ts";
+import type { SharedTopicBounds } from "./groups/shared-topic-bound.ts";
+import { SharedTopicGate } from "./groups/shared-topic-gate.ts";
 
 export type { RecoveryProgress } from "./recovery/recovery.ts";
 
@@ -88,6 +90,8 @@ export interface EngineOptions {
     placement: ShardPlacement;
     /** The namespaces' leased quota buckets, kept by the node across rebuilds (absent: local buckets from `namespaces`). */
     quotaBuckets?: QuotaBuckets;
+    /** Topics' own max_leased and rate shared with the other nodes (groups/shared-topic-gate.ts), kept by the node across rebuilds. */
+    topicBounds?: SharedTopicBounds;
   };
 }
 
@@ -148,6 +152,10 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     const placement = options.cluster?.placement ?? null;
     const engine = new Engine(options.writer, options.store, options.limits, options.cluster?.quotaBuckets ?? localBuckets(options.namespaces), options.store.meta.boots, options.nowMs, placement);
     const elsewhere = placement === null ? null : (id: string) => placement.elsewhere(id);
+    const topicBounds = options.cluster?.topicBounds;
+    if (topicBounds !== undefined) {
+      engine.dequeuer.sharedGate = new SharedTopicGate(topicBounds, engine.states.items, options.writer.shardCount, engine.dequeuer.bounds.passedOver);
+    }
     // Policies first: topics made while items load find theirs (a group's bounds, the rotation).
     engine.policyOps.load(options.store.loadPolicies(), options.nowMs);
     yield* loadStoreInSteps(engine.states, options.store, options.nowMs, options.limits.recoveryRecordsPerTurnMax, elsewhere);
@@ -372,6 +380,22 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
   remoteDependencyEnded(id: string, how: RemoteEnd, nowMs: number): void {
     this.advance(nowMs);
     remoteDependencyEnded(this.ctx, id, how, nowMs);
+  }
+
+  /** Cluster mode: the topic's leased items on `shard`, for the node's hand-back of unused slots (groups/shared-topic-gate.ts). */
+  sharedLeased(nsName: string, topicName: string, shard: number): number {
+    const topic = this.states.namespaces.get(nsName)?.topics.get(topicName);
+    const gate = this.dequeuer.sharedGate;
+    return topic === undefined || gate === null ? 0 : gate.leasedOn(topic, shard);
+  }
+
+  /** Cluster mode: the node drew tokens or slots of the topic's shared bounds: its parked dequeues look again. */
+  sharedBoundReleased(nsName: string, topicName: string, nowMs: number): void {
+    this.advance(nowMs);
+    const topic = this.states.namespaces.get(nsName)?.topics.get(topicName);
+    if (topic === undefined) return;
+    this.states.boundReleased(topic);
+    this.ctx.wake(nowMs);
   }
 
   /** Live items (dead letters included): what recovery loaded, for the server's start-up decisions. */

@@ -13,7 +13,9 @@
 // fails the reply is not sent and every item in it is ready again. In cluster
 // mode (awaitLeaseCommit) every dequeue waits so: a node that lost the shard
 // meanwhile has its lease commit refused, so it never hands out an item the
-// shard's new owner may deliver too.
+// shard's new owner may deliver too. There, too, a topic's own max_leased and
+// rate hold across the nodes: take() asks the shared gate
+// (groups/shared-topic-gate.ts) for such a topic.
 
 import { assert } from "../../lib/assert.ts";
 import type { WriteSet, Writer } from "../../storage/writer.ts";
@@ -33,6 +35,7 @@ import { AskTracker } from "../matching/unmatchable.ts";
 import { Bounds } from "../groups/bounds.ts";
 import { Waiter, WaiterRegistry } from "./waiters.ts";
 import { DequeueShardFilter, noShardWritable } from "../admission/writable-shards.ts";
+import { gateClosed, type SharedTopicGate } from "../groups/shared-topic-gate.ts";
 
 /** Retry hint when every parked slot is taken (1 s): long-polls free slots as they time out or get items. */
 const waitersFullRetryAfterMs = 1000;
@@ -49,6 +52,8 @@ export class Dequeuer {
   /** The topic and capabilities of the last dequeue that delivered: what readAheadNext guesses from. */
   private lastTopic: Topic<LiveItem> | null = null;
   private lastCapabilities: Capabilities | null = null;
+  /** Cluster mode: topics' own max_leased and rate shared with the other nodes (groups/shared-topic-gate.ts); null on a single node. */
+  sharedGate: SharedTopicGate | null = null;
 
   constructor(
     private readonly states: ItemStates,
@@ -190,12 +195,20 @@ export class Dequeuer {
       if (bounded && !this.bounds.topicOpen(topic, nowMs)) continue;
       // Skip a topic where this kind may take nothing: the walk would visit every entry.
       if (topic.eligibleGroupCount(this.matcher, kind) === 0) continue;
+      // Cluster mode: a topic bound by its own max_leased or rate needs the node's tokens and, per shard, a free slot.
+      const gate = bounded && this.sharedGate !== null && this.sharedGate.binds(topic) ? this.sharedGate : null;
+      const pickOk = gate === null ? shardOk : gate.open(topic, shardOk, want.count, nowMs);
+      if (pickOk === gateClosed) continue;
       const deliveredBefore = deliveries.length;
       for (let n = 0; n < want.count; n++) {
         // The topic's max_leased or rate may have been reached by this dequeue's own deliveries.
         if (bounded && topic.held !== 0) break;
-        const item = topic.pickBest(this.matcher, kind, shardOk);
-        if (item === null) break;
+        const item = topic.pickBest(this.matcher, kind, pickOk);
+        if (item === null) {
+          // Held back by the slots of some shard? The gate draws there.
+          gate?.short(topic, this.matcher, kind, shardOk, want.count - n, nowMs);
+          break;
+        }
         if (bounded && !this.bounds.groupAdmits(topic, item, nowMs)) {
           n--;
           continue;
@@ -207,6 +220,7 @@ export class Dequeuer {
         deliveries.push(this.states.lease(item, leaseMs, nowMs, writeNow ? set : null));
         if (bounded) this.bounds.delivered(topic, item, nowMs);
         ns.counters.delivered++;
+        if (gate !== null && !gate.delivered(topic, item, want.count - n - 1, nowMs)) break;
       }
       if (deliveries.length > deliveredBefore) {
         this.lastTopic = topic;

@@ -23,6 +23,7 @@ import { ReadyHeap, type ReadyItem } from "./ready-heap.ts";
 import { Group, Held, type RefillDeadline } from "../groups/group.ts";
 import { GroupRotation, type NilIndex } from "../groups/group-rotation.ts";
 import type { TopicPolicies } from "../groups/policy-table.ts";
+import type { SharedTopicBound } from "../groups/shared-topic-bound.ts";
 
 /**
  * What a topic reads of an item: it is its own ready-heap node, with the
@@ -140,6 +141,14 @@ export class Topic<Item extends TopicItem<Item>> implements NilIndex<Item> {
   refillNode: HeapNode<RefillDeadline> | null = null;
   /** Named groups paused now: the topic lives while any is. */
   pausedGroups = 0;
+  /**
+   * Cluster mode only, for a topic whose own max_leased binds across nodes
+   * (groups/shared-topic-gate.ts): its leased items per shard, made by the
+   * gate's first ask and kept by countItem; null everywhere else (no cost).
+   */
+  leasedByShard: Int32Array | null = null;
+  /** Cluster mode: the node's entry for this topic's shared max_leased and rate, cached here by the gate. */
+  sharedBound: SharedTopicBound | null = null;
 
   constructor(
     readonly ns: string,
@@ -161,6 +170,8 @@ export class Topic<Item extends TopicItem<Item>> implements NilIndex<Item> {
    */
   countItem(item: Item, state: LiveStateName, delta: number): boolean {
     this[state] += delta;
+    // Cluster mode's per-shard leased count (groups/shared-topic-gate.ts): null unless a gate asked for it.
+    if (state === "leased" && this.leasedByShard !== null) this.leasedByShard[item.shard] = (this.leasedByShard[item.shard] ?? 0) + delta;
     const rotation = this.rotation;
     if (rotation === null) return this.leasedBoundChanged(state);
     const group = item.group ?? rotation.nil;

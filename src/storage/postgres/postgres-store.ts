@@ -29,6 +29,7 @@ import { remoteEnds, type RemoteItemEnd } from "./remote-ends.ts";
 import { countOpen, ensureSchema } from "./schema.ts";
 import { fenceCheckSql, ShardFencedError, type ShardFence } from "./shard-fence.ts";
 import type { RowSnapshot, RowStatements } from "./shared-rows.ts";
+import { policySlotStatements } from "./topic-bound-rows.ts";
 import { byteaValue, connectSql, int8Value, type SqlClient, type SqlSession } from "./sql-client.ts";
 
 export interface PostgresStoreOptions {
@@ -219,7 +220,9 @@ export class PostgresStore implements Store {
     const outcomes = this.acked.outcomeWrites(batch);
     const encoded = encodeCommit(outcomes === batch.outcomes ? batch : { ...batch, outcomes }, this.shardCount);
     // The pause and policy statements are made when the commit runs: a delete is conditional on the row as the commits before it left it.
-    const run = this.tail.then(() => this.apply(encoded, batch, [this.pauses.statements(batch.pauses), this.policies.statements(batch.policies)]));
+    // A topic's own max_leased also moves its slot row (topic-bound-rows.ts), after the policy rows in the same transaction.
+    const slots: RowStatements = { statements: policySlotStatements(batch.policies), apply: () => {} };
+    const run = this.tail.then(() => this.apply(encoded, batch, [this.pauses.statements(batch.pauses), this.policies.statements(batch.policies), slots]));
     this.tail = run.catch(() => undefined);
     return await run;
   }

@@ -37,31 +37,66 @@ export interface QuotaGrant {
   left: number;
 }
 
-/** The bucket's tokens now: what it held plus the refill since, at its old rate, capped at the quota asked ($2). */
-const refilled = `LEAST($2::float8, b.tokens + GREATEST(0::float8, EXTRACT(EPOCH FROM now() - b.refilled_at)::float8) * b.per_minute / 60.0)`;
-/** Whole tokens granted: at most `want` ($3) and what is there; a return's negative `want` as it is. */
-const granted = `CASE WHEN $3::integer >= 0 THEN LEAST($3::integer, FLOOR(${refilled})::integer) ELSE $3::integer END`;
+/**
+ * How one table of token buckets is laid out, for tokenDrawSql: its key
+ * columns (bound to $1..$k), the SET clause that stores the rate a draw
+ * carries (the capacity is $k+1, the want $k+2, further rate parameters
+ * after them), and the tokens a second the row refills at its stored rate.
+ * Namespace quotas here, a topic's own rate in topic-bound-rows.ts.
+ */
+export interface TokenTable {
+  table: string;
+  keys: string[];
+  setRate: string;
+  perSecond: string;
+}
 
-const drawSql = `UPDATE orq_quota_buckets AS b SET
-   per_minute = $2,
+/** The draw statement of a bucket table: refill to now() at the old rate, grant, store the new rate; RETURNING granted, tokens. */
+export function tokenDrawSql(spec: TokenTable): string {
+  const cap = `$${spec.keys.length + 1}`;
+  const want = `$${spec.keys.length + 2}`;
+  // The bucket's tokens now: what it held plus the refill since, at its old rate, capped at the capacity asked.
+  const refilled = `LEAST(${cap}::float8, b.tokens + GREATEST(0::float8, EXTRACT(EPOCH FROM now() - b.refilled_at)::float8) * ${spec.perSecond})`;
+  // Whole tokens granted: at most `want` and what is there; a return's negative `want` as it is.
+  const granted = `CASE WHEN ${want}::integer >= 0 THEN LEAST(${want}::integer, FLOOR(${refilled})::integer) ELSE ${want}::integer END`;
+  const where = spec.keys.map((key, i) => `b.${key} = $${i + 1}`).join(" AND ");
+  return `UPDATE ${spec.table} AS b SET
+   ${spec.setRate},
    refilled_at = GREATEST(b.refilled_at, now()),
    granted = ${granted},
-   tokens = LEAST($2::float8, ${refilled} - ${granted})
- WHERE b.ns = $1
+   tokens = LEAST(${cap}::float8, ${refilled} - ${granted})
+ WHERE ${where}
  RETURNING b.granted, b.tokens`;
+}
+
+/** Run a draw; when the bucket has no row yet, create it (full) and draw again. */
+export async function drawTokenRow(
+  client: SqlSession,
+  draw: { sql: string; params: unknown[] },
+  create: { sql: string; params: unknown[] },
+  what: string,
+): Promise<QuotaGrant> {
+  let rows = await client.query(draw.sql, draw.params);
+  if (rows.length === 0) {
+    await client.query(create.sql, create.params);
+    rows = await client.query(draw.sql, draw.params);
+  }
+  const row = rows[0];
+  if (row === undefined) throw new Error(`no token bucket for ${what}`);
+  return { granted: Number(row[0]), left: Number(row[1]) };
+}
+
+const drawSql = tokenDrawSql({ table: "orq_quota_buckets", keys: ["ns"], setRate: "per_minute = $2", perSecond: "b.per_minute / 60.0" });
 
 /** A namespace's first draw anywhere: its bucket starts full (a minute's worth, the burst the contract allows). */
 const createSql = "INSERT INTO orq_quota_buckets (ns, per_minute, tokens, refilled_at) VALUES ($1, $2, $2, now()) ON CONFLICT (ns) DO NOTHING";
 
 /** Draw (or return) tokens in one statement; creates the namespace's bucket first when it has none. */
 export async function drawQuotaTokens(client: SqlSession, draw: QuotaDraw): Promise<QuotaGrant> {
-  const params = [draw.ns, draw.perMinute, draw.want];
-  let rows = await client.query(drawSql, params);
-  if (rows.length === 0) {
-    await client.query(createSql, [draw.ns, draw.perMinute]);
-    rows = await client.query(drawSql, params);
-  }
-  const row = rows[0];
-  if (row === undefined) throw new Error(`no quota bucket for namespace ${JSON.stringify(draw.ns)}`);
-  return { granted: Number(row[0]), left: Number(row[1]) };
+  return await drawTokenRow(
+    client,
+    { sql: drawSql, params: [draw.ns, draw.perMinute, draw.want] },
+    { sql: createSql, params: [draw.ns, draw.perMinute] },
+    `namespace ${JSON.stringify(draw.ns)}`,
+  );
 }

@@ -24,10 +24,14 @@
 //   created (IF NOT EXISTS, at every open), so a database of the previous
 //   build gains it at the first open of this one, and the previous build
 //   ignores it (docs/CLUSTER.md, "Upgrading").
+// - orq_rate_buckets, orq_topic_slots, orq_shard_slots: topics' own rate
+//   and max_leased shared by the nodes (topic-bound-rows.ts). Added the same
+//   way as orq_quota_buckets, and ignored by a build before them.
 
 import { createPauseTablesSql } from "./pause-rows.ts";
 import { createPolicyTablesSql } from "./policy-rows.ts";
 import { createQuotaBucketsSql } from "./quota-rows.ts";
+import { createTopicBoundTablesSql } from "./topic-bound-rows.ts";
 import { randomBytes } from "node:crypto";
 import type { MetaRecord } from "../record.ts";
 import { FORMAT_VERSION } from "../store-meta.ts";
@@ -41,6 +45,7 @@ const createStatements = [
   ...createPauseTablesSql,
   ...createPolicyTablesSql,
   createQuotaBucketsSql,
+  ...createTopicBoundTablesSql,
   `CREATE TABLE IF NOT EXISTS orq_meta (
      singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
      format_version integer NOT NULL,
