@@ -29,8 +29,10 @@ export interface ServeConfig {
   shards: number;
   /** Whether --shards (or its env variable or config key) was given: cluster mode then checks it against the database. */
   shardsGiven: boolean;
-  /** `lmdb` (the data dir) or a postgres:// URL (cluster mode, docs/CLUSTER.md). */
+  /** `lmdb` (the data dir), `memory` (nothing on disk: a restart starts empty) or a postgres:// URL (cluster mode, docs/CLUSTER.md). */
   store: string;
+  /** Whether --data-dir (or its env variable or config key) was given: --store memory then warns that it is left untouched. */
+  dataDirGiven: boolean;
   /** Cluster mode: this node's id; "" means host:port. */
   nodeId: string;
   /** Cluster mode: the host:port clients reach this node at; "" means host:port. */
@@ -50,7 +52,7 @@ export interface ServeConfig {
   topicsMax: number;
   namespacesMax: number;
   tokens: TokenGrant[];
-  namespaces: Record<string, { enqueuePerMinute: number | null }>;
+  namespaces: Record<string, NamespaceConfig>;
   /** The beanstalkd-compatible port (src/beanstalk/), or null when off; 0 picks a free one. */
   beanstalkPort: number | null;
   /** The namespace whose topics are the beanstalkd port's tubes. */
@@ -63,13 +65,20 @@ export interface ServeConfig {
   deprecatedNames: DeprecatedName[];
 }
 
+/** One namespace's entry under `namespaces` in the config file. */
+export interface NamespaceConfig {
+  enqueuePerMinute: number | null;
+  /** Present when `"memory"`: the namespace is never written to disk (docs/OPERATIONS.md); absent (`"disk"`, the default): as the store keeps it. */
+  durability?: "memory";
+}
+
 /** A setting given under its former spelling, and the spelling that replaces it (both as given: key, flag or env name). */
 export interface DeprecatedName {
   used: string;
   replacement: string;
 }
 
-type SettingName = Exclude<keyof ServeConfig, "configPath" | "tokens" | "namespaces" | "shardsGiven" | "deprecatedNames">;
+type SettingName = Exclude<keyof ServeConfig, "configPath" | "tokens" | "namespaces" | "shardsGiven" | "dataDirGiven" | "deprecatedNames">;
 
 /** beanstalk_port's value when the port is off (its default). */
 const portOff = "off";
@@ -99,7 +108,7 @@ export const settings: readonly Setting[] = [
   { name: "uiPort", key: "ui_port", description: "HTTP port of the web dashboard, on --host (0 picks a free one; off disables it)", defaultValue: 7422, kind: "portOrOff", min: 0, max: 65535 },
   { name: "dataDir", key: "data_dir", description: "directory of the LMDB data files", defaultValue: "./data", kind: "string" },
   { name: "shards", key: "shards", description: "shard count (fixed when the data dir is created)", defaultValue: 16, kind: "int", min: 1, max: shardsMax },
-  { name: "store", key: "store", description: "lmdb (the data dir) or postgres://USER[:PASSWORD]@HOST:PORT/DATABASE for cluster mode", defaultValue: "lmdb", kind: "string" },
+  { name: "store", key: "store", description: "lmdb (the data dir), memory (nothing on disk; a restart starts empty) or postgres://USER[:PASSWORD]@HOST:PORT/DATABASE for cluster mode", defaultValue: "lmdb", kind: "string" },
   { name: "nodeId", key: "node_id", description: "cluster mode: this node's id, unique among live nodes (default host:port)", defaultValue: "", kind: "string" },
   { name: "advertise", key: "advertise", description: "cluster mode: host:port clients reach this node at (default host:port)", defaultValue: "", kind: "string" },
   {
@@ -171,13 +180,16 @@ export function resolveConfig(sources: ConfigSources): ServeConfig {
   }
   const config = resolved as unknown as ServeConfig;
   config.deprecatedNames = deprecatedNames;
-  config.shardsGiven = sources.flags.shards !== undefined || sources.env[envName("shards")] !== undefined || Object.hasOwn(file, "shards");
-  if (config.store !== "lmdb" && !/^postgres(ql)?:\/\//.test(config.store)) {
-    throw new ConfigError(`--store: "${config.store}" is neither lmdb nor a postgres:// URL`);
+  const given = (key: string): boolean => sources.flags[attributeName(key)] !== undefined || sources.env[envName(key)] !== undefined || Object.hasOwn(file, key);
+  config.shardsGiven = given("shards");
+  config.dataDirGiven = given("data_dir");
+  if (config.store !== "lmdb" && config.store !== "memory" && !/^postgres(ql)?:\/\//.test(config.store)) {
+    throw new ConfigError(`--store: "${config.store}" is neither lmdb, memory nor a postgres:// URL`);
   }
   config.configPath = text === null ? null : configPath;
   config.tokens = parseAuth(configPath, file.auth);
   config.namespaces = parseNamespaces(configPath, file.namespaces);
+  refuseMemoryWithCluster(config, given);
   if (config.payloadBytesMax + config.metadataBytesMax + itemEnvelopeBytes > config.frameBytesMax) {
     throw new ConfigError(`frame_bytes_max: ${config.frameBytesMax} cannot hold one item of payload_bytes_max + metadata_bytes_max`);
   }
@@ -337,8 +349,29 @@ function parseAuth(path: string, value: unknown): TokenGrant[] {
   });
 }
 
-function parseNamespaces(path: string, value: unknown): Record<string, { enqueuePerMinute: number | null }> {
-  const result: Record<string, { enqueuePerMinute: number | null }> = {};
+/**
+ * Memory and cluster mode exclude each other (docs/OPERATIONS.md): a cluster
+ * flag with --store memory, or a namespace of durability memory with a
+ * postgres:// store, is refused at start.
+ */
+function refuseMemoryWithCluster(config: ServeConfig, given: (key: string) => boolean): void {
+  if (config.store === "memory") {
+    for (const key of ["node_id", "advertise", "shard_lease_ms"]) {
+      if (given(key)) throw new ConfigError(`${flagName(key)}: a cluster setting, and --store memory is a single node; drop one of them`);
+    }
+  }
+  const inMemory = Object.keys(config.namespaces).find((ns) => config.namespaces[ns]?.durability === "memory");
+  if (inMemory !== undefined && config.store !== "lmdb" && config.store !== "memory") {
+    throw new ConfigError(`namespaces.${inMemory}.durability: "memory" is not available in cluster mode (--store postgres://)`);
+  }
+  // Not yet: one namespace in memory beside durable ones on LMDB.
+  if (inMemory !== undefined && config.store === "lmdb") {
+    throw new ConfigError(`namespaces.${inMemory}.durability: "memory" needs --store memory for now (in-memory namespaces beside durable ones are not available yet)`);
+  }
+}
+
+function parseNamespaces(path: string, value: unknown): Record<string, NamespaceConfig> {
+  const result: Record<string, NamespaceConfig> = {};
   if (value === undefined) return result;
   const where = `config file ${path}: namespaces`;
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new ConfigError(`${where}: must be an object`);
@@ -347,13 +380,15 @@ function parseNamespaces(path: string, value: unknown): Record<string, { enqueue
     if (ns.length === 0 || Buffer.byteLength(ns) > defaultLimits.namespaceBytesMax) throw new ConfigError(`${at}: bad namespace name`);
     if (typeof entry !== "object" || entry === null || Array.isArray(entry)) throw new ConfigError(`${at}: must be an object`);
     for (const key of Object.keys(entry)) {
-      if (key !== "enqueue_per_minute") throw new ConfigError(`${at}: unknown key "${key}"`);
+      if (key !== "enqueue_per_minute" && key !== "durability") throw new ConfigError(`${at}: unknown key "${key}"`);
     }
+    const durability = (entry as { durability?: unknown }).durability ?? "disk";
+    if (durability !== "disk" && durability !== "memory") throw new ConfigError(`${at}.durability: must be "disk" or "memory"`);
     const rate = (entry as { enqueue_per_minute?: unknown }).enqueue_per_minute;
     if (rate !== undefined && rate !== null && (typeof rate !== "number" || !Number.isSafeInteger(rate) || rate < 1)) {
       throw new ConfigError(`${at}.enqueue_per_minute: must be a positive integer or null`);
     }
-    result[ns] = { enqueuePerMinute: (rate as number | null | undefined) ?? null };
+    result[ns] = { enqueuePerMinute: (rate as number | null | undefined) ?? null, ...(durability === "memory" ? { durability } : {}) };
   }
   return result;
 }

@@ -1,4 +1,5 @@
 // What `orq serve` serves from: the single node's LMDB data dir (the default),
+// the single node in memory (--store memory: a MemoryStore, nothing on disk),
 // or a cluster node on PostgreSQL (--store postgres://...). Both give the
 // server an engine and a group committer; a cluster node also joins the
 // cluster once the server listens (its default id and address are the port
@@ -36,11 +37,11 @@ export interface ServeBackend {
 }
 
 /**
- * The single node, from its opened LMDB store: recovery in steps with a turn
+ * The single node, from its opened LMDB store (or its empty in-memory one): recovery in steps with a turn
  * of the event loop between them and progress in the log (recover-in-turns.ts),
  * storage events in the log.
  */
-export async function recoverLmdbBackend(store: Store, config: ServeConfig, limits: Limits, clock: Clock, stopwatch: Clock, logger: Logger): Promise<ServeBackend> {
+export async function recoverLocalBackend(store: Store, config: ServeConfig, limits: Limits, clock: Clock, stopwatch: Clock, logger: Logger): Promise<ServeBackend> {
   const writer = new GroupCommitter(store, { clock, stopwatch, events: storageEventLog(logger) });
   const recoveryLog = new RecoveryLog(logger, store.storedCounts(), stopwatch.nowMs());
   const engine = await recoverInTurns({ store, writer, limits, namespaces: config.namespaces, nowMs: clock.nowMs() }, {
@@ -55,7 +56,7 @@ export async function recoverLmdbBackend(store: Store, config: ServeConfig, limi
     nodeId: store.meta.nodeId,
     shards: store.shardCount,
     clusterMap: null,
-    describe: { data_dir: config.dataDir },
+    describe: config.store === "memory" ? { store: "memory" } : { data_dir: config.dataDir },
     afterListen: async () => store.meta.nodeId,
     handover: async () => {},
     close: () => store.close(),

@@ -22,6 +22,10 @@
 // after the protocol port, on the same host, and prints
 // `orq dashboard on http://HOST:PORT/` before the listening line; the HTTP
 // side port's index page links it.
+//
+// `--store memory` serves the same way from an in-memory store behind the
+// same writer: no data dir is looked at, created or locked (a --data-dir
+// given with it is left untouched, with a warning), and a restart starts empty.
 
 import { BeanstalkServer, type BeanstalkServerOptions } from "../beanstalk/beanstalk-server.ts";
 import { beanstalkRequestLabels } from "../beanstalk/request-labels.ts";
@@ -35,12 +39,13 @@ import type { RequestDone } from "../server/request-done.ts";
 import { OrqServer } from "../server/server.ts";
 import type { ServerInfo } from "../server/op-types.ts";
 import { openLmdbStore } from "../storage/lmdb/lmdb-store.ts";
+import { MemoryStore } from "../storage/memory/memory-store.ts";
 import { mapResidentBytes } from "./mapped-pages.ts";
 import { collectAfterRecovery, type MemoryCollectors, startMemoryCollectors } from "./memory-collectors.ts";
 import { refuseIfDataDirHeld } from "../storage/lmdb/data-dir-lock.ts";
 import { ShardCountMismatchError } from "../storage/postgres/schema.ts";
 import { type Store, StoreOpenError } from "../storage/store.ts";
-import { openClusterBackend, recoverLmdbBackend, type ServeBackend } from "./serve-backend.ts";
+import { openClusterBackend, recoverLocalBackend, type ServeBackend } from "./serve-backend.ts";
 import { limitsOf, type ServeConfig } from "./config.ts";
 import { checkNativeAddons } from "./self-check.ts";
 import { listenFailure, probeListen } from "./listen-check.ts";
@@ -84,7 +89,6 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     process.exit(startupFailureExitCode);
   }
 
-  const lmdb = config.store === "lmdb";
   const store = await openStoreAfterChecks(config);
   const metrics = createMetrics({ version, otherRequestLabels: beanstalkRequestLabels });
   // Set once the protocol port listens; /readyz is 503 until then (recovery) and again once draining.
@@ -101,7 +105,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
       indexLinks: () =>
         dashboardUrl !== null
           ? [{ path: dashboardUrl, description: "web dashboard" }]
-          : [{ path: null, description: config.uiPort === null || !lmdb ? "web dashboard: off" : "web dashboard: starting" }],
+          : [{ path: null, description: config.uiPort === null || store === null ? "web dashboard: off" : "web dashboard: starting" }],
       logError: (message) => logger.error("http request failed", { message }),
     });
   } catch (error) {
@@ -113,10 +117,12 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
   const backend = await openBackend(store, config, limits, logger);
   const { writer, engine, local } = backend;
   collectAfterRecovery(config.idleGc, engine.itemCount, logger);
-  const lmdbDataDir = store !== null ? config.dataDir : null;
+  const lmdbDataDir = config.store === "lmdb" ? config.dataDir : null;
   const collectors = startMemoryCollectors(config.idleGc, lmdbDataDir, () => engine.itemCount, logger);
   const tokens = new TokenTable(config.tokens);
-  const serverInfo: ServerInfo = { version, nodeId: backend.nodeId, shards: backend.shards, clusterMap: backend.clusterMap };
+  const serverInfo: ServerInfo = {
+    version, nodeId: backend.nodeId, shards: backend.shards, clusterMap: backend.clusterMap, memoryNamespaces: memoryNamespacesOf(config),
+  };
   const onRequestDone = requestDoneHook(metrics, collectors);
   let started: OrqServer;
   try {
@@ -180,7 +186,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
 
   logger.info("started", {
     host: started.host, port: started.port, http_port: http.port, ui_port: dashboard?.port ?? null, ...backend.describe,
-    shards: backend.shards, durability: config.durability, auth: config.tokens.length > 0, config: config.configPath,
+    shards: backend.shards, durability: config.store === "memory" ? "memory" : config.durability, auth: config.tokens.length > 0, config: config.configPath,
     beanstalk_port: beanstalk?.port ?? null,
   });
   if (beanstalk !== null) process.stdout.write(`orq beanstalk on ${config.host}:${beanstalk.port}\n`);
@@ -221,11 +227,17 @@ function handleSignals(logger: Logger): { readonly shuttingDown: boolean; drainW
   };
 }
 
-/** Recovery from the LMDB store, or joining the cluster; a store that cannot be opened is one line and exit 1 (2 for a shard-count mismatch). */
+/** Which namespaces live in memory (hello and stats say so): ["*"] for the whole server (--store memory), else those configured so. */
+function memoryNamespacesOf(config: ServeConfig): string[] {
+  if (config.store === "memory") return ["*"];
+  return Object.keys(config.namespaces).filter((ns) => config.namespaces[ns]?.durability === "memory");
+}
+
+/** Recovery from the LMDB (or in-memory) store, or joining the cluster; a store that cannot be opened is one line and exit 1 (2 for a shard-count mismatch). */
 async function openBackend(store: Store | null, config: ServeConfig, limits: Limits, logger: Logger): Promise<ServeBackend> {
   try {
     return store !== null
-      ? await recoverLmdbBackend(store, config, limits, systemClock, monotonicStopwatch, logger)
+      ? await recoverLocalBackend(store, config, limits, systemClock, monotonicStopwatch, logger)
       : await openClusterBackend(config, limits, systemClock, monotonicStopwatch, logger, (error) => {
           process.stderr.write(`orq: ${error.message}\n`);
           process.exit(startupFailureExitCode);
@@ -315,7 +327,7 @@ function refuseUnsupportedBeanstalkPort(config: ServeConfig): void {
     process.exit(configErrorExitCode);
   }
   // It needs the single node's whole engine (item ops): not in cluster mode yet.
-  if (config.store !== "lmdb") {
+  if (config.store !== "lmdb" && config.store !== "memory") {
     process.stderr.write("orq: --beanstalk-port is not available with --store postgres:// yet (docs/CLUSTER.md)\n");
     process.exit(configErrorExitCode);
   }
@@ -326,10 +338,14 @@ function refuseUnsupportedBeanstalkPort(config: ServeConfig): void {
  * start` shares its ports too); that look creates nothing. Then both ports,
  * before the data dir is created or locked. Then the LMDB store, which locks
  * the data dir: a refused second server has opened no port at all. Null in
- * cluster mode (the items are in PostgreSQL).
+ * cluster mode (the items are in PostgreSQL). With --store memory the data
+ * dir is not looked at: a given one is named in a warning and left untouched.
  */
 async function openStoreAfterChecks(config: ServeConfig): Promise<Store | null> {
   const lmdb = config.store === "lmdb";
+  if (config.store === "memory" && config.dataDirGiven) {
+    process.stderr.write(`orq: warning: --store memory writes nothing to disk: data dir ${config.dataDir} is left untouched\n`);
+  }
   if (lmdb) exitOnStoreOpenError(() => refuseIfDataDirHeld(config.dataDir));
   for (const [port, flag] of [[config.port, "--port"], [config.httpPort, "--http-port"]] as const) {
     const portError = probeListen(config.host, port);
@@ -337,6 +353,7 @@ async function openStoreAfterChecks(config: ServeConfig): Promise<Store | null> 
     process.stderr.write(`orq: ${listenFailure(config.host, port, flag, portError)}\n`);
     process.exit(startupFailureExitCode);
   }
+  if (config.store === "memory") return new MemoryStore({ shards: config.shards, commitHistory: false });
   if (!lmdb) return null;
   try {
     return await openLmdbStore({ dataDir: config.dataDir, shards: config.shards, durability: config.durability });

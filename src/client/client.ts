@@ -282,7 +282,7 @@ export class OrqClient {
 
 function helloFromWire(reply: WireMap): ServerHello {
   const limits = reply.limits as Record<string, number>;
-  return {
+  const hello: ServerHello = {
     server: reply.server as string,
     version: reply.version as string,
     protocol: reply.protocol as number,
@@ -300,6 +300,8 @@ function helloFromWire(reply: WireMap): ServerHello {
       idsPerRequestMax: limits.ids_per_request_max!,
     },
   };
+  if (Array.isArray(reply.memory_namespaces)) hello.memoryNamespaces = reply.memory_namespaces as string[];
+  return hello;
 }
 
 function deliveryFromWire(d: WireDelivery): Delivery {

@@ -18,6 +18,8 @@ export interface ServerInfo {
   shards: number;
   /** Cluster mode: the current shard map, for hello and the `cluster` op; null on a single node. */
   clusterMap?: (() => WireClusterMap) | null;
+  /** Namespaces kept only in memory (hello's and stats' say so): ["*"] for the whole server (--store memory); absent or empty when none. */
+  memoryNamespaces?: readonly string[];
 }
 
 /** Per-connection state an op may read or change (hello changes the scope). */

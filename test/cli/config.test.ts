@@ -138,6 +138,22 @@ describe("resolveConfig", () => {
     expect(errorOf(() => resolve({ file: { namespaces: { billing: { rate: 1 } } } }))).toContain('"rate"');
   });
 
+  test("--store memory and in-memory namespaces: cluster settings and postgres:// are refused with them", () => {
+    const memory = resolve({ flags: { store: "memory" }, file: { namespaces: { scratch: { durability: "memory" }, kept: { durability: "disk" } } } });
+    expect(memory.store).toBe("memory");
+    expect(memory.dataDirGiven).toBe(false);
+    expect(memory.namespaces).toEqual({ scratch: { enqueuePerMinute: null, durability: "memory" }, kept: { enqueuePerMinute: null } });
+    expect(resolve({ flags: { store: "memory", dataDir: "/x" } }).dataDirGiven).toBe(true);
+    expect(errorOf(() => resolve({ flags: { store: "memory", nodeId: "a" } }))).toContain("--node-id");
+    expect(errorOf(() => resolve({ flags: { store: "memory" }, env: { ORQ_ADVERTISE: "h:1" } }))).toContain("--advertise");
+    expect(errorOf(() => resolve({ flags: { store: "memory" }, file: { shard_lease_ms: 5000 } }))).toContain("--shard-lease-ms");
+    expect(errorOf(() => resolve({ flags: { store: "postgres://u@h:1/d" }, file: { namespaces: { scratch: { durability: "memory" } } } }))).toContain(
+      "namespaces.scratch.durability",
+    );
+    expect(errorOf(() => resolve({ file: { namespaces: { scratch: { durability: "ram" } } } }))).toContain("scratch.durability");
+    expect(errorOf(() => resolve({ flags: { store: "tape" } }))).toContain("--store");
+  });
+
   test("an explicit config path must exist; the default one is optional", () => {
     expect(errorOf(() => resolve({ flags: { config: "missing.json" } }))).toContain("not found");
     expect(errorOf(() => resolve({ env: { ORQ_CONFIG: "missing.json" } }))).toContain("not found");

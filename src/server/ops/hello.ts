@@ -60,6 +60,7 @@ export const helloOp: OpSpec = {
       },
     };
     if (serverInfo.clusterMap) value.cluster = serverInfo.clusterMap();
+    if (serverInfo.memoryNamespaces !== undefined && serverInfo.memoryNamespaces.length > 0) value.memory_namespaces = [...serverInfo.memoryNamespaces];
     return { kind: "reply", value: value as unknown as Source, durable: null };
   },
 };

@@ -89,6 +89,16 @@ export function statsToWire(stats: EngineStats): Source {
   return wire;
 }
 
+/** A namespace kept only in memory (all of them under --store memory) says `durability: "memory"`; others carry no such field. */
+function markMemoryNamespaces(value: Source, memoryNamespaces: readonly string[]): void {
+  if (memoryNamespaces.length === 0) return;
+  const all = memoryNamespaces.includes("*");
+  const namespaces = value.namespaces as Record<string, Source>;
+  for (const name of Object.keys(namespaces)) {
+    if (all || memoryNamespaces.includes(name)) (namespaces[name] as Record<string, unknown>).durability = "memory";
+  }
+}
+
 export const statsOp: OpSpec = {
   namespace: "optional",
   needsAuth: true,
@@ -98,6 +108,7 @@ export const statsOp: OpSpec = {
     const scope = ctx.session.scope;
     const namespaces = ns !== null ? [ns] : scope === null ? [] : scopeList(scope);
     const value = statsToWire(ctx.engine.stats(namespaces, ctx.nowMs));
+    markMemoryNamespaces(value, ctx.serverInfo.memoryNamespaces ?? []);
     value.server = ctx.serverStats();
     return reply(value);
   },

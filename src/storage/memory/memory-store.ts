@@ -1,4 +1,5 @@
-// An in-memory Store for tests and simulation, with fault injection: fail the
+// An in-memory Store: `orq serve --store memory` serves from it (nothing on
+// disk, a restart starts empty), and tests and simulation use it with fault injection: fail the
 // commits that touch chosen shards, hold commits (a gate the test opens) or
 // delay them (a real timer), and simulate a crash with durableCopy(), which
 // keeps only what committed and counts one more boot, as a reopen would. Records are stored encoded with the real record
@@ -67,8 +68,11 @@ export class MemoryStore implements Store {
   /** Real-time delay added to every commit (ms); 0 for none. */
   commitDelayMs = 0;
   readonly commitHistory: CommitSummary[] = [];
+  /** Whether commits are summarised in commitHistory (tests); the server keeps none. */
+  private readonly keepHistory: boolean;
 
-  constructor(options: { shards: number }, state?: DurableState) {
+  constructor(options: { shards: number; commitHistory?: boolean }, state?: DurableState) {
+    this.keepHistory = options.commitHistory ?? true;
     assert(Number.isSafeInteger(options.shards) && options.shards >= 1, "MemoryStore: shards must be >= 1");
     this.shardCount = options.shards;
     this.state = state ?? {
@@ -269,6 +273,7 @@ export class MemoryStore implements Store {
   }
 
   private remember(batch: CommitBatch): void {
+    if (!this.keepHistory) return;
     if (this.commitHistory.length >= commitHistoryMax) this.commitHistory.shift();
     this.commitHistory.push({
       shards: batch.shards.map((shardBatch) => shardBatch.shard),
