@@ -37,7 +37,7 @@ export type RefillDeadline = Deadline<typeof DeadlineKind.BoundRefill, RefillTar
 export type GroupPauseDeadline<Item extends ReadyItem<Item>> = Deadline<typeof DeadlineKind.GroupPauseEnd, GroupPause<Item>>;
 
 /** A group's ready items of one of its other signatures, and that heap's entry in the topic's signature heaps. */
-export class SideHeap<Item extends ReadyItem<Item>> extends ReadyHeap<Item> implements SignatureEntry<Item> {
+class SideHeap<Item extends ReadyItem<Item>> extends ReadyHeap<Item> implements SignatureEntry<Item> {
   entryAt = -1;
   recPriority = 0;
   recV = 0;
