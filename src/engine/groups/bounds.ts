@@ -125,7 +125,9 @@ export class Bounds {
 
   private scheduleRefill(topic: Topic<LiveItem>, group: Group<LiveItem> | null, atMs: number): void {
     const owner: { refillNode: HeapNode<RefillDeadline> | null } = group ?? topic;
-    if (owner.refillNode !== null) return;
-    owner.refillNode = this.deadlines.schedule(new Deadline(atMs, DeadlineKind.BoundRefill, { topic, group }));
+    const node = owner.refillNode;
+    if (node === null) owner.refillNode = this.deadlines.schedule(new Deadline(atMs, DeadlineKind.BoundRefill, { topic, group }));
+    // A deadline left from a slower rate (the policy changed since): the token comes sooner now.
+    else if (node.value.atMs > atMs) owner.refillNode = this.deadlines.reschedule(node, atMs);
   }
 }

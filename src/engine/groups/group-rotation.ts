@@ -48,8 +48,9 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
   private readonly order: Array<Group<Item>> = [];
   /** The same groups by v alone. */
   private readonly byV: Array<Group<Item>> = [];
-  /** The least v when the rotation last held a group. */
+  /** The least v when the rotation last held a group, and the group that left it last. */
   private lastLeastV = 0;
+  private lastLeft: Group<Item> | null = null;
   /** Groups that could not be forgotten when they emptied (ahead in v). */
   private lingering: Array<Group<Item>> = [];
   /** Per signature, the groups holding ready items of it, for workers that may take only some signatures. */
@@ -140,6 +141,8 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
   /** A delivery came from `group`: its v moves on by 1 / weight. */
   delivered(group: Group<Item>): void {
     group.v += 1 / group.weight;
+    // The delivery itself held the group back (its max_leased) and emptied the rotation: the last least v counts it, as it would after a rate hold.
+    if (group.rotationAt < 0 && this.byV.length === 0 && this.lastLeft === group) this.lastLeastV = group.v;
     if (group.rotationAt >= 0) {
       this.siftDown(group.rotationAt);
       this.siftDownV(group.leastAt);
@@ -241,7 +244,10 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
     this.removeAt(this.byV, group.leastAt, false);
     group.rotationAt = -1;
     group.leastAt = -1;
-    if (this.byV.length === 0) this.lastLeastV = group.v;
+    if (this.byV.length === 0) {
+      this.lastLeastV = group.v;
+      this.lastLeft = group;
+    }
   }
 
   /** Whether an empty group may be forgotten now without changing any later order. */

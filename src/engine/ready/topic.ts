@@ -221,10 +221,11 @@ export class Topic<Item extends TopicItem<Item>> implements NilIndex<Item> {
   applyPolicy(group: Group<Item>, nowMs: number): boolean {
     const policies = this.policies;
     group.policy = policies?.forGroup(group.name) ?? null;
-    const bucket = policies === null ? null : policies.bucketOf(group.name, nowMs);
+    // The bucket follows the new rate now (resized, made or dropped). A dry one is not held here: the next
+    // pick meets it (groups/bounds.ts's groupAdmits) and schedules the refill of the rate as it is now.
+    policies?.bucketOf(group.name, nowMs);
     let held = group.held & Held.paused;
     if (group.atMaxLeased()) held |= Held.maxLeased;
-    if (bucket !== null && !bucket.canTake(nowMs)) held |= Held.rate;
     const was = group.held;
     group.held = held;
     const entered = (this.rotation as GroupRotation<Item>).place(group);
@@ -234,12 +235,12 @@ export class Topic<Item extends TopicItem<Item>> implements NilIndex<Item> {
   /** The topic's own policy is read again (its max_leased and rate). True when it may deliver again. */
   applyOwnPolicy(nowMs: number): boolean {
     const policies = this.policies;
-    const bucket = policies === null ? null : policies.bucketOf(undefined, nowMs);
+    policies?.bucketOf(undefined, nowMs);
     const was = this.held;
     let held = 0;
     const max = policies?.own?.maxLeased ?? null;
     if (max !== null && this.leased >= max) held |= Held.maxLeased;
-    if (bucket !== null && !bucket.canTake(nowMs)) held |= Held.rate;
+    // As for groups, a dry bucket is met by the next dequeue (groups/bounds.ts's topicOpen), which schedules its refill.
     this.held = held;
     return was !== 0 && held === 0;
   }

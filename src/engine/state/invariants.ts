@@ -61,8 +61,8 @@ export function checkEngineInvariants(states: ItemStates, deadlines: EngineDeadl
     topics += ns.topics.size;
     for (const topic of ns.topics.values()) {
       topic.checkInvariants();
-      const c = counted.get(topic) ?? (topic.pause !== null ? { ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 0 } : undefined);
-      // A paused topic lives while empty (ops/pause.ts); any other empty topic is dropped.
+      const c = counted.get(topic) ?? (topic.pause !== null || topic.pausedGroups > 0 ? { ready: 0, delayed: 0, waiting: 0, leased: 0, dead: 0 } : undefined);
+      // A paused topic, or one with a paused group, lives while empty (ops/pause.ts, groups/group-pauses.ts); any other empty topic is dropped.
       assert(c !== undefined, `engine: empty topic ${topic.name} kept`);
       for (const state of liveStateNames) {
         assert(topic[state] === c[state], `engine: topic ${topic.name} counts ${topic[state]} ${state}, holds ${c[state]}`);
