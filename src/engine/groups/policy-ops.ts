@@ -92,7 +92,11 @@ export class PolicyOps {
 
   /** Install the stored policies at start (before items load, so topics made while loading find them). */
   load(records: Iterable<PolicyRecord>, nowMs: number): void {
-    for (const record of records) this.apply(record.ns, record.topic, record.group, record, nowMs);
+    for (const record of records) {
+      this.apply(record.ns, record.topic, record.group, record, nowMs);
+      const policies = this.table.of(record.ns, record.topic);
+      if (policies !== null) policies.loadedAtMs = nowMs;
+    }
   }
 
   /** Change the table and the live topic, if there is one. */

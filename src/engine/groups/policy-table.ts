@@ -31,6 +31,13 @@ export class TopicPolicies {
    * bucket is dropped (a new one starts full: nothing is lost).
    */
   private readonly buckets = new Map<string, TokenBucket>();
+  /**
+   * When these policies were read back from storage at a start (null: set
+   * since). A bucket made for them starts empty at that instant: the
+   * buckets before the restart are not stored, and a full one would let a
+   * burst past the rate across the restart.
+   */
+  loadedAtMs: number | null = null;
 
   /** The rate bucket of the topic itself (group undefined) or of a group (null: the nil group), or null when no rate binds it. */
   bucketOf(group: string | null | undefined, nowMs: number): TokenBucket | null {
@@ -45,7 +52,8 @@ export class TopicPolicies {
     this.sweepBuckets(nowMs);
     let bucket = this.buckets.get(key);
     if (bucket === undefined) {
-      bucket = new TokenBucket(rate.count, rate.perMs, nowMs);
+      const loadedAtMs = this.loadedAtMs;
+      bucket = loadedAtMs !== null && nowMs - loadedAtMs < rate.perMs ? TokenBucket.emptiedAt(rate.count, rate.perMs, loadedAtMs) : new TokenBucket(rate.count, rate.perMs, nowMs);
       this.buckets.set(key, bucket);
     } else if (bucket.count !== rate.count || bucket.perMs !== rate.perMs) {
       bucket = bucket.resized(rate.count, rate.perMs, nowMs);

@@ -57,6 +57,13 @@ export class TokenBucket {
     return this.fullAtMs <= nowMs;
   }
 
+  /** A bucket that was empty at `emptyAtMs` and has refilled since (a bound read back at a restart: never a fresh burst). */
+  static emptiedAt(count: number, perMs: number, emptyAtMs: number): TokenBucket {
+    const bucket = new TokenBucket(count, perMs, emptyAtMs);
+    bucket.fullAtMs = emptyAtMs + perMs;
+    return bucket;
+  }
+
   /** The same bucket under a new count and period, keeping its tokens (capped at the new count). */
   resized(count: number, perMs: number, nowMs: number): TokenBucket {
     const bucket = new TokenBucket(count, perMs, nowMs);

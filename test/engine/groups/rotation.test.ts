@@ -129,6 +129,20 @@ describe("group rotation", () => {
     h.check();
   });
 
+  test("a rate read back at a restart starts empty: no burst past it across the restart", async () => {
+    const h = new Harness();
+    await h.settle(h.engine.policy("n", { topic: "t", group: "a", weight: null, maxLeased: null, rate: { count: 2, perMs: 1000 }, clear: false }, h.now));
+    const items = [];
+    for (let i = 0; i < 6; i++) items.push(grouped("t", "a"));
+    await h.enqueue("n", items);
+    expect(await h.dequeue("n", [["t", 10]])).toHaveLength(2);
+    await h.restart();
+    expect(await h.dequeue("n", [["t", 10]])).toHaveLength(0);
+    h.advance(500);
+    expect(await h.dequeue("n", [["t", 10]])).toHaveLength(1);
+    h.check();
+  });
+
   test("a paused group holds back only its items", async () => {
     const h = new Harness();
     await h.enqueue("n", [grouped("t", "a"), grouped("t", "b")]);
