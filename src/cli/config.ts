@@ -364,10 +364,6 @@ function refuseMemoryWithCluster(config: ServeConfig, given: (key: string) => bo
   if (inMemory !== undefined && config.store !== "lmdb" && config.store !== "memory") {
     throw new ConfigError(`namespaces.${inMemory}.durability: "memory" is not available in cluster mode (--store postgres://)`);
   }
-  // Not yet: one namespace in memory beside durable ones on LMDB.
-  if (inMemory !== undefined && config.store === "lmdb") {
-    throw new ConfigError(`namespaces.${inMemory}.durability: "memory" needs --store memory for now (in-memory namespaces beside durable ones are not available yet)`);
-  }
 }
 
 function parseNamespaces(path: string, value: unknown): Record<string, NamespaceConfig> {

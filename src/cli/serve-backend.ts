@@ -14,6 +14,8 @@ import type { WireClusterMap } from "../protocol/wire-types.ts";
 import type { Logger } from "../server/logger.ts";
 import { storageEventLog } from "../server/storage-event-log.ts";
 import { GroupCommitter } from "../storage/group-commit.ts";
+import { MemoryItems, MemoryNamespaceStore, MemoryNamespaceWriter } from "../storage/memory/memory-namespaces.ts";
+import type { Writer } from "../storage/writer.ts";
 import type { Store } from "../storage/store.ts";
 import type { ServeConfig } from "./config.ts";
 import { recoverInTurns } from "./recover-in-turns.ts";
@@ -37,14 +39,17 @@ export interface ServeBackend {
 }
 
 /**
- * The single node, from its opened LMDB store (or its empty in-memory one): recovery in steps with a turn
+ * The single node, from its opened LMDB store (or its empty in-memory one);
+ * namespaces configured `"durability": "memory"` are kept beside it in
+ * memory (storage/memory/memory-namespaces.ts): recovery in steps with a turn
  * of the event loop between them and progress in the log (recover-in-turns.ts),
  * storage events in the log.
  */
 export async function recoverLocalBackend(store: Store, config: ServeConfig, limits: Limits, clock: Clock, stopwatch: Clock, logger: Logger): Promise<ServeBackend> {
   const writer = new GroupCommitter(store, { clock, stopwatch, events: storageEventLog(logger) });
   const recoveryLog = new RecoveryLog(logger, store.storedCounts(), stopwatch.nowMs());
-  const engine = await recoverInTurns({ store, writer, limits, namespaces: config.namespaces, nowMs: clock.nowMs() }, {
+  const split = withMemoryNamespaces(store, writer, config);
+  const engine = await recoverInTurns({ store: split.store, writer: split.writer, limits, namespaces: config.namespaces, nowMs: clock.nowMs() }, {
     log: recoveryLog,
     stopwatch,
     turn: () => new Promise<void>((resolve) => setImmediate(resolve)),
@@ -61,6 +66,15 @@ export async function recoverLocalBackend(store: Store, config: ServeConfig, lim
     handover: async () => {},
     close: () => store.close(),
   };
+}
+
+/** The store and writer the engine uses: the durable ones, wrapped when some namespaces are kept in memory beside them. */
+function withMemoryNamespaces(store: Store, writer: GroupCommitter, config: ServeConfig): { store: Store; writer: Writer } {
+  const inMemory = Object.keys(config.namespaces).filter((ns) => config.namespaces[ns]?.durability === "memory");
+  // Under --store memory every namespace is in memory already.
+  if (inMemory.length === 0 || config.store === "memory") return { store, writer };
+  const items = new MemoryItems(store.shardCount, new Set(inMemory));
+  return { store: new MemoryNamespaceStore(store, items), writer: new MemoryNamespaceWriter(writer, items) };
 }
 
 export async function openClusterBackend(

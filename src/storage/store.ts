@@ -3,7 +3,9 @@
 // buffers writes per shard and commits them in batches.
 //
 // Implementations: lmdb/lmdb-store.ts (the real one) and memory/memory-store.ts
-// (tests and simulation). test/storage/store-suite.ts is the one suite both pass.
+// (tests, simulation and `orq serve --store memory`); test/storage/store-suite.ts
+// is the one suite both pass. memory/memory-namespaces.ts wraps a durable one to
+// keep some namespaces in memory beside it.
 
 import type { AckedLogRecord } from "./acked-log.ts";
 import type { ItemKey } from "./item-key.ts";

@@ -1,6 +1,8 @@
 // Goal: `orq serve --store memory` is the whole server in memory: items flow
 // as usual, hello and stats say every namespace is in memory, a given data dir
-// is left untouched (one warning line), a restart starts empty, and cluster
+// is left untouched (one warning line), a restart starts empty. A namespace
+// configured `"durability": "memory"` on LMDB is emptied by a restart while a
+// durable one keeps its items. Cluster
 // settings with it, or an in-memory namespace with a postgres:// store, are
 // one line and exit 2.
 
@@ -21,7 +23,7 @@ function run(args: string[]) {
   }
 }
 
-describe("orq serve --store memory", () => {
+describe("in memory: orq serve --store memory and namespaces of durability memory", () => {
   let server: ServerProcess | null = null;
   afterEach(async () => {
     await server?.cleanup();
@@ -52,6 +54,28 @@ describe("orq serve --store memory", () => {
     const after = (await client.stats()) as { totals: { ready: number }; namespaces: Record<string, unknown> };
     expect(after.totals.ready).toBe(0);
     expect(after.namespaces.jobs).toBeUndefined();
+    await client.close();
+  });
+
+  test("a namespace of durability memory on LMDB: hello and stats name it, and a restart empties it while a durable one keeps its items", async () => {
+    server = await ServerProcess.start({ config: { namespaces: { scratch: { durability: "memory" }, kept: {} } } });
+    let client = await OrqClient.connect({ port: server.port, reconnectDelayMs: 20 });
+    expect(client.server?.memoryNamespaces).toEqual(["scratch"]);
+    const scratchIds = await client.enqueue("scratch", [{ topic: "t", payload: new Uint8Array([5]) }, { topic: "t" }]);
+    const keptIds = await client.enqueue("kept", [{ topic: "t", payload: new Uint8Array([6]) }]);
+    const delivered = await client.dequeue("scratch", { topics: [{ topic: "t", count: 1 }], waitMs: 0 });
+    expect(delivered.map((d) => [...d.payload])).toEqual([[5]]);
+    const stats = (await client.stats()) as { namespaces: Record<string, { durability?: string }> };
+    expect(stats.namespaces.scratch?.durability).toBe("memory");
+    expect(stats.namespaces.kept?.durability).toBeUndefined();
+    await client.close();
+
+    await server.restart({ signal: "SIGKILL" });
+    client = await OrqClient.connect({ port: server.port, reconnectDelayMs: 20 });
+    expect(await client.get("scratch", scratchIds)).toEqual([null, null]);
+    expect((await client.get("kept", keptIds))[0]).toMatchObject({ id: keptIds[0], state: "ready" });
+    const after = (await client.stats()) as { namespaces: Record<string, unknown> };
+    expect(after.namespaces.scratch).toBeUndefined();
     await client.close();
   });
 
