@@ -53,8 +53,12 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
   private lastLeft: Group<Item> | null = null;
   /** Groups that could not be forgotten when they emptied (ahead in v). */
   private lingering: Array<Group<Item>> = [];
-  /** Per signature, the groups holding ready items of it, for workers that may take only some signatures. */
-  private readonly signatures = new SignatureHeaps<Item>();
+  /**
+   * Per signature, the groups holding ready items of it, for workers that may
+   * take only some signatures; kept from the first such worker's pick on
+   * (null before: a topic whose workers may take everything never pays for it).
+   */
+  private signatures: SignatureHeaps<Item> | null = null;
   /** Scratch for the best-first walk: heap positions. */
   private frontier: number[] = [];
 
@@ -128,14 +132,28 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
 
   /** A heap of the group (signature `sig`) has a new best item: its signature entry learns it at once (signature-heaps.ts). */
   improved(group: Group<Item>, sig: number): void {
-    if (group.rotationAt >= 0) this.signatures.refresh(group.entryOf(sig), sig);
+    const signatures = this.signatures;
+    if (signatures !== null && group.rotationAt >= 0) signatures.refresh(group.entryOf(sig), sig);
   }
 
   /** The group entered the rotation: each of its signature entries is filed at its key. */
   private refreshEntries(group: Group<Item>): void {
-    if (group.sig0 >= 0) this.signatures.refresh(group, group.sig0);
+    const signatures = this.signatures;
+    if (signatures === null) return;
+    if (group.sig0 >= 0) signatures.refresh(group, group.sig0);
     const others = group.others;
-    if (others !== null) for (const [sig, heap] of others) this.signatures.refresh(heap, sig);
+    if (others !== null) for (const [sig, heap] of others) signatures.refresh(heap, sig);
+  }
+
+  /** The signature heaps, made at the first pick that needs them from every group in the rotation. */
+  private signatureHeaps(): SignatureHeaps<Item> {
+    let signatures = this.signatures;
+    if (signatures === null) {
+      signatures = new SignatureHeaps<Item>();
+      this.signatures = signatures;
+      for (const group of this.order) if (group !== this.nil) this.refreshEntries(group);
+    }
+    return signatures;
   }
 
   /** A delivery came from `group`: its v moves on by 1 / weight. */
@@ -167,7 +185,7 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
 
   /** A worker that may take only some signatures: the best of its signatures' roots and of the nil group's items it may take. */
   private pickBySignature(eligibility: EligibilitySource, kind: number, shardOk: Uint8Array | null): Item | null {
-    const entry = this.signatures.best(eligibility, kind);
+    const entry = this.signatureHeaps().best(eligibility, kind);
     let best: Item | null = null;
     let bestV = 0;
     if (entry !== null) {
