@@ -93,6 +93,9 @@ const notMetrics = new Set([
   "orq_pause_version",
   "orq_policies",
   "orq_policy_version",
+  "orq_rate_buckets",
+  "orq_topic_slots",
+  "orq_shard_slots",
   "orq_quota_buckets",
 ]);
 
