@@ -1283,7 +1283,7 @@ class OrqClient {
 }
 function helloFromWire(reply) {
   const limits = reply.limits;
-  return {
+  const hello = {
     server: reply.server,
     version: reply.version,
     protocol: reply.protocol,
@@ -1301,6 +1301,9 @@ function helloFromWire(reply) {
       idsPerRequestMax: limits.ids_per_request_max
     }
   };
+  if (Array.isArray(reply.memory_namespaces))
+    hello.memoryNamespaces = reply.memory_namespaces;
+  return hello;
 }
 function deliveryFromWire(d) {
   const delivery = {

@@ -183,6 +183,8 @@ export interface ServerHello {
         leaseMsMax: number;
         idsPerRequestMax: number;
     };
+    /** Namespaces the server keeps only in memory (a restart empties them): ["*"] for the whole server; absent when none. */
+    memoryNamespaces?: string[];
 }
 export interface ClientOptions {
     host?: string;

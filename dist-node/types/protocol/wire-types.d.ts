@@ -39,6 +39,8 @@ export interface WireHelloResult {
     limits: WireLimits;
     /** Cluster mode only. */
     cluster?: WireClusterMap;
+    /** Namespaces kept only in memory (a restart empties them): ["*"] for the whole server (--store memory); absent when none. */
+    memory_namespaces?: string[];
 }
 /** Cluster mode's shard map (hello and the `cluster` op). */
 export interface WireClusterMap {

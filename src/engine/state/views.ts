@@ -26,10 +26,11 @@ export function toItemState(item: LiveItem, stored: StoredOnly): ItemState {
   if (extras !== null) {
     if (extras.after !== null) state.after = extras.after;
     if (extras.key !== null) state.key = extras.key;
-    const group = item.group;
-    if (group !== null) state.group = group.name as string;
     if (extras.deadReason !== null) state.deadReason = extras.deadReason;
   }
+  // Outside the extras: an item whose only rare field is its group points at the group alone (item.ts).
+  const group = item.group;
+  if (group !== null) state.group = group.name as string;
   return state;
 }
 
