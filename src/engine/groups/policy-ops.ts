@@ -94,14 +94,13 @@ export class PolicyOps {
   load(records: Iterable<PolicyRecord>, nowMs: number): void {
     for (const record of records) {
       this.apply(record.ns, record.topic, record.group, record, nowMs);
-      const policies = this.table.of(record.ns, record.topic);
-      if (policies !== null) policies.loadedAtMs = nowMs;
+      this.table.of(record.ns, record.topic)?.markLoaded(record, nowMs);
     }
   }
 
   /** Change the table and the live topic, if there is one. */
   private apply(nsName: string, topicName: string, group: string | null, record: PolicyRecord | null, nowMs: number): void {
-    const policies = this.table.set(record, nsName, topicName, group);
+    const policies = this.table.set(record, nsName, topicName, group, nowMs);
     const topic = this.states.namespaces.get(nsName)?.topics.get(topicName);
     if (topic === undefined) return;
     topic.policies = policies;

@@ -32,12 +32,19 @@ export class TopicPolicies {
    */
   private readonly buckets = new Map<string, TokenBucket>();
   /**
-   * When these policies were read back from storage at a start (null: set
-   * since). A bucket made for them starts empty at that instant: the
-   * buckets before the restart are not stored, and a full one would let a
-   * burst past the rate across the restart.
+   * The policies read back from storage at a start, and when. A bucket made
+   * for one of them starts empty at that instant: the buckets before the
+   * restart are not stored, and a full one would let a burst past the rate
+   * across the restart. A policy set since starts its buckets full.
    */
-  loadedAtMs: number | null = null;
+  private readonly loaded = new Set<PolicyRecord>();
+  private loadedAtMs = 0;
+
+  /** `record` was read back from storage at nowMs (policy-ops.ts's load). */
+  markLoaded(record: PolicyRecord, nowMs: number): void {
+    this.loaded.add(record);
+    this.loadedAtMs = nowMs;
+  }
 
   /** The rate bucket of the topic itself (group undefined) or of a group (null: the nil group), or null when no rate binds it. */
   bucketOf(group: string | null | undefined, nowMs: number): TokenBucket | null {
@@ -53,7 +60,8 @@ export class TopicPolicies {
     let bucket = this.buckets.get(key);
     if (bucket === undefined) {
       const loadedAtMs = this.loadedAtMs;
-      bucket = loadedAtMs !== null && nowMs - loadedAtMs < rate.perMs ? TokenBucket.emptiedAt(rate.count, rate.perMs, loadedAtMs) : new TokenBucket(rate.count, rate.perMs, nowMs);
+      const sinceLoad = policy !== null && this.loaded.has(policy) && nowMs - loadedAtMs < rate.perMs;
+      bucket = sinceLoad ? TokenBucket.emptiedAt(rate.count, rate.perMs, loadedAtMs) : new TokenBucket(rate.count, rate.perMs, nowMs);
       this.buckets.set(key, bucket);
     } else if (bucket.count !== rate.count || bucket.perMs !== rate.perMs) {
       bucket = bucket.resized(rate.count, rate.perMs, nowMs);
@@ -95,11 +103,30 @@ export class TopicPolicies {
     return this.named.get(group) ?? null;
   }
 
-  set(group: string | null, record: PolicyRecord | null): void {
+  set(group: string | null, record: PolicyRecord | null, nowMs: number): void {
+    const had = this.get(group);
+    if (had !== null) this.loaded.delete(had);
     if (group === null) this.own = record;
     else if (group === defaultGroupName) this.fallback = record;
     else if (record === null) this.named.delete(group);
     else this.named.set(group, record);
+    this.rebucket(group, nowMs);
+  }
+
+  /**
+   * The buckets the changed policy binds follow its rate from now on (not
+   * from their next read, which may be much later for a group with no
+   * items): resized at nowMs, keeping the tokens they hold, or dropped.
+   */
+  private rebucket(group: string | null, nowMs: number): void {
+    for (const [key, bucket] of [...this.buckets]) {
+      const scope = key === topicBucketKey ? undefined : key === nilBucketKey ? null : key;
+      const affected = group === null ? scope === undefined : group === defaultGroupName ? scope !== undefined && (scope === null || !this.named.has(scope)) : scope === group;
+      if (!affected) continue;
+      const rate = (scope === undefined ? this.own : this.forGroup(scope))?.rate ?? null;
+      if (rate === null) this.buckets.delete(key);
+      else if (bucket.count !== rate.count || bucket.perMs !== rate.perMs) this.buckets.set(key, bucket.resized(rate.count, rate.perMs, nowMs));
+    }
   }
 
   /** Every policy: the topic's own first, then the default and the named ones by name (code point order; "*" sorts among them). */
@@ -128,7 +155,7 @@ export class PolicyTable {
   }
 
   /** Set (or with null, clear) one policy; returns the topic's policies after the change (null when none are left). */
-  set(record: PolicyRecord | null, ns: string, topic: string, group: string | null): TopicPolicies | null {
+  set(record: PolicyRecord | null, ns: string, topic: string, group: string | null, nowMs: number): TopicPolicies | null {
     let topics = this.byNamespace.get(ns);
     let policies = topics?.get(topic) ?? null;
     const had = policies?.get(group) ?? null;
@@ -141,7 +168,7 @@ export class PolicyTable {
       }
       topics.set(topic, policies);
     }
-    policies.set(group, record);
+    policies.set(group, record, nowMs);
     this.size += (record === null ? 0 : 1) - (had === null ? 0 : 1);
     if (policies.isEmpty) {
       topics!.delete(topic);
