@@ -34,14 +34,17 @@ export async function overviewPage(ctx: PageContext): Promise<PageResult> {
   const namespaces = (stats.namespaces ?? {}) as Record<string, Record<string, unknown>>;
   const totals = (stats.totals ?? {}) as Record<string, unknown>;
   const counters = (stats.counters ?? {}) as Record<string, unknown>;
+  // stats marks a namespace kept in memory only (durability "memory"): its items are lost at a restart.
+  const inMemory = Object.entries(namespaces).filter(([, entry]) => entry.durability === "memory").map(([ns]) => ns);
   const rows = Object.entries(namespaces).map(([ns, entry]) =>
-    countsRow(html`<a href="/topics${query({ ns })}">${ns}</a>`, entry),
+    countsRow(html`<a href="/topics${query({ ns })}">${ns}</a>${entry.durability === "memory" ? html` <span class="badge warn" title="kept in memory only">in memory</span>` : ""}`, entry),
   );
   const live = html`<div class="columns">
 <section class="panel"><h2>Items by state</h2>
 <table id="state-totals"><thead><tr><th>namespace</th>${states.map((s) => html`<th class="num">${s}</th>`)}<th class="num">topics</th></tr></thead>
 <tbody>${rows.length === 0 ? html`<tr><td colspan="7" class="muted">no namespace holds items yet</td></tr>` : rows}</tbody>
 <tfoot>${countsRow("total", totals)}</tfoot></table>
+${inMemory.length === 0 ? "" : html`<p class="bad" id="memory-namespaces">In memory only, never written to disk: ${inMemory.join(", ")}. A restart starts ${inMemory.length === 1 ? "it" : "them"} empty: every item, outcome, pause and policy in ${inMemory.length === 1 ? "it" : "them"} is lost.</p>`}
 <p class="muted">Since start: ${count(counters.enqueued)} enqueued, ${count(counters.delivered)} delivered, ${count(counters.acked)} acked, ${count(counters.nacked)} nacked, ${count(counters.dead)} dead-lettered.</p>
 </section>
 ${serverPanel(ctx, (stats.server ?? {}) as Record<string, unknown>)}
