@@ -264,6 +264,13 @@ class Client:
         self._token = token
         return reply
 
+    @property
+    def memory_namespaces(self):
+        """The namespaces the server keeps in memory only (``["*"]``: all of them), from the last ``hello``; empty when none or before it.
+
+        Their items are lost at a restart of the server."""
+        return list((self.server_info or {}).get("memory_namespaces") or [])
+
     def ping(self):
         """Round trip; returns the server's clock (now_ms)."""
         return self.request("ping")["now_ms"]

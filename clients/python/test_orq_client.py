@@ -112,6 +112,9 @@ class OrqClientTest(unittest.TestCase):
         self.assertEqual(info["protocol"], 1)
         self.assertGreater(info["max_frame_bytes"], 0)
         self.assertIn("payload_bytes_max", info["limits"])
+        # A durable server keeps no namespace in memory only.
+        self.assertNotIn("memory_namespaces", info)
+        self.assertEqual(self.orq.memory_namespaces, [])
 
     def test_ping_returns_the_server_clock(self):
         self.assertIsInstance(self.orq.ping(), int)
