@@ -96,6 +96,24 @@ function beanstalkSpec(options: LoadOptions, mode: "in-memory" | "binlog" | "bin
   };
 }
 
+/**
+ * orq as Jupiter's in-memory matcher (`--store memory`: nothing on disk, no
+ * commit waited for): only the scenarios a store without persistence is for,
+ * Jupiter's acquisitions and the latency of one request.
+ */
+function orqMemorySpec(options: LoadOptions, pass: OrderPass): ModeSpec {
+  const spec = orqSpec(options, "relaxed", pass);
+  const label = `orq memory${pass.suffix}`;
+  return {
+    ...spec,
+    label,
+    scenarios: new Set([...pass.scenarios].filter((scenario) => scenario === "jupiter" || scenario === "latency")),
+    restartable: false,
+    start: (dataDir, logPath) => startOrq(dataDir, "relaxed", logPath, ["--store", "memory"]),
+    system: (child, shape) => orqSystem(label, child.host, child.port, pass.order, shape),
+  };
+}
+
 /** orq's beanstalkd port under beanstalkd's own load shape (the beanstalkd driver, unchanged), strict durability. */
 function orqBeanstalkSpec(options: LoadOptions, pass: OrderPass): ModeSpec {
   const label = `orq beanstalk-port strict${pass.suffix}`;
@@ -152,6 +170,7 @@ async function runSystems(context: SuiteContext, pass: OrderPass, runGuarded: Ru
         if (!options.orqModes.has(durability)) continue;
         await runGuarded(`orq ${durability}${pass.suffix}`, () => runMode(context, orqSpec(options, durability, pass)));
       }
+      if (options.orqModes.has("memory")) await runGuarded(`orq memory${pass.suffix}`, () => runMode(context, orqMemorySpec(options, pass)));
     }
   }
   // A second order compares orq with beanstalkd in memory, the drain's peer; the rest is read once.

@@ -62,8 +62,8 @@ export interface LoadOptions {
   pickCalls: number;
   pickWarmup: number;
   pickPassS: number;
-  /** orq durability modes to run (--orq-modes; default both): one alone halves a memory or drain check's time. */
-  orqModes: Set<"strict" | "relaxed">;
+  /** orq modes to run (--orq-modes; default all): strict and relaxed durability on LMDB, and `memory` (`--store memory`, Jupiter and latency only). */
+  orqModes: Set<"strict" | "relaxed" | "memory">;
   /**
    * Priority orders (--priorities), first one first: every scenario runs in
    * the first; a second repeats SECOND_ORDER_SCENARIOS, its results labelled
@@ -88,7 +88,8 @@ const HELP = `bun bench/load/main.ts [flags]
   --jupiter-duration S  longest Jupiter acquisition run in seconds (default 15)
   --flood-items N    noisy neighbour: the flooding group's items (default 1000000); 100 small groups offer 50 items/s each
   --pick-items N     in-process group pick: ready items, over 10,000 groups and in groups of one (default 1000000)
-  --orq-modes LIST   orq durability modes: strict,relaxed (default both)
+  --orq-modes LIST   orq modes: strict,relaxed,memory (default all; memory is
+                     --store memory, Jupiter and latency scenarios only)
   --priorities LIST  item priority orders, first one in full: random (0..1000, seeded), fifo (all 0);
                      a second order repeats drain and jupiter only (default random,fifo)
   --out PATH         JSON output (default .bench-out/load-<timestamp>.json)
@@ -175,7 +176,7 @@ export function parseOptions(argv: string[]): LoadOptions | null {
     pickCalls: quick ? 500 : 100_000,
     pickWarmup: quick ? 500 : 10_000,
     pickPassS: quick ? 3 : 60,
-    orqModes: parseList(values["orq-modes"], ["strict", "relaxed"] as const, "--orq-modes"),
+    orqModes: parseList(values["orq-modes"], ["strict", "relaxed", "memory"] as const, "--orq-modes"),
     // A list in the order given (a Set keeps insertion order): the first runs in full.
     priorities: [...parseList(values.priorities, PRIORITY_ORDERS, "--priorities")],
     out: values.out ?? null,

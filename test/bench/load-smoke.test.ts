@@ -182,6 +182,15 @@ describe("bench:load --quick", () => {
     }
   });
 
+  test.skipIf(!orqPresent)("has orq --store memory's Jupiter acquisitions and latency, and nothing it has no store for", () => {
+    const memory = report?.results["orq memory"];
+    expectPositive(memory?.jupiter?.acquisitionsPerS, "orq memory jupiter acquisitions/s");
+    expectPositive(memory?.jupiter?.pingPerS, "orq memory jupiter ping ceiling");
+    expectRoundTrip(memory?.latency?.ops["dequeue1"], "orq memory dequeue1");
+    expect(memory?.drain).toBeUndefined();
+    expect(memory?.memory).toBeUndefined();
+  });
+
   test.skipIf(!orqPresent)("has the Jupiter scenario in both durability modes: acquisitions and the ping ceiling, at the issue's shape", () => {
     for (const durability of ["strict", "relaxed"]) {
       const jupiter = report?.results[`orq ${durability}`]?.jupiter;
@@ -288,7 +297,7 @@ describe("bench:load --quick", () => {
 
   test("checks each target and gives it a status", () => {
     expect(report?.targets.map((t) => t.status).every((s) => s === "met" || s === "missed" || s === "not measured")).toBe(true);
-    expect(report?.targets.length).toBe(14);
+    expect(report?.targets.length).toBe(16);
     // The random-against-FIFO target reads the FIFO pass's drain.
     const order = report?.targets.find((t) => t.name.startsWith("drain, orq strict random priorities vs FIFO"));
     expect(order).toBeDefined();
@@ -296,7 +305,7 @@ describe("bench:load --quick", () => {
     const mixed = report?.targets.find((t) => t.name.startsWith("mixed load p99"));
     expect(mixed).toBeDefined();
     // The group targets: the pick's two bounds and memory, the noisy neighbour, the capped drain.
-    for (const start of ["group pick p50", "group pick p99", "memory per group", "noisy neighbour", "capped drain"]) {
+    for (const start of ["group pick p50", "group pick p99", "memory per group", "noisy neighbour", "capped drain", "Jupiter acquisitions, orq --store memory", "dequeue-1 p50, orq --store memory"]) {
       expect({ start, found: report?.targets.some((t) => t.name.startsWith(start)) }).toEqual({ start, found: true });
     }
     if (orqPresent && beanstalkdPresent) {
