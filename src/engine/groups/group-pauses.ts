@@ -8,6 +8,7 @@
 // Durable like a topic's pause (storage: PauseRecord with its group), and in
 // cluster mode shared through the same poll (applyStored, writing).
 
+import { UnsettledWrites } from "../state/unsettled-writes.ts";
 import { assert } from "../../lib/assert.ts";
 import type { PauseRecord } from "../../storage/record.ts";
 import { pauseKey } from "../../storage/store.ts";
@@ -26,15 +27,17 @@ import { type Group, GroupPause, Held } from "./group.ts";
 export class GroupPauses {
   /** Groups paused now, over every topic (bounded by limits.pausedTopicsMax, shared with topics' pauses). */
   private pausedCount = 0;
-  /** Per pauseKey, this engine's pause writes whose commit has not settled. */
-  private readonly writesUnsettled = new Map<string, number>();
+  /** This engine's writes of these records whose commit has not settled, by key. */
+  private readonly writesUnsettled: UnsettledWrites;
 
   constructor(
     private readonly states: ItemStates,
     private readonly deadlines: EngineDeadlines,
     /** Cluster mode: a resume of a group not paused here still writes its delete. */
     private readonly resumeUnseen = false,
-  ) {}
+  ) {
+    this.writesUnsettled = new UnsettledWrites((hook) => states.afterCommit(hook));
+  }
 
   get size(): number {
     return this.pausedCount;
@@ -51,7 +54,7 @@ export class GroupPauses {
     if (refused !== null) return refused;
     const untilMs = forMs === null ? null : nowMs + forMs;
     const topic = existing ?? states.namespace(nsName, nowMs).topic(topicName);
-    this.place(topic, topic.group(groupName, nowMs), untilMs);
+    this.place(topic, topic.group(groupName), untilMs);
     this.write(nsName, topicName, groupName, { ns: nsName, topic: topicName, group: groupName, untilMs });
     return finishOp(ctx, { pausedUntilMs: untilMs }, nowMs);
   }
@@ -89,7 +92,7 @@ export class GroupPauses {
     }
     if (pause !== null && pause.untilMs === untilMs) return;
     const topic = existing ?? states.namespace(nsName, nowMs).topic(topicName);
-    this.place(topic, topic.group(groupName, nowMs), untilMs);
+    this.place(topic, topic.group(groupName), untilMs);
   }
 
   /** The timed pause's deadline came (inside a tick). */
@@ -104,7 +107,7 @@ export class GroupPauses {
     for (const record of records) {
       if (record.group === null) continue;
       const topic = this.states.namespace(record.ns, nowMs).topic(record.topic);
-      const group = topic.group(record.group, nowMs);
+      const group = topic.group(record.group);
       if (group.pause !== null) continue;
       this.place(topic, group, record.untilMs);
     }
@@ -168,13 +171,7 @@ export class GroupPauses {
     if (record === null) states.ws().deletePause(nsName, topicName, groupName);
     else states.ws().putPause(record);
     const key = pauseKey(nsName, topicName, groupName);
-    const unsettled = this.writesUnsettled;
-    unsettled.set(key, (unsettled.get(key) ?? 0) + 1);
-    states.afterCommit(() => {
-      const left = unsettled.get(key)! - 1;
-      if (left === 0) unsettled.delete(key);
-      else unsettled.set(key, left);
-    });
+    this.writesUnsettled.add(key);
   }
 
   private cancelDeadline(pause: GroupPause<LiveItem>): void {

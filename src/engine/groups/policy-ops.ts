@@ -6,6 +6,7 @@
 // (ready/topic.ts's startRotation). In cluster mode other nodes' policies
 // arrive through applyStored, as pauses do (storage/postgres/pause-rows.ts).
 
+import { UnsettledWrites } from "../state/unsettled-writes.ts";
 import { defaultGroupName, type PolicyTable } from "./policy-table.ts";
 import type { PolicyRecord } from "../../storage/record.ts";
 import { policyKey } from "../../storage/store.ts";
@@ -27,10 +28,12 @@ function policyToView(record: PolicyRecord): PolicyView {
 }
 
 export class PolicyOps {
-  /** Per policyKey, this engine's policy writes whose commit has not settled. */
-  private readonly writesUnsettled = new Map<string, number>();
+  /** This engine's writes of these records whose commit has not settled, by key. */
+  private readonly writesUnsettled: UnsettledWrites;
 
-  constructor(private readonly states: ItemStates) {}
+  constructor(private readonly states: ItemStates) {
+    this.writesUnsettled = new UnsettledWrites((hook) => states.afterCommit(hook));
+  }
 
   private get table(): PolicyTable {
     return this.states.namespaces.policies;
@@ -104,21 +107,21 @@ export class PolicyOps {
     const topic = this.states.namespaces.get(nsName)?.topics.get(topicName);
     if (topic === undefined) return;
     topic.policies = policies;
-    if (this.reapply(topic, group, nowMs)) this.states.boundReleased(topic);
+    if (this.reapply(topic, group)) this.states.boundReleased(topic);
   }
 
   /** Read the topic's policies again into its bounds and groups; true when something may deliver again. */
-  private reapply(topic: Topic<LiveItem>, group: string | null, nowMs: number): boolean {
+  private reapply(topic: Topic<LiveItem>, group: string | null): boolean {
     let released = false;
-    if (group === null) return topic.applyOwnPolicy(nowMs);
+    if (group === null) return topic.applyOwnPolicy();
     if (topic.policies?.hasGroupPolicies === true || topic.rotation !== null) {
       const rotation = topic.startRotation();
       if (group === defaultGroupName) {
-        if (topic.applyPolicy(rotation.nil, nowMs)) released = true;
-        for (const each of rotation.named.values()) if (topic.applyPolicy(each, nowMs)) released = true;
+        if (topic.applyPolicy(rotation.nil)) released = true;
+        for (const each of rotation.named.values()) if (topic.applyPolicy(each)) released = true;
       } else {
         const named = rotation.named.get(group);
-        if (named !== undefined && topic.applyPolicy(named, nowMs)) released = true;
+        if (named !== undefined && topic.applyPolicy(named)) released = true;
       }
     }
     return released;
@@ -129,12 +132,6 @@ export class PolicyOps {
     if (record === null) states.ws().deletePolicy(nsName, topic, group);
     else states.ws().putPolicy(record);
     const key = policyKey(nsName, topic, group);
-    const unsettled = this.writesUnsettled;
-    unsettled.set(key, (unsettled.get(key) ?? 0) + 1);
-    states.afterCommit(() => {
-      const left = unsettled.get(key)! - 1;
-      if (left === 0) unsettled.delete(key);
-      else unsettled.set(key, left);
-    });
+    this.writesUnsettled.add(key);
   }
 }

@@ -21,6 +21,7 @@
 // row read before that write lands, or the write would land over an engine
 // the poll just changed (pause-rows.ts).
 
+import { UnsettledWrites } from "../state/unsettled-writes.ts";
 import { assert } from "../../lib/assert.ts";
 import type { PauseRecord } from "../../storage/record.ts";
 import { pauseKey } from "../../storage/store.ts";
@@ -38,8 +39,8 @@ import { type Topic, TopicPause } from "../ready/topic.ts";
 export class Pauses {
   /** Topics paused now (bounded by limits.pausedTopicsMax). */
   private pausedCount = 0;
-  /** Per pauseKey, this engine's pause writes whose commit has not settled (an entry only while some are). */
-  private readonly writesUnsettled = new Map<string, number>();
+  /** This engine's writes of these records whose commit has not settled, by key. */
+  private readonly writesUnsettled: UnsettledWrites;
 
   constructor(
     private readonly states: ItemStates,
@@ -47,7 +48,9 @@ export class Pauses {
     private readonly deadlines: EngineDeadlines,
     /** Cluster mode: a resume of a topic not paused here still writes its delete (the pause may be another node's, not seen yet). */
     private readonly resumeUnseen = false,
-  ) {}
+  ) {
+    this.writesUnsettled = new UnsettledWrites((hook) => states.afterCommit(hook));
+  }
 
   get size(): number {
     return this.pausedCount;
@@ -180,13 +183,7 @@ export class Pauses {
     if (record === null) states.ws().deletePause(nsName, topicName, null);
     else states.ws().putPause(record);
     const key = pauseKey(nsName, topicName);
-    const unsettled = this.writesUnsettled;
-    unsettled.set(key, (unsettled.get(key) ?? 0) + 1);
-    states.afterCommit(() => {
-      const left = unsettled.get(key)! - 1;
-      if (left === 0) unsettled.delete(key);
-      else unsettled.set(key, left);
-    });
+    this.writesUnsettled.add(key);
   }
 
   private cancelDeadline(pause: TopicPause<LiveItem>): void {
