@@ -51,10 +51,8 @@ export class TopicPolicies {
     const policy = group === undefined ? this.own : this.forGroup(group);
     const rate = policy?.rate ?? null;
     const key = group === undefined ? topicBucketKey : group === null ? nilBucketKey : group;
-    if (rate === null) {
-      this.buckets.delete(key);
-      return null;
-    }
+    // A bucket whose rate went was dropped with the policy change (rebucket).
+    if (rate === null) return null;
     // Sweep first: a bucket made below starts full, and must not be swept before its first take.
     this.sweepBuckets(nowMs);
     let bucket = this.buckets.get(key);

@@ -205,25 +205,23 @@ export class Topic<Item extends TopicItem<Item>> implements NilIndex<Item> {
   }
 
   /** The named group `name`, made (and the rotation started) when it is new. */
-  group(name: string, nowMs: number): Group<Item> {
+  group(name: string): Group<Item> {
     const rotation = this.startRotation();
     let group = rotation.named.get(name);
     if (group === undefined) {
       group = new Group<Item>(name);
       group.v = rotation.startV();
       rotation.named.set(name, group);
-      this.applyPolicy(group, nowMs);
+      this.applyPolicy(group);
     }
     return group;
   }
 
   /** The group's policy (its own or the "*" one) is read again: its bucket, its held bits, its place in the rotation. True when it may deliver again. */
-  applyPolicy(group: Group<Item>, nowMs: number): boolean {
-    const policies = this.policies;
-    group.policy = policies?.forGroup(group.name) ?? null;
-    // The bucket follows the new rate now (resized, made or dropped). A dry one is not held here: the next
-    // pick meets it (groups/bounds.ts's groupAdmits) and schedules the refill of the rate as it is now.
-    policies?.bucketOf(group.name, nowMs);
+  applyPolicy(group: Group<Item>): boolean {
+    group.policy = this.policies?.forGroup(group.name) ?? null;
+    // Its bucket followed the policy already (policy-table.ts's rebucket). A dry one is not held here: the
+    // next pick meets it (groups/bounds.ts's groupAdmits) and schedules the refill of the rate as it is now.
     let held = group.held & Held.paused;
     if (group.atMaxLeased()) held |= Held.maxLeased;
     const was = group.held;
@@ -233,12 +231,10 @@ export class Topic<Item extends TopicItem<Item>> implements NilIndex<Item> {
   }
 
   /** The topic's own policy is read again (its max_leased and rate). True when it may deliver again. */
-  applyOwnPolicy(nowMs: number): boolean {
-    const policies = this.policies;
-    policies?.bucketOf(undefined, nowMs);
+  applyOwnPolicy(): boolean {
     const was = this.held;
     let held = 0;
-    const max = policies?.own?.maxLeased ?? null;
+    const max = this.policies?.own?.maxLeased ?? null;
     if (max !== null && this.leased >= max) held |= Held.maxLeased;
     // As for groups, a dry bucket is met by the next dequeue (groups/bounds.ts's topicOpen), which schedules its refill.
     this.held = held;

@@ -251,7 +251,7 @@ export class ItemStates {
     topic.joinGroup(sig);
     // Memory holds the payload and metadata only until the commit (stored() drops them).
     const item = new LiveItem(shard, key, topic, sig, record, this.settings.forRecord(record), "ready", record);
-    if (record.group !== null) item.setGroup(topic.group(record.group, nowMs));
+    if (record.group !== null) item.setGroup(topic.group(record.group));
     this.table.add(item);
     if (record.key !== null) topic.keys.set(topicKeyOf(record.group, record.key), item);
     if (deadReason !== null) {
@@ -548,7 +548,7 @@ export class ItemStates {
     topic.joinGroup(sig);
     const state = record.state === "pending" ? "ready" : record.state;
     const item = new LiveItem(shard, key, topic, sig, record, this.settings.forRecord(record), state, null);
-    if (record.group !== null) item.setGroup(topic.group(record.group, nowMs));
+    if (record.group !== null) item.setGroup(topic.group(record.group));
     this.table.add(item);
     if (record.key !== null) topic.keys.set(topicKeyOf(record.group, record.key), item);
     return item;
