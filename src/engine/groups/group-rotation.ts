@@ -26,6 +26,7 @@ import { type ReadyHeap, type ReadyItem, readyLess } from "../ready/ready-heap.t
 import type { EligibilitySource } from "../matching/tops-heap.ts";
 import type { Group } from "./group.ts";
 import { SignatureHeaps } from "./signature-heaps.ts";
+import { IndexedHeap } from "../../lib/indexed-heap.ts";
 
 /** What the rotation reads of an item: its order, its signature and shard. */
 export interface GroupedItem<Self extends GroupedItem<Self>> extends ReadyItem<Self> {
@@ -45,9 +46,9 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
   /** The named groups with items (or a pause, or a remembered v), by name. */
   readonly named = new Map<string, Group<Item>>();
   /** Groups with takeable items, not held back, by (best priority, v, best deliverAtMs, best key). */
-  private readonly order: Array<Group<Item>> = [];
+  private readonly order = new RotationOrder<Item>();
   /** The same groups by v alone. */
-  private readonly byV: Array<Group<Item>> = [];
+  private readonly byV = new LeastV<Item>();
   /** The least v when the rotation last held a group, and the group that left it last. */
   private lastLeastV = 0;
   private lastLeft: Group<Item> | null = null;
@@ -69,12 +70,12 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
 
   /** Groups in the rotation now. */
   get size(): number {
-    return this.order.length;
+    return this.order.size;
   }
 
   /** The least v of the groups in the rotation (the last one seen when none is). */
   leastV(): number {
-    const first = this.byV[0];
+    const first = this.byV.peek();
     return first === undefined ? this.lastLeastV : first.v;
   }
 
@@ -115,18 +116,14 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
     if (entering) {
       const least = this.leastV();
       if (group.v < least) group.v = least;
-      group.rotationAt = this.order.length;
       this.order.push(group);
-      this.siftUp(group.rotationAt);
-      group.leastAt = this.byV.length;
       this.byV.push(group);
-      this.siftUpV(group.leastAt);
       if (group !== this.nil) this.refreshEntries(group);
       this.forgetSome();
       return true;
     }
-    if (better) this.siftUp(group.rotationAt);
-    else this.siftDown(group.rotationAt);
+    if (better) this.order.siftUp(group.rotationAt);
+    else this.order.siftDown(group.rotationAt);
     return false;
   }
 
@@ -151,7 +148,7 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
     if (signatures === null) {
       signatures = new SignatureHeaps<Item>();
       this.signatures = signatures;
-      for (const group of this.order) if (group !== this.nil) this.refreshEntries(group);
+      for (const group of this.order.entries) if (group !== this.nil) this.refreshEntries(group);
     }
     return signatures;
   }
@@ -160,10 +157,10 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
   delivered(group: Group<Item>): void {
     group.v += 1 / group.weight;
     // The delivery itself held the group back (its max_leased) and emptied the rotation: the last least v counts it, as it would after a rate hold.
-    if (group.rotationAt < 0 && this.byV.length === 0 && this.lastLeft === group) this.lastLeastV = group.v;
+    if (group.rotationAt < 0 && this.byV.size === 0 && this.lastLeft === group) this.lastLeastV = group.v;
     if (group.rotationAt >= 0) {
-      this.siftDown(group.rotationAt);
-      this.siftDownV(group.leastAt);
+      this.order.siftDown(group.rotationAt);
+      this.byV.siftDown(group.leastAt);
     }
   }
 
@@ -173,7 +170,7 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
    * then the least v, then delivery order. Null when there is none.
    */
   pick(eligibility: EligibilitySource, kind: number, shardOk: Uint8Array | null): Item | null {
-    const root = this.order[0];
+    const root = this.order.peek();
     if (root === undefined) return null;
     const top = this.bestOf(root) as Item;
     if ((shardOk === null || shardOk[top.shard] === 1) && eligibility.isEligible(kind, top.signatureId)) return top;
@@ -202,7 +199,7 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
 
   /** The general pick: best-first over the rotation heap, pruned by the best candidate found. */
   private walk(eligibility: EligibilitySource, kind: number, shardOk: Uint8Array | null): Item | null {
-    const order = this.order;
+    const order = this.order.entries;
     const frontier = this.frontier;
     frontier.length = 0;
     frontier.push(0);
@@ -258,11 +255,9 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
   }
 
   private leave(group: Group<Item>): void {
-    this.removeAt(this.order, group.rotationAt, true);
-    this.removeAt(this.byV, group.leastAt, false);
-    group.rotationAt = -1;
-    group.leastAt = -1;
-    if (this.byV.length === 0) {
+    this.order.removeAt(group.rotationAt);
+    this.byV.removeAt(group.leastAt);
+    if (this.byV.size === 0) {
       this.lastLeastV = group.v;
       this.lastLeft = group;
     }
@@ -296,93 +291,10 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
     if (group.name !== null && this.named.get(group.name) === group) this.named.delete(group.name);
   }
 
-  // ---- the two binary heaps ----
-
-  private siftUp(at: number): void {
-    const order = this.order;
-    const group = order[at] as Group<Item>;
-    while (at > 0) {
-      const parent = (at - 1) >> 1;
-      const above = order[parent] as Group<Item>;
-      if (!groupLess(group, above)) break;
-      order[at] = above;
-      above.rotationAt = at;
-      at = parent;
-    }
-    order[at] = group;
-    group.rotationAt = at;
-  }
-
-  private siftDown(at: number): void {
-    const order = this.order;
-    const count = order.length;
-    const group = order[at] as Group<Item>;
-    for (;;) {
-      let child = 2 * at + 1;
-      if (child >= count) break;
-      const right = child + 1;
-      if (right < count && groupLess(order[right] as Group<Item>, order[child] as Group<Item>)) child = right;
-      const below = order[child] as Group<Item>;
-      if (!groupLess(below, group)) break;
-      order[at] = below;
-      below.rotationAt = at;
-      at = child;
-    }
-    order[at] = group;
-    group.rotationAt = at;
-  }
-
-  private siftUpV(at: number): void {
-    const heap = this.byV;
-    const group = heap[at] as Group<Item>;
-    while (at > 0) {
-      const parent = (at - 1) >> 1;
-      const above = heap[parent] as Group<Item>;
-      if (!(group.v < above.v)) break;
-      heap[at] = above;
-      above.leastAt = at;
-      at = parent;
-    }
-    heap[at] = group;
-    group.leastAt = at;
-  }
-
-  private siftDownV(at: number): void {
-    const heap = this.byV;
-    const count = heap.length;
-    const group = heap[at] as Group<Item>;
-    for (;;) {
-      let child = 2 * at + 1;
-      if (child >= count) break;
-      const right = child + 1;
-      if (right < count && (heap[right] as Group<Item>).v < (heap[child] as Group<Item>).v) child = right;
-      const below = heap[child] as Group<Item>;
-      if (!(below.v < group.v)) break;
-      heap[at] = below;
-      below.leastAt = at;
-      at = child;
-    }
-    heap[at] = group;
-    group.leastAt = at;
-  }
-
-  private removeAt(heap: Array<Group<Item>>, at: number, isOrder: boolean): void {
-    const last = heap.pop() as Group<Item>;
-    if (at === heap.length) return;
-    heap[at] = last;
-    if (isOrder) {
-      last.rotationAt = at;
-      this.siftUp(at);
-      this.siftDown(last.rotationAt);
-    } else {
-      last.leastAt = at;
-      this.siftUpV(at);
-      this.siftDownV(last.leastAt);
-    }
-  }
+  // ---- the walk's frontier: heap positions of the rotation, by its order ----
 
   private pushFrontier(frontier: number[], heapAt: number): void {
-    const order = this.order;
+    const order = this.order.entries;
     let at = frontier.length;
     frontier.push(heapAt);
     const group = order[heapAt] as Group<Item>;
@@ -397,7 +309,7 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
   }
 
   private popFrontier(frontier: number[]): number {
-    const order = this.order;
+    const order = this.order.entries;
     const top = frontier[0] as number;
     const last = frontier.pop() as number;
     const count = frontier.length;
@@ -420,11 +332,11 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
 
   /** Every group in the rotation (explain, groups, invariants). */
   inRotation(): ReadonlyArray<Group<Item>> {
-    return this.order;
+    return this.order.entries;
   }
 
   checkInvariants(): void {
-    const order = this.order;
+    const order = this.order.entries;
     for (let at = 0; at < order.length; at++) {
       const group = order[at] as Group<Item>;
       assert(group.rotationAt === at, "rotation: a group's position is out of step");
@@ -432,9 +344,31 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
       const best = this.bestOf(group);
       assert(best !== undefined && best.priority === group.bestPriority && best.key === group.bestKey, `rotation: group ${String(group.name)}'s best is out of step`);
       if (at > 0) assert(!groupLess(group, order[(at - 1) >> 1] as Group<Item>), "rotation: heap order broken");
-      assert(this.byV[group.leastAt] === group, "rotation: least-v position out of step");
+      assert(this.byV.entries[group.leastAt] === group, "rotation: least-v position out of step");
     }
-    assert(this.byV.length === order.length, "rotation: the two heaps hold different groups");
+    assert(this.byV.size === order.length, "rotation: the two heaps hold different groups");
+  }
+}
+
+/** The rotation's heap: groups by (best priority, v, best item), each keeping its position in rotationAt. */
+class RotationOrder<Item extends GroupedItem<Item>> extends IndexedHeap<Group<Item>> {
+  protected less(a: Group<Item>, b: Group<Item>): boolean {
+    return groupLess(a, b);
+  }
+
+  protected setAt(group: Group<Item>, at: number): void {
+    group.rotationAt = at;
+  }
+}
+
+/** The same groups by v alone (the least v a joining group starts at), each keeping its position in leastAt. */
+class LeastV<Item extends GroupedItem<Item>> extends IndexedHeap<Group<Item>> {
+  protected less(a: Group<Item>, b: Group<Item>): boolean {
+    return a.v < b.v;
+  }
+
+  protected setAt(group: Group<Item>, at: number): void {
+    group.leastAt = at;
   }
 }
 

@@ -15,6 +15,7 @@
 // the pick that meets the stale record at a root fixes it or drops the entry.
 
 import type { EligibilitySource } from "../matching/tops-heap.ts";
+import { IndexedHeap } from "../../lib/indexed-heap.ts";
 import type { ReadyHeap, ReadyItem } from "../ready/ready-heap.ts";
 
 /** What a signature heap reads of an entry: its heap, its group's rotation state and v, and its record. */
@@ -36,24 +37,26 @@ function recordLess<Item extends ReadyItem<Item>>(a: SignatureEntry<Item>, b: Si
   return a.recKey < b.recKey;
 }
 
-/** One signature's entries: a binary min-heap of records. */
-class SignatureHeap<Item extends ReadyItem<Item>> {
-  readonly entries: Array<SignatureEntry<Item>> = [];
+/** One signature's entries: a binary min-heap of records, each entry keeping its position in entryAt. */
+class SignatureHeap<Item extends ReadyItem<Item>> extends IndexedHeap<SignatureEntry<Item>> {
+  protected less(a: SignatureEntry<Item>, b: SignatureEntry<Item>): boolean {
+    return recordLess(a, b);
+  }
+
+  protected setAt(entry: SignatureEntry<Item>, at: number): void {
+    entry.entryAt = at;
+  }
 
   /** The entry's record was just set to its true key: file it, or move it to its place (up or down). */
-  update(entry: SignatureEntry<Item>): void {
-    if (entry.entryAt < 0) {
-      entry.entryAt = this.entries.length;
-      this.entries.push(entry);
-    }
-    this.siftUp(entry.entryAt);
-    this.siftDown(entry.entryAt);
+  file(entry: SignatureEntry<Item>): void {
+    if (entry.entryAt < 0) this.push(entry);
+    else this.update(entry.entryAt);
   }
 
   /** The root, made true: stale records are re-keyed (sifted down) or dropped until the root's record is its key. Null when empty. */
   freshRoot(): SignatureEntry<Item> | null {
     for (;;) {
-      const root = this.entries[0];
+      const root = this.peek();
       if (root === undefined) return null;
       const group = root.entryGroup;
       const top = group.rotationAt < 0 ? undefined : root.entryHeap.peek();
@@ -68,51 +71,6 @@ class SignatureHeap<Item extends ReadyItem<Item>> {
       root.recKey = top.key;
       this.siftDown(0);
     }
-  }
-
-  private removeAt(at: number): void {
-    const entries = this.entries;
-    const gone = entries[at] as SignatureEntry<Item>;
-    gone.entryAt = -1;
-    const last = entries.pop() as SignatureEntry<Item>;
-    if (last === gone) return;
-    entries[at] = last;
-    last.entryAt = at;
-    this.siftDown(at);
-  }
-
-  private siftUp(at: number): void {
-    const entries = this.entries;
-    const entry = entries[at] as SignatureEntry<Item>;
-    while (at > 0) {
-      const parent = (at - 1) >> 1;
-      const above = entries[parent] as SignatureEntry<Item>;
-      if (!recordLess(entry, above)) break;
-      entries[at] = above;
-      above.entryAt = at;
-      at = parent;
-    }
-    entries[at] = entry;
-    entry.entryAt = at;
-  }
-
-  private siftDown(at: number): void {
-    const entries = this.entries;
-    const count = entries.length;
-    const entry = entries[at] as SignatureEntry<Item>;
-    for (;;) {
-      let child = 2 * at + 1;
-      if (child >= count) break;
-      const right = child + 1;
-      if (right < count && recordLess(entries[right] as SignatureEntry<Item>, entries[child] as SignatureEntry<Item>)) child = right;
-      const below = entries[child] as SignatureEntry<Item>;
-      if (!recordLess(below, entry)) break;
-      entries[at] = below;
-      below.entryAt = at;
-      at = child;
-    }
-    entries[at] = entry;
-    entry.entryAt = at;
   }
 }
 
@@ -133,7 +91,7 @@ export class SignatureHeaps<Item extends ReadyItem<Item>> {
       heap = new SignatureHeap<Item>();
       this.bySignature.set(sig, heap);
     }
-    heap.update(entry);
+    heap.file(entry);
   }
 
   /**
@@ -144,7 +102,7 @@ export class SignatureHeaps<Item extends ReadyItem<Item>> {
   best(eligibility: EligibilitySource, kind: number): SignatureEntry<Item> | null {
     let best: SignatureEntry<Item> | null = null;
     for (const [sig, heap] of this.bySignature) {
-      if (heap.entries.length === 0 || !eligibility.isEligible(kind, sig)) continue;
+      if (heap.size === 0 || !eligibility.isEligible(kind, sig)) continue;
       const root = heap.freshRoot();
       if (root !== null && (best === null || recordLess(root, best))) best = root;
     }
