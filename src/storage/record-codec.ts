@@ -14,7 +14,8 @@
 // (converting to the current shape) so existing data dirs still load.
 //
 // Layouts other than the item (numbers big-endian; str = u32 length + bytes):
-//   outcome: u8 version, u8 kind=2, u8 outcome, f64 endedAtMs, str ns
+//   outcome: u8 version, u8 kind=2, u8 outcome (| 0x80 when a result
+//            follows), f64 endedAtMs, str ns, [bytes result]
 //   meta:    u8 version, u8 kind=3, u32 formatVersion, u32 shards,
 //            f64 keysReservedBelow, u32 boots, str nodeId
 //   pause:   u8 version, u8 kind=4, u8 flags (1 = has untilMs, 2 = has group),
@@ -23,7 +24,9 @@
 //            4 = has maxLeased, 8 = has rate), f64 weight, f64 maxLeased,
 //            f64 rate count, f64 rate perMs (each 0 without its flag),
 //            str ns, str topic, [str group]
-// Outcomes are the same in every version; meta version 1 lacks boots; pause
+// Outcomes are the same in every version (an acked outcome's `ack` result is
+// an optional tail, flagged in the outcome byte so a build without results
+// refuses it as an unknown outcome code rather than misreading it); meta version 1 lacks boots; pause
 // records exist from version 3 on (a version 1 or 2 reader refuses one;
 // version 3's has no group flag), policy records from version 4 on (older
 // readers refuse one).
@@ -72,10 +75,15 @@ export function appendOutcomeRecord(to: ByteWriter, record: OutcomeRecord): void
   assertOutcomeRecord(record);
   to.u8(RECORD_VERSION);
   to.u8(RecordKind.outcome);
-  to.u8(outcomeCodes.indexOf(record.outcome));
+  const result = record.result ?? null;
+  to.u8(outcomeCodes.indexOf(record.outcome) | (result === null ? 0 : outcomeHasResult));
   to.f64(record.endedAtMs);
   to.string(record.ns);
+  if (result !== null) to.byteString(result);
 }
+
+/** The outcome byte's flag: an acked outcome's result follows the namespace. */
+const outcomeHasResult = 0x80;
 
 export function encodeMetaRecord(record: MetaRecord): Uint8Array {
   assertMetaRecord(record);
@@ -247,11 +255,13 @@ function readItemTail(reader: ByteReader, flags: number, withBytes: boolean, hea
 }
 
 function readOutcomeV1(reader: ByteReader): OutcomeRecord {
-  const outcome = outcomeCodes[reader.u8()];
+  const code = reader.u8();
+  const outcome = outcomeCodes[code & ~outcomeHasResult];
   if (outcome === undefined) throw new RecordDecodeError("outcome record: unknown outcome code");
   const endedAtMs = reader.f64();
   const ns = reader.string();
-  return { ns, outcome, endedAtMs };
+  if ((code & outcomeHasResult) === 0) return { ns, outcome, endedAtMs };
+  return { ns, outcome, endedAtMs, result: reader.byteString() };
 }
 
 /** Meta version 2, the current one (version 1: record-readers-legacy.ts). */

@@ -74,6 +74,12 @@ export interface OutcomeRecord {
   ns: string;
   outcome: Outcome;
   endedAtMs: number;
+  /**
+   * The `ack` result of an acked item, when it was given one: such an item's
+   * end is an outcome record of its own rather than an acked-log entry (the
+   * flag in the outcome byte, record-codec.ts). Absent or null: none.
+   */
+  result?: Uint8Array | null;
 }
 
 /**

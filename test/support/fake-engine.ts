@@ -105,6 +105,11 @@ export class FakeEngine implements EngineApi {
     return { ok: true, value: { items: ids.map(() => null) } };
   }
 
+  wait(ns: string, ids: string[], waitMs: number, owner: number, nowMs: number): ReturnType<EngineApi["wait"]> {
+    this.record("wait", ns, ids, waitMs, owner, nowMs);
+    return { ok: true, kind: "done", items: ids.map(() => null) };
+  }
+
   topics(ns: string, query: Parameters<EngineApi["topics"]>[1]): ReturnType<EngineApi["topics"]> {
     this.record("topics", ns, query);
     return { topics: [], next: null };

@@ -113,6 +113,9 @@ export class ItemStates {
     return this.itemBytes;
   }
 
+  /** Called as each item ends (ops/item-waits.ts wakes the `wait`s on it); null when nothing listens. */
+  onEnded: ((shard: number, key: ItemKey) => void) | null = null;
+
   /** Whether an op's WriteSet is open (ops assert none is between them). */
   get setOpen(): boolean {
     return this.set !== null;
@@ -408,14 +411,19 @@ export class ItemStates {
     this.namespaceMap.get(item.ns)!.dropIfEmpty(item.topic);
   }
 
-  /** The item ends: removed from memory and disk, its outcome kept for outcomeRetentionMs; dependents learn of it. */
-  endItem(item: LiveItem, outcome: Outcome, nowMs: number): void {
+  /**
+   * The item ends: removed from memory and disk, its outcome (and an acked
+   * item's `result`) kept for outcomeRetentionMs; dependents and parked
+   * `wait`s learn of it.
+   */
+  endItem(item: LiveItem, outcome: Outcome, nowMs: number, result: Uint8Array | null = null): void {
     this.unplace(item);
     this.leave(item);
     this.forget(item);
     const ns = item.ns;
-    this.endedItems.record(ns, item.shard, item.key, outcome, nowMs, this.ws());
+    this.endedItems.record(ns, item.shard, item.key, outcome, nowMs, this.ws(), result);
     this.namespaceMap.get(ns)!.counters[outcome]++;
+    if (this.onEnded !== null) this.onEnded(item.shard, item.key);
     // Most stores have no `after` edges: skip the graph's lookups by id then.
     if (this.dependencies.edgeCount === 0) return;
     const id = item.id;
@@ -515,8 +523,8 @@ export class ItemStates {
   // ---- recovery's loader (recovery/recovery.ts): fills the indexes from the store, in steps ----
 
   /** A retained outcome (cancelled, expired, dead, or acked before the acked log) read from the store. */
-  loadOutcome(shard: number, key: ItemKey, ns: string, outcome: Outcome, endedAtMs: number): void {
-    this.endedItems.restore(new RetainedOutcome(shard, key, ns, outcome, endedAtMs));
+  loadOutcome(shard: number, key: ItemKey, ns: string, outcome: Outcome, endedAtMs: number, result: Uint8Array | null = null): void {
+    this.endedItems.restore(new RetainedOutcome(shard, key, ns, outcome, endedAtMs, result));
   }
 
   /** An acked item of the acked log, still within the retention. */

@@ -35,6 +35,8 @@ export const DeadlineKind = {
   GroupPauseEnd: 8,
   /** A rate bucket holds a token again (target: the topic or group it bounds, groups/bounds.ts). */
   BoundRefill: 9,
+  /** A parked `wait`'s wait_ms runs out (target: the wait, ops/item-waits.ts). */
+  ItemWaitTimeout: 10,
 } as const;
 export type DeadlineKind = (typeof DeadlineKind)[keyof typeof DeadlineKind];
 
