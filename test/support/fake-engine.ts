@@ -69,8 +69,8 @@ export class FakeEngine implements EngineApi {
     for (const p of mine) p.resolve({ ok: true, kind: "done", deliveries: [], durable: null });
   }
 
-  ack(ns: string, receipts: string[], nowMs: number): ReturnType<EngineApi["ack"]> {
-    this.record("ack", ns, receipts, nowMs);
+  ack(ns: string, receipts: string[], nowMs: number, results: ReadonlyArray<Uint8Array | null> | null = null): ReturnType<EngineApi["ack"]> {
+    this.record("ack", ns, receipts, nowMs, results);
     const acked = receipts.length;
     const commit = this.ackCommit();
     if (commit === undefined) return { ok: true, acked, stale: [], durable: this.durable() };
