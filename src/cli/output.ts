@@ -60,7 +60,7 @@ export function deliveryToJson(d: Delivery): Record<string, unknown> {
 
 export function itemStateToJson(s: ItemState | EndedItemState | null): Record<string, unknown> | null {
   if (s === null) return null;
-  if (s.state === "ended") return { id: s.id, state: s.state, outcome: s.outcome };
+  if (s.state === "ended") return { id: s.id, state: s.state, outcome: s.outcome, ...resultToJson(s) };
   const out: Record<string, unknown> = {
     id: s.id,
     topic: s.topic,
@@ -79,6 +79,17 @@ export function itemStateToJson(s: ItemState | EndedItemState | null): Record<st
   if (s.group !== undefined) out.group = s.group;
   if (s.deadReason !== undefined) out.dead_reason = s.deadReason;
   return out;
+}
+
+/** An acked item's `ack` result, when the client's ended state carries one. */
+function resultOf(s: EndedItemState): Uint8Array | null {
+  const result = (s as EndedItemState & { result?: unknown }).result;
+  return result instanceof Uint8Array ? result : null;
+}
+
+function resultToJson(s: EndedItemState): Record<string, string> {
+  const result = resultOf(s);
+  return result === null ? {} : bytesToJson("result", result);
 }
 
 /** Aligned `label  value` lines. */
@@ -116,7 +127,10 @@ export function deliveryBlock(d: Delivery): string {
 }
 
 export function itemStateBlock(s: ItemState | EndedItemState): string {
-  if (s.state === "ended") return block([["id", s.id], ["state", `ended (${s.outcome})`]]);
+  if (s.state === "ended") {
+    const result = resultOf(s);
+    return block(result === null ? [["id", s.id], ["state", `ended (${s.outcome})`]] : [["id", s.id], ["state", `ended (${s.outcome})`], ["result", bytesForHuman(result)]]);
+  }
   const rows: Array<readonly [string, string]> = [
     ["id", s.id],
     ["topic", s.topic],
