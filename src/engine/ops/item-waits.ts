@@ -113,12 +113,12 @@ export class ItemWaits {
     owned.add(wait);
     this.count++;
     // Only while a wait is parked does an ending item call here: the ack path pays nothing otherwise.
-    this.states.onEnded = this.ended;
+    this.states.listenToEnds(this.ended);
     return promise;
   }
 
   /** An item ended (ItemStates.endItem): each wait it completes answers once the end's commit settles. */
-  private readonly ended = (_shard: number, key: ItemKey): void => {
+  private readonly ended = (key: ItemKey): void => {
     const waits = this.byKey.get(key);
     if (waits === undefined) return;
     this.byKey.delete(key);
@@ -145,7 +145,7 @@ export class ItemWaits {
     owned.delete(wait);
     if (owned.size === 0) this.byOwner.delete(wait.owner);
     this.count--;
-    if (this.count === 0) this.states.onEnded = null;
+    if (this.count === 0) this.states.listenToEnds(null);
     this.answered++;
     wait.resolve(this.read(wait.ns, wait.ids));
   }

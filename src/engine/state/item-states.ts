@@ -114,7 +114,12 @@ export class ItemStates {
   }
 
   /** Called as each item ends (ops/item-waits.ts wakes the `wait`s on it); null when nothing listens. */
-  onEnded: ((shard: number, key: ItemKey) => void) | null = null;
+  private endListener: ((key: ItemKey) => void) | null = null;
+
+  /** Listen to every item's end (null: stop); one listener. */
+  listenToEnds(listener: ((key: ItemKey) => void) | null): void {
+    this.endListener = listener;
+  }
 
   /** Whether an op's WriteSet is open (ops assert none is between them). */
   get setOpen(): boolean {
@@ -423,7 +428,7 @@ export class ItemStates {
     const ns = item.ns;
     this.endedItems.record(ns, item.shard, item.key, outcome, nowMs, this.ws(), result);
     this.namespaceMap.get(ns)!.counters[outcome]++;
-    if (this.onEnded !== null) this.onEnded(item.shard, item.key);
+    if (this.endListener !== null) this.endListener(item.key);
     // Most stores have no `after` edges: skip the graph's lookups by id then.
     if (this.dependencies.edgeCount === 0) return;
     const id = item.id;
