@@ -53,6 +53,15 @@ describe("results, progress and wait on a real server", () => {
     after.close();
   });
 
+  test("a wait whose items do not end answers when wait_ms runs out, with their states then", async () => {
+    server = await ServerProcess.start();
+    const conn = await RawConnection.connect(server.port);
+    const job = await leasedItem(conn, "t");
+    const reply = await conn.call({ op: "wait", ns: "t", ids: [job.id, "0:999999"], wait_ms: 200 });
+    expect(reply).toMatchObject({ ok: true, items: [{ id: job.id, state: "leased" }, null] });
+    conn.close();
+  });
+
   test("SIGTERM answers a parked wait with the states it has", async () => {
     server = await ServerProcess.start();
     const conn = await RawConnection.connect(server.port);
