@@ -74,6 +74,7 @@ export interface WireDelivery {
   lease_expires_at_ms: number;
   enqueued_at_ms: number;
   group?: string;
+  trace?: string;
 }
 
 export interface WireItemState {
@@ -91,6 +92,9 @@ export interface WireItemState {
   after?: string[];
   key?: string;
   group?: string;
+  prefers?: Record<string, unknown>;
+  prefer_wait_ms?: number;
+  trace?: string;
   dead_reason?: string;
 }
 

@@ -24,9 +24,10 @@
 //            4 = has maxLeased, 8 = has rate), f64 weight, f64 maxLeased,
 //            f64 rate count, f64 rate perMs (each 0 without its flag),
 //            str ns, str topic, [str group]
-// Outcomes are the same in every version (an acked outcome's `ack` result is
-// an optional tail, flagged in the outcome byte so a build without results
-// refuses it as an unknown outcome code rather than misreading it); meta version 1 lacks boots; pause
+// Outcomes are the same in every version, but for an optional tail from
+// version 5 on (an acked outcome's `ack` result, flagged in the outcome byte,
+// so an older reader refuses it as an unknown outcome code rather than
+// misreading it); meta version 1 lacks boots; pause
 // records exist from version 3 on (a version 1 or 2 reader refuses one;
 // version 3's has no group flag), policy records from version 4 on (older
 // readers refuse one).
@@ -39,7 +40,7 @@ import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord }
 import { assertItemRecord, assertMetaRecord, assertOutcomeRecord, assertPauseRecord, assertPolicyRecord } from "./record-check.ts";
 import { RecordDecodeError, RecordKind, itemFlag, outcomeCodes } from "./record-format.ts";
 import type { ItemHead } from "./record-format.ts";
-import { appendItemFields, readItemHead } from "./item-record.ts";
+import { appendItemFields, itemExtFlag, readItemHead } from "./item-record.ts";
 import { readItemHeadV1, readItemHeadV2, readMetaV1 } from "./record-readers-legacy.ts";
 
 // Re-exported so callers keep importing the record encoding from one place.
@@ -61,7 +62,8 @@ export function encodeItemRecord(record: ItemRecord): Uint8Array {
 /** Check the record, then append its value (current version) to `to`. */
 export function appendItemRecord(to: ByteWriter, record: ItemRecord): void {
   assertItemRecord(record);
-  appendItemFields(to, record, record.requires === null ? null : requiresEncoder.encode(record.requires));
+  const prefers = record.prefers ?? null;
+  appendItemFields(to, record, record.requires === null ? null : requiresEncoder.encode(record.requires), prefers === null ? null : requiresEncoder.encode(prefers));
 }
 
 export function encodeOutcomeRecord(record: OutcomeRecord): Uint8Array {
@@ -166,9 +168,21 @@ function readItemV3(reader: ByteReader, withBytes: boolean): ItemRecord {
   return readItemTail(reader, withoutGroup(readItemHead(reader, scratchHead), 3), withBytes, scratchHead);
 }
 
-/** Version 4, the current one: version 3's layout with an optional group at the end (item-record.ts). */
+/** Version 4: version 3's layout with an optional group at the end (item-record.ts). */
 function readItemV4(reader: ByteReader, withBytes: boolean): ItemRecord {
   return readItemTail(reader, readItemHead(reader, scratchHead), withBytes, scratchHead);
+}
+
+/** Version 5, the current one: version 4's layout with an optional extension at the end (item-record.ts). */
+function readItemV5(reader: ByteReader, withBytes: boolean): ItemRecord {
+  const record = readItemTail(reader, readItemHead(reader, scratchHead), withBytes, scratchHead);
+  if (reader.remaining === 0) return record;
+  const ext = reader.u8();
+  if (ext === 0 || ext & ~(itemExtFlag.prefers | itemExtFlag.preferWaitMs | itemExtFlag.trace)) throw new RecordDecodeError(`item record: extension flags ${ext}`);
+  if (ext & itemExtFlag.prefers) record.prefers = requiresDecoder.decode(reader.byteView()) as Record<string, unknown>;
+  if (ext & itemExtFlag.preferWaitMs) record.preferWaitMs = reader.f64();
+  if (ext & itemExtFlag.trace) record.trace = reader.string();
+  return record;
 }
 
 /** The flags of an item of a version before groups: the group bit set there is damage, not a group. */
@@ -254,7 +268,17 @@ function readItemTail(reader: ByteReader, flags: number, withBytes: boolean, hea
   };
 }
 
+/** Versions 1 to 4: no result (the result flag reads as an unknown outcome code). */
 function readOutcomeV1(reader: ByteReader): OutcomeRecord {
+  const outcome = outcomeCodes[reader.u8()];
+  if (outcome === undefined) throw new RecordDecodeError("outcome record: unknown outcome code");
+  const endedAtMs = reader.f64();
+  const ns = reader.string();
+  return { ns, outcome, endedAtMs };
+}
+
+/** Version 5, the current one: version 1's layout, with an acked outcome's result after the namespace when flagged. */
+function readOutcomeV5(reader: ByteReader): OutcomeRecord {
   const code = reader.u8();
   const outcome = outcomeCodes[code & ~outcomeHasResult];
   if (outcome === undefined) throw new RecordDecodeError("outcome record: unknown outcome code");
@@ -328,6 +352,7 @@ export const recordReaders: ReadonlyMap<number, RecordReaders> = new Map([
   [2, { item: readItemV2, outcome: readOutcomeV1, meta: readMetaV2, pause: noRecords("pause", 2), policy: noRecords("policy", 2) }],
   [3, { item: readItemV3, outcome: readOutcomeV1, meta: readMetaV2, pause: readPauseV3, policy: noRecords("policy", 3) }],
   [4, { item: readItemV4, outcome: readOutcomeV1, meta: readMetaV2, pause: readPauseV4, policy: readPolicyV4 }],
+  [5, { item: readItemV5, outcome: readOutcomeV5, meta: readMetaV2, pause: readPauseV4, policy: readPolicyV4 }],
 ]);
 assert(recordReaders.has(RECORD_VERSION), "record codec: no reader for RECORD_VERSION");
 
