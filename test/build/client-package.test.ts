@@ -94,11 +94,16 @@ describe("the client package", () => {
     expect(filesUnder(committed)).toEqual(filesUnder(fresh));
     const stale = filesUnder(fresh).filter((file) => readFileSync(join(fresh, file), "utf8") !== readFileSync(join(committed, file), "utf8"));
     if (stale.length > 0) throw new Error(`clients/typescript/dist/ is stale (run \`npm run build:client\` and commit): ${stale.join(", ")}`);
+    // Committed, not only built here: a clone must hold every file (a .gitignore rule once hid dist/).
+    const tracked = run(["git", "ls-files", "clients/typescript/dist"], repoRoot);
+    if (tracked.code === 0) expect(tracked.stdout.split("\n").filter((line) => line !== "").map((line) => relative("clients/typescript/dist", line)).sort()).toEqual(filesUnder(fresh));
   }, 60_000);
 
-  test("its manifest declares @msgpack/msgpack as its one dependency", () => {
+  test("its manifest declares @msgpack/msgpack as its one dependency and OpenTelemetry's API as an optional peer", () => {
     const manifest = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8")) as Record<string, Record<string, unknown>>;
     expect(Object.keys(manifest.dependencies ?? {})).toEqual(["@msgpack/msgpack"]);
+    expect(Object.keys(manifest.peerDependencies ?? {})).toEqual(["@opentelemetry/api"]);
+    expect(manifest.peerDependenciesMeta).toEqual({ "@opentelemetry/api": { optional: true } });
   });
 
   test.skipIf(!haveNpm)("installed from its tarball, node_modules holds it and @msgpack/msgpack only: no bun, no lmdb, no native module", () => {
@@ -145,7 +150,7 @@ describe("the client package", () => {
       JSON.stringify({ compilerOptions: { target: "ES2022", module: "nodenext", moduleResolution: "nodenext", strict: true, noEmit: true, types: [] }, files: ["typed.ts"] }),
     );
     const blocks = tsBlocks(readme);
-    expect(blocks.length).toBeGreaterThan(0);
+    expect(blocks.length).toBeGreaterThan(1);
     writeFileSync(join(project, "typed.ts"), blocks.join("\n"));
     const ok = run([process.execPath, tscPath, "-p", "."], project);
     expect(ok.stdout + ok.stderr).toBe("");
