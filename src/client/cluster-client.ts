@@ -163,17 +163,16 @@ export class OrqClusterClient {
     });
   }
 
-  /** Acks split by owner; each receipt's result (options.results) goes with it. */
+  /** Acks split by owner; each receipt's result (options.results, as long as the receipts) goes with it. */
   async ack(ns: string, receipts: string[], options: Pick<AckOptions, "results"> = {}): Promise<{ acked: number; stale: string[] }> {
+    const { results } = options;
+    // A split would hide a length mismatch from the server's check: refuse it here, as a node would.
+    if (results !== undefined && results.length !== receipts.length) throw new OrqError("BAD_REQUEST", "results: must be as long as receipts", { field: "results" });
     const total = { acked: 0, stale: [] as string[] };
-    const entries = receipts.map((receipt, index) => ({ receipt, result: options.results?.[index] }));
+    const entries = receipts.map((receipt, index) => ({ receipt, result: results?.[index] }));
     await this.routeBatch(entries, (entry) => shardOf(entry.receipt), async (client, group) => {
-      const results = options.results === undefined ? undefined : group.map((entry) => entry.result);
-      const result = await client.ack(
-        ns,
-        group.map((entry) => entry.receipt),
-        { results },
-      );
+      const receiptsOfNode = group.map((entry) => entry.receipt);
+      const result = await client.ack(ns, receiptsOfNode, { results: results === undefined ? undefined : group.map((entry) => entry.result) });
       total.acked += result.acked;
       total.stale.push(...result.stale);
     });

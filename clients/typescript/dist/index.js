@@ -2076,11 +2076,14 @@ class OrqClusterClient {
     });
   }
   async ack(ns, receipts, options = {}) {
+    const { results } = options;
+    if (results !== undefined && results.length !== receipts.length)
+      throw new OrqError("BAD_REQUEST", "results: must be as long as receipts", { field: "results" });
     const total = { acked: 0, stale: [] };
-    const entries = receipts.map((receipt, index) => ({ receipt, result: options.results?.[index] }));
+    const entries = receipts.map((receipt, index) => ({ receipt, result: results?.[index] }));
     await this.routeBatch(entries, (entry) => shardOf(entry.receipt), async (client, group) => {
-      const results = options.results === undefined ? undefined : group.map((entry) => entry.result);
-      const result = await client.ack(ns, group.map((entry) => entry.receipt), { results });
+      const receiptsOfNode = group.map((entry) => entry.receipt);
+      const result = await client.ack(ns, receiptsOfNode, { results: results === undefined ? undefined : group.map((entry) => entry.result) });
       total.acked += result.acked;
       total.stale.push(...result.stale);
     });

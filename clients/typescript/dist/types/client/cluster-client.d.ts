@@ -28,7 +28,7 @@ export declare class OrqClusterClient {
     /** The `wait` op across the cluster: each id's owner is asked at once for its ids, so the whole wait lasts about `waitMs` at most. */
     waitFor(ns: string, ids: string[], waitMs: number): Promise<Array<ItemState | EndedItemState | null>>;
     dequeue(ns: string, request: DequeueRequest): Promise<Delivery[]>;
-    /** Acks split by owner; each receipt's result (options.results) goes with it. */
+    /** Acks split by owner; each receipt's result (options.results, as long as the receipts) goes with it. */
     ack(ns: string, receipts: string[], options?: Pick<AckOptions, "results">): Promise<{
         acked: number;
         stale: string[];
