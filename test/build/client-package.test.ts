@@ -9,6 +9,9 @@
 // - node_modules holds the package and @msgpack/msgpack only: no bun, no
 //   lmdb, no native module;
 // - TypeScript (nodenext) rejects a wrong use against the package's types;
+// - with @opentelemetry/api installed beside it (its optional peer), the
+//   package finds it under Node and writes the active span's traceparent
+//   into an enqueued item (seen by a recording stand-in server);
 // - the committed dist/ is what scripts/build-client.ts builds from
 //   src/client now, so it cannot fall behind the one source.
 // Skips what needs npm or node when they are missing.
@@ -17,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
+import { startRecordingWireServer } from "../support/recording-wire-server.ts";
 import { bunPath, ServerProcess } from "../support/server-process.ts";
 
 const repoRoot = resolve(import.meta.dir, "../..");
@@ -165,5 +169,39 @@ console.log(payload);
     const failed = run([process.execPath, tscPath, "-p", "."], project);
     expect(failed.code).not.toBe(0);
     expect(failed.stdout).toContain("typed.ts(4,7): error TS2322");
+  }, 60_000);
+
+  test.skipIf(!haveNpm || nodePath === null)("under Node, with its optional peer @opentelemetry/api installed, enqueue writes the active span's traceparent", async () => {
+    const traced = join(workDir, "traced-app");
+    mkdirSync(traced);
+    writeFileSync(join(traced, "package.json"), JSON.stringify({ name: "traced-app", private: true, type: "module" }));
+    const tarballs = [packageDir, "@msgpack/msgpack", "@opentelemetry/api", "@opentelemetry/context-async-hooks"].map((name) =>
+      pack(name === packageDir ? name : join(repoRoot, "node_modules", name)),
+    );
+    const install = run(["npm", "install", "--offline", "--ignore-scripts", ...tarballs], traced);
+    expect(install.code).toBe(0);
+    const recording = await startRecordingWireServer((request) => (request.op === "enqueue" ? { ids: ["0:1"] } : {}));
+    try {
+      writeFileSync(
+        join(traced, "main.mjs"),
+        `import { context, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { OrqClient } from "orq-client";
+context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+const client = await OrqClient.connect({ port: Number(process.argv[2]) });
+const span = trace.wrapSpanContext({ traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7", traceFlags: 1 });
+await context.with(trace.setSpan(context.active(), span), () => client.enqueue("pkg", [{ topic: "traced" }]));
+await client.close();
+`,
+      );
+      const child = Bun.spawn([nodePath!, "main.mjs", String(recording.port)], { cwd: traced, stdout: "pipe", stderr: "pipe" });
+      const [stderr, code] = await Promise.all([new Response(child.stderr).text(), child.exited]);
+      expect(stderr).toBe("");
+      expect(code).toBe(0);
+      const [item] = recording.sent("enqueue")[0]!.items as Array<Record<string, unknown>>;
+      expect(item!.trace).toBe("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+    } finally {
+      await recording.stop();
+    }
   }, 60_000);
 });
