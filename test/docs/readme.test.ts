@@ -1,8 +1,9 @@
 // Goal: every code block in README.md runs as written (issue 14). Each shell
 // line must be one this test knows how to check, so a new README line fails
 // here until it is tested; the TypeScript block runs with Bun in a project
-// that installed the client package (orq-client) the way the README says. Everything runs against real
-// servers on free ports: the only change to a command is where it connects
+// that installed the client package (orq-client) the way the README says.
+// Everything runs against real servers on free ports: the only change to a
+// command is where it connects
 // (ORQ_SERVER / ORQ_PORT / ORQ_HTTP_PORT / ORQ_DATA_DIR in its environment,
 // and the quick start's port 7420), and RECEIPT is the receipt the README's
 // dequeue printed. npm runs offline (npm_config_offline): the packages are
