@@ -95,6 +95,8 @@ export interface Limits {
   policiesMax: number;
   /** The largest policy `weight` (10,000, the contract's range): a group's share against a weight-1 group. */
   policyWeightMax: number;
+  /** Bytes of an item's `trace` context (512, the contract's bound: a W3C traceparent and a short tracestate). */
+  traceBytesMax: number;
   /** Entries one `groups` or `policies` page holds at most (1,000, the contract's default). */
   groupsPageMax: number;
   /** Items `explain` counts ahead of an item before it stops (1,000, the contract's "counted up to 1000"). */
@@ -196,6 +198,7 @@ export const defaultLimits: Readonly<Limits> = Object.freeze({
   groupBytesMax: 255,
   policiesMax: 1_000_000,
   policyWeightMax: 10_000,
+  traceBytesMax: 512,
   groupsPageMax: 1000,
   explainAheadMax: 1000,
   liveItemsMax: 50_000_000,

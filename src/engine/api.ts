@@ -61,6 +61,12 @@ export interface EnqueueItemInput {
   key: string | null;
   /** The fairness group (groups/group.ts), or null for the nil group. */
   group?: string | null;
+  /** Raw `prefers` map; the engine validates it (as `requires`, plus `weight`). */
+  prefers?: Record<string, unknown> | null;
+  /** The contract's `prefer_wait_ms` (0: none). */
+  preferWaitMs?: number;
+  /** The producer's trace context, or null. */
+  trace?: string | null;
 }
 
 /**
@@ -90,6 +96,8 @@ export interface Delivery {
   enqueuedAtMs: number;
   /** The item's group; absent for the nil group. */
   group?: string;
+  /** The item's trace context; absent without. */
+  trace?: string;
 }
 
 /**
@@ -158,6 +166,9 @@ export interface ItemState {
   after?: string[];
   key?: string;
   group?: string;
+  prefers?: Record<string, unknown>;
+  preferWaitMs?: number;
+  trace?: string;
   deadReason?: string;
 }
 

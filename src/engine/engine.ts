@@ -425,6 +425,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
         pausedTopics: this.pauses.size,
         prefetchKeysTotal: this.dequeuer.prefetchKeysTotal,
         passedOver: { ...this.dequeuer.bounds.passedOver },
+        preferenceDeliveries: { ...this.dequeuer.fitTotals },
       },
     });
   }

@@ -16,7 +16,7 @@ import { opNames } from "../protocol/op-names.ts";
 import type { BreakerState } from "../storage/circuit-breaker.ts";
 import { RequestMetrics } from "./request-metrics.ts";
 import { type StoreReadFigures, storeReadGauges } from "./store-gauges.ts";
-import { passedOverCounter } from "./passed-over.ts";
+import { passedOverCounter, preferenceDeliveriesCounter } from "./passed-over.ts";
 
 /**
  * Circuit-breaker states (the store's one breaker), exported one-hot:
@@ -46,6 +46,7 @@ export interface GaugeSnapshot {
   storeRead?: StoreReadFigures;
   /** Deliveries passed over by bounds since start, by reason (passed-over.ts). Optional so older sources still fit. */
   passedOver?: Readonly<Record<string, number>>;
+  preferenceDeliveries?: Readonly<Record<string, number>>;
 }
 
 export type GaugeSource = () => GaugeSnapshot;
@@ -169,6 +170,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const refreshGauges = scrapeTimeGauges(registry, topicSeriesMax);
   const refreshStoreRead = storeReadGauges(registry);
   const refreshPassedOver = passedOverCounter(registry);
+  const refreshPreferenceDeliveries = preferenceDeliveriesCounter(registry);
 
   return {
     requestDone(op, code, durationMs) {
@@ -184,6 +186,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       refreshGauges(snapshot);
       refreshStoreRead(snapshot.storeRead);
       refreshPassedOver(snapshot.passedOver);
+      refreshPreferenceDeliveries(snapshot.preferenceDeliveries);
       return registry.metrics();
     },
     contentType: registry.contentType,

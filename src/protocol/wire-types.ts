@@ -73,6 +73,7 @@ export interface WireDelivery {
   lease_expires_at_ms: number;
   enqueued_at_ms: number;
   group?: string;
+  trace?: string;
 }
 
 export interface WireItemState {
@@ -90,6 +91,9 @@ export interface WireItemState {
   after?: string[];
   key?: string;
   group?: string;
+  prefers?: Record<string, unknown>;
+  prefer_wait_ms?: number;
+  trace?: string;
   dead_reason?: string;
 }
 

@@ -36,7 +36,7 @@ import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord }
 import { assertItemRecord, assertMetaRecord, assertOutcomeRecord, assertPauseRecord, assertPolicyRecord } from "./record-check.ts";
 import { RecordDecodeError, RecordKind, itemFlag, outcomeCodes } from "./record-format.ts";
 import type { ItemHead } from "./record-format.ts";
-import { appendItemFields, readItemHead } from "./item-record.ts";
+import { appendItemFields, itemExtFlag, readItemHead } from "./item-record.ts";
 import { readItemHeadV1, readItemHeadV2, readMetaV1 } from "./record-readers-legacy.ts";
 
 // Re-exported so callers keep importing the record encoding from one place.
@@ -58,7 +58,8 @@ export function encodeItemRecord(record: ItemRecord): Uint8Array {
 /** Check the record, then append its value (current version) to `to`. */
 export function appendItemRecord(to: ByteWriter, record: ItemRecord): void {
   assertItemRecord(record);
-  appendItemFields(to, record, record.requires === null ? null : requiresEncoder.encode(record.requires));
+  const prefers = record.prefers ?? null;
+  appendItemFields(to, record, record.requires === null ? null : requiresEncoder.encode(record.requires), prefers === null ? null : requiresEncoder.encode(prefers));
 }
 
 export function encodeOutcomeRecord(record: OutcomeRecord): Uint8Array {
@@ -158,9 +159,21 @@ function readItemV3(reader: ByteReader, withBytes: boolean): ItemRecord {
   return readItemTail(reader, withoutGroup(readItemHead(reader, scratchHead), 3), withBytes, scratchHead);
 }
 
-/** Version 4, the current one: version 3's layout with an optional group at the end (item-record.ts). */
+/** Version 4: version 3's layout with an optional group at the end (item-record.ts). */
 function readItemV4(reader: ByteReader, withBytes: boolean): ItemRecord {
   return readItemTail(reader, readItemHead(reader, scratchHead), withBytes, scratchHead);
+}
+
+/** Version 5, the current one: version 4's layout with an optional extension at the end (item-record.ts). */
+function readItemV5(reader: ByteReader, withBytes: boolean): ItemRecord {
+  const record = readItemTail(reader, readItemHead(reader, scratchHead), withBytes, scratchHead);
+  if (reader.remaining === 0) return record;
+  const ext = reader.u8();
+  if (ext === 0 || ext & ~(itemExtFlag.prefers | itemExtFlag.preferWaitMs | itemExtFlag.trace)) throw new RecordDecodeError(`item record: extension flags ${ext}`);
+  if (ext & itemExtFlag.prefers) record.prefers = requiresDecoder.decode(reader.byteView()) as Record<string, unknown>;
+  if (ext & itemExtFlag.preferWaitMs) record.preferWaitMs = reader.f64();
+  if (ext & itemExtFlag.trace) record.trace = reader.string();
+  return record;
 }
 
 /** The flags of an item of a version before groups: the group bit set there is damage, not a group. */
@@ -318,6 +331,7 @@ export const recordReaders: ReadonlyMap<number, RecordReaders> = new Map([
   [2, { item: readItemV2, outcome: readOutcomeV1, meta: readMetaV2, pause: noRecords("pause", 2), policy: noRecords("policy", 2) }],
   [3, { item: readItemV3, outcome: readOutcomeV1, meta: readMetaV2, pause: readPauseV3, policy: noRecords("policy", 3) }],
   [4, { item: readItemV4, outcome: readOutcomeV1, meta: readMetaV2, pause: readPauseV4, policy: readPolicyV4 }],
+  [5, { item: readItemV5, outcome: readOutcomeV1, meta: readMetaV2, pause: readPauseV4, policy: readPolicyV4 }],
 ]);
 assert(recordReaders.has(RECORD_VERSION), "record codec: no reader for RECORD_VERSION");
 

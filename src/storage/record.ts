@@ -14,9 +14,11 @@
  * records (their readers refuse one). Version 4 added ItemRecord.group and
  * PauseRecord.group (a group's pause), each an optional field after the
  * others, and the policy record (PolicyRecord) as a new kind. Values of
- * versions 1 to 3 still load, with group null.
+ * versions 1 to 3 still load, with group null. Version 5 added
+ * ItemRecord.prefers, preferWaitMs and trace, in an optional extension after
+ * the group (item-record.ts): a version 4 value is a version 5 value without it.
  */
-export const RECORD_VERSION = 4;
+export const RECORD_VERSION = 5;
 
 export type DeliveryMode = "at_least_once" | "at_most_once";
 
@@ -65,6 +67,12 @@ export interface ItemRecord {
   key: string | null;
   /** The fairness group the item belongs to (the contract's `group`), or null for the nil group. */
   group: string | null;
+  /** The item's `prefers` map as enqueued (validated); absent or null for none. */
+  prefers?: Record<string, unknown> | null;
+  /** The contract's `prefer_wait_ms`; absent or 0 for none. */
+  preferWaitMs?: number;
+  /** The producer's trace context (the contract's `trace`); absent or null for none. */
+  trace?: string | null;
 }
 
 export type Outcome = "acked" | "cancelled" | "expired";

@@ -540,7 +540,8 @@ function deliveryToWire(d) {
     receipt: d.receipt,
     lease_expires_at_ms: d.leaseExpiresAtMs,
     enqueued_at_ms: d.enqueuedAtMs,
-    ...d.group === undefined ? {} : { group: d.group }
+    ...d.group === undefined ? {} : { group: d.group },
+    ...d.trace === undefined ? {} : { trace: d.trace }
   };
 }
 
@@ -585,7 +586,9 @@ var okThenAcked = keyBytes([...keyBytes([], "ok"), trueByte], "acked");
 var staleKey = keyBytes([], "stale");
 var deliveryHead = keyBytes([137], "id");
 var groupedDeliveryHead = keyBytes([138], "id");
+var twoMoreDeliveryHead = keyBytes([139], "id");
 var groupKey = keyBytes([], "group");
+var traceKey = keyBytes([], "trace");
 var topicKey = keyBytes([], "topic");
 var priorityKey = keyBytes([], "priority");
 var payloadKey = keyBytes([], "payload");
@@ -651,7 +654,9 @@ class ReplyEncoder {
     const metadata = d.metadata;
     this.ensure(deliveryFixedBytes + 3 * (d.id.length + d.topic.length + d.receipt.length) + payload.length + metadata.length);
     const group = d.group;
-    this.raw(group === undefined ? deliveryHead : groupedDeliveryHead);
+    const trace = d.trace;
+    const extra = (group === undefined ? 0 : 1) + (trace === undefined ? 0 : 1);
+    this.raw(extra === 0 ? deliveryHead : extra === 1 ? groupedDeliveryHead : twoMoreDeliveryHead);
     this.string(d.id);
     this.raw(topicKey);
     this.string(d.topic);
@@ -673,6 +678,11 @@ class ReplyEncoder {
       this.ensure(16 + 3 * group.length);
       this.raw(groupKey);
       this.string(group);
+    }
+    if (trace !== undefined) {
+      this.ensure(16 + 3 * trace.length);
+      this.raw(traceKey);
+      this.string(trace);
     }
   }
   finish() {
@@ -1668,6 +1678,7 @@ var defaultLimits = Object.freeze({
   groupBytesMax: 255,
   policiesMax: 1e6,
   policyWeightMax: 1e4,
+  traceBytesMax: 512,
   groupsPageMax: 1000,
   explainAheadMax: 1000,
   liveItemsMax: 50000000,

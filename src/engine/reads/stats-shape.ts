@@ -111,6 +111,8 @@ export interface EngineGauges {
   prefetchKeysTotal: number;
   /** Deliveries passed over by bounds since start, by reason (engine/groups/bounds.ts). */
   passedOver: Readonly<Record<string, number>>;
+  /** Deliveries of items with `prefers` since start, by fit: full, partial, released (engine/matching/fit-counts.ts). */
+  preferenceDeliveries: Readonly<Record<string, number>>;
 }
 
 export interface EngineStats {

@@ -35,6 +35,8 @@ export const DeadlineKind = {
   GroupPauseEnd: 8,
   /** A rate bucket holds a token again (target: the topic or group it bounds, groups/bounds.ts). */
   BoundRefill: 9,
+  /** A ready item's prefer_wait_ms ends: any worker its requires allow may take it (target: the item). */
+  PreferRelease: 10,
 } as const;
 export type DeadlineKind = (typeof DeadlineKind)[keyof typeof DeadlineKind];
 

@@ -77,6 +77,7 @@ function engineToWire(e: EngineGauges): Source {
     paused_topics: e.pausedTopics,
     parked_waiters_total: e.parkedWaitersTotal,
     passed_over: { ...e.passedOver },
+    preference_deliveries: { ...e.preferenceDeliveries },
   };
 }
 

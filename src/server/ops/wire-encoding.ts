@@ -22,6 +22,9 @@ export function itemStateToWire(s: ItemState): WireItemState {
   if (s.after !== undefined) wire.after = s.after;
   if (s.key !== undefined) wire.key = s.key;
   if (s.group !== undefined) wire.group = s.group;
+  if (s.prefers !== undefined) wire.prefers = s.prefers;
+  if (s.preferWaitMs !== undefined) wire.prefer_wait_ms = s.preferWaitMs;
+  if (s.trace !== undefined) wire.trace = s.trace;
   if (s.deadReason !== undefined) wire.dead_reason = s.deadReason;
   return wire;
 }

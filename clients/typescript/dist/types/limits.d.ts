@@ -86,6 +86,8 @@ export interface Limits {
     policiesMax: number;
     /** The largest policy `weight` (10,000, the contract's range): a group's share against a weight-1 group. */
     policyWeightMax: number;
+    /** Bytes of an item's `trace` context (512, the contract's bound: a W3C traceparent and a short tracestate). */
+    traceBytesMax: number;
     /** Entries one `groups` or `policies` page holds at most (1,000, the contract's default). */
     groupsPageMax: number;
     /** Items `explain` counts ahead of an item before it stops (1,000, the contract's "counted up to 1000"). */

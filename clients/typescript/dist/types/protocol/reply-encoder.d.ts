@@ -16,6 +16,8 @@ export interface DeliveryFields {
     enqueuedAtMs: number;
     /** Absent for an item without a group. */
     group?: string;
+    /** Absent for an item without a trace context. */
+    trace?: string;
 }
 /** A delivery under the wire's keys, in wire order. */
 export declare function deliveryToWire(d: DeliveryFields): WireDelivery;

@@ -64,6 +64,7 @@ export interface WireDelivery {
     lease_expires_at_ms: number;
     enqueued_at_ms: number;
     group?: string;
+    trace?: string;
 }
 export interface WireItemState {
     id: string;
@@ -80,6 +81,9 @@ export interface WireItemState {
     after?: string[];
     key?: string;
     group?: string;
+    prefers?: Record<string, unknown>;
+    prefer_wait_ms?: number;
+    trace?: string;
     dead_reason?: string;
 }
 export interface WireEndedItemState {
