@@ -7,15 +7,7 @@ import type { WireDelivery, WireEndedItemState, WireItemState } from "../protoco
 import type { WireMap } from "./transport.ts";
 import type { Delivery, EndedItemState, EnqueueItem, ItemState } from "./types.ts";
 
-/** The contract's item fields that protocol/wire-types.ts does not spell yet (Preferences, Trace context, Results). */
-interface WireItemExtras {
-  prefers?: Record<string, unknown>;
-  prefer_wait_ms?: number;
-  trace?: string;
-}
-
-type WireDeliveryIn = WireDelivery & Pick<WireItemExtras, "trace">;
-type WireItemStateIn = WireItemState & WireItemExtras;
+/** An ended item's `result` (the contract's "Results"), which protocol/wire-types.ts does not spell yet. */
 type WireEndedIn = WireEndedItemState & { result?: Uint8Array };
 
 const utf8 = new TextEncoder();
@@ -72,7 +64,7 @@ export function enqueueItemFromWire(w: WireMap): EnqueueItem {
   return item;
 }
 
-export function deliveryFromWire(d: WireDeliveryIn): Delivery {
+export function deliveryFromWire(d: WireDelivery): Delivery {
   const delivery: Delivery = {
     id: d.id,
     topic: d.topic,
@@ -89,7 +81,7 @@ export function deliveryFromWire(d: WireDeliveryIn): Delivery {
   return delivery;
 }
 
-export function itemStateFromWire(s: WireItemStateIn): ItemState {
+export function itemStateFromWire(s: WireItemState): ItemState {
   const state: ItemState = {
     id: s.id,
     topic: s.topic,
@@ -114,7 +106,7 @@ export function itemStateFromWire(s: WireItemStateIn): ItemState {
 }
 
 /** One entry of a `get` or `wait` reply: a live item, an ended one (with its result, if its ack gave one), or null. */
-export function anyStateFromWire(s: WireItemStateIn | WireEndedIn | null): ItemState | EndedItemState | null {
+export function anyStateFromWire(s: WireItemState | WireEndedIn | null): ItemState | EndedItemState | null {
   if (s === null || s === undefined) return null;
   if (s.state !== "ended") return itemStateFromWire(s);
   const ended: EndedItemState = { id: s.id, state: "ended", outcome: s.outcome };
