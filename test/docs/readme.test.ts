@@ -1,8 +1,9 @@
 // Goal: every code block in README.md runs as written (issue 14). Each shell
 // line must be one this test knows how to check, so a new README line fails
 // here until it is tested; the TypeScript block runs with Bun in a project
-// that installed orq the way the README says. Everything runs against real
-// servers on free ports: the only change to a command is where it connects
+// that installed the client package (orq-client) the way the README says.
+// Everything runs against real servers on free ports: the only change to a
+// command is where it connects
 // (ORQ_SERVER / ORQ_PORT / ORQ_HTTP_PORT / ORQ_DATA_DIR in its environment,
 // and the quick start's port 7420), and RECEIPT is the receipt the README's
 // dequeue printed. npm runs offline (npm_config_offline): the packages are
@@ -36,7 +37,7 @@ const tsBlocks = blocks.filter((block) => block.lang === "ts");
 const knownLines = {
   start: "npm install && npm start",
   test: "npm install && npm test",
-  install: "npm install /path/to/orq",
+  install: "npm install /path/to/orq/clients/typescript",
   ping: "npx orq ping",
   enqueue: "npx orq enqueue --ns shop --topic emails --payload 'hello' --priority 1",
   topics: "npx orq topics --ns shop          # counts by state and pauses; also: get, nack, extend, cancel, dead, redrive, stats",
@@ -142,7 +143,7 @@ describe("README.md", () => {
     expect(resume.stdout).toBe("resumed emails\n");
   }, 120_000);
 
-  test.skipIf(!haveNpm)("`npm install /path/to/orq` in a new project, then the TypeScript quick start runs there and exits", async () => {
+  test.skipIf(!haveNpm)("`npm install /path/to/orq/clients/typescript` in a new project, then the TypeScript quick start runs there and exits", async () => {
     const project = join(workDir, "my-project");
     await sh(`mkdir -p ${project}`, { cwd: workDir, env: commandEnv({}) });
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "my-project", private: true, type: "module" }));

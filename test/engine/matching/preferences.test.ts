@@ -131,6 +131,7 @@ interface ModelItem {
   requires: Record<string, string> | null;
   prefers: Record<string, { in: string[]; weight: number }> | null;
   waitMs: number;
+  group: string | null;
   leased: string | null;
 }
 
@@ -174,7 +175,22 @@ function expectedPick(items: Iterable<ModelItem>, caps: Record<string, string>, 
   return best;
 }
 
-async function runModel(seed: number, steps: number): Promise<void> {
+/**
+ * With groups the rotation (virtual time, fair-model.test.ts checks it)
+ * chooses the group: here the pick must have the best priority the worker
+ * may take, and be its group's best by fit, then delivery order.
+ */
+function checkGroupedPick(items: ModelItem[], caps: Record<string, string>, nowMs: number, got: Delivery | null, context: string): void {
+  const expected = expectedPick(items, caps, nowMs);
+  expect(got === null, context).toBe(expected === null);
+  if (got === null || expected === null) return;
+  const gotItem = items.find((m) => m.id === got.id) as ModelItem;
+  expect(gotItem.priority, context).toBe(expected.priority);
+  const inGroup = expectedPick(items.filter((m) => m.group === gotItem.group && m.priority === gotItem.priority), caps, nowMs);
+  expect(got.id, context).toBe(inGroup?.id as string);
+}
+
+async function runModel(seed: number, steps: number, grouped = false): Promise<void> {
   const rnd = random(seed);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)] as T;
   const h = new Harness({ shards: 1 });
@@ -190,12 +206,20 @@ async function runModel(seed: number, steps: number): Promise<void> {
       const requires = rnd() < 0.2 ? { pool: pick(values) } : null;
       const waitMs = hasPrefers && rnd() < 0.6 ? pick([10, 40, 100]) : 0;
       const priority = Math.floor(rnd() * 3);
-      const input: EnqueueItemInput = item("t", { priority, requires, prefers: hasPrefers ? prefers : null, preferWaitMs: waitMs });
+      const group = grouped ? pick([null, "g1", "g2", "g3"]) : null;
+      const input: EnqueueItemInput = item("t", { priority, requires, prefers: hasPrefers ? prefers : null, preferWaitMs: waitMs, group });
       const [id] = await h.enqueue("n", [input]);
-      live.set(id as string, { id: id as string, seq: seq++, priority, deliverAtMs: h.now, readyAtMs: h.now, requires, prefers: hasPrefers ? prefers : null, waitMs, leased: null });
+      live.set(id as string, { id: id as string, seq: seq++, priority, deliverAtMs: h.now, readyAtMs: h.now, requires, prefers: hasPrefers ? prefers : null, waitMs, group, leased: null });
     } else if (roll < 0.7) {
       const caps: Record<string, string> = {};
       for (const feature of features) if (rnd() < 0.8) caps[feature] = pick(values);
+      if (grouped) {
+        const got = await takeOne(h, caps);
+        checkGroupedPick([...live.values()], caps, h.now, got, context);
+        if (got !== null) (live.get(got.id) as ModelItem).leased = got.receipt;
+        h.check();
+        continue;
+      }
       const expected = expectedPick(live.values(), caps, h.now);
       const got = await takeOne(h, caps);
       if ((got?.id ?? null) !== (expected?.id ?? null) && process.env.ORQ_PREFER_DEBUG !== undefined) {
@@ -234,6 +258,9 @@ describe("preferences model", () => {
   for (const seed of seeds) {
     test(`seed ${seed}: every pick matches the reference, across holds, releases, nacks and restarts`, async () => {
       await runModel(seed, 1500);
+    });
+    test(`seed ${seed}, with groups: the best priority, and within the chosen group the best fit`, async () => {
+      await runModel(seed, 1500, true);
     });
   }
 });

@@ -18,6 +18,8 @@ export interface WorkOptions {
     backoffMsMax?: number;
     /** Pause after a failed dequeue (default 1,000 ms, or the error's retry_after_ms). */
     errorPauseMs?: number;
+    /** Run each handler in an OpenTelemetry CONSUMER span, child of the item's trace (default true; needs @opentelemetry/api). */
+    trace?: boolean;
     /** What happened, for logs and tests. Exceptions thrown here are ignored. */
     onEvent?: (event: WorkerEvent) => void;
 }
@@ -28,7 +30,9 @@ export interface WorkOptions {
  */
 export interface WorkerClient {
     dequeue(ns: string, request: DequeueRequest): Promise<Delivery[]>;
-    ack(ns: string, receipts: string[]): Promise<{
+    ack(ns: string, receipts: string[], options?: {
+        results?: Array<Uint8Array | string | null | undefined>;
+    }): Promise<{
         acked: number;
         stale: string[];
     }>;
@@ -42,6 +46,7 @@ export interface WorkerClient {
     extend(ns: string, items: Array<{
         receipt: string;
         leaseMs: number;
+        metadata?: Uint8Array | string;
     }>): Promise<{
         extended: number;
         stale: string[];
@@ -50,9 +55,20 @@ export interface WorkerClient {
 export interface HandlerContext {
     /** Fires when the lease was lost (an extend found the receipt stale): the work will not count. */
     signal: AbortSignal;
+    /**
+     * Report progress: replaces the item's metadata (get shows it) and renews
+     * the lease, in one extend. Resolves false when the lease was already lost.
+     */
+    progress(metadata: Uint8Array | string): Promise<boolean>;
 }
+/**
+ * What a handler returns: bytes or a string (sent as UTF-8) become the item's
+ * result, given with its ack (get and waitFor return it); nothing, no result.
+ * Any other value is not sent.
+ */
+export type WorkResult = Uint8Array | string | undefined | void;
 /** Gets each delivery as the dequeue returned it: its `group` (absent for an item without one) tells a handler whose work it is. */
-export type WorkHandler = (delivery: Delivery, context: HandlerContext) => Promise<unknown> | unknown;
+export type WorkHandler = (delivery: Delivery, context: HandlerContext) => Promise<WorkResult> | WorkResult;
 export type WorkerEvent = {
     kind: "acked";
     delivery: Delivery;

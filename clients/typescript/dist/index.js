@@ -67,6 +67,118 @@ function reasonFromWire(r) {
   return reason;
 }
 
+// src/client/item-wire.ts
+var utf8 = new TextEncoder;
+function bytes(value) {
+  return typeof value === "string" ? utf8.encode(value) : value;
+}
+function enqueueItemToWire(item, trace) {
+  return {
+    topic: item.topic,
+    priority: item.priority,
+    payload: bytes(item.payload),
+    metadata: bytes(item.metadata),
+    delay_ms: item.delayMs,
+    deliver_at_ms: item.deliverAtMs,
+    lease_ms: item.leaseMs,
+    ttl_ms: item.ttlMs,
+    delivery: item.delivery,
+    max_attempts: item.maxAttempts,
+    requires: item.requires,
+    after: item.after,
+    key: item.key,
+    group: item.group,
+    prefers: item.prefers,
+    prefer_wait_ms: item.preferWaitMs,
+    trace: item.trace ?? trace
+  };
+}
+function enqueueItemFromWire(w) {
+  const item = { topic: w.topic };
+  const copy = (key, wire, kind) => {
+    const value = w[wire];
+    if (value !== undefined && value !== null && typeof value === kind)
+      item[key] = value;
+  };
+  copy("priority", "priority", "number");
+  if (w.payload instanceof Uint8Array)
+    item.payload = new Uint8Array(w.payload);
+  if (w.metadata instanceof Uint8Array)
+    item.metadata = new Uint8Array(w.metadata);
+  copy("delayMs", "delay_ms", "number");
+  copy("deliverAtMs", "deliver_at_ms", "number");
+  copy("leaseMs", "lease_ms", "number");
+  copy("ttlMs", "ttl_ms", "number");
+  copy("delivery", "delivery", "string");
+  copy("maxAttempts", "max_attempts", "number");
+  copy("requires", "requires", "object");
+  copy("group", "group", "string");
+  copy("prefers", "prefers", "object");
+  copy("preferWaitMs", "prefer_wait_ms", "number");
+  copy("trace", "trace", "string");
+  return item;
+}
+function deliveryFromWire(d) {
+  const delivery = {
+    id: d.id,
+    topic: d.topic,
+    priority: d.priority,
+    payload: new Uint8Array(d.payload),
+    metadata: new Uint8Array(d.metadata),
+    attempt: d.attempt,
+    receipt: d.receipt,
+    leaseExpiresAtMs: d.lease_expires_at_ms,
+    enqueuedAtMs: d.enqueued_at_ms
+  };
+  if (typeof d.group === "string")
+    delivery.group = d.group;
+  if (typeof d.trace === "string")
+    delivery.trace = d.trace;
+  return delivery;
+}
+function itemStateFromWire(s) {
+  const state = {
+    id: s.id,
+    topic: s.topic,
+    state: s.state,
+    priority: s.priority,
+    payload: new Uint8Array(s.payload),
+    metadata: new Uint8Array(s.metadata),
+    attempt: s.attempt,
+    deliverAtMs: s.deliver_at_ms,
+    enqueuedAtMs: s.enqueued_at_ms
+  };
+  if (s.lease_expires_at_ms !== undefined)
+    state.leaseExpiresAtMs = s.lease_expires_at_ms;
+  if (s.requires !== undefined)
+    state.requires = s.requires;
+  if (s.after !== undefined)
+    state.after = s.after;
+  if (s.key !== undefined)
+    state.key = s.key;
+  if (typeof s.group === "string")
+    state.group = s.group;
+  if (s.prefers !== undefined && s.prefers !== null)
+    state.prefers = s.prefers;
+  if (typeof s.prefer_wait_ms === "number")
+    state.preferWaitMs = s.prefer_wait_ms;
+  if (typeof s.trace === "string")
+    state.trace = s.trace;
+  if (s.dead_reason !== undefined)
+    state.deadReason = s.dead_reason;
+  return state;
+}
+function anyStateFromWire(s) {
+  if (s === null || s === undefined)
+    return null;
+  if (s.state !== "ended")
+    return itemStateFromWire(s);
+  const ended = { id: s.id, state: "ended", outcome: s.outcome };
+  if (s.result instanceof Uint8Array)
+    ended.result = new Uint8Array(s.result);
+  return ended;
+}
+
 // src/client/orq-error.ts
 class OrqError extends Error {
   code;
@@ -77,6 +189,109 @@ class OrqError extends Error {
     this.code = code;
     this.details = details;
   }
+}
+
+// src/client/trace-context.ts
+var traceBytesMax = 512;
+var traceparentPattern = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
+var allZero = /^0+$/;
+function formatTrace(parent) {
+  const flags = (parent.traceFlags & 255).toString(16).padStart(2, "0");
+  const traceparent = `00-${parent.traceId}-${parent.spanId}-${flags}`;
+  const state = parent.traceState?.trim() ?? "";
+  if (state === "" || traceparent.length + 1 + state.length > traceBytesMax)
+    return traceparent;
+  return `${traceparent} ${state}`;
+}
+function parseTrace(text) {
+  const space = text.indexOf(" ");
+  const traceparent = space < 0 ? text : text.slice(0, space);
+  const match = traceparentPattern.exec(traceparent);
+  if (match === null)
+    return null;
+  const [, version, traceId, spanId, flags, rest] = match;
+  if (version === "ff" || version === "00" && rest !== undefined)
+    return null;
+  if (allZero.test(traceId) || allZero.test(spanId))
+    return null;
+  const parent = { traceId, spanId, traceFlags: Number.parseInt(flags, 16) };
+  const state = space < 0 ? "" : text.slice(space + 1).trim();
+  if (state !== "")
+    parent.traceState = state;
+  return parent;
+}
+
+// src/client/otel-trace.ts
+var tracerName = "orq-client";
+var loading = null;
+function loadOtel() {
+  loading ??= import("@opentelemetry/api").then((module) => module, () => null);
+  return loading;
+}
+function activeTrace(api) {
+  const span = api.trace.getSpan(api.context.active());
+  if (span === undefined)
+    return;
+  const spanContext = span.spanContext();
+  if (!api.trace.isSpanContextValid(spanContext))
+    return;
+  return formatTrace({ traceId: spanContext.traceId, spanId: spanContext.spanId, traceFlags: spanContext.traceFlags, traceState: spanContext.traceState?.serialize() });
+}
+function inConsumerSpan(api, delivery, handler) {
+  const parent = delivery.trace === undefined ? null : parseTrace(delivery.trace);
+  let context = api.context.active();
+  if (parent !== null) {
+    const traceState = parent.traceState === undefined ? undefined : api.createTraceState(parent.traceState);
+    context = api.trace.setSpanContext(context, { traceId: parent.traceId, spanId: parent.spanId, traceFlags: parent.traceFlags, isRemote: true, traceState });
+  }
+  const attributes = {
+    "messaging.system": "orq",
+    "messaging.operation.type": "process",
+    "messaging.destination.name": delivery.topic,
+    "messaging.message.id": delivery.id,
+    "messaging.orq.attempt": delivery.attempt
+  };
+  return api.trace.getTracer(tracerName).startActiveSpan(`process ${delivery.topic}`, { kind: api.SpanKind.CONSUMER, attributes }, context, async (span) => {
+    try {
+      return await handler();
+    } catch (error) {
+      span.recordException(error);
+      span.setStatus({ code: api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+// src/client/schedule-wire.ts
+function scheduleRequestFields(input) {
+  return {
+    name: input.name,
+    cron: input.cron,
+    every_ms: input.everyMs,
+    timezone: input.timezone,
+    item: enqueueItemToWire(input.item, undefined),
+    catch_up: input.catchUp
+  };
+}
+function scheduleFromWire(w) {
+  const schedule = {
+    name: w.name,
+    timezone: typeof w.timezone === "string" ? w.timezone : "UTC",
+    item: enqueueItemFromWire(w.item ?? {}),
+    catchUp: w.catch_up === "none" ? "none" : "one",
+    nextAtMs: w.next_at_ms
+  };
+  if (typeof w.cron === "string")
+    schedule.cron = w.cron;
+  if (typeof w.every_ms === "number")
+    schedule.everyMs = w.every_ms;
+  if (typeof w.last_at_ms === "number")
+    schedule.lastAtMs = w.last_at_ms;
+  if (typeof w.last_id === "string")
+    schedule.lastId = w.last_id;
+  return schedule;
 }
 
 // src/client/transport.ts
@@ -723,6 +938,7 @@ class Transport {
       reconnectDelayMsMax: options.reconnectDelayMsMax ?? 5000,
       frameBytesMax: options.frameBytesMax ?? 256 * 1024 * 1024,
       clock: options.clock ?? realClientClock,
+      trace: options.trace ?? true,
       onEvent: options.onEvent
     };
     this.frameDecoder = new FrameDecoder(this.options.frameBytesMax, this);
@@ -1040,12 +1256,21 @@ function startWorker(client, options, handler) {
       console.error("orq worker: onEvent threw", error);
     }
   };
-  async function runOne(delivery) {
+  async function runOne(delivery, otel) {
     const controller = new AbortController;
     const stopExtending = keepLeased(client, options, delivery, extendEveryMs, emit, () => controller.abort(new Error("lease lost")));
+    const context = {
+      signal: controller.signal,
+      progress: async (metadata) => {
+        const result = await client.extend(options.ns, [{ receipt: delivery.receipt, leaseMs: options.leaseMs, metadata }]);
+        return result.stale.length === 0;
+      }
+    };
+    const call = async () => await handler(delivery, context);
     let failure = null;
+    let value;
     try {
-      await handler(delivery, { signal: controller.signal });
+      value = await (otel === null ? call() : inConsumerSpan(otel, delivery, call));
     } catch (error) {
       failure = { error };
     } finally {
@@ -1053,7 +1278,8 @@ function startWorker(client, options, handler) {
     }
     try {
       if (failure === null) {
-        const result = await client.ack(options.ns, [delivery.receipt]);
+        const withResult = typeof value === "string" || value instanceof Uint8Array ? { results: [value] } : undefined;
+        const result = await client.ack(options.ns, [delivery.receipt], withResult);
         emit({ kind: "acked", delivery, stale: result.stale.length > 0 });
       } else {
         const delayMs = nackDelayMs(delivery.attempt, backoffBaseMs, backoffMsMax);
@@ -1064,9 +1290,9 @@ function startWorker(client, options, handler) {
       emit({ kind: "error", during: failure === null ? "ack" : "nack", error, delivery });
     }
   }
-  function start(delivery) {
+  function start(delivery, otel) {
     running++;
-    const task = runOne(delivery).finally(() => {
+    const task = runOne(delivery, otel).finally(() => {
       running--;
       tasks.delete(task);
       wakeLoop();
@@ -1084,6 +1310,7 @@ function startWorker(client, options, handler) {
     };
   });
   async function loop() {
+    const otel = options.trace === false ? null : await loadOtel();
     while (!stopping) {
       const free = options.concurrency - running;
       if (free <= 0) {
@@ -1110,7 +1337,7 @@ function startWorker(client, options, handler) {
         continue;
       }
       for (const delivery of deliveries)
-        start(delivery);
+        start(delivery, otel);
     }
     while (tasks.size > 0)
       await Promise.all([...tasks]);
@@ -1130,11 +1357,6 @@ function startWorker(client, options, handler) {
 }
 
 // src/client/client.ts
-var utf8 = new TextEncoder;
-function bytes(value) {
-  return typeof value === "string" ? utf8.encode(value) : value;
-}
-
 class OrqClient {
   transport;
   server = null;
@@ -1179,24 +1401,19 @@ class OrqClient {
     return { nowMs: reply.now_ms };
   }
   async enqueue(ns, items, options = {}) {
-    const wireItems = items.map((item) => ({
-      topic: item.topic,
-      priority: item.priority,
-      payload: bytes(item.payload),
-      metadata: bytes(item.metadata),
-      delay_ms: item.delayMs,
-      deliver_at_ms: item.deliverAtMs,
-      lease_ms: item.leaseMs,
-      ttl_ms: item.ttlMs,
-      delivery: item.delivery,
-      max_attempts: item.maxAttempts,
-      requires: item.requires,
-      after: item.after,
-      key: item.key,
-      group: item.group
-    }));
+    const trace = await this.producerTrace(items);
+    const wireItems = items.map((item) => enqueueItemToWire(item, trace));
     const reply = await this.call("enqueue", { ns, items: wireItems }, options);
     return reply.ids;
+  }
+  async enqueueAndWait(ns, items, waitMs, options = {}) {
+    const ids = await this.enqueue(ns, items, options);
+    return { ids, items: await this.waitFor(ns, ids, waitMs, options) };
+  }
+  async waitFor(ns, ids, waitMs, options = {}) {
+    const timeoutMs = (options.timeoutMs ?? this.transport.options.requestTimeoutMs) + waitMs;
+    const reply = await this.call("wait", { ns, ids, wait_ms: waitMs }, { timeoutMs });
+    return reply.items.map(anyStateFromWire);
   }
   async dequeue(ns, request, options = {}) {
     const waitMs = request.waitMs ?? 0;
@@ -1211,7 +1428,8 @@ class OrqClient {
     return reply.items.map(deliveryFromWire);
   }
   async ack(ns, receipts, options = {}) {
-    const reply = await this.call("ack", { ns, receipts }, options);
+    const results = options.results?.map((result) => bytes(result ?? undefined) ?? null);
+    const reply = await this.call("ack", { ns, receipts, results }, options);
     return { acked: reply.acked, stale: reply.stale };
   }
   async nack(ns, items, options = {}) {
@@ -1220,7 +1438,7 @@ class OrqClient {
     return { nacked: reply.nacked, stale: reply.stale };
   }
   async extend(ns, items, options = {}) {
-    const wireItems = items.map((i) => ({ receipt: i.receipt, lease_ms: i.leaseMs }));
+    const wireItems = items.map((i) => ({ receipt: i.receipt, lease_ms: i.leaseMs, metadata: bytes(i.metadata) }));
     const reply = await this.call("extend", { ns, items: wireItems }, options);
     return { extended: reply.extended, stale: reply.stale };
   }
@@ -1230,7 +1448,7 @@ class OrqClient {
   }
   async get(ns, ids, options = {}) {
     const reply = await this.call("get", { ns, ids }, options);
-    return reply.items.map((s) => s === null ? null : s.state === "ended" ? { id: s.id, state: "ended", outcome: s.outcome } : itemStateFromWire(s));
+    return reply.items.map(anyStateFromWire);
   }
   async topics(ns, query = {}, options = {}) {
     const reply = await this.call("topics", { ns, prefix: query.prefix, limit: query.limit, after: query.after }, options);
@@ -1279,6 +1497,18 @@ class OrqClient {
     const reply = await this.call("redrive", { ns, topic, ids }, options);
     return { redriven: reply.redriven };
   }
+  async schedule(ns, input, options = {}) {
+    const reply = await this.call("schedule", { ns, ...scheduleRequestFields(input) }, options);
+    return { name: reply.name, nextAtMs: reply.next_at_ms };
+  }
+  async unschedule(ns, name, options = {}) {
+    const reply = await this.call("unschedule", { ns, name }, options);
+    return { removed: reply.removed === true };
+  }
+  async schedules(ns, query = {}, options = {}) {
+    const reply = await this.call("schedules", { ns, limit: query.limit, after: query.after }, options);
+    return { schedules: reply.schedules.map(scheduleFromWire), next: typeof reply.next === "string" ? reply.next : null };
+  }
   async stats(ns, options = {}) {
     const reply = await this.call("stats", { ns }, options);
     const { id: _id, ok: _ok, ...rest } = reply;
@@ -1286,6 +1516,12 @@ class OrqClient {
   }
   work(options, handler) {
     return startWorker(this, options, handler);
+  }
+  async producerTrace(items) {
+    if (!this.transport.options.trace || items.every((item) => item.trace !== undefined))
+      return;
+    const api = await loadOtel();
+    return api === null ? undefined : activeTrace(api);
   }
   close() {
     return this.transport.close();
@@ -1314,48 +1550,6 @@ function helloFromWire(reply) {
   if (Array.isArray(reply.memory_namespaces))
     hello.memoryNamespaces = reply.memory_namespaces;
   return hello;
-}
-function deliveryFromWire(d) {
-  const delivery = {
-    id: d.id,
-    topic: d.topic,
-    priority: d.priority,
-    payload: new Uint8Array(d.payload),
-    metadata: new Uint8Array(d.metadata),
-    attempt: d.attempt,
-    receipt: d.receipt,
-    leaseExpiresAtMs: d.lease_expires_at_ms,
-    enqueuedAtMs: d.enqueued_at_ms
-  };
-  if (typeof d.group === "string")
-    delivery.group = d.group;
-  return delivery;
-}
-function itemStateFromWire(s) {
-  const state = {
-    id: s.id,
-    topic: s.topic,
-    state: s.state,
-    priority: s.priority,
-    payload: new Uint8Array(s.payload),
-    metadata: new Uint8Array(s.metadata),
-    attempt: s.attempt,
-    deliverAtMs: s.deliver_at_ms,
-    enqueuedAtMs: s.enqueued_at_ms
-  };
-  if (s.lease_expires_at_ms !== undefined)
-    state.leaseExpiresAtMs = s.lease_expires_at_ms;
-  if (s.requires !== undefined)
-    state.requires = s.requires;
-  if (s.after !== undefined)
-    state.after = s.after;
-  if (s.key !== undefined)
-    state.key = s.key;
-  if (typeof s.group === "string")
-    state.group = s.group;
-  if (s.dead_reason !== undefined)
-    state.deadReason = s.dead_reason;
-  return state;
 }
 // src/limits/cluster.ts
 var clusterLimits = Object.freeze({
@@ -1838,6 +2032,19 @@ class OrqClusterClient {
     });
     return ids;
   }
+  async enqueueAndWait(ns, items, waitMs) {
+    const ids = await this.enqueue(ns, items);
+    return { ids, items: await this.waitFor(ns, ids, waitMs) };
+  }
+  async waitFor(ns, ids, waitMs) {
+    const items = new Array(ids.length).fill(null);
+    const indexed = ids.map((id, index) => ({ id, index }));
+    await this.routeBatch(indexed, (entry) => shardOf(entry.id), async (client, group) => {
+      const got = await client.waitFor(ns, group.map((entry) => entry.id), waitMs);
+      group.forEach((entry, i) => items[entry.index] = got[i] ?? null);
+    });
+    return items;
+  }
   async dequeue(ns, request) {
     const room = new Map(request.topics.map((t) => [t.topic, t.count ?? 1]));
     const kept = this.buffered.get(ns) ?? [];
@@ -1884,10 +2091,15 @@ class OrqClusterClient {
         resolve([]);
     });
   }
-  async ack(ns, receipts) {
+  async ack(ns, receipts, options = {}) {
+    const { results } = options;
+    if (results !== undefined && results.length !== receipts.length)
+      throw new OrqError("BAD_REQUEST", "results: must be as long as receipts", { field: "results" });
     const total = { acked: 0, stale: [] };
-    await this.routeBatch(receipts, shardOf, async (client, group) => {
-      const result = await client.ack(ns, group);
+    const entries = receipts.map((receipt, index) => ({ receipt, result: results?.[index] }));
+    await this.routeBatch(entries, (entry) => shardOf(entry.receipt), async (client, group) => {
+      const receiptsOfNode = group.map((entry) => entry.receipt);
+      const result = await client.ack(ns, receiptsOfNode, { results: results === undefined ? undefined : group.map((entry) => entry.result) });
       total.acked += result.acked;
       total.stale.push(...result.stale);
     });
@@ -1996,6 +2208,15 @@ class OrqClusterClient {
   }
   async policies(ns, topic, query = {}) {
     return await this.anyNode((client) => client.policies(ns, topic, query));
+  }
+  async schedule(ns, input) {
+    return await this.anyNode((client) => client.schedule(ns, input));
+  }
+  async unschedule(ns, name) {
+    return await this.anyNode((client) => client.unschedule(ns, name));
+  }
+  async schedules(ns, query = {}) {
+    return await this.anyNode((client) => client.schedules(ns, query));
   }
   async groups(ns, topic, query = {}) {
     const answers = await this.everyNode((client) => client.groups(ns, topic, query));
@@ -2141,8 +2362,11 @@ export {
   OrqClusterClient,
   OrqError,
   errorCodes,
+  formatTrace,
   nackDelayMs,
+  parseTrace,
   realClientClock,
+  traceBytesMax,
   workConcurrencyMax,
   workDefaults
 };

@@ -1,5 +1,6 @@
+import { type AckOptions } from "./client.ts";
 import { type TopicPage } from "./topic-pages.ts";
-import type { ClientOptions, Delivery, DequeueRequest, EndedItemState, EnqueueItem, GroupPage, ItemExplanation, ItemPage, ItemState, PolicyInput, PolicyPage, PolicyResult } from "./types.ts";
+import type { ClientOptions, Delivery, DequeueRequest, EndedItemState, EnqueueAndWaitResult, EnqueueItem, GroupPage, ItemExplanation, ItemPage, ItemState, PolicyInput, PolicyPage, PolicyResult, ScheduleInput, SchedulePage } from "./types.ts";
 import { type WorkerHandle, type WorkHandler, type WorkOptions } from "./worker.ts";
 /** One node's `stats` reply, or why it has none. */
 export interface NodeStats {
@@ -22,8 +23,13 @@ export declare class OrqClusterClient {
     /** Connect to any node of the cluster (or a single node). */
     static connect(options?: ClientOptions): Promise<OrqClusterClient>;
     enqueue(ns: string, items: EnqueueItem[]): Promise<string[]>;
+    /** Enqueue (split by owner), then wait up to `waitMs` for every item to end, asking each id's owner (OrqClient.enqueueAndWait). */
+    enqueueAndWait(ns: string, items: EnqueueItem[], waitMs: number): Promise<EnqueueAndWaitResult>;
+    /** The `wait` op across the cluster: each id's owner is asked at once for its ids, so the whole wait lasts about `waitMs` at most. */
+    waitFor(ns: string, ids: string[], waitMs: number): Promise<Array<ItemState | EndedItemState | null>>;
     dequeue(ns: string, request: DequeueRequest): Promise<Delivery[]>;
-    ack(ns: string, receipts: string[]): Promise<{
+    /** Acks split by owner; each receipt's result (options.results, as long as the receipts) goes with it. */
+    ack(ns: string, receipts: string[], options?: Pick<AckOptions, "results">): Promise<{
         acked: number;
         stale: string[];
     }>;
@@ -38,6 +44,7 @@ export declare class OrqClusterClient {
     extend(ns: string, items: Array<{
         receipt: string;
         leaseMs: number;
+        metadata?: Uint8Array | string;
     }>): Promise<{
         extended: number;
         stale: string[];
@@ -103,6 +110,20 @@ export declare class OrqClusterClient {
         limit?: number;
         after?: string;
     }): Promise<PolicyPage>;
+    /** Create or replace a schedule (OrqClient.schedule); any node stores it for the whole cluster. */
+    schedule(ns: string, input: ScheduleInput): Promise<{
+        name: string;
+        nextAtMs: number;
+    }>;
+    /** Remove a schedule on the whole cluster. */
+    unschedule(ns: string, name: string): Promise<{
+        removed: boolean;
+    }>;
+    /** One page of the namespace's schedules: every node reads them all from the shared database, so one node answers. */
+    schedules(ns: string, query?: {
+        limit?: number;
+        after?: string;
+    }): Promise<SchedulePage>;
     /** Every node's groups of a topic, one page at a time like OrqClient.groups, counts summed per group (group-pages.ts). */
     groups(ns: string, topic: string, query?: {
         limit?: number;

@@ -1,10 +1,14 @@
 import { type WireMap } from "./transport.ts";
 import { type WorkerHandle, type WorkHandler, type WorkOptions } from "./worker.ts";
-import type { ClientOptions, Delivery, DequeueRequest, EndedItemState, EnqueueItem, GroupPage, ItemExplanation, ItemPage, ItemState, PolicyInput, PolicyPage, PolicyResult, ServerHello, TopicCounts } from "./types.ts";
+import type { ClientOptions, Delivery, DequeueRequest, EndedItemState, EnqueueAndWaitResult, EnqueueItem, GroupPage, ItemExplanation, ItemPage, ItemState, PolicyInput, PolicyPage, PolicyResult, ScheduleInput, SchedulePage, ServerHello, TopicCounts } from "./types.ts";
 /** A request-options bag every method accepts. */
 export interface CallOptions {
     /** Overrides the client's requestTimeoutMs for this call. */
     timeoutMs?: number;
+}
+/** ack's options: `results`, as long as the receipts, gives each item a result (bytes, or a string sent as UTF-8; null for none). */
+export interface AckOptions extends CallOptions {
+    results?: Array<Uint8Array | string | null | undefined>;
 }
 export declare class OrqClient {
     private readonly transport;
@@ -22,11 +26,29 @@ export declare class OrqClient {
     ping(options?: CallOptions): Promise<{
         nowMs: number;
     }>;
-    /** Enqueue a batch (all or nothing); resolves with the ids in request order once stored. */
+    /**
+     * Enqueue a batch (all or nothing); resolves with the ids in request order
+     * once stored. An item without `trace` gets the active OpenTelemetry trace
+     * context, when @opentelemetry/api is installed and tracing is on.
+     */
     enqueue(ns: string, items: EnqueueItem[], options?: CallOptions): Promise<string[]>;
+    /**
+     * Enqueue a batch, then wait up to `waitMs` for every item to end
+     * (waitFor): the request-reply pattern. Items still live when the wait runs
+     * out come back in their current state.
+     */
+    enqueueAndWait(ns: string, items: EnqueueItem[], waitMs: number, options?: CallOptions): Promise<EnqueueAndWaitResult>;
+    /**
+     * The `wait` op: resolves as soon as every id has ended (acked items with
+     * their `result`), or when `waitMs` runs out, with each item's state at that
+     * moment, in request order (null for an id the server does not know). The
+     * timeout covers waitMs plus the usual request timeout.
+     */
+    waitFor(ns: string, ids: string[], waitMs: number, options?: CallOptions): Promise<Array<ItemState | EndedItemState | null>>;
     /** Lease ready items; with waitMs, waits for items up to that long. The timeout covers waitMs plus the usual request timeout. */
     dequeue(ns: string, request: DequeueRequest, options?: CallOptions): Promise<Delivery[]>;
-    ack(ns: string, receipts: string[], options?: CallOptions): Promise<{
+    /** End deliveries (outcome acked); `options.results` gives each item a result that get and waitFor return. */
+    ack(ns: string, receipts: string[], options?: AckOptions): Promise<{
         acked: number;
         stale: string[];
     }>;
@@ -38,9 +60,11 @@ export declare class OrqClient {
         nacked: number;
         stale: string[];
     }>;
+    /** Set leases to end `leaseMs` from now; `metadata`, when given, replaces the item's (progress a long job reports). */
     extend(ns: string, items: Array<{
         receipt: string;
         leaseMs: number;
+        metadata?: Uint8Array | string;
     }>, options?: CallOptions): Promise<{
         extended: number;
         stale: string[];
@@ -108,6 +132,20 @@ export declare class OrqClient {
     redrive(ns: string, topic: string, ids?: string[], options?: CallOptions): Promise<{
         redriven: number;
     }>;
+    /** Create or replace a recurring item (the contract's "Schedules"); resolves with its next tick. */
+    schedule(ns: string, input: ScheduleInput, options?: CallOptions): Promise<{
+        name: string;
+        nextAtMs: number;
+    }>;
+    /** Remove a schedule; `removed` is false when there was none of that name. */
+    unschedule(ns: string, name: string, options?: CallOptions): Promise<{
+        removed: boolean;
+    }>;
+    /** One page of the namespace's schedules, by name. */
+    schedules(ns: string, query?: {
+        limit?: number;
+        after?: string;
+    }, options?: CallOptions): Promise<SchedulePage>;
     /** Counters and gauges (see docs/PROTOCOL.md), as the server sends them. */
     stats(ns?: string, options?: CallOptions): Promise<Record<string, unknown>>;
     /**
@@ -116,6 +154,8 @@ export declare class OrqClient {
      * on success, nack with exponential back-off on a throw (see worker.ts).
      */
     work(options: WorkOptions, handler: WorkHandler): WorkerHandle;
+    /** The trace context enqueue writes into items without one: the active span's, when tracing is on and some item needs it. */
+    private producerTrace;
     /** Close the connection; pending requests reject with CLOSED. */
     close(): Promise<void>;
 }
