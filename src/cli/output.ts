@@ -81,15 +81,9 @@ export function itemStateToJson(s: ItemState | EndedItemState | null): Record<st
   return out;
 }
 
-/** An acked item's `ack` result, when the client's ended state carries one. */
-function resultOf(s: EndedItemState): Uint8Array | null {
-  const result = (s as EndedItemState & { result?: unknown }).result;
-  return result instanceof Uint8Array ? result : null;
-}
-
+/** An acked item's `ack` result as `result` (or `result_base64`); nothing when it has none. */
 function resultToJson(s: EndedItemState): Record<string, string> {
-  const result = resultOf(s);
-  return result === null ? {} : bytesToJson("result", result);
+  return s.result === undefined ? {} : bytesToJson("result", s.result);
 }
 
 /** Aligned `label  value` lines. */
@@ -128,8 +122,9 @@ export function deliveryBlock(d: Delivery): string {
 
 export function itemStateBlock(s: ItemState | EndedItemState): string {
   if (s.state === "ended") {
-    const result = resultOf(s);
-    return block(result === null ? [["id", s.id], ["state", `ended (${s.outcome})`]] : [["id", s.id], ["state", `ended (${s.outcome})`], ["result", bytesForHuman(result)]]);
+    const rows: Array<readonly [string, string]> = [["id", s.id], ["state", `ended (${s.outcome})`]];
+    if (s.result !== undefined) rows.push(["result", bytesForHuman(s.result)]);
+    return block(rows);
   }
   const rows: Array<readonly [string, string]> = [
     ["id", s.id],
