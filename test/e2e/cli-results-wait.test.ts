@@ -1,7 +1,7 @@
 // Goal: the CLI's `orq wait`, `orq ack --result` and `orq extend --metadata`,
 // run as child processes against a real server: progress shows while an item
 // is leased, `wait` times out with exit 3 while it is live, and once acked
-// with a result, `wait` shows it (text and --json) and exits 0.
+// with a result, `wait` and `get` show it (text and --json) and exit 0.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -58,6 +58,8 @@ describe("orq wait, ack --result, extend --metadata", () => {
     expect(ended.stdout).toMatch(/state\s+ended \(acked\)/);
     expect(ended.stdout).toContain('"done: 42"');
     expect(await orqJson(["wait", "--ns", "cw", id])).toEqual({ items: [{ id, state: "ended", outcome: "acked", result: "done: 42" }] });
+    expect(await orqJson(["get", "--ns", "cw", id])).toEqual({ items: [{ id, state: "ended", outcome: "acked", result: "done: 42" }] });
+    expect((await orq(["get", "--ns", "cw", id])).stdout).toMatch(/result\s+"done: 42"/);
 
     const missing = await orq(["wait", "--ns", "cw", "0:999999", "--wait-ms", "0"]);
     expect(missing.code).toBe(3);
