@@ -3,8 +3,8 @@
 // shards: the store hands them out from one counter), so an ending item wakes
 // only its own waits, and by its owner, so a closed connection drops them. A
 // wait whose last item ended is answered once that end's commit settles (an
-// answer never tells of an end the store could still lose), and with the
-// items' states at that moment; a timeout or a shutdown answers with the
+// answer does not tell of an end before it is durable), and with the items'
+// states at that moment; a timeout or a shutdown answers with the
 // states as they are. The bounds (itemWaitsPerConnectionMax,
 // itemWaitsTotalMax) keep what a client can park small: one object, its id
 // list and one index entry per awaited item.
