@@ -22,7 +22,7 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from orq_client import Client, OrqError, policy_fields  # noqa: E402
+from orq import Client, OrqError, policy_fields  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 LISTENING = re.compile(r"orq listening on (\S+):(\d+)")

@@ -5,7 +5,7 @@ node, topics are summed over the nodes and paged like a single server's,
 dead, redrive, stats and list cover every node,
 cancel reaches every owner, acks of deliveries whose node was SIGKILLed
 reach the shards' new owners once they take over, and the worker loop
-(orq_worker.py) rides through a SIGKILL: every item acked exactly once, no
+(orq/worker.py) rides through a SIGKILL: every item acked exactly once, no
 acked item handled again, nothing left ready or leased.
 
 The cluster comes from test/support/cluster-fixture.ts (PostgreSQL and three
@@ -26,8 +26,10 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from orq_cluster import ClusterClient, fnv1a32, item_shard, merge_group_pages, merge_topic_pages, shard_of_group, shard_of_key  # noqa: E402
-from orq_cluster_merge import decode_list_cursor, encode_list_cursor, interleave_dead, sum_stats  # noqa: E402
+from orq import ClusterClient, fnv1a32, item_shard, shard_of_group, shard_of_key  # noqa: E402
+from orq.cluster_merge import decode_list_cursor, encode_list_cursor, interleave_dead, sum_stats  # noqa: E402
+from orq.group_pages import merge_group_pages  # noqa: E402
+from orq.topic_pages import merge_topic_pages  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 NS = "pycluster"

@@ -1,4 +1,4 @@
-"""Goal: the Python worker loop (orq_worker.py) against a real orq server:
+"""Goal: the Python worker loop (orq/worker.py) against a real orq server:
 handlers run `concurrency` at once, each success is acked once, a failure is
 nacked with the exponential back-off and becomes a dead letter after its
 max_attempts, a handler that outlasts its lease keeps it (extends), and stop()
@@ -19,8 +19,7 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from orq_client import Client  # noqa: E402
-from orq_worker import Worker, nack_delay_ms  # noqa: E402
+from orq import Client, Worker, nack_delay_ms  # noqa: E402
 from test_orq_client import Server  # noqa: E402
 
 NS = "pyworker"

@@ -1,8 +1,9 @@
-"""A Python client for an orq cluster (docs/CLUSTER.md) that hides it.
+"""The blocking client for an orq cluster (docs/CLUSTER.md) that hides it.
 
 Given any node's address, ``ClusterClient`` reads the shard map (the
 ``cluster`` op), sends each request to the node that owns the shards it
-names (ids and receipts start with ``<shard>:``; a grouped item's shard is
+names (ids and receipts start with ``<shard>:``: ``ack``, ``nack``,
+``extend``, ``get``, ``cancel``, ``explain`` and ``wait``; a grouped item's shard is
 ``fnv1a32(ns 0x00 topic 0x00 group) % shards``, else a keyed item's is
 ``fnv1a32(ns 0x00 topic 0x00 key) % shards``, else an ``after`` item's is its
 first id's; any other item goes to the nodes in turn), splits batches by owner,
@@ -10,27 +11,39 @@ re-reads the map and resends on MOVED or a lost node, waits out UNAVAILABLE by
 its ``retry_after_ms``, and dequeues from every node (one thread per node for
 the long-poll; deliveries that arrive after the first answer are kept for the
 next dequeue of the namespace). ``topics``, ``groups``, ``dead``, ``list``,
-``stats`` and ``redrive`` ask every node and merge (orq_cluster_merge.py);
-``pause``, ``resume``, ``policy`` and ``policies`` go to one node, the seed
-while it answers (every node shares pauses and policies); ``explain`` goes to each id's owner; ``worker()``
-runs the worker loop (orq_worker.py) over the whole cluster. Against a single
-node it is a plain client.
+``stats`` and ``redrive`` ask every node and merge (cluster_merge.py);
+``pause``, ``resume``, ``policy``, ``policies``, ``schedule``,
+``unschedule`` and ``schedules`` go to one node, the seed while it answers
+(every node shares pauses, policies and schedules: they live in the
+database, and exactly one node fires a schedule); ``worker()`` runs the
+worker loop (worker.py) over the whole cluster. Against a single node it is
+a plain client.
 
-    from orq_cluster import ClusterClient
+    from orq import ClusterClient
     orq = ClusterClient("10.0.0.5", 7420)
     [item_id] = orq.enqueue("default", [{"topic": "emails", "payload": b"hi", "key": "order-17"}])
     for delivery in orq.dequeue("default", {"emails": 10}, wait_ms=1000):
         orq.ack("default", [delivery["receipt"]])
 """
 
+from __future__ import annotations
+
 import threading
 import time
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from orq_client import Client, ConnectionLost, OrqError, _every_page, _topic_counts, policy_fields
-from orq_cluster_merge import AcrossNodes
-from orq_group_pages import merge_group_pages
-from orq_key_shard import fnv1a32, item_shard, shard_of_group, shard_of_key
-from orq_topic_pages import merge_topic_pages
+from .client import Client
+from .cluster_merge import AcrossNodes
+from .errors import ConnectionLost, OrqError, error_code
+from .fields import every_page, policy_fields, topic_counts
+from .group_pages import merge_group_pages
+from .key_shard import fnv1a32, item_shard, shard_of_group, shard_of_key
+from .topic_pages import merge_topic_pages
+from .types import Delivery, Item, ItemState, Page, ReceiptItem, Topics
+from .waiting import WaitPlan
+
+if TYPE_CHECKING:
+    from .worker import Worker
 
 __all__ = ["ClusterClient", "fnv1a32", "shard_of_key", "shard_of_group", "item_shard", "merge_topic_pages", "merge_group_pages"]
 
@@ -45,12 +58,10 @@ LOST_NODE_PAUSE_S = 0.1
 _ROUTABLE = {"MOVED", "UNAVAILABLE", "CONNECTION_LOST"}
 
 
-def _code(error):
-    """An error's contract code; a socket error is a lost connection."""
-    return error.code if isinstance(error, OrqError) else "CONNECTION_LOST"
+_code = error_code
 
 
-def _shard_of(text):
+def _shard_of(text: str) -> int:
     head, sep, _ = text.partition(":")
     return int(head) if sep and head.isdigit() else -1
 
@@ -58,25 +69,25 @@ def _shard_of(text):
 class ClusterClient(AcrossNodes):
     """One blocking client over every node of a cluster. Not thread-safe: give each thread its own."""
 
-    # It re-routes and reconnects by itself: the worker loop (orq_worker.py) keeps it after a lost node.
+    # It re-routes and reconnects by itself: the worker loop (worker.py) keeps it after a lost node.
     reconnects = True
 
-    def __init__(self, host="127.0.0.1", port=7420, timeout=30.0, token=None):
+    def __init__(self, host: str = "127.0.0.1", port: int = 7420, timeout: float = 30.0, token: Optional[str] = None) -> None:
         self._seed = f"{host}:{port}"
         self._timeout = timeout
         self._token = token
-        self._clients = {}
-        self._map = None
+        self._clients: Dict[str, Client] = {}
+        self._map: Optional[Dict[str, Any]] = None
         self._shards = 0
         self._turn = 0
-        self._kept = {}
+        self._kept: Dict[str, List[Delivery]] = {}
         # Guards what the dequeue threads share: kept deliveries and idle poll connections.
         self._lock = threading.Lock()
-        self._pollers = {}
+        self._pollers: Dict[str, List[Client]] = {}
         self._closed = False
         self.refresh()
 
-    def close(self):
+    def close(self) -> None:
         for client in self._clients.values():
             client.close()
         self._clients.clear()
@@ -87,13 +98,13 @@ class ClusterClient(AcrossNodes):
                     client.close()
             self._pollers.clear()
 
-    def __enter__(self):
+    def __enter__(self) -> "ClusterClient":
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info: Any) -> None:
         self.close()
 
-    def refresh(self):
+    def refresh(self) -> None:
         """Read the map from any node that answers (the seed first)."""
         last = None
         for addr in [self._seed] + [a for a in self._addrs() if a != self._seed]:
@@ -114,7 +125,8 @@ class ClusterClient(AcrossNodes):
 
     # -- the contract's operations, routed ------------------------------------
 
-    def enqueue(self, ns, items):
+    def enqueue(self, ns: str, items: Sequence[Item]) -> List[str]:
+        """Enqueue a batch, each item on its node (Client.enqueue): ids in request order."""
         ids = [None] * len(items)
         entries = list(enumerate(items))
 
@@ -128,18 +140,22 @@ class ClusterClient(AcrossNodes):
         self._route(entries, shard, send)
         return ids
 
-    def ack(self, ns, receipts):
-        total = {"acked": 0, "stale": []}
+    def ack(self, ns: str, receipts: Sequence[str], results: Optional[Sequence[Optional[bytes]]] = None) -> Dict[str, Any]:
+        """End deliveries on their owners, each with its result if given (Client.ack). Returns {"acked", "stale"}."""
+        total: Dict[str, Any] = {"acked": 0, "stale": []}
+        if results is not None and len(results) != len(receipts):
+            raise ValueError(f"results has {len(results)} entries for {len(receipts)} receipts")
+        paired = list(zip(receipts, [None] * len(receipts) if results is None else results))
 
-        def send(client, group):
-            result = client.ack(ns, group)
+        def send(client: Client, group: List[Tuple[str, Optional[bytes]]]) -> None:
+            result = client.ack(ns, [receipt for receipt, _ in group], [value for _, value in group])
             total["acked"] += result["acked"]
             total["stale"] += result["stale"]
 
-        self._route(list(receipts), _shard_of, send)
+        self._route(paired, lambda entry: _shard_of(entry[0]), send)
         return total
 
-    def nack(self, ns, items):
+    def nack(self, ns: str, items: Sequence[ReceiptItem]) -> Dict[str, Any]:
         total = {"nacked": 0, "stale": []}
         entries = [item if isinstance(item, dict) else {"receipt": item} for item in items]
 
@@ -151,7 +167,8 @@ class ClusterClient(AcrossNodes):
         self._route(entries, lambda item: _shard_of(item["receipt"]), send)
         return total
 
-    def extend(self, ns, items):
+    def extend(self, ns: str, items: Sequence[ReceiptItem]) -> Dict[str, Any]:
+        """Extend leases (with ``metadata``: progress) on their owners. Returns {"extended", "stale"}."""
         total = {"extended": 0, "stale": []}
 
         def send(client, group):
@@ -159,10 +176,12 @@ class ClusterClient(AcrossNodes):
             total["extended"] += result["extended"]
             total["stale"] += result["stale"]
 
-        self._route(list(items), lambda item: _shard_of(item["receipt"]), send)
+        entries = [item if isinstance(item, dict) else {"receipt": item} for item in items]
+        self._route(entries, lambda item: _shard_of(item["receipt"]), send)
         return total
 
-    def get(self, ns, ids):
+    def get(self, ns: str, ids: Sequence[str]) -> List[Optional[ItemState]]:
+        """Item states from each id's owner, in request order."""
         items = [None] * len(ids)
 
         def send(client, group):
@@ -173,7 +192,7 @@ class ClusterClient(AcrossNodes):
         self._route(list(enumerate(ids)), lambda entry: _shard_of(entry[1]), send)
         return items
 
-    def cancel(self, ns, ids):
+    def cancel(self, ns: str, ids: Sequence[str]) -> Dict[str, Any]:
         """Cancel items wherever they live. Returns {"cancelled": n, "missing": [ids]}."""
         total = {"cancelled": 0, "missing": []}
 
@@ -185,7 +204,7 @@ class ClusterClient(AcrossNodes):
         self._route(list(ids), _shard_of, send)
         return total
 
-    def explain(self, ns, ids):
+    def explain(self, ns: str, ids: Sequence[str]) -> List[Optional[Dict[str, Any]]]:
         """Why each item is not being delivered now, asked of each id's owner: [{id, state, reasons} or None] in request order."""
         items = [None] * len(ids)
 
@@ -196,31 +215,101 @@ class ClusterClient(AcrossNodes):
         self._route(list(enumerate(ids)), lambda entry: _shard_of(entry[1]), send)
         return items
 
-    def pause(self, ns, topic, for_ms=None, group=None):
+    def pause(self, ns: str, topic: str, for_ms: Optional[int] = None, group: Optional[str] = None) -> Optional[int]:
         """Pause a topic (or one group) on the whole cluster: any node writes it, every node holds it within 1 s."""
         return self._any_node(lambda client: client.pause(ns, topic, for_ms=for_ms, group=group))
 
-    def resume(self, ns, topic, group=None):
+    def resume(self, ns: str, topic: str, group: Optional[str] = None) -> bool:
         """Lift a topic's (or one group's) pause on the whole cluster. Returns False when it was not paused."""
         return self._any_node(lambda client: client.resume(ns, topic, group=group))
 
-    def policy(self, ns, topic, group=None, weight=None, max_leased=None, rate=None, clear=None):
+    def policy(
+        self,
+        ns: str,
+        topic: str,
+        group: Optional[str] = None,
+        weight: Optional[int] = None,
+        max_leased: Optional[int] = None,
+        rate: Union[None, Mapping[str, int], Tuple[int, int]] = None,
+        clear: Optional[bool] = None,
+    ) -> Dict[str, Any]:
         """Set or clear a policy (Client.policy); any node stores it for the whole cluster."""
         fields = policy_fields(ns, topic, group=group, weight=weight, max_leased=max_leased, rate=rate, clear=clear)
         del fields["ns"], fields["topic"]
         return self._any_node(lambda client: client.policy(ns, topic, **fields))
 
-    def policies(self, ns, topic, limit=None, after=None):
+    def policies(self, ns: str, topic: str, limit: Optional[int] = None, after: Optional[str] = None) -> Page:
         """One page of a topic's policies: every node holds them all, so one node answers."""
         return self._any_node(lambda client: client.policies(ns, topic, limit=limit, after=after))
 
-    def policies_all(self, ns, topic, limit=None):
+    def policies_all(self, ns: str, topic: str, limit: Optional[int] = None) -> Iterator[Dict[str, Any]]:
         """Every policy of a topic, following ``next`` page by page (a generator)."""
-        return _every_page(lambda after: self.policies(ns, topic, limit=limit, after=after), "policies")
+        return every_page(lambda after: self.policies(ns, topic, limit=limit, after=after), "policies")
 
-    def worker(self, ns, topic, handler, **options):
-        """A worker loop (orq_worker.Worker) over the whole cluster, on clients of its own; call run() or start()."""
-        from orq_worker import Worker
+    def wait(self, ns: str, ids: Sequence[str], wait_ms: int = 0) -> List[Optional[ItemState]]:
+        """One ``wait`` per owner, in turn, all within ``wait_ms`` of the call: item states in request order.
+
+        An id on a later owner is asked with what is left of ``wait_ms``, so
+        the whole call ends within it (plus re-routing); each state is the
+        item's at its owner's answer.
+        """
+        items: List[Optional[ItemState]] = [None] * len(ids)
+        deadline_s = time.monotonic() + wait_ms / 1000.0
+
+        def send(client: Client, group: List[Tuple[int, str]]) -> None:
+            left_ms = max(0, int((deadline_s - time.monotonic()) * 1000))
+            for (index, _), state in zip(group, client.wait(ns, [item_id for _, item_id in group], left_ms)):
+                items[index] = state
+
+        self._route(list(enumerate(ids)), lambda entry: _shard_of(entry[1]), send)
+        return items
+
+    def wait_for(self, ns: str, ids: Sequence[str], timeout_ms: Optional[int] = None) -> List[Optional[ItemState]]:
+        """Item states once every id has ended, or at ``timeout_ms`` (Client.wait_for), asking each id's owner."""
+        plan = WaitPlan(ids, timeout_ms, time.monotonic(), self._limits())
+        while True:
+            asked = plan.next_request(time.monotonic())
+            if asked is None:
+                return plan.states
+            plan.take(self.wait(ns, *asked))
+
+    def enqueue_and_wait(self, ns: str, items: Sequence[Item], timeout_ms: Optional[int] = None) -> List[Optional[ItemState]]:
+        """Enqueue items, then wait until each has ended (``wait_for``): their final states, results included."""
+        return self.wait_for(ns, self.enqueue(ns, items), timeout_ms)
+
+    def schedule(
+        self,
+        ns: str,
+        name: str,
+        item: Item,
+        cron: Optional[str] = None,
+        every_ms: Optional[int] = None,
+        timezone: Optional[str] = None,
+        catch_up: Optional[str] = None,
+    ) -> Dict[str, Any]:
+        """Create or replace a schedule (Client.schedule); any node stores it for the whole cluster, and one node fires it."""
+        return self._any_node(lambda client: client.schedule(ns, name, item, cron, every_ms, timezone, catch_up))
+
+    def unschedule(self, ns: str, name: str) -> bool:
+        """Remove a schedule on the whole cluster. Returns False when there was none of that name."""
+        return self._any_node(lambda client: client.unschedule(ns, name))
+
+    def schedules(self, ns: str, limit: Optional[int] = None, after: Optional[str] = None) -> Page:
+        """One page of the namespace's schedules: every node reads them all, so one node answers."""
+        return self._any_node(lambda client: client.schedules(ns, limit=limit, after=after))
+
+    def schedules_all(self, ns: str, limit: Optional[int] = None) -> Iterator[Dict[str, Any]]:
+        """Every schedule of the namespace, following ``next`` page by page (a generator)."""
+        return every_page(lambda after: self.schedules(ns, limit=limit, after=after), "schedules")
+
+    def _limits(self) -> Optional[Dict[str, Any]]:
+        """The seed's hello limits (every node of a cluster has the same), or None before a connection."""
+        client = self._clients.get(self._seed)
+        return None if client is None or client.server_info is None else client.server_info.get("limits")
+
+    def worker(self, ns: str, topic: str, handler: Callable[..., Optional[bytes]], **options: Any) -> "Worker":
+        """A worker loop (orq.Worker) over the whole cluster, on clients of its own; call run() or start()."""
+        from .worker import Worker
 
         addrs = [self._seed] + [addr for addr in self._addrs() if addr != self._seed]
         timeout, token = self._timeout, self._token
@@ -237,9 +326,16 @@ class ClusterClient(AcrossNodes):
 
         return Worker(connect, ns, topic, handler, **options)
 
-    def dequeue(self, ns, topics, capabilities=None, wait_ms=None, lease_ms=None):
+    def dequeue(
+        self,
+        ns: str,
+        topics: Topics,
+        capabilities: Optional[Mapping[str, Any]] = None,
+        wait_ms: Optional[int] = None,
+        lease_ms: Optional[int] = None,
+    ) -> List[Delivery]:
         """Lease from every node: the first deliveries to come back; later ones are kept for the next call."""
-        room = {entry["topic"]: entry.get("count", 1) for entry in _topic_counts(topics)}
+        room = {entry["topic"]: entry.get("count", 1) for entry in topic_counts(topics)}
         kept, ready = [], []
         with self._lock:
             for delivery in self._kept.get(ns, []):
