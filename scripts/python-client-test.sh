@@ -19,4 +19,7 @@ if ! "$PYTHON" -c 'import msgpack' 2>/dev/null; then
   echo "SKIP python client tests: $PYTHON has no msgpack module (apt install python3-msgpack)"
   exit 0
 fi
-exec "$PYTHON" -m unittest -v clients/python/test_orq_client.py clients/python/test_orq_worker.py clients/python/test_orq_cluster.py
+# The tests import the package from clients/python/orq (no install needed);
+# test/client/python-install.test.ts checks that it installs.
+exec "$PYTHON" -m unittest -v clients/python/test_orq_parts.py clients/python/test_orq_client.py clients/python/test_orq_async.py \
+  clients/python/test_orq_worker.py clients/python/test_orq_cluster.py

@@ -124,6 +124,8 @@ class AsyncWorker:
                     continue
                 for delivery in deliveries:
                     self._start(delivery)
+                if deliveries:
+                    await self._notify()  # the lease keeper learns of new leases
             # Let every running handler finish and be acked or nacked.
             async with self._state:
                 await self._state.wait_for(lambda: not self._running)

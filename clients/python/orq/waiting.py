@@ -62,4 +62,5 @@ class WaitPlan:
             raise ValueError(f"wait answered {len(states)} states for {len(self._batch)} ids")
         for index, state in zip(self._batch, states):
             self.states[index] = state
-        self._open = [index for index in self._open if not is_settled(self.states[index])]
+        # An id not asked about yet has no state: it stays open.
+        self._open = [index for index in self._open if not self._asked[index] or not is_settled(self.states[index])]
