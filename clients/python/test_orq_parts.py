@@ -27,7 +27,7 @@ from orq import OrqError  # noqa: E402
 from orq.errors import ConnectionLost  # noqa: E402
 from orq.fields import ack_fields, schedule_fields, topic_counts, traced_items  # noqa: E402
 from orq.framing import FrameDecoder, RequestIds, REQUEST_ID_MAX, encode_request  # noqa: E402
-from orq.trace import tracing_available  # noqa: E402
+from orq.tracing import tracing_available  # noqa: E402
 from orq.waiting import WaitPlan, is_settled  # noqa: E402
 from orq.worker_settings import handler_result  # noqa: E402
 
@@ -152,7 +152,7 @@ import json, threading
 from opentelemetry import trace
 from orq import Worker, tracing_available
 from orq.fields import traced_items
-from orq.trace import consumer_span
+from orq.tracing import consumer_span
 
 tracer = trace.get_tracer("test")
 with tracer.start_as_current_span("producer"):

@@ -16,7 +16,7 @@ from .errors import ConnectionLost, OrqError
 from .fields import policy_fields
 from .framing import DEFAULT_PORT, PROTOCOL_VERSION
 from .key_shard import fnv1a32, item_shard, shard_of_group, shard_of_key
-from .trace import tracing_available
+from .tracing import tracing_available
 from .waiting import is_settled
 from .worker import Worker
 from .worker_settings import nack_delay_ms

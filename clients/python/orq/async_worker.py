@@ -30,8 +30,8 @@ from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional
 
 from .async_client import AsyncClient
 from .errors import OrqError, error_code
-from .trace import consumer_span
-from .types import Delivery
+from .tracing import consumer_span
+from .shapes import Delivery
 from .worker_settings import RETRYABLE, SETTLE_ATTEMPTS_MAX, SETTLE_BATCH_MAX, check_options, handler_result, nack_delay_ms, retry_hint_ms
 
 __all__ = ["AsyncWorker", "AsyncHandler"]

@@ -25,7 +25,7 @@ import msgpack
 from .errors import ConnectionLost, OrqError
 from .fields import ack_fields, every_page, policy_fields, receipt_items, schedule_fields, topic_counts, traced_items
 from .framing import DEFAULT_PORT, PROTOCOL_VERSION, FrameDecoder, RequestIds, encode_request
-from .types import Delivery, Item, ItemState, Page, ReceiptItem, Reply, Topics
+from .shapes import Delivery, Item, ItemState, Page, ReceiptItem, Reply, Topics
 from .waiting import WaitPlan
 
 if TYPE_CHECKING:

@@ -39,7 +39,7 @@ from .fields import every_page, policy_fields, topic_counts
 from .group_pages import merge_group_pages
 from .key_shard import fnv1a32, item_shard, shard_of_group, shard_of_key
 from .topic_pages import merge_topic_pages
-from .types import Delivery, Item, ItemState, Page, ReceiptItem, Topics
+from .shapes import Delivery, Item, ItemState, Page, ReceiptItem, Topics
 from .waiting import WaitPlan
 
 if TYPE_CHECKING:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .framing import without_none
-from .trace import current_trace
-from .types import Item, ReceiptItem, Topics
+from .tracing import current_trace
+from .shapes import Item, ReceiptItem, Topics
 
 __all__ = [
     "without_none",

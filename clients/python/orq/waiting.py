@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .types import ItemState
+from .shapes import ItemState
 
 __all__ = ["WaitPlan", "is_settled", "WAIT_MS_MAX_DEFAULT", "IDS_PER_REQUEST_MAX_DEFAULT"]
 

@@ -10,7 +10,7 @@ when it raises (one thread sends them, batching whatever finished while the
 previous request was out), with an exponential back-off:
 ``delay_ms = min(backoff_max_ms, backoff_base_ms * 2 ** (attempt - 1))``.
 Each handler runs in an OpenTelemetry consumer span that continues the
-item's ``trace`` when OpenTelemetry is importable (trace.py); the delivery
+item's ``trace`` when OpenTelemetry is importable (tracing.py); the delivery
 carries ``trace`` either way.
 
 ``connect`` makes a client: the loop makes two, one for its dequeues and one
@@ -44,8 +44,8 @@ import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
 from .errors import OrqError, error_code
-from .trace import consumer_span
-from .types import Delivery
+from .tracing import consumer_span
+from .shapes import Delivery
 from .worker_settings import (
     RETRYABLE,
     SETTLE_ATTEMPTS_MAX,
