@@ -169,7 +169,8 @@ print(json.dumps({"available": tracing_available(), "trace": item["trace"], "kep
 class TraceStandInTest(unittest.TestCase):
     def test_enqueue_writes_the_callers_span_and_the_consumer_span_continues_it(self):
         stand_in = os.path.join(HERE, "test_support")
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([stand_in, HERE]), PYTHONDONTWRITEBYTECODE="1")
+        path = [stand_in, HERE] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), PYTHONDONTWRITEBYTECODE="1")
         run = subprocess.run([sys.executable, "-c", STAND_IN_CHECK], env=env, capture_output=True, text=True, timeout=60)
         self.assertEqual(run.returncode, 0, run.stderr)
         got = json.loads(run.stdout)

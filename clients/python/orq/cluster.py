@@ -106,11 +106,11 @@ class ClusterClient(AcrossNodes):
 
     def refresh(self) -> None:
         """Read the map from any node that answers (the seed first)."""
-        last = None
+        last: Optional[BaseException] = None
         for addr in [self._seed] + [a for a in self._addrs() if a != self._seed]:
             try:
                 client = self._client(addr)
-                self._shards = client.server_info["shards"]
+                self._shards = (client.server_info or {})["shards"]
                 try:
                     self._map = client.request("cluster")["cluster"]
                 except OrqError as error:
@@ -127,13 +127,13 @@ class ClusterClient(AcrossNodes):
 
     def enqueue(self, ns: str, items: Sequence[Item]) -> List[str]:
         """Enqueue a batch, each item on its node (Client.enqueue): ids in request order."""
-        ids = [None] * len(items)
+        ids: List[str] = [""] * len(items)
         entries = list(enumerate(items))
 
-        def shard(entry):
+        def shard(entry: Tuple[int, Item]) -> int:
             return -1 if self._map is None else item_shard(ns, entry[1], self._shards)
 
-        def send(client, group):
+        def send(client: Client, group: List[Tuple[int, Item]]) -> None:
             for (index, _), item_id in zip(group, client.enqueue(ns, [item for _, item in group])):
                 ids[index] = item_id
 
@@ -159,7 +159,7 @@ class ClusterClient(AcrossNodes):
         total = {"nacked": 0, "stale": []}
         entries = [item if isinstance(item, dict) else {"receipt": item} for item in items]
 
-        def send(client, group):
+        def send(client: Client, group: List[Dict[str, Any]]) -> None:
             result = client.nack(ns, group)
             total["nacked"] += result["nacked"]
             total["stale"] += result["stale"]
@@ -171,7 +171,7 @@ class ClusterClient(AcrossNodes):
         """Extend leases (with ``metadata``: progress) on their owners. Returns {"extended", "stale"}."""
         total = {"extended": 0, "stale": []}
 
-        def send(client, group):
+        def send(client: Client, group: List[Dict[str, Any]]) -> None:
             result = client.extend(ns, group)
             total["extended"] += result["extended"]
             total["stale"] += result["stale"]
@@ -182,9 +182,9 @@ class ClusterClient(AcrossNodes):
 
     def get(self, ns: str, ids: Sequence[str]) -> List[Optional[ItemState]]:
         """Item states from each id's owner, in request order."""
-        items = [None] * len(ids)
+        items: List[Optional[Dict[str, Any]]] = [None] * len(ids)
 
-        def send(client, group):
+        def send(client: Client, group: List[Tuple[int, str]]) -> None:
             reply = client.request("get", ns=ns, ids=[item_id for _, item_id in group])
             for (index, _), state in zip(group, reply["items"]):
                 items[index] = state
@@ -196,7 +196,7 @@ class ClusterClient(AcrossNodes):
         """Cancel items wherever they live. Returns {"cancelled": n, "missing": [ids]}."""
         total = {"cancelled": 0, "missing": []}
 
-        def send(client, group):
+        def send(client: Client, group: List[str]) -> None:
             reply = client.request("cancel", ns=ns, ids=group)
             total["cancelled"] += reply["cancelled"]
             total["missing"] += reply["missing"]
@@ -206,9 +206,9 @@ class ClusterClient(AcrossNodes):
 
     def explain(self, ns: str, ids: Sequence[str]) -> List[Optional[Dict[str, Any]]]:
         """Why each item is not being delivered now, asked of each id's owner: [{id, state, reasons} or None] in request order."""
-        items = [None] * len(ids)
+        items: List[Optional[Dict[str, Any]]] = [None] * len(ids)
 
-        def send(client, group):
+        def send(client: Client, group: List[Tuple[int, str]]) -> None:
             for (index, _), explained in zip(group, client.explain(ns, [item_id for _, item_id in group])):
                 items[index] = explained
 
@@ -314,15 +314,16 @@ class ClusterClient(AcrossNodes):
         addrs = [self._seed] + [addr for addr in self._addrs() if addr != self._seed]
         timeout, token = self._timeout, self._token
 
-        def connect():
+        def connect() -> ClusterClient:
             # Any node that answers (the seed may be the one that died).
-            last = None
+            last: Optional[BaseException] = None
             for addr in addrs:
                 try:
-                    return ClusterClient(*_split(addr), timeout, token)
+                    host, port = _split(addr)
+                    return ClusterClient(host, port, timeout, token)
                 except (OrqError, OSError) as error:
                     last = error
-            raise last
+            raise last or ConnectionLost("no node of the cluster answers")
 
         return Worker(connect, ns, topic, handler, **options)
 
@@ -354,7 +355,7 @@ class ClusterClient(AcrossNodes):
         done = threading.Condition()
         addrs = self._addrs()
 
-        def ask(addr):
+        def ask(addr: str) -> None:
             deliveries, failure, client = [], None, None
             try:
                 # A connection of the poll pool: the thread must not share the routed clients.
@@ -396,7 +397,7 @@ class ClusterClient(AcrossNodes):
 
     # -- routing ---------------------------------------------------------------
 
-    def _any_node(self, ask):
+    def _any_node(self, ask: Callable[[Client], Any]) -> Any:
         """One request any node answers for the whole cluster (pauses, policies), sent to the same node each time.
 
         The seed while it answers, else the next in the map: the other nodes
@@ -417,7 +418,7 @@ class ClusterClient(AcrossNodes):
                 last = error
         raise last or ConnectionLost("no node of the cluster answers")
 
-    def _take_poller(self, addr):
+    def _take_poller(self, addr: str) -> Client:
         """An idle long-poll connection to ``addr``, or a new one (a dequeue's thread owns it until it gives it back)."""
         with self._lock:
             idle = self._pollers.get(addr)
@@ -425,7 +426,7 @@ class ClusterClient(AcrossNodes):
                 return idle.pop()
         return Client.open(*_split(addr), timeout=self._timeout, token=self._token)
 
-    def _give_poller(self, addr, client):
+    def _give_poller(self, addr: str, client: Client) -> None:
         """Keep a poll connection for the next dequeue, unless it was lost or this client closed."""
         with self._lock:
             if not client.closed and not self._closed and len(self._pollers.get(addr, [])) < POLLERS_PER_NODE_MAX:
@@ -433,7 +434,7 @@ class ClusterClient(AcrossNodes):
                 return
         client.close()
 
-    def _keep_late(self, ns, answers, done, expected, taken):
+    def _keep_late(self, ns: str, answers: List[Tuple[List[Delivery], Optional[BaseException]]], done: threading.Condition, expected: int, taken: List[Delivery]) -> None:
         with done:
             while len(answers) < expected:
                 done.wait()
@@ -442,17 +443,19 @@ class ClusterClient(AcrossNodes):
             with self._lock:
                 self._kept.setdefault(ns, []).extend(late)
 
-    def _route(self, entries, shard_of_entry, send):
+    def _route(self, entries: List[Any], shard_of_entry: Callable[[Any], int], send: Callable[[Client, List[Any]], None]) -> None:
+        """Send each entry to its shard's owner (``send(client, entries)`` per node), re-routing on MOVED, UNAVAILABLE and lost nodes."""
         remaining = entries
         attempt = 0
         while remaining:
             attempt += 1
-            groups = {}
+            groups: Dict[str, List[Any]] = {}
             any_node = self._next_addr()
             for entry in remaining:
                 addr = self._owner_addr(shard_of_entry(entry)) or any_node
                 groups.setdefault(addr, []).append(entry)
-            retry, pause_s = [], 0.0
+            retry: List[Any] = []
+            pause_s = 0.0
             for addr, group in groups.items():
                 try:
                     send(self._client(addr), group)
@@ -461,7 +464,8 @@ class ClusterClient(AcrossNodes):
                     if code not in _ROUTABLE or self._map is None or attempt >= ROUTE_ATTEMPTS_MAX:
                         raise
                     if code == "UNAVAILABLE":
-                        pause_s = max(pause_s, (error.retry_after_ms or 100) / 1000.0)
+                        hint_ms = error.retry_after_ms if isinstance(error, OrqError) else None
+                        pause_s = max(pause_s, (hint_ms or 100) / 1000.0)
                     elif code != "MOVED":
                         self._forget(addr)
                         pause_s = max(pause_s, LOST_NODE_PAUSE_S)
@@ -474,7 +478,7 @@ class ClusterClient(AcrossNodes):
                 except (OrqError, OSError):
                     pass
 
-    def _owner_addr(self, shard):
+    def _owner_addr(self, shard: int) -> Optional[str]:
         if self._map is None:
             return self._seed
         if shard < 0 or shard >= len(self._map["owners"]):
@@ -482,15 +486,15 @@ class ClusterClient(AcrossNodes):
         owner = self._map["owners"][shard]
         return next((n["addr"] for n in self._map["nodes"] if n["node_id"] == owner), None)
 
-    def _addrs(self):
+    def _addrs(self) -> List[str]:
         return [self._seed] if self._map is None else [n["addr"] for n in self._map["nodes"]]
 
-    def _next_addr(self):
+    def _next_addr(self) -> str:
         addrs = self._addrs()
         self._turn = (self._turn + 1) % max(1, len(addrs))
         return addrs[self._turn] if addrs else self._seed
 
-    def _client(self, addr):
+    def _client(self, addr: str) -> Client:
         client = self._clients.get(addr)
         if client is not None and client.closed:
             self._clients.pop(addr)
@@ -500,12 +504,12 @@ class ClusterClient(AcrossNodes):
             self._clients[addr] = client
         return client
 
-    def _forget(self, addr):
+    def _forget(self, addr: str) -> None:
         client = self._clients.pop(addr, None)
         if client is not None:
             client.close()
 
 
-def _split(addr):
+def _split(addr: str) -> Tuple[str, int]:
     host, _, port = addr.rpartition(":")
     return host, int(port)

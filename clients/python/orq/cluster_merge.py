@@ -38,6 +38,23 @@ _SIGNATURES_LISTED_MAX = 20
 class AcrossNodes:
     """The ops every node answers for its own shards, asked of every node and merged."""
 
+    # Given by ClusterClient (cluster.py), which holds the map and routes.
+    _map: Optional[Dict[str, Any]]
+    _seed: str
+    _clients: Dict[str, Any]
+
+    def _route(self, entries: List[Any], shard_of_entry: Callable[[Any], int], send: Callable[[Any, List[Any]], None]) -> None:
+        raise NotImplementedError
+
+    def _client(self, addr: str) -> Any:
+        raise NotImplementedError
+
+    def _addrs(self) -> List[str]:
+        raise NotImplementedError
+
+    def _forget(self, addr: str) -> None:
+        raise NotImplementedError
+
     def topics(self, ns: str, prefix: Optional[str] = None, limit: Optional[int] = None, after: Optional[str] = None) -> Dict[str, Any]:
         """One page of every node's topics, counts summed per topic: {"topics": [...], "next": str or None}.
 
@@ -83,7 +100,7 @@ class AcrossNodes:
         total = {"redriven": 0}
         if ids is not None:
 
-            def send(client, group):
+            def send(client: Any, group: List[str]) -> None:
                 total["redriven"] += client.request("redrive", ns=ns, topic=topic, ids=group)["redriven"]
 
             self._route(list(ids), _shard_prefix, send)
@@ -112,12 +129,13 @@ class AcrossNodes:
         """
         if self._map is None:
             return self._client(self._seed).list(ns, topic, state=state, limit=limit, after=after)
-        cursor = {} if after is None else decode_list_cursor(after)
-        if cursor is None:
+        decoded = {} if after is None else decode_list_cursor(after)
+        if decoded is None:
             raise OrqError("BAD_REQUEST", "after: not a cursor of a cluster listing", {"field": "after"})
+        cursor: Dict[str, str] = decoded
         per_node = max(1, (LIST_DEFAULT if limit is None else limit) // max(1, len(self._addrs())))
 
-        def ask(client, addr):
+        def ask(client: Any, addr: str) -> Any:
             if cursor.get(addr) == LIST_DONE:
                 return {"items": [], "next": None}
             return client.list(ns, topic, state=state, limit=per_node, after=cursor.get(addr))
@@ -136,7 +154,7 @@ class AcrossNodes:
 
     def _every_node(self, ask: Callable[[Any, str], Any]) -> List[Tuple[str, Any, Optional[BaseException]]]:
         """[(addr, result or None, error or None)] for every node in map order; a node gone or busy answers None."""
-        answers = []
+        answers: List[Tuple[str, Any, Optional[BaseException]]] = []
         for addr in self._addrs():
             try:
                 answers.append((addr, ask(self._client(addr), addr), None))
@@ -151,7 +169,8 @@ class AcrossNodes:
 
     def _node_id_of(self, addr: str) -> Optional[str]:
         if self._map is None:
-            return (self._clients.get(addr).server_info or {}).get("node_id") if addr in self._clients else None
+            client = self._clients.get(addr)
+            return None if client is None else (client.server_info or {}).get("node_id")
         return next((n["node_id"] for n in self._map["nodes"] if n["addr"] == addr), None)
 
 
@@ -173,7 +192,7 @@ def _list_order(item: Dict[str, Any]) -> Tuple[int, int, int, int]:
 
 def interleave_dead(lists: Sequence[Sequence[Dict[str, Any]]], limit: int) -> List[Dict[str, Any]]:
     """Every node's dead letters, each node's in its own order, taken from the nodes in turn, at most ``limit``."""
-    merged = []
+    merged: List[Dict[str, Any]] = []
     for index in range(max((len(items) for items in lists), default=0)):
         for items in lists:
             if index < len(items) and len(merged) < limit:
@@ -254,7 +273,7 @@ def _merge_value(key: str, values: Sequence[Any]) -> Any:
 
 def _merge_signatures(signatures: Sequence[Any]) -> List[Dict[str, Any]]:
     """The same requirement set on several nodes becomes one entry with their items summed; most items first."""
-    by_set = {}
+    by_set: Dict[str, Dict[str, Any]] = {}
     for signature in signatures:
         if not isinstance(signature, dict):
             continue
