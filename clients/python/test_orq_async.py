@@ -2,7 +2,8 @@
 the ops round-trip as the blocking client's do; many requests from many
 tasks share one connection and each gets its own reply; a waiting dequeue
 holds up no other request on that connection; an error reply keeps the
-connection, a connection-level error fails every request still out; and
+connection, a connection-level error or a reply that never comes fails every
+request still out; and
 the asyncio worker acks successes (what the handler returned is the ack's
 result), nacks failures into dead letters, reports a result that is not
 bytes, keeps a long handler's lease, and stops gracefully.
@@ -153,6 +154,33 @@ class AsyncClientTest(unittest.IsolatedAsyncioTestCase):
         self.assertIn("group_paused", [r["reason"] for r in (await self.orq.explain(NS, [held]))[0]["reasons"]])
         self.assertEqual([d["id"] for d in await self.orq.dequeue(NS, {topic: 2})], [free])
         self.assertTrue(await self.orq.resume(NS, topic, group="held"))
+
+
+class SilentServerTest(unittest.IsolatedAsyncioTestCase):
+    """A server that accepts and never answers: the client's timeout closes the connection."""
+
+    async def test_a_reply_that_never_comes_closes_the_connection(self):
+        accepted = []
+
+        async def accept(reader, writer):
+            accepted.append(writer)
+
+        silent = await asyncio.start_server(accept, "127.0.0.1", 0)
+        port = silent.sockets[0].getsockname()[1]
+        try:
+            orq = await AsyncClient.connect("127.0.0.1", port, timeout=0.2)
+            other = asyncio.ensure_future(orq.dequeue(NS, {"t": 1}, wait_ms=GIVE_UP_S * 1000))
+            with self.assertRaises(ConnectionLost):
+                await orq.ping()
+            self.assertTrue(orq.closed)
+            with self.assertRaises(ConnectionLost):  # the request still out fails with it
+                await asyncio.wait_for(other, GIVE_UP_S)
+            await orq.close()
+        finally:
+            for writer in accepted:
+                writer.close()
+            silent.close()
+            await silent.wait_closed()
 
 
 class AsyncWorkerTest(unittest.IsolatedAsyncioTestCase):

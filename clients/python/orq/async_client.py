@@ -137,6 +137,8 @@ class AsyncClient:
             self._lose(error)
         except OSError as error:
             self._lose(ConnectionLost(f"receive failed: {error}"))
+        except Exception as error:  # a reader that stopped must not leave requests waiting for their timeout
+            self._lose(ConnectionLost(f"reading replies failed: {error!r}"))
 
     # -- generic requests ------------------------------------------------
 
