@@ -4,8 +4,10 @@ Python clients against a real orq server: schedules (``schedule``,
 ``wait_for`` / ``enqueue_and_wait`` helpers, ``ack`` with ``results``
 (kept with the outcome, through the worker loops' return values),
 ``extend`` with ``metadata``, items' ``prefers`` / ``prefer_wait_ms`` and
-``trace``; and the cluster client in front of a single node routes ``wait``
-and schedules.
+``trace``; and the cluster client routes ``wait`` to each id's owner and
+schedules to one node, in front of a single node and of a real 3-node
+cluster on PostgreSQL (test/support/cluster-fixture.ts; skipped without
+PostgreSQL).
 
 Waits are on conditions (a parked ``wait`` or ``dequeue``, events), each
 with a give-up bound; no assertion depends on how long anything took.
@@ -14,7 +16,9 @@ with a give-up bound; no assertion depends on how long anything took.
 """
 
 import asyncio
+import json
 import os
+import subprocess
 import sys
 import threading
 import unittest
@@ -23,6 +27,7 @@ import uuid
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from orq import AsyncClient, Client, ClusterClient, OrqError, Worker  # noqa: E402
+from test_orq_cluster import REPO, eventually, wait_balanced  # noqa: E402
 from test_orq_client import Server  # noqa: E402
 
 NS = "pynewops"
@@ -238,6 +243,65 @@ class ClusterClientOnOneNodeTest(unittest.TestCase):
             orq.schedule(ns, "s", {"topic": topic}, every_ms=3_600_000)
             self.assertEqual([s["name"] for s in orq.schedules_all(ns)], ["s"])
             self.assertTrue(orq.unschedule(ns, "s"))
+
+
+class ClusterNewOpsTest(unittest.TestCase):
+    """On 3 nodes: a wait over ids on every owner, results from every node, schedules through any node."""
+
+    SHARDS = 6
+
+    @classmethod
+    def setUpClass(cls):
+        bun = os.path.join(REPO, "node_modules", ".bin", "bun")
+        cls.fixture = subprocess.Popen(
+            [bun, os.path.join(REPO, "test", "support", "cluster-fixture.ts"), "3", str(cls.SHARDS), "1500"],
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        info = json.loads(cls.fixture.stdout.readline())
+        if "skip" in info:
+            cls.stop_fixture()
+            raise unittest.SkipTest(info["skip"])
+        cls.nodes = info["nodes"]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.stop_fixture()
+
+    @classmethod
+    def stop_fixture(cls):
+        cls.fixture.stdin.close()
+        cls.fixture.wait(timeout=60)
+
+    def test_wait_reaches_every_owner_and_schedules_go_through_any_node(self):
+        first, second = self.nodes[0], self.nodes[1]
+        with ClusterClient(first["host"], first["port"], timeout=10) as orq, ClusterClient(second["host"], second["port"], timeout=10) as other:
+            wait_balanced(orq, {"n0", "n1", "n2"})
+            keys = [f"w-{i}" for i in range(12)]
+            ids = orq.enqueue(NS, [{"topic": "cw", "payload": k.encode(), "key": k} for k in keys])
+            owners = {orq._map["owners"][int(item_id.split(":")[0])] for item_id in ids}
+            self.assertEqual(owners, {"n0", "n1", "n2"})
+            self.assertEqual({s["state"] for s in orq.wait(NS, ids, 0)}, {"ready"})
+            parked = {}
+            waiting = threading.Thread(target=lambda: parked.update(states=other.wait_for(NS, ids, timeout_ms=GIVE_UP_MS)))
+            waiting.start()
+            taken = []
+            for _ in range(100):
+                if len(taken) == len(ids):
+                    break
+                taken += orq.dequeue(NS, {"cw": 20}, wait_ms=200)
+            self.assertEqual(orq.ack(NS, [d["receipt"] for d in taken], [d["payload"].upper() for d in taken])["acked"], len(ids))
+            waiting.join(GIVE_UP_S)
+            self.assertFalse(waiting.is_alive())
+            self.assertEqual([s["result"] for s in parked["states"]], [k.upper().encode() for k in keys])
+
+            ns = fresh("cluster-sched")
+            orq.schedule(ns, "nightly", {"topic": "cw"}, cron="0 3 * * *")
+            eventually(lambda: [s["name"] for s in other.schedules_all(ns)], ["nightly"])
+            self.assertTrue(other.unschedule(ns, "nightly"))
+            eventually(lambda: [s["name"] for s in orq.schedules_all(ns)], [])
 
 
 if __name__ == "__main__":

@@ -123,7 +123,19 @@ class ClusterClient(AcrossNodes):
                 self._forget(addr)
         raise last or ConnectionLost("no node of the cluster answers")
 
+    def cluster(self) -> Optional[Dict[str, Any]]:
+        """The shard map as last read ({map_version, node_id, nodes, owners}; refresh() reads it again); None in front of a single node."""
+        return self._map
+
+    def ping(self) -> int:
+        """Round trip to one node (the seed while it answers); returns its clock."""
+        return self._any_node(lambda client: client.ping())
+
     # -- the contract's operations, routed ------------------------------------
+
+    def enqueue_one(self, ns: str, topic: str, payload: bytes = b"", **fields: Any) -> str:
+        """Enqueue one item (Client.enqueue_one) on its node."""
+        return self.enqueue(ns, [{"topic": topic, "payload": payload, **fields}])[0]
 
     def enqueue(self, ns: str, items: Sequence[Item]) -> List[str]:
         """Enqueue a batch, each item on its node (Client.enqueue): ids in request order."""

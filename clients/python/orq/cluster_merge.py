@@ -152,6 +152,10 @@ class AcrossNodes:
         items = sorted((item for _, result, _ in answers if result is not None for item in result["items"]), key=_list_order)
         return {"items": items, "next": encode_list_cursor(following) if more else None}
 
+    def list_all(self, ns: str, topic: str, state: Optional[str] = None, limit: Optional[int] = None) -> Iterator[Dict[str, Any]]:
+        """Every item of a topic on every node, following ``next`` page by page (a generator)."""
+        return every_page(lambda after: self.list(ns, topic, state=state, limit=limit, after=after), "items")
+
     def _every_node(self, ask: Callable[[Any, str], Any]) -> List[Tuple[str, Any, Optional[BaseException]]]:
         """[(addr, result or None, error or None)] for every node in map order; a node gone or busy answers None."""
         answers: List[Tuple[str, Any, Optional[BaseException]]] = []
