@@ -362,13 +362,15 @@ class ClusterClient(AcrossNodes):
                 return ready
         if self._map is None:
             return self._client(self._seed).dequeue(ns, topics, capabilities, wait_ms, lease_ms)
-        answers = []
-        lost = []
+        answers: List[Tuple[List[Delivery], Optional[BaseException]]] = []
+        lost: List[str] = []
         done = threading.Condition()
         addrs = self._addrs()
 
         def ask(addr: str) -> None:
-            deliveries, failure, client = [], None, None
+            deliveries: List[Delivery] = []
+            failure: Optional[BaseException] = None
+            client: Optional[Client] = None
             try:
                 # A connection of the poll pool: the thread must not share the routed clients.
                 client = self._take_poller(addr)
@@ -446,7 +448,14 @@ class ClusterClient(AcrossNodes):
                 return
         client.close()
 
-    def _keep_late(self, ns: str, answers: List[Tuple[List[Delivery], Optional[BaseException]]], done: threading.Condition, expected: int, taken: List[Delivery]) -> None:
+    def _keep_late(
+        self,
+        ns: str,
+        answers: List[Tuple[List[Delivery], Optional[BaseException]]],
+        done: threading.Condition,
+        expected: int,
+        taken: List[Delivery],
+    ) -> None:
         with done:
             while len(answers) < expected:
                 done.wait()
