@@ -5,7 +5,9 @@
 // the real engine, enqueue, dequeue and ack answer settled, payloads are
 // delivered from the store, an at_least_once lease is never written (the
 // stored value stays as the enqueue wrote it, where the GroupCommitter writes
-// the lease leaseWriteDelayMs later), and an acked item leaves the store.
+// the lease leaseWriteDelayMs later), and an acked item leaves the store. A
+// delivery reads the store's own value (no copy) and must leave it as it
+// was; an at_most_once lease and a nack still write their patched copies.
 
 import { describe, expect, test } from "bun:test";
 import { Engine } from "../../src/engine/engine.ts";
@@ -85,6 +87,38 @@ describe("MemoryWriter", () => {
     expect(committed).toBe(true);
     expect(states()).toEqual(["pending"]);
     expect(unwrap(engine.get("n", [enqueued.value.ids[0]!], clock.nowMs())).items[0]).toMatchObject({ state: "ended", outcome: "acked" });
+  });
+
+  test("a delivery reads the stored value without changing it; an at_most_once lease and a nack write a patched copy", async () => {
+    const clock = new ManualClock(startMs);
+    const store = new MemoryStore({ shards: 1 });
+    const engine = open(store, new MemoryWriter(store), clock);
+    await unwrap(engine.enqueue("n", [item("t", { payload: new Uint8Array([4]) }), item("u", { delivery: "at_most_once", payload: new Uint8Array([6]) })], clock.nowMs())).durable;
+    const values = () => [...store.loadShards()][0]!.items;
+    const before = [...values()].map(({ key }) => [...(store.viewItemBytes(0, key) as Uint8Array)]);
+
+    const least = dequeued(engine.dequeue("n", take([["t", 1]]), clock.nowMs()));
+    if (least.kind !== "done") throw new Error("expected a delivery");
+    expect([...least.deliveries[0]!.payload]).toEqual([4]);
+    expect([...values()].map(({ key }) => [...(store.viewItemBytes(0, key) as Uint8Array)])).toEqual(before);
+
+    const most = dequeued(engine.dequeue("n", take([["u", 1]]), clock.nowMs()));
+    if (most.kind !== "done") throw new Error("expected a delivery");
+    await most.durable;
+    expect([...most.deliveries[0]!.payload]).toEqual([6]);
+    expect([...values()].map(({ record }) => [record.topic, record.state])).toEqual([
+      ["t", "pending"],
+      ["u", "leased"],
+    ]);
+
+    await unwrap(engine.nack("n", [{ receipt: least.deliveries[0]!.receipt, delayMs: null, metadata: null }], clock.nowMs())).durable;
+    expect([...values()].map(({ record }) => [record.state, record.deliveries])).toEqual([
+      ["pending", 1],
+      ["leased", 1],
+    ]);
+    const again = dequeued(engine.dequeue("n", take([["t", 1]]), clock.nowMs()));
+    if (again.kind !== "done") throw new Error("expected a delivery");
+    expect([...again.deliveries[0]!.payload]).toEqual([4]);
   });
 
   test("the same engine over the GroupCommitter does write the lease (what the test above would miss)", async () => {
