@@ -2,9 +2,9 @@
 // last ask), the ready items no asking worker can take grouped by `requires`
 // signature, and for each signature the constraint each kind fails; then the
 // deliveries of its items with `prefers` by fit and its items held for a
-// full fit. Read
-// from the engine's inspect query through the scoped inspector (no op
-// reports this detail); the topic list comes from the `topics` op.
+// full fit. Read from the engine's inspect query through the scoped
+// inspector (no op reports this detail); the topic list comes from the
+// `topics` op.
 
 import type { ConstraintMiss, MatchingView } from "../../engine/reads/inspect.ts";
 import { count, duration, json } from "../format.ts";

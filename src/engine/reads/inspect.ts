@@ -1,10 +1,10 @@
 // Read-only questions the web dashboard asks that no op answers: why a
 // topic's ready items are not being taken and how its items with `prefers`
-// were delivered (the matching view), which live
-// item holds an idempotency key, and how long a topic's oldest ready item has
-// waited. Nothing here changes engine state or the answers of other calls.
-// The caller checks the namespace scope first (src/dashboard/scoped-inspector.ts,
-// the one place that does so): these functions see every namespace.
+// were delivered (the matching view), which live item holds an idempotency
+// key, and how long a topic's oldest ready item has waited. Nothing here
+// changes engine state or the answers of other calls. The caller checks the
+// namespace scope first (src/dashboard/scoped-inspector.ts, the one place
+// that does so): these functions see every namespace.
 
 import type { Capabilities, FeatureConstraint, Requires, Scalar } from "../matching/index.ts";
 import { constraintHolds, satisfies, type ReadonlySignatureRegistry } from "../matching/index.ts";
@@ -78,13 +78,17 @@ export interface InspectSources {
 
 
 export function matchingView(sources: InspectSources, ns: string, topicName: string, nowMs: number): MatchingView {
-  const fitDeliveries = { full: 0, partial: 0, released: 0 };
+  const fitDeliveries: FitDeliveries = { full: 0, partial: 0, released: 0 };
   const view: MatchingView = { topicExists: false, fitDeliveries, heldItems: 0, askWindowMs: sources.askWindowMs, askers: [], stuck: [], stuckTruncated: false };
   const topic = sources.namespaces.get(ns)?.topics.get(topicName);
   if (topic === undefined) return view;
   view.topicExists = true;
   const fit = topic.fitCounts;
-  if (fit !== null) Object.assign(fitDeliveries, { full: fit.full, partial: fit.partial, released: fit.released });
+  if (fit !== null) {
+    fitDeliveries.full = fit.full;
+    fitDeliveries.partial = fit.partial;
+    fitDeliveries.released = fit.released;
+  }
   // One registry read per signature with ready items, and only while some signature has preferences.
   if (sources.registry.preferringCount > 0) {
     for (const group of topic.signatures.values()) {
