@@ -106,9 +106,11 @@ function countNotes(results: Rows): string[] {
 export function comparePage(report: CompareReport, source: string): string {
   const m = report.machine;
   const when = report.startedAt.slice(0, 16).replace("T", " ");
+  const pg = report.postgres;
+  const settings = `PostgreSQL ${pg["server_version"] ?? "?"} (fsync ${pg["fsync"] ?? "?"}, synchronous_commit ${pg["synchronous_commit"] ?? "?"}, full_page_writes ${pg["full_page_writes"] ?? "?"})`;
   const notes = [...countNotes(report.results), ...Object.entries(report.failed).map(([name, reason]) => `${name} failed: ${reason.split("\n")[0]}.`)];
   return [
-    `Made by \`bun bench/cluster/compare-page.ts ${source}\` from one run started ${when} UTC on ${m.cpuModel}, ${m.nproc} vCPU, Bun ${m.bun}, PostgreSQL ${report.postgres}: ` +
+    `Made by \`bun bench/cluster/compare-page.ts ${source}\` from one run started ${when} UTC on ${m.cpuModel}, ${m.nproc} vCPU, Bun ${m.bun}, ${settings}: ` +
       `${num(report.options.items)} items per pair.${notes.length === 0 ? "" : ` ${notes.join(" ")}`}`,
     "",
     rateTable(report.results),

@@ -86,25 +86,34 @@ function perS(rate: number): string {
 interface Server {
   adminUrl: string;
   createDatabase(label: string): Promise<string>;
+  /** Drops a database made by createDatabase, on a server the run does not own (its own server is removed whole). */
+  dropDatabase?(url: string): Promise<void>;
   stop(): void;
 }
 
-/** A database on an existing server: the DSN names its admin database. */
+async function adminStatement(dsn: string, statement: string): Promise<void> {
+  const admin = new SQL({ url: dsn, max: 1 });
+  try {
+    await admin.unsafe(statement);
+  } finally {
+    await admin.close();
+  }
+}
+
+/** Databases on an existing server, made and dropped per pair: the DSN names its admin database. */
 function existingServer(dsn: string): Server {
   let made = 0;
   return {
     adminUrl: dsn,
     async createDatabase(label: string) {
       const name = `orq_compare_${label}_${process.pid}_${++made}`;
-      const admin = new SQL({ url: dsn, max: 1 });
-      try {
-        await admin.unsafe(`CREATE DATABASE "${name}"`);
-      } finally {
-        await admin.close();
-      }
+      await adminStatement(dsn, `CREATE DATABASE "${name}"`);
       const url = new URL(dsn);
       url.pathname = `/${name}`;
       return url.toString();
+    },
+    async dropDatabase(url: string) {
+      await adminStatement(dsn, `DROP DATABASE IF EXISTS "${new URL(url).pathname.slice(1)}" WITH (FORCE)`);
     },
     stop() {},
   };
@@ -147,7 +156,7 @@ async function main(): Promise<void> {
     startedAt,
     finishedAt: "",
     machine: describeMachine(),
-    postgres: await wal.serverVersion(),
+    postgres: await wal.serverSettings(),
     options: { items: options.items, nodes: options.nodes, orders: options.orders, pairs: options.pairs, systems: options.systems },
     results: {},
     failed: {},
@@ -168,6 +177,7 @@ async function main(): Promise<void> {
           report.failed[`${contender.label}, ${pair}`] = error instanceof Error ? error.message : String(error);
           console.error(`${contender.label}, ${pair}: failed: ${String(error)}`);
         }
+        await server.dropDatabase?.(url);
       }
     }
   } finally {

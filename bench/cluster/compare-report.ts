@@ -8,8 +8,8 @@ export interface CompareReport {
   startedAt: string;
   finishedAt: string;
   machine: MachineInfo;
-  /** PostgreSQL's server_version. */
-  postgres: string;
+  /** PostgreSQL's server_version, fsync, synchronous_commit, full_page_writes and wal_level. */
+  postgres: Record<string, string>;
   options: { items: number; nodes: number[]; orders: string[]; pairs: string[]; systems: string[] };
   /** By contender label ("orq, 3 nodes", "pg-boss 12.38.1"), then by pair. */
   results: Record<string, Partial<Record<ShapePair, PairResult>>>;

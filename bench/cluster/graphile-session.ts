@@ -9,6 +9,13 @@
 //   single:  8 producers call addJob() with one job; the worker pool runs at
 //            concurrency 8 with its defaults: each worker fetches one job per
 //            query and completes it in its own query.
+// Every add_job and add_jobs call also sends a NOTIFY ('jobs:insert'), and a
+// notifying transaction holds one cluster-wide lock (PostgreSQL's
+// PreCommit_Notify locks "database 0") until after its commit, WAL flush
+// included, so notifying commits do not share an fsync:
+// one-at-a-time adds ran at about 200/s on this box with 8 producers, where
+// a plain query on the same pool ran at about 5,000/s. That is the library as
+// shipped, and the figure stands as measured.
 // The drain's clock runs from run() until every job's task has run and its
 // completion has committed (graphile-worker deletes a completed job, so: until
 // the jobs table is empty); a job left in the table after the pool stops

@@ -29,10 +29,11 @@ export class WalMeter {
     return Number(rows[0]!.bytes);
   }
 
-  /** The server's version string, for the result file. */
-  async serverVersion(): Promise<string> {
-    const rows = (await this.sql.unsafe("SHOW server_version")) as Array<{ server_version: string }>;
-    return rows[0]!.server_version;
+  /** The server's version and the settings that decide what a commit costs, for the result file. */
+  async serverSettings(): Promise<Record<string, string>> {
+    const names = ["server_version", "fsync", "synchronous_commit", "full_page_writes", "wal_level"];
+    const rows = (await this.sql.unsafe("SELECT name, setting FROM pg_settings WHERE name = ANY($1)", [names])) as Array<{ name: string; setting: string }>;
+    return Object.fromEntries(rows.map((row) => [row.name, row.setting]));
   }
 
   async close(): Promise<void> {
