@@ -20,6 +20,7 @@
 //   npm run bench:pg-compare -- --items 2000 --nodes 1 --out /tmp/pg.json
 //   npm run bench:pg-compare -- --systems orq --orders random --pairs batched
 //   npm run bench:pg-compare -- --dsn postgres://user@host/db  # an existing server (its admin database)
+//   ORQ_BENCH_MAIN=/other/checkout/src/cli/main.ts npm run bench:pg-compare -- --systems orq
 //   npm run bench:pg-compare:page -- bench/results-pg-compare.json --write BENCHMARKS.md
 
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";

@@ -6,7 +6,9 @@
 //   single:  8 producers enqueue one item per call; 8 consumers dequeue one
 //            and ack it.
 // Items carry priority 0 (FIFO) or a seeded random priority 0..1000, the
-// load generator's sequence (bench/load/priorities.ts).
+// load generator's sequence (bench/load/priorities.ts). ORQ_BENCH_MAIN runs
+// another checkout's server, as it does for bench:load (a before/after on one
+// machine state).
 
 import { OrqClusterClient } from "../../src/client/cluster-client.ts";
 import { ServerProcess } from "../../test/support/server-process.ts";
@@ -19,6 +21,8 @@ const TOPIC = "t";
 const SHARDS = 16;
 /** How long a dequeue waits for an item before the loop looks again. */
 const DEQUEUE_WAIT_MS = 100;
+/** Another checkout's src/cli/main.ts, or undefined for this one's. */
+const ORQ_MAIN = process.env.ORQ_BENCH_MAIN;
 
 export interface OrqOptions {
   nodes: number;
@@ -51,7 +55,7 @@ function indexOf(payload: Uint8Array): number {
 
 export async function openOrqSession(url: string, pair: ShapePair, ledger: ProcessedLedger, options: OrqOptions): Promise<PairSession> {
   const nodes: ServerProcess[] = [];
-  for (let i = 0; i < options.nodes; i++) nodes.push(await ServerProcess.start({ args: nodeArgs(url, i) }));
+  for (let i = 0; i < options.nodes; i++) nodes.push(await ServerProcess.start({ args: nodeArgs(url, i), main: ORQ_MAIN }));
   const client = await OrqClusterClient.connect({ host: nodes[0]!.host, port: nodes[0]!.port });
   await awaitOwnership(client, options.nodes);
   const priorities = new Priorities(options.order);
