@@ -34,9 +34,14 @@ export interface PairResult {
 /** Counts, per item index, how often the system handed an item to its consumer and had it completed. */
 export class ProcessedLedger {
   private readonly counts: Uint16Array;
+  /** Items processed in all, counting repeats. */
   processed = 0;
+  /** Items processed at least once. */
+  distinct = 0;
+  /** Items processed more than once. */
+  duplicates = 0;
   /**
-   * performance.now() when the last item was first processed: a drain ends
+   * performance.now() when the last missing item was processed: a drain ends
    * there, not when its consumer loops have returned from their last (empty)
    * fetch, which would add a wait that is the loop's, not the system's.
    */
@@ -48,26 +53,22 @@ export class ProcessedLedger {
 
   record(index: number): void {
     if (!Number.isInteger(index) || index < 0 || index >= this.items) throw new Error(`processed an unknown item index ${index}`);
-    this.counts[index] = Math.min(this.counts[index]! + 1, 0xffff);
+    const count = this.counts[index]!;
+    if (count === 0) this.distinct++;
+    if (count === 1) this.duplicates++;
+    this.counts[index] = Math.min(count + 1, 0xffff);
     this.processed++;
-    if (this.processed === this.items) this.doneAtMs = performance.now();
+    if (this.distinct === this.items && this.doneAtMs === null) this.doneAtMs = performance.now();
   }
 
-  /** Items per second from `startMs` to when the last item was processed. */
+  /** Every item processed at least once (a repeat does not stand in for a missing item). */
+  get done(): boolean {
+    return this.distinct === this.items;
+  }
+
+  /** Items per second from `startMs` to when the last missing item was processed. */
   ratePerS(startMs: number): number {
     return this.items / (((this.doneAtMs ?? performance.now()) - startMs) / 1000);
-  }
-
-  get distinct(): number {
-    let n = 0;
-    for (const count of this.counts) if (count > 0) n++;
-    return n;
-  }
-
-  get duplicates(): number {
-    let n = 0;
-    for (const count of this.counts) if (count > 1) n++;
-    return n;
   }
 }
 
@@ -97,10 +98,10 @@ export function jsonPayload(index: number): { i: number; pad: string } {
   return { i: index, pad: "x".repeat(PAYLOAD_BYTES - 20) };
 }
 
-/** How long a drain may go without one more item processed before it is called stalled. */
+/** How long a drain may go without one more distinct item processed before it is called stalled. */
 export const DRAIN_STALL_MS = 30_000;
 
-/** Throws when `ledger` has not moved for DRAIN_STALL_MS; call it from each consumer loop. */
+/** Throws when no new item has been processed for DRAIN_STALL_MS (repeats do not count); call it from each consumer loop. */
 export class StallWatch {
   private lastCount = 0;
   private lastMoveMs = performance.now();
@@ -109,11 +110,11 @@ export class StallWatch {
 
   check(): void {
     const now = performance.now();
-    if (this.ledger.processed !== this.lastCount) {
-      this.lastCount = this.ledger.processed;
+    if (this.ledger.distinct !== this.lastCount) {
+      this.lastCount = this.ledger.distinct;
       this.lastMoveMs = now;
     } else if (now - this.lastMoveMs > DRAIN_STALL_MS) {
-      throw new Error(`drain stalled at ${this.ledger.processed} of ${this.ledger.items} items`);
+      throw new Error(`drain stalled at ${this.ledger.distinct} distinct of ${this.ledger.items} items`);
     }
   }
 }

@@ -68,7 +68,7 @@ export async function openGraphileSession(url: string, pair: ShapePair, ledger: 
       });
       let endMs: number;
       try {
-        while (ledger.processed < ledger.items) {
+        while (!ledger.done) {
           watch.check();
           await Bun.sleep(DONE_POLL_MS);
         }

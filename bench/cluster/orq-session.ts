@@ -74,7 +74,7 @@ export async function openOrqSession(url: string, pair: ShapePair, ledger: Proce
       const start = performance.now();
       await Promise.all(
         Array.from({ length: LOOPS }, async () => {
-          while (ledger.processed < ledger.items) {
+          while (!ledger.done) {
             watch.check();
             const got = await client.dequeue(NAMESPACE, { topics: [{ topic: TOPIC, count: perCall }], waitMs: DEQUEUE_WAIT_MS });
             if (got.length === 0) continue;

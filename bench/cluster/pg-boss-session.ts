@@ -40,7 +40,7 @@ export async function openPgBossSession(url: string, pair: ShapePair, ledger: Pr
       const start = performance.now();
       await Promise.all(
         Array.from({ length: LOOPS }, async () => {
-          while (ledger.processed < ledger.items) {
+          while (!ledger.done) {
             watch.check();
             const jobs = await boss.fetch<{ i: number }>(QUEUE, { batchSize: perCall });
             if (jobs.length === 0) {
