@@ -51,9 +51,9 @@ export interface LoadOptions {
   /** Items of the in-process bound beside it (bench/micro/acquisition-path.bench.ts, relaxed; jupiter-bound.ts). */
   jupiterInProcessItems: number;
   /**
-   * Locality (orq's durable modes, locality.ts): items kept outstanding
-   * through the window (enqueued, not yet acked), and the window of each of
-   * its two passes (with `prefers`, then without).
+   * Locality (orq's durable modes, locality.ts): items kept ready through
+   * the window, and the window of each of its two passes (with `prefers`,
+   * then without).
    */
   localityBacklog: number;
   localityDurationS: number;
@@ -63,7 +63,12 @@ export interface LoadOptions {
   noisyGroupItemsPerS: number;
   noisyWarmupS: number;
   noisyAloneS: number;
-  /** The in-process group pick (group-pick-bound.ts): items, the groups they spread over, timed calls per pass, warm-up calls, the longest a pass runs. */
+  /**
+   * The in-process group pick (group-pick-bound.ts): items, the groups they
+   * spread over, timed calls per pass, warm-up calls, the longest a pass
+   * runs. The preference pick beside it (preference-pick-bound.ts) takes the
+   * same sizes, without the groups.
+   */
   pickItems: number;
   pickGroups: number;
   pickCalls: number;
@@ -93,10 +98,10 @@ const HELP = `bun bench/load/main.ts [flags]
   --samples N        latency samples per op (default 20000)
   --jupiter-items N  Jupiter scenario backlog over 100 signatures (default 300000)
   --jupiter-duration S  longest Jupiter acquisition run in seconds (default 15)
-  --locality-backlog N  locality: items outstanding through the stream (default 1000); 10 repositories, prefer_wait_ms 50
+  --locality-backlog N  locality: items kept ready through the stream (default 1000); 10 repositories, prefer_wait_ms 50
   --locality-duration S  locality: seconds of each pass, with prefers and without (default 3)
   --flood-items N    noisy neighbour: the flooding group's items (default 1000000); 100 small groups offer 50 items/s each
-  --pick-items N     in-process group pick: ready items, over 10,000 groups and in groups of one (default 1000000)
+  --pick-items N     in-process picks: ready items, over 10,000 groups and in groups of one, and with preferences (default 1000000)
   --orq-modes LIST   orq modes: strict,relaxed,memory (default all; memory is
                      --store memory, Jupiter and latency scenarios only)
   --priorities LIST  item priority orders, first one in full: random (0..1000, seeded), fifo (all 0);
@@ -175,7 +180,7 @@ export function parseOptions(argv: string[]): LoadOptions | null {
     jupiterPingS: quick ? 0.3 : 3,
     // The acquisition-path bench needs more than its 25 rounds of 320.
     jupiterInProcessItems: quick ? 20_000 : 100_000,
-    // At the stream's rate (tens of thousands a second) 1,000 outstanding is well under the 50 ms an item waits for its repository.
+    // At the stream's rate (tens of thousands a second) 1,000 ready is well under the 50 ms of acquisitions an item waits for its repository.
     localityBacklog: parseCount(values["locality-backlog"], quick ? 300 : 1000, "--locality-backlog"),
     localityDurationS: parseCount(values["locality-duration"], quick ? 0.5 : 3, "--locality-duration"),
     // --quick's flood is 20,000: a tenth of a second or more of flood, so its window holds hundreds of small items.

@@ -127,7 +127,7 @@ function localityChecks(strict: ModeResults | undefined, relaxed: ModeResults | 
       `without prefers ${pct(figures.plain.fullFitShare)} (an assignment that ignores repositories); ${figures.prefers.acquisitions} acquisitions, ${figures.prefers.emptyDequeues} dequeues empty after their wait` +
       (other === undefined ? "" : `; orq relaxed ${pct(other.prefers.fullFitShare)}, without prefers ${pct(other.plain.fullFitShare)}`);
     rate.also =
-      `${num(figures.prefers.acquisitionsPerS)} against ${num(figures.plain.acquisitionsPerS)}/s, ${figures.prefers.backlog} items outstanding` +
+      `${num(figures.prefers.acquisitionsPerS)} against ${num(figures.plain.acquisitionsPerS)}/s, ${figures.prefers.backlog} items kept ready` +
       (other === undefined ? "" : `; orq relaxed ${num(other.prefers.acquisitionsPerS)} against ${num(other.plain.acquisitionsPerS)}/s`);
   }
   return [share, rate];

@@ -3,7 +3,8 @@
 // one (batch 100, 8 connections) leaves `items` ready, and that backlog then
 // serves the memory, restart, latency and drain scenarios, in that order
 // (drain last because it empties the queue). Mixed load, the noisy
-// neighbour and each pass of the capped drain get servers of their own.
+// neighbour and each pass of the capped drain and of locality get servers
+// of their own.
 
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -302,7 +303,7 @@ export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<Mo
         `${name} ${rate(p.acquisitionsPerS)} acquisitions/s (${p.acquisitions} in ${p.seconds.toFixed(1)} s), ${(p.fullFitShare * 100).toFixed(1)}% to the item's repository, ` +
         `${p.emptyDequeues} dequeues empty after their wait, ${p.delivered} of ${p.enqueued} items delivered (${p.redelivered} again), the rest taken in ${p.drainS.toFixed(2)} s`;
       log(
-        `${spec.label} locality (${figures.prefers.kinds} kinds over as many repositories, ${figures.prefers.backlog} outstanding, prefer_wait_ms ${figures.prefers.preferWaitMs}): ` +
+        `${spec.label} locality (${figures.prefers.kinds} kinds over as many repositories, ${figures.prefers.backlog} kept ready, prefer_wait_ms ${figures.prefers.preferWaitMs}): ` +
           `${pass("with prefers", figures.prefers)}; ${pass("without", figures.plain)}; ratio ${(figures.prefers.acquisitionsPerS / figures.plain.acquisitionsPerS).toFixed(3)}` +
           (figures.prefers.serverFit === null ? "" : `; the server's count by fit ${JSON.stringify(figures.prefers.serverFit)}`),
       );
