@@ -116,7 +116,7 @@ function enqueueTemplates(options: LocalityOptions): RequestTemplate[] {
   });
 }
 
-export const repoName = (repo: number): string => `r${repo}`;
+const repoName = (repo: number): string => `r${repo}`;
 
 /** The stream's producer: enqueues a batch on demand over its own connections, counting the items answered. */
 class Refill {
