@@ -12,6 +12,7 @@ import { BeanstalkConn } from "./beanstalk-conn.ts";
 import { beanstalkLatencyOps, floorLatencyOps, orqLatencyOps } from "./latency-ops.ts";
 import { GROUP_PICK_LABEL, measureGroupPick } from "./group-pick-bound.ts";
 import { runJupiter } from "./jupiter.ts";
+import { measureWaitsCost, retainedOutcome, WAITS_COST_LABEL, type WaitsCostFigures } from "./waits-cost-bound.ts";
 import { describeMachine } from "./machine.ts";
 import { orqMixedTake } from "./mixed-load.ts";
 import type { LoadOptions, Scenario } from "./options.ts";
@@ -156,6 +157,29 @@ async function runGroupPick(context: SuiteContext): Promise<ModeResults> {
   return { groupPick: figures };
 }
 
+/** The cost of `wait` and ack results; a failure is the "waits" scenario's, so the group pick's figures under the same label stay. */
+async function runWaitsCost(context: SuiteContext): Promise<ModeResults> {
+  const { options } = context;
+  let figures: WaitsCostFigures;
+  try {
+    figures = await measureWaitsCost({ waits: options.waitsParked, owners: options.waitsOwners, resultItems: options.waitsResultItems });
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    log(`waits cost: FAILED: ${reason}`);
+    return { failures: { waits: reason } };
+  }
+  const { waits } = figures;
+  log(
+    `waits: ${waits.parked} parked at once over ${waits.owners} connections, ${waits.perWaitBytes.toFixed(1)} B each; ` +
+      `${waits.wakeMs.toFixed(1)} ms from the first ack to the last answered (acks alone ${waits.acksAloneMs.toFixed(1)} ms), ${waits.wakeUsPerWait.toFixed(2)} µs per wait`,
+  );
+  const bytes = (n: number | null | undefined) => (n == null ? "-" : `${n.toFixed(1)} B`);
+  log(
+    `retained acked outcomes: ${[0, 100, 1024].map((size) => `result ${size} B ${bytes(retainedOutcome(figures, size)?.perOutcomeBeyondResultBytes)} beyond it`).join(", ")}`,
+  );
+  return { waitsCost: figures };
+}
+
 type RunGuarded = (label: string, run: () => Promise<ModeResults>) => Promise<void>;
 
 /** orq's modes, its beanstalkd port and beanstalkd's modes, in one priority order. */
@@ -209,9 +233,10 @@ async function main(): Promise<number> {
   const skipped: Record<string, string> = {};
   const failed: Record<string, string> = {};
   // One system failing (a server that will not start, say) must not throw away the others' figures.
+  // A label run twice (the in-process group pick, then the waits cost) keeps both runs' figures.
   const runGuarded = async (label: string, run: () => Promise<ModeResults>) => {
     try {
-      results[label] = await run();
+      results[label] = { ...results[label], ...(await run()) };
       for (const [scenario, reason] of Object.entries(results[label].failures ?? {})) failed[`${label}: ${scenario}`] = reason;
     } catch (error) {
       failed[label] = error instanceof Error ? error.message : String(error);
@@ -229,6 +254,10 @@ async function main(): Promise<number> {
     // The engine's pick with groups, in one process: once per run, not per mode or order.
     if (options.systems.has("orq") && options.only.has("pick") && orqAvailable()) {
       await runGuarded(GROUP_PICK_LABEL, () => runGroupPick(context));
+    }
+    // What `wait` and ack results cost, in one process: once per run too.
+    if (options.systems.has("orq") && options.only.has("waits") && orqAvailable()) {
+      await runGuarded(WAITS_COST_LABEL, () => runWaitsCost(context));
     }
     const passes: OrderPass[] = options.priorities.map((order, index) => ({
       order,

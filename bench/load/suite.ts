@@ -23,6 +23,7 @@ import { readCpuS, readMemory, readWriteBytes, sampleMemory, startJupiterFloorCh
 import type { LatencyOp, MixedFigures, ThroughputFigures } from "./runners.ts";
 import { mixedWarmupSDefault, runDrain, runEnqueue, runLatency, runMixed } from "./runners.ts";
 import type { GroupPickFigures } from "./group-pick-bound.ts";
+import type { WaitsCostFigures } from "./waits-cost-bound.ts";
 import type { ProducerShape, System } from "./systems.ts";
 
 export interface EnqueueRow extends ThroughputFigures {
@@ -61,6 +62,8 @@ export interface ModeResults {
   cappedDrain?: CappedDrainFigures;
   /** The in-process pick with groups (group-pick-bound.ts), under its own label: it is the engine's, not a mode's. */
   groupPick?: GroupPickFigures;
+  /** The in-process cost of `wait` and ack results (waits-cost-bound.ts), under the same label. */
+  waitsCost?: WaitsCostFigures;
   /** Scenarios of this mode that failed, by name, with the error: the mode's other figures are kept. */
   failures?: Record<string, string>;
 }

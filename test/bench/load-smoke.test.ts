@@ -3,7 +3,7 @@
 // echo floor when present, and checks the JSON it writes has every
 // scenario's figures (the Jupiter scenario's included, and the group
 // scenarios': the noisy neighbour, the capped drain, the in-process group
-// pick), all positive. No timing assertions: only that each
+// pick; and the in-process cost of waits and retained results), all positive. No timing assertions: only that each
 // figure exists and is a number above zero. beanstalkd parts are checked only
 // when beanstalkd is installed; orq parts only once src/cli/main.ts exists.
 
@@ -59,8 +59,13 @@ interface GroupPickResults {
   shapes: Array<{ shape: string; items: number; groups: number; deliveredShare: number; dequeue: Latency; pick: Latency }>;
   memory: { items: number; perGroupBytes: number; withoutGroupsBytes: number; oneEachBytes: number } | null;
 }
+interface WaitsCostResults {
+  waits: { parked: number; owners: number; answered: number; perWaitBytes: number; wakeMs: number; wakeUsPerWait: number };
+  results: { items: number; outcomes: Array<{ resultBytes: number; perOutcomeBytes: number; perOutcomeBeyondResultBytes: number }> };
+}
 interface ModeResults {
   noisy?: NoisyResults;
+  waitsCost?: WaitsCostResults;
   cappedDrain?: CappedResults;
   groupPick?: GroupPickResults;
   failures?: Record<string, string>;
@@ -244,6 +249,20 @@ describe("bench:load --quick", () => {
     expect(typeof figures?.memory?.perGroupBytes).toBe("number");
     expectPositive(figures?.memory?.withoutGroupsBytes, "group pick heap without groups");
     expectPositive(figures?.memory?.oneEachBytes, "group pick heap in groups of one");
+  });
+
+  test.skipIf(!orqPresent)("has the in-process cost of waits and retained results beside the group pick, each a number", () => {
+    expect(Object.keys(report?.failed ?? {}).filter((name) => name.endsWith(": waits"))).toEqual([]);
+    const figures = report?.results["orq in-process"]?.waitsCost;
+    expect(figures?.waits).toMatchObject({ owners: 100 });
+    expectPositive(figures?.waits.parked, "waits parked at once");
+    expect(figures?.waits.answered).toBe(figures?.waits.parked);
+    // Heap differences and a difference of two timings: their sign is not the test's business at tiny sizes.
+    for (const value of [figures?.waits.perWaitBytes, figures?.waits.wakeMs, figures?.waits.wakeUsPerWait]) expect(typeof value).toBe("number");
+    expect((figures?.results.outcomes ?? []).map((outcome) => outcome.resultBytes)).toEqual([0, 100, 1024]);
+    for (const outcome of figures?.results.outcomes ?? []) expect(typeof outcome.perOutcomeBeyondResultBytes).toBe("number");
+    // Under the group pick's label, beside its figures, not in place of them.
+    expect(report?.results["orq in-process"]?.groupPick).toBeDefined();
   });
 
   test.skipIf(!orqPresent)("has the noisy neighbour and the capped drain for orq, in both orders, and no group scenario failed", () => {
