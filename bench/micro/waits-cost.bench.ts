@@ -16,9 +16,10 @@
 //   and item_waits_per_connection_max), all parked at once. Memory per parked
 //   wait: bun:jsc heapStats().heapSize after a full collection, with the
 //   waits parked less before, over N. Wake: the items are acked, 100
-//   receipts an ack, and the time from the first ack to the last wait's
-//   reply is read; the same acks over N more items with no wait on them,
-//   timed the same way just before, are the acks' own share, so
+//   receipts an ack, and the time from the first ack to the last reply
+//   (every wait's and every ack's: each waits for the acks' commit) is read;
+//   the same acks over N more items with no wait on them, timed to their
+//   last reply just before, are the acks' own share, so
 //   (wake - acks alone) / N is what a wait adds to the ack that ends it.
 //   Both after a warm-up of 1,000 items of each kind.
 // - results, once per result size (none, 100 B, 1 KiB), over a store that
@@ -87,23 +88,46 @@ const warmupItems = 1000;
 /** The result sizes of the results part: none, 100 B, 1 KiB. */
 const resultSizes = [0, 100, 1024];
 
-/** A connection as the dispatcher sees one: it encodes each reply as a connection would, and counts them. */
+/** Replies counted, over one connection or many, and a promise for when they reach a count. */
+class ReplyTally {
+  replies = 0;
+  failures = 0;
+  private target = Number.POSITIVE_INFINITY;
+  private reached: () => void = () => {};
+
+  count(reply: Record<string, unknown>): void {
+    this.replies++;
+    if (reply.ok !== true) this.failures++;
+    if (this.replies >= this.target) this.reached();
+  }
+
+  /** Resolves once `replies` replies have been counted in all. */
+  reach(replies: number): Promise<void> {
+    if (this.replies >= replies) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.target = replies;
+      this.reached = resolve;
+    });
+  }
+}
+
+/** A connection as the dispatcher sees one: it encodes each reply as a connection would, and counts it on its tallies. */
 class CountingSource implements RequestSource {
   readonly session: Session;
   readonly frames = new FrameEncoder();
-  replies = 0;
-  failures = 0;
+  readonly own = new ReplyTally();
   bytes = 0;
-  /** Called on each reply (the waits part's counter of answered waits). */
-  onReply: (reply: Record<string, unknown>) => void = () => {};
-  constructor(connectionId: number) {
+  constructor(
+    connectionId: number,
+    /** Another tally that counts this connection's replies too (the waits part's, over every connection). */
+    private readonly shared: ReplyTally | null = null,
+  ) {
     this.session = { connectionId, scope: allNamespaces, readOnly: false };
   }
   send(reply: Record<string, unknown>): void {
     this.bytes += this.frames.encode(reply).length;
-    this.replies++;
-    if (reply.ok !== true) this.failures++;
-    this.onReply(reply);
+    this.own.count(reply);
+    this.shared?.count(reply);
   }
   fail(error: WireError): void {
     throw new Error(`connection failed: ${error.code} ${error.message}`);
@@ -200,16 +224,6 @@ async function heapBytes(): Promise<number> {
   return heapStats().heapSize;
 }
 
-/** Resolves once `source` has had `replies` replies in all. */
-function repliesReached(source: CountingSource, replies: number): Promise<void> {
-  if (source.replies >= replies) return Promise.resolve();
-  return new Promise((resolve) => {
-    source.onReply = () => {
-      if (source.replies >= replies) resolve();
-    };
-  });
-}
-
 interface WaitsFigures {
   parked: number;
   owners: number;
@@ -226,26 +240,26 @@ interface WaitsFigures {
   answered: number;
 }
 
-/** Parks one wait on each of `ids`, from the connections in turn; every wait's reply is also counted by `waitCounter`. */
-function parkWaits(h: Harness, sources: CountingSource[], ids: string[], waitCounter: CountingSource): void {
-  const answeredBefore = waitCounter.replies;
+/** Parks one wait on each of `ids`, from the connections in turn; `answered` counts every wait's reply. */
+function parkWaits(h: Harness, sources: CountingSource[], ids: string[], answered: ReplyTally): void {
+  const answeredBefore = answered.replies;
   for (let i = 0; i < ids.length; i++) {
     const source = sources[i % sources.length] as CountingSource;
     h.dispatcher.handleFrame(source, encoder.encode({ id: i + 1, op: "wait", ns, ids: [ids[i]], wait_ms: defaultLimits.waitMsMax }));
   }
-  const early = waitCounter.replies - answeredBefore;
+  const early = answered.replies - answeredBefore;
   if (early !== 0) throw new Error(`waits: ${early} of ${ids.length} waits answered at once (refused, or their items not live)`);
 }
 
-/** Times `ackAll` over `receipts` until `until` resolves. */
+/** Times `ackAll` over `receipts` until every ack is answered and `until` resolves (the waits' replies; none for acks alone). */
 async function timeAcks(h: Harness, receipts: string[], until: () => Promise<void>): Promise<number> {
   const acker = new CountingSource(1_000_000);
   const started = performance.now();
   ackAll(h, acker, receipts, 0);
-  await until();
+  await Promise.all([acker.own.reach(Math.ceil(receipts.length / receiptsPerAck)), until()]);
   const elapsed = performance.now() - started;
   await h.writer.drain();
-  if (acker.failures !== 0) throw new Error(`waits: ${acker.failures} acks failed`);
+  if (acker.own.failures !== 0) throw new Error(`waits: ${acker.own.failures} acks failed`);
   return elapsed;
 }
 
@@ -254,23 +268,20 @@ async function measureWaits(): Promise<WaitsFigures> {
   const store = new MemoryStore({ shards });
   const h = harness(store, new GroupCommitter(store, { clock }), clock);
   // Every wait's reply is counted here too, whichever connection it went to.
-  const answered = new CountingSource(0);
-  const sources = Array.from({ length: owners }, (_, o) => {
-    const source = new CountingSource(o + 1);
-    source.onReply = (reply) => answered.send(reply);
-    return source;
-  });
-  const answeredAll = (n: number) => () => repliesReached(answered, n);
+  const answered = new ReplyTally();
+  const sources = Array.from({ length: owners }, (_, o) => new CountingSource(o + 1, answered));
+  const answeredAll = (n: number) => () => answered.reach(n);
+  const noMore = () => Promise.resolve();
 
   // Warm-up: both paths, at a small size.
   const warm = await loadLeased(h, warmupItems);
   parkWaits(h, sources, warm.ids, answered);
   await timeAcks(h, warm.receipts, answeredAll(warmupItems));
   const warmAlone = await loadLeased(h, warmupItems);
-  await timeAcks(h, warmAlone.receipts, () => h.writer.drain());
+  await timeAcks(h, warmAlone.receipts, noMore);
 
   const alone = await loadLeased(h, waitsTotal);
-  const acksAloneMs = await timeAcks(h, alone.receipts, () => h.writer.drain());
+  const acksAloneMs = await timeAcks(h, alone.receipts, noMore);
 
   const awaited = await loadLeased(h, waitsTotal);
   const before = await heapBytes();
@@ -345,7 +356,7 @@ async function measureOutcomes(resultBytes: number): Promise<{ heapBytes: number
     roundsHeapBytes.push(after - before);
     before = after;
   }
-  if (acker.failures !== 0) throw new Error(`results: ${acker.failures} acks failed`);
+  if (acker.own.failures !== 0) throw new Error(`results: ${acker.own.failures} acks failed`);
   // Read after the readings, so the engine is live through the collections.
   const retained = h.engine.stats(null, h.clock.nowMs()).engine?.resultsRetained;
   const expected = resultBytes === 0 ? 0 : (1 + outcomeRounds) * resultItems;
