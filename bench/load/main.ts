@@ -175,7 +175,7 @@ async function runWaitsCost(context: SuiteContext): Promise<ModeResults> {
   );
   const bytes = (n: number | null | undefined) => (n == null ? "-" : `${n.toFixed(1)} B`);
   log(
-    `retained acked outcomes: ${[0, 100, 1024].map((size) => `result ${size} B ${bytes(retainedOutcome(figures, size)?.perOutcomeBeyondResultBytes)} beyond it`).join(", ")}`,
+    `retained acked outcome, bytes beyond its result: ${[0, 100, 1024].map((size) => `${size === 0 ? "no result" : `a ${size} B result`} ${bytes(retainedOutcome(figures, size)?.perOutcomeBeyondResultBytes)}`).join(", ")}`,
   );
   return { waitsCost: figures };
 }
