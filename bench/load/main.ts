@@ -13,6 +13,7 @@ import { beanstalkLatencyOps, floorLatencyOps, orqLatencyOps } from "./latency-o
 import { GROUP_PICK_LABEL, measureGroupPick, type GroupPickFigures } from "./group-pick-bound.ts";
 import { runJupiter } from "./jupiter.ts";
 import { runLocalityPair } from "./locality.ts";
+import { measureWaitsCost, retainedOutcome, WAITS_COST_LABEL, type WaitsCostFigures } from "./waits-cost-bound.ts";
 import { describeMachine } from "./machine.ts";
 import { orqMixedTake } from "./mixed-load.ts";
 import type { LoadOptions, Scenario } from "./options.ts";
@@ -190,6 +191,29 @@ function logGroupPick(figures: GroupPickFigures): void {
   if (figures.memory !== null) log(`group pick: memory per group beyond its item ${figures.memory.perGroupBytes.toFixed(1)} B (${figures.memory.perSpreadGroupBytes.toFixed(1)} B per group of ${figures.memory.spreadGroups})`);
 }
 
+/** The cost of `wait` and ack results; a failure is the "waits" scenario's, so the group pick's figures under the same label stay. */
+async function runWaitsCost(context: SuiteContext): Promise<ModeResults> {
+  const { options } = context;
+  let figures: WaitsCostFigures;
+  try {
+    figures = await measureWaitsCost({ waits: options.waitsParked, owners: options.waitsOwners, resultItems: options.waitsResultItems });
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    log(`waits cost: FAILED: ${reason}`);
+    return { failures: { waits: reason } };
+  }
+  const { waits } = figures;
+  log(
+    `waits: ${waits.parked} parked at once over ${waits.owners} connections, ${waits.perWaitBytes.toFixed(1)} B each; ` +
+      `${waits.wakeMs.toFixed(1)} ms from the first ack to the last answered (acks alone ${waits.acksAloneMs.toFixed(1)} ms), ${waits.wakeUsPerWait.toFixed(2)} µs per wait`,
+  );
+  const bytes = (n: number | null | undefined) => (n == null ? "-" : `${n.toFixed(1)} B`);
+  log(
+    `retained acked outcome, bytes beyond its result: ${[0, 100, 1024].map((size) => `${size === 0 ? "no result" : `a ${size} B result`} ${bytes(retainedOutcome(figures, size)?.perOutcomeBeyondResultBytes)}`).join(", ")}`,
+  );
+  return { waitsCost: figures };
+}
+
 type RunGuarded = (label: string, run: () => Promise<ModeResults>) => Promise<void>;
 
 /** orq's modes, its beanstalkd port and beanstalkd's modes, in one priority order. */
@@ -243,9 +267,10 @@ async function main(): Promise<number> {
   const skipped: Record<string, string> = {};
   const failed: Record<string, string> = {};
   // One system failing (a server that will not start, say) must not throw away the others' figures.
+  // A label run twice (the in-process group pick, then the waits cost) keeps both runs' figures.
   const runGuarded = async (label: string, run: () => Promise<ModeResults>) => {
     try {
-      results[label] = await run();
+      results[label] = { ...results[label], ...(await run()) };
       for (const [scenario, reason] of Object.entries(results[label].failures ?? {})) failed[`${label}: ${scenario}`] = reason;
     } catch (error) {
       failed[label] = error instanceof Error ? error.message : String(error);
@@ -263,6 +288,10 @@ async function main(): Promise<number> {
     // The engine's picks with groups and with preferences, in one process: once per run, not per mode or order.
     if (options.systems.has("orq") && options.only.has("pick") && orqAvailable()) {
       await runGuarded(GROUP_PICK_LABEL, () => runPicks(context));
+    }
+    // What `wait` and ack results cost, in one process: once per run too.
+    if (options.systems.has("orq") && options.only.has("waits") && orqAvailable()) {
+      await runGuarded(WAITS_COST_LABEL, () => runWaitsCost(context));
     }
     const passes: OrderPass[] = options.priorities.map((order, index) => ({
       order,

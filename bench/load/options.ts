@@ -4,7 +4,7 @@
 import { parseArgs } from "node:util";
 import { PRIORITY_ORDERS, type PriorityOrder } from "./priorities.ts";
 
-export const SCENARIOS = ["enqueue", "drain", "mixed", "latency", "memory", "jupiter", "noisy", "capped", "pick", "locality"] as const;
+export const SCENARIOS = ["enqueue", "drain", "mixed", "latency", "memory", "jupiter", "noisy", "capped", "pick", "locality", "waits"] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 export const SYSTEMS = ["orq", "orq-beanstalk", "beanstalkd", "floor"] as const;
 export type SystemName = (typeof SYSTEMS)[number];
@@ -74,6 +74,15 @@ export interface LoadOptions {
   pickCalls: number;
   pickWarmup: number;
   pickPassS: number;
+  /**
+   * The in-process cost of `wait` and ack results (waits-cost-bound.ts): waits
+   * parked at once (item_waits_total_max, 100,000), the connections they come
+   * from (100: 1,000 each, item_waits_per_connection_max), items acked per
+   * result size.
+   */
+  waitsParked: number;
+  waitsOwners: number;
+  waitsResultItems: number;
   /** orq modes to run (--orq-modes; default all): strict and relaxed durability on LMDB, and `memory` (`--store memory`, Jupiter and latency only). */
   orqModes: Set<"strict" | "relaxed" | "memory">;
   /**
@@ -102,6 +111,8 @@ const HELP = `bun bench/load/main.ts [flags]
   --locality-duration S  locality: seconds of each pass, with prefers and without (default 3)
   --flood-items N    noisy neighbour: the flooding group's items (default 1000000); 100 small groups offer 50 items/s each
   --pick-items N     in-process picks: ready items, over 10,000 groups and in groups of one, and with preferences (default 1000000)
+  --waits N          in-process wait cost: waits parked at once over 100 connections (default 100000)
+  --result-items N   in-process result cost: items acked per result size (default 100000)
   --orq-modes LIST   orq modes: strict,relaxed,memory (default all; memory is
                      --store memory, Jupiter and latency scenarios only)
   --priorities LIST  item priority orders, first one in full: random (0..1000, seeded), fifo (all 0);
@@ -146,6 +157,8 @@ export function parseOptions(argv: string[]): LoadOptions | null {
       "locality-duration": { type: "string" },
       "flood-items": { type: "string" },
       "pick-items": { type: "string" },
+      waits: { type: "string" },
+      "result-items": { type: "string" },
       "orq-modes": { type: "string" },
       priorities: { type: "string" },
       out: { type: "string" },
@@ -195,6 +208,9 @@ export function parseOptions(argv: string[]): LoadOptions | null {
     pickCalls: quick ? 500 : 100_000,
     pickWarmup: quick ? 500 : 10_000,
     pickPassS: quick ? 3 : 60,
+    waitsParked: parseCount(values.waits, quick ? 2000 : 100_000, "--waits"),
+    waitsOwners: 100,
+    waitsResultItems: parseCount(values["result-items"], quick ? 2000 : 100_000, "--result-items"),
     orqModes: parseList(values["orq-modes"], ["strict", "relaxed", "memory"] as const, "--orq-modes"),
     // A list in the order given (a Set keeps insertion order): the first runs in full.
     priorities: [...parseList(values.priorities, PRIORITY_ORDERS, "--priorities")],

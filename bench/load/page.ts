@@ -17,6 +17,7 @@ import { median } from "../support/median.ts";
 import { FLOOR_PAUSE_MS } from "./latency-ops.ts";
 import { checkTargets, type ResultsBySystem } from "./report.ts";
 import type { ModeResults } from "./suite.ts";
+import { retainedOutcome } from "./waits-cost-bound.ts";
 
 export const BEGIN = "<!-- table:begin -->";
 export const END = "<!-- table:end -->";
@@ -123,6 +124,14 @@ export const FIGURES: Figure[] = [
   { name: "preference pick p99 µs, fit order (prefer_wait_ms 0)", digits: 2, pick: preferencePickOf("fit order", "p99Us") },
   { name: "preference pick p50 µs, held (every item in its wait)", digits: 2, pick: preferencePickOf("held", "p50Us") },
   { name: "preference pick p99 µs, held (every item in its wait)", digits: 2, pick: preferencePickOf("held", "p99Us") },
+  { name: "parked waits held at once (one live item each, over 100 connections)", digits: 0, pick: (m) => m.waitsCost?.waits.parked },
+  { name: "memory per parked wait, bytes", digits: 1, pick: (m) => m.waitsCost?.waits.perWaitBytes },
+  { name: "wake: ms from the first ack to the last wait answered", digits: 1, pick: (m) => m.waitsCost?.waits.wakeMs },
+  { name: "wake: µs per wait beyond its ack", digits: 2, pick: (m) => m.waitsCost?.waits.wakeUsPerWait },
+  { name: "memory per retained acked outcome without a result, bytes", digits: 1, pick: (m) => retainedOutcome(m.waitsCost, 0)?.perOutcomeBytes },
+  { name: "memory per retained acked outcome with a 100 B result, bytes beyond the result", digits: 1, pick: (m) => retainedOutcome(m.waitsCost, 100)?.perOutcomeBeyondResultBytes },
+  { name: "memory per retained acked outcome with a 1 KiB result, bytes beyond the result", digits: 1, pick: (m) => retainedOutcome(m.waitsCost, 1024)?.perOutcomeBeyondResultBytes },
+  { name: "memory a 100 B result adds to an acked outcome, bytes beyond its own", digits: 1, pick: (m) => retainedOutcome(m.waitsCost, 100)?.perResultBeyondBytes },
 ];
 
 const dash = "—";

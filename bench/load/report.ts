@@ -2,6 +2,7 @@
 // of orq to its peer for each scenario that translates, against its target.
 
 import { GROUP_PICK_LABEL, worstPick, type GroupPickFigures } from "./group-pick-bound.ts";
+import { retainedOutcome } from "./waits-cost-bound.ts";
 import type { LatencySummary } from "./histogram.ts";
 import { FLOOR_PAUSE_MS } from "./latency-ops.ts";
 import type { MemoryFigures } from "./processes.ts";
@@ -408,6 +409,9 @@ export function summaryTable(results: ResultsBySystem): string {
   };
   rows.push(["preference pick: p50 / p99 µs (fit order)", (m) => preferenceShape(m, "fit order")]);
   rows.push(["preference pick: p50 / p99 µs (held)", (m) => preferenceShape(m, "held")]);
+  rows.push(["waits parked at once / bytes per parked wait", (m) => (m.waitsCost === undefined ? dash : `${num(m.waitsCost.waits.parked)} / ${num(m.waitsCost.waits.perWaitBytes, 1)}`)]);
+  rows.push(["wake: ms from the first ack to the last wait / acks alone; µs per wait", (m) => (m.waitsCost === undefined ? dash : `${num(m.waitsCost.waits.wakeMs, 1)} / ${num(m.waitsCost.waits.acksAloneMs, 1)}; ${num(m.waitsCost.waits.wakeUsPerWait, 2)}`)]);
+  rows.push(["retained acked outcome, bytes beyond its result: none / 100 B / 1 KiB", (m) => (m.waitsCost === undefined ? dash : [0, 100, 1024].map((size) => num(retainedOutcome(m.waitsCost, size)?.perOutcomeBeyondResultBytes, 1)).join(" / "))]);
   rows.push(["mixed: delay p50 / p99 / p99.9 µs", (m) => lat(m.mixed?.delay)]);
   rows.push(["mixed: delay in the warm-up before it, p50 / p99 / p99.9 µs", (m) => lat(m.mixed?.warmupDelay)]);
   rows.push(["ping p50 / p99 / p99.9 µs", (m) => lat(m.latency?.ops["ping"])]);

@@ -26,6 +26,7 @@ import type { LatencyOp, MixedFigures, ThroughputFigures } from "./runners.ts";
 import { mixedWarmupSDefault, runDrain, runEnqueue, runLatency, runMixed } from "./runners.ts";
 import type { GroupPickFigures } from "./group-pick-bound.ts";
 import type { PreferencePickFigures } from "./preference-pick-bound.ts";
+import type { WaitsCostFigures } from "./waits-cost-bound.ts";
 import type { ProducerShape, System } from "./systems.ts";
 
 export interface EnqueueRow extends ThroughputFigures {
@@ -68,6 +69,8 @@ export interface ModeResults {
   preferencePick?: PreferencePickFigures;
   /** Preferences under a stream: 10 kinds over 10 repositories, with `prefers` and without, each on a fresh server (orq only; locality.ts). */
   locality?: LocalityFigures;
+  /** The in-process cost of `wait` and ack results (waits-cost-bound.ts), under the same label. */
+  waitsCost?: WaitsCostFigures;
   /** Scenarios of this mode that failed, by name, with the error: the mode's other figures are kept. */
   failures?: Record<string, string>;
 }

@@ -4,9 +4,10 @@
 // scenario's figures (the Jupiter scenario's included, and the group
 // scenarios': the noisy neighbour, the capped drain, the in-process group
 // pick; the preference scenarios: locality and the in-process preference
-// pick), all positive. No timing assertions: only that each
-// figure exists and is a number above zero, and for locality that every item
-// was delivered once and its shares are fractions. beanstalkd parts are checked only
+// pick; and the in-process cost of waits and retained results), all positive.
+// No timing assertions: only that each figure exists and is a number above
+// zero, and for locality that every item was delivered once and its shares
+// are fractions. beanstalkd parts are checked only
 // when beanstalkd is installed; orq parts only once src/cli/main.ts exists.
 
 import { describe, expect, test } from "bun:test";
@@ -80,10 +81,15 @@ interface LocalityPass {
   redelivered: number;
   serverFit: Record<string, number> | null;
 }
+interface WaitsCostResults {
+  waits: { parked: number; owners: number; answered: number; perWaitBytes: number; wakeMs: number; wakeUsPerWait: number };
+  results: { items: number; outcomes: Array<{ resultBytes: number; perOutcomeBytes: number; perOutcomeBeyondResultBytes: number }> };
+}
 interface ModeResults {
   locality?: { prefers: LocalityPass; plain: LocalityPass };
   preferencePick?: PreferencePickResults;
   noisy?: NoisyResults;
+  waitsCost?: WaitsCostResults;
   cappedDrain?: CappedResults;
   groupPick?: GroupPickResults;
   failures?: Record<string, string>;
@@ -310,6 +316,20 @@ describe("bench:load --quick", () => {
       const target = report?.targets.find((t) => t.name.startsWith(start));
       expect({ start, status: target?.status === "met" || target?.status === "missed" }).toEqual({ start, status: true });
     }
+  });
+
+  test.skipIf(!orqPresent)("has the in-process cost of waits and retained results beside the group pick, each a number", () => {
+    expect(Object.keys(report?.failed ?? {}).filter((name) => name.endsWith(": waits"))).toEqual([]);
+    const figures = report?.results["orq in-process"]?.waitsCost;
+    expect(figures?.waits).toMatchObject({ owners: 100 });
+    expectPositive(figures?.waits.parked, "waits parked at once");
+    expect(figures?.waits.answered).toBe(figures?.waits.parked);
+    // Heap differences and a difference of two timings: their sign is not the test's business at tiny sizes.
+    for (const value of [figures?.waits.perWaitBytes, figures?.waits.wakeMs, figures?.waits.wakeUsPerWait]) expect(typeof value).toBe("number");
+    expect((figures?.results.outcomes ?? []).map((outcome) => outcome.resultBytes)).toEqual([0, 100, 1024]);
+    for (const outcome of figures?.results.outcomes ?? []) expect(typeof outcome.perOutcomeBeyondResultBytes).toBe("number");
+    // Under the group pick's label, beside its figures, not in place of them.
+    expect(report?.results["orq in-process"]?.groupPick).toBeDefined();
   });
 
   test.skipIf(!orqPresent)("has the noisy neighbour and the capped drain for orq, in both orders, and no group scenario failed", () => {

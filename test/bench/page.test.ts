@@ -146,6 +146,34 @@ describe("bench/load/page.ts", () => {
     expect(row(page, "preference pick p99, the worse of fit order and held, vs 30 µs", "≤ 1x")).toEqual(["0.667x", "met"]);
   });
 
+  test("renders the cost of waits and of retained results under the in-process label, without a target", () => {
+    const outcome = (resultBytes: number, perOutcomeBytes: number, perResultBytes: number | null) => ({
+      resultBytes, items: 1000, heapBytes: perOutcomeBytes * 1000, roundsHeapBytes: [perOutcomeBytes * 1000], perOutcomeBytes, perOutcomeBeyondResultBytes: perOutcomeBytes - resultBytes,
+      perResultBytes, perResultBeyondBytes: perResultBytes === null ? null : perResultBytes - resultBytes,
+    });
+    const run = {
+      results: {
+        "orq in-process": {
+          waitsCost: {
+            waits: { parked: 100_000, owners: 100, perOwner: 1000, heapBytes: 130_000_000, perWaitBytes: 1300, receiptsPerAck: 100, wakeMs: 2500, acksAloneMs: 500, wakeUsPerWait: 20, answered: 100_000 },
+            results: { items: 1000, receiptsPerAck: 100, outcomes: [outcome(0, 2, null), outcome(100, 352, 350), outcome(1024, 1300, 1298)] },
+          },
+        },
+      },
+    } as unknown as LoadReport;
+    const page = pageTables([run], "waits.json");
+    expect(row(page, "parked waits held at once (one live item each, over 100 connections)", "orq in-process")).toEqual(["100,000"]);
+    expect(row(page, "memory per parked wait, bytes", "orq in-process")).toEqual(["1,300.0"]);
+    expect(row(page, "wake: ms from the first ack to the last wait answered", "orq in-process")).toEqual(["2,500.0"]);
+    expect(row(page, "wake: µs per wait beyond its ack", "orq in-process")).toEqual(["20.00"]);
+    expect(row(page, "memory per retained acked outcome without a result, bytes", "orq in-process")).toEqual(["2.0"]);
+    expect(row(page, "memory per retained acked outcome with a 100 B result, bytes beyond the result", "orq in-process")).toEqual(["252.0"]);
+    expect(row(page, "memory per retained acked outcome with a 1 KiB result, bytes beyond the result", "orq in-process")).toEqual(["276.0"]);
+    expect(row(page, "memory a 100 B result adds to an acked outcome, bytes beyond its own", "orq in-process")).toEqual(["250.0"]);
+    // Figures only: no target row names them.
+    expect(page.split("\n").filter((line) => line.includes("wait") && line.includes("≤"))).toEqual([]);
+  });
+
   test("--write replaces only the text between the markers", () => {
     const markdown = `# Benchmarks\n\nintro\n\n${BEGIN}\nold table\n${END}\n\nafter\n`;
     expect(replaceTable(markdown, "NEW")).toBe(`# Benchmarks\n\nintro\n\n${BEGIN}\nNEW\n${END}\n\nafter\n`);
