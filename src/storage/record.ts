@@ -14,7 +14,9 @@
  * records (their readers refuse one). Version 4 added ItemRecord.group and
  * PauseRecord.group (a group's pause), each an optional field after the
  * others, and the policy record (PolicyRecord) as a new kind. Values of
- * versions 1 to 3 still load, with group null.
+ * versions 1 to 3 still load, with group null. The schedule record
+ * (ScheduleRecord, kind 6) is a new kind beside them: no existing shape
+ * changed, so the version did not move for it (older versions hold none).
  */
 export const RECORD_VERSION = 4;
 
@@ -106,6 +108,32 @@ export interface PolicyRecord {
   maxLeased: number | null;
   /** A token bucket of `count` deliveries refilled over `perMs`, or null for no bound. */
   rate: { count: number; perMs: number } | null;
+}
+
+/**
+ * A recurring item (the `schedule` op): kept until `unschedule`. One per (ns,
+ * name). Exactly one of cron and everyMs is set. `item` is the item each tick
+ * enqueues, as the engine's enqueue input fields (a MessagePack map: its
+ * fields grow with the item's, with no change of this record's shape).
+ */
+export interface ScheduleRecord {
+  ns: string;
+  name: string;
+  /** A cron expression of 5 or 6 fields, read in `timezone`; or null for everyMs. */
+  cron: string | null;
+  /** Ticks every this many ms from anchorMs; or null for cron. */
+  everyMs: number | null;
+  /** IANA time zone name the cron expression is read in ("UTC" by default). */
+  timezone: string;
+  catchUp: "one" | "none";
+  /** When the schedule was set: every_ms ticks fall at anchorMs + k * everyMs. */
+  anchorMs: number;
+  /** The latest tick that enqueued an item (written in that item's commit), or null before the first. */
+  lastAtMs: number | null;
+  /** That tick's item id, or null before the first. */
+  lastId: string | null;
+  /** The item each tick enqueues, as a map of the engine's enqueue input fields. */
+  item: Record<string, unknown>;
 }
 
 /** One per store: checked at open so a data dir is never misread. */
