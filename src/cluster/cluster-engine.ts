@@ -29,6 +29,8 @@ import type {
   Reply,
   Result,
   TopicCounts,
+  ScheduleInput,
+  ScheduleView,
 } from "../engine/api.ts";
 import type { ShardPlacement } from "../engine/ops/enqueue.ts";
 import type { RemoteEnd } from "../engine/ops/remote-dependencies.ts";
@@ -220,6 +222,32 @@ export class ClusterEngine implements EngineApi {
   policy(ns: string, input: PolicyInput, nowMs: number): Result<Reply<{ policy: PolicyView } | { cleared: boolean }>> {
     if (this.swapping) return { ok: false, failure: rebuilding };
     return this.inner.policy(ns, input, nowMs);
+  }
+
+  /**
+   * A schedule lives on its name's shard (placement.ts): MOVED or UNAVAILABLE
+   * when another node serves it; refused while rebuilding, as pauses are. Its
+   * item may not name a group here: a group's items live on the group's
+   * shard, and a tick's item must live on the schedule's (docs/decisions/033-schedules.md).
+   */
+  schedule(ns: string, input: ScheduleInput, nowMs: number): Result<Reply<{ name: string; nextAtMs: number | null }>> {
+    if (this.swapping) return { ok: false, failure: rebuilding };
+    if (input.item.group !== null) {
+      return { ok: false, failure: { kind: "invalid_value", message: "in cluster mode a schedule's item cannot name a group", at: { kind: "scheduleItem", part: { of: "group" } } } };
+    }
+    const failure = this.router.route(this.placement.scheduleShard(ns, input.name));
+    return failure !== null ? { ok: false, failure } : this.inner.schedule(ns, input, nowMs);
+  }
+
+  unschedule(ns: string, name: string, nowMs: number): Result<Reply<{ removed: boolean }>> {
+    if (this.swapping) return { ok: false, failure: rebuilding };
+    const failure = this.router.route(this.placement.scheduleShard(ns, name));
+    return failure !== null ? { ok: false, failure } : this.inner.unschedule(ns, name, nowMs);
+  }
+
+  /** The schedules of this node's shards (the clients ask every node and merge by name). */
+  scheduleList(ns: string, query: { limit: number; after: string | null }): { schedules: ScheduleView[]; next: string | null } {
+    return this.inner.scheduleList(ns, query);
   }
 
   /** The topic's policies as this node holds them (every node holds the same, within a poll). */

@@ -25,6 +25,9 @@ export const opNames = [
   "policies",
   "groups",
   "explain",
+  "schedule",
+  "unschedule",
+  "schedules",
 ] as const;
 
 export type OpName = (typeof opNames)[number];

@@ -26,6 +26,9 @@ import { policyOp } from "./ops/policy.ts";
 import { policiesOp } from "./ops/policies.ts";
 import { groupsOp } from "./ops/groups.ts";
 import { explainOp } from "./ops/explain.ts";
+import { scheduleOp } from "./ops/schedule.ts";
+import { unscheduleOp } from "./ops/unschedule.ts";
+import { schedulesOp } from "./ops/schedules.ts";
 
 export const opTable: OpTable = Object.freeze({
   hello: helloOp,
@@ -49,6 +52,9 @@ export const opTable: OpTable = Object.freeze({
   policies: policiesOp,
   groups: groupsOp,
   explain: explainOp,
+  schedule: scheduleOp,
+  unschedule: unscheduleOp,
+  schedules: schedulesOp,
 });
 
 export function lookupOp(name: string): OpTable[keyof OpTable] | undefined {

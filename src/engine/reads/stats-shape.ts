@@ -111,6 +111,10 @@ export interface EngineGauges {
   prefetchKeysTotal: number;
   /** Deliveries passed over by bounds since start, by reason (engine/groups/bounds.ts). */
   passedOver: Readonly<Record<string, number>>;
+  /** Schedules held (engine/schedules/schedules.ts). */
+  schedules?: number;
+  /** Schedule ticks since start, by outcome (enqueued, duplicate, refused, failed). */
+  scheduleTicks?: Readonly<Record<string, number>>;
 }
 
 export interface EngineStats {

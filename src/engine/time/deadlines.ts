@@ -35,6 +35,8 @@ export const DeadlineKind = {
   GroupPauseEnd: 8,
   /** A rate bucket holds a token again (target: the topic or group it bounds, groups/bounds.ts). */
   BoundRefill: 9,
+  /** A schedule's next tick is due (target: the schedule, schedules/schedule.ts). */
+  ScheduleTick: 10,
 } as const;
 export type DeadlineKind = (typeof DeadlineKind)[keyof typeof DeadlineKind];
 

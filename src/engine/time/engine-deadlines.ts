@@ -12,6 +12,7 @@ import type { OutcomeDeadline } from "../outcomes/outcome-table.ts";
 import type { PauseDeadline } from "../ready/topic.ts";
 import type { WaiterDeadline } from "../ops/waiters.ts";
 import type { GroupPauseDeadline, RefillDeadline } from "../groups/group.ts";
+import type { ScheduleDeadline } from "../schedules/schedule.ts";
 
 /** The one AckedRetention deadline (outcomes/ended-items.ts): the oldest block of acked outcomes reaches the retention. */
 export type AckedRetentionDeadline = Deadline<typeof DeadlineKind.AckedRetention, null>;
@@ -26,6 +27,7 @@ export type EngineDeadline =
   | PauseDeadline<LiveItem>
   | GroupPauseDeadline<LiveItem>
   | RefillDeadline
+  | ScheduleDeadline
   | AckedRetentionDeadline
   | LeaseWritesDeadline;
 

@@ -12,6 +12,7 @@ import type { ItemStates } from "../state/item-states.ts";
 import type { TopicPause } from "../ready/topic.ts";
 import type { Waiter } from "../ops/waiters.ts";
 import type { GroupPause, RefillTarget } from "../groups/group.ts";
+import type { Schedule } from "../schedules/schedule.ts";
 
 /** Handle up to `max` due deadlines; item changes go to one background WriteSet nobody waits on. */
 export function runDueDeadlines(
@@ -23,6 +24,8 @@ export function runDueDeadlines(
   endGroupPause: (pause: GroupPause<LiveItem>) => void,
   refill: (target: RefillTarget, nowMs: number) => void,
   nowMs: number,
+  /** A schedule's tick is due: the engine fires it once this loop's set is closed (firing is an enqueue, an op of its own). */
+  tickDue: (schedule: Schedule) => void = () => {},
 ): void {
   assert(!states.setOpen, "engine: tick inside an op");
   for (let handled = 0; handled < max; handled++) {
@@ -32,6 +35,7 @@ export function runDueDeadlines(
     else if (deadline.kind === DeadlineKind.PauseEnd) endPause(deadline.target);
     else if (deadline.kind === DeadlineKind.GroupPauseEnd) endGroupPause(deadline.target);
     else if (deadline.kind === DeadlineKind.BoundRefill) refill(deadline.target, nowMs);
+    else if (deadline.kind === DeadlineKind.ScheduleTick) tickDue(deadline.target);
     else states.handleDeadline(deadline, nowMs);
   }
   states.endSetBackground();
