@@ -23,6 +23,8 @@ import { addPauseCommand } from "./commands/pause.ts";
 import { addPingCommand } from "./commands/ping.ts";
 import { addPoliciesCommand } from "./commands/policies.ts";
 import { addPolicyCommand } from "./commands/policy.ts";
+import { addScheduleCommand, addUnscheduleCommand } from "./commands/schedule.ts";
+import { addSchedulesCommand } from "./commands/schedules.ts";
 import { addRedriveCommand } from "./commands/redrive.ts";
 import { addResumeCommand } from "./commands/resume.ts";
 import { addStatsCommand } from "./commands/stats.ts";
@@ -106,6 +108,9 @@ function buildProgram(): Command {
     addGroupsCommand,
     addPolicyCommand,
     addPoliciesCommand,
+    addScheduleCommand,
+    addUnscheduleCommand,
+    addSchedulesCommand,
     addExplainCommand,
     addDeadCommand,
     addRedriveCommand,

@@ -25,7 +25,14 @@ type Counts = Record<LiveStateName, number>;
  */
 export interface GaugeStats {
   namespaces: Record<string, Counts & { topics: Record<string, Counts & { unmatchable?: { items: number } }>; topicsTruncated: boolean; parkedWaiters: number }>;
-  engine?: { parkedWaitersTotal: number; pausedTopics: number; prefetchKeysTotal: number; passedOver?: Readonly<Record<string, number>> };
+  engine?: {
+    parkedWaitersTotal: number;
+    pausedTopics: number;
+    prefetchKeysTotal: number;
+    passedOver?: Readonly<Record<string, number>>;
+    schedules?: number;
+    scheduleTicks?: Readonly<Record<string, number>>;
+  };
 }
 
 export interface GaugeInputs {
@@ -65,5 +72,6 @@ export function gaugeSnapshot(inputs: GaugeInputs): GaugeSnapshot {
     pausedTopics: engine?.pausedTopics ?? 0,
     storeRead: { mapResidentBytes: inputs.mapResidentBytes ?? null, prefetchKeysTotal: engine?.prefetchKeysTotal ?? 0 },
     passedOver: engine?.passedOver ?? {},
+    schedules: { schedules: engine?.schedules ?? 0, ticks: engine?.scheduleTicks ?? {} },
   };
 }

@@ -17,6 +17,7 @@ import type { BreakerState } from "../storage/circuit-breaker.ts";
 import { RequestMetrics } from "./request-metrics.ts";
 import { type StoreReadFigures, storeReadGauges } from "./store-gauges.ts";
 import { passedOverCounter } from "./passed-over.ts";
+import { scheduleMetrics } from "./schedule-ticks.ts";
 
 /**
  * Circuit-breaker states (the store's one breaker), exported one-hot:
@@ -46,6 +47,8 @@ export interface GaugeSnapshot {
   storeRead?: StoreReadFigures;
   /** Deliveries passed over by bounds since start, by reason (passed-over.ts). Optional so older sources still fit. */
   passedOver?: Readonly<Record<string, number>>;
+  /** Schedules held and their ticks since start by outcome (schedule-ticks.ts). Optional so older sources still fit. */
+  schedules?: { schedules: number; ticks: Readonly<Record<string, number>> };
 }
 
 export type GaugeSource = () => GaugeSnapshot;
@@ -169,6 +172,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const refreshGauges = scrapeTimeGauges(registry, topicSeriesMax);
   const refreshStoreRead = storeReadGauges(registry);
   const refreshPassedOver = passedOverCounter(registry);
+  const refreshSchedules = scheduleMetrics(registry);
 
   return {
     requestDone(op, code, durationMs) {
@@ -184,6 +188,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       refreshGauges(snapshot);
       refreshStoreRead(snapshot.storeRead);
       refreshPassedOver(snapshot.passedOver);
+      refreshSchedules(snapshot.schedules);
       return registry.metrics();
     },
     contentType: registry.contentType,
