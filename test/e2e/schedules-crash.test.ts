@@ -106,6 +106,8 @@ test(`every_ms 1000 ticks: no tick twice, none lost beyond catch-up, across SIGK
   expect(listed.code).toBe(0);
   const schedule = (JSON.parse(listed.stdout) as { schedules: Array<Record<string, unknown>> }).schedules[0]!;
   expect([schedule.name, schedule.every_ms, schedule.timezone, schedule.catch_up]).toEqual(["every", 1000, "UTC", "one"]);
+  // The item's fields in snake_case, as set (defaults included).
+  expect(schedule.item).toMatchObject({ topic, priority: 3, delivery: "at_least_once", max_attempts: 10 });
   const after = await ticks(c());
   const last = after.find((t) => t.tickAtMs === schedule.last_at_ms);
   expect(last?.id).toBe(schedule.last_id as string);
