@@ -173,6 +173,12 @@ export class Schedules {
     if (result.ok) {
       if (this.states.items.size > before) this.ticks.enqueued++;
       else this.ticks.duplicate++;
+      const written = schedule.record;
+      // A commit that fails leaves neither the item nor the tick on disk: the schedule shows its tick before again (not retried).
+      result.value.durable?.catch((error: unknown) => {
+        if (schedule.record === written) schedule.record = record;
+        this.onRefused?.(record.ns, record.name, tickAtMs, `the tick's commit failed: ${(error as Error).message}`);
+      });
     } else {
       const kind = result.failure.kind;
       if (kind === "rate_limited" || kind === "quota_unreachable") this.ticks.refused++;

@@ -4,7 +4,8 @@
 // once on the day it repeats (late October); missed ticks across a restart
 // follow catch_up ("one": one item for the latest, "none": none); a tick whose
 // commit was lost fires again once; replacement and removal; the limits; a
-// tick the namespace quota refuses is counted, not retried.
+// tick the namespace quota refuses is counted, not retried; a tick whose
+// commit fails is logged and the schedule shows the tick before it.
 
 import { describe, expect, test } from "bun:test";
 import { EnqueueItem } from "../../../src/engine/ops/enqueue-item.ts";
@@ -141,6 +142,25 @@ describe("schedules", () => {
     await h.writer.drain();
     expect(tickKeys(h, "n", "t")).toEqual([`schedule:s:${anchor + 1000}`]);
     h.check();
+  });
+
+  test("a tick whose commit fails shows the tick before it again, and is logged, not retried", async () => {
+    const h = new Harness({ shards: 1 });
+    const refusals: string[] = [];
+    h.engine.onScheduleTickRefused = (_ns, _name, _tickAtMs, message) => refusals.push(message);
+    const anchor = h.now;
+    await h.settle(h.engine.schedule("n", scheduleInput("s"), h.now));
+    h.advance(1000);
+    await h.writer.drain();
+    h.store.failShard(0);
+    h.advance(1000);
+    await h.writer.drain();
+    // One turn: the failed commit's listeners run.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(only(h, "n").lastAtMs).toBe(anchor + 1000);
+    expect(refusals).toHaveLength(1);
+    expect(refusals[0]).toContain("the tick's commit failed");
+    expect(only(h, "n").nextAtMs).toBe(anchor + 3000);
   });
 
   test("schedule replaces by name; unschedule removes, durably", async () => {
