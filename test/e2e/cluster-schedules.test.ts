@@ -7,7 +7,9 @@
 // items, consecutive ticks are one period apart except across the failover
 // (catch_up "one": one item for the latest tick missed), ticks go on after
 // it, and the new owner's `schedules` shows the last tick and its item.
-// A second handover (SIGTERM) of the new owner keeps the same rules.
+// A second handover (SIGTERM) of the new owner keeps the same rules. The
+// CLI sent to any node follows MOVED for `schedule` and `unschedule`, and
+// `schedules` merges every node's by name.
 // Skipped without PostgreSQL (unless ORQ_REQUIRE_POSTGRES=1).
 
 import { describe, expect, test } from "bun:test";
@@ -15,6 +17,7 @@ import type { OrqClient } from "../../src/client/client.ts";
 import { OrqError } from "../../src/client/orq-error.ts";
 import { shardOfSchedule } from "../../src/protocol/key-shard.ts";
 import { ClusterHarness, clusterPerTest, retrying } from "../support/cluster-harness.ts";
+import { bunPath, mainPath } from "../support/server-process.ts";
 import { postgresAvailable } from "../support/postgres-server.ts";
 
 const ns = "default";
@@ -48,8 +51,37 @@ async function waitForTick(client: () => Promise<OrqClient>, afterMs: number): P
   throw new Error(`no tick after ${afterMs}`);
 }
 
+async function cli(port: number, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = Bun.spawn([bunPath, mainPath, ...args, "--server", `127.0.0.1:${port}`, "--ns", ns], { stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  return { code, stdout, stderr };
+}
+
 describe.skipIf(!postgresAvailable())("schedules in cluster mode", () => {
   const clusters = clusterPerTest();
+
+  test("the CLI at any node: schedule and unschedule follow MOVED to the owner; schedules merges every node's by name", async () => {
+    const cluster = await clusters.start({ label: "schedcli", nodes: 3, shards, leaseMs: 1500 });
+    const map = await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1", "n2"], shards), "balanced");
+    // Names on at least two owners, each set through a node that does not own it.
+    const names = ["a", "b", "c", "d", "e", "f"];
+    const owners = new Set(names.map((n) => indexOf(map.owners, shardOfSchedule(ns, n, shards))));
+    expect(owners.size).toBeGreaterThan(1);
+    for (const n of names) {
+      const elsewhere = (indexOf(map.owners, shardOfSchedule(ns, n, shards)) + 1) % 3;
+      const set = await cli(cluster.nodes[elsewhere]!.port, ["schedule", n, "--every-ms", "3600000", "--topic", topic]);
+      expect([set.code, set.stderr]).toEqual([0, ""]);
+    }
+    const listed = await cli(cluster.nodes[0]!.port, ["schedules", "--json"]);
+    expect(listed.code).toBe(0);
+    expect((JSON.parse(listed.stdout) as { schedules: Array<{ name: string }> }).schedules.map((s) => s.name)).toEqual(names);
+    const paged = JSON.parse((await cli(cluster.nodes[1]!.port, ["schedules", "--json", "--limit", "4"])).stdout) as { schedules: Array<{ name: string }>; next: string | null };
+    expect([paged.schedules.map((s) => s.name), paged.next]).toEqual([["a", "b", "c", "d"], "d"]);
+    const removed = await cli(cluster.nodes[2]!.port, ["unschedule", "c"]);
+    expect([removed.code, removed.stdout.trim()]).toEqual([0, "removed c"]);
+    const after = JSON.parse((await cli(cluster.nodes[2]!.port, ["schedules", "--json", "--all"])).stdout) as { schedules: Array<{ name: string }> };
+    expect(after.schedules.map((s) => s.name)).toEqual(["a", "b", "d", "e", "f"]);
+  }, 120_000);
 
   test("one node fires a schedule; across a SIGKILL and a SIGTERM handover no tick has two items and none is lost beyond catch-up", async () => {
     const cluster = await clusters.start({ label: "schedules", nodes: 3, shards, leaseMs: 1500 });

@@ -1,8 +1,8 @@
 // `orq schedule NAME (--cron EXPR | --every-ms N) [--timezone TZ]
 // [--catch-up one|none] --topic T [item flags as enqueue has]`: set a
 // recurring item (replacing one of the same name) and print its next tick;
-// `orq unschedule NAME` removes one. Sent to --server: in cluster mode a
-// schedule lives on one node's shard, and another node answers MOVED naming it.
+// `orq unschedule NAME` removes one. In cluster mode both follow a MOVED to
+// the node that owns the schedule's shard (cli/schedule-routing.ts).
 
 import type { Command } from "commander";
 import { Option } from "commander";
@@ -10,6 +10,7 @@ import type { EnqueueItem } from "../../client/types.ts";
 import { clientCommand, intArg, onRun, UsageError } from "../client-command.ts";
 import { addItemOptions, itemFromOptions } from "../item-options.ts";
 import { isoTime } from "../output.ts";
+import { requestOwner } from "../schedule-routing.ts";
 
 const textEncoder = new TextEncoder();
 
@@ -51,8 +52,7 @@ export function addScheduleCommand(program: Command): void {
     if (options.everyMs !== undefined) fields.every_ms = options.everyMs;
     if (options.timezone !== undefined) fields.timezone = options.timezone;
     if (options.catchUp !== undefined) fields.catch_up = options.catchUp;
-    const client = await session.client();
-    const reply = await client.request("schedule", fields);
+    const reply = await requestOwner(session, "schedule", fields);
     const nextAtMs = reply.next_at_ms as number | undefined;
     return { json: { name, next_at_ms: nextAtMs ?? null }, text: nextAtMs === undefined ? `${name}: no next tick` : `${name}: next ${isoTime(nextAtMs)}` };
   });
@@ -62,8 +62,7 @@ export function addUnscheduleCommand(program: Command): void {
   const command = clientCommand(program, "unschedule", "remove a schedule").argument("<name>", "the schedule's name");
   onRun(command, async (session, args) => {
     const name = args[0] as string;
-    const client = await session.client();
-    const removed = (await client.request("unschedule", { ns: session.ns, name })).removed === true;
+    const removed = (await requestOwner(session, "unschedule", { ns: session.ns, name })).removed === true;
     return { json: { removed }, text: removed ? `removed ${name}` : `no schedule ${name}` };
   });
 }

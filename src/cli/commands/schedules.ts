@@ -1,11 +1,12 @@
 // `orq schedules`: a namespace's schedules by name, one page (--limit,
 // --after) or, with --all, every page: name, cron or period, time zone, next
-// and last tick, the last tick's item id. In cluster mode the node at
-// --server lists those of its own shards.
+// and last tick, the last tick's item id. In cluster mode every node's,
+// merged by name (cli/schedule-routing.ts).
 
 import type { Command } from "commander";
 import { clientCommand, intArg, onRun } from "../client-command.ts";
 import { isoTime, table } from "../output.ts";
+import { schedulesPage } from "../schedule-routing.ts";
 
 /** Pages fetched by --all at most: a bound on a runaway loop. */
 const pagesMax = 1000;
@@ -30,17 +31,13 @@ export function addSchedulesCommand(program: Command): void {
     .option("--after <name>", "start after this name (the previous page's next)")
     .option("--all", "fetch every page");
   onRun(command, async (session, _args, options) => {
-    const client = await session.client();
     const schedules: WireSchedule[] = [];
     let after = options.after as string | undefined;
     let next: string | null = null;
     for (let page = 0; page < pagesMax; page++) {
-      const fields: Record<string, unknown> = { ns: session.ns };
-      if (options.limit !== undefined) fields.limit = options.limit;
-      if (after !== undefined) fields.after = after;
-      const reply = await client.request("schedules", fields);
+      const reply = await schedulesPage(session, { ns: session.ns, limit: options.limit as number | undefined, after });
       schedules.push(...(reply.schedules as WireSchedule[]));
-      next = typeof reply.next === "string" ? reply.next : null;
+      next = reply.next;
       if (options.all !== true || next === null) break;
       after = next;
     }
