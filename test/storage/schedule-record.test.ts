@@ -3,7 +3,8 @@
 // with or without a last tick, its item map included (bin payloads stay
 // bytes); records that break its invariants are refused before encode;
 // record versions 1 to 3 refuse a schedule value; a damaged flag byte is a
-// decode error; schedule keys of different (ns, name) pairs never collide.
+// decode error; its bytes are pinned (a layout change must bump
+// RECORD_VERSION); schedule keys of different (ns, name) pairs never collide.
 
 import { describe, expect, test } from "bun:test";
 import { AssertionError } from "../../src/lib/assert.ts";
@@ -32,6 +33,14 @@ describe("schedule record", () => {
     }
     const payload = decodeScheduleRecord(encodeScheduleRecord(schedule({ item: { topic: "t", payload: new Uint8Array([7]) } }))).item.payload;
     expect(payload).toBeInstanceOf(Uint8Array);
+  });
+
+  test("the layout, pinned: version, kind, flags, f64 everyMs, anchorMs, lastAtMs, ns, name, timezone, [cron], [lastId], bin item", () => {
+    const record = schedule({ cron: "* * * * *", everyMs: null, catchUp: "none", anchorMs: 1000, lastAtMs: 2000, lastId: "0:1" });
+    // 04 06 | 07 (cron, none, last) | f64 0 | f64 1000 | f64 2000 | "n" | "s" | "UTC" | "* * * * *" | "0:1" | u32 9 + {topic: "t"}
+    expect(Buffer.from(encodeScheduleRecord(record)).toString("hex")).toBe(
+      "040607" + "0000000000000000" + "408f400000000000" + "409f400000000000" + "000000016e" + "0000000173" + "00000003555443" + "000000092a202a202a202a202a" + "00000003303a31" + "0000000981a5746f706963a174",
+    );
   });
 
   test("a record breaking its invariants is refused before encode", () => {
