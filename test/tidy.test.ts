@@ -83,6 +83,8 @@ const packageOwners: Record<string, readonly string[]> = {
   // Native calls are a crash risk: two bindings, each in one file (flock for the data dir lock; execve for the allocator settings, at start).
   "bun:ffi": ["storage/lmdb/flock.ts", "storage/lmdb/libc.ts", "storage/lmdb/map-pages.ts"],
   uplot: ["dashboard/assets.ts"],
+  // Optional for the client package (a peer dependency): loaded lazily in one file, so the client works without it.
+  "@opentelemetry/api": ["client/otel-trace.ts"],
   croner: ["engine/schedules/tick-rule.ts"],
 };
 

@@ -60,7 +60,7 @@ export function deliveryToJson(d: Delivery): Record<string, unknown> {
 
 export function itemStateToJson(s: ItemState | EndedItemState | null): Record<string, unknown> | null {
   if (s === null) return null;
-  if (s.state === "ended") return { id: s.id, state: s.state, outcome: s.outcome };
+  if (s.state === "ended") return { id: s.id, state: s.state, outcome: s.outcome, ...resultToJson(s) };
   const out: Record<string, unknown> = {
     id: s.id,
     topic: s.topic,
@@ -79,6 +79,11 @@ export function itemStateToJson(s: ItemState | EndedItemState | null): Record<st
   if (s.group !== undefined) out.group = s.group;
   if (s.deadReason !== undefined) out.dead_reason = s.deadReason;
   return out;
+}
+
+/** An acked item's `ack` result as `result` (or `result_base64`); nothing when it has none. */
+function resultToJson(s: EndedItemState): Record<string, string> {
+  return s.result === undefined ? {} : bytesToJson("result", s.result);
 }
 
 /** Aligned `label  value` lines. */
@@ -116,7 +121,11 @@ export function deliveryBlock(d: Delivery): string {
 }
 
 export function itemStateBlock(s: ItemState | EndedItemState): string {
-  if (s.state === "ended") return block([["id", s.id], ["state", `ended (${s.outcome})`]]);
+  if (s.state === "ended") {
+    const rows: Array<readonly [string, string]> = [["id", s.id], ["state", `ended (${s.outcome})`]];
+    if (s.result !== undefined) rows.push(["result", bytesForHuman(s.result)]);
+    return block(rows);
+  }
   const rows: Array<readonly [string, string]> = [
     ["id", s.id],
     ["topic", s.topic],

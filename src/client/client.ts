@@ -15,7 +15,10 @@ import {
   type WireItemExplanation,
   type WirePolicy,
 } from "./fair-sharing-wire.ts";
+import { anyStateFromWire, bytes, deliveryFromWire, enqueueItemToWire, itemStateFromWire } from "./item-wire.ts";
 import { OrqError } from "./orq-error.ts";
+import { activeTrace, loadOtel } from "./otel-trace.ts";
+import { scheduleFromWire, scheduleRequestFields } from "./schedule-wire.ts";
 import { Transport, type WireMap } from "./transport.ts";
 import { startWorker, type WorkerHandle, type WorkHandler, type WorkOptions } from "./worker.ts";
 import type {
@@ -23,6 +26,7 @@ import type {
   Delivery,
   DequeueRequest,
   EndedItemState,
+  EnqueueAndWaitResult,
   EnqueueItem,
   GroupPage,
   ItemExplanation,
@@ -31,20 +35,27 @@ import type {
   PolicyInput,
   PolicyPage,
   PolicyResult,
+  ScheduleInput,
+  SchedulePage,
   ServerHello,
   TopicCounts,
 } from "./types.ts";
 
-const utf8 = new TextEncoder();
-
-function bytes(value: Uint8Array | string | undefined): Uint8Array | undefined {
-  return typeof value === "string" ? utf8.encode(value) : value;
-}
+/**
+ * The contract's ops that protocol/op-names.ts does not list yet: that list
+ * is also the server's op table, which gains them with their handlers.
+ */
+type LaterOpName = "schedule" | "unschedule" | "schedules" | "wait";
 
 /** A request-options bag every method accepts. */
 export interface CallOptions {
   /** Overrides the client's requestTimeoutMs for this call. */
   timeoutMs?: number;
+}
+
+/** ack's options: `results`, as long as the receipts, gives each item a result (bytes, or a string sent as UTF-8; null for none). */
+export interface AckOptions extends CallOptions {
+  results?: Array<Uint8Array | string | null | undefined>;
 }
 
 export class OrqClient {
@@ -79,7 +90,7 @@ export class OrqClient {
   }
 
   /** One of the contract's ops, as the typed methods send it: a misspelt op name is a type error. */
-  private call(op: OpName, fields: WireMap, options: CallOptions): Promise<WireMap> {
+  private call(op: OpName | LaterOpName, fields: WireMap, options: CallOptions): Promise<WireMap> {
     return this.transport.request(op, fields, options.timeoutMs);
   }
 
@@ -97,26 +108,38 @@ export class OrqClient {
     return { nowMs: reply.now_ms as number };
   }
 
-  /** Enqueue a batch (all or nothing); resolves with the ids in request order once stored. */
+  /**
+   * Enqueue a batch (all or nothing); resolves with the ids in request order
+   * once stored. An item without `trace` gets the active OpenTelemetry trace
+   * context, when @opentelemetry/api is installed and tracing is on.
+   */
   async enqueue(ns: string, items: EnqueueItem[], options: CallOptions = {}): Promise<string[]> {
-    const wireItems = items.map((item) => ({
-      topic: item.topic,
-      priority: item.priority,
-      payload: bytes(item.payload),
-      metadata: bytes(item.metadata),
-      delay_ms: item.delayMs,
-      deliver_at_ms: item.deliverAtMs,
-      lease_ms: item.leaseMs,
-      ttl_ms: item.ttlMs,
-      delivery: item.delivery,
-      max_attempts: item.maxAttempts,
-      requires: item.requires,
-      after: item.after,
-      key: item.key,
-      group: item.group,
-    }));
+    const trace = await this.producerTrace(items);
+    const wireItems = items.map((item) => enqueueItemToWire(item, trace));
     const reply = await this.call("enqueue", { ns, items: wireItems }, options);
     return reply.ids as string[];
+  }
+
+  /**
+   * Enqueue a batch, then wait up to `waitMs` for every item to end
+   * (waitFor): the request-reply pattern. Items still live when the wait runs
+   * out come back in their current state.
+   */
+  async enqueueAndWait(ns: string, items: EnqueueItem[], waitMs: number, options: CallOptions = {}): Promise<EnqueueAndWaitResult> {
+    const ids = await this.enqueue(ns, items, options);
+    return { ids, items: await this.waitFor(ns, ids, waitMs, options) };
+  }
+
+  /**
+   * The `wait` op: resolves as soon as every id has ended (acked items with
+   * their `result`), or when `waitMs` runs out, with each item's state at that
+   * moment, in request order (null for an id the server does not know). The
+   * timeout covers waitMs plus the usual request timeout.
+   */
+  async waitFor(ns: string, ids: string[], waitMs: number, options: CallOptions = {}): Promise<Array<ItemState | EndedItemState | null>> {
+    const timeoutMs = (options.timeoutMs ?? this.transport.options.requestTimeoutMs) + waitMs;
+    const reply = await this.call("wait", { ns, ids, wait_ms: waitMs }, { timeoutMs });
+    return (reply.items as Array<WireItemState | WireEndedItemState | null>).map(anyStateFromWire);
   }
 
   /** Lease ready items; with waitMs, waits for items up to that long. The timeout covers waitMs plus the usual request timeout. */
@@ -137,8 +160,10 @@ export class OrqClient {
     return (reply.items as WireDelivery[]).map(deliveryFromWire);
   }
 
-  async ack(ns: string, receipts: string[], options: CallOptions = {}): Promise<{ acked: number; stale: string[] }> {
-    const reply = await this.call("ack", { ns, receipts }, options);
+  /** End deliveries (outcome acked); `options.results` gives each item a result that get and waitFor return. */
+  async ack(ns: string, receipts: string[], options: AckOptions = {}): Promise<{ acked: number; stale: string[] }> {
+    const results = options.results?.map((result) => bytes(result ?? undefined) ?? null);
+    const reply = await this.call("ack", { ns, receipts, results }, options);
     return { acked: reply.acked as number, stale: reply.stale as string[] };
   }
 
@@ -152,8 +177,13 @@ export class OrqClient {
     return { nacked: reply.nacked as number, stale: reply.stale as string[] };
   }
 
-  async extend(ns: string, items: Array<{ receipt: string; leaseMs: number }>, options: CallOptions = {}): Promise<{ extended: number; stale: string[] }> {
-    const wireItems = items.map((i) => ({ receipt: i.receipt, lease_ms: i.leaseMs }));
+  /** Set leases to end `leaseMs` from now; `metadata`, when given, replaces the item's (progress a long job reports). */
+  async extend(
+    ns: string,
+    items: Array<{ receipt: string; leaseMs: number; metadata?: Uint8Array | string }>,
+    options: CallOptions = {},
+  ): Promise<{ extended: number; stale: string[] }> {
+    const wireItems = items.map((i) => ({ receipt: i.receipt, lease_ms: i.leaseMs, metadata: bytes(i.metadata) }));
     const reply = await this.call("extend", { ns, items: wireItems }, options);
     return { extended: reply.extended as number, stale: reply.stale as string[] };
   }
@@ -165,9 +195,7 @@ export class OrqClient {
 
   async get(ns: string, ids: string[], options: CallOptions = {}): Promise<Array<ItemState | EndedItemState | null>> {
     const reply = await this.call("get", { ns, ids }, options);
-    return (reply.items as Array<WireItemState | WireEndedItemState | null>).map((s) =>
-      s === null ? null : s.state === "ended" ? { id: s.id, state: "ended", outcome: s.outcome } : itemStateFromWire(s),
-    );
+    return (reply.items as Array<WireItemState | WireEndedItemState | null>).map(anyStateFromWire);
   }
 
   async topics(
@@ -258,6 +286,24 @@ export class OrqClient {
     return { redriven: reply.redriven as number };
   }
 
+  /** Create or replace a recurring item (the contract's "Schedules"); resolves with its next tick. */
+  async schedule(ns: string, input: ScheduleInput, options: CallOptions = {}): Promise<{ name: string; nextAtMs: number }> {
+    const reply = await this.call("schedule", { ns, ...scheduleRequestFields(input) }, options);
+    return { name: reply.name as string, nextAtMs: reply.next_at_ms as number };
+  }
+
+  /** Remove a schedule; `removed` is false when there was none of that name. */
+  async unschedule(ns: string, name: string, options: CallOptions = {}): Promise<{ removed: boolean }> {
+    const reply = await this.call("unschedule", { ns, name }, options);
+    return { removed: reply.removed === true };
+  }
+
+  /** One page of the namespace's schedules, by name. */
+  async schedules(ns: string, query: { limit?: number; after?: string } = {}, options: CallOptions = {}): Promise<SchedulePage> {
+    const reply = await this.call("schedules", { ns, limit: query.limit, after: query.after }, options);
+    return { schedules: (reply.schedules as WireMap[]).map(scheduleFromWire), next: typeof reply.next === "string" ? reply.next : null };
+  }
+
   /** Counters and gauges (see docs/PROTOCOL.md), as the server sends them. */
   async stats(ns?: string, options: CallOptions = {}): Promise<Record<string, unknown>> {
     const reply = await this.call("stats", { ns }, options);
@@ -272,6 +318,13 @@ export class OrqClient {
    */
   work(options: WorkOptions, handler: WorkHandler): WorkerHandle {
     return startWorker(this, options, handler);
+  }
+
+  /** The trace context enqueue writes into items without one: the active span's, when tracing is on and some item needs it. */
+  private async producerTrace(items: EnqueueItem[]): Promise<string | undefined> {
+    if (!this.transport.options.trace || items.every((item) => item.trace !== undefined)) return undefined;
+    const api = await loadOtel();
+    return api === null ? undefined : activeTrace(api);
   }
 
   /** Close the connection; pending requests reject with CLOSED. */
@@ -302,41 +355,4 @@ function helloFromWire(reply: WireMap): ServerHello {
   };
   if (Array.isArray(reply.memory_namespaces)) hello.memoryNamespaces = reply.memory_namespaces as string[];
   return hello;
-}
-
-function deliveryFromWire(d: WireDelivery): Delivery {
-  const delivery: Delivery = {
-    id: d.id,
-    topic: d.topic,
-    priority: d.priority,
-    payload: new Uint8Array(d.payload),
-    metadata: new Uint8Array(d.metadata),
-    attempt: d.attempt,
-    receipt: d.receipt,
-    leaseExpiresAtMs: d.lease_expires_at_ms,
-    enqueuedAtMs: d.enqueued_at_ms,
-  };
-  if (typeof d.group === "string") delivery.group = d.group;
-  return delivery;
-}
-
-function itemStateFromWire(s: WireItemState): ItemState {
-  const state: ItemState = {
-    id: s.id,
-    topic: s.topic,
-    state: s.state,
-    priority: s.priority,
-    payload: new Uint8Array(s.payload),
-    metadata: new Uint8Array(s.metadata),
-    attempt: s.attempt,
-    deliverAtMs: s.deliver_at_ms,
-    enqueuedAtMs: s.enqueued_at_ms,
-  };
-  if (s.lease_expires_at_ms !== undefined) state.leaseExpiresAtMs = s.lease_expires_at_ms;
-  if (s.requires !== undefined) state.requires = s.requires;
-  if (s.after !== undefined) state.after = s.after;
-  if (s.key !== undefined) state.key = s.key;
-  if (typeof s.group === "string") state.group = s.group;
-  if (s.dead_reason !== undefined) state.deadReason = s.dead_reason;
-  return state;
 }

@@ -9,13 +9,15 @@
 // other nodes return later are kept and handed out by the next dequeue of the
 // namespace (their leases run meanwhile). `topics`, `dead`, `list`, `stats`,
 // `groups` and `redrive` without ids ask every node and merge
-// (cluster-merge.ts, topic-pages.ts, group-pages.ts). `pause`, `resume`,
-// `policy` and `policies` go to one node (the seed while it answers): every
-// node shares pauses and policies.
+// (cluster-merge.ts, topic-pages.ts, group-pages.ts). `wait` goes, like `get`,
+// to each id's owner (one request per node, all at once). `pause`, `resume`,
+// `policy`, `policies` and the schedule ops go to one node (the seed while it
+// answers): every node shares pauses and policies, and schedules live in the
+// shared database, which exactly one node fires them from.
 // Against a single node (its `cluster` op answers BAD_REQUEST) it simply
 // talks to that node and raises every error as it comes.
 
-import { OrqClient } from "./client.ts";
+import { OrqClient, type AckOptions } from "./client.ts";
 import { OrqError } from "./orq-error.ts";
 import { decodeListCursor, encodeListCursor, interleaveDead, listDone, listOrder, sumStats } from "./cluster-merge.ts";
 import { mergeGroupPages } from "./group-pages.ts";
@@ -26,6 +28,7 @@ import type {
   Delivery,
   DequeueRequest,
   EndedItemState,
+  EnqueueAndWaitResult,
   EnqueueItem,
   GroupPage,
   ItemExplanation,
@@ -34,6 +37,8 @@ import type {
   PolicyInput,
   PolicyPage,
   PolicyResult,
+  ScheduleInput,
+  SchedulePage,
 } from "./types.ts";
 import { startWorker, type WorkerHandle, type WorkHandler, type WorkOptions } from "./worker.ts";
 import { shardOfIdOrReceipt } from "../lib/id-grammar.ts";
@@ -94,6 +99,23 @@ export class OrqClusterClient {
     return ids;
   }
 
+  /** Enqueue (split by owner), then wait up to `waitMs` for every item to end, asking each id's owner (OrqClient.enqueueAndWait). */
+  async enqueueAndWait(ns: string, items: EnqueueItem[], waitMs: number): Promise<EnqueueAndWaitResult> {
+    const ids = await this.enqueue(ns, items);
+    return { ids, items: await this.waitFor(ns, ids, waitMs) };
+  }
+
+  /** The `wait` op across the cluster: each id's owner is asked at once for its ids, so the whole wait lasts about `waitMs` at most. */
+  async waitFor(ns: string, ids: string[], waitMs: number): Promise<Array<ItemState | EndedItemState | null>> {
+    const items: Array<ItemState | EndedItemState | null> = new Array(ids.length).fill(null);
+    const indexed = ids.map((id, index) => ({ id, index }));
+    await this.routeBatch(indexed, (entry) => shardOf(entry.id), async (client, group) => {
+      const got = await client.waitFor(ns, group.map((entry) => entry.id), waitMs);
+      group.forEach((entry, i) => (items[entry.index] = got[i] ?? null));
+    });
+    return items;
+  }
+
   async dequeue(ns: string, request: DequeueRequest): Promise<Delivery[]> {
     // Deliveries kept from an earlier dequeue come first, at most `count` per topic asked.
     const room = new Map(request.topics.map((t) => [t.topic, t.count ?? 1]));
@@ -141,10 +163,16 @@ export class OrqClusterClient {
     });
   }
 
-  async ack(ns: string, receipts: string[]): Promise<{ acked: number; stale: string[] }> {
+  /** Acks split by owner; each receipt's result (options.results, as long as the receipts) goes with it. */
+  async ack(ns: string, receipts: string[], options: Pick<AckOptions, "results"> = {}): Promise<{ acked: number; stale: string[] }> {
+    const { results } = options;
+    // A split would hide a length mismatch from the server's check: refuse it here, as a node would.
+    if (results !== undefined && results.length !== receipts.length) throw new OrqError("BAD_REQUEST", "results: must be as long as receipts", { field: "results" });
     const total = { acked: 0, stale: [] as string[] };
-    await this.routeBatch(receipts, shardOf, async (client, group) => {
-      const result = await client.ack(ns, group);
+    const entries = receipts.map((receipt, index) => ({ receipt, result: results?.[index] }));
+    await this.routeBatch(entries, (entry) => shardOf(entry.receipt), async (client, group) => {
+      const receiptsOfNode = group.map((entry) => entry.receipt);
+      const result = await client.ack(ns, receiptsOfNode, { results: results === undefined ? undefined : group.map((entry) => entry.result) });
       total.acked += result.acked;
       total.stale.push(...result.stale);
     });
@@ -161,7 +189,7 @@ export class OrqClusterClient {
     return total;
   }
 
-  async extend(ns: string, items: Array<{ receipt: string; leaseMs: number }>): Promise<{ extended: number; stale: string[] }> {
+  async extend(ns: string, items: Array<{ receipt: string; leaseMs: number; metadata?: Uint8Array | string }>): Promise<{ extended: number; stale: string[] }> {
     const total = { extended: 0, stale: [] as string[] };
     await this.routeBatch(items, (item) => shardOf(item.receipt), async (client, group) => {
       const result = await client.extend(ns, group);
@@ -283,6 +311,21 @@ export class OrqClusterClient {
   /** One page of a topic's policies: every node holds them all, so one node answers. */
   async policies(ns: string, topic: string, query: { limit?: number; after?: string } = {}): Promise<PolicyPage> {
     return await this.anyNode((client) => client.policies(ns, topic, query));
+  }
+
+  /** Create or replace a schedule (OrqClient.schedule); any node stores it for the whole cluster. */
+  async schedule(ns: string, input: ScheduleInput): Promise<{ name: string; nextAtMs: number }> {
+    return await this.anyNode((client) => client.schedule(ns, input));
+  }
+
+  /** Remove a schedule on the whole cluster. */
+  async unschedule(ns: string, name: string): Promise<{ removed: boolean }> {
+    return await this.anyNode((client) => client.unschedule(ns, name));
+  }
+
+  /** One page of the namespace's schedules: every node reads them all from the shared database, so one node answers. */
+  async schedules(ns: string, query: { limit?: number; after?: string } = {}): Promise<SchedulePage> {
+    return await this.anyNode((client) => client.schedules(ns, query));
   }
 
   /** Every node's groups of a topic, one page at a time like OrqClient.groups, counts summed per group (group-pages.ts). */

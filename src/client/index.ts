@@ -1,6 +1,6 @@
 // The orq client package: the one list of what it exports.
 
-export { OrqClient, type CallOptions } from "./client.ts";
+export { OrqClient, type AckOptions, type CallOptions } from "./client.ts";
 export { realClientClock, type ClientClock, type ClientTimer } from "./client-clock.ts";
 export { OrqClusterClient } from "./cluster-client.ts";
 export { OrqError, type ClientErrorCode, type OrqErrorDetails } from "./orq-error.ts";
@@ -11,6 +11,7 @@ export type {
   DeliveryMode,
   DequeueRequest,
   EndedItemState,
+  EnqueueAndWaitResult,
   EnqueueItem,
   ExplainReason,
   ExplainReasonName,
@@ -24,6 +25,10 @@ export type {
   PolicyPage,
   PolicyRate,
   PolicyResult,
+  Schedule,
+  ScheduleInput,
+  ScheduleItem,
+  SchedulePage,
   ServerHello,
   TopicCounts,
 } from "./types.ts";
@@ -36,5 +41,7 @@ export {
   type WorkerHandle,
   type WorkHandler,
   type WorkOptions,
+  type WorkResult,
 } from "./worker.ts";
+export { formatTrace, parseTrace, traceBytesMax, type TraceParent } from "./trace-context.ts";
 export { errorCodes, type ErrorCode } from "../protocol/error-codes.ts";

@@ -64,6 +64,7 @@ export class Transport implements FrameSink {
       reconnectDelayMsMax: options.reconnectDelayMsMax ?? 5_000,
       frameBytesMax: options.frameBytesMax ?? 256 * 1024 * 1024,
       clock: options.clock ?? realClientClock,
+      trace: options.trace ?? true,
       onEvent: options.onEvent,
     };
     this.frameDecoder = new FrameDecoder(this.options.frameBytesMax, this);

@@ -23,6 +23,16 @@ export interface EnqueueItem {
   key?: string;
   /** Fairness group (1..255 bytes): deliveries rotate between a topic's groups by weight, and policies bound them. */
   group?: string;
+  /** Soft matching: constraints like `requires` (each may carry `weight`, 1..1000); workers that fit more come first. */
+  prefers?: Record<string, unknown>;
+  /** How long only fully fitting workers may take the item once ready (default 0). */
+  preferWaitMs?: number;
+  /**
+   * The producer's trace context (at most 512 bytes): W3C `traceparent`, then
+   * a space and `tracestate`. Left out, enqueue writes the active
+   * OpenTelemetry context when @opentelemetry/api is installed.
+   */
+  trace?: string;
 }
 
 export interface DequeueRequest {
@@ -44,6 +54,8 @@ export interface Delivery {
   enqueuedAtMs: number;
   /** The item's fairness group; absent for an item without one. */
   group?: string;
+  /** The producer's trace context, as enqueued (EnqueueItem.trace). */
+  trace?: string;
 }
 
 export interface ItemState {
@@ -61,6 +73,9 @@ export interface ItemState {
   after?: string[];
   key?: string;
   group?: string;
+  prefers?: Record<string, unknown>;
+  preferWaitMs?: number;
+  trace?: string;
   deadReason?: string;
 }
 
@@ -68,6 +83,14 @@ export interface EndedItemState {
   id: string;
   state: "ended";
   outcome: "acked" | "cancelled" | "expired";
+  /** What the ack gave as the item's result (kept for the server's outcome_retention_ms); absent when none. */
+  result?: Uint8Array;
+}
+
+/** What enqueueAndWait resolves with: the ids in request order, and each item's state when the wait ended. */
+export interface EnqueueAndWaitResult {
+  ids: string[];
+  items: Array<ItemState | EndedItemState | null>;
 }
 
 export interface TopicCounts {
@@ -231,6 +254,12 @@ export interface ClientOptions {
   requestTimeoutMs?: number;
   /** How long connect() waits for the TCP connection and hello (default 5 s). */
   connectTimeoutMs?: number;
+  /**
+   * Whether enqueue writes the active OpenTelemetry trace context into items
+   * that carry no `trace` (default true; without @opentelemetry/api installed
+   * there is none to write).
+   */
+  trace?: boolean;
   /** Reconnect after a lost connection (default true). */
   reconnect?: boolean;
   /** First reconnect delay (default 100 ms), doubled per failed attempt up to reconnectDelayMsMax (default 5 s). */
@@ -253,3 +282,42 @@ export type ClientEvent =
   | { kind: "reconnected"; attempt: number }
   | { kind: "reconnect_failed"; attempt: number; error: Error; delayMs: number }
   | { kind: "hello_failed"; error: Error };
+
+/** What a schedule enqueues at each tick: an item as enqueue takes it, without `key` and `after`. */
+export type ScheduleItem = Omit<EnqueueItem, "key" | "after">;
+
+/**
+ * What OrqClient.schedule sets: a recurring item, on a `cron` (5 or 6
+ * fields, in `timezone`, default UTC) or `everyMs` (>= 1000). `catchUp`
+ * says what the server does with ticks missed while it was down: "one"
+ * (default) enqueues one item for the latest, "none" skips them. A schedule
+ * with an existing name replaces it.
+ */
+export interface ScheduleInput {
+  name: string;
+  cron?: string;
+  everyMs?: number;
+  timezone?: string;
+  item: ScheduleItem;
+  catchUp?: "one" | "none";
+}
+
+/** A stored schedule (OrqClient.schedules). */
+export interface Schedule {
+  name: string;
+  cron?: string;
+  everyMs?: number;
+  timezone: string;
+  item: ScheduleItem;
+  catchUp: "one" | "none";
+  nextAtMs: number;
+  /** The last tick that enqueued, and the id it enqueued; absent before the first. */
+  lastAtMs?: number;
+  lastId?: string;
+}
+
+/** A page of OrqClient.schedules, by name; `next` continues it (pass it as `after`), null when done. */
+export interface SchedulePage {
+  schedules: Schedule[];
+  next: string | null;
+}

@@ -1,7 +1,8 @@
 // The worker loop: `client.work(options, handler)` leases items of one topic
 // with long-poll dequeues, runs up to `concurrency` handlers at once, keeps
 // each lease alive while its handler runs (an extend every leaseMs *
-// extendAtFraction), acks when the handler returns and nacks when it throws,
+// extendAtFraction), acks when the handler returns (what it returns, bytes or
+// a string, is the item's result) and nacks when it throws,
 // with an exponential back-off: delay_ms = min(backoffMsMax,
 // backoffBaseMs * 2^(attempt - 1)), attempt being the delivery's (1, 2, ...).
 //
@@ -11,8 +12,11 @@
 // running handlers finish and are acked or nacked; then stop() resolves. A handler whose lease is lost (an extend reported the
 // receipt stale: the lease had expired, or the item was cancelled) sees its
 // AbortSignal fire; its ack or nack is then stale and reported as an event.
+// With @opentelemetry/api installed, each handler runs in a CONSUMER span
+// whose parent is the item's `trace` (otel-trace.ts).
 
 import { OrqError } from "./orq-error.ts";
+import { inConsumerSpan, loadOtel } from "./otel-trace.ts";
 import type { Delivery, DequeueRequest } from "./types.ts";
 
 export interface WorkOptions {
@@ -34,6 +38,8 @@ export interface WorkOptions {
   backoffMsMax?: number;
   /** Pause after a failed dequeue (default 1,000 ms, or the error's retry_after_ms). */
   errorPauseMs?: number;
+  /** Run each handler in an OpenTelemetry CONSUMER span, child of the item's trace (default true; needs @opentelemetry/api). */
+  trace?: boolean;
   /** What happened, for logs and tests. Exceptions thrown here are ignored. */
   onEvent?: (event: WorkerEvent) => void;
 }
@@ -45,18 +51,30 @@ export interface WorkOptions {
  */
 export interface WorkerClient {
   dequeue(ns: string, request: DequeueRequest): Promise<Delivery[]>;
-  ack(ns: string, receipts: string[]): Promise<{ acked: number; stale: string[] }>;
+  ack(ns: string, receipts: string[], options?: { results?: Array<Uint8Array | string | null | undefined> }): Promise<{ acked: number; stale: string[] }>;
   nack(ns: string, items: Array<{ receipt: string; delayMs?: number }>): Promise<{ nacked: number; stale: string[] }>;
-  extend(ns: string, items: Array<{ receipt: string; leaseMs: number }>): Promise<{ extended: number; stale: string[] }>;
+  extend(ns: string, items: Array<{ receipt: string; leaseMs: number; metadata?: Uint8Array | string }>): Promise<{ extended: number; stale: string[] }>;
 }
 
 export interface HandlerContext {
   /** Fires when the lease was lost (an extend found the receipt stale): the work will not count. */
   signal: AbortSignal;
+  /**
+   * Report progress: replaces the item's metadata (get shows it) and renews
+   * the lease, in one extend. Resolves false when the lease was already lost.
+   */
+  progress(metadata: Uint8Array | string): Promise<boolean>;
 }
 
+/**
+ * What a handler returns: bytes or a string (sent as UTF-8) become the item's
+ * result, given with its ack (get and waitFor return it); nothing, no result.
+ * Any other value is not sent.
+ */
+export type WorkResult = Uint8Array | string | undefined | void;
+
 /** Gets each delivery as the dequeue returned it: its `group` (absent for an item without one) tells a handler whose work it is. */
-export type WorkHandler = (delivery: Delivery, context: HandlerContext) => Promise<unknown> | unknown;
+export type WorkHandler = (delivery: Delivery, context: HandlerContext) => Promise<WorkResult> | WorkResult;
 
 export type WorkerEvent =
   | { kind: "acked"; delivery: Delivery; stale: boolean }
@@ -163,12 +181,21 @@ export function startWorker(client: WorkerClient, options: WorkOptions, handler:
     }
   };
 
-  async function runOne(delivery: Delivery): Promise<void> {
+  async function runOne(delivery: Delivery, otel: Awaited<ReturnType<typeof loadOtel>>): Promise<void> {
     const controller = new AbortController();
     const stopExtending = keepLeased(client, options, delivery, extendEveryMs, emit, () => controller.abort(new Error("lease lost")));
+    const context: HandlerContext = {
+      signal: controller.signal,
+      progress: async (metadata) => {
+        const result = await client.extend(options.ns, [{ receipt: delivery.receipt, leaseMs: options.leaseMs, metadata }]);
+        return result.stale.length === 0;
+      },
+    };
+    const call = async (): Promise<WorkResult> => await handler(delivery, context);
     let failure: { error: unknown } | null = null;
+    let value: WorkResult;
     try {
-      await handler(delivery, { signal: controller.signal });
+      value = await (otel === null ? call() : inConsumerSpan(otel, delivery, call));
     } catch (error) {
       failure = { error };
     } finally {
@@ -176,7 +203,8 @@ export function startWorker(client: WorkerClient, options: WorkOptions, handler:
     }
     try {
       if (failure === null) {
-        const result = await client.ack(options.ns, [delivery.receipt]);
+        const withResult = typeof value === "string" || value instanceof Uint8Array ? { results: [value] } : undefined;
+        const result = await client.ack(options.ns, [delivery.receipt], withResult);
         emit({ kind: "acked", delivery, stale: result.stale.length > 0 });
       } else {
         const delayMs = nackDelayMs(delivery.attempt, backoffBaseMs, backoffMsMax);
@@ -189,9 +217,9 @@ export function startWorker(client: WorkerClient, options: WorkOptions, handler:
     }
   }
 
-  function start(delivery: Delivery): void {
+  function start(delivery: Delivery, otel: Awaited<ReturnType<typeof loadOtel>>): void {
     running++;
-    const task = runOne(delivery).finally(() => {
+    const task = runOne(delivery, otel).finally(() => {
       running--;
       tasks.delete(task);
       wakeLoop();
@@ -212,6 +240,7 @@ export function startWorker(client: WorkerClient, options: WorkOptions, handler:
     });
 
   async function loop(): Promise<void> {
+    const otel = options.trace === false ? null : await loadOtel();
     while (!stopping) {
       const free = options.concurrency - running;
       if (free <= 0) {
@@ -235,7 +264,7 @@ export function startWorker(client: WorkerClient, options: WorkOptions, handler:
         if (!stopping) await pause(hintMs ?? errorPauseMs);
         continue;
       }
-      for (const delivery of deliveries) start(delivery);
+      for (const delivery of deliveries) start(delivery, otel);
     }
     // Let every running handler finish and be acked or nacked.
     while (tasks.size > 0) await Promise.all([...tasks]);

@@ -80,3 +80,10 @@ export const capabilitiesMapsCachedMax = 256;
  * cache holds at most 256 x 512 bytes of copies plus their decoded maps.
  */
 export const capabilitiesMapCachedBytesMax = 512;
+
+/**
+ * The largest `weight` of one `prefers` entry (1,000, the contract's range).
+ * With at most featuresMax (64) entries a fit is below 64,000 < 2^16, which
+ * the class heaps fold into a priority's fraction (tops-by-kind.ts).
+ */
+export const preferWeightMax = 1000;

@@ -30,6 +30,11 @@ export interface GaugeStats {
     pausedTopics: number;
     prefetchKeysTotal: number;
     passedOver?: Readonly<Record<string, number>>;
+    preferenceDeliveries?: Readonly<Record<string, number>>;
+    itemWaitsParked?: number;
+    itemWaitsAnsweredTotal?: number;
+    resultsRetained?: number;
+    resultsRetainedBytes?: number;
     schedules?: number;
     scheduleTicks?: Readonly<Record<string, number>>;
   };
@@ -72,6 +77,9 @@ export function gaugeSnapshot(inputs: GaugeInputs): GaugeSnapshot {
     pausedTopics: engine?.pausedTopics ?? 0,
     storeRead: { mapResidentBytes: inputs.mapResidentBytes ?? null, prefetchKeysTotal: engine?.prefetchKeysTotal ?? 0 },
     passedOver: engine?.passedOver ?? {},
+    preferenceDeliveries: engine?.preferenceDeliveries ?? {},
+    itemWaits: { parked: engine?.itemWaitsParked ?? 0, answeredTotal: engine?.itemWaitsAnsweredTotal ?? 0 },
+    results: { retained: engine?.resultsRetained ?? 0, retainedBytes: engine?.resultsRetainedBytes ?? 0 },
     schedules: { schedules: engine?.schedules ?? 0, ticks: engine?.scheduleTicks ?? {} },
   };
 }

@@ -16,7 +16,7 @@ import { opNames } from "../protocol/op-names.ts";
 import type { BreakerState } from "../storage/circuit-breaker.ts";
 import { RequestMetrics } from "./request-metrics.ts";
 import { type StoreReadFigures, storeReadGauges } from "./store-gauges.ts";
-import { passedOverCounter } from "./passed-over.ts";
+import { passedOverCounter, preferenceDeliveriesCounter } from "./passed-over.ts";
 import { scheduleMetrics } from "./schedule-ticks.ts";
 
 /**
@@ -47,6 +47,11 @@ export interface GaugeSnapshot {
   storeRead?: StoreReadFigures;
   /** Deliveries passed over by bounds since start, by reason (passed-over.ts). Optional so older sources still fit. */
   passedOver?: Readonly<Record<string, number>>;
+  preferenceDeliveries?: Readonly<Record<string, number>>;
+  /** `wait` requests parked now and answered since start. Optional so older sources still fit. */
+  itemWaits?: { parked: number; answeredTotal: number };
+  /** `ack` results kept with acked outcomes, and their bytes. Optional so older sources still fit. */
+  results?: { retained: number; retainedBytes: number };
   /** Schedules held and their ticks since start by outcome (schedule-ticks.ts). Optional so older sources still fit. */
   schedules?: { schedules: number; ticks: Readonly<Record<string, number>> };
 }
@@ -172,6 +177,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const refreshGauges = scrapeTimeGauges(registry, topicSeriesMax);
   const refreshStoreRead = storeReadGauges(registry);
   const refreshPassedOver = passedOverCounter(registry);
+  const refreshPreferenceDeliveries = preferenceDeliveriesCounter(registry);
   const refreshSchedules = scheduleMetrics(registry);
 
   return {
@@ -188,6 +194,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       refreshGauges(snapshot);
       refreshStoreRead(snapshot.storeRead);
       refreshPassedOver(snapshot.passedOver);
+      refreshPreferenceDeliveries(snapshot.preferenceDeliveries);
       refreshSchedules(snapshot.schedules);
       return registry.metrics();
     },
@@ -290,6 +297,11 @@ function scrapeTimeGauges(registry: Registry, topicSeriesMax: number): (snapshot
     help: "Topics paused now (no deliveries until resume or the pause's end).",
     registers: [registry],
   });
+  const itemWaitsParked = new Gauge({ name: "orq_item_waits_parked", help: "`wait` requests parked now, waiting for their items to end.", registers: [registry] });
+  const itemWaitsAnswered = new Counter({ name: "orq_item_waits_answered_total", help: "`wait` requests answered since start (ended, timed out or released).", registers: [registry] });
+  let itemWaitsAnsweredSeen = 0;
+  const resultsRetained = new Gauge({ name: "orq_results_retained", help: "`ack` results kept with acked outcomes for outcome_retention_ms.", registers: [registry] });
+  const resultsRetainedBytes = new Gauge({ name: "orq_results_retained_bytes", help: "Bytes of the `ack` results kept.", registers: [registry] });
 
   return function refreshGauges(snapshot: GaugeSnapshot): void {
     items.reset();
@@ -322,5 +334,11 @@ function scrapeTimeGauges(registry: Registry, topicSeriesMax: number): (snapshot
     connections.set(snapshot.connections);
     waiters.set(snapshot.waiters);
     pausedTopics.set(snapshot.pausedTopics ?? 0);
+    itemWaitsParked.set(snapshot.itemWaits?.parked ?? 0);
+    const answeredTotal = snapshot.itemWaits?.answeredTotal ?? 0;
+    if (answeredTotal > itemWaitsAnsweredSeen) itemWaitsAnswered.inc(answeredTotal - itemWaitsAnsweredSeen);
+    itemWaitsAnsweredSeen = Math.max(itemWaitsAnsweredSeen, answeredTotal);
+    resultsRetained.set(snapshot.results?.retained ?? 0);
+    resultsRetainedBytes.set(snapshot.results?.retainedBytes ?? 0);
   };
 }

@@ -1,25 +1,44 @@
-// Deliveries the contract's bounds passed over, by reason (engine/groups/
-// bounds.ts counts them): how often a dequeue skipped a topic its pause or
-// its own bounds held back, and how often a group's max_leased or rate began
-// holding its items back while the topic's other groups went on.
+// Counters fed from the engine's running totals by label: deliveries the
+// contract's bounds passed over, by reason (engine/groups/bounds.ts counts
+// them: how often a dequeue skipped a topic its pause or its own bounds held
+// back, and how often a group's max_leased or rate began holding its items
+// back while the topic's other groups went on), and deliveries of items with
+// `prefers`, by fit (engine/matching/fit-counts.ts).
 
 import { Counter, type Registry } from "prom-client";
 
-/** Registers the counter on `registry`; returns what advances it from the engine's totals. */
-export function passedOverCounter(registry: Registry): (totals: Readonly<Record<string, number>> | undefined) => void {
-  const passedOver = new Counter({
-    name: "orq_deliveries_passed_over_total",
-    help: "Times a bound held back deliveries while others went on: a dequeue skipping a paused or bounded topic (topic_paused, topic_max_leased, topic_rate), a group's bound starting to hold it back (group_max_leased, group_rate).",
-    labelNames: ["reason"],
-    registers: [registry],
-  });
+type Totals = Readonly<Record<string, number>> | undefined;
+
+/** Registers the passed-over counter on `registry`; returns what advances it from the engine's totals. */
+export function passedOverCounter(registry: Registry): (totals: Totals) => void {
+  return totalsCounter(
+    registry,
+    "orq_deliveries_passed_over_total",
+    "Times a bound held back deliveries while others went on: a dequeue skipping a paused or bounded topic (topic_paused, topic_max_leased, topic_rate), a group's bound starting to hold it back (group_max_leased, group_rate).",
+    "reason",
+  );
+}
+
+/** Registers the preference-deliveries counter on `registry`; returns what advances it from the engine's totals. */
+export function preferenceDeliveriesCounter(registry: Registry): (totals: Totals) => void {
+  return totalsCounter(
+    registry,
+    "orq_preference_deliveries_total",
+    "Deliveries of items with prefers, by fit: full (the worker satisfied every prefers entry), partial (it did not, and the item had no prefer_wait_ms), released (it did not, and took the item after its prefer_wait_ms ran out).",
+    "fit",
+  );
+}
+
+/** A counter with one label whose series follow running totals (each scrape adds what they grew by). */
+function totalsCounter(registry: Registry, name: string, help: string, label: string): (totals: Totals) => void {
+  const counter = new Counter({ name, help, labelNames: [label], registers: [registry] });
   const last = new Map<string, number>();
   return (totals) => {
     if (totals === undefined) return;
-    for (const [reason, total] of Object.entries(totals)) {
-      const delta = total - (last.get(reason) ?? 0);
-      if (delta > 0) passedOver.inc({ reason }, delta);
-      last.set(reason, Math.max(last.get(reason) ?? 0, total));
+    for (const [value, total] of Object.entries(totals)) {
+      const delta = total - (last.get(value) ?? 0);
+      if (delta > 0) counter.inc({ [label]: value }, delta);
+      last.set(value, Math.max(last.get(value) ?? 0, total));
     }
   };
 }

@@ -25,6 +25,7 @@ export const opNames = [
   "policies",
   "groups",
   "explain",
+  "wait",
   "schedule",
   "unschedule",
   "schedules",

@@ -35,6 +35,8 @@ export interface DeliveryFields {
   enqueuedAtMs: number;
   /** Absent for an item without a group. */
   group?: string;
+  /** Absent for an item without a trace context. */
+  trace?: string;
 }
 
 /** A delivery under the wire's keys, in wire order. */
@@ -50,6 +52,7 @@ export function deliveryToWire(d: DeliveryFields): WireDelivery {
     lease_expires_at_ms: d.leaseExpiresAtMs,
     enqueued_at_ms: d.enqueuedAtMs,
     ...(d.group === undefined ? {} : { group: d.group }),
+    ...(d.trace === undefined ? {} : { trace: d.trace }),
   };
 }
 
@@ -109,9 +112,11 @@ const okThenAcked = keyBytes([...keyBytes([], "ok"), trueByte], "acked");
 const staleKey = keyBytes([], "stale");
 // One delivery: a map of 9.
 const deliveryHead = keyBytes([0x89], "id");
-/** A delivery of an item with a group: one more entry, `group`, last. */
+/** A delivery of an item with a group or a trace: one more entry each, `group` then `trace`, last. */
 const groupedDeliveryHead = keyBytes([0x8a], "id");
+const twoMoreDeliveryHead = keyBytes([0x8b], "id");
 const groupKey = keyBytes([], "group");
+const traceKey = keyBytes([], "trace");
 const topicKey = keyBytes([], "topic");
 const priorityKey = keyBytes([], "priority");
 const payloadKey = keyBytes([], "payload");
@@ -196,7 +201,9 @@ export class ReplyEncoder {
     const metadata = d.metadata;
     this.ensure(deliveryFixedBytes + 3 * (d.id.length + d.topic.length + d.receipt.length) + payload.length + metadata.length);
     const group = d.group;
-    this.raw(group === undefined ? deliveryHead : groupedDeliveryHead);
+    const trace = d.trace;
+    const extra = (group === undefined ? 0 : 1) + (trace === undefined ? 0 : 1);
+    this.raw(extra === 0 ? deliveryHead : extra === 1 ? groupedDeliveryHead : twoMoreDeliveryHead);
     this.string(d.id);
     this.raw(topicKey);
     this.string(d.topic);
@@ -218,6 +225,11 @@ export class ReplyEncoder {
       this.ensure(16 + 3 * group.length);
       this.raw(groupKey);
       this.string(group);
+    }
+    if (trace !== undefined) {
+      this.ensure(16 + 3 * trace.length);
+      this.raw(traceKey);
+      this.string(trace);
     }
   }
 

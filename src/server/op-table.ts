@@ -26,6 +26,7 @@ import { policyOp } from "./ops/policy.ts";
 import { policiesOp } from "./ops/policies.ts";
 import { groupsOp } from "./ops/groups.ts";
 import { explainOp } from "./ops/explain.ts";
+import { waitOp } from "./ops/wait.ts";
 import { scheduleOp } from "./ops/schedule.ts";
 import { unscheduleOp } from "./ops/unschedule.ts";
 import { schedulesOp } from "./ops/schedules.ts";
@@ -52,6 +53,7 @@ export const opTable: OpTable = Object.freeze({
   policies: policiesOp,
   groups: groupsOp,
   explain: explainOp,
+  wait: waitOp,
   schedule: scheduleOp,
   unschedule: unscheduleOp,
   schedules: schedulesOp,

@@ -45,6 +45,8 @@ function itemField(item: string, part: ItemPart): string {
       return part.position === null ? `${item}.after` : `${item}.after[${part.position}]`;
     case "requires":
       return mapField(`${item}.requires`, part.at);
+    case "prefers":
+      return mapField(`${item}.prefers`, part.at);
   }
 }
 

@@ -15,6 +15,9 @@
 //   [u32 count + str... after], [str key], [str group]
 //   flags: bit0 ttl, bit1 leaseExpires, bit2 deadReason, bit3 requires,
 //   bit4 after, bit5 key, bit6 delivery = at_most_once, bit7 group
+//   then, from version 5 on and only when one of its fields is set, the
+//   extension: u8 extFlags (bit0 prefers, bit1 preferWaitMs, bit2 trace),
+//   [bytes prefers (MessagePack map)], [f64 preferWaitMs], [str trace]
 //
 // Every field that changes after enqueue (state, deliverAtMs,
 // leaseExpiresAtMs, attempt, deliveries, leaseBoot) sits at a fixed offset in
@@ -26,8 +29,9 @@
 //
 // Version 3 is version 4 without the group: the same header, the same
 // fields in the same order, and flag bit 7 never set. A version 3 value is
-// therefore a version 4 value with no group, and a patch relabels it as
-// version 4 (so every value written back is of the current version).
+// therefore a version 4 value with no group, and a version 4 value a version
+// 5 value with no extension; a patch relabels either as the current version
+// (so every value written back is of the current version).
 
 import { assert } from "../lib/assert.ts";
 import { getF64, setF64, setU32 } from "./byte-cursor.ts";
@@ -42,7 +46,7 @@ import type { ItemHead } from "./record-format.ts";
  * is record.requires already encoded (record-codec.ts owns MessagePack), or
  * null when the item has none.
  */
-export function appendItemFields(to: ByteWriter, record: ItemRecord, requiresBytes: Uint8Array | null): void {
+export function appendItemFields(to: ByteWriter, record: ItemRecord, requiresBytes: Uint8Array | null, prefersBytes: Uint8Array | null): void {
   let flags = itemShapeFlags(
     record.ttlExpiresAtMs !== null,
     record.deadReason !== null,
@@ -79,7 +83,18 @@ export function appendItemFields(to: ByteWriter, record: ItemRecord, requiresByt
   }
   if (record.key !== null) to.string(record.key);
   if (record.group !== null) to.string(record.group);
+  const preferWaitMs = record.preferWaitMs ?? 0;
+  const trace = record.trace ?? null;
+  const ext = (prefersBytes === null ? 0 : itemExtFlag.prefers) | (preferWaitMs === 0 ? 0 : itemExtFlag.preferWaitMs) | (trace === null ? 0 : itemExtFlag.trace);
+  if (ext === 0) return;
+  to.u8(ext);
+  if (prefersBytes !== null) to.byteString(prefersBytes);
+  if (preferWaitMs !== 0) to.f64(preferWaitMs);
+  if (trace !== null) to.string(trace);
 }
+
+/** The extension's flag bits (version 5 on; the layout above). */
+export const itemExtFlag = { prefers: 1, preferWaitMs: 2, trace: 4 } as const;
 
 /**
  * The flag bits that say which optional fields a value holds (everything but
@@ -126,7 +141,7 @@ export class ItemStatePatch {
 /**
  * Patch the state fields of an encoded item value in place (a copy the caller
  * owns), and label it with the current version. Returns false, changing
- * nothing, when the value is not of version 3 or 4 or holds other optional
+ * nothing, when the value is not of version 3, 4 or 5 or holds other optional
  * fields than `patch.shapeFlags` says (a dead reason or `after` list memory
  * has dropped or added since the value was stored): the caller then writes
  * the whole record.
@@ -156,10 +171,10 @@ export function patchItemState(bytes: Uint8Array, patch: ItemStatePatch): boolea
 /** Optional fields set at enqueue and never changed: a patch leaves them as stored. */
 const enqueueOnlyFlags = itemFlag.requires | itemFlag.group;
 
-/** An item value of version 3 or 4, the versions that share the fixed header (the layout above). */
+/** An item value of version 3, 4 or 5, the versions that share the fixed header (the layout above). */
 function hasCurrentHeader(bytes: Uint8Array): boolean {
   const version = bytes[0];
-  return (version === RECORD_VERSION || version === 3) && bytes[1] === RecordKind.item;
+  return (version === RECORD_VERSION || version === 3 || version === 4) && bytes[1] === RecordKind.item;
 }
 
 function isU32(value: number): boolean {
@@ -182,7 +197,7 @@ export function appendItemValue(to: ByteWriter, value: Uint8Array): void {
  * the drain profile), where a copy of 100 bytes costs a few dozen ns.
  */
 export function itemValueBytes(value: Uint8Array): ItemValueBytes {
-  const into: ItemValueBytes = { payload: noBytes, metadata: noBytes, enqueuedAtMs: 0 };
+  const into: ItemValueBytes = { payload: noBytes, metadata: noBytes, enqueuedAtMs: 0, trace: null };
   readItemValueBytes(value, into);
   return into;
 }
@@ -192,6 +207,8 @@ export interface ItemValueBytes {
   payload: Uint8Array;
   metadata: Uint8Array;
   enqueuedAtMs: number;
+  /** The item's trace context (a delivery carries it), or null. */
+  trace: string | null;
 }
 
 /** Shared by every empty payload or metadata read (most metadata is empty): frozen, it has no element to change. */
@@ -199,7 +216,7 @@ const noBytes = Object.freeze(new Uint8Array(0)) as Uint8Array;
 
 /** itemValueBytes into a caller's object (a hot path's scratch: one object fewer per delivery). */
 export function readItemValueBytes(value: Uint8Array, into: ItemValueBytes): void {
-  if (value.length < header.headerBytes || !hasCurrentHeader(value)) throw new RecordDecodeError("item value: not a version 3 or 4 item");
+  if (value.length < header.headerBytes || !hasCurrentHeader(value)) throw new RecordDecodeError("item value: not a version 3, 4 or 5 item");
   const enqueuedAtMs = getF64(value, header.enqueuedAtMs);
   let at = header.headerBytes;
   if ((value[header.flags] as number) & itemFlag.ttl) at += 8;
@@ -214,6 +231,34 @@ export function readItemValueBytes(value: Uint8Array, into: ItemValueBytes): voi
   into.payload = payload;
   into.metadata = metadata;
   into.enqueuedAtMs = enqueuedAtMs;
+  at += 4 + metadataLength;
+  // Most items end with their metadata: no optional field, no trace to look for.
+  into.trace = at === value.length ? null : traceAfter(value, at);
+}
+
+const traceDecoder = new TextDecoder();
+
+/** The trace of an item value whose optional fields start at `at` (the layout above), or null. */
+function traceAfter(value: Uint8Array, from: number): string | null {
+  const flags = value[header.flags] as number;
+  let at = from;
+  if (flags & itemFlag.deadReason) at += 4 + u32At(value, at);
+  if (flags & itemFlag.requires) at += 4 + u32At(value, at);
+  if (flags & itemFlag.after) {
+    const count = u32At(value, at);
+    at += 4;
+    for (let i = 0; i < count; i++) at += 4 + u32At(value, at);
+  }
+  if (flags & itemFlag.key) at += 4 + u32At(value, at);
+  if (flags & itemFlag.group) at += 4 + u32At(value, at);
+  if (at >= value.length) return null;
+  const ext = value[at++] as number;
+  if (!(ext & itemExtFlag.trace)) return null;
+  if (ext & itemExtFlag.prefers) at += 4 + u32At(value, at);
+  if (ext & itemExtFlag.preferWaitMs) at += 8;
+  const length = u32At(value, at);
+  if (at + 4 + length > value.length) throw new RecordDecodeError("item value: truncated");
+  return traceDecoder.decode(value.subarray(at + 4, at + 4 + length));
 }
 
 function u32At(bytes: Uint8Array, at: number): number {

@@ -14,7 +14,8 @@
 // (converting to the current shape) so existing data dirs still load.
 //
 // Layouts other than the item (numbers big-endian; str = u32 length + bytes):
-//   outcome: u8 version, u8 kind=2, u8 outcome, f64 endedAtMs, str ns
+//   outcome: u8 version, u8 kind=2, u8 outcome (| 0x80 when a result
+//            follows), f64 endedAtMs, str ns, [bytes result]
 //   meta:    u8 version, u8 kind=3, u32 formatVersion, u32 shards,
 //            f64 keysReservedBelow, u32 boots, str nodeId
 //   pause:   u8 version, u8 kind=4, u8 flags (1 = has untilMs, 2 = has group),
@@ -27,11 +28,14 @@
 //            "none", else "one"; 4 = has lastAtMs and lastId), f64 everyMs (0 with
 //            cron), f64 anchorMs, f64 lastAtMs (0 without), str ns, str name,
 //            str timezone, [str cron], [str lastId], bin item (a MessagePack map)
-// Outcomes are the same in every version; meta version 1 lacks boots; pause
+// Outcomes are the same in every version, but for an optional tail from
+// version 5 on (an acked outcome's `ack` result, flagged in the outcome byte,
+// so an older reader refuses it as an unknown outcome code rather than
+// misreading it); meta version 1 lacks boots; pause
 // records exist from version 3 on (a version 1 or 2 reader refuses one;
 // version 3's has no group flag), policy records from version 4 on (older
-// readers refuse one), schedule records from version 4 on, as a new kind
-// (older readers refuse one).
+// readers refuse one), schedule records from version 5 on (older readers
+// refuse one).
 
 import { Decoder, Encoder } from "@msgpack/msgpack";
 import { assert } from "../lib/assert.ts";
@@ -41,7 +45,7 @@ import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord, 
 import { assertItemRecord, assertMetaRecord, assertOutcomeRecord, assertPauseRecord, assertPolicyRecord, assertScheduleRecord } from "./record-check.ts";
 import { RecordDecodeError, RecordKind, itemFlag, outcomeCodes } from "./record-format.ts";
 import type { ItemHead } from "./record-format.ts";
-import { appendItemFields, readItemHead } from "./item-record.ts";
+import { appendItemFields, itemExtFlag, readItemHead } from "./item-record.ts";
 import { readItemHeadV1, readItemHeadV2, readMetaV1 } from "./record-readers-legacy.ts";
 
 // Re-exported so callers keep importing the record encoding from one place.
@@ -63,7 +67,8 @@ export function encodeItemRecord(record: ItemRecord): Uint8Array {
 /** Check the record, then append its value (current version) to `to`. */
 export function appendItemRecord(to: ByteWriter, record: ItemRecord): void {
   assertItemRecord(record);
-  appendItemFields(to, record, record.requires === null ? null : requiresEncoder.encode(record.requires));
+  const prefers = record.prefers ?? null;
+  appendItemFields(to, record, record.requires === null ? null : requiresEncoder.encode(record.requires), prefers === null ? null : requiresEncoder.encode(prefers));
 }
 
 export function encodeOutcomeRecord(record: OutcomeRecord): Uint8Array {
@@ -77,10 +82,15 @@ export function appendOutcomeRecord(to: ByteWriter, record: OutcomeRecord): void
   assertOutcomeRecord(record);
   to.u8(RECORD_VERSION);
   to.u8(RecordKind.outcome);
-  to.u8(outcomeCodes.indexOf(record.outcome));
+  const result = record.result ?? null;
+  to.u8(outcomeCodes.indexOf(record.outcome) | (result === null ? 0 : outcomeHasResult));
   to.f64(record.endedAtMs);
   to.string(record.ns);
+  if (result !== null) to.byteString(result);
 }
+
+/** The outcome byte's flag: an acked outcome's result follows the namespace. */
+const outcomeHasResult = 0x80;
 
 export function encodeMetaRecord(record: MetaRecord): Uint8Array {
   assertMetaRecord(record);
@@ -190,9 +200,21 @@ function readItemV3(reader: ByteReader, withBytes: boolean): ItemRecord {
   return readItemTail(reader, withoutGroup(readItemHead(reader, scratchHead), 3), withBytes, scratchHead);
 }
 
-/** Version 4, the current one: version 3's layout with an optional group at the end (item-record.ts). */
+/** Version 4: version 3's layout with an optional group at the end (item-record.ts). */
 function readItemV4(reader: ByteReader, withBytes: boolean): ItemRecord {
   return readItemTail(reader, readItemHead(reader, scratchHead), withBytes, scratchHead);
+}
+
+/** Version 5, the current one: version 4's layout with an optional extension at the end (item-record.ts). */
+function readItemV5(reader: ByteReader, withBytes: boolean): ItemRecord {
+  const record = readItemTail(reader, readItemHead(reader, scratchHead), withBytes, scratchHead);
+  if (reader.remaining === 0) return record;
+  const ext = reader.u8();
+  if (ext === 0 || ext & ~(itemExtFlag.prefers | itemExtFlag.preferWaitMs | itemExtFlag.trace)) throw new RecordDecodeError(`item record: extension flags ${ext}`);
+  if (ext & itemExtFlag.prefers) record.prefers = requiresDecoder.decode(reader.byteView()) as Record<string, unknown>;
+  if (ext & itemExtFlag.preferWaitMs) record.preferWaitMs = reader.f64();
+  if (ext & itemExtFlag.trace) record.trace = reader.string();
+  return record;
 }
 
 /** The flags of an item of a version before groups: the group bit set there is damage, not a group. */
@@ -278,12 +300,24 @@ function readItemTail(reader: ByteReader, flags: number, withBytes: boolean, hea
   };
 }
 
+/** Versions 1 to 4: no result (the result flag reads as an unknown outcome code). */
 function readOutcomeV1(reader: ByteReader): OutcomeRecord {
   const outcome = outcomeCodes[reader.u8()];
   if (outcome === undefined) throw new RecordDecodeError("outcome record: unknown outcome code");
   const endedAtMs = reader.f64();
   const ns = reader.string();
   return { ns, outcome, endedAtMs };
+}
+
+/** Version 5, the current one: version 1's layout, with an acked outcome's result after the namespace when flagged. */
+function readOutcomeV5(reader: ByteReader): OutcomeRecord {
+  const code = reader.u8();
+  const outcome = outcomeCodes[code & ~outcomeHasResult];
+  if (outcome === undefined) throw new RecordDecodeError("outcome record: unknown outcome code");
+  const endedAtMs = reader.f64();
+  const ns = reader.string();
+  if ((code & outcomeHasResult) === 0) return { ns, outcome, endedAtMs };
+  return { ns, outcome, endedAtMs, result: reader.byteString() };
 }
 
 /** Meta version 2, the current one (version 1: record-readers-legacy.ts). */
@@ -337,8 +371,8 @@ function readPolicyV4(reader: ByteReader): PolicyRecord {
   };
 }
 
-/** Schedule of record version 4 (the first with schedules). */
-function readScheduleV4(reader: ByteReader): ScheduleRecord {
+/** Schedule of record version 5 (the first with schedules). */
+function readScheduleV5(reader: ByteReader): ScheduleRecord {
   const flags = reader.u8();
   if ((flags & ~scheduleFlagsAll) !== 0) throw new RecordDecodeError(`schedule record: unknown flags ${flags}`);
   const everyMs = reader.f64();
@@ -376,7 +410,8 @@ export const recordReaders: ReadonlyMap<number, RecordReaders> = new Map([
   [1, { item: readItemV1, outcome: readOutcomeV1, meta: readMetaV1, pause: noRecords("pause", 1), policy: noRecords("policy", 1), schedule: noRecords("schedule", 1) }],
   [2, { item: readItemV2, outcome: readOutcomeV1, meta: readMetaV2, pause: noRecords("pause", 2), policy: noRecords("policy", 2), schedule: noRecords("schedule", 2) }],
   [3, { item: readItemV3, outcome: readOutcomeV1, meta: readMetaV2, pause: readPauseV3, policy: noRecords("policy", 3), schedule: noRecords("schedule", 3) }],
-  [4, { item: readItemV4, outcome: readOutcomeV1, meta: readMetaV2, pause: readPauseV4, policy: readPolicyV4, schedule: readScheduleV4 }],
+  [4, { item: readItemV4, outcome: readOutcomeV1, meta: readMetaV2, pause: readPauseV4, policy: readPolicyV4, schedule: noRecords("schedule", 4) }],
+  [5, { item: readItemV5, outcome: readOutcomeV5, meta: readMetaV2, pause: readPauseV4, policy: readPolicyV4, schedule: readScheduleV5 }],
 ]);
 assert(recordReaders.has(RECORD_VERSION), "record codec: no reader for RECORD_VERSION");
 

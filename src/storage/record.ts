@@ -14,11 +14,15 @@
  * records (their readers refuse one). Version 4 added ItemRecord.group and
  * PauseRecord.group (a group's pause), each an optional field after the
  * others, and the policy record (PolicyRecord) as a new kind. Values of
- * versions 1 to 3 still load, with group null. The schedule record
- * (ScheduleRecord, kind 6) is a new kind beside them: no existing shape
- * changed, so the version did not move for it (older versions hold none).
+ * versions 1 to 3 still load, with group null. Version 5 added
+ * ItemRecord.prefers, preferWaitMs and trace, in an optional extension after
+ * the group (item-record.ts): a version 4 value is a version 5 value without it.
+ * Version 5 also added OutcomeRecord.result, an optional tail flagged in the
+ * outcome byte: a version 1 to 4 outcome is a version 5 one without it.
+ * Version 5 also added the schedule record (ScheduleRecord, kind 6); older
+ * versions hold none.
  */
-export const RECORD_VERSION = 4;
+export const RECORD_VERSION = 5;
 
 export type DeliveryMode = "at_least_once" | "at_most_once";
 
@@ -67,6 +71,12 @@ export interface ItemRecord {
   key: string | null;
   /** The fairness group the item belongs to (the contract's `group`), or null for the nil group. */
   group: string | null;
+  /** The item's `prefers` map as enqueued (validated); absent or null for none. */
+  prefers?: Record<string, unknown> | null;
+  /** The contract's `prefer_wait_ms`; absent or 0 for none. */
+  preferWaitMs?: number;
+  /** The producer's trace context (the contract's `trace`); absent or null for none. */
+  trace?: string | null;
 }
 
 export type Outcome = "acked" | "cancelled" | "expired";
@@ -76,6 +86,13 @@ export interface OutcomeRecord {
   ns: string;
   outcome: Outcome;
   endedAtMs: number;
+  /**
+   * The `ack` result of an acked item, when it was given one: such an item's
+   * end is an outcome record of its own rather than an acked-log entry (the
+   * flag in the outcome byte from record version 5 on, record-codec.ts).
+   * Absent or null: none.
+   */
+  result?: Uint8Array | null;
 }
 
 /**

@@ -1,13 +1,15 @@
 // Goal: every code block in README.md runs as written (issue 14). Each shell
 // line must be one this test knows how to check, so a new README line fails
 // here until it is tested; the TypeScript block runs with Bun in a project
-// that installed orq the way the README says. Everything runs against real
-// servers on free ports: the only change to a command is where it connects
+// that installed the client package (orq-client) the way the README says.
+// Everything runs against real servers on free ports: the only change to a
+// command is where it connects
 // (ORQ_SERVER / ORQ_PORT / ORQ_HTTP_PORT / ORQ_DATA_DIR in its environment,
 // and the quick start's port 7420), and RECEIPT is the receipt the README's
 // dequeue printed. npm runs offline (npm_config_offline): the packages are
 // installed already. `npm test` is not run from inside the tests; the test
-// checks that CI runs exactly it.
+// checks that CI runs exactly it. The Python install line and the Python
+// block run in test/client/python-install.test.ts (a fresh virtualenv).
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -31,12 +33,15 @@ function codeBlocks(markdown: string): CodeBlock[] {
 const blocks = codeBlocks(readme);
 const shellLines = blocks.filter((block) => block.lang === "sh").flatMap((block) => block.body.split("\n").filter((line) => line.trim() !== ""));
 const tsBlocks = blocks.filter((block) => block.lang === "ts");
+const pythonBlocks = blocks.filter((block) => block.lang === "python");
 
 /** The README's shell lines, each checked below. */
 const knownLines = {
   start: "npm install && npm start",
   test: "npm install && npm test",
-  install: "npm install /path/to/orq",
+  install: "npm install /path/to/orq/clients/typescript",
+  // Run, with the Python block, by test/client/python-install.test.ts.
+  pythonInstall: "python3 -m pip install ./clients/python",
   ping: "npx orq ping",
   enqueue: "npx orq enqueue --ns shop --topic emails --payload 'hello' --priority 1",
   topics: "npx orq topics --ns shop          # counts by state and pauses; also: get, nack, extend, cancel, dead, redrive, stats",
@@ -75,9 +80,11 @@ async function sh(line: string, options: { cwd: string; env: Record<string, stri
 }
 
 describe("README.md", () => {
-  test("its shell lines are exactly the ones this test runs, and it has one TypeScript block", () => {
+  test("its shell lines are exactly the ones the tests run, and it has one TypeScript and one Python block", () => {
     expect(shellLines).toEqual(Object.values(knownLines));
     expect(tsBlocks).toHaveLength(1);
+    expect(pythonBlocks).toHaveLength(1);
+    expect(blocks.map((block) => block.lang).filter((lang) => !["sh", "ts", "python"].includes(lang))).toEqual([]);
   });
 
   test.skipIf(!haveNpm)("`npm install && npm start` starts the server, and SIGTERM stops it", async () => {
@@ -142,7 +149,7 @@ describe("README.md", () => {
     expect(resume.stdout).toBe("resumed emails\n");
   }, 120_000);
 
-  test.skipIf(!haveNpm)("`npm install /path/to/orq` in a new project, then the TypeScript quick start runs there and exits", async () => {
+  test.skipIf(!haveNpm)("`npm install /path/to/orq/clients/typescript` in a new project, then the TypeScript quick start runs there and exits", async () => {
     const project = join(workDir, "my-project");
     await sh(`mkdir -p ${project}`, { cwd: workDir, env: commandEnv({}) });
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "my-project", private: true, type: "module" }));

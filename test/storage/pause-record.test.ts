@@ -34,13 +34,13 @@ describe("pause record", () => {
     }
   });
 
-  test("the version 4 layout, pinned: version, kind, flags, f64 untilMs, ns, topic, [group]", () => {
+  test("the version 4 layout (version 5 labels it alike), pinned: version, kind, flags, f64 untilMs, ns, topic, [group]", () => {
     // 04 04 | 01 | f64 1700000000123 | u32 1 "n" | u32 1 "t"
-    expect(hex(encodePauseRecord({ ns: "n", topic: "t", group: null, untilMs: 1_700_000_000_123 }))).toBe("040401" + "4278bcfe5687b000" + "000000016e" + "0000000174");
-    expect(hex(encodePauseRecord({ ns: "n", topic: "t", group: null, untilMs: null }))).toBe("040400" + "0000000000000000" + "000000016e" + "0000000174");
+    expect(hex(encodePauseRecord({ ns: "n", topic: "t", group: null, untilMs: 1_700_000_000_123 }))).toBe("050401" + "4278bcfe5687b000" + "000000016e" + "0000000174");
+    expect(hex(encodePauseRecord({ ns: "n", topic: "t", group: null, untilMs: null }))).toBe("050400" + "0000000000000000" + "000000016e" + "0000000174");
     // flags 2 (a group) | 3 (a group, timed), then u32 1 "g" after the topic.
-    expect(hex(encodePauseRecord({ ns: "n", topic: "t", group: "g", untilMs: null }))).toBe("040402" + "0000000000000000" + "000000016e" + "0000000174" + "0000000167");
-    expect(hex(encodePauseRecord({ ns: "n", topic: "t", group: "g", untilMs: 1_700_000_000_123 }))).toBe("040403" + "4278bcfe5687b000" + "000000016e" + "0000000174" + "0000000167");
+    expect(hex(encodePauseRecord({ ns: "n", topic: "t", group: "g", untilMs: null }))).toBe("050402" + "0000000000000000" + "000000016e" + "0000000174" + "0000000167");
+    expect(hex(encodePauseRecord({ ns: "n", topic: "t", group: "g", untilMs: 1_700_000_000_123 }))).toBe("050403" + "4278bcfe5687b000" + "000000016e" + "0000000174" + "0000000167");
   });
 
   test("a pause written by record version 3 still decodes, as the topic's own; one claiming a group is damage", () => {

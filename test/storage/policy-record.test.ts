@@ -40,13 +40,13 @@ describe("policy record", () => {
     }
   });
 
-  test("the version 4 layout, pinned: version, kind, flags, f64 weight, maxLeased, rate count and perMs, ns, topic, [group]", () => {
+  test("the version 4 layout (version 5 labels it alike), pinned: version, kind, flags, f64 weight, maxLeased, rate count and perMs, ns, topic, [group]", () => {
     // 04 05 | 00 | four f64 zeros | u32 1 "n" | u32 1 "t"
     const zeros = "0000000000000000".repeat(4);
-    expect(hex(encodePolicyRecord(policy()))).toBe("040500" + zeros + "000000016e" + "0000000174");
+    expect(hex(encodePolicyRecord(policy()))).toBe("050500" + zeros + "000000016e" + "0000000174");
     // 04 05 | 0f | f64 2 | f64 5 | f64 10 | f64 1000 | "n" | "t" | u32 1 "g"
     expect(hex(encodePolicyRecord(policy({ group: "g", weight: 2, maxLeased: 5, rate: { count: 10, perMs: 1_000 } })))).toBe(
-      "04050f" + "4000000000000000" + "4014000000000000" + "4024000000000000" + "408f400000000000" + "000000016e" + "0000000174" + "0000000167",
+      "05050f" + "4000000000000000" + "4014000000000000" + "4024000000000000" + "408f400000000000" + "000000016e" + "0000000174" + "0000000167",
     );
   });
 

@@ -52,6 +52,29 @@ describe("record codec", () => {
     }
   });
 
+  test("an acked outcome's result is an optional tail flagged in the outcome byte; without one the bytes are unchanged", () => {
+    const plain = encodeOutcomeRecord(outcomeRecord());
+    const withResult = encodeOutcomeRecord(outcomeRecord({ result: Uint8Array.of(1, 2, 3) }));
+    // version, kind, outcome code | 0x80, then the same fields, then a u32 length and the bytes.
+    expect(withResult[2]).toBe(0x80);
+    expect(plain[2]).toBe(0);
+    expect(withResult.subarray(3, plain.length)).toEqual(plain.subarray(3));
+    expect([...withResult.subarray(plain.length)]).toEqual([0, 0, 0, 3, 1, 2, 3]);
+    expect(decodeOutcomeRecord(withResult)).toEqual(outcomeRecord({ result: Uint8Array.of(1, 2, 3) }));
+    expect(decodeOutcomeRecord(plain)).toEqual(outcomeRecord());
+    // Only an acked outcome carries a result.
+    expect(() => encodeOutcomeRecord(outcomeRecord({ outcome: "cancelled", result: Uint8Array.of(1) }))).toThrow(AssertionError);
+    // A truncated result is refused, not misread.
+    expect(() => decodeOutcomeRecord(withResult.subarray(0, withResult.length - 1))).toThrow();
+    // Results exist from record version 5 on: an older version's value with the flag is damage.
+    const labelledV4 = withResult.slice();
+    labelledV4[0] = 4;
+    expect(() => decodeOutcomeRecord(labelledV4)).toThrow("unknown outcome code");
+    const plainV4 = plain.slice();
+    plainV4[0] = 4;
+    expect(decodeOutcomeRecord(plainV4)).toEqual(outcomeRecord());
+  });
+
   test("a plain item with a 100-byte payload stays small", () => {
     expect(encodeItemRecord(itemRecord({ payload: new Uint8Array(100) })).length).toBeLessThan(200);
   });
@@ -114,7 +137,8 @@ describe("record codec", () => {
     expect(() => decodeItemRecord(bytes.subarray(0, bytes.length - 1))).toThrow("record truncated");
     const extra = new Uint8Array(bytes.length + 1);
     extra.set(bytes);
-    expect(() => decodeItemRecord(extra)).toThrow("1 trailing bytes");
+    // A byte after the last field reads as an extension without fields: damage.
+    expect(() => decodeItemRecord(extra)).toThrow("extension flags 0");
     const wrongVersion = bytes.slice();
     wrongVersion[0] = 99;
     expect(() => decodeItemRecord(wrongVersion)).toThrow("record version 99 is unknown");
@@ -179,15 +203,15 @@ describe("record codec", () => {
       offset += part.length;
     }
 
-    expect(() => decodeItemRecord(oldBytes)).toThrow("record version 0 is unknown (this build reads 1, 2, 3, 4)");
+    expect(() => decodeItemRecord(oldBytes)).toThrow("record version 0 is unknown (this build reads 1, 2, 3, 4, 5)");
     const upgraded = decodeItemRecord(oldBytes, readers);
     expect(upgraded).toEqual(itemRecord({ ns: "legacy", topic: "jobs", payload: new Uint8Array([9, 8]) }));
     // Current-version values still decode through the same table.
     expect(decodeItemRecord(encodeItemRecord(fullItemRecord()), readers)).toEqual(fullItemRecord());
   });
 
-  test("record version 4 is current: an item's state fields sit at fixed offsets, whatever is set", () => {
-    expect(RECORD_VERSION).toBe(4);
+  test("record version 5 is current: an item's state fields sit at fixed offsets, whatever is set", () => {
+    expect(RECORD_VERSION).toBe(5);
     const leased = itemRecord({ state: "leased", attempt: 1, deliveries: 1, leaseBoot: 9, leaseExpiresAtMs: 1_700_000_030_000 });
     expect(decodeItemRecord(encodeItemRecord(leased)).leaseBoot).toBe(9);
     // Leasing does not change a value's length (version 2 added 8 bytes for leaseExpiresAtMs).
@@ -202,7 +226,7 @@ describe("record codec", () => {
     ] as const) {
       const v3 = fromHex(hex);
       const v4 = encodeItemRecord(record);
-      expect(v4[0]).toBe(4);
+      expect(v4[0]).toBe(5);
       expect(v4.subarray(1)).toEqual(v3.subarray(1));
     }
     // With a group: flag bit 7, and u32 length + UTF-8 bytes after every other field.
@@ -219,7 +243,7 @@ describe("record codec", () => {
     expect(decodeItemRecord(full)).toEqual(fullWithoutGroup());
     const leased = decodeItemRecord(fromHex(v3Values.leased));
     expect(leased).toEqual(itemRecord({ state: "leased", attempt: 1, deliveries: 1, leaseBoot: 2, leaseExpiresAtMs: 1_700_000_030_000 }));
-    expect(encodeItemRecord(leased)[0]).toBe(4);
+    expect(encodeItemRecord(leased)[0]).toBe(5);
     expect(decodeItemRecord(encodeItemRecord(leased))).toEqual(leased);
     // Before version 4 the group bit was never set: a value of an older version that sets it is damage.
     for (const [version, hex] of [[1, v1Values.leased], [2, v2Values.leased], [3, v3Values.leased]] as const) {
@@ -291,14 +315,14 @@ describe("item state patch (versions 3 and 4)", () => {
     const leased = itemRecord({ state: "leased", attempt: 1, deliveries: 1, leaseBoot: 2, leaseExpiresAtMs: 1_700_000_030_000 });
     const value = fromHex(v3Values.leased);
     expect(patchItemState(value, patchFrom(leased, { state: "pending", leaseExpiresAtMs: null }))).toBe(true);
-    expect(value[0]).toBe(4);
+    expect(value[0]).toBe(5);
     expect(decodeItemRecord(value)).toEqual({ ...leased, state: "pending", leaseExpiresAtMs: null });
     // The group never changes after enqueue: memory's shape flags need not carry it.
     const grouped = itemRecord({ group: "g" });
     const groupedValue = encodeItemRecord(grouped);
     expect(patchItemState(groupedValue, patchFrom(grouped, { state: "leased", attempt: 1, deliveries: 1, leaseExpiresAtMs: 5 }))).toBe(true);
     expect(decodeItemRecord(groupedValue)).toEqual({ ...grouped, state: "leased", attempt: 1, deliveries: 1, leaseExpiresAtMs: 5 });
-    expect(itemValueBytes(groupedValue)).toEqual({ payload: grouped.payload, metadata: grouped.metadata, enqueuedAtMs: grouped.enqueuedAtMs });
+    expect(itemValueBytes(groupedValue)).toEqual({ payload: grouped.payload, metadata: grouped.metadata, enqueuedAtMs: grouped.enqueuedAtMs, trace: null });
   });
 
   test("requires is left as stored: memory, which keeps no copy, patches a value with or without it", () => {
@@ -334,7 +358,7 @@ describe("item state patch (versions 3 and 4)", () => {
     expect(() => itemValueBytes(value)).toThrow(RecordDecodeError);
     expect(() => itemValueBytes(encodeItemRecord(record).subarray(0, 100))).toThrow("truncated");
     const withTtl = itemRecord({ ttlExpiresAtMs: 5, payload: new Uint8Array([9]), metadata: new Uint8Array([7, 7]) });
-    expect(itemValueBytes(encodeItemRecord(withTtl))).toEqual({ payload: new Uint8Array([9]), metadata: new Uint8Array([7, 7]), enqueuedAtMs: withTtl.enqueuedAtMs });
+    expect(itemValueBytes(encodeItemRecord(withTtl))).toEqual({ payload: new Uint8Array([9]), metadata: new Uint8Array([7, 7]), enqueuedAtMs: withTtl.enqueuedAtMs, trace: null });
   });
 
   test("refused, changing nothing: another record version, another kind, or other optional fields than memory holds", () => {
@@ -357,5 +381,31 @@ describe("item state patch (versions 3 and 4)", () => {
     for (const changes of [{ attempt: -1 }, { deliveries: 2 ** 32 }, { leaseBoot: 1.5 }, { deliverAtMs: Number.NaN }, { leaseExpiresAtMs: Number.POSITIVE_INFINITY }]) {
       expect(() => patchItemState(encodeItemRecord(record), patchFrom(record, changes))).toThrow(AssertionError);
     }
+  });
+});
+
+describe("record version 5: prefers, prefer_wait_ms and trace", () => {
+  test("an item with them round-trips; a delivery's read finds the trace past every optional field", () => {
+    const record = itemRecord({ requires: { gpu: "a100" }, after: ["1:2"], key: "k", group: "g", prefers: { repo: { in: ["a", "b"], weight: 3 } }, preferWaitMs: 50, trace: "00-abc-def-01" });
+    const value = encodeItemRecord(record);
+    expect(value[0]).toBe(5);
+    expect(decodeItemRecord(value)).toEqual(record);
+    expect(itemValueBytes(value).trace).toBe("00-abc-def-01");
+    const onlyTrace = itemRecord({ trace: "t" });
+    expect(itemValueBytes(encodeItemRecord(onlyTrace)).trace).toBe("t");
+    expect(decodeItemRecord(encodeItemRecord(onlyTrace)).trace).toBe("t");
+  });
+
+  test("without them the bytes are version 4's but for the version byte, and a version 4 value has no extension", () => {
+    const record = itemRecord({ group: "g" });
+    const v5 = encodeItemRecord(record);
+    const v4 = Uint8Array.from(v5);
+    v4[0] = 4;
+    const decoded = decodeItemRecord(v4);
+    expect(decoded.group).toBe("g");
+    expect(decoded.prefers ?? null).toBeNull();
+    const withTrace = encodeItemRecord(itemRecord({ trace: "t" }));
+    withTrace[0] = 4;
+    expect(() => decodeItemRecord(withTrace)).toThrow(RecordDecodeError);
   });
 });

@@ -1,8 +1,8 @@
-// Goal: the schedule record (record kind 6, read from record version 4)
+// Goal: the schedule record (record kind 6, from record version 5)
 // round-trips through the codec with cron or every_ms, either catch-up and
 // with or without a last tick, its item map included (bin payloads stay
 // bytes); records that break its invariants are refused before encode;
-// record versions 1 to 3 refuse a schedule value; a damaged flag byte is a
+// record versions 1 to 4 refuse a schedule value; a damaged flag byte is a
 // decode error; its bytes are pinned (a layout change must bump
 // RECORD_VERSION); schedule keys of different (ns, name) pairs never collide.
 
@@ -37,9 +37,9 @@ describe("schedule record", () => {
 
   test("the layout, pinned: version, kind, flags, f64 everyMs, anchorMs, lastAtMs, ns, name, timezone, [cron], [lastId], bin item", () => {
     const record = schedule({ cron: "* * * * *", everyMs: null, catchUp: "none", anchorMs: 1000, lastAtMs: 2000, lastId: "0:1" });
-    // 04 06 | 07 (cron, none, last) | f64 0 | f64 1000 | f64 2000 | "n" | "s" | "UTC" | "* * * * *" | "0:1" | u32 9 + {topic: "t"}
+    // 05 06 | 07 (cron, none, last) | f64 0 | f64 1000 | f64 2000 | "n" | "s" | "UTC" | "* * * * *" | "0:1" | u32 9 + {topic: "t"}
     expect(Buffer.from(encodeScheduleRecord(record)).toString("hex")).toBe(
-      "040607" + "0000000000000000" + "408f400000000000" + "409f400000000000" + "000000016e" + "0000000173" + "00000003555443" + "000000092a202a202a202a202a" + "00000003303a31" + "0000000981a5746f706963a174",
+      "050607" + "0000000000000000" + "408f400000000000" + "409f400000000000" + "000000016e" + "0000000173" + "00000003555443" + "000000092a202a202a202a202a" + "00000003303a31" + "0000000981a5746f706963a174",
     );
   });
 
@@ -57,9 +57,9 @@ describe("schedule record", () => {
     for (const overrides of bad) expect(() => encodeScheduleRecord(schedule(overrides))).toThrow(AssertionError);
   });
 
-  test("versions before 4 hold no schedule records; unknown flags are damage", () => {
+  test("versions before 5 hold no schedule records; unknown flags are damage", () => {
     const bytes = encodeScheduleRecord(schedule());
-    for (const version of [1, 2, 3]) {
+    for (const version of [1, 2, 3, 4]) {
       const older = bytes.slice();
       older[0] = version;
       expect(() => decodeScheduleRecord(older)).toThrow(RecordDecodeError);

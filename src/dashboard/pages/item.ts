@@ -2,8 +2,10 @@
 // (the engine's read-only key index through the scoped inspector, then
 // `get`). Shows state, group, why it is not being delivered (the `explain`
 // op), attempts, lease, requires, each `after` dependency with its own
-// state, the dead reason, and payload and metadata as escaped text, JSON
-// when they parse, else hex.
+// state, the dead reason, and payload and metadata (a long job's progress,
+// which `extend` replaces) as escaped text, JSON when they parse, else hex.
+// An ended item shows its outcome and, when acked with one, its `ack` result
+// the same way.
 
 import { explainEntryFrom } from "../explain-reply.ts";
 import { bytesBlock, instant, json } from "../format.ts";
@@ -33,7 +35,7 @@ export async function itemPage(ctx: PageContext): Promise<PageResult> {
   const reply = await ctx.ops.callOrThrow(ctx.session.opSession, "get", { ns: ctx.ns, ids: [id] });
   const item = ((reply.items ?? []) as Array<Record<string, unknown> | null>)[0] ?? null;
   if (item === null) return { title: "Find item", top, live: html`<p class="notice">No item <b>${id}</b> in namespace <b>${ctx.ns}</b> (unknown, or ended longer ago than the outcome retention).</p>` };
-  if (item.state === "ended") return { title: `Item ${id}`, top, live: html`<p>Item <b>${id}</b> has ended: <b data-state="ended">${String(item.outcome)}</b>.</p>` };
+  if (item.state === "ended") return { title: `Item ${id}`, top, live: endedItem(id, item) };
   const group = typeof item.group === "string" ? item.group : null;
   const after = Array.isArray(item.after) ? (item.after as string[]) : [];
   const why = await whyNotDelivered(ctx, id, group);
@@ -63,9 +65,16 @@ export async function itemPage(ctx: PageContext): Promise<PageResult> {
 <dt>idempotency key</dt><dd>${typeof item.key === "string" ? item.key : html`<span class="muted">none</span>`}</dd>
 <dt>dead reason</dt><dd>${typeof item.dead_reason === "string" ? item.dead_reason : html`<span class="muted">–</span>`}</dd>
 <dt>payload</dt><dd id="payload">${bytesBlock(item.payload as Uint8Array)}</dd>
-<dt>metadata</dt><dd id="metadata">${bytesBlock(item.metadata as Uint8Array)}</dd>
+<dt>metadata (progress)</dt><dd id="metadata">${bytesBlock(item.metadata as Uint8Array)}</dd>
 </dl>`;
   return { title: `Item ${id}`, top, live };
+}
+
+/** An ended item: how it ended and, when acked with one, its result. */
+function endedItem(id: string, item: Record<string, unknown>): Html {
+  const ended = html`<p>Item <b>${id}</b> has ended: <b data-state="ended">${String(item.outcome)}</b>.</p>`;
+  if (!(item.result instanceof Uint8Array)) return ended;
+  return html`${ended}<dl class="item" id="item"><dt>result</dt><dd id="result">${bytesBlock(item.result)}</dd></dl>`;
 }
 
 /**

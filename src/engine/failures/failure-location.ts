@@ -32,7 +32,9 @@ export type ItemPart =
   /** The `after` list, or (position not null) one id in it. */
   | { readonly of: "after"; readonly position: number | null }
   /** A place in the `requires` map (wholeMap: the map itself). */
-  | { readonly of: "requires"; readonly at: MapPath };
+  | { readonly of: "requires"; readonly at: MapPath }
+  /** A place in the `prefers` map (wholeMap: the map itself). */
+  | { readonly of: "prefers"; readonly at: MapPath };
 
 export const atNamespace: FailureLocation = Object.freeze({ kind: "namespace" });
 export const atBatch: FailureLocation = Object.freeze({ kind: "batch" });

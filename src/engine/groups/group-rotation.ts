@@ -23,7 +23,7 @@
 
 import { assert } from "../../lib/assert.ts";
 import { type ReadyHeap, type ReadyItem, readyLess } from "../ready/ready-heap.ts";
-import type { EligibilitySource } from "../matching/tops-heap.ts";
+import type { FitSource } from "../matching/tops-heap.ts";
 import type { Group } from "./group.ts";
 import { SignatureHeaps } from "./signature-heaps.ts";
 import { IndexedHeap } from "../../lib/indexed-heap.ts";
@@ -39,7 +39,7 @@ export interface NilIndex<Item> {
   /** The best ready item without a group, or undefined. */
   nilBest(): Item | undefined;
   /** The best ready item without a group that `kind` may take on a shard marked in `shardOk`, or null. */
-  nilPick(eligibility: EligibilitySource, kind: number, shardOk: Uint8Array | null): Item | null;
+  nilPick(eligibility: FitSource, kind: number, shardOk: Uint8Array | null): Item | null;
 }
 
 export class GroupRotation<Item extends GroupedItem<Item>> {
@@ -169,40 +169,77 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
    * among items it may take (on a shard marked 1 in `shardOk`; null: all),
    * then the least v, then delivery order. Null when there is none.
    */
-  pick(eligibility: EligibilitySource, kind: number, shardOk: Uint8Array | null): Item | null {
+  pick(eligibility: FitSource, kind: number, shardOk: Uint8Array | null): Item | null {
     const root = this.order.peek();
     if (root === undefined) return null;
     const top = this.bestOf(root) as Item;
-    if ((shardOk === null || shardOk[top.shard] === 1) && eligibility.isEligible(kind, top.signatureId)) return top;
-    const best = this.pickBySignature(eligibility, kind, shardOk);
+    if ((shardOk === null || shardOk[top.shard] === 1) && eligibility.isEligible(kind, top.signatureId)) {
+      return eligibility.hasPreferences() ? this.bestFitIn(root, top, eligibility, kind, shardOk, false) : top;
+    }
+    let best = this.pickBySignature(eligibility, kind, shardOk);
     // The best is on a shard that takes no writes now (rare): the exact walk, which can look past a heap's top.
-    if (best !== null && shardOk !== null && shardOk[best.shard] !== 1) return this.walk(eligibility, kind, shardOk);
+    if (best !== null && shardOk !== null && shardOk[best.shard] !== 1) best = this.walk(eligibility, kind, shardOk);
+    if (best === null || !eligibility.hasPreferences()) return best;
+    return this.bestFitIn(this.picked as Group<Item>, best, eligibility, kind, shardOk, true);
+  }
+
+  /** The group the last pickBySignature or walk took its item from. */
+  private picked: Group<Item> | null = null;
+
+  /**
+   * Preferences: within the chosen group, among the items of `item`'s
+   * priority that `kind` may take, the one of highest fit (then delivery
+   * order). The nil group's own pick (nilPick, `nilPicked`) is fit-ordered
+   * already (its class heaps); its best item alone (the fast path) is not.
+   */
+  private bestFitIn(group: Group<Item>, item: Item, eligibility: FitSource, kind: number, shardOk: Uint8Array | null, nilPicked: boolean): Item {
+    if (group === this.nil) return nilPicked ? item : (this.index.nilPick(eligibility, kind, shardOk) ?? item);
+    let best = item;
+    let bestFit = eligibility.fitOf(kind, item.signatureId);
+    const consider = (heap: ReadyHeap<Item>, sig: number): void => {
+      const top = this.heapBest(heap, sig, eligibility, kind, shardOk);
+      if (top === null || top.priority !== item.priority) return;
+      const fit = eligibility.fitOf(kind, sig);
+      if (fit > bestFit || (fit === bestFit && readyLess(top, best))) {
+        best = top;
+        bestFit = fit;
+      }
+    };
+    if (group.sig0 >= 0) consider(group, group.sig0);
+    const others = group.others;
+    if (others !== null) for (const [sig, heap] of others) consider(heap, sig);
     return best;
   }
 
   /** A worker that may take only some signatures: the best of its signatures' roots and of the nil group's items it may take. */
-  private pickBySignature(eligibility: EligibilitySource, kind: number, shardOk: Uint8Array | null): Item | null {
+  private pickBySignature(eligibility: FitSource, kind: number, shardOk: Uint8Array | null): Item | null {
     const entry = this.signatureHeaps().best(eligibility, kind);
     let best: Item | null = null;
     let bestV = 0;
+    this.picked = null;
     if (entry !== null) {
       best = entry.entryHeap.peek() as Item;
       bestV = entry.entryGroup.v;
+      this.picked = entry.entryGroup as Group<Item>;
     }
     const nil = this.nil;
     if (nil.rotationAt >= 0) {
       const nilItem = this.index.nilPick(eligibility, kind, shardOk);
-      if (nilItem !== null && (best === null || itemBefore(nilItem, nil.v, best, bestV))) best = nilItem;
+      if (nilItem !== null && (best === null || itemBefore(nilItem, nil.v, best, bestV))) {
+        best = nilItem;
+        this.picked = nil;
+      }
     }
     return best;
   }
 
   /** The general pick: best-first over the rotation heap, pruned by the best candidate found. */
-  private walk(eligibility: EligibilitySource, kind: number, shardOk: Uint8Array | null): Item | null {
+  private walk(eligibility: FitSource, kind: number, shardOk: Uint8Array | null): Item | null {
     const order = this.order.entries;
     const frontier = this.frontier;
     frontier.length = 0;
     frontier.push(0);
+    this.picked = null;
     let best: Item | null = null;
     let bestV = 0;
     while (frontier.length > 0) {
@@ -214,6 +251,7 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
       if (candidate !== null && (best === null || itemBefore(candidate, group.v, best, bestV))) {
         best = candidate;
         bestV = group.v;
+        this.picked = group;
       }
       const left = 2 * at + 1;
       if (left < order.length) this.pushFrontier(frontier, left);
@@ -224,7 +262,7 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
   }
 
   /** The group's best item `kind` may take that would beat `bound` (the best found so far, at v `boundV`), or null. */
-  private bestFor(group: Group<Item>, eligibility: EligibilitySource, kind: number, shardOk: Uint8Array | null, bound: Item | null, boundV: number): Item | null {
+  private bestFor(group: Group<Item>, eligibility: FitSource, kind: number, shardOk: Uint8Array | null, bound: Item | null, boundV: number): Item | null {
     if (group === this.nil) return this.index.nilPick(eligibility, kind, shardOk);
     // Each heap holds one signature: its top is its best, and the kind may take all of it or none.
     let found = this.heapBest(group, group.sig0, eligibility, kind, shardOk);
@@ -240,7 +278,7 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
   }
 
   /** The best item of one heap of signature `sig` that `kind` may take on a shard `shardOk` allows, or null. */
-  private heapBest(heap: ReadyHeap<Item>, sig: number, eligibility: EligibilitySource, kind: number, shardOk: Uint8Array | null): Item | null {
+  private heapBest(heap: ReadyHeap<Item>, sig: number, eligibility: FitSource, kind: number, shardOk: Uint8Array | null): Item | null {
     const top = heap.peek();
     if (top === undefined || !eligibility.isEligible(kind, sig)) return null;
     if (shardOk === null || shardOk[top.shard] === 1) return top;

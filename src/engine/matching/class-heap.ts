@@ -11,6 +11,13 @@
 // that gained one) is applied at once, by a sift up. So a lease costs no heap
 // work in the classes that did not pick, and repeated leases of one slot
 // cost one fix, paid by the next pick that meets it near the root.
+//
+// A class whose kinds fit some of the topic's signatures' `prefers` orders
+// higher fit first within a priority: each slot may carry an offset (its
+// signature's fit for the class, scaled below 1) taken off the priority in
+// every key the heap holds or compares, so a pick is still a look at the
+// root (docs/decisions/030-preferences.md). Classes without fits keep no
+// offsets and pay one null check.
 
 import { assert } from "../../lib/assert.ts";
 import { recordLess, recordSlotField, siftRecordDown, siftRecordUp } from "./record-heap.ts";
@@ -42,6 +49,8 @@ export class ClassHeap {
   private count = 0;
   /** Slot -> its position in the heap, or -1. */
   private positions: Int32Array;
+  /** Slot -> what its priority is lowered by (fit / fitScale), or null while every slot's is 0. */
+  private offsets: Float64Array | null = null;
 
   constructor(slotCapacity: number) {
     this.positions = new Int32Array(slotCapacity).fill(-1);
@@ -55,9 +64,26 @@ export class ClassHeap {
     return this.positions[slot] !== -1;
   }
 
+  /** The slot's items order by priority - offset in this heap (set before the slot gets a record). */
+  setOffset(slot: number, offset: number): void {
+    let offsets = this.offsets;
+    if (offsets === null) {
+      if (offset === 0) return;
+      offsets = new Float64Array(this.positions.length);
+      this.offsets = offsets;
+    }
+    assert(this.positions[slot] === -1, "class heap: offset of a slot with a record");
+    offsets[slot] = offset;
+  }
+
+  private offsetOf(slot: number): number {
+    const offsets = this.offsets;
+    return offsets === null ? 0 : (offsets[slot] as number);
+  }
+
   /** Adds a slot without ordering it; heapify() orders them all afterwards. */
   append(slot: number, priority: number, deliverAtMs: number, order: number): void {
-    this.write(this.claim(slot), slot, priority, deliverAtMs, order);
+    this.write(this.claim(slot), slot, priority - this.offsetOf(slot), deliverAtMs, order);
   }
 
   heapify(): void {
@@ -69,7 +95,8 @@ export class ClassHeap {
    * The slot has an item with this key, which may be better than its record's
    * (or it has no record): insert it, or lower its record and sift it up.
    */
-  lower(slot: number, priority: number, deliverAtMs: number, order: number): void {
+  lower(slot: number, slotPriority: number, deliverAtMs: number, order: number): void {
+    const priority = slotPriority - this.offsetOf(slot);
     let at = this.positions[slot] as number;
     if (at === -1) at = this.claim(slot);
     else if (!keyLess(priority, deliverAtMs, order, this.records, at * stride)) return;
@@ -116,11 +143,12 @@ export class ClassHeap {
       const slot = this.rootSlot;
       if (slot === -1) return -1;
       const base = slot * stateStride;
-      const priority = state[base] as number;
-      if (Number.isNaN(priority)) {
+      const slotPriority = state[base] as number;
+      if (Number.isNaN(slotPriority)) {
         this.removeAt(0);
         continue;
       }
+      const priority = slotPriority - this.offsetOf(slot);
       const deliverAtMs = state[base + 1] as number;
       const order = state[base + 2] as number;
       if (this.rootPriority === priority && this.rootDeliverAtMs === deliverAtMs && this.rootOrder === order) return slot;
@@ -134,11 +162,17 @@ export class ClassHeap {
   /** best() with some shards unhealthy: the best current key among records on healthy shards. */
   private scan(state: Float64Array, stateStride: number, shards: { shardOf(slot: number): number }, shardOk: Uint8Array): number {
     let best = -1;
+    const bestKey = new Float64Array(3);
     for (let at = 0; at < this.count; at++) {
       const slot = this.records[at * stride + slotField] as number;
       const base = slot * stateStride;
       if (Number.isNaN(state[base]) || shardOk[shards.shardOf(slot)] !== 1) continue;
-      if (best === -1 || keyLess(state[base] as number, state[base + 1] as number, state[base + 2] as number, state, best * stateStride)) best = slot;
+      const priority = (state[base] as number) - this.offsetOf(slot);
+      if (best !== -1 && !keyLess(priority, state[base + 1] as number, state[base + 2] as number, bestKey, 0)) continue;
+      best = slot;
+      bestKey[0] = priority;
+      bestKey[1] = state[base + 1] as number;
+      bestKey[2] = state[base + 2] as number;
     }
     return best;
   }
@@ -147,6 +181,11 @@ export class ClassHeap {
     const positions = new Int32Array(capacity).fill(-1);
     positions.set(this.positions);
     this.positions = positions;
+    if (this.offsets !== null) {
+      const offsets = new Float64Array(capacity);
+      offsets.set(this.offsets);
+      this.offsets = offsets;
+    }
   }
 
   private syncRoot(): void {
@@ -205,7 +244,8 @@ export class ClassHeap {
       assert(this.positions[slot] === at, `class heap: slot ${slot} position is wrong`);
       const current = slot * stateStride;
       if (!Number.isNaN(state[current])) {
-        const above = keyLess(state[current] as number, state[current + 1] as number, state[current + 2] as number, this.records, base);
+        const priority = (state[current] as number) - this.offsetOf(slot);
+        const above = keyLess(priority, state[current + 1] as number, state[current + 2] as number, this.records, base);
         assert(!above, `class heap: slot ${slot} has a record worse than its item`);
       }
       if (at > 0) assert(!this.less(at, (at - 1) >> 1), `class heap: order broken at ${at}`);

@@ -4,7 +4,9 @@
 // docs/MATCHING.md explains the semantics and the design.
 
 export type { Capabilities, FeatureConstraint, MapPath, Requires, Scalar } from "./types.ts";
+export { Preference } from "./types.ts";
 export { parseRequires } from "./parse-requires.ts";
+export { parsePrefers } from "./parse-prefers.ts";
 export { CapabilitiesParser, parseCapabilities } from "./parse-capabilities.ts";
 export { constraintHolds, satisfies } from "./satisfies.ts";
 export { type ReadonlySignatureRegistry, SignatureRegistry, signatureRegistryFull } from "./signature-registry.ts";

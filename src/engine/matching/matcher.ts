@@ -13,9 +13,14 @@
 //
 // Released signature ids are cleared from every kind's verdicts before the
 // registry can hand the id out again (registry release listener).
+//
+// A signature with `prefers` also has a fit per kind (the weights of the
+// entries the kind satisfies), cached beside the verdict and computed with
+// it; a held signature (the item's first prefer_wait_ms) is eligible only to
+// the kinds that fit fully (docs/decisions/030-preferences.md).
 
 import { assert } from "../../lib/assert.ts";
-import { satisfies } from "./satisfies.ts";
+import { constraintHolds, satisfies } from "./satisfies.ts";
 import type { ReadonlySignatureRegistry } from "./signature-registry.ts";
 import type { Capabilities } from "./types.ts";
 import { workerKindsMaxDefault } from "../../limits.ts";
@@ -27,6 +32,8 @@ const ineligibleVerdict = 2;
 
 class KindEntry {
   verdicts: Uint8Array;
+  /** Fit per signature id, valid where the verdict is known (0 for signatures without `prefers`). */
+  fits: Int32Array;
   lastUsed = 0;
   /** eligibleAll() result and the registry version it was computed at. */
   eligibleAll: number[] | null = null;
@@ -38,6 +45,7 @@ class KindEntry {
     capacity: number,
   ) {
     this.verdicts = new Uint8Array(capacity);
+    this.fits = new Int32Array(capacity);
   }
 }
 
@@ -116,6 +124,25 @@ export class Matcher {
     return this.evaluate(entry, signatureId);
   }
 
+  /** Kind `kind`'s fit for signature `signatureId`: the weights of the `prefers` entries it satisfies (0 without prefers). */
+  fitOf(kind: number, signatureId: number): number {
+    if (signatureId === 0) return 0;
+    const entry = this.entryOf(kind);
+    if (signatureId >= entry.verdicts.length || entry.verdicts[signatureId] === unknownVerdict) this.isEligible(kind, signatureId);
+    return entry.fits[signatureId] as number;
+  }
+
+  /** Whether kind `kind` satisfies every `prefers` entry of signature `signatureId` (true without prefers). */
+  fitsFully(kind: number, signatureId: number): boolean {
+    const preference = this.registry.preferenceOf(signatureId);
+    return preference === null || this.fitOf(kind, signatureId) === preference.prefers.totalWeight;
+  }
+
+  /** Whether any live signature has `prefers` (while none does, every fit is 0). */
+  hasPreferences(): boolean {
+    return this.registry.preferringCount > 0;
+  }
+
   /** The ids among `candidateIds` that kind `kind` may take, in the given order. */
   eligibleSignatures(kind: number, candidateIds: readonly number[]): number[] {
     const eligible: number[] = [];
@@ -163,17 +190,30 @@ export class Matcher {
   }
 
   private evaluate(entry: KindEntry, signatureId: number): boolean {
+    assert(signatureId !== 0, "signature 0 is never evaluated");
     const requires = this.registry.requiresOf(signatureId);
-    assert(requires !== null, "signature 0 is never evaluated");
-    const eligible = satisfies(requires, entry.caps);
+    let eligible = requires === null || satisfies(requires, entry.caps);
+    const preference = this.registry.preferenceOf(signatureId);
+    let fit = 0;
+    if (preference !== null) {
+      for (const { constraint, weight } of preference.prefers.entries) {
+        if (entry.caps !== null && constraintHolds(constraint, entry.caps.features.get(constraint.feature))) fit += weight;
+      }
+      if (preference.held && fit !== preference.prefers.totalWeight) eligible = false;
+    }
+    entry.fits[signatureId] = fit;
     entry.verdicts[signatureId] = eligible ? eligibleVerdict : ineligibleVerdict;
     return eligible;
   }
 
   private grow(entry: KindEntry): Uint8Array {
-    const grown = new Uint8Array(Math.max(this.registry.idCeiling, entry.verdicts.length * 2));
+    const size = Math.max(this.registry.idCeiling, entry.verdicts.length * 2);
+    const grown = new Uint8Array(size);
     grown.set(entry.verdicts);
     entry.verdicts = grown;
+    const fits = new Int32Array(size);
+    fits.set(entry.fits);
+    entry.fits = fits;
     return grown;
   }
 

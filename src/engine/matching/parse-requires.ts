@@ -17,11 +17,11 @@ import { type FeatureConstraint, type MapPath, type ParseResult, pathIn, type Ra
 
 type Failure = Extract<ParseResult<never>, { ok: false }>;
 
-function badRequest(at: MapPath, message: string): Failure {
+export function badRequest(at: MapPath, message: string): Failure {
   return { ok: false, kind: "invalid_value", at, message };
 }
 
-function tooLarge(at: MapPath, message: string): Failure {
+export function tooLarge(at: MapPath, message: string): Failure {
   return { ok: false, kind: "over_limit", at, message };
 }
 
@@ -89,7 +89,7 @@ function rangeIsEmpty(range: Range): boolean {
 }
 
 /** Parses one feature's constraint: a bare scalar or an operator map. */
-function parseConstraint(feature: string, raw: unknown, limits: Limits): ParseResult<FeatureConstraint> {
+export function parseConstraint(feature: string, raw: unknown, limits: Limits): ParseResult<FeatureConstraint> {
   if (!isPlainMap(raw)) {
     if (Array.isArray(raw)) {
       return badRequest(pathIn(feature), "a constraint is a value or an operator map; for a list use {in: [...]} or {all: [...]}");
@@ -166,7 +166,7 @@ function parseConstraint(feature: string, raw: unknown, limits: Limits): ParseRe
 }
 
 /** Canonical text of a constraint list already sorted by feature. */
-function requiresKey(constraints: readonly FeatureConstraint[]): string {
+export function requiresKey(constraints: readonly FeatureConstraint[]): string {
   const parts = new Array(constraints.length);
   for (let i = 0; i < constraints.length; i++) {
     const c = constraints[i] as FeatureConstraint;

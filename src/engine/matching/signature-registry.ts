@@ -1,6 +1,9 @@
 // Signatures: small integer ids for distinct requirements, so the engine can
 // group items by what they require and the Matcher can cache verdicts in
-// arrays. Equal requirements (same canonical key) share an id; ids are
+// arrays. A signature is an item's `requires` and, for an item with
+// `prefers`, its Preference (the preferences, the wait, and whether the item
+// is held for full-fit workers now): fit, like eligibility, then depends only
+// on the (worker kind, signature) pair. Equal signatures (same canonical key) share an id; ids are
 // reference-counted (one reference per live item) and recycled when the last
 // item holding one ends, so the id space stays dense and bounded.
 //
@@ -14,7 +17,7 @@
 // signature.
 
 import { assert } from "../../lib/assert.ts";
-import type { Requires } from "./types.ts";
+import type { Preference, Requires } from "./types.ts";
 import { signaturesMaxDefault } from "../../limits.ts";
 
 
@@ -35,6 +38,8 @@ export type ReadonlySignatureRegistry = Pick<
   | "version"
   | "idCeiling"
   | "requiresOf"
+  | "preferenceOf"
+  | "preferringCount"
   | "refCountOf"
   | "isLive"
   | "liveIds"
@@ -49,8 +54,13 @@ export type ReadonlySignatureRegistry = Pick<
 export class SignatureRegistry {
   readonly signaturesMax: number;
   private readonly idByKey = new Map<string, number>();
-  /** Indexed by id; null for a free id and for id 0 (no requirements). */
+  /** Indexed by id: the canonical key, or null for a free id and for id 0 (no requirements). */
+  private readonly keyById: Array<string | null> = [null];
+  /** Indexed by id: the requirements (null for none: a signature of preferences alone). */
   private readonly requiresById: Array<Requires | null> = [null];
+  /** Indexed by id: the preference, or null. */
+  private readonly preferenceById: Array<Preference | null> = [null];
+  private preferring = 0;
   private readonly refCounts: number[] = [0];
   private readonly freeIds: number[] = [];
   /** Feature -> how many live signatures need it (to choose anchors). */
@@ -81,32 +91,59 @@ export class SignatureRegistry {
 
   /** One more than the highest id ever handed out: verdict arrays sized to this cover every live id. */
   get idCeiling(): number {
-    return this.requiresById.length;
+    return this.keyById.length;
+  }
+
+  /** Live signatures with a preference: while 0, fit is 0 everywhere and picks skip it. */
+  get preferringCount(): number {
+    return this.preferring;
   }
 
   /**
-   * Takes one reference to the signature of `requires` and returns its id: 0
-   * for no requirements (not counted), or signatureRegistryFull when a new
-   * signature would exceed signaturesMax (the engine refuses the item).
+   * Takes one reference to the signature of `requires` (and `preference`)
+   * and returns its id: 0 for neither (not counted), or
+   * signatureRegistryFull when a new signature would exceed signaturesMax
+   * (the engine refuses the item).
    */
-  intern(requires: Requires | null): number {
-    if (requires === null) return 0;
-    const existing = this.idByKey.get(requires.key);
+  intern(requires: Requires | null, preference: Preference | null = null): number {
+    if (requires === null && preference === null) return 0;
+    return this.internKey(requires, preference, false);
+  }
+
+  /**
+   * Takes one reference to the held (or plain) variant of live signature
+   * `id`'s preference, for an item moving between them. Variants do not
+   * count against signaturesMax: there is at most one per signature.
+   */
+  internVariant(id: number, held: boolean): number {
+    const preference = this.preferenceById[id];
+    assert(preference !== null && preference !== undefined && this.keyById[id] !== null, `signature ${id} has no preference`);
+    return this.internKey(this.requiresById[id] ?? null, preference.variant(held), true);
+  }
+
+  private internKey(requires: Requires | null, preference: Preference | null, unbounded: boolean): number {
+    const key = preference === null ? (requires as Requires).key : `${requires?.key ?? ""}\u0001${preference.key}`;
+    const existing = this.idByKey.get(key);
     if (existing !== undefined) {
       this.refCounts[existing] = (this.refCounts[existing] as number) + 1;
       return existing;
     }
-    if (this.liveCount >= this.signaturesMax) return signatureRegistryFull;
+    if (!unbounded && this.liveCount >= this.signaturesMax) return signatureRegistryFull;
     let id = this.freeIds.pop();
     if (id === undefined) {
-      id = this.requiresById.length;
+      id = this.keyById.length;
+      this.keyById.push(null);
       this.requiresById.push(null);
+      this.preferenceById.push(null);
       this.refCounts.push(0);
       this.anchorOf.push(null);
     }
+    this.keyById[id] = key;
     this.requiresById[id] = requires;
+    this.preferenceById[id] = preference;
+    if (preference !== null) this.preferring++;
     this.refCounts[id] = 1;
-    this.idByKey.set(requires.key, id);
+    this.idByKey.set(key, id);
     this.liveCount++;
     this.versionCounter++;
     this.indexAdd(id, requires);
@@ -116,26 +153,33 @@ export class SignatureRegistry {
   /** Drops one reference; the last one frees the id (listeners hear of it before it can be reused). */
   release(id: number): void {
     if (id === 0) return;
-    const requires = this.requiresById[id];
-    assert(requires !== null && requires !== undefined, `release of unknown signature ${id}`);
+    const key = this.keyById[id];
+    assert(key !== null && key !== undefined, `release of unknown signature ${id}`);
     const count = (this.refCounts[id] as number) - 1;
     this.refCounts[id] = count;
     if (count > 0) return;
-    this.indexRemove(id, requires);
-    this.idByKey.delete(requires.key);
+    this.indexRemove(id, this.requiresById[id] ?? null);
+    this.idByKey.delete(key);
+    this.keyById[id] = null;
     this.requiresById[id] = null;
+    if (this.preferenceById[id] !== null) this.preferring--;
+    this.preferenceById[id] = null;
     this.liveCount--;
     this.versionCounter++;
     for (const listener of this.releaseListeners) listener(id);
     this.freeIds.push(id);
   }
 
-  /** The requirements of a live signature; null for id 0. Asserts on a free or unknown id. */
+  /** The requirements of a live signature; null for id 0 and for preferences alone. Asserts on a free or unknown id. */
   requiresOf(id: number): Requires | null {
     if (id === 0) return null;
-    const requires = this.requiresById[id];
-    assert(requires !== null && requires !== undefined, `unknown signature ${id}`);
-    return requires;
+    assert(this.keyById[id] !== null && this.keyById[id] !== undefined, `unknown signature ${id}`);
+    return this.requiresById[id] as Requires | null;
+  }
+
+  /** The preference of a live signature, or null (id 0, or `requires` alone). */
+  preferenceOf(id: number): Preference | null {
+    return this.preferenceById[id] ?? null;
   }
 
   refCountOf(id: number): number {
@@ -143,12 +187,12 @@ export class SignatureRegistry {
   }
 
   isLive(id: number): boolean {
-    return id === 0 || (this.requiresById[id] ?? null) !== null;
+    return id === 0 || (this.keyById[id] ?? null) !== null;
   }
 
   /** Live signature ids, ascending (id 0 excluded). */
   *liveIds(): IterableIterator<number> {
-    for (let id = 1; id < this.requiresById.length; id++) if (this.requiresById[id] !== null) yield id;
+    for (let id = 1; id < this.keyById.length; id++) if (this.keyById[id] !== null) yield id;
   }
 
   /** Called with each freed id; the Matcher clears its cached verdicts this way. */
@@ -176,10 +220,10 @@ export class SignatureRegistry {
     return this.featureUse.get(feature) ?? 0;
   }
 
-  private indexAdd(id: number, requires: Requires): void {
+  private indexAdd(id: number, requires: Requires | null): void {
     let anchor: string | null = null;
     let anchorUse = Infinity;
-    for (const constraint of requires.constraints) {
+    for (const constraint of requires?.constraints ?? []) {
       if (!constraint.needsFeature) continue;
       const use = this.featureUse.get(constraint.feature) ?? 0;
       if (use < anchorUse) {
@@ -201,8 +245,8 @@ export class SignatureRegistry {
     set.add(id);
   }
 
-  private indexRemove(id: number, requires: Requires): void {
-    for (const constraint of requires.constraints) {
+  private indexRemove(id: number, requires: Requires | null): void {
+    for (const constraint of requires?.constraints ?? []) {
       if (!constraint.needsFeature) continue;
       const use = (this.featureUse.get(constraint.feature) ?? 0) - 1;
       assert(use >= 0, "feature use count went negative");
@@ -222,20 +266,23 @@ export class SignatureRegistry {
 
   checkInvariants(): void {
     let live = 0;
+    let preferring = 0;
     const useCounts = new Map<string, number>();
-    for (let id = 1; id < this.requiresById.length; id++) {
-      const requires = this.requiresById[id];
-      if (requires === null || requires === undefined) {
-        assert(this.refCounts[id] === 0, `free signature ${id} has references`);
+    for (let id = 1; id < this.keyById.length; id++) {
+      const key = this.keyById[id];
+      if (key === null || key === undefined) {
+        assert(this.refCounts[id] === 0 && this.requiresById[id] === null && this.preferenceById[id] === null, `free signature ${id} has references`);
         continue;
       }
       live++;
+      if (this.preferenceById[id] !== null) preferring++;
+      const requires = this.requiresById[id] ?? null;
       assert((this.refCounts[id] as number) > 0, `live signature ${id} has no references`);
-      assert(this.idByKey.get(requires.key) === id, `signature ${id} missing from the key map`);
+      assert(this.idByKey.get(key) === id, `signature ${id} missing from the key map`);
       const anchor = this.anchorOf[id] ?? null;
       let anchorNeeded = false;
       let needsAny = false;
-      for (const constraint of requires.constraints) {
+      for (const constraint of requires?.constraints ?? []) {
         if (!constraint.needsFeature) continue;
         needsAny = true;
         if (constraint.feature === anchor) anchorNeeded = true;
@@ -258,7 +305,8 @@ export class SignatureRegistry {
     assert(filed === live, "feature index holds freed signatures");
     assert(live === this.liveCount, "live signature count is wrong");
     assert(this.idByKey.size === live, "key map holds freed signatures");
-    assert(live + this.freeIds.length === this.requiresById.length - 1, "free list and live ids do not cover the id space");
-    assert(live <= this.signaturesMax, "registry over its bound");
+    assert(live + this.freeIds.length === this.keyById.length - 1, "free list and live ids do not cover the id space");
+    assert(preferring === this.preferring, "preferring count is wrong");
+    assert(live - preferring <= this.signaturesMax || live <= 2 * this.signaturesMax, "registry over its bound");
   }
 }

@@ -23,19 +23,30 @@
 // caller's fallback). A class learns of a new group from its kinds' verdicts;
 // kinds that disagree leave it and find (or make) another at their next pick.
 // docs/MATCHING.md has the design and the measurements.
+//
+// Preferences: a class is the kinds that may take the same groups AND fit
+// each of them alike, so the class heap can order higher fit first within a
+// priority (class-heap.ts's offsets; docs/decisions/030-preferences.md).
 
 import { assert } from "../../lib/assert.ts";
 import { ClassHeap } from "./class-heap.ts";
-import { type EligibilitySource, TopsHeap } from "./tops-heap.ts";
+import { type FitSource, TopsHeap } from "./tops-heap.ts";
 import { classIdlePicksMinDefault, eligibleClassesMaxDefault, kindMappingsMax } from "../../limits.ts";
 
 /** The topic's signature groups, keyed by signature id (only the keys and the size are read). */
 export type GroupsBySignature = ReadonlyMap<number, unknown>;
 
 /** An EligibilitySource that can also say whether a kind id is still live (the Matcher evicts kinds). */
-export interface KindSource extends EligibilitySource {
+export interface KindSource extends FitSource {
   knowsKind(kind: number): boolean;
 }
+
+/**
+ * Fit is folded into a class heap's priority as fit / fitScale: below 1 for
+ * any fit (at most featuresMax x preferWeightMax = 64,000 < 2^16), so it never
+ * reorders priorities, and exact in a double for any int32 priority.
+ */
+const fitScale = 65_536;
 
 
 
@@ -58,10 +69,24 @@ class EligibilityClass extends ClassHeap {
     readonly bit: number,
     /** The signatures of the topic's groups that this class may take. */
     readonly signatures: Set<number>,
+    /** The class's fit for those of them it fits at all (absent: 0). */
+    readonly fits: Map<number, number>,
     slotCapacity: number,
   ) {
     super(slotCapacity);
     this.groupCount = signatures.size;
+  }
+
+  /** Whether a kind with these verdicts and fits belongs here. */
+  matches(eligible: readonly number[], fits: ReadonlyMap<number, number>): boolean {
+    if (this.signatures.size !== eligible.length || this.fits.size !== fits.size) return false;
+    for (const id of eligible) if (!this.signatures.has(id)) return false;
+    for (const [id, fit] of fits) if (this.fits.get(id) !== fit) return false;
+    return true;
+  }
+
+  fitOffsetOf(signatureId: number): number {
+    return this.fits.size === 0 ? 0 : (this.fits.get(signatureId) ?? 0) / fitScale;
   }
 }
 
@@ -104,7 +129,11 @@ export class TopsByKind {
     const slot = this.shared.addEntry(signatureId, shard);
     if (slot >= this.slotCapacity) this.growSlots(Math.max(slot + 1, this.slotCapacity * 2));
     let mask = 0;
-    for (const cls of this.classes) if (cls !== undefined && cls.signatures.has(signatureId)) mask |= 1 << cls.bit;
+    for (const cls of this.classes) {
+      if (cls === undefined || !cls.signatures.has(signatureId)) continue;
+      mask |= 1 << cls.bit;
+      cls.setOffset(slot, cls.fitOffsetOf(signatureId));
+    }
     const base = slot * slotStride;
     this.slotState[base] = Number.NaN;
     this.slotState[base + maskField] = mask;
@@ -172,12 +201,15 @@ export class TopsByKind {
     for (const cls of this.classes) {
       if (cls === undefined) continue;
       let verdict: boolean | null = null;
+      let fit = 0;
       for (let i = 0; i < cls.kinds.length; i++) {
         const kind = cls.kinds[i] as number;
         const known = source.knowsKind(kind);
         const eligible = known && source.isEligible(kind, signatureId);
-        if (known && (verdict === null || eligible === verdict)) {
+        const kindFit = eligible ? source.fitOf(kind, signatureId) : 0;
+        if (known && (verdict === null || (eligible === verdict && kindFit === fit))) {
           verdict = eligible;
+          fit = kindFit;
           continue;
         }
         // Evicted, or it disagrees with the class: it leaves (and finds its class again at its next pick).
@@ -190,6 +222,7 @@ export class TopsByKind {
       }
       if (verdict) {
         cls.signatures.add(signatureId);
+        if (fit !== 0) cls.fits.set(signatureId, fit);
         cls.groupCount = cls.signatures.size;
       }
     }
@@ -200,6 +233,7 @@ export class TopsByKind {
     for (const cls of this.classes) {
       if (cls === undefined) continue;
       cls.signatures.delete(signatureId);
+      cls.fits.delete(signatureId);
       cls.groupCount = cls.signatures.size;
     }
   }
@@ -223,6 +257,35 @@ export class TopsByKind {
     if (cls === null) return noClass;
     cls.lastUsedPick = ++this.picks;
     return cls.best(this.slotState, slotStride, this.shared, shardOk);
+  }
+
+  /**
+   * The best of `slots` (a kind's, without a class) by its current key with
+   * the kind's fit folded in, on shards `shardOk` allows: the fallback when
+   * the topic's signatures have preferences (the shared heap ignores fit).
+   */
+  bestByFit(source: FitSource, kind: number, slots: Int32Array, shardOk: Uint8Array | null): number {
+    const state = this.slotState;
+    let best = -1;
+    let bestPriority = 0;
+    let bestDeliverAtMs = 0;
+    let bestOrder = 0;
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i] as number;
+      const base = slot * slotStride;
+      const slotPriority = state[base] as number;
+      if (Number.isNaN(slotPriority) || (shardOk !== null && shardOk[this.shared.shardOf(slot)] !== 1)) continue;
+      const priority = slotPriority - source.fitOf(kind, this.shared.signatureOf(slot)) / fitScale;
+      const deliverAtMs = state[base + 1] as number;
+      const order = state[base + 2] as number;
+      const better = best === -1 || priority < bestPriority || (priority === bestPriority && (deliverAtMs < bestDeliverAtMs || (deliverAtMs === bestDeliverAtMs && order < bestOrder)));
+      if (!better) continue;
+      best = slot;
+      bestPriority = priority;
+      bestDeliverAtMs = deliverAtMs;
+      bestOrder = order;
+    }
+    return best;
   }
 
   /** The shared TopsHeap for a kind without a class, refilled first if it was retired. */
@@ -251,10 +314,16 @@ export class TopsByKind {
     for (let i = 0; i < pairs.length; i += 2) if (pairs[i] === kind) return pairs[i + 1] as EligibilityClass;
     this.source = source;
     const eligible: number[] = [];
-    for (const signatureId of groups.keys()) if (source.isEligible(kind, signatureId)) eligible.push(signatureId);
-    let found =
-      this.classes.find((cls) => cls !== undefined && cls.signatures.size === eligible.length && eligible.every((id) => cls.signatures.has(id))) ?? null;
-    found ??= this.newClass(new Set(eligible));
+    const fits = new Map<number, number>();
+    const preferences = source.hasPreferences();
+    for (const signatureId of groups.keys()) {
+      if (!source.isEligible(kind, signatureId)) continue;
+      eligible.push(signatureId);
+      const fit = preferences ? source.fitOf(kind, signatureId) : 0;
+      if (fit !== 0) fits.set(signatureId, fit);
+    }
+    let found = this.classes.find((cls) => cls !== undefined && cls.matches(eligible, fits)) ?? null;
+    found ??= this.newClass(new Set(eligible), fits);
     if (found === null) return null;
     if (!found.kinds.includes(kind)) {
       if (found.kinds.length >= kindMappingsMax) this.pruneKinds(found, source);
@@ -265,7 +334,7 @@ export class TopsByKind {
     return found;
   }
 
-  private newClass(signatures: Set<number>): EligibilityClass | null {
+  private newClass(signatures: Set<number>, fits: Map<number, number>): EligibilityClass | null {
     let bit = this.classes.findIndex((cls) => cls === undefined);
     if (bit === -1 && this.classes.length < this.classesMax) bit = this.classes.length;
     if (bit === -1) {
@@ -275,7 +344,7 @@ export class TopsByKind {
       bit = idlest.bit;
       this.dropClass(idlest);
     }
-    const cls = new EligibilityClass(bit, signatures, this.slotCapacity);
+    const cls = new EligibilityClass(bit, signatures, fits, this.slotCapacity);
     this.fillHeap(cls);
     this.classes[bit] = cls;
     cls.lastUsedPick = this.picks;
@@ -293,6 +362,7 @@ export class TopsByKind {
       const base = slot * slotStride;
       const state = this.slotState;
       state[base + maskField] = ((state[base + maskField] as number) | 0) | bitValue;
+      cls.setOffset(slot, cls.fitOffsetOf(this.shared.signatureOf(slot)));
       if (this.hasTop(slot)) cls.append(slot, state[base] as number, state[base + 1] as number, state[base + 2] as number);
     }
     cls.heapify();
@@ -354,7 +424,10 @@ export class TopsByKind {
       const source = this.source;
       for (const kind of cls.kinds) {
         if (source === null || !source.knowsKind(kind)) continue;
-        for (const id of groupSet) assert(source.isEligible(kind, id) === cls.signatures.has(id), `tops by kind: kind ${kind} disagrees with class ${bit}`);
+        for (const id of groupSet) {
+          assert(source.isEligible(kind, id) === cls.signatures.has(id), `tops by kind: kind ${kind} disagrees with class ${bit}`);
+          if (cls.signatures.has(id)) assert(source.fitOf(kind, id) === (cls.fits.get(id) ?? 0), `tops by kind: kind ${kind}'s fit disagrees with class ${bit}`);
+        }
       }
       let expected = 0;
       for (let slot = 0; slot < slotCount; slot++) {

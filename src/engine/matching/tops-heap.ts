@@ -26,6 +26,14 @@ export interface EligibilitySource {
   isEligible(kind: number, signatureId: number): boolean;
 }
 
+/** An EligibilitySource that also knows each kind's fit for a signature's `prefers` (a Matcher). */
+export interface FitSource extends EligibilitySource {
+  /** The kind's fit for the signature's `prefers` (0 without). */
+  fitOf(kind: number, signatureId: number): number;
+  /** Whether any signature has `prefers` (while none does, fit is 0 everywhere and picks skip it). */
+  hasPreferences(): boolean;
+}
+
 /** Doubles per heap record: priority, deliverAtMs, order, slot (record-heap.ts's shared layout and sifts), then signature id, shard. */
 const stride = 6;
 const priorityField = 0;

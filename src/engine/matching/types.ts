@@ -81,3 +81,51 @@ export function pathIn(feature: string, operator: string | null = null, position
 export type ParseResult<T> =
   | { ok: true; value: T }
   | { ok: false; kind: Extract<FailureKind, "invalid_value" | "over_limit">; at: MapPath; message: string };
+
+/** One `prefers` entry: a constraint (the `requires` language) and its weight (1..1000). */
+export interface WeightedConstraint {
+  readonly constraint: FeatureConstraint;
+  readonly weight: number;
+}
+
+/** A validated, non-empty `prefers` map, entries sorted by feature name. */
+export interface Prefers {
+  readonly entries: readonly WeightedConstraint[];
+  /** The sum of the weights: a worker whose fit equals it fits fully. */
+  readonly totalWeight: number;
+  /** Canonical text of the entries, weights included. */
+  readonly key: string;
+}
+
+/**
+ * What a signature adds to `requires` for an item with `prefers`: the
+ * preferences, the wait, and whether this is the held variant (the item's
+ * first prefer_wait_ms as ready, when only full-fit workers may take it).
+ * Each preference has exactly one counterpart of the other variant, made on
+ * first use, so an item switches between the two without parsing anything.
+ */
+export class Preference {
+  private counterpart: Preference | null = null;
+  constructor(
+    readonly prefers: Prefers,
+    readonly preferWaitMs: number,
+    readonly held: boolean,
+  ) {}
+
+  /** Canonical text: equal keys mean equal preferences (and variant). */
+  get key(): string {
+    return `${this.prefers.key}/${this.preferWaitMs}${this.held ? "/held" : ""}`;
+  }
+
+  /** The same preference, held or not. */
+  variant(held: boolean): Preference {
+    if (held === this.held) return this;
+    let other = this.counterpart;
+    if (other === null) {
+      other = new Preference(this.prefers, this.preferWaitMs, held);
+      other.counterpart = this;
+      this.counterpart = other;
+    }
+    return other;
+  }
+}

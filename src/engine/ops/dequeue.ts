@@ -32,6 +32,7 @@ import type { ReadAheadReader } from "../ready/read-ahead.ts";
 import type { LiveItem } from "../state/item.ts";
 import type { Topic } from "../ready/topic.ts";
 import { AskTracker } from "../matching/unmatchable.ts";
+import { FitCounts } from "../matching/fit-counts.ts";
 import { Bounds } from "../groups/bounds.ts";
 import { Waiter, WaiterRegistry } from "./waiters.ts";
 import { DequeueShardFilter, noShardWritable } from "../admission/writable-shards.ts";
@@ -217,6 +218,7 @@ export class Dequeuer {
         const writeNow = this.awaitLeaseCommit || item.delivery === "at_most_once";
         if (writeNow) set ??= this.writer.begin();
         this.prefetch?.delivered(topic.readyHeapOf(item), item.shard);
+        if (this.matcher.hasPreferences()) this.countFit(topic, item, kind);
         deliveries.push(this.states.lease(item, leaseMs, nowMs, writeNow ? set : null));
         if (bounded) this.bounds.delivered(topic, item, nowMs);
         ns.counters.delivered++;
@@ -235,6 +237,19 @@ export class Dequeuer {
     // are delivered again under receipts of the new boot.
     return answered(deliveries, set === null ? null : this.leasesDurable(set, deliveries));
   }
+
+  /** A delivery of an item with `prefers`: counted by fit, for the topic and the engine (matching/fit-counts.ts). */
+  private countFit(topic: Topic<LiveItem>, item: LiveItem, kind: number): void {
+    const preference = this.states.registry.preferenceOf(item.signatureId);
+    if (preference === null) return;
+    const full = this.matcher.fitsFully(kind, item.signatureId);
+    const waited = preference.preferWaitMs > 0;
+    (topic.fitCounts ??= new FitCounts()).count(full, waited);
+    this.fitTotals.count(full, waited);
+  }
+
+  /** Deliveries of items with `prefers` since start, by fit. */
+  readonly fitTotals = new FitCounts();
 
   /**
    * The writer went idle (ready/read-ahead.ts): read the stored value of the item

@@ -38,6 +38,9 @@ export class EnqueueItem implements EnqueueItemInput {
   after: string[] | null = null;
   key: string | null = null;
   group: string | null = null;
+  prefers: Record<string, unknown> | null = null;
+  preferWaitMs = 0;
+  trace: string | null = null;
   // The record's own fields, set by completeRecord (ItemRecord documents them).
   ns = "";
   enqueuedAtMs = 0;
@@ -67,6 +70,9 @@ export class EnqueueItem implements EnqueueItemInput {
     item.after = input.after;
     item.key = input.key;
     item.group = input.group ?? null;
+    item.prefers = input.prefers ?? null;
+    item.preferWaitMs = input.preferWaitMs ?? 0;
+    item.trace = input.trace ?? null;
     return item;
   }
 }

@@ -18,7 +18,7 @@ import { formatId } from "../state/ids.ts";
 import type { LiveItem } from "../state/item.ts";
 import type { UnstoredBytes } from "../state/item-parts.ts";
 import type { ItemStates } from "../state/item-states.ts";
-import { parseRequires, type Requires, signatureRegistryFull } from "../matching/index.ts";
+import { parsePrefers, parseRequires, Preference, type Requires, signatureRegistryFull } from "../matching/index.ts";
 import { wholeMap } from "../matching/types.ts";
 import type { Namespace } from "../state/namespace.ts";
 import type { OpContext } from "./op-context.ts";
@@ -58,6 +58,8 @@ export class Enqueuer {
   // than in an object per batch, and dropped when it ends (forgetBatch).
   /** Each item's parsed requires, when some item has one. */
   private requires: Array<Requires | null> | null = null;
+  /** Each item's preference (parsed `prefers` and its wait), when some item has one. */
+  private preferences: Array<Preference | null> | null = null;
   /** Each item's `after` classification, when some item has one. */
   private after: Array<AfterClassification | null> | null = null;
   /** Commits of live items the batch's keys matched: its reply waits for them too. */
@@ -127,6 +129,13 @@ export class Enqueuer {
         this.requires ??= new Array<Requires | null>(count).fill(null);
         this.requires[i] = r.value;
       }
+      const prefers = input.prefers ?? null;
+      if (prefers !== null) {
+        const p = parsePrefers(prefers, this.states.limits);
+        if (!p.ok) return this.forgetBatch(fail(p.kind, p.message, { at: atItem(i, { of: "prefers", at: p.at }) }));
+        this.preferences ??= new Array<Preference | null>(count).fill(null);
+        if (p.value !== null) this.preferences[i] = new Preference(p.value, input.preferWaitMs ?? 0, false);
+      }
       if (input.after === null) continue;
       lookup ??= this.dependencyLookup(nsName);
       const c = classifyAfter(input.after, lookup, this.states.limits.afterIdsMax);
@@ -184,9 +193,10 @@ export class Enqueuer {
   /** Each new item's requires signature into `signatures` (a reference each); a failure when the registry is full. */
   private internSignatures(sameAs: number[], ids: string[], signatures: number[]): FailureResult | null {
     const requires = this.requires;
+    const preferences = this.preferences;
     for (let i = 0; i < signatures.length; i++) {
       if (sameAs[i] !== -1 || ids[i] !== undefined) continue;
-      const sig = this.states.internSignature(requires === null ? null : (requires[i] as Requires | null));
+      const sig = this.states.internSignature(requires === null ? null : (requires[i] as Requires | null), preferences === null ? null : (preferences[i] as Preference | null));
       if (sig === signatureRegistryFull) {
         return fail("server_full", "too many distinct requires signatures are live", {
           at: atItem(i, { of: "requires", at: wholeMap }),
@@ -283,6 +293,7 @@ export class Enqueuer {
    */
   private forgetBatch<F extends FailureResult | null>(failure: F, signatures: number[] | null = null): F {
     this.requires = null;
+    this.preferences = null;
     this.after = null;
     this.waitOn = null;
     if (signatures !== null) for (const sig of signatures) this.states.releaseSignature(sig);
@@ -303,7 +314,7 @@ export class Enqueuer {
   private activate(created: LiveItem[]): void {
     for (const item of created) {
       if (!this.states.items.holds(item)) continue;
-      this.states.stored(item);
+      this.states.stored(item, this.latestNowMs());
     }
     this.ctx.wake(this.latestNowMs());
   }

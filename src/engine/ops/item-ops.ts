@@ -33,7 +33,7 @@ export function take(ctx: OpContext, nsName: string, id: string, leaseMs: number
   if (!takeable) return { ok: true, value: { value: { delivery: null }, durable: null } };
   const refused = refuseUnhealthyShards(ctx, [item], nowMs);
   if (refused !== null) return refused;
-  if (item.state !== "ready") ctx.states.readyNow(item);
+  if (item.state !== "ready") ctx.states.readyNow(item, nowMs);
   const delivery = ctx.states.lease(item, leaseMs, nowMs, ctx.states.ws());
   return finishOp(ctx, { delivery }, nowMs);
 }

@@ -81,8 +81,14 @@ function readyReasons(sources: ExplainSources, item: LiveItem, nowMs: number): E
   const askers = sources.asks.recentAskers(topic, nowMs, sources.askWindowMs);
   if (askers.length === 0) return [{ reason: "no_dequeue" }];
   const requires = sources.states.registry.requiresOf(item.signatureId);
-  const takers = askers.filter((caps) => mayTake(requires, caps));
+  let takers = askers.filter((caps) => mayTake(requires, caps));
   if (takers.length === 0) return [{ reason: "no_worker", kinds: askers.map((caps) => ({ failed: failedOf(requires as Requires, caps) })) }];
+  // Held for its prefer_wait_ms (state/item-states.ts's hold): only workers that fit its prefers fully may take it yet.
+  const timer = item.timerNode;
+  if (timer !== null && sources.states.registry.preferenceOf(item.signatureId)?.held === true) {
+    takers = takers.filter((caps) => sources.matcher.fitsFully(sources.matcher.workerKind(caps), item.signatureId));
+    if (takers.length === 0) return [{ reason: "held_for_preferred", untilMs: timer.atMs }];
+  }
   let ahead = Number.POSITIVE_INFINITY;
   for (const caps of takers) ahead = Math.min(ahead, countAhead(sources, topic, item, caps));
   return ahead === 0 ? [] : [{ reason: "behind", ahead }];

@@ -91,6 +91,12 @@ export interface EngineGauges {
   namespaces: number;
   /** Ended items whose outcome is still kept for `get`. */
   outcomesRetained: number;
+  /** Acked items whose `ack` result is still kept for `get`, and those results' bytes. */
+  resultsRetained: number;
+  resultsRetainedBytes: number;
+  /** `wait` requests parked now, and answered since start (ops/item-waits.ts). */
+  itemWaitsParked: number;
+  itemWaitsAnsweredTotal: number;
   /** Pending deadlines (delays, leases, TTLs, waiter timeouts, retention). */
   deadlines: number;
   /** Dependency edges (`after`) between live items. */
@@ -111,6 +117,8 @@ export interface EngineGauges {
   prefetchKeysTotal: number;
   /** Deliveries passed over by bounds since start, by reason (engine/groups/bounds.ts). */
   passedOver: Readonly<Record<string, number>>;
+  /** Deliveries of items with `prefers` since start, by fit: full, partial, released (engine/matching/fit-counts.ts). */
+  preferenceDeliveries: Readonly<Record<string, number>>;
   /** Schedules held (engine/schedules/schedules.ts). */
   schedules?: number;
   /** Schedule ticks since start, by outcome (enqueued, duplicate, refused, failed). */

@@ -18,12 +18,13 @@ import { eligibleCacheKindsMax } from "../../limits.ts";
 import type { LiveStateName } from "../api.ts";
 import type { Deadline, DeadlineKind } from "../time/deadlines.ts";
 import { type KindSource, noClass, TopsByKind } from "../matching/tops-by-kind.ts";
-import { type EligibilitySource, walkTooLong } from "../matching/tops-heap.ts";
+import { type EligibilitySource, type FitSource, walkTooLong } from "../matching/tops-heap.ts";
 import { ReadyHeap, type ReadyItem } from "./ready-heap.ts";
 import { Group, Held, type RefillDeadline } from "../groups/group.ts";
 import { GroupRotation, type NilIndex } from "../groups/group-rotation.ts";
 import type { TopicPolicies } from "../groups/policy-table.ts";
 import type { SharedTopicBound } from "../groups/shared-topic-bound.ts";
+import type { FitCounts } from "../matching/fit-counts.ts";
 
 /**
  * What a topic reads of an item: it is its own ready-heap node, with the
@@ -147,6 +148,8 @@ export class Topic<Item extends TopicItem<Item>> implements NilIndex<Item> {
    * gate's first ask and kept by countItem; null everywhere else (no cost).
    */
   leasedByShard: Int32Array | null = null;
+  /** Deliveries of its items with `prefers`, by fit (matching/fit-counts.ts), from the first one on. */
+  fitCounts: FitCounts | null = null;
   /** Cluster mode: the node's entry for this topic's shared max_leased and rate, cached here by the gate. */
   sharedBound: SharedTopicBound | null = null;
 
@@ -267,7 +270,7 @@ export class Topic<Item extends TopicItem<Item>> implements NilIndex<Item> {
   }
 
   /** The best ready item without a group that `kind` may take (NilIndex). */
-  nilPick(eligibility: EligibilitySource, kind: number, shardOk: Uint8Array | null): Item | null {
+  nilPick(eligibility: FitSource, kind: number, shardOk: Uint8Array | null): Item | null {
     return this.pickIndexed(eligibility as KindSource, kind, shardOk);
   }
 
@@ -414,7 +417,9 @@ export class Topic<Item extends TopicItem<Item>> implements NilIndex<Item> {
   private pickIndexed(eligibility: KindSource, kind: number, shardOk: Uint8Array | null): Item | null {
     if (this.takeableNil() === 0) return null;
     let slot = this.tops.best(eligibility, kind, shardOk, this.signatures);
-    if (slot === noClass) slot = this.tops.sharedHeap().best(eligibility, kind, shardOk, walkVisitsMax);
+    // Without a class and with preferences somewhere: the shared heap ignores fit, so a scan of the kind's slots.
+    if (slot === noClass && eligibility.hasPreferences()) slot = this.tops.bestByFit(eligibility, kind, this.slotsOf(eligibility, kind), shardOk);
+    else if (slot === noClass) slot = this.tops.sharedHeap().best(eligibility, kind, shardOk, walkVisitsMax);
     if (slot === walkTooLong) slot = this.tops.sharedHeap().bestAmong(this.slotsOf(eligibility, kind), shardOk);
     if (slot < 0) return null;
     return this.slotTops[slot] as Item;

@@ -17,12 +17,12 @@ import { assert } from "../../lib/assert.ts";
 import type { ScheduleRecord } from "../../storage/record.ts";
 import { scheduleKey } from "../../storage/store.ts";
 import type { EnqueueItemInput, Reply, Result, ScheduleInput, ScheduleTickCounts, ScheduleView } from "../api.ts";
-import { atScheduleName, type FailureLocation } from "../failures/failure-location.ts";
+import { atScheduleName } from "../failures/failure-location.ts";
 import { fail, type FailureResult } from "../failures/failures.ts";
 import type { EnqueueItem } from "../ops/enqueue-item.ts";
 import type { TickPlacement } from "../ops/enqueue.ts";
 import { finishOp, type OpContext } from "../ops/op-context.ts";
-import { parseRequires } from "../matching/index.ts";
+import { parsePrefers, parseRequires } from "../matching/index.ts";
 import type { ItemStates } from "../state/item-states.ts";
 import { Deadline, DeadlineKind } from "../time/deadlines.ts";
 import type { EngineDeadlines } from "../time/engine-deadlines.ts";
@@ -188,13 +188,18 @@ export class Schedules {
     this.arm(schedule, nextTickAfter(schedule.rule, Math.max(tickAtMs, nowMs)));
   }
 
-  /** requires is checked as enqueue checks it, so a bad one fails at `schedule`, not at every tick. */
+  /** requires and prefers are checked as enqueue checks them, so a bad one fails at `schedule`, not at every tick. */
   private checkItem(item: EnqueueItemInput): FailureResult | null {
-    if (item.requires === null) return null;
-    const parsed = parseRequires(item.requires, this.states.limits);
-    if (parsed.ok) return null;
-    const at: FailureLocation = { kind: "scheduleItem", part: { of: "requires", at: parsed.at } };
-    return fail(parsed.kind, parsed.message, { at });
+    if (item.requires !== null) {
+      const parsed = parseRequires(item.requires, this.states.limits);
+      if (!parsed.ok) return fail(parsed.kind, parsed.message, { at: { kind: "scheduleItem", part: { of: "requires", at: parsed.at } } });
+    }
+    const prefers = item.prefers ?? null;
+    if (prefers !== null) {
+      const parsed = parsePrefers(prefers, this.states.limits);
+      if (!parsed.ok) return fail(parsed.kind, parsed.message, { at: { kind: "scheduleItem", part: { of: "prefers", at: parsed.at } } });
+    }
+    return null;
   }
 
   private add(record: ScheduleRecord, rule: TickRule): Schedule {

@@ -4,6 +4,7 @@
 
 import { topicKeyOf } from "../groups/group-key.ts";
 import { assert } from "../../lib/assert.ts";
+import { DeadlineKind } from "../time/deadlines.ts";
 import { liveStateNames, type LiveStateName } from "../api.ts";
 import type { EngineDeadlines } from "../time/engine-deadlines.ts";
 import type { ItemStates } from "./item-states.ts";
@@ -33,7 +34,14 @@ export function checkEngineInvariants(states: ItemStates, deadlines: EngineDeadl
     switch (item.state) {
       case "ready":
         assert((item.inReadyHeap) === item.committed, `engine: ready item ${id} misfiled`);
-        assert(item.timerNode === null && !states.graph.isWaiting(id), `engine: ready item ${id} has a timer or waits`);
+        assert(!states.graph.isWaiting(id), `engine: ready item ${id} waits`);
+        // A ready item's only deadline is the release of its hold (prefer_wait_ms), on its held signature.
+        if (item.timerNode !== null) {
+          assert(item.timerNode.kind === DeadlineKind.PreferRelease && item.inReadyHeap, `engine: ready item ${id} has a timer`);
+          assert(states.registry.preferenceOf(item.signatureId)?.held === true, `engine: ready item ${id} has a release deadline but is not held`);
+        } else if (item.inReadyHeap) {
+          assert(states.registry.preferenceOf(item.signatureId)?.held !== true, `engine: ready item ${id} is held with no release deadline`);
+        }
         break;
       case "delayed":
         assert(item.timerNode !== null && !item.inReadyHeap, `engine: delayed item ${id} misfiled`);

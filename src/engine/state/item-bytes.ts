@@ -17,6 +17,7 @@ export class DeliveryBytes implements StoredItemBytes {
   payload: Uint8Array = noBytes;
   metadata: Uint8Array = noBytes;
   enqueuedAtMs = 0;
+  trace: string | null = null;
   stored: Uint8Array = noBytes;
 }
 
@@ -110,7 +111,15 @@ export class ItemBytes {
     // Messages are built only on failure (these run once per delivery or deadline).
     if (stored === null) assert(false, `engine: item ${item.id} is live but not stored`);
     const metadata = item.extras?.metadata ?? stored.metadata;
-    return { payload: stored.payload, metadata, enqueuedAtMs: stored.enqueuedAtMs, requires: stored.requires };
+    return {
+      payload: stored.payload,
+      metadata,
+      enqueuedAtMs: stored.enqueuedAtMs,
+      requires: stored.requires,
+      prefers: stored.prefers ?? null,
+      preferWaitMs: stored.preferWaitMs ?? 0,
+      trace: stored.trace ?? null,
+    };
   }
 
   /** The item as a record for a write (a fresh object: later changes cannot leak into it). */

@@ -21,7 +21,7 @@ import type { DeliveryMode, ItemRecord } from "../../storage/record.ts";
 import { type Deadline, DeadlineKind } from "../time/deadlines.ts";
 
 /** The kinds of deadline an item has: its delay or its lease (one node, reused), and its TTL. */
-export type ItemDeadlineKind = typeof DeadlineKind.Due | typeof DeadlineKind.Lease | typeof DeadlineKind.Ttl;
+export type ItemDeadlineKind = typeof DeadlineKind.Due | typeof DeadlineKind.Lease | typeof DeadlineKind.Ttl | typeof DeadlineKind.PreferRelease;
 
 /**
  * A deadline that fires on an item. The item type is a parameter because
@@ -106,6 +106,10 @@ export interface StoredOnly {
   metadata: Uint8Array;
   enqueuedAtMs: number;
   requires: Record<string, unknown> | null;
+  /** `prefers` and `prefer_wait_ms` as enqueued (the signature holds their parsed form), and `trace`; absent: none. */
+  prefers?: Record<string, unknown> | null;
+  preferWaitMs?: number;
+  trace?: string | null;
 }
 
 /**

@@ -28,7 +28,7 @@ import { DeferredLeaseWrites } from "../time/deferred-lease-writes.ts";
 import { LiveItem } from "./item.ts";
 import { ItemBytes, type ReadonlyItemBytes } from "./item-bytes.ts";
 import { ItemTable, type ReadonlyItemTable } from "./item-table.ts";
-import { parseRequires, type ReadonlySignatureRegistry, type Requires, SignatureRegistry, signatureRegistryFull } from "../matching/index.ts";
+import { parsePrefers, parseRequires, Preference, type ReadonlySignatureRegistry, type Requires, SignatureRegistry, signatureRegistryFull } from "../matching/index.ts";
 import { RetainedOutcome } from "../outcomes/outcome-table.ts";
 import { SettleHooks } from "./settle-hooks.ts";
 import { Namespace, NamespaceMap, type ReadonlyNamespaceMap } from "./namespace.ts";
@@ -113,6 +113,14 @@ export class ItemStates {
     return this.itemBytes;
   }
 
+  /** Called as each item ends (ops/item-waits.ts wakes the `wait`s on it); null when nothing listens. */
+  private endListener: ((key: ItemKey) => void) | null = null;
+
+  /** Listen to every item's end (null: stop); one listener. */
+  listenToEnds(listener: ((key: ItemKey) => void) | null): void {
+    this.endListener = listener;
+  }
+
   /** Whether an op's WriteSet is open (ops assert none is between them). */
   get setOpen(): boolean {
     return this.set !== null;
@@ -149,6 +157,8 @@ export class ItemStates {
    */
   lease(item: LiveItem, leaseMs: number | null, nowMs: number, set: WriteSet | null): Delivery {
     item.topic.removeReady(item);
+    // A held item (prefer_wait_ms) has its release deadline on the node the lease needs.
+    if (item.progress !== null && item.progress.inHeap) this.deadlines.cancel(item.progress);
     this.leave(item);
     item.attempt++;
     item.deliveries++;
@@ -157,7 +167,7 @@ export class ItemStates {
     item.leaseExpiresAtMs = leaseExpiresAtMs;
     this.enter(item, "leased");
     this.deadlines.scheduleNode(item.idleTimer(), leaseExpiresAtMs, DeadlineKind.Lease);
-    let bytes: { payload: Uint8Array; metadata: Uint8Array; enqueuedAtMs: number };
+    let bytes: { payload: Uint8Array; metadata: Uint8Array; enqueuedAtMs: number; trace?: string | null };
     if (set === null) {
       assert(item.delivery === "at_least_once", "engine: an at_most_once lease needs the dequeue's write set");
       const read = this.itemBytes.deliveryBytes(item);
@@ -174,7 +184,7 @@ export class ItemStates {
         bytes = record;
       }
     }
-    return toDelivery(item, bytes.payload, bytes.metadata, bytes.enqueuedAtMs, this.receipts);
+    return toDelivery(item, bytes.payload, bytes.metadata, bytes.enqueuedAtMs, bytes.trace ?? null, this.receipts);
   }
 
   /** Give the item a new priority (it must be out of the ready index): every later write carries the whole record. */
@@ -225,12 +235,12 @@ export class ItemStates {
    * dropped (beanstalkd's reserve-job of such a job); the lease that follows
    * writes it.
    */
-  readyNow(item: LiveItem): void {
+  readyNow(item: LiveItem, nowMs: number): void {
     this.unplace(item);
     this.leave(item);
     if (item.extras !== null) item.extras.deadReason = null;
     this.enter(item, "ready");
-    this.makeTakeable(item);
+    this.makeTakeable(item, nowMs);
   }
 
   /** A leased item's lease now ends at expiresAtMs (extend): its deadline moves and it is written. */
@@ -265,9 +275,9 @@ export class ItemStates {
     return item;
   }
 
-  /** A requires signature for a new item (a reference taken), or signatureRegistryFull. */
-  internSignature(requires: Requires | null): number {
-    return this.signatures.intern(requires);
+  /** A signature for a new item (a reference taken), or signatureRegistryFull. */
+  internSignature(requires: Requires | null, preference: Preference | null = null): number {
+    return this.signatures.intern(requires, preference);
   }
 
   /** Give back a signature reference taken by internSignature for an item never admitted. */
@@ -276,9 +286,9 @@ export class ItemStates {
   }
 
   /** The item's enqueue is durable: memory drops its bytes, and a ready item becomes takeable. */
-  stored(item: LiveItem): void {
+  stored(item: LiveItem, nowMs: number): void {
     item.markStored();
-    if (item.state === "ready" && !item.inReadyHeap) this.makeTakeable(item);
+    if (item.state === "ready" && !item.inReadyHeap) this.makeTakeable(item, nowMs);
   }
 
   /** An item whose enqueue never committed leaves memory as if never enqueued (nothing of it is stored). */
@@ -296,9 +306,13 @@ export class ItemStates {
         if (item.state !== "delayed") assert(false, `engine: due deadline for a ${item.state} item`);
         this.leave(item);
         this.enter(item, "ready");
-        this.makeTakeable(item);
+        // Ready since its deliverAtMs, however late this tick runs: a hold (prefer_wait_ms) counts from then.
+        this.makeTakeable(item, Math.min(item.deliverAtMs, nowMs));
         return;
       }
+      case DeadlineKind.PreferRelease:
+        this.releaseHold(deadline.target);
+        return;
       case DeadlineKind.Lease: {
         const item = deadline.target;
         if (item.state !== "leased") assert(false, `engine: lease deadline for a ${item.state} item`);
@@ -353,22 +367,62 @@ export class ItemStates {
       this.deadlines.scheduleNode(item.idleTimer(), item.deliverAtMs, DeadlineKind.Due);
     } else {
       this.enter(item, "ready");
-      this.makeTakeable(item);
+      this.makeTakeable(item, nowMs);
     }
   }
 
-  private makeTakeable(item: LiveItem): void {
+  private makeTakeable(item: LiveItem, nowMs: number): void {
     if (!item.committed) return;
+    if (this.signatures.preferringCount > 0) this.hold(item, nowMs);
     item.topic.insertReady(item);
     this.dirty.add(item.topic);
+  }
+
+  /**
+   * An item with `prefers` and a wait becomes ready: for its first
+   * prefer_wait_ms only full-fit workers may take it, so it moves to its
+   * preference's held variant (a signature of its own, which the Matcher
+   * judges by full fit) until its release deadline (docs/decisions/030-preferences.md).
+   */
+  private hold(item: LiveItem, nowMs: number): void {
+    const preference = this.signatures.preferenceOf(item.signatureId);
+    if (preference === null || preference.preferWaitMs === 0) return;
+    if (!preference.held) this.switchVariant(item, true);
+    this.deadlines.scheduleNode(item.idleTimer(), nowMs + preference.preferWaitMs, DeadlineKind.PreferRelease);
+  }
+
+  /** The wait is over: the item moves to its plain signature, which every worker its requires allow may take. */
+  private releaseHold(item: LiveItem): void {
+    if (item.state !== "ready") assert(false, `engine: prefer release for a ${item.state} item`);
+    const inHeap = item.inReadyHeap;
+    if (inHeap) item.topic.removeReady(item);
+    this.switchVariant(item, false);
+    if (inHeap) {
+      item.topic.insertReady(item);
+      this.dirty.add(item.topic);
+    }
+  }
+
+  /** The item (in no ready heap) takes a reference to its preference's other variant and gives back its own. */
+  private switchVariant(item: LiveItem, held: boolean): void {
+    const from = item.signatureId;
+    const to = this.signatures.internVariant(from, held);
+    item.topic.joinGroup(to);
+    item.signatureId = to;
+    item.topic.leaveGroup(from);
+    this.signatures.release(from);
   }
 
   /** Take the item out of the index of its current state (its count stays until leave()). */
   private unplace(item: LiveItem): void {
     switch (item.state) {
-      case "ready":
+      case "ready": {
         if (item.inReadyHeap) item.topic.removeReady(item);
+        // A held item's release deadline (prefer_wait_ms).
+        const timer = item.timerNode;
+        if (timer !== null) this.deadlines.cancel(timer);
         return;
+      }
       case "delayed":
       case "leased": {
         const timer = item.timerNode;
@@ -408,14 +462,19 @@ export class ItemStates {
     this.namespaceMap.get(item.ns)!.dropIfEmpty(item.topic);
   }
 
-  /** The item ends: removed from memory and disk, its outcome kept for outcomeRetentionMs; dependents learn of it. */
-  endItem(item: LiveItem, outcome: Outcome, nowMs: number): void {
+  /**
+   * The item ends: removed from memory and disk, its outcome (and an acked
+   * item's `result`) kept for outcomeRetentionMs; dependents and parked
+   * `wait`s learn of it.
+   */
+  endItem(item: LiveItem, outcome: Outcome, nowMs: number, result: Uint8Array | null = null): void {
     this.unplace(item);
     this.leave(item);
     this.forget(item);
     const ns = item.ns;
-    this.endedItems.record(ns, item.shard, item.key, outcome, nowMs, this.ws());
+    this.endedItems.record(ns, item.shard, item.key, outcome, nowMs, this.ws(), result);
     this.namespaceMap.get(ns)!.counters[outcome]++;
+    if (this.endListener !== null) this.endListener(item.key);
     // Most stores have no `after` edges: skip the graph's lookups by id then.
     if (this.dependencies.edgeCount === 0) return;
     const id = item.id;
@@ -515,8 +574,8 @@ export class ItemStates {
   // ---- recovery's loader (recovery/recovery.ts): fills the indexes from the store, in steps ----
 
   /** A retained outcome (cancelled, expired, dead, or acked before the acked log) read from the store. */
-  loadOutcome(shard: number, key: ItemKey, ns: string, outcome: Outcome, endedAtMs: number): void {
-    this.endedItems.restore(new RetainedOutcome(shard, key, ns, outcome, endedAtMs));
+  loadOutcome(shard: number, key: ItemKey, ns: string, outcome: Outcome, endedAtMs: number, result: Uint8Array | null = null): void {
+    this.endedItems.restore(new RetainedOutcome(shard, key, ns, outcome, endedAtMs, result));
   }
 
   /** An acked item of the acked log, still within the retention. */
@@ -542,7 +601,14 @@ export class ItemStates {
       assert(r.ok, `stored item ${shard}:${key} has invalid requires`);
       requires = r.value;
     }
-    const sig = this.signatures.intern(requires);
+    let preference: Preference | null = null;
+    const prefers = record.prefers ?? null;
+    if (prefers !== null) {
+      const p = parsePrefers(prefers, this.limits);
+      assert(p.ok, `stored item ${shard}:${key} has invalid prefers`);
+      if (p.value !== null) preference = new Preference(p.value, record.preferWaitMs ?? 0, false);
+    }
+    const sig = this.signatures.intern(requires, preference);
     assert(sig !== signatureRegistryFull, "recovery: more stored signatures than signaturesMax");
     const topic = this.namespace(record.ns, nowMs).topic(record.topic);
     topic.joinGroup(sig);

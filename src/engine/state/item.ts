@@ -122,6 +122,11 @@ export class LiveItem extends IntrusiveHeapNode<LiveItem> implements TopicItem<L
     return Math.floor(this.stateAndSignature / stateCodeSpan);
   }
 
+  /** A preference's other variant (held or released; ItemStates switches it while the item is in no ready heap). */
+  set signatureId(id: number) {
+    this.stateAndSignature = id * stateCodeSpan + (this.stateAndSignature % stateCodeSpan);
+  }
+
   // ---- progress: deadline and delivery counts (no object until one is set) ----
 
   /**
@@ -322,5 +327,8 @@ export function toRecord(item: LiveItem, stored: StoredOnly): ItemRecord {
     after: item.after,
     key: item.idempotencyKey,
     group: item.group?.name ?? null,
+    prefers: stored.prefers ?? null,
+    preferWaitMs: stored.preferWaitMs ?? 0,
+    trace: stored.trace ?? null,
   };
 }

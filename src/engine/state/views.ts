@@ -22,6 +22,9 @@ export function toItemState(item: LiveItem, stored: StoredOnly): ItemState {
   };
   if (item.state === "leased") state.leaseExpiresAtMs = item.leaseExpiresAtMs as number;
   if (stored.requires !== null) state.requires = stored.requires;
+  if (stored.prefers !== undefined && stored.prefers !== null) state.prefers = stored.prefers;
+  if (stored.preferWaitMs !== undefined && stored.preferWaitMs !== 0) state.preferWaitMs = stored.preferWaitMs;
+  if (stored.trace !== undefined && stored.trace !== null) state.trace = stored.trace;
   const extras = item.extras;
   if (extras !== null) {
     if (extras.after !== null) state.after = extras.after;
@@ -35,7 +38,7 @@ export function toItemState(item: LiveItem, stored: StoredOnly): ItemState {
 }
 
 /** A leased item as its delivery: the receipt names this delivery and the boot that granted it (the engine's, whose tails `receipts` keeps). */
-export function toDelivery(item: LiveItem, payload: Uint8Array, metadata: Uint8Array, enqueuedAtMs: number, receipts: ReceiptFormat): Delivery {
+export function toDelivery(item: LiveItem, payload: Uint8Array, metadata: Uint8Array, enqueuedAtMs: number, trace: string | null, receipts: ReceiptFormat): Delivery {
   const id = item.id;
   const delivery: Delivery = {
     id,
@@ -50,5 +53,6 @@ export function toDelivery(item: LiveItem, payload: Uint8Array, metadata: Uint8A
   };
   const group = item.group;
   if (group !== null) delivery.group = group.name as string;
+  if (trace !== null) delivery.trace = trace;
   return delivery;
 }

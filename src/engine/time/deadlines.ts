@@ -35,8 +35,12 @@ export const DeadlineKind = {
   GroupPauseEnd: 8,
   /** A rate bucket holds a token again (target: the topic or group it bounds, groups/bounds.ts). */
   BoundRefill: 9,
+  /** A ready item's prefer_wait_ms ends: any worker its requires allow may take it (target: the item). */
+  PreferRelease: 10,
+  /** A parked `wait`'s wait_ms runs out (target: the wait, ops/item-waits.ts). */
+  ItemWaitTimeout: 11,
   /** A schedule's next tick is due (target: the schedule, schedules/schedule.ts). */
-  ScheduleTick: 10,
+  ScheduleTick: 12,
 } as const;
 export type DeadlineKind = (typeof DeadlineKind)[keyof typeof DeadlineKind];
 

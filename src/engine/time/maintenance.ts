@@ -11,6 +11,7 @@ import type { EngineDeadlines } from "./engine-deadlines.ts";
 import type { ItemStates } from "../state/item-states.ts";
 import type { TopicPause } from "../ready/topic.ts";
 import type { Waiter } from "../ops/waiters.ts";
+import type { ItemWait } from "../ops/item-wait.ts";
 import type { GroupPause, RefillTarget } from "../groups/group.ts";
 import type { Schedule } from "../schedules/schedule.ts";
 
@@ -24,6 +25,7 @@ export function runDueDeadlines(
   endGroupPause: (pause: GroupPause<LiveItem>) => void,
   refill: (target: RefillTarget, nowMs: number) => void,
   nowMs: number,
+  timeOutWait: (wait: ItemWait) => void = () => {},
   /** A schedule's tick is due: the engine fires it once this loop's set is closed (firing is an enqueue, an op of its own). */
   tickDue: (schedule: Schedule) => void = () => {},
 ): void {
@@ -35,6 +37,7 @@ export function runDueDeadlines(
     else if (deadline.kind === DeadlineKind.PauseEnd) endPause(deadline.target);
     else if (deadline.kind === DeadlineKind.GroupPauseEnd) endGroupPause(deadline.target);
     else if (deadline.kind === DeadlineKind.BoundRefill) refill(deadline.target, nowMs);
+    else if (deadline.kind === DeadlineKind.ItemWaitTimeout) timeOutWait(deadline.target);
     else if (deadline.kind === DeadlineKind.ScheduleTick) tickDue(deadline.target);
     else states.handleDeadline(deadline, nowMs);
   }

@@ -43,6 +43,9 @@ export function decodeItem(source: Source, limits: Limits, nowMs: number, reader
   const after = source.after === undefined || source.after === null ? null : reader.stringArray(source, "after", 0, limits.afterIdsMax, limits.idBytesMax);
   const key = reader.string(source, "key", 1, limits.keyBytesMax);
   const group = reader.string(source, "group", 1, limits.groupBytesMax);
+  const prefers = reader.anyMap(source, "prefers");
+  const preferWaitMs = reader.intBetween(source, "prefer_wait_ms", 0, limits.leaseMsMax);
+  const trace = reader.string(source, "trace", 0, limits.traceBytesMax);
   if (reader.failure !== null || topic === null) return null;
   if (delayMs !== null && deliverAtMs !== null) {
     reader.fail("BAD_REQUEST", "deliver_at_ms", "give at most one of delay_ms and deliver_at_ms");
@@ -64,6 +67,9 @@ export function decodeItem(source: Source, limits: Limits, nowMs: number, reader
   item.after = after;
   item.key = key;
   item.group = group;
+  item.prefers = prefers;
+  if (preferWaitMs !== null) item.preferWaitMs = preferWaitMs;
+  item.trace = trace;
   return item;
 }
 

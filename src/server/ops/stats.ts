@@ -68,6 +68,10 @@ function engineToWire(e: EngineGauges): Source {
     topics: e.topics,
     namespaces: e.namespaces,
     outcomes_retained: e.outcomesRetained,
+    results_retained: e.resultsRetained,
+    results_retained_bytes: e.resultsRetainedBytes,
+    item_waits_parked: e.itemWaitsParked,
+    item_waits_answered_total: e.itemWaitsAnsweredTotal,
     deadlines: e.deadlines,
     dependency_edges: e.dependencyEdges,
     signatures: e.signatures,
@@ -77,6 +81,7 @@ function engineToWire(e: EngineGauges): Source {
     paused_topics: e.pausedTopics,
     parked_waiters_total: e.parkedWaitersTotal,
     passed_over: { ...e.passedOver },
+    preference_deliveries: { ...e.preferenceDeliveries },
   };
 }
 

@@ -22,13 +22,16 @@ export function itemStateToWire(s: ItemState): WireItemState {
   if (s.after !== undefined) wire.after = s.after;
   if (s.key !== undefined) wire.key = s.key;
   if (s.group !== undefined) wire.group = s.group;
+  if (s.prefers !== undefined) wire.prefers = s.prefers;
+  if (s.preferWaitMs !== undefined) wire.prefer_wait_ms = s.preferWaitMs;
+  if (s.trace !== undefined) wire.trace = s.trace;
   if (s.deadReason !== undefined) wire.dead_reason = s.deadReason;
   return wire;
 }
 
 export function anyStateToWire(s: ItemState | EndedItemState | null): WireItemState | WireEndedItemState | null {
   if (s === null) return null;
-  if (s.state === "ended") return { id: s.id, state: "ended", outcome: s.outcome };
+  if (s.state === "ended") return s.result === undefined ? { id: s.id, state: "ended", outcome: s.outcome } : { id: s.id, state: "ended", outcome: s.outcome, result: s.result };
   return itemStateToWire(s);
 }
 

@@ -113,3 +113,16 @@ test("B12: a bucket holding exactly one token lets a delivery through (float pre
   await h.settle(h.engine.policy("n", policy(null, { rate: { count: 3, perMs: 700 } }), h.now));
   expect(await groupsOf(h, 1)).toHaveLength(1);
 });
+
+describe("B12: a signature freed while its signature heap keeps a stale entry", () => {
+  test("a restricted pick after the last item of a group's requires signature ended does not ask about the freed id", async () => {
+    const h = new Harness({ shards: 1 });
+    await h.enqueue("n", [{ ...item("t", { requires: { gpu: "a" } }), group: "g" }, { ...item("t", { requires: { cpu: "x" } }), group: "h" }]);
+    // A restricted worker files every signature's entries (signature-heaps.ts), then drains gpu:a's only item.
+    const [first] = await h.dequeue("n", [["t", 1]], { capabilities: { gpu: "a" } });
+    await h.settleAck(h.engine.ack("n", [(first as { receipt: string }).receipt], h.now));
+    // gpu:a's signature id is free now; its group entry is stale. Another restricted pick walks the signatures.
+    expect((await h.dequeue("n", [["t", 1]], { capabilities: { cpu: "x" } })).length).toBe(1);
+    h.check();
+  });
+});

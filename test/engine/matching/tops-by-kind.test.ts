@@ -33,6 +33,12 @@ class Table implements KindSource {
   knowsKind(kind: number): boolean {
     return this.known.has(kind);
   }
+  fitOf(): number {
+    return 0;
+  }
+  hasPreferences(): boolean {
+    return false;
+  }
   add(kind: number, signatures: Iterable<number>): void {
     this.eligible.set(kind, new Set(signatures));
     this.known.add(kind);

@@ -1,7 +1,0 @@
-export { OrqClient, type CallOptions } from "./client.ts";
-export { realClientClock, type ClientClock, type ClientTimer } from "./client-clock.ts";
-export { OrqClusterClient } from "./cluster-client.ts";
-export { OrqError, type ClientErrorCode, type OrqErrorDetails } from "./orq-error.ts";
-export type { ClientEvent, ClientOptions, Delivery, DeliveryMode, DequeueRequest, EndedItemState, EnqueueItem, ExplainReason, ExplainReasonName, GroupCounts, GroupPage, ItemExplanation, ItemPage, ItemState, Policy, PolicyInput, PolicyPage, PolicyRate, PolicyResult, ServerHello, TopicCounts, } from "./types.ts";
-export { nackDelayMs, workDefaults, workConcurrencyMax, type HandlerContext, type WorkerEvent, type WorkerHandle, type WorkHandler, type WorkOptions, } from "./worker.ts";
-export { errorCodes, type ErrorCode } from "../protocol/error-codes.ts";
