@@ -46,8 +46,6 @@ export interface Session {
    * (docs/CLUSTER.md) and is the plain client otherwise.
    */
   cluster(): Promise<OrqClusterClient>;
-  /** A plain client to another node (`HOST:PORT`, as a cluster map or MOVED names it), with --server's options; one per address, closed at the end. */
-  clientAt(addr: string): Promise<OrqClient>;
 }
 
 export interface ServerAddress {
@@ -157,7 +155,6 @@ export function onRun(command: Command, run: Run): Command {
     let client: OrqClient | null = null;
     let cluster: OrqClusterClient | null = null;
     let address: ServerAddress | null = null;
-    const others = new Map<string, OrqClient>();
     const connectOptions = (at: ServerAddress) => ({
       host: at.host,
       port: at.port,
@@ -176,13 +173,6 @@ export function onRun(command: Command, run: Run): Command {
         address ??= parseServerAddress(options.server as string);
         client = await OrqClient.connect({ ...connectOptions(address), helloRequired: clientOptions.helloRequired ?? true });
         return client;
-      },
-      async clientAt(addr) {
-        const known = others.get(addr);
-        if (known !== undefined) return known;
-        const opened = await OrqClient.connect(connectOptions(parseServerAddress(addr)));
-        others.set(addr, opened);
-        return opened;
       },
       async cluster() {
         if (cluster !== null) return cluster;
@@ -211,7 +201,6 @@ export function onRun(command: Command, run: Run): Command {
       if (open !== null) await open.close();
       const openCluster = cluster as OrqClusterClient | null;
       if (openCluster !== null) await openCluster.close();
-      for (const other of others.values()) await other.close();
     }
   });
 }

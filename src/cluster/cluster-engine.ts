@@ -36,7 +36,8 @@ import type {
 import type { ShardPlacement } from "../engine/ops/enqueue.ts";
 import type { RemoteEnd } from "../engine/ops/remote-dependencies.ts";
 import type { EngineStats } from "../engine/reads/stats-shape.ts";
-import type { PolicyRecord } from "../storage/record.ts";
+import type { PolicyRecord, ScheduleRecord } from "../storage/record.ts";
+import { viewOfRecord } from "../engine/schedules/schedules.ts";
 import { shardOfIdOrReceipt } from "../lib/id-grammar.ts";
 import { clusterLimits } from "../limits.ts";
 
@@ -69,6 +70,8 @@ export class ClusterEngine implements EngineApi {
     private readonly shardCount: number,
     /** Resolves when every commit begun so far has landed (the writer's drain). */
     private readonly drain: () => Promise<void>,
+    /** A page of a namespace's schedules on every shard, as the database holds them (storage/postgres/schedule-rows.ts). */
+    private readonly storedSchedules: (ns: string, after: string | null, limit: number) => Promise<ScheduleRecord[]> = async () => [],
   ) {
     this.inner = build();
   }
@@ -253,9 +256,22 @@ export class ClusterEngine implements EngineApi {
     return failure !== null ? { ok: false, failure } : this.inner.unschedule(ns, name, nowMs);
   }
 
-  /** The schedules of this node's shards (the clients ask every node and merge by name). */
+  /** The schedules of this node's shards. */
   scheduleList(ns: string, query: { limit: number; after: string | null }): { schedules: ScheduleView[]; next: string | null } {
     return this.inner.scheduleList(ns, query);
+  }
+
+  /**
+   * Every node's schedules, read from the database as committed, so any
+   * node answers `schedules` for the whole cluster; those of this node's
+   * shards show the engine's own view (its armed next tick, a last tick not
+   * committed yet), the others their next tick as their owner arms it.
+   */
+  async scheduleListAll(ns: string, query: { limit: number; after: string | null }, nowMs: number): Promise<{ schedules: ScheduleView[]; next: string | null }> {
+    const records = await this.storedSchedules(ns, query.after, query.limit + 1);
+    const page = records.slice(0, query.limit);
+    const schedules = page.map((record) => this.inner.scheduleView(ns, record.name) ?? viewOfRecord(record, nowMs));
+    return { schedules, next: records.length > page.length ? (page[page.length - 1]?.name ?? null) : null };
   }
 
   /** The topic's policies as this node holds them (every node holds the same, within a poll). */

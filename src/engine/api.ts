@@ -368,6 +368,8 @@ export interface EngineApi {
   unschedule(ns: string, name: string, nowMs: number): Result<Reply<{ removed: boolean }>>;
   /** A namespace's schedules by name (in cluster mode: those of this node's shards); `after` is the last page's `next`. */
   scheduleList(ns: string, query: { limit: number; after: string | null }): { schedules: ScheduleView[]; next: string | null };
+  /** Cluster mode: the page of every node's schedules, read from the shared store (absent on a single node, where scheduleList is all). */
+  scheduleListAll?(ns: string, query: { limit: number; after: string | null }, nowMs: number): Promise<{ schedules: ScheduleView[]; next: string | null }>;
   /** Counters and gauges, for `namespaces` only (null = all); reads/stats-shape.ts types them, docs/SEMANTICS.md documents them. */
   stats(namespaces: string[] | null, nowMs: number): EngineStats;
   /** Handle due deadlines (delays, leases, TTLs, waiter timeouts, outcome retention); bounded work per call. */

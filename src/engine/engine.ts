@@ -341,6 +341,11 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     return this.schedules.list(nsName, query);
   }
 
+  /** The live view of one schedule this engine holds, or null (cluster mode's list of every node's). */
+  scheduleView(nsName: string, name: string): ScheduleView | null {
+    return this.schedules.view(nsName, name);
+  }
+
   /** Told of each tick the namespace quota (or anything else) refused: the server logs it. */
   set onScheduleTickRefused(listener: TickRefusalListener | null) {
     this.schedules.onRefused = listener;

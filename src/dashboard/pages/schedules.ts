@@ -3,7 +3,7 @@
 // tick's item (linked to its item page); a remove form per schedule and a
 // form that sets one (POST /schedule/set and /schedule/remove, actions.ts,
 // with the session's CSRF token). A read-only session gets no forms. In
-// cluster mode the node answering lists the schedules of its own shards.
+// cluster mode the node answering lists every node's (read from the database).
 
 import { count, instant } from "../format.ts";
 import { html, query, type Html } from "../html.ts";

@@ -120,12 +120,14 @@ export class Schedules {
         this.onRefused?.(record.ns, record.name, nowMs, `schedule not loaded: ${rule.field}: ${rule.message}`);
         continue;
       }
-      const schedule = this.add(record, rule);
-      const latest = latestTickAtOrBefore(rule, nowMs);
-      const missed = latest !== null && latest > (record.lastAtMs ?? record.anchorMs);
-      if (missed && record.catchUp === "one") this.arm(schedule, latest);
-      else this.arm(schedule, nextTickAfter(rule, Math.max(nowMs, record.lastAtMs ?? nowMs)));
+      this.arm(this.add(record, rule), firstTickAtStart(record, rule, nowMs));
     }
+  }
+
+  /** The live view of a schedule this engine holds, or null. */
+  view(nsName: string, name: string): ScheduleView | null {
+    const schedule = this.byNamespace.get(nsName)?.get(name);
+    return schedule === undefined ? null : viewOf(schedule);
   }
 
   /** The deadline loop found this schedule's tick due: fired by fireDue once the loop's set is closed. */
@@ -232,8 +234,29 @@ export class Schedules {
   }
 }
 
+/** The tick a schedule starts with: the latest one missed while down for catch_up "one", else the next. */
+function firstTickAtStart(record: ScheduleRecord, rule: TickRule, nowMs: number): number | null {
+  const latest = latestTickAtOrBefore(rule, nowMs);
+  const missed = latest !== null && latest > (record.lastAtMs ?? record.anchorMs);
+  if (missed && record.catchUp === "one") return latest;
+  return nextTickAfter(rule, Math.max(nowMs, record.lastAtMs ?? nowMs));
+}
+
+/**
+ * A stored schedule as `schedules` shows it, for a node that does not fire it
+ * (cluster mode: another node's shard): its next tick as its owner arms it
+ * from the stored record (null when its rule no longer reads).
+ */
+export function viewOfRecord(record: ScheduleRecord, nowMs: number): ScheduleView {
+  const rule = makeTickRule(record.cron, record.everyMs, record.timezone, record.anchorMs);
+  return recordView(record, "field" in rule ? null : firstTickAtStart(record, rule, nowMs));
+}
+
 function viewOf(schedule: Schedule): ScheduleView {
-  const record = schedule.record;
+  return recordView(schedule.record, schedule.nextAtMs);
+}
+
+function recordView(record: ScheduleRecord, nextAtMs: number | null): ScheduleView {
   return {
     name: record.name,
     cron: record.cron,
@@ -241,7 +264,7 @@ function viewOf(schedule: Schedule): ScheduleView {
     timezone: record.timezone,
     catchUp: record.catchUp,
     item: record.item,
-    nextAtMs: schedule.nextAtMs,
+    nextAtMs,
     lastAtMs: record.lastAtMs,
     lastId: record.lastId,
   };

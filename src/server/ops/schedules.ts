@@ -1,6 +1,6 @@
 // schedules: a namespace's schedules by name, one page at a time (a limit
 // above the page maximum is lowered to it; `next` continues). In cluster
-// mode a node lists the schedules of the shards it owns.
+// mode any node lists every node's, read from the database.
 
 import type { ScheduleView } from "../../engine/api.ts";
 import { namespacedOp, failed, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
@@ -16,12 +16,18 @@ export const schedulesOp: OpSpec = namespacedOp({
     const limit = reader.int(request, "limit", { min: 1, max: Number.MAX_SAFE_INTEGER });
     const after = reader.string(request, "after", 0, limits.scheduleNameBytesMax);
     if (reader.failure !== null) return failed(reader.failure);
-    const page = ctx.engine.scheduleList(ns, { limit: Math.min(limit ?? limits.groupsPageMax, limits.groupsPageMax), after });
-    const value: Source = { schedules: page.schedules.map(scheduleViewToWire) };
-    if (page.next !== null) value.next = page.next;
-    return reply(value);
+    const query = { limit: Math.min(limit ?? limits.groupsPageMax, limits.groupsPageMax), after };
+    // In cluster mode one node answers for every shard, from the database (cluster/cluster-engine.ts).
+    if (ctx.engine.scheduleListAll !== undefined) return { kind: "parked", waiter: ctx.engine.scheduleListAll(ns, query, ctx.nowMs).then(pageReply) };
+    return pageReply(ctx.engine.scheduleList(ns, query));
   },
 });
+
+function pageReply(page: { schedules: ScheduleView[]; next: string | null }): OpOutcome {
+  const value: Source = { schedules: page.schedules.map(scheduleViewToWire) };
+  if (page.next !== null) value.next = page.next;
+  return reply(value);
+}
 
 /** A schedule as the wire shows it; the item's fields in the wire's snake_case (delayMs is delay_ms). */
 function scheduleViewToWire(view: ScheduleView): Record<string, unknown> {

@@ -4,7 +4,9 @@
 // polls: a schedule fires on its shard's owner alone, so its row is read
 // when the shard is adopted and written in the same fenced transaction as
 // the shard's items (the tick's item and the schedule's last tick commit
-// together, or neither does: docs/decisions/033-schedules.md).
+// together, or neither does: docs/decisions/033-schedules.md). Any node
+// reads a namespace's rows for the `schedules` op (readScheduleRecords), so
+// one node lists the whole cluster's.
 
 import { decodeScheduleRecord, encodeScheduleRecord } from "../record-codec.ts";
 import type { ScheduleRecord } from "../record.ts";
@@ -16,6 +18,21 @@ export const createScheduleTableSql = `CREATE TABLE IF NOT EXISTS orq_schedules 
      key text PRIMARY KEY,
      shard integer NOT NULL,
      value bytea NOT NULL)`;
+
+/**
+ * Up to `limit` schedules of namespace `ns` with names after `after`, by
+ * name, as committed. Keys start with the namespace's prefix (store.ts's
+ * scheduleKey), so a name's order is its key's; "C" collation compares
+ * bytes, so the order is the code points'.
+ */
+export async function readScheduleRecords(client: SqlClient, ns: string, after: string | null, limit: number): Promise<ScheduleRecord[]> {
+  const prefix = scheduleKey(ns, "");
+  const rows = await client.query(
+    `SELECT value FROM orq_schedules WHERE starts_with(key, $1) AND key COLLATE "C" > $2 COLLATE "C" ORDER BY key COLLATE "C" LIMIT $3`,
+    [prefix, prefix + (after ?? ""), limit],
+  );
+  return rows.map((row) => decodeScheduleRecord(byteaValue(row[0])));
+}
 
 /** The schedules of the shards this process serves, encoded, by shard then key. */
 export class ScheduleRows {
