@@ -4,7 +4,7 @@
 import { parseArgs } from "node:util";
 import { PRIORITY_ORDERS, type PriorityOrder } from "./priorities.ts";
 
-export const SCENARIOS = ["enqueue", "drain", "mixed", "latency", "memory", "jupiter", "noisy", "capped", "pick"] as const;
+export const SCENARIOS = ["enqueue", "drain", "mixed", "latency", "memory", "jupiter", "noisy", "capped", "pick", "locality"] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 export const SYSTEMS = ["orq", "orq-beanstalk", "beanstalkd", "floor"] as const;
 export type SystemName = (typeof SYSTEMS)[number];
@@ -50,13 +50,25 @@ export interface LoadOptions {
   jupiterPingS: number;
   /** Items of the in-process bound beside it (bench/micro/acquisition-path.bench.ts, relaxed; jupiter-bound.ts). */
   jupiterInProcessItems: number;
+  /**
+   * Locality (orq's durable modes, locality.ts): items kept ready through
+   * the window, and the window of each of its two passes (with `prefers`,
+   * then without).
+   */
+  localityBacklog: number;
+  localityDurationS: number;
   /** Noisy neighbour (noisy-neighbour.ts): the flood's items, the small groups and each one's items/s, the warm-up and the window without the flood. */
   floodItems: number;
   noisyGroups: number;
   noisyGroupItemsPerS: number;
   noisyWarmupS: number;
   noisyAloneS: number;
-  /** The in-process group pick (group-pick-bound.ts): items, the groups they spread over, timed calls per pass, warm-up calls, the longest a pass runs. */
+  /**
+   * The in-process group pick (group-pick-bound.ts): items, the groups they
+   * spread over, timed calls per pass, warm-up calls, the longest a pass
+   * runs. The preference pick beside it (preference-pick-bound.ts) takes the
+   * same sizes, without the groups.
+   */
   pickItems: number;
   pickGroups: number;
   pickCalls: number;
@@ -86,8 +98,10 @@ const HELP = `bun bench/load/main.ts [flags]
   --samples N        latency samples per op (default 20000)
   --jupiter-items N  Jupiter scenario backlog over 100 signatures (default 300000)
   --jupiter-duration S  longest Jupiter acquisition run in seconds (default 15)
+  --locality-backlog N  locality: items kept ready through the stream (default 1000); 10 repositories, prefer_wait_ms 50
+  --locality-duration S  locality: seconds of each pass, with prefers and without (default 3)
   --flood-items N    noisy neighbour: the flooding group's items (default 1000000); 100 small groups offer 50 items/s each
-  --pick-items N     in-process group pick: ready items, over 10,000 groups and in groups of one (default 1000000)
+  --pick-items N     in-process picks: ready items, over 10,000 groups and in groups of one, and with preferences (default 1000000)
   --orq-modes LIST   orq modes: strict,relaxed,memory (default all; memory is
                      --store memory, Jupiter and latency scenarios only)
   --priorities LIST  item priority orders, first one in full: random (0..1000, seeded), fifo (all 0);
@@ -128,6 +142,8 @@ export function parseOptions(argv: string[]): LoadOptions | null {
       samples: { type: "string" },
       "jupiter-items": { type: "string" },
       "jupiter-duration": { type: "string" },
+      "locality-backlog": { type: "string" },
+      "locality-duration": { type: "string" },
       "flood-items": { type: "string" },
       "pick-items": { type: "string" },
       "orq-modes": { type: "string" },
@@ -164,6 +180,9 @@ export function parseOptions(argv: string[]): LoadOptions | null {
     jupiterPingS: quick ? 0.3 : 3,
     // The acquisition-path bench needs more than its 25 rounds of 320.
     jupiterInProcessItems: quick ? 20_000 : 100_000,
+    // At the stream's rate (tens of thousands a second) 1,000 ready is well under the 50 ms of acquisitions an item waits for its repository.
+    localityBacklog: parseCount(values["locality-backlog"], quick ? 300 : 1000, "--locality-backlog"),
+    localityDurationS: parseCount(values["locality-duration"], quick ? 0.5 : 3, "--locality-duration"),
     // --quick's flood is 20,000: a tenth of a second or more of flood, so its window holds hundreds of small items.
     floodItems: parseCount(values["flood-items"], quick ? 20_000 : 1_000_000, "--flood-items"),
     noisyGroups: 100,

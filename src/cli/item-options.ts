@@ -7,6 +7,7 @@ import type { Command } from "commander";
 import { Option } from "commander";
 import type { EnqueueItem } from "../client/types.ts";
 import { intArg, jsonObjectArg, UsageError } from "./client-command.ts";
+import { addPreferenceOptions, preferenceFromOptions } from "./preference-options.ts";
 
 const int32Min = -(2 ** 31);
 const int32Max = 2 ** 31 - 1;
@@ -26,9 +27,9 @@ function readPayload(options: Record<string, unknown>): Uint8Array | string {
   }
 }
 
-/** The flags of one item but key and after (which a schedule's item may not have). */
+/** The flags of one item but key and after (which a schedule's item may not have); the preference flags too (preference-options.ts). */
 export function addItemOptions(command: Command): Command {
-  return command
+  command
     .requiredOption("--topic <topic>", "the topic (queue)")
     .option("--priority <n>", "lower is delivered first (default 0)", intArg(int32Min, int32Max))
     .option("--payload <string>", "the payload, as UTF-8")
@@ -41,6 +42,7 @@ export function addItemOptions(command: Command): Command {
     .addOption(new Option("--delivery <mode>", "what an expired lease does").choices(["at_least_once", "at_most_once"]))
     .option("--group <group>", "fairness group: deliveries rotate between a topic's groups, and policies bound them")
     .option("--requires <json>", 'requirements, e.g. \'{"gpu": true, "mem_gb": {"gte": 16}}\'', jsonObjectArg);
+  return addPreferenceOptions(command);
 }
 
 /** The item the flags of addItemOptions describe. */
@@ -57,5 +59,6 @@ export function itemFromOptions(options: Record<string, unknown>): EnqueueItem {
     delivery: options.delivery as EnqueueItem["delivery"],
     group: options.group as string | undefined,
     requires: options.requires as Record<string, unknown> | undefined,
+    ...preferenceFromOptions(options),
   };
 }

@@ -55,6 +55,7 @@ export function deliveryToJson(d: Delivery): Record<string, unknown> {
     lease_expires_at_ms: d.leaseExpiresAtMs,
     enqueued_at_ms: d.enqueuedAtMs,
     ...(d.group === undefined ? {} : { group: d.group }),
+    ...(d.trace === undefined ? {} : { trace: d.trace }),
   };
 }
 
@@ -77,6 +78,9 @@ export function itemStateToJson(s: ItemState | EndedItemState | null): Record<st
   if (s.after !== undefined) out.after = s.after;
   if (s.key !== undefined) out.key = s.key;
   if (s.group !== undefined) out.group = s.group;
+  if (s.prefers !== undefined) out.prefers = s.prefers;
+  if (s.preferWaitMs !== undefined) out.prefer_wait_ms = s.preferWaitMs;
+  if (s.trace !== undefined) out.trace = s.trace;
   if (s.deadReason !== undefined) out.dead_reason = s.deadReason;
   return out;
 }
@@ -117,6 +121,7 @@ export function deliveryBlock(d: Delivery): string {
     ["enqueued", isoTime(d.enqueuedAtMs)],
     ["payload", bytesForHuman(d.payload)],
     ...(d.metadata.length > 0 ? [["metadata", bytesForHuman(d.metadata)] as const] : []),
+    ...(d.trace === undefined ? [] : [["trace", traceText(d.trace)] as const]),
   ]);
 }
 
@@ -139,11 +144,19 @@ export function itemStateBlock(s: ItemState | EndedItemState): string {
   if (s.group !== undefined) rows.push(["group", s.group]);
   if (s.key !== undefined) rows.push(["key", s.key]);
   if (s.requires !== undefined) rows.push(["requires", JSON.stringify(s.requires)]);
+  if (s.prefers !== undefined) rows.push(["prefers", JSON.stringify(s.prefers)]);
+  if (s.preferWaitMs !== undefined) rows.push(["prefer wait", `${s.preferWaitMs} ms`]);
   if (s.after !== undefined) rows.push(["after", s.after.join(", ")]);
   if (s.deadReason !== undefined) rows.push(["dead reason", s.deadReason]);
   rows.push(["payload", bytesForHuman(s.payload)]);
   if (s.metadata.length > 0) rows.push(["metadata", bytesForHuman(s.metadata)]);
+  if (s.trace !== undefined) rows.push(["trace", traceText(s.trace)]);
   return block(rows);
+}
+
+/** A trace context for people: quoted as JSON, so an empty or oddly spaced one is still visible on one line. */
+function traceText(trace: string): string {
+  return JSON.stringify(trace);
 }
 
 export function topicsTable(topics: readonly TopicCounts[]): string {

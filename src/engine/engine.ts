@@ -126,7 +126,8 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     placement: ShardPlacement | null,
   ) {
     // Read-ahead (ready/read-ahead.ts) on a single node only: a cluster node may lose a shard between the read and the dequeue.
-    const readAhead = placement === null ? new ReadAheadReader(store, writer) : null;
+    // Not under a volatile writer either: it has no commits to wait for, so nothing would read ahead (035).
+    const readAhead = placement === null && writer.volatile !== true ? new ReadAheadReader(store, writer) : null;
     this.states = new ItemStates(writer, readAhead ?? store, limits, quotas, boot, this.deadlines);
     this.lastNowMs = nowMs;
     const latestNowMs = (): number => this.lastNowMs;

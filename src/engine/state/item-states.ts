@@ -61,11 +61,13 @@ export class ItemStates {
   /** This engine's receipts (their tails kept, ids.ts) and shared item settings (item-parts.ts). */
   private readonly receipts: ReceiptFormat;
   private readonly settings = new ItemSettingsTable();
+  /** Writer.volatile, read once: at_least_once leases are then never written. */
+  private readonly writerVolatile: boolean;
 
   constructor(
     private readonly writer: Writer,
     /** Where stored payloads and metadata are read back from (memory drops them once stored). */
-    reader: Pick<Store, "readItem" | "readItemBytes">,
+    reader: Pick<Store, "readItem" | "readItemBytes" | "viewItemBytes">,
     readonly limits: Readonly<Limits>,
     private readonly bucketFor: QuotaBuckets,
     /** This open of the store (MetaRecord.boots): every lease granted now records it, and its receipt names it. */
@@ -77,7 +79,8 @@ export class ItemStates {
     this.dependencies = new DependencyGraph(limits.afterIdsMax);
     this.endedItems = new EndedItems(writer.shardCount, this.deadlines, limits);
     this.deferredLeases = new DeferredLeaseWrites(this.deadlines);
-    this.itemBytes = new ItemBytes(reader);
+    this.writerVolatile = writer.volatile === true;
+    this.itemBytes = new ItemBytes(reader, this.writerVolatile);
     this.receipts = new ReceiptFormat(boot);
   }
 
@@ -153,7 +156,8 @@ export class ItemStates {
    * and the delivery waits for that commit (the stored value is read once,
    * for the write and the reply). Without, an at_least_once lease is written
    * leaseWriteDelayMs later (limits.ts says why), unless a later write of the
-   * item (ack, nack, expiry, extend) comes first.
+   * item (ack, nack, expiry, extend) comes first; never under a volatile
+   * writer (Writer.volatile).
    */
   lease(item: LiveItem, leaseMs: number | null, nowMs: number, set: WriteSet | null): Delivery {
     item.topic.removeReady(item);
@@ -171,7 +175,8 @@ export class ItemStates {
     if (set === null) {
       assert(item.delivery === "at_least_once", "engine: an at_most_once lease needs the dequeue's write set");
       const read = this.itemBytes.deliveryBytes(item);
-      this.deferredLeases.add(item, read.stored, nowMs);
+      // A volatile writer keeps nothing for a restart: the lease would be written only for recovery to read (035).
+      if (!this.writerVolatile) this.deferredLeases.add(item, read.stored, nowMs);
       bytes = read;
     } else {
       const value = this.itemBytes.patchedValue(item);
