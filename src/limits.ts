@@ -105,6 +105,18 @@ export interface Limits {
   groupBytesMax: number;
   /** Policies stored, per server (1,000,000): each is a record in memory and on disk; a "*" policy covers any number of groups. */
   policiesMax: number;
+  /** Schedules stored, per server (100,000): each is a record in memory and on disk and a deadline. */
+  schedulesMax: number;
+  /** Schedules per namespace (10,000): one tenant cannot take the whole server's. */
+  schedulesPerNamespaceMax: number;
+  /** Bytes of a schedule's name (255, as topics and keys; its tick key `schedule:<name>:<ms>` then fits in keyBytesMax + 30). */
+  scheduleNameBytesMax: number;
+  /** Bytes of a cron expression (255): five or six fields never need more. */
+  cronBytesMax: number;
+  /** Bytes of a schedule's `timezone` (64): the longest IANA zone name is about 30. */
+  timezoneBytesMax: number;
+  /** The shortest `every_ms` (1,000, the contract's): a tick a second is the finest. */
+  scheduleEveryMsMin: number;
   /** The largest policy `weight` (10,000, the contract's range): a group's share against a weight-1 group. */
   policyWeightMax: number;
   /** Bytes of an item's `trace` context (512, the contract's bound: a W3C traceparent and a short tracestate). */
@@ -212,6 +224,12 @@ export const defaultLimits: Readonly<Limits> = Object.freeze({
   pausedTopicsMax: 100_000,
   groupBytesMax: 255,
   policiesMax: 1_000_000,
+  schedulesMax: 100_000,
+  schedulesPerNamespaceMax: 10_000,
+  scheduleNameBytesMax: 255,
+  cronBytesMax: 255,
+  timezoneBytesMax: 64,
+  scheduleEveryMsMin: 1000,
   policyWeightMax: 10_000,
   traceBytesMax: 512,
   groupsPageMax: 1000,

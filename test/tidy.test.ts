@@ -78,13 +78,14 @@ const allowedImports: Record<string, readonly string[]> = {
 const packageOwners: Record<string, readonly string[]> = {
   lmdb: ["storage/lmdb/", "cli/self-check.ts"],
   "@msgpack/msgpack": ["protocol/", "storage/record-codec.ts", "client/"],
-  "prom-client": ["observability/metrics.ts", "observability/store-gauges.ts", "observability/passed-over.ts"],
+  "prom-client": ["observability/metrics.ts", "observability/store-gauges.ts", "observability/passed-over.ts", "observability/schedule-ticks.ts"],
   commander: ["cli/"],
   // Native calls are a crash risk: two bindings, each in one file (flock for the data dir lock; execve for the allocator settings, at start).
   "bun:ffi": ["storage/lmdb/flock.ts", "storage/lmdb/libc.ts", "storage/lmdb/map-pages.ts"],
   uplot: ["dashboard/assets.ts"],
   // Optional for the client package (a peer dependency): loaded lazily in one file, so the client works without it.
   "@opentelemetry/api": ["client/otel-trace.ts"],
+  croner: ["engine/schedules/tick-rule.ts"],
 };
 
 /** Layers held to the time rule: they read time only through lib/clock.ts. */

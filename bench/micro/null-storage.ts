@@ -24,6 +24,8 @@ export function nullStorage(shards: number): { store: Store; writer: Writer; pay
     deletePause() {},
     putPolicy() {},
     deletePolicy() {},
+    putSchedule() {},
+    deleteSchedule() {},
     end: () => resolved,
     close: () => nullCommit,
   };
@@ -57,6 +59,7 @@ export function nullStorage(shards: number): { store: Store; writer: Writer; pay
     loadAckedLog: () => [],
     loadPauses: () => [],
     loadPolicies: () => [],
+    loadSchedules: () => [],
     storedCounts: () => ({ items: 0, outcomes: 0 }),
     readItem: () => storedRecord,
     readItemBytes: () => storedValue.slice(),

@@ -24,6 +24,8 @@ import { addPauseCommand } from "./commands/pause.ts";
 import { addPingCommand } from "./commands/ping.ts";
 import { addPoliciesCommand } from "./commands/policies.ts";
 import { addPolicyCommand } from "./commands/policy.ts";
+import { addScheduleCommand, addUnscheduleCommand } from "./commands/schedule.ts";
+import { addSchedulesCommand } from "./commands/schedules.ts";
 import { addRedriveCommand } from "./commands/redrive.ts";
 import { addResumeCommand } from "./commands/resume.ts";
 import { addStatsCommand } from "./commands/stats.ts";
@@ -108,6 +110,9 @@ function buildProgram(): Command {
     addGroupsCommand,
     addPolicyCommand,
     addPoliciesCommand,
+    addScheduleCommand,
+    addUnscheduleCommand,
+    addSchedulesCommand,
     addExplainCommand,
     addDeadCommand,
     addRedriveCommand,

@@ -60,6 +60,7 @@ export async function recoverLocalBackend(store: Store, config: ServeConfig, lim
     stopwatch,
     turn: () => new Promise<void>((resolve) => setImmediate(resolve)),
   });
+  engine.onScheduleTickRefused = (ns, name, tickAtMs, message) => logger.warn("schedule tick refused", { ns, name, tick_at_ms: tickAtMs, message });
   return {
     engine,
     local: engine,

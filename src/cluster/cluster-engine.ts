@@ -30,11 +30,14 @@ import type {
   Result,
   TopicCounts,
   WaitOutcome,
+  ScheduleInput,
+  ScheduleView,
 } from "../engine/api.ts";
 import type { ShardPlacement } from "../engine/ops/enqueue.ts";
 import type { RemoteEnd } from "../engine/ops/remote-dependencies.ts";
 import type { EngineStats } from "../engine/reads/stats-shape.ts";
-import type { PolicyRecord } from "../storage/record.ts";
+import type { PolicyRecord, ScheduleRecord } from "../storage/record.ts";
+import { viewOfRecord } from "../engine/schedules/schedules.ts";
 import { shardOfIdOrReceipt } from "../lib/id-grammar.ts";
 import { clusterLimits } from "../limits.ts";
 
@@ -67,6 +70,8 @@ export class ClusterEngine implements EngineApi {
     private readonly shardCount: number,
     /** Resolves when every commit begun so far has landed (the writer's drain). */
     private readonly drain: () => Promise<void>,
+    /** A page of a namespace's schedules on every shard, as the database holds them (storage/postgres/schedule-rows.ts). */
+    private readonly storedSchedules: (ns: string, after: string | null, limit: number) => Promise<ScheduleRecord[]> = async () => [],
   ) {
     this.inner = build();
   }
@@ -228,6 +233,45 @@ export class ClusterEngine implements EngineApi {
   policy(ns: string, input: PolicyInput, nowMs: number): Result<Reply<{ policy: PolicyView } | { cleared: boolean }>> {
     if (this.swapping) return { ok: false, failure: rebuilding };
     return this.inner.policy(ns, input, nowMs);
+  }
+
+  /**
+   * A schedule lives on its name's shard (placement.ts): MOVED or UNAVAILABLE
+   * when another node serves it; refused while rebuilding, as pauses are. Its
+   * item may not name a group here: a group's items live on the group's
+   * shard, and a tick's item must live on the schedule's (docs/decisions/033-schedules.md).
+   */
+  schedule(ns: string, input: ScheduleInput, nowMs: number): Result<Reply<{ name: string; nextAtMs: number | null }>> {
+    if (this.swapping) return { ok: false, failure: rebuilding };
+    if (input.item.group !== null) {
+      return { ok: false, failure: { kind: "invalid_value", message: "in cluster mode a schedule's item cannot name a group", at: { kind: "scheduleItem", part: { of: "group" } } } };
+    }
+    const failure = this.router.route(this.placement.scheduleShard(ns, input.name));
+    return failure !== null ? { ok: false, failure } : this.inner.schedule(ns, input, nowMs);
+  }
+
+  unschedule(ns: string, name: string, nowMs: number): Result<Reply<{ removed: boolean }>> {
+    if (this.swapping) return { ok: false, failure: rebuilding };
+    const failure = this.router.route(this.placement.scheduleShard(ns, name));
+    return failure !== null ? { ok: false, failure } : this.inner.unschedule(ns, name, nowMs);
+  }
+
+  /** The schedules of this node's shards. */
+  scheduleList(ns: string, query: { limit: number; after: string | null }): { schedules: ScheduleView[]; next: string | null } {
+    return this.inner.scheduleList(ns, query);
+  }
+
+  /**
+   * Every node's schedules, read from the database as committed, so any
+   * node answers `schedules` for the whole cluster; those of this node's
+   * shards show the engine's own view (its armed next tick, a last tick not
+   * committed yet), the others their next tick as their owner arms it.
+   */
+  async scheduleListAll(ns: string, query: { limit: number; after: string | null }, nowMs: number): Promise<{ schedules: ScheduleView[]; next: string | null }> {
+    const records = await this.storedSchedules(ns, query.after, query.limit + 1);
+    const page = records.slice(0, query.limit);
+    const schedules = page.map((record) => this.inner.scheduleView(ns, record.name) ?? viewOfRecord(record, nowMs));
+    return { schedules, next: records.length > page.length ? (page[page.length - 1]?.name ?? null) : null };
   }
 
   /** The topic's policies as this node holds them (every node holds the same, within a poll). */

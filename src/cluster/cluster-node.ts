@@ -137,9 +137,11 @@ export class ClusterNode {
       }
       this.built = new Set(ownership === null ? [] : ownership.servedShards().filter((shard) => store.hasShard(shard)));
       const cluster = { placement: this.placement, quotaBuckets: this.quotas.quotaBuckets, topicBounds: this.topicBounds };
-      return Engine.recover({ store, writer, limits: options.limits, namespaces: options.namespaces, nowMs: options.clock.nowMs(), cluster });
+      const engine = Engine.recover({ store, writer, limits: options.limits, namespaces: options.namespaces, nowMs: options.clock.nowMs(), cluster });
+      engine.onScheduleTickRefused = (ns, name, tickAtMs, message) => options.log("schedule tick refused", { ns, name, tick_at_ms: tickAtMs, message });
+      return engine;
     };
-    this.engine = new ClusterEngine(build, router, this.placement, store.shardCount, () => this.writer.drain());
+    this.engine = new ClusterEngine(build, router, this.placement, store.shardCount, () => this.writer.drain(), (ns, after, limit) => store.readSchedules(ns, after, limit));
   }
 
   /** Connect to the database (creating the schema if it is empty); the node serves nothing until join(). */

@@ -12,7 +12,7 @@
 import type { EnqueueItemInput } from "../engine/api.ts";
 import type { ShardPlacement } from "../engine/ops/enqueue.ts";
 import { parseId } from "../lib/id-grammar.ts";
-import { shardOfGroup, shardOfKey } from "../protocol/key-shard.ts";
+import { shardOfGroup, shardOfKey, shardOfSchedule } from "../protocol/key-shard.ts";
 
 /**
  * The placement the cluster engine gives the enqueue: group first, then key,
@@ -35,6 +35,12 @@ export function clusterPlacement(shards: number, local: (shard: number) => boole
         if (parsed !== null && parsed.shard < shards) return parsed.shard;
       }
       return -1;
+    },
+    // A schedule's ticks are keyed items that live on the schedule's shard, not their key's: each tick's key is
+    // new, and one shard for all of them lets the owner that fires them write the item and the schedule's last
+    // tick in one fenced transaction (ClusterEngine refuses a schedule whose item names a group, which has its own shard).
+    scheduleShard(ns: string, name: string): number {
+      return shardOfSchedule(ns, name, shards);
     },
   };
 }

@@ -44,8 +44,39 @@ async function pauseOrResume(ctx: PageContext, path: string, form: URLSearchPara
   return withNotice(back, group === undefined ? op : `group-${op}`, 1);
 }
 
+/** Decimal digits only (a form's number field), or undefined when empty. */
+function formInt(form: URLSearchParams, name: string): number | undefined {
+  const value = form.get(name) ?? "";
+  if (value === "") return undefined;
+  if (!/^-?\d{1,15}$/.test(value)) throw new FormError(`${name}: must be a whole number`);
+  return Number(value);
+}
+
+/** Sets a schedule from the schedules page's form (the `schedule` op checks every field) or removes one. */
+async function setOrRemoveSchedule(ctx: PageContext, path: string, form: URLSearchParams): Promise<string> {
+  const name = required(form, "name");
+  if (path === "/schedule/remove") {
+    await ctx.ops.callOrThrow(ctx.session.opSession, "unschedule", { ns: ctx.ns, name });
+    return withNotice(`/schedules${query({ ns: ctx.ns })}`, "schedule-removed", 1);
+  }
+  const cron = form.get("cron") ?? "";
+  const payload = form.get("payload") ?? "";
+  const item = { topic: required(form, "topic"), priority: formInt(form, "priority"), payload: payload === "" ? undefined : new TextEncoder().encode(payload) };
+  await ctx.ops.callOrThrow(ctx.session.opSession, "schedule", {
+    ns: ctx.ns,
+    name,
+    cron: cron === "" ? undefined : cron,
+    every_ms: formInt(form, "every_ms"),
+    timezone: (form.get("timezone") ?? "") === "" ? undefined : form.get("timezone"),
+    catch_up: form.get("catch_up") ?? undefined,
+    item,
+  });
+  return withNotice(`/schedules${query({ ns: ctx.ns })}`, "schedule-set", 1);
+}
+
 export async function runAction(ctx: PageContext, path: string, form: URLSearchParams): Promise<ActionResult> {
   if (pausePaths.has(path)) return { kind: "redirect", response: redirect(await pauseOrResume(ctx, path, form)) };
+  if (path === "/schedule/set" || path === "/schedule/remove") return { kind: "redirect", response: redirect(await setOrRemoveSchedule(ctx, path, form)) };
   if (path === "/dead/confirm" || path === "/dead/apply") {
     const topic = required(form, "topic");
     const action = form.get("action");
@@ -98,6 +129,10 @@ export function noticeFor(params: URLSearchParams): string | null {
       return "Group paused.";
     case "group-resume":
       return "Group resumed.";
+    case "schedule-set":
+      return "Schedule set.";
+    case "schedule-removed":
+      return "Schedule removed.";
     case "redrive":
       return `Redriven: ${shown} dead letter${shown === 1 ? "" : "s"} made ready again.`;
     case "cancel":

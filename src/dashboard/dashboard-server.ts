@@ -21,6 +21,7 @@ import { OpCaller, OpError, type RequestHandler } from "./op-caller.ts";
 import type { PageContext, PageHandler, ServerPanel } from "./page-context.ts";
 import { deadPage } from "./pages/dead.ts";
 import { itemPage } from "./pages/item.ts";
+import { schedulesPage } from "./pages/schedules.ts";
 import { bare, layout } from "./pages/layout.ts";
 import { matchingPage } from "./pages/matching.ts";
 import { overviewPage } from "./pages/overview.ts";
@@ -60,9 +61,10 @@ const pages: ReadonlyMap<string, PageHandler> = new Map([
   ["/item", itemPage],
   ["/dead", deadPage],
   ["/matching", matchingPage],
+  ["/schedules", schedulesPage],
 ]);
 
-const actionPaths = new Set(["/topic/pause", "/topic/resume", "/group/pause", "/group/resume", "/dead/confirm", "/dead/apply"]);
+const actionPaths = new Set(["/topic/pause", "/topic/resume", "/group/pause", "/group/resume", "/dead/confirm", "/dead/apply", "/schedule/set", "/schedule/remove"]);
 
 const cookieName = "orq_session";
 

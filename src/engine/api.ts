@@ -12,6 +12,7 @@ import type { FailureLocation, ItemPart } from "./failures/failure-location.ts";
 import type { MapPath } from "./matching/types.ts";
 import type { EngineStats } from "./reads/stats-shape.ts";
 
+
 export type * from "./reads/stats-shape.ts";
 
 export type { DeliveryMode, FailureKind, FailureLocation, ItemPart, MapPath, Outcome };
@@ -278,6 +279,43 @@ export interface ExplainedItem {
   reasons: ExplainReason[];
 }
 
+/** A `schedule` request, decoded by the server. */
+export interface ScheduleInput {
+  name: string;
+  cron: string | null;
+  everyMs: number | null;
+  timezone: string;
+  catchUp: "one" | "none";
+  /** The item as enqueue takes it (the server reads it with enqueue's reader); no key, after or deliverAtMs. */
+  item: EnqueueItemInput;
+}
+
+/** One schedule as `schedules` shows it. */
+export interface ScheduleView {
+  name: string;
+  cron: string | null;
+  everyMs: number | null;
+  timezone: string;
+  catchUp: "one" | "none";
+  /** The item's template: EnqueueItem's request fields that are set (the server names them as the wire does). */
+  item: Readonly<Record<string, unknown>>;
+  nextAtMs: number | null;
+  lastAtMs: number | null;
+  lastId: string | null;
+}
+
+/** How ticks ended, counted since start (the metric orq_schedule_ticks_total{outcome}). */
+export interface ScheduleTickCounts {
+  /** A new item was enqueued. */
+  enqueued: number;
+  /** A live item already held the tick's key: nothing new (a tick fired twice). */
+  duplicate: number;
+  /** The namespace quota refused the item: logged, not retried. */
+  refused: number;
+  /** Any other refusal (a full server, an unhealthy shard): not retried either. */
+  failed: number;
+}
+
 export interface EngineApi {
   /** over_limit (nothing stored) past liveItemsMax, topicsMax or namespacesMax (admission/capacity.ts). */
   enqueue(ns: string, items: EnqueueItemInput[], nowMs: number): Result<Reply<{ ids: string[] }>>;
@@ -324,6 +362,14 @@ export interface EngineApi {
   groups(ns: string, topic: string, query: { limit: number; after: string | null }): { groups: GroupCounts[]; next: string | null };
   /** Why each item is not being delivered now (reads/explain.ts). */
   explain(ns: string, ids: string[], nowMs: number): Result<{ items: Array<ExplainedItem | null> }>;
+  /** Set a recurring item (engine/schedules/schedules.ts), replacing one of the same name; durable when the reply's promise settles. */
+  schedule(ns: string, input: ScheduleInput, nowMs: number): Result<Reply<{ name: string; nextAtMs: number | null }>>;
+  /** Remove a schedule; `removed` false when there was none. */
+  unschedule(ns: string, name: string, nowMs: number): Result<Reply<{ removed: boolean }>>;
+  /** A namespace's schedules by name (in cluster mode: those of this node's shards); `after` is the last page's `next`. */
+  scheduleList(ns: string, query: { limit: number; after: string | null }): { schedules: ScheduleView[]; next: string | null };
+  /** Cluster mode: the page of every node's schedules, read from the shared store (absent on a single node, where scheduleList is all). */
+  scheduleListAll?(ns: string, query: { limit: number; after: string | null }, nowMs: number): Promise<{ schedules: ScheduleView[]; next: string | null }>;
   /** Counters and gauges, for `namespaces` only (null = all); reads/stats-shape.ts types them, docs/SEMANTICS.md documents them. */
   stats(namespaces: string[] | null, nowMs: number): EngineStats;
   /** Handle due deadlines (delays, leases, TTLs, waiter timeouts, outcome retention); bounded work per call. */

@@ -43,6 +43,8 @@ import type {
   PolicyInput,
   PolicyView,
   Reply,
+  ScheduleInput,
+  ScheduleView,
   Result,
   TopicCounts,
   WaitOutcome,
@@ -75,6 +77,7 @@ import type { EngineStats } from "./reads/stats-shape.ts";
 import { UnmatchableReporter } from "./matching/unmatchable.ts";
 import type { SharedTopicBounds } from "./groups/shared-topic-bound.ts";
 import { SharedTopicGate } from "./groups/shared-topic-gate.ts";
+import { Schedules, type TickRefusalListener } from "./schedules/schedules.ts";
 
 export type { RecoveryProgress } from "./recovery/recovery.ts";
 
@@ -108,6 +111,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
   private readonly policyOps: PolicyOps;
   /** Parked `wait` requests (ops/item-waits.ts). */
   private readonly itemWaits: ItemWaits;
+  private readonly schedules: Schedules;
   private readonly ctx: OpContext;
   /** The latest nowMs seen, for work done when a commit lands outside any op. */
   private lastNowMs: number;
@@ -135,6 +139,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     this.groupPauses = new GroupPauses(this.states, this.deadlines, placement !== null);
     this.policyOps = new PolicyOps(this.states);
     this.itemWaits = new ItemWaits(this.states, this.deadlines, (ns, ids) => adminOps.itemStatesOf(this.ctx, ns, ids));
+    this.schedules = new Schedules(this.states, this.deadlines, placement, (ns, item, tickNowMs, tick) => this.enqueuer.enqueue(ns, [item], tickNowMs, tick));
     if (readAhead !== null) writer.setIdleListener(() => this.dequeuer.readAheadNext(readAhead));
   }
 
@@ -168,6 +173,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     const pauses = [...options.store.loadPauses()];
     engine.pauses.load(pauses, options.nowMs);
     engine.groupPauses.load(pauses, options.nowMs);
+    engine.schedules.load(options.store.loadSchedules(), options.nowMs);
     const items = engine.states.items;
     options.store.setLiveKeyFloor?.((shard) => items.lowestKey(shard));
     return engine;
@@ -320,6 +326,32 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     return { ok: true, value: explain(sources, nsName, ids, nowMs) };
   }
 
+  /** Set a recurring item (schedules/schedules.ts); replaces one of the same name. */
+  schedule(nsName: string, input: ScheduleInput, nowMs: number): Result<Reply<{ name: string; nextAtMs: number | null }>> {
+    this.advance(nowMs);
+    return this.schedules.schedule(this.ctx, nsName, input, nowMs);
+  }
+
+  unschedule(nsName: string, name: string, nowMs: number): Result<Reply<{ removed: boolean }>> {
+    this.advance(nowMs);
+    return this.schedules.unschedule(this.ctx, nsName, name, nowMs);
+  }
+
+  /** A page of a namespace's schedules, by name. */
+  scheduleList(nsName: string, query: { limit: number; after: string | null }): { schedules: ScheduleView[]; next: string | null } {
+    return this.schedules.list(nsName, query);
+  }
+
+  /** The live view of one schedule this engine holds, or null (cluster mode's list of every node's). */
+  scheduleView(nsName: string, name: string): ScheduleView | null {
+    return this.schedules.view(nsName, name);
+  }
+
+  /** Told of each tick the namespace quota (or anything else) refused: the server logs it. */
+  set onScheduleTickRefused(listener: TickRefusalListener | null) {
+    this.schedules.onRefused = listener;
+  }
+
   /** Topics paused now. */
   get pausedTopicCount(): number {
     return this.pauses.size;
@@ -443,6 +475,8 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
         prefetchKeysTotal: this.dequeuer.prefetchKeysTotal,
         passedOver: { ...this.dequeuer.bounds.passedOver },
         preferenceDeliveries: { ...this.dequeuer.fitTotals },
+        schedules: this.schedules.size,
+        scheduleTicks: { ...this.schedules.ticks },
       },
     });
   }
@@ -459,7 +493,9 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
       (target, refillNowMs) => this.dequeuer.bounds.refill(target, refillNowMs),
       nowMs,
       (wait) => this.itemWaits.timeOut(wait),
+      (schedule) => this.schedules.tickDue(schedule),
     );
+    this.schedules.fireDue(nowMs);
     this.dequeuer.wake(nowMs);
   }
 
@@ -487,5 +523,6 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     this.itemWaits.checkInvariants();
     this.pauses.checkInvariants();
     this.groupPauses.checkInvariants();
+    this.schedules.checkInvariants();
   }
 }

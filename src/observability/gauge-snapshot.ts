@@ -35,6 +35,8 @@ export interface GaugeStats {
     itemWaitsAnsweredTotal?: number;
     resultsRetained?: number;
     resultsRetainedBytes?: number;
+    schedules?: number;
+    scheduleTicks?: Readonly<Record<string, number>>;
   };
 }
 
@@ -78,5 +80,6 @@ export function gaugeSnapshot(inputs: GaugeInputs): GaugeSnapshot {
     preferenceDeliveries: engine?.preferenceDeliveries ?? {},
     itemWaits: { parked: engine?.itemWaitsParked ?? 0, answeredTotal: engine?.itemWaitsAnsweredTotal ?? 0 },
     results: { retained: engine?.resultsRetained ?? 0, retainedBytes: engine?.resultsRetainedBytes ?? 0 },
+    schedules: { schedules: engine?.schedules ?? 0, ticks: engine?.scheduleTicks ?? {} },
   };
 }

@@ -17,6 +17,7 @@ import type { BreakerState } from "../storage/circuit-breaker.ts";
 import { RequestMetrics } from "./request-metrics.ts";
 import { type StoreReadFigures, storeReadGauges } from "./store-gauges.ts";
 import { passedOverCounter, preferenceDeliveriesCounter } from "./passed-over.ts";
+import { scheduleMetrics } from "./schedule-ticks.ts";
 
 /**
  * Circuit-breaker states (the store's one breaker), exported one-hot:
@@ -51,6 +52,8 @@ export interface GaugeSnapshot {
   itemWaits?: { parked: number; answeredTotal: number };
   /** `ack` results kept with acked outcomes, and their bytes. Optional so older sources still fit. */
   results?: { retained: number; retainedBytes: number };
+  /** Schedules held and their ticks since start by outcome (schedule-ticks.ts). Optional so older sources still fit. */
+  schedules?: { schedules: number; ticks: Readonly<Record<string, number>> };
 }
 
 export type GaugeSource = () => GaugeSnapshot;
@@ -175,6 +178,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const refreshStoreRead = storeReadGauges(registry);
   const refreshPassedOver = passedOverCounter(registry);
   const refreshPreferenceDeliveries = preferenceDeliveriesCounter(registry);
+  const refreshSchedules = scheduleMetrics(registry);
 
   return {
     requestDone(op, code, durationMs) {
@@ -191,6 +195,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       refreshStoreRead(snapshot.storeRead);
       refreshPassedOver(snapshot.passedOver);
       refreshPreferenceDeliveries(snapshot.preferenceDeliveries);
+      refreshSchedules(snapshot.schedules);
       return registry.metrics();
     },
     contentType: registry.contentType,

@@ -30,6 +30,15 @@ export function shardOfGroup(ns: string, topic: string, group: string, shards: n
   return shardOfName(ns, topic, group, shards);
 }
 
+/**
+ * The shard a schedule belongs to in cluster mode (its item names no group):
+ * fnv1a32(utf8(ns) 0x00 utf8(name)) mod shards. Its owner fires it, and
+ * its ticks' items live there too (docs/decisions/033-schedules.md).
+ */
+export function shardOfSchedule(ns: string, name: string, shards: number): number {
+  return fnv1a32(encoder.encode(`${ns}\u0000${name}`)) % shards;
+}
+
 /** fnv1a32(utf8(ns) 0x00 utf8(topic) 0x00 utf8(name)) mod shards: the one hash both rules share. */
 function shardOfName(ns: string, topic: string, name: string, shards: number): number {
   const bytes = encoder.encode(`${ns}\u0000${topic}\u0000${name}`);

@@ -26,6 +26,9 @@ export const opNames = [
   "groups",
   "explain",
   "wait",
+  "schedule",
+  "unschedule",
+  "schedules",
 ] as const;
 
 export type OpName = (typeof opNames)[number];

@@ -27,6 +27,9 @@ import { policiesOp } from "./ops/policies.ts";
 import { groupsOp } from "./ops/groups.ts";
 import { explainOp } from "./ops/explain.ts";
 import { waitOp } from "./ops/wait.ts";
+import { scheduleOp } from "./ops/schedule.ts";
+import { unscheduleOp } from "./ops/unschedule.ts";
+import { schedulesOp } from "./ops/schedules.ts";
 
 export const opTable: OpTable = Object.freeze({
   hello: helloOp,
@@ -51,6 +54,9 @@ export const opTable: OpTable = Object.freeze({
   groups: groupsOp,
   explain: explainOp,
   wait: waitOp,
+  schedule: scheduleOp,
+  unschedule: unscheduleOp,
+  schedules: schedulesOp,
 });
 
 export function lookupOp(name: string): OpTable[keyof OpTable] | undefined {

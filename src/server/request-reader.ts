@@ -58,6 +58,12 @@ export class RequestReader {
     this.listIndex = index;
   }
 
+  /** Subsequent field paths are `${map}.${name}` (a map field such as a schedule's `item`), with no index. */
+  within(mapName: string): void {
+    this.listName = mapName;
+    this.listIndex = -1;
+  }
+
   /** Back to top-level paths. */
   top(): void {
     this.listName = null;
@@ -65,6 +71,7 @@ export class RequestReader {
 
   path(name: string): string {
     if (this.listName === null) return name;
+    if (this.listIndex < 0) return name === "" ? this.listName : `${this.listName}.${name}`;
     return name === "" ? `${this.listName}[${this.listIndex}]` : `${this.listName}[${this.listIndex}].${name}`;
   }
 
@@ -72,7 +79,7 @@ export class RequestReader {
     if (this.failure !== null) return;
     const field = this.path(name);
     const failure: RequestFailure = { code, message: `${field}: ${message}`, field };
-    if (this.listName !== null) failure.index = this.listIndex;
+    if (this.listName !== null && this.listIndex >= 0) failure.index = this.listIndex;
     this.failure = failure;
   }
 

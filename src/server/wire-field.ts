@@ -23,6 +23,10 @@ export function wireField(at: FailureLocation): string {
       return mapField("capabilities", at.at);
     case "item":
       return itemField(`items[${at.index}]`, at.part);
+    case "scheduleName":
+      return "name";
+    case "scheduleItem":
+      return itemField("item", at.part);
   }
 }
 
@@ -35,6 +39,8 @@ function itemField(item: string, part: ItemPart): string {
   switch (part.of) {
     case "topic":
       return `${item}.topic`;
+    case "group":
+      return `${item}.group`;
     case "after":
       return part.position === null ? `${item}.after` : `${item}.after[${part.position}]`;
     case "requires":

@@ -8,8 +8,8 @@
 import { assert } from "../lib/assert.ts";
 import { type AckedLogRecord, emptyAckedLog } from "./acked-log.ts";
 import type { ItemRecord, MetaRecord, OutcomeRecord } from "./record.ts";
-import { pauseKey, policyKey } from "./store.ts";
-import type { CommitBatch, ItemKey, PauseWrite, PolicyWrite, ShardBatch } from "./store.ts";
+import { pauseKey, policyKey, scheduleKey } from "./store.ts";
+import type { CommitBatch, ItemKey, PauseWrite, PolicyWrite, ScheduleWrite, ShardBatch } from "./store.ts";
 import { type WriteLog, WriteKind } from "./write-log.ts";
 
 /** A write set as the builder reads it: its writes in the order made, null when none. */
@@ -31,6 +31,7 @@ export class BatchBuilder {
   /** Pauses and policies are rare: a Map per batch that has any, last write per key wins. */
   private pauses: Map<string, PauseWrite> | null = null;
   private policies: Map<string, PolicyWrite> | null = null;
+  private schedules: Map<string, ScheduleWrite> | null = null;
 
   build(sets: readonly SetWrites[], meta: MetaRecord | null): CommitBatch {
     this.outcomes = [];
@@ -38,6 +39,7 @@ export class BatchBuilder {
     this.ackedPurgeBeforeMs = null;
     this.pauses = null;
     this.policies = null;
+    this.schedules = null;
     for (const set of sets) {
       const log = set.log;
       if (log !== null) for (let index = 0; index < log.count; index++) this.add(log, index);
@@ -59,6 +61,9 @@ export class BatchBuilder {
     if (pauses !== null) batch.pauses = [...pauses.values()];
     const policies = this.policies as Map<string, PolicyWrite> | null;
     if (policies !== null) batch.policies = [...policies.values()];
+    const schedules = this.schedules as Map<string, ScheduleWrite> | null;
+    if (schedules !== null) batch.schedules = [...schedules.values()];
+    this.schedules = null;
     this.outcomes = [];
     this.acked = null;
     this.pauses = null;
@@ -97,6 +102,9 @@ export class BatchBuilder {
     } else if (kind === WriteKind.policy) {
       const write = log.records[index] as PolicyWrite;
       (this.policies ??= new Map()).set(policyKey(write.ns, write.topic, write.group), write);
+    } else if (kind === WriteKind.schedule) {
+      const write = log.records[index] as ScheduleWrite;
+      (this.schedules ??= new Map()).set(scheduleKey(write.ns, write.name), write);
     } else {
       assert(kind === WriteKind.purgeAcked, "unknown write kind");
       this.ackedPurgeBeforeMs = Math.max(this.ackedPurgeBeforeMs ?? 0, log.timesMs[index] as number);

@@ -7,7 +7,7 @@
 // only for a caller that asks for one (end()).
 
 import { assert } from "../lib/assert.ts";
-import type { ItemRecord, OutcomeRecord, PauseRecord, PolicyRecord } from "./record.ts";
+import type { ItemRecord, OutcomeRecord, PauseRecord, PolicyRecord, ScheduleRecord } from "./record.ts";
 import type { ItemKey } from "./store.ts";
 import type { StorageUnavailableError } from "./writer.ts";
 import type { Commit, CommitListener, WriteSet } from "./writer.ts";
@@ -96,6 +96,14 @@ export class PendingWriteSet implements WriteSet, Commit {
 
   deletePolicy(ns: string, topic: string, group: string | null): void {
     this.writeOutside().policy({ ns, topic, group, record: null });
+  }
+
+  putSchedule(record: ScheduleRecord, shard: number): void {
+    this.writeOutside().schedule({ ns: record.ns, name: record.name, shard, record });
+  }
+
+  deleteSchedule(ns: string, name: string, shard: number): void {
+    this.writeOutside().schedule({ ns, name, shard, record: null });
   }
 
   /** The set's log, once its batch is built or it is refused: the caller gives it back to the pool. */

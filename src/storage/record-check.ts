@@ -3,7 +3,7 @@
 // process instead of spreading. A failed check is an AssertionError.
 
 import { assert } from "../lib/assert.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord } from "./record.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord, ScheduleRecord } from "./record.ts";
 
 const storedStates: ReadonlySet<string> = new Set(["pending", "leased", "dead"]);
 const deliveryModes: ReadonlySet<string> = new Set(["at_least_once", "at_most_once"]);
@@ -98,4 +98,21 @@ export function assertPolicyRecord(record: PolicyRecord): void {
   assert(isNullable(record.maxLeased, isBound), "policy record: maxLeased");
   const rate = record.rate;
   assert(rate === null || (typeof rate === "object" && isBound(rate.count) && isBound(rate.perMs)), "policy record: rate");
+}
+
+export function assertScheduleRecord(record: ScheduleRecord): void {
+  assert(typeof record === "object" && record !== null, "schedule record: not an object");
+  assert(isName(record.ns), "schedule record: ns");
+  assert(isName(record.name), "schedule record: name");
+  // Exactly one way of ticking.
+  assert((record.cron === null) !== (record.everyMs === null), "schedule record: cron or everyMs");
+  assert(isNullable(record.cron, isName), "schedule record: cron");
+  assert(isNullable(record.everyMs, isBound), "schedule record: everyMs");
+  assert(isName(record.timezone), "schedule record: timezone");
+  assert(record.catchUp === "one" || record.catchUp === "none", "schedule record: catchUp");
+  assert(isTimeMs(record.anchorMs), "schedule record: anchorMs");
+  assert(isNullable(record.lastAtMs, isTimeMs), "schedule record: lastAtMs");
+  assert((record.lastAtMs === null) === (record.lastId === null), "schedule record: lastAtMs and lastId go together");
+  assert(isNullable(record.lastId, isName), "schedule record: lastId");
+  assert(typeof record.item === "object" && record.item !== null && !Array.isArray(record.item), "schedule record: item");
 }

@@ -24,20 +24,25 @@
 //            4 = has maxLeased, 8 = has rate), f64 weight, f64 maxLeased,
 //            f64 rate count, f64 rate perMs (each 0 without its flag),
 //            str ns, str topic, [str group]
+//   schedule: u8 version, u8 kind=6, u8 flags (1 = cron, else everyMs; 2 = catch up
+//            "none", else "one"; 4 = has lastAtMs and lastId), f64 everyMs (0 with
+//            cron), f64 anchorMs, f64 lastAtMs (0 without), str ns, str name,
+//            str timezone, [str cron], [str lastId], bin item (a MessagePack map)
 // Outcomes are the same in every version, but for an optional tail from
 // version 5 on (an acked outcome's `ack` result, flagged in the outcome byte,
 // so an older reader refuses it as an unknown outcome code rather than
 // misreading it); meta version 1 lacks boots; pause
 // records exist from version 3 on (a version 1 or 2 reader refuses one;
 // version 3's has no group flag), policy records from version 4 on (older
-// readers refuse one).
+// readers refuse one), schedule records from version 5 on (older readers
+// refuse one).
 
 import { Decoder, Encoder } from "@msgpack/msgpack";
 import { assert } from "../lib/assert.ts";
 import { ByteReader, ByteWriter } from "./byte-cursor.ts";
 import { RECORD_VERSION } from "./record.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord } from "./record.ts";
-import { assertItemRecord, assertMetaRecord, assertOutcomeRecord, assertPauseRecord, assertPolicyRecord } from "./record-check.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord, ScheduleRecord } from "./record.ts";
+import { assertItemRecord, assertMetaRecord, assertOutcomeRecord, assertPauseRecord, assertPolicyRecord, assertScheduleRecord } from "./record-check.ts";
 import { RecordDecodeError, RecordKind, itemFlag, outcomeCodes } from "./record-format.ts";
 import type { ItemHead } from "./record-format.ts";
 import { appendItemFields, itemExtFlag, readItemHead } from "./item-record.ts";
@@ -146,6 +151,32 @@ export function encodePolicyRecord(record: PolicyRecord): Uint8Array {
   return writer.finish();
 }
 
+/** Flag bits of a schedule record. */
+const scheduleFlag = { cron: 1, catchUpNone: 2, last: 4 } as const;
+const scheduleFlagsAll = scheduleFlag.cron | scheduleFlag.catchUpNone | scheduleFlag.last;
+
+export function encodeScheduleRecord(record: ScheduleRecord): Uint8Array {
+  assertScheduleRecord(record);
+  writer.reset();
+  writer.u8(RECORD_VERSION);
+  writer.u8(RecordKind.schedule);
+  let flags = 0;
+  if (record.cron !== null) flags |= scheduleFlag.cron;
+  if (record.catchUp === "none") flags |= scheduleFlag.catchUpNone;
+  if (record.lastAtMs !== null) flags |= scheduleFlag.last;
+  writer.u8(flags);
+  writer.f64(record.everyMs ?? 0);
+  writer.f64(record.anchorMs);
+  writer.f64(record.lastAtMs ?? 0);
+  writer.string(record.ns);
+  writer.string(record.name);
+  writer.string(record.timezone);
+  if (record.cron !== null) writer.string(record.cron);
+  if (record.lastId !== null) writer.string(record.lastId);
+  writer.byteString(requiresEncoder.encode(record.item));
+  return writer.finish();
+}
+
 /** The readers of one record version; each returns the current shape. */
 export interface RecordReaders {
   /** With `withBytes` false, payload and metadata are skipped and read as `noBytes`. */
@@ -154,6 +185,7 @@ export interface RecordReaders {
   meta(reader: ByteReader): MetaRecord;
   pause(reader: ByteReader): PauseRecord;
   policy(reader: ByteReader): PolicyRecord;
+  schedule(reader: ByteReader): ScheduleRecord;
 }
 
 function readItemV1(reader: ByteReader, withBytes: boolean): ItemRecord {
@@ -339,6 +371,33 @@ function readPolicyV4(reader: ByteReader): PolicyRecord {
   };
 }
 
+/** Schedule of record version 5 (the first with schedules). */
+function readScheduleV5(reader: ByteReader): ScheduleRecord {
+  const flags = reader.u8();
+  if ((flags & ~scheduleFlagsAll) !== 0) throw new RecordDecodeError(`schedule record: unknown flags ${flags}`);
+  const everyMs = reader.f64();
+  const anchorMs = reader.f64();
+  const lastAtMs = reader.f64();
+  const ns = reader.string();
+  const name = reader.string();
+  const timezone = reader.string();
+  const cron = flags & scheduleFlag.cron ? reader.string() : null;
+  const lastId = flags & scheduleFlag.last ? reader.string() : null;
+  const item = requiresDecoder.decode(reader.byteView()) as Record<string, unknown>;
+  return {
+    ns,
+    name,
+    cron,
+    everyMs: cron === null ? everyMs : null,
+    timezone,
+    catchUp: flags & scheduleFlag.catchUpNone ? "none" : "one",
+    anchorMs,
+    lastAtMs: flags & scheduleFlag.last ? lastAtMs : null,
+    lastId,
+    item,
+  };
+}
+
 /** Record versions written before a kind existed hold none of it: a value claiming one is damage. */
 function noRecords(kind: string, version: number): () => never {
   return () => {
@@ -348,11 +407,11 @@ function noRecords(kind: string, version: number): () => never {
 
 /** Readers by record version. Keep every version that may exist on disk. */
 export const recordReaders: ReadonlyMap<number, RecordReaders> = new Map([
-  [1, { item: readItemV1, outcome: readOutcomeV1, meta: readMetaV1, pause: noRecords("pause", 1), policy: noRecords("policy", 1) }],
-  [2, { item: readItemV2, outcome: readOutcomeV1, meta: readMetaV2, pause: noRecords("pause", 2), policy: noRecords("policy", 2) }],
-  [3, { item: readItemV3, outcome: readOutcomeV1, meta: readMetaV2, pause: readPauseV3, policy: noRecords("policy", 3) }],
-  [4, { item: readItemV4, outcome: readOutcomeV1, meta: readMetaV2, pause: readPauseV4, policy: readPolicyV4 }],
-  [5, { item: readItemV5, outcome: readOutcomeV5, meta: readMetaV2, pause: readPauseV4, policy: readPolicyV4 }],
+  [1, { item: readItemV1, outcome: readOutcomeV1, meta: readMetaV1, pause: noRecords("pause", 1), policy: noRecords("policy", 1), schedule: noRecords("schedule", 1) }],
+  [2, { item: readItemV2, outcome: readOutcomeV1, meta: readMetaV2, pause: noRecords("pause", 2), policy: noRecords("policy", 2), schedule: noRecords("schedule", 2) }],
+  [3, { item: readItemV3, outcome: readOutcomeV1, meta: readMetaV2, pause: readPauseV3, policy: noRecords("policy", 3), schedule: noRecords("schedule", 3) }],
+  [4, { item: readItemV4, outcome: readOutcomeV1, meta: readMetaV2, pause: readPauseV4, policy: readPolicyV4, schedule: noRecords("schedule", 4) }],
+  [5, { item: readItemV5, outcome: readOutcomeV5, meta: readMetaV2, pause: readPauseV4, policy: readPolicyV4, schedule: readScheduleV5 }],
 ]);
 assert(recordReaders.has(RECORD_VERSION), "record codec: no reader for RECORD_VERSION");
 
@@ -413,5 +472,13 @@ export function decodePolicyRecord(bytes: Uint8Array, readers = recordReaders): 
   const record = versionReaders.policy(reader);
   finish(reader, "policy");
   assertPolicyRecord(record);
+  return record;
+}
+
+export function decodeScheduleRecord(bytes: Uint8Array, readers = recordReaders): ScheduleRecord {
+  const [reader, versionReaders] = open(bytes, RecordKind.schedule, readers);
+  const record = versionReaders.schedule(reader);
+  finish(reader, "schedule");
+  assertScheduleRecord(record);
   return record;
 }

@@ -6,7 +6,7 @@
 
 import type { Outcome, StoredState } from "./record.ts";
 
-export const RecordKind = { item: 1, outcome: 2, meta: 3, pause: 4, policy: 5 } as const;
+export const RecordKind = { item: 1, outcome: 2, meta: 3, pause: 4, policy: 5, schedule: 6 } as const;
 export type RecordKind = (typeof RecordKind)[keyof typeof RecordKind];
 
 /** A value that is not a record this version of orq can read. */

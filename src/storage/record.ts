@@ -19,6 +19,8 @@
  * the group (item-record.ts): a version 4 value is a version 5 value without it.
  * Version 5 also added OutcomeRecord.result, an optional tail flagged in the
  * outcome byte: a version 1 to 4 outcome is a version 5 one without it.
+ * Version 5 also added the schedule record (ScheduleRecord, kind 6); older
+ * versions hold none.
  */
 export const RECORD_VERSION = 5;
 
@@ -123,6 +125,32 @@ export interface PolicyRecord {
   maxLeased: number | null;
   /** A token bucket of `count` deliveries refilled over `perMs`, or null for no bound. */
   rate: { count: number; perMs: number } | null;
+}
+
+/**
+ * A recurring item (the `schedule` op): kept until `unschedule`. One per (ns,
+ * name). Exactly one of cron and everyMs is set. `item` is the item each tick
+ * enqueues, as the engine's enqueue input fields (a MessagePack map: its
+ * fields grow with the item's, with no change of this record's shape).
+ */
+export interface ScheduleRecord {
+  ns: string;
+  name: string;
+  /** A cron expression of 5 or 6 fields, read in `timezone`; or null for everyMs. */
+  cron: string | null;
+  /** Ticks every this many ms from anchorMs; or null for cron. */
+  everyMs: number | null;
+  /** IANA time zone name the cron expression is read in ("UTC" by default). */
+  timezone: string;
+  catchUp: "one" | "none";
+  /** When the schedule was set: every_ms ticks fall at anchorMs + k * everyMs. */
+  anchorMs: number;
+  /** The latest tick that enqueued an item (written in that item's commit), or null before the first. */
+  lastAtMs: number | null;
+  /** That tick's item id, or null before the first. */
+  lastId: string | null;
+  /** The item each tick enqueues, as a map of the engine's enqueue input fields. */
+  item: Record<string, unknown>;
 }
 
 /** One per store: checked at open so a data dir is never misread. */

@@ -9,7 +9,7 @@
 
 import type { AckedLogRecord } from "./acked-log.ts";
 import type { ItemKey } from "./item-key.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord } from "./record.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord, ScheduleRecord } from "./record.ts";
 
 export type { ItemKey } from "./item-key.ts";
 
@@ -50,6 +50,8 @@ export interface CommitBatch {
   pauses?: PauseWrite[];
   /** Policies set (a record) or cleared (null), at most one per (ns, topic, group); committed as pauses are. */
   policies?: PolicyWrite[];
+  /** Schedules set (a record) or removed (null), at most one per (ns, name); committed as pauses are. */
+  schedules?: ScheduleWrite[];
 }
 
 /** One pause write of a commit: the pause of (ns, topic, group) becomes `record`, or is deleted (null). */
@@ -68,6 +70,24 @@ export interface PolicyWrite {
   /** null: the topic's own policy; "*": the groups' default. */
   group: string | null;
   record: PolicyRecord | null;
+}
+
+/**
+ * One schedule write of a commit: the schedule (ns, name) becomes `record`,
+ * or is deleted (null). `shard` is the shard the schedule belongs to
+ * (scheduleShard): in cluster mode the write is fenced by that shard's
+ * ownership, as the tick items written beside it are.
+ */
+export interface ScheduleWrite {
+  ns: string;
+  name: string;
+  shard: number;
+  record: ScheduleRecord | null;
+}
+
+/** The one key of a schedule, in every store and in group commit: the namespace's length first, so no two (ns, name) pairs share one. */
+export function scheduleKey(ns: string, name: string): string {
+  return `${ns.length}:${ns}${name}`;
 }
 
 /**
@@ -127,6 +147,8 @@ export interface Store {
   loadPauses(): Iterable<PauseRecord>;
   /** Every stored policy (the `policy` op), for recovery at start. */
   loadPolicies(): Iterable<PolicyRecord>;
+  /** Every stored schedule (the `schedule` op) of the shards this store serves, for recovery at start. */
+  loadSchedules(): Iterable<ScheduleRecord>;
   /**
    * How many items and outcomes the store holds, without reading them (LMDB
    * keeps a count in every B-tree): recovery's progress says how much is left.

@@ -8,7 +8,7 @@
 
 import { writeLogs } from "../limits.ts";
 import type { ItemRecord, OutcomeRecord } from "./record.ts";
-import type { ItemKey, PauseWrite, PolicyWrite } from "./store.ts";
+import type { ItemKey, PauseWrite, PolicyWrite, ScheduleWrite } from "./store.ts";
 
 /** What a write does; which columns it fills is listed beside each. */
 export const WriteKind = {
@@ -24,6 +24,8 @@ export const WriteKind = {
   pause: 4,
   /** records (the PolicyWrite: its scope, and its record or null to delete). */
   policy: 5,
+  /** records (the ScheduleWrite: its name and shard, and its record or null to delete). */
+  schedule: 6,
 } as const;
 export type WriteKind = (typeof WriteKind)[keyof typeof WriteKind];
 
@@ -39,7 +41,7 @@ export class WriteLog {
   readonly timesMs: number[] = [];
   readonly names: Array<string | null> = [];
   /** Pauses and policies are rare: each keeps its whole write (scope and record) here rather than a column per field of its scope. */
-  readonly records: Array<ItemRecord | Uint8Array | OutcomeRecord | PauseWrite | PolicyWrite | null> = [];
+  readonly records: Array<ItemRecord | Uint8Array | OutcomeRecord | PauseWrite | PolicyWrite | ScheduleWrite | null> = [];
 
   item(shard: number, key: ItemKey, record: ItemRecord | Uint8Array | null): void {
     this.push(WriteKind.item, shard, key, none, null, record);
@@ -65,6 +67,10 @@ export class WriteLog {
     this.push(WriteKind.policy, none, none, none, null, write);
   }
 
+  schedule(write: ScheduleWrite): void {
+    this.push(WriteKind.schedule, none, none, none, null, write);
+  }
+
   /** Forget every write, dropping the references (records hold payloads) so a pooled log pins nothing. */
   clear(): void {
     for (let index = 0; index < this.count; index++) {
@@ -80,7 +86,7 @@ export class WriteLog {
     key: ItemKey,
     timeMs: number,
     name: string | null,
-    record: ItemRecord | Uint8Array | OutcomeRecord | PauseWrite | PolicyWrite | null,
+    record: ItemRecord | Uint8Array | OutcomeRecord | PauseWrite | PolicyWrite | ScheduleWrite | null,
   ): void {
     // Every column gets a value at every slot: the arrays stay dense, and a slot reused from an earlier set holds nothing of it.
     const index = this.count;

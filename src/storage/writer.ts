@@ -9,7 +9,7 @@
 
 import type { Availability } from "./circuit-breaker.ts";
 import type { ItemKey } from "./store.ts";
-import type { ItemRecord, OutcomeRecord, PauseRecord, PolicyRecord } from "./record.ts";
+import type { ItemRecord, OutcomeRecord, PauseRecord, PolicyRecord, ScheduleRecord } from "./record.ts";
 
 /** Thrown (as a rejection) when a shard's commit failed or the store's breaker is open. */
 export class StorageUnavailableError extends Error {
@@ -50,6 +50,10 @@ export interface WriteSet {
   putPolicy(record: PolicyRecord): void;
   /** Forget a policy (cleared). */
   deletePolicy(ns: string, topic: string, group: string | null): void;
+  /** Store a schedule of `shard` (replacing any earlier one of the same ns and name). */
+  putSchedule(record: ScheduleRecord, shard: number): void;
+  /** Forget a schedule (unscheduled). */
+  deleteSchedule(ns: string, name: string, shard: number): void;
   /**
    * Close the set and hand it to the next commit. Resolves when every write in
    * it is durable; rejects with StorageUnavailableError when any shard it

@@ -149,7 +149,7 @@ describe("namespace and auth checks", () => {
 
   test("the ops that change state are exactly these", () => {
     const changing = (Object.keys(opTable) as Array<keyof typeof opTable>).filter((op) => opTable[op].changesState).sort();
-    expect(changing).toEqual(["ack", "cancel", "dequeue", "enqueue", "extend", "nack", "pause", "policy", "redrive", "resume"]);
+    expect(changing).toEqual(["ack", "cancel", "dequeue", "enqueue", "extend", "nack", "pause", "policy", "redrive", "resume", "schedule", "unschedule"]);
   });
 
   test("a '*' token may use every namespace", () => {

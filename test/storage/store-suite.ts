@@ -6,7 +6,7 @@
 
 import { afterEach, describe, expect, test } from "bun:test";
 import { AssertionError } from "../../src/lib/assert.ts";
-import type { ItemRecord, PauseRecord, PolicyRecord } from "../../src/storage/record.ts";
+import type { ItemRecord, PauseRecord, PolicyRecord, ScheduleRecord } from "../../src/storage/record.ts";
 import type { CommitBatch, ItemKey, Store } from "../../src/storage/store.ts";
 import { ItemStatePatch, encodeItemRecord, itemShapeFlags, patchItemState } from "../../src/storage/record-codec.ts";
 import { fullItemRecord, itemRecord, outcomeRecord, shardBatch } from "./record-fixtures.ts";
@@ -257,6 +257,38 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
       expect(reopened.meta.keysReservedBelow).toBe(0);
       expect(byScope(reopened.loadPolicies())).toEqual(expected);
       expect([...reopened.loadPauses()]).toEqual([{ ns: "n", topic: "a", group: null, untilMs: null }]);
+    });
+
+    test("schedules are stored with the items of their batch, replaced and deleted by (ns, name), and survive a reopen", async () => {
+      const store = await open(2);
+      expect([...store.loadSchedules()]).toEqual([]);
+      const schedule = (ns: string, name: string, overrides: Partial<ScheduleRecord> = {}): ScheduleRecord => ({
+        ns,
+        name,
+        cron: null,
+        everyMs: 1000,
+        timezone: "UTC",
+        catchUp: "one",
+        anchorMs: 5,
+        lastAtMs: null,
+        lastId: null,
+        item: { topic: "t", priority: 3, payload: new Uint8Array([1, 2]) },
+        ...overrides,
+      });
+      const write = (record: ScheduleRecord, shard = 1) => ({ ns: record.ns, name: record.name, shard, record });
+      await store.commit(batch({ schedules: [write(schedule("n", "a")), write(schedule("n", "b", { cron: "0 * * * * *", everyMs: null, timezone: "Europe/Berlin" })), write(schedule("m", "a"))] }));
+      await store.commit(
+        batch({
+          shards: [shardBatch(1, [{ key: 1, record: itemRecord() }])],
+          schedules: [write(schedule("n", "a", { lastAtMs: 1005, lastId: "1:1" })), { ns: "m", name: "a", shard: 1, record: null }],
+        }),
+      );
+      const expected = [schedule("n", "a", { lastAtMs: 1005, lastId: "1:1" }), schedule("n", "b", { cron: "0 * * * * *", everyMs: null, timezone: "Europe/Berlin" })];
+      const byName = (list: Iterable<ScheduleRecord>) => [...list].sort((x, y) => (x.ns + x.name < y.ns + y.name ? -1 : 1));
+      expect(byName(store.loadSchedules())).toEqual(expected);
+      const reopened = await reopen(store);
+      expect(byName(reopened.loadSchedules())).toEqual(expected);
+      expect(loadAll(reopened).get(1)?.length).toBe(1);
     });
 
     test("storedCounts: items over every shard and outcomes, as loaded, after puts, overwrites and deletes", async () => {

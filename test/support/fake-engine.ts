@@ -145,6 +145,21 @@ export class FakeEngine implements EngineApi {
     return { ok: true, value: { value: { cleared: false }, durable: this.durable() } };
   }
 
+  schedule(ns: string, input: Parameters<EngineApi["schedule"]>[1], nowMs: number): ReturnType<EngineApi["schedule"]> {
+    this.record("schedule", ns, input, nowMs);
+    return { ok: true, value: { value: { name: input.name, nextAtMs: null }, durable: this.durable() } };
+  }
+
+  unschedule(ns: string, name: string, nowMs: number): ReturnType<EngineApi["unschedule"]> {
+    this.record("unschedule", ns, name, nowMs);
+    return { ok: true, value: { value: { removed: false }, durable: this.durable() } };
+  }
+
+  scheduleList(ns: string, query: Parameters<EngineApi["scheduleList"]>[1]): ReturnType<EngineApi["scheduleList"]> {
+    this.record("schedules", ns, query);
+    return { schedules: [], next: null };
+  }
+
   policies(ns: string, topic: string, query: Parameters<EngineApi["policies"]>[2]): ReturnType<EngineApi["policies"]> {
     this.record("policies", ns, topic, query);
     return { policies: [], next: null };

@@ -13,6 +13,7 @@ const navigation: ReadonlyArray<{ path: string; label: string }> = [
   { path: "/topics", label: "Topics" },
   { path: "/dead", label: "Dead letters" },
   { path: "/matching", label: "Matching" },
+  { path: "/schedules", label: "Schedules" },
   { path: "/item", label: "Find item" },
 ];
 

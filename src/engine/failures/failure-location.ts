@@ -18,11 +18,17 @@ export type FailureLocation =
   /** A place in a dequeue's capabilities map. */
   | { readonly kind: "capabilities"; readonly at: MapPath }
   /** One item of an enqueue batch, by its index in the batch. */
-  | { readonly kind: "item"; readonly index: number; readonly part: ItemPart };
+  | { readonly kind: "item"; readonly index: number; readonly part: ItemPart }
+  /** A schedule's name (a new one past the schedules' limits). */
+  | { readonly kind: "scheduleName" }
+  /** A part of a schedule's item. */
+  | { readonly kind: "scheduleItem"; readonly part: ItemPart };
 
 /** The part of one enqueued item a failure is about. */
 export type ItemPart =
   | { readonly of: "topic" }
+  /** The item's group (a schedule's item in cluster mode may name none). */
+  | { readonly of: "group" }
   /** The `after` list, or (position not null) one id in it. */
   | { readonly of: "after"; readonly position: number | null }
   /** A place in the `requires` map (wholeMap: the map itself). */
@@ -34,6 +40,7 @@ export const atNamespace: FailureLocation = Object.freeze({ kind: "namespace" })
 export const atBatch: FailureLocation = Object.freeze({ kind: "batch" });
 export const atTopic: FailureLocation = Object.freeze({ kind: "topic" });
 export const atWait: FailureLocation = Object.freeze({ kind: "wait" });
+export const atScheduleName: FailureLocation = Object.freeze({ kind: "scheduleName" });
 
 /** Item `index` of the batch, part `part`. */
 export function atItem(index: number, part: ItemPart): FailureLocation {

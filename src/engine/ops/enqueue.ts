@@ -29,6 +29,18 @@ export interface ShardPlacement {
   shardFor(ns: string, input: EnqueueItemInput): number;
   /** Whether an id lives on a shard this node does not serve: unknown here, it counts as live (remote-dependencies.ts). */
   elsewhere(id: string): boolean;
+  /** The shard a schedule belongs to, where its ticks' items live too. */
+  scheduleShard(ns: string, name: string): number;
+}
+
+/**
+ * A schedule's tick (schedules/schedules.ts): its one item goes to `shard`
+ * (-1: any healthy one, as an unplaced item), and `write` adds the schedule's
+ * record to the item's own write set, so the tick and its item commit together.
+ */
+export interface TickPlacement {
+  shard: number;
+  write(set: WriteSet, ids: readonly string[]): void;
 }
 
 /** Retry hint when the signature registry is full (1 s): signatures free up as items with rare requires end. */
@@ -63,7 +75,7 @@ export class Enqueuer {
   }
 
   /** Run by Engine.enqueue once due deadlines are handled. */
-  enqueue(nsName: string, inputs: EnqueueItemInput[], nowMs: number): Result<Reply<{ ids: string[] }>> {
+  enqueue(nsName: string, inputs: EnqueueItemInput[], nowMs: number, tick: TickPlacement | null = null): Result<Reply<{ ids: string[] }>> {
     // Nothing of an earlier batch is left over, even one a thrown bug cut short.
     this.forgetBatch(null);
     const invalid = this.checkItems(nsName, inputs);
@@ -79,7 +91,7 @@ export class Enqueuer {
     const signatures: number[] = new Array<number>(count).fill(0);
     const full = this.internSignatures(sameAs, ids, signatures);
     if (full !== null) return this.forgetBatch(full, signatures);
-    const placed = this.placement === null ? null : this.place(nsName, inputs, sameAs, ids, nowMs);
+    const placed = this.placement === null && (tick === null || tick.shard < 0) ? null : this.place(nsName, inputs, sameAs, ids, nowMs, tick);
     if (placed !== null && !Array.isArray(placed)) {
       return this.forgetBatch(storageUnavailable(placed.retryAfterMs, `shard ${placed.shard} is not accepting writes`), signatures);
     }
@@ -97,7 +109,7 @@ export class Enqueuer {
       created.push(this.createItem(ns, nsName, inputs[i] as EnqueueItemInput, i, itemShard, signatures[i] as number, set, ids, nowMs));
     }
     for (let i = 0; i < count; i++) if (sameAs[i] !== -1) ids[i] = ids[sameAs[i] as number] as string;
-    return this.commitBatch(created, ids, nowMs);
+    return this.commitBatch(created, ids, nowMs, tick);
   }
 
   /**
@@ -257,9 +269,10 @@ export class Enqueuer {
   }
 
   /** End the batch's write set: its new items become takeable once it is durable (or leave memory if it fails). */
-  private commitBatch(created: LiveItem[], ids: string[], nowMs: number): Result<Reply<{ ids: string[] }>> {
+  private commitBatch(created: LiveItem[], ids: string[], nowMs: number, tick: TickPlacement | null): Result<Reply<{ ids: string[] }>> {
     const waitOn = this.waitOn;
     this.forgetBatch(null);
+    if (tick !== null) tick.write(this.states.ws(), ids);
     const end = this.states.closeSet()!.promise();
     if (created.length > 0) {
       for (const item of created) (item.unstored as UnstoredBytes).commit = end;
@@ -320,11 +333,11 @@ export class Enqueuer {
   }
 
   /** Cluster mode: each fresh item's required shard (-1: any), or the first required shard that refuses writes. */
-  private place(nsName: string, inputs: EnqueueItemInput[], sameAs: number[], ids: string[], nowMs: number): number[] | { shard: number; retryAfterMs: number } {
+  private place(nsName: string, inputs: EnqueueItemInput[], sameAs: number[], ids: string[], nowMs: number, tick: TickPlacement | null): number[] | { shard: number; retryAfterMs: number } {
     const shards: number[] = new Array<number>(inputs.length).fill(-1);
     for (let i = 0; i < inputs.length; i++) {
       if (sameAs[i] !== -1 || ids[i] !== undefined) continue;
-      const shard = (this.placement as ShardPlacement).shardFor(nsName, inputs[i] as EnqueueItemInput);
+      const shard = tick !== null && tick.shard >= 0 ? tick.shard : (this.placement?.shardFor(nsName, inputs[i] as EnqueueItemInput) ?? -1);
       if (shard < 0) continue;
       const availability = this.ctx.writer.writable(shard, nowMs);
       if (!availability.available) return { shard, retryAfterMs: availability.retryAfterMs };

@@ -119,6 +119,10 @@ export interface EngineGauges {
   passedOver: Readonly<Record<string, number>>;
   /** Deliveries of items with `prefers` since start, by fit: full, partial, released (engine/matching/fit-counts.ts). */
   preferenceDeliveries: Readonly<Record<string, number>>;
+  /** Schedules held (engine/schedules/schedules.ts). */
+  schedules?: number;
+  /** Schedule ticks since start, by outcome (enqueued, duplicate, refused, failed). */
+  scheduleTicks?: Readonly<Record<string, number>>;
 }
 
 export interface EngineStats {

@@ -39,6 +39,8 @@ export const DeadlineKind = {
   PreferRelease: 10,
   /** A parked `wait`'s wait_ms runs out (target: the wait, ops/item-waits.ts). */
   ItemWaitTimeout: 11,
+  /** A schedule's next tick is due (target: the schedule, schedules/schedule.ts). */
+  ScheduleTick: 12,
 } as const;
 export type DeadlineKind = (typeof DeadlineKind)[keyof typeof DeadlineKind];
 

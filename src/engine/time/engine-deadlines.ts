@@ -13,6 +13,7 @@ import type { PauseDeadline } from "../ready/topic.ts";
 import type { WaiterDeadline } from "../ops/waiters.ts";
 import type { ItemWaitDeadline } from "../ops/item-wait.ts";
 import type { GroupPauseDeadline, RefillDeadline } from "../groups/group.ts";
+import type { ScheduleDeadline } from "../schedules/schedule.ts";
 
 /** The one AckedRetention deadline (outcomes/ended-items.ts): the oldest block of acked outcomes reaches the retention. */
 export type AckedRetentionDeadline = Deadline<typeof DeadlineKind.AckedRetention, null>;
@@ -28,6 +29,7 @@ export type EngineDeadline =
   | PauseDeadline<LiveItem>
   | GroupPauseDeadline<LiveItem>
   | RefillDeadline
+  | ScheduleDeadline
   | AckedRetentionDeadline
   | LeaseWritesDeadline;
 

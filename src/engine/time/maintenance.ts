@@ -13,6 +13,7 @@ import type { TopicPause } from "../ready/topic.ts";
 import type { Waiter } from "../ops/waiters.ts";
 import type { ItemWait } from "../ops/item-wait.ts";
 import type { GroupPause, RefillTarget } from "../groups/group.ts";
+import type { Schedule } from "../schedules/schedule.ts";
 
 /** Handle up to `max` due deadlines; item changes go to one background WriteSet nobody waits on. */
 export function runDueDeadlines(
@@ -25,6 +26,8 @@ export function runDueDeadlines(
   refill: (target: RefillTarget, nowMs: number) => void,
   nowMs: number,
   timeOutWait: (wait: ItemWait) => void = () => {},
+  /** A schedule's tick is due: the engine fires it once this loop's set is closed (firing is an enqueue, an op of its own). */
+  tickDue: (schedule: Schedule) => void = () => {},
 ): void {
   assert(!states.setOpen, "engine: tick inside an op");
   for (let handled = 0; handled < max; handled++) {
@@ -35,6 +38,7 @@ export function runDueDeadlines(
     else if (deadline.kind === DeadlineKind.GroupPauseEnd) endGroupPause(deadline.target);
     else if (deadline.kind === DeadlineKind.BoundRefill) refill(deadline.target, nowMs);
     else if (deadline.kind === DeadlineKind.ItemWaitTimeout) timeOutWait(deadline.target);
+    else if (deadline.kind === DeadlineKind.ScheduleTick) tickDue(deadline.target);
     else states.handleDeadline(deadline, nowMs);
   }
   states.endSetBackground();

@@ -27,7 +27,8 @@ export function decodeEnqueueItems(request: Source, limits: Limits, nowMs: numbe
   return items;
 }
 
-function decodeItem(source: Source, limits: Limits, nowMs: number, reader: RequestReader): EnqueueItem | null {
+/** One item's fields, checked as enqueue checks them (field paths follow the reader's position: `items[i].`, or `item.` for a schedule's). */
+export function decodeItem(source: Source, limits: Limits, nowMs: number, reader: RequestReader): EnqueueItem | null {
   const topic = reader.requiredString(source, "topic", 1, limits.topicBytesMax);
   const priority = reader.intBetween(source, "priority", int32Min, int32Max);
   const payload = reader.bin(source, "payload", limits.payloadBytesMax);

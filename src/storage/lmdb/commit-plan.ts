@@ -11,13 +11,13 @@
 
 import { assert } from "../../lib/assert.ts";
 import type { ByteWriter } from "../byte-cursor.ts";
-import { appendItemRecord, appendItemValue, appendOutcomeRecord, encodeMetaRecord, encodePauseRecord, encodePolicyRecord } from "../record-codec.ts";
-import { pauseKey, policyKey } from "../store.ts";
+import { appendItemRecord, appendItemValue, appendOutcomeRecord, encodeMetaRecord, encodePauseRecord, encodePolicyRecord, encodeScheduleRecord } from "../record-codec.ts";
+import { pauseKey, policyKey, scheduleKey } from "../store.ts";
 import type { ItemRecord } from "../record.ts";
 import type { CommitBatch, ItemKey } from "../store.ts";
 import { type SweptKeys, noSweptKeys } from "./ack-sweep.ts";
 import type { CommitSlabs } from "./commit-slabs.ts";
-import { pauseKeyPrefix, policyKeyPrefix } from "./lmdb-options.ts";
+import { pauseKeyPrefix, policyKeyPrefix, scheduleKeyPrefix } from "./lmdb-options.ts";
 
 /** Slab bytes reserved per write up front (the slab grows past it when values are larger). */
 const slabBytesPerWrite = 256;
@@ -92,6 +92,9 @@ function encodePlan(batch: CommitBatch, slab: ByteWriter, itemWrites: number[], 
   }
   for (const { ns, topic, group, record } of batch.policies ?? []) {
     metaKeyWrites.push({ key: policyKeyPrefix + policyKey(ns, topic, group), bytes: record === null ? null : encodePolicyRecord(record) });
+  }
+  for (const { ns, name, record } of batch.schedules ?? []) {
+    metaKeyWrites.push({ key: scheduleKeyPrefix + scheduleKey(ns, name), bytes: record === null ? null : encodeScheduleRecord(record) });
   }
   assert(itemWrites.length / 4 + deferred.keys.length <= writes, "commit plan wrote more items than the batch holds");
   return { slab, itemWrites, outcomeWrites, metaBytes, metaKeyWrites, deferred };

@@ -31,6 +31,10 @@ export const pauseKeyEnd = "pause;";
 export const policyKeyPrefix = "policy:";
 /** First key after every policy key. */
 export const policyKeyEnd = "policy;";
+/** Schedules too: this prefix + store.ts's scheduleKey. */
+export const scheduleKeyPrefix = "schedule:";
+/** First key after every schedule key. */
+export const scheduleKeyEnd = "schedule;";
 
 /** The environment's file inside the data dir (LMDB adds `data.mdb-lock` beside it). */
 export const dataFileName = "data.mdb";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { open } from "lmdb";
 import type { Database, RootDatabase } from "lmdb";
 import { assert } from "../../lib/assert.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord } from "../record.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord, ScheduleRecord } from "../record.ts";
 import type { AckedLogRecord } from "../acked-log.ts";
 import { type AckedWrite, AckedLogDb } from "./acked-log-db.ts";
 import { type SweptKeys, noSweptKeys } from "./ack-sweep.ts";
@@ -25,10 +25,11 @@ import {
   decodeOutcomeRecord,
   decodePauseRecord,
   decodePolicyRecord,
+  decodeScheduleRecord,
   encodeMetaRecord,
 } from "../record-codec.ts";
 import { metaMismatch, newMetaRecord, nextBoot } from "../store-meta.ts";
-import { StoreOpenError, pauseKey, policyKey } from "../store.ts";
+import { StoreOpenError, pauseKey, policyKey, scheduleKey } from "../store.ts";
 import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, Store } from "../store.ts";
 import {
   dataFileName,
@@ -42,6 +43,8 @@ import {
   pauseKeyPrefix,
   policyKeyEnd,
   policyKeyPrefix,
+  scheduleKeyEnd,
+  scheduleKeyPrefix,
   shardDbOptions,
   shardRecoveryDbOptions,
 } from "./lmdb-options.ts";
@@ -237,6 +240,14 @@ class LmdbStore implements Store {
     for (const { key, value } of this.metaDb.getRange({ start: policyKeyPrefix, end: policyKeyEnd })) {
       const record = decodePolicyRecord(value);
       assert(key === policyKeyPrefix + policyKey(record.ns, record.topic, record.group), `policy record under the wrong key ${String(key)}`);
+      yield record;
+    }
+  }
+
+  *loadSchedules(): Iterable<ScheduleRecord> {
+    for (const { key, value } of this.metaDb.getRange({ start: scheduleKeyPrefix, end: scheduleKeyEnd })) {
+      const record = decodeScheduleRecord(value);
+      assert(key === scheduleKeyPrefix + scheduleKey(record.ns, record.name), `schedule record under the wrong key ${String(key)}`);
       yield record;
     }
   }

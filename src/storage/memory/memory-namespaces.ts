@@ -27,7 +27,7 @@ import { assert } from "../../lib/assert.ts";
 import type { AckedLogRecord } from "../acked-log.ts";
 import type { Availability } from "../circuit-breaker.ts";
 import { decodeItemRecord, encodeItemRecord } from "../record-codec.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord } from "../record.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord, ScheduleRecord } from "../record.ts";
 import type { CommitBatch, CommitResult, ItemKey, LoadedShard, Store } from "../store.ts";
 import type { Commit, WriteSet, Writer } from "../writer.ts";
 
@@ -105,6 +105,10 @@ export class MemoryNamespaceStore implements Store {
 
   loadPolicies(): Iterable<PolicyRecord> {
     return this.durable.loadPolicies();
+  }
+
+  loadSchedules(): Iterable<ScheduleRecord> {
+    return this.durable.loadSchedules();
   }
 
   storedCounts(): { items: number; outcomes: number } {
@@ -233,6 +237,15 @@ class SplitWriteSet implements WriteSet {
 
   deletePolicy(ns: string, topic: string, group: string | null): void {
     if (!this.memory.isMemoryNamespace(ns)) this.durable.deletePolicy(ns, topic, group);
+  }
+
+  // A memory namespace's schedules are dropped with its policies: a restart empties the namespace.
+  putSchedule(record: ScheduleRecord, shard: number): void {
+    if (!this.memory.isMemoryNamespace(record.ns)) this.durable.putSchedule(record, shard);
+  }
+
+  deleteSchedule(ns: string, name: string, shard: number): void {
+    if (!this.memory.isMemoryNamespace(ns)) this.durable.deleteSchedule(ns, name, shard);
   }
 
   end(): Promise<void> {

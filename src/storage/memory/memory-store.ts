@@ -7,16 +7,18 @@
 // on the way in and out, as with LMDB.
 
 import { assert } from "../../lib/assert.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord } from "../record.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord, ScheduleRecord } from "../record.ts";
 import {
   decodeItemRecord,
   decodeMetaRecord,
   decodeOutcomeRecord,
   decodePauseRecord,
   decodePolicyRecord,
+  decodeScheduleRecord,
   encodeItemRecord,
   encodePauseRecord,
   encodePolicyRecord,
+  encodeScheduleRecord,
   recordReaders,
   encodeMetaRecord,
   encodeOutcomeRecord,
@@ -25,7 +27,7 @@ import { RECORD_VERSION } from "../record.ts";
 import { type AckedLogRecord, ackedLogEndedAtMs, appendAckedLog, decodeAckedLog } from "../acked-log.ts";
 import { ByteWriter } from "../byte-cursor.ts";
 import { newMetaRecord, nextBoot } from "../store-meta.ts";
-import { pauseKey, policyKey } from "../store.ts";
+import { pauseKey, policyKey, scheduleKey } from "../store.ts";
 import type { CommitBatch, CommitResult, ItemKey, LoadedShard, Store } from "../store.ts";
 
 /** What one commit carried, for tests that check batching. */
@@ -54,6 +56,8 @@ interface DurableState {
   pauses?: Map<string, Uint8Array>;
   /** Encoded policy records by store.ts's policyKey (absent in a state built without any). */
   policies?: Map<string, Uint8Array>;
+  /** Encoded schedule records by store.ts's scheduleKey (absent in a state built without any). */
+  schedules?: Map<string, Uint8Array>;
 }
 
 /** Summaries kept for tests (the oldest are dropped beyond this). */
@@ -81,11 +85,13 @@ export class MemoryStore implements Store {
       ackedLog: [],
       pauses: new Map(),
       policies: new Map(),
+      schedules: new Map(),
       // A new store is its data dir's first open: boot 1.
       meta: encodeMetaRecord(nextBoot(newMetaRecord(options.shards))),
     };
     this.state.pauses ??= new Map();
     this.state.policies ??= new Map();
+    this.state.schedules ??= new Map();
     assert(this.state.shards.length === options.shards);
   }
 
@@ -103,6 +109,7 @@ export class MemoryStore implements Store {
         ackedLog: [...this.state.ackedLog],
         pauses: new Map(this.pauses),
         policies: new Map(this.policies),
+        schedules: new Map(this.schedules),
         meta: encodeMetaRecord(nextBoot(decodeMetaRecord(this.state.meta))),
       },
     );
@@ -174,6 +181,10 @@ export class MemoryStore implements Store {
     for (const bytes of this.policies.values()) yield decodePolicyRecord(bytes);
   }
 
+  *loadSchedules(): Iterable<ScheduleRecord> {
+    for (const bytes of this.schedules.values()) yield decodeScheduleRecord(bytes);
+  }
+
   readItemBytes(shard: number, key: ItemKey): Uint8Array | null {
     this.checkShard(shard);
     const bytes = this.state.shards[shard]?.get(key);
@@ -234,8 +245,12 @@ export class MemoryStore implements Store {
       key: policyKey(ns, topic, group),
       bytes: record === null ? null : encodePolicyRecord(record),
     }));
+    const scheduleWrites = (batch.schedules ?? []).map(({ ns, name, record }) => ({
+      key: scheduleKey(ns, name),
+      bytes: record === null ? null : encodeScheduleRecord(record),
+    }));
     this.remember(batch);
-    return this.apply(shardWrites, outcomeWrites, metaBytes, ackedBytes, batch.ackedPurgeBeforeMs ?? null, { pauseWrites, policyWrites });
+    return this.apply(shardWrites, outcomeWrites, metaBytes, ackedBytes, batch.ackedPurgeBeforeMs ?? null, { pauseWrites, policyWrites, scheduleWrites });
   }
 
   private async apply(
@@ -244,7 +259,7 @@ export class MemoryStore implements Store {
     metaBytes: Uint8Array | null,
     ackedBytes: Uint8Array | null,
     purgeBeforeMs: number | null,
-    keyed: { pauseWrites: KeyedWrite[]; policyWrites: KeyedWrite[] },
+    keyed: { pauseWrites: KeyedWrite[]; policyWrites: KeyedWrite[]; scheduleWrites: KeyedWrite[] },
   ): Promise<CommitResult> {
     if (this.gate !== null) await this.gate.promise;
     if (this.commitDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.commitDelayMs));
@@ -283,6 +298,7 @@ export class MemoryStore implements Store {
     }
     applyKeyed(this.pauses, keyed.pauseWrites);
     applyKeyed(this.policies, keyed.policyWrites);
+    applyKeyed(this.schedules, keyed.scheduleWrites);
     return result;
   }
 
@@ -311,6 +327,10 @@ export class MemoryStore implements Store {
 
   private get policies(): Map<string, Uint8Array> {
     return this.state.policies as Map<string, Uint8Array>;
+  }
+
+  private get schedules(): Map<string, Uint8Array> {
+    return this.state.schedules as Map<string, Uint8Array>;
   }
 
   private checkShard(shard: number): void {

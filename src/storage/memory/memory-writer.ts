@@ -8,7 +8,7 @@
 // engine reads the payload, metadata and `requires` back for a delivery or a
 // `get`: docs/decisions/019-items-in-memory.md), replaced by later writes of
 // the item and deleted at its end. What it drops: outcomes, acked-log
-// entries, pauses, policies and key reservations, which a store holds only
+// entries, pauses, policies, schedules and key reservations, which a store holds only
 // for recovery (the engine keeps its own copies). It is `volatile`, so the
 // engine writes no deferred lease either (ItemStates.lease).
 //
@@ -133,6 +133,10 @@ class MemoryWriteSet implements WriteSet, Commit {
   putPolicy(): void {}
 
   deletePolicy(): void {}
+
+  putSchedule(): void {}
+
+  deleteSchedule(): void {}
 
   end(): Promise<void> {
     this.writer.closed();

@@ -16,7 +16,7 @@
 import { assert } from "../../lib/assert.ts";
 import { clusterLimits } from "../../limits.ts";
 import type { AckedLogRecord } from "../acked-log.ts";
-import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord } from "../record.ts";
+import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord, ScheduleRecord } from "../record.ts";
 import { decodeItemRecord, decodeOutcomeRecord, recordReaders } from "../record-codec.ts";
 import { StoreOpenError } from "../store.ts";
 import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, Store } from "../store.ts";
@@ -26,6 +26,7 @@ import { ItemCache } from "./item-cache.ts";
 import { type PauseRows, pauseRows } from "./pause-rows.ts";
 import { type PolicyRows, policyRows } from "./policy-rows.ts";
 import { remoteEnds, type RemoteItemEnd } from "./remote-ends.ts";
+import { readScheduleRecords, ScheduleRows } from "./schedule-rows.ts";
 import { countOpen, ensureSchema } from "./schema.ts";
 import { fenceCheckSql, ShardFencedError, type ShardFence } from "./shard-fence.ts";
 import type { RowSnapshot, RowStatements } from "./shared-rows.ts";
@@ -105,6 +106,8 @@ export class PostgresStore implements Store {
   readonly pauses: PauseRows = pauseRows();
   /** The policies (policy-rows.ts); read at open. */
   readonly policies: PolicyRows = policyRows();
+  /** The schedules of the loaded shards (schedule-rows.ts). */
+  private readonly schedules = new ScheduleRows();
   private tail: Promise<unknown> = Promise.resolve();
   private closed = false;
 
@@ -145,6 +148,7 @@ export class PostgresStore implements Store {
       if (rows.length < loadPageRows) break;
       after = String(rows[rows.length - 1]?.[0]);
     }
+    await this.schedules.adopt(this.client, shard);
     this.cache.adopt(shard, items, outcomes);
   }
 
@@ -162,6 +166,7 @@ export class PostgresStore implements Store {
   /** Forget a shard's items (its ownership moved away). */
   dropShard(shard: number): void {
     this.cache.drop(shard);
+    this.schedules.drop(shard);
   }
 
   *loadShards(options: { bytes: boolean } = { bytes: true }): Iterable<LoadedShard> {
@@ -186,6 +191,15 @@ export class PostgresStore implements Store {
 
   loadPolicies(): Iterable<PolicyRecord> {
     return this.policies.records();
+  }
+
+  loadSchedules(): Iterable<ScheduleRecord> {
+    return this.schedules.records();
+  }
+
+  /** Cluster mode: a page of a namespace's schedules on every shard, as committed (schedule-rows.ts). */
+  readSchedules(ns: string, after: string | null, limit: number): Promise<ScheduleRecord[]> {
+    return readScheduleRecords(this.client, ns, after, limit);
   }
 
   /** Cluster mode: every pause row, when a commit (of any node) changed them since the last read (shared-rows.ts). */
@@ -236,14 +250,19 @@ export class PostgresStore implements Store {
 
   private async apply(encoded: EncodedCommit, batch: CommitBatch, shared: RowStatements[]): Promise<CommitResult> {
     const shards = [...encoded.shards.keys()];
+    // A schedule write is fenced by its shard, as that shard's items are (schedule-rows.ts).
+    const checked = [...new Set([...shards, ...(batch.schedules ?? []).map((write) => write.shard)])];
     let fenced = new Map<number, Error>();
+    let scheduleRows: { statements: Statement[]; apply(): void } | null = null;
     const sharedResults: unknown[][][][] = shared.map(() => []);
     try {
       await this.client.transaction(async (tx) => {
-        fenced = await this.checkFence(tx, shards);
+        fenced = await this.checkFence(tx, checked);
         const itemStatements = commitStatements(encoded, new Set(fenced.keys()));
         const statements: Statement[] = [...itemStatements];
         for (const rows of shared) statements.push(...rows.statements);
+        scheduleRows = this.schedules.statements(batch.schedules, new Set(fenced.keys()));
+        statements.push(...scheduleRows.statements);
         const meta = batch.meta === null ? null : this.metaStatement(batch.meta);
         if (meta !== null) statements.push(meta);
         if (statements.length === 0) return;
@@ -266,6 +285,7 @@ export class PostgresStore implements Store {
     for (const [shard, writes] of encoded.shards) if (!fenced.has(shard)) this.cache.apply(shard, writes);
     this.cache.applyOutcomes(encoded.outcomes, fenced);
     shared.forEach((rows, index) => rows.apply(sharedResults[index] ?? []));
+    (scheduleRows as { apply(): void } | null)?.apply();
     if (batch.meta !== null) this.currentMeta = { ...batch.meta, boots: this.currentMeta.boots };
     for (const [shard, error] of fenced) this.fence?.lost(shard, error.message);
     return { failedShards: fenced, metaError: null };

@@ -18,6 +18,9 @@
 // - orq_policies key -> value, and orq_policy_version: policies and the
 //   counter their commits raise (policy-rows.ts). Added after layout
 //   version 1 was first shipped, as orq_quota_buckets below was.
+// - orq_schedules key -> (shard, value): schedules, each read by its
+//   shard's owner (schedule-rows.ts). Added the same way as
+//   orq_quota_buckets below.
 // - orq_quota_buckets ns -> tokens: the namespaces' cluster-wide quota
 //   buckets nodes draw tokens from (quota-rows.ts). Added after layout
 //   version 1 was first shipped, without a version change: it is only ever
@@ -30,6 +33,7 @@
 
 import { createPauseTablesSql } from "./pause-rows.ts";
 import { createPolicyTablesSql } from "./policy-rows.ts";
+import { createScheduleTableSql } from "./schedule-rows.ts";
 import { createQuotaBucketsSql } from "./quota-rows.ts";
 import { createTopicBoundTablesSql } from "./topic-bound-rows.ts";
 import { randomBytes } from "node:crypto";
@@ -44,6 +48,7 @@ const schemaLockKey = 0x6f72_7101;
 const createStatements = [
   ...createPauseTablesSql,
   ...createPolicyTablesSql,
+  createScheduleTableSql,
   createQuotaBucketsSql,
   ...createTopicBoundTablesSql,
   `CREATE TABLE IF NOT EXISTS orq_meta (

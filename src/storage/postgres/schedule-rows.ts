@@ -1,0 +1,75 @@
+// Schedules in PostgreSQL (the `schedule` op): one row per (ns, name) in
+// orq_schedules, under store.ts's scheduleKey, with the shard the schedule
+// belongs to. Unlike pauses and policies they are not shared rows every node
+// polls: a schedule fires on its shard's owner alone, so its row is read
+// when the shard is adopted and written in the same fenced transaction as
+// the shard's items (the tick's item and the schedule's last tick commit
+// together, or neither does: docs/decisions/033-schedules.md). Any node
+// reads a namespace's rows for the `schedules` op (readScheduleRecords), so
+// one node lists the whole cluster's.
+
+import { decodeScheduleRecord, encodeScheduleRecord } from "../record-codec.ts";
+import type { ScheduleRecord } from "../record.ts";
+import { scheduleKey, type ScheduleWrite } from "../store.ts";
+import type { Statement } from "./commit-statements.ts";
+import { byteaValue, type SqlClient } from "./sql-client.ts";
+
+export const createScheduleTableSql = `CREATE TABLE IF NOT EXISTS orq_schedules (
+     key text PRIMARY KEY,
+     shard integer NOT NULL,
+     value bytea NOT NULL)`;
+
+/**
+ * Up to `limit` schedules of namespace `ns` with names after `after`, by
+ * name, as committed. Keys start with the namespace's prefix (store.ts's
+ * scheduleKey), so a name's order is its key's; "C" collation compares
+ * bytes, so the order is the code points'.
+ */
+export async function readScheduleRecords(client: SqlClient, ns: string, after: string | null, limit: number): Promise<ScheduleRecord[]> {
+  const prefix = scheduleKey(ns, "");
+  const rows = await client.query(
+    `SELECT value FROM orq_schedules WHERE starts_with(key, $1) AND key COLLATE "C" > $2 COLLATE "C" ORDER BY key COLLATE "C" LIMIT $3`,
+    [prefix, prefix + (after ?? ""), limit],
+  );
+  return rows.map((row) => decodeScheduleRecord(byteaValue(row[0])));
+}
+
+/** The schedules of the shards this process serves, encoded, by shard then key. */
+export class ScheduleRows {
+  private readonly byShard = new Map<number, Map<string, Uint8Array>>();
+
+  async adopt(client: SqlClient, shard: number): Promise<void> {
+    const rows = await client.query("SELECT key, value FROM orq_schedules WHERE shard = $1", [shard]);
+    const values = new Map<string, Uint8Array>();
+    for (const row of rows) values.set(String(row[0]), byteaValue(row[1]));
+    this.byShard.set(shard, values);
+  }
+
+  drop(shard: number): void {
+    this.byShard.delete(shard);
+  }
+
+  *records(): Iterable<ScheduleRecord> {
+    for (const values of this.byShard.values()) for (const value of values.values()) yield decodeScheduleRecord(value);
+  }
+
+  /** The commit's statements for the writes whose shard is not fenced, and what to remember once they committed. */
+  statements(writes: readonly ScheduleWrite[] | undefined, fenced: ReadonlySet<number>): { statements: Statement[]; apply(): void } {
+    const kept = (writes ?? []).filter((write) => !fenced.has(write.shard));
+    const encoded = kept.map((write) => ({ write, key: scheduleKey(write.ns, write.name), value: write.record === null ? null : encodeScheduleRecord(write.record) }));
+    const statements: Statement[] = encoded.map(({ write, key, value }) =>
+      value === null
+        ? { text: "DELETE FROM orq_schedules WHERE key = $1", params: [key] }
+        : { text: "INSERT INTO orq_schedules (key, shard, value) VALUES ($1, $2, $3) ON CONFLICT (key) DO UPDATE SET shard = $2, value = $3", params: [key, write.shard, value] },
+    );
+    const apply = (): void => {
+      for (const { write, key, value } of encoded) {
+        const values = this.byShard.get(write.shard);
+        if (values === undefined) continue;
+        if (value === null) values.delete(key);
+        else values.set(key, value);
+      }
+    };
+    return { statements, apply };
+  }
+}
