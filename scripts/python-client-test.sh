@@ -30,4 +30,4 @@ fi
 # The tests import the package from clients/python/orq (no install needed);
 # test/client/python-install.test.ts checks that it installs.
 exec "$PYTHON" -m unittest -v clients/python/test_orq_parts.py clients/python/test_orq_client.py clients/python/test_orq_async.py \
-  clients/python/test_orq_worker.py clients/python/test_orq_cluster.py
+  clients/python/test_orq_worker.py clients/python/test_orq_cluster.py clients/python/test_orq_new_ops.py
