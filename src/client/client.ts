@@ -41,12 +41,6 @@ import type {
   TopicCounts,
 } from "./types.ts";
 
-/**
- * The contract's ops that protocol/op-names.ts does not list yet: that list
- * is also the server's op table, which gains them with their handlers.
- */
-type LaterOpName = "schedule" | "unschedule" | "schedules" | "wait";
-
 /** A request-options bag every method accepts. */
 export interface CallOptions {
   /** Overrides the client's requestTimeoutMs for this call. */
@@ -90,7 +84,7 @@ export class OrqClient {
   }
 
   /** One of the contract's ops, as the typed methods send it: a misspelt op name is a type error. */
-  private call(op: OpName | LaterOpName, fields: WireMap, options: CallOptions): Promise<WireMap> {
+  private call(op: OpName, fields: WireMap, options: CallOptions): Promise<WireMap> {
     return this.transport.request(op, fields, options.timeoutMs);
   }
 
