@@ -31,7 +31,6 @@ export interface WireError {
 export interface WireLimits {
   payload_bytes_max: number;
   metadata_bytes_max: number;
-  result_bytes_max: number;
   items_per_enqueue_max: number;
   count_per_dequeue_max: number;
   topic_bytes_max: number;
