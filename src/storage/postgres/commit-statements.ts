@@ -25,6 +25,8 @@ export interface EncodedCommit {
 export interface Statement {
   text: string;
   params: unknown[];
+  /** Rows the statement writes, for the store's counters (commit-counters.ts); 1 when absent. */
+  rows?: number;
 }
 
 const upsertItemsSql = `INSERT INTO orq_items (shard, key, value)
@@ -103,10 +105,12 @@ export function commitStatements(commit: EncodedCommit, skip: ReadonlySet<number
     }
   }
   const statements: Statement[] = [];
-  if (put.keys.length > 0) statements.push({ text: upsertItemsSql, params: [put.shards, put.keys, ...joined(put.values)] });
-  if (del.keys.length > 0) statements.push({ text: deleteItemsSql, params: [del.shards, del.keys] });
-  if (outcomePut.ids.length > 0) statements.push({ text: upsertOutcomesSql, params: [outcomePut.ids, outcomePut.shards, ...joined(outcomePut.values)] });
-  if (outcomeDel.length > 0) statements.push({ text: deleteOutcomesSql, params: [outcomeDel] });
+  if (put.keys.length > 0) statements.push({ text: upsertItemsSql, params: [put.shards, put.keys, ...joined(put.values)], rows: put.keys.length });
+  if (del.keys.length > 0) statements.push({ text: deleteItemsSql, params: [del.shards, del.keys], rows: del.keys.length });
+  if (outcomePut.ids.length > 0) {
+    statements.push({ text: upsertOutcomesSql, params: [outcomePut.ids, outcomePut.shards, ...joined(outcomePut.values)], rows: outcomePut.ids.length });
+  }
+  if (outcomeDel.length > 0) statements.push({ text: deleteOutcomesSql, params: [outcomeDel], rows: outcomeDel.length });
   return statements;
 }
 

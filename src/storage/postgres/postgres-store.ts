@@ -22,6 +22,7 @@ import { StoreOpenError } from "../store.ts";
 import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, Store } from "../store.ts";
 import { commitStatements, encodeCommit, type EncodedCommit, type Statement } from "./commit-statements.ts";
 import { AckedRows } from "./acked-rows.ts";
+import { CommitCounters, type CommitCounts } from "./commit-counters.ts";
 import { ItemCache } from "./item-cache.ts";
 import { type PauseRows, pauseRows } from "./pause-rows.ts";
 import { type PolicyRows, policyRows } from "./policy-rows.ts";
@@ -107,6 +108,7 @@ export class PostgresStore implements Store {
   readonly policies: PolicyRows = policyRows();
   private tail: Promise<unknown> = Promise.resolve();
   private closed = false;
+  private readonly counters = new CommitCounters();
 
   constructor(
     private readonly client: SqlClient,
@@ -203,6 +205,11 @@ export class PostgresStore implements Store {
     return this.cache.counts();
   }
 
+  /** What the commits so far cost the database (commit-counters.ts): commits, round trips, row writes. */
+  commitCounts(): CommitCounts {
+    return this.counters.snapshot();
+  }
+
   readItemBytes(shard: number, key: ItemKey): Uint8Array | null {
     const value = this.cache.get(shard, key);
     return value === undefined ? null : value.slice();
@@ -238,7 +245,11 @@ export class PostgresStore implements Store {
     const shards = [...encoded.shards.keys()];
     let fenced = new Map<number, Error>();
     const sharedResults: unknown[][][][] = shared.map(() => []);
+    const counters = this.counters;
     try {
+      counters.commits++;
+      // BEGIN and COMMIT are an exchange each.
+      counters.roundTrips += 2;
       await this.client.transaction(async (tx) => {
         fenced = await this.checkFence(tx, shards);
         const itemStatements = commitStatements(encoded, new Set(fenced.keys()));
@@ -247,6 +258,8 @@ export class PostgresStore implements Store {
         const meta = batch.meta === null ? null : this.metaStatement(batch.meta);
         if (meta !== null) statements.push(meta);
         if (statements.length === 0) return;
+        counters.roundTrips++;
+        for (const statement of statements) counters.rowWrites += statement.rows ?? 1;
         const results = await tx.pipeline(statements);
         let at = itemStatements.length;
         shared.forEach((rows, index) => {
@@ -283,6 +296,7 @@ export class PostgresStore implements Store {
       else held.set(shard, epoch);
     }
     if (held.size === 0) return fenced;
+    this.counters.roundTrips++;
     const rows = await tx.query(fenceCheckSql, [[...held.keys()]]);
     const seen = new Set<number>();
     for (const row of rows) {
