@@ -1,7 +1,7 @@
 // What the PostgreSQL store's commits cost the database, counted as they are
 // sent: commits, network round trips (each awaited exchange with the server)
-// and row writes (each row a statement inserts, updates or deletes, as the
-// commit asks for it). Decision 036 reads them per item lifecycle; they are
+// row writes (each row a statement inserts, updates or deletes, as the
+// commit asks for it) and the record bytes sent. Decision 036 reads them per item lifecycle; they are
 // the numbers a change of the commit's SQL must move.
 
 export interface CommitCounts {
@@ -11,14 +11,17 @@ export interface CommitCounts {
   roundTrips: number;
   /** Rows written: inserted, updated or deleted (what the statements were asked to touch). */
   rowWrites: number;
+  /** Bytes of record values sent (whole values, or the prefixes of patched ones). */
+  valueBytes: number;
 }
 
 export class CommitCounters implements CommitCounts {
   commits = 0;
   roundTrips = 0;
   rowWrites = 0;
+  valueBytes = 0;
 
   snapshot(): CommitCounts {
-    return { commits: this.commits, roundTrips: this.roundTrips, rowWrites: this.rowWrites };
+    return { commits: this.commits, roundTrips: this.roundTrips, rowWrites: this.rowWrites, valueBytes: this.valueBytes };
   }
 }

@@ -20,7 +20,7 @@ import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord }
 import { decodeItemRecord, decodeOutcomeRecord, recordReaders } from "../record-codec.ts";
 import { StoreOpenError } from "../store.ts";
 import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, Store } from "../store.ts";
-import { commitStatements, encodeCommit, type EncodedCommit, type Statement } from "./commit-statements.ts";
+import { commitStatements, type CommittedValue, encodeCommit, type EncodedCommit, type Statement } from "./commit-statements.ts";
 import { AckedRows } from "./acked-rows.ts";
 import { CommitCounters, type CommitCounts } from "./commit-counters.ts";
 import { ItemCache } from "./item-cache.ts";
@@ -31,7 +31,7 @@ import { countOpen, ensureSchema } from "./schema.ts";
 import { fenceCheckSql, ShardFencedError, type ShardFence } from "./shard-fence.ts";
 import type { RowSnapshot, RowStatements } from "./shared-rows.ts";
 import { policySlotStatements } from "./topic-bound-rows.ts";
-import { byteaValue, connectSql, int8Value, type SqlClient, type SqlSession } from "./sql-client.ts";
+import { affectedRows, byteaValue, connectSql, int8Value, type SqlClient, type SqlSession } from "./sql-client.ts";
 
 export interface PostgresStoreOptions {
   /** postgres://USER[:PASSWORD]@HOST:PORT/DATABASE */
@@ -109,6 +109,16 @@ export class PostgresStore implements Store {
   private tail: Promise<unknown> = Promise.resolve();
   private closed = false;
   private readonly counters = new CommitCounters();
+  /**
+   * Per shard, keys a failed commit wrote: PostgreSQL may or may not hold
+   * that write (a lost COMMIT answer), so the copy is not known to match the
+   * row, and the key's next put is written whole, not patched
+   * (commit-statements.ts). Cleared by a committed write of the key and by
+   * a load of the shard.
+   */
+  private readonly uncertain = new Map<number, Set<ItemKey>>();
+  /** The committed value a put may be patched against (commit-statements.ts). */
+  private readonly committedValue: CommittedValue = (shard, key) => (this.uncertain.get(shard)?.has(key) === true ? null : (this.cache.get(shard, key) ?? null));
 
   constructor(
     private readonly client: SqlClient,
@@ -148,6 +158,7 @@ export class PostgresStore implements Store {
       after = String(rows[rows.length - 1]?.[0]);
     }
     this.cache.adopt(shard, items, outcomes);
+    this.uncertain.delete(shard);
   }
 
   /** A setting of the store's sessions as PostgreSQL reports it (synchronous_commit is "on" for strict durability). */
@@ -164,6 +175,7 @@ export class PostgresStore implements Store {
   /** Forget a shard's items (its ownership moved away). */
   dropShard(shard: number): void {
     this.cache.drop(shard);
+    this.uncertain.delete(shard);
   }
 
   *loadShards(options: { bytes: boolean } = { bytes: true }): Iterable<LoadedShard> {
@@ -252,15 +264,19 @@ export class PostgresStore implements Store {
       counters.roundTrips += 2;
       await this.client.transaction(async (tx) => {
         fenced = await this.checkFence(tx, shards);
-        const itemStatements = commitStatements(encoded, new Set(fenced.keys()));
+        const itemStatements = commitStatements(encoded, new Set(fenced.keys()), this.committedValue);
         const statements: Statement[] = [...itemStatements];
         for (const rows of shared) statements.push(...rows.statements);
         const meta = batch.meta === null ? null : this.metaStatement(batch.meta);
         if (meta !== null) statements.push(meta);
         if (statements.length === 0) return;
         counters.roundTrips++;
-        for (const statement of statements) counters.rowWrites += statement.rows ?? 1;
+        for (const statement of statements) {
+          counters.rowWrites += statement.rows ?? 1;
+          counters.valueBytes += statement.valueBytes ?? 0;
+        }
         const results = await tx.pipeline(statements);
+        checkWritten(statements, results);
         let at = itemStatements.length;
         shared.forEach((rows, index) => {
           sharedResults[index] = results.slice(at, at + rows.statements.length);
@@ -274,14 +290,37 @@ export class PostgresStore implements Store {
       const failure = new Error(`PostgreSQL commit failed: ${(error as Error).message}`, { cause: error });
       const failedShards = new Map<number, Error>();
       for (const shard of shards) failedShards.set(shard, failure);
+      this.markUncertain(encoded);
       return { failedShards, metaError: failure };
     }
+    this.markCertain(encoded, fenced);
     for (const [shard, writes] of encoded.shards) if (!fenced.has(shard)) this.cache.apply(shard, writes);
     this.cache.applyOutcomes(encoded.outcomes, fenced);
     shared.forEach((rows, index) => rows.apply(sharedResults[index] ?? []));
     if (batch.meta !== null) this.currentMeta = { ...batch.meta, boots: this.currentMeta.boots };
     for (const [shard, error] of fenced) this.fence?.lost(shard, error.message);
     return { failedShards: fenced, metaError: null };
+  }
+
+  private markUncertain(encoded: EncodedCommit): void {
+    for (const [shard, writes] of encoded.shards) {
+      let keys = this.uncertain.get(shard);
+      if (keys === undefined) {
+        keys = new Set();
+        this.uncertain.set(shard, keys);
+      }
+      for (const key of writes.keys()) keys.add(key);
+    }
+  }
+
+  private markCertain(encoded: EncodedCommit, fenced: ReadonlyMap<number, Error>): void {
+    if (this.uncertain.size === 0) return;
+    for (const [shard, writes] of encoded.shards) {
+      const keys = this.uncertain.get(shard);
+      if (keys === undefined || fenced.has(shard)) continue;
+      for (const key of writes.keys()) keys.delete(key);
+      if (keys.size === 0) this.uncertain.delete(shard);
+    }
   }
 
   /** With a fence, the shards of this commit this node no longer owns (their writes are left out). */
@@ -329,4 +368,13 @@ export class PostgresStore implements Store {
       params: [below, this.currentMeta.keysReservedBelow],
     };
   }
+}
+
+/** A patch that wrote fewer rows than it named found the database unlike the copy: fail the commit (its transaction rolls back). */
+function checkWritten(statements: readonly Statement[], results: unknown[][][]): void {
+  statements.forEach((statement, index) => {
+    if (statement.mustWrite === undefined) return;
+    const written = affectedRows(results[index] ?? []);
+    if (written !== statement.mustWrite) throw new Error(`an item patch wrote ${written} of ${statement.mustWrite} rows: the stored values differ from this node's copy`);
+  });
 }

@@ -3,15 +3,19 @@
 // cluster mode runs it, behind a shard fence: enqueue, a lease written as a
 // patched value, an ack, and the purge of the acked outcome once retention
 // is over. The expected numbers are decision 036's table: a change of the
-// commit's SQL that moves them must update both. A reopen reads the item as
-// the last commit left it. Skipped when PostgreSQL is not installed (unless
-// ORQ_REQUIRE_POSTGRES=1).
+// commit's SQL that moves them must update both. A lease is sent as the
+// changed header alone, and a reopen (a crash-recovered node) reads the
+// record the copy holds; a database that disagrees with the copy fails the
+// patch, and the key is then written whole. Skipped when PostgreSQL is not
+// installed (unless ORQ_REQUIRE_POSTGRES=1).
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { openPostgresStore, type PostgresStore, type PostgresStoreOptions } from "../../../src/storage/postgres/postgres-store.ts";
 import type { CommitCounts } from "../../../src/storage/postgres/commit-counters.ts";
 import type { ShardFence } from "../../../src/storage/postgres/shard-fence.ts";
-import { connectSql } from "../../../src/storage/postgres/sql-client.ts";
+import { connectSql, type SqlClient } from "../../../src/storage/postgres/sql-client.ts";
+import { encodeItemRecord, encodeOutcomeRecord } from "../../../src/storage/record-codec.ts";
+import type { ItemRecord } from "../../../src/storage/record.ts";
 import { ItemStateFields, StoredItemPatcher } from "../../../src/storage/stored-item-patch.ts";
 import type { CommitBatch } from "../../../src/storage/store.ts";
 import { postgresAvailable, releasePostgres, sharedPostgres, type PostgresServer } from "../../support/postgres-server.ts";
@@ -28,7 +32,7 @@ const fence: ShardFence = { nodeId: "n1", heldEpoch: () => 1, lost: () => {} };
 
 describe.skipIf(!available)("PostgreSQL commit counts per item lifecycle", () => {
   let pg: PostgresServer;
-  const opened: PostgresStore[] = [];
+  const opened: Array<PostgresStore | SqlClient> = [];
 
   beforeAll(async () => {
     pg = await sharedPostgres();
@@ -39,16 +43,28 @@ describe.skipIf(!available)("PostgreSQL commit counts per item lifecycle", () =>
     await releasePostgres();
   });
 
-  async function fencedStore(): Promise<PostgresStore> {
+  async function fencedStore(): Promise<{ store: PostgresStore; admin: SqlClient; url: string }> {
     const url = await pg.createDatabase("commit_counts");
     const admin = connectSql({ url, maxConnections: 1, connectTimeoutS: 5, settings: {}, applicationName: "orq-test-admin" });
+    opened.push(admin);
     const store = await openPostgresStore(options(url));
     opened.push(store);
     await admin.query("UPDATE orq_shards SET owner = 'n1', epoch = 1");
-    await admin.close();
     store.fence = fence;
-    return store;
+    return { store, admin, url };
   }
+
+  /** The stored value of `record` patched as a lease of it (what the engine writes for a lease). */
+  function leased(store: PostgresStore, key: number, leaseBoot: number): Uint8Array {
+    const fields = new ItemStateFields();
+    Object.assign(fields, { state: "leased", deliverAtMs: 1_000, leaseExpiresAtMs: 31_000, attempt: 1, deliveries: 1, leaseBoot });
+    const patched = new StoredItemPatcher(store).patched(1, key, fields);
+    expect(patched).toBeInstanceOf(Uint8Array);
+    return patched as Uint8Array;
+  }
+
+  const enqueued: ItemRecord = itemRecord({ enqueuedAtMs: 1_000, deliverAtMs: 1_000 });
+  const leasedRecord: ItemRecord = { ...enqueued, state: "leased", leaseExpiresAtMs: 31_000, attempt: 1, deliveries: 1, leaseBoot: 1 };
 
   /** Commit `batch` and return what it cost. */
   async function cost(store: PostgresStore, batch: CommitBatch): Promise<Omit<CommitCounts, "commits">> {
@@ -57,31 +73,55 @@ describe.skipIf(!available)("PostgreSQL commit counts per item lifecycle", () =>
     expect(result.failedShards.size).toBe(0);
     const after = store.commitCounts();
     expect(after.commits).toBe(before.commits + 1);
-    return { roundTrips: after.roundTrips - before.roundTrips, rowWrites: after.rowWrites - before.rowWrites };
+    return { roundTrips: after.roundTrips - before.roundTrips, rowWrites: after.rowWrites - before.rowWrites, valueBytes: after.valueBytes - before.valueBytes };
   }
 
   test("enqueue, lease, ack and purge: round trips and row writes of each commit", async () => {
-    const store = await fencedStore();
-    const enqueued = itemRecord({ enqueuedAtMs: 1_000, deliverAtMs: 1_000 });
+    const { store } = await fencedStore();
     const enqueue = await cost(store, { shards: [shardBatch(1, [{ key: 7, record: enqueued }])], outcomes: [], meta: null });
-
-    const fields = new ItemStateFields();
-    Object.assign(fields, { state: "leased", deliverAtMs: 1_000, leaseExpiresAtMs: 31_000, attempt: 1, deliveries: 1, leaseBoot: 1 });
-    const patched = new StoredItemPatcher(store).patched(1, 7, fields);
-    expect(patched).toBeInstanceOf(Uint8Array);
-    const lease = await cost(store, { shards: [shardBatch(1, [{ key: 7, record: patched as Uint8Array }])], outcomes: [], meta: null });
-    expect(store.readItem(1, 7)).toEqual({ ...enqueued, state: "leased", leaseExpiresAtMs: 31_000, attempt: 1, deliveries: 1, leaseBoot: 1 });
+    const lease = await cost(store, { shards: [shardBatch(1, [{ key: 7, record: leased(store, 7, 1) }])], outcomes: [], meta: null });
+    expect(store.readItem(1, 7)).toEqual(leasedRecord);
 
     const acked = { endedAtMs: 2_000, namespaces: ["billing"], nsIndexes: [0], shards: [1], keys: [7] };
     const ack = await cost(store, { shards: [shardBatch(1, [{ key: 7, record: null }])], outcomes: [], meta: null, acked });
     const purge = await cost(store, { shards: [], outcomes: [], meta: null, ackedPurgeBeforeMs: 2_001 });
 
+    const recordBytes = encodeItemRecord(enqueued).length;
+    const outcomeBytes = encodeOutcomeRecord({ ns: "billing", outcome: "acked", endedAtMs: 2_000 }).length;
     expect({ enqueue, lease, ack, purge }).toEqual({
-      enqueue: { roundTrips: 4, rowWrites: 1 },
-      lease: { roundTrips: 4, rowWrites: 1 },
-      ack: { roundTrips: 4, rowWrites: 2 },
-      purge: { roundTrips: 3, rowWrites: 1 },
+      enqueue: { roundTrips: 4, rowWrites: 1, valueBytes: recordBytes },
+      // The header up to leaseBoot's last byte (item-record.ts), not the whole record.
+      lease: { roundTrips: 4, rowWrites: 1, valueBytes: 60 },
+      ack: { roundTrips: 4, rowWrites: 2, valueBytes: outcomeBytes },
+      purge: { roundTrips: 3, rowWrites: 1, valueBytes: 0 },
     });
     expect(store.readItem(1, 7)).toBeNull();
+  });
+
+  test("a patched lease reads back the same after a reopen; rewriting the same value sends nothing", async () => {
+    const { store, url } = await fencedStore();
+    await cost(store, { shards: [shardBatch(1, [{ key: 3, record: enqueued }])], outcomes: [], meta: null });
+    const value = leased(store, 3, 1);
+    await cost(store, { shards: [shardBatch(1, [{ key: 3, record: value }])], outcomes: [], meta: null });
+    expect(await cost(store, { shards: [shardBatch(1, [{ key: 3, record: value.slice() }])], outcomes: [], meta: null })).toEqual({ roundTrips: 3, rowWrites: 0, valueBytes: 0 });
+    const reopened = await openPostgresStore(options(url));
+    opened.push(reopened);
+    expect(reopened.readItem(1, 3)).toEqual(leasedRecord);
+    expect(reopened.readItemBytes(1, 3)).toEqual(store.readItemBytes(1, 3));
+  });
+
+  test("a patch the database does not match fails the commit; the key is then written whole", async () => {
+    const { store, admin, url } = await fencedStore();
+    await cost(store, { shards: [shardBatch(1, [{ key: 4, record: enqueued }])], outcomes: [], meta: null });
+    await admin.query("DELETE FROM orq_items WHERE key = 4");
+    const value = leased(store, 4, 1);
+    const failed = await store.commit({ shards: [shardBatch(1, [{ key: 4, record: value }])], outcomes: [], meta: null });
+    expect(failed.failedShards.get(1)?.message).toContain("an item patch wrote 0 of 1 rows");
+    expect(store.readItem(1, 4)).toEqual(enqueued);
+    const whole = await cost(store, { shards: [shardBatch(1, [{ key: 4, record: leased(store, 4, 1) }])], outcomes: [], meta: null });
+    expect(whole).toEqual({ roundTrips: 4, rowWrites: 1, valueBytes: value.length });
+    const reopened = await openPostgresStore(options(url));
+    opened.push(reopened);
+    expect(reopened.readItem(1, 4)).toEqual(leasedRecord);
   });
 });
