@@ -1,7 +1,7 @@
 // What the PostgreSQL store's commits cost the database, counted as they are
 // sent: commits, network round trips (each awaited exchange with the server)
-// row writes (each row a statement inserts, updates or deletes, as the
-// commit asks for it) and the record bytes sent. Decision 036 reads them per item lifecycle; they are
+// row writes (each row a statement inserted, updated or deleted, as
+// PostgreSQL reports them) and the record bytes sent. Decision 036 reads them per item lifecycle; they are
 // the numbers a change of the commit's SQL must move.
 
 export interface CommitCounts {
@@ -9,7 +9,7 @@ export interface CommitCounts {
   commits: number;
   /** Awaited exchanges with PostgreSQL on behalf of commits. */
   roundTrips: number;
-  /** Rows written: inserted, updated or deleted (what the statements were asked to touch). */
+  /** Rows written: inserted, updated or deleted, as PostgreSQL reported them. */
   rowWrites: number;
   /** Bytes of record values sent (whole values, or the prefixes of patched ones). */
   valueBytes: number;

@@ -37,8 +37,6 @@ export interface EncodedCommit {
 export interface Statement {
   text: string;
   params: unknown[];
-  /** Rows the statement writes, for the store's counters (commit-counters.ts); 1 when absent. */
-  rows?: number;
   /** Bytes of record values the statement carries, for the store's counters. */
   valueBytes?: number;
   /** Rows the statement must report written, or the commit fails (a patch's check); unchecked when absent. */
@@ -132,7 +130,7 @@ export function commitStatements(commit: EncodedCommit, skip: ReadonlySet<number
     const n = patch.keys.length;
     statements.push({ ...valueStatement(patchItemsSql, [patch.shards, patch.keys], patch.prefixes, [patch.lengths]), mustWrite: n });
   }
-  if (del.keys.length > 0) statements.push({ text: deleteItemsSql, params: [del.shards, del.keys], rows: del.keys.length });
+  if (del.keys.length > 0) statements.push({ text: deleteItemsSql, params: [del.shards, del.keys]});
   statements.push(...outcomeStatements(commit.outcomes, skip));
   return statements;
 }
@@ -171,14 +169,14 @@ function outcomeStatements(outcomes: Map<string, Uint8Array | null>, skip: Reado
   if (outcomePut.ids.length > 0) {
     statements.push(valueStatement(upsertOutcomesSql, [outcomePut.ids, outcomePut.shards], outcomePut.values, []));
   }
-  if (outcomeDel.length > 0) statements.push({ text: deleteOutcomesSql, params: [outcomeDel], rows: outcomeDel.length });
+  if (outcomeDel.length > 0) statements.push({ text: deleteOutcomesSql, params: [outcomeDel]});
   return statements;
 }
 
 /** A statement writing one row per value: `keys` params, then the values joined (offsets, lengths), then `after`. */
-function valueStatement(text: string, keys: unknown[], values: Uint8Array[], after: unknown[]): Statement {
+export function valueStatement(text: string, keys: unknown[], values: Uint8Array[], after: unknown[]): Statement {
   const [bytes, offsets, lengths] = joined(values);
-  return { text, params: [...keys, bytes, offsets, lengths, ...after], rows: values.length, valueBytes: bytes.length };
+  return { text, params: [...keys, bytes, offsets, lengths, ...after], valueBytes: bytes.length };
 }
 
 /** The values end to end, with each one's 1-based offset and length (SQL's substring counts from 1). */

@@ -21,7 +21,7 @@ import { decodeItemRecord, decodeOutcomeRecord, recordReaders } from "../record-
 import { StoreOpenError } from "../store.ts";
 import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, Store } from "../store.ts";
 import { commitStatements, type CommittedValue, encodeCommit, type EncodedCommit, type Statement } from "./commit-statements.ts";
-import { AckedRows } from "./acked-rows.ts";
+import { AckedBlocks, type AckedWrite, loadBlocksSql } from "./acked-blocks.ts";
 import { CommitCounters, type CommitCounts } from "./commit-counters.ts";
 import { ItemCache } from "./item-cache.ts";
 import { type PauseRows, pauseRows } from "./pause-rows.ts";
@@ -31,7 +31,7 @@ import { countOpen, ensureSchema } from "./schema.ts";
 import { fenceCheckSql, ShardFencedError, type ShardFence } from "./shard-fence.ts";
 import type { RowSnapshot, RowStatements } from "./shared-rows.ts";
 import { policySlotStatements } from "./topic-bound-rows.ts";
-import { affectedRows, byteaValue, connectSql, int8Value, type SqlClient, type SqlSession } from "./sql-client.ts";
+import { affectedRows, byteaValue, connectSql, int8Value, type SqlClient, type SqlRow, type SqlSession } from "./sql-client.ts";
 
 export interface PostgresStoreOptions {
   /** postgres://USER[:PASSWORD]@HOST:PORT/DATABASE */
@@ -100,8 +100,8 @@ export class PostgresStore implements Store {
   fence: ShardFence | null = null;
   private currentMeta: MetaRecord;
   private readonly cache: ItemCache;
-  /** Acked items as outcome rows, and the purge of the ones this process wrote (acked-rows.ts). */
-  private readonly acked = new AckedRows();
+  /** Acked items as compact blocks per shard (acked-blocks.ts). */
+  private readonly acked: AckedBlocks;
   /** The pauses of topics and groups (pause-rows.ts); read at open. */
   readonly pauses: PauseRows = pauseRows();
   /** The policies (policy-rows.ts); read at open. */
@@ -129,6 +129,7 @@ export class PostgresStore implements Store {
     this.shardCount = meta.shards;
     this.currentMeta = meta;
     this.cache = new ItemCache(meta.shards);
+    this.acked = new AckedBlocks(meta.shards);
   }
 
   get meta(): MetaRecord {
@@ -157,7 +158,15 @@ export class PostgresStore implements Store {
       if (rows.length < loadPageRows) break;
       after = String(rows[rows.length - 1]?.[0]);
     }
+    const blocks: Array<{ seq: number; value: Uint8Array }> = [];
+    for (let after = -1; ; ) {
+      const rows = await this.client.query(loadBlocksSql, [shard, after, loadPageRows]);
+      for (const row of rows) blocks.push({ seq: int8Value(row[0]), value: byteaValue(row[1]) });
+      if (rows.length < loadPageRows) break;
+      after = int8Value(rows[rows.length - 1]?.[0]);
+    }
     this.cache.adopt(shard, items, outcomes);
+    this.acked.adopt(shard, blocks);
     this.uncertain.delete(shard);
   }
 
@@ -175,6 +184,7 @@ export class PostgresStore implements Store {
   /** Forget a shard's items (its ownership moved away). */
   dropShard(shard: number): void {
     this.cache.drop(shard);
+    this.acked.drop(shard);
     this.uncertain.delete(shard);
   }
 
@@ -189,9 +199,9 @@ export class PostgresStore implements Store {
     for (const [id, value] of this.cache.outcomeEntries()) yield { id, record: decodeOutcomeRecord(value) };
   }
 
-  /** Always empty: acked items are outcome rows here (acked-rows.ts), loaded by loadOutcomes. */
+  /** The loaded shards' acked blocks (acked-blocks.ts), oldest end first; their shards are not kept, as in the LMDB store's log. */
   loadAckedLog(): Iterable<AckedLogRecord> {
-    return [];
+    return this.acked.records();
   }
 
   loadPauses(): Iterable<PauseRecord> {
@@ -236,8 +246,7 @@ export class PostgresStore implements Store {
     assert(!this.closed, "commit on a closed store");
     // Encode (and so check) everything first: a bad record is a programmer
     // error and must stop before anything is sent.
-    const outcomes = this.acked.outcomeWrites(batch);
-    const encoded = encodeCommit(outcomes === batch.outcomes ? batch : { ...batch, outcomes }, this.shardCount);
+    const encoded = encodeCommit(batch, this.shardCount);
     // The pause and policy statements are made when the commit runs: a delete is conditional on the row as the commits before it left it.
     // A topic's own max_leased also moves its slot row (topic-bound-rows.ts), after the policy rows in the same transaction.
     const slots: RowStatements = { statements: policySlotStatements(batch.policies), apply: () => {} };
@@ -255,33 +264,34 @@ export class PostgresStore implements Store {
 
   private async apply(encoded: EncodedCommit, batch: CommitBatch, shared: RowStatements[]): Promise<CommitResult> {
     const shards = [...encoded.shards.keys()];
+    if (batch.acked != null) for (const shard of new Set(batch.acked.shards)) if (!encoded.shards.has(shard)) shards.push(shard);
     let fenced = new Map<number, Error>();
-    const sharedResults: unknown[][][][] = shared.map(() => []);
+    let acked: AckedWrite | null = null;
+    let results: SqlRow[][] = [];
     const counters = this.counters;
+    let itemCount = 0;
     try {
       counters.commits++;
       // BEGIN and COMMIT are an exchange each.
       counters.roundTrips += 2;
       await this.client.transaction(async (tx) => {
         fenced = await this.checkFence(tx, shards);
-        const itemStatements = commitStatements(encoded, new Set(fenced.keys()), this.committedValue);
-        const statements: Statement[] = [...itemStatements];
+        const skip = new Set(fenced.keys());
+        const itemStatements = commitStatements(encoded, skip, this.committedValue);
+        acked = this.acked.prepare(batch, skip);
+        const statements: Statement[] = [...itemStatements, ...acked.statements];
+        itemCount = statements.length;
         for (const rows of shared) statements.push(...rows.statements);
         const meta = batch.meta === null ? null : this.metaStatement(batch.meta);
         if (meta !== null) statements.push(meta);
         if (statements.length === 0) return;
         counters.roundTrips++;
-        for (const statement of statements) {
-          counters.rowWrites += statement.rows ?? 1;
+        results = await tx.pipeline(statements);
+        for (const [index, statement] of statements.entries()) {
+          counters.rowWrites += affectedRows(results[index] ?? []);
           counters.valueBytes += statement.valueBytes ?? 0;
         }
-        const results = await tx.pipeline(statements);
         checkWritten(statements, results);
-        let at = itemStatements.length;
-        shared.forEach((rows, index) => {
-          sharedResults[index] = results.slice(at, at + rows.statements.length);
-          at += rows.statements.length;
-        });
         if (meta !== null && results[results.length - 1]?.length !== 1) {
           throw new Error("another process reserved item keys in this database (one database per single-node store)");
         }
@@ -291,12 +301,18 @@ export class PostgresStore implements Store {
       const failedShards = new Map<number, Error>();
       for (const shard of shards) failedShards.set(shard, failure);
       this.markUncertain(encoded);
+      if (acked !== null) this.acked.failed(acked);
       return { failedShards, metaError: failure };
     }
     this.markCertain(encoded, fenced);
     for (const [shard, writes] of encoded.shards) if (!fenced.has(shard)) this.cache.apply(shard, writes);
     this.cache.applyOutcomes(encoded.outcomes, fenced);
-    shared.forEach((rows, index) => rows.apply(sharedResults[index] ?? []));
+    if (acked !== null) this.acked.committed(acked, results.slice(itemCount - (acked as AckedWrite).statements.length, itemCount));
+    let at = itemCount;
+    for (const rows of shared) {
+      rows.apply(results.slice(at, at + rows.statements.length));
+      at += rows.statements.length;
+    }
     if (batch.meta !== null) this.currentMeta = { ...batch.meta, boots: this.currentMeta.boots };
     for (const [shard, error] of fenced) this.fence?.lost(shard, error.message);
     return { failedShards: fenced, metaError: null };

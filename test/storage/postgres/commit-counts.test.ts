@@ -14,7 +14,9 @@ import { openPostgresStore, type PostgresStore, type PostgresStoreOptions } from
 import type { CommitCounts } from "../../../src/storage/postgres/commit-counters.ts";
 import type { ShardFence } from "../../../src/storage/postgres/shard-fence.ts";
 import { connectSql, type SqlClient } from "../../../src/storage/postgres/sql-client.ts";
-import { encodeItemRecord, encodeOutcomeRecord } from "../../../src/storage/record-codec.ts";
+import { AckedLogBuilder } from "../../../src/storage/acked-log.ts";
+import { ByteWriter } from "../../../src/storage/byte-cursor.ts";
+import { encodeItemRecord } from "../../../src/storage/record-codec.ts";
 import type { ItemRecord } from "../../../src/storage/record.ts";
 import { ItemStateFields, StoredItemPatcher } from "../../../src/storage/stored-item-patch.ts";
 import type { CommitBatch } from "../../../src/storage/store.ts";
@@ -87,15 +89,62 @@ describe.skipIf(!available)("PostgreSQL commit counts per item lifecycle", () =>
     const purge = await cost(store, { shards: [], outcomes: [], meta: null, ackedPurgeBeforeMs: 2_001 });
 
     const recordBytes = encodeItemRecord(enqueued).length;
-    const outcomeBytes = encodeOutcomeRecord({ ns: "billing", outcome: "acked", endedAtMs: 2_000 }).length;
+    const block = new AckedLogBuilder();
+    block.add(acked);
+    block.encode(new ByteWriter());
     expect({ enqueue, lease, ack, purge }).toEqual({
       enqueue: { roundTrips: 4, rowWrites: 1, valueBytes: recordBytes },
       // The header up to leaseBoot's last byte (item-record.ts), not the whole record.
       lease: { roundTrips: 4, rowWrites: 1, valueBytes: 60 },
-      ack: { roundTrips: 4, rowWrites: 2, valueBytes: outcomeBytes },
+      // The item's delete and its shard's acked block (acked-blocks.ts).
+      ack: { roundTrips: 4, rowWrites: 2, valueBytes: block.encodedBytes },
       purge: { roundTrips: 3, rowWrites: 1, valueBytes: 0 },
     });
     expect(store.readItem(1, 7)).toBeNull();
+  });
+
+  test("100 items through one commit per step: about three row writes an item, one acked block", async () => {
+    const { store } = await fencedStore();
+    const keys = Array.from({ length: 100 }, (_, index) => 100 + index);
+    const enqueue = await cost(store, { shards: [shardBatch(1, keys.map((key) => ({ key, record: enqueued })))], outcomes: [], meta: null });
+    const lease = await cost(store, { shards: [shardBatch(1, keys.map((key) => ({ key, record: leased(store, key, 1) })))], outcomes: [], meta: null });
+    const acked = { endedAtMs: 2_000, namespaces: ["billing"], nsIndexes: keys.map(() => 0), shards: keys.map(() => 1), keys };
+    const ack = await cost(store, { shards: [shardBatch(1, keys.map((key) => ({ key, record: null })))], outcomes: [], meta: null, acked });
+    const purge = await cost(store, { shards: [], outcomes: [], meta: null, ackedPurgeBeforeMs: 2_001 });
+    expect([enqueue.rowWrites, lease.rowWrites, ack.rowWrites, purge.rowWrites]).toEqual([100, 100, 101, 1]);
+    // One run of 100 keys: a block of a few bytes, whatever the count.
+    expect(ack.valueBytes).toBeLessThan(40);
+  });
+
+  test("acks within blockSpanMs share a shard's block; a failed commit's keys leave it; a new owner loads it and starts the next", async () => {
+    const { store, admin, url } = await fencedStore();
+    const ack = (key: number, endedAtMs: number): CommitBatch => ({
+      shards: [shardBatch(1, [{ key, record: null }])],
+      outcomes: [],
+      meta: null,
+      acked: { endedAtMs, namespaces: ["billing"], nsIndexes: [0], shards: [1], keys: [key] },
+    });
+    await cost(store, ack(1, 1_000));
+    await cost(store, ack(2, 2_000));
+    await admin.query(`CREATE FUNCTION refuse_9() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF OLD.key = 9 THEN RAISE EXCEPTION 'refused key 9'; END IF; RETURN OLD; END $$`);
+    await cost(store, { shards: [shardBatch(1, [{ key: 9, record: enqueued }])], outcomes: [], meta: null });
+    await admin.query("CREATE TRIGGER refuse_9 BEFORE DELETE ON orq_items FOR EACH ROW EXECUTE FUNCTION refuse_9()");
+    expect((await store.commit(ack(9, 2_500))).failedShards.has(1)).toBe(true);
+    await cost(store, ack(3, 3_000));
+    const keysOf = (records: Iterable<{ keys: number[]; endedAtMs: number }>) => [...records].map((r) => `${r.endedAtMs}:${r.keys.join(",")}`);
+    expect(keysOf(store.loadAckedLog())).toEqual(["3000:1,2,3"]);
+    expect(await admin.query("SELECT shard, seq FROM orq_acked")).toEqual([[1, "0"]]);
+    const owner = await openPostgresStore({ ...options(url), loadAllShards: false });
+    opened.push(owner);
+    expect(keysOf(owner.loadAckedLog())).toEqual([]);
+    await owner.adoptShard(1);
+    expect(keysOf(owner.loadAckedLog())).toEqual(["3000:1,2,3"]);
+    owner.fence = fence;
+    await cost(owner, ack(4, 4_000));
+    expect(keysOf(owner.loadAckedLog())).toEqual(["3000:1,2,3", "4000:4"]);
+    owner.dropShard(1);
+    expect(keysOf(owner.loadAckedLog())).toEqual([]);
   });
 
   test("a patched lease reads back the same after a reopen; rewriting the same value sends nothing", async () => {
