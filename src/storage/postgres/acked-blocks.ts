@@ -22,7 +22,6 @@ import { AckedLogBuilder, type AckedLogRecord, decodeAckedLog } from "../acked-l
 import { ByteWriter } from "../byte-cursor.ts";
 import type { CommitBatch } from "../store.ts";
 import { type Statement, valueStatement } from "./commit-statements.ts";
-import { int8Value, type SqlRow } from "./sql-client.ts";
 
 export const createAckedTableSql = `CREATE TABLE IF NOT EXISTS orq_acked (
      shard integer NOT NULL,
@@ -31,11 +30,17 @@ export const createAckedTableSql = `CREATE TABLE IF NOT EXISTS orq_acked (
      value bytea NOT NULL,
      PRIMARY KEY (shard, seq))`;
 
+// Parts of one commit statement (commit-sql.ts), writing only the shards in
+// `ok`. A purge leaves alone the blocks the same commit writes: one
+// statement may not both update and delete a row.
 const upsertBlocksSql = `INSERT INTO orq_acked (shard, seq, ended_at_ms, value)
   SELECT s, q, e, substring($4::bytea FROM o FOR l) FROM unnest($1::integer[], $2::bigint[], $3::float8[], $5::integer[], $6::integer[]) AS v(s, q, e, o, l)
-  ON CONFLICT (shard, seq) DO UPDATE SET ended_at_ms = EXCLUDED.ended_at_ms, value = EXCLUDED.value`;
+  WHERE v.s IN (SELECT shard FROM ok)
+  ON CONFLICT (shard, seq) DO UPDATE SET ended_at_ms = EXCLUDED.ended_at_ms, value = EXCLUDED.value RETURNING 1`;
 const purgeBlocksSql = `DELETE FROM orq_acked WHERE (shard, seq) IN (
-  SELECT shard, seq FROM orq_acked WHERE shard = ANY($1::integer[]) AND ended_at_ms < $2::float8 ORDER BY ended_at_ms LIMIT $3)
+  SELECT shard, seq FROM orq_acked WHERE shard = ANY($1::integer[]) AND shard IN (SELECT shard FROM ok) AND ended_at_ms < $2::float8
+    AND (shard, seq) NOT IN (SELECT * FROM unnest($4::integer[], $5::bigint[]))
+  ORDER BY ended_at_ms LIMIT $3)
   RETURNING shard, seq`;
 
 /** The statement reading one shard's blocks, a page at a time from seq $2 on. */
@@ -64,8 +69,10 @@ interface BlockWrite {
 export interface AckedWrite {
   statements: Statement[];
   writes: BlockWrite[];
-  /** Index in `statements` of the purge (its RETURNING rows name the deleted blocks), or -1. */
+  /** Index in `statements` of the purge (it returns the deleted blocks as (shard, seq) pairs), or -1. */
   purgeAt: number;
+  /** The shards the write touches (for the fence): its blocks' and its purge's. */
+  shards: Set<number>;
 }
 
 const blockWriter = new ByteWriter();
@@ -106,15 +113,16 @@ export class AckedBlocks {
     return blocks;
   }
 
-  /** Inside the commit, once the fence is known: the batch's acked keys merged into their shards' open blocks, and its purge, leaving out `skip`. */
-  prepare(batch: CommitBatch, skip: ReadonlySet<number>): AckedWrite {
-    const write: AckedWrite = { statements: [], writes: [], purgeAt: -1 };
+  /** When the commit runs: the batch's acked keys merged into their shards' open blocks, and its purge. */
+  prepare(batch: CommitBatch): AckedWrite {
+    const write: AckedWrite = { statements: [], writes: [], purgeAt: -1, shards: new Set() };
     const acked = batch.acked ?? null;
     if (acked !== null && acked.keys.length > 0) {
       for (const [shard, part] of byShard(acked)) {
         const blocks = this.shards[shard] ?? null;
-        if (blocks === null || skip.has(shard)) continue;
+        if (blocks === null) continue;
         write.writes.push(this.addToOpen(shard, blocks, part));
+        write.shards.add(shard);
       }
       if (write.writes.length > 0) write.statements.push(blocksStatement(write.writes));
     }
@@ -122,29 +130,30 @@ export class AckedBlocks {
     if (purgeBeforeMs !== null) {
       const shards: number[] = [];
       this.shards.forEach((blocks, shard) => {
-        if (blocks !== null && blocks.values.size > 0 && !skip.has(shard)) shards.push(shard);
+        if (blocks !== null && blocks.values.size > 0) shards.push(shard);
       });
       if (shards.length > 0) {
         write.purgeAt = write.statements.length;
-        write.statements.push({ text: purgeBlocksSql, params: [shards, purgeBeforeMs, ackedOutcomeBounds.purgeRecordsPerCommitMax] });
+        const written = [write.writes.map((w) => w.shard), write.writes.map((w) => w.seq)];
+        write.statements.push({ text: purgeBlocksSql, params: [shards, purgeBeforeMs, ackedOutcomeBounds.purgeRecordsPerCommitMax, ...written], returns: "pairs" });
+        for (const shard of shards) write.shards.add(shard);
       }
     }
     return write;
   }
 
-  /** The commit went through: keep the written blocks, forget the purged ones. */
-  committed(write: AckedWrite, results: readonly SqlRow[][]): void {
+  /** The commit went through, except for the `fenced` shards: keep the written blocks, forget the purged ones (`purged`, as the purge returned them). */
+  committed(write: AckedWrite, purged: ReadonlyArray<readonly [number, number]>, fenced: ReadonlyMap<number, unknown>): void {
+    this.failed(write, fenced);
     for (const { shard, seq, startsBlock, value } of write.writes) {
       const blocks = this.shards[shard];
-      if (blocks === null || blocks === undefined) continue;
+      if (blocks === null || blocks === undefined || fenced.has(shard)) continue;
       blocks.values.set(seq, value);
       blocks.openSeq = seq;
       if (startsBlock) blocks.nextSeq = seq + 1;
     }
-    if (write.purgeAt < 0) return;
-    for (const row of results[write.purgeAt] ?? []) {
-      const blocks = this.shards[Number(row[0])];
-      const seq = int8Value(row[1]);
+    for (const [shard, seq] of purged) {
+      const blocks = this.shards[shard];
       if (blocks === null || blocks === undefined) continue;
       blocks.values.delete(seq);
       if (blocks.openSeq === seq) {
@@ -154,11 +163,11 @@ export class AckedBlocks {
     }
   }
 
-  /** The commit failed: undo its additions to the open blocks (a block it started was never written). */
-  failed(write: AckedWrite): void {
+  /** The commit failed (in the shards `only`, or all): undo its additions to their open blocks (a block it started was never written). */
+  failed(write: AckedWrite, only: ReadonlyMap<number, unknown> | null = null): void {
     for (const { shard, startsBlock } of write.writes) {
       const blocks = this.shards[shard];
-      if (blocks === null || blocks === undefined) continue;
+      if (blocks === null || blocks === undefined || (only !== null && !only.has(shard))) continue;
       if (startsBlock) {
         blocks.open.clear();
         blocks.openSeq = -1;

@@ -39,26 +39,37 @@ export interface Statement {
   params: unknown[];
   /** Bytes of record values the statement carries, for the store's counters. */
   valueBytes?: number;
-  /** Rows the statement must report written, or the commit fails (a patch's check); unchecked when absent. */
-  mustWrite?: number;
+  /**
+   * A patch's check: the statement must write one row for each entry of
+   * this (1-based) parameter, a list of shards, that names a shard the
+   * fence passed, or the commit fails; unchecked when absent.
+   */
+  mustWriteShardsParam?: number;
+  /** What the commit statement returns of the part: how many rows it wrote (the default), or them as (shard, seq) pairs. */
+  returns?: "count" | "pairs";
 }
 
 /** The committed value a write is compared with, or null when it must be written whole (none, or not known to match the database). */
 export type CommittedValue = (shard: number, key: ItemKey) => Uint8Array | null;
 
 
+// Each statement is a part of one commit statement (commit-sql.ts): it
+// writes only the shards in `ok` (those the fence passed) and returns a row
+// per row written.
 const upsertItemsSql = `INSERT INTO orq_items (shard, key, value)
   SELECT s, k, substring($3::bytea FROM o FOR l) FROM unnest($1::integer[], $2::bigint[], $4::integer[], $5::integer[]) AS v(s, k, o, l)
-  ON CONFLICT (shard, key) DO UPDATE SET value = EXCLUDED.value`;
+  WHERE v.s IN (SELECT shard FROM ok)
+  ON CONFLICT (shard, key) DO UPDATE SET value = EXCLUDED.value RETURNING 1`;
 const patchItemsSql = `UPDATE orq_items AS i SET value = overlay(i.value PLACING substring($3::bytea FROM v.o FOR v.l) FROM 1 FOR v.l)
   FROM unnest($1::integer[], $2::bigint[], $4::integer[], $5::integer[], $6::integer[]) AS v(s, k, o, l, n)
-  WHERE i.shard = v.s AND i.key = v.k AND length(i.value) = v.n`;
+  WHERE i.shard = v.s AND i.key = v.k AND length(i.value) = v.n AND v.s IN (SELECT shard FROM ok) RETURNING 1`;
 const deleteItemsSql = `DELETE FROM orq_items AS i USING unnest($1::integer[], $2::bigint[]) AS d(shard, key)
-  WHERE i.shard = d.shard AND i.key = d.key`;
+  WHERE i.shard = d.shard AND i.key = d.key AND d.shard IN (SELECT shard FROM ok) RETURNING 1`;
 const upsertOutcomesSql = `INSERT INTO orq_outcomes (id, shard, value)
   SELECT i, s, substring($3::bytea FROM o FOR l) FROM unnest($1::text[], $2::integer[], $4::integer[], $5::integer[]) AS v(i, s, o, l)
-  ON CONFLICT (id) DO UPDATE SET shard = EXCLUDED.shard, value = EXCLUDED.value`;
-const deleteOutcomesSql = "DELETE FROM orq_outcomes WHERE id = ANY($1::text[])";
+  WHERE v.s IN (SELECT shard FROM ok)
+  ON CONFLICT (id) DO UPDATE SET shard = EXCLUDED.shard, value = EXCLUDED.value RETURNING 1`;
+const deleteOutcomesSql = "DELETE FROM orq_outcomes WHERE id = ANY($1::text[]) AND shard IN (SELECT shard FROM ok) RETURNING 1";
 
 const valueWriter = new ByteWriter();
 
@@ -96,13 +107,12 @@ export function shardOfId(id: string): number {
   return shard;
 }
 
-/** The statements writing `commit`, leaving out the shards (and their outcomes) in `skip`; puts that only change a prefix of `committed`'s value become patches. */
-export function commitStatements(commit: EncodedCommit, skip: ReadonlySet<number>, committed: CommittedValue): Statement[] {
+/** The statements writing `commit`; puts that only change a prefix of `committed`'s value become patches. */
+export function commitStatements(commit: EncodedCommit, committed: CommittedValue): Statement[] {
   const put = { shards: [] as number[], keys: [] as number[], values: [] as Uint8Array[] };
   const patch = { shards: [] as number[], keys: [] as number[], prefixes: [] as Uint8Array[], lengths: [] as number[] };
   const del = { shards: [] as number[], keys: [] as number[] };
   for (const [shard, writes] of commit.shards) {
-    if (skip.has(shard)) continue;
     for (const [key, value] of writes) {
       if (value === null) {
         del.shards.push(shard);
@@ -127,11 +137,10 @@ export function commitStatements(commit: EncodedCommit, skip: ReadonlySet<number
   const statements: Statement[] = [];
   if (put.keys.length > 0) statements.push(valueStatement(upsertItemsSql, [put.shards, put.keys], put.values, []));
   if (patch.keys.length > 0) {
-    const n = patch.keys.length;
-    statements.push({ ...valueStatement(patchItemsSql, [patch.shards, patch.keys], patch.prefixes, [patch.lengths]), mustWrite: n });
+    statements.push({ ...valueStatement(patchItemsSql, [patch.shards, patch.keys], patch.prefixes, [patch.lengths]), mustWriteShardsParam: 1 });
   }
   if (del.keys.length > 0) statements.push({ text: deleteItemsSql, params: [del.shards, del.keys]});
-  statements.push(...outcomeStatements(commit.outcomes, skip));
+  statements.push(...outcomeStatements(commit.outcomes));
   return statements;
 }
 
@@ -152,12 +161,11 @@ export function changedPrefix(base: Uint8Array, value: Uint8Array): number {
   return end;
 }
 
-function outcomeStatements(outcomes: Map<string, Uint8Array | null>, skip: ReadonlySet<number>): Statement[] {
+function outcomeStatements(outcomes: Map<string, Uint8Array | null>): Statement[] {
   const outcomePut = { ids: [] as string[], shards: [] as number[], values: [] as Uint8Array[] };
   const outcomeDel: string[] = [];
   for (const [id, value] of outcomes) {
     const shard = shardOfId(id);
-    if (skip.has(shard)) continue;
     if (value === null) outcomeDel.push(id);
     else {
       outcomePut.ids.push(id);

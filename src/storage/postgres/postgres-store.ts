@@ -2,16 +2,17 @@
 // holds every item durably; this process keeps a copy of the committed
 // values of the shards it has loaded (item-cache.ts), because the engine reads
 // items synchronously (readItem, readItemBytes, loadShards) and a database
-// read is a network round trip. A commit is one PostgreSQL transaction:
+// read is a network round trip. A commit is one PostgreSQL transaction,
+// usually a single statement sent in one round trip (commit-sql.ts):
 // strict durability runs it with synchronous_commit on, relaxed with it off
 // (a crash of PostgreSQL may lose the last commits, an orq crash never). The
-// cache changes only after PostgreSQL answered COMMIT, so reads always see
-// what is committed, as with LMDB.
+// cache changes only after PostgreSQL answered, so reads always see what is
+// committed, as with LMDB.
 //
 // Commits run one at a time in the order they were asked for (the group
 // committer sends one at a time anyway). With a ShardFence set (cluster
 // mode), every commit share-locks and checks its shards' ownership rows in
-// the same transaction and leaves out the writes of a shard this node lost.
+// the same statement and leaves out the writes of a shard this node lost.
 
 import { assert } from "../../lib/assert.ts";
 import { clusterLimits } from "../../limits.ts";
@@ -20,18 +21,19 @@ import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord }
 import { decodeItemRecord, decodeOutcomeRecord, recordReaders } from "../record-codec.ts";
 import { StoreOpenError } from "../store.ts";
 import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, Store } from "../store.ts";
-import { commitStatements, type CommittedValue, encodeCommit, type EncodedCommit, type Statement } from "./commit-statements.ts";
-import { AckedBlocks, type AckedWrite, loadBlocksSql } from "./acked-blocks.ts";
+import { commitStatements, type CommittedValue, encodeCommit, type EncodedCommit, shardOfId, type Statement } from "./commit-statements.ts";
+import { type CommitAnswer, commitSql, fencedShards, readCommitAnswer } from "./commit-sql.ts";
+import { AckedBlocks, loadBlocksSql } from "./acked-blocks.ts";
 import { CommitCounters, type CommitCounts } from "./commit-counters.ts";
 import { ItemCache } from "./item-cache.ts";
 import { type PauseRows, pauseRows } from "./pause-rows.ts";
 import { type PolicyRows, policyRows } from "./policy-rows.ts";
 import { remoteEnds, type RemoteItemEnd } from "./remote-ends.ts";
 import { countOpen, ensureSchema } from "./schema.ts";
-import { fenceCheckSql, ShardFencedError, type ShardFence } from "./shard-fence.ts";
+import { ShardFencedError, type ShardFence } from "./shard-fence.ts";
 import type { RowSnapshot, RowStatements } from "./shared-rows.ts";
 import { policySlotStatements } from "./topic-bound-rows.ts";
-import { affectedRows, byteaValue, connectSql, int8Value, type SqlClient, type SqlRow, type SqlSession } from "./sql-client.ts";
+import { affectedRows, byteaValue, connectSql, int8Value, type SqlClient, type SqlRow } from "./sql-client.ts";
 
 export interface PostgresStoreOptions {
   /** postgres://USER[:PASSWORD]@HOST:PORT/DATABASE */
@@ -263,59 +265,76 @@ export class PostgresStore implements Store {
   }
 
   private async apply(encoded: EncodedCommit, batch: CommitBatch, shared: RowStatements[]): Promise<CommitResult> {
-    const shards = [...encoded.shards.keys()];
-    if (batch.acked != null) for (const shard of new Set(batch.acked.shards)) if (!encoded.shards.has(shard)) shards.push(shard);
-    let fenced = new Map<number, Error>();
-    let acked: AckedWrite | null = null;
-    let results: SqlRow[][] = [];
-    const counters = this.counters;
-    let itemCount = 0;
+    const parts = commitStatements(encoded, this.committedValue);
+    const itemParts = parts.length;
+    const acked = this.acked.prepare(batch);
+    parts.push(...acked.statements);
+    const shards = commitShards(encoded, acked.shards);
+    const fence = this.fence;
+    const held = new Map<number, number>();
+    if (fence !== null) {
+      for (const shard of shards) {
+        const epoch = fence.heldEpoch(shard);
+        if (epoch !== null) held.set(shard, epoch);
+      }
+    }
+    let answer: CommitAnswer | null = null;
+    let sharedResults: SqlRow[][] = [];
     try {
-      counters.commits++;
-      // BEGIN and COMMIT are an exchange each.
-      counters.roundTrips += 2;
-      await this.client.transaction(async (tx) => {
-        fenced = await this.checkFence(tx, shards);
-        const skip = new Set(fenced.keys());
-        const itemStatements = commitStatements(encoded, skip, this.committedValue);
-        acked = this.acked.prepare(batch, skip);
-        const statements: Statement[] = [...itemStatements, ...acked.statements];
-        itemCount = statements.length;
-        for (const rows of shared) statements.push(...rows.statements);
-        const meta = batch.meta === null ? null : this.metaStatement(batch.meta);
-        if (meta !== null) statements.push(meta);
-        if (statements.length === 0) return;
-        counters.roundTrips++;
-        results = await tx.pipeline(statements);
-        for (const [index, statement] of statements.entries()) {
-          counters.rowWrites += affectedRows(results[index] ?? []);
-          counters.valueBytes += statement.valueBytes ?? 0;
-        }
-        checkWritten(statements, results);
-        if (meta !== null && results[results.length - 1]?.length !== 1) {
-          throw new Error("another process reserved item keys in this database (one database per single-node store)");
-        }
-      });
+      const meta = batch.meta === null ? null : this.metaStatement(batch.meta);
+      const others: Statement[] = shared.flatMap((rows) => rows.statements);
+      if (meta !== null) others.push(meta);
+      const results = await this.send(parts.length === 0 ? null : commitSql(parts, shards, fence === null ? null : { nodeId: fence.nodeId, held }), others);
+      if (parts.length > 0) answer = readCommitAnswer(results[0]?.[0] ?? [], parts, fence !== null);
+      sharedResults = results.slice(parts.length === 0 ? 0 : 1);
+      if (meta !== null && sharedResults[sharedResults.length - 1]?.length !== 1) {
+        throw new Error("another process reserved item keys in this database (one database per single-node store)");
+      }
     } catch (error) {
       const failure = new Error(`PostgreSQL commit failed: ${(error as Error).message}`, { cause: error });
       const failedShards = new Map<number, Error>();
       for (const shard of shards) failedShards.set(shard, failure);
       this.markUncertain(encoded);
-      if (acked !== null) this.acked.failed(acked);
+      this.acked.failed(acked);
       return { failedShards, metaError: failure };
     }
+    const fenced = new Map<number, Error>();
+    if (fence !== null && answer !== null) for (const [shard, why] of fencedShards(fence, held, shards, answer.fenceRows)) fenced.set(shard, new ShardFencedError(shard, why));
+    for (const count of answer?.counts ?? []) this.counters.rowWrites += count;
     this.markCertain(encoded, fenced);
     for (const [shard, writes] of encoded.shards) if (!fenced.has(shard)) this.cache.apply(shard, writes);
     this.cache.applyOutcomes(encoded.outcomes, fenced);
-    if (acked !== null) this.acked.committed(acked, results.slice(itemCount - (acked as AckedWrite).statements.length, itemCount));
-    let at = itemCount;
+    this.acked.committed(acked, acked.purgeAt < 0 ? [] : (answer?.pairs[itemParts + acked.purgeAt] ?? []), fenced);
+    let at = 0;
     for (const rows of shared) {
-      rows.apply(results.slice(at, at + rows.statements.length));
+      rows.apply(sharedResults.slice(at, at + rows.statements.length));
       at += rows.statements.length;
     }
     if (batch.meta !== null) this.currentMeta = { ...batch.meta, boots: this.currentMeta.boots };
-    for (const [shard, error] of fenced) this.fence?.lost(shard, error.message);
+    for (const [shard, error] of fenced) fence?.lost(shard, error.message);
     return { failedShards: fenced, metaError: null };
+  }
+
+  /**
+   * Send a commit: the commit statement alone is one round trip (a
+   * transaction of its own, commit-sql.ts); with pause, policy or meta
+   * statements, all go in one transaction, pipelined (BEGIN and COMMIT are
+   * an exchange each).
+   */
+  private async send(statement: Statement | null, others: Statement[]): Promise<SqlRow[][]> {
+    const all = statement === null ? others : [statement, ...others];
+    if (all.length === 0) return [];
+    const counters = this.counters;
+    counters.commits++;
+    for (const each of all) counters.valueBytes += each.valueBytes ?? 0;
+    if (others.length === 0 && statement !== null) {
+      counters.roundTrips++;
+      return [await this.client.query(statement.text, statement.params)];
+    }
+    counters.roundTrips += 3;
+    const results = await this.client.transaction(async (tx) => await tx.pipeline(all));
+    for (let index = statement === null ? 0 : 1; index < results.length; index++) counters.rowWrites += affectedRows(results[index] ?? []);
+    return results;
   }
 
   private markUncertain(encoded: EncodedCommit): void {
@@ -339,34 +358,6 @@ export class PostgresStore implements Store {
     }
   }
 
-  /** With a fence, the shards of this commit this node no longer owns (their writes are left out). */
-  private async checkFence(tx: SqlSession, shards: number[]): Promise<Map<number, Error>> {
-    const fenced = new Map<number, Error>();
-    const fence = this.fence;
-    if (fence === null || shards.length === 0) return fenced;
-    const held = new Map<number, number>();
-    for (const shard of shards) {
-      const epoch = fence.heldEpoch(shard);
-      if (epoch === null) fenced.set(shard, new ShardFencedError(shard, "not held"));
-      else held.set(shard, epoch);
-    }
-    if (held.size === 0) return fenced;
-    this.counters.roundTrips++;
-    const rows = await tx.query(fenceCheckSql, [[...held.keys()]]);
-    const seen = new Set<number>();
-    for (const row of rows) {
-      const shard = Number(row[0]);
-      const owner = row[1] === null ? null : String(row[1]);
-      const epoch = int8Value(row[2]);
-      seen.add(shard);
-      if (owner !== fence.nodeId || epoch !== held.get(shard)) {
-        fenced.set(shard, new ShardFencedError(shard, `now ${owner ?? "unowned"} at epoch ${epoch}, held at epoch ${held.get(shard)}`));
-      }
-    }
-    for (const shard of held.keys()) if (!seen.has(shard)) fenced.set(shard, new ShardFencedError(shard, "no shard row"));
-    return fenced;
-  }
-
   /**
    * The meta write: a new key reservation. A single writer moves it from the
    * value it knows (a row that moved meanwhile means a second writer: the
@@ -386,11 +377,10 @@ export class PostgresStore implements Store {
   }
 }
 
-/** A patch that wrote fewer rows than it named found the database unlike the copy: fail the commit (its transaction rolls back). */
-function checkWritten(statements: readonly Statement[], results: unknown[][][]): void {
-  statements.forEach((statement, index) => {
-    if (statement.mustWrite === undefined) return;
-    const written = affectedRows(results[index] ?? []);
-    if (written !== statement.mustWrite) throw new Error(`an item patch wrote ${written} of ${statement.mustWrite} rows: the stored values differ from this node's copy`);
-  });
+/** Every shard a commit writes: its items', its outcomes', its acked blocks' and its purge's. */
+function commitShards(encoded: EncodedCommit, acked: ReadonlySet<number>): number[] {
+  const shards = new Set<number>(encoded.shards.keys());
+  for (const id of encoded.outcomes.keys()) shards.add(shardOfId(id));
+  for (const shard of acked) shards.add(shard);
+  return [...shards];
 }

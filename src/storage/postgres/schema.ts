@@ -52,6 +52,9 @@ const createStatements = [
   createQuotaBucketsSql,
   ...createTopicBoundTablesSql,
   createAckedTableSql,
+  // Raises its message: how a check inside one commit statement fails the statement (commit-sql.ts).
+  `CREATE OR REPLACE FUNCTION orq_raise(message text) RETURNS integer LANGUAGE plpgsql AS $$
+     BEGIN RAISE EXCEPTION '%', message; END $$`,
   `CREATE TABLE IF NOT EXISTS orq_meta (
      singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
      format_version integer NOT NULL,
