@@ -19,4 +19,15 @@ if ! "$PYTHON" -c 'import msgpack' 2>/dev/null; then
   echo "SKIP python client tests: $PYTHON has no msgpack module (apt install python3-msgpack)"
   exit 0
 fi
-exec "$PYTHON" -m unittest -v clients/python/test_orq_client.py clients/python/test_orq_worker.py clients/python/test_orq_cluster.py
+# The package's type hints, checked when the interpreter has mypy (Debian:
+# python3-mypy); Python 3.8 is the oldest the package supports.
+if "$PYTHON" -c 'import mypy' 2>/dev/null; then
+  "$PYTHON" -m mypy --python-version 3.8 --ignore-missing-imports --disallow-untyped-defs --check-untyped-defs \
+    --cache-dir "${TMPDIR:-/tmp}/orq-mypy-cache" clients/python/orq
+else
+  echo "no mypy for $PYTHON: type hints not checked (apt install python3-mypy)"
+fi
+# The tests import the package from clients/python/orq (no install needed);
+# test/client/python-install.test.ts checks that it installs.
+exec "$PYTHON" -m unittest -v clients/python/test_orq_parts.py clients/python/test_orq_client.py clients/python/test_orq_async.py \
+  clients/python/test_orq_worker.py clients/python/test_orq_cluster.py

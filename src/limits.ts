@@ -19,6 +19,12 @@ export interface Limits {
   payloadBytesMax: number;
   /** Largest item metadata (1 KiB, per the contract): metadata is rewritten on every nack. Configurable. */
   metadataBytesMax: number;
+  /**
+   * Largest `ack` result (64 KiB, per the contract): it is kept in memory and
+   * on disk with the acked outcome for outcome_retention_ms, so a bigger
+   * answer belongs in a blob store. Configurable.
+   */
+  resultBytesMax: number;
   /** Items in one enqueue (1,000, per the contract): one batch stays one small LMDB commit. */
   itemsPerEnqueueMax: number;
   /** Items one dequeue may ask for per topic (1,000, per the contract). */
@@ -55,6 +61,12 @@ export interface Limits {
   /** Dequeues parked in long-poll per connection (1,000) and in total (100,000): each holds memory until it times out. */
   waitersPerConnectionMax: number;
   waitersTotalMax: number;
+  /**
+   * `wait` requests parked per connection (1,000) and in total (100,000):
+   * each holds its id list and one index entry per id until it is answered.
+   */
+  itemWaitsPerConnectionMax: number;
+  itemWaitsTotalMax: number;
   /** Requests started but not yet answered on one connection (10,000): bounds the work one pipelining client can queue. */
   inflightPerConnectionMax: number;
   /** Unsent reply bytes per connection (8 MiB): above it the server stops reading from that client until it drains. */
@@ -165,6 +177,7 @@ export const defaultLimits: Readonly<Limits> = Object.freeze({
   frameBytesMax: 4 * 1024 * 1024,
   payloadBytesMax: 10 * 1024,
   metadataBytesMax: 1024,
+  resultBytesMax: 64 * 1024,
   itemsPerEnqueueMax: 1000,
   countPerDequeueMax: 1000,
   topicBytesMax: 255,
@@ -184,6 +197,8 @@ export const defaultLimits: Readonly<Limits> = Object.freeze({
   decodeDepthMax: 32,
   waitersPerConnectionMax: 1000,
   waitersTotalMax: 100_000,
+  itemWaitsPerConnectionMax: 1000,
+  itemWaitsTotalMax: 100_000,
   inflightPerConnectionMax: 10_000,
   outputBytesPerConnectionMax: 8 * 1024 * 1024,
   connectionsMax: 10_000,
@@ -299,7 +314,7 @@ export function limitRelationProblems(limits: Readonly<Limits>): string[] {
     if (!holds) problems.push(message);
   };
   // Item and job bodies may be limited to 0 bytes (none); every other limit counts something.
-  const zeroAllowed = new Set(["payloadBytesMax", "metadataBytesMax", "beanstalkJobBytesMax"]);
+  const zeroAllowed = new Set(["payloadBytesMax", "metadataBytesMax", "resultBytesMax", "beanstalkJobBytesMax"]);
   for (const [name, value] of Object.entries(limits)) {
     const least = zeroAllowed.has(name) ? 0 : 1;
     need(Number.isSafeInteger(value) && value >= least, `${name} is ${value}, not an integer of at least ${least}`);
@@ -316,6 +331,9 @@ export function limitRelationProblems(limits: Readonly<Limits>): string[] {
   need(itemDefaults.leaseMs <= limits.leaseMsMax, `leaseMsMax (${limits.leaseMsMax}) is below the default lease (${itemDefaults.leaseMs})`);
   need(limits.listPageDefault <= limits.listPageMax, `listPageDefault (${limits.listPageDefault}) is over listPageMax (${limits.listPageMax})`);
   need(limits.waitersPerConnectionMax <= limits.waitersTotalMax, `waitersPerConnectionMax (${limits.waitersPerConnectionMax}) is over waitersTotalMax (${limits.waitersTotalMax})`);
+  need(limits.itemWaitsPerConnectionMax <= limits.itemWaitsTotalMax, `itemWaitsPerConnectionMax (${limits.itemWaitsPerConnectionMax}) is over itemWaitsTotalMax (${limits.itemWaitsTotalMax})`);
+  // An ack carrying one result of resultBytesMax must fit in a frame.
+  need(limits.resultBytesMax + itemEnvelopeBytes <= limits.frameBytesMax, `frameBytesMax (${limits.frameBytesMax}) cannot hold an ack with one result of resultBytesMax (${limits.resultBytesMax})`);
   // A worker parked in a long-poll must count as asking for its whole wait (engine/matching/unmatchable.ts).
   need(limits.waitMsMax < limits.unmatchableAskWindowMs, `unmatchableAskWindowMs (${limits.unmatchableAskWindowMs}) is not longer than waitMsMax (${limits.waitMsMax})`);
   return problems;

@@ -10,8 +10,10 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { BeanstalkConn } from "./beanstalk-conn.ts";
 import { beanstalkLatencyOps, floorLatencyOps, orqLatencyOps } from "./latency-ops.ts";
-import { GROUP_PICK_LABEL, measureGroupPick } from "./group-pick-bound.ts";
+import { GROUP_PICK_LABEL, measureGroupPick, type GroupPickFigures } from "./group-pick-bound.ts";
 import { runJupiter } from "./jupiter.ts";
+import { runLocalityPair } from "./locality.ts";
+import { measureWaitsCost, retainedOutcome, WAITS_COST_LABEL, type WaitsCostFigures } from "./waits-cost-bound.ts";
 import { describeMachine } from "./machine.ts";
 import { orqMixedTake } from "./mixed-load.ts";
 import type { LoadOptions, Scenario } from "./options.ts";
@@ -19,6 +21,7 @@ import { SCENARIOS, SECOND_ORDER_SCENARIOS, parseOptions } from "./options.ts";
 import type { PriorityOrder } from "./priorities.ts";
 import { OrqConn } from "./orq-conn.ts";
 import { pin, unpin } from "./pinning.ts";
+import { measurePreferencePick } from "./preference-pick-bound.ts";
 import type { Child, Durability } from "./processes.ts";
 import { beanstalkdPath, orqAvailable, startBeanstalkd, startEcho, startOrq, startOrqBeanstalk } from "./processes.ts";
 import { checkTargets, summaryTable, targetTable } from "./report.ts";
@@ -69,6 +72,7 @@ function orqSpec(options: LoadOptions, durability: Durability, pass: OrderPass):
         serverPid: child.pid,
         order: pass.order,
       }),
+    locality: (start) => runLocalityPair(start, { backlog: options.localityBacklog, durationS: options.localityDurationS, order: pass.order }),
   };
 }
 
@@ -143,9 +147,41 @@ async function runFloor(context: SuiteContext): Promise<ModeResults> {
   }
 }
 
-async function runGroupPick(context: SuiteContext): Promise<ModeResults> {
+/**
+ * The engine's picks in one process: with groups (group-pick-bound.ts), then
+ * with preferences (preference-pick-bound.ts), under one label. Either may
+ * fail alone: its failure is kept in the results and the other's figures stay.
+ */
+async function runPicks(context: SuiteContext): Promise<ModeResults> {
   const { options } = context;
-  const figures = await measureGroupPick({ items: options.pickItems, groups: options.pickGroups, calls: options.pickCalls, warmup: options.pickWarmup, passS: options.pickPassS });
+  const results: ModeResults = {};
+  const guard = async (name: string, run: () => Promise<void>) => {
+    try {
+      await run();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      log(`${name}: FAILED: ${message}`);
+      results.failures = { ...results.failures, [name]: message };
+    }
+  };
+  await guard("group pick", async () => {
+    results.groupPick = await measureGroupPick({ items: options.pickItems, groups: options.pickGroups, calls: options.pickCalls, warmup: options.pickWarmup, passS: options.pickPassS });
+    logGroupPick(results.groupPick);
+  });
+  await guard("preference pick", async () => {
+    const figures = await measurePreferencePick({ items: options.pickItems, calls: options.pickCalls, warmup: options.pickWarmup, passS: options.pickPassS });
+    results.preferencePick = figures;
+    for (const shape of figures.shapes) {
+      log(
+        `preference pick, ${shape.shape}: ${shape.items} items, ${figures.signatures} signatures x ${figures.repos} repositories, prefer_wait_ms ${shape.preferWaitMs}; ` +
+          `pick p50 ${shape.pick.p50Us} µs, p99 ${shape.pick.p99Us} µs (${shape.picks} calls); dequeue p50 ${shape.dequeue.p50Us} µs, p99 ${shape.dequeue.p99Us} µs (${shape.dequeues} calls)`,
+      );
+    }
+  });
+  return results;
+}
+
+function logGroupPick(figures: GroupPickFigures): void {
   for (const shape of figures.shapes) {
     log(
       `group pick, ${shape.shape}: ${shape.items} items in ${shape.groups} groups, ${figures.signatures} signatures; ` +
@@ -153,7 +189,29 @@ async function runGroupPick(context: SuiteContext): Promise<ModeResults> {
     );
   }
   if (figures.memory !== null) log(`group pick: memory per group beyond its item ${figures.memory.perGroupBytes.toFixed(1)} B (${figures.memory.perSpreadGroupBytes.toFixed(1)} B per group of ${figures.memory.spreadGroups})`);
-  return { groupPick: figures };
+}
+
+/** The cost of `wait` and ack results; a failure is the "waits" scenario's, so the group pick's figures under the same label stay. */
+async function runWaitsCost(context: SuiteContext): Promise<ModeResults> {
+  const { options } = context;
+  let figures: WaitsCostFigures;
+  try {
+    figures = await measureWaitsCost({ waits: options.waitsParked, owners: options.waitsOwners, resultItems: options.waitsResultItems });
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    log(`waits cost: FAILED: ${reason}`);
+    return { failures: { waits: reason } };
+  }
+  const { waits } = figures;
+  log(
+    `waits: ${waits.parked} parked at once over ${waits.owners} connections, ${waits.perWaitBytes.toFixed(1)} B each; ` +
+      `${waits.wakeMs.toFixed(1)} ms from the first ack to the last answered (acks alone ${waits.acksAloneMs.toFixed(1)} ms), ${waits.wakeUsPerWait.toFixed(2)} µs per wait`,
+  );
+  const bytes = (n: number | null | undefined) => (n == null ? "-" : `${n.toFixed(1)} B`);
+  log(
+    `retained acked outcome, bytes beyond its result: ${[0, 100, 1024].map((size) => `${size === 0 ? "no result" : `a ${size} B result`} ${bytes(retainedOutcome(figures, size)?.perOutcomeBeyondResultBytes)}`).join(", ")}`,
+  );
+  return { waitsCost: figures };
 }
 
 type RunGuarded = (label: string, run: () => Promise<ModeResults>) => Promise<void>;
@@ -209,9 +267,10 @@ async function main(): Promise<number> {
   const skipped: Record<string, string> = {};
   const failed: Record<string, string> = {};
   // One system failing (a server that will not start, say) must not throw away the others' figures.
+  // A label run twice (the in-process group pick, then the waits cost) keeps both runs' figures.
   const runGuarded = async (label: string, run: () => Promise<ModeResults>) => {
     try {
-      results[label] = await run();
+      results[label] = { ...results[label], ...(await run()) };
       for (const [scenario, reason] of Object.entries(results[label].failures ?? {})) failed[`${label}: ${scenario}`] = reason;
     } catch (error) {
       failed[label] = error instanceof Error ? error.message : String(error);
@@ -226,9 +285,13 @@ async function main(): Promise<number> {
     if (options.systems.has("floor") && options.only.has("latency")) {
       await runGuarded("echo floor", () => runFloor(context));
     }
-    // The engine's pick with groups, in one process: once per run, not per mode or order.
+    // The engine's picks with groups and with preferences, in one process: once per run, not per mode or order.
     if (options.systems.has("orq") && options.only.has("pick") && orqAvailable()) {
-      await runGuarded(GROUP_PICK_LABEL, () => runGroupPick(context));
+      await runGuarded(GROUP_PICK_LABEL, () => runPicks(context));
+    }
+    // What `wait` and ack results cost, in one process: once per run too.
+    if (options.systems.has("orq") && options.only.has("waits") && orqAvailable()) {
+      await runGuarded(WAITS_COST_LABEL, () => runWaitsCost(context));
     }
     const passes: OrderPass[] = options.priorities.map((order, index) => ({
       order,

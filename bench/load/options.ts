@@ -4,7 +4,7 @@
 import { parseArgs } from "node:util";
 import { PRIORITY_ORDERS, type PriorityOrder } from "./priorities.ts";
 
-export const SCENARIOS = ["enqueue", "drain", "mixed", "latency", "memory", "jupiter", "noisy", "capped", "pick"] as const;
+export const SCENARIOS = ["enqueue", "drain", "mixed", "latency", "memory", "jupiter", "noisy", "capped", "pick", "locality", "waits"] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 export const SYSTEMS = ["orq", "orq-beanstalk", "beanstalkd", "floor"] as const;
 export type SystemName = (typeof SYSTEMS)[number];
@@ -50,18 +50,39 @@ export interface LoadOptions {
   jupiterPingS: number;
   /** Items of the in-process bound beside it (bench/micro/acquisition-path.bench.ts, relaxed; jupiter-bound.ts). */
   jupiterInProcessItems: number;
+  /**
+   * Locality (orq's durable modes, locality.ts): items kept ready through
+   * the window, and the window of each of its two passes (with `prefers`,
+   * then without).
+   */
+  localityBacklog: number;
+  localityDurationS: number;
   /** Noisy neighbour (noisy-neighbour.ts): the flood's items, the small groups and each one's items/s, the warm-up and the window without the flood. */
   floodItems: number;
   noisyGroups: number;
   noisyGroupItemsPerS: number;
   noisyWarmupS: number;
   noisyAloneS: number;
-  /** The in-process group pick (group-pick-bound.ts): items, the groups they spread over, timed calls per pass, warm-up calls, the longest a pass runs. */
+  /**
+   * The in-process group pick (group-pick-bound.ts): items, the groups they
+   * spread over, timed calls per pass, warm-up calls, the longest a pass
+   * runs. The preference pick beside it (preference-pick-bound.ts) takes the
+   * same sizes, without the groups.
+   */
   pickItems: number;
   pickGroups: number;
   pickCalls: number;
   pickWarmup: number;
   pickPassS: number;
+  /**
+   * The in-process cost of `wait` and ack results (waits-cost-bound.ts): waits
+   * parked at once (item_waits_total_max, 100,000), the connections they come
+   * from (100: 1,000 each, item_waits_per_connection_max), items acked per
+   * result size.
+   */
+  waitsParked: number;
+  waitsOwners: number;
+  waitsResultItems: number;
   /** orq modes to run (--orq-modes; default all): strict and relaxed durability on LMDB, and `memory` (`--store memory`, Jupiter and latency only). */
   orqModes: Set<"strict" | "relaxed" | "memory">;
   /**
@@ -86,8 +107,12 @@ const HELP = `bun bench/load/main.ts [flags]
   --samples N        latency samples per op (default 20000)
   --jupiter-items N  Jupiter scenario backlog over 100 signatures (default 300000)
   --jupiter-duration S  longest Jupiter acquisition run in seconds (default 15)
+  --locality-backlog N  locality: items kept ready through the stream (default 1000); 10 repositories, prefer_wait_ms 50
+  --locality-duration S  locality: seconds of each pass, with prefers and without (default 3)
   --flood-items N    noisy neighbour: the flooding group's items (default 1000000); 100 small groups offer 50 items/s each
-  --pick-items N     in-process group pick: ready items, over 10,000 groups and in groups of one (default 1000000)
+  --pick-items N     in-process picks: ready items, over 10,000 groups and in groups of one, and with preferences (default 1000000)
+  --waits N          in-process wait cost: waits parked at once over 100 connections (default 100000)
+  --result-items N   in-process result cost: items acked per result size (default 100000)
   --orq-modes LIST   orq modes: strict,relaxed,memory (default all; memory is
                      --store memory, Jupiter and latency scenarios only)
   --priorities LIST  item priority orders, first one in full: random (0..1000, seeded), fifo (all 0);
@@ -128,8 +153,12 @@ export function parseOptions(argv: string[]): LoadOptions | null {
       samples: { type: "string" },
       "jupiter-items": { type: "string" },
       "jupiter-duration": { type: "string" },
+      "locality-backlog": { type: "string" },
+      "locality-duration": { type: "string" },
       "flood-items": { type: "string" },
       "pick-items": { type: "string" },
+      waits: { type: "string" },
+      "result-items": { type: "string" },
       "orq-modes": { type: "string" },
       priorities: { type: "string" },
       out: { type: "string" },
@@ -164,6 +193,9 @@ export function parseOptions(argv: string[]): LoadOptions | null {
     jupiterPingS: quick ? 0.3 : 3,
     // The acquisition-path bench needs more than its 25 rounds of 320.
     jupiterInProcessItems: quick ? 20_000 : 100_000,
+    // At the stream's rate (tens of thousands a second) 1,000 ready is well under the 50 ms of acquisitions an item waits for its repository.
+    localityBacklog: parseCount(values["locality-backlog"], quick ? 300 : 1000, "--locality-backlog"),
+    localityDurationS: parseCount(values["locality-duration"], quick ? 0.5 : 3, "--locality-duration"),
     // --quick's flood is 20,000: a tenth of a second or more of flood, so its window holds hundreds of small items.
     floodItems: parseCount(values["flood-items"], quick ? 20_000 : 1_000_000, "--flood-items"),
     noisyGroups: 100,
@@ -176,6 +208,9 @@ export function parseOptions(argv: string[]): LoadOptions | null {
     pickCalls: quick ? 500 : 100_000,
     pickWarmup: quick ? 500 : 10_000,
     pickPassS: quick ? 3 : 60,
+    waitsParked: parseCount(values.waits, quick ? 2000 : 100_000, "--waits"),
+    waitsOwners: 100,
+    waitsResultItems: parseCount(values["result-items"], quick ? 2000 : 100_000, "--result-items"),
     orqModes: parseList(values["orq-modes"], ["strict", "relaxed", "memory"] as const, "--orq-modes"),
     // A list in the order given (a Set keeps insertion order): the first runs in full.
     priorities: [...parseList(values.priorities, PRIORITY_ORDERS, "--priorities")],

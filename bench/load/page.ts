@@ -17,6 +17,7 @@ import { median } from "../support/median.ts";
 import { FLOOR_PAUSE_MS } from "./latency-ops.ts";
 import { checkTargets, type ResultsBySystem } from "./report.ts";
 import type { ModeResults } from "./suite.ts";
+import { retainedOutcome } from "./waits-cost-bound.ts";
 
 export const BEGIN = "<!-- table:begin -->";
 export const END = "<!-- table:end -->";
@@ -72,6 +73,8 @@ interface Figure {
 }
 
 const pickOf = (shape: string, which: "p50Us" | "p99Us"): Pick => (m) => m.groupPick?.shapes.find((candidate) => candidate.shape === shape)?.pick[which];
+const preferencePickOf = (shape: string, which: "p50Us" | "p99Us"): Pick => (m) => m.preferencePick?.shapes.find((candidate) => candidate.shape === shape)?.pick[which];
+const percent = (fraction: number | undefined) => (fraction === undefined ? undefined : fraction * 100);
 const enqueueRate = (batch: number, connections: number): Pick => (m) => m.enqueue?.find((r) => r.batch === batch && r.connections === connections)?.itemsPerS;
 const p50 = (op: string): Pick => (m) => m.latency?.ops[op]?.p50Us;
 const mib = (kib: number | undefined) => (kib === undefined ? undefined : kib / 1024);
@@ -103,6 +106,10 @@ export const FIGURES: Figure[] = [
   { name: "Jupiter: ping/s, same conns and in-flight", digits: 0, pick: (m) => m.jupiter?.pingPerS },
   { name: "Jupiter: acquisitions / ping", digits: 3, pick: (m) => (m.jupiter === undefined ? undefined : m.jupiter.acquisitionsPerS / m.jupiter.pingPerS) },
   { name: "Jupiter floor: acquisitions / ping", digits: 3, pick: (m) => m.jupiter?.floor?.ratio },
+  { name: "locality: acquisitions/s with prefers (10 kinds, 10 repositories, prefer_wait_ms 50)", digits: 0, pick: (m) => m.locality?.prefers.acquisitionsPerS },
+  { name: "locality: acquisitions/s, the same stream without prefers", digits: 0, pick: (m) => m.locality?.plain.acquisitionsPerS },
+  { name: "locality: % of deliveries to a worker holding the item's repository", digits: 1, pick: (m) => percent(m.locality?.prefers.fullFitShare) },
+  { name: "locality: the same % without prefers (an assignment that ignores repositories)", digits: 1, pick: (m) => percent(m.locality?.plain.fullFitShare) },
   { name: "noisy neighbour: small groups' delay p99 ms, without the flood", digits: 1, pick: (m) => (m.noisy === undefined ? undefined : m.noisy.alone.p99Us / 1000) },
   { name: "noisy neighbour: small groups' delay p99 ms, during the flood", digits: 1, pick: (m) => (m.noisy === undefined ? undefined : m.noisy.flood.p99Us / 1000) },
   { name: "noisy neighbour: s from the flood's first enqueue to its last delivery", digits: 1, pick: (m) => m.noisy?.floodS },
@@ -113,6 +120,18 @@ export const FIGURES: Figure[] = [
   { name: "group pick p50 µs, groups of one item", digits: 2, pick: pickOf("one each", "p50Us") },
   { name: "group pick p99 µs, groups of one item", digits: 2, pick: pickOf("one each", "p99Us") },
   { name: "memory per group beyond its item, bytes", digits: 1, pick: (m) => m.groupPick?.memory?.perGroupBytes },
+  { name: "preference pick p50 µs, fit order (prefer_wait_ms 0)", digits: 2, pick: preferencePickOf("fit order", "p50Us") },
+  { name: "preference pick p99 µs, fit order (prefer_wait_ms 0)", digits: 2, pick: preferencePickOf("fit order", "p99Us") },
+  { name: "preference pick p50 µs, held (every item in its wait)", digits: 2, pick: preferencePickOf("held", "p50Us") },
+  { name: "preference pick p99 µs, held (every item in its wait)", digits: 2, pick: preferencePickOf("held", "p99Us") },
+  { name: "parked waits held at once (one live item each, over 100 connections)", digits: 0, pick: (m) => m.waitsCost?.waits.parked },
+  { name: "memory per parked wait, bytes", digits: 1, pick: (m) => m.waitsCost?.waits.perWaitBytes },
+  { name: "wake: ms from the first ack to the last wait answered", digits: 1, pick: (m) => m.waitsCost?.waits.wakeMs },
+  { name: "wake: µs per wait beyond its ack", digits: 2, pick: (m) => m.waitsCost?.waits.wakeUsPerWait },
+  { name: "memory per retained acked outcome without a result, bytes", digits: 1, pick: (m) => retainedOutcome(m.waitsCost, 0)?.perOutcomeBytes },
+  { name: "memory per retained acked outcome with a 100 B result, bytes beyond the result", digits: 1, pick: (m) => retainedOutcome(m.waitsCost, 100)?.perOutcomeBeyondResultBytes },
+  { name: "memory per retained acked outcome with a 1 KiB result, bytes beyond the result", digits: 1, pick: (m) => retainedOutcome(m.waitsCost, 1024)?.perOutcomeBeyondResultBytes },
+  { name: "memory a 100 B result adds to an acked outcome, bytes beyond its own", digits: 1, pick: (m) => retainedOutcome(m.waitsCost, 100)?.perResultBeyondBytes },
 ];
 
 const dash = "—";

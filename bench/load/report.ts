@@ -2,9 +2,12 @@
 // of orq to its peer for each scenario that translates, against its target.
 
 import { GROUP_PICK_LABEL, worstPick, type GroupPickFigures } from "./group-pick-bound.ts";
+import { retainedOutcome } from "./waits-cost-bound.ts";
 import type { LatencySummary } from "./histogram.ts";
 import { FLOOR_PAUSE_MS } from "./latency-ops.ts";
 import type { MemoryFigures } from "./processes.ts";
+import { worstPreferencePick, type PreferencePickFigures } from "./preference-pick-bound.ts";
+import type { LocalityPass } from "./locality.ts";
 import type { ModeResults } from "./suite.ts";
 import { MAIN_SYSTEM, MAIN_USER } from "./thread-cpu.ts";
 
@@ -57,6 +60,8 @@ export function checkTargets(results: ResultsBySystem): TargetCheck[] {
     ...groupPickChecks(results[GROUP_PICK_LABEL]?.groupPick),
     noisyCheck(strict, inMemory),
     cappedDrainCheck(strict),
+    ...localityChecks(strict, results["orq relaxed"]),
+    ...preferencePickChecks(results[GROUP_PICK_LABEL]?.preferencePick),
   ];
 }
 
@@ -84,6 +89,61 @@ function groupPickChecks(figures: GroupPickFigures | undefined): TargetCheck[] {
   }
   if (memory !== null) bytes.also = `engine heap ${mib(memory.withoutGroupsBytes / 1024)} MiB without groups, ${mib(memory.oneEachBytes / 1024)} MiB in ${memory.items} groups; ${num(memory.perSpreadGroupBytes, 1)} B per group of ${memory.spreadGroups} (each item's reference to its group included)`;
   return [p50, p99, bytes];
+}
+
+/** The locality scenario's bound on full-fit deliveries, and on its rate against the same stream without `prefers` (issue 52). */
+export const LOCALITY_FULL_FIT_SHARE_MIN = 0.95;
+export const LOCALITY_RATE_RATIO_MIN = 0.9;
+
+/**
+ * The locality scenario (locality.ts), orq strict: the share of deliveries
+ * that went to a worker holding the item's repository (as a percentage
+ * against 100%, so the ratio is the share), and its acquisitions/s against
+ * the same stream without `prefers` on a fresh server in the same run. What
+ * an assignment that ignores repositories fits (the pass without `prefers`),
+ * and relaxed's figures, ride along.
+ */
+function localityChecks(strict: ModeResults | undefined, relaxed: ModeResults | undefined): TargetCheck[] {
+  const figures = strict?.locality;
+  const share = check(
+    "locality: deliveries to a worker holding the item's repository (10 kinds, 10 repositories, prefer_wait_ms 50), orq strict",
+    figures === undefined ? null : figures.prefers.fullFitShare * 100,
+    figures === undefined ? null : 100,
+    "%",
+    "atLeast",
+    LOCALITY_FULL_FIT_SHARE_MIN,
+  );
+  const rate = check(
+    "locality: acquisitions/s with prefers vs the same stream without, orq strict",
+    figures?.prefers.acquisitionsPerS ?? null,
+    figures?.plain.acquisitionsPerS ?? null,
+    "/s",
+    "atLeast",
+    LOCALITY_RATE_RATIO_MIN,
+  );
+  const pct = (fraction: number) => `${num(fraction * 100, 1)}%`;
+  const other = relaxed?.locality;
+  if (figures !== undefined) {
+    share.also =
+      `without prefers ${pct(figures.plain.fullFitShare)} (an assignment that ignores repositories); ${figures.prefers.acquisitions} acquisitions, ${figures.prefers.emptyDequeues} dequeues empty after their wait` +
+      (other === undefined ? "" : `; orq relaxed ${pct(other.prefers.fullFitShare)}, without prefers ${pct(other.plain.fullFitShare)}`);
+    rate.also =
+      `${num(figures.prefers.acquisitionsPerS)} against ${num(figures.plain.acquisitionsPerS)}/s, ${figures.prefers.backlog} items kept ready` +
+      (other === undefined ? "" : `; orq relaxed ${num(other.prefers.acquisitionsPerS)} against ${num(other.plain.acquisitionsPerS)}/s`);
+  }
+  return [share, rate];
+}
+
+/** The in-process pick with preferences (bench/micro/preference-pick.bench.ts): the group pick's bounds, the worse of its two shapes. */
+function preferencePickChecks(figures: PreferencePickFigures | undefined): TargetCheck[] {
+  const shapes = (which: "p50Us" | "p99Us") => (figures?.shapes ?? []).map((shape) => `${shape.shape} ${shape.pick[which]} µs over ${shape.picks} picks`).join(", ");
+  const p50 = check(`preference pick p50, the worse of fit order and held, vs ${GROUP_PICK_P50_US_MAX} µs`, worstPreferencePick(figures, "p50Us"), GROUP_PICK_P50_US_MAX, "µs", "atMost", 1);
+  const p99 = check(`preference pick p99, the worse of fit order and held, vs ${GROUP_PICK_P99_US_MAX} µs`, worstPreferencePick(figures, "p99Us"), GROUP_PICK_P99_US_MAX, "µs", "atMost", 1);
+  if (figures !== undefined) {
+    p50.also = shapes("p50Us");
+    p99.also = shapes("p99Us");
+  }
+  return [p50, p99];
 }
 
 /**
@@ -327,6 +387,10 @@ export function summaryTable(results: ResultsBySystem): string {
   rows.push(["jupiter floor (a server that does no work): acquisitions/s / ping/s", (m) => `${num(m.jupiter?.floor?.acquisitionsPerS)} / ${num(m.jupiter?.floor?.pingPerS)}`]);
   rows.push(["jupiter floor: ratio; load generator CPU µs per acquisition", (m) => `${num(m.jupiter?.floor?.ratio, 3)}; ${num(m.jupiter?.floor?.clientCpuUsPerAcquisition, 1)}`]);
   rows.push(["jupiter: in one process, main-thread µs per acquisition / per ping (relaxed)", (m) => `${num(m.jupiter?.inProcess?.acquisitionUs, 1)} / ${num(m.jupiter?.inProcess?.pingUs, 2)}`]);
+  const both = (m: ModeResults, pick: (pass: LocalityPass) => string) => (m.locality === undefined ? dash : `${pick(m.locality.prefers)} / ${pick(m.locality.plain)}`);
+  rows.push(["locality: acquisitions/s, with prefers / without", (m) => both(m, (p) => num(p.acquisitionsPerS))]);
+  rows.push(["locality: % of deliveries to the item's repository, with prefers / without", (m) => both(m, (p) => num(p.fullFitShare * 100, 1))]);
+  rows.push(["locality: dequeues empty after their wait, with prefers / without", (m) => both(m, (p) => num(p.emptyDequeues))]);
   rows.push(["mixed: delivered items/s", (m) => num(m.mixed?.deliveredItemsPerS)]);
   rows.push(["noisy neighbour: small groups' delay alone, p50 / p99 / p99.9 µs", (m) => lat(m.noisy?.alone)]);
   rows.push(["noisy neighbour: small groups' delay in the flood, p50 / p99 / p99.9 µs", (m) => lat(m.noisy?.flood)]);
@@ -339,6 +403,15 @@ export function summaryTable(results: ResultsBySystem): string {
   rows.push(["group pick, groups: p50 / p99 µs (items over groups)", (m) => pickShape(m, "spread")]);
   rows.push(["group pick, groups: p50 / p99 µs (groups of one item)", (m) => pickShape(m, "one each")]);
   rows.push(["group pick: bytes per group beyond its item", (m) => num(m.groupPick?.memory?.perGroupBytes, 1)]);
+  const preferenceShape = (m: ModeResults, name: string) => {
+    const shape = m.preferencePick?.shapes.find((candidate) => candidate.shape === name);
+    return shape === undefined ? dash : `${num(shape.pick.p50Us, 2)} / ${num(shape.pick.p99Us, 2)}`;
+  };
+  rows.push(["preference pick: p50 / p99 µs (fit order)", (m) => preferenceShape(m, "fit order")]);
+  rows.push(["preference pick: p50 / p99 µs (held)", (m) => preferenceShape(m, "held")]);
+  rows.push(["waits parked at once / bytes per parked wait", (m) => (m.waitsCost === undefined ? dash : `${num(m.waitsCost.waits.parked)} / ${num(m.waitsCost.waits.perWaitBytes, 1)}`)]);
+  rows.push(["wake: ms from the first ack to the last wait / acks alone; µs per wait", (m) => (m.waitsCost === undefined ? dash : `${num(m.waitsCost.waits.wakeMs, 1)} / ${num(m.waitsCost.waits.acksAloneMs, 1)}; ${num(m.waitsCost.waits.wakeUsPerWait, 2)}`)]);
+  rows.push(["retained acked outcome, bytes beyond its result: none / 100 B / 1 KiB", (m) => (m.waitsCost === undefined ? dash : [0, 100, 1024].map((size) => num(retainedOutcome(m.waitsCost, size)?.perOutcomeBeyondResultBytes, 1)).join(" / "))]);
   rows.push(["mixed: delay p50 / p99 / p99.9 µs", (m) => lat(m.mixed?.delay)]);
   rows.push(["mixed: delay in the warm-up before it, p50 / p99 / p99.9 µs", (m) => lat(m.mixed?.warmupDelay)]);
   rows.push(["ping p50 / p99 / p99.9 µs", (m) => lat(m.latency?.ops["ping"])]);

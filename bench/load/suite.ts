@@ -3,7 +3,8 @@
 // one (batch 100, 8 connections) leaves `items` ready, and that backlog then
 // serves the memory, restart, latency and drain scenarios, in that order
 // (drain last because it empties the queue). Mixed load, the noisy
-// neighbour and each pass of the capped drain get servers of their own.
+// neighbour and each pass of the capped drain and of locality get servers
+// of their own.
 
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -12,6 +13,7 @@ import type { LatencySummary } from "./histogram.ts";
 import type { CapturedReplies, JupiterFigures, JupiterFloorFigures } from "./jupiter.ts";
 import { runJupiterFloor } from "./jupiter.ts";
 import { measureInProcessBound } from "./jupiter-bound.ts";
+import type { LocalityFigures, LocalityPass } from "./locality.ts";
 import { describeThreadCpu } from "./thread-cpu.ts";
 import { mixedShape } from "./mixed-load.ts";
 import { runNoisyNeighbour, type NoisyFigures } from "./noisy-neighbour.ts";
@@ -23,6 +25,8 @@ import { readCpuS, readMemory, readWriteBytes, sampleMemory, startJupiterFloorCh
 import type { LatencyOp, MixedFigures, ThroughputFigures } from "./runners.ts";
 import { mixedWarmupSDefault, runDrain, runEnqueue, runLatency, runMixed } from "./runners.ts";
 import type { GroupPickFigures } from "./group-pick-bound.ts";
+import type { PreferencePickFigures } from "./preference-pick-bound.ts";
+import type { WaitsCostFigures } from "./waits-cost-bound.ts";
 import type { ProducerShape, System } from "./systems.ts";
 
 export interface EnqueueRow extends ThroughputFigures {
@@ -61,6 +65,12 @@ export interface ModeResults {
   cappedDrain?: CappedDrainFigures;
   /** The in-process pick with groups (group-pick-bound.ts), under its own label: it is the engine's, not a mode's. */
   groupPick?: GroupPickFigures;
+  /** The in-process pick with preferences (preference-pick-bound.ts), under the same label. */
+  preferencePick?: PreferencePickFigures;
+  /** Preferences under a stream: 10 kinds over 10 repositories, with `prefers` and without, each on a fresh server (orq only; locality.ts). */
+  locality?: LocalityFigures;
+  /** The in-process cost of `wait` and ack results (waits-cost-bound.ts), under the same label. */
+  waitsCost?: WaitsCostFigures;
   /** Scenarios of this mode that failed, by name, with the error: the mode's other figures are kept. */
   failures?: Record<string, string>;
 }
@@ -82,6 +92,8 @@ export interface ModeSpec {
   mixedTakeCount: number;
   /** The Jupiter scenario against a fresh server, for systems that match capabilities (orq). */
   jupiter?(child: Child): Promise<{ figures: JupiterFigures; replies: CapturedReplies }>;
+  /** The locality scenario's two passes, each on a server from `start`, for systems with preferences (orq's durable modes). */
+  locality?(start: () => Promise<Child>): Promise<LocalityFigures>;
 }
 
 export interface SuiteContext {
@@ -281,6 +293,24 @@ export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<Mo
       `${spec.label} jupiter: server CPU by thread, µs per acquisition: ${describeThreadCpu(figures.serverThreadsUsPerAcquisition)}; ` +
         `per ping: ${describeThreadCpu(figures.serverThreadsUsPerPing)}`,
     );
+  }
+  if (wants("locality") && spec.locality !== undefined) {
+    const run = spec.locality;
+    await guarded(context, spec, results, "locality", async () => {
+      const figures = await run(async () => {
+        const { dataDir, logPath } = freshDir(context, `${spec.label} locality`);
+        return context.track(await spec.start(dataDir, logPath));
+      });
+      results.locality = figures;
+      const pass = (name: string, p: LocalityPass) =>
+        `${name} ${rate(p.acquisitionsPerS)} acquisitions/s (${p.acquisitions} in ${p.seconds.toFixed(1)} s), ${(p.fullFitShare * 100).toFixed(1)}% to the item's repository, ` +
+        `${p.emptyDequeues} dequeues empty after their wait, ${p.delivered} of ${p.enqueued} items delivered (${p.redelivered} again), the rest taken in ${p.drainS.toFixed(2)} s`;
+      log(
+        `${spec.label} locality (${figures.prefers.kinds} kinds over as many repositories, ${figures.prefers.backlog} kept ready, prefer_wait_ms ${figures.prefers.preferWaitMs}): ` +
+          `${pass("with prefers", figures.prefers)}; ${pass("without", figures.plain)}; ratio ${(figures.prefers.acquisitionsPerS / figures.plain.acquisitionsPerS).toFixed(3)}` +
+          (figures.prefers.serverFit === null ? "" : `; the server's count by fit ${JSON.stringify(figures.prefers.serverFit)}`),
+      );
+    });
   }
   if (wants("noisy")) {
     await guarded(context, spec, results, "noisy", async () => {

@@ -1,5 +1,5 @@
 """Goal: the Python client speaks protocol v1 to a real orq server: every op
-it wraps (list, pause and resume included) round-trips, replies are matched
+it wraps (get, cancel, dead, redrive, stats, list, pause and resume included) round-trips, replies are matched
 by id, and error replies surface as OrqError with the contract's code.
 
 Starts one server for the module (from source with the repo's Bun, or the
@@ -22,7 +22,7 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from orq_client import Client, OrqError, policy_fields  # noqa: E402
+from orq import Client, OrqError, policy_fields  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 LISTENING = re.compile(r"orq listening on (\S+):(\d+)")
@@ -255,6 +255,26 @@ class OrqClientTest(unittest.TestCase):
         self.assertTrue(self.orq.resume(NS, topic))
         self.assertFalse(self.orq.resume(NS, topic))
         self.assertEqual(len(self.orq.dequeue(NS, {topic: 1})), 1)
+
+    def test_get_cancel_dead_redrive_and_stats(self):
+        topic = fresh_topic()
+        doomed, kept, gone = self.orq.enqueue(NS, [{"topic": topic, "max_attempts": 1}, {"topic": topic, "priority": 5}, {"topic": topic, "priority": 9}])
+        states = self.orq.get(NS, [kept, "0:999999999", doomed])
+        self.assertEqual([s and s["id"] for s in states], [kept, None, doomed])
+        self.assertEqual(states[0]["state"], "ready")
+        self.assertEqual(self.orq.cancel(NS, [gone, "0:999999999"]), {"cancelled": 1, "missing": ["0:999999999"]})
+        self.assertEqual(self.orq.get(NS, [gone])[0]["outcome"], "cancelled")
+        [delivery] = self.orq.dequeue(NS, {topic: 1})
+        self.assertEqual(delivery["id"], doomed)
+        self.orq.nack(NS, [delivery["receipt"]])
+        self.assertEqual([s["id"] for s in self.orq.dead(NS, topic)], [doomed])
+        self.assertEqual(self.orq.redrive(NS, topic, ids=[doomed]), {"redriven": 1})
+        self.assertEqual(self.orq.dead(NS, topic), [])
+        self.assertEqual(self.orq.get(NS, [doomed])[0]["attempt"], 0)
+        stats = self.orq.stats(NS)
+        self.assertNotIn("ok", stats)
+        self.assertIn("now_ms", stats)
+        self.assertIn(topic, [t["topic"] for t in self.orq.topics_all(NS, prefix=topic, limit=1)])
 
     def test_hello_with_the_wrong_protocol_is_rejected(self):
         with self.assertRaises(OrqError) as caught:

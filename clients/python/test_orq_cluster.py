@@ -2,10 +2,10 @@
 PostgreSQL: keyed items land on their key's shard (the contract's FNV-1a),
 batches of ids and receipts reach their owners, a dequeue gathers from every
 node, topics are summed over the nodes and paged like a single server's,
-dead, redrive, stats and list cover every node,
+dead, redrive, stats and list (list_all too) cover every node,
 cancel reaches every owner, acks of deliveries whose node was SIGKILLed
 reach the shards' new owners once they take over, and the worker loop
-(orq_worker.py) rides through a SIGKILL: every item acked exactly once, no
+(orq/worker.py) rides through a SIGKILL: every item acked exactly once, no
 acked item handled again, nothing left ready or leased.
 
 The cluster comes from test/support/cluster-fixture.ts (PostgreSQL and three
@@ -26,8 +26,10 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from orq_cluster import ClusterClient, fnv1a32, item_shard, merge_group_pages, merge_topic_pages, shard_of_group, shard_of_key  # noqa: E402
-from orq_cluster_merge import decode_list_cursor, encode_list_cursor, interleave_dead, sum_stats  # noqa: E402
+from orq import ClusterClient, fnv1a32, item_shard, shard_of_group, shard_of_key  # noqa: E402
+from orq.cluster_merge import decode_list_cursor, encode_list_cursor, interleave_dead, sum_stats  # noqa: E402
+from orq.group_pages import merge_group_pages  # noqa: E402
+from orq.topic_pages import merge_topic_pages  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 NS = "pycluster"
@@ -171,11 +173,18 @@ class ClusterClientTest(unittest.TestCase):
                 if after is None:
                     break
             self.assertEqual(sorted(listed), sorted(ids))
+            self.assertEqual(sorted(item["id"] for item in orq.list_all(NS, "dl", limit=4)), sorted(ids))
             # redrive: ids on their owners, then every node's rest.
             self.assertEqual(orq.redrive(NS, "dl", ids[:2]), {"redriven": 2})
             self.assertEqual(orq.redrive(NS, "dl"), {"redriven": len(ids) - 2})
             self.assertEqual(orq.dead(NS, "dl"), [])
             self.assertEqual(orq.cancel(NS, ids)["cancelled"], len(ids))
+            # The map as read, a ping, one item on its key's shard.
+            self.assertEqual(orq.cluster()["owners"], owners)
+            self.assertIsInstance(orq.ping(), int)
+            one = orq.enqueue_one(NS, "dl", b"x", key="dl-one")
+            self.assertEqual(int(one.split(":")[0]), shard_of_key(NS, "dl", "dl-one", SHARDS))
+            self.assertEqual(orq.cancel(NS, [one])["cancelled"], 1)
 
     def test_2e_merges_without_a_server(self):
         self.assertEqual(interleave_dead([[1, 2, 3], [], [4], [5, 6]], 5), [1, 4, 5, 2, 6])

@@ -1,5 +1,6 @@
-"""Goal: the Python worker loop (orq_worker.py) against a real orq server:
-handlers run `concurrency` at once, each success is acked once, a failure is
+"""Goal: the Python worker loop (orq/worker.py) against a real orq server:
+handlers run `concurrency` at once, each success is acked once (with what
+the handler returned as the ack's result), a failure is
 nacked with the exponential back-off and becomes a dead letter after its
 max_attempts, a handler that outlasts its lease keeps it (extends), and stop()
 lets running handlers finish and be acked. (The cluster case, a node killed
@@ -19,8 +20,7 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from orq_client import Client  # noqa: E402
-from orq_worker import Worker, nack_delay_ms  # noqa: E402
+from orq import Client, Worker, nack_delay_ms  # noqa: E402
 from test_orq_client import Server  # noqa: E402
 
 NS = "pyworker"
@@ -97,6 +97,32 @@ class WorkerTest(unittest.TestCase):
         [state] = self.orq.request("get", ns=NS, ids=[bad])["items"]
         self.assertEqual((state["state"], state["dead_reason"]), ("dead", "max_attempts"))
         self.assertEqual(events.of("error"), [])
+
+    def test_what_a_handler_returns_is_acked_and_a_result_that_is_not_bytes_is_reported(self):
+        done, odd = self.orq.enqueue(NS, [{"topic": self.topic, "payload": b"done"}, {"topic": self.topic, "payload": b"odd"}])
+        sent = []
+        real_ack = Client.ack
+
+        def recording_ack(client, ns, receipts, results=None):
+            sent.append(list(results or []))
+            return real_ack(client, ns, receipts, results)
+
+        def handle(delivery, lease_lost):
+            return b"result of " + delivery["payload"] if delivery["payload"] == b"done" else 42
+
+        events = Events()
+        worker = Worker(lambda: Client.open(self.server.host, self.server.port), NS, self.topic, handle, wait_ms=100, on_event=events)
+        Client.ack = recording_ack
+        self.addCleanup(setattr, Client, "ack", real_ack)
+        worker.start()
+        self.addCleanup(worker.stop)
+        events.wait_for(lambda es: len([e for e in es if e["kind"] == "acked"]) == 2, "both items acked")
+        worker.stop()
+        self.assertEqual(sorted(e["delivery"]["id"] for e in events.of("acked")), sorted([done, odd]))
+        self.assertIn(b"result of done", [result for results in sent for result in results])
+        [problem] = events.of("error")
+        self.assertEqual((problem["during"], problem["delivery"]["id"]), ("result", odd))
+        self.assertIsInstance(problem["error"], TypeError)
 
     def test_a_handler_longer_than_its_lease_keeps_it(self):
         [item_id] = self.orq.enqueue(NS, [{"topic": self.topic, "payload": b"long"}])

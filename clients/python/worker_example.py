@@ -1,12 +1,15 @@
 """An orq worker: long-poll for items it is able to run, process them, ack or nack.
 
-    /usr/bin/python3 clients/python/worker_example.py --port 7420 --ns default --topic emails [--cluster]
+    python3 clients/python/worker_example.py --port 7420 --ns default --topic emails [--cluster]
+
+(the script's folder holds the ``orq`` package, so it runs from a clone;
+elsewhere install it: ``pip install ./clients/python``).
 
 Enqueue something for it (from another shell):
 
-    /usr/bin/python3 -c 'import orq_client as o; c=o.Client.connect(); c.hello(); print(c.enqueue_one("default","emails",b"hi"))'
+    python3 -c 'import orq; print(orq.Client.open().enqueue_one("default", "emails", b"hi"))'
 
-It runs the shared worker loop (orq_worker.py): up to ``--concurrency``
+It runs the blocking worker loop (orq/worker.py): up to ``--concurrency``
 items at once, each lease extended while its item is processed, a failing
 item nacked with an exponential back-off so it is retried later (and becomes
 a dead letter after its max_attempts). ``--cluster`` works a whole cluster
@@ -16,9 +19,7 @@ through any node. Ctrl-C stops taking new work; running items are finished.
 import argparse
 import signal
 
-from orq_client import Client
-from orq_cluster import ClusterClient
-from orq_worker import Worker
+from orq import Client, ClusterClient, Worker
 
 
 def process(delivery, lease_lost):

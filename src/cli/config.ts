@@ -47,6 +47,7 @@ export interface ServeConfig {
   frameBytesMax: number;
   outcomeRetentionMs: number;
   payloadBytesMax: number;
+  resultBytesMax: number;
   metadataBytesMax: number;
   liveItemsMax: number;
   topicsMax: number;
@@ -127,6 +128,7 @@ export const settings: readonly Setting[] = [
   { name: "outcomeRetentionMs", key: "outcome_retention_ms", description: "how long ended items' outcomes are kept", defaultValue: defaultLimits.outcomeRetentionMs, kind: "int", min: 1000, max: 30 * 24 * 3600 * 1000 },
   { name: "payloadBytesMax", key: "payload_bytes_max", description: "largest item payload", defaultValue: defaultLimits.payloadBytesMax, kind: "int", min: 0, max: mib },
   { name: "metadataBytesMax", key: "metadata_bytes_max", description: "largest item metadata", defaultValue: defaultLimits.metadataBytesMax, kind: "int", min: 0, max: 64 * 1024 },
+  { name: "resultBytesMax", key: "result_bytes_max", description: "largest ack result (kept for outcome_retention_ms)", defaultValue: defaultLimits.resultBytesMax, kind: "int", min: 0, max: mib },
   { name: "liveItemsMax", key: "live_items_max", description: "live items the server holds at most (every state); past it enqueue is TOO_LARGE", defaultValue: defaultLimits.liveItemsMax, kind: "int", min: 1, max: 2 ** 32 },
   { name: "topicsMax", key: "topics_max", description: "topics over all namespaces at most; a new one past it is TOO_LARGE", defaultValue: defaultLimits.topicsMax, kind: "int", min: 1, max: 2 ** 32 },
   { name: "namespacesMax", key: "namespaces_max", description: "namespaces at most (kept until restart); a new one past it is TOO_LARGE", defaultValue: defaultLimits.namespacesMax, kind: "int", min: 1, max: 2 ** 32 },
@@ -216,6 +218,7 @@ export function limitsOf(config: ServeConfig): Limits {
     frameBytesMax: config.frameBytesMax,
     payloadBytesMax: config.payloadBytesMax,
     metadataBytesMax: config.metadataBytesMax,
+    resultBytesMax: config.resultBytesMax,
     liveItemsMax: config.liveItemsMax,
     topicsMax: config.topicsMax,
     namespacesMax: config.namespacesMax,

@@ -9,6 +9,7 @@ import packageJson from "../../package.json" with { type: "json" };
 import { ensureAllocatorEnv } from "./allocator-env.ts";
 import { ConfigError, defaultConfigPath, envName, flagName, resolveConfig, settings } from "./config.ts";
 import { addAckCommand } from "./commands/ack.ts";
+import { addWaitCommand } from "./commands/wait.ts";
 import { addCancelCommand } from "./commands/cancel.ts";
 import { addDeadCommand } from "./commands/dead.ts";
 import { addDequeueCommand } from "./commands/dequeue.ts";
@@ -98,6 +99,7 @@ function buildProgram(): Command {
     addNackCommand,
     addExtendCommand,
     addGetCommand,
+    addWaitCommand,
     addCancelCommand,
     addTopicsCommand,
     addListCommand,

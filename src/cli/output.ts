@@ -55,12 +55,13 @@ export function deliveryToJson(d: Delivery): Record<string, unknown> {
     lease_expires_at_ms: d.leaseExpiresAtMs,
     enqueued_at_ms: d.enqueuedAtMs,
     ...(d.group === undefined ? {} : { group: d.group }),
+    ...(d.trace === undefined ? {} : { trace: d.trace }),
   };
 }
 
 export function itemStateToJson(s: ItemState | EndedItemState | null): Record<string, unknown> | null {
   if (s === null) return null;
-  if (s.state === "ended") return { id: s.id, state: s.state, outcome: s.outcome };
+  if (s.state === "ended") return { id: s.id, state: s.state, outcome: s.outcome, ...resultToJson(s) };
   const out: Record<string, unknown> = {
     id: s.id,
     topic: s.topic,
@@ -77,8 +78,16 @@ export function itemStateToJson(s: ItemState | EndedItemState | null): Record<st
   if (s.after !== undefined) out.after = s.after;
   if (s.key !== undefined) out.key = s.key;
   if (s.group !== undefined) out.group = s.group;
+  if (s.prefers !== undefined) out.prefers = s.prefers;
+  if (s.preferWaitMs !== undefined) out.prefer_wait_ms = s.preferWaitMs;
+  if (s.trace !== undefined) out.trace = s.trace;
   if (s.deadReason !== undefined) out.dead_reason = s.deadReason;
   return out;
+}
+
+/** An acked item's `ack` result as `result` (or `result_base64`); nothing when it has none. */
+function resultToJson(s: EndedItemState): Record<string, string> {
+  return s.result === undefined ? {} : bytesToJson("result", s.result);
 }
 
 /** Aligned `label  value` lines. */
@@ -112,11 +121,16 @@ export function deliveryBlock(d: Delivery): string {
     ["enqueued", isoTime(d.enqueuedAtMs)],
     ["payload", bytesForHuman(d.payload)],
     ...(d.metadata.length > 0 ? [["metadata", bytesForHuman(d.metadata)] as const] : []),
+    ...(d.trace === undefined ? [] : [["trace", traceText(d.trace)] as const]),
   ]);
 }
 
 export function itemStateBlock(s: ItemState | EndedItemState): string {
-  if (s.state === "ended") return block([["id", s.id], ["state", `ended (${s.outcome})`]]);
+  if (s.state === "ended") {
+    const rows: Array<readonly [string, string]> = [["id", s.id], ["state", `ended (${s.outcome})`]];
+    if (s.result !== undefined) rows.push(["result", bytesForHuman(s.result)]);
+    return block(rows);
+  }
   const rows: Array<readonly [string, string]> = [
     ["id", s.id],
     ["topic", s.topic],
@@ -130,11 +144,19 @@ export function itemStateBlock(s: ItemState | EndedItemState): string {
   if (s.group !== undefined) rows.push(["group", s.group]);
   if (s.key !== undefined) rows.push(["key", s.key]);
   if (s.requires !== undefined) rows.push(["requires", JSON.stringify(s.requires)]);
+  if (s.prefers !== undefined) rows.push(["prefers", JSON.stringify(s.prefers)]);
+  if (s.preferWaitMs !== undefined) rows.push(["prefer wait", `${s.preferWaitMs} ms`]);
   if (s.after !== undefined) rows.push(["after", s.after.join(", ")]);
   if (s.deadReason !== undefined) rows.push(["dead reason", s.deadReason]);
   rows.push(["payload", bytesForHuman(s.payload)]);
   if (s.metadata.length > 0) rows.push(["metadata", bytesForHuman(s.metadata)]);
+  if (s.trace !== undefined) rows.push(["trace", traceText(s.trace)]);
   return block(rows);
+}
+
+/** A trace context for people: quoted as JSON, so an empty or oddly spaced one is still visible on one line. */
+function traceText(trace: string): string {
+  return JSON.stringify(trace);
 }
 
 export function topicsTable(topics: readonly TopicCounts[]): string {

@@ -15,17 +15,22 @@ import type { Logger } from "../server/logger.ts";
 import { storageEventLog } from "../server/storage-event-log.ts";
 import { GroupCommitter } from "../storage/group-commit.ts";
 import { MemoryItems, MemoryNamespaceStore, MemoryNamespaceWriter } from "../storage/memory/memory-namespaces.ts";
+import { MemoryStore } from "../storage/memory/memory-store.ts";
+import { MemoryWriter } from "../storage/memory/memory-writer.ts";
 import type { Writer } from "../storage/writer.ts";
 import type { Store } from "../storage/store.ts";
 import type { ServeConfig } from "./config.ts";
 import { recoverInTurns } from "./recover-in-turns.ts";
 import { RecoveryLog } from "./recovery-log.ts";
 
+/** What the server asks of its writer beyond the engine's Writer: figures for /metrics and the dashboard, and drain at shutdown. */
+export type ServedWriter = Writer & Pick<GroupCommitter, "commitStats" | "breakerState">;
+
 export interface ServeBackend {
   engine: EngineApi & { onEarlierDeadline: (() => void) | null; readonly itemCount: number };
   /** The single node's whole engine (item ops for the beanstalkd port, inspect queries for the dashboard); null in cluster mode. */
   local: Engine | null;
-  writer: GroupCommitter;
+  writer: ServedWriter;
   nodeId: string;
   shards: number;
   clusterMap: (() => WireClusterMap) | null;
@@ -46,7 +51,8 @@ export interface ServeBackend {
  * storage events in the log.
  */
 export async function recoverLocalBackend(store: Store, config: ServeConfig, limits: Limits, clock: Clock, stopwatch: Clock, logger: Logger): Promise<ServeBackend> {
-  const writer = new GroupCommitter(store, { clock, stopwatch, events: storageEventLog(logger) });
+  // --store memory has nothing to commit: its writer applies item writes at once (docs/decisions/035-memory-writer.md).
+  const writer = store instanceof MemoryStore && config.store === "memory" ? new MemoryWriter(store) : new GroupCommitter(store, { clock, stopwatch, events: storageEventLog(logger) });
   const recoveryLog = new RecoveryLog(logger, store.storedCounts(), stopwatch.nowMs());
   const split = withMemoryNamespaces(store, writer, config);
   const engine = await recoverInTurns({ store: split.store, writer: split.writer, limits, namespaces: config.namespaces, nowMs: clock.nowMs() }, {
@@ -69,7 +75,7 @@ export async function recoverLocalBackend(store: Store, config: ServeConfig, lim
 }
 
 /** The store and writer the engine uses: the durable ones, wrapped when some namespaces are kept in memory beside them. */
-function withMemoryNamespaces(store: Store, writer: GroupCommitter, config: ServeConfig): { store: Store; writer: Writer } {
+function withMemoryNamespaces(store: Store, writer: Writer, config: ServeConfig): { store: Store; writer: Writer } {
   const inMemory = Object.keys(config.namespaces).filter((ns) => config.namespaces[ns]?.durability === "memory");
   // Under --store memory every namespace is in memory already.
   if (inMemory.length === 0 || config.store === "memory") return { store, writer };

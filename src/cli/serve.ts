@@ -23,8 +23,8 @@
 // `orq dashboard on http://HOST:PORT/` before the listening line; the HTTP
 // side port's index page links it.
 //
-// `--store memory` serves the same way from an in-memory store behind the
-// same writer: no data dir is looked at, created or locked (a --data-dir
+// `--store memory` serves the same way from an in-memory store, written
+// without commits (docs/decisions/035-memory-writer.md): no data dir is looked at, created or locked (a --data-dir
 // given with it is left untouched, with a warning), and a restart starts empty.
 
 import { BeanstalkServer, type BeanstalkServerOptions } from "../beanstalk/beanstalk-server.ts";

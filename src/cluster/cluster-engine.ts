@@ -29,6 +29,7 @@ import type {
   Reply,
   Result,
   TopicCounts,
+  WaitOutcome,
 } from "../engine/api.ts";
 import type { ShardPlacement } from "../engine/ops/enqueue.ts";
 import type { RemoteEnd } from "../engine/ops/remote-dependencies.ts";
@@ -135,9 +136,9 @@ export class ClusterEngine implements EngineApi {
     this.inner.releaseWaiters();
   }
 
-  ack(ns: string, receipts: string[], nowMs: number): AckOutcome {
+  ack(ns: string, receipts: string[], nowMs: number, results: ReadonlyArray<Uint8Array | null> | null = null): AckOutcome {
     const failure = this.check(receipts);
-    return failure !== null ? { ok: false, failure } : this.inner.ack(ns, receipts, nowMs);
+    return failure !== null ? { ok: false, failure } : this.inner.ack(ns, receipts, nowMs, results);
   }
 
   nack(
@@ -149,7 +150,7 @@ export class ClusterEngine implements EngineApi {
     return failure !== null ? { ok: false, failure } : this.inner.nack(ns, items, nowMs);
   }
 
-  extend(ns: string, items: Array<{ receipt: string; leaseMs: number }>, nowMs: number): Result<Reply<{ extended: number; stale: string[] }>> {
+  extend(ns: string, items: Array<{ receipt: string; leaseMs: number; metadata?: Uint8Array | null }>, nowMs: number): Result<Reply<{ extended: number; stale: string[] }>> {
     const failure = this.check(items.map((item) => item.receipt));
     return failure !== null ? { ok: false, failure } : this.inner.extend(ns, items, nowMs);
   }
@@ -162,6 +163,13 @@ export class ClusterEngine implements EngineApi {
   get(ns: string, ids: string[], nowMs: number): Result<{ items: Array<ItemState | EndedItemState | null> }> {
     const failure = this.check(ids);
     return failure !== null ? { ok: false, failure } : this.inner.get(ns, ids, nowMs);
+  }
+
+  /** Answered by the items' shard owner, as `get` is: ids of a shard served elsewhere are MOVED; parked waits are answered at a rebuild. */
+  wait(ns: string, ids: string[], waitMs: number, owner: number, nowMs: number): WaitOutcome {
+    if (this.swapping) return { ok: false, failure: rebuilding };
+    const failure = this.check(ids);
+    return failure !== null ? { ok: false, failure } : this.inner.wait(ns, ids, waitMs, owner, nowMs);
   }
 
   topics(ns: string, query: { prefix: string | null; limit: number; after: string | null }): { topics: TopicCounts[]; next: string | null } {

@@ -142,6 +142,12 @@ export interface AckDone {
   readonly commit?: Commit;
 }
 
+/** What a `wait` answers: the items' states now, or a promise of them. */
+export type WaitOutcome =
+  | { ok: true; kind: "done"; items: Array<ItemState | EndedItemState | null> }
+  | { ok: true; kind: "parked"; waiter: Promise<Array<ItemState | EndedItemState | null>> }
+  | { ok: false; failure: Failure };
+
 /**
  * The states a live item is in. They are the contract's names
  * (protocol/live-states.ts), which the engine may not import: the server
@@ -197,6 +203,8 @@ export interface EndedItemState {
   id: string;
   state: "ended";
   outcome: Outcome;
+  /** The `ack` result an acked item was given, while its outcome is retained. */
+  result?: Uint8Array;
 }
 
 export interface TopicCounts {
@@ -276,16 +284,24 @@ export interface EngineApi {
   dequeue(ns: string, input: DequeueInput, nowMs: number): DequeueOutcome;
   /** A connection closed: its parked dequeues resolve empty without leasing anything. */
   cancelWaiters(owner: number): void;
-  ack(ns: string, receipts: string[], nowMs: number): AckOutcome;
+  /** `results`, when given, is as long as `receipts`: each acked item keeps its result (or none for null) with its outcome. */
+  ack(ns: string, receipts: string[], nowMs: number, results?: ReadonlyArray<Uint8Array | null> | null): AckOutcome;
   /** `priority`, when given, replaces the item's priority (the beanstalkd port's `release`; not on the wire). */
   nack(
     ns: string,
     items: Array<{ receipt: string; delayMs: number | null; metadata: Uint8Array | null; priority?: number | null }>,
     nowMs: number,
   ): Result<Reply<{ nacked: number; stale: string[] }>>;
-  extend(ns: string, items: Array<{ receipt: string; leaseMs: number }>, nowMs: number): Result<Reply<{ extended: number; stale: string[] }>>;
+  /** `metadata`, when given, replaces the item's metadata (a long job's progress). */
+  extend(ns: string, items: Array<{ receipt: string; leaseMs: number; metadata?: Uint8Array | null }>, nowMs: number): Result<Reply<{ extended: number; stale: string[] }>>;
   cancel(ns: string, ids: string[], nowMs: number): Result<Reply<{ cancelled: number; missing: string[] }>>;
   get(ns: string, ids: string[], nowMs: number): Result<{ items: Array<ItemState | EndedItemState | null> }>;
+  /**
+   * `get`, answered once every id has ended (or names no live item of `ns`),
+   * or when waitMs runs out, with each item's state then (ops/item-waits.ts).
+   * over_limit past itemWaitsPerConnectionMax or itemWaitsTotalMax.
+   */
+  wait(ns: string, ids: string[], waitMs: number, owner: number, nowMs: number): WaitOutcome;
   topics(ns: string, query: { prefix: string | null; limit: number; after: string | null }): { topics: TopicCounts[]; next: string | null };
   dead(ns: string, topic: string, limit: number): { items: ItemState[] };
   redrive(ns: string, topic: string, ids: string[] | null, nowMs: number): Result<Reply<{ redriven: number }>>;

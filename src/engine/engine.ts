@@ -45,7 +45,9 @@ import type {
   Reply,
   Result,
   TopicCounts,
+  WaitOutcome,
 } from "./api.ts";
+import { ItemWaits } from "./ops/item-waits.ts";
 import * as adminOps from "./ops/admin-ops.ts";
 import * as itemOps from "./ops/item-ops.ts";
 import { Dequeuer } from "./ops/dequeue.ts";
@@ -104,6 +106,8 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
   private readonly pauses: Pauses;
   private readonly groupPauses: GroupPauses;
   private readonly policyOps: PolicyOps;
+  /** Parked `wait` requests (ops/item-waits.ts). */
+  private readonly itemWaits: ItemWaits;
   private readonly ctx: OpContext;
   /** The latest nowMs seen, for work done when a commit lands outside any op. */
   private lastNowMs: number;
@@ -118,7 +122,8 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     placement: ShardPlacement | null,
   ) {
     // Read-ahead (ready/read-ahead.ts) on a single node only: a cluster node may lose a shard between the read and the dequeue.
-    const readAhead = placement === null ? new ReadAheadReader(store, writer) : null;
+    // Not under a volatile writer either: it has no commits to wait for, so nothing would read ahead (035).
+    const readAhead = placement === null && writer.volatile !== true ? new ReadAheadReader(store, writer) : null;
     this.states = new ItemStates(writer, readAhead ?? store, limits, quotas, boot, this.deadlines);
     this.lastNowMs = nowMs;
     const latestNowMs = (): number => this.lastNowMs;
@@ -129,6 +134,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     this.pauses = new Pauses(this.states, this.deadlines, placement !== null);
     this.groupPauses = new GroupPauses(this.states, this.deadlines, placement !== null);
     this.policyOps = new PolicyOps(this.states);
+    this.itemWaits = new ItemWaits(this.states, this.deadlines, (ns, ids) => adminOps.itemStatesOf(this.ctx, ns, ids));
     if (readAhead !== null) writer.setIdleListener(() => this.dequeuer.readAheadNext(readAhead));
   }
 
@@ -184,15 +190,17 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
 
   cancelWaiters(owner: number): void {
     this.dequeuer.cancelWaiters(owner);
+    this.itemWaits.cancelOwner(owner);
   }
 
   releaseWaiters(): void {
     this.dequeuer.releaseWaiters();
+    this.itemWaits.releaseAll();
   }
 
-  ack(nsName: string, receipts: string[], nowMs: number): AckOutcome {
+  ack(nsName: string, receipts: string[], nowMs: number, results: ReadonlyArray<Uint8Array | null> | null = null): AckOutcome {
     this.advance(nowMs);
-    return receiptOps.ack(this.ctx, nsName, receipts, nowMs);
+    return receiptOps.ack(this.ctx, nsName, receipts, nowMs, results);
   }
 
   nack(
@@ -204,7 +212,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     return receiptOps.nack(this.ctx, nsName, entries, nowMs);
   }
 
-  extend(nsName: string, entries: Array<{ receipt: string; leaseMs: number }>, nowMs: number): Result<Reply<{ extended: number; stale: string[] }>> {
+  extend(nsName: string, entries: Array<{ receipt: string; leaseMs: number; metadata?: Uint8Array | null }>, nowMs: number): Result<Reply<{ extended: number; stale: string[] }>> {
     this.advance(nowMs);
     return receiptOps.extend(this.ctx, nsName, entries, nowMs);
   }
@@ -217,6 +225,11 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
   get(nsName: string, ids: string[], nowMs: number): Result<{ items: Array<ItemState | EndedItemState | null> }> {
     this.advance(nowMs);
     return adminOps.get(this.ctx, nsName, ids);
+  }
+
+  wait(nsName: string, ids: string[], waitMs: number, owner: number, nowMs: number): WaitOutcome {
+    this.advance(nowMs);
+    return this.itemWaits.wait(nsName, ids, waitMs, owner, nowMs);
   }
 
   topics(nsName: string, query: { prefix: string | null; limit: number; after: string | null }): { topics: TopicCounts[]; next: string | null } {
@@ -416,6 +429,10 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
         topics: this.states.namespaces.topicCount,
         namespaces: this.states.namespaces.size,
         outcomesRetained: this.states.ended.size,
+        resultsRetained: this.states.ended.resultCount,
+        resultsRetainedBytes: this.states.ended.resultBytes,
+        itemWaitsParked: this.itemWaits.total,
+        itemWaitsAnsweredTotal: this.itemWaits.answered,
         deadlines: this.deadlines.size,
         dependencyEdges: this.states.graph.edgeCount,
         signatures: this.states.registry.size,
@@ -441,6 +458,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
       (pause) => this.groupPauses.end(pause),
       (target, refillNowMs) => this.dequeuer.bounds.refill(target, refillNowMs),
       nowMs,
+      (wait) => this.itemWaits.timeOut(wait),
     );
     this.dequeuer.wake(nowMs);
   }
@@ -466,6 +484,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
   /** Every index against every other (tests call it after each step). */
   checkInvariants(): void {
     checkEngineInvariants(this.states, this.deadlines);
+    this.itemWaits.checkInvariants();
     this.pauses.checkInvariants();
     this.groupPauses.checkInvariants();
   }

@@ -25,7 +25,17 @@ type Counts = Record<LiveStateName, number>;
  */
 export interface GaugeStats {
   namespaces: Record<string, Counts & { topics: Record<string, Counts & { unmatchable?: { items: number } }>; topicsTruncated: boolean; parkedWaiters: number }>;
-  engine?: { parkedWaitersTotal: number; pausedTopics: number; prefetchKeysTotal: number; passedOver?: Readonly<Record<string, number>>; preferenceDeliveries?: Readonly<Record<string, number>> };
+  engine?: {
+    parkedWaitersTotal: number;
+    pausedTopics: number;
+    prefetchKeysTotal: number;
+    passedOver?: Readonly<Record<string, number>>;
+    preferenceDeliveries?: Readonly<Record<string, number>>;
+    itemWaitsParked?: number;
+    itemWaitsAnsweredTotal?: number;
+    resultsRetained?: number;
+    resultsRetainedBytes?: number;
+  };
 }
 
 export interface GaugeInputs {
@@ -66,5 +76,7 @@ export function gaugeSnapshot(inputs: GaugeInputs): GaugeSnapshot {
     storeRead: { mapResidentBytes: inputs.mapResidentBytes ?? null, prefetchKeysTotal: engine?.prefetchKeysTotal ?? 0 },
     passedOver: engine?.passedOver ?? {},
     preferenceDeliveries: engine?.preferenceDeliveries ?? {},
+    itemWaits: { parked: engine?.itemWaitsParked ?? 0, answeredTotal: engine?.itemWaitsAnsweredTotal ?? 0 },
+    results: { retained: engine?.resultsRetained ?? 0, retainedBytes: engine?.resultsRetainedBytes ?? 0 },
   };
 }

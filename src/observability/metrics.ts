@@ -47,6 +47,10 @@ export interface GaugeSnapshot {
   /** Deliveries passed over by bounds since start, by reason (passed-over.ts). Optional so older sources still fit. */
   passedOver?: Readonly<Record<string, number>>;
   preferenceDeliveries?: Readonly<Record<string, number>>;
+  /** `wait` requests parked now and answered since start. Optional so older sources still fit. */
+  itemWaits?: { parked: number; answeredTotal: number };
+  /** `ack` results kept with acked outcomes, and their bytes. Optional so older sources still fit. */
+  results?: { retained: number; retainedBytes: number };
 }
 
 export type GaugeSource = () => GaugeSnapshot;
@@ -288,6 +292,11 @@ function scrapeTimeGauges(registry: Registry, topicSeriesMax: number): (snapshot
     help: "Topics paused now (no deliveries until resume or the pause's end).",
     registers: [registry],
   });
+  const itemWaitsParked = new Gauge({ name: "orq_item_waits_parked", help: "`wait` requests parked now, waiting for their items to end.", registers: [registry] });
+  const itemWaitsAnswered = new Counter({ name: "orq_item_waits_answered_total", help: "`wait` requests answered since start (ended, timed out or released).", registers: [registry] });
+  let itemWaitsAnsweredSeen = 0;
+  const resultsRetained = new Gauge({ name: "orq_results_retained", help: "`ack` results kept with acked outcomes for outcome_retention_ms.", registers: [registry] });
+  const resultsRetainedBytes = new Gauge({ name: "orq_results_retained_bytes", help: "Bytes of the `ack` results kept.", registers: [registry] });
 
   return function refreshGauges(snapshot: GaugeSnapshot): void {
     items.reset();
@@ -320,5 +329,11 @@ function scrapeTimeGauges(registry: Registry, topicSeriesMax: number): (snapshot
     connections.set(snapshot.connections);
     waiters.set(snapshot.waiters);
     pausedTopics.set(snapshot.pausedTopics ?? 0);
+    itemWaitsParked.set(snapshot.itemWaits?.parked ?? 0);
+    const answeredTotal = snapshot.itemWaits?.answeredTotal ?? 0;
+    if (answeredTotal > itemWaitsAnsweredSeen) itemWaitsAnswered.inc(answeredTotal - itemWaitsAnsweredSeen);
+    itemWaitsAnsweredSeen = Math.max(itemWaitsAnsweredSeen, answeredTotal);
+    resultsRetained.set(snapshot.results?.retained ?? 0);
+    resultsRetainedBytes.set(snapshot.results?.retainedBytes ?? 0);
   };
 }

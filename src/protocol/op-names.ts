@@ -25,6 +25,7 @@ export const opNames = [
   "policies",
   "groups",
   "explain",
+  "wait",
 ] as const;
 
 export type OpName = (typeof opNames)[number];

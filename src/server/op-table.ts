@@ -26,6 +26,7 @@ import { policyOp } from "./ops/policy.ts";
 import { policiesOp } from "./ops/policies.ts";
 import { groupsOp } from "./ops/groups.ts";
 import { explainOp } from "./ops/explain.ts";
+import { waitOp } from "./ops/wait.ts";
 
 export const opTable: OpTable = Object.freeze({
   hello: helloOp,
@@ -49,6 +50,7 @@ export const opTable: OpTable = Object.freeze({
   policies: policiesOp,
   groups: groupsOp,
   explain: explainOp,
+  wait: waitOp,
 });
 
 export function lookupOp(name: string): OpTable[keyof OpTable] | undefined {

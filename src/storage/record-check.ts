@@ -67,6 +67,8 @@ export function assertOutcomeRecord(record: OutcomeRecord): void {
   assert(isString(record.ns), "outcome record: ns");
   assert(outcomes.has(record.outcome), `outcome record: outcome ${String(record.outcome)}`);
   assert(isTimeMs(record.endedAtMs), "outcome record: endedAtMs");
+  const result = record.result ?? null;
+  assert(result === null || (result instanceof Uint8Array && record.outcome === "acked"), "outcome record: result");
 }
 
 export function assertMetaRecord(record: MetaRecord): void {

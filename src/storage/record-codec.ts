@@ -14,7 +14,8 @@
 // (converting to the current shape) so existing data dirs still load.
 //
 // Layouts other than the item (numbers big-endian; str = u32 length + bytes):
-//   outcome: u8 version, u8 kind=2, u8 outcome, f64 endedAtMs, str ns
+//   outcome: u8 version, u8 kind=2, u8 outcome (| 0x80 when a result
+//            follows), f64 endedAtMs, str ns, [bytes result]
 //   meta:    u8 version, u8 kind=3, u32 formatVersion, u32 shards,
 //            f64 keysReservedBelow, u32 boots, str nodeId
 //   pause:   u8 version, u8 kind=4, u8 flags (1 = has untilMs, 2 = has group),
@@ -23,7 +24,10 @@
 //            4 = has maxLeased, 8 = has rate), f64 weight, f64 maxLeased,
 //            f64 rate count, f64 rate perMs (each 0 without its flag),
 //            str ns, str topic, [str group]
-// Outcomes are the same in every version; meta version 1 lacks boots; pause
+// Outcomes are the same in every version, but for an optional tail from
+// version 5 on (an acked outcome's `ack` result, flagged in the outcome byte,
+// so an older reader refuses it as an unknown outcome code rather than
+// misreading it); meta version 1 lacks boots; pause
 // records exist from version 3 on (a version 1 or 2 reader refuses one;
 // version 3's has no group flag), policy records from version 4 on (older
 // readers refuse one).
@@ -73,10 +77,15 @@ export function appendOutcomeRecord(to: ByteWriter, record: OutcomeRecord): void
   assertOutcomeRecord(record);
   to.u8(RECORD_VERSION);
   to.u8(RecordKind.outcome);
-  to.u8(outcomeCodes.indexOf(record.outcome));
+  const result = record.result ?? null;
+  to.u8(outcomeCodes.indexOf(record.outcome) | (result === null ? 0 : outcomeHasResult));
   to.f64(record.endedAtMs);
   to.string(record.ns);
+  if (result !== null) to.byteString(result);
 }
+
+/** The outcome byte's flag: an acked outcome's result follows the namespace. */
+const outcomeHasResult = 0x80;
 
 export function encodeMetaRecord(record: MetaRecord): Uint8Array {
   assertMetaRecord(record);
@@ -259,12 +268,24 @@ function readItemTail(reader: ByteReader, flags: number, withBytes: boolean, hea
   };
 }
 
+/** Versions 1 to 4: no result (the result flag reads as an unknown outcome code). */
 function readOutcomeV1(reader: ByteReader): OutcomeRecord {
   const outcome = outcomeCodes[reader.u8()];
   if (outcome === undefined) throw new RecordDecodeError("outcome record: unknown outcome code");
   const endedAtMs = reader.f64();
   const ns = reader.string();
   return { ns, outcome, endedAtMs };
+}
+
+/** Version 5, the current one: version 1's layout, with an acked outcome's result after the namespace when flagged. */
+function readOutcomeV5(reader: ByteReader): OutcomeRecord {
+  const code = reader.u8();
+  const outcome = outcomeCodes[code & ~outcomeHasResult];
+  if (outcome === undefined) throw new RecordDecodeError("outcome record: unknown outcome code");
+  const endedAtMs = reader.f64();
+  const ns = reader.string();
+  if ((code & outcomeHasResult) === 0) return { ns, outcome, endedAtMs };
+  return { ns, outcome, endedAtMs, result: reader.byteString() };
 }
 
 /** Meta version 2, the current one (version 1: record-readers-legacy.ts). */
@@ -331,7 +352,7 @@ export const recordReaders: ReadonlyMap<number, RecordReaders> = new Map([
   [2, { item: readItemV2, outcome: readOutcomeV1, meta: readMetaV2, pause: noRecords("pause", 2), policy: noRecords("policy", 2) }],
   [3, { item: readItemV3, outcome: readOutcomeV1, meta: readMetaV2, pause: readPauseV3, policy: noRecords("policy", 3) }],
   [4, { item: readItemV4, outcome: readOutcomeV1, meta: readMetaV2, pause: readPauseV4, policy: readPolicyV4 }],
-  [5, { item: readItemV5, outcome: readOutcomeV1, meta: readMetaV2, pause: readPauseV4, policy: readPolicyV4 }],
+  [5, { item: readItemV5, outcome: readOutcomeV5, meta: readMetaV2, pause: readPauseV4, policy: readPolicyV4 }],
 ]);
 assert(recordReaders.has(RECORD_VERSION), "record codec: no reader for RECORD_VERSION");
 

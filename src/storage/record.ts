@@ -17,6 +17,8 @@
  * versions 1 to 3 still load, with group null. Version 5 added
  * ItemRecord.prefers, preferWaitMs and trace, in an optional extension after
  * the group (item-record.ts): a version 4 value is a version 5 value without it.
+ * Version 5 also added OutcomeRecord.result, an optional tail flagged in the
+ * outcome byte: a version 1 to 4 outcome is a version 5 one without it.
  */
 export const RECORD_VERSION = 5;
 
@@ -82,6 +84,13 @@ export interface OutcomeRecord {
   ns: string;
   outcome: Outcome;
   endedAtMs: number;
+  /**
+   * The `ack` result of an acked item, when it was given one: such an item's
+   * end is an outcome record of its own rather than an acked-log entry (the
+   * flag in the outcome byte from record version 5 on, record-codec.ts).
+   * Absent or null: none.
+   */
+  result?: Uint8Array | null;
 }
 
 /**

@@ -146,6 +146,13 @@ export interface Store {
    */
   readItemBytes(shard: number, key: ItemKey): Uint8Array | null;
   /**
+   * The stored value itself, not a copy, for a caller that only reads it and
+   * keeps nothing of it (a delivery copies its payload out): offered by a
+   * store that never changes a stored value in place and is written without
+   * commits (the in-memory store under `--store memory`, 035). Others leave it out.
+   */
+  viewItemBytes?(shard: number, key: ItemKey): Uint8Array | null;
+  /**
    * Apply a batch. Resolves when durable per the store's durability mode:
    * strict = fsync'd, relaxed = survives a process crash. Never rejects: a
    * failure is reported per shard in the result. Encodes (and so checks)

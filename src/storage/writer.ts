@@ -95,6 +95,12 @@ export interface ShardAvailability {
 }
 
 export interface Writer extends ShardAvailability {
+  /**
+   * True when nothing written outlives the process (`--store memory`): the
+   * engine then skips writes that only a recovery would read (deferred lease
+   * writes). Absent means false.
+   */
+  readonly volatile?: boolean;
   /** Start a WriteSet; all writes of one request go into one set. */
   begin(): WriteSet;
   /**

@@ -3,8 +3,11 @@
 // echo floor when present, and checks the JSON it writes has every
 // scenario's figures (the Jupiter scenario's included, and the group
 // scenarios': the noisy neighbour, the capped drain, the in-process group
-// pick), all positive. No timing assertions: only that each
-// figure exists and is a number above zero. beanstalkd parts are checked only
+// pick; the preference scenarios: locality and the in-process preference
+// pick; and the in-process cost of waits and retained results), all positive.
+// No timing assertions: only that each figure exists and is a number above
+// zero, and for locality that every item was delivered once and its shares
+// are fractions. beanstalkd parts are checked only
 // when beanstalkd is installed; orq parts only once src/cli/main.ts exists.
 
 import { describe, expect, test } from "bun:test";
@@ -59,8 +62,34 @@ interface GroupPickResults {
   shapes: Array<{ shape: string; items: number; groups: number; deliveredShare: number; dequeue: Latency; pick: Latency }>;
   memory: { items: number; perGroupBytes: number; withoutGroupsBytes: number; oneEachBytes: number } | null;
 }
+interface PreferencePickResults {
+  items: number;
+  signatures: number;
+  repos: number;
+  shapes: Array<{ shape: string; items: number; preferWaitMs: number; deliveredShare: number; dequeue: Latency; pick: Latency }>;
+}
+interface LocalityPass {
+  prefers: boolean;
+  preferWaitMs: number;
+  kinds: number;
+  acquisitions: number;
+  acquisitionsPerS: number;
+  fullFit: number;
+  fullFitShare: number;
+  enqueued: number;
+  delivered: number;
+  redelivered: number;
+  serverFit: Record<string, number> | null;
+}
+interface WaitsCostResults {
+  waits: { parked: number; owners: number; answered: number; perWaitBytes: number; wakeMs: number; wakeUsPerWait: number };
+  results: { items: number; outcomes: Array<{ resultBytes: number; perOutcomeBytes: number; perOutcomeBeyondResultBytes: number }> };
+}
 interface ModeResults {
+  locality?: { prefers: LocalityPass; plain: LocalityPass };
+  preferencePick?: PreferencePickResults;
   noisy?: NoisyResults;
+  waitsCost?: WaitsCostResults;
   cappedDrain?: CappedResults;
   groupPick?: GroupPickResults;
   failures?: Record<string, string>;
@@ -246,6 +275,63 @@ describe("bench:load --quick", () => {
     expectPositive(figures?.memory?.oneEachBytes, "group pick heap in groups of one");
   });
 
+  test.skipIf(!orqPresent)("has the in-process preference pick: both shapes' pick and dequeue percentiles", () => {
+    const figures = report?.results["orq in-process"]?.preferencePick;
+    expect(figures).toMatchObject({ signatures: 100, repos: 10 });
+    expect((figures?.shapes ?? []).map((shape) => [shape.shape, shape.preferWaitMs])).toEqual([["fit order", 0], ["held", 60_000]]);
+    for (const shape of figures?.shapes ?? []) {
+      expectPositive(shape.items, `preference pick ${shape.shape} items`);
+      expectPositive(shape.deliveredShare, `preference pick ${shape.shape} delivered share`);
+      for (const which of ["p50Us", "p99Us"] as const) {
+        expectPositive(shape.pick[which], `preference pick ${shape.shape} pick ${which}`);
+        expectPositive(shape.dequeue[which], `preference pick ${shape.shape} dequeue ${which}`);
+      }
+    }
+  });
+
+  test.skipIf(!orqPresent)("has the locality scenario in both durability modes, with prefers and without: every item delivered once, shares that are fractions", () => {
+    expect(Object.keys(report?.failed ?? {}).filter((name) => name.endsWith(": locality"))).toEqual([]);
+    for (const durability of ["strict", "relaxed"]) {
+      const locality = report?.results[`orq ${durability}`]?.locality;
+      for (const [name, pass] of [["prefers", locality?.prefers], ["plain", locality?.plain]] as const) {
+        const what = `orq ${durability} locality ${name}`;
+        expect({ what, prefers: pass?.prefers, preferWaitMs: pass?.preferWaitMs, kinds: pass?.kinds }).toEqual({ what, prefers: name === "prefers", preferWaitMs: name === "prefers" ? 50 : 0, kinds: 10 });
+        expectPositive(pass?.acquisitions, `${what} acquisitions`);
+        expectPositive(pass?.acquisitionsPerS, `${what} acquisitions/s`);
+        // Every item enqueued was delivered, each once: as many deliveries as items, none a second attempt.
+        expectPositive(pass?.enqueued, `${what} enqueued`);
+        expect({ what, delivered: pass?.delivered, redelivered: pass?.redelivered }).toEqual({ what, delivered: pass?.enqueued, redelivered: 0 });
+        const share = pass?.fullFitShare ?? -1;
+        expect({ what, share, fraction: share >= 0 && share <= 1 }).toEqual({ what, share, fraction: true });
+        expect(pass?.fullFit).toBe(Math.round(share * (pass?.acquisitions ?? 0)));
+      }
+      // The server counted by fit every delivery of an item with prefers (none in the pass without).
+      const fit = locality?.prefers.serverFit ?? {};
+      expect(Object.values(fit).reduce((sum, n) => sum + n, 0)).toBe(locality?.prefers.delivered ?? -1);
+      expect(Object.values(locality?.plain.serverFit ?? {}).reduce((sum, n) => sum + n, 0)).toBe(0);
+    }
+    // The memory mode is Jupiter's: no locality there.
+    expect(report?.results["orq memory"]?.locality).toBeUndefined();
+    for (const start of ["locality: deliveries to a worker holding", "locality: acquisitions/s with prefers"]) {
+      const target = report?.targets.find((t) => t.name.startsWith(start));
+      expect({ start, status: target?.status === "met" || target?.status === "missed" }).toEqual({ start, status: true });
+    }
+  });
+
+  test.skipIf(!orqPresent)("has the in-process cost of waits and retained results beside the group pick, each a number", () => {
+    expect(Object.keys(report?.failed ?? {}).filter((name) => name.endsWith(": waits"))).toEqual([]);
+    const figures = report?.results["orq in-process"]?.waitsCost;
+    expect(figures?.waits).toMatchObject({ owners: 100 });
+    expectPositive(figures?.waits.parked, "waits parked at once");
+    expect(figures?.waits.answered).toBe(figures?.waits.parked);
+    // Heap differences and a difference of two timings: their sign is not the test's business at tiny sizes.
+    for (const value of [figures?.waits.perWaitBytes, figures?.waits.wakeMs, figures?.waits.wakeUsPerWait]) expect(typeof value).toBe("number");
+    expect((figures?.results.outcomes ?? []).map((outcome) => outcome.resultBytes)).toEqual([0, 100, 1024]);
+    for (const outcome of figures?.results.outcomes ?? []) expect(typeof outcome.perOutcomeBeyondResultBytes).toBe("number");
+    // Under the group pick's label, beside its figures, not in place of them.
+    expect(report?.results["orq in-process"]?.groupPick).toBeDefined();
+  });
+
   test.skipIf(!orqPresent)("has the noisy neighbour and the capped drain for orq, in both orders, and no group scenario failed", () => {
     expect(Object.keys(report?.failed ?? {}).filter((name) => name.endsWith(": noisy") || name.endsWith(": capped"))).toEqual([]);
     for (const label of ["orq strict", "orq relaxed", "orq strict fifo", "orq relaxed fifo"]) {
@@ -287,6 +373,7 @@ describe("bench:load --quick", () => {
       // The FIFO pass runs nothing else.
       expect(fifo?.enqueue).toBeUndefined();
       expect(fifo?.latency).toBeUndefined();
+      expect(fifo?.locality).toBeUndefined();
       expect(typeof report?.results[`orq ${durability}`]?.drain?.writtenBytes).toBe("number");
     }
   });
@@ -297,7 +384,7 @@ describe("bench:load --quick", () => {
 
   test("checks each target and gives it a status", () => {
     expect(report?.targets.map((t) => t.status).every((s) => s === "met" || s === "missed" || s === "not measured")).toBe(true);
-    expect(report?.targets.length).toBe(16);
+    expect(report?.targets.length).toBe(20);
     // The random-against-FIFO target reads the FIFO pass's drain.
     const order = report?.targets.find((t) => t.name.startsWith("drain, orq strict random priorities vs FIFO"));
     expect(order).toBeDefined();
@@ -305,7 +392,8 @@ describe("bench:load --quick", () => {
     const mixed = report?.targets.find((t) => t.name.startsWith("mixed load p99"));
     expect(mixed).toBeDefined();
     // The group targets: the pick's two bounds and memory, the noisy neighbour, the capped drain.
-    for (const start of ["group pick p50", "group pick p99", "memory per group", "noisy neighbour", "capped drain", "Jupiter acquisitions, orq --store memory", "dequeue-1 p50, orq --store memory"]) {
+    for (const start of ["group pick p50", "group pick p99", "memory per group", "noisy neighbour", "capped drain", "Jupiter acquisitions, orq --store memory", "dequeue-1 p50, orq --store memory",
+      "locality: deliveries", "locality: acquisitions", "preference pick p50", "preference pick p99"]) {
       expect({ start, found: report?.targets.some((t) => t.name.startsWith(start)) }).toEqual({ start, found: true });
     }
     if (orqPresent && beanstalkdPresent) {

@@ -6,6 +6,7 @@
 
 import { describe, expect, test } from "bun:test";
 import { BEGIN, END, type LoadReport, pageTables, replaceTable, resultsByOrder } from "../../bench/load/page.ts";
+import { LOCALITY_FULL_FIT_SHARE_MIN, LOCALITY_RATE_RATIO_MIN } from "../../bench/load/report.ts";
 
 const drain = (itemsPerS: number) => ({ drain: { items: 1000, seconds: 1000 / itemsPerS, itemsPerS, requestsPerS: itemsPerS / 100 } });
 const ping = (p50Us: number) => ({ latency: { pinned: true, ops: { ping: { count: 100, p50Us, p90Us: p50Us, p99Us: p50Us, p999Us: p50Us, maxUs: p50Us, meanUs: p50Us } } } });
@@ -114,6 +115,63 @@ describe("bench/load/page.ts", () => {
     expect(row(groups, "memory per group beyond its items (groups of one item vs the same items without groups) vs 160 bytes", "≤ 1x")).toEqual(["0.750x", "met"]);
     expect(row(groups, "noisy neighbour: small groups' p99, enqueue to delivery, during one group's flood vs without it, orq strict", "≤ 2x")).toEqual(["1.50x", "met"]);
     expect(row(groups, 'capped drain (1,000 groups, "*" max_leased 8), orq strict vs its plain drain', "≥ 0.8x")).toEqual(["0.900x", "met"]);
+  });
+
+  test("renders the preference scenarios' figures and targets: locality with and without prefers, the in-process preference pick", () => {
+    const pass = (prefers: boolean, acquisitionsPerS: number, fullFitShare: number) => ({
+      prefers, preferWaitMs: prefers ? 50 : 0, backlog: 1000, kinds: 10, inFlightPerConnection: 32, acquisitions: acquisitionsPerS * 3, seconds: 3, acquisitionsPerS,
+      fullFit: Math.round(acquisitionsPerS * 3 * fullFitShare), fullFitShare, emptyDequeues: 0, enqueued: 1000, delivered: 1000, redelivered: 0, drainS: 0.1, serverFit: null,
+    });
+    const pick = (shape: string, p50Us: number, p99Us: number) => ({ shape, items: 1000, preferWaitMs: shape === "held" ? 60_000 : 0, deliveredShare: 0.9, dequeues: 100, picks: 100,
+      dequeue: { p50Us: 9, p90Us: 9, p99Us: 9, p999Us: 9 }, pick: { p50Us, p90Us: p99Us, p99Us, p999Us: p99Us } });
+    const run = {
+      results: {
+        "orq in-process": { preferencePick: { items: 1000, signatures: 100, repos: 10, weights: [1, 10, 100], calls: 100, shapes: [pick("fit order", 2, 12), pick("held", 6, 20)] } },
+        "orq strict": { locality: { prefers: pass(true, 45_000, 0.97), plain: pass(false, 50_000, 0.1) } },
+        "orq relaxed": { locality: { prefers: pass(true, 60_000, 0.9), plain: pass(false, 60_000, 0.1) } },
+      },
+    } as unknown as LoadReport;
+    const page = pageTables([run], "prefs.json");
+    expect(row(page, "locality: acquisitions/s with prefers (10 kinds, 10 repositories, prefer_wait_ms 50)", "orq strict")).toEqual(["45,000"]);
+    expect(row(page, "", "orq relaxed")).toEqual(["60,000"]);
+    expect(row(page, "locality: acquisitions/s, the same stream without prefers", "orq strict")).toEqual(["50,000"]);
+    expect(row(page, "locality: % of deliveries to a worker holding the item's repository", "orq strict")).toEqual(["97.0"]);
+    expect(row(page, "locality: the same % without prefers (an assignment that ignores repositories)", "orq strict")).toEqual(["10.0"]);
+    expect(row(page, "preference pick p99 µs, held (every item in its wait)", "orq in-process")).toEqual(["20.00"]);
+    // The targets read orq strict: the share against 100%, the rate against the pass without prefers.
+    expect(row(page, "locality: deliveries to a worker holding the item's repository (10 kinds, 10 repositories, prefer_wait_ms 50), orq strict", `≥ ${LOCALITY_FULL_FIT_SHARE_MIN}x`)).toEqual(["0.970x", "met"]);
+    expect(row(page, "locality: acquisitions/s with prefers vs the same stream without, orq strict", `≥ ${LOCALITY_RATE_RATIO_MIN}x`)).toEqual(["0.900x", "met"]);
+    // The pick's bounds are the group pick's, on the worse shape.
+    expect(row(page, "preference pick p50, the worse of fit order and held, vs 5 µs", "≤ 1x")).toEqual(["1.20x", "missed"]);
+    expect(row(page, "preference pick p99, the worse of fit order and held, vs 30 µs", "≤ 1x")).toEqual(["0.667x", "met"]);
+  });
+
+  test("renders the cost of waits and of retained results under the in-process label, without a target", () => {
+    const outcome = (resultBytes: number, perOutcomeBytes: number, perResultBytes: number | null) => ({
+      resultBytes, items: 1000, heapBytes: perOutcomeBytes * 1000, roundsHeapBytes: [perOutcomeBytes * 1000], perOutcomeBytes, perOutcomeBeyondResultBytes: perOutcomeBytes - resultBytes,
+      perResultBytes, perResultBeyondBytes: perResultBytes === null ? null : perResultBytes - resultBytes,
+    });
+    const run = {
+      results: {
+        "orq in-process": {
+          waitsCost: {
+            waits: { parked: 100_000, owners: 100, perOwner: 1000, heapBytes: 130_000_000, perWaitBytes: 1300, receiptsPerAck: 100, wakeMs: 2500, acksAloneMs: 500, wakeUsPerWait: 20, answered: 100_000 },
+            results: { items: 1000, receiptsPerAck: 100, outcomes: [outcome(0, 2, null), outcome(100, 352, 350), outcome(1024, 1300, 1298)] },
+          },
+        },
+      },
+    } as unknown as LoadReport;
+    const page = pageTables([run], "waits.json");
+    expect(row(page, "parked waits held at once (one live item each, over 100 connections)", "orq in-process")).toEqual(["100,000"]);
+    expect(row(page, "memory per parked wait, bytes", "orq in-process")).toEqual(["1,300.0"]);
+    expect(row(page, "wake: ms from the first ack to the last wait answered", "orq in-process")).toEqual(["2,500.0"]);
+    expect(row(page, "wake: µs per wait beyond its ack", "orq in-process")).toEqual(["20.00"]);
+    expect(row(page, "memory per retained acked outcome without a result, bytes", "orq in-process")).toEqual(["2.0"]);
+    expect(row(page, "memory per retained acked outcome with a 100 B result, bytes beyond the result", "orq in-process")).toEqual(["252.0"]);
+    expect(row(page, "memory per retained acked outcome with a 1 KiB result, bytes beyond the result", "orq in-process")).toEqual(["276.0"]);
+    expect(row(page, "memory a 100 B result adds to an acked outcome, bytes beyond its own", "orq in-process")).toEqual(["250.0"]);
+    // Figures only: no target row names them.
+    expect(page.split("\n").filter((line) => line.includes("wait") && line.includes("≤"))).toEqual([]);
   });
 
   test("--write replaces only the text between the markers", () => {

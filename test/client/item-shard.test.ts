@@ -3,7 +3,7 @@
 // its key's rule and its `after` rule; a keyed item to its key's hash; an
 // `after` item to its first dependency's shard; any other item anywhere (-1).
 // The hashes are checked against values computed outside the client (FNV-1a by
-// hand), the same vectors clients/python/test_orq_groups.py checks.
+// hand), the same vectors clients/python/test_orq_cluster.py checks.
 
 import { describe, expect, test } from "bun:test";
 import { itemShard } from "../../src/client/item-shard.ts";

@@ -138,6 +138,26 @@ describe("ClusterEngine", () => {
     expect(ack.ok ? null : ack.failure.kind).toBe("shard_elsewhere");
     const local = engine.get("n", ["0:1", "bogus"], clock.nowMs());
     expect(local.ok && local.value.items).toEqual([null, null]);
+    // A wait is answered by its ids' shard owner, as get is.
+    const movedWait = engine.wait("n", ["0:1", "2:5"], 10_000, 1, clock.nowMs());
+    expect(movedWait.ok ? null : movedWait.failure.moved?.shard).toBe(2);
+    const localWait = engine.wait("n", ["0:1"], 10_000, 1, clock.nowMs());
+    expect(localWait.ok && localWait.kind === "done" && localWait.items).toEqual([null]);
+  });
+
+  test("a rebuild answers parked waits with the states then, and refuses new ones until it serves", async () => {
+    const { engine, clock, committer } = node(new Set([0, 1, 2, 3]));
+    const enq = engine.enqueue("n", [item()], clock.nowMs());
+    const id = enq.ok ? enq.value.value.ids[0]! : "";
+    if (enq.ok) await enq.value.durable;
+    const parked = engine.wait("n", [id], 10_000, 1, clock.nowMs());
+    expect(parked.ok && parked.kind).toBe("parked");
+    const rebuilding = engine.rebuild();
+    const during = engine.wait("n", [id], 10_000, 1, clock.nowMs());
+    expect(during.ok ? null : during.failure.kind).toBe("shard_unserved");
+    if (parked.ok && parked.kind === "parked") expect(await parked.waiter).toMatchObject([{ id, state: "ready" }]);
+    await rebuilding;
+    await committer.drain();
   });
 
   test("a dequeue's reply waits for its lease commit, even for at_least_once items", async () => {

@@ -22,7 +22,8 @@ export interface Fixture {
 /** The anonymous full-access session's CSRF token in every fixture. */
 export const fixtureCsrf = "csrf-token-of-the-fixture";
 
-export function pageFixture(path: string, script: Script, options: { readOnly?: boolean; nowMs?: number } = {}): Fixture {
+/** `inspector` stands in for the engine's inspect queries (none by default: a page that asks one fails). */
+export function pageFixture(path: string, script: Script, options: { readOnly?: boolean; nowMs?: number; inspector?: EngineInspector } = {}): Fixture {
   const requests: Fields[] = [];
   const dispatcher = {
     handleRequest(source: { send(reply: Fields): void }, request: Fields): void {
@@ -40,7 +41,7 @@ export function pageFixture(path: string, script: Script, options: { readOnly?: 
   const ctx: PageContext = {
     session: { id: null, opSession: { connectionId: 1, scope: allNamespaces, readOnly: options.readOnly ?? false }, csrfToken: fixtureCsrf, expiresAtMs: Number.POSITIVE_INFINITY },
     ops: new OpCaller(dispatcher),
-    inspector: new ScopedInspector({} as EngineInspector),
+    inspector: new ScopedInspector(options.inspector ?? ({} as EngineInspector)),
     history: new History(),
     url,
     nowMs: options.nowMs ?? Date.UTC(2026, 11, 1, 12, 0, 0),

@@ -76,12 +76,8 @@ describe("ids and receipts in the docs", () => {
   });
 });
 
-/** Names that look like metrics but are not: the Python client's modules (`from orq_client import ...`), the dashboard's cookie, cluster mode's tables. */
+/** Names that look like metrics but are not: the dashboard's cookie, cluster mode's tables. */
 const notMetrics = new Set([
-  "orq_client",
-  // The Python client's other modules (clients/python/).
-  "orq_cluster",
-  "orq_worker",
   "orq_session",
   // Cluster mode's PostgreSQL tables (docs/CLUSTER.md).
   "orq_meta",

@@ -8,7 +8,8 @@
 // and the quick start's port 7420), and RECEIPT is the receipt the README's
 // dequeue printed. npm runs offline (npm_config_offline): the packages are
 // installed already. `npm test` is not run from inside the tests; the test
-// checks that CI runs exactly it.
+// checks that CI runs exactly it. The Python install line and the Python
+// block run in test/client/python-install.test.ts (a fresh virtualenv).
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -32,12 +33,15 @@ function codeBlocks(markdown: string): CodeBlock[] {
 const blocks = codeBlocks(readme);
 const shellLines = blocks.filter((block) => block.lang === "sh").flatMap((block) => block.body.split("\n").filter((line) => line.trim() !== ""));
 const tsBlocks = blocks.filter((block) => block.lang === "ts");
+const pythonBlocks = blocks.filter((block) => block.lang === "python");
 
 /** The README's shell lines, each checked below. */
 const knownLines = {
   start: "npm install && npm start",
   test: "npm install && npm test",
   install: "npm install /path/to/orq/clients/typescript",
+  // Run, with the Python block, by test/client/python-install.test.ts.
+  pythonInstall: "python3 -m pip install ./clients/python",
   ping: "npx orq ping",
   enqueue: "npx orq enqueue --ns shop --topic emails --payload 'hello' --priority 1",
   topics: "npx orq topics --ns shop          # counts by state and pauses; also: get, nack, extend, cancel, dead, redrive, stats",
@@ -76,9 +80,11 @@ async function sh(line: string, options: { cwd: string; env: Record<string, stri
 }
 
 describe("README.md", () => {
-  test("its shell lines are exactly the ones this test runs, and it has one TypeScript block", () => {
+  test("its shell lines are exactly the ones the tests run, and it has one TypeScript and one Python block", () => {
     expect(shellLines).toEqual(Object.values(knownLines));
     expect(tsBlocks).toHaveLength(1);
+    expect(pythonBlocks).toHaveLength(1);
+    expect(blocks.map((block) => block.lang).filter((lang) => !["sh", "ts", "python"].includes(lang))).toEqual([]);
   });
 
   test.skipIf(!haveNpm)("`npm install && npm start` starts the server, and SIGTERM stops it", async () => {

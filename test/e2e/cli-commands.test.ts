@@ -60,7 +60,7 @@ describe("help and version", () => {
     }
     const enqueueHelp = await orq(["enqueue", "--help"]);
     expect(enqueueHelp.code).toBe(0);
-    for (const flag of ["--topic", "--priority", "--delay-ms", "--key", "--requires", "--after", "--payload", "--payload-file", "--server", "--ns", "--token", "--json"]) {
+    for (const flag of ["--topic", "--priority", "--delay-ms", "--key", "--requires", "--prefers", "--prefer-wait-ms", "--trace", "--after", "--payload", "--payload-file", "--server", "--ns", "--token", "--json"]) {
       expect(enqueueHelp.stdout).toContain(flag);
     }
     const version = await orq(["--version"]);
@@ -110,6 +110,50 @@ describe("client commands", () => {
     const second = await orqJson(["enqueue", "--ns", "deps", "--topic", "t", "--payload", "2", "--after", first.id]);
     const got = await orqJson(["get", "--ns", "deps", second.id]);
     expect(got.items[0]).toMatchObject({ state: "waiting", after: [first.id] });
+  });
+
+  test("enqueue --prefers, --prefer-wait-ms and --trace: get and list show them; the item is held for a worker that fits, which sees the trace", async () => {
+    const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    const prefers = '{"zone": {"in": ["eu-1"], "weight": 5}, "ssd": true}';
+    const { id } = await orqJson(["enqueue", "--ns", "pf", "--topic", "render", "--payload", "x", "--prefers", prefers, "--prefer-wait-ms", "3600000", "--trace", traceparent]);
+    const plain = await orqJson(["enqueue", "--ns", "pf", "--topic", "render", "--payload", "y", "--priority", "1"]);
+
+    const got = await orqJson(["get", "--ns", "pf", id, plain.id]);
+    expect(got.items[0]).toMatchObject({ id, prefers: { zone: { in: ["eu-1"], weight: 5 }, ssd: true }, prefer_wait_ms: 3_600_000, trace: traceparent });
+    expect(Object.keys(got.items[1])).not.toContain("prefers");
+    expect(Object.keys(got.items[1])).not.toContain("prefer_wait_ms");
+    expect(Object.keys(got.items[1])).not.toContain("trace");
+    const human = await orq(["get", "--ns", "pf", id]);
+    expect(human.stdout).toMatch(/^prefers\s+\{"zone":\{"in":\["eu-1"\],"weight":5\},"ssd":true\}$/m);
+    expect(human.stdout).toMatch(/^prefer wait\s+3600000 ms$/m);
+    expect(human.stdout).toMatch(new RegExp(`^trace\\s+"${traceparent}"$`, "m"));
+    expect((await orq(["get", "--ns", "pf", plain.id])).stdout).not.toMatch(/^(prefers|prefer wait|trace)\s/m);
+    const listed = await orqJson(["list", "--ns", "pf", "--topic", "render"]);
+    expect(listed.items[0]).toMatchObject({ id, prefer_wait_ms: 3_600_000, trace: traceparent });
+
+    // Held for its first hour as ready: a worker that fits no entry gets the plain item behind it, and one that fits every entry gets it.
+    const elsewhere = await orqJson(["dequeue", "--ns", "pf", "--topic", "render", "--capabilities", '{"zone": "us-1"}', "--count", "2"]);
+    expect(elsewhere.items.map((d: { id: string }) => d.id)).toEqual([plain.id]);
+    expect(Object.keys(elsewhere.items[0])).not.toContain("trace");
+    const fits = await orqJson(["dequeue", "--ns", "pf", "--topic", "render", "--capabilities", '{"zone": "eu-1", "ssd": true}']);
+    expect(fits.items[0]).toMatchObject({ id, trace: traceparent });
+  });
+
+  test("enqueue --prefers and --trace refused: bad JSON is usage (exit 2); a bad weight or a long trace is the server's error (exit 1)", async () => {
+    const notJson = await orq(["enqueue", "--ns", "pf", "--topic", "t", "--payload", "x", "--prefers", "{nope"]);
+    expect(notJson.code).toBe(2);
+    const notObject = await orq(["enqueue", "--ns", "pf", "--topic", "t", "--payload", "x", "--prefers", "[1]"]);
+    expect(notObject.code).toBe(2);
+    const negativeWait = await orq(["enqueue", "--ns", "pf", "--topic", "t", "--payload", "x", "--prefer-wait-ms", "-1"]);
+    expect(negativeWait.code).toBe(2);
+    const badWeight = await orq(["enqueue", "--ns", "pf", "--topic", "t", "--payload", "x", "--prefers", '{"zone": {"in": ["eu-1"], "weight": 0}}']);
+    expect(badWeight.code).toBe(1);
+    expect(badWeight.stderr).toMatch(/^error BAD_REQUEST: .*items\[0\]\.prefers\.zone\.weight/);
+    const longTrace = await orq(["enqueue", "--ns", "pf", "--topic", "t", "--payload", "x", "--trace", "t".repeat(513)]);
+    expect(longTrace.code).toBe(1);
+    expect(longTrace.stderr).toMatch(/^error TOO_LARGE: /);
+    const longestTrace = await orqJson(["enqueue", "--ns", "pf", "--topic", "t", "--payload", "x", "--trace", "t".repeat(512)]);
+    expect((await orqJson(["get", "--ns", "pf", longestTrace.id])).items[0].trace).toHaveLength(512);
   });
 
   test("dequeue, extend, ack (then stale: exit 3), nack with delay", async () => {

@@ -1,7 +1,9 @@
 // Goal: `orq serve` starts the web dashboard on --ui-port (same host as the
 // protocol port), prints its URL before the listening line, links it from
-// the HTTP side port's index, and does not start it with --ui-port off. The
-// pages themselves are tested in a real browser (test/dashboard/browser/).
+// the HTTP side port's index, and does not start it with --ui-port off; the
+// item and matching pages read a real engine's preferences, trace and
+// deliveries by fit. The pages themselves are tested in a real browser
+// (test/dashboard/browser/).
 
 import { afterEach, describe, expect, test } from "bun:test";
 import { RawConnection } from "../support/raw-connection.ts";
@@ -66,6 +68,42 @@ describe("orq serve --ui-port", () => {
     expect(chart.data[1]?.at(-1)).toBe(2);
     expect(chart.data[2]?.at(-1)).toBe(1);
   }, 60_000);
+
+  test("the item page shows prefers and the trace id; the matching page the topic's deliveries by fit and its held items", async () => {
+    server = await ServerProcess.start();
+    const url = lineMatching(/^orq dashboard on (\S+)$/)?.[1] as string;
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const c = await RawConnection.connect(server.port);
+    let heldId: string;
+    try {
+      const prefers = { repo: { in: ["a"], weight: 3 } };
+      const enqueued = await c.call({
+        op: "enqueue",
+        ns: "pref",
+        items: [
+          { topic: "render", prefers },
+          { topic: "render", prefers },
+          { topic: "render", requires: { gpu: true }, prefers, prefer_wait_ms: 3_600_000, trace: `00-${traceId}-00f067aa0ba902b7-01` },
+        ],
+      });
+      heldId = (enqueued.ids as string[])[2] as string;
+      // A full fit, then a partial one; the third item wants a gpu, which neither worker has.
+      for (const repo of ["a", "b"]) {
+        const got = await c.call({ op: "dequeue", ns: "pref", topics: [{ topic: "render" }], capabilities: { repo } });
+        expect(got.items as unknown[]).toHaveLength(1);
+      }
+    } finally {
+      c.close();
+    }
+    const item = await (await fetch(new URL(`/item?ns=pref&id=${encodeURIComponent(heldId)}`, url))).text();
+    expect(item).toContain(`<code data-trace-id="${traceId}"`);
+    expect(item).toContain('<dd id="prefer-wait">3,600,000 ms as ready');
+    const matching = await (await fetch(new URL("/matching?ns=pref&topic=render", url))).text();
+    expect(matching).toContain('<tr data-fit="full"><td>full</td><td class="num">1</td>');
+    expect(matching).toContain('<tr data-fit="partial"><td>partial</td><td class="num">1</td>');
+    expect(matching).toContain('<tr data-fit="released"><td>released</td><td class="num">0</td>');
+    expect(matching).toContain('<p id="held-items">1 ready item is held');
+  });
 
   test("--ui-port off starts no dashboard; the index says so", async () => {
     server = await ServerProcess.start({ args: ["--ui-port", "off"] });

@@ -265,8 +265,7 @@ async function runPython(body: string): Promise<unknown> {
   const script = [
     "import json, sys",
     `sys.path.insert(0, ${JSON.stringify(join(repoRoot, "clients/python"))})`,
-    "from orq_client import Client",
-    "from orq_cluster import ClusterClient",
+    "from orq import Client, ClusterClient",
     `orq = Client.open("127.0.0.1", ${server.port})`,
     `NS = "py-groups"`,
     body,

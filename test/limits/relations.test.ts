@@ -20,7 +20,9 @@ describe("limit relations", () => {
 
   test.each([
     [{ payloadBytesMax: 4 * 1024 * 1024 }, "frameBytesMax (4194304) cannot hold one item"],
-    [{ frameBytesMax: 64 * 1024, payloadBytesMax: 1024 }, "cannot hold an ack of idsPerRequestMax (1000) receipts"],
+    [{ frameBytesMax: 64 * 1024, payloadBytesMax: 1024, resultBytesMax: 1024 }, "cannot hold an ack of idsPerRequestMax (1000) receipts"],
+    [{ resultBytesMax: 4 * 1024 * 1024 }, "cannot hold an ack with one result of resultBytesMax (4194304)"],
+    [{ itemWaitsPerConnectionMax: 200_000 }, "itemWaitsPerConnectionMax (200000) is over itemWaitsTotalMax (100000)"],
     [{ idBytesMax: 20 }, "idBytesMax (20) is below the longest id orq makes (33)"],
     [{ receiptBytesMax: 64 }, "receiptBytesMax (64) is below the longest receipt orq makes (67)"],
     [{ leaseMsMax: 10_000 }, "leaseMsMax (10000) is below the default lease (30000)"],
@@ -36,8 +38,8 @@ describe("limit relations", () => {
     expect(() => checkLimitRelations({ ...defaultLimits, ...change })).toThrow(message);
   });
 
-  test("zero-byte payloads, metadata and beanstalkd jobs are allowed", () => {
-    expect(problemsWith({ payloadBytesMax: 0, metadataBytesMax: 0, beanstalkJobBytesMax: 0 })).toEqual([]);
+  test("zero-byte payloads, metadata, results and beanstalkd jobs are allowed", () => {
+    expect(problemsWith({ payloadBytesMax: 0, metadataBytesMax: 0, resultBytesMax: 0, beanstalkJobBytesMax: 0 })).toEqual([]);
   });
 
   test("every broken relation is named at once", () => {

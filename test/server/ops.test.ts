@@ -284,6 +284,52 @@ describe("receipt and id batches: ack, nack, extend, cancel, get", () => {
     expectFailure(run("extend", { items: [{ receipt: "a", lease_ms: L.leaseMsMax + 1 }] }).outcome, "BAD_REQUEST", "items[0].lease_ms");
   });
 
+  test("ack results: one bin or nil per receipt (else BAD_REQUEST results), each at most result_bytes_max (TOO_LARGE with field and index)", () => {
+    const acked = (request: Record<string, unknown>) => {
+      const { outcome, engine } = run("ack", request);
+      expect(outcome.kind).toBe("reply");
+      return engine.callsOf("ack")[0]!.args[3];
+    };
+    expect(acked({ receipts: ["a"] })).toBeNull();
+    expect(acked({ receipts: ["a"], results: null })).toBeNull();
+    expect(acked({ receipts: ["a", "b"], results: [bytesOf(L.resultBytesMax), null] })).toEqual([bytesOf(L.resultBytesMax), null]);
+    expect(acked({ receipts: ["a"], results: [bytesOf(L.resultBytesMax - 1)] })).toEqual([bytesOf(L.resultBytesMax - 1)]);
+    expectFailure(run("ack", { receipts: ["a", "b"], results: [bytesOf(1)] }).outcome, "BAD_REQUEST", "results");
+    expectFailure(run("ack", { receipts: ["a"], results: [null, null] }).outcome, "BAD_REQUEST", "results");
+    expectFailure(run("ack", { receipts: ["a"], results: bytesOf(1) }).outcome, "BAD_REQUEST", "results");
+    expectFailure(run("ack", { receipts: ["a", "b"], results: [null, bytesOf(L.resultBytesMax + 1)] }).outcome, "TOO_LARGE", "results[1]", 1);
+    expectFailure(run("ack", { receipts: ["a", "b"], results: ["text", null] }).outcome, "BAD_REQUEST", "results[0]", 0);
+  });
+
+  test("extend metadata: bin up to metadata_bytes_max, passed on; absent is null", () => {
+    const { outcome, engine } = run("extend", { items: [{ receipt: "a", lease_ms: 5, metadata: bytesOf(L.metadataBytesMax) }, { receipt: "b", lease_ms: 5 }] });
+    expect(outcome.kind).toBe("reply");
+    expect(engine.callsOf("extend")[0]!.args[1]).toEqual([
+      { receipt: "a", leaseMs: 5, metadata: bytesOf(L.metadataBytesMax) },
+      { receipt: "b", leaseMs: 5, metadata: null },
+    ]);
+    expectFailure(run("extend", { items: [{ receipt: "a", lease_ms: 5, metadata: bytesOf(L.metadataBytesMax + 1) }] }).outcome, "TOO_LARGE", "items[0].metadata", 0);
+    expectFailure(run("extend", { items: [{ receipt: "a", lease_ms: 5, metadata: "x" }] }).outcome, "BAD_REQUEST", "items[0].metadata", 0);
+  });
+
+  test("wait: ids 1..max, wait_ms required 0..wait_ms_max, the connection as owner; a parked wait settles into a reply", async () => {
+    const { outcome, engine } = run("wait", { ids: ["1:1"], wait_ms: L.waitMsMax });
+    expect(expectReply(outcome)).toEqual({ items: [null] });
+    expect(engine.callsOf("wait")[0]!.args.slice(0, 3)).toEqual(["ns1", ["1:1"], L.waitMsMax]);
+    expectFailure(run("wait", { ids: ["1:1"] }).outcome, "BAD_REQUEST", "wait_ms");
+    expectFailure(run("wait", { ids: ["1:1"], wait_ms: L.waitMsMax + 1 }).outcome, "BAD_REQUEST", "wait_ms");
+    expectFailure(run("wait", { ids: ["1:1"], wait_ms: -1 }).outcome, "BAD_REQUEST", "wait_ms");
+    expectFailure(run("wait", { ids: [], wait_ms: 0 }).outcome, "BAD_REQUEST", "ids");
+    expectFailure(run("wait", { ids: ids(max + 1), wait_ms: 0 }).outcome, "TOO_LARGE", "ids");
+    expect(run("wait", { ids: ids(max), wait_ms: 0 }).outcome.kind).toBe("reply");
+    const ctx = makeOpContext();
+    ctx.engine.wait = () => ({ ok: true, kind: "parked", waiter: Promise.resolve([{ id: "1:2", state: "ended", outcome: "acked", result: bytesOf(2) }]) });
+    const parked = opTable.wait.handle({ ids: ["1:2"], wait_ms: 10 }, "ns1", ctx);
+    if (parked.kind !== "parked") throw new Error("expected parked");
+    const settled = await parked.waiter;
+    expect(plainReply(expectReply(settled)).items).toEqual([{ id: "1:2", state: "ended", outcome: "acked", result: bytesOf(2) }]);
+  });
+
   test("get encodes live, ended and missing states", () => {
     const ctx = makeOpContext();
     ctx.engine.get = () => ({
@@ -362,6 +408,7 @@ describe("topics, dead, redrive, stats, hello, ping", () => {
       limits: {
         payload_bytes_max: L.payloadBytesMax,
         metadata_bytes_max: L.metadataBytesMax,
+        result_bytes_max: L.resultBytesMax,
         items_per_enqueue_max: L.itemsPerEnqueueMax,
         count_per_dequeue_max: L.countPerDequeueMax,
         topic_bytes_max: L.topicBytesMax,

@@ -80,7 +80,7 @@ describe("stats on the wire", () => {
       counters: { enqueued: 6, delivered: 2, acked: 0, nacked: 1, expired: 0, cancelled: 0, dead: 1, redriven: 0 },
       namespaces: { billing, opsTeam },
       engine: {
-        items: 6, topics: 3, namespaces: 2, outcomes_retained: 0, deadlines: 4, dependency_edges: 1, signatures: 1, worker_kinds: 2,
+        items: 6, topics: 3, namespaces: 2, outcomes_retained: 0, results_retained: 0, results_retained_bytes: 0, item_waits_parked: 0, item_waits_answered_total: 0, deadlines: 4, dependency_edges: 1, signatures: 1, worker_kinds: 2,
         background_write_failures: 0, enqueue_rollbacks: 0, paused_topics: 1, parked_waiters_total: 1,
         passed_over: { topic_paused: 0, topic_max_leased: 0, topic_rate: 0, group_max_leased: 0, group_rate: 0 },
         preference_deliveries: { full: 0, partial: 0, released: 0 },

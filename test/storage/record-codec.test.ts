@@ -52,6 +52,29 @@ describe("record codec", () => {
     }
   });
 
+  test("an acked outcome's result is an optional tail flagged in the outcome byte; without one the bytes are unchanged", () => {
+    const plain = encodeOutcomeRecord(outcomeRecord());
+    const withResult = encodeOutcomeRecord(outcomeRecord({ result: Uint8Array.of(1, 2, 3) }));
+    // version, kind, outcome code | 0x80, then the same fields, then a u32 length and the bytes.
+    expect(withResult[2]).toBe(0x80);
+    expect(plain[2]).toBe(0);
+    expect(withResult.subarray(3, plain.length)).toEqual(plain.subarray(3));
+    expect([...withResult.subarray(plain.length)]).toEqual([0, 0, 0, 3, 1, 2, 3]);
+    expect(decodeOutcomeRecord(withResult)).toEqual(outcomeRecord({ result: Uint8Array.of(1, 2, 3) }));
+    expect(decodeOutcomeRecord(plain)).toEqual(outcomeRecord());
+    // Only an acked outcome carries a result.
+    expect(() => encodeOutcomeRecord(outcomeRecord({ outcome: "cancelled", result: Uint8Array.of(1) }))).toThrow(AssertionError);
+    // A truncated result is refused, not misread.
+    expect(() => decodeOutcomeRecord(withResult.subarray(0, withResult.length - 1))).toThrow();
+    // Results exist from record version 5 on: an older version's value with the flag is damage.
+    const labelledV4 = withResult.slice();
+    labelledV4[0] = 4;
+    expect(() => decodeOutcomeRecord(labelledV4)).toThrow("unknown outcome code");
+    const plainV4 = plain.slice();
+    plainV4[0] = 4;
+    expect(decodeOutcomeRecord(plainV4)).toEqual(outcomeRecord());
+  });
+
   test("a plain item with a 100-byte payload stays small", () => {
     expect(encodeItemRecord(itemRecord({ payload: new Uint8Array(100) })).length).toBeLessThan(200);
   });

@@ -137,6 +137,22 @@ export function storeSuite(name: string, makeHarness: () => Promise<StoreHarness
       ]);
     });
 
+    test("an acked outcome's result is stored with it, survives a reopen, and goes with the outcome", async () => {
+      const store = await open();
+      const result = new Uint8Array(64 * 1024).map((_, i) => i % 251);
+      await store.commit(
+        batch({ outcomes: [{ id: "1:7", record: outcomeRecord({ result }) }, { id: "2:8", record: outcomeRecord({ result: new Uint8Array(0) }) }, { id: "3:9", record: outcomeRecord() }] }),
+      );
+      const reopened = await reopen(store);
+      const outcomes = [...reopened.loadOutcomes()].sort((a, b) => a.id.localeCompare(b.id));
+      expect(outcomes.map((o) => o.id)).toEqual(["1:7", "2:8", "3:9"]);
+      expect(outcomes[0]?.record.result).toEqual(result);
+      expect(outcomes[1]?.record.result).toEqual(new Uint8Array(0));
+      expect(outcomes[2]?.record.result ?? null).toBeNull();
+      await reopened.commit(batch({ outcomes: [{ id: "1:7", record: null }] }));
+      expect([...reopened.loadOutcomes()].map((o) => o.id).sort()).toEqual(["2:8", "3:9"]);
+    });
+
     test("pauses are stored, replaced and deleted by (ns, topic, group), and survive a reopen", async () => {
       const store = await open();
       expect([...store.loadPauses()]).toEqual([]);

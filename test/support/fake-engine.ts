@@ -69,8 +69,8 @@ export class FakeEngine implements EngineApi {
     for (const p of mine) p.resolve({ ok: true, kind: "done", deliveries: [], durable: null });
   }
 
-  ack(ns: string, receipts: string[], nowMs: number): ReturnType<EngineApi["ack"]> {
-    this.record("ack", ns, receipts, nowMs);
+  ack(ns: string, receipts: string[], nowMs: number, results: ReadonlyArray<Uint8Array | null> | null = null): ReturnType<EngineApi["ack"]> {
+    this.record("ack", ns, receipts, nowMs, results);
     const acked = receipts.length;
     const commit = this.ackCommit();
     if (commit === undefined) return { ok: true, acked, stale: [], durable: this.durable() };
@@ -103,6 +103,11 @@ export class FakeEngine implements EngineApi {
   get(ns: string, ids: string[], nowMs: number): ReturnType<EngineApi["get"]> {
     this.record("get", ns, ids, nowMs);
     return { ok: true, value: { items: ids.map(() => null) } };
+  }
+
+  wait(ns: string, ids: string[], waitMs: number, owner: number, nowMs: number): ReturnType<EngineApi["wait"]> {
+    this.record("wait", ns, ids, waitMs, owner, nowMs);
+    return { ok: true, kind: "done", items: ids.map(() => null) };
   }
 
   topics(ns: string, query: Parameters<EngineApi["topics"]>[1]): ReturnType<EngineApi["topics"]> {

@@ -1645,6 +1645,7 @@ var defaultLimits = Object.freeze({
   frameBytesMax: 4 * 1024 * 1024,
   payloadBytesMax: 10 * 1024,
   metadataBytesMax: 1024,
+  resultBytesMax: 64 * 1024,
   itemsPerEnqueueMax: 1000,
   countPerDequeueMax: 1000,
   topicBytesMax: 255,
@@ -1664,6 +1665,8 @@ var defaultLimits = Object.freeze({
   decodeDepthMax: 32,
   waitersPerConnectionMax: 1000,
   waitersTotalMax: 1e5,
+  itemWaitsPerConnectionMax: 1000,
+  itemWaitsTotalMax: 1e5,
   inflightPerConnectionMax: 1e4,
   outputBytesPerConnectionMax: 8 * 1024 * 1024,
   connectionsMax: 1e4,
@@ -1709,7 +1712,7 @@ function limitRelationProblems(limits) {
     if (!holds)
       problems.push(message);
   };
-  const zeroAllowed = new Set(["payloadBytesMax", "metadataBytesMax", "beanstalkJobBytesMax"]);
+  const zeroAllowed = new Set(["payloadBytesMax", "metadataBytesMax", "resultBytesMax", "beanstalkJobBytesMax"]);
   for (const [name, value] of Object.entries(limits)) {
     const least = zeroAllowed.has(name) ? 0 : 1;
     need(Number.isSafeInteger(value) && value >= least, `${name} is ${value}, not an integer of at least ${least}`);
@@ -1722,6 +1725,8 @@ function limitRelationProblems(limits) {
   need(itemDefaults.leaseMs <= limits.leaseMsMax, `leaseMsMax (${limits.leaseMsMax}) is below the default lease (${itemDefaults.leaseMs})`);
   need(limits.listPageDefault <= limits.listPageMax, `listPageDefault (${limits.listPageDefault}) is over listPageMax (${limits.listPageMax})`);
   need(limits.waitersPerConnectionMax <= limits.waitersTotalMax, `waitersPerConnectionMax (${limits.waitersPerConnectionMax}) is over waitersTotalMax (${limits.waitersTotalMax})`);
+  need(limits.itemWaitsPerConnectionMax <= limits.itemWaitsTotalMax, `itemWaitsPerConnectionMax (${limits.itemWaitsPerConnectionMax}) is over itemWaitsTotalMax (${limits.itemWaitsTotalMax})`);
+  need(limits.resultBytesMax + itemEnvelopeBytes <= limits.frameBytesMax, `frameBytesMax (${limits.frameBytesMax}) cannot hold an ack with one result of resultBytesMax (${limits.resultBytesMax})`);
   need(limits.waitMsMax < limits.unmatchableAskWindowMs, `unmatchableAskWindowMs (${limits.unmatchableAskWindowMs}) is not longer than waitMsMax (${limits.waitMsMax})`);
   return problems;
 }

@@ -8,6 +8,7 @@ import type { Command } from "commander";
 import { Option } from "commander";
 import type { EnqueueItem } from "../../client/types.ts";
 import { clientCommand, intArg, jsonObjectArg, listArg, onRun, UsageError } from "../client-command.ts";
+import { addPreferenceOptions, preferenceFromOptions } from "../preference-options.ts";
 
 const int32Min = -(2 ** 31);
 const int32Max = 2 ** 31 - 1;
@@ -42,7 +43,8 @@ export function addEnqueueCommand(program: Command): void {
     .option("--key <key>", "idempotency key (unique within the topic and group)")
     .option("--group <group>", "fairness group: deliveries rotate between a topic's groups, and policies bound them")
     .option("--requires <json>", 'requirements, e.g. \'{"gpu": true, "mem_gb": {"gte": 16}}\'', jsonObjectArg)
-    .option("--after <ids>", "comma-separated ids that must be acked first", listArg)
+    .option("--after <ids>", "comma-separated ids that must be acked first", listArg);
+  addPreferenceOptions(command)
     .addHelpText("after", "\nWith neither --payload nor --payload-file, the payload is read from stdin unless stdin is a terminal.\n");
   onRun(command, async (session, _args, options) => {
     const item: EnqueueItem = {
@@ -59,6 +61,7 @@ export function addEnqueueCommand(program: Command): void {
       group: options.group as string | undefined,
       requires: options.requires as Record<string, unknown> | undefined,
       after: options.after as string[] | undefined,
+      ...preferenceFromOptions(options),
     };
     const client = await session.cluster();
     const [id] = await client.enqueue(session.ns, [item]);

@@ -1,14 +1,18 @@
 // An item: looked up by id (the `get` op) or by topic and idempotency key
 // (the engine's read-only key index through the scoped inspector, then
 // `get`). Shows state, group, why it is not being delivered (the `explain`
-// op), attempts, lease, requires, each `after` dependency with its own
-// state, the dead reason, and payload and metadata as escaped text, JSON
-// when they parse, else hex.
+// op), attempts, lease, requires, prefers and its wait, each `after`
+// dependency with its own state, the dead reason, the trace id, and payload
+// and metadata (a long job's progress, which `extend` replaces) as escaped
+// text, JSON when they parse, else hex. An ended item shows its outcome and,
+// when acked with one, its `ack` result the same way.
 
 import { explainEntryFrom } from "../explain-reply.ts";
-import { bytesBlock, instant, json } from "../format.ts";
+import { bytesBlock, count, instant, json } from "../format.ts";
 import { html, query, type Html } from "../html.ts";
 import type { PageContext, PageResult } from "../page-context.ts";
+import { traceIdOf } from "../trace-id.ts";
+import { numberField, stringField, type WireMap } from "../wire-values.ts";
 import { explainList } from "./explain.ts";
 
 function lookupForm(ctx: PageContext, id: string, topic: string, key: string): Html {
@@ -33,7 +37,7 @@ export async function itemPage(ctx: PageContext): Promise<PageResult> {
   const reply = await ctx.ops.callOrThrow(ctx.session.opSession, "get", { ns: ctx.ns, ids: [id] });
   const item = ((reply.items ?? []) as Array<Record<string, unknown> | null>)[0] ?? null;
   if (item === null) return { title: "Find item", top, live: html`<p class="notice">No item <b>${id}</b> in namespace <b>${ctx.ns}</b> (unknown, or ended longer ago than the outcome retention).</p>` };
-  if (item.state === "ended") return { title: `Item ${id}`, top, live: html`<p>Item <b>${id}</b> has ended: <b data-state="ended">${String(item.outcome)}</b>.</p>` };
+  if (item.state === "ended") return { title: `Item ${id}`, top, live: endedItem(id, item) };
   const group = typeof item.group === "string" ? item.group : null;
   const after = Array.isArray(item.after) ? (item.after as string[]) : [];
   const why = await whyNotDelivered(ctx, id, group);
@@ -59,13 +63,38 @@ export async function itemPage(ctx: PageContext): Promise<PageResult> {
 <dt>deliver at</dt><dd>${instant(item.deliver_at_ms)}</dd>
 <dt>lease expires</dt><dd>${item.lease_expires_at_ms === undefined ? html`<span class="muted">not leased</span>` : instant(item.lease_expires_at_ms)}</dd>
 <dt>requires</dt><dd>${item.requires === undefined ? html`<span class="muted">none</span>` : html`<code>${json(item.requires)}</code>`}</dd>
+${preferenceRows(item)}
 <dt>after</dt><dd>${dependencies}</dd>
 <dt>idempotency key</dt><dd>${typeof item.key === "string" ? item.key : html`<span class="muted">none</span>`}</dd>
 <dt>dead reason</dt><dd>${typeof item.dead_reason === "string" ? item.dead_reason : html`<span class="muted">–</span>`}</dd>
+<dt>trace</dt><dd id="trace">${traceHtml(stringField(item, "trace"))}</dd>
 <dt>payload</dt><dd id="payload">${bytesBlock(item.payload as Uint8Array)}</dd>
-<dt>metadata</dt><dd id="metadata">${bytesBlock(item.metadata as Uint8Array)}</dd>
+<dt>metadata (progress)</dt><dd id="metadata">${bytesBlock(item.metadata as Uint8Array)}</dd>
 </dl>`;
   return { title: `Item ${id}`, top, live };
+}
+
+/** An ended item: how it ended and, when acked with one, its result. */
+function endedItem(id: string, item: Record<string, unknown>): Html {
+  const ended = html`<p>Item <b>${id}</b> has ended: <b data-state="ended">${String(item.outcome)}</b>.</p>`;
+  if (!(item.result instanceof Uint8Array)) return ended;
+  return html`${ended}<dl class="item" id="item"><dt>result</dt><dd id="result">${bytesBlock(item.result)}</dd></dl>`;
+}
+
+/** `prefers` and, for an item that has it, its `prefer_wait_ms` (the server leaves out 0). */
+function preferenceRows(item: WireMap): Html {
+  if (item.prefers === undefined || item.prefers === null) return html`<dt>prefers</dt><dd id="prefers"><span class="muted">none</span></dd>`;
+  const waitMs = numberField(item, "prefer_wait_ms") ?? 0;
+  const wait = waitMs === 0 ? html`<span class="muted">none: any worker its requires allows may take it at once</span>` : html`${count(waitMs)} ms as ready, for workers that fit every entry`;
+  return html`<dt>prefers</dt><dd id="prefers"><code>${json(item.prefers)}</code></dd>
+<dt>prefer wait</dt><dd id="prefer-wait">${wait}</dd>`;
+}
+
+/** The trace id of a W3C traceparent, the whole context on hover; another format as it is. */
+function traceHtml(trace: string | undefined): Html {
+  if (trace === undefined) return html`<span class="muted">none</span>`;
+  const traceId = traceIdOf(trace);
+  return traceId === null ? html`<code>${trace}</code>` : html`<code data-trace-id="${traceId}" title="${trace}">${traceId}</code>`;
 }
 
 /**

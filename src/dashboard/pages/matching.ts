@@ -1,8 +1,10 @@
 // Matching: per topic, the worker kinds that asked lately (capabilities and
 // last ask), the ready items no asking worker can take grouped by `requires`
-// signature, and for each signature the constraint each kind fails. Read
-// from the engine's inspect query through the scoped inspector (no op
-// reports this detail); the topic list comes from the `topics` op.
+// signature, and for each signature the constraint each kind fails; then the
+// deliveries of its items with `prefers` by fit and its items held for a
+// full fit. Read from the engine's inspect query through the scoped
+// inspector (no op reports this detail); the topic list comes from the
+// `topics` op.
 
 import type { ConstraintMiss, MatchingView } from "../../engine/reads/inspect.ts";
 import { count, duration, json } from "../format.ts";
@@ -49,7 +51,22 @@ ${view.stuck.map((s) => html`<tr><td><code>${json(s.requires)}</code></td><td cl
           (m) => html`<li><b>${kindLabel(view, m.kind)}</b>: ${m.noCapabilities ? "has no capabilities (takes only items without requires)" : m.failed.map(missText).join("; and ")}</li>`,
         )}</ul></td></tr>`)}
 </tbody></table>${view.stuckTruncated ? html`<p class="muted">More signatures are stuck than shown.</p>` : ""}`;
-  return html`<h2>Worker kinds that asked in the last ${duration(view.askWindowMs)}</h2>${askers}<h2>Ready items no asking worker can take</h2>${stuck}`;
+  return html`<h2>Worker kinds that asked in the last ${duration(view.askWindowMs)}</h2>${askers}<h2>Ready items no asking worker can take</h2>${stuck}${preferencesHtml(view)}`;
+}
+
+/** Deliveries of the topic's items with `prefers` since the server started, by fit, and the items held for a full fit now. */
+function preferencesHtml(view: MatchingView): Html {
+  const { full, partial, released } = view.fitDeliveries;
+  const held =
+    view.heldItems === 0
+      ? html``
+      : html`<p id="held-items">${count(view.heldItems)} ready ${view.heldItems === 1 ? "item is" : "items are"} held for workers that fit every <code>prefers</code> entry until ${view.heldItems === 1 ? "its" : "their"} <code>prefer_wait_ms</code> runs out.</p>`;
+  return html`<h2>Deliveries of items with prefers since the server started</h2>
+<table id="fit-deliveries"><thead><tr><th>fit</th><th class="num">deliveries</th><th>meaning</th></tr></thead><tbody>
+<tr data-fit="full"><td>full</td><td class="num">${count(full)}</td><td>the worker satisfied every entry</td></tr>
+<tr data-fit="partial"><td>partial</td><td class="num">${count(partial)}</td><td>it did not, and the item had no <code>prefer_wait_ms</code></td></tr>
+<tr data-fit="released"><td>released</td><td class="num">${count(released)}</td><td>it did not, and took the item after its wait ran out</td></tr>
+</tbody></table>${held}`;
 }
 
 export async function matchingPage(ctx: PageContext): Promise<PageResult> {

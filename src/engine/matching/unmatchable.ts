@@ -154,7 +154,9 @@ export class UnmatchableReporter {
   }
 
   private eligible(caps: Capabilities | null, signatureId: number): boolean {
-    if (signatureId === 0) return true;
+    // Signature 0, and a signature of preferences alone: any worker may take its items (a held one once its wait ends).
+    const requires = this.registry.requiresOf(signatureId);
+    if (requires === null) return true;
     // A worker without capabilities takes only items without requires (the contract).
     if (caps === null) return false;
     let verdicts = this.verdicts.get(caps.key);
@@ -164,7 +166,7 @@ export class UnmatchableReporter {
     }
     const known = verdicts.get(signatureId);
     if (known !== undefined) return known;
-    const verdict = satisfies(this.registry.requiresOf(signatureId) as Requires, caps);
+    const verdict = satisfies(requires, caps);
     verdicts.set(signatureId, verdict);
     return verdict;
   }

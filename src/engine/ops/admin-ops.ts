@@ -6,6 +6,7 @@ import type { EndedItemState, ItemState, Reply, Result, TopicCounts } from "../a
 import type { LiveItem } from "../state/item.ts";
 import { finishOp, type OpContext, refuseUnhealthyShards } from "./op-context.ts";
 import { toItemState } from "../state/views.ts";
+import { parseId } from "../state/ids.ts";
 
 
 export function cancel(ctx: OpContext, nsName: string, ids: string[], nowMs: number): Result<Reply<{ cancelled: number; missing: string[] }>> {
@@ -28,6 +29,11 @@ export function cancel(ctx: OpContext, nsName: string, ids: string[], nowMs: num
 }
 
 export function get(ctx: OpContext, nsName: string, ids: string[]): Result<{ items: Array<ItemState | EndedItemState | null> }> {
+  return { ok: true, value: { items: itemStatesOf(ctx, nsName, ids) } };
+}
+
+/** Each id's state as `get` answers it (a parked `wait` answers with these too). */
+export function itemStatesOf(ctx: OpContext, nsName: string, ids: readonly string[]): Array<ItemState | EndedItemState | null> {
   const out: Array<ItemState | EndedItemState | null> = [];
   for (const id of ids) {
     const item = ctx.states.items.get(id);
@@ -35,10 +41,19 @@ export function get(ctx: OpContext, nsName: string, ids: string[]): Result<{ ite
       out.push(item.ns === nsName ? toItemState(item, ctx.states.bytes.bytesOf(item)) : null);
       continue;
     }
-    const outcome = ctx.states.ended.outcomeOfId(nsName, id);
-    out.push(outcome !== undefined ? { id, state: "ended", outcome } : null);
+    out.push(endedState(ctx, nsName, id));
   }
-  return { ok: true, value: { items: out } };
+  return out;
+}
+
+/** How an item that is not live ended (with an acked item's result), or null when no outcome is retained. */
+function endedState(ctx: OpContext, nsName: string, id: string): EndedItemState | null {
+  const parsed = parseId(id);
+  if (parsed === null) return null;
+  const outcome = ctx.states.ended.outcomeOf(nsName, parsed.shard, parsed.key);
+  if (outcome === undefined) return null;
+  const result = outcome === "acked" ? ctx.states.ended.resultOf(nsName, parsed.shard, parsed.key) : null;
+  return result === null ? { id, state: "ended", outcome } : { id, state: "ended", outcome, result };
 }
 
 export function topics(ctx: OpContext, nsName: string, query: { prefix: string | null; limit: number; after: string | null }): { topics: TopicCounts[]; next: string | null } {

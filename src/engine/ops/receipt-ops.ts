@@ -9,7 +9,8 @@ import type { LiveItem } from "../state/item.ts";
 import { closeOp, finishOp, type OpContext, refuseUnhealthyShards } from "./op-context.ts";
 import type { Commit } from "../../storage/writer.ts";
 
-export function ack(ctx: OpContext, nsName: string, receipts: string[], nowMs: number): AckOutcome {
+export function ack(ctx: OpContext, nsName: string, receipts: string[], nowMs: number, results: ReadonlyArray<Uint8Array | null> | null = null): AckOutcome {
+  if (results !== null) return ackWithResults(ctx, nsName, receipts, results, nowMs);
   // An ack is the commonest request: its found items go in a scratch list,
   // no stale list is made unless a receipt is stale, and the answer is one
   // flat object (each would be a JS-heap cell or two per ack:
@@ -23,6 +24,15 @@ export function ack(ctx: OpContext, nsName: string, receipts: string[], nowMs: n
   const acked = found.length;
   found.length = 0;
   return new CommittedAck(acked, stale, closeOp(ctx, nowMs));
+}
+
+/** An ack carrying `results` (one per receipt, null for none): each acked item keeps its own with its outcome. */
+function ackWithResults(ctx: OpContext, nsName: string, receipts: string[], results: ReadonlyArray<Uint8Array | null>, nowMs: number): AckOutcome {
+  const { found, chosen, stale } = leasedByEntries(ctx, nsName, receipts.map((receipt) => ({ receipt })));
+  const refused = refuseUnhealthyShards(ctx, found, nowMs);
+  if (refused !== null) return refused;
+  for (let f = 0; f < found.length; f++) ctx.states.endItem(found[f] as LiveItem, "acked", nowMs, results[chosen[f] as number] ?? null);
+  return new CommittedAck(found.length, stale.length === 0 ? noneStale : stale, closeOp(ctx, nowMs));
 }
 
 /** An ack's answer (AckDone): `durable` is the commit's promise, made only if read. */
@@ -65,22 +75,35 @@ export function nack(
   return finishOp(ctx, { nacked: found.length, stale }, nowMs);
 }
 
-export function extend(ctx: OpContext, nsName: string, entries: Array<{ receipt: string; leaseMs: number }>, nowMs: number): Result<Reply<{ extended: number; stale: string[] }>> {
+export function extend(
+  ctx: OpContext,
+  nsName: string,
+  entries: Array<{ receipt: string; leaseMs: number; metadata?: Uint8Array | null }>,
+  nowMs: number,
+): Result<Reply<{ extended: number; stale: string[] }>> {
   const stale: string[] = [];
   const found: LiveItem[] = [];
   const leases: number[] = [];
+  const metadata: Array<Uint8Array | null> = [];
   for (const entry of entries) {
     const item = leasedByReceipt(ctx, nsName, entry.receipt);
     if (item === null) stale.push(entry.receipt);
     else {
-      // A receipt named twice: the last lease_ms wins (both count as extended).
+      // A receipt named twice: the last lease_ms (and metadata) wins (both count as extended).
       found.push(item);
       leases.push(entry.leaseMs);
+      metadata.push(entry.metadata ?? null);
     }
   }
   const refused = refuseUnhealthyShards(ctx, found, nowMs);
   if (refused !== null) return refused;
-  for (let i = 0; i < found.length; i++) ctx.states.extendLease(found[i] as LiveItem, nowMs + (leases[i] as number));
+  for (let i = 0; i < found.length; i++) {
+    const item = found[i] as LiveItem;
+    // A long job's progress: kept in memory for good, and extendLease writes the whole record with it (ItemBytes.writeItem).
+    const progress = metadata[i] as Uint8Array | null;
+    if (progress !== null) item.ensureExtras().metadata = progress;
+    ctx.states.extendLease(item, nowMs + (leases[i] as number));
+  }
   return finishOp(ctx, { extended: found.length, stale }, nowMs);
 }
 

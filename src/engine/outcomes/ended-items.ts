@@ -16,7 +16,7 @@ import { formatId, parseId } from "../state/ids.ts";
 import { type OutcomeDeadline, OutcomeTable, RetainedOutcome } from "./outcome-table.ts";
 
 /** What others may read of the ended items (ItemStates.ended): how an item ended, and counts. */
-export type ReadonlyEndedItems = Pick<EndedItems, "size" | "outcomeOf" | "outcomeOfId" | "checkInvariants">;
+export type ReadonlyEndedItems = Pick<EndedItems, "size" | "outcomeOf" | "outcomeOfId" | "resultOf" | "resultCount" | "resultBytes" | "checkInvariants">;
 
 export class EndedItems {
   /** Cancelled and expired ends, one entry each. */
@@ -50,15 +50,34 @@ export class EndedItems {
     return this.acked.has(ns, key) ? "acked" : undefined;
   }
 
+  /** The `ack` result an acked item of `ns` was given, while retained; null when none. */
+  resultOf(ns: string, shard: number, key: ItemKey): Uint8Array | null {
+    const retained = this.outcomes.getByKey(shard, key);
+    return retained !== undefined && retained.ns === ns ? retained.result : null;
+  }
+
+  /** Retained `ack` results, and their bytes. */
+  get resultCount(): number {
+    return this.outcomes.resultCount;
+  }
+
+  get resultBytes(): number {
+    return this.outcomes.resultBytes;
+  }
+
   /** outcomeOf for an id string (a malformed id has no outcome). */
   outcomeOfId(ns: string | null, id: string): Outcome | undefined {
     const parsed = parseId(id);
     return parsed === null ? undefined : this.outcomeOf(ns, parsed.shard, parsed.key);
   }
 
-  /** Remember an item's end and write it into `set`: the item's delete and its outcome. */
-  record(ns: string, shard: number, key: ItemKey, outcome: Outcome, nowMs: number, set: WriteSet): void {
-    if (outcome === "acked") {
+  /**
+   * Remember an item's end and write it into `set`: the item's delete and its
+   * outcome. An acked item with a `result` is kept as an outcome entry and
+   * record of its own, which holds the result (outcome-table.ts).
+   */
+  record(ns: string, shard: number, key: ItemKey, outcome: Outcome, nowMs: number, set: WriteSet, result: Uint8Array | null = null): void {
+    if (outcome === "acked" && result === null) {
       // A few bytes in memory and in this commit's acked-log record (acked-outcomes.ts says why); ackItem deletes the item too.
       this.acked.add(ns, key, nowMs);
       set.ackItem(ns, shard, key, nowMs);
@@ -67,7 +86,7 @@ export class EndedItems {
     }
     set.deleteItem(shard, key);
     // The entry is the record written too: one object per ended item.
-    const retained = new RetainedOutcome(shard, key, ns, outcome, nowMs);
+    const retained = new RetainedOutcome(shard, key, ns, outcome, nowMs, result);
     set.putOutcome(formatId(shard, key), retained);
     this.retain(retained);
   }

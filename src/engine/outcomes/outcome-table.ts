@@ -8,7 +8,9 @@
 // already holds. Items end in no particular key order, so the sorted arrays
 // of ItemTable do not fit. An entry is its own OutcomeRecord (one object per
 // ended item for memory, the write and the retention deadline); the deadline
-// queue removes entries in end-time order.
+// queue removes entries in end-time order. An acked item given an `ack`
+// result is kept here too, with its result (the only copy in memory), so an
+// acked outcome without one still costs only its acked block's few bytes.
 
 import type { HeapNode } from "../../lib/pairing-heap.ts";
 import type { Outcome, OutcomeRecord } from "../../storage/record.ts";
@@ -29,6 +31,8 @@ export class RetainedOutcome implements OutcomeRecord {
     readonly ns: string,
     readonly outcome: Outcome,
     readonly endedAtMs: number,
+    /** The `ack` result of an acked item, or null. */
+    readonly result: Uint8Array | null = null,
   ) {}
 
   /** `<shard>:<key>`, built on demand (the store keys outcomes by it). */
@@ -40,9 +44,21 @@ export class RetainedOutcome implements OutcomeRecord {
 export class OutcomeTable {
   private readonly shards: Array<Map<ItemKey, RetainedOutcome>> = [];
   private count = 0;
+  private results = 0;
+  private resultBytesTotal = 0;
 
   get size(): number {
     return this.count;
+  }
+
+  /** Entries holding an `ack` result. */
+  get resultCount(): number {
+    return this.results;
+  }
+
+  /** The bytes of the results held. */
+  get resultBytes(): number {
+    return this.resultBytesTotal;
   }
 
   /** The outcome retained for this id, or undefined (a malformed id is simply missing). */
@@ -65,6 +81,8 @@ export class OutcomeTable {
     const previous = map.get(entry.key);
     map.set(entry.key, entry);
     if (previous === undefined) this.count++;
+    else this.countResult(previous, -1);
+    this.countResult(entry, 1);
     return previous;
   }
 
@@ -74,5 +92,12 @@ export class OutcomeTable {
     if (map === undefined || map.get(entry.key) !== entry) return;
     map.delete(entry.key);
     this.count--;
+    this.countResult(entry, -1);
+  }
+
+  private countResult(entry: RetainedOutcome, sign: 1 | -1): void {
+    if (entry.result === null) return;
+    this.results += sign;
+    this.resultBytesTotal += sign * entry.result.byteLength;
   }
 }

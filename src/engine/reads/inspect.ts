@@ -1,9 +1,10 @@
 // Read-only questions the web dashboard asks that no op answers: why a
-// topic's ready items are not being taken (the matching view), which live
-// item holds an idempotency key, and how long a topic's oldest ready item has
-// waited. Nothing here changes engine state or the answers of other calls.
-// The caller checks the namespace scope first (src/dashboard/scoped-inspector.ts,
-// the one place that does so): these functions see every namespace.
+// topic's ready items are not being taken and how its items with `prefers`
+// were delivered (the matching view), which live item holds an idempotency
+// key, and how long a topic's oldest ready item has waited. Nothing here
+// changes engine state or the answers of other calls. The caller checks the
+// namespace scope first (src/dashboard/scoped-inspector.ts, the one place
+// that does so): these functions see every namespace.
 
 import type { Capabilities, FeatureConstraint, Requires, Scalar } from "../matching/index.ts";
 import { constraintHolds, satisfies, type ReadonlySignatureRegistry } from "../matching/index.ts";
@@ -35,8 +36,18 @@ export interface StuckSignature {
   misses: Array<{ kind: number; failed: ConstraintMiss[]; noCapabilities: boolean }>;
 }
 
+/** Deliveries of a topic's items with `prefers` since start, by fit (engine/matching/fit-counts.ts). */
+export interface FitDeliveries {
+  full: number;
+  partial: number;
+  released: number;
+}
+
 export interface MatchingView {
   topicExists: boolean;
+  fitDeliveries: FitDeliveries;
+  /** Ready items held for workers that fit their `prefers` fully (their prefer_wait_ms not yet run out). */
+  heldItems: number;
   askWindowMs: number;
   askers: AskerView[];
   /** Signature groups with ready items no asker may take, most items first, at most `signaturesMax`. */
@@ -67,22 +78,41 @@ export interface InspectSources {
 
 
 export function matchingView(sources: InspectSources, ns: string, topicName: string, nowMs: number): MatchingView {
-  const view: MatchingView = { topicExists: false, askWindowMs: sources.askWindowMs, askers: [], stuck: [], stuckTruncated: false };
+  const fitDeliveries: FitDeliveries = { full: 0, partial: 0, released: 0 };
+  const view: MatchingView = { topicExists: false, fitDeliveries, heldItems: 0, askWindowMs: sources.askWindowMs, askers: [], stuck: [], stuckTruncated: false };
   const topic = sources.namespaces.get(ns)?.topics.get(topicName);
   if (topic === undefined) return view;
   view.topicExists = true;
+  const fit = topic.fitCounts;
+  if (fit !== null) {
+    fitDeliveries.full = fit.full;
+    fitDeliveries.partial = fit.partial;
+    fitDeliveries.released = fit.released;
+  }
+  // One registry read per signature with ready items, and only while some signature has preferences.
+  if (sources.registry.preferringCount > 0) {
+    for (const group of topic.signatures.values()) {
+      if (group.readyCount > 0 && sources.registry.preferenceOf(group.signatureId)?.held === true) view.heldItems += group.readyCount;
+    }
+  }
   const asks = sources.asks.recentAsks(topic, nowMs, sources.askWindowMs);
   asks.sort((a, b) => b.lastAskMs - a.lastAskMs || a.kind - b.kind);
   view.askers = asks.map((ask) => ({ kind: ask.kind, capabilities: capabilitiesToWire(ask.caps), lastAskAtMs: ask.lastAskMs }));
   if (asks.length === 0) return view;
-  const stuck: Array<{ requires: Requires; items: number; signatureId: number }> = [];
+  // Keyed by requires: the signatures of one `requires` with different preferences (or a held variant) are one row.
+  const stuckByRequires = new Map<string, { requires: Requires; items: number; signatureId: number }>();
   for (const group of topic.signatures.values()) {
     const items = group.readyCount;
     if (items === 0 || group.signatureId === 0) continue;
-    const requires = sources.registry.requiresOf(group.signatureId) as Requires;
+    const requires = sources.registry.requiresOf(group.signatureId);
+    // A signature of preferences alone: every worker may take its items (a held one once its wait runs out).
+    if (requires === null) continue;
     if (asks.some((ask) => satisfies(requires, ask.caps))) continue;
-    stuck.push({ requires, items, signatureId: group.signatureId });
+    const same = stuckByRequires.get(requires.key);
+    if (same === undefined) stuckByRequires.set(requires.key, { requires, items, signatureId: group.signatureId });
+    else same.items += items;
   }
+  const stuck = [...stuckByRequires.values()];
   stuck.sort((a, b) => b.items - a.items || a.signatureId - b.signatureId);
   view.stuckTruncated = stuck.length > stuckSignaturesListedMax;
   for (const entry of stuck.slice(0, stuckSignaturesListedMax)) {

@@ -91,6 +91,12 @@ export interface EngineGauges {
   namespaces: number;
   /** Ended items whose outcome is still kept for `get`. */
   outcomesRetained: number;
+  /** Acked items whose `ack` result is still kept for `get`, and those results' bytes. */
+  resultsRetained: number;
+  resultsRetainedBytes: number;
+  /** `wait` requests parked now, and answered since start (ops/item-waits.ts). */
+  itemWaitsParked: number;
+  itemWaitsAnsweredTotal: number;
   /** Pending deadlines (delays, leases, TTLs, waiter timeouts, retention). */
   deadlines: number;
   /** Dependency edges (`after`) between live items. */

@@ -45,7 +45,7 @@ export function* loadStoreInSteps(
   for (const { id, record } of store.loadOutcomes()) {
     const parsed = parseId(id);
     assert(parsed !== null, `recovery: stored outcome under a malformed id ${id}`);
-    loader.loadOutcome(parsed.shard, parsed.key, record.ns, record.outcome, record.endedAtMs);
+    loader.loadOutcome(parsed.shard, parsed.key, record.ns, record.outcome, record.endedAtMs, record.result ?? null);
     if (++outcomesDone % recordsPerTurnMax === 0) yield { phase: "outcomes", done: outcomesDone };
   }
   // The acked log, oldest first; records past the retention are skipped and purged.

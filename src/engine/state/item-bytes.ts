@@ -33,8 +33,15 @@ export class ItemBytes {
   private readonly read = new DeliveryBytes();
   private readonly patcher: StoredItemPatcher;
 
-  constructor(private readonly reader: Pick<Store, "readItem" | "readItemBytes">) {
+  /** Where a delivery reads its stored value without a copy: only when no deferred lease write will patch that value (a volatile writer's, 035). */
+  private readonly viewer: Required<Pick<Store, "viewItemBytes">> | null;
+
+  constructor(
+    private readonly reader: Pick<Store, "readItem" | "readItemBytes" | "viewItemBytes">,
+    leasesUnwritten = false,
+  ) {
     this.patcher = new StoredItemPatcher(reader);
+    this.viewer = leasesUnwritten && reader.viewItemBytes !== undefined ? (reader as Required<Pick<Store, "viewItemBytes">>) : null;
   }
 
   /** Write the item's current state into `set`: a patched copy of its stored value when possible, else the whole record. */
@@ -77,10 +84,12 @@ export class ItemBytes {
    * copy of the stored value they came from: the deferred lease write patches
    * it instead of reading the value a second time. The answer is this
    * ItemBytes' scratch, good until its next deliveryBytes or valueBytes:
-   * copy what you keep (ItemStates.lease does, into the Delivery).
+   * copy what you keep (ItemStates.lease does, into the Delivery). With a
+   * viewer, `stored` is the store's own value: nothing may patch it.
    */
   deliveryBytes(item: LiveItem): DeliveryBytes {
-    const value = this.reader.readItemBytes(item.shard, item.key);
+    const viewer = this.viewer;
+    const value = viewer !== null ? viewer.viewItemBytes(item.shard, item.key) : this.reader.readItemBytes(item.shard, item.key);
     // Messages are built only on failure (this runs once per delivery).
     if (value === null) assert(false, `engine: item ${item.id} is live but not stored`);
     return this.valueBytes(item, value);

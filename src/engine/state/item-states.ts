@@ -61,11 +61,13 @@ export class ItemStates {
   /** This engine's receipts (their tails kept, ids.ts) and shared item settings (item-parts.ts). */
   private readonly receipts: ReceiptFormat;
   private readonly settings = new ItemSettingsTable();
+  /** Writer.volatile, read once: at_least_once leases are then never written. */
+  private readonly writerVolatile: boolean;
 
   constructor(
     private readonly writer: Writer,
     /** Where stored payloads and metadata are read back from (memory drops them once stored). */
-    reader: Pick<Store, "readItem" | "readItemBytes">,
+    reader: Pick<Store, "readItem" | "readItemBytes" | "viewItemBytes">,
     readonly limits: Readonly<Limits>,
     private readonly bucketFor: QuotaBuckets,
     /** This open of the store (MetaRecord.boots): every lease granted now records it, and its receipt names it. */
@@ -77,7 +79,8 @@ export class ItemStates {
     this.dependencies = new DependencyGraph(limits.afterIdsMax);
     this.endedItems = new EndedItems(writer.shardCount, this.deadlines, limits);
     this.deferredLeases = new DeferredLeaseWrites(this.deadlines);
-    this.itemBytes = new ItemBytes(reader);
+    this.writerVolatile = writer.volatile === true;
+    this.itemBytes = new ItemBytes(reader, this.writerVolatile);
     this.receipts = new ReceiptFormat(boot);
   }
 
@@ -113,6 +116,14 @@ export class ItemStates {
     return this.itemBytes;
   }
 
+  /** Called as each item ends (ops/item-waits.ts wakes the `wait`s on it); null when nothing listens. */
+  private endListener: ((key: ItemKey) => void) | null = null;
+
+  /** Listen to every item's end (null: stop); one listener. */
+  listenToEnds(listener: ((key: ItemKey) => void) | null): void {
+    this.endListener = listener;
+  }
+
   /** Whether an op's WriteSet is open (ops assert none is between them). */
   get setOpen(): boolean {
     return this.set !== null;
@@ -145,7 +156,8 @@ export class ItemStates {
    * and the delivery waits for that commit (the stored value is read once,
    * for the write and the reply). Without, an at_least_once lease is written
    * leaseWriteDelayMs later (limits.ts says why), unless a later write of the
-   * item (ack, nack, expiry, extend) comes first.
+   * item (ack, nack, expiry, extend) comes first; never under a volatile
+   * writer (Writer.volatile).
    */
   lease(item: LiveItem, leaseMs: number | null, nowMs: number, set: WriteSet | null): Delivery {
     item.topic.removeReady(item);
@@ -163,7 +175,8 @@ export class ItemStates {
     if (set === null) {
       assert(item.delivery === "at_least_once", "engine: an at_most_once lease needs the dequeue's write set");
       const read = this.itemBytes.deliveryBytes(item);
-      this.deferredLeases.add(item, read.stored, nowMs);
+      // A volatile writer keeps nothing for a restart: the lease would be written only for recovery to read (035).
+      if (!this.writerVolatile) this.deferredLeases.add(item, read.stored, nowMs);
       bytes = read;
     } else {
       const value = this.itemBytes.patchedValue(item);
@@ -454,14 +467,19 @@ export class ItemStates {
     this.namespaceMap.get(item.ns)!.dropIfEmpty(item.topic);
   }
 
-  /** The item ends: removed from memory and disk, its outcome kept for outcomeRetentionMs; dependents learn of it. */
-  endItem(item: LiveItem, outcome: Outcome, nowMs: number): void {
+  /**
+   * The item ends: removed from memory and disk, its outcome (and an acked
+   * item's `result`) kept for outcomeRetentionMs; dependents and parked
+   * `wait`s learn of it.
+   */
+  endItem(item: LiveItem, outcome: Outcome, nowMs: number, result: Uint8Array | null = null): void {
     this.unplace(item);
     this.leave(item);
     this.forget(item);
     const ns = item.ns;
-    this.endedItems.record(ns, item.shard, item.key, outcome, nowMs, this.ws());
+    this.endedItems.record(ns, item.shard, item.key, outcome, nowMs, this.ws(), result);
     this.namespaceMap.get(ns)!.counters[outcome]++;
+    if (this.endListener !== null) this.endListener(item.key);
     // Most stores have no `after` edges: skip the graph's lookups by id then.
     if (this.dependencies.edgeCount === 0) return;
     const id = item.id;
@@ -561,8 +579,8 @@ export class ItemStates {
   // ---- recovery's loader (recovery/recovery.ts): fills the indexes from the store, in steps ----
 
   /** A retained outcome (cancelled, expired, dead, or acked before the acked log) read from the store. */
-  loadOutcome(shard: number, key: ItemKey, ns: string, outcome: Outcome, endedAtMs: number): void {
-    this.endedItems.restore(new RetainedOutcome(shard, key, ns, outcome, endedAtMs));
+  loadOutcome(shard: number, key: ItemKey, ns: string, outcome: Outcome, endedAtMs: number, result: Uint8Array | null = null): void {
+    this.endedItems.restore(new RetainedOutcome(shard, key, ns, outcome, endedAtMs, result));
   }
 
   /** An acked item of the acked log, still within the retention. */

@@ -37,6 +37,8 @@ export const DeadlineKind = {
   BoundRefill: 9,
   /** A ready item's prefer_wait_ms ends: any worker its requires allow may take it (target: the item). */
   PreferRelease: 10,
+  /** A parked `wait`'s wait_ms runs out (target: the wait, ops/item-waits.ts). */
+  ItemWaitTimeout: 11,
 } as const;
 export type DeadlineKind = (typeof DeadlineKind)[keyof typeof DeadlineKind];
 

@@ -11,6 +11,7 @@ import type { LiveItem, LiveItemDeadline } from "../state/item.ts";
 import type { OutcomeDeadline } from "../outcomes/outcome-table.ts";
 import type { PauseDeadline } from "../ready/topic.ts";
 import type { WaiterDeadline } from "../ops/waiters.ts";
+import type { ItemWaitDeadline } from "../ops/item-wait.ts";
 import type { GroupPauseDeadline, RefillDeadline } from "../groups/group.ts";
 
 /** The one AckedRetention deadline (outcomes/ended-items.ts): the oldest block of acked outcomes reaches the retention. */
@@ -22,6 +23,7 @@ export type LeaseWritesDeadline = Deadline<typeof DeadlineKind.LeaseWrites, null
 export type EngineDeadline =
   | LiveItemDeadline
   | WaiterDeadline
+  | ItemWaitDeadline
   | OutcomeDeadline
   | PauseDeadline<LiveItem>
   | GroupPauseDeadline<LiveItem>

@@ -11,6 +11,7 @@ import type { EngineDeadlines } from "./engine-deadlines.ts";
 import type { ItemStates } from "../state/item-states.ts";
 import type { TopicPause } from "../ready/topic.ts";
 import type { Waiter } from "../ops/waiters.ts";
+import type { ItemWait } from "../ops/item-wait.ts";
 import type { GroupPause, RefillTarget } from "../groups/group.ts";
 
 /** Handle up to `max` due deadlines; item changes go to one background WriteSet nobody waits on. */
@@ -23,6 +24,7 @@ export function runDueDeadlines(
   endGroupPause: (pause: GroupPause<LiveItem>) => void,
   refill: (target: RefillTarget, nowMs: number) => void,
   nowMs: number,
+  timeOutWait: (wait: ItemWait) => void = () => {},
 ): void {
   assert(!states.setOpen, "engine: tick inside an op");
   for (let handled = 0; handled < max; handled++) {
@@ -32,6 +34,7 @@ export function runDueDeadlines(
     else if (deadline.kind === DeadlineKind.PauseEnd) endPause(deadline.target);
     else if (deadline.kind === DeadlineKind.GroupPauseEnd) endGroupPause(deadline.target);
     else if (deadline.kind === DeadlineKind.BoundRefill) refill(deadline.target, nowMs);
+    else if (deadline.kind === DeadlineKind.ItemWaitTimeout) timeOutWait(deadline.target);
     else states.handleDeadline(deadline, nowMs);
   }
   states.endSetBackground();

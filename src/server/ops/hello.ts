@@ -51,6 +51,7 @@ export const helloOp: OpSpec = {
       limits: {
         payload_bytes_max: limits.payloadBytesMax,
         metadata_bytes_max: limits.metadataBytesMax,
+        result_bytes_max: limits.resultBytesMax,
         items_per_enqueue_max: limits.itemsPerEnqueueMax,
         count_per_dequeue_max: limits.countPerDequeueMax,
         topic_bytes_max: limits.topicBytesMax,

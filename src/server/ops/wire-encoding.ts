@@ -31,7 +31,7 @@ export function itemStateToWire(s: ItemState): WireItemState {
 
 export function anyStateToWire(s: ItemState | EndedItemState | null): WireItemState | WireEndedItemState | null {
   if (s === null) return null;
-  if (s.state === "ended") return { id: s.id, state: "ended", outcome: s.outcome };
+  if (s.state === "ended") return s.result === undefined ? { id: s.id, state: "ended", outcome: s.outcome } : { id: s.id, state: "ended", outcome: s.outcome, result: s.result };
   return itemStateToWire(s);
 }
 

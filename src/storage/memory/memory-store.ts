@@ -180,10 +180,28 @@ export class MemoryStore implements Store {
     return bytes === undefined ? null : bytes.slice();
   }
 
+  viewItemBytes(shard: number, key: ItemKey): Uint8Array | null {
+    this.checkShard(shard);
+    // Values are replaced, never changed in place (commit and putItemValue store them whole).
+    return this.state.shards[shard]?.get(key) ?? null;
+  }
+
   readItem(shard: number, key: ItemKey): ItemRecord | null {
     this.checkShard(shard);
     const bytes = this.state.shards[shard]?.get(key);
     return bytes === undefined ? null : decodeItemRecord(bytes);
+  }
+
+  /**
+   * Store (or delete, null) one item value now, outside any commit: for
+   * `--store memory`'s MemoryWriter, which has no commits. The value is
+   * kept as given, so the caller must not change it afterwards.
+   */
+  putItemValue(shard: number, key: ItemKey, value: Uint8Array | null): void {
+    this.checkShard(shard);
+    const stored = this.state.shards[shard] as Map<ItemKey, Uint8Array>;
+    if (value === null) stored.delete(key);
+    else stored.set(key, value);
   }
 
   commit(batch: CommitBatch): Promise<CommitResult> {
@@ -296,7 +314,8 @@ export class MemoryStore implements Store {
   }
 
   private checkShard(shard: number): void {
-    assert(Number.isSafeInteger(shard) && shard >= 0 && shard < this.shardCount, `shard ${shard} out of range`);
+    // The message is built only on failure: this runs on every read.
+    if (!(Number.isSafeInteger(shard) && shard >= 0 && shard < this.shardCount)) assert(false, `shard ${shard} out of range`);
   }
 }
 

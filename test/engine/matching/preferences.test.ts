@@ -97,6 +97,14 @@ describe("prefer_wait_ms", () => {
     h.check();
   });
 
+  test("a held item with prefers and no requires is not reported unmatchable (stats reads it)", async () => {
+    const h = new Harness({ shards: 1 });
+    await h.enqueue("n", [item("t", { prefers: { zone: "eu" }, preferWaitMs: 3_600_000 })]);
+    expect(await takeOne(h, { zone: "us" })).toBeNull();
+    const stats = h.engine.stats(null, h.now) as unknown as { namespaces: Record<string, { topics: Record<string, { unmatchable?: { items: number } }> }> };
+    expect(stats.namespaces.n?.topics.t?.unmatchable?.items ?? 0).toBe(0);
+  });
+
   test("bad prefers are refused where they lie", () => {
     const h = new Harness();
     const bad = (prefers: Record<string, unknown>) => {

@@ -1,6 +1,7 @@
 // Goal: the engine's read-only inspect queries for the dashboard: the
 // matching view lists the kinds that asked (capabilities, last ask), the
-// signatures no asker may take, and for each the constraint each kind fails;
+// signatures no asker may take, and for each the constraint each kind fails,
+// the topic's deliveries of items with `prefers` by fit and its held items;
 // idByKey finds the live item holding a key; readySinceMs reads the oldest
 // ready head. None of them changes what `stats` reports.
 
@@ -63,7 +64,41 @@ describe("matchingView", () => {
 
   test("an unknown topic or namespace has no view", () => {
     const h = new Harness();
-    expect(h.engine.matchingView("nope", "t", h.now)).toMatchObject({ topicExists: false, askers: [], stuck: [] });
+    expect(h.engine.matchingView("nope", "t", h.now)).toMatchObject({ topicExists: false, askers: [], stuck: [], heldItems: 0, fitDeliveries: { full: 0, partial: 0, released: 0 } });
+  });
+
+  test("counts the topic's deliveries of items with prefers by fit (full, partial, released) and its held items", async () => {
+    const h = new Harness({ shards: 1 });
+    await h.enqueue("n", [item("t", { prefers: { repo: "a" } }), item("t", { prefers: { repo: "a" } }), item("t", { prefers: { repo: "a" }, preferWaitMs: 50 }), item("t")]);
+    await h.enqueue("n", [item("u", { prefers: { repo: "a" } })]);
+    expect(h.engine.matchingView("n", "t", h.now)).toMatchObject({ heldItems: 1, fitDeliveries: { full: 0, partial: 0, released: 0 } });
+    expect(await h.dequeue("n", [["t", 1]], { capabilities: { repo: "a" } })).toHaveLength(1);
+    // Fit 0 for the two items without a wait: enqueue order, then the plain item; the held item stays.
+    expect(await h.dequeue("n", [["t", 3]], { capabilities: { repo: "b" } })).toHaveLength(2);
+    expect(h.engine.matchingView("n", "t", h.now)).toMatchObject({ heldItems: 1, fitDeliveries: { full: 1, partial: 1, released: 0 } });
+    h.advance(50);
+    expect(await h.dequeue("n", [["t", 1]], { capabilities: { repo: "b" } })).toHaveLength(1);
+    const view = h.engine.matchingView("n", "t", h.now);
+    expect(view).toMatchObject({ heldItems: 0, fitDeliveries: { full: 1, partial: 1, released: 1 } });
+    // Per topic: the other topic's item was not delivered.
+    expect(h.engine.matchingView("n", "u", h.now).fitDeliveries).toEqual({ full: 0, partial: 0, released: 0 });
+    h.check();
+  });
+
+  test("items with prefers alone are never stuck; one requires under several preferences is one row", async () => {
+    const h = new Harness({ shards: 1 });
+    await h.enqueue("n", [
+      item("t", { prefers: { repo: "a" }, preferWaitMs: 1000 }),
+      item("t", { requires: { gpu: true } }),
+      item("t", { requires: { gpu: true }, prefers: { repo: "a" } }),
+      item("t", { requires: { gpu: true }, prefers: { repo: "b" }, preferWaitMs: 1000 }),
+    ]);
+    // Neither asker may take anything now: the first item is held for repo a, the others want a gpu.
+    expect(await h.dequeue("n", [["t", 1]], { capabilities: { repo: "b" } })).toEqual([]);
+    expect(await h.dequeue("n", [["t", 1]], { capabilities: null })).toEqual([]);
+    const view = h.engine.matchingView("n", "t", h.now);
+    expect(view.stuck.map((s) => [s.requires, s.items])).toEqual([[{ gpu: true }, 3]]);
+    expect(view.heldItems).toBe(2);
   });
 });
 

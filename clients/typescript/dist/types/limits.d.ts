@@ -10,6 +10,12 @@ export interface Limits {
     payloadBytesMax: number;
     /** Largest item metadata (1 KiB, per the contract): metadata is rewritten on every nack. Configurable. */
     metadataBytesMax: number;
+    /**
+     * Largest `ack` result (64 KiB, per the contract): it is kept in memory and
+     * on disk with the acked outcome for outcome_retention_ms, so a bigger
+     * answer belongs in a blob store. Configurable.
+     */
+    resultBytesMax: number;
     /** Items in one enqueue (1,000, per the contract): one batch stays one small LMDB commit. */
     itemsPerEnqueueMax: number;
     /** Items one dequeue may ask for per topic (1,000, per the contract). */
@@ -46,6 +52,12 @@ export interface Limits {
     /** Dequeues parked in long-poll per connection (1,000) and in total (100,000): each holds memory until it times out. */
     waitersPerConnectionMax: number;
     waitersTotalMax: number;
+    /**
+     * `wait` requests parked per connection (1,000) and in total (100,000):
+     * each holds its id list and one index entry per id until it is answered.
+     */
+    itemWaitsPerConnectionMax: number;
+    itemWaitsTotalMax: number;
     /** Requests started but not yet answered on one connection (10,000): bounds the work one pipelining client can queue. */
     inflightPerConnectionMax: number;
     /** Unsent reply bytes per connection (8 MiB): above it the server stops reading from that client until it drains. */

@@ -22,6 +22,7 @@ export interface WireError {
 export interface WireLimits {
     payload_bytes_max: number;
     metadata_bytes_max: number;
+    result_bytes_max: number;
     items_per_enqueue_max: number;
     count_per_dequeue_max: number;
     topic_bytes_max: number;
@@ -90,6 +91,8 @@ export interface WireEndedItemState {
     id: string;
     state: "ended";
     outcome: "acked" | "cancelled" | "expired";
+    /** The `ack` result an acked item was given, while its outcome is retained. */
+    result?: Uint8Array;
 }
 export interface WireTopicCounts {
     topic: string;

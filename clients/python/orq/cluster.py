@@ -1,8 +1,9 @@
-"""A Python client for an orq cluster (docs/CLUSTER.md) that hides it.
+"""The blocking client for an orq cluster (docs/CLUSTER.md) that hides it.
 
 Given any node's address, ``ClusterClient`` reads the shard map (the
 ``cluster`` op), sends each request to the node that owns the shards it
-names (ids and receipts start with ``<shard>:``; a grouped item's shard is
+names (ids and receipts start with ``<shard>:``: ``ack``, ``nack``,
+``extend``, ``get``, ``cancel``, ``explain`` and ``wait``; a grouped item's shard is
 ``fnv1a32(ns 0x00 topic 0x00 group) % shards``, else a keyed item's is
 ``fnv1a32(ns 0x00 topic 0x00 key) % shards``, else an ``after`` item's is its
 first id's; any other item goes to the nodes in turn), splits batches by owner,
@@ -10,27 +11,39 @@ re-reads the map and resends on MOVED or a lost node, waits out UNAVAILABLE by
 its ``retry_after_ms``, and dequeues from every node (one thread per node for
 the long-poll; deliveries that arrive after the first answer are kept for the
 next dequeue of the namespace). ``topics``, ``groups``, ``dead``, ``list``,
-``stats`` and ``redrive`` ask every node and merge (orq_cluster_merge.py);
-``pause``, ``resume``, ``policy`` and ``policies`` go to one node, the seed
-while it answers (every node shares pauses and policies); ``explain`` goes to each id's owner; ``worker()``
-runs the worker loop (orq_worker.py) over the whole cluster. Against a single
-node it is a plain client.
+``stats`` and ``redrive`` ask every node and merge (cluster_merge.py);
+``pause``, ``resume``, ``policy``, ``policies``, ``schedule``,
+``unschedule`` and ``schedules`` go to one node, the seed while it answers
+(every node shares pauses, policies and schedules: they live in the
+database, and exactly one node fires a schedule); ``worker()`` runs the
+worker loop (worker.py) over the whole cluster. Against a single node it is
+a plain client.
 
-    from orq_cluster import ClusterClient
+    from orq import ClusterClient
     orq = ClusterClient("10.0.0.5", 7420)
     [item_id] = orq.enqueue("default", [{"topic": "emails", "payload": b"hi", "key": "order-17"}])
     for delivery in orq.dequeue("default", {"emails": 10}, wait_ms=1000):
         orq.ack("default", [delivery["receipt"]])
 """
 
+from __future__ import annotations
+
 import threading
 import time
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from orq_client import Client, ConnectionLost, OrqError, _every_page, _topic_counts, policy_fields
-from orq_cluster_merge import AcrossNodes
-from orq_group_pages import merge_group_pages
-from orq_key_shard import fnv1a32, item_shard, shard_of_group, shard_of_key
-from orq_topic_pages import merge_topic_pages
+from .client import Client
+from .cluster_merge import AcrossNodes
+from .errors import ConnectionLost, OrqError, error_code
+from .fields import every_page, policy_fields, topic_counts
+from .group_pages import merge_group_pages
+from .key_shard import fnv1a32, item_shard, shard_of_group, shard_of_key
+from .topic_pages import merge_topic_pages
+from .shapes import Delivery, Item, ItemState, Page, ReceiptItem, Topics
+from .waiting import WaitPlan
+
+if TYPE_CHECKING:
+    from .worker import Worker
 
 __all__ = ["ClusterClient", "fnv1a32", "shard_of_key", "shard_of_group", "item_shard", "merge_topic_pages", "merge_group_pages"]
 
@@ -45,12 +58,10 @@ LOST_NODE_PAUSE_S = 0.1
 _ROUTABLE = {"MOVED", "UNAVAILABLE", "CONNECTION_LOST"}
 
 
-def _code(error):
-    """An error's contract code; a socket error is a lost connection."""
-    return error.code if isinstance(error, OrqError) else "CONNECTION_LOST"
+_code = error_code
 
 
-def _shard_of(text):
+def _shard_of(text: str) -> int:
     head, sep, _ = text.partition(":")
     return int(head) if sep and head.isdigit() else -1
 
@@ -58,25 +69,25 @@ def _shard_of(text):
 class ClusterClient(AcrossNodes):
     """One blocking client over every node of a cluster. Not thread-safe: give each thread its own."""
 
-    # It re-routes and reconnects by itself: the worker loop (orq_worker.py) keeps it after a lost node.
+    # It re-routes and reconnects by itself: the worker loop (worker.py) keeps it after a lost node.
     reconnects = True
 
-    def __init__(self, host="127.0.0.1", port=7420, timeout=30.0, token=None):
+    def __init__(self, host: str = "127.0.0.1", port: int = 7420, timeout: float = 30.0, token: Optional[str] = None) -> None:
         self._seed = f"{host}:{port}"
         self._timeout = timeout
         self._token = token
-        self._clients = {}
-        self._map = None
+        self._clients: Dict[str, Client] = {}
+        self._map: Optional[Dict[str, Any]] = None
         self._shards = 0
         self._turn = 0
-        self._kept = {}
+        self._kept: Dict[str, List[Delivery]] = {}
         # Guards what the dequeue threads share: kept deliveries and idle poll connections.
         self._lock = threading.Lock()
-        self._pollers = {}
+        self._pollers: Dict[str, List[Client]] = {}
         self._closed = False
         self.refresh()
 
-    def close(self):
+    def close(self) -> None:
         for client in self._clients.values():
             client.close()
         self._clients.clear()
@@ -87,19 +98,19 @@ class ClusterClient(AcrossNodes):
                     client.close()
             self._pollers.clear()
 
-    def __enter__(self):
+    def __enter__(self) -> "ClusterClient":
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info: Any) -> None:
         self.close()
 
-    def refresh(self):
+    def refresh(self) -> None:
         """Read the map from any node that answers (the seed first)."""
-        last = None
+        last: Optional[BaseException] = None
         for addr in [self._seed] + [a for a in self._addrs() if a != self._seed]:
             try:
                 client = self._client(addr)
-                self._shards = client.server_info["shards"]
+                self._shards = (client.server_info or {})["shards"]
                 try:
                     self._map = client.request("cluster")["cluster"]
                 except OrqError as error:
@@ -112,38 +123,55 @@ class ClusterClient(AcrossNodes):
                 self._forget(addr)
         raise last or ConnectionLost("no node of the cluster answers")
 
+    def cluster(self) -> Optional[Dict[str, Any]]:
+        """The shard map as last read ({map_version, node_id, nodes, owners}; refresh() reads it again); None in front of a single node."""
+        return self._map
+
+    def ping(self) -> int:
+        """Round trip to one node (the seed while it answers); returns its clock."""
+        return self._any_node(lambda client: client.ping())
+
     # -- the contract's operations, routed ------------------------------------
 
-    def enqueue(self, ns, items):
-        ids = [None] * len(items)
+    def enqueue_one(self, ns: str, topic: str, payload: bytes = b"", **fields: Any) -> str:
+        """Enqueue one item (Client.enqueue_one) on its node."""
+        return self.enqueue(ns, [{"topic": topic, "payload": payload, **fields}])[0]
+
+    def enqueue(self, ns: str, items: Sequence[Item]) -> List[str]:
+        """Enqueue a batch, each item on its node (Client.enqueue): ids in request order."""
+        ids: List[str] = [""] * len(items)
         entries = list(enumerate(items))
 
-        def shard(entry):
+        def shard(entry: Tuple[int, Item]) -> int:
             return -1 if self._map is None else item_shard(ns, entry[1], self._shards)
 
-        def send(client, group):
+        def send(client: Client, group: List[Tuple[int, Item]]) -> None:
             for (index, _), item_id in zip(group, client.enqueue(ns, [item for _, item in group])):
                 ids[index] = item_id
 
         self._route(entries, shard, send)
         return ids
 
-    def ack(self, ns, receipts):
-        total = {"acked": 0, "stale": []}
+    def ack(self, ns: str, receipts: Sequence[str], results: Optional[Sequence[Optional[bytes]]] = None) -> Dict[str, Any]:
+        """End deliveries on their owners, each with its result if given (Client.ack). Returns {"acked", "stale"}."""
+        total: Dict[str, Any] = {"acked": 0, "stale": []}
+        if results is not None and len(results) != len(receipts):
+            raise ValueError(f"results has {len(results)} entries for {len(receipts)} receipts")
+        paired = list(zip(receipts, [None] * len(receipts) if results is None else results))
 
-        def send(client, group):
-            result = client.ack(ns, group)
+        def send(client: Client, group: List[Tuple[str, Optional[bytes]]]) -> None:
+            result = client.ack(ns, [receipt for receipt, _ in group], [value for _, value in group])
             total["acked"] += result["acked"]
             total["stale"] += result["stale"]
 
-        self._route(list(receipts), _shard_of, send)
+        self._route(paired, lambda entry: _shard_of(entry[0]), send)
         return total
 
-    def nack(self, ns, items):
+    def nack(self, ns: str, items: Sequence[ReceiptItem]) -> Dict[str, Any]:
         total = {"nacked": 0, "stale": []}
         entries = [item if isinstance(item, dict) else {"receipt": item} for item in items]
 
-        def send(client, group):
+        def send(client: Client, group: List[Dict[str, Any]]) -> None:
             result = client.nack(ns, group)
             total["nacked"] += result["nacked"]
             total["stale"] += result["stale"]
@@ -151,21 +179,24 @@ class ClusterClient(AcrossNodes):
         self._route(entries, lambda item: _shard_of(item["receipt"]), send)
         return total
 
-    def extend(self, ns, items):
+    def extend(self, ns: str, items: Sequence[ReceiptItem]) -> Dict[str, Any]:
+        """Extend leases (with ``metadata``: progress) on their owners. Returns {"extended", "stale"}."""
         total = {"extended": 0, "stale": []}
 
-        def send(client, group):
+        def send(client: Client, group: List[Dict[str, Any]]) -> None:
             result = client.extend(ns, group)
             total["extended"] += result["extended"]
             total["stale"] += result["stale"]
 
-        self._route(list(items), lambda item: _shard_of(item["receipt"]), send)
+        entries = [item if isinstance(item, dict) else {"receipt": item} for item in items]
+        self._route(entries, lambda item: _shard_of(item["receipt"]), send)
         return total
 
-    def get(self, ns, ids):
-        items = [None] * len(ids)
+    def get(self, ns: str, ids: Sequence[str]) -> List[Optional[ItemState]]:
+        """Item states from each id's owner, in request order."""
+        items: List[Optional[Dict[str, Any]]] = [None] * len(ids)
 
-        def send(client, group):
+        def send(client: Client, group: List[Tuple[int, str]]) -> None:
             reply = client.request("get", ns=ns, ids=[item_id for _, item_id in group])
             for (index, _), state in zip(group, reply["items"]):
                 items[index] = state
@@ -173,11 +204,11 @@ class ClusterClient(AcrossNodes):
         self._route(list(enumerate(ids)), lambda entry: _shard_of(entry[1]), send)
         return items
 
-    def cancel(self, ns, ids):
+    def cancel(self, ns: str, ids: Sequence[str]) -> Dict[str, Any]:
         """Cancel items wherever they live. Returns {"cancelled": n, "missing": [ids]}."""
         total = {"cancelled": 0, "missing": []}
 
-        def send(client, group):
+        def send(client: Client, group: List[str]) -> None:
             reply = client.request("cancel", ns=ns, ids=group)
             total["cancelled"] += reply["cancelled"]
             total["missing"] += reply["missing"]
@@ -185,61 +216,139 @@ class ClusterClient(AcrossNodes):
         self._route(list(ids), _shard_of, send)
         return total
 
-    def explain(self, ns, ids):
+    def explain(self, ns: str, ids: Sequence[str]) -> List[Optional[Dict[str, Any]]]:
         """Why each item is not being delivered now, asked of each id's owner: [{id, state, reasons} or None] in request order."""
-        items = [None] * len(ids)
+        items: List[Optional[Dict[str, Any]]] = [None] * len(ids)
 
-        def send(client, group):
+        def send(client: Client, group: List[Tuple[int, str]]) -> None:
             for (index, _), explained in zip(group, client.explain(ns, [item_id for _, item_id in group])):
                 items[index] = explained
 
         self._route(list(enumerate(ids)), lambda entry: _shard_of(entry[1]), send)
         return items
 
-    def pause(self, ns, topic, for_ms=None, group=None):
+    def pause(self, ns: str, topic: str, for_ms: Optional[int] = None, group: Optional[str] = None) -> Optional[int]:
         """Pause a topic (or one group) on the whole cluster: any node writes it, every node holds it within 1 s."""
         return self._any_node(lambda client: client.pause(ns, topic, for_ms=for_ms, group=group))
 
-    def resume(self, ns, topic, group=None):
+    def resume(self, ns: str, topic: str, group: Optional[str] = None) -> bool:
         """Lift a topic's (or one group's) pause on the whole cluster. Returns False when it was not paused."""
         return self._any_node(lambda client: client.resume(ns, topic, group=group))
 
-    def policy(self, ns, topic, group=None, weight=None, max_leased=None, rate=None, clear=None):
+    def policy(
+        self,
+        ns: str,
+        topic: str,
+        group: Optional[str] = None,
+        weight: Optional[int] = None,
+        max_leased: Optional[int] = None,
+        rate: Union[None, Mapping[str, int], Tuple[int, int]] = None,
+        clear: Optional[bool] = None,
+    ) -> Dict[str, Any]:
         """Set or clear a policy (Client.policy); any node stores it for the whole cluster."""
         fields = policy_fields(ns, topic, group=group, weight=weight, max_leased=max_leased, rate=rate, clear=clear)
         del fields["ns"], fields["topic"]
         return self._any_node(lambda client: client.policy(ns, topic, **fields))
 
-    def policies(self, ns, topic, limit=None, after=None):
+    def policies(self, ns: str, topic: str, limit: Optional[int] = None, after: Optional[str] = None) -> Page:
         """One page of a topic's policies: every node holds them all, so one node answers."""
         return self._any_node(lambda client: client.policies(ns, topic, limit=limit, after=after))
 
-    def policies_all(self, ns, topic, limit=None):
+    def policies_all(self, ns: str, topic: str, limit: Optional[int] = None) -> Iterator[Dict[str, Any]]:
         """Every policy of a topic, following ``next`` page by page (a generator)."""
-        return _every_page(lambda after: self.policies(ns, topic, limit=limit, after=after), "policies")
+        return every_page(lambda after: self.policies(ns, topic, limit=limit, after=after), "policies")
 
-    def worker(self, ns, topic, handler, **options):
-        """A worker loop (orq_worker.Worker) over the whole cluster, on clients of its own; call run() or start()."""
-        from orq_worker import Worker
+    def wait(self, ns: str, ids: Sequence[str], wait_ms: int = 0) -> List[Optional[ItemState]]:
+        """One ``wait`` per owner, in turn, all within ``wait_ms`` of the call: item states in request order.
+
+        An id on a later owner is asked with what is left of ``wait_ms``, so
+        the whole call ends within it (plus re-routing); each state is the
+        item's at its owner's answer.
+        """
+        items: List[Optional[ItemState]] = [None] * len(ids)
+        deadline_s = time.monotonic() + wait_ms / 1000.0
+
+        def send(client: Client, group: List[Tuple[int, str]]) -> None:
+            left_ms = max(0, int((deadline_s - time.monotonic()) * 1000))
+            for (index, _), state in zip(group, client.wait(ns, [item_id for _, item_id in group], left_ms)):
+                items[index] = state
+
+        self._route(list(enumerate(ids)), lambda entry: _shard_of(entry[1]), send)
+        return items
+
+    def wait_for(self, ns: str, ids: Sequence[str], timeout_ms: Optional[int] = None) -> List[Optional[ItemState]]:
+        """Item states once every id has ended, or at ``timeout_ms`` (Client.wait_for), asking each id's owner."""
+        plan = WaitPlan(ids, timeout_ms, time.monotonic(), self._limits())
+        while True:
+            asked = plan.next_request(time.monotonic())
+            if asked is None:
+                return plan.states
+            plan.take(self.wait(ns, *asked))
+
+    def enqueue_and_wait(self, ns: str, items: Sequence[Item], timeout_ms: Optional[int] = None) -> List[Optional[ItemState]]:
+        """Enqueue items, then wait until each has ended (``wait_for``): their final states, results included."""
+        return self.wait_for(ns, self.enqueue(ns, items), timeout_ms)
+
+    def schedule(
+        self,
+        ns: str,
+        name: str,
+        item: Item,
+        cron: Optional[str] = None,
+        every_ms: Optional[int] = None,
+        timezone: Optional[str] = None,
+        catch_up: Optional[str] = None,
+    ) -> Dict[str, Any]:
+        """Create or replace a schedule (Client.schedule); any node stores it for the whole cluster, and one node fires it."""
+        return self._any_node(lambda client: client.schedule(ns, name, item, cron, every_ms, timezone, catch_up))
+
+    def unschedule(self, ns: str, name: str) -> bool:
+        """Remove a schedule on the whole cluster. Returns False when there was none of that name."""
+        return self._any_node(lambda client: client.unschedule(ns, name))
+
+    def schedules(self, ns: str, limit: Optional[int] = None, after: Optional[str] = None) -> Page:
+        """One page of the namespace's schedules: every node reads them all, so one node answers."""
+        return self._any_node(lambda client: client.schedules(ns, limit=limit, after=after))
+
+    def schedules_all(self, ns: str, limit: Optional[int] = None) -> Iterator[Dict[str, Any]]:
+        """Every schedule of the namespace, following ``next`` page by page (a generator)."""
+        return every_page(lambda after: self.schedules(ns, limit=limit, after=after), "schedules")
+
+    def _limits(self) -> Optional[Dict[str, Any]]:
+        """The seed's hello limits (every node of a cluster has the same), or None before a connection."""
+        client = self._clients.get(self._seed)
+        return None if client is None or client.server_info is None else client.server_info.get("limits")
+
+    def worker(self, ns: str, topic: str, handler: Callable[..., Optional[bytes]], **options: Any) -> "Worker":
+        """A worker loop (orq.Worker) over the whole cluster, on clients of its own; call run() or start()."""
+        from .worker import Worker
 
         addrs = [self._seed] + [addr for addr in self._addrs() if addr != self._seed]
         timeout, token = self._timeout, self._token
 
-        def connect():
+        def connect() -> ClusterClient:
             # Any node that answers (the seed may be the one that died).
-            last = None
+            last: Optional[BaseException] = None
             for addr in addrs:
                 try:
-                    return ClusterClient(*_split(addr), timeout, token)
+                    host, port = _split(addr)
+                    return ClusterClient(host, port, timeout, token)
                 except (OrqError, OSError) as error:
                     last = error
-            raise last
+            raise last or ConnectionLost("no node of the cluster answers")
 
         return Worker(connect, ns, topic, handler, **options)
 
-    def dequeue(self, ns, topics, capabilities=None, wait_ms=None, lease_ms=None):
+    def dequeue(
+        self,
+        ns: str,
+        topics: Topics,
+        capabilities: Optional[Mapping[str, Any]] = None,
+        wait_ms: Optional[int] = None,
+        lease_ms: Optional[int] = None,
+    ) -> List[Delivery]:
         """Lease from every node: the first deliveries to come back; later ones are kept for the next call."""
-        room = {entry["topic"]: entry.get("count", 1) for entry in _topic_counts(topics)}
+        room = {entry["topic"]: entry.get("count", 1) for entry in topic_counts(topics)}
         kept, ready = [], []
         with self._lock:
             for delivery in self._kept.get(ns, []):
@@ -253,13 +362,15 @@ class ClusterClient(AcrossNodes):
                 return ready
         if self._map is None:
             return self._client(self._seed).dequeue(ns, topics, capabilities, wait_ms, lease_ms)
-        answers = []
-        lost = []
+        answers: List[Tuple[List[Delivery], Optional[BaseException]]] = []
+        lost: List[str] = []
         done = threading.Condition()
         addrs = self._addrs()
 
-        def ask(addr):
-            deliveries, failure, client = [], None, None
+        def ask(addr: str) -> None:
+            deliveries: List[Delivery] = []
+            failure: Optional[BaseException] = None
+            client: Optional[Client] = None
             try:
                 # A connection of the poll pool: the thread must not share the routed clients.
                 client = self._take_poller(addr)
@@ -300,7 +411,7 @@ class ClusterClient(AcrossNodes):
 
     # -- routing ---------------------------------------------------------------
 
-    def _any_node(self, ask):
+    def _any_node(self, ask: Callable[[Client], Any]) -> Any:
         """One request any node answers for the whole cluster (pauses, policies), sent to the same node each time.
 
         The seed while it answers, else the next in the map: the other nodes
@@ -321,7 +432,7 @@ class ClusterClient(AcrossNodes):
                 last = error
         raise last or ConnectionLost("no node of the cluster answers")
 
-    def _take_poller(self, addr):
+    def _take_poller(self, addr: str) -> Client:
         """An idle long-poll connection to ``addr``, or a new one (a dequeue's thread owns it until it gives it back)."""
         with self._lock:
             idle = self._pollers.get(addr)
@@ -329,7 +440,7 @@ class ClusterClient(AcrossNodes):
                 return idle.pop()
         return Client.open(*_split(addr), timeout=self._timeout, token=self._token)
 
-    def _give_poller(self, addr, client):
+    def _give_poller(self, addr: str, client: Client) -> None:
         """Keep a poll connection for the next dequeue, unless it was lost or this client closed."""
         with self._lock:
             if not client.closed and not self._closed and len(self._pollers.get(addr, [])) < POLLERS_PER_NODE_MAX:
@@ -337,7 +448,14 @@ class ClusterClient(AcrossNodes):
                 return
         client.close()
 
-    def _keep_late(self, ns, answers, done, expected, taken):
+    def _keep_late(
+        self,
+        ns: str,
+        answers: List[Tuple[List[Delivery], Optional[BaseException]]],
+        done: threading.Condition,
+        expected: int,
+        taken: List[Delivery],
+    ) -> None:
         with done:
             while len(answers) < expected:
                 done.wait()
@@ -346,17 +464,19 @@ class ClusterClient(AcrossNodes):
             with self._lock:
                 self._kept.setdefault(ns, []).extend(late)
 
-    def _route(self, entries, shard_of_entry, send):
+    def _route(self, entries: List[Any], shard_of_entry: Callable[[Any], int], send: Callable[[Client, List[Any]], None]) -> None:
+        """Send each entry to its shard's owner (``send(client, entries)`` per node), re-routing on MOVED, UNAVAILABLE and lost nodes."""
         remaining = entries
         attempt = 0
         while remaining:
             attempt += 1
-            groups = {}
+            groups: Dict[str, List[Any]] = {}
             any_node = self._next_addr()
             for entry in remaining:
                 addr = self._owner_addr(shard_of_entry(entry)) or any_node
                 groups.setdefault(addr, []).append(entry)
-            retry, pause_s = [], 0.0
+            retry: List[Any] = []
+            pause_s = 0.0
             for addr, group in groups.items():
                 try:
                     send(self._client(addr), group)
@@ -365,7 +485,8 @@ class ClusterClient(AcrossNodes):
                     if code not in _ROUTABLE or self._map is None or attempt >= ROUTE_ATTEMPTS_MAX:
                         raise
                     if code == "UNAVAILABLE":
-                        pause_s = max(pause_s, (error.retry_after_ms or 100) / 1000.0)
+                        hint_ms = error.retry_after_ms if isinstance(error, OrqError) else None
+                        pause_s = max(pause_s, (hint_ms or 100) / 1000.0)
                     elif code != "MOVED":
                         self._forget(addr)
                         pause_s = max(pause_s, LOST_NODE_PAUSE_S)
@@ -378,7 +499,7 @@ class ClusterClient(AcrossNodes):
                 except (OrqError, OSError):
                     pass
 
-    def _owner_addr(self, shard):
+    def _owner_addr(self, shard: int) -> Optional[str]:
         if self._map is None:
             return self._seed
         if shard < 0 or shard >= len(self._map["owners"]):
@@ -386,15 +507,15 @@ class ClusterClient(AcrossNodes):
         owner = self._map["owners"][shard]
         return next((n["addr"] for n in self._map["nodes"] if n["node_id"] == owner), None)
 
-    def _addrs(self):
+    def _addrs(self) -> List[str]:
         return [self._seed] if self._map is None else [n["addr"] for n in self._map["nodes"]]
 
-    def _next_addr(self):
+    def _next_addr(self) -> str:
         addrs = self._addrs()
         self._turn = (self._turn + 1) % max(1, len(addrs))
         return addrs[self._turn] if addrs else self._seed
 
-    def _client(self, addr):
+    def _client(self, addr: str) -> Client:
         client = self._clients.get(addr)
         if client is not None and client.closed:
             self._clients.pop(addr)
@@ -404,12 +525,12 @@ class ClusterClient(AcrossNodes):
             self._clients[addr] = client
         return client
 
-    def _forget(self, addr):
+    def _forget(self, addr: str) -> None:
         client = self._clients.pop(addr, None)
         if client is not None:
             client.close()
 
 
-def _split(addr):
+def _split(addr: str) -> Tuple[str, int]:
     host, _, port = addr.rpartition(":")
     return host, int(port)

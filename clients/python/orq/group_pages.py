@@ -2,24 +2,29 @@
 src/client/group-pages.ts). Each node answers for the groups on its own
 shards; a group lives on one shard, but while a shard moves two nodes may
 both count it, and then its counts are summed. Paged as ``topics`` is
-(orq_topic_pages.py): the merged page ends at the smallest last group of a
+(topic_pages.py): the merged page ends at the smallest last group of a
 node that has more, so following ``next`` never skips a group. The items
 without a group (``group: None``) sort first under the cursor "".
 """
+
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 __all__ = ["merge_group_pages"]
 
 _COUNTS = ("ready", "delayed", "waiting", "leased", "dead")
 
 
-def _cursor(group):
+def _cursor(group: Optional[str]) -> str:
     # A group name is at least one byte, so "" names no group but the items without one.
     return "" if group is None else group
 
 
-def merge_group_pages(pages, limit=None):
+def merge_group_pages(pages: Sequence[Mapping[str, Any]], limit: Optional[int] = None) -> Dict[str, Any]:
     """Several nodes' answers to the same ``groups`` page as one page: {"groups": [...], "next": str or None}."""
-    merged, known_through = {}, None
+    merged: Dict[str, Dict[str, Any]] = {}
+    known_through: Optional[str] = None
     for page in pages:
         listed = page["groups"]
         if page.get("next") is not None and listed:

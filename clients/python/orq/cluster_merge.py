@@ -3,15 +3,19 @@ src/client/cluster-merge.ts and cluster-client.ts): ``topics``, ``groups``,
 ``dead``, ``list``, ``stats`` and ``redrive``. Each node answers these for its own
 shards only (the contract's "Cluster mode"); docs/CLUSTER.md, "What the
 clients merge", gives the rules. ``AcrossNodes`` is a part of
-``ClusterClient`` (orq_cluster.py) and uses its routing.
+``ClusterClient`` (cluster.py) and uses its routing.
 """
+
+from __future__ import annotations
 
 import base64
 import json
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from orq_client import OrqError, _every_page
-from orq_group_pages import merge_group_pages
-from orq_topic_pages import merge_topic_pages
+from .errors import OrqError
+from .fields import every_page
+from .group_pages import merge_group_pages
+from .topic_pages import merge_topic_pages
 
 __all__ = ["AcrossNodes", "sum_stats", "interleave_dead", "encode_list_cursor", "decode_list_cursor"]
 
@@ -34,7 +38,24 @@ _SIGNATURES_LISTED_MAX = 20
 class AcrossNodes:
     """The ops every node answers for its own shards, asked of every node and merged."""
 
-    def topics(self, ns, prefix=None, limit=None, after=None):
+    # Given by ClusterClient (cluster.py), which holds the map and routes.
+    _map: Optional[Dict[str, Any]]
+    _seed: str
+    _clients: Dict[str, Any]
+
+    def _route(self, entries: List[Any], shard_of_entry: Callable[[Any], int], send: Callable[[Any, List[Any]], None]) -> None:
+        raise NotImplementedError
+
+    def _client(self, addr: str) -> Any:
+        raise NotImplementedError
+
+    def _addrs(self) -> List[str]:
+        raise NotImplementedError
+
+    def _forget(self, addr: str) -> None:
+        raise NotImplementedError
+
+    def topics(self, ns: str, prefix: Optional[str] = None, limit: Optional[int] = None, after: Optional[str] = None) -> Dict[str, Any]:
         """One page of every node's topics, counts summed per topic: {"topics": [...], "next": str or None}.
 
         Paged like a single server's (pass ``next`` as ``after``): every node is
@@ -45,7 +66,7 @@ class AcrossNodes:
         answers = self._every_node(lambda client, addr: client.topics(ns, prefix=prefix, limit=limit, after=after))
         return merge_topic_pages([result for _, result, _ in answers if result is not None], limit)
 
-    def topics_all(self, ns, prefix=None, limit=None):
+    def topics_all(self, ns: str, prefix: Optional[str] = None, limit: Optional[int] = None) -> Iterator[Dict[str, Any]]:
         """Every topic of the namespace, following ``next`` page by page (a generator)."""
         after = None
         while True:
@@ -55,31 +76,31 @@ class AcrossNodes:
                 return
             after = page["next"]
 
-    def groups(self, ns, topic, limit=None, after=None):
+    def groups(self, ns: str, topic: str, limit: Optional[int] = None, after: Optional[str] = None) -> Dict[str, Any]:
         """One page of every node's groups of a topic, counts summed per group: {"groups": [...], "next": str or None}.
 
         Each node answers for the groups on its shards; paged like a single
         server's (pass ``next`` as ``after``), never skipping a group some node
-        has not listed yet (orq_group_pages.py). A node gone adds nothing.
+        has not listed yet (group_pages.py). A node gone adds nothing.
         """
         answers = self._every_node(lambda client, addr: client.groups(ns, topic, limit=limit, after=after))
         return merge_group_pages([result for _, result, _ in answers if result is not None], limit)
 
-    def groups_all(self, ns, topic, limit=None):
+    def groups_all(self, ns: str, topic: str, limit: Optional[int] = None) -> Iterator[Dict[str, Any]]:
         """Every group of a topic on every node, following ``next`` page by page (a generator)."""
-        return _every_page(lambda after: self.groups(ns, topic, limit=limit, after=after), "groups")
+        return every_page(lambda after: self.groups(ns, topic, limit=limit, after=after), "groups")
 
-    def dead(self, ns, topic, limit=None):
+    def dead(self, ns: str, topic: str, limit: Optional[int] = None) -> List[Dict[str, Any]]:
         """Every node's dead letters of a topic, from the nodes in turn (each node's oldest death first), at most ``limit``."""
         answers = self._every_node(lambda client, addr: client.request("dead", ns=ns, topic=topic, limit=limit)["items"])
         return interleave_dead([result or [] for _, result, _ in answers], DEAD_DEFAULT if limit is None else limit)
 
-    def redrive(self, ns, topic, ids=None):
+    def redrive(self, ns: str, topic: str, ids: Optional[Sequence[str]] = None) -> Dict[str, Any]:
         """Redrive the given dead letters on their owners, or (without ids) every node's. Returns {"redriven": n}."""
         total = {"redriven": 0}
         if ids is not None:
 
-            def send(client, group):
+            def send(client: Any, group: List[str]) -> None:
                 total["redriven"] += client.request("redrive", ns=ns, topic=topic, ids=group)["redriven"]
 
             self._route(list(ids), _shard_prefix, send)
@@ -88,7 +109,7 @@ class AcrossNodes:
                 total["redriven"] += result["redriven"] if result is not None else 0
         return total
 
-    def stats(self, ns=None):
+    def stats(self, ns: Optional[str] = None) -> Dict[str, Any]:
         """{"merged": the nodes' replies summed, "nodes": [{"node_id", "addr", "stats" or "error"}]}; on a single node merged is its reply."""
         answers = self._every_node(lambda client, addr: _without_envelope(client.request("stats", ns=ns)))
         nodes = []
@@ -99,7 +120,7 @@ class AcrossNodes:
         replies = [result for _, result, _ in answers if result is not None]
         return {"merged": replies[0] if len(replies) == 1 else sum_stats(replies), "nodes": nodes}
 
-    def list(self, ns, topic, state=None, limit=None, after=None):
+    def list(self, ns: str, topic: str, state: Optional[str] = None, limit: Optional[int] = None, after: Optional[str] = None) -> Dict[str, Any]:
         """One page of a topic's items from every node: {"items", "next"}; each node gives ``limit / nodes`` (at least 1).
 
         Merged in list order; ``next`` bundles every node's own cursor and is
@@ -108,12 +129,13 @@ class AcrossNodes:
         """
         if self._map is None:
             return self._client(self._seed).list(ns, topic, state=state, limit=limit, after=after)
-        cursor = {} if after is None else decode_list_cursor(after)
-        if cursor is None:
+        decoded = {} if after is None else decode_list_cursor(after)
+        if decoded is None:
             raise OrqError("BAD_REQUEST", "after: not a cursor of a cluster listing", {"field": "after"})
+        cursor: Dict[str, str] = decoded
         per_node = max(1, (LIST_DEFAULT if limit is None else limit) // max(1, len(self._addrs())))
 
-        def ask(client, addr):
+        def ask(client: Any, addr: str) -> Any:
             if cursor.get(addr) == LIST_DONE:
                 return {"items": [], "next": None}
             return client.list(ns, topic, state=state, limit=per_node, after=cursor.get(addr))
@@ -130,9 +152,13 @@ class AcrossNodes:
         items = sorted((item for _, result, _ in answers if result is not None for item in result["items"]), key=_list_order)
         return {"items": items, "next": encode_list_cursor(following) if more else None}
 
-    def _every_node(self, ask):
+    def list_all(self, ns: str, topic: str, state: Optional[str] = None, limit: Optional[int] = None) -> Iterator[Dict[str, Any]]:
+        """Every item of a topic on every node, following ``next`` page by page (a generator)."""
+        return every_page(lambda after: self.list(ns, topic, state=state, limit=limit, after=after), "items")
+
+    def _every_node(self, ask: Callable[[Any, str], Any]) -> List[Tuple[str, Any, Optional[BaseException]]]:
         """[(addr, result or None, error or None)] for every node in map order; a node gone or busy answers None."""
-        answers = []
+        answers: List[Tuple[str, Any, Optional[BaseException]]] = []
         for addr in self._addrs():
             try:
                 answers.append((addr, ask(self._client(addr), addr), None))
@@ -145,31 +171,32 @@ class AcrossNodes:
                 answers.append((addr, None, error))
         return answers
 
-    def _node_id_of(self, addr):
+    def _node_id_of(self, addr: str) -> Optional[str]:
         if self._map is None:
-            return (self._clients.get(addr).server_info or {}).get("node_id") if addr in self._clients else None
+            client = self._clients.get(addr)
+            return None if client is None else (client.server_info or {}).get("node_id")
         return next((n["node_id"] for n in self._map["nodes"] if n["addr"] == addr), None)
 
 
-def _shard_prefix(text):
+def _shard_prefix(text: str) -> int:
     head, sep, _ = text.partition(":")
     return int(head) if sep and head.isdigit() else -1
 
 
-def _without_envelope(reply):
+def _without_envelope(reply: Dict[str, Any]) -> Dict[str, Any]:
     return {key: value for key, value in reply.items() if key not in ("id", "ok")}
 
 
-def _list_order(item):
+def _list_order(item: Dict[str, Any]) -> Tuple[int, int, int, int]:
     """Ready items first by priority and due time, then the rest by enqueue time, as one node lists them."""
     if item["state"] == "ready":
         return (0, item["priority"], item["deliver_at_ms"], item["enqueued_at_ms"])
     return (1, 0, 0, item["enqueued_at_ms"])
 
 
-def interleave_dead(lists, limit):
+def interleave_dead(lists: Sequence[Sequence[Dict[str, Any]]], limit: int) -> List[Dict[str, Any]]:
     """Every node's dead letters, each node's in its own order, taken from the nodes in turn, at most ``limit``."""
-    merged = []
+    merged: List[Dict[str, Any]] = []
     for index in range(max((len(items) for items in lists), default=0)):
         for items in lists:
             if index < len(items) and len(merged) < limit:
@@ -177,12 +204,12 @@ def interleave_dead(lists, limit):
     return merged
 
 
-def encode_list_cursor(cursor):
+def encode_list_cursor(cursor: Dict[str, str]) -> str:
     text = json.dumps(cursor, separators=(",", ":")).encode()
     return _CURSOR_PREFIX + base64.urlsafe_b64encode(text).decode().rstrip("=")
 
 
-def decode_list_cursor(text):
+def decode_list_cursor(text: str) -> Optional[Dict[str, str]]:
     """The per-node cursors, or None for a string this client (or the TypeScript one) did not make."""
     if not text.startswith(_CURSOR_PREFIX):
         return None
@@ -196,7 +223,7 @@ def decode_list_cursor(text):
     return cursor
 
 
-def sum_stats(replies):
+def sum_stats(replies: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
     """Several nodes' ``stats`` replies as one: counts added, flags or'ed, clocks the largest, requirement sets combined."""
     merged = _merge_maps(replies)
     namespaces = merged.get("namespaces")
@@ -215,14 +242,14 @@ def sum_stats(replies):
     return merged
 
 
-def _merge_maps(values):
+def _merge_maps(values: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
     keys = []
     for value in values:
         keys += [key for key in value if key not in keys]
     return {key: _merge_value(key, [value[key] for value in values if key in value]) for key in keys}
 
 
-def _merge_value(key, values):
+def _merge_value(key: str, values: Sequence[Any]) -> Any:
     present = [value for value in values if value is not None]
     if not present:
         return None
@@ -248,9 +275,9 @@ def _merge_value(key, values):
     return first
 
 
-def _merge_signatures(signatures):
+def _merge_signatures(signatures: Sequence[Any]) -> List[Dict[str, Any]]:
     """The same requirement set on several nodes becomes one entry with their items summed; most items first."""
-    by_set = {}
+    by_set: Dict[str, Dict[str, Any]] = {}
     for signature in signatures:
         if not isinstance(signature, dict):
             continue

@@ -3,19 +3,24 @@ src/client/topic-pages.ts): counts summed per topic, and a ``next`` cursor
 that never skips a topic some node has not listed yet.
 """
 
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping, Optional, Sequence
+
 __all__ = ["merge_topic_pages"]
 
 _STATES = ("ready", "delayed", "waiting", "leased", "dead")
 
 
-def merge_topic_pages(pages, limit=None):
+def merge_topic_pages(pages: Sequence[Mapping[str, Any]], limit: Optional[int] = None) -> Dict[str, Any]:
     """Several nodes' answers to the same ``topics`` page as one page (as src/client/topic-pages.ts).
 
     A node that has more stops at its last topic; past the smallest such stop
     some node's topics are not known yet, so the merged page ends there (or at
     ``limit``), and ``next`` is where the following page starts.
     """
-    merged, known_through = {}, None
+    merged: Dict[str, Dict[str, Any]] = {}
+    known_through: Optional[str] = None
     for page in pages:
         listed = page["topics"]
         if page.get("next") is not None and listed and (known_through is None or listed[-1]["topic"] < known_through):

@@ -1,12 +1,17 @@
-"""The worker loop for orq's Python clients: a single node's ``Client`` or a
-cluster's ``ClusterClient`` (the same loop as the TypeScript client's ``work``).
+"""The blocking worker loop for orq's Python clients: a single node's
+``Client`` or a cluster's ``ClusterClient`` (the same loop as the TypeScript
+client's ``work``; async_worker.py is the asyncio one).
 
 It long-polls one topic, runs up to ``concurrency`` handlers at once (one
 thread each), keeps each lease alive while its handler runs (one batched
 ``extend`` every ``lease_ms * extend_at_fraction``), acks when the handler
-returns and nacks when it raises (one thread sends them, batching whatever
-finished while the previous request was out), with an exponential back-off:
+returns (what it returned, bytes or None, is the ack's result) and nacks
+when it raises (one thread sends them, batching whatever finished while the
+previous request was out), with an exponential back-off:
 ``delay_ms = min(backoff_max_ms, backoff_base_ms * 2 ** (attempt - 1))``.
+Each handler runs in an OpenTelemetry consumer span that continues the
+item's ``trace`` when OpenTelemetry is importable (tracing.py); the delivery
+carries ``trace`` either way.
 
 ``connect`` makes a client: the loop makes two, one for its dequeues and one
 for the handlers' acks, nacks and extends (neither client is thread-safe).
@@ -23,8 +28,7 @@ if it never lands, the lease expires and the item is delivered again
 come back (at most ``wait_ms``) and what it brought is handled; running
 handlers finish and are acked or nacked; then ``run()`` returns.
 
-    from orq_cluster import ClusterClient
-    from orq_worker import Worker
+    from orq import ClusterClient, Worker
 
     def handle(delivery, lease_lost):  # lease_lost: a threading.Event
         send_email(delivery["payload"])
@@ -33,56 +37,57 @@ handlers finish and are acked or nacked; then ``run()`` returns.
            concurrency=8, lease_ms=30_000).run()
 """
 
+from __future__ import annotations
+
 import threading
 import time
+from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
-from orq_client import OrqError
+from .errors import OrqError, error_code
+from .tracing import consumer_span
+from .shapes import Delivery
+from .worker_settings import (
+    RETRYABLE,
+    SETTLE_ATTEMPTS_MAX,
+    SETTLE_BATCH_MAX,
+    WORK_CONCURRENCY_MAX,
+    check_options,
+    handler_result,
+    nack_delay_ms,
+    retry_hint_ms,
+)
 
 __all__ = ["Worker", "nack_delay_ms", "WORK_CONCURRENCY_MAX", "SETTLE_ATTEMPTS_MAX"]
 
-# Largest concurrency: one dequeue's count limit (count_per_dequeue_max).
-WORK_CONCURRENCY_MAX = 1000
-# Times an ack or nack is sent before it is given up (its lease then expires
-# and the item comes again). A ClusterClient already re-routes each try up to
-# 100 times, so this only has to ride out a node restart for a plain Client.
-SETTLE_ATTEMPTS_MAX = 5
-# Acks (or nacks) sent in one request at most: the server's ids_per_request_max.
-SETTLE_BATCH_MAX = 1000
-# Errors after which the same request may succeed later.
-_RETRYABLE = {"CONNECTION_LOST", "UNAVAILABLE", "SHUTTING_DOWN", "MOVED"}
-
-
-def nack_delay_ms(attempt, backoff_base_ms, backoff_max_ms):
-    """The nack delay after a handler raised on delivery ``attempt`` (1-based)."""
-    exponent = min(max(attempt, 1) - 1, 52)
-    return min(backoff_max_ms, backoff_base_ms * 2**exponent)
-
-
-def _code(error):
-    return error.code if isinstance(error, OrqError) else "CONNECTION_LOST"
+# What a handler is: (delivery, lease_lost) -> bytes or None (the ack's result).
+Handler = Callable[[Delivery, threading.Event], Optional[bytes]]
+# What the loop reports to on_event: {"kind": "acked" | "nacked" | "extended" | "lease_lost" | "error", ...}.
+EventListener = Callable[[Dict[str, Any]], None]
 
 
 class _Running:
     """One delivery whose handler runs: when its next extend is due, and whether its lease was lost."""
 
-    def __init__(self, delivery, extend_due_s):
+    def __init__(self, delivery: Delivery, extend_due_s: float) -> None:
         self.delivery = delivery
         self.extend_due_s = extend_due_s
         self.lease_lost = threading.Event()
         self.finished = False
         # What the handler raised (None: it returned), once finished.
-        self.failure = None
+        self.failure: Optional[BaseException] = None
+        # What the handler returned, sent as the ack's result.
+        self.result: Optional[bytes] = None
 
 
 class _Connection:
     """One client made by ``connect``, used under a lock, remade after a lost connection (plain clients only)."""
 
-    def __init__(self, connect):
+    def __init__(self, connect: Callable[[], Any]) -> None:
         self._connect = connect
-        self._client = None
+        self._client: Any = None
         self._lock = threading.Lock()
 
-    def call(self, action):
+    def call(self, action: Callable[[Any], Any]) -> Any:
         with self._lock:
             if self._client is None:
                 self._client = self._connect()
@@ -90,12 +95,12 @@ class _Connection:
             try:
                 return action(client)
             except (OrqError, OSError) as error:
-                if _code(error) == "CONNECTION_LOST" and not getattr(client, "reconnects", False):
+                if error_code(error) == "CONNECTION_LOST" and not getattr(client, "reconnects", False):
                     self._client = None
                     client.close()
                 raise
 
-    def close(self):
+    def close(self) -> None:
         with self._lock:
             if self._client is not None:
                 self._client.close()
@@ -107,28 +112,21 @@ class Worker:
 
     def __init__(
         self,
-        connect,
-        ns,
-        topic,
-        handler,
-        concurrency=1,
-        lease_ms=30_000,
-        wait_ms=5_000,
-        capabilities=None,
-        extend_at_fraction=0.5,
-        backoff_base_ms=1_000,
-        backoff_max_ms=300_000,
-        error_pause_ms=1_000,
-        on_event=None,
-    ):
-        if not isinstance(concurrency, int) or not 1 <= concurrency <= WORK_CONCURRENCY_MAX:
-            raise ValueError(f"concurrency must be 1..{WORK_CONCURRENCY_MAX}")
-        if not isinstance(lease_ms, int) or lease_ms < 1:
-            raise ValueError("lease_ms must be a positive integer")
-        if not 0.1 <= extend_at_fraction <= 0.9:
-            raise ValueError("extend_at_fraction must be 0.1..0.9")
-        if not isinstance(wait_ms, int) or wait_ms < 0:
-            raise ValueError("wait_ms must be a non-negative integer")
+        connect: Callable[[], Any],
+        ns: str,
+        topic: str,
+        handler: Handler,
+        concurrency: int = 1,
+        lease_ms: int = 30_000,
+        wait_ms: int = 5_000,
+        capabilities: Optional[Mapping[str, Any]] = None,
+        extend_at_fraction: float = 0.5,
+        backoff_base_ms: int = 1_000,
+        backoff_max_ms: int = 300_000,
+        error_pause_ms: int = 1_000,
+        on_event: Optional[EventListener] = None,
+    ) -> None:
+        check_options(concurrency, lease_ms, wait_ms, extend_at_fraction)
         self.ns, self.topic, self.handler = ns, topic, handler
         self.concurrency, self.lease_ms, self.wait_ms = concurrency, lease_ms, wait_ms
         self.capabilities = capabilities
@@ -139,27 +137,27 @@ class Worker:
         self._dequeuer = _Connection(connect)
         self._settler = _Connection(connect)
         self._state = threading.Condition()
-        self._running = {}
+        self._running: Dict[str, _Running] = {}
         # Finished handlers waiting for their ack or nack, in finishing order.
-        self._finished = []
+        self._finished: List[_Running] = []
         self._stopping = threading.Event()
         # Set by run() once it drained: the lease keeper then ends.
         self._ended = False
-        self._thread = None
+        self._thread: Optional[threading.Thread] = None
 
     @property
-    def running(self):
+    def running(self) -> int:
         """Handlers running now."""
         with self._state:
             return len(self._running)
 
-    def start(self):
+    def start(self) -> "Worker":
         """Run the loop in a background thread; returns self."""
         self._thread = threading.Thread(target=self.run, name=f"orq-worker-{self.topic}", daemon=True)
         self._thread.start()
         return self
 
-    def stop(self, wait=True):
+    def stop(self, wait: bool = True) -> None:
         """Graceful stop. With ``wait`` (and ``start()`` used), returns once every delivery taken was acked or nacked."""
         self._stopping.set()
         with self._state:
@@ -167,7 +165,7 @@ class Worker:
         if wait and self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join()
 
-    def run(self):
+    def run(self) -> None:
         keeper = threading.Thread(target=self._keep_leases, name="orq-worker-leases", daemon=True)
         settler = threading.Thread(target=self._settle_finished, name="orq-worker-settle", daemon=True)
         keeper.start()
@@ -187,8 +185,7 @@ class Worker:
                     )
                 except (OrqError, OSError) as error:
                     self._emit({"kind": "error", "during": "dequeue", "error": error})
-                    hint_ms = error.retry_after_ms if isinstance(error, OrqError) else None
-                    self._stopping.wait((hint_ms or self.error_pause_ms) / 1000.0)
+                    self._stopping.wait(retry_hint_ms(error, self.error_pause_ms) / 1000.0)
                     continue
                 for delivery in deliveries:
                     self._start(delivery)
@@ -207,14 +204,14 @@ class Worker:
 
     # -- one delivery ----------------------------------------------------------
 
-    def _start(self, delivery):
+    def _start(self, delivery: Delivery) -> None:
         entry = _Running(delivery, time.monotonic() + self._first_extend_s(delivery))
         with self._state:
             self._running[delivery["receipt"]] = entry
             self._state.notify_all()
         threading.Thread(target=self._run_one, args=(entry,), daemon=True).start()
 
-    def _first_extend_s(self, delivery):
+    def _first_extend_s(self, delivery: Delivery) -> float:
         """Seconds to the first extend: as usual, or sooner for a delivery whose lease has partly run already.
 
         A ClusterClient hands out deliveries that a node returned after an
@@ -228,19 +225,25 @@ class Worker:
         left_s = expires_ms / 1000.0 - time.time()
         return max(0.0, min(self.extend_every_s, left_s - (self.lease_ms / 1000.0 - self.extend_every_s)))
 
-    def _run_one(self, entry):
-        failure = None
+    def _run_one(self, entry: _Running) -> None:
+        failure: Optional[BaseException] = None
+        returned: Any = None
         try:
-            self.handler(entry.delivery, entry.lease_lost)
+            with consumer_span(entry.delivery):
+                returned = self.handler(entry.delivery, entry.lease_lost)
         except Exception as error:  # a failed handler is the worker's normal business
             failure = error
+        result, problem = handler_result(returned)
+        if problem is not None:
+            self._emit({"kind": "error", "during": "result", "error": problem, "delivery": entry.delivery})
         with self._state:
             entry.finished = True
             entry.failure = failure
+            entry.result = result
             self._finished.append(entry)
             self._state.notify_all()
 
-    def _settle_finished(self):
+    def _settle_finished(self) -> None:
         """One thread acks and nacks what the handlers finished: everything that finished meanwhile in one request each."""
         while True:
             with self._state:
@@ -261,20 +264,21 @@ class Worker:
                     del self._running[entry.delivery["receipt"]]
                 self._state.notify_all()
 
-    def _settle(self, entries, during):
+    def _settle(self, entries: List[_Running], during: str) -> None:
         ns = self.ns
         if during == "ack":
             receipts = [entry.delivery["receipt"] for entry in entries]
+            results = [entry.result for entry in entries]
 
-            def request(client):
-                return client.ack(ns, receipts)
+            def request(client: Any) -> Any:
+                return client.ack(ns, receipts, results)
         else:
             delays = {
                 entry.delivery["receipt"]: nack_delay_ms(entry.delivery["attempt"], self.backoff_base_ms, self.backoff_max_ms)
                 for entry in entries
             }
 
-            def request(client):
+            def request(client: Any) -> Any:
                 return client.nack(ns, [{"receipt": receipt, "delay_ms": delay} for receipt, delay in delays.items()])
 
         for attempt in range(1, SETTLE_ATTEMPTS_MAX + 1):
@@ -283,10 +287,9 @@ class Worker:
             except (OrqError, OSError) as error:
                 for entry in entries:
                     self._emit({"kind": "error", "during": during, "error": error, "delivery": entry.delivery})
-                if _code(error) not in _RETRYABLE or attempt == SETTLE_ATTEMPTS_MAX:
+                if error_code(error) not in RETRYABLE or attempt == SETTLE_ATTEMPTS_MAX:
                     return  # the leases will expire and the server deliver the items again
-                hint_ms = error.retry_after_ms if isinstance(error, OrqError) else None
-                time.sleep((hint_ms or self.error_pause_ms) / 1000.0)
+                time.sleep(retry_hint_ms(error, self.error_pause_ms) / 1000.0)
                 continue
             stale = set(result["stale"])
             for entry in entries:
@@ -298,7 +301,7 @@ class Worker:
 
     # -- leases ------------------------------------------------------------------
 
-    def _keep_leases(self):
+    def _keep_leases(self) -> None:
         """One thread extends every lease that is due, in one batch, until the loop has ended."""
         while True:
             with self._state:
@@ -328,7 +331,7 @@ class Worker:
                     entry.lease_lost.set()
                     self._emit({"kind": "lease_lost", "delivery": entry.delivery})
 
-    def _emit(self, event):
+    def _emit(self, event: Dict[str, Any]) -> None:
         if self.on_event is None:
             return
         try:

@@ -1,0 +1,195 @@
+// orq's cluster mode beside the PostgreSQL job queues its users already run,
+// pg-boss and graphile-worker, on one local PostgreSQL in one run (issue 54's
+// comparison). Each system runs each shape pair on a fresh database:
+//   batched: ITEMS items enqueued 100 per call by 8 producers, then drained
+//            in batches (what a batch means per system: pg-boss-session.ts,
+//            graphile-session.ts, orq-session.ts);
+//   single:  ITEMS items enqueued one per call by 8 producers, then drained
+//            one at a time.
+// Items are about 100 bytes. PostgreSQL runs with fsync and synchronous_commit
+// on (test/support/postgres-server.ts with fsync: true; synchronous_commit is
+// PostgreSQL's default). orq runs with 1, 2 and 3 nodes, each in FIFO order
+// (every item at priority 0, as the libraries run here) and with random
+// priorities 0..1000. Beside each rate: the WAL the PostgreSQL cluster wrote
+// per item over the pair (wal-meter.ts), and whether every item was
+// processed exactly once.
+// Everything shares this machine's cores: the figures compare costs per item
+// on one box, not how each system scales.
+//
+//   npm run bench:pg-compare                                   # 20,000 items, every system
+//   npm run bench:pg-compare -- --items 2000 --nodes 1 --out /tmp/pg.json
+//   npm run bench:pg-compare -- --systems orq --orders random --pairs batched
+//   npm run bench:pg-compare -- --dsn postgres://user@host/db  # an existing server (its admin database)
+//   ORQ_BENCH_MAIN=/other/checkout/src/cli/main.ts npm run bench:pg-compare -- --systems orq
+//   npm run bench:pg-compare:page -- bench/results-pg-compare.json --write BENCHMARKS.md
+
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { parseArgs } from "node:util";
+import { SQL } from "bun";
+import { startPostgres } from "../../test/support/postgres-server.ts";
+import { describeMachine } from "../load/machine.ts";
+import type { PriorityOrder } from "../load/priorities.ts";
+import type { CompareReport } from "./compare-report.ts";
+import { type PairResult, type PairSession, ProcessedLedger, SHAPE_PAIRS, type ShapePair } from "./compare-shapes.ts";
+import { openGraphileSession } from "./graphile-session.ts";
+import { openOrqSession } from "./orq-session.ts";
+import { openPgBossSession } from "./pg-boss-session.ts";
+import { WalMeter } from "./wal-meter.ts";
+
+const REPO_ROOT = join(import.meta.dir, "..", "..");
+
+/** One row of the comparison: a system in one configuration. */
+interface Contender {
+  label: string;
+  open(url: string, pair: ShapePair, ledger: ProcessedLedger): Promise<PairSession>;
+}
+
+function packageVersion(name: string): string {
+  const manifest = JSON.parse(readFileSync(join(REPO_ROOT, "node_modules", name, "package.json"), "utf8")) as { version: string };
+  return manifest.version;
+}
+
+function contenders(systems: string[], nodes: number[], orders: PriorityOrder[]): Contender[] {
+  const out: Contender[] = [];
+  if (systems.includes("orq")) {
+    for (const order of orders) {
+      for (const count of nodes) {
+        const label = `orq, ${count} node${count === 1 ? "" : "s"}${order === "random" ? ", random priorities" : ""}`;
+        out.push({ label, open: (url, pair, ledger) => openOrqSession(url, pair, ledger, { nodes: count, order }) });
+      }
+    }
+  }
+  if (systems.includes("graphile-worker")) out.push({ label: `graphile-worker ${packageVersion("graphile-worker")}`, open: openGraphileSession });
+  if (systems.includes("pg-boss")) out.push({ label: `pg-boss ${packageVersion("pg-boss")}`, open: openPgBossSession });
+  return out;
+}
+
+/** Runs one pair on a fresh database and measures it. */
+async function measurePair(contender: Contender, url: string, pair: ShapePair, items: number, wal: WalMeter): Promise<PairResult> {
+  const ledger = new ProcessedLedger(items);
+  const session = await contender.open(url, pair, ledger);
+  try {
+    const lsn = await wal.mark();
+    const enqueuePerS = await session.enqueue();
+    const drainPerS = await session.drain();
+    const walBytes = await wal.bytesSince(lsn);
+    return { items, enqueuePerS, drainPerS, walBytesPerItem: walBytes / items, processed: ledger.processed, distinct: ledger.distinct, duplicates: ledger.duplicates };
+  } finally {
+    await session.close();
+  }
+}
+
+function perS(rate: number): string {
+  return Math.round(rate).toLocaleString("en-US");
+}
+
+interface Server {
+  adminUrl: string;
+  createDatabase(label: string): Promise<string>;
+  /** Drops a database made by createDatabase, on a server the run does not own (its own server is removed whole). */
+  dropDatabase?(url: string): Promise<void>;
+  stop(): void;
+}
+
+async function adminStatement(dsn: string, statement: string): Promise<void> {
+  const admin = new SQL({ url: dsn, max: 1 });
+  try {
+    await admin.unsafe(statement);
+  } finally {
+    await admin.close();
+  }
+}
+
+/** Databases on an existing server, made and dropped per pair: the DSN names its admin database. */
+function existingServer(dsn: string): Server {
+  let made = 0;
+  return {
+    adminUrl: dsn,
+    async createDatabase(label: string) {
+      const name = `orq_compare_${label}_${process.pid}_${++made}`;
+      await adminStatement(dsn, `CREATE DATABASE "${name}"`);
+      const url = new URL(dsn);
+      url.pathname = `/${name}`;
+      return url.toString();
+    },
+    async dropDatabase(url: string) {
+      await adminStatement(dsn, `DROP DATABASE IF EXISTS "${new URL(url).pathname.slice(1)}" WITH (FORCE)`);
+    },
+    stop() {},
+  };
+}
+
+function parseOptions() {
+  const { values } = parseArgs({
+    options: {
+      items: { type: "string", default: "20000" },
+      nodes: { type: "string", default: "1,2,3" },
+      orders: { type: "string", default: "fifo,random" },
+      pairs: { type: "string", default: SHAPE_PAIRS.join(",") },
+      systems: { type: "string", default: "orq,graphile-worker,pg-boss" },
+      dsn: { type: "string" },
+      out: { type: "string" },
+    },
+  });
+  const items = Number(values.items);
+  if (!Number.isInteger(items) || items < 1) throw new Error(`--items must be a positive integer, got ${values.items}`);
+  const list = (text: string) => text.split(",").filter((part) => part.length > 0);
+  const nodes = list(values.nodes).map(Number);
+  if (nodes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--nodes must list positive integers, got ${values.nodes}`);
+  const orders = list(values.orders) as PriorityOrder[];
+  if (orders.some((o) => o !== "fifo" && o !== "random")) throw new Error(`--orders takes fifo and random, got ${values.orders}`);
+  const pairs = list(values.pairs) as ShapePair[];
+  if (pairs.some((p) => !SHAPE_PAIRS.includes(p))) throw new Error(`--pairs takes ${SHAPE_PAIRS.join(" and ")}, got ${values.pairs}`);
+  const systems = list(values.systems);
+  const unknown = systems.filter((s) => !["orq", "graphile-worker", "pg-boss"].includes(s));
+  if (unknown.length > 0) throw new Error(`--systems takes orq, graphile-worker and pg-boss, got ${unknown.join(",")}`);
+  const out = values.out ?? join(REPO_ROOT, ".bench-out", `pg-compare-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
+  return { items, nodes, orders, pairs, systems, dsn: values.dsn, out };
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions();
+  const startedAt = new Date().toISOString();
+  const server: Server = options.dsn === undefined ? await startPostgres({ fsync: true }) : existingServer(options.dsn);
+  const wal = new WalMeter(server.adminUrl);
+  const report: CompareReport = {
+    startedAt,
+    finishedAt: "",
+    machine: describeMachine(),
+    postgres: await wal.serverSettings(),
+    options: { items: options.items, nodes: options.nodes, orders: options.orders, pairs: options.pairs, systems: options.systems },
+    results: {},
+    failed: {},
+  };
+  try {
+    for (const contender of contenders(options.systems, options.nodes, options.orders)) {
+      report.results[contender.label] = {};
+      for (const pair of options.pairs) {
+        const url = await server.createDatabase(pair);
+        try {
+          const result = await measurePair(contender, url, pair, options.items, wal);
+          report.results[contender.label]![pair] = result;
+          console.log(
+            `${contender.label}, ${pair}: enqueue ${perS(result.enqueuePerS)}/s, drain ${perS(result.drainPerS)}/s, ` +
+              `WAL ${perS(result.walBytesPerItem)} bytes/item, processed ${result.processed} (${result.distinct} distinct) of ${result.items}`,
+          );
+        } catch (error) {
+          report.failed[`${contender.label}, ${pair}`] = error instanceof Error ? error.message : String(error);
+          console.error(`${contender.label}, ${pair}: failed: ${String(error)}`);
+        }
+        await server.dropDatabase?.(url);
+      }
+    }
+  } finally {
+    await wal.close();
+    server.stop();
+  }
+  report.finishedAt = new Date().toISOString();
+  mkdirSync(dirname(options.out), { recursive: true });
+  writeFileSync(options.out, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`wrote ${options.out}`);
+  if (Object.keys(report.failed).length > 0) process.exitCode = 1;
+}
+
+if (import.meta.main) await main();

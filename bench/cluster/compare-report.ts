@@ -1,0 +1,18 @@
+// The JSON a run of the PostgreSQL comparison writes (compare-pg.ts), which
+// the page (compare-page.ts) and the smoke test read.
+
+import type { MachineInfo } from "../load/machine.ts";
+import type { PairResult, ShapePair } from "./compare-shapes.ts";
+
+export interface CompareReport {
+  startedAt: string;
+  finishedAt: string;
+  machine: MachineInfo;
+  /** PostgreSQL's server_version, fsync, synchronous_commit, full_page_writes and wal_level. */
+  postgres: Record<string, string>;
+  options: { items: number; nodes: number[]; orders: string[]; pairs: string[]; systems: string[] };
+  /** By contender label ("orq, 3 nodes", "pg-boss 12.38.1"), then by pair. */
+  results: Record<string, Partial<Record<ShapePair, PairResult>>>;
+  /** "label, pair" → the error that stopped it. */
+  failed: Record<string, string>;
+}

@@ -1,0 +1,95 @@
+// orq's side of the PostgreSQL comparison: NODES `orq serve --store postgres`
+// processes on one database, driven through the cluster client (which routes
+// each item to its shard's owner and merges dequeues over the nodes).
+//   batched: 8 producers enqueue 100 items per call; 8 consumers dequeue up
+//            to 100 (waiting up to 100 ms) and ack each batch in one call.
+//   single:  8 producers enqueue one item per call; 8 consumers dequeue one
+//            and ack it.
+// Items carry priority 0 (FIFO) or a seeded random priority 0..1000, the
+// load generator's sequence (bench/load/priorities.ts). ORQ_BENCH_MAIN runs
+// another checkout's server, as it does for bench:load (a before/after on one
+// machine state).
+
+import { OrqClusterClient } from "../../src/client/cluster-client.ts";
+import { ServerProcess } from "../../test/support/server-process.ts";
+import { Priorities, type PriorityOrder } from "../load/priorities.ts";
+import { BATCH_ITEMS, LOOPS, PAYLOAD_BYTES, type PairSession, type ProcessedLedger, type ShapePair, StallWatch, produce } from "./compare-shapes.ts";
+
+const NAMESPACE = "bench";
+const TOPIC = "t";
+/** Shards per cluster, as bench/probes/cluster-throughput.ts runs it. */
+const SHARDS = 16;
+/** How long a dequeue waits for an item before the loop looks again. */
+const DEQUEUE_WAIT_MS = 100;
+/** Another checkout's src/cli/main.ts, or undefined for this one's. */
+const ORQ_MAIN = process.env.ORQ_BENCH_MAIN;
+
+export interface OrqOptions {
+  nodes: number;
+  order: PriorityOrder;
+}
+
+function nodeArgs(url: string, index: number): string[] {
+  return ["--store", url, "--node-id", `n${index}`, "--shards", String(SHARDS), "--shard-lease-ms", "5000", "--log-level", "warn"];
+}
+
+/** Waits until every node owns a share of the shards, so the run measures a settled cluster. */
+async function awaitOwnership(client: OrqClusterClient, nodes: number): Promise<void> {
+  for (;;) {
+    await client.refresh();
+    const map = (client as unknown as { map: { owners: Array<string | null> } }).map;
+    if (new Set(map.owners).size === nodes && !map.owners.includes(null)) return;
+    await Bun.sleep(100);
+  }
+}
+
+function payloadFor(index: number): Uint8Array {
+  const payload = new Uint8Array(PAYLOAD_BYTES).fill(7);
+  new DataView(payload.buffer).setUint32(0, index);
+  return payload;
+}
+
+function indexOf(payload: Uint8Array): number {
+  return new DataView(payload.buffer, payload.byteOffset, payload.byteLength).getUint32(0);
+}
+
+export async function openOrqSession(url: string, pair: ShapePair, ledger: ProcessedLedger, options: OrqOptions): Promise<PairSession> {
+  const nodes: ServerProcess[] = [];
+  for (let i = 0; i < options.nodes; i++) nodes.push(await ServerProcess.start({ args: nodeArgs(url, i), main: ORQ_MAIN }));
+  const client = await OrqClusterClient.connect({ host: nodes[0]!.host, port: nodes[0]!.port });
+  await awaitOwnership(client, options.nodes);
+  const priorities = new Priorities(options.order);
+  const priorityOf = Array.from({ length: ledger.items }, () => priorities.next());
+  const perCall = pair === "batched" ? BATCH_ITEMS : 1;
+  return {
+    enqueue: () =>
+      produce(ledger.items, perCall, async (indexes) => {
+        await client.enqueue(
+          NAMESPACE,
+          indexes.map((i) => ({ topic: TOPIC, payload: payloadFor(i), priority: priorityOf[i]! })),
+        );
+      }),
+    async drain() {
+      const watch = new StallWatch(ledger);
+      const start = performance.now();
+      await Promise.all(
+        Array.from({ length: LOOPS }, async () => {
+          while (!ledger.done) {
+            watch.check();
+            const got = await client.dequeue(NAMESPACE, { topics: [{ topic: TOPIC, count: perCall }], waitMs: DEQUEUE_WAIT_MS });
+            if (got.length === 0) continue;
+            // A stale receipt (its lease ran out and the item went back) is not a processed item.
+            const { stale } = await client.ack(NAMESPACE, got.map((d) => d.receipt));
+            const staleReceipts = new Set(stale);
+            for (const delivery of got) if (!staleReceipts.has(delivery.receipt)) ledger.record(indexOf(delivery.payload));
+          }
+        }),
+      );
+      return ledger.ratePerS(start);
+    },
+    async close() {
+      await client.close();
+      for (const node of nodes) await node.cleanup();
+    },
+  };
+}

@@ -1,0 +1,63 @@
+// pg-boss's side of the PostgreSQL comparison, through its documented API
+// (https://pgboss.io): one queue created with createQueue (standard policy),
+// on a pool of LOOPS + 2 connections.
+//   batched: 8 producers call insert() with 100 jobs; 8 consumers call
+//            fetch({ batchSize: 100 }) and complete() the fetched ids in one
+//            call.
+//   single:  8 producers call send() with one job; 8 consumers fetch one
+//            (batchSize 1) and complete it.
+// Supervision (maintenance: expiring, archiving and deleting completed jobs)
+// and cron scheduling are off, so the run measures the per-job path; a
+// completed job's row stays until maintenance deletes it, and that later
+// delete is not in the WAL figure.
+
+import { PgBoss } from "pg-boss";
+import { BATCH_ITEMS, LOOPS, type PairSession, type ProcessedLedger, type ShapePair, StallWatch, jsonPayload, produce } from "./compare-shapes.ts";
+
+const QUEUE = "bench";
+
+export async function openPgBossSession(url: string, pair: ShapePair, ledger: ProcessedLedger): Promise<PairSession> {
+  const boss = new PgBoss({ connectionString: url, max: LOOPS + 2, supervise: false, schedule: false });
+  const errors: unknown[] = [];
+  boss.on("error", (error) => errors.push(error));
+  await boss.start();
+  await boss.createQueue(QUEUE);
+  const perCall = pair === "batched" ? BATCH_ITEMS : 1;
+  const failIfErrored = () => {
+    if (errors.length > 0) throw new Error(`pg-boss reported an error: ${String(errors[0])}`);
+  };
+  return {
+    async enqueue() {
+      const rate = await produce(ledger.items, perCall, async (indexes) => {
+        if (pair === "batched") await boss.insert(QUEUE, indexes.map((i) => ({ data: jsonPayload(i) })));
+        else await boss.send(QUEUE, jsonPayload(indexes[0]!));
+      });
+      failIfErrored();
+      return rate;
+    },
+    async drain() {
+      const watch = new StallWatch(ledger);
+      const start = performance.now();
+      await Promise.all(
+        Array.from({ length: LOOPS }, async () => {
+          while (!ledger.done) {
+            watch.check();
+            const jobs = await boss.fetch<{ i: number }>(QUEUE, { batchSize: perCall });
+            if (jobs.length === 0) {
+              await Bun.sleep(10);
+              continue;
+            }
+            await boss.complete(QUEUE, jobs.map((job) => job.id));
+            for (const job of jobs) ledger.record(job.data.i);
+          }
+        }),
+      );
+      const rate = ledger.ratePerS(start);
+      failIfErrored();
+      return rate;
+    },
+    async close() {
+      await boss.stop({ graceful: false, close: true });
+    },
+  };
+}

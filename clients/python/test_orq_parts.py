@@ -1,0 +1,191 @@
+"""Goal: the parts of the orq package that need no server hold on their own:
+the frame decoder turns bytes split at every offset into the same replies and
+refuses an oversized or non-reply frame; a request over the server's frame
+limit is refused before it is sent; ``wait_for``'s plan batches ids, keeps to
+its deadline and stops once every id has settled; an ack's results are sent
+only when one is set; a handler's return value becomes a result or an error
+event; and, with an OpenTelemetry API on the path (a small stand-in here,
+test_support/opentelemetry), enqueue writes the caller's span as ``trace``
+and the worker's span continues it.
+
+    /usr/bin/python3 -m unittest -v clients/python/test_orq_parts.py
+"""
+
+import json
+import os
+import struct
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import msgpack  # noqa: E402
+
+from orq import OrqError  # noqa: E402
+from orq.errors import ConnectionLost  # noqa: E402
+from orq.fields import ack_fields, schedule_fields, topic_counts, traced_items  # noqa: E402
+from orq.framing import FrameDecoder, RequestIds, REQUEST_ID_MAX, encode_request  # noqa: E402
+from orq.tracing import tracing_available  # noqa: E402
+from orq.waiting import WaitPlan, is_settled  # noqa: E402
+from orq.worker_settings import handler_result  # noqa: E402
+
+
+def frame(value):
+    body = msgpack.packb(value, use_bin_type=True)
+    return struct.pack(">I", len(body)) + body
+
+
+class FramingTest(unittest.TestCase):
+    def test_replies_split_at_every_offset_decode_the_same(self):
+        replies = [{"id": 1, "ok": True, "ids": ["0:1"]}, {"id": 2, "ok": True, "payload": b"\x00\xff" * 300}, {"id": 3, "ok": False, "error": {"code": "TOO_LARGE", "message": "m"}}]
+        stream = b"".join(frame(reply) for reply in replies)
+        for cut in range(len(stream) + 1):
+            decoder = FrameDecoder()
+            got = decoder.feed(stream[:cut]) + decoder.feed(stream[cut:])
+            self.assertEqual(got, replies, f"split at {cut}")
+        decoder = FrameDecoder()
+        one_at_a_time = [reply for byte in stream for reply in decoder.feed(bytes([byte]))]
+        self.assertEqual(one_at_a_time, replies)
+
+    def test_a_reply_longer_than_the_bound_is_refused_at_its_header(self):
+        body = msgpack.packb({"id": 1, "ok": True, "x": b"a" * 20})
+        FrameDecoder(reply_bytes_max=len(body)).feed(struct.pack(">I", len(body)) + body)
+        with self.assertRaises(ConnectionLost):
+            FrameDecoder(reply_bytes_max=len(body) - 1).feed(struct.pack(">I", len(body)))
+
+    def test_a_frame_that_is_not_a_reply_is_refused(self):
+        for value in ([1, 2], {"ok": True}, "text"):
+            with self.assertRaises(ConnectionLost):
+                FrameDecoder().feed(frame(value))
+        with self.assertRaises(ConnectionLost):
+            FrameDecoder().feed(struct.pack(">I", 1) + b"\xc1")  # 0xc1 is never valid MessagePack
+
+    def test_requests_are_framed_and_refused_above_the_servers_limit(self):
+        packer = msgpack.Packer(use_bin_type=True)
+        encoded = encode_request(packer, 7, "ack", {"ns": "a", "receipts": ["r"], "results": None}, None)
+        (length,) = struct.unpack(">I", encoded[:4])
+        self.assertEqual(length, len(encoded) - 4)
+        self.assertEqual(msgpack.unpackb(encoded[4:]), {"id": 7, "op": "ack", "ns": "a", "receipts": ["r"]})
+        encode_request(packer, 7, "ack", {"ns": "a"}, length)  # a body at the limit goes
+        with self.assertRaises(OrqError) as caught:
+            encode_request(packer, 7, "ack", {"ns": "a", "receipts": ["r"]}, length - 1)
+        self.assertEqual(caught.exception.code, "FRAME_TOO_LARGE")
+
+    def test_request_ids_wrap_after_the_contracts_maximum(self):
+        ids = RequestIds()
+        ids._next = REQUEST_ID_MAX - 1
+        self.assertEqual([ids.take(), ids.take(), ids.take()], [REQUEST_ID_MAX - 1, REQUEST_ID_MAX, 1])
+
+
+class FieldsTest(unittest.TestCase):
+    def test_ack_results_go_only_when_one_is_set_and_must_match_the_receipts(self):
+        self.assertEqual(ack_fields("n", ["a", "b"]), {"ns": "n", "receipts": ["a", "b"]})
+        self.assertEqual(ack_fields("n", ["a", "b"], [None, None]), {"ns": "n", "receipts": ["a", "b"]})
+        self.assertEqual(ack_fields("n", ["a", "b"], [None, b"r"])["results"], [None, b"r"])
+        with self.assertRaises(ValueError):
+            ack_fields("n", ["a", "b"], [b"r"])
+
+    def test_topic_counts_and_schedule_fields(self):
+        self.assertEqual(topic_counts({"a": 2}), [{"topic": "a", "count": 2}])
+        self.assertEqual(topic_counts(["a", ("b", 3)]), [{"topic": "a", "count": 1}, {"topic": "b", "count": 3}])
+        fields = schedule_fields("n", "nightly", {"topic": "t", "priority": None}, cron="0 3 * * *")
+        self.assertEqual(fields, {"ns": "n", "name": "nightly", "cron": "0 3 * * *", "item": {"topic": "t"}})
+
+    def test_items_keep_their_own_trace_and_get_none_without_opentelemetry(self):
+        if tracing_available():
+            self.skipTest("OpenTelemetry is installed: the stand-in test below covers it")
+        self.assertEqual(traced_items([{"topic": "t", "trace": "given"}, {"topic": "t", "key": None}]), [{"topic": "t", "trace": "given"}, {"topic": "t"}])
+
+    def test_a_handlers_return_value_becomes_the_result(self):
+        self.assertEqual(handler_result(None), (None, None))
+        self.assertEqual(handler_result(b"done"), (b"done", None))
+        self.assertEqual(handler_result(bytearray(b"x")), (b"x", None))
+        result, problem = handler_result({"not": "bytes"})
+        self.assertIsNone(result)
+        self.assertIsInstance(problem, TypeError)
+
+
+def ended(item_id):
+    return {"id": item_id, "state": "ended", "outcome": "acked"}
+
+
+class WaitPlanTest(unittest.TestCase):
+    def test_asks_in_batches_until_every_id_has_settled(self):
+        plan = WaitPlan(["a", "b", "c"], None, 0.0, {"ids_per_request_max": 2, "wait_ms_max": 1000})
+        self.assertEqual(plan.next_request(0.0), (["a", "b"], 1000))
+        plan.take([ended("a"), {"id": "b", "state": "leased"}])
+        self.assertEqual(plan.next_request(1.0), (["b", "c"], 1000))
+        plan.take([ended("b"), None])  # None: unknown, settled as well
+        self.assertIsNone(plan.next_request(2.0))
+        self.assertEqual(plan.states, [ended("a"), ended("b"), None])
+        self.assertTrue(is_settled(None) and is_settled(ended("x")) and not is_settled({"state": "ready"}))
+
+    def test_keeps_to_its_deadline_but_asks_every_id_once(self):
+        plan = WaitPlan(["a", "b", "c"], 1500, 10.0, {"ids_per_request_max": 2, "wait_ms_max": 1000})
+        self.assertEqual(plan.next_request(10.0), (["a", "b"], 1000))
+        plan.take([{"id": "a", "state": "ready"}, {"id": "b", "state": "ready"}])
+        self.assertEqual(plan.next_request(11.0), (["a", "b"], 500))
+        plan.take([{"id": "a", "state": "ready"}, {"id": "b", "state": "ready"}])
+        # Past the deadline: the id never asked about is asked once, with wait_ms 0.
+        self.assertEqual(plan.next_request(11.5), (["c"], 0))
+        plan.take([{"id": "c", "state": "ready"}])
+        self.assertIsNone(plan.next_request(11.6))
+        self.assertEqual([state["id"] for state in plan.states], ["a", "b", "c"])
+
+    def test_a_zero_timeout_asks_once_without_waiting(self):
+        plan = WaitPlan(["a"], 0, 5.0)
+        self.assertEqual(plan.next_request(5.0), (["a"], 0))
+        plan.take([{"id": "a", "state": "ready"}])
+        self.assertIsNone(plan.next_request(5.0))
+
+    def test_an_answer_of_the_wrong_length_is_refused(self):
+        plan = WaitPlan(["a", "b"], None, 0.0)
+        plan.next_request(0.0)
+        with self.assertRaises(ValueError):
+            plan.take([ended("a")])
+
+
+STAND_IN_CHECK = r"""
+import json, threading
+from opentelemetry import trace
+from orq import Worker, tracing_available
+from orq.fields import traced_items
+from orq.tracing import consumer_span
+
+tracer = trace.get_tracer("test")
+with tracer.start_as_current_span("producer"):
+    [item] = traced_items([{"topic": "t"}])
+    [kept] = traced_items([{"topic": "t", "trace": "00-given"}])
+outside = traced_items([{"topic": "t"}])[0]
+with consumer_span({"id": "0:1", "topic": "emails", "trace": item["trace"]}):
+    inside = trace.current_span_name()
+print(json.dumps({"available": tracing_available(), "trace": item["trace"], "kept": kept["trace"],
+                  "outside": "trace" in outside, "inside": inside, "spans": trace.FINISHED}))
+"""
+
+
+class TraceStandInTest(unittest.TestCase):
+    def test_enqueue_writes_the_callers_span_and_the_consumer_span_continues_it(self):
+        stand_in = os.path.join(HERE, "test_support")
+        path = [stand_in, HERE] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), PYTHONDONTWRITEBYTECODE="1")
+        run = subprocess.run([sys.executable, "-c", STAND_IN_CHECK], env=env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        got = json.loads(run.stdout)
+        self.assertTrue(got["available"])
+        producer = next(span for span in got["spans"] if span["name"] == "producer")
+        self.assertEqual(got["trace"], f"00-{producer['trace_id']}-{producer['span_id']}-01 vendor=1")
+        self.assertEqual(got["kept"], "00-given")
+        self.assertFalse(got["outside"], "no span, no trace")
+        self.assertEqual(got["inside"], "process emails")
+        consumer = next(span for span in got["spans"] if span["name"] == "process emails")
+        self.assertEqual(consumer["kind"], "CONSUMER")
+        self.assertEqual(consumer["trace_id"], producer["trace_id"])
+        self.assertEqual(consumer["parent_span_id"], producer["span_id"])
+        self.assertEqual(consumer["attributes"]["messaging.message.id"], "0:1")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,1 @@
+"""A stand-in for OpenTelemetry's API, for orq's tests only (see ../README.md)."""
