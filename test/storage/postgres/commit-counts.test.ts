@@ -1,12 +1,15 @@
 // Goal: the PostgreSQL store counts what each commit costs the database
-// (round trips and row writes, commit-counters.ts) for one item's life as
-// cluster mode runs it, behind a shard fence: enqueue, a lease written as a
-// patched value, an ack, and the purge of the acked outcome once retention
-// is over. The expected numbers are decision 036's table: a change of the
-// commit's SQL that moves them must update both. A lease is sent as the
-// changed header alone, and a reopen (a crash-recovered node) reads the
-// record the copy holds; a database that disagrees with the copy fails the
-// patch, and the key is then written whole. Skipped when PostgreSQL is not
+// (round trips, row writes and record bytes sent, commit-counters.ts) for
+// one item's life as cluster mode runs it, behind a shard fence: enqueue, a
+// lease written as a patched value, an ack, and the purge of the acked
+// outcome once retention is over. The expected numbers are decision 036's
+// table: a change of the commit's SQL that moves them must update both.
+// Each commit is one round trip (three with a meta write); a lease is sent
+// as the changed header alone, and a reopen (a crash-recovered node) reads
+// the record the copy holds; a database that disagrees with the copy fails
+// the patch, and the key is then written whole. Acks go to per-shard blocks
+// (shared within blockSpanMs, loaded by a shard's new owner), except an ack
+// with a result, which keeps its outcome row. Skipped when PostgreSQL is not
 // installed (unless ORQ_REQUIRE_POSTGRES=1).
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -146,6 +149,22 @@ describe.skipIf(!available)("PostgreSQL commit counts per item lifecycle", () =>
     expect(keysOf(owner.loadAckedLog())).toEqual(["3000:1,2,3", "4000:4"]);
     owner.dropShard(1);
     expect(keysOf(owner.loadAckedLog())).toEqual([]);
+  });
+
+  test("an acked item with a result stays an outcome row of its own, result and all; plain acks go to the blocks", async () => {
+    const { store, url } = await fencedStore();
+    await cost(store, { shards: [shardBatch(1, [{ key: 11, record: enqueued }, { key: 12, record: enqueued }])], outcomes: [], meta: null });
+    const result = new Uint8Array([1, 2, 3]);
+    await cost(store, {
+      shards: [shardBatch(1, [{ key: 11, record: null }, { key: 12, record: null }])],
+      outcomes: [{ id: "1:11", record: { ns: "billing", outcome: "acked", endedAtMs: 2_000, result } }],
+      meta: null,
+      acked: { endedAtMs: 2_000, namespaces: ["billing"], nsIndexes: [0], shards: [1], keys: [12] },
+    });
+    const reopened = await openPostgresStore(options(url));
+    opened.push(reopened);
+    expect([...reopened.loadOutcomes()]).toEqual([{ id: "1:11", record: { ns: "billing", outcome: "acked", endedAtMs: 2_000, result } }]);
+    expect([...reopened.loadAckedLog()].map((record) => record.keys)).toEqual([[12]]);
   });
 
   test("a commit with a meta write runs as a transaction of the commit statement and the meta statement, pipelined", async () => {
