@@ -1,13 +1,25 @@
 // One store commit as SQL: the batch is encoded (and so checked) first, its
 // writes collapsed to the last one per (shard, key) and per outcome id (a
 // batch applies in order, so only the last write of a key matters, and one
-// INSERT ... ON CONFLICT may not touch a row twice), then sent as at most four
-// array-bound statements, whatever the batch's size: upsert items, delete
-// items, upsert outcomes, delete outcomes. The values travel as one bytea
-// (all of them end to end) with an offset and a length each, which the
-// statement cuts apart: Bun sends a bytea[] parameter as text, hex-escaping
-// every byte, and that took about twice as long for a 1,000-item commit.
-
+// INSERT ... ON CONFLICT may not touch a row twice), then sent as at most five
+// array-bound statements, whatever the batch's size: upsert items, patch
+// items, delete items, upsert outcomes, delete outcomes. The values travel as
+// one bytea (all of them end to end) with an offset and a length each, which
+// the statement cuts apart: Bun sends a bytea[] parameter as text,
+// hex-escaping every byte, and that took about twice as long for a 1,000-item
+// commit.
+//
+// A patch is a write whose value differs from the committed one (the store's
+// copy, item-cache.ts) only in a prefix: a lease, extend, expiry or nack
+// rewrites the record's fixed header (item-record.ts, decision 017) and
+// leaves the rest as stored. It is sent as that prefix alone, and PostgreSQL
+// overlays it on the stored value (an UPDATE, not an upsert of the whole
+// record). The statement names the stored length it expects and must update
+// every row it names: a row that is missing or of another length means the
+// copy and the database disagree, and the commit fails rather than write a
+// value nobody encoded. The bytes are the record codec's either way, so a
+// store that loads the row reads the same record the copy holds. A write
+// identical to the committed value is sent as nothing.
 import { assert } from "../../lib/assert.ts";
 import { shardOfIdOrReceipt } from "../../lib/id-grammar.ts";
 import { ByteWriter } from "../byte-cursor.ts";
@@ -25,17 +37,39 @@ export interface EncodedCommit {
 export interface Statement {
   text: string;
   params: unknown[];
+  /** Bytes of record values the statement carries, for the store's counters. */
+  valueBytes?: number;
+  /**
+   * A patch's check: the statement must write one row for each entry of
+   * this (1-based) parameter, a list of shards, that names a shard the
+   * fence passed, or the commit fails; unchecked when absent.
+   */
+  mustWriteShardsParam?: number;
+  /** What the commit statement returns of the part: how many rows it wrote (the default), or them as (shard, seq) pairs. */
+  returns?: "count" | "pairs";
 }
 
+/** The committed value a write is compared with, or null when it must be written whole (none, or not known to match the database). */
+export type CommittedValue = (shard: number, key: ItemKey) => Uint8Array | null;
+
+
+// Each statement is a part of one commit statement (commit-sql.ts): it
+// writes only the shards in `ok` (those the fence passed) and returns a row
+// per row written.
 const upsertItemsSql = `INSERT INTO orq_items (shard, key, value)
   SELECT s, k, substring($3::bytea FROM o FOR l) FROM unnest($1::integer[], $2::bigint[], $4::integer[], $5::integer[]) AS v(s, k, o, l)
-  ON CONFLICT (shard, key) DO UPDATE SET value = EXCLUDED.value`;
+  WHERE v.s IN (SELECT shard FROM ok)
+  ON CONFLICT (shard, key) DO UPDATE SET value = EXCLUDED.value RETURNING 1`;
+const patchItemsSql = `UPDATE orq_items AS i SET value = overlay(i.value PLACING substring($3::bytea FROM v.o FOR v.l) FROM 1 FOR v.l)
+  FROM unnest($1::integer[], $2::bigint[], $4::integer[], $5::integer[], $6::integer[]) AS v(s, k, o, l, n)
+  WHERE i.shard = v.s AND i.key = v.k AND length(i.value) = v.n AND v.s IN (SELECT shard FROM ok) RETURNING 1`;
 const deleteItemsSql = `DELETE FROM orq_items AS i USING unnest($1::integer[], $2::bigint[]) AS d(shard, key)
-  WHERE i.shard = d.shard AND i.key = d.key`;
+  WHERE i.shard = d.shard AND i.key = d.key AND d.shard IN (SELECT shard FROM ok) RETURNING 1`;
 const upsertOutcomesSql = `INSERT INTO orq_outcomes (id, shard, value)
   SELECT i, s, substring($3::bytea FROM o FOR l) FROM unnest($1::text[], $2::integer[], $4::integer[], $5::integer[]) AS v(i, s, o, l)
-  ON CONFLICT (id) DO UPDATE SET shard = EXCLUDED.shard, value = EXCLUDED.value`;
-const deleteOutcomesSql = "DELETE FROM orq_outcomes WHERE id = ANY($1::text[])";
+  WHERE v.s IN (SELECT shard FROM ok)
+  ON CONFLICT (id) DO UPDATE SET shard = EXCLUDED.shard, value = EXCLUDED.value RETURNING 1`;
+const deleteOutcomesSql = "DELETE FROM orq_outcomes WHERE id = ANY($1::text[]) AND shard IN (SELECT shard FROM ok) RETURNING 1";
 
 const valueWriter = new ByteWriter();
 
@@ -73,16 +107,26 @@ export function shardOfId(id: string): number {
   return shard;
 }
 
-/** The statements writing `commit`, leaving out the shards (and their outcomes) in `skip`. */
-export function commitStatements(commit: EncodedCommit, skip: ReadonlySet<number>): Statement[] {
+/** The statements writing `commit`; puts that only change a prefix of `committed`'s value become patches. */
+export function commitStatements(commit: EncodedCommit, committed: CommittedValue): Statement[] {
   const put = { shards: [] as number[], keys: [] as number[], values: [] as Uint8Array[] };
+  const patch = { shards: [] as number[], keys: [] as number[], prefixes: [] as Uint8Array[], lengths: [] as number[] };
   const del = { shards: [] as number[], keys: [] as number[] };
   for (const [shard, writes] of commit.shards) {
-    if (skip.has(shard)) continue;
     for (const [key, value] of writes) {
       if (value === null) {
         del.shards.push(shard);
         del.keys.push(key);
+        continue;
+      }
+      const base = committed(shard, key);
+      const prefix = base === null ? -1 : changedPrefix(base, value);
+      if (prefix === 0) continue;
+      if (prefix > 0) {
+        patch.shards.push(shard);
+        patch.keys.push(key);
+        patch.prefixes.push(value.subarray(0, prefix));
+        patch.lengths.push(value.length);
       } else {
         put.shards.push(shard);
         put.keys.push(key);
@@ -90,11 +134,38 @@ export function commitStatements(commit: EncodedCommit, skip: ReadonlySet<number
       }
     }
   }
+  const statements: Statement[] = [];
+  if (put.keys.length > 0) statements.push(valueStatement(upsertItemsSql, [put.shards, put.keys], put.values, []));
+  if (patch.keys.length > 0) {
+    statements.push({ ...valueStatement(patchItemsSql, [patch.shards, patch.keys], patch.prefixes, [patch.lengths]), mustWriteShardsParam: 1 });
+  }
+  if (del.keys.length > 0) statements.push({ text: deleteItemsSql, params: [del.shards, del.keys]});
+  statements.push(...outcomeStatements(commit.outcomes));
+  return statements;
+}
+
+/** Longest changed prefix sent as a patch: the item header (item-record.ts) is 60 bytes; past it a value is written whole. */
+const patchPrefixMax = 64;
+
+/**
+ * How many leading bytes (at most patchPrefixMax) of `value` differ from
+ * `base` when the rest is equal: 0 when the two are identical, -1 when they
+ * differ in length or past that prefix, or the value is no longer than it.
+ * The rest is compared natively: a payload may be large.
+ */
+export function changedPrefix(base: Uint8Array, value: Uint8Array): number {
+  if (base.length !== value.length || value.length <= patchPrefixMax) return -1;
+  if (Buffer.compare(base.subarray(patchPrefixMax), value.subarray(patchPrefixMax)) !== 0) return -1;
+  let end = patchPrefixMax;
+  while (end > 0 && base[end - 1] === value[end - 1]) end--;
+  return end;
+}
+
+function outcomeStatements(outcomes: Map<string, Uint8Array | null>): Statement[] {
   const outcomePut = { ids: [] as string[], shards: [] as number[], values: [] as Uint8Array[] };
   const outcomeDel: string[] = [];
-  for (const [id, value] of commit.outcomes) {
+  for (const [id, value] of outcomes) {
     const shard = shardOfId(id);
-    if (skip.has(shard)) continue;
     if (value === null) outcomeDel.push(id);
     else {
       outcomePut.ids.push(id);
@@ -103,11 +174,17 @@ export function commitStatements(commit: EncodedCommit, skip: ReadonlySet<number
     }
   }
   const statements: Statement[] = [];
-  if (put.keys.length > 0) statements.push({ text: upsertItemsSql, params: [put.shards, put.keys, ...joined(put.values)] });
-  if (del.keys.length > 0) statements.push({ text: deleteItemsSql, params: [del.shards, del.keys] });
-  if (outcomePut.ids.length > 0) statements.push({ text: upsertOutcomesSql, params: [outcomePut.ids, outcomePut.shards, ...joined(outcomePut.values)] });
-  if (outcomeDel.length > 0) statements.push({ text: deleteOutcomesSql, params: [outcomeDel] });
+  if (outcomePut.ids.length > 0) {
+    statements.push(valueStatement(upsertOutcomesSql, [outcomePut.ids, outcomePut.shards], outcomePut.values, []));
+  }
+  if (outcomeDel.length > 0) statements.push({ text: deleteOutcomesSql, params: [outcomeDel]});
   return statements;
+}
+
+/** A statement writing one row per value: `keys` params, then the values joined (offsets, lengths), then `after`. */
+export function valueStatement(text: string, keys: unknown[], values: Uint8Array[], after: unknown[]): Statement {
+  const [bytes, offsets, lengths] = joined(values);
+  return { text, params: [...keys, bytes, offsets, lengths, ...after], valueBytes: bytes.length };
 }
 
 /** The values end to end, with each one's 1-based offset and length (SQL's substring counts from 1). */

@@ -2,16 +2,17 @@
 // holds every item durably; this process keeps a copy of the committed
 // values of the shards it has loaded (item-cache.ts), because the engine reads
 // items synchronously (readItem, readItemBytes, loadShards) and a database
-// read is a network round trip. A commit is one PostgreSQL transaction:
+// read is a network round trip. A commit is one PostgreSQL transaction,
+// usually a single statement sent in one round trip (commit-sql.ts):
 // strict durability runs it with synchronous_commit on, relaxed with it off
 // (a crash of PostgreSQL may lose the last commits, an orq crash never). The
-// cache changes only after PostgreSQL answered COMMIT, so reads always see
-// what is committed, as with LMDB.
+// cache changes only after PostgreSQL answered, so reads always see what is
+// committed, as with LMDB.
 //
 // Commits run one at a time in the order they were asked for (the group
 // committer sends one at a time anyway). With a ShardFence set (cluster
 // mode), every commit share-locks and checks its shards' ownership rows in
-// the same transaction and leaves out the writes of a shard this node lost.
+// the same statement and leaves out the writes of a shard this node lost.
 
 import { assert } from "../../lib/assert.ts";
 import { clusterLimits } from "../../limits.ts";
@@ -20,18 +21,20 @@ import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord, 
 import { decodeItemRecord, decodeOutcomeRecord, recordReaders } from "../record-codec.ts";
 import { StoreOpenError } from "../store.ts";
 import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, Store } from "../store.ts";
-import { commitStatements, encodeCommit, type EncodedCommit, type Statement } from "./commit-statements.ts";
-import { AckedRows } from "./acked-rows.ts";
+import { commitStatements, type CommittedValue, encodeCommit, type EncodedCommit, shardOfId, type Statement } from "./commit-statements.ts";
+import { type CommitAnswer, commitSql, fencedShards, readCommitAnswer } from "./commit-sql.ts";
+import { AckedBlocks, loadBlocksSql } from "./acked-blocks.ts";
+import { CommitCounters, type CommitCounts } from "./commit-counters.ts";
 import { ItemCache } from "./item-cache.ts";
 import { type PauseRows, pauseRows } from "./pause-rows.ts";
 import { type PolicyRows, policyRows } from "./policy-rows.ts";
 import { remoteEnds, type RemoteItemEnd } from "./remote-ends.ts";
 import { readScheduleRecords, ScheduleRows } from "./schedule-rows.ts";
 import { countOpen, ensureSchema } from "./schema.ts";
-import { fenceCheckSql, ShardFencedError, type ShardFence } from "./shard-fence.ts";
+import { ShardFencedError, type ShardFence } from "./shard-fence.ts";
 import type { RowSnapshot, RowStatements } from "./shared-rows.ts";
 import { policySlotStatements } from "./topic-bound-rows.ts";
-import { byteaValue, connectSql, int8Value, type SqlClient, type SqlSession } from "./sql-client.ts";
+import { affectedRows, byteaValue, connectSql, int8Value, type SqlClient, type SqlRow } from "./sql-client.ts";
 
 export interface PostgresStoreOptions {
   /** postgres://USER[:PASSWORD]@HOST:PORT/DATABASE */
@@ -100,8 +103,8 @@ export class PostgresStore implements Store {
   fence: ShardFence | null = null;
   private currentMeta: MetaRecord;
   private readonly cache: ItemCache;
-  /** Acked items as outcome rows, and the purge of the ones this process wrote (acked-rows.ts). */
-  private readonly acked = new AckedRows();
+  /** Acked items as compact blocks per shard (acked-blocks.ts). */
+  private readonly acked: AckedBlocks;
   /** The pauses of topics and groups (pause-rows.ts); read at open. */
   readonly pauses: PauseRows = pauseRows();
   /** The policies (policy-rows.ts); read at open. */
@@ -110,6 +113,17 @@ export class PostgresStore implements Store {
   private readonly schedules = new ScheduleRows();
   private tail: Promise<unknown> = Promise.resolve();
   private closed = false;
+  private readonly counters = new CommitCounters();
+  /**
+   * Per shard, keys a failed commit wrote: PostgreSQL may or may not hold
+   * that write (a lost COMMIT answer), so the copy is not known to match the
+   * row, and the key's next put is written whole, not patched
+   * (commit-statements.ts). Cleared by a committed write of the key and by
+   * a load of the shard.
+   */
+  private readonly uncertain = new Map<number, Set<ItemKey>>();
+  /** The committed value a put may be patched against (commit-statements.ts). */
+  private readonly committedValue: CommittedValue = (shard, key) => (this.uncertain.get(shard)?.has(key) === true ? null : (this.cache.get(shard, key) ?? null));
 
   constructor(
     private readonly client: SqlClient,
@@ -120,6 +134,7 @@ export class PostgresStore implements Store {
     this.shardCount = meta.shards;
     this.currentMeta = meta;
     this.cache = new ItemCache(meta.shards);
+    this.acked = new AckedBlocks(meta.shards);
   }
 
   get meta(): MetaRecord {
@@ -149,7 +164,16 @@ export class PostgresStore implements Store {
       after = String(rows[rows.length - 1]?.[0]);
     }
     await this.schedules.adopt(this.client, shard);
+    const blocks: Array<{ seq: number; value: Uint8Array }> = [];
+    for (let after = -1; ; ) {
+      const rows = await this.client.query(loadBlocksSql, [shard, after, loadPageRows]);
+      for (const row of rows) blocks.push({ seq: int8Value(row[0]), value: byteaValue(row[1]) });
+      if (rows.length < loadPageRows) break;
+      after = int8Value(rows[rows.length - 1]?.[0]);
+    }
     this.cache.adopt(shard, items, outcomes);
+    this.acked.adopt(shard, blocks);
+    this.uncertain.delete(shard);
   }
 
   /** A setting of the store's sessions as PostgreSQL reports it (synchronous_commit is "on" for strict durability). */
@@ -167,6 +191,8 @@ export class PostgresStore implements Store {
   dropShard(shard: number): void {
     this.cache.drop(shard);
     this.schedules.drop(shard);
+    this.acked.drop(shard);
+    this.uncertain.delete(shard);
   }
 
   *loadShards(options: { bytes: boolean } = { bytes: true }): Iterable<LoadedShard> {
@@ -180,9 +206,9 @@ export class PostgresStore implements Store {
     for (const [id, value] of this.cache.outcomeEntries()) yield { id, record: decodeOutcomeRecord(value) };
   }
 
-  /** Always empty: acked items are outcome rows here (acked-rows.ts), loaded by loadOutcomes. */
+  /** The loaded shards' acked blocks (acked-blocks.ts), oldest end first; their shards are not kept, as in the LMDB store's log. */
   loadAckedLog(): Iterable<AckedLogRecord> {
-    return [];
+    return this.acked.records();
   }
 
   loadPauses(): Iterable<PauseRecord> {
@@ -217,6 +243,11 @@ export class PostgresStore implements Store {
     return this.cache.counts();
   }
 
+  /** What the commits so far cost the database (commit-counters.ts): commits, round trips, row writes. */
+  commitCounts(): CommitCounts {
+    return this.counters.snapshot();
+  }
+
   readItemBytes(shard: number, key: ItemKey): Uint8Array | null {
     const value = this.cache.get(shard, key);
     return value === undefined ? null : value.slice();
@@ -231,8 +262,7 @@ export class PostgresStore implements Store {
     assert(!this.closed, "commit on a closed store");
     // Encode (and so check) everything first: a bad record is a programmer
     // error and must stop before anything is sent.
-    const outcomes = this.acked.outcomeWrites(batch);
-    const encoded = encodeCommit(outcomes === batch.outcomes ? batch : { ...batch, outcomes }, this.shardCount);
+    const encoded = encodeCommit(batch, this.shardCount);
     // The pause and policy statements are made when the commit runs: a delete is conditional on the row as the commits before it left it.
     // A topic's own max_leased also moves its slot row (topic-bound-rows.ts), after the policy rows in the same transaction.
     const slots: RowStatements = { statements: policySlotStatements(batch.policies), apply: () => {} };
@@ -249,73 +279,101 @@ export class PostgresStore implements Store {
   }
 
   private async apply(encoded: EncodedCommit, batch: CommitBatch, shared: RowStatements[]): Promise<CommitResult> {
-    const shards = [...encoded.shards.keys()];
+    const parts = commitStatements(encoded, this.committedValue);
+    const itemParts = parts.length;
+    const acked = this.acked.prepare(batch);
+    parts.push(...acked.statements);
     // A schedule write is fenced by its shard, as that shard's items are (schedule-rows.ts).
-    const checked = [...new Set([...shards, ...(batch.schedules ?? []).map((write) => write.shard)])];
-    let fenced = new Map<number, Error>();
-    let scheduleRows: { statements: Statement[]; apply(): void } | null = null;
-    const sharedResults: unknown[][][][] = shared.map(() => []);
+    const scheduleRows = this.schedules.statements(batch.schedules);
+    parts.push(...scheduleRows.statements);
+    const shards = commitShards(encoded, new Set([...acked.shards, ...scheduleRows.shards]));
+    const fence = this.fence;
+    const held = new Map<number, number>();
+    if (fence !== null) {
+      for (const shard of shards) {
+        const epoch = fence.heldEpoch(shard);
+        if (epoch !== null) held.set(shard, epoch);
+      }
+    }
+    let answer: CommitAnswer | null = null;
+    let sharedResults: SqlRow[][] = [];
     try {
-      await this.client.transaction(async (tx) => {
-        fenced = await this.checkFence(tx, checked);
-        const itemStatements = commitStatements(encoded, new Set(fenced.keys()));
-        const statements: Statement[] = [...itemStatements];
-        for (const rows of shared) statements.push(...rows.statements);
-        scheduleRows = this.schedules.statements(batch.schedules, new Set(fenced.keys()));
-        statements.push(...scheduleRows.statements);
-        const meta = batch.meta === null ? null : this.metaStatement(batch.meta);
-        if (meta !== null) statements.push(meta);
-        if (statements.length === 0) return;
-        const results = await tx.pipeline(statements);
-        let at = itemStatements.length;
-        shared.forEach((rows, index) => {
-          sharedResults[index] = results.slice(at, at + rows.statements.length);
-          at += rows.statements.length;
-        });
-        if (meta !== null && results[results.length - 1]?.length !== 1) {
-          throw new Error("another process reserved item keys in this database (one database per single-node store)");
-        }
-      });
+      const meta = batch.meta === null ? null : this.metaStatement(batch.meta);
+      const others: Statement[] = shared.flatMap((rows) => rows.statements);
+      if (meta !== null) others.push(meta);
+      const results = await this.send(parts.length === 0 ? null : commitSql(parts, shards, fence === null ? null : { nodeId: fence.nodeId, held }), others);
+      if (parts.length > 0) answer = readCommitAnswer(results[0]?.[0] ?? [], parts, fence !== null);
+      sharedResults = results.slice(parts.length === 0 ? 0 : 1);
+      if (meta !== null && sharedResults[sharedResults.length - 1]?.length !== 1) {
+        throw new Error("another process reserved item keys in this database (one database per single-node store)");
+      }
     } catch (error) {
       const failure = new Error(`PostgreSQL commit failed: ${(error as Error).message}`, { cause: error });
       const failedShards = new Map<number, Error>();
       for (const shard of shards) failedShards.set(shard, failure);
+      this.markUncertain(encoded);
+      this.acked.failed(acked);
       return { failedShards, metaError: failure };
     }
+    const fenced = new Map<number, Error>();
+    if (fence !== null && answer !== null) for (const [shard, why] of fencedShards(fence, held, shards, answer.fenceRows)) fenced.set(shard, new ShardFencedError(shard, why));
+    for (const count of answer?.counts ?? []) this.counters.rowWrites += count;
+    this.markCertain(encoded, fenced);
     for (const [shard, writes] of encoded.shards) if (!fenced.has(shard)) this.cache.apply(shard, writes);
     this.cache.applyOutcomes(encoded.outcomes, fenced);
-    shared.forEach((rows, index) => rows.apply(sharedResults[index] ?? []));
-    (scheduleRows as { apply(): void } | null)?.apply();
+    this.acked.committed(acked, acked.purgeAt < 0 ? [] : (answer?.pairs[itemParts + acked.purgeAt] ?? []), fenced);
+    let at = 0;
+    for (const rows of shared) {
+      rows.apply(sharedResults.slice(at, at + rows.statements.length));
+      at += rows.statements.length;
+    }
+    scheduleRows.apply(fenced);
     if (batch.meta !== null) this.currentMeta = { ...batch.meta, boots: this.currentMeta.boots };
-    for (const [shard, error] of fenced) this.fence?.lost(shard, error.message);
+    for (const [shard, error] of fenced) fence?.lost(shard, error.message);
     return { failedShards: fenced, metaError: null };
   }
 
-  /** With a fence, the shards of this commit this node no longer owns (their writes are left out). */
-  private async checkFence(tx: SqlSession, shards: number[]): Promise<Map<number, Error>> {
-    const fenced = new Map<number, Error>();
-    const fence = this.fence;
-    if (fence === null || shards.length === 0) return fenced;
-    const held = new Map<number, number>();
-    for (const shard of shards) {
-      const epoch = fence.heldEpoch(shard);
-      if (epoch === null) fenced.set(shard, new ShardFencedError(shard, "not held"));
-      else held.set(shard, epoch);
+  /**
+   * Send a commit: the commit statement alone is one round trip (a
+   * transaction of its own, commit-sql.ts); with pause, policy or meta
+   * statements, all go in one transaction, pipelined (BEGIN and COMMIT are
+   * an exchange each).
+   */
+  private async send(statement: Statement | null, others: Statement[]): Promise<SqlRow[][]> {
+    const all = statement === null ? others : [statement, ...others];
+    if (all.length === 0) return [];
+    const counters = this.counters;
+    counters.commits++;
+    for (const each of all) counters.valueBytes += each.valueBytes ?? 0;
+    if (others.length === 0 && statement !== null) {
+      counters.roundTrips++;
+      return [await this.client.query(statement.text, statement.params)];
     }
-    if (held.size === 0) return fenced;
-    const rows = await tx.query(fenceCheckSql, [[...held.keys()]]);
-    const seen = new Set<number>();
-    for (const row of rows) {
-      const shard = Number(row[0]);
-      const owner = row[1] === null ? null : String(row[1]);
-      const epoch = int8Value(row[2]);
-      seen.add(shard);
-      if (owner !== fence.nodeId || epoch !== held.get(shard)) {
-        fenced.set(shard, new ShardFencedError(shard, `now ${owner ?? "unowned"} at epoch ${epoch}, held at epoch ${held.get(shard)}`));
+    counters.roundTrips += 3;
+    const results = await this.client.transaction(async (tx) => await tx.pipeline(all));
+    for (let index = statement === null ? 0 : 1; index < results.length; index++) counters.rowWrites += affectedRows(results[index] ?? []);
+    return results;
+  }
+
+  private markUncertain(encoded: EncodedCommit): void {
+    for (const [shard, writes] of encoded.shards) {
+      let keys = this.uncertain.get(shard);
+      if (keys === undefined) {
+        keys = new Set();
+        this.uncertain.set(shard, keys);
       }
+      for (const key of writes.keys()) keys.add(key);
     }
-    for (const shard of held.keys()) if (!seen.has(shard)) fenced.set(shard, new ShardFencedError(shard, "no shard row"));
-    return fenced;
+  }
+
+  private markCertain(encoded: EncodedCommit, fenced: ReadonlyMap<number, Error>): void {
+    if (this.uncertain.size === 0) return;
+    for (const [shard, writes] of encoded.shards) {
+      const keys = this.uncertain.get(shard);
+      if (keys === undefined || fenced.has(shard)) continue;
+      for (const key of writes.keys()) keys.delete(key);
+      if (keys.size === 0) this.uncertain.delete(shard);
+    }
   }
 
   /**
@@ -335,4 +393,12 @@ export class PostgresStore implements Store {
       params: [below, this.currentMeta.keysReservedBelow],
     };
   }
+}
+
+/** Every shard a commit writes: its items', its outcomes', its acked blocks' and its purge's. */
+function commitShards(encoded: EncodedCommit, acked: ReadonlySet<number>): number[] {
+  const shards = new Set<number>(encoded.shards.keys());
+  for (const id of encoded.outcomes.keys()) shards.add(shardOfId(id));
+  for (const shard of acked) shards.add(shard);
+  return [...shards];
 }

@@ -53,23 +53,31 @@ export class ScheduleRows {
     for (const values of this.byShard.values()) for (const value of values.values()) yield decodeScheduleRecord(value);
   }
 
-  /** The commit's statements for the writes whose shard is not fenced, and what to remember once they committed. */
-  statements(writes: readonly ScheduleWrite[] | undefined, fenced: ReadonlySet<number>): { statements: Statement[]; apply(): void } {
-    const kept = (writes ?? []).filter((write) => !fenced.has(write.shard));
-    const encoded = kept.map((write) => ({ write, key: scheduleKey(write.ns, write.name), value: write.record === null ? null : encodeScheduleRecord(write.record) }));
+  /**
+   * The commit's parts for schedule writes (commit-sql.ts: each a CTE of the
+   * one commit statement, written only when the write's shard is in its `ok`
+   * set, so a schedule is fenced by its shard as that shard's items are),
+   * and what to remember once they committed, given the shards found fenced.
+   */
+  statements(writes: readonly ScheduleWrite[] | undefined): { statements: Statement[]; shards: number[]; apply(fenced: ReadonlyMap<number, unknown>): void } {
+    const encoded = (writes ?? []).map((write) => ({ write, key: scheduleKey(write.ns, write.name), value: write.record === null ? null : encodeScheduleRecord(write.record) }));
     const statements: Statement[] = encoded.map(({ write, key, value }) =>
       value === null
-        ? { text: "DELETE FROM orq_schedules WHERE key = $1", params: [key] }
-        : { text: "INSERT INTO orq_schedules (key, shard, value) VALUES ($1, $2, $3) ON CONFLICT (key) DO UPDATE SET shard = $2, value = $3", params: [key, write.shard, value] },
+        ? { text: "DELETE FROM orq_schedules WHERE key = $1 AND $2::integer IN (SELECT shard FROM ok) RETURNING 1", params: [key, write.shard] }
+        : {
+            text: "INSERT INTO orq_schedules (key, shard, value) SELECT $1, $2::integer, $3::bytea WHERE $2::integer IN (SELECT shard FROM ok) ON CONFLICT (key) DO UPDATE SET shard = EXCLUDED.shard, value = EXCLUDED.value RETURNING 1",
+            params: [key, write.shard, value],
+          },
     );
-    const apply = (): void => {
+    const apply = (fenced: ReadonlyMap<number, unknown>): void => {
       for (const { write, key, value } of encoded) {
+        if (fenced.has(write.shard)) continue;
         const values = this.byShard.get(write.shard);
         if (values === undefined) continue;
         if (value === null) values.delete(key);
         else values.set(key, value);
       }
     };
-    return { statements, apply };
+    return { statements, shards: encoded.map(({ write }) => write.shard), apply };
   }
 }

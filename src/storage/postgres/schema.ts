@@ -8,7 +8,11 @@
 //   MetaRecord.nodeId), the key reservation, and the open counter (boots).
 // - orq_items (shard, key) -> value: an item record's bytes, as LMDB holds them.
 //   Fillfactor 80 leaves room on each page so a lease's update stays HOT.
-// - orq_outcomes id -> (shard, value): ended items' outcomes.
+// - orq_outcomes id -> (shard, value): ended items' outcomes, except acks.
+// - orq_acked (shard, seq) -> (ended_at_ms, value): acked items, as blocks of
+//   keys per shard (acked-blocks.ts). Added after layout version 1 was first
+//   shipped, as orq_quota_buckets below was; a build before it wrote acked
+//   items as outcome rows, which still load as such.
 // - orq_shards (shard, owner, epoch, lease_until): who serves each shard
 //   (cluster mode; see shard-ownership.ts).
 // - orq_nodes (node_id, addr, incarnation, heartbeat_at, lease_ms): the
@@ -31,6 +35,7 @@
 //   and max_leased shared by the nodes (topic-bound-rows.ts). Added the same
 //   way as orq_quota_buckets, and ignored by a build before them.
 
+import { createAckedTableSql } from "./acked-blocks.ts";
 import { createPauseTablesSql } from "./pause-rows.ts";
 import { createPolicyTablesSql } from "./policy-rows.ts";
 import { createScheduleTableSql } from "./schedule-rows.ts";
@@ -51,6 +56,10 @@ const createStatements = [
   createScheduleTableSql,
   createQuotaBucketsSql,
   ...createTopicBoundTablesSql,
+  createAckedTableSql,
+  // Raises its message: how a check inside one commit statement fails the statement (commit-sql.ts).
+  `CREATE OR REPLACE FUNCTION orq_raise(message text) RETURNS integer LANGUAGE plpgsql AS $$
+     BEGIN RAISE EXCEPTION '%', message; END $$`,
   `CREATE TABLE IF NOT EXISTS orq_meta (
      singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
      format_version integer NOT NULL,

@@ -1,6 +1,6 @@
 // What a PostgreSQL store checks in every commit when several nodes share the
 // database: the shard rows of every shard the commit writes are read with
-// FOR SHARE in the commit's own transaction, and the commit writes a shard
+// FOR SHARE in the commit's own transaction (commit-sql.ts), and the commit writes a shard
 // only when the row still names this node with the epoch it claimed. A claim
 // by another node (UPDATE ... SET epoch = epoch + 1) waits for in-flight
 // commits holding the share lock and re-checks its condition afterwards, so
@@ -26,6 +26,3 @@ export class ShardFencedError extends Error {
     super(`shard ${shard} is not owned by this node (${detail})`);
   }
 }
-
-/** The fence check's statement: the shard rows, share-locked until the commit ends. */
-export const fenceCheckSql = "SELECT shard, owner, epoch FROM orq_shards WHERE shard = ANY($1::integer[]) FOR SHARE";

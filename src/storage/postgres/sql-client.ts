@@ -36,6 +36,13 @@ export function int8Value(value: unknown): number {
   return n;
 }
 
+/** Rows a statement inserted, updated or deleted, read from its result (Bun sets `count` on every result). */
+export function affectedRows(result: SqlRow[]): number {
+  const count = (result as SqlRow[] & { count?: unknown }).count;
+  if (typeof count !== "number") throw new Error("the SQL driver reported no row count");
+  return count;
+}
+
 /** A bytea column value as a plain Uint8Array of its own (not a view into a shared read buffer). */
 export function byteaValue(value: unknown): Uint8Array {
   if (!(value instanceof Uint8Array)) throw new Error(`expected bytea, got ${typeof value}`);

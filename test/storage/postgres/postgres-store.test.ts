@@ -41,7 +41,7 @@ if (available) {
         return await openPostgresStore(options(url, { shards: store.shardCount }));
       },
       cleanup: async () => {},
-      ackedAs: "outcomes" as const,
+      ackedAs: "log-by-shard" as const,
     };
   });
 }
