@@ -408,7 +408,6 @@ describe("topics, dead, redrive, stats, hello, ping", () => {
       limits: {
         payload_bytes_max: L.payloadBytesMax,
         metadata_bytes_max: L.metadataBytesMax,
-        result_bytes_max: L.resultBytesMax,
         items_per_enqueue_max: L.itemsPerEnqueueMax,
         count_per_dequeue_max: L.countPerDequeueMax,
         topic_bytes_max: L.topicBytesMax,
