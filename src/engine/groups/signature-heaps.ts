@@ -102,18 +102,8 @@ export class SignatureHeaps<Item extends ReadyItem<Item>> {
   best(eligibility: EligibilitySource, kind: number): SignatureEntry<Item> | null {
     let best: SignatureEntry<Item> | null = null;
     for (const [sig, heap] of this.bySignature) {
-      const first = heap.peek();
-      if (first === undefined) {
-        this.bySignature.delete(sig);
-        continue;
-      }
-      // A stale root (its heap emptied) may outlive its signature, whose id the registry may have
-      // freed (an item moving off a held preference does that): drop such roots before asking about it.
-      if ((first.entryGroup.rotationAt < 0 || first.entryHeap.peek() === undefined) && heap.freshRoot() === null) {
-        this.bySignature.delete(sig);
-        continue;
-      }
-      if (!eligibility.isEligible(kind, sig)) continue;
+      // A signature whose entries are all stale may have been freed (the Matcher answers not eligible for a freed id).
+      if (heap.size === 0 || !eligibility.isEligible(kind, sig)) continue;
       const root = heap.freshRoot();
       if (root !== null && (best === null || recordLess(root, best))) best = root;
     }

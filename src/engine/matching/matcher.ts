@@ -191,6 +191,9 @@ export class Matcher {
 
   private evaluate(entry: KindEntry, signatureId: number): boolean {
     assert(signatureId !== 0, "signature 0 is never evaluated");
+    // A freed id (a stale group entry in a topic's signature heaps may name one: groups/signature-heaps.ts)
+    // holds no item anyone could take; not cached, since the registry may hand the id out again.
+    if (!this.registry.isLive(signatureId)) return false;
     const requires = this.registry.requiresOf(signatureId);
     let eligible = requires === null || satisfies(requires, entry.caps);
     const preference = this.registry.preferenceOf(signatureId);

@@ -60,6 +60,8 @@ export class SignatureRegistry {
   private readonly requiresById: Array<Requires | null> = [null];
   /** Indexed by id: the preference, or null. */
   private readonly preferenceById: Array<Preference | null> = [null];
+  /** Indexed by id: the live id of its preference's other variant (held or not) once one was asked for, else 0: an item's switch is then two array reads. */
+  private readonly variantById: number[] = [0];
   private preferring = 0;
   private readonly refCounts: number[] = [0];
   private readonly freeIds: number[] = [];
@@ -116,9 +118,17 @@ export class SignatureRegistry {
    * count against signaturesMax: there is at most one per signature.
    */
   internVariant(id: number, held: boolean): number {
+    const linked = this.variantById[id] as number;
+    if (linked !== 0) {
+      this.refCounts[linked] = (this.refCounts[linked] as number) + 1;
+      return linked;
+    }
     const preference = this.preferenceById[id];
     assert(preference !== null && preference !== undefined && this.keyById[id] !== null, `signature ${id} has no preference`);
-    return this.internKey(this.requiresById[id] ?? null, preference.variant(held), true);
+    const other = this.internKey(this.requiresById[id] ?? null, preference.variant(held), true);
+    this.variantById[id] = other;
+    this.variantById[other] = id;
+    return other;
   }
 
   private internKey(requires: Requires | null, preference: Preference | null, unbounded: boolean): number {
@@ -135,6 +145,7 @@ export class SignatureRegistry {
       this.keyById.push(null);
       this.requiresById.push(null);
       this.preferenceById.push(null);
+      this.variantById.push(0);
       this.refCounts.push(0);
       this.anchorOf.push(null);
     }
@@ -164,6 +175,9 @@ export class SignatureRegistry {
     this.requiresById[id] = null;
     if (this.preferenceById[id] !== null) this.preferring--;
     this.preferenceById[id] = null;
+    const other = this.variantById[id] as number;
+    if (other !== 0 && this.variantById[other] === id) this.variantById[other] = 0;
+    this.variantById[id] = 0;
     this.liveCount--;
     this.versionCounter++;
     for (const listener of this.releaseListeners) listener(id);
@@ -276,6 +290,10 @@ export class SignatureRegistry {
       }
       live++;
       if (this.preferenceById[id] !== null) preferring++;
+      const other = this.variantById[id] as number;
+      if (other !== 0) {
+        assert(this.variantById[other] === id && this.preferenceById[other]?.held === !this.preferenceById[id]?.held, `signature ${id}'s variant link is wrong`);
+      }
       const requires = this.requiresById[id] ?? null;
       assert((this.refCounts[id] as number) > 0, `live signature ${id} has no references`);
       assert(this.idByKey.get(key) === id, `signature ${id} missing from the key map`);

@@ -106,6 +106,7 @@ export interface Prefers {
  */
 export class Preference {
   private counterpart: Preference | null = null;
+  private keyText: string | null = null;
   constructor(
     readonly prefers: Prefers,
     readonly preferWaitMs: number,
@@ -114,7 +115,8 @@ export class Preference {
 
   /** Canonical text: equal keys mean equal preferences (and variant). */
   get key(): string {
-    return `${this.prefers.key}/${this.preferWaitMs}${this.held ? "/held" : ""}`;
+    this.keyText ??= `${this.prefers.key}/${this.preferWaitMs}${this.held ? "/held" : ""}`;
+    return this.keyText;
   }
 
   /** The same preference, held or not. */
