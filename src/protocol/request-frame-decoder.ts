@@ -165,7 +165,7 @@ export class RequestFrameDecoder {
     if (depth >= this.depthMax || size * 2 > this.end - this.pos) throw needsLibrary;
     for (let i = 0; i < size; i++) {
       const key = this.key();
-      map[key] = depth === 0 && key === "capabilities" ? this.repeatedMap(depth + 1) : this.value(depth + 1);
+      map[key] = repeatsOften(depth, key) ? this.repeatedMap(depth + 1) : this.value(depth + 1);
     }
     return map;
   }
@@ -305,4 +305,17 @@ export function isWellFormedUtf8(bytes: Uint8Array, start: number, end: number):
     i += trailing + 1;
   }
   return true;
+}
+
+/**
+ * Maps that repeat between requests, byte for byte: a dequeue's
+ * `capabilities` (a worker sends the same on every dequeue), and an enqueued
+ * item's `requires` and `prefers` (items of one kind of job carry the same;
+ * an item map sits at depth 2: request, `items`, item). The cache hands the
+ * same frozen map out again, so the engine parses each once
+ * (matching/frozen-parses.ts).
+ */
+function repeatsOften(depth: number, key: string | number): boolean {
+  if (depth === 0) return key === "capabilities";
+  return depth === 2 && (key === "requires" || key === "prefers");
 }

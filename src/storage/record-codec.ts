@@ -58,6 +58,24 @@ const writer = new ByteWriter();
 const requiresEncoder = new Encoder();
 const requiresDecoder = new Decoder();
 
+/**
+ * The MessagePack bytes of a `requires` or `prefers` map, kept for a frozen
+ * one: the request decoder hands items that repeat a map's bytes the same
+ * frozen map (protocol/repeated-map-cache.ts), which cannot change. Weak:
+ * they go with the map.
+ */
+const encodedMaps = new WeakMap<object, Uint8Array>();
+
+function encodedMap(map: Record<string, unknown>): Uint8Array {
+  if (!Object.isFrozen(map)) return requiresEncoder.encode(map);
+  let bytes = encodedMaps.get(map);
+  if (bytes === undefined) {
+    bytes = requiresEncoder.encode(map);
+    encodedMaps.set(map, bytes);
+  }
+  return bytes;
+}
+
 export function encodeItemRecord(record: ItemRecord): Uint8Array {
   writer.reset();
   appendItemRecord(writer, record);
@@ -68,7 +86,7 @@ export function encodeItemRecord(record: ItemRecord): Uint8Array {
 export function appendItemRecord(to: ByteWriter, record: ItemRecord): void {
   assertItemRecord(record);
   const prefers = record.prefers ?? null;
-  appendItemFields(to, record, record.requires === null ? null : requiresEncoder.encode(record.requires), prefers === null ? null : requiresEncoder.encode(prefers));
+  appendItemFields(to, record, record.requires === null ? null : encodedMap(record.requires), prefers === null ? null : encodedMap(prefers));
 }
 
 export function encodeOutcomeRecord(record: OutcomeRecord): Uint8Array {

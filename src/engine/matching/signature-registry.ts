@@ -132,7 +132,7 @@ export class SignatureRegistry {
   }
 
   private internKey(requires: Requires | null, preference: Preference | null, unbounded: boolean): number {
-    const key = preference === null ? (requires as Requires).key : `${requires?.key ?? ""}\u0001${preference.key}`;
+    const key = preference === null ? (requires as Requires).key : preference.signatureKey(requires);
     const existing = this.idByKey.get(key);
     if (existing !== undefined) {
       this.refCounts[existing] = (this.refCounts[existing] as number) + 1;

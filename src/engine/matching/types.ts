@@ -107,6 +107,9 @@ export interface Prefers {
 export class Preference {
   private counterpart: Preference | null = null;
   private keyText: string | null = null;
+  /** The last signature key built with this preference, and the requires it was built for. */
+  private signatureKeyText = "";
+  private signatureKeyRequires: Requires | null | undefined = undefined;
   constructor(
     readonly prefers: Prefers,
     readonly preferWaitMs: number,
@@ -117,6 +120,15 @@ export class Preference {
   get key(): string {
     this.keyText ??= `${this.prefers.key}/${this.preferWaitMs}${this.held ? "/held" : ""}`;
     return this.keyText;
+  }
+
+  /** The signature key of `requires` with this preference (registry.ts), built once per requires in a row. */
+  signatureKey(requires: Requires | null): string {
+    if (this.signatureKeyRequires !== requires) {
+      this.signatureKeyText = `${requires?.key ?? ""}\u0001${this.key}`;
+      this.signatureKeyRequires = requires;
+    }
+    return this.signatureKeyText;
   }
 
   /** The same preference, held or not. */

@@ -18,7 +18,8 @@ import { formatId } from "../state/ids.ts";
 import type { LiveItem } from "../state/item.ts";
 import type { UnstoredBytes } from "../state/item-parts.ts";
 import type { ItemStates } from "../state/item-states.ts";
-import { parsePrefers, parseRequires, Preference, type Requires, signatureRegistryFull } from "../matching/index.ts";
+import { type Preference, type Requires, signatureRegistryFull } from "../matching/index.ts";
+import { FrozenParses } from "../matching/frozen-parses.ts";
 import { wholeMap } from "../matching/types.ts";
 import type { Namespace } from "../state/namespace.ts";
 import type { OpContext } from "./op-context.ts";
@@ -60,6 +61,8 @@ export class Enqueuer {
   private requires: Array<Requires | null> | null = null;
   /** Each item's preference (parsed `prefers` and its wait), when some item has one. */
   private preferences: Array<Preference | null> | null = null;
+  /** Parses of repeated `requires` and `prefers` maps, kept (matching/frozen-parses.ts). */
+  private readonly parses: FrozenParses;
   /** Each item's `after` classification, when some item has one. */
   private after: Array<AfterClassification | null> | null = null;
   /** Commits of live items the batch's keys matched: its reply waits for them too. */
@@ -72,6 +75,7 @@ export class Enqueuer {
     private readonly placement: ShardPlacement | null = null,
   ) {
     this.states = ctx.states;
+    this.parses = new FrozenParses(ctx.states.limits);
   }
 
   /** Run by Engine.enqueue once due deadlines are handled. */
@@ -124,17 +128,17 @@ export class Enqueuer {
     for (let i = 0; i < count; i++) {
       const input = inputs[i] as EnqueueItemInput;
       if (input.requires !== null) {
-        const r = parseRequires(input.requires, this.states.limits);
+        const r = this.parses.requiresOf(input.requires);
         if (!r.ok) return this.forgetBatch(fail(r.kind, r.message, { at: atItem(i, { of: "requires", at: r.at }) }));
         this.requires ??= new Array<Requires | null>(count).fill(null);
         this.requires[i] = r.value;
       }
       const prefers = input.prefers ?? null;
       if (prefers !== null) {
-        const p = parsePrefers(prefers, this.states.limits);
+        const p = this.parses.preferenceOf(prefers, input.preferWaitMs ?? 0);
         if (!p.ok) return this.forgetBatch(fail(p.kind, p.message, { at: atItem(i, { of: "prefers", at: p.at }) }));
         this.preferences ??= new Array<Preference | null>(count).fill(null);
-        if (p.value !== null) this.preferences[i] = new Preference(p.value, input.preferWaitMs ?? 0, false);
+        this.preferences[i] = p.value;
       }
       if (input.after === null) continue;
       lookup ??= this.dependencyLookup(nsName);
