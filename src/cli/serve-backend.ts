@@ -10,6 +10,7 @@ import { Engine } from "../engine/engine.ts";
 import type { EngineApi } from "../engine/api.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Limits } from "../limits.ts";
+import type { CommitCounts } from "../storage/postgres/commit-counters.ts";
 import type { WireClusterMap } from "../protocol/wire-types.ts";
 import type { Logger } from "../server/logger.ts";
 import { storageEventLog } from "../server/storage-event-log.ts";
@@ -34,6 +35,8 @@ export interface ServeBackend {
   nodeId: string;
   shards: number;
   clusterMap: (() => WireClusterMap) | null;
+  /** Cluster mode: what the PostgreSQL store's commits have cost so far (decision 036), for /metrics; null on a single node. */
+  postgresCommits: (() => CommitCounts) | null;
   /** Fields for the "started" log line. */
   describe: Record<string, unknown>;
   /** Once the server listens on `port`: returns the node id hello reports. */
@@ -68,6 +71,7 @@ export async function recoverLocalBackend(store: Store, config: ServeConfig, lim
     nodeId: store.meta.nodeId,
     shards: store.shardCount,
     clusterMap: null,
+    postgresCommits: null,
     describe: config.store === "memory" ? { store: "memory" } : { data_dir: config.dataDir },
     afterListen: async () => store.meta.nodeId,
     handover: async () => {},
@@ -115,6 +119,7 @@ export async function openClusterBackend(
     },
     shards: node.store.shardCount,
     clusterMap: () => node.wireMap(),
+    postgresCommits: () => node.store.commitCounts(),
     describe: { store: "postgres", shard_lease_ms: config.shardLeaseMs },
     afterListen: async (host, port) => {
       nodeId = config.nodeId === "" ? `${host}:${port}` : config.nodeId;

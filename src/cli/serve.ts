@@ -259,7 +259,8 @@ function feedMetrics(metrics: ReturnType<typeof createMetrics>, backend: ServeBa
     commits.poll();
     const nowMs = systemClock.nowMs();
     const mapBytes = lmdbDataDir === null ? null : mapResidentBytes(lmdbDataDir);
-    return gaugeSnapshot({ engineStats: engine.stats(null, nowMs), breaker: writer.breakerState(nowMs), connections: started.connectionCount, mapResidentBytes: mapBytes });
+    const postgresCommits = backend.postgresCommits?.() ?? null;
+    return gaugeSnapshot({ engineStats: engine.stats(null, nowMs), breaker: writer.breakerState(nowMs), connections: started.connectionCount, mapResidentBytes: mapBytes, postgresCommits });
   });
   return commitPoller;
 }

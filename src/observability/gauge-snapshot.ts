@@ -4,6 +4,7 @@
 // engine's stats view (src/engine/reads/stats-shape.ts), restated as GaugeStats, so
 // a change there breaks the type check here, not silently in a dashboard.
 
+import type { PostgresCommitFigures } from "./postgres-commits.ts";
 import { liveStateNames, type LiveStateName } from "../protocol/live-states.ts";
 import type { BreakerState } from "../storage/circuit-breaker.ts";
 import type { GaugeSnapshot } from "./metrics.ts";
@@ -47,6 +48,8 @@ export interface GaugeInputs {
   connections: number;
   /** The store map's resident bytes (cli/mapped-pages.ts); null where unknown. */
   mapResidentBytes?: number | null;
+  /** Cluster mode: the PostgreSQL store's commit counts (postgres-commits.ts); absent on a single node. */
+  postgresCommits?: PostgresCommitFigures | null;
 }
 
 export function gaugeSnapshot(inputs: GaugeInputs): GaugeSnapshot {
@@ -78,6 +81,7 @@ export function gaugeSnapshot(inputs: GaugeInputs): GaugeSnapshot {
     storeRead: { mapResidentBytes: inputs.mapResidentBytes ?? null, prefetchKeysTotal: engine?.prefetchKeysTotal ?? 0 },
     passedOver: engine?.passedOver ?? {},
     preferenceDeliveries: engine?.preferenceDeliveries ?? {},
+    postgresCommits: inputs.postgresCommits ?? null,
     itemWaits: { parked: engine?.itemWaitsParked ?? 0, answeredTotal: engine?.itemWaitsAnsweredTotal ?? 0 },
     results: { retained: engine?.resultsRetained ?? 0, retainedBytes: engine?.resultsRetainedBytes ?? 0 },
     schedules: { schedules: engine?.schedules ?? 0, ticks: engine?.scheduleTicks ?? {} },

@@ -17,6 +17,7 @@ import type { BreakerState } from "../storage/circuit-breaker.ts";
 import { RequestMetrics } from "./request-metrics.ts";
 import { type StoreReadFigures, storeReadGauges } from "./store-gauges.ts";
 import { passedOverCounter, preferenceDeliveriesCounter } from "./passed-over.ts";
+import { type PostgresCommitFigures, postgresCommitCounters } from "./postgres-commits.ts";
 import { scheduleMetrics } from "./schedule-ticks.ts";
 
 /**
@@ -48,6 +49,7 @@ export interface GaugeSnapshot {
   /** Deliveries passed over by bounds since start, by reason (passed-over.ts). Optional so older sources still fit. */
   passedOver?: Readonly<Record<string, number>>;
   preferenceDeliveries?: Readonly<Record<string, number>>;
+  postgresCommits?: PostgresCommitFigures | null;
   /** `wait` requests parked now and answered since start. Optional so older sources still fit. */
   itemWaits?: { parked: number; answeredTotal: number };
   /** `ack` results kept with acked outcomes, and their bytes. Optional so older sources still fit. */
@@ -178,6 +180,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const refreshStoreRead = storeReadGauges(registry);
   const refreshPassedOver = passedOverCounter(registry);
   const refreshPreferenceDeliveries = preferenceDeliveriesCounter(registry);
+  const refreshPostgresCommits = postgresCommitCounters(registry);
   const refreshSchedules = scheduleMetrics(registry);
 
   return {
@@ -195,6 +198,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       refreshStoreRead(snapshot.storeRead);
       refreshPassedOver(snapshot.passedOver);
       refreshPreferenceDeliveries(snapshot.preferenceDeliveries);
+      refreshPostgresCommits(snapshot.postgresCommits);
       refreshSchedules(snapshot.schedules);
       return registry.metrics();
     },

@@ -1,0 +1,53 @@
+// Goal: a cluster node's /metrics shows what its commits cost PostgreSQL
+// (orq_postgres_*: commits, round trips, rows written, record bytes), the
+// capacity model's inputs (docs/CLUSTER.md, "Capacity"), and that they grow
+// with work. One real node on a real PostgreSQL; skipped without PostgreSQL
+// (unless ORQ_REQUIRE_POSTGRES=1). Counts only, no timings.
+
+import { describe, expect, test } from "bun:test";
+import { findSample, parsePrometheusText } from "../observability/prometheus-text.ts";
+import { clusterPerTest, retrying } from "../support/cluster-harness.ts";
+import { postgresAvailable } from "../support/postgres-server.ts";
+import type { ServerProcess } from "../support/server-process.ts";
+
+function httpBase(node: ServerProcess): string {
+  const line = node.stdoutLines.find((l) => l.startsWith("orq http on "));
+  const match = line === undefined ? null : /^orq http on (.+):(\d+)$/.exec(line);
+  if (match === null) throw new Error(`no http line in stdout: ${node.stdoutLines.join("\n")}`);
+  return `http://${match[1]}:${match[2]}`;
+}
+
+async function postgresCounts(node: ServerProcess): Promise<Record<string, number>> {
+  const exposition = parsePrometheusText(await (await fetch(`${httpBase(node)}/metrics`)).text());
+  const out: Record<string, number> = {};
+  for (const name of ["orq_postgres_commits_total", "orq_postgres_round_trips_total", "orq_postgres_row_writes_total", "orq_postgres_record_bytes_total"]) {
+    out[name] = findSample(exposition, name, {})?.value ?? -1;
+  }
+  return out;
+}
+
+describe.skipIf(!postgresAvailable())("a cluster node's PostgreSQL commit counters", () => {
+  const clusters = clusterPerTest();
+
+  test("count commits, round trips, rows and bytes, and grow as items are enqueued, delivered and acked", async () => {
+    const cluster = await clusters.start({ label: "metrics", nodes: 1, shards: 2 });
+    const node = cluster.nodes[0] as ServerProcess;
+    const client = await cluster.client(0);
+    const before = await postgresCounts(node);
+    for (const value of Object.values(before)) expect(value).toBeGreaterThanOrEqual(0);
+    const items = Array.from({ length: 50 }, (_, i) => ({ topic: "jobs", payload: new TextEncoder().encode(`item ${i}`) }));
+    await retrying(() => client.enqueue("default", items));
+    let delivered = 0;
+    while (delivered < items.length) {
+      const got = await client.dequeue("default", { topics: [{ topic: "jobs", count: 50 }] });
+      if (got.length > 0) await client.ack("default", got.map((d) => d.receipt));
+      delivered += got.length;
+    }
+    const after = await postgresCounts(node);
+    expect(after.orq_postgres_commits_total).toBeGreaterThan(before.orq_postgres_commits_total as number);
+    expect(after.orq_postgres_round_trips_total).toBeGreaterThanOrEqual(after.orq_postgres_commits_total as number);
+    // Each item is inserted, leased (at least once written) and deleted: at least two row writes of its own.
+    expect((after.orq_postgres_row_writes_total as number) - (before.orq_postgres_row_writes_total as number)).toBeGreaterThanOrEqual(2 * items.length);
+    expect(after.orq_postgres_record_bytes_total).toBeGreaterThan(before.orq_postgres_record_bytes_total as number);
+  });
+});
