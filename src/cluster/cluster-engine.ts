@@ -37,7 +37,7 @@ import type { ShardPlacement } from "../engine/ops/enqueue.ts";
 import type { RemoteEnd } from "../engine/ops/remote-dependencies.ts";
 import type { EngineStats } from "../engine/reads/stats-shape.ts";
 import type { PolicyRecord, ScheduleRecord } from "../storage/record.ts";
-import { viewOfRecord } from "../engine/schedules/schedules.ts";
+import { scheduleMoveRefused, viewOfRecord } from "../engine/schedules/schedules.ts";
 import { shardOfIdOrReceipt } from "../lib/id-grammar.ts";
 import { clusterLimits } from "../limits.ts";
 
@@ -72,6 +72,8 @@ export class ClusterEngine implements EngineApi {
     private readonly drain: () => Promise<void>,
     /** A page of a namespace's schedules on every shard, as the database holds them (storage/postgres/schedule-rows.ts). */
     private readonly storedSchedules: (ns: string, after: string | null, limit: number) => Promise<ScheduleRecord[]> = async () => [],
+    /** The shard a stored schedule lives on, or null when none of that name is stored (storage/postgres/schedule-rows.ts). */
+    private readonly storedShard: (ns: string, name: string) => Promise<number | null> = async () => null,
   ) {
     this.inner = build();
   }
@@ -236,23 +238,35 @@ export class ClusterEngine implements EngineApi {
   }
 
   /**
-   * A schedule lives on its name's shard (placement.ts): MOVED or UNAVAILABLE
-   * when another node serves it; refused while rebuilding, as pauses are. Its
-   * item may not name a group here: a group's items live on the group's
-   * shard, and a tick's item must live on the schedule's (docs/decisions/033-schedules.md).
+   * Where a stored schedule of that name lives, read from the database: a
+   * schedule whose item names a group lives on the group's shard, not its
+   * name's, so `schedule` and `unschedule` ask here first and pass the answer on.
    */
-  schedule(ns: string, input: ScheduleInput, nowMs: number): Result<Reply<{ name: string; nextAtMs: number | null }>> {
+  storedScheduleShard(ns: string, name: string): Promise<number | null> {
+    return this.storedShard(ns, name);
+  }
+
+  /**
+   * A schedule lives on its item's group's shard, or its name's without a
+   * group (placement.ts); one stored already stays where it is (`stored`,
+   * from storedScheduleShard): a replacement that would move it to another
+   * shard is refused (BAD_REQUEST item.group: unschedule first), as it would
+   * need two shards' fenced writes. MOVED or UNAVAILABLE when another node
+   * serves the shard; refused while rebuilding, as pauses are
+   * (docs/decisions/033-schedules.md).
+   */
+  schedule(ns: string, input: ScheduleInput, nowMs: number, stored: number | null = null): Result<Reply<{ name: string; nextAtMs: number | null }>> {
     if (this.swapping) return { ok: false, failure: rebuilding };
-    if (input.item.group !== null) {
-      return { ok: false, failure: { kind: "invalid_value", message: "in cluster mode a schedule's item cannot name a group", at: { kind: "scheduleItem", part: { of: "group" } } } };
-    }
-    const failure = this.router.route(this.placement.scheduleShard(ns, input.name));
+    const shard = this.placement.scheduleShard(ns, input.name, { topic: input.item.topic, group: input.item.group ?? null });
+    if (stored !== null && stored !== shard) return scheduleMoveRefused(input.name);
+    const failure = this.router.route(shard);
     return failure !== null ? { ok: false, failure } : this.inner.schedule(ns, input, nowMs);
   }
 
-  unschedule(ns: string, name: string, nowMs: number): Result<Reply<{ removed: boolean }>> {
+  /** Answered by the owner of the shard the schedule is stored on (`stored`), else of its name's. */
+  unschedule(ns: string, name: string, nowMs: number, stored: number | null = null): Result<Reply<{ removed: boolean }>> {
     if (this.swapping) return { ok: false, failure: rebuilding };
-    const failure = this.router.route(this.placement.scheduleShard(ns, name));
+    const failure = this.router.route(stored ?? this.placement.scheduleShard(ns, name, { topic: "", group: null }));
     return failure !== null ? { ok: false, failure } : this.inner.unschedule(ns, name, nowMs);
   }
 

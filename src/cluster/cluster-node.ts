@@ -141,7 +141,15 @@ export class ClusterNode {
       engine.onScheduleTickRefused = (ns, name, tickAtMs, message) => options.log("schedule tick refused", { ns, name, tick_at_ms: tickAtMs, message });
       return engine;
     };
-    this.engine = new ClusterEngine(build, router, this.placement, store.shardCount, () => this.writer.drain(), (ns, after, limit) => store.readSchedules(ns, after, limit));
+    this.engine = new ClusterEngine(
+      build,
+      router,
+      this.placement,
+      store.shardCount,
+      () => this.writer.drain(),
+      (ns, after, limit) => store.readSchedules(ns, after, limit),
+      (ns, name) => store.readScheduleShard(ns, name),
+    );
   }
 
   /** Connect to the database (creating the schema if it is empty); the node serves nothing until join(). */

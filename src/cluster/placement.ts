@@ -10,7 +10,7 @@
 // A keyed item with `after` follows its key.
 
 import type { EnqueueItemInput } from "../engine/api.ts";
-import type { ShardPlacement } from "../engine/ops/enqueue.ts";
+import type { ScheduleItemPlace, ShardPlacement } from "../engine/ops/enqueue.ts";
 import { parseId } from "../lib/id-grammar.ts";
 import { shardOfGroup, shardOfKey, shardOfSchedule } from "../protocol/key-shard.ts";
 
@@ -38,9 +38,10 @@ export function clusterPlacement(shards: number, local: (shard: number) => boole
     },
     // A schedule's ticks are keyed items that live on the schedule's shard, not their key's: each tick's key is
     // new, and one shard for all of them lets the owner that fires them write the item and the schedule's last
-    // tick in one fenced transaction (ClusterEngine refuses a schedule whose item names a group, which has its own shard).
-    scheduleShard(ns: string, name: string): number {
-      return shardOfSchedule(ns, name, shards);
+    // tick in one fenced transaction. A schedule whose item names a group lives on that group's shard, so the
+    // group's items stay on one shard as every grouped item does.
+    scheduleShard(ns: string, name: string, item: ScheduleItemPlace): number {
+      return shardOfSchedule(ns, name, item, shards);
     },
   };
 }

@@ -362,10 +362,15 @@ export interface EngineApi {
   groups(ns: string, topic: string, query: { limit: number; after: string | null }): { groups: GroupCounts[]; next: string | null };
   /** Why each item is not being delivered now (reads/explain.ts). */
   explain(ns: string, ids: string[], nowMs: number): Result<{ items: Array<ExplainedItem | null> }>;
-  /** Set a recurring item (engine/schedules/schedules.ts), replacing one of the same name; durable when the reply's promise settles. */
-  schedule(ns: string, input: ScheduleInput, nowMs: number): Result<Reply<{ name: string; nextAtMs: number | null }>>;
-  /** Remove a schedule; `removed` false when there was none. */
-  unschedule(ns: string, name: string, nowMs: number): Result<Reply<{ removed: boolean }>>;
+  /**
+   * Set a recurring item (engine/schedules/schedules.ts), replacing one of the same name; durable when the reply's
+   * promise settles. `stored`: cluster mode, the shard a schedule of that name is stored on (storedScheduleShard).
+   */
+  schedule(ns: string, input: ScheduleInput, nowMs: number, stored?: number | null): Result<Reply<{ name: string; nextAtMs: number | null }>>;
+  /** Remove a schedule; `removed` false when there was none. `stored` as for schedule. */
+  unschedule(ns: string, name: string, nowMs: number, stored?: number | null): Result<Reply<{ removed: boolean }>>;
+  /** Cluster mode: the shard a stored schedule of that name lives on, or null when there is none (absent on a single node). */
+  storedScheduleShard?(ns: string, name: string): Promise<number | null>;
   /** A namespace's schedules by name (in cluster mode: those of this node's shards); `after` is the last page's `next`. */
   scheduleList(ns: string, query: { limit: number; after: string | null }): { schedules: ScheduleView[]; next: string | null };
   /** Cluster mode: the page of every node's schedules, read from the shared store (absent on a single node, where scheduleList is all). */

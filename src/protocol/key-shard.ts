@@ -31,11 +31,14 @@ export function shardOfGroup(ns: string, topic: string, group: string, shards: n
 }
 
 /**
- * The shard a schedule belongs to in cluster mode (its item names no group):
- * fnv1a32(utf8(ns) 0x00 utf8(name)) mod shards. Its owner fires it, and
- * its ticks' items live there too (docs/decisions/033-schedules.md).
+ * The shard a schedule belongs to in cluster mode: its item's group's when
+ * the item names a group (so the ticks' items share their group's shard and
+ * its bounds hold there), else fnv1a32(utf8(ns) 0x00 utf8(name)) mod shards.
+ * Its owner fires it, and its ticks' items live there too
+ * (docs/decisions/033-schedules.md).
  */
-export function shardOfSchedule(ns: string, name: string, shards: number): number {
+export function shardOfSchedule(ns: string, name: string, item: { topic: string; group: string | null }, shards: number): number {
+  if (item.group !== null) return shardOfGroup(ns, item.topic, item.group, shards);
   return fnv1a32(encoder.encode(`${ns}\u0000${name}`)) % shards;
 }
 

@@ -10,7 +10,10 @@
 // at its deadline) and a resume of a pause not seen here is still written; the
 // engine's own pause writes count as on their way until their commit settles;
 // the node's leased quota buckets are the ones every engine it builds admits
-// from, so a rebuild neither refills nor forgets them.
+// from, so a rebuild neither refills nor forgets them. A schedule whose item
+// names a group goes to the group's shard; a replacement that would move a
+// schedule to another shard is refused; unschedule goes to the shard the
+// schedule is stored on.
 
 import { describe, expect, test } from "bun:test";
 import { ClusterEngine, shardPrefix, type ShardRouter } from "../../src/cluster/cluster-engine.ts";
@@ -21,7 +24,7 @@ import { Engine } from "../../src/engine/engine.ts";
 import type { Failure } from "../../src/engine/api.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { defaultLimits } from "../../src/limits.ts";
-import { fnv1a32, shardOfKey } from "../../src/protocol/key-shard.ts";
+import { fnv1a32, shardOfGroup, shardOfKey, shardOfSchedule } from "../../src/protocol/key-shard.ts";
 import { QuotaLeases } from "../../src/cluster/quota-leases.ts";
 import { GroupCommitter } from "../../src/storage/group-commit.ts";
 import { MemoryStore } from "../../src/storage/memory/memory-store.ts";
@@ -325,5 +328,45 @@ describe("leased quotas across a rebuild", () => {
     expect(drawn).toEqual([3, 6]); // the floor, then at once twice the use so far (3 items)
     expect(engine.enqueue("free", Array.from({ length: 50 }, () => item()), clock.nowMs()).ok).toBe(true);
     await committer.drain();
+  });
+});
+
+describe("schedules placed by their item's group", () => {
+  const schedule = (group: string | null) => ({ name: "digest", cron: null, everyMs: 1000, timezone: "UTC", catchUp: "one" as const, item: { ...item(), group } });
+
+  test("a grouped schedule goes to its group's shard (MOVED when not served), its ticks' items with it", async () => {
+    // Shards of 4: "digest" alone hashes to 3, group "a" of topic t to 2, "c" to 0.
+    expect([shardOfSchedule("n", "digest", { topic: "t", group: null }, 4), shardOfGroup("n", "t", "a", 4), shardOfGroup("n", "t", "c", 4)]).toEqual([3, 2, 0]);
+    const elsewhere = node(new Set([3]));
+    const moved = elsewhere.engine.schedule("n", schedule("a"), elsewhere.clock.nowMs(), null);
+    expect(moved.ok ? null : [moved.failure.kind, moved.failure.moved?.shard]).toEqual(["shard_elsewhere", 2]);
+    const { engine, clock, committer } = node(new Set([2]));
+    const set = engine.schedule("n", schedule("a"), clock.nowMs(), null);
+    expect(set.ok).toBe(true);
+    await committer.drain();
+    clock.advance(1000);
+    engine.tick(clock.nowMs());
+    await committer.drain();
+    expect(engine.scheduleList("n", { limit: 10, after: null }).schedules[0]?.lastId?.startsWith("2:")).toBe(true);
+  });
+
+  test("a replacement that would move a schedule to another shard is refused (item.group), whether its row is stored or only held here", async () => {
+    const { engine, clock, committer } = node(new Set([0, 1, 2, 3]));
+    expect(engine.schedule("n", schedule("a"), clock.nowMs(), null).ok).toBe(true);
+    await committer.drain();
+    for (const [group, stored] of [[null, 2], ["c", 2], [null, null], ["c", null]] as const) {
+      const refused = engine.schedule("n", schedule(group), clock.nowMs(), stored);
+      expect(refused.ok ? null : [refused.failure.kind, refused.failure.at]).toEqual(["invalid_value", { kind: "scheduleItem", part: { of: "group" } }]);
+    }
+    // Same group, same shard: replaced.
+    expect(engine.schedule("n", { ...schedule("a"), everyMs: 2000 }, clock.nowMs(), 2).ok).toBe(true);
+  });
+
+  test("unschedule goes to the shard the schedule is stored on, else its name's", () => {
+    const { engine, clock } = node(new Set([0]));
+    const stored = engine.unschedule("n", "digest", clock.nowMs(), 2);
+    expect(stored.ok ? null : stored.failure.moved?.shard).toBe(2);
+    const byName = engine.unschedule("n", "digest", clock.nowMs(), null);
+    expect(byName.ok ? null : byName.failure.moved?.shard).toBe(3);
   });
 });

@@ -2,12 +2,14 @@
 // fnv1a32(utf8(ns) 0x00 utf8(topic) 0x00 utf8(group)) mod shards, before the
 // key's rule and the `after` rule (a keyed or dependent item of a group lives
 // with its group); without a group the key's rule and then `after`'s apply as
-// before, and a plain item may go anywhere (-1).
+// before, and a plain item may go anywhere (-1). A schedule lives on its
+// item's group's shard when the item names a group, else on its name's shard,
+// fnv1a32(utf8(ns) 0x00 utf8(name)) mod shards.
 
 import { describe, expect, test } from "bun:test";
 import { clusterPlacement } from "../../src/cluster/placement.ts";
 import type { EnqueueItemInput } from "../../src/engine/api.ts";
-import { fnv1a32, shardOfGroup, shardOfKey } from "../../src/protocol/key-shard.ts";
+import { fnv1a32, shardOfGroup, shardOfKey, shardOfSchedule } from "../../src/protocol/key-shard.ts";
 
 const encoder = new TextEncoder();
 
@@ -65,5 +67,29 @@ describe("group placement", () => {
     // An input without the field at all (a caller that predates groups) is a plain item.
     const { group: _group, ...withoutGroup } = item();
     expect(placement.shardFor("shop", withoutGroup as EnqueueItemInput)).toBe(-1);
+  });
+});
+
+describe("schedule placement", () => {
+  test("a schedule whose item names no group lives on its name's shard, fnv1a32(ns 0 name) mod shards", () => {
+    const placement = clusterPlacement(16, () => true);
+    // fnv1a32("shop\0digest") = 0x3da7b1fb: shard 11 of 16.
+    expect(fnv1a32(encoder.encode("shop\u0000digest"))).toBe(0x3da7b1fb);
+    expect(placement.scheduleShard("shop", "digest", { topic: "emails", group: null })).toBe(11);
+    expect(shardOfSchedule("shop", "digest", { topic: "emails", group: null }, 16)).toBe(11);
+    // The item's topic does not move it.
+    expect(placement.scheduleShard("shop", "digest", { topic: "other", group: null })).toBe(11);
+  });
+
+  test("a schedule whose item names a group lives on the group's shard, whatever its name", () => {
+    const placement = clusterPlacement(16, () => true);
+    const groupShard = shardOfGroup("shop", "emails", "acme", 16);
+    expect(groupShard).toBe(12);
+    expect(placement.scheduleShard("shop", "digest", { topic: "emails", group: "acme" })).toBe(12);
+    for (const name of ["a", "b", "nightly", "rollup", "ü\u{1F600}"]) expect(placement.scheduleShard("shop", name, { topic: "emails", group: "acme" })).toBe(groupShard);
+    // Where a plain item of the group goes: the ticks' items share the schedule's shard and their group's.
+    expect(placement.shardFor("shop", item({ group: "acme" }))).toBe(placement.scheduleShard("shop", "digest", { topic: "emails", group: "acme" }));
+    // Another topic's group of the same name is another group, hashed with its topic.
+    expect(placement.scheduleShard("shop", "digest", { topic: "sms", group: "acme" })).toBe(shardOfGroup("shop", "sms", "acme", 16));
   });
 });

@@ -30,8 +30,14 @@ export interface ShardPlacement {
   shardFor(ns: string, input: EnqueueItemInput): number;
   /** Whether an id lives on a shard this node does not serve: unknown here, it counts as live (remote-dependencies.ts). */
   elsewhere(id: string): boolean;
-  /** The shard a schedule belongs to, where its ticks' items live too. */
-  scheduleShard(ns: string, name: string): number;
+  /** The shard a schedule belongs to (its item's group's, when it names one), where its ticks' items live too. */
+  scheduleShard(ns: string, name: string, item: ScheduleItemPlace): number;
+}
+
+/** What of a schedule's item decides where the schedule lives: its topic and group (null: the nil group). */
+export interface ScheduleItemPlace {
+  topic: string;
+  group: string | null;
 }
 
 /**

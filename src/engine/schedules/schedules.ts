@@ -20,7 +20,7 @@ import type { EnqueueItemInput, Reply, Result, ScheduleInput, ScheduleTickCounts
 import { atScheduleName } from "../failures/failure-location.ts";
 import { fail, type FailureResult } from "../failures/failures.ts";
 import type { EnqueueItem } from "../ops/enqueue-item.ts";
-import type { TickPlacement } from "../ops/enqueue.ts";
+import type { ScheduleItemPlace, TickPlacement } from "../ops/enqueue.ts";
 import { finishOp, type OpContext } from "../ops/op-context.ts";
 import { parsePrefers, parseRequires } from "../matching/index.ts";
 import type { ItemStates } from "../state/item-states.ts";
@@ -32,7 +32,7 @@ import { latestTickAtOrBefore, makeTickRule, nextTickAfter, type TickRule } from
 /** Where a schedule's record and its ticks' items go; cluster mode's placement decides, else any shard. */
 export interface ScheduleShards {
   /** The schedule's shard (its record's), or -1 when any will do (a single node). */
-  scheduleShard(ns: string, name: string): number;
+  scheduleShard(ns: string, name: string, item: ScheduleItemPlace): number;
 }
 
 /** A tick refused, for the server's log. */
@@ -64,6 +64,8 @@ export class Schedules {
     const invalid = this.checkItem(input.item);
     if (invalid !== null) return invalid;
     const replaced = this.byNamespace.get(nsName)?.get(input.name) ?? null;
+    // Cluster mode: a replacement whose item's group puts it on another shard would need two shards' fenced writes.
+    if (replaced !== null && replaced.shard !== this.shardOf(nsName, input.name, placeOf(input.item))) return scheduleMoveRefused(input.name);
     if (replaced === null) {
       const limits = this.states.limits;
       if (this.count >= limits.schedulesMax) return fail("over_limit", `the server already holds ${limits.schedulesMax} schedules (schedules_max)`, { at: atScheduleName });
@@ -204,8 +206,14 @@ export class Schedules {
     return null;
   }
 
+  /** The shard a schedule's record lives on: the placement's, or 0 on a single node (where its items go anywhere). */
+  private shardOf(nsName: string, name: string, item: ScheduleItemPlace): number {
+    const shard = this.shards?.scheduleShard(nsName, name, item) ?? -1;
+    return shard < 0 ? 0 : shard;
+  }
+
   private add(record: ScheduleRecord, rule: TickRule): Schedule {
-    const shard = this.shards?.scheduleShard(record.ns, record.name) ?? -1;
+    const shard = this.shards?.scheduleShard(record.ns, record.name, placeOf(record.item)) ?? -1;
     const schedule = new Schedule(record, rule, shard < 0 ? 0 : shard, shard);
     let byName = this.byNamespace.get(record.ns);
     if (byName === undefined) {
@@ -232,6 +240,23 @@ export class Schedules {
     if (schedule.timer !== null) this.deadlines.cancel(schedule.timer);
     schedule.timer = atMs === null ? null : this.deadlines.schedule(new Deadline(atMs, DeadlineKind.ScheduleTick, schedule));
   }
+}
+
+/** An item's (or a stored template's) topic and group, which decide a schedule's shard in cluster mode. */
+function placeOf(item: { topic?: unknown; group?: unknown }): ScheduleItemPlace {
+  return { topic: String(item.topic ?? ""), group: typeof item.group === "string" ? item.group : null };
+}
+
+/**
+ * A replacement that would move a schedule to another shard (cluster mode:
+ * its item's group changed, or was added or removed): refused, as the
+ * contract's cluster rule keeps a group's items on one shard and the old and
+ * new shards may have two owners (docs/decisions/033-schedules.md).
+ */
+export function scheduleMoveRefused(name: string): FailureResult {
+  return fail("invalid_value", `schedule ${JSON.stringify(name)} lives on its item's group's shard; a new group (or none) would move it to another shard: unschedule it first`, {
+    at: { kind: "scheduleItem", part: { of: "group" } },
+  });
 }
 
 /** The tick a schedule starts with: the latest one missed while down for catch_up "one", else the next. */

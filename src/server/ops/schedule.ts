@@ -4,8 +4,11 @@
 // `key`, `after` and `deliver_at_ms` are refused there: each tick has its own
 // key, and an absolute instant would be one moment for every tick. The cron
 // expression and time zone are checked here, before the engine sees them.
-// Replies once the schedule is durable.
+// Replies once the schedule is durable. In cluster mode the node first reads
+// where a schedule of that name is stored (it may live on its item's group's
+// shard), so the request parks for one database read.
 
+import type { Reply, Result, ScheduleInput } from "../../engine/api.ts";
 import { isTimeZone, makeTickRule } from "../../engine/schedules/tick-rule.ts";
 import { failed, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import { RequestReader, type Source } from "../request-reader.ts";
@@ -43,10 +46,19 @@ export const scheduleOp: OpSpec = namespacedOp({
     const item = reader.failure === null ? decodeItem(itemSource, limits, ctx.nowMs, reader) : null;
     if (item === null) return failed(reader.failure!);
     reader.top();
-    const result = ctx.engine.schedule(ns, { name, cron, everyMs: cron === null ? everyMs : null, timezone, catchUp, item }, ctx.nowMs);
-    if (!result.ok) return failed(result.failure);
-    const value: Source = { name: result.value.value.name };
-    if (result.value.value.nextAtMs !== null) value.next_at_ms = result.value.value.nextAtMs;
-    return reply(value, result.value.durable);
+    const input: ScheduleInput = { name, cron, everyMs: cron === null ? everyMs : null, timezone, catchUp, item };
+    const { engine, nowMs } = ctx;
+    // In cluster mode the schedule may already live on another shard than its item's (cluster/cluster-engine.ts): ask the database first.
+    if (engine.storedScheduleShard !== undefined) {
+      return { kind: "parked", waiter: engine.storedScheduleShard(ns, name).then((stored) => scheduleReply(engine.schedule(ns, input, nowMs, stored))) };
+    }
+    return scheduleReply(engine.schedule(ns, input, nowMs));
   },
 });
+
+function scheduleReply(result: Result<Reply<{ name: string; nextAtMs: number | null }>>): OpOutcome {
+  if (!result.ok) return failed(result.failure);
+  const value: Source = { name: result.value.value.name };
+  if (result.value.value.nextAtMs !== null) value.next_at_ms = result.value.value.nextAtMs;
+  return reply(value, result.value.durable);
+}

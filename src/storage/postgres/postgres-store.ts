@@ -29,7 +29,7 @@ import { ItemCache } from "./item-cache.ts";
 import { type PauseRows, pauseRows } from "./pause-rows.ts";
 import { type PolicyRows, policyRows } from "./policy-rows.ts";
 import { remoteEnds, type RemoteItemEnd } from "./remote-ends.ts";
-import { readScheduleRecords, ScheduleRows } from "./schedule-rows.ts";
+import { readScheduleRecords, readScheduleShard, ScheduleRows } from "./schedule-rows.ts";
 import { countOpen, ensureSchema } from "./schema.ts";
 import { ShardFencedError, type ShardFence } from "./shard-fence.ts";
 import type { RowSnapshot, RowStatements } from "./shared-rows.ts";
@@ -226,6 +226,11 @@ export class PostgresStore implements Store {
   /** Cluster mode: a page of a namespace's schedules on every shard, as committed (schedule-rows.ts). */
   readSchedules(ns: string, after: string | null, limit: number): Promise<ScheduleRecord[]> {
     return readScheduleRecords(this.client, ns, after, limit);
+  }
+
+  /** Cluster mode: the shard a stored schedule lives on, or null when there is none (schedule-rows.ts). */
+  readScheduleShard(ns: string, name: string): Promise<number | null> {
+    return readScheduleShard(this.client, ns, name);
   }
 
   /** Cluster mode: every pause row, when a commit (of any node) changed them since the last read (shared-rows.ts). */

@@ -34,6 +34,18 @@ export async function readScheduleRecords(client: SqlClient, ns: string, after: 
   return rows.map((row) => decodeScheduleRecord(byteaValue(row[0])));
 }
 
+/**
+ * The shard a stored schedule lives on, or null when none of that name is
+ * stored: in cluster mode a schedule whose item names a group lives on the
+ * group's shard, not its name's, so `schedule` and `unschedule` look here
+ * first (cluster/cluster-engine.ts).
+ */
+export async function readScheduleShard(client: SqlClient, ns: string, name: string): Promise<number | null> {
+  const rows = await client.query("SELECT shard FROM orq_schedules WHERE key = $1", [scheduleKey(ns, name)]);
+  const row = rows[0];
+  return row === undefined ? null : Number(row[0]);
+}
+
 /** The schedules of the shards this process serves, encoded, by shard then key. */
 export class ScheduleRows {
   private readonly byShard = new Map<number, Map<string, Uint8Array>>();
@@ -56,16 +68,18 @@ export class ScheduleRows {
   /**
    * The commit's parts for schedule writes (commit-sql.ts: each a CTE of the
    * one commit statement, written only when the write's shard is in its `ok`
-   * set, so a schedule is fenced by its shard as that shard's items are),
+   * set, so a schedule is fenced by its shard as that shard's items are;
+   * a row stored under another shard is left alone, so a schedule never
+   * changes shard by a write: docs/decisions/033-schedules.md),
    * and what to remember once they committed, given the shards found fenced.
    */
   statements(writes: readonly ScheduleWrite[] | undefined): { statements: Statement[]; shards: number[]; apply(fenced: ReadonlyMap<number, unknown>): void } {
     const encoded = (writes ?? []).map((write) => ({ write, key: scheduleKey(write.ns, write.name), value: write.record === null ? null : encodeScheduleRecord(write.record) }));
     const statements: Statement[] = encoded.map(({ write, key, value }) =>
       value === null
-        ? { text: "DELETE FROM orq_schedules WHERE key = $1 AND $2::integer IN (SELECT shard FROM ok) RETURNING 1", params: [key, write.shard] }
+        ? { text: "DELETE FROM orq_schedules WHERE key = $1 AND shard = $2::integer AND $2::integer IN (SELECT shard FROM ok) RETURNING 1", params: [key, write.shard] }
         : {
-            text: "INSERT INTO orq_schedules (key, shard, value) SELECT $1, $2::integer, $3::bytea WHERE $2::integer IN (SELECT shard FROM ok) ON CONFLICT (key) DO UPDATE SET shard = EXCLUDED.shard, value = EXCLUDED.value RETURNING 1",
+            text: "INSERT INTO orq_schedules (key, shard, value) SELECT $1, $2::integer, $3::bytea WHERE $2::integer IN (SELECT shard FROM ok) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value WHERE orq_schedules.shard = EXCLUDED.shard RETURNING 1",
             params: [key, write.shard, value],
           },
     );

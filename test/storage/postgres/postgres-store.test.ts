@@ -6,12 +6,14 @@
 // (idle_in_transaction_session_timeout), opens are counted across processes, key ranges per open
 // never overlap, a second single writer is refused, and opening a database
 // made with another shard count or an unreachable one fails with one line.
+// A stored schedule keeps the shard it was written under.
 // Skipped when PostgreSQL is not installed (unless ORQ_REQUIRE_POSTGRES=1).
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ShardCountMismatchError } from "../../../src/storage/postgres/schema.ts";
 import { openPostgresStore, type PostgresStore, type PostgresStoreOptions } from "../../../src/storage/postgres/postgres-store.ts";
 import { connectSql, type SqlClient } from "../../../src/storage/postgres/sql-client.ts";
+import type { ScheduleRecord } from "../../../src/storage/record.ts";
 import { StoreOpenError, type Store } from "../../../src/storage/store.ts";
 import { postgresAvailable, releasePostgres, sharedPostgres, type PostgresServer } from "../../support/postgres-server.ts";
 import { itemRecord, outcomeRecord, shardBatch } from "../record-fixtures.ts";
@@ -113,6 +115,37 @@ describe.skipIf(!available)("PostgresStore in particular", () => {
     const next = await store.commit({ shards: [shardBatch(0, [{ key: 1, record: changed }])], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null });
     expect(next.failedShards.size).toBe(0);
     expect(store.readItem(0, 1)).toEqual(changed);
+  });
+
+  test("a stored schedule keeps its shard: a write or delete under another shard leaves its row alone; readScheduleShard finds it", async () => {
+    const url = await pg.createDatabase("schedule_shard");
+    const store = await open(url, { shards: 4 });
+    const record = (lastAtMs: number | null): ScheduleRecord => ({
+      ns: "n",
+      name: "a",
+      cron: null,
+      everyMs: 1000,
+      timezone: "UTC",
+      catchUp: "one",
+      anchorMs: 5,
+      lastAtMs,
+      lastId: lastAtMs === null ? null : "1:1",
+      item: { topic: "t", group: "g" },
+    });
+    const commit = (shard: number, value: ScheduleRecord | null) =>
+      store.commit({ shards: [], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null, schedules: [{ ns: "n", name: "a", shard, record: value }] });
+    expect(await store.readScheduleShard("n", "a")).toBeNull();
+    await commit(1, record(null));
+    expect(await store.readScheduleShard("n", "a")).toBe(1);
+    // Another shard's write or delete of the same name changes nothing: a schedule never moves by a write.
+    await commit(2, record(7000));
+    await commit(3, null);
+    expect(await store.readScheduleShard("n", "a")).toBe(1);
+    expect((await store.readSchedules("n", null, 10)).map((each) => each.lastAtMs)).toEqual([null]);
+    await commit(1, record(8000));
+    expect((await store.readSchedules("n", null, 10)).map((each) => each.lastAtMs)).toEqual([8000]);
+    await commit(1, null);
+    expect(await store.readScheduleShard("n", "a")).toBeNull();
   });
 
   test("every open counts a boot, across processes sharing the database", async () => {
