@@ -15,7 +15,7 @@ import { afterAll, afterEach, beforeAll } from "bun:test";
 import { OrqClient } from "../../src/client/client.ts";
 import { OrqError } from "../../src/client/orq-error.ts";
 import { ServerProcess } from "./server-process.ts";
-import { releasePostgres, sharedPostgres } from "./postgres-server.ts";
+import { releasePostgres, sharedPostgres, type PostgresServer } from "./postgres-server.ts";
 
 export interface WireMap {
   map_version: number;
@@ -66,6 +66,8 @@ export interface ClusterOptions {
   leaseMs?: number;
   /** Every node's config file (ServerProcess's `config`), e.g. namespace quotas. */
   config?: Record<string, unknown>;
+  /** A server of the test's own (startPostgres()) instead of the shared one, e.g. to crash it. */
+  postgres?: PostgresServer;
 }
 
 /** Longest a test waits for the cluster to reach a state (30 s): far past any lease + 2 s bound used here. */
@@ -85,7 +87,7 @@ export class ClusterHarness {
   ) {}
 
   static async start(options: ClusterOptions): Promise<ClusterHarness> {
-    const pg = await sharedPostgres();
+    const pg = options.postgres ?? (await sharedPostgres());
     const url = await pg.createDatabase(options.label);
     const cluster = new ClusterHarness(url, options.shards ?? 8, options.leaseMs ?? 1500, options.config);
     // The first node creates the schema; the rest start together.

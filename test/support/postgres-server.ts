@@ -14,6 +14,10 @@
 // server's data does not need to survive a power cut; durability of the
 // orq side is what the tests check).
 //
+// A test that stops PostgreSQL under load starts its own with startPostgres()
+// (nobody else's tests see it) and uses crash() (pg_ctl -m immediate stop,
+// data kept) and restart() (same port, crash recovery) on it.
+//
 // postgresAvailable() says whether the binaries are installed; tests use it to
 // skip, unless ORQ_REQUIRE_POSTGRES=1 (set by .ci/run after installing
 // postgresql), which turns a missing PostgreSQL into a failure.
@@ -31,6 +35,10 @@ export interface PostgresServer {
   readonly adminUrl: string;
   /** Create a fresh database (name made unique) and return its URL. */
   createDatabase(label: string): Promise<string>;
+  /** pg_ctl -m immediate stop, keeping the data dir: a crash, as far as clients and recovery can tell; async, so the caller's load goes on meanwhile. */
+  crash(): Promise<void>;
+  /** Start again after crash(), on the same port and data dir (crash recovery runs first); async as crash(). */
+  restart(): Promise<void>;
   /** pg_ctl -m immediate stop, and remove the temp dir. */
   stop(): void;
 }
@@ -59,6 +67,17 @@ function run(command: string, args: string[]): void {
   if (result.status !== 0) {
     throw new Error(`${command} ${args.join(" ")} failed (${result.status}): ${result.stderr || result.stdout}`);
   }
+}
+
+/** run(), without blocking the test's event loop meanwhile. */
+async function runAsync(command: string, args: string[]): Promise<void> {
+  const argv = isRoot ? ["-u", "postgres", "--", command, ...args] : args;
+  const child = spawn(isRoot ? "runuser" : command, argv, { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const status = await new Promise<number | null>((resolve) => child.once("close", resolve));
+  if (status !== 0) throw new Error(`${command} ${args.join(" ")} failed (${status}): ${output}`);
 }
 
 async function freePort(): Promise<number> {
@@ -98,14 +117,17 @@ export async function startPostgres(options: { fsync?: boolean } = {}): Promise<
   }
   const dataDir = join(dir, "data");
   run(join(binDir, "initdb"), ["-D", dataDir, "-U", "orq", "-A", "trust", "--no-sync"]);
+  const serverOptions = (port: number) =>
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=${options.fsync === true ? "on" : "off"} -c max_connections=200`;
+  const pgCtl = join(binDir, "pg_ctl");
+  const startOn = (port: number) => run(pgCtl, ["-D", dataDir, "-l", join(dir, "log"), "-w", "-o", serverOptions(port), "start"]);
   // A port taken between freePort and start makes pg_ctl fail: try a few.
   let port = 0;
   let lastError: unknown = null;
   for (let attempt = 0; attempt < 5 && port === 0; attempt++) {
     const candidate = await freePort();
-    const serverOptions = `-p ${candidate} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=${options.fsync === true ? "on" : "off"} -c max_connections=200`;
     try {
-      run(join(binDir, "pg_ctl"), ["-D", dataDir, "-l", join(dir, "log"), "-w", "-o", serverOptions, "start"]);
+      startOn(candidate);
       port = candidate;
     } catch (error) {
       lastError = error;
@@ -115,6 +137,7 @@ export async function startPostgres(options: { fsync?: boolean } = {}): Promise<
   startWatchdog(dataDir, dir);
   const adminUrl = `postgres://orq@127.0.0.1:${port}/postgres`;
   let stopped = false;
+  let crashed = false;
   let databases = 0;
   return {
     port,
@@ -130,11 +153,19 @@ export async function startPostgres(options: { fsync?: boolean } = {}): Promise<
       }
       return `postgres://orq@127.0.0.1:${port}/${name}`;
     },
+    async crash(): Promise<void> {
+      await runAsync(pgCtl, ["-D", dataDir, "-m", "immediate", "-w", "stop"]);
+      crashed = true;
+    },
+    async restart(): Promise<void> {
+      await runAsync(pgCtl, ["-D", dataDir, "-l", join(dir, "log"), "-w", "-o", serverOptions(port), "start"]);
+      crashed = false;
+    },
     stop(): void {
       if (stopped) return;
       stopped = true;
       try {
-        run(join(binDir, "pg_ctl"), ["-D", dataDir, "-m", "immediate", "-w", "stop"]);
+        if (!crashed) run(pgCtl, ["-D", dataDir, "-m", "immediate", "-w", "stop"]);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
