@@ -23,7 +23,7 @@ try {
   const admin = connectSql({ url, maxConnections: 1, connectTimeoutS: 5, settings: {}, applicationName: "orq-probe" });
   const store = await openPostgresStore({ url, shards: 2, shardsDefault: 2, durability: "strict", keyRangePerOpen: null, loadAllShards: true, applicationName: "orq-probe", transactionIdleTimeoutMs: null });
   await admin.query("UPDATE orq_shards SET owner = 'probe', epoch = 1");
-  store.fence = { nodeId: "probe", heldEpoch: () => 1, lost: () => {} };
+  store.fence = { nodeId: "probe", heldEpoch: () => 1, lost: () => {}, suspect: () => {} };
   const keys = Array.from({ length: items }, (_, index) => index + 1);
   const walAt = async () => Number((await admin.query("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn"))[0]?.[0]);
   const step = async (name: string, batch: CommitBatch) => {

@@ -56,7 +56,7 @@ export interface ClusterNodeOptions {
 }
 
 /** The fence before join(): this node holds no shard, so nothing may be written. */
-const holdsNothing = { nodeId: "", heldEpoch: (): number | null => null, lost: (): void => {} };
+const holdsNothing = { nodeId: "", heldEpoch: (): number | null => null, lost: (): void => {}, suspect: (): void => {} };
 
 export class ClusterNode {
   private timer: ReturnType<typeof setTimeout> | null = null;

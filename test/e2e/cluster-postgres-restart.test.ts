@@ -24,17 +24,12 @@
 // conditions, each bounded only to fail a broken run. Skipped without
 // PostgreSQL (unless ORQ_REQUIRE_POSTGRES=1).
 //
-// KNOWN TO FAIL, so it runs only with ORQ_KNOWN_FAILURES=1: in about 8 runs
-// of 21, an ack whose commit failed while PostgreSQL went down (answered
-// UNAVAILABLE) has already ended the item in the node's memory, so the
-// retried ack is answered stale and `get` says acked, while PostgreSQL still
-// holds the lease: once the shard is loaded again the item is delivered a
-// second time when that lease runs out. The engine undoes a failed enqueue
-// (enqueue.ts's rollback) but not a failed ack (receipt-ops.ts). The fix to
-// make: a commit failure leaves the node's copy of the shard suspect, so the
-// node drops the shard and loads it again from PostgreSQL, its truth (or
-// answers UNAVAILABLE for the shard's receipts until then). Every other
-// check here holds in every run.
+// It found a bug, now fixed: an ack whose commit failed (answered
+// UNAVAILABLE) had already ended the item in the node's memory, so its retry
+// was answered stale while PostgreSQL still held the lease, and the item came
+// back once that lease ran out. A failed commit now makes the node drop the
+// shards it wrote (ShardFence.suspect) before any reply goes out; it serves
+// them again only as loaded from the database.
 
 import { afterAll, describe, expect, test } from "bun:test";
 import { OrqClient } from "../../src/client/client.ts";
@@ -246,7 +241,7 @@ function doubleLeases(load: Load): string[] {
   return broken;
 }
 
-describe.skipIf(!postgresAvailable() || process.env.ORQ_KNOWN_FAILURES !== "1")("PostgreSQL crashing under load", () => {
+describe.skipIf(!postgresAvailable())("PostgreSQL crashing under load", () => {
   let pg: PostgresServer | null = null;
   let cluster: ClusterHarness | null = null;
   afterAll(async () => {

@@ -318,6 +318,9 @@ export class PostgresStore implements Store {
       for (const shard of shards) failedShards.set(shard, failure);
       this.markUncertain(encoded);
       this.acked.failed(acked);
+      // Memory made these writes already (an ack ended its item); the database may hold them or not. A cluster
+      // node drops the shards, before any reply goes out, and serves them again only as loaded from the database.
+      if (fence !== null) for (const shard of held.keys()) fence.suspect(shard, failure.message);
       return { failedShards, metaError: failure };
     }
     const fenced = new Map<number, Error>();

@@ -14,6 +14,13 @@ export interface ShardFence {
   heldEpoch(shard: number): number | null;
   /** A commit found the shard's row changed (claimed by another node): this node lost it. */
   lost(shard: number, detail: string): void;
+  /**
+   * A commit writing the shard failed, so whether PostgreSQL holds its
+   * writes is unknown, while memory already made them (an ack ended its
+   * item): this node stops serving the shard, and serves it again only
+   * from what PostgreSQL holds (loaded anew when it claims it again).
+   */
+  suspect(shard: number, detail: string): void;
 }
 
 /** Why a shard's writes in a commit were refused by the fence. */

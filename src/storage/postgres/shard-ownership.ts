@@ -129,6 +129,10 @@ export class ShardOwnership implements ShardFence {
     this.drop(shard, `another node claimed it (${detail})`);
   }
 
+  suspect(shard: number, detail: string): void {
+    this.drop(shard, `a commit writing it failed, so it is loaded again from the database (${detail})`);
+  }
+
   /** The shards this node serves, ascending. */
   servedShards(): number[] {
     return [...this.held.keys()].filter((shard) => this.serving(shard)).sort((a, b) => a - b);

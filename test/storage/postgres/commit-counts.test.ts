@@ -33,7 +33,7 @@ function options(url: string): PostgresStoreOptions {
 }
 
 /** A fence that holds every shard at epoch 1 as node "n1" (the test sets the shard rows to match). */
-const fence: ShardFence = { nodeId: "n1", heldEpoch: () => 1, lost: () => {} };
+const fence: ShardFence = { nodeId: "n1", heldEpoch: () => 1, lost: () => {}, suspect: () => {} };
 
 describe.skipIf(!available)("PostgreSQL commit counts per item lifecycle", () => {
   let pg: PostgresServer;
