@@ -67,6 +67,16 @@ async function refusal(call: Promise<unknown>): Promise<OrqError> {
   return error as OrqError;
 }
 
+/** refusal(), asked again while the node answers UNAVAILABLE (still rebuilding after the balance waited for on another node's map). */
+async function servedRefusal(ask: () => Promise<unknown>): Promise<OrqError> {
+  let error = await refusal(ask());
+  for (let tries = 0; tries < 200 && error.code === "UNAVAILABLE"; tries++) {
+    await Bun.sleep(50);
+    error = await refusal(ask());
+  }
+  return error;
+}
+
 async function cli(port: number, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const child = Bun.spawn([bunPath, mainPath, ...args, "--server", `127.0.0.1:${port}`, "--ns", ns], { stdout: "pipe", stderr: "pipe" });
   const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
@@ -90,7 +100,7 @@ describe.skipIf(!postgresAvailable())("grouped schedules in cluster mode", () =>
     // The group's owner holds its policy at once (the other nodes take it up by polling).
     await retrying(async () => (await cluster.client(owner)).request("policy", { ns, topic, group, max_leased: 1 }));
     // Another node answers MOVED, naming the group's shard and its owner; nothing is set there.
-    const moved = await refusal((await cluster.client(other)).request("schedule", fields));
+    const moved = await servedRefusal(async () => (await cluster.client(other)).request("schedule", fields));
     expect([moved.code, moved.details.shard, moved.details.nodeId]).toEqual(["MOVED", groupShard, `n${owner}`]);
     const setAtMs = Date.now();
     await retrying(async () => (await cluster.client(owner)).request("schedule", fields));
@@ -133,7 +143,7 @@ describe.skipIf(!postgresAvailable())("grouped schedules in cluster mode", () =>
 
     // unschedule at the node that does not own the group's shard: MOVED to its owner (found by the stored shard)...
     const elsewhere = live.find((i) => i !== next)!;
-    const unmoved = await refusal((await cluster.client(elsewhere)).request("unschedule", { ns, name }));
+    const unmoved = await servedRefusal(async () => (await cluster.client(elsewhere)).request("unschedule", { ns, name }));
     expect([unmoved.code, unmoved.details.shard, unmoved.details.nodeId]).toEqual(["MOVED", groupShard, `n${next}`]);
     // ...which the CLI follows.
     const removed = await cli(cluster.nodes[elsewhere]!.port, ["unschedule", name]);
