@@ -19,6 +19,7 @@ import { type StoreReadFigures, storeReadGauges } from "./store-gauges.ts";
 import { passedOverCounter, preferenceDeliveriesCounter } from "./passed-over.ts";
 import { type PostgresCommitFigures, postgresCommitCounters } from "./postgres-commits.ts";
 import { scheduleMetrics } from "./schedule-ticks.ts";
+import { RunningTotals } from "./running-totals.ts";
 
 /**
  * Circuit-breaker states (the store's one breaker), exported one-hot:
@@ -244,7 +245,7 @@ function commitMetrics(registry: Registry): { observed: Metrics["commitObserved"
       registers: [registry],
     }),
   };
-  const lastTotals: CommitTotals = { commitsTotal: 0, commitFailuresTotal: 0, writeSetsRejectedTotal: 0, samplesDroppedTotal: 0 };
+  const seenTotals = new RunningTotals();
   return {
     observed(records, writeSets, durationMs) {
       commitRecords.observe(records);
@@ -252,10 +253,9 @@ function commitMetrics(registry: Registry): { observed: Metrics["commitObserved"
       commitDuration.observe(durationMs / 1000);
     },
     totals(totals) {
-      for (const key of Object.keys(lastTotals) as Array<keyof CommitTotals>) {
-        const delta = totals[key] - lastTotals[key];
-        if (delta > 0) commitCounters[key].inc(delta);
-        lastTotals[key] = Math.max(lastTotals[key], totals[key]);
+      for (const key of Object.keys(commitCounters) as Array<keyof CommitTotals>) {
+        const growth = seenTotals.growth(key, totals[key]);
+        if (growth > 0) commitCounters[key].inc(growth);
       }
     },
   };
@@ -303,7 +303,7 @@ function scrapeTimeGauges(registry: Registry, topicSeriesMax: number): (snapshot
   });
   const itemWaitsParked = new Gauge({ name: "orq_item_waits_parked", help: "`wait` requests parked now, waiting for their items to end.", registers: [registry] });
   const itemWaitsAnswered = new Counter({ name: "orq_item_waits_answered_total", help: "`wait` requests answered since start (ended, timed out or released).", registers: [registry] });
-  let itemWaitsAnsweredSeen = 0;
+  const itemWaitsAnsweredSeen = new RunningTotals();
   const resultsRetained = new Gauge({ name: "orq_results_retained", help: "`ack` results kept with acked outcomes for outcome_retention_ms.", registers: [registry] });
   const resultsRetainedBytes = new Gauge({ name: "orq_results_retained_bytes", help: "Bytes of the `ack` results kept.", registers: [registry] });
 
@@ -340,8 +340,8 @@ function scrapeTimeGauges(registry: Registry, topicSeriesMax: number): (snapshot
     pausedTopics.set(snapshot.pausedTopics ?? 0);
     itemWaitsParked.set(snapshot.itemWaits?.parked ?? 0);
     const answeredTotal = snapshot.itemWaits?.answeredTotal ?? 0;
-    if (answeredTotal > itemWaitsAnsweredSeen) itemWaitsAnswered.inc(answeredTotal - itemWaitsAnsweredSeen);
-    itemWaitsAnsweredSeen = Math.max(itemWaitsAnsweredSeen, answeredTotal);
+    const answeredGrowth = itemWaitsAnsweredSeen.growth("answered", answeredTotal);
+    if (answeredGrowth > 0) itemWaitsAnswered.inc(answeredGrowth);
     resultsRetained.set(snapshot.results?.retained ?? 0);
     resultsRetainedBytes.set(snapshot.results?.retainedBytes ?? 0);
   };

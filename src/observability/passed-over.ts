@@ -5,13 +5,14 @@
 // back while the topic's other groups went on), and deliveries of items with
 // `prefers`, by fit (engine/matching/fit-counts.ts).
 
-import { Counter, type Registry } from "prom-client";
+import type { Registry } from "prom-client";
+import { labelledTotalsCounter } from "./running-totals.ts";
 
 type Totals = Readonly<Record<string, number>> | undefined;
 
 /** Registers the passed-over counter on `registry`; returns what advances it from the engine's totals. */
 export function passedOverCounter(registry: Registry): (totals: Totals) => void {
-  return totalsCounter(
+  return labelledTotalsCounter(
     registry,
     "orq_deliveries_passed_over_total",
     "Times a bound held back deliveries while others went on: a dequeue skipping a paused or bounded topic (topic_paused, topic_max_leased, topic_rate), a group's bound starting to hold it back (group_max_leased, group_rate).",
@@ -21,24 +22,10 @@ export function passedOverCounter(registry: Registry): (totals: Totals) => void 
 
 /** Registers the preference-deliveries counter on `registry`; returns what advances it from the engine's totals. */
 export function preferenceDeliveriesCounter(registry: Registry): (totals: Totals) => void {
-  return totalsCounter(
+  return labelledTotalsCounter(
     registry,
     "orq_preference_deliveries_total",
     "Deliveries of items with prefers, by fit: full (the worker satisfied every prefers entry), partial (it did not, and the item had no prefer_wait_ms), released (it did not, and took the item after its prefer_wait_ms ran out).",
     "fit",
   );
-}
-
-/** A counter with one label whose series follow running totals (each scrape adds what they grew by). */
-function totalsCounter(registry: Registry, name: string, help: string, label: string): (totals: Totals) => void {
-  const counter = new Counter({ name, help, labelNames: [label], registers: [registry] });
-  const last = new Map<string, number>();
-  return (totals) => {
-    if (totals === undefined) return;
-    for (const [value, total] of Object.entries(totals)) {
-      const delta = total - (last.get(value) ?? 0);
-      if (delta > 0) counter.inc({ [label]: value }, delta);
-      last.set(value, Math.max(last.get(value) ?? 0, total));
-    }
-  };
 }

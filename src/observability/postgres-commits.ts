@@ -5,6 +5,7 @@
 // single node.
 
 import { Counter, type Registry } from "prom-client";
+import { RunningTotals } from "./running-totals.ts";
 
 /** The store's running counts, restated here: observability may not import storage's PostgreSQL store. */
 export interface PostgresCommitFigures {
@@ -23,13 +24,13 @@ const series: ReadonlyArray<readonly [keyof PostgresCommitFigures, string, strin
 
 /** Registers the counters on `registry`; returns what advances them from one reading of the store's counts. */
 export function postgresCommitCounters(registry: Registry): (figures: PostgresCommitFigures | null | undefined) => void {
-  const counters = series.map(([field, name, help]) => ({ field, counter: new Counter({ name, help, registers: [registry] }), last: 0 }));
+  const counters = series.map(([field, name, help]) => ({ field, counter: new Counter({ name, help, registers: [registry] }) }));
+  const totals = new RunningTotals();
   return (figures) => {
     if (figures === null || figures === undefined) return;
-    for (const entry of counters) {
-      const total = figures[entry.field];
-      if (total > entry.last) entry.counter.inc(total - entry.last);
-      entry.last = Math.max(entry.last, total);
+    for (const { field, counter } of counters) {
+      const growth = totals.growth(field, figures[field]);
+      if (growth > 0) counter.inc(growth);
     }
   };
 }

@@ -5,6 +5,7 @@
 // prefetch has asked the store to read in (docs/decisions/028-delivery-prefetch.md).
 
 import { Counter, Gauge, type Registry } from "prom-client";
+import { RunningTotals } from "./running-totals.ts";
 
 export interface StoreReadFigures {
   /** Resident bytes of the store's map; null where it cannot be read (no LMDB store, or no /proc). */
@@ -25,12 +26,11 @@ export function storeReadGauges(registry: Registry): (figures: StoreReadFigures 
     help: "Items whose stored values the delivery prefetch asked the store to read in off the main thread.",
     registers: [registry],
   });
-  let lastPrefetchKeys = 0;
+  const totals = new RunningTotals();
   return (figures) => {
     if (figures === undefined) return;
     if (figures.mapResidentBytes !== null) mapResident.set(figures.mapResidentBytes);
-    const delta = figures.prefetchKeysTotal - lastPrefetchKeys;
-    if (delta > 0) prefetchKeys.inc(delta);
-    lastPrefetchKeys = Math.max(lastPrefetchKeys, figures.prefetchKeysTotal);
+    const growth = totals.growth("prefetchKeys", figures.prefetchKeysTotal);
+    if (growth > 0) prefetchKeys.inc(growth);
   };
 }
