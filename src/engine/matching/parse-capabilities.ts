@@ -15,6 +15,7 @@ import {
   utf8BytesOver,
 } from "./scalar.ts";
 import { type Capabilities, type ParseResult, pathIn, type Scalar, wholeMap } from "./types.ts";
+import { FrozenParseMemo } from "./frozen-parse-memo.ts";
 
 type Failure = Extract<ParseResult<never>, { ok: false }>;
 
@@ -125,27 +126,15 @@ export function parseCapabilities(raw: unknown, limits: Limits): ParseResult<Cap
   return { ok: true, value: new ParsedCapabilities(key, keptNames, sets) };
 }
 
-/**
- * parseCapabilities, remembered for frozen maps: the request decoder hands
- * every dequeue that repeats a worker's capabilities the same frozen map
- * (protocol/repeated-map-cache.ts), and a frozen map cannot change, so its
- * parse cannot either. Entries are weak: they go with the decoder's map. A
- * map that is not frozen is parsed each time; failures are never kept.
- */
+/** parseCapabilities, remembered for frozen maps (frozen-parse-memo.ts): a worker sends the same capabilities on every dequeue. */
 export class CapabilitiesParser {
-  /** Successful results by frozen map, handed out again as they are (callers only read them). */
-  private readonly parsed = new WeakMap<object, ParseResult<Capabilities | null>>();
+  private readonly memo: FrozenParseMemo<Capabilities | null>;
 
-  constructor(private readonly limits: Limits) {}
+  constructor(limits: Limits) {
+    this.memo = new FrozenParseMemo((raw) => parseCapabilities(raw, limits));
+  }
 
   parse(raw: Record<string, unknown>): ParseResult<Capabilities | null> {
-    const frozen = Object.isFrozen(raw);
-    if (frozen) {
-      const known = this.parsed.get(raw);
-      if (known !== undefined) return known;
-    }
-    const result = parseCapabilities(raw, this.limits);
-    if (frozen && result.ok) this.parsed.set(raw, result);
-    return result;
+    return this.memo.of(raw);
   }
 }
