@@ -195,20 +195,19 @@ export class GroupRotation<Item extends GroupedItem<Item>> {
   private bestFitIn(group: Group<Item>, item: Item, eligibility: FitSource, kind: number, shardOk: Uint8Array | null, nilPicked: boolean): Item {
     if (group === this.nil) return nilPicked ? item : (this.index.nilPick(eligibility, kind, shardOk) ?? item);
     let best = item;
-    let bestFit = eligibility.fitOf(kind, item.signatureId);
-    const consider = (heap: ReadyHeap<Item>, sig: number): void => {
-      const top = this.heapBest(heap, sig, eligibility, kind, shardOk);
-      if (top === null || top.priority !== item.priority) return;
-      const fit = eligibility.fitOf(kind, sig);
-      if (fit > bestFit || (fit === bestFit && readyLess(top, best))) {
-        best = top;
-        bestFit = fit;
-      }
-    };
-    if (group.sig0 >= 0) consider(group, group.sig0);
+    if (group.sig0 >= 0) best = this.fitterTop(group, group.sig0, best, eligibility, kind, shardOk);
     const others = group.others;
-    if (others !== null) for (const [sig, heap] of others) consider(heap, sig);
+    if (others !== null) for (const [sig, heap] of others) best = this.fitterTop(heap, sig, best, eligibility, kind, shardOk);
     return best;
+  }
+
+  /** The top `kind` may take of `heap` (signature `sig`) when it has `best`'s priority and fits better (or as well and comes first); else `best`. */
+  private fitterTop(heap: ReadyHeap<Item>, sig: number, best: Item, eligibility: FitSource, kind: number, shardOk: Uint8Array | null): Item {
+    const top = this.heapBest(heap, sig, eligibility, kind, shardOk);
+    if (top === null || top.priority !== best.priority) return best;
+    const fit = eligibility.fitOf(kind, sig);
+    const bestFit = eligibility.fitOf(kind, best.signatureId);
+    return fit > bestFit || (fit === bestFit && readyLess(top, best)) ? top : best;
   }
 
   /** A worker that may take only some signatures: the best of its signatures' roots and of the nil group's items it may take. */

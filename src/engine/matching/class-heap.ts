@@ -162,17 +162,22 @@ export class ClassHeap {
   /** best() with some shards unhealthy: the best current key among records on healthy shards. */
   private scan(state: Float64Array, stateStride: number, shards: { shardOf(slot: number): number }, shardOk: Uint8Array): number {
     let best = -1;
-    const bestKey = new Float64Array(3);
+    let bestPriority = 0;
+    let bestDeliverAtMs = 0;
+    let bestOrder = 0;
     for (let at = 0; at < this.count; at++) {
       const slot = this.records[at * stride + slotField] as number;
       const base = slot * stateStride;
       if (Number.isNaN(state[base]) || shardOk[shards.shardOf(slot)] !== 1) continue;
       const priority = (state[base] as number) - this.offsetOf(slot);
-      if (best !== -1 && !keyLess(priority, state[base + 1] as number, state[base + 2] as number, bestKey, 0)) continue;
+      const deliverAtMs = state[base + 1] as number;
+      const order = state[base + 2] as number;
+      const better = best === -1 || priority < bestPriority || (priority === bestPriority && (deliverAtMs < bestDeliverAtMs || (deliverAtMs === bestDeliverAtMs && order < bestOrder)));
+      if (!better) continue;
       best = slot;
-      bestKey[0] = priority;
-      bestKey[1] = state[base + 1] as number;
-      bestKey[2] = state[base + 2] as number;
+      bestPriority = priority;
+      bestDeliverAtMs = deliverAtMs;
+      bestOrder = order;
     }
     return best;
   }

@@ -242,7 +242,7 @@ export class Dequeuer {
   private countFit(topic: Topic<LiveItem>, item: LiveItem, kind: number): void {
     const preference = this.states.registry.preferenceOf(item.signatureId);
     if (preference === null) return;
-    const full = this.matcher.fitsFully(kind, item.signatureId);
+    const full = this.matcher.fitOf(kind, item.signatureId) === preference.prefers.totalWeight;
     const waited = preference.preferWaitMs > 0;
     (topic.fitCounts ??= new FitCounts()).count(full, waited);
     this.fitTotals.count(full, waited);

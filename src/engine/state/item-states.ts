@@ -162,7 +162,8 @@ export class ItemStates {
   lease(item: LiveItem, leaseMs: number | null, nowMs: number, set: WriteSet | null): Delivery {
     item.topic.removeReady(item);
     // A held item (prefer_wait_ms) has its release deadline on the node the lease needs.
-    if (item.progress !== null && item.progress.inHeap) this.deadlines.cancel(item.progress);
+    const hold = item.timerNode;
+    if (hold !== null) this.deadlines.cancel(hold);
     this.leave(item);
     item.attempt++;
     item.deliveries++;
