@@ -59,7 +59,7 @@ function firstReceipt(reply: Record<string, unknown>): string {
 }
 
 const payload = new Uint8Array(100).fill(7);
-const nextPriority = priorities("random");
+const nextPriority = priorities((process.env.ORQ_BENCH_ORDER ?? "random") as "random" | "fifo");
 for (let loaded = 0; loaded < items; loaded += signatures) {
   const batch: EnqueueItemInput[] = [];
   for (let s = 0; s < signatures; s++) {

@@ -21,14 +21,40 @@ export abstract class HeapLinks<T> {
   /** Previous sibling, or the parent when this node is a first child; null for the root; notInHeap outside any heap. */
   prev: HeapLinks<T> | null = notInHeap;
   abstract readonly value: T;
-  /** Whether the node is currently in a heap (guards double removal). */
+  /** Whether the node is currently in a heap, or held outside one by its owner (guards double removal). */
   get inHeap(): boolean {
     return this.prev !== notInHeap;
+  }
+
+  /**
+   * Whether the node's owner holds it outside any heap's links, in an order
+   * of its own (a ready heap's sorted front: engine/ready/ready-heap.ts). A
+   * held node reads as inHeap, so membership still costs no field.
+   */
+  get held(): boolean {
+    return this.prev === heldMark;
+  }
+
+  /** Hold a node that is in no heap (see `held`); its links are cleared. */
+  hold(): void {
+    assert(this.prev === notInHeap, "pairing heap: holding a node that is in a heap or held");
+    this.child = null;
+    this.next = null;
+    this.prev = heldMark;
+  }
+
+  /** Undo hold(): the node is in no heap again. */
+  release(): void {
+    assert(this.prev === heldMark, "pairing heap: releasing a node that is not held");
+    this.prev = notInHeap;
   }
 }
 
 /** The `prev` of a node in no heap: a mark no heap ever links to. */
 const notInHeap = Object.freeze({ child: null, next: null, prev: null }) as unknown as HeapLinks<never>;
+
+/** The `prev` of a held node (HeapLinks.hold): a mark no heap ever links to. */
+const heldMark = Object.freeze({ child: null, next: null, prev: null }) as unknown as HeapLinks<never>;
 
 /** A heap entry holding a value. */
 export class HeapNode<T> extends HeapLinks<T> {
@@ -94,7 +120,7 @@ export class PairingHeap<T> {
 
   /** Remove an entry by its handle. */
   remove(node: HeapLinks<T>): void {
-    assert(node.inHeap, "pairing heap: removing a node that is not in the heap");
+    assert(node.inHeap && node.prev !== heldMark, "pairing heap: removing a node that is not in the heap");
     if (node === this.root) {
       this.pop();
       return;

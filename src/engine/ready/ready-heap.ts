@@ -17,12 +17,24 @@
 // (a topic spread over many signatures and shards) stay in cache as one heap,
 // where a level per item would only add a step.
 //
+// In front of either sits a short sorted array, the front: when a removal
+// leaves it empty, the next readyFront.items items are popped from the heap
+// at once and held there in delivery order, and later deliveries take from
+// it. Why: with random priorities a pop melds items that lie all over memory,
+// and between two pops of one heap (a topic over many signatures and shards)
+// the cache has moved on, so every pop paid its misses in full; popped back to
+// back, each pop finds the nodes the last one touched
+// (docs/decisions/037-ready-front.md). Every front item orders no later than
+// every item left in the heap, so peek, walks and order are unchanged; an
+// insert that orders before the front's last item joins the front.
+//
 // Items are their own inner-heap nodes (intrusive), so a lease reaches its
-// item's heap without a node object.
+// item's heap without a node object; a front item is a held node
+// (HeapLinks.hold), so it still reads as inHeap.
 
 import { assert } from "../../lib/assert.ts";
 import { type HeapLinks, IntrusiveHeapNode, PairingHeap } from "../../lib/pairing-heap.ts";
-import { readyHeapLevels } from "../../limits.ts";
+import { readyFront, readyHeapLevels } from "../../limits.ts";
 import type { ItemKey } from "../../storage/item-key.ts";
 
 /** The fields of delivery order. */
@@ -111,6 +123,9 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
   /** The priority levels, made when the heap grows past the switch (null while flat: a small heap, e.g. a group's, pays nothing for them). */
   private tiers: PriorityLevels<Item> | null = null;
   private count = 0;
+  /** The front: items popped ahead from the heap, in delivery order from frontHead on (null until the first refill). */
+  private front: Item[] | null = null;
+  private frontHead = 0;
   /**
    * Items of this heap the delivery prefetch has asked the store for and no
    * delivery has taken since (delivery-prefetch.ts): it asks again once this
@@ -131,36 +146,28 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
 
   /** The best item, or undefined when empty. */
   peek(): Item | undefined {
-    if (this.flat !== null) return this.flat.peek();
-    const level = this.tiers!.heap.peek();
-    return level === undefined ? undefined : level.items.peek();
+    const front = this.front;
+    if (front !== null && this.frontHead < front.length) return front[this.frontHead];
+    return this.peekHeap();
   }
 
   insertNode(item: Item): void {
     this.count++;
-    if (this.flat !== null) {
-      this.flat.insertNode(item);
-      if (this.count > readyHeapLevels.fromItems) this.toLevels(this.flat);
+    const front = this.front;
+    if (front !== null && this.frontHead < front.length && readyLess(item, front[front.length - 1] as Item)) {
+      this.insertFront(front, item);
       return;
     }
-    this.insertLeveled(item);
+    this.insertHeap(item);
   }
 
-  /** Remove an item by its handle (it must be in this heap). */
+  /** Remove an item by its handle (it must be in this heap); a removal that empties the front refills it. */
   remove(item: Item): void {
     this.count--;
-    if (this.flat !== null) {
-      this.flat.remove(item);
-      return;
-    }
-    const level = this.tiers!.byPriority.get(item.priority);
-    assert(level !== undefined, "ready heap: removing an item of a priority it does not hold");
-    level.items.remove(item);
-    if (level.items.size === 0) {
-      this.tiers!.heap.remove(level);
-      this.tiers!.byPriority.delete(item.priority);
-    }
-    if (this.count < readyHeapLevels.flatBelowItems) this.toFlat();
+    if (item.held) this.removeFront(item);
+    else this.removeHeap(item);
+    const front = this.front;
+    if ((front === null || this.frontHead === front.length) && this.count > 0) this.refillFront();
   }
 
   /**
@@ -168,9 +175,15 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
    * up to `limit`, from the one heap or the best priority level (a
    * best-first walk: each visited item has its children paired into one
    * subtree, as its pop would, and adds them to a small frontier heap, capped
-   * at frontierMax). For the delivery prefetch: a guess that nothing relies on.
+   * at frontierMax), after the front's items. For the delivery prefetch: a
+   * guess that nothing relies on.
    */
   nextKeys(limit: number, out: ItemKey[]): void {
+    const front = this.front;
+    if (front !== null) {
+      for (let at = this.frontHead; at < front.length && limit > 0; at++, limit--) out.push((front[at] as Item).key);
+      if (limit === 0) return;
+    }
     const heap = this.flat ?? this.tiers!.heap.peek()?.items;
     if (heap === undefined) return;
     const root = heap.peekNode();
@@ -193,11 +206,14 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
 
   /**
    * The roots a walk in delivery order without popping starts from
-   * (list-ready.ts): the one heap's root, or each level's, skipping levels of
-   * a priority below `minPriority` (everything in them orders before it).
+   * (list-ready.ts): each front item (a root without children), then the one
+   * heap's root, or each level's, skipping items and levels of a priority
+   * below `minPriority` (everything in them orders before it).
    */
   walkRoots(minPriority: number): Array<HeapLinks<Item>> {
     const roots: Array<HeapLinks<Item>> = [];
+    const front = this.front;
+    if (front !== null) for (let at = this.frontHead; at < front.length; at++) if ((front[at] as Item).priority >= minPriority) roots.push(front[at] as Item);
     if (this.flat !== null) {
       const root = this.flat.peekNode();
       if (root !== null) roots.push(root);
@@ -230,6 +246,8 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
 
   /** compactChildren of the heap that holds `node` (list-ready.ts). */
   compactChildren(node: HeapLinks<Item>): void {
+    // A front item has no children; a node with fewer than two has nothing to pair.
+    if (node.child === null || node.child.next === null) return;
     if (this.flat !== null) {
       this.flat.compactChildren(node);
       return;
@@ -237,6 +255,104 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
     const level = this.tiers!.byPriority.get(node.value.priority);
     assert(level !== undefined, "ready heap: compacting an item of a priority it does not hold");
     level.items.compactChildren(node);
+  }
+
+  /** The heap's best item (the front aside). */
+  private peekHeap(): Item | undefined {
+    if (this.flat !== null) return this.flat.peek();
+    const level = this.tiers!.heap.peek();
+    return level === undefined ? undefined : level.items.peek();
+  }
+
+  /** Items in the heap, the front aside. */
+  private get heapSize(): number {
+    const front = this.front;
+    return front === null ? this.count : this.count - (front.length - this.frontHead);
+  }
+
+  private insertHeap(item: Item): void {
+    if (this.flat !== null) {
+      this.flat.insertNode(item);
+      if (this.heapSize > readyHeapLevels.fromItems) this.toLevels(this.flat);
+      return;
+    }
+    this.insertLeveled(item);
+  }
+
+  private removeHeap(item: Item): void {
+    if (this.flat !== null) {
+      this.flat.remove(item);
+      return;
+    }
+    const level = this.tiers!.byPriority.get(item.priority);
+    assert(level !== undefined, "ready heap: removing an item of a priority it does not hold");
+    level.items.remove(item);
+    if (level.items.size === 0) {
+      this.tiers!.heap.remove(level);
+      this.tiers!.byPriority.delete(item.priority);
+    }
+    if (this.heapSize < readyHeapLevels.flatBelowItems) this.toFlat();
+  }
+
+  /** Move the heap's best item to the end of the front (the heap is not empty). */
+  private popIntoFront(front: Item[]): void {
+    let item: Item;
+    if (this.flat !== null) {
+      item = this.flat.pop() as Item;
+    } else {
+      const level = this.tiers!.heap.peek() as PriorityLevel<Item>;
+      item = level.items.pop() as Item;
+      if (level.items.size === 0) {
+        this.tiers!.heap.pop();
+        this.tiers!.byPriority.delete(item.priority);
+      }
+    }
+    item.hold();
+    front.push(item);
+    if (this.tiers !== null && this.heapSize < readyHeapLevels.flatBelowItems) this.toFlat();
+  }
+
+  /** The front is empty: pop the next readyFront.items items into it, back to back while their nodes are in cache. */
+  private refillFront(): void {
+    let front = this.front;
+    if (front === null) {
+      front = [];
+      this.front = front;
+    } else {
+      front.length = 0;
+    }
+    this.frontHead = 0;
+    const take = Math.min(readyFront.items, this.count);
+    while (front.length < take) this.popIntoFront(front);
+  }
+
+  /** `item` orders before the front's last item: it joins the front in order; a front grown past twice its size gives its last item back. */
+  private insertFront(front: Item[], item: Item): void {
+    let at = front.length;
+    while (at > this.frontHead && readyLess(item, front[at - 1] as Item)) at--;
+    item.hold();
+    front.splice(at, 0, item);
+    if (front.length - this.frontHead > 2 * readyFront.items) {
+      const last = front.pop() as Item;
+      last.release();
+      this.insertHeap(last);
+    }
+  }
+
+  private removeFront(item: Item): void {
+    const front = this.front as Item[];
+    item.release();
+    if (front[this.frontHead] === item) {
+      this.frontHead++;
+      if (this.frontHead === front.length) {
+        front.length = 0;
+        this.frontHead = 0;
+      }
+      return;
+    }
+    const at = front.indexOf(item, this.frontHead);
+    assert(at >= 0, "ready heap: a held item missing from the front");
+    front.splice(at, 1);
   }
 
   private insertLeveled(item: Item): void {
@@ -249,14 +365,14 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
     level.items.insertNode(item);
   }
 
-  /** The heap grew large: every item moves to its level (once; O(n log n) over readyHeapLevels.fromItems items). */
+  /** The heap grew large: every item of it moves to its level (once; O(n log n) over readyHeapLevels.fromItems items); the front stays. */
   private toLevels(flat: PairingHeap<Item>): void {
     this.flat = null;
     this.tiers = new PriorityLevels<Item>();
     for (let item = flat.pop(); item !== undefined; item = flat.pop()) this.insertLeveled(item);
   }
 
-  /** The heap shrank well below the switch: the items go back to one heap. */
+  /** The heap shrank well below the switch: its items go back to one heap; the front stays. */
   private toFlat(): void {
     const flat = new PairingHeap<Item>(readyLess);
     for (const level of this.tiers!.byPriority.values()) {
@@ -268,9 +384,22 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
   }
 
   checkInvariants(): void {
+    const heapSize = this.heapSize;
+    const front = this.front;
+    if (front !== null) {
+      for (let at = this.frontHead; at < front.length; at++) {
+        const item = front[at] as Item;
+        assert(item.held && item.child === null && item.next === null, "ready heap: a front item is not held, or has links");
+        if (at > this.frontHead) assert(readyLess(front[at - 1] as Item, item), "ready heap: the front is out of order");
+      }
+      assert(front.length - this.frontHead <= 2 * readyFront.items, "ready heap: the front outgrew twice its size");
+      const last = front[front.length - 1];
+      const heapTop = this.peekHeap();
+      if (last !== undefined && this.frontHead < front.length && heapTop !== undefined) assert(readyLess(last, heapTop), "ready heap: the heap's best orders before the front's last");
+    }
     if (this.flat !== null) {
       this.flat.checkInvariants();
-      assert(this.flat.size === this.count, `ready heap: size ${this.count} but ${this.flat.size} items in its one heap`);
+      assert(this.flat.size === heapSize, `ready heap: ${heapSize} items in the heap but ${this.flat.size} in its one heap`);
       assert(this.tiers === null, "ready heap: levels kept beside the one heap");
       return;
     }
@@ -283,9 +412,9 @@ export class ReadyHeap<Item extends ReadyItem<Item>> {
       items += level.items.size;
     }
     assert(this.tiers!.heap.size === this.tiers!.byPriority.size, `ready heap: ${this.tiers!.heap.size} levels in the heap, ${this.tiers!.byPriority.size} filed`);
-    assert(items === this.count, `ready heap: size ${this.count} but ${items} items in its levels`);
-    assert(this.count >= readyHeapLevels.flatBelowItems, `ready heap: ${this.count} items in levels, below the switch back`);
-    const top = this.peek();
+    assert(items === heapSize, `ready heap: ${heapSize} items in the heap but ${items} in its levels`);
+    assert(heapSize >= readyHeapLevels.flatBelowItems, `ready heap: ${heapSize} items in levels, below the switch back`);
+    const top = this.peekHeap();
     if (top !== undefined) for (const level of this.tiers!.byPriority.values()) assert(!readyLess(level.items.peek() as Item, top), "ready heap: a level's best orders before the top");
   }
 }

@@ -8,7 +8,7 @@
 import { describe, expect, test } from "bun:test";
 import { IntrusiveHeapNode } from "../../../src/lib/pairing-heap.ts";
 import { ReadyHeap, readyLess } from "../../../src/engine/ready/ready-heap.ts";
-import { readyHeapLevels } from "../../../src/limits.ts";
+import { readyFront, readyHeapLevels } from "../../../src/limits.ts";
 import { seededRandom } from "../../support/seeded-random.ts";
 
 class Entry extends IntrusiveHeapNode<Entry> {
@@ -109,6 +109,10 @@ describe("ReadyHeap", () => {
       heap.nextKeys(20, more);
       expect(more[0]).toBe(-1);
       expect(more.slice(1)).toEqual(entries.slice(0, 20).map((e) => e.key));
+      // Past the front's items, on into the heap.
+      const past: number[] = [];
+      heap.nextKeys(readyFront.items + 10, past);
+      expect(past).toEqual(entries.slice(0, readyFront.items + 10).map((e) => e.key));
     }
   });
 
@@ -124,5 +128,54 @@ describe("ReadyHeap", () => {
     // Each root is its level's first item.
     for (const root of roots) expect(root.key).toBe(root.priority);
     expect(large.walkRoots(3).map((node) => node.value.priority).sort()).toEqual([3, 4]);
+  });
+
+  test("the front: filled by a removal, joined by better inserts, given back past twice its size, walked in order; invariants after every step", () => {
+    const random = seededRandom(21);
+    const heap = new ReadyHeap<Entry>();
+    const live: Entry[] = [];
+    let key = 0;
+    const add = (priority: number): void => {
+      const entry = new Entry(priority, key, key++);
+      heap.insertNode(entry);
+      live.push(entry);
+    };
+    for (let i = 0; i < 200; i++) add(Math.floor(random() * 1000));
+    live.sort(byDelivery);
+    // The first removal fills the front with the next readyFront.items items.
+    heap.remove(live.shift() as Entry);
+    heap.checkInvariants();
+    const held = live.filter((e) => e.held);
+    expect(held).toEqual(live.slice(0, readyFront.items));
+    // Inserts that order before the front's last join it, in order; past twice its size its last goes back.
+    for (let i = 0; i < 3 * readyFront.items; i++) {
+      add(-1 - i);
+      heap.checkInvariants();
+    }
+    live.sort(byDelivery);
+    expect(live.filter((e) => e.held).length).toBe(2 * readyFront.items);
+    expect(heap.peek()).toBe(live[0] as Entry);
+    // A walk in order without popping sees every item once, front and heap alike.
+    const walked: Entry[] = [];
+    heap.walkInOrder((e) => {
+      walked.push(e);
+      return false;
+    });
+    expect(walked).toEqual(live);
+    // Removals anywhere (a front item not at its head, a heap item), then a drain in order.
+    for (const at of [3, 1, -1, 2 * readyFront.items + 5]) {
+      const [gone] = live.splice(at < 0 ? live.length - 1 : at, 1);
+      heap.remove(gone as Entry);
+      expect(gone?.held).toBe(false);
+      expect(gone?.inHeap).toBe(false);
+      heap.checkInvariants();
+    }
+    for (const entry of [...live]) {
+      expect(heap.peek()).toBe(entry);
+      heap.remove(entry);
+      live.shift();
+      heap.checkInvariants();
+    }
+    expect(heap.size).toBe(0);
   });
 });
