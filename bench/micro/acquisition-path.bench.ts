@@ -32,6 +32,7 @@
 //
 // Run: ./node_modules/.bin/bun bench/micro/acquisition-path.bench.ts [items] [relaxed|strict]
 // (default 100000 relaxed). With `--cpu-prof` before the path, a profile of the loop.
+// ORQ_BENCH_ORDER=fifo gives every item priority 0 (the contrast to random).
 // ORQ_BENCH_ALLOCATION_TYPES=1 adds the cells by type; ORQ_BENCH_SPLIT_ACK=1
 // charges the ack's commit apart from the ack.
 
