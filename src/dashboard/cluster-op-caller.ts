@@ -25,6 +25,9 @@ import { groupPageToWire, itemPageToWire, itemStateToWire, topicPageToWire } fro
 import { OpCaller, type OpReply, type RequestHandler } from "./op-caller.ts";
 
 type Fields = Record<string, unknown>;
+
+/** The field of a merged `stats` reply that lists the nodes that did not answer (statsWithUnanswered). */
+export const unansweredNodesField = "unanswered_nodes";
 type Route = (cluster: OrqClusterClient, fields: Fields) => Promise<Fields>;
 
 const text = (value: unknown): string => (typeof value === "string" ? value : "");
@@ -34,7 +37,7 @@ const texts = (value: unknown): string[] => (Array.isArray(value) ? value.filter
 
 /** The ops that reach past this node, and how each is asked of the cluster. */
 const routes: Partial<Record<OpName, Route>> = {
-  stats: async (c, f) => (await c.stats(optionalText(f.ns))).merged,
+  stats: async (c, f) => statsWithUnanswered(await c.stats(optionalText(f.ns))),
   topics: async (c, f) => topicPageToWire(await c.topics(text(f.ns), { prefix: optionalText(f.prefix), limit: optionalNumber(f.limit), after: optionalText(f.after) })),
   // The node checks `state` as it checks any client's (BAD_REQUEST for a name it does not know).
   list: async (c, f) => itemPageToWire(await c.list(text(f.ns), text(f.topic), { state: optionalText(f.state) as ItemState["state"] | undefined, limit: optionalNumber(f.limit), after: optionalText(f.after) })),
@@ -119,6 +122,16 @@ export class ClusterOpCaller extends OpCaller {
     }
     return cluster;
   }
+}
+
+/**
+ * The merged `stats`, and under `unanswered_nodes` the nodes that did not
+ * answer (gone or busy: their shards are missing from the sums), so the
+ * overview can say the counts are short. A node's own reply has no such field.
+ */
+function statsWithUnanswered(answer: Awaited<ReturnType<OrqClusterClient["stats"]>>): Fields {
+  const unanswered = answer.nodes.filter((node) => node.stats === null).map((node) => ({ node_id: node.nodeId, addr: node.addr, error: node.error ?? "no answer" }));
+  return unanswered.length === 0 ? answer.merged : { ...answer.merged, [unansweredNodesField]: unanswered };
 }
 
 /** The fields a page set: undefined ones are left out, as the codec would leave them out of a frame. */

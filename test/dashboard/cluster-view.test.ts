@@ -40,6 +40,14 @@ describe("cluster banner", () => {
     expect(text).toContain("No live owner: shards 1–2.");
   });
 
+  test("names the nodes a merged stats could not ask", async () => {
+    const { ctx } = pageFixture("/?ns=shop", { stats: () => ({ ...stats(), unanswered_nodes: [{ node_id: "n2", addr: "c:3", error: "DISCONNECTED: closed" }] }) });
+    const map: WireClusterMap = { map_version: 3, node_id: "n0", nodes: [{ node_id: "n0", addr: "a:1" }, { node_id: "n2", addr: "c:3" }], owners: ["n0", "n2"] };
+    ctx.serverInfo = { ...ctx.serverInfo, nodeId: "n0", clusterMap: () => map };
+    const text = String((await overviewPage(ctx)).live);
+    expect(text).toContain('<span data-unanswered="n2">n2 (DISCONNECTED: closed)</span>');
+  });
+
   test("a single node shows no banner and no per-node labels", async () => {
     const text = await overview(null);
     expect(text).not.toContain("cluster-banner");

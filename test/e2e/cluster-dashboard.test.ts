@@ -6,7 +6,8 @@
 // a cancel and a redrive of B's dead letters from A's dead-letter page take
 // effect on B. A read-only token's forged cancel is refused by B as it would
 // be over TCP, and a token scoped to another namespace sees nothing of it:
-// signing in to A's dashboard gains nothing over the token.
+// signing in to A's dashboard gains nothing over the token. With B killed,
+// A's overview still answers and names B as the node its counts lack.
 // Skipped without PostgreSQL (unless ORQ_REQUIRE_POSTGRES=1).
 
 import { describe, expect, test } from "bun:test";
@@ -159,6 +160,13 @@ describe.skipIf(!postgresAvailable())("the dashboard in cluster mode", () => {
       const shop = await DashboardUser.signIn(dashboardUrl(nodeA), "shop-token");
       expect((await shop.page(`/topics?ns=${ns}`)).status).toBe(403);
       expect((await shop.page(`/item?ns=${ns}&id=${encodeURIComponent(onB[0] as string)}`)).status).toBe(403);
+
+      // B gone (killed: the map names it until its lease runs out): A's overview still answers and says whose shards its counts lack.
+      await nodeB.stop("SIGKILL");
+      const short = await admin.page(`/?ns=${ns}`);
+      expect(short.status).toBe(200);
+      expect(short.text).toContain('data-unanswered="n1"');
+      expect(short.text).toContain('<tr data-node="n1">');
     } finally {
       await a.close();
       await b.close();

@@ -6,6 +6,7 @@
 import type { WireClusterMap } from "../../protocol/wire-types.ts";
 import { html, type Html } from "../html.ts";
 import type { PageContext } from "../page-context.ts";
+import type { WireMap } from "../wire-values.ts";
 
 /** Shard numbers as ranges: [0,1,2,5] → "0–2, 5". */
 function shardRanges(shards: readonly number[]): string {
@@ -32,7 +33,8 @@ function nodeRows(map: WireClusterMap): Html[] {
   });
 }
 
-export function clusterBanner(ctx: PageContext): Html {
+/** `unanswered`: the nodes the merged `stats` could not ask (cluster-op-caller.ts), whose shards the counts below lack. */
+export function clusterBanner(ctx: PageContext, unanswered: readonly WireMap[] = []): Html {
   const map = ctx.serverInfo.clusterMap?.() ?? null;
   if (map === null) return html``;
   const live = new Set(map.nodes.map((node) => node.node_id));
@@ -44,5 +46,8 @@ Counts, lists and actions cover the whole cluster; figures marked "this node" ar
 ${unowned.length === 0
     ? html`<p class="ok" id="unowned-shards" data-unowned="">Every shard has a live owner.</p>`
     : html`<p class="bad" id="unowned-shards" data-unowned="${unowned.join(",")}">No live owner: shard${unowned.length === 1 ? "" : "s"} ${shardRanges(unowned)}. Their items are not served, counted or listed until a node takes them over (within shard_lease_ms + 2 s of their owner's loss).</p>`}
+${unanswered.length === 0
+    ? ""
+    : html`<p class="bad" id="unanswered-nodes">Did not answer, so the counts below lack their shards: ${unanswered.map((node) => html`<span data-unanswered="${String(node.node_id ?? node.addr)}">${String(node.node_id ?? node.addr)} (${String(node.error ?? "")})</span> `)}</p>`}
 </section>`;
 }

@@ -8,6 +8,8 @@ import { liveStateNames as states } from "../../protocol/live-states.ts";
 import { count, duration } from "../format.ts";
 import { html, query, type Html } from "../html.ts";
 import type { PageContext, PageResult } from "../page-context.ts";
+import { unansweredNodesField } from "../cluster-op-caller.ts";
+import { wireMaps } from "../wire-values.ts";
 import { clusterBanner } from "./cluster-banner.ts";
 import { isClusterNode, thisNodeBadge } from "./node-scope.ts";
 
@@ -44,7 +46,7 @@ export async function overviewPage(ctx: PageContext): Promise<PageResult> {
   const rows = Object.entries(namespaces).map(([ns, entry]) =>
     countsRow(html`<a href="/topics${query({ ns })}">${ns}</a>${entry.durability === "memory" ? html` <span class="badge warn" title="kept in memory only">in memory</span>` : ""}`, entry),
   );
-  const live = html`${clusterBanner(ctx)}<div class="columns">
+  const live = html`${clusterBanner(ctx, wireMaps(stats[unansweredNodesField]))}<div class="columns">
 <section class="panel"><h2>Items by state</h2>
 <table id="state-totals"><thead><tr><th>namespace</th>${states.map((s) => html`<th class="num">${s}</th>`)}<th class="num">topics</th></tr></thead>
 <tbody>${rows.length === 0 ? html`<tr><td colspan="7" class="muted">no namespace holds items yet</td></tr>` : rows}</tbody>
