@@ -28,6 +28,7 @@ type Fields = Record<string, unknown>;
 
 /** The field of a merged `stats` reply that lists the nodes that did not answer (statsWithUnanswered). */
 export const unansweredNodesField = "unanswered_nodes";
+
 type Route = (cluster: OrqClusterClient, fields: Fields) => Promise<Fields>;
 
 const text = (value: unknown): string => (typeof value === "string" ? value : "");
@@ -47,8 +48,8 @@ const routes: Partial<Record<OpName, Route>> = {
   explain: async (c, f) => ({ items: await c.requestItems("explain", text(f.ns), texts(f.ids)) }),
   cancel: async (c, f) => ({ ...(await c.cancel(text(f.ns), texts(f.ids))) }),
   redrive: async (c, f) => ({ ...(await c.redrive(text(f.ns), text(f.topic), f.ids === undefined ? undefined : texts(f.ids))) }),
-  schedule: async (c, f) => await c.requestAnyNode("schedule", f),
-  unschedule: async (c, f) => await c.requestAnyNode("unschedule", f),
+  schedule: async (c, f) => replyFields(await c.requestAnyNode("schedule", f)),
+  unschedule: async (c, f) => replyFields(await c.requestAnyNode("unschedule", f)),
 };
 
 interface Connected {
@@ -122,6 +123,12 @@ export class ClusterOpCaller extends OpCaller {
     }
     return cluster;
   }
+}
+
+/** A raw reply without its envelope (`id`, `ok`), as OpCaller hands a page its dispatcher's. */
+function replyFields(reply: Fields): Fields {
+  const { id: _id, ok: _ok, ...fields } = reply;
+  return fields;
 }
 
 /**

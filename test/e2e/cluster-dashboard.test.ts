@@ -4,7 +4,7 @@
 // shards node B owns (topic counts summed with A's own, the topic's list, the
 // item page, the dead letters), the overview's cluster banner with both nodes;
 // a cancel and a redrive of B's dead letters from A's dead-letter page take
-// effect on B. A read-only token's forged cancel is refused by B as it would
+// effect on B, and so does removing a schedule stored on B's shard. A read-only token's forged cancel is refused by B as it would
 // be over TCP, and a token scoped to another namespace sees nothing of it:
 // signing in to A's dashboard gains nothing over the token. With B killed,
 // A's overview still answers and names B as the node its counts lack.
@@ -148,6 +148,14 @@ describe.skipIf(!postgresAvailable())("the dashboard in cluster mode", () => {
       expect(redrive.status).toBe(303);
       expect(redrive.location).toContain("done=redrive&n=1");
       expect((await itemOn(b, redriven))?.state).toBe("ready");
+
+      // A schedule stored on B's shard (set through B: its item goes to a shard of B's), removed from A's schedules page.
+      await retrying(() => b.schedule(ns, { name: "hourly", everyMs: 3_600_000, item: { topic: "ticks" } }));
+      expect((await admin.page(`/schedules?ns=${ns}`)).text).toContain("hourly");
+      const removed = await admin.post("/schedule/remove", { csrf, ns, name: "hourly" });
+      expect(removed.status).toBe(303);
+      expect(removed.location).toContain("done=schedule-removed");
+      expect((await b.schedules(ns)).schedules.map((schedule) => schedule.name)).toEqual([]);
 
       // A read-only token signed in to A: B refuses its forged cancel, as it refuses the token over TCP.
       const reader = await DashboardUser.signIn(dashboardUrl(nodeA), "reader-token");
