@@ -67,8 +67,9 @@ const allowedImports: Record<string, readonly string[]> = {
   client: ["client", "protocol", "lib", "limits"],
   // The beanstalkd front end: its own parser and commands on the engine, reusing the server's socket plumbing.
   beanstalk: ["beanstalk", "server", "engine", "storage", "lib", "limits"],
-  // The web dashboard calls the ops through the server's dispatcher and the engine's read-only inspect queries.
-  dashboard: ["dashboard", "server", "engine", "storage", "protocol", "lib", "limits"],
+  // The web dashboard calls the ops through the server's dispatcher and the engine's read-only inspect queries;
+  // in cluster mode through the cluster client, so it routes and merges exactly as the CLI does (decision 039).
+  dashboard: ["dashboard", "client", "server", "engine", "storage", "protocol", "lib", "limits"],
   // Cluster mode: routing and the node's wiring over the engine and the PostgreSQL store.
   cluster: ["cluster", "engine", "storage", "protocol", "lib", "limits"],
   cli: ["cli", "client", "server", "beanstalk", "engine", "storage", "protocol", "observability", "dashboard", "cluster", "lib", "limits"],

@@ -8,6 +8,7 @@
 import { ClusterNode } from "../cluster/cluster-node.ts";
 import { Engine } from "../engine/engine.ts";
 import type { EngineApi } from "../engine/api.ts";
+import type { EngineInspector } from "../engine/reads/inspect.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Limits } from "../limits.ts";
 import type { CommitCounts } from "../storage/postgres/commit-counters.ts";
@@ -29,8 +30,12 @@ export type ServedWriter = Writer & Pick<GroupCommitter, "commitStats" | "breake
 
 export interface ServeBackend {
   engine: EngineApi & { onEarlierDeadline: (() => void) | null; readonly itemCount: number };
-  /** The single node's whole engine (item ops for the beanstalkd port, inspect queries for the dashboard); null in cluster mode. */
+  /** The single node's whole engine (item ops for the beanstalkd port); null in cluster mode. */
   local: Engine | null;
+  /** The dashboard's inspect queries: the whole engine on a single node, this node's served shards in cluster mode. */
+  inspector: EngineInspector;
+  /** Cluster mode, once joined: the address other nodes and clients reach this node at (--advertise); null on a single node. */
+  readonly advertisedAddr: string | null;
   writer: ServedWriter;
   nodeId: string;
   shards: number;
@@ -67,6 +72,8 @@ export async function recoverLocalBackend(store: Store, config: ServeConfig, lim
   return {
     engine,
     local: engine,
+    inspector: engine,
+    advertisedAddr: null,
     writer,
     nodeId: store.meta.nodeId,
     shards: store.shardCount,
@@ -110,9 +117,14 @@ export async function openClusterBackend(
     onFatal,
   });
   let nodeId = "";
+  let advertisedAddr: string | null = null;
   return {
     engine: node.engine,
     local: null,
+    inspector: node.engine.inspector,
+    get advertisedAddr() {
+      return advertisedAddr;
+    },
     writer: node.writer,
     get nodeId() {
       return nodeId;
@@ -125,6 +137,7 @@ export async function openClusterBackend(
       nodeId = config.nodeId === "" ? `${host}:${port}` : config.nodeId;
       const addr = config.advertise === "" ? `${host}:${port}` : config.advertise;
       await node.join(nodeId, addr);
+      advertisedAddr = addr;
       logger.info("joined cluster", { node_id: nodeId, addr, shards: node.store.shardCount });
       return nodeId;
     },

@@ -105,7 +105,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
       indexLinks: () =>
         dashboardUrl !== null
           ? [{ path: dashboardUrl, description: "web dashboard" }]
-          : [{ path: null, description: config.uiPort === null || store === null ? "web dashboard: off" : "web dashboard: starting" }],
+          : [{ path: null, description: config.uiPort === null ? "web dashboard: off" : "web dashboard: starting" }],
       logError: (message) => logger.error("http request failed", { message }),
     });
   } catch (error) {
@@ -154,8 +154,9 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
     process.exit(startupFailureExitCode);
   }
 
-  // The beanstalkd port and the dashboard need the single node's whole engine (config.ts refuses
-  // --beanstalk-port with --store postgres; the dashboard is simply not served in cluster mode yet).
+  // The beanstalkd port needs the single node's whole engine (config.ts refuses --beanstalk-port
+  // with --store postgres). The dashboard runs on every node: in cluster mode it asks the whole
+  // cluster through the cluster client (dashboard/cluster-op-caller.ts).
   const beanstalk =
     config.beanstalkPort !== null && local !== null
       ? startBeanstalk({
@@ -165,18 +166,18 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
       : null;
 
   const commitPoller = feedMetrics(metrics, backend, started, lmdbDataDir);
-  if (config.uiPort !== null && local === null) logger.warn("the web dashboard is not served in cluster mode yet (docs/CLUSTER.md)", {});
   const dashboard: DashboardHandle | null =
-    config.uiPort !== null && local !== null
+    config.uiPort !== null
       ? startOrExit("dashboard", config.host, config.uiPort, () =>
           startDashboard({
             host: config.host,
             port: config.uiPort as number,
             requests: started,
-            inspector: local,
+            inspector: backend.inspector,
+            clusterSeed: backend.advertisedAddr,
             tokens,
             clock,
-            serverInfo: { version, nodeId: serverInfo.nodeId, shards: backend.shards },
+            serverInfo: { version, nodeId: serverInfo.nodeId, shards: backend.shards, clusterMap: backend.clusterMap },
             serverPanel: () => serverPanelFrom(writer.commitStats(), writer.breakerState(clock.nowMs())),
             logger,
           }),

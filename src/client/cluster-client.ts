@@ -40,6 +40,7 @@ import type {
   ScheduleInput,
   SchedulePage,
 } from "./types.ts";
+import type { WireMap } from "./transport.ts";
 import { startWorker, type WorkerHandle, type WorkHandler, type WorkOptions } from "./worker.ts";
 import { shardOfIdOrReceipt } from "../lib/id-grammar.ts";
 import { clusterLimits, defaultLimits } from "../limits.ts";
@@ -291,6 +292,28 @@ export class OrqClusterClient {
       group.forEach((entry, i) => (items[entry.index] = got[i] ?? null));
     });
     return items;
+  }
+
+  /**
+   * A request that names items by `ids` (`get`, `explain`), answered in wire
+   * form: split by owner and re-routed as `get` is, each node's `items` put
+   * back in request order (null for an id no node knows). For a caller that
+   * shows the server's own reply, the dashboard.
+   */
+  async requestItems(op: "get" | "explain", ns: string, ids: string[]): Promise<unknown[]> {
+    const items: unknown[] = new Array(ids.length).fill(null);
+    const indexed = ids.map((id, index) => ({ id, index }));
+    await this.routeBatch(indexed, (entry) => shardOf(entry.id), async (client, group) => {
+      const reply = await client.request(op, { ns, ids: group.map((entry) => entry.id) });
+      const got = Array.isArray(reply.items) ? (reply.items as unknown[]) : [];
+      group.forEach((entry, i) => (items[entry.index] = got[i] ?? null));
+    });
+    return items;
+  }
+
+  /** A request any node answers for the whole cluster (the schedule ops, pauses, policies), in wire form, sent as `pause` is. */
+  async requestAnyNode(op: string, fields: WireMap): Promise<WireMap> {
+    return await this.anyNode((client) => client.request(op, fields));
   }
 
   /** Pause a topic, or one of its groups, on the whole cluster (any node writes it; every node holds it within 1 s). */

@@ -11,6 +11,7 @@
 // recovery of the node's items (docs/CLUSTER.md has the figures).
 
 import type { Engine } from "../engine/engine.ts";
+import type { EngineInspector } from "../engine/reads/inspect.ts";
 import type {
   AckOutcome,
   DequeueInput,
@@ -118,6 +119,13 @@ export class ClusterEngine implements EngineApi {
   get itemCount(): number {
     return this.inner.itemCount;
   }
+
+  /** The dashboard's inspect queries (matching view, key lookup, oldest ready), always of the current Engine: this node's served shards only. */
+  readonly inspector: EngineInspector = {
+    matchingView: (ns, topic, nowMs) => this.inner.matchingView(ns, topic, nowMs),
+    idByKey: (ns, topic, key) => this.inner.idByKey(ns, topic, key),
+    readySinceMs: (ns, topics) => this.inner.readySinceMs(ns, topics),
+  };
 
   enqueue(ns: string, items: EnqueueItemInput[], nowMs: number): Result<Reply<{ ids: string[] }>> {
     if (this.swapping) return { ok: false, failure: rebuilding };

@@ -5,6 +5,9 @@
 // OpCaller with the session, so auth and scope are the TCP port's. It also
 // owns the history's one sampling timer (every historyFineSampleMs, reading
 // the `stats` op with an internal read-only session and the injected clock).
+// In cluster mode (clusterSeed set) the pages' ops go to the whole cluster as
+// the signed-in token (cluster-op-caller.ts); the history and the inspect
+// queries stay this node's own, and the pages say so.
 
 import type { EngineInspector } from "../engine/reads/inspect.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -17,6 +20,7 @@ import { readAsset } from "./assets.ts";
 import { History, samplesFromStats } from "./history.ts";
 import { historyChart } from "./history-chart.ts";
 import { html } from "./html.ts";
+import { ClusterOpCaller } from "./cluster-op-caller.ts";
 import { OpCaller, OpError, type RequestHandler } from "./op-caller.ts";
 import type { PageContext, PageHandler, ServerPanel } from "./page-context.ts";
 import { deadPage } from "./pages/dead.ts";
@@ -39,7 +43,10 @@ export interface DashboardOptions {
   port: number;
   /** The protocol server's dispatcher (OrqServer.handleRequest). */
   requests: RequestHandler;
+  /** This node's inspect queries (in cluster mode, of its own shards only). */
   inspector: EngineInspector;
+  /** Cluster mode: this node's advertised address, where the cluster client reads the map; null or absent on a single node. */
+  clusterSeed?: string | null;
   tokens: TokenTable;
   clock: Clock;
   serverInfo: ServerInfo;
@@ -77,7 +84,8 @@ export function startDashboard(options: DashboardOptions): DashboardHandle {
   }
 
   const sample = async (): Promise<void> => {
-    const reply = await requests.ops.call(sampler, "stats", {}, false);
+    // This node's own stats: in cluster mode the history is this node's shards (the pages say so).
+    const reply = await requests.localOps.call(sampler, "stats", {}, false);
     if (reply.ok) requests.history.record(options.clock.nowMs(), samplesFromStats(reply.value));
   };
   const sampleTimer = setInterval(() => void sample(), dashboardLimits.historyFineSampleMs);
@@ -104,22 +112,28 @@ export function startDashboard(options: DashboardOptions): DashboardHandle {
     async stop() {
       clearInterval(sampleTimer);
       await server.stop(true);
+      if (requests.ops instanceof ClusterOpCaller) await requests.ops.close();
     },
   };
 }
 
 /** Answers the dashboard's HTTP requests: one per listener, holding its sessions, sign-in limiter and sample history. */
 class DashboardRequests {
+  /** The pages' ops: this node's dispatcher, or in cluster mode the whole cluster's (cluster-op-caller.ts). */
   readonly ops: OpCaller;
+  /** This node's dispatcher only: the history sampler and the cluster banner. */
+  readonly localOps: OpCaller;
   private readonly inspector: ScopedInspector;
   private readonly sessions: SessionStore;
   private readonly limiter: SignInLimiter;
   readonly history = new History();
 
   constructor(private readonly options: DashboardOptions) {
-    this.ops = new OpCaller(options.requests);
+    this.localOps = new OpCaller(options.requests);
     this.inspector = new ScopedInspector(options.inspector);
     this.sessions = new SessionStore(options.clock);
+    const seed = options.clusterSeed ?? null;
+    this.ops = seed === null ? this.localOps : new ClusterOpCaller(options.requests, seed, (session) => this.sessions.tokenOf(session), options.clock);
     this.limiter = new SignInLimiter(options.clock);
   }
 
@@ -193,12 +207,14 @@ class DashboardRequests {
       this.options.logger.warn("dashboard sign-in rate-limited", { remote: clientAddress });
       return htmlResponse(signInPage("Too many sign-in attempts from this address; wait a minute."), 429, { "retry-after": String(Math.ceil(waitMs / 1000)) });
     }
-    const access = this.options.tokens.access(form?.get("token") ?? "");
+    const token = form?.get("token") ?? "";
+    const access = this.options.tokens.access(token);
     if (access === null) {
       this.options.logger.warn("dashboard sign-in refused: invalid token", { remote: clientAddress });
       return htmlResponse(signInPage("That token is not valid."), 401);
     }
-    const session = this.sessions.create(access);
+    // Only a cluster node keeps the token: it asks the other nodes as that token.
+    const session = this.sessions.create(access, (this.options.clusterSeed ?? null) === null ? null : token);
     this.options.logger.info("dashboard sign-in", { remote: clientAddress, read_only: access.readOnly, session: session.opSession.connectionId });
     const maxAgeS = Math.floor(dashboardLimits.sessionMs / 1000);
     return redirect("/", { "set-cookie": `${cookieName}=${session.id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${maxAgeS}` });

@@ -5,6 +5,9 @@
 // it the session closest to expiry is dropped. With no token configured
 // there is one anonymous session with full access and no cookie; the
 // request guard (request-guard.ts) then admits only loopback requests.
+// In cluster mode the token a session signed in with is kept here too, in
+// memory only, so the dashboard can ask the other nodes as that token
+// (cluster-op-caller.ts); it never goes back to the browser.
 
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../lib/clock.ts";
@@ -38,6 +41,8 @@ export function sameSecret(presented: string, expected: string): boolean {
 export class SessionStore {
   private readonly sessions = new Map<string, DashboardSession>();
   private nextOpSessionId = opSessionIdBase;
+  /** The token each signed-in session presented, by its op session; gone with the session. */
+  private readonly tokens = new WeakMap<Session, string>();
   /** The one session used when no token is configured. */
   readonly anonymous: DashboardSession;
 
@@ -54,7 +59,8 @@ export class SessionStore {
     return this.sessions.size;
   }
 
-  create(access: Access): DashboardSession {
+  /** A session for a valid token's access; `token` is kept (in memory) for asking other cluster nodes as it. */
+  create(access: Access, token: string | null = null): DashboardSession {
     const nowMs = this.clock.nowMs();
     this.dropExpired(nowMs);
     if (this.sessions.size >= dashboardLimits.sessionsMax) {
@@ -69,6 +75,7 @@ export class SessionStore {
       expiresAtMs: nowMs + dashboardLimits.sessionMs,
     };
     this.sessions.set(session.id as string, session);
+    if (token !== null) this.tokens.set(session.opSession, token);
     return session;
   }
 
@@ -81,6 +88,11 @@ export class SessionStore {
       return null;
     }
     return session;
+  }
+
+  /** The token a session signed in with; undefined for the anonymous session and for one signed in without it kept. */
+  tokenOf(opSession: Session): string | undefined {
+    return this.tokens.get(opSession);
   }
 
   delete(id: string): void {

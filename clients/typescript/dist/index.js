@@ -1590,7 +1590,9 @@ var dashboardLimits = Object.freeze({
   formBytesMax: 64 * 1024,
   shownBytesMax: 4096,
   shownHexBytesMax: 1024,
-  redriveAllRoundsMax: 10
+  redriveAllRoundsMax: 10,
+  clusterMapRefreshMs: 1000,
+  clusterRequestTimeoutMs: 1e4
 });
 // src/limits/matching.ts
 var unmatchableSignaturesListedMax = 20;
@@ -2202,6 +2204,19 @@ class OrqClusterClient {
       group.forEach((entry, i) => items[entry.index] = got[i] ?? null);
     });
     return items;
+  }
+  async requestItems(op, ns, ids) {
+    const items = new Array(ids.length).fill(null);
+    const indexed = ids.map((id, index) => ({ id, index }));
+    await this.routeBatch(indexed, (entry) => shardOf(entry.id), async (client, group) => {
+      const reply = await client.request(op, { ns, ids: group.map((entry) => entry.id) });
+      const got = Array.isArray(reply.items) ? reply.items : [];
+      group.forEach((entry, i) => items[entry.index] = got[i] ?? null);
+    });
+    return items;
+  }
+  async requestAnyNode(op, fields) {
+    return await this.anyNode((client) => client.request(op, fields));
   }
   async pause(ns, topic, query = {}) {
     return await this.anyNode((client) => client.pause(ns, topic, query));

@@ -14,6 +14,7 @@ import type { PageContext, PageResult } from "../page-context.ts";
 import { traceIdOf } from "../trace-id.ts";
 import { numberField, stringField, type WireMap } from "../wire-values.ts";
 import { explainList } from "./explain.ts";
+import { isClusterNode, thisNodeBadge } from "./node-scope.ts";
 
 function lookupForm(ctx: PageContext, id: string, topic: string, key: string): Html {
   return html`<div class="columns"><form method="get" action="/item" class="filter"><input type="hidden" name="ns" value="${ctx.ns}">
@@ -30,7 +31,11 @@ export async function itemPage(ctx: PageContext): Promise<PageResult> {
   const top = lookupForm(ctx, id, topic, key);
   if (id === "" && key !== "" && topic !== "") {
     const found = ctx.inspector.idByKey(ctx.session.opSession, ctx.ns, topic, key);
-    if (found === null) return { title: "Find item", top, bottom: html`<p class="notice">No live item of topic <b>${topic}</b> holds the key <b>${key}</b>.</p>` };
+    if (found === null) {
+      // The key index is this node's engine's: in cluster mode another node's shard may hold the key (its shard depends on the item's group too).
+      const where = isClusterNode(ctx) ? html` on this node's shards${thisNodeBadge(ctx)}; the item may be on another node's, whose dashboard finds it by key (any dashboard finds it by id)` : "";
+      return { title: "Find item", top, bottom: html`<p class="notice" id="key-not-found">No live item of topic <b>${topic}</b> holds the key <b>${key}</b>${where}.</p>` };
+    }
     id = found;
   }
   if (id === "") return { title: "Find item", top };

@@ -10,6 +10,7 @@ import type { ConstraintMiss, MatchingView } from "../../engine/reads/inspect.ts
 import { count, duration, json } from "../format.ts";
 import { html, query, type Html } from "../html.ts";
 import type { PageContext, PageResult } from "../page-context.ts";
+import { isClusterNode, thisNodeBadge } from "./node-scope.ts";
 
 /** A constraint in words: `= "h100"`, `≥ 40 and < 128`, `in ["a","b"]`, `≠ "x"`, `present`. */
 export function wantsText(wants: unknown): string {
@@ -83,5 +84,9 @@ export async function matchingPage(ctx: PageContext): Promise<PageResult> {
   const top = html`<p>Topics: ${links.length === 0 ? html`<span class="muted">none</span>` : links}</p>`;
   if (topic === "") return { title: "Matching", top };
   const view = ctx.inspector.matchingView(ctx.session.opSession, ctx.ns, topic, ctx.nowMs);
-  return { title: `Matching · ${topic}`, top, live: viewHtml(ctx, topic, view) };
+  // The view is this node's engine: in cluster mode its askers, stuck items and fits are of this node's shards only.
+  const scope = isClusterNode(ctx)
+    ? html`<p class="muted" id="matching-scope">${thisNodeBadge(ctx)} The view below reads this node's engine: the workers that asked this node and the items on its shards. The unmatchable counts above are the whole cluster's; each node's dashboard shows its own view.</p>`
+    : html``;
+  return { title: `Matching · ${topic}`, top, live: html`${scope}${viewHtml(ctx, topic, view)}` };
 }

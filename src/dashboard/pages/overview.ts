@@ -1,12 +1,17 @@
 // Overview: totals by state per namespace (the `stats` op, so a scoped token
 // sees only its namespaces), rate and depth charts from the history ring,
 // and the server panel (version, uptime, connections, commit latency,
-// storage breaker).
+// storage breaker). In cluster mode a banner shows the shard map, the counts
+// are the whole cluster's and the charts and commit figures this node's.
 
 import { liveStateNames as states } from "../../protocol/live-states.ts";
 import { count, duration } from "../format.ts";
 import { html, query, type Html } from "../html.ts";
 import type { PageContext, PageResult } from "../page-context.ts";
+import { unansweredNodesField } from "../cluster-op-caller.ts";
+import { wireMaps } from "../wire-values.ts";
+import { clusterBanner } from "./cluster-banner.ts";
+import { isClusterNode, thisNodeBadge } from "./node-scope.ts";
 
 function countsRow(label: Html | string, entry: Record<string, unknown>): Html {
   return html`<tr><th scope="row">${label}</th>${states.map((s) => html`<td class="num" data-count="${s}">${count(entry[s])}</td>`)}<td class="num">${count(entry.topic_count ?? entry.topics)}</td></tr>`;
@@ -17,13 +22,15 @@ function serverPanel(ctx: PageContext, server: Record<string, unknown>): Html {
   const healthy = panel.breaker === "closed";
   const breakerText = healthy ? "closed (healthy: commits succeed)" : `${panel.breaker}: failed commits stopped writes (docs/STORAGE.md)`;
   const ms = (v: number | null): string => (v === null ? "–" : `${v.toFixed(2)} ms`);
+  // In cluster mode `stats` is every node's summed: connections are the cluster's, the uptime the longest.
+  const whole = isClusterNode(ctx) ? html` <span class="muted">(all nodes)</span>` : "";
   return html`<section class="panel" id="server-panel"><h2>Server</h2><dl>
 <dt>version</dt><dd>${ctx.serverInfo.version}</dd>
 <dt>node</dt><dd>${ctx.serverInfo.nodeId}</dd>
-<dt>uptime</dt><dd>${duration(Number(server.uptime_ms))}</dd>
-<dt>connections</dt><dd data-server="connections">${count(server.connections)}</dd>
-<dt>commit latency</dt><dd>p50 ${ms(panel.commitMsP50)}, p99 ${ms(panel.commitMsP99)} <span class="muted">(last ${panel.commitSamples} commits)</span></dd>
-<dt>storage breaker</dt><dd class="${healthy ? "ok" : "bad"}">${breakerText}</dd>
+<dt>uptime</dt><dd>${duration(Number(server.uptime_ms))}${isClusterNode(ctx) ? html` <span class="muted">(longest of all nodes)</span>` : ""}</dd>
+<dt>connections</dt><dd data-server="connections">${count(server.connections)}${whole}</dd>
+<dt>commit latency${thisNodeBadge(ctx)}</dt><dd>p50 ${ms(panel.commitMsP50)}, p99 ${ms(panel.commitMsP99)} <span class="muted">(last ${panel.commitSamples} commits)</span></dd>
+<dt>storage breaker${thisNodeBadge(ctx)}</dt><dd class="${healthy ? "ok" : "bad"}">${breakerText}</dd>
 </dl></section>`;
 }
 
@@ -39,7 +46,7 @@ export async function overviewPage(ctx: PageContext): Promise<PageResult> {
   const rows = Object.entries(namespaces).map(([ns, entry]) =>
     countsRow(html`<a href="/topics${query({ ns })}">${ns}</a>${entry.durability === "memory" ? html` <span class="badge warn" title="kept in memory only">in memory</span>` : ""}`, entry),
   );
-  const live = html`<div class="columns">
+  const live = html`${clusterBanner(ctx, wireMaps(stats[unansweredNodesField]))}<div class="columns">
 <section class="panel"><h2>Items by state</h2>
 <table id="state-totals"><thead><tr><th>namespace</th>${states.map((s) => html`<th class="num">${s}</th>`)}<th class="num">topics</th></tr></thead>
 <tbody>${rows.length === 0 ? html`<tr><td colspan="7" class="muted">no namespace holds items yet</td></tr>` : rows}</tbody>
@@ -52,7 +59,7 @@ ${serverPanel(ctx, (stats.server ?? {}) as Record<string, unknown>)}
   const range = ctx.url.searchParams.get("range") === "day" ? "day" : "hour";
   const tracked = ctx.history.hasNamespace(ctx.ns);
   const chart = (kind: string, title: string): Html =>
-    html`<figure class="chart-box"><figcaption>${title}</figcaption><div class="chart" data-chart="/api/history${query({ ns: ctx.ns, kind, range })}"></div></figure>`;
+    html`<figure class="chart-box"><figcaption>${title}${thisNodeBadge(ctx)}</figcaption><div class="chart" data-chart="/api/history${query({ ns: ctx.ns, kind, range })}"></div></figure>`;
   const top = html`<section class="charts">
 <p>Namespace <b>${ctx.ns}</b>, last ${range === "hour" ? "hour (5 s samples)" : "day (1 min samples)"} ·
 <a href="/${query({ ns: ctx.ns, range: "hour" })}">hour</a> · <a href="/${query({ ns: ctx.ns, range: "day" })}">day</a></p>

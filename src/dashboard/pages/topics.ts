@@ -1,13 +1,16 @@
 // Topics: one namespace's topics (the `topics` op, paged by `next`), with
 // depth by state, the age of the oldest ready item, the depth trend of the
 // last hour as a small line, and the paused flag. Sorted by any column,
-// filtered by name prefix; pause and resume forms per topic.
+// filtered by name prefix; pause and resume forms per topic. In cluster mode
+// the counts are the whole cluster's; the oldest-ready age and the trend are
+// this node's shards (engine inspect and history), and labelled so.
 
 import { defaultLimits } from "../../limits.ts";
 import { liveStateNames } from "../../protocol/live-states.ts";
 import { count, duration } from "../format.ts";
 import { html, query, type Html } from "../html.ts";
 import type { PageContext, PageResult } from "../page-context.ts";
+import { thisNodeBadge } from "./node-scope.ts";
 import { pauseForm } from "./pause-form.ts";
 import { sparkline } from "./sparkline.ts";
 
@@ -50,7 +53,7 @@ export async function topicsPage(ctx: PageContext): Promise<PageResult> {
   const header = (key: SortKey, label: string): Html => {
     const dir = sort === key && !descending ? "desc" : "asc";
     const mark = sort === key ? (descending ? " ▼" : " ▲") : "";
-    return html`<th class="${key === "topic" ? "" : "num"}"><a href="/topics${query({ ns: ctx.ns, prefix, sort: key, dir })}" data-sort="${key}">${label}${mark}</a></th>`;
+    return html`<th class="${key === "topic" ? "" : "num"}"><a href="/topics${query({ ns: ctx.ns, prefix, sort: key, dir })}" data-sort="${key}">${label}${mark}</a>${key === "oldest" ? thisNodeBadge(ctx) : ""}</th>`;
   };
   const body = order.map(({ row, oldest: readySince }) => {
     const paused = row.paused === true;
@@ -68,7 +71,7 @@ ${liveStateNames.map((s) => html`<td class="num" data-count="${s}">${count(row[s
   });
   const top = html`<form method="get" action="/topics" class="filter"><input type="hidden" name="ns" value="${ctx.ns}">
 <label>Name prefix <input type="text" name="prefix" value="${prefix}"></label><input type="hidden" name="sort" value="${sort}"><input type="hidden" name="dir" value="${descending ? "desc" : "asc"}"> <button type="submit">Filter</button></form>`;
-  const live = html`<table id="topics" class="sortable"><thead><tr>${header("topic", "topic")}${liveStateNames.map((s) => header(s, s))}${header("total", "total")}${header("oldest", "oldest ready")}<th>depth, last hour</th>${header("paused", "paused")}<th></th></tr></thead>
+  const live = html`<table id="topics" class="sortable"><thead><tr>${header("topic", "topic")}${liveStateNames.map((s) => header(s, s))}${header("total", "total")}${header("oldest", "oldest ready")}<th>depth, last hour${thisNodeBadge(ctx)}</th>${header("paused", "paused")}<th></th></tr></thead>
 <tbody>${body.length === 0 ? html`<tr><td colspan="11" class="muted">no topics${prefix === "" ? "" : " with this prefix"}</td></tr>` : body}</tbody></table>
 ${typeof reply.next === "string" ? html`<p class="muted">Showing the first ${topicsShownMax} topics; narrow the prefix to see others.</p>` : ""}`;
   return { title: "Topics", top, live };

@@ -1,6 +1,7 @@
 import { type AckOptions } from "./client.ts";
 import { type TopicPage } from "./topic-pages.ts";
 import type { ClientOptions, Delivery, DequeueRequest, EndedItemState, EnqueueAndWaitResult, EnqueueItem, GroupPage, ItemExplanation, ItemPage, ItemState, PolicyInput, PolicyPage, PolicyResult, ScheduleInput, SchedulePage } from "./types.ts";
+import type { WireMap } from "./transport.ts";
 import { type WorkerHandle, type WorkHandler, type WorkOptions } from "./worker.ts";
 /** One node's `stats` reply, or why it has none. */
 export interface NodeStats {
@@ -90,6 +91,15 @@ export declare class OrqClusterClient {
     }): Promise<ItemPage>;
     /** Why each item is not being delivered now, asked of each id's owner; request order, null for an unknown id. */
     explain(ns: string, ids: string[]): Promise<Array<ItemExplanation | null>>;
+    /**
+     * A request that names items by `ids` (`get`, `explain`), answered in wire
+     * form: split by owner and re-routed as `get` is, each node's `items` put
+     * back in request order (null for an id no node knows). For a caller that
+     * shows the server's own reply, the dashboard.
+     */
+    requestItems(op: "get" | "explain", ns: string, ids: string[]): Promise<unknown[]>;
+    /** A request any node answers for the whole cluster (the schedule ops, pauses, policies), in wire form, sent as `pause` is. */
+    requestAnyNode(op: string, fields: WireMap): Promise<WireMap>;
     /** Pause a topic, or one of its groups, on the whole cluster (any node writes it; every node holds it within 1 s). */
     pause(ns: string, topic: string, query?: {
         forMs?: number;

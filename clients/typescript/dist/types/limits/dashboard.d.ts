@@ -31,4 +31,13 @@ export declare const dashboardLimits: Readonly<{
     shownHexBytesMax: 1024;
     /** `redrive` calls one "redrive all" click may make (10): each redrives up to 10,000, so a large backlog takes one click. */
     redriveAllRoundsMax: 10;
+    /**
+     * Cluster mode: the shard map the dashboard routes by is read again when
+     * it is older than 1 s (one `cluster` request to this node), so a page asks
+     * a node that joined since, at the map's own pace (owners move within
+     * seconds), without a map read per op.
+     */
+    clusterMapRefreshMs: 1000;
+    /** Cluster mode: an op asked of another node gives up after 10 s, so a node that hangs costs a page at most this. */
+    clusterRequestTimeoutMs: 10000;
 }>;
