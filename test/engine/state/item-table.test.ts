@@ -157,4 +157,39 @@ describe("item table", () => {
       }
     }
   });
+
+  test("finds every key and no other however the keys are spread (even, clustered in far ranges as cluster nodes' are, geometric), with holes", () => {
+    const random = seededRandom(77);
+    const spreads: Array<(i: number) => number> = [
+      (i) => i * 16 + 3,
+      (i) => (i < 300 ? 1 + i : 1_000_000_000 + i * 7),
+      (i) => Math.floor(1.05 ** i) + i,
+    ];
+    for (const spread of spreads) {
+      const table = new ItemTable();
+      const live: LiveItem[] = [];
+      for (let i = 0; i < 600; i++) {
+        const it = item(2, spread(i));
+        table.add(it);
+        live.push(it);
+      }
+      // Holes: a third removed (below the compaction threshold's ratio, so they stay as holes).
+      const gone: LiveItem[] = [];
+      for (let i = live.length - 1; i >= 0; i--) {
+        if (random() < 0.3) {
+          const [it] = live.splice(i, 1);
+          table.delete(it as LiveItem);
+          gone.push(it as LiveItem);
+        }
+      }
+      expectExactly(table, live, gone);
+      // Keys between, below and above the filed ones are missing.
+      const filed = new Set([...live, ...gone].map((it) => it.key));
+      for (let probe = 0; probe < 2000; probe++) {
+        const key = Math.floor(random() * (spread(600) + 10));
+        if (filed.has(key)) continue;
+        expect(table.getByKey(2, key)).toBeUndefined();
+      }
+    }
+  });
 });
