@@ -68,6 +68,8 @@ export interface ClusterOptions {
   config?: Record<string, unknown>;
   /** A server of the test's own (startPostgres()) instead of the shared one, e.g. to crash it. */
   postgres?: PostgresServer;
+  /** More arguments for every node, e.g. ["--durability", "relaxed"]. */
+  args?: string[];
   /** The --store URL node `index` is given (default the database's own), e.g. one through a TcpProxy. */
   storeUrl?: (index: number, url: string) => string;
 }
@@ -87,12 +89,13 @@ export class ClusterHarness {
     /** Every node's config file (ServerProcess's `config`), e.g. namespace quotas. */
     private readonly config: Record<string, unknown> | undefined,
     private readonly storeUrl: (index: number, url: string) => string = (_index, url) => url,
+    private readonly args: string[] = [],
   ) {}
 
   static async start(options: ClusterOptions): Promise<ClusterHarness> {
     const pg = options.postgres ?? (await sharedPostgres());
     const url = await pg.createDatabase(options.label);
-    const cluster = new ClusterHarness(url, options.shards ?? 8, options.leaseMs ?? 1500, options.config, options.storeUrl);
+    const cluster = new ClusterHarness(url, options.shards ?? 8, options.leaseMs ?? 1500, options.config, options.storeUrl, options.args);
     // The first node creates the schema; the rest start together.
     await cluster.addNode();
     await Promise.all(Array.from({ length: options.nodes - 1 }, () => cluster.addNode()));
@@ -103,7 +106,7 @@ export class ClusterHarness {
   async addNode(): Promise<ServerProcess> {
     const index = this.nextIndex++;
     const node = await ServerProcess.start({
-      args: ["--store", this.storeUrl(index, this.url), "--node-id", `n${index}`, "--shards", String(this.shards), "--shard-lease-ms", String(this.leaseMs)],
+      args: ["--store", this.storeUrl(index, this.url), "--node-id", `n${index}`, "--shards", String(this.shards), "--shard-lease-ms", String(this.leaseMs), ...this.args],
       ...(this.config === undefined ? {} : { config: this.config }),
     });
     this.nodes[index] = node;
