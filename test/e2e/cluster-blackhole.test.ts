@@ -13,11 +13,22 @@
 // cancel them) and `held` (leased by n0 before the cut: its acks to n0 after
 // the cut must not succeed, and the new owners accept the receipts). A
 // ClusterLoad (a producer and a consumer per node, acks to the owner) runs
-// throughout. Skipped without PostgreSQL (unless ORQ_REQUIRE_POSTGRES=1).
+// throughout, and an OrqClusterClient given n0 works through the cut.
+// Skipped without PostgreSQL (unless ORQ_REQUIRE_POSTGRES=1).
+//
+// It found two bugs, now fixed: the cut-off node's map (its `cluster` op and
+// hello) kept naming it the owner of its shards, since only a request for a
+// shard or a tick applied its local lease expiry and its ticks hung on the
+// silent connection (ShardOwnership.map() applies it now); and the cluster
+// client, re-reading that map after each MOVED, sent the shards the map named
+// no owner for to one node in one request, which no node could serve whole
+// (it now sends a shard to the owner a MOVED named while its map is older).
 
 import { afterAll, describe, expect, test } from "bun:test";
 import { OrqClient } from "../../src/client/client.ts";
+import { OrqClusterClient } from "../../src/client/cluster-client.ts";
 import { OrqError } from "../../src/client/orq-error.ts";
+import { shardOfKey } from "../../src/protocol/key-shard.ts";
 import { ClusterHarness, clusterPerTest, retrying, type WireMap } from "../support/cluster-harness.ts";
 import { ClusterLoad } from "../support/cluster-load.ts";
 import { postgresAvailable, releasePostgres, sharedPostgres } from "../support/postgres-server.ts";
@@ -59,6 +70,13 @@ async function enqueueOn(client: OrqClient, topic: string, count: number, onShar
   expect(ids.every((id) => onShards.includes(shardOf(id)))).toBe(true);
   expect(new Set(ids.map(shardOf)).size).toBe(onShards.length);
   return ids;
+}
+
+/** A key of `topic` on each shard, in shard order. */
+function keyPerShard(topic: string): string[] {
+  const keys = new Map<number, string>();
+  for (let i = 0; keys.size < shards; i++) if (!keys.has(shardOfKey(ns, topic, `k${i}`, shards))) keys.set(shardOfKey(ns, topic, `k${i}`, shards), `k${i}`);
+  return Array.from({ length: shards }, (_, shard) => keys.get(shard)!);
 }
 
 /** Ack one receipt at its shard's owner, following MOVED and waiting out UNAVAILABLE; the count acked. */
@@ -106,6 +124,9 @@ describe.skipIf(!postgresAvailable())("a node cut off from PostgreSQL by a silen
     const held = await c0.dequeue(ns, { topics: [{ topic: "held", count: 4 }], leaseMs: 120_000 });
     expect(held.length).toBe(4);
 
+    const keys = keyPerShard("seeded");
+    const seeded = await OrqClusterClient.connect({ host: cluster.nodes[0]!.host, port: cluster.nodes[0]!.port, requestTimeoutMs: callMs });
+
     const load = new ClusterLoad(cluster, { ns, topic: "t", leaseMs: 8000, callMs });
     await load.start();
     const report = () => `load: enqueued ${load.enqueued.size}, acked ${load.acked.size}; failures ${JSON.stringify(load.failureCounts())}`;
@@ -149,6 +170,13 @@ describe.skipIf(!postgresAvailable())("a node cut off from PostgreSQL by a silen
     if (!(ackFromCut instanceof OrqError)) expect(ackFromCut.acked).toBe(0);
     if (!(cancelFromCut instanceof OrqError)) expect(cancelFromCut.cancelled).toBe(0);
 
+    // The project's cluster client, given n0 and holding n0's map from before the cut, reaches every shard's new
+    // owner while the cut lasts: keyed items on every shard, and the acks of n0's own leases at their new owners.
+    const keyed = await seeded.enqueue(ns, keys.map((key) => ({ topic: "seeded", payload: key, key })));
+    expect(keyed.map(shardOf).sort()).toEqual(Array.from({ length: shards }, (_, shard) => shard));
+    expect(await seeded.ack(ns, held.map((d) => d.receipt))).toEqual({ acked: held.length, stale: [] });
+    await seeded.close();
+
     // The cut lasts past every call bound, so an answer n0 held back (a commit sent before the cut) reaches no worker late.
     while (performance.now() - cutAt < leaseMs + callMs + 1000) await sleep(100);
     // Heal: the held-back packets arrive (n0's late commits meet the fence) and n0 rejoins with its share.
@@ -159,25 +187,22 @@ describe.skipIf(!postgresAvailable())("a node cut off from PostgreSQL by a silen
     expect(cluster.nodes[0]!.running).toBe(true);
 
     const everyNode = [await cluster.client(0), ...survivors];
-    // The new owners took n0's leases as they were: the held receipts ack there, once.
-    let heldAcked = 0;
-    for (const d of held) heldAcked += await ackAtOwner(everyNode, d.receipt);
-    expect(heldAcked).toBe(held.length);
-    // The fenced items are all still there, none cancelled, and each is delivered once now.
+    // The fenced items are all still there, none cancelled, and each is delivered once now, as are the keyed ones.
     const fencedSeen = new Map<string, number>();
     const drainDeadline = performance.now() + phaseMsMax;
-    while (fencedSeen.size < fenced.length && performance.now() < drainDeadline) {
+    while (fencedSeen.size < fenced.length + keyed.length && performance.now() < drainDeadline) {
       for (const client of everyNode) {
-        const got = await answer(client.dequeue(ns, { topics: [{ topic: "fenced", count: 10 }, { topic: "after-heal", count: 1 }], waitMs: 50 }));
+        const topics = [{ topic: "fenced", count: 10 }, { topic: "seeded", count: 10 }, { topic: "after-heal", count: 1 }];
+        const got = await answer(client.dequeue(ns, { topics, waitMs: 50 }));
         if (got instanceof OrqError) continue;
         for (const d of got) {
-          if (d.topic === "fenced") fencedSeen.set(d.id, (fencedSeen.get(d.id) ?? 0) + 1);
+          if (d.topic !== "after-heal") fencedSeen.set(d.id, (fencedSeen.get(d.id) ?? 0) + 1);
           else expect(d.id).toBe(rejoined!);
           await ackAtOwner(everyNode, d.receipt);
         }
       }
     }
-    expect([...fencedSeen.keys()].sort()).toEqual([...fenced].sort());
+    expect([...fencedSeen.keys()].sort()).toEqual([...fenced, ...keyed].sort());
     expect([...fencedSeen.values()].every((n) => n === 1)).toBe(true);
 
     // (c) No double lease, nothing acknowledged lost: every acked enqueue is acked by a worker in the end.
