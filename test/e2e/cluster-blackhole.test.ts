@@ -163,8 +163,8 @@ describe.skipIf(!postgresAvailable())("a node cut off from PostgreSQL by a silen
     const fromCut = await answer(c0.dequeue(ns, { topics: [{ topic: "fenced", count: 10 }] }));
     const ackFromCut = await answer(c0.ack(ns, held.map((d) => d.receipt)));
     const cancelFromCut = await answer(c0.cancel(ns, [fenced[0]!]));
-    const describe = (a: unknown) => (a instanceof OrqError ? a.code : JSON.stringify(a));
-    console.log(`n0 cut off, past its lease: dequeue ${describe(fromCut)}, ack ${describe(ackFromCut)}, cancel ${describe(cancelFromCut)}`);
+    const shown = (a: unknown) => (a instanceof OrqError ? a.code : JSON.stringify(a));
+    console.log(`n0 cut off, past its lease: dequeue ${shown(fromCut)}, ack ${shown(ackFromCut)}, cancel ${shown(cancelFromCut)}`);
     // An answer, not silence: a call that ran out its client bound (TIMEOUT) would be a node hanging past its lease.
     if (Array.isArray(fromCut)) expect(fromCut).toEqual([]);
     else expect(["MOVED", "UNAVAILABLE"]).toContain(fromCut.code);
