@@ -4,7 +4,8 @@
 // with `<shard>:`; an item's shard is its group's hash, else its key's, else
 // its first `after` id's (item-shard.ts); any other item goes to the nodes in
 // turn), splits batches by owner, follows MOVED and a lost connection by
-// reading the map again, and waits out UNAVAILABLE by its hint. A dequeue asks every node at
+// reading the map again (and sends a shard to the owner a MOVED named while
+// the map read is older than that answer), and waits out UNAVAILABLE by its hint. A dequeue asks every node at
 // once and answers with the first deliveries to come back; deliveries that
 // other nodes return later are kept and handed out by the next dequeue of the
 // namespace (their leases run meanwhile). `topics`, `dead`, `list`, `stats`,
@@ -46,6 +47,7 @@ import { shardOfIdOrReceipt } from "../lib/id-grammar.ts";
 import { clusterLimits, defaultLimits } from "../limits.ts";
 
 interface ClusterMap {
+  map_version: number;
   nodes: Array<{ node_id: string; addr: string }>;
   owners: Array<string | null>;
 }
@@ -75,6 +77,12 @@ export class OrqClusterClient {
   private map: ClusterMap | null = null;
   private shards = 0;
   private turn = 0;
+  /**
+   * Per shard, the owner the last MOVED for it named, with that answer's map
+   * version: used while the map read is older, as it is when the node that
+   * gave it is cut off from the database and cannot know the new owners.
+   */
+  private readonly movedTo = new Map<number, { addr: string; mapVersion: number }>();
   private readonly buffered = new Map<string, Delivery[]>();
 
   private constructor(
@@ -468,6 +476,8 @@ export class OrqClusterClient {
             // A single node's errors are its answer; only a cluster re-routes.
             if (!(error instanceof OrqError) || !routable.has(error.code) || this.map === null || attempt >= routeAttemptsMax) throw error;
             if (error.code !== "MOVED" && error.code !== "UNAVAILABLE") this.forget(addr);
+            const { shard, addr: owner, mapVersion } = error.details;
+            if (error.code === "MOVED" && shard !== undefined && owner !== undefined) this.movedTo.set(shard, { addr: owner, mapVersion: mapVersion ?? 0 });
             pauseMs = Math.max(pauseMs, error.code === "UNAVAILABLE" ? (error.details.retryAfterMs ?? lostNodePauseMs) : error.code === "MOVED" ? 0 : lostNodePauseMs);
             retry.push(...group);
           }
@@ -483,6 +493,8 @@ export class OrqClusterClient {
 
   private ownerAddr(shard: number): string | null {
     if (this.map === null || shard < 0) return this.map === null ? this.seed : null;
+    const moved = this.movedTo.get(shard);
+    if (moved !== undefined && moved.mapVersion > this.map.map_version) return moved.addr;
     const owner = this.map.owners[shard] ?? null;
     return this.map.nodes.find((node) => node.node_id === owner)?.addr ?? null;
   }

@@ -68,6 +68,10 @@ export interface ClusterOptions {
   config?: Record<string, unknown>;
   /** A server of the test's own (startPostgres()) instead of the shared one, e.g. to crash it. */
   postgres?: PostgresServer;
+  /** More arguments for every node, e.g. ["--durability", "relaxed"]. */
+  args?: string[];
+  /** The --store URL node `index` is given (default the database's own), e.g. one through a TcpProxy. */
+  storeUrl?: (index: number, url: string) => string;
 }
 
 /** Longest a test waits for the cluster to reach a state (30 s): far past any lease + 2 s bound used here. */
@@ -84,12 +88,14 @@ export class ClusterHarness {
     readonly leaseMs: number,
     /** Every node's config file (ServerProcess's `config`), e.g. namespace quotas. */
     private readonly config: Record<string, unknown> | undefined,
+    private readonly storeUrl: (index: number, url: string) => string = (_index, url) => url,
+    private readonly args: string[] = [],
   ) {}
 
   static async start(options: ClusterOptions): Promise<ClusterHarness> {
     const pg = options.postgres ?? (await sharedPostgres());
     const url = await pg.createDatabase(options.label);
-    const cluster = new ClusterHarness(url, options.shards ?? 8, options.leaseMs ?? 1500, options.config);
+    const cluster = new ClusterHarness(url, options.shards ?? 8, options.leaseMs ?? 1500, options.config, options.storeUrl, options.args);
     // The first node creates the schema; the rest start together.
     await cluster.addNode();
     await Promise.all(Array.from({ length: options.nodes - 1 }, () => cluster.addNode()));
@@ -100,7 +106,7 @@ export class ClusterHarness {
   async addNode(): Promise<ServerProcess> {
     const index = this.nextIndex++;
     const node = await ServerProcess.start({
-      args: ["--store", this.url, "--node-id", `n${index}`, "--shards", String(this.shards), "--shard-lease-ms", String(this.leaseMs)],
+      args: ["--store", this.storeUrl(index, this.url), "--node-id", `n${index}`, "--shards", String(this.shards), "--shard-lease-ms", String(this.leaseMs), ...this.args],
       ...(this.config === undefined ? {} : { config: this.config }),
     });
     this.nodes[index] = node;

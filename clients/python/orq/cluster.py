@@ -7,7 +7,9 @@ names (ids and receipts start with ``<shard>:``: ``ack``, ``nack``,
 ``fnv1a32(ns 0x00 topic 0x00 group) % shards``, else a keyed item's is
 ``fnv1a32(ns 0x00 topic 0x00 key) % shards``, else an ``after`` item's is its
 first id's; any other item goes to the nodes in turn), splits batches by owner,
-re-reads the map and resends on MOVED or a lost node, waits out UNAVAILABLE by
+re-reads the map and resends on MOVED or a lost node (sending a shard to the
+owner a MOVED named while the map read is older than that answer, as it is
+when the node read from is cut off from the database), waits out UNAVAILABLE by
 its ``retry_after_ms``, and dequeues from every node (one thread per node for
 the long-poll; deliveries that arrive after the first answer are kept for the
 next dequeue of the namespace). ``topics``, ``groups``, ``dead``, ``list``,
@@ -80,6 +82,8 @@ class ClusterClient(AcrossNodes):
         self._map: Optional[Dict[str, Any]] = None
         self._shards = 0
         self._turn = 0
+        # Per shard, (addr, map_version) of the owner the last MOVED for it named: used while the map is older.
+        self._moved_to: Dict[int, Tuple[str, int]] = {}
         self._kept: Dict[str, List[Delivery]] = {}
         # Guards what the dequeue threads share: kept deliveries and idle poll connections.
         self._lock = threading.Lock()
@@ -490,6 +494,10 @@ class ClusterClient(AcrossNodes):
                     elif code != "MOVED":
                         self._forget(addr)
                         pause_s = max(pause_s, LOST_NODE_PAUSE_S)
+                    else:
+                        details = error.details if isinstance(error, OrqError) else {}
+                        if isinstance(details.get("shard"), int) and isinstance(details.get("addr"), str):
+                            self._moved_to[details["shard"]] = (details["addr"], int(details.get("map_version") or 0))
                     retry.extend(group)
             remaining = retry
             if remaining:
@@ -504,6 +512,9 @@ class ClusterClient(AcrossNodes):
             return self._seed
         if shard < 0 or shard >= len(self._map["owners"]):
             return None
+        moved = self._moved_to.get(shard)
+        if moved is not None and moved[1] > int(self._map.get("map_version") or 0):
+            return moved[0]
         owner = self._map["owners"][shard]
         return next((n["addr"] for n in self._map["nodes"] if n["node_id"] == owner), None)
 

@@ -2020,6 +2020,7 @@ class OrqClusterClient {
   map = null;
   shards = 0;
   turn = 0;
+  movedTo = new Map;
   buffered = new Map;
   constructor(options, seed) {
     this.options = options;
@@ -2333,6 +2334,9 @@ class OrqClusterClient {
             throw error;
           if (error.code !== "MOVED" && error.code !== "UNAVAILABLE")
             this.forget(addr);
+          const { shard, addr: owner, mapVersion } = error.details;
+          if (error.code === "MOVED" && shard !== undefined && owner !== undefined)
+            this.movedTo.set(shard, { addr: owner, mapVersion: mapVersion ?? 0 });
           pauseMs = Math.max(pauseMs, error.code === "UNAVAILABLE" ? error.details.retryAfterMs ?? lostNodePauseMs : error.code === "MOVED" ? 0 : lostNodePauseMs);
           retry.push(...group);
         }
@@ -2350,6 +2354,9 @@ class OrqClusterClient {
   ownerAddr(shard) {
     if (this.map === null || shard < 0)
       return this.map === null ? this.seed : null;
+    const moved = this.movedTo.get(shard);
+    if (moved !== undefined && moved.mapVersion > this.map.map_version)
+      return moved.addr;
     const owner = this.map.owners[shard] ?? null;
     return this.map.nodes.find((node) => node.node_id === owner)?.addr ?? null;
   }

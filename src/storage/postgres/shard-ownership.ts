@@ -139,6 +139,9 @@ export class ShardOwnership implements ShardFence {
   }
 
   map(): ClusterMap {
+    // A shard whose lease ran out here is not named as this node's, even while its ticks cannot reach the
+    // database (they may hang on a silent network): a client reading this map then looks for the owner elsewhere.
+    for (const shard of [...this.held.keys()]) this.heldEpoch(shard);
     return { ...this.current, nodes: [...this.current.nodes], owners: [...this.current.owners] };
   }
 

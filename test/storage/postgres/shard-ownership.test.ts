@@ -231,6 +231,18 @@ describe.skipIf(!postgresAvailable())("shard ownership on PostgreSQL", () => {
     expect(a.ownership.heldEpoch(0)).toBe(2);
   });
 
+  test("cut off past its lease, a node's map no longer names it the owner of its shards (a client then looks elsewhere)", async () => {
+    const url = await database(2);
+    const a = await node(url, "a", 2);
+    await a.ownership.tick();
+    expect(a.ownership.map().owners).toEqual(["a", "a"]);
+    a.cut.on = true;
+    a.clock.advance(leaseMs);
+    // Nothing asked about the shards meanwhile: the map alone must apply the local expiry.
+    expect(a.ownership.map().owners).toEqual([null, null]);
+    expect(a.dropped.map((d) => d.shard).sort()).toEqual([0, 1]);
+  });
+
   test("handover gives every shard up and leaves; the other node takes them all on its next tick", async () => {
     const url = await database(4);
     const a = await node(url, "a", 4);

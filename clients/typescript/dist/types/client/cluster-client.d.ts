@@ -19,6 +19,12 @@ export declare class OrqClusterClient {
     private map;
     private shards;
     private turn;
+    /**
+     * Per shard, the owner the last MOVED for it named, with that answer's map
+     * version: used while the map read is older, as it is when the node that
+     * gave it is cut off from the database and cannot know the new owners.
+     */
+    private readonly movedTo;
     private readonly buffered;
     private constructor();
     /** Connect to any node of the cluster (or a single node). */
