@@ -41,7 +41,8 @@ class ShardItems {
    * halving it. An ack of a random-priority delivery looks up a key far from
    * the last one, and a plain binary search missed cache on most of its
    * steps; this finds it in one or two misses, and any spread of keys (a
-   * cluster node's key ranges) still costs at most about twice log n steps.
+   * cluster node's key ranges) still costs at most about twice log n steps
+   * (docs/decisions/040-item-lookup-by-guess.md).
    */
   find(key: number): number {
     const keys = this.keys;
