@@ -1641,6 +1641,9 @@ var readyHeapLevels = Object.freeze({
   fromItems: 4096,
   flatBelowItems: 1024
 });
+var readyFront = Object.freeze({
+  items: 32
+});
 
 // src/limits.ts
 var defaultLimits = Object.freeze({

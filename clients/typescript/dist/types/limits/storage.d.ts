@@ -96,3 +96,13 @@ export declare const readyHeapLevels: Readonly<{
     fromItems: 4096;
     flatBelowItems: 1024;
 }>;
+/**
+ * A ready heap's front (engine/ready/ready-heap.ts): when a removal empties
+ * it, the next `items` (32) are popped from the heap back to back and held in
+ * order; an insert that joins it may grow it to twice that before its last
+ * item goes back. Popped together, each pop finds the nodes the last one
+ * touched in cache (docs/decisions/037-ready-front.md).
+ */
+export declare const readyFront: Readonly<{
+    items: 32;
+}>;
