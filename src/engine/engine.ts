@@ -201,6 +201,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
   /** Cluster mode: an adopted shard serves now: its schedules start (as at a start) and parked dequeues see its items. */
   shardServed(schedules: Iterable<ScheduleRecord>, nowMs: number): void {
     this.advance(nowMs);
+    this.dequeuer.shardsChanged();
     this.schedules.load(schedules, nowMs);
     this.ctx.wake(nowMs);
   }

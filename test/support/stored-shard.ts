@@ -10,18 +10,26 @@ import { parseId } from "../../src/lib/id-grammar.ts";
 import type { ScheduleRecord } from "../../src/storage/record.ts";
 
 export interface ShardOf {
-  /** Whether an acked key was an item of this shard (default: none). */
-  ackedOnShard?: (key: number) => boolean;
+  /** The shard an acked key's item lived on (default: none, -1). */
+  ackedShard?: (key: number) => number;
   /** The shard a schedule lives on (default: every schedule is this one's). */
   scheduleShard?: (record: ScheduleRecord) => number;
 }
 
 export function storedShardOf(store: Store, shard: number, of: ShardOf = {}): StoredShard {
-  const ackedOnShard = of.ackedOnShard ?? (() => false);
-  const items = [...store.loadShards({ bytes: false })].find((loaded) => loaded.shard === shard)?.items ?? [];
-  const outcomes = [...store.loadOutcomes()].filter((outcome) => parseId(outcome.id)?.shard === shard);
+  return { shard, items: [...itemsOf(store, shard)], ...shardParts(store, (each) => each === shard, of) };
+}
+
+function itemsOf(store: Store, shard: number) {
+  return [...store.loadShards({ bytes: false })].find((loaded) => loaded.shard === shard)?.items ?? [];
+}
+
+/** The outcomes, acked log and schedules of the shards `on` accepts. */
+function shardParts(store: Store, on: (shard: number) => boolean, of: ShardOf): Omit<StoredShard, "shard" | "items"> {
+  const ackedShard = of.ackedShard ?? (() => -1);
+  const outcomes = [...store.loadOutcomes()].filter((outcome) => on(parseId(outcome.id)?.shard ?? -1));
   const ackedLog = [...store.loadAckedLog()].map((record) => {
-    const keep = record.keys.map((key) => ackedOnShard(key));
+    const keep = record.keys.map((key) => on(ackedShard(key)));
     return {
       ...record,
       nsIndexes: record.nsIndexes.filter((_, i) => keep[i]),
@@ -29,17 +37,18 @@ export function storedShardOf(store: Store, shard: number, of: ShardOf = {}): St
       keys: record.keys.filter((_, i) => keep[i]),
     };
   });
-  const schedules = [...store.loadSchedules()].filter((record) => of.scheduleShard === undefined || of.scheduleShard(record) === shard);
-  return { shard, items: [...items], outcomes, ackedLog, schedules };
+  const schedules = [...store.loadSchedules()].filter((record) => of.scheduleShard === undefined || on(of.scheduleShard(record)));
+  return { outcomes, ackedLog, schedules };
 }
 
 /** The store as a node serving only `served` recovers from it: the other shards' items, outcomes and schedules are left out. */
 export function storeServing(store: Store, served: ReadonlySet<number>, of: ShardOf = {}): Store {
+  const on = (shard: number) => served.has(shard);
   const view: Partial<Store> = {
-    loadShards: (options) => [...store.loadShards(options)].filter((loaded) => served.has(loaded.shard)),
-    loadOutcomes: () => [...store.loadOutcomes()].filter((outcome) => served.has(parseId(outcome.id)?.shard ?? -1)),
-    loadAckedLog: () => [...served].flatMap((shard) => [...storedShardOf(store, shard, of).ackedLog]).sort((a, b) => a.endedAtMs - b.endedAtMs),
-    loadSchedules: () => [...store.loadSchedules()].filter((record) => of.scheduleShard === undefined || served.has(of.scheduleShard(record))),
+    loadShards: (options) => [...store.loadShards(options)].filter((loaded) => on(loaded.shard)),
+    loadOutcomes: () => shardParts(store, on, of).outcomes,
+    loadAckedLog: () => shardParts(store, on, of).ackedLog,
+    loadSchedules: () => shardParts(store, on, of).schedules,
   };
   return new Proxy(store, {
     get(target, property) {
