@@ -7,8 +7,8 @@
 // When the set of served shards changes, only the moving shard stops
 // serving (moveShards, docs/decisions/038-per-shard-moves.md): a shard given
 // up is unserved at once (the router answers MOVED), and once every commit
-// begun so far has landed its items leave the engine (Engine.dropShard); a
-// shard taken on is loaded into the running engine in steps of at most
+// begun so far has landed its items leave the engine in steps
+// (Engine.dropShardInSteps); a shard taken on is loaded into the running engine in steps of at most
 // clusterLimits.adoptTurnMs, with a turn of the event loop between them, and
 // serves from the end of its last step. The other shards serve throughout:
 // the engine is never replaced, so parked dequeues on them stay parked.
@@ -137,7 +137,7 @@ export class ClusterEngine implements EngineApi {
       await this.drain();
       if (this.frozen) return;
       for (const shard of drops) {
-        this.inner.dropShard(shard);
+        await this.inSteps(moves, this.inner.dropShardInSteps(shard, clusterLimits.adoptRecordsPerStep));
         this.held.delete(shard);
         this.moveCounts.dropped++;
         moves.forgotten(shard);
@@ -153,16 +153,7 @@ export class ClusterEngine implements EngineApi {
   private async adopt(moves: ShardMoves, shard: number): Promise<void> {
     this.held.add(shard);
     const stored = moves.stored(shard);
-    const steps = this.inner.adoptShardInSteps(stored, moves.nowMs(), clusterLimits.adoptRecordsPerStep);
-    for (;;) {
-      const startedMs = moves.stopwatchMs();
-      let done = false;
-      // At least one step per turn, whatever the clock says.
-      do done = steps.next().done === true;
-      while (!done && moves.stopwatchMs() - startedMs < clusterLimits.adoptTurnMs);
-      if (done) break;
-      await moves.turn();
-    }
+    await this.inSteps(moves, this.inner.adoptShardInSteps(stored, moves.nowMs(), clusterLimits.adoptRecordsPerStep));
     // Lost while it loaded: the next pass drops it (moveShards is asked again by the drop).
     if (this.frozen || !moves.target().includes(shard)) {
       this.moveAgain = true;
@@ -171,6 +162,18 @@ export class ClusterEngine implements EngineApi {
     moves.serve(shard);
     this.inner.shardServed(stored.schedules, moves.nowMs());
     this.moveCounts.adopted++;
+  }
+
+  /** Run a move's steps for at most adoptTurnMs per turn of the event loop (at least one step per turn, whatever the clock says). */
+  private async inSteps(moves: ShardMoves, steps: Generator<unknown, void>): Promise<void> {
+    for (;;) {
+      const startedMs = moves.stopwatchMs();
+      let done = false;
+      do done = steps.next().done === true;
+      while (!done && moves.stopwatchMs() - startedMs < clusterLimits.adoptTurnMs);
+      if (done) return;
+      await moves.turn();
+    }
   }
 
   /** Refuse everything from now on (SIGTERM handover); parked dequeues are answered empty. */

@@ -71,7 +71,7 @@ import { explain } from "./reads/explain.ts";
 import { localBuckets, type QuotaBuckets } from "./admission/quota.ts";
 import * as receiptOps from "./ops/receipt-ops.ts";
 import { loadStoreInSteps, type RecoveryProgress } from "./recovery/recovery.ts";
-import { adoptShardInSteps, dropShardItems } from "./recovery/shard-moves.ts";
+import { adoptShardInSteps, dropShardInSteps } from "./recovery/shard-moves.ts";
 import { idByKey, matchingView, readySinceMs, type EngineInspector, type MatchingView } from "./reads/inspect.ts";
 import { type RemoteEnd, remoteDependencyEnded, remoteWaitedOn } from "./ops/remote-dependencies.ts";
 import { buildStats } from "./reads/stats.ts";
@@ -207,19 +207,26 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
   }
 
   /**
-   * Cluster mode: the shard is no longer this node's. Its items, leases,
-   * deadlines, dependencies, outcomes and schedules leave memory; nothing is
-   * written (the new owner loads them from the store). The caller has let
-   * every commit touching the shard land first, so no commit listener finds
-   * one of its items gone.
+   * Cluster mode: the shard is no longer this node's. Its schedules stop at
+   * once; its items, leases, deadlines, dependencies and outcomes leave
+   * memory in steps of at most `recordsPerStepMax` items; nothing is written
+   * (the new owner loads them from the store). The caller has let every
+   * commit touching the shard land first, so no commit listener finds one of
+   * its items gone, and keeps it unserved throughout.
    */
-  dropShard(shard: number): void {
+  *dropShardInSteps(shard: number, recordsPerStepMax: number): Generator<RecoveryProgress, void> {
     assert(!this.states.setOpen, "engine: dropShard inside an op");
     this.schedules.dropShard(shard);
-    dropShardItems(this.states, shard);
+    yield* dropShardInSteps(this.states, shard, recordsPerStepMax);
     this.droppedShards.add(shard);
     // Leases that left freed max_leased bounds: parked dequeues look again.
     this.ctx.wake(this.lastNowMs);
+  }
+
+  /** dropShardInSteps at once (tests). */
+  dropShard(shard: number): void {
+    const steps = this.dropShardInSteps(shard, Number.MAX_SAFE_INTEGER);
+    while (steps.next().done !== true);
   }
 
   /** Called when a new deadline becomes the earliest outside a direct call (e.g. a lease granted to a parked dequeue). */

@@ -20,10 +20,11 @@ export const clusterLimits = Object.freeze({
   /** Retry hint while a node hands its shards over (SIGTERM, 100 ms): the others claim them at their next tick. */
   handoverRetryAfterMs: 100,
   /**
-   * A shard being adopted loads in steps of at most this long (20 ms) with a
-   * turn of the event loop between them, so the node's other shards answer
-   * within about 50 ms (a step, plus a step's overrun, plus the requests of a
-   * turn) while a shard of a million items loads (decisions/038).
+   * A shard being adopted loads (and one given up is forgotten) in steps of
+   * at most this long (20 ms) with a turn of the event loop between them, so
+   * the node's other shards answer within about 50 ms (a step, plus a step's
+   * overrun, plus the requests of a turn) while a shard of a million items
+   * moves (decisions/038).
    */
   adoptTurnMs: 20,
   /**

@@ -12,8 +12,8 @@
 // serves it and wakes the topics it touched.
 //
 // Dropping a shard forgets its items, leases, deadlines, dependencies,
-// outcomes and schedules without writing anything: the new owner loads them
-// from the store. Items of other shards waiting on its ids keep their edges,
+// outcomes and schedules without writing anything, in steps too: the new
+// owner loads them from the store. Items of other shards waiting on its ids keep their edges,
 // which now name ids elsewhere (ops/remote-dependencies.ts polls them).
 
 import { assert } from "../../lib/assert.ts";
@@ -69,13 +69,23 @@ function settleDependenciesOn(states: ItemStates, shard: number, nowMs: number):
   }
 }
 
-/** Forget every item, outcome and dependency edge of `shard` (schedules are the engine's): nothing is written. */
-export function dropShardItems(states: ItemStates, shard: number): number {
-  assert(!states.setOpen, "shard moves: dropping inside an op");
+/**
+ * Forget every item, outcome and dependency edge of `shard` (schedules are
+ * the engine's), yielding after every `recordsPerStepMax` items: nothing is
+ * written. Between steps the shard is unserved and half forgotten, which no
+ * request can see (the router refuses its ids, dequeues skip it).
+ */
+export function* dropShardInSteps(states: ItemStates, shard: number, recordsPerStepMax: number): Generator<RecoveryProgress, void> {
+  assert(recordsPerStepMax >= 1, "shard moves: recordsPerStepMax must be at least 1");
   const slots = states.items.shardSlots(shard);
   const items: LiveItem[] = [];
   if (slots !== null) for (const item of slots.items) if (item !== undefined) items.push(item);
-  for (const item of items) states.unloadItem(item);
+  let done = 0;
+  for (const item of items) {
+    assert(!states.setOpen, "shard moves: dropping inside an op");
+    // An item may have ended between steps (a lease expiry on the shard): only what is still filed goes.
+    if (states.items.holds(item)) states.unloadItem(item);
+    if (++done % recordsPerStepMax === 0) yield { phase: "items", done };
+  }
   states.unloadOutcomes(shard);
-  return items.length;
 }
