@@ -207,8 +207,8 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
   }
 
   /**
-   * Cluster mode: the shard is no longer this node's. Its schedules stop at
-   * once; its items, leases, deadlines, dependencies and outcomes leave
+   * Cluster mode: the shard is no longer this node's. Its schedules stop and
+   * parked `wait`s on its items answer at once; its items, leases, deadlines, dependencies and outcomes leave
    * memory in steps of at most `recordsPerStepMax` items; nothing is written
    * (the new owner loads them from the store). The caller has let every
    * commit touching the shard land first, so no commit listener finds one of
@@ -217,6 +217,9 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
   *dropShardInSteps(shard: number, recordsPerStepMax: number): Generator<RecoveryProgress, void> {
     assert(!this.states.setOpen, "engine: dropShard inside an op");
     this.schedules.dropShard(shard);
+    // Parked `wait`s on its items answer now, with the states then (the new owner answers the next one).
+    const slots = this.states.items.shardSlots(shard);
+    if (slots !== null) this.itemWaits.releaseKeys(slots.keys);
     yield* dropShardInSteps(this.states, shard, recordsPerStepMax);
     this.droppedShards.add(shard);
     // Leases that left freed max_leased bounds: parked dequeues look again.

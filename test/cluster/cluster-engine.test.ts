@@ -6,8 +6,9 @@
 // done; a plain enqueue never lands on an unserved shard; deliveries wait for
 // their lease commit; a shard given up leaves the running engine and one
 // taken on loads into it in steps, while the other shards serve throughout
-// (a parked dequeue on them stays parked) and the moving shard answers as
-// not served until it is loaded; a handover (freeze) answers parked waits and
+// (a parked dequeue on them stays parked, a parked wait on the moving
+// shard's items answers) and the moving shard answers as not served until
+// it is loaded; a handover (freeze) answers parked waits and
 // refuses new ones; another node's pause and resume change the
 // engine without a write (parked dequeues served at the end, a timed one ends
 // at its deadline) and a resume of a pause not seen here is still written; the
@@ -219,10 +220,19 @@ describe("ClusterEngine", () => {
     const parked = engine.dequeue("n", { topics: [{ topic: "other", count: 1 }], capabilities: null, waitMs: 10_000, leaseMs: null, owner: 1 }, clock.nowMs());
     expect(parked.ok && parked.kind).toBe("parked");
 
+    const waitMoving = engine.wait("n", [onShard1[0]!], 10_000, 1, clock.nowMs());
+    const waitKept = engine.wait("n", [onShard0[0]!], 10_000, 1, clock.nowMs());
+    expect([waitMoving.ok && waitMoving.kind, waitKept.ok && waitKept.kind]).toEqual(["parked", "parked"]);
+    let keptAnswered = false;
+    if (waitKept.ok && waitKept.kind === "parked") void waitKept.waiter.then(() => (keptAnswered = true));
+
     // Shard 1 goes: unserved at once (the node's onDrop), its items leave once the commits landed.
     served.delete(1);
     wanted.delete(1);
     await engine.moveShards();
+    // A parked wait on its item answered with the state then; one on a kept shard's item still waits.
+    if (waitMoving.ok && waitMoving.kind === "parked") expect(await waitMoving.waiter).toMatchObject([{ id: onShard1[0], state: "ready" }]);
+    expect(keptAnswered).toBe(false);
     expect(engine.moveCounts.dropped).toBe(1);
     expect(engine.itemCount).toBe(6000 - onShard1.length);
     const moved = engine.get("n", [onShard1[0]!], clock.nowMs());
