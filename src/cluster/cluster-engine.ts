@@ -81,6 +81,8 @@ export class ClusterEngine implements EngineApi {
   private frozen = false;
   /** Shards whose items the engine holds: served, or being adopted. */
   private readonly held = new Set<number>();
+  /** Held shards this node lost since (shardLost): dropped at the next pass even if claimed again meanwhile, then adopted afresh. */
+  private readonly lost = new Set<number>();
   private moving: Promise<void> | null = null;
   private moveAgain = false;
   /** Shards adopted and dropped so far (tests, logs). */
@@ -131,7 +133,8 @@ export class ClusterEngine implements EngineApi {
     const moves = this.moves;
     if (moves === null || this.frozen) return;
     const target = new Set(moves.target());
-    const drops = [...this.held].filter((shard) => !target.has(shard));
+    const drops = [...this.held].filter((shard) => !target.has(shard) || this.lost.has(shard));
+    for (const shard of drops) this.lost.delete(shard);
     if (drops.length > 0) {
       // A commit in flight may still settle into an item of these shards (an enqueue made it takeable): let it land first.
       await this.drain();
@@ -139,6 +142,7 @@ export class ClusterEngine implements EngineApi {
       for (const shard of drops) {
         await this.inSteps(moves, this.inner.dropShardInSteps(shard, clusterLimits.adoptRecordsPerStep));
         this.held.delete(shard);
+        this.lost.delete(shard);
         this.moveCounts.dropped++;
         moves.forgotten(shard);
       }
@@ -154,14 +158,25 @@ export class ClusterEngine implements EngineApi {
     this.held.add(shard);
     const stored = moves.stored(shard);
     await this.inSteps(moves, this.inner.adoptShardInSteps(stored, moves.nowMs(), clusterLimits.adoptRecordsPerStep));
-    // Lost while it loaded: the next pass drops it (moveShards is asked again by the drop).
-    if (this.frozen || !moves.target().includes(shard)) {
+    // Lost while it loaded: the next pass drops it (and adopts it afresh if it was claimed again).
+    if (this.frozen || !moves.target().includes(shard) || this.lost.has(shard)) {
       this.moveAgain = true;
       return;
     }
     moves.serve(shard);
     this.inner.shardServed(stored.schedules, moves.nowMs());
     this.moveCounts.adopted++;
+  }
+
+  /**
+   * The node stopped serving a shard (given up, its lease ran out, a commit
+   * of it failed). Whatever the engine holds of it is stale from now on,
+   * even if the node claims it again before the next pass runs (a long
+   * adoption may hold that pass back): the pass drops it, then adopts it
+   * from the store's fresh copy. The caller asks moveShards.
+   */
+  shardLost(shard: number): void {
+    if (this.held.has(shard)) this.lost.add(shard);
   }
 
   /** Run a move's steps for at most adoptTurnMs per turn of the event loop (at least one step per turn, whatever the clock says). */

@@ -237,6 +237,7 @@ export class ClusterNode {
       },
       onDrop: (shard, reason) => {
         this.built.delete(shard);
+        this.engine.shardLost(shard);
         this.topicBounds.dropShard(shard);
         options.log("shard dropped", { shard, reason });
         // Not from inside the commit or tick that noticed: the move waits for commits.

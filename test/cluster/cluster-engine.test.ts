@@ -257,6 +257,15 @@ describe("ClusterEngine", () => {
     const back = engine.get("n", onShard1, clock.nowMs());
     expect(back.ok && back.value.items.map((state) => state?.id)).toEqual(onShard1);
 
+    // Lost and claimed again before the next pass (a commit of it failed, say): what the engine held is stale, so the
+    // pass drops the shard and adopts it afresh from the store.
+    served.delete(1);
+    engine.shardLost(1);
+    await engine.moveShards();
+    expect(engine.moveCounts).toEqual({ adopted: 2, dropped: 2 });
+    expect(served.has(1)).toBe(true);
+    expect(engine.itemCount).toBe(6000);
+
     // The dequeue parked on another topic all along was never answered; an item there serves it now.
     const enq = engine.enqueue("n", [{ ...item(), topic: "other" }], clock.nowMs());
     if (enq.ok) await enq.value.durable;
