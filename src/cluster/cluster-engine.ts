@@ -179,9 +179,14 @@ export class ClusterEngine implements EngineApi {
     if (this.held.has(shard)) this.lost.add(shard);
   }
 
-  /** Run a move's steps for at most adoptTurnMs per turn of the event loop (at least one step per turn, whatever the clock says). */
+  /**
+   * Run a move's steps for at most adoptTurnMs per turn of the event loop (at
+   * least one step per turn, whatever the clock says). A handover (freeze)
+   * abandons it: the engine must change nothing more, and the node is leaving.
+   */
   private async inSteps(moves: ShardMoves, steps: Generator<unknown, void>): Promise<void> {
     for (;;) {
+      if (this.frozen) return;
       const startedMs = moves.stopwatchMs();
       let done = false;
       do done = steps.next().done === true;
