@@ -168,6 +168,11 @@ export class ClusterEngine implements EngineApi {
     this.moveCounts.adopted++;
   }
 
+  /** Whether the engine holds the shard's items (served, being adopted, or not yet dropped). */
+  holds(shard: number): boolean {
+    return this.held.has(shard);
+  }
+
   /**
    * The node stopped serving a shard (given up, its lease ran out, a commit
    * of it failed). Whatever the engine holds of it is stale from now on,

@@ -396,6 +396,10 @@ export class ClusterNode {
     const ownership = this.ownership;
     if (ownership === null) return;
     await ownership.tick();
+    // A shard claimed and lost again before the engine took it on: the store's copy of it goes.
+    for (let shard = 0; shard < this.store.shardCount; shard++) {
+      if (this.store.hasShard(shard) && !ownership.serving(shard) && !this.engine.holds(shard)) this.store.dropShard(shard);
+    }
     const built = [...this.built].sort((a, b) => a - b);
     const served = ownership.servedShards();
     if (served.length !== built.length || served.some((shard, i) => shard !== built[i])) this.moveShards();
