@@ -95,9 +95,9 @@ export interface EngineOptions {
    */
   cluster?: {
     placement: ShardPlacement;
-    /** The namespaces' leased quota buckets, kept by the node across rebuilds (absent: local buckets from `namespaces`). */
+    /** The namespaces' leased quota buckets, kept by the node, apart from its shards (absent: local buckets from `namespaces`). */
     quotaBuckets?: QuotaBuckets;
-    /** Topics' own max_leased and rate shared with the other nodes (groups/shared-topic-gate.ts), kept by the node across rebuilds. */
+    /** Topics' own max_leased and rate shared with the other nodes (groups/shared-topic-gate.ts), kept by the node, apart from its shards. */
     topicBounds?: SharedTopicBounds;
   };
 }
