@@ -134,7 +134,6 @@ export class ClusterEngine implements EngineApi {
     if (moves === null || this.frozen) return;
     const target = new Set(moves.target());
     const drops = [...this.held].filter((shard) => !target.has(shard) || this.lost.has(shard));
-    for (const shard of drops) this.lost.delete(shard);
     if (drops.length > 0) {
       // A commit in flight may still settle into an item of these shards (an enqueue made it takeable): let it land first.
       await this.drain();
