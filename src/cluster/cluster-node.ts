@@ -77,6 +77,10 @@ export class ClusterNode {
   readonly quotas: QuotaLeases;
   /** Topics' own rate tokens and max_leased slots this node holds: the node's, kept apart from the engine's shards. */
   readonly topicBounds: TopicBoundLeases;
+  /** Claimed shards whose rows are being read (loadClaimed), with how many loads of each are pending. */
+  private readonly loading = new Map<number, number>();
+  /** The chain of those loads, one at a time. */
+  private loads: Promise<void> = Promise.resolve();
   /** The shards the engine holds and serves (a dropped one leaves at once, an adopted one joins once loaded). */
   private built = new Set<number>();
   /** Where keyed and `after` items go, and which ids are on shards the current engine does not hold. */
@@ -148,12 +152,46 @@ export class ClusterNode {
     );
   }
 
+  /**
+   * A claimed shard's rows are read from the database one shard at a time,
+   * in claim order, apart from the ownership tick: a tick that awaited them
+   * would hold back the next renewal for the whole load, and a join that
+   * claims half of a large node's shards could let the node's own leases
+   * run out. The ownership counts the shard as served at
+   * once; the engine takes it on (shardMoves' target) only once its rows are
+   * in and no newer load of it is pending, so a shard lost and claimed again
+   * is loaded afresh. A failed load drops the shard (its lease then runs out).
+   */
+  private loadClaimed(shard: number): void {
+    const { store, options } = this;
+    const epoch = this.ownership?.heldEpoch(shard) ?? null;
+    this.loading.set(shard, (this.loading.get(shard) ?? 0) + 1);
+    this.loads = this.loads.then(async () => {
+      try {
+        // The slots the shard holds of topics' max_leased come with it (its leased items count against them).
+        await this.topicBounds.adoptShard(shard);
+        await store.adoptShard(shard);
+        options.log("shard loaded", { shard });
+        // Lost while its rows came: its slots are not this node's (a claim since loads them again, after this).
+        if (this.ownership?.heldEpoch(shard) !== epoch) this.topicBounds.dropShard(shard);
+      } catch (error) {
+        options.log("shard load failed", { shard, error: (error as Error).message });
+        this.ownership?.lost(shard, `loading it failed: ${(error as Error).message}`);
+      } finally {
+        const pending = (this.loading.get(shard) ?? 1) - 1;
+        if (pending > 0) this.loading.set(shard, pending);
+        else this.loading.delete(shard);
+        this.moveShards();
+      }
+    });
+  }
+
   /** How shards move into and out of the node's one engine (ClusterEngine.moveShards). */
   private shardMoves(): ShardMoves {
     const { store, options } = this;
     const adoptStartedMs = new Map<number, number>();
     return {
-      target: () => (this.ownership === null ? [] : this.ownership.servedShards().filter((shard) => store.hasShard(shard))),
+      target: () => (this.ownership === null ? [] : this.ownership.servedShards().filter((shard) => store.hasShard(shard) && !this.loading.has(shard))),
       stored: (shard) => {
         adoptStartedMs.set(shard, options.monotonic.nowMs());
         return store.storedShard(shard);
@@ -229,12 +267,8 @@ export class ClusterNode {
       shardCount: store.shardCount,
       leaseMs: options.leaseMs,
       clock: options.monotonic,
-      onAdopt: async (shard) => {
-        await store.adoptShard(shard);
-        // The slots the shard holds of topics' max_leased come with it (its leased items count against them).
-        await this.topicBounds.adoptShard(shard);
-        options.log("shard adopted", { shard });
-      },
+      // Loaded outside the ownership tick (loadClaimed), so renewals go on while a large shard's rows arrive.
+      onAdopt: async (shard) => this.loadClaimed(shard),
       onDrop: (shard, reason) => {
         this.built.delete(shard);
         this.engine.shardLost(shard);
@@ -250,6 +284,8 @@ export class ClusterNode {
     // The floor of every quota namespace, drawn before the node serves (a failed draw is retried each period).
     await this.quotas.period(options.clock.nowMs());
     await this.step();
+    // The first shards are loaded and served before join returns.
+    await this.loads;
     await this.engine.moveShards();
     this.schedule();
     this.pollRemoteDependencies();
@@ -398,7 +434,7 @@ export class ClusterNode {
     await ownership.tick();
     // A shard claimed and lost again before the engine took it on: the store's copy of it goes.
     for (let shard = 0; shard < this.store.shardCount; shard++) {
-      if (this.store.hasShard(shard) && !ownership.serving(shard) && !this.engine.holds(shard)) this.store.dropShard(shard);
+      if (this.store.hasShard(shard) && !ownership.serving(shard) && !this.engine.holds(shard) && !this.loading.has(shard)) this.store.dropShard(shard);
     }
     const built = [...this.built].sort((a, b) => a - b);
     const served = ownership.servedShards();
