@@ -7,7 +7,8 @@
 // every moved shard served), and the longest event-loop stall meanwhile: the
 // longest round trip of a `ping` sent every 5 ms to the first node (which
 // keeps serving; with --move leave it is also the one adopting) and to a
-// joining node, and of a `get` on a shard the first node kept.
+// joining node, and of a `get` on a shard the first node kept; and, for
+// the noise floor, the first node's longest ping over 3 s before the move.
 //   npm run bench:shard-move                          # 1,000,000 items, join, its own PostgreSQL
 //   npm run bench:shard-move -- --items 20000 --move leave
 //   npm run bench:shard-move -- --dsn postgres://user@host/db   # an existing server (its admin database)
@@ -26,6 +27,8 @@ const BATCH_ITEMS = 1000;
 const BATCHES_IN_FLIGHT = 4;
 /** How often each probe asks its node. */
 const PROBE_EVERY_MS = 5;
+/** How long the probe runs before the move, for the machine's noise floor. */
+const BASELINE_MS = 3_000;
 
 const { values } = parseArgs({
   options: {
@@ -145,6 +148,10 @@ async function main(): Promise<void> {
     const keptId = idOnShard.get(keptShard);
 
     const mover = move === "join" ? null : nodes[1]!;
+    // The machine's noise floor: the same probe for a while with nothing moving.
+    const quiet = probe(() => c0.ping());
+    await Bun.sleep(BASELINE_MS);
+    const quietMs = await quiet.stop();
     const pings0 = probe(() => c0.ping());
     const gets0 = probe(() => (keptId === undefined ? Promise.resolve() : c0.get(NAMESPACE, [keptId])));
     const startedMs = performance.now();
@@ -179,6 +186,7 @@ async function main(): Promise<void> {
       move_ms: Math.round(moveMs),
       shard_load_ms_sum: loads.reduce((a, b) => a + b, 0),
       shard_load_ms_max: Math.max(...loads),
+      n0_ping_ms_max_before_move: Math.round(quietMs),
       n0_ping_ms_max: Math.round(await pings0.stop()),
       n0_kept_shard_get_ms_max: Math.round(await gets0.stop()),
       // The joining node's own loop while it loads (join only; a leaving node is going away).
@@ -192,3 +200,5 @@ async function main(): Promise<void> {
 }
 
 await main();
+// The probes' and the loader's connections would keep the process alive.
+process.exit(0);
