@@ -1,14 +1,17 @@
-// The engine a cluster node serves: the single-node Engine, built from the
+// The engine a cluster node serves: the single-node Engine, holding the
 // shards this node serves, behind the contract's routing. A request that
 // needs a shard another node owns is answered MOVED (nothing done); one that
-// needs a shard no live node serves yet, UNAVAILABLE with a retry hint.
+// needs a shard no live node serves yet (or this node is still loading),
+// UNAVAILABLE with a retry hint.
 //
-// When the set of served shards changes (a shard adopted, lost or handed
-// over), the node builds a new Engine from its store's copy of the served
-// shards (rebuild): requests are answered UNAVAILABLE meanwhile, parked
-// dequeues are answered empty, and every commit begun is waited for first, so
-// the new Engine starts from exactly what is committed. The rebuild costs a
-// recovery of the node's items (docs/CLUSTER.md has the figures).
+// When the set of served shards changes, only the moving shard stops
+// serving (moveShards, docs/decisions/038-per-shard-moves.md): a shard given
+// up is unserved at once (the router answers MOVED), and once every commit
+// begun so far has landed its items leave the engine in steps
+// (Engine.dropShardInSteps); a shard taken on is loaded into the running engine in steps of at most
+// clusterLimits.adoptTurnMs, with a turn of the event loop between them, and
+// serves from the end of its last step. The other shards serve throughout:
+// the engine is never replaced, so parked dequeues on them stay parked.
 
 import type { Engine } from "../engine/engine.ts";
 import type { EngineInspector } from "../engine/reads/inspect.ts";
@@ -38,6 +41,7 @@ import type { ShardPlacement } from "../engine/ops/enqueue.ts";
 import type { RemoteEnd } from "../engine/ops/remote-dependencies.ts";
 import type { EngineStats } from "../engine/reads/stats-shape.ts";
 import type { PolicyRecord, ScheduleRecord } from "../storage/record.ts";
+import type { StoredShard } from "../storage/store.ts";
 import { scheduleMoveRefused, viewOfRecord } from "../engine/schedules/schedules.ts";
 import { shardOfIdOrReceipt } from "../lib/id-grammar.ts";
 import { clusterLimits } from "../limits.ts";
@@ -48,24 +52,45 @@ export interface ShardRouter {
   route(shard: number): Failure | null;
 }
 
+/** What a shard's move needs from the node: its stored state, time, turns of the event loop, and whom to tell. */
+export interface ShardMoves {
+  /** The shards the engine should hold now (served by this node, loaded into the store). */
+  target(): readonly number[];
+  /** The shard's stored state, as the node's store loaded it (PostgresStore.storedShard). */
+  stored(shard: number): StoredShard;
+  /** The engine holds the shard's items now: serve it (called in the turn of the last step). */
+  serve(shard: number): void;
+  /** The engine forgot the shard: the store forgets it too. */
+  forgotten(shard: number): void;
+  /** Wall time for the engine. */
+  nowMs(): number;
+  /** Monotonic time for a step's budget. */
+  stopwatchMs(): number;
+  /** Resolves after the event loop turned (setImmediate), so requests on the other shards are answered between steps. */
+  turn(): Promise<void>;
+}
+
 /** The shard an id or receipt names, or -1 when the text is neither (the engine then answers as for any bad id). */
 export function shardPrefix(text: string): number {
   return shardOfIdOrReceipt(text) ?? -1;
 }
 
-const rebuilding: Failure = { kind: "shard_unserved", message: "this node is taking on or giving up shards; retry", retryAfterMs: clusterLimits.rebuildRetryAfterMs };
+const handingOver: Failure = { kind: "shard_unserved", message: "this node is handing its shards over; retry", retryAfterMs: clusterLimits.handoverRetryAfterMs };
 
 export class ClusterEngine implements EngineApi {
-  private inner: Engine;
-  private swapping = false;
-  private pending: Promise<void> | null = null;
-  private again = false;
-  private earlierListener: (() => void) | null = null;
-  /** Builds committed so far (stats, tests). */
-  rebuilds = 0;
+  /** Set by freeze() (SIGTERM): everything is refused from then on. */
+  private frozen = false;
+  /** Shards whose items the engine holds: served, or being adopted. */
+  private readonly held = new Set<number>();
+  /** Held shards this node lost since (shardLost): dropped at the next pass even if claimed again meanwhile, then adopted afresh. */
+  private readonly lost = new Set<number>();
+  private moving: Promise<void> | null = null;
+  private moveAgain = false;
+  /** Shards adopted and dropped so far (tests, logs). */
+  readonly moveCounts = { adopted: 0, dropped: 0 };
 
   constructor(
-    private readonly build: () => Engine,
+    private readonly inner: Engine,
     private readonly router: ShardRouter,
     private readonly placement: ShardPlacement,
     private readonly shardCount: number,
@@ -75,44 +100,114 @@ export class ClusterEngine implements EngineApi {
     private readonly storedSchedules: (ns: string, after: string | null, limit: number) => Promise<ScheduleRecord[]> = async () => [],
     /** The shard a stored schedule lives on, or null when none of that name is stored (storage/postgres/schedule-rows.ts). */
     private readonly storedShard: (ns: string, name: string) => Promise<number | null> = async () => null,
+    /** How shards move in and out (the node's); null for an engine whose shards never change. */
+    private readonly moves: ShardMoves | null = null,
   ) {
-    this.inner = build();
+    // The engine handed over was recovered from the shards wanted now (none, for a node before it joins).
+    for (const shard of moves?.target() ?? []) this.held.add(shard);
   }
 
-  /** Build a new Engine from the served shards (once more if asked again meanwhile); resolves when it serves. */
-  rebuild(): Promise<void> {
-    if (this.pending !== null) {
-      this.again = true;
-      return this.pending;
+  /**
+   * Bring the engine's shards to what moves.target() says: the shards no
+   * longer wanted leave once the commits begun so far have landed (the
+   * router already refuses them), then each new one is adopted in steps.
+   * Asked again while moving, it looks at the target once more when done.
+   * Resolves when the engine holds the target.
+   */
+  moveShards(): Promise<void> {
+    if (this.moving !== null) {
+      this.moveAgain = true;
+      return this.moving;
     }
-    this.pending = (async () => {
+    this.moving = (async () => {
       do {
-        this.again = false;
-        this.swapping = true;
-        this.inner.releaseWaiters();
-        await this.drain();
-        this.inner = this.build();
-        this.inner.onEarlierDeadline = this.earlierListener;
-        this.rebuilds++;
-        this.swapping = false;
-        this.earlierListener?.();
-      } while (this.again);
+        this.moveAgain = false;
+        await this.moveOnce();
+      } while (this.moveAgain && !this.frozen);
     })().finally(() => {
-      this.pending = null;
-      this.swapping = false;
+      this.moving = null;
     });
-    return this.pending;
+    return this.moving;
+  }
+
+  private async moveOnce(): Promise<void> {
+    const moves = this.moves;
+    if (moves === null || this.frozen) return;
+    const target = new Set(moves.target());
+    const drops = [...this.held].filter((shard) => !target.has(shard) || this.lost.has(shard));
+    if (drops.length > 0) {
+      // A commit in flight may still settle into an item of these shards (an enqueue made it takeable): let it land first.
+      await this.drain();
+      if (this.frozen) return;
+      for (const shard of drops) {
+        await this.inSteps(moves, this.inner.dropShardInSteps(shard, clusterLimits.adoptRecordsPerStep));
+        this.held.delete(shard);
+        this.lost.delete(shard);
+        this.moveCounts.dropped++;
+        moves.forgotten(shard);
+      }
+    }
+    for (const shard of [...target].sort((a, b) => a - b)) {
+      if (this.held.has(shard) || this.frozen || !moves.target().includes(shard)) continue;
+      await this.adopt(moves, shard);
+    }
+  }
+
+  /** Load one shard in steps of at most adoptTurnMs, a turn of the event loop between them; serve it if it is still wanted. */
+  private async adopt(moves: ShardMoves, shard: number): Promise<void> {
+    this.held.add(shard);
+    const stored = moves.stored(shard);
+    await this.inSteps(moves, this.inner.adoptShardInSteps(stored, moves.nowMs(), clusterLimits.adoptRecordsPerStep));
+    // Lost while it loaded: the next pass drops it (and adopts it afresh if it was claimed again).
+    if (this.frozen || !moves.target().includes(shard) || this.lost.has(shard)) {
+      this.moveAgain = true;
+      return;
+    }
+    moves.serve(shard);
+    this.inner.shardServed(stored.schedules, moves.nowMs());
+    this.moveCounts.adopted++;
+  }
+
+  /** Whether the engine holds the shard's items (served, being adopted, or not yet dropped). */
+  holds(shard: number): boolean {
+    return this.held.has(shard);
+  }
+
+  /**
+   * The node stopped serving a shard (given up, its lease ran out, a commit
+   * of it failed). Whatever the engine holds of it is stale from now on,
+   * even if the node claims it again before the next pass runs (a long
+   * adoption may hold that pass back): the pass drops it, then adopts it
+   * from the store's fresh copy. The caller asks moveShards.
+   */
+  shardLost(shard: number): void {
+    if (this.held.has(shard)) this.lost.add(shard);
+  }
+
+  /**
+   * Run a move's steps for at most adoptTurnMs per turn of the event loop (at
+   * least one step per turn, whatever the clock says). A handover (freeze)
+   * abandons it: the engine must change nothing more, and the node is leaving.
+   */
+  private async inSteps(moves: ShardMoves, steps: Generator<unknown, void>): Promise<void> {
+    for (;;) {
+      if (this.frozen) return;
+      const startedMs = moves.stopwatchMs();
+      let done = false;
+      do done = steps.next().done === true;
+      while (!done && moves.stopwatchMs() - startedMs < clusterLimits.adoptTurnMs);
+      if (done) return;
+      await moves.turn();
+    }
   }
 
   /** Refuse everything from now on (SIGTERM handover); parked dequeues are answered empty. */
   freeze(): void {
-    this.swapping = true;
-    this.pending = this.pending ?? new Promise<void>(() => {});
+    this.frozen = true;
     this.inner.releaseWaiters();
   }
 
   set onEarlierDeadline(listener: (() => void) | null) {
-    this.earlierListener = listener;
     this.inner.onEarlierDeadline = listener;
   }
 
@@ -128,7 +223,7 @@ export class ClusterEngine implements EngineApi {
   };
 
   enqueue(ns: string, items: EnqueueItemInput[], nowMs: number): Result<Reply<{ ids: string[] }>> {
-    if (this.swapping) return { ok: false, failure: rebuilding };
+    if (this.frozen) return { ok: false, failure: handingOver };
     for (const item of items) {
       const shard = this.placement.shardFor(ns, item);
       if (shard < 0) continue;
@@ -139,7 +234,7 @@ export class ClusterEngine implements EngineApi {
   }
 
   dequeue(ns: string, input: DequeueInput, nowMs: number): DequeueOutcome {
-    if (this.swapping) return { ok: false, failure: rebuilding };
+    if (this.frozen) return { ok: false, failure: handingOver };
     return this.inner.dequeue(ns, input, nowMs);
   }
 
@@ -180,9 +275,9 @@ export class ClusterEngine implements EngineApi {
     return failure !== null ? { ok: false, failure } : this.inner.get(ns, ids, nowMs);
   }
 
-  /** Answered by the items' shard owner, as `get` is: ids of a shard served elsewhere are MOVED; parked waits are answered at a rebuild. */
+  /** Answered by the items' shard owner, as `get` is: ids of a shard served elsewhere are MOVED; parked waits are answered at a handover. */
   wait(ns: string, ids: string[], waitMs: number, owner: number, nowMs: number): WaitOutcome {
-    if (this.swapping) return { ok: false, failure: rebuilding };
+    if (this.frozen) return { ok: false, failure: handingOver };
     const failure = this.check(ids);
     return failure !== null ? { ok: false, failure } : this.inner.wait(ns, ids, waitMs, owner, nowMs);
   }
@@ -212,17 +307,16 @@ export class ClusterEngine implements EngineApi {
   /**
    * Pauses act on this node at once and are stored in the database, where
    * the other nodes poll them (ClusterNode.pollPausesAndPolicies, applyStoredPause).
-   * Refused while rebuilding: the engine being replaced would write the
-   * pause after the drain the new one is built from, and the new one would
-   * never hold it (the poll skips this node's own writes).
+   * Refused once the node hands its shards over (freeze): nothing may be
+   * written after the drain that precedes the handover.
    */
   pause(ns: string, topic: string, forMs: number | null, nowMs: number, group: string | null = null): Result<Reply<{ pausedUntilMs: number | null }>> {
-    if (this.swapping) return { ok: false, failure: rebuilding };
+    if (this.frozen) return { ok: false, failure: handingOver };
     return this.inner.pause(ns, topic, forMs, nowMs, group);
   }
 
   resume(ns: string, topic: string, nowMs: number, group: string | null = null): Result<Reply<{ resumed: boolean }>> {
-    if (this.swapping) return { ok: false, failure: rebuilding };
+    if (this.frozen) return { ok: false, failure: handingOver };
     return this.inner.resume(ns, topic, nowMs, group);
   }
 
@@ -238,10 +332,10 @@ export class ClusterEngine implements EngineApi {
   /**
    * Policies act on this node at once and are stored in the database, where
    * the other nodes poll them (ClusterNode.pollPausesAndPolicies, applyStoredPolicy);
-   * refused while rebuilding, as pauses are.
+   * refused once the node hands its shards over, as pauses are.
    */
   policy(ns: string, input: PolicyInput, nowMs: number): Result<Reply<{ policy: PolicyView } | { cleared: boolean }>> {
-    if (this.swapping) return { ok: false, failure: rebuilding };
+    if (this.frozen) return { ok: false, failure: handingOver };
     return this.inner.policy(ns, input, nowMs);
   }
 
@@ -260,11 +354,11 @@ export class ClusterEngine implements EngineApi {
    * from storedScheduleShard): a replacement that would move it to another
    * shard is refused (BAD_REQUEST item.group: unschedule first), as it would
    * need two shards' fenced writes. MOVED or UNAVAILABLE when another node
-   * serves the shard; refused while rebuilding, as pauses are
+   * serves the shard; refused once the node hands its shards over, as pauses are
    * (docs/decisions/033-schedules.md).
    */
   schedule(ns: string, input: ScheduleInput, nowMs: number, stored: number | null = null): Result<Reply<{ name: string; nextAtMs: number | null }>> {
-    if (this.swapping) return { ok: false, failure: rebuilding };
+    if (this.frozen) return { ok: false, failure: handingOver };
     const shard = this.placement.scheduleShard(ns, input.name, { topic: input.item.topic, group: input.item.group ?? null });
     if (stored !== null && stored !== shard) return scheduleMoveRefused(input.name);
     const failure = this.router.route(shard);
@@ -273,7 +367,7 @@ export class ClusterEngine implements EngineApi {
 
   /** Answered by the owner of the shard the schedule is stored on (`stored`), else of its name's. */
   unschedule(ns: string, name: string, nowMs: number, stored: number | null = null): Result<Reply<{ removed: boolean }>> {
-    if (this.swapping) return { ok: false, failure: rebuilding };
+    if (this.frozen) return { ok: false, failure: handingOver };
     const failure = this.router.route(stored ?? this.placement.scheduleShard(ns, name, { topic: "", group: null }));
     return failure !== null ? { ok: false, failure } : this.inner.unschedule(ns, name, nowMs);
   }
@@ -317,19 +411,14 @@ export class ClusterEngine implements EngineApi {
     this.inner.flushDeferredWrites();
   }
 
-  /** `after` ids on other nodes' shards the engine waits on (none while rebuilding). */
+  /** `after` ids on other nodes' shards the engine waits on (none once the node hands its shards over). */
   remoteWaitedOn(elsewhere: (id: string) => boolean, max: number): string[] {
-    return this.swapping ? [] : this.inner.remoteWaitedOn(elsewhere, max);
+    return this.frozen ? [] : this.inner.remoteWaitedOn(elsewhere, max);
   }
 
-  /** Such a dependency ended (ignored while rebuilding: the next poll reports it again). */
+  /** Such a dependency ended (ignored once the node hands its shards over). */
   remoteDependencyEnded(id: string, how: RemoteEnd, nowMs: number): void {
-    if (!this.swapping) this.inner.remoteDependencyEnded(id, how, nowMs);
-  }
-
-  /** True while the engine is being replaced (a pause poll then leaves the rows unread, for the next poll). */
-  get rebuilding(): boolean {
-    return this.swapping;
+    if (!this.frozen) this.inner.remoteDependencyEnded(id, how, nowMs);
   }
 
   /** A topic's (group null) or group's pause in this node's engine (undefined: not paused). */
@@ -342,9 +431,9 @@ export class ClusterEngine implements EngineApi {
     return this.inner.pauseWriting(ns, topic, group);
   }
 
-  /** Another node committed a pause or resume (not while rebuilding: the new engine reads the stored pauses). */
+  /** Another node committed a pause or resume (not once the node hands its shards over). */
   applyStoredPause(ns: string, topic: string, group: string | null, untilMs: number | null | undefined, nowMs: number): void {
-    if (!this.swapping) this.inner.applyStoredPause(ns, topic, group, untilMs, nowMs);
+    if (!this.frozen) this.inner.applyStoredPause(ns, topic, group, untilMs, nowMs);
   }
 
   /** The policy this node's engine holds for the scope (group null: the topic's own; "*": the default), or null. */
@@ -357,33 +446,33 @@ export class ClusterEngine implements EngineApi {
     return this.inner.policyWriting(ns, topic, group);
   }
 
-  /** Another node committed a policy or its clear (null); not while rebuilding: the new engine reads the stored policies. */
+  /** Another node committed a policy or its clear (null); not once the node hands its shards over. */
   applyStoredPolicy(ns: string, topic: string, group: string | null, record: PolicyRecord | null, nowMs: number): void {
-    if (!this.swapping) this.inner.applyStoredPolicy(ns, topic, group, record, nowMs);
+    if (!this.frozen) this.inner.applyStoredPolicy(ns, topic, group, record, nowMs);
   }
 
-  /** The topic's leased items on a shard, for the node's slot hand-backs (topic-bound-leases.ts); null while rebuilding. */
+  /** The topic's leased items on a shard, for the node's slot hand-backs (topic-bound-leases.ts); null once the node hands its shards over. */
   sharedLeased(ns: string, topic: string, shard: number): number | null {
-    return this.swapping ? null : this.inner.sharedLeased(ns, topic, shard);
+    return this.frozen ? null : this.inner.sharedLeased(ns, topic, shard);
   }
 
-  /** The node drew tokens or slots of the topic's shared bounds (ignored while rebuilding: the new engine's dequeues ask afresh). */
+  /** The node drew tokens or slots of the topic's shared bounds (ignored once the node hands its shards over). */
   sharedBoundReleased(ns: string, topic: string, nowMs: number): void {
-    if (!this.swapping) this.inner.sharedBoundReleased(ns, topic, nowMs);
+    if (!this.frozen) this.inner.sharedBoundReleased(ns, topic, nowMs);
   }
 
-  /** Not while rebuilding: the engine being replaced must write nothing after the drain the new one is built from. */
+  /** Not once the node hands its shards over: nothing may be written after the drain that precedes the handover. */
   tick(nowMs: number): void {
-    if (!this.swapping) this.inner.tick(nowMs);
+    if (!this.frozen) this.inner.tick(nowMs);
   }
 
   nextDeadlineMs(): number | null {
-    return this.swapping ? null : this.inner.nextDeadlineMs();
+    return this.frozen ? null : this.inner.nextDeadlineMs();
   }
 
   /** The first id or receipt on a shard this node does not serve, as shard_elsewhere or shard_unserved; null when all are served. */
   private check(texts: readonly string[]): Failure | null {
-    if (this.swapping) return rebuilding;
+    if (this.frozen) return handingOver;
     for (const text of texts) {
       const shard = shardPrefix(text);
       if (shard < 0 || shard >= this.shardCount) continue;

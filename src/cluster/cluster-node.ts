@@ -8,7 +8,9 @@
 // learn its port; join() then registers the node under its id and address,
 // takes its first shards and serves them. Every renewal interval the node
 // ticks its ownership and, whenever the shards it serves differ from those
-// its engine was built from, rebuilds the engine. handover() (SIGTERM) stops
+// its engine holds, moves them: a shard given up leaves the engine, a shard
+// taken on loads into it in steps while the others serve
+// (ClusterEngine.moveShards). handover() (SIGTERM) stops
 // serving, lets the commits land, and gives every shard up at once so the
 // other nodes take them on their next tick. Besides, the node polls the
 // database for other nodes' pauses and policies (every 250 ms) and for the ends of `after`
@@ -30,7 +32,7 @@ import { ShardOwnership } from "../storage/postgres/shard-ownership.ts";
 import { drawQuotaTokens } from "../storage/postgres/quota-rows.ts";
 import { connectSql, type SqlClient } from "../storage/postgres/sql-client.ts";
 import type { Durability } from "../storage/store.ts";
-import { ClusterEngine, type ShardRouter } from "./cluster-engine.ts";
+import { ClusterEngine, type ShardMoves, type ShardRouter } from "./cluster-engine.ts";
 import { ClusterWriter } from "./cluster-writer.ts";
 import { clusterPlacement } from "./placement.ts";
 import { QuotaLeases } from "./quota-leases.ts";
@@ -71,11 +73,15 @@ export class ClusterNode {
   private quotaClient: SqlClient | null = null;
   /** The connection topic bounds' draws and hand-backs use (join() opens it), apart from the rest for the same reason. */
   private boundsClient: SqlClient | null = null;
-  /** The namespaces' leased quota buckets: the node's, so they outlive every engine it builds. */
+  /** The namespaces' leased quota buckets: the node's, kept apart from the engine's shards. */
   readonly quotas: QuotaLeases;
-  /** Topics' own rate tokens and max_leased slots this node holds: the node's, so they outlive every engine it builds. */
+  /** Topics' own rate tokens and max_leased slots this node holds: the node's, kept apart from the engine's shards. */
   readonly topicBounds: TopicBoundLeases;
-  /** The shards the current engine was built from and still serves (a dropped one leaves at once). */
+  /** Claimed shards whose rows are being read (loadClaimed), with how many loads of each are pending. */
+  private readonly loading = new Map<number, number>();
+  /** The chain of those loads, one at a time. */
+  private loads: Promise<void> = Promise.resolve();
+  /** The shards the engine holds and serves (a dropped one leaves at once, an adopted one joins once loaded). */
   private built = new Set<number>();
   /** Where keyed and `after` items go, and which ids are on shards the current engine does not hold. */
   private readonly placement: ShardPlacement;
@@ -129,27 +135,79 @@ export class ClusterNode {
     const writer = new ClusterWriter(this.writer, served);
     const router: ShardRouter = { route: (shard) => (served(shard) ? null : this.notServed(shard)) };
     this.placement = clusterPlacement(store.shardCount, (shard) => this.built.has(shard));
-    const build = (): Engine => {
-      // Forget what is no longer served, then build from what is.
-      const ownership = this.ownership;
-      for (let shard = 0; shard < store.shardCount; shard++) {
-        if (store.hasShard(shard) && (ownership === null || !ownership.serving(shard))) store.dropShard(shard);
-      }
-      this.built = new Set(ownership === null ? [] : ownership.servedShards().filter((shard) => store.hasShard(shard)));
-      const cluster = { placement: this.placement, quotaBuckets: this.quotas.quotaBuckets, topicBounds: this.topicBounds };
-      const engine = Engine.recover({ store, writer, limits: options.limits, namespaces: options.namespaces, nowMs: options.clock.nowMs(), cluster });
-      engine.onScheduleTickRefused = (ns, name, tickAtMs, message) => options.log("schedule tick refused", { ns, name, tick_at_ms: tickAtMs, message });
-      return engine;
-    };
+    // One engine for the node's life: it starts with no shard (the store loads none before join) and shards move in and out of it.
+    const cluster = { placement: this.placement, quotaBuckets: this.quotas.quotaBuckets, topicBounds: this.topicBounds };
+    const engine = Engine.recover({ store, writer, limits: options.limits, namespaces: options.namespaces, nowMs: options.clock.nowMs(), cluster });
+    engine.onScheduleTickRefused = (ns, name, tickAtMs, message) => options.log("schedule tick refused", { ns, name, tick_at_ms: tickAtMs, message });
+    const moves = this.shardMoves();
     this.engine = new ClusterEngine(
-      build,
+      engine,
       router,
       this.placement,
       store.shardCount,
       () => this.writer.drain(),
       (ns, after, limit) => store.readSchedules(ns, after, limit),
       (ns, name) => store.readScheduleShard(ns, name),
+      moves,
     );
+  }
+
+  /**
+   * A claimed shard's rows are read from the database one shard at a time,
+   * in claim order, apart from the ownership tick: a tick that awaited them
+   * would hold back the next renewal for the whole load, and a join that
+   * claims half of a large node's shards could let the node's own leases
+   * run out. The ownership counts the shard as served at
+   * once; the engine takes it on (shardMoves' target) only once its rows are
+   * in and no newer load of it is pending, so a shard lost and claimed again
+   * is loaded afresh. A failed load drops the shard (its lease then runs out).
+   */
+  private loadClaimed(shard: number): void {
+    const { store, options } = this;
+    const epoch = this.ownership?.heldEpoch(shard) ?? null;
+    this.loading.set(shard, (this.loading.get(shard) ?? 0) + 1);
+    this.loads = this.loads.then(async () => {
+      try {
+        // The slots the shard holds of topics' max_leased come with it (its leased items count against them).
+        await this.topicBounds.adoptShard(shard);
+        await store.adoptShard(shard);
+        options.log("shard loaded", { shard });
+        // Lost while its rows came: its slots are not this node's (a claim since loads them again, after this).
+        if (this.ownership?.heldEpoch(shard) !== epoch) this.topicBounds.dropShard(shard);
+      } catch (error) {
+        options.log("shard load failed", { shard, error: (error as Error).message });
+        this.ownership?.lost(shard, `loading it failed: ${(error as Error).message}`);
+      } finally {
+        const pending = (this.loading.get(shard) ?? 1) - 1;
+        if (pending > 0) this.loading.set(shard, pending);
+        else this.loading.delete(shard);
+        this.moveShards();
+      }
+    });
+  }
+
+  /** How shards move into and out of the node's one engine (ClusterEngine.moveShards). */
+  private shardMoves(): ShardMoves {
+    const { store, options } = this;
+    const adoptStartedMs = new Map<number, number>();
+    return {
+      target: () => (this.ownership === null ? [] : this.ownership.servedShards().filter((shard) => store.hasShard(shard) && !this.loading.has(shard))),
+      stored: (shard) => {
+        adoptStartedMs.set(shard, options.monotonic.nowMs());
+        return store.storedShard(shard);
+      },
+      serve: (shard) => {
+        this.built.add(shard);
+        options.log("shard serving", { shard, load_ms: Math.round(options.monotonic.nowMs() - (adoptStartedMs.get(shard) ?? 0)) });
+      },
+      // A shard claimed again meanwhile was loaded afresh by the store (onAdopt): keep that copy.
+      forgotten: (shard) => {
+        if (this.ownership === null || !this.ownership.serving(shard)) store.dropShard(shard);
+      },
+      nowMs: () => options.clock.nowMs(),
+      stopwatchMs: () => options.monotonic.nowMs(),
+      turn: () => new Promise((resolve) => setImmediate(resolve)),
+    };
   }
 
   /** Connect to the database (creating the schema if it is empty); the node serves nothing until join(). */
@@ -209,18 +267,15 @@ export class ClusterNode {
       shardCount: store.shardCount,
       leaseMs: options.leaseMs,
       clock: options.monotonic,
-      onAdopt: async (shard) => {
-        await store.adoptShard(shard);
-        // The slots the shard holds of topics' max_leased come with it (its leased items count against them).
-        await this.topicBounds.adoptShard(shard);
-        options.log("shard adopted", { shard });
-      },
+      // Loaded outside the ownership tick (loadClaimed), so renewals go on while a large shard's rows arrive.
+      onAdopt: async (shard) => this.loadClaimed(shard),
       onDrop: (shard, reason) => {
         this.built.delete(shard);
+        this.engine.shardLost(shard);
         this.topicBounds.dropShard(shard);
         options.log("shard dropped", { shard, reason });
-        // Not from inside the commit or tick that noticed: the rebuild waits for commits.
-        setTimeout(() => void this.engine.rebuild(), 0);
+        // Not from inside the commit or tick that noticed: the move waits for commits.
+        setTimeout(() => this.moveShards(), 0);
       },
     });
     await ownership.register((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
@@ -229,6 +284,9 @@ export class ClusterNode {
     // The floor of every quota namespace, drawn before the node serves (a failed draw is retried each period).
     await this.quotas.period(options.clock.nowMs());
     await this.step();
+    // The first shards are loaded and served before join returns.
+    await this.loads;
+    await this.engine.moveShards();
     this.schedule();
     this.pollRemoteDependencies();
     this.pollPausesAndPolicies();
@@ -309,16 +367,13 @@ export class ClusterNode {
   /**
    * Every pausePollMs: read the pause and policy counters and, where another
    * commit moved one, its rows, and make this node's engine match
-   * (shared-rows.ts). A snapshot that comes back while the engine is being
-   * rebuilt is dropped and read again at the next poll; a failed poll is
-   * retried then too.
+   * (shared-rows.ts). A failed poll is retried at the next one.
    */
   private pollPausesAndPolicies(): void {
     if (this.stopped) return;
     this.sharedRowsTimer = setTimeout(() => {
       Promise.all([this.store.readPauses(), this.store.readPolicies()])
         .then(([pauses, policies]) => {
-          if (this.engine.rebuilding) return;
           const { engine, store } = this;
           const nowMs = this.options.clock.nowMs();
           for (const { scope, record } of pauses === null ? [] : store.pauses.reconcile(pauses, this.enginePauses)) {
@@ -372,14 +427,23 @@ export class ClusterNode {
     return { kind: "shard_unserved", message: `shard ${shard} has no live owner yet`, retryAfterMs: clusterLimits.unownedRetryAfterMs };
   }
 
-  /** One ownership tick, then a rebuild when the served shards changed. */
+  /** One ownership tick, then a move when the served shards changed (not waited for: renewals go on while a shard loads). */
   private async step(): Promise<void> {
     const ownership = this.ownership;
     if (ownership === null) return;
     await ownership.tick();
+    // A shard claimed and lost again before the engine took it on: the store's copy of it goes.
+    for (let shard = 0; shard < this.store.shardCount; shard++) {
+      if (this.store.hasShard(shard) && !ownership.serving(shard) && !this.engine.holds(shard) && !this.loading.has(shard)) this.store.dropShard(shard);
+    }
     const built = [...this.built].sort((a, b) => a - b);
     const served = ownership.servedShards();
-    if (served.length !== built.length || served.some((shard, i) => shard !== built[i])) await this.engine.rebuild();
+    if (served.length !== built.length || served.some((shard, i) => shard !== built[i])) this.moveShards();
+  }
+
+  /** Move the engine's shards to the served ones; a failure there (a broken invariant) stops the node. */
+  private moveShards(): void {
+    this.engine.moveShards().catch((error: unknown) => this.options.onFatal(error as Error));
   }
 
   private schedule(): void {

@@ -3,7 +3,7 @@
 // from the cluster's bucket and, per shard it serves, the slots that shard
 // holds of the topic's max_leased (rows: storage/postgres/topic-bound-rows.ts;
 // the engine's side: engine/groups/shared-topic-gate.ts). It belongs to
-// the node, not to an engine, so a rebuild neither refills nor forgets it.
+// the node, not to a shard, so a shard's move neither refills nor forgets it.
 //
 // Rate: a TokenLease per topic (token-lease.ts), as a namespace quota, but
 // holding nothing while unused: drawn ahead from the node's recent use every
@@ -51,7 +51,7 @@ export interface TopicBoundHost {
   heldEpoch(shard: number): number | null;
   /** The shard's moves found it claimed by another node. */
   lost(shard: number, detail: string): void;
-  /** The topic's leased items on the shard, or null while the engine does not hold the shard's items (loading, rebuilding). */
+  /** The topic's leased items on the shard, or null while the engine does not serve the shard's items (loading, dropping). */
   leased(ns: string, topic: string, shard: number): number | null;
   /** The topic's own policy as the engine holds it, or null. */
   policy(ns: string, topic: string): PolicyRecord | null;

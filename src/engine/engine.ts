@@ -23,7 +23,8 @@ import { DeliveryPrefetch } from "./ready/delivery-prefetch.ts";
 import type { LiveItem } from "./state/item.ts";
 import { ReadAheadReader } from "./ready/read-ahead.ts";
 import type { Writer } from "../storage/writer.ts";
-import type { PolicyRecord } from "../storage/record.ts";
+import type { PolicyRecord, ScheduleRecord } from "../storage/record.ts";
+import type { StoredShard } from "../storage/store.ts";
 import type {
   AckOutcome,
   Delivery,
@@ -70,6 +71,7 @@ import { explain } from "./reads/explain.ts";
 import { localBuckets, type QuotaBuckets } from "./admission/quota.ts";
 import * as receiptOps from "./ops/receipt-ops.ts";
 import { loadStoreInSteps, type RecoveryProgress } from "./recovery/recovery.ts";
+import { adoptShardInSteps, dropShardInSteps } from "./recovery/shard-moves.ts";
 import { idByKey, matchingView, readySinceMs, type EngineInspector, type MatchingView } from "./reads/inspect.ts";
 import { type RemoteEnd, remoteDependencyEnded, remoteWaitedOn } from "./ops/remote-dependencies.ts";
 import { buildStats } from "./reads/stats.ts";
@@ -93,9 +95,9 @@ export interface EngineOptions {
    */
   cluster?: {
     placement: ShardPlacement;
-    /** The namespaces' leased quota buckets, kept by the node across rebuilds (absent: local buckets from `namespaces`). */
+    /** The namespaces' leased quota buckets, kept by the node, apart from its shards (absent: local buckets from `namespaces`). */
     quotaBuckets?: QuotaBuckets;
-    /** Topics' own max_leased and rate shared with the other nodes (groups/shared-topic-gate.ts), kept by the node across rebuilds. */
+    /** Topics' own max_leased and rate shared with the other nodes (groups/shared-topic-gate.ts), kept by the node, apart from its shards. */
     topicBounds?: SharedTopicBounds;
   };
 }
@@ -115,6 +117,10 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
   private readonly ctx: OpContext;
   /** The latest nowMs seen, for work done when a commit lands outside any op. */
   private lastNowMs: number;
+  /** Cluster mode: whether an id lives on a shard this engine does not hold (null on a single node). */
+  private readonly elsewhere: ((id: string) => boolean) | null;
+  /** Cluster mode: shards dropped since start; their acked ends may still be held (outcomes/ended-items.ts). */
+  private readonly droppedShards = new Set<number>();
 
   private constructor(
     writer: Writer,
@@ -130,6 +136,7 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     const readAhead = placement === null && writer.volatile !== true ? new ReadAheadReader(store, writer) : null;
     this.states = new ItemStates(writer, readAhead ?? store, limits, quotas, boot, this.deadlines);
     this.lastNowMs = nowMs;
+    this.elsewhere = placement === null ? null : (id: string) => placement.elsewhere(id);
     const latestNowMs = (): number => this.lastNowMs;
     const prefetch = store.prefetchItems === undefined ? null : new DeliveryPrefetch<LiveItem>({ prefetchItems: (shard, keys) => store.prefetchItems?.(shard, keys) });
     this.dequeuer = new Dequeuer(this.states, writer, this.deadlines, latestNowMs, placement !== null, prefetch);
@@ -162,14 +169,13 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     assert(options.store.shardCount === options.writer.shardCount, "engine: store and writer disagree on shards");
     const placement = options.cluster?.placement ?? null;
     const engine = new Engine(options.writer, options.store, options.limits, options.cluster?.quotaBuckets ?? localBuckets(options.namespaces), options.store.meta.boots, options.nowMs, placement);
-    const elsewhere = placement === null ? null : (id: string) => placement.elsewhere(id);
     const topicBounds = options.cluster?.topicBounds;
     if (topicBounds !== undefined) {
       engine.dequeuer.sharedGate = new SharedTopicGate(topicBounds, engine.states.items, options.writer.shardCount, engine.dequeuer.bounds.passedOver);
     }
     // Policies first: topics made while items load find theirs (a group's bounds, the rotation).
     engine.policyOps.load(options.store.loadPolicies(), options.nowMs);
-    yield* loadStoreInSteps(engine.states, options.store, options.nowMs, options.limits.recoveryRecordsPerTurnMax, elsewhere);
+    yield* loadStoreInSteps(engine.states, options.store, options.nowMs, options.limits.recoveryRecordsPerTurnMax, engine.elsewhere);
     const pauses = [...options.store.loadPauses()];
     engine.pauses.load(pauses, options.nowMs);
     engine.groupPauses.load(pauses, options.nowMs);
@@ -177,6 +183,53 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     const items = engine.states.items;
     options.store.setLiveKeyFloor?.((shard) => items.lowestKey(shard));
     return engine;
+  }
+
+  /**
+   * Cluster mode: take one more shard into this running engine, in steps of
+   * at most `recordsPerStepMax` records (recovery/shard-moves.ts). The
+   * caller keeps the shard unwritable (so nothing of it is delivered) until
+   * the generator is done, then serves it and calls shardServed in the same
+   * turn. The other shards serve throughout; no op may run inside a step.
+   */
+  *adoptShardInSteps(stored: StoredShard, nowMs: number, recordsPerStepMax: number): Generator<RecoveryProgress, void> {
+    const touched = yield* adoptShardInSteps(this.states, stored, nowMs, recordsPerStepMax, this.elsewhere, this.droppedShards.has(stored.shard));
+    // Parked dequeues were served while the shard was unwritable: its topics are looked at again once it serves.
+    for (const topic of touched) this.states.boundReleased(topic);
+  }
+
+  /** Cluster mode: an adopted shard serves now: its schedules start (as at a start) and parked dequeues see its items. */
+  shardServed(schedules: Iterable<ScheduleRecord>, nowMs: number): void {
+    this.advance(nowMs);
+    this.dequeuer.shardsChanged();
+    this.schedules.load(schedules, nowMs);
+    this.ctx.wake(nowMs);
+  }
+
+  /**
+   * Cluster mode: the shard is no longer this node's. Its schedules stop and
+   * parked `wait`s on its items answer at once; its items, leases, deadlines, dependencies and outcomes leave
+   * memory in steps of at most `recordsPerStepMax` items; nothing is written
+   * (the new owner loads them from the store). The caller has let every
+   * commit touching the shard land first, so no commit listener finds one of
+   * its items gone, and keeps it unserved throughout.
+   */
+  *dropShardInSteps(shard: number, recordsPerStepMax: number): Generator<RecoveryProgress, void> {
+    assert(!this.states.setOpen, "engine: dropShard inside an op");
+    this.schedules.dropShard(shard);
+    // Parked `wait`s on its items answer now, with the states then (the new owner answers the next one).
+    const slots = this.states.items.shardSlots(shard);
+    if (slots !== null) this.itemWaits.releaseKeys(slots.keys);
+    yield* dropShardInSteps(this.states, shard, recordsPerStepMax);
+    this.droppedShards.add(shard);
+    // Leases that left freed max_leased bounds: parked dequeues look again.
+    this.ctx.wake(this.lastNowMs);
+  }
+
+  /** dropShardInSteps at once (tests). */
+  dropShard(shard: number): void {
+    const steps = this.dropShardInSteps(shard, Number.MAX_SAFE_INTEGER);
+    while (steps.next().done !== true);
   }
 
   /** Called when a new deadline becomes the earliest outside a direct call (e.g. a lease granted to a parked dequeue). */

@@ -130,6 +130,21 @@ export interface LoadedShard {
   items: Iterable<{ key: ItemKey; record: ItemRecord }>;
 }
 
+/**
+ * One shard's stored state, as a cluster node hands it to a running engine
+ * that takes the shard on (Engine.adoptShardInSteps; the PostgreSQL store's
+ * storedShard). Items come without payload and metadata, as recovery reads
+ * them; iterated lazily, so decoding happens in the engine's steps.
+ */
+export interface StoredShard extends LoadedShard {
+  /** The shard's retained outcome records (cancelled, expired, dead, acked with a result). */
+  outcomes: Iterable<{ id: string; record: OutcomeRecord }>;
+  /** The shard's acked-log records, oldest first. */
+  ackedLog: Iterable<AckedLogRecord>;
+  /** The shard's schedules. */
+  schedules: Iterable<ScheduleRecord>;
+}
+
 export interface Store {
   readonly shardCount: number;
   /** The current meta record; `meta.boots` numbers this open (committed before the store was handed out). */

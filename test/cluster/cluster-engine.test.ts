@@ -4,19 +4,23 @@
 // first id's; a malformed id or receipt names no shard; a request naming a
 // shard this node does not serve is answered by the router (MOVED) with nothing
 // done; a plain enqueue never lands on an unserved shard; deliveries wait for
-// their lease commit; a rebuild refuses requests until the new engine serves,
-// and answers parked dequeues empty; another node's pause and resume change the
+// their lease commit; a shard given up leaves the running engine and one
+// taken on loads into it in steps, while the other shards serve throughout
+// (a parked dequeue on them stays parked, a parked wait on the moving
+// shard's items answers) and the moving shard answers as not served until
+// it is loaded; a handover (freeze) answers parked waits and
+// refuses new ones; another node's pause and resume change the
 // engine without a write (parked dequeues served at the end, a timed one ends
 // at its deadline) and a resume of a pause not seen here is still written; the
 // engine's own pause writes count as on their way until their commit settles;
-// the node's leased quota buckets are the ones every engine it builds admits
-// from, so a rebuild neither refills nor forgets them. A schedule whose item
+// the node's leased quota buckets are kept apart from the shards, so a
+// shard's move neither refills nor forgets them. A schedule whose item
 // names a group goes to the group's shard; a replacement that would move a
 // schedule to another shard is refused; unschedule goes to the shard the
 // schedule is stored on.
 
 import { describe, expect, test } from "bun:test";
-import { ClusterEngine, shardPrefix, type ShardRouter } from "../../src/cluster/cluster-engine.ts";
+import { ClusterEngine, shardPrefix, type ShardMoves, type ShardRouter } from "../../src/cluster/cluster-engine.ts";
 import { ClusterWriter } from "../../src/cluster/cluster-writer.ts";
 import { clusterPlacement } from "../../src/cluster/placement.ts";
 import { malformedIds, malformedReceipts } from "../support/malformed-ids.ts";
@@ -26,6 +30,8 @@ import { ManualClock } from "../../src/lib/clock.ts";
 import { defaultLimits } from "../../src/limits.ts";
 import { fnv1a32, shardOfGroup, shardOfKey, shardOfSchedule } from "../../src/protocol/key-shard.ts";
 import { QuotaLeases } from "../../src/cluster/quota-leases.ts";
+import { clusterLimits } from "../../src/limits.ts";
+import { storedShardOf } from "../support/stored-shard.ts";
 import { GroupCommitter } from "../../src/storage/group-commit.ts";
 import { MemoryStore } from "../../src/storage/memory/memory-store.ts";
 import type { CommitBatch, CommitResult } from "../../src/storage/store.ts";
@@ -50,7 +56,11 @@ function item(extra: { key?: string; after?: string[] } = {}) {
   };
 }
 
-/** A node of 4 shards serving `served`; other shards are MOVED to "other". */
+/**
+ * A node of 4 shards serving `served`; other shards are MOVED to "other".
+ * `wanted` is what the node's ownership holds (moveShards brings the engine
+ * to it); a shard joins `served` when its adoption ends, as the node's does.
+ */
 function node(served: Set<number>, namespaces: Record<string, { enqueuePerMinute: number | null }> = {}, quotas?: QuotaLeases) {
   const clock = new ManualClock();
   const store = new MemoryStore({ shards: 4 });
@@ -61,14 +71,33 @@ function node(served: Set<number>, namespaces: Record<string, { enqueuePerMinute
     route: (shard): Failure | null =>
       served.has(shard) ? null : { kind: "shard_elsewhere", message: `shard ${shard} elsewhere`, moved: { shard, nodeId: "other", addr: "10.0.0.2:7420", mapVersion: 9 } },
   };
+  const wanted = new Set(served);
+  const turns = { count: 0 };
+  let stopwatchMs = 0;
+  const moves: ShardMoves = {
+    target: () => [...wanted],
+    stored: (shard) => storedShardOf(store, shard),
+    serve: (shard) => void served.add(shard),
+    forgotten: () => {},
+    nowMs: () => clock.nowMs(),
+    // Every look at the clock costs a step's budget: each step is one batch of records, then a turn.
+    stopwatchMs: () => (stopwatchMs += clusterLimits.adoptTurnMs),
+    turn: () => {
+      turns.count++;
+      return new Promise((resolve) => setTimeout(resolve, 0));
+    },
+  };
   const engine = new ClusterEngine(
-    () => Engine.recover({ store, writer, limits: defaultLimits, namespaces, nowMs: clock.nowMs(), cluster: { placement, quotaBuckets: quotas?.quotaBuckets } }),
+    Engine.recover({ store, writer, limits: defaultLimits, namespaces, nowMs: clock.nowMs(), cluster: { placement, quotaBuckets: quotas?.quotaBuckets } }),
     router,
     placement,
     4,
     () => committer.drain(),
+    undefined,
+    undefined,
+    moves,
   );
-  return { clock, store, committer, engine };
+  return { clock, store, committer, engine, wanted, served, turns };
 }
 
 describe("key placement", () => {
@@ -148,18 +177,17 @@ describe("ClusterEngine", () => {
     expect(localWait.ok && localWait.kind === "done" && localWait.items).toEqual([null]);
   });
 
-  test("a rebuild answers parked waits with the states then, and refuses new ones until it serves", async () => {
+  test("a handover (freeze) answers parked waits with the states then, and refuses new ones", async () => {
     const { engine, clock, committer } = node(new Set([0, 1, 2, 3]));
     const enq = engine.enqueue("n", [item()], clock.nowMs());
     const id = enq.ok ? enq.value.value.ids[0]! : "";
     if (enq.ok) await enq.value.durable;
     const parked = engine.wait("n", [id], 10_000, 1, clock.nowMs());
     expect(parked.ok && parked.kind).toBe("parked");
-    const rebuilding = engine.rebuild();
+    engine.freeze();
     const during = engine.wait("n", [id], 10_000, 1, clock.nowMs());
     expect(during.ok ? null : during.failure.kind).toBe("shard_unserved");
     if (parked.ok && parked.kind === "parked") expect(await parked.waiter).toMatchObject([{ id, state: "ready" }]);
-    await rebuilding;
     await committer.drain();
   });
 
@@ -174,22 +202,75 @@ describe("ClusterEngine", () => {
     await committer.drain();
   });
 
-  test("a rebuild refuses requests until the new engine serves, answers parked dequeues empty, and keeps what was committed", async () => {
-    const { engine, clock, committer } = node(new Set([0, 1, 2, 3]));
-    const enq = engine.enqueue("n", [item()], clock.nowMs());
-    const id = enq.ok ? enq.value.value.ids[0]! : "";
-    if (enq.ok) await enq.value.durable;
+  test("a shard given up leaves the running engine; taken on again, it loads in steps, unserved until loaded, while the others serve", async () => {
+    const { engine, clock, committer, wanted, served, turns } = node(new Set([0, 1, 2, 3]));
+    // Enough items on shard 1 for more than one step (clusterLimits.adoptRecordsPerStep).
+    const ids: string[] = [];
+    for (let batch = 0; batch < 6; batch++) {
+      const enq = engine.enqueue("n", Array.from({ length: 1000 }, (_, i) => item({ key: `k${batch}-${i}` })), clock.nowMs());
+      if (enq.ok) {
+        ids.push(...enq.value.value.ids);
+        await enq.value.durable;
+      }
+    }
+    expect(ids.length).toBe(6000);
+    const onShard1 = ids.filter((id) => id.startsWith("1:"));
+    const onShard0 = ids.filter((id) => id.startsWith("0:"));
+    expect(onShard1.length).toBeGreaterThan(clusterLimits.adoptRecordsPerStep);
     const parked = engine.dequeue("n", { topics: [{ topic: "other", count: 1 }], capabilities: null, waitMs: 10_000, leaseMs: null, owner: 1 }, clock.nowMs());
     expect(parked.ok && parked.kind).toBe("parked");
-    const rebuilding = engine.rebuild();
-    const during = engine.get("n", [id], clock.nowMs());
-    expect(during.ok ? null : during.failure.kind).toBe("shard_unserved");
-    if (parked.ok && parked.kind === "parked") expect((await parked.waiter).deliveries).toEqual([]);
-    await rebuilding;
+
+    const waitMoving = engine.wait("n", [onShard1[0]!], 10_000, 1, clock.nowMs());
+    const waitKept = engine.wait("n", [onShard0[0]!], 10_000, 1, clock.nowMs());
+    expect([waitMoving.ok && waitMoving.kind, waitKept.ok && waitKept.kind]).toEqual(["parked", "parked"]);
+    let keptAnswered = false;
+    if (waitKept.ok && waitKept.kind === "parked") void waitKept.waiter.then(() => (keptAnswered = true));
+
+    // Shard 1 goes: unserved at once (the node's onDrop), its items leave once the commits landed.
+    served.delete(1);
+    wanted.delete(1);
+    await engine.moveShards();
+    // A parked wait on its item answered with the state then; one on a kept shard's item still waits.
+    if (waitMoving.ok && waitMoving.kind === "parked") expect(await waitMoving.waiter).toMatchObject([{ id: onShard1[0], state: "ready" }]);
+    expect(keptAnswered).toBe(false);
+    expect(engine.moveCounts.dropped).toBe(1);
+    expect(engine.itemCount).toBe(6000 - onShard1.length);
+    const moved = engine.get("n", [onShard1[0]!], clock.nowMs());
+    expect(moved.ok ? null : moved.failure.kind).toBe("shard_elsewhere");
+    const kept = engine.get("n", onShard0, clock.nowMs());
+    expect(kept.ok && kept.value.items.every((state) => state !== null)).toBe(true);
+
+    // Back again: loaded in steps (a turn between them), served only at the end; shard 0 answers meanwhile.
+    wanted.add(1);
+    const turnsBefore = turns.count;
+    const adopting = engine.moveShards();
+    expect(served.has(1)).toBe(false);
+    const during = engine.get("n", [onShard0[0]!], clock.nowMs());
+    expect(during.ok).toBe(true);
+    const unserved = engine.get("n", [onShard1[0]!], clock.nowMs());
+    expect(unserved.ok).toBe(false);
+    await adopting;
+    expect(turns.count).toBeGreaterThan(turnsBefore);
+    expect(served.has(1)).toBe(true);
+    expect(engine.moveCounts.adopted).toBe(1);
+    expect(engine.itemCount).toBe(6000);
+    const back = engine.get("n", onShard1, clock.nowMs());
+    expect(back.ok && back.value.items.map((state) => state?.id)).toEqual(onShard1);
+
+    // Lost and claimed again before the next pass (a commit of it failed, say): what the engine held is stale, so the
+    // pass drops the shard and adopts it afresh from the store.
+    served.delete(1);
+    engine.shardLost(1);
+    await engine.moveShards();
+    expect(engine.moveCounts).toEqual({ adopted: 2, dropped: 2 });
+    expect(served.has(1)).toBe(true);
+    expect(engine.itemCount).toBe(6000);
+
+    // The dequeue parked on another topic all along was never answered; an item there serves it now.
+    const enq = engine.enqueue("n", [{ ...item(), topic: "other" }], clock.nowMs());
+    if (enq.ok) await enq.value.durable;
+    if (parked.ok && parked.kind === "parked") expect((await parked.waiter).deliveries.length).toBe(1);
     await committer.drain();
-    expect(engine.rebuilds).toBe(1);
-    const after = engine.get("n", [id], clock.nowMs());
-    expect(after.ok && after.value.items[0]).toMatchObject({ id, state: "ready" });
   });
 });
 
@@ -259,7 +340,7 @@ describe("own pause writes on their way", () => {
     const committer = new GroupCommitter(store, { clock });
     const all = () => true;
     const engine = new ClusterEngine(
-      () => Engine.recover({ store, writer: new ClusterWriter(committer, all), limits: defaultLimits, namespaces: {}, nowMs: clock.nowMs(), cluster: { placement: clusterPlacement(4, all) } }),
+      Engine.recover({ store, writer: new ClusterWriter(committer, all), limits: defaultLimits, namespaces: {}, nowMs: clock.nowMs(), cluster: { placement: clusterPlacement(4, all) } }),
       { route: () => null },
       clusterPlacement(4, all),
       4,
@@ -305,8 +386,8 @@ describe("own pause writes on their way", () => {
   });
 });
 
-describe("leased quotas across a rebuild", () => {
-  test("a rebuilt engine admits from the same leased bucket: no refill, no fresh burst", async () => {
+describe("leased quotas across a shard's move", () => {
+  test("after a shard left and came back the engine admits from the same leased bucket: no refill, no fresh burst", async () => {
     const clock = new ManualClock();
     const drawn: number[] = [];
     const quotas = new QuotaLeases(
@@ -318,9 +399,13 @@ describe("leased quotas across a rebuild", () => {
       clock,
     );
     await quotas.period(clock.nowMs()); // the floor: 3 tokens (600 a minute over 250 ms, rounded up)
-    const { engine, committer } = node(new Set([0, 1, 2, 3]), { q: { enqueuePerMinute: 600 } }, quotas);
+    const { engine, committer, served, wanted } = node(new Set([0, 1, 2, 3]), { q: { enqueuePerMinute: 600 } }, quotas);
     expect(engine.enqueue("q", [item(), item()], clock.nowMs()).ok).toBe(true);
-    await engine.rebuild();
+    served.delete(0);
+    wanted.delete(0);
+    await engine.moveShards();
+    wanted.add(0);
+    await engine.moveShards();
     clock.advance(60_000); // a local bucket would be full again; a leased one only holds what was drawn
     expect(engine.enqueue("q", [item()], clock.nowMs()).ok).toBe(true);
     const over = engine.enqueue("q", [item()], clock.nowMs());

@@ -24,7 +24,7 @@
 //   never exceed its count plus the refill since its bucket was made.
 
 import { describe, expect, test } from "bun:test";
-import { ClusterEngine, type ShardRouter } from "../../src/cluster/cluster-engine.ts";
+import { ClusterEngine, type ShardMoves, type ShardRouter } from "../../src/cluster/cluster-engine.ts";
 import { ClusterWriter } from "../../src/cluster/cluster-writer.ts";
 import { clusterPlacement } from "../../src/cluster/placement.ts";
 import { TokenLease } from "../../src/cluster/token-lease.ts";
@@ -39,6 +39,7 @@ import { MemoryStore } from "../../src/storage/memory/memory-store.ts";
 import type { QuotaGrant } from "../../src/storage/postgres/quota-rows.ts";
 import type { RateDraw, SlotMove, SlotMoveResult } from "../../src/storage/postgres/topic-bound-rows.ts";
 import { seededRandom } from "../support/seeded-random.ts";
+import { storeServing, storedShardOf } from "../support/stored-shard.ts";
 
 const { quotaDrawPeriodMs: periodMs } = clusterLimits;
 const ns = "n";
@@ -219,12 +220,24 @@ class TestNode {
       released: (nsName, topicName) => this.engine.sharedBoundReleased(nsName, topicName, clock.nowMs()),
       drain: () => this.committer.drain(),
     });
+    const moves: ShardMoves = {
+      target: () => [...served],
+      stored: (shard) => storedShardOf(store, shard),
+      serve: () => {},
+      forgotten: () => {},
+      nowMs: () => clock.nowMs(),
+      stopwatchMs: () => 0,
+      turn: () => Promise.resolve(),
+    };
     this.engine = new ClusterEngine(
-      () => Engine.recover({ store, writer, limits: defaultLimits, namespaces: {}, nowMs: clock.nowMs(), cluster: { placement, topicBounds: this.bounds } }),
+      Engine.recover({ store: storeServing(store, new Set(served)), writer, limits: defaultLimits, namespaces: {}, nowMs: clock.nowMs(), cluster: { placement, topicBounds: this.bounds } }),
       router,
       placement,
       shards,
       () => this.committer.drain(),
+      undefined,
+      undefined,
+      moves,
     );
     for (const shard of served) this.epochs.set(shard, db.claim(shard, name));
   }
@@ -390,7 +403,7 @@ describe("a topic's max_leased as slots per shard", () => {
     b.epochs.set(1, db.claim(1, "b"));
     b.served.add(1);
     await b.bounds.adoptShard(1);
-    await b.engine.rebuild();
+    await b.engine.moveShards();
     await db.release();
     expect(a.lost).toEqual([1]);
     expect(db.slots.get(1)).toBe(2);

@@ -29,6 +29,11 @@ export class DequeueShardFilter {
     this.mask = new Uint8Array(shardCount);
   }
 
+  /** A shard began (or stopped) taking writes outside the store's own view (cluster mode's moves): ask again at the next dequeue. */
+  forget(): void {
+    this.maskAtMs = Number.NaN;
+  }
+
   /**
    * The shards a dequeue may lease from: null when every shard takes writes
    * (no filter), noShardWritable when none does, else a mask (1 = writable).

@@ -5,7 +5,7 @@
 // apart from the gate so ready/topic.ts can hold an entry without importing
 // the gate (which imports the topic).
 
-/** What the node holds of one topic's shared bounds. It outlives engine rebuilds; a retired one is asked for again. */
+/** What the node holds of one topic's shared bounds. It outlives shard moves; a retired one is asked for again. */
 export interface SharedTopicBound {
   /** The node dropped this entry (the topic's policy went): the topic asks for a new one. */
   readonly retired: boolean;

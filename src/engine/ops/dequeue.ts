@@ -145,6 +145,11 @@ export class Dequeuer {
     this.settleWaiter(waiter, answered([], null));
   }
 
+  /** Cluster mode: a shard began serving; the cached mask of writable shards (one per millisecond) is stale. */
+  shardsChanged(): void {
+    this.writableShards.forget();
+  }
+
   /** Serve the parked dequeues of topics that gained takeable items, first come first served. */
   wake(nowMs: number): void {
     this.states.serveDirtyTopics(this.serveTopic, nowMs);

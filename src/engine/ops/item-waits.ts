@@ -75,6 +75,15 @@ export class ItemWaits {
     for (const wait of [...owned]) this.settle(wait);
   }
 
+  /** Cluster mode: these items' shard moved away; each wait on one of them answers now with what it has. */
+  releaseKeys(keys: Iterable<ItemKey>): void {
+    if (this.count === 0) return;
+    for (const key of keys) {
+      const waits = this.byKey.get(key);
+      if (waits !== undefined) for (const wait of [...waits]) this.settle(wait);
+    }
+  }
+
   /** Shutdown: every parked wait answers now with what it has. */
   releaseAll(): void {
     for (const owned of [...this.byOwner.values()]) for (const wait of [...owned]) this.settle(wait);

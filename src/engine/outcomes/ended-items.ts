@@ -102,6 +102,21 @@ export class EndedItems {
     this.scheduleAckedRetention();
   }
 
+  /**
+   * Cluster mode: the shard moved to another node. Its outcome entries go,
+   * with their retention deadlines, and nothing is written (the new owner
+   * keeps them). Acked ends stay: they are kept by key alone (no shard to
+   * tell them by), and an acked end stays true wherever its shard is served;
+   * they go at their retention, and a later adoption of the shard does not
+   * count them twice (recovery/shard-moves.ts).
+   */
+  dropShard(shard: number): void {
+    for (const entry of this.outcomes.shardEntries(shard)) {
+      this.outcomes.delete(entry);
+      if (entry.node !== null && entry.node.inHeap) this.deadlines.cancel(entry.node);
+    }
+  }
+
   /** An OutcomeRetention or AckedRetention deadline is due: forget what it covers, in memory and on disk. */
   handleDeadline(deadline: OutcomeDeadline | AckedRetentionDeadline, nowMs: number, set: () => WriteSet): void {
     if (deadline.kind === DeadlineKind.OutcomeRetention) {

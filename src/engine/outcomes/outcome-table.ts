@@ -86,6 +86,12 @@ export class OutcomeTable {
     return previous;
   }
 
+  /** The shard's entries, copied (a caller may delete while it walks them). */
+  shardEntries(shard: number): RetainedOutcome[] {
+    const map = this.shards[shard];
+    return map === undefined ? [] : [...map.values()];
+  }
+
   /** Remove the entry if it is the one filed under its key. */
   delete(entry: RetainedOutcome): void {
     const map = this.shards[entry.shard];

@@ -15,7 +15,10 @@
 // engine itself stays synchronous and never sees time or a timer.
 
 import { assert } from "../../lib/assert.ts";
-import type { Store } from "../../storage/store.ts";
+import type { AckedLogRecord } from "../../storage/acked-log.ts";
+import type { OutcomeRecord } from "../../storage/record.ts";
+import type { ItemKey, LoadedShard, Store } from "../../storage/store.ts";
+import type { Topic } from "../ready/topic.ts";
 import { classifyAfter, type DependencyStatus } from "../state/dependencies.ts";
 import { parseId } from "../state/ids.ts";
 import type { LiveItem } from "../state/item.ts";
@@ -41,35 +44,72 @@ export function* loadStoreInSteps(
   elsewhere: ((id: string) => boolean) | null = null,
 ): Generator<RecoveryProgress, void> {
   assert(recordsPerTurnMax >= 1, "recovery: recordsPerTurnMax must be at least 1");
+  const stale = yield* loadOutcomesInSteps(loader, store.loadOutcomes(), store.loadAckedLog(), nowMs, recordsPerTurnMax, null);
+  if (stale) loader.purgeAckedBefore(nowMs - loader.limits.outcomeRetentionMs + 1);
+  yield* loadItemsInSteps(loader, store.loadShards({ bytes: false }), nowMs, recordsPerTurnMax, elsewhere, null);
+  loader.endLoad();
+}
+
+/**
+ * Outcome records, then the acked log (oldest first; records past the
+ * retention are skipped). `skipHeld`: an acked key the loader already holds
+ * is not added again (a shard adopted again after it was dropped:
+ * ended-items.ts keeps acked ends across a drop). Returns whether a record
+ * was past the retention (recovery then purges them).
+ */
+export function* loadOutcomesInSteps(
+  loader: ItemLoader,
+  outcomes: Iterable<{ id: string; record: OutcomeRecord }>,
+  ackedLog: Iterable<AckedLogRecord>,
+  nowMs: number,
+  recordsPerTurnMax: number,
+  skipHeld: ((ns: string, key: ItemKey) => boolean) | null,
+): Generator<RecoveryProgress, boolean> {
   let outcomesDone = 0;
-  for (const { id, record } of store.loadOutcomes()) {
+  for (const { id, record } of outcomes) {
     const parsed = parseId(id);
     assert(parsed !== null, `recovery: stored outcome under a malformed id ${id}`);
     loader.loadOutcome(parsed.shard, parsed.key, record.ns, record.outcome, record.endedAtMs, record.result ?? null);
     if (++outcomesDone % recordsPerTurnMax === 0) yield { phase: "outcomes", done: outcomesDone };
   }
-  // The acked log, oldest first; records past the retention are skipped and purged.
   const cutoffMs = nowMs - loader.limits.outcomeRetentionMs;
   let stale = false;
-  for (const record of store.loadAckedLog()) {
+  for (const record of ackedLog) {
     if (record.endedAtMs <= cutoffMs) {
       stale = true;
       continue;
     }
     for (let i = 0; i < record.keys.length; i++) {
-      loader.loadAckedOutcome(record.namespaces[record.nsIndexes[i] as number] as string, record.keys[i] as number, record.endedAtMs);
+      const ns = record.namespaces[record.nsIndexes[i] as number] as string;
+      const key = record.keys[i] as number;
+      if (skipHeld === null || !skipHeld(ns, key)) loader.loadAckedOutcome(ns, key, record.endedAtMs);
       if (++outcomesDone % recordsPerTurnMax === 0) yield { phase: "outcomes", done: outcomesDone };
     }
   }
-  if (stale) loader.purgeAckedBefore(cutoffMs + 1);
+  return stale;
+}
+
+/**
+ * Stored items in two passes (dependencies can name any stored item): each
+ * enters memory, then, once every item is known, takes its place (states,
+ * dependencies, deadlines); dependencies found failed kill their items last.
+ * `touched`, when given, collects the topics the items joined.
+ */
+export function* loadItemsInSteps(
+  loader: ItemLoader,
+  shards: Iterable<LoadedShard>,
+  nowMs: number,
+  recordsPerTurnMax: number,
+  elsewhere: ((id: string) => boolean) | null,
+  touched: Set<Topic<LiveItem>> | null,
+): Generator<RecoveryProgress, void> {
   const loaded: LiveItem[] = [];
-  for (const shard of store.loadShards({ bytes: false })) {
+  for (const shard of shards) {
     for (const { key, record } of shard.items) {
       loaded.push(loader.loadItem(shard.shard, key, record, nowMs));
       if (loaded.length % recordsPerTurnMax === 0) yield { phase: "items", done: loaded.length };
     }
   }
-  // Second pass, once every item is known: states, dependencies, deadlines.
   // Stored dead letters are the only items in state "dead" until the kills at the end.
   const toKill: Array<{ item: LiveItem; reason: string }> = [];
   const lookup = (id: string): DependencyStatus => {
@@ -89,8 +129,8 @@ export function* loadStoreInSteps(
       loader.placeLoadedItem(item, c.kind === "waiting" ? c.unmet : null, nowMs);
       if (c.kind === "dead") toKill.push({ item, reason: c.deadReason });
     }
+    touched?.add(item.topic);
     if (++indexed % recordsPerTurnMax === 0) yield { phase: "index", done: indexed };
   }
   for (const { item, reason } of toKill) if (loader.items.holds(item) && item.state !== "dead") loader.killItem(item, reason);
-  loader.endLoad();
 }

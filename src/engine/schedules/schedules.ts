@@ -126,6 +126,13 @@ export class Schedules {
     }
   }
 
+  /** Cluster mode: the shard moved to another node; its schedules go, unwritten (the new owner loads them from the store). */
+  dropShard(shard: number): void {
+    const gone: Schedule[] = [];
+    for (const byName of this.byNamespace.values()) for (const schedule of byName.values()) if (schedule.shard === shard) gone.push(schedule);
+    for (const schedule of gone) this.remove(schedule);
+  }
+
   /** The live view of a schedule this engine holds, or null. */
   view(nsName: string, name: string): ScheduleView | null {
     const schedule = this.byNamespace.get(nsName)?.get(name);

@@ -647,6 +647,20 @@ export class ItemStates {
     if (ttlExpiresAtMs !== null) item.ensureExtras().ttlNode = this.deadlines.schedule(new Deadline(ttlExpiresAtMs, DeadlineKind.Ttl, item));
   }
 
+  // ---- a shard moving away (cluster mode, recovery/shard-moves.ts): nothing is written, the new owner has it all ----
+
+  /** A live item of a shard this engine stops serving leaves every index and count, as if never loaded. */
+  unloadItem(item: LiveItem): void {
+    this.unplace(item);
+    this.leave(item);
+    this.forget(item);
+  }
+
+  /** The shard's retained outcomes leave memory (ended-items.ts says what stays). */
+  unloadOutcomes(shard: number): void {
+    this.endedItems.dropShard(shard);
+  }
+
   /** Recovery is done: its writes (kills, purges) go to a background commit, and no waiter needs serving yet. */
   endLoad(): void {
     this.endSetBackground();

@@ -99,10 +99,13 @@ export class AckedBlocks {
     this.shards[shard] = null;
   }
 
-  /** The loaded shards' blocks, oldest end first. */
-  records(): AckedLogRecord[] {
+  /** The loaded shards' blocks (or one shard's), oldest end first. */
+  records(only: number | null = null): AckedLogRecord[] {
     const records: AckedLogRecord[] = [];
-    for (const shard of this.shards) if (shard !== null) for (const value of shard.values.values()) records.push(decodeAckedLog(value));
+    for (const [at, shard] of this.shards.entries()) {
+      if (shard === null || (only !== null && at !== only)) continue;
+      for (const value of shard.values.values()) records.push(decodeAckedLog(value));
+    }
     return records.sort((a, b) => a.endedAtMs - b.endedAtMs);
   }
 

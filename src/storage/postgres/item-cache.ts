@@ -14,9 +14,17 @@ export class ItemCache {
   /** Per shard: its items' values, or null while the shard is not loaded. */
   private readonly shards: Array<Map<ItemKey, Uint8Array> | null>;
   private readonly outcomes = new Map<string, Uint8Array>();
+  /**
+   * Per shard, the highest key it was given, or NaN once a key came below it:
+   * while a number, the map's insertion order is key order (a load reads in
+   * key order and new keys append), so a shard is walked in key order
+   * without a sort (inKeyOrder).
+   */
+  private readonly highestKey: number[];
 
   constructor(shardCount: number) {
     this.shards = Array.from({ length: shardCount }, () => null);
+    this.highestKey = Array.from({ length: shardCount }, () => Number.NEGATIVE_INFINITY);
   }
 
   has(shard: number): boolean {
@@ -26,6 +34,9 @@ export class ItemCache {
   adopt(shard: number, items: Map<ItemKey, Uint8Array>, outcomes: Map<string, Uint8Array>): void {
     this.checkShard(shard);
     this.shards[shard] = items;
+    let highest = Number.NEGATIVE_INFINITY;
+    for (const key of items.keys()) highest = key > highest ? key : Number.NaN;
+    this.highestKey[shard] = highest;
     for (const [id, value] of outcomes) this.outcomes.set(id, value);
   }
 
@@ -48,6 +59,23 @@ export class ItemCache {
     return [...items.entries()].sort((a, b) => a[0] - b[0]);
   }
 
+  /**
+   * A loaded shard's items in ascending key order, lazily: in insertion order
+   * when that is key order (no copy, no sort: a shard of a million items is
+   * handed to the engine in steps), else sorted first.
+   */
+  inKeyOrder(shard: number): Iterable<[ItemKey, Uint8Array]> {
+    this.checkShard(shard);
+    const items = this.shards[shard];
+    if (items === null || items === undefined) return [];
+    return Number.isNaN(this.highestKey[shard]) ? this.sortedEntries(shard) : items.entries();
+  }
+
+  /** The loaded shard's outcomes. */
+  *shardOutcomes(shard: number): Iterable<[string, Uint8Array]> {
+    for (const entry of this.outcomes) if (shardOfId(entry[0]) === shard) yield entry;
+  }
+
   /** Items in the loaded shards and outcomes held, counted without copying or sorting. */
   counts(): { items: number; outcomes: number } {
     let items = 0;
@@ -64,10 +92,18 @@ export class ItemCache {
     this.checkShard(shard);
     const items = this.shards[shard];
     if (items === null || items === undefined) return;
+    let highest = this.highestKey[shard] as number;
     for (const [key, value] of writes) {
-      if (value === null) items.delete(key);
-      else items.set(key, value);
+      if (value === null) {
+        items.delete(key);
+        continue;
+      }
+      const size = items.size;
+      items.set(key, value);
+      // A new key (the map grew) is appended: key order holds while it is the highest.
+      if (items.size !== size) highest = key > highest ? key : Number.NaN;
     }
+    this.highestKey[shard] = highest;
   }
 
   /** Committed outcome writes, except those of shards left out of the commit. */

@@ -20,7 +20,7 @@ import type { AckedLogRecord } from "../acked-log.ts";
 import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord, ScheduleRecord } from "../record.ts";
 import { decodeItemRecord, decodeOutcomeRecord, recordReaders } from "../record-codec.ts";
 import { StoreOpenError } from "../store.ts";
-import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, Store } from "../store.ts";
+import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, Store, StoredShard } from "../store.ts";
 import { commitStatements, type CommittedValue, encodeCommit, type EncodedCommit, shardOfId, type Statement } from "./commit-statements.ts";
 import { type CommitAnswer, commitSql, fencedShards, readCommitAnswer } from "./commit-sql.ts";
 import { AckedBlocks, loadBlocksSql } from "./acked-blocks.ts";
@@ -185,6 +185,23 @@ export class PostgresStore implements Store {
   /** How the items `ids` (on any shard, this node's or not) ended; live ones are left out. */
   remoteEnds(ids: readonly string[]): Promise<Map<string, RemoteItemEnd>> {
     return remoteEnds(this.client, ids);
+  }
+
+  /**
+   * A loaded shard's state for an engine that takes it on while it runs
+   * (Engine.adoptShardInSteps): its items in key order, decoded as they are
+   * walked, without payload and metadata.
+   */
+  storedShard(shard: number): StoredShard {
+    assert(this.cache.has(shard), `shard ${shard} is not loaded`);
+    const cache = this.cache;
+    const outcomes = function* (): Iterable<{ id: string; record: OutcomeRecord }> {
+      for (const [id, value] of cache.shardOutcomes(shard)) yield { id, record: decodeOutcomeRecord(value) };
+    };
+    const items = function* (): Iterable<{ key: ItemKey; record: ItemRecord }> {
+      for (const [key, value] of cache.inKeyOrder(shard)) yield { key, record: decodeItemRecord(value, recordReaders, false) };
+    };
+    return { shard, items: items(), outcomes: outcomes(), ackedLog: this.acked.records(shard), schedules: [...this.schedules.records(shard)] };
   }
 
   /** Forget a shard's items (its ownership moved away). */

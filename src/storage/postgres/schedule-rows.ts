@@ -61,8 +61,12 @@ export class ScheduleRows {
     this.byShard.delete(shard);
   }
 
-  *records(): Iterable<ScheduleRecord> {
-    for (const values of this.byShard.values()) for (const value of values.values()) yield decodeScheduleRecord(value);
+  /** The loaded shards' schedules (or one shard's). */
+  *records(only: number | null = null): Iterable<ScheduleRecord> {
+    for (const [shard, values] of this.byShard) {
+      if (only !== null && shard !== only) continue;
+      for (const value of values.values()) yield decodeScheduleRecord(value);
+    }
   }
 
   /**

@@ -5,8 +5,7 @@
 // change, and one counter every such commit raises in the same transaction,
 // so the counter and the rows change together. The store keeps the rows it
 // knows in memory so `loadPauses` and `loadPolicies` stay synchronous, as
-// the engine's recovery expects (an engine rebuild after a shard move reads
-// the same copy).
+// the engine's recovery expects.
 //
 // Running nodes share the rows by polling: each node reads the counter every
 // clusterLimits.pausePollMs and, when it moved, reads every row with it in

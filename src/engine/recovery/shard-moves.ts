@@ -1,0 +1,91 @@
+// Cluster mode: one shard moving into or out of a running engine, without
+// rebuilding the engine and without touching the other shards' items.
+//
+// Adopting a shard is recovery restricted to it (recovery.ts's steps over
+// the shard's stored state), plus what recovery does for the whole store at
+// once and a running engine must do for the one shard: items of the shards
+// already served that wait on an id of the adopted shard counted it as live
+// (it was elsewhere); now it is local, so each such dependency is settled as
+// recovery would have found it (an ended or unknown id releases or kills its
+// dependents). The caller keeps the shard unserved until the last step (the
+// writer refuses it, so nothing of it is delivered while it loads), then
+// serves it and wakes the topics it touched.
+//
+// Dropping a shard forgets its items, leases, deadlines, dependencies,
+// outcomes and schedules without writing anything, in steps too: the new
+// owner loads them from the store. Items of other shards waiting on its ids keep their edges,
+// which now name ids elsewhere (ops/remote-dependencies.ts polls them).
+
+import { assert } from "../../lib/assert.ts";
+import type { StoredShard } from "../../storage/store.ts";
+import { parseId } from "../state/ids.ts";
+import type { LiveItem } from "../state/item.ts";
+import type { ItemStates } from "../state/item-states.ts";
+import type { Topic } from "../ready/topic.ts";
+import { loadItemsInSteps, loadOutcomesInSteps, type RecoveryProgress } from "./recovery.ts";
+
+/**
+ * Load `stored` into the running states in steps of at most `recordsPerStepMax`
+ * records. `elsewhere`: ids on shards the engine does not hold (the adopted
+ * shard counts as held). `ackedHeld`: the engine held this shard before and
+ * may still hold its acked ends. Returns the topics its items joined.
+ */
+export function* adoptShardInSteps(
+  states: ItemStates,
+  stored: StoredShard,
+  nowMs: number,
+  recordsPerStepMax: number,
+  elsewhere: ((id: string) => boolean) | null,
+  ackedHeld: boolean,
+): Generator<RecoveryProgress, Set<Topic<LiveItem>>> {
+  assert(recordsPerStepMax >= 1, "shard moves: recordsPerStepMax must be at least 1");
+  assert(!states.setOpen, "shard moves: adopting inside an op");
+  const shard = stored.shard;
+  const skipHeld = ackedHeld ? (ns: string, key: number) => states.ended.outcomeOf(ns, shard, key) !== undefined : null;
+  yield* loadOutcomesInSteps(states, stored.outcomes, stored.ackedLog, nowMs, recordsPerStepMax, skipHeld);
+  const away = elsewhere === null ? null : (id: string) => parseId(id)?.shard !== shard && elsewhere(id);
+  const touched = new Set<Topic<LiveItem>>();
+  yield* loadItemsInSteps(states, [stored], nowMs, recordsPerStepMax, away, touched);
+  settleDependenciesOn(states, shard, nowMs);
+  states.endSetBackground();
+  return touched;
+}
+
+/** Items of other shards waiting on ids of `shard` counted them as live elsewhere; settle each as recovery would. */
+function settleDependenciesOn(states: ItemStates, shard: number, nowMs: number): void {
+  if (states.graph.edgeCount === 0) return;
+  const ids: string[] = [];
+  for (const id of states.graph.dependencyIds()) if (parseId(id)?.shard === shard) ids.push(id);
+  for (const id of ids) {
+    const item = states.items.get(id);
+    if (item !== undefined) {
+      if (item.state === "dead") states.killDependents(id, "dead");
+      continue;
+    }
+    const outcome = states.ended.outcomeOfId(null, id);
+    // An id the store no longer knows was acked and forgotten (recovery's unknownIsSatisfied).
+    if (outcome === undefined || outcome === "acked") states.dependencyAcked(id, nowMs);
+    else states.killDependents(id, outcome);
+  }
+}
+
+/**
+ * Forget every item, outcome and dependency edge of `shard` (schedules are
+ * the engine's), yielding after every `recordsPerStepMax` items: nothing is
+ * written. Between steps the shard is unserved and half forgotten, which no
+ * request can see (the router refuses its ids, dequeues skip it).
+ */
+export function* dropShardInSteps(states: ItemStates, shard: number, recordsPerStepMax: number): Generator<RecoveryProgress, void> {
+  assert(recordsPerStepMax >= 1, "shard moves: recordsPerStepMax must be at least 1");
+  const slots = states.items.shardSlots(shard);
+  const items: LiveItem[] = [];
+  if (slots !== null) for (const item of slots.items) if (item !== undefined) items.push(item);
+  let done = 0;
+  for (const item of items) {
+    assert(!states.setOpen, "shard moves: dropping inside an op");
+    // An item may have ended between steps (a lease expiry on the shard): only what is still filed goes.
+    if (states.items.holds(item)) states.unloadItem(item);
+    if (++done % recordsPerStepMax === 0) yield { phase: "items", done };
+  }
+  states.unloadOutcomes(shard);
+}
