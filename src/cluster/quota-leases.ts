@@ -21,7 +21,7 @@
 // a failure loses them rather than doubling them. While the last draw failed
 // (the database is out of reach), an enqueue beyond the tokens held is
 // answered UNAVAILABLE. The buckets belong to the node, not to its engine,
-// so they survive the rebuild a shard move causes.
+// so they outlive every shard move.
 
 import type { QuotaBucket, QuotaBuckets, QuotaVerdict } from "../engine/admission/quota.ts";
 import { refillWaitMs } from "../engine/admission/quota.ts";
@@ -68,7 +68,7 @@ export class LeasedBucket extends TokenLease implements QuotaBucket {
   }
 }
 
-/** The node's leased buckets, one per namespace with a quota, kept across engine rebuilds. */
+/** The node's leased buckets, one per namespace with a quota, kept across shard moves. */
 export class QuotaLeases {
   private readonly buckets = new Map<string, LeasedBucket>();
 
