@@ -54,6 +54,8 @@ export function startMemoryCollectors(
   lmdbDataDir: string | null,
   liveItems: () => number,
   logger: Logger,
+  /** True while a cluster node moves shards in or out: the governor paces no collection then (memory-governor.ts). */
+  holdOff?: () => boolean,
 ): MemoryCollectors {
   // After a burst, a quiet second: ask for a concurrent collection; after ten quiet seconds more, unless memory has
   // already fallen, collect fully. Bun.gc(false) returns in a few ms; Bun.gc(true) blocks until done.
@@ -82,6 +84,7 @@ export function startMemoryCollectors(
     heapBytes: () => process.memoryUsage().heapTotal,
     nowMs: () => monotonicStopwatch.nowMs(),
     liveItems,
+    holdOff,
     collect: (heapBytes, reason, freed) => {
       const startedMs = monotonicStopwatch.nowMs();
       const rssBytes = process.memoryUsage.rss();

@@ -40,6 +40,8 @@ export interface ServeBackend {
   nodeId: string;
   shards: number;
   clusterMap: (() => WireClusterMap) | null;
+  /** Cluster mode: whether shards are being loaded or moved (the heap governor holds off meanwhile); absent on a single node. */
+  shardsMoving?: () => boolean;
   /** Cluster mode: what the PostgreSQL store's commits have cost so far (decision 036), for /metrics; null on a single node. */
   postgresCommits: (() => CommitCounts) | null;
   /** Fields for the "started" log line. */
@@ -122,6 +124,7 @@ export async function openClusterBackend(
     engine: node.engine,
     local: null,
     inspector: node.engine.inspector,
+    shardsMoving: () => node.shardsMoving,
     get advertisedAddr() {
       return advertisedAddr;
     },

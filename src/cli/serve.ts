@@ -118,7 +118,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
   const { writer, engine, local } = backend;
   collectAfterRecovery(config.idleGc, engine.itemCount, logger);
   const lmdbDataDir = config.store === "lmdb" ? config.dataDir : null;
-  const collectors = startMemoryCollectors(config.idleGc, lmdbDataDir, () => engine.itemCount, logger);
+  const collectors = startMemoryCollectors(config.idleGc, lmdbDataDir, () => engine.itemCount, logger, backend.shardsMoving);
   const tokens = new TokenTable(config.tokens);
   const serverInfo: ServerInfo = {
     version, nodeId: backend.nodeId, shards: backend.shards, clusterMap: backend.clusterMap, memoryNamespaces: memoryNamespacesOf(config),

@@ -114,6 +114,11 @@ export class ClusterEngine implements EngineApi {
    * Asked again while moving, it looks at the target once more when done.
    * Resolves when the engine holds the target.
    */
+  /** Whether shards are moving into or out of the engine now. */
+  get shardsMoving(): boolean {
+    return this.moving !== null;
+  }
+
   moveShards(): Promise<void> {
     if (this.moving !== null) {
       this.moveAgain = true;

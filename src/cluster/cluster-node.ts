@@ -162,6 +162,11 @@ export class ClusterNode {
    * in and no newer load of it is pending, so a shard lost and claimed again
    * is loaded afresh. A failed load drops the shard (its lease then runs out).
    */
+  /** Whether a claimed shard's rows are being read or shards are moving into or out of the engine (the heap governor holds off meanwhile). */
+  get shardsMoving(): boolean {
+    return this.loading.size > 0 || this.engine.shardsMoving;
+  }
+
   private loadClaimed(shard: number): void {
     const { store, options } = this;
     const epoch = this.ownership?.heldEpoch(shard) ?? null;

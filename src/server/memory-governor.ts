@@ -136,6 +136,12 @@ export interface HeapGovernorOptions {
   mapped?: MappedPagesCheck;
   /** A request armed the check timer after a quiet spell (not the re-arms while requests keep arriving). */
   onArm?: () => void;
+  /**
+   * True while the heap grows by live objects that a collection would only
+   * mark (a cluster node filing in a shard it adopts): no collection is paced
+   * then, and the capacity when it turns false is the new base.
+   */
+  holdOff?: () => boolean;
 }
 
 export interface MappedPagesCheck {
@@ -173,6 +179,8 @@ export class HeapGovernor {
   private itemsAtCollection: number | null;
   /** File-backed resident bytes after the last drop, lowered by any smaller reading since. */
   private mappedBaseBytes: number;
+  /** Whether the last check found holdOff true. */
+  private heldOff = false;
   private requests = 0;
   private requestsAtArm = 0;
   private handle: unknown = null;
@@ -236,6 +244,16 @@ export class HeapGovernor {
   private check(): void {
     this.checkMapped();
     const heapBytes = this.options.heapBytes();
+    // A full collection while a shard's items are filed in finds them live and blocks the node's other shards for
+    // the whole mark (a 1,000,000-item node adopting half of them: 233-293 ms; docs/decisions/038-per-shard-moves.md).
+    if (this.options.holdOff?.() === true) {
+      this.heldOff = true;
+      return;
+    }
+    if (this.heldOff) {
+      this.heldOff = false;
+      this.baseBytes = heapBytes;
+    }
     if (heapBytes < this.baseBytes) this.baseBytes = heapBytes;
     if (this.aside && this.liveItemsMoved()) this.pace();
     if (heapBytes >= this.triggerBytes) {

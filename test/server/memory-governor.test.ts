@@ -12,7 +12,8 @@
 // smallHeapCollectEveryMs (the cadence), counted from its last collection.
 // A pacing collection keeps the pages it frees while the live item count has
 // not grown since the last collection (a drain), and every other one (a
-// load's, the ceiling's, the cadence's) returns them.
+// load's, the ceiling's, the cadence's) returns them. While holdOff says so it paces
+// nothing, and the capacity when it ends is the new base.
 // The timer is a fake fired by hand, the clock and the heap size numbers the
 // test sets.
 
@@ -44,7 +45,7 @@ const MiB = 1024 * 1024;
 const clock = { ms: 0 };
 const nowMs = () => clock.ms;
 
-function setUp(startBytes: number, afterCollectBytes: number) {
+function setUp(startBytes: number, afterCollectBytes: number, holdOff?: () => boolean) {
   const timers = new FakeTimers();
   const heap = { bytes: startBytes };
   const collected: number[] = [];
@@ -62,6 +63,7 @@ function setUp(startBytes: number, afterCollectBytes: number) {
     growthFactor: 1.5,
     checkMs: 100,
     heapBytesMin: 64 * MiB,
+    holdOff,
   });
   /** A request, then the check interval ends. */
   const step = (bytes: number) => {
@@ -86,6 +88,23 @@ describe("HeapGovernor", () => {
     expect(collected.length).toBe(1);
     step(165 * MiB);
     expect(collected.length).toBe(2);
+  });
+
+  test("while holdOff says so (a cluster node filing in a shard) it paces no collection; the capacity when it ends is the new base", () => {
+    const moving = { now: true };
+    const { collected, step, governor } = setUp(100 * MiB, 110 * MiB, () => moving.now);
+    step(150 * MiB);
+    step(400 * MiB);
+    expect(collected).toEqual([]);
+    moving.now = false;
+    // The growth while held off was live items: the base moves up to it, no collection.
+    step(400 * MiB);
+    expect(collected).toEqual([]);
+    expect(governor.triggerBytes).toBe(600 * MiB);
+    step(600 * MiB - 1);
+    expect(collected).toEqual([]);
+    step(600 * MiB);
+    expect(collected).toEqual([600 * MiB]);
   });
 
   /**
