@@ -212,12 +212,11 @@ describe.skipIf(!postgresAvailable())("cluster faults with 1,000,000 items", () 
     300_000,
   );
 
-  // The contract's bound, not met yet at this size: a survivor loads an adopted
-  // shard's 500,000 rows and rebuilds its engine inside its ownership tick, so
-  // the first delivery comes several seconds after the claim (measured on the
-  // 2-core build box, lease 5 s: 7.3 to 12.3 s from the kill, bound 7 s), and
-  // its renewals wait meanwhile (it may lose shards it held and claim them
-  // again). Run with --todo to check it once adoption is paged per shard.
+  // The contract's bound, at its edge at this size on the 2-core build box
+  // (lease 5 s, bound 7 s): with shards adopted in steps outside the ownership
+  // tick the first delivery per lost shard came 6.9-7.0 s after the kill
+  // (docs/decisions/038-per-shard-moves.md), so asserting it would fail on a
+  // busy machine. Run with --todo to check it.
   test.todo("SIGKILL with 1,000,000 items on the dead node: every lost shard delivers within shard_lease_ms + 2 s of the kill", () => {
     expect(killTakeoverMs.size).toBeGreaterThan(0);
     for (const ms of killTakeoverMs.values()) expect(ms).toBeLessThanOrEqual(takeoverBoundMs);
