@@ -30,9 +30,9 @@ function occurrences(pattern: RegExp): Array<{ where: string; match: string }> {
 /**
  * Colon-separated decimals standing alone: ids (`3:17`) and receipts
  * (`3:17:1:1`). Not part of an address (`127.0.0.1:7420`, `:7420`), a time
- * (`T21:58:31`) or a word.
+ * (`T21:58:31`, `01:17 UTC`, the bench pages' run starts) or a word.
  */
-const idLike = /(?<![\w.:/-])\d+(?::\d+)+(?![\w.:])/g;
+const idLike = /(?<![\w.:/-])\d+(?::\d+)+(?![\w.:]| UTC)/g;
 
 let server: ServerProcess | null = null;
 let metricsText = "";
