@@ -14,11 +14,24 @@ export declare const clusterLimits: Readonly<{
     keyRangePerOpen: number;
     /** Retry hint for a shard no live node serves yet (500 ms): a claim comes within a renewal interval. */
     unownedRetryAfterMs: 500;
-    /** Retry hint while a node rebuilds its indexes after its shards changed (100 ms): one commit and a load. */
-    rebuildRetryAfterMs: 100;
+    /** Retry hint while a node hands its shards over (SIGTERM, 100 ms): the others claim them at their next tick. */
+    handoverRetryAfterMs: 100;
+    /**
+     * A shard being adopted loads (and one given up is forgotten) in steps of
+     * at most this long (20 ms) with a turn of the event loop between them, so
+     * the node's other shards answer within about 50 ms (a step, plus a step's
+     * overrun, plus the requests of a turn) while a shard of a million items
+     * moves (decisions/038).
+     */
+    adoptTurnMs: 20;
+    /**
+     * Records handled between two looks at a step's clock (1,000): about a
+     * millisecond of loading, so a step overruns adoptTurnMs by at most that.
+     */
+    adoptRecordsPerStep: 1000;
     /** How often a node asks the database how `after` ids on other nodes' shards ended (500 ms): the contract's 1 s, less a commit. */
     remoteDependencyPollMs: 500;
-    /** How often a node reads the pause counter, and the pause rows when it moved (250 ms): the contract's 1 s for a pause to act on every node, less a commit and a rebuild's wait. */
+    /** How often a node reads the pause counter, and the pause rows when it moved (250 ms): the contract's 1 s for a pause to act on every node, less a commit. */
     pausePollMs: 250;
     /**
      * How often a node draws quota tokens from the namespaces' buckets in the
