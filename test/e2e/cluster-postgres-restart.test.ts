@@ -36,6 +36,7 @@ import { OrqClient } from "../../src/client/client.ts";
 import { OrqError } from "../../src/client/orq-error.ts";
 import type { Delivery } from "../../src/client/types.ts";
 import { ClusterHarness } from "../support/cluster-harness.ts";
+import { doubleLeases } from "../support/cluster-load.ts";
 import { postgresAvailable, startPostgres, type PostgresServer } from "../support/postgres-server.ts";
 
 const ns = "default";
@@ -223,24 +224,6 @@ async function until(load: Load, cluster: ClusterHarness, done: () => boolean, w
   }
 }
 
-/** Deliveries of one id that broke a lease: a second lease before the first's end, a receipt handed out twice, or any after the ack. */
-function doubleLeases(load: Load): string[] {
-  const byId = new Map<string, Seen[]>();
-  for (const d of load.deliveries) byId.set(d.id, [...(byId.get(d.id) ?? []), d]);
-  const broken: string[] = [];
-  for (const [id, seen] of byId) {
-    seen.sort((a, b) => a.atMs - b.atMs);
-    const ackedAt = load.acked.get(id);
-    for (let i = 1; i < seen.length; i++) {
-      const [a, b] = [seen[i - 1]!, seen[i]!];
-      const why = b.receipt === a.receipt ? "same receipt twice" : b.atMs < a.leaseExpiresAtMs ? "second lease inside the first" : null;
-      if (why !== null) broken.push(`${id}: ${why}: ${JSON.stringify([a, b])}`);
-    }
-    for (const d of seen) if (ackedAt !== undefined && d.atMs > ackedAt) broken.push(`${id}: delivered after its ack at ${ackedAt}: ${JSON.stringify(d)}`);
-  }
-  return broken;
-}
-
 describe.skipIf(!postgresAvailable())("PostgreSQL crashing under load", () => {
   let pg: PostgresServer | null = null;
   let cluster: ClusterHarness | null = null;
@@ -283,7 +266,7 @@ describe.skipIf(!postgresAvailable())("PostgreSQL crashing under load", () => {
     expect(load.failures.filter((f) => f.code === "TIMEOUT" || f.code === "THROWN")).toEqual([]);
     expect(load.failures.filter((f) => !["UNAVAILABLE", "MOVED", "DISCONNECTED"].includes(f.code))).toEqual([]);
     expect(inOutage.some((f) => f.code === "UNAVAILABLE")).toBe(true);
-    expect(doubleLeases(load)).toEqual([]);
+    expect(doubleLeases(load.deliveries, load.acked)).toEqual([]);
     expect(staleStories(load, crashAt)).toEqual([]);
     expect(cluster.nodes.every((node) => node.running)).toBe(true);
   }, 240_000);

@@ -33,6 +33,28 @@ export interface LoadFailure {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Deliveries of one id that broke exclusivity: a second lease before the
+ * first's end, a receipt handed out twice, or any after the ack (`acked`: id
+ * -> when its ack was answered ok).
+ */
+export function doubleLeases(deliveries: readonly Seen[], acked: ReadonlyMap<string, number>): string[] {
+  const byId = new Map<string, Seen[]>();
+  for (const d of deliveries) byId.set(d.id, [...(byId.get(d.id) ?? []), d]);
+  const broken: string[] = [];
+  for (const [id, seen] of byId) {
+    seen.sort((a, b) => a.atMs - b.atMs);
+    const ackedAt = acked.get(id);
+    for (let i = 1; i < seen.length; i++) {
+      const [a, b] = [seen[i - 1]!, seen[i]!];
+      const why = b.receipt === a.receipt ? "same receipt twice" : b.atMs < a.leaseExpiresAtMs ? "second lease inside the first" : null;
+      if (why !== null) broken.push(`${id}: ${why}: ${JSON.stringify([a, b])}`);
+    }
+    for (const d of seen) if (ackedAt !== undefined && d.atMs > ackedAt) broken.push(`${id}: delivered after its ack at ${ackedAt}: ${JSON.stringify(d)}`);
+  }
+  return broken;
+}
+
 export class ClusterLoad {
   /** id -> when its enqueue was answered ok. */
   readonly enqueued = new Map<string, number>();
@@ -76,22 +98,9 @@ export class ClusterLoad {
     return true;
   }
 
-  /** Deliveries of one id that broke exclusivity: a second lease before the first's end, a receipt handed out twice, or any after the ack. */
+  /** Deliveries of one id that broke exclusivity (the function doubleLeases). */
   doubleLeases(): string[] {
-    const byId = new Map<string, Seen[]>();
-    for (const d of this.deliveries) byId.set(d.id, [...(byId.get(d.id) ?? []), d]);
-    const broken: string[] = [];
-    for (const [id, seen] of byId) {
-      seen.sort((a, b) => a.atMs - b.atMs);
-      const ackedAt = this.acked.get(id);
-      for (let i = 1; i < seen.length; i++) {
-        const [a, b] = [seen[i - 1]!, seen[i]!];
-        const why = b.receipt === a.receipt ? "same receipt twice" : b.atMs < a.leaseExpiresAtMs ? "second lease inside the first" : null;
-        if (why !== null) broken.push(`${id}: ${why}: ${JSON.stringify([a, b])}`);
-      }
-      for (const d of seen) if (ackedAt !== undefined && d.atMs > ackedAt) broken.push(`${id}: delivered after its ack at ${ackedAt}: ${JSON.stringify(d)}`);
-    }
-    return broken;
+    return doubleLeases(this.deliveries, this.acked);
   }
 
   /** Failures by op and code, for a report. */
