@@ -1,7 +1,9 @@
 // What a shard move costs a cluster node (decisions/038): ITEMS items on one
 // `orq serve --store postgres` node, then a second node joins (half the
 // shards move to it) or, with --move leave, the second node holds half and
-// leaves with SIGTERM (they move back). Reports how long the adopting node
+// leaves with SIGTERM (they move back), or, with --move kill, is SIGKILLed
+// (the first node takes its shards over once their leases run out: the
+// contract serves them within shard_lease_ms + 2 s). Reports how long the adopting node
 // took to load its shards (each shard's load from its "shard serving" log
 // lines, and the move from its start, a join's process start included, until
 // every moved shard served), and the longest event-loop stall meanwhile: the
@@ -11,6 +13,7 @@
 // the noise floor, the first node's longest ping over 3 s before the move.
 //   npm run bench:shard-move                          # 1,000,000 items, join, its own PostgreSQL
 //   npm run bench:shard-move -- --items 20000 --move leave
+//   npm run bench:shard-move -- --move kill                # the takeover after a SIGKILL
 //   npm run bench:shard-move -- --dsn postgres://user@host/db   # an existing server (its admin database)
 
 import { parseArgs } from "node:util";
@@ -29,6 +32,8 @@ const BATCHES_IN_FLIGHT = 4;
 const PROBE_EVERY_MS = 5;
 /** How long the probe runs before the move, for the machine's noise floor. */
 const BASELINE_MS = 3_000;
+/** The nodes' --shard-lease-ms. */
+const SHARD_LEASE_MS = 5_000;
 
 const { values } = parseArgs({
   options: {
@@ -41,8 +46,8 @@ const { values } = parseArgs({
 const items = Number(values.items);
 const shards = Number(values.shards);
 const move = values.move;
-if (!Number.isSafeInteger(items) || items < 1 || !Number.isSafeInteger(shards) || shards < 2 || (move !== "join" && move !== "leave")) {
-  console.error("usage: shard-move.ts [--items N] [--shards S] [--move join|leave] [--dsn postgres://...]");
+if (!Number.isSafeInteger(items) || items < 1 || !Number.isSafeInteger(shards) || shards < 2 || (move !== "join" && move !== "leave" && move !== "kill")) {
+  console.error("usage: shard-move.ts [--items N] [--shards S] [--move join|leave|kill] [--dsn postgres://...]");
   process.exit(2);
 }
 
@@ -61,7 +66,7 @@ async function database(): Promise<{ url: string; stop(): void }> {
 }
 
 function nodeArgs(url: string, index: number): string[] {
-  return ["--store", url, "--node-id", `n${index}`, "--shards", String(shards), "--shard-lease-ms", "5000"];
+  return ["--store", url, "--node-id", `n${index}`, "--shards", String(shards), "--shard-lease-ms", String(SHARD_LEASE_MS)];
 }
 
 async function owners(client: OrqClient): Promise<Array<string | null>> {
@@ -135,7 +140,7 @@ async function main(): Promise<void> {
     nodes.push(await ServerProcess.start({ args: nodeArgs(db.url, 0) }));
     const c0 = await OrqClient.connect({ host: nodes[0]!.host, port: nodes[0]!.port });
     await waitForMap(c0, (map) => map.every((owner) => owner === "n0"));
-    if (move === "leave") {
+    if (move !== "join") {
       nodes.push(await ServerProcess.start({ args: nodeArgs(db.url, 1) }));
       await waitForMap(c0, (map) => map.filter((owner) => owner === "n1").length === shards / 2);
     }
@@ -170,7 +175,7 @@ async function main(): Promise<void> {
     } else {
       adopter = nodes[0]!;
       linesFrom = adopter.stderrLines.length;
-      await mover!.stop("SIGTERM");
+      await mover!.stop(move === "leave" ? "SIGTERM" : "SIGKILL");
       await waitForMap(c0, (map) => map.every((owner) => owner === "n0"));
       while (servingLines(adopter, linesFrom).length < shards / 2) await Bun.sleep(10);
     }
@@ -184,6 +189,8 @@ async function main(): Promise<void> {
       shards_moved: loads.length,
       items_moved_about: Math.round((items * loads.length) / shards),
       move_ms: Math.round(moveMs),
+      // A SIGKILL's takeover against the contract's bound.
+      takeover_bound_ms: move === "kill" ? SHARD_LEASE_MS + 2000 : null,
       shard_load_ms_sum: loads.reduce((a, b) => a + b, 0),
       shard_load_ms_max: Math.max(...loads),
       n0_ping_ms_max_before_move: Math.round(quietMs),

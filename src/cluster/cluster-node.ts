@@ -458,7 +458,7 @@ export class ClusterNode {
         () => this.schedule(),
         (error: unknown) => this.options.onFatal(error as Error),
       );
-    }, this.ownership.renewIntervalMs);
+    }, this.ownership.nextTickInMs());
   }
 }
 

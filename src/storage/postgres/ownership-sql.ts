@@ -49,8 +49,10 @@ export const releaseSql = `UPDATE orq_shards AS s SET owner = NULL, lease_until 
   WHERE s.shard = h.shard AND s.epoch = h.epoch AND s.owner = $1
   RETURNING s.shard`;
 
-/** Every shard's owner (null when its lease ran out) and epoch. */
-export const shardsSql = `SELECT shard, CASE WHEN lease_until >= now() THEN owner END, epoch FROM orq_shards ORDER BY shard`;
+/** Every shard's owner (null when its lease ran out), epoch, and the ms its owner's lease has left (null when none). */
+export const shardsSql = `SELECT shard, CASE WHEN lease_until >= now() THEN owner END, epoch,
+    CASE WHEN lease_until >= now() THEN extract(epoch FROM lease_until - now()) * 1000 END
+  FROM orq_shards ORDER BY shard`;
 
 /** The live nodes (heartbeat within their own lease), by id. */
 export const liveNodesSql = `SELECT node_id, addr FROM orq_nodes

@@ -62,8 +62,10 @@ export class NodeIdInUseError extends Error {
 
 // A tick is also when a node sees others join or leave and claims or gives
 // up shards, so a long lease must not slow rebalancing or a takeover: ticks
-// come every third of the lease, and at least every tickMsMax.
-const { renewalsPerLease, tickMsMax } = clusterLimits;
+// come every third of the lease, and at least every tickMsMax, and sooner
+// when another node's shard lease ends before then (nextTickInMs).
+// A tick also comes as another node's shard lease ends, if that is sooner (expiryTickMarginMs).
+const { renewalsPerLease, tickMsMax, expiryTickMarginMs } = clusterLimits;
 
 interface Held {
   epoch: number;
@@ -79,6 +81,8 @@ export class ShardOwnership implements ShardFence {
   readonly renewIntervalMs: number;
   private readonly held = new Map<number, Held>();
   private current: ClusterMap;
+  /** Local time at which the first lease of a shard another node owns runs out, as the last tick read it; null when none does. */
+  private othersLeaseEndsAtMs: number | null = null;
   private stopped = false;
   /** The last tick's database error, or null when it went through. */
   lastError: Error | null = null;
@@ -133,6 +137,18 @@ export class ShardOwnership implements ShardFence {
     this.drop(shard, `a commit writing it failed, so it is loaded again from the database (${detail})`);
   }
 
+  /**
+   * How long to wait before the next tick: the regular interval, or less when
+   * a shard another node owns runs out of lease before then (its owner has
+   * stopped renewing), so that shard is claimed as its lease ends.
+   */
+  nextTickInMs(): number {
+    const endsAtMs = this.othersLeaseEndsAtMs;
+    if (endsAtMs === null) return this.renewIntervalMs;
+    const untilMs = endsAtMs + expiryTickMarginMs - this.options.clock.nowMs();
+    return Math.min(this.renewIntervalMs, Math.max(expiryTickMarginMs, untilMs));
+  }
+
   /** The shards this node serves, ascending. */
   servedShards(): number[] {
     return [...this.held.keys()].filter((shard) => this.serving(shard)).sort((a, b) => a - b);
@@ -152,6 +168,7 @@ export class ShardOwnership implements ShardFence {
     const { client, nodeId, incarnation, addr, leaseMs, shardCount } = this.options;
     const sentAtMs = this.options.clock.nowMs();
     const renewing = [...this.held.entries()];
+    this.othersLeaseEndsAtMs = null;
     let liveNodes: Array<{ nodeId: string; addr: string }>;
     try {
       const [beat, renewed, shards, nodes] = await client.transaction(
@@ -183,6 +200,7 @@ export class ShardOwnership implements ShardFence {
         nodes: liveNodes,
         owners: shards.map((row) => (row[1] === null ? null : String(row[1]))),
       };
+      this.othersLeaseEndsAtMs = othersLeaseEnd(shards, nodeId, sentAtMs);
       this.lastError = null;
     } catch (error) {
       if (error instanceof NodeIdInUseError) throw error;
@@ -259,4 +277,18 @@ export class ShardOwnership implements ShardFence {
     if (this.current.owners[shard] === this.nodeId) this.current.owners[shard] = null;
     if (held.serving) this.options.onDrop(shard, reason);
   }
+}
+
+/**
+ * When the first lease of a shard another node owns runs out, in local time:
+ * `sentAtMs` plus the least time left the database reported. The database
+ * read its clock after `sentAtMs`, so this is early by at most the round trip.
+ */
+function othersLeaseEnd(shards: ReadonlyArray<ReadonlyArray<unknown>>, nodeId: string, sentAtMs: number): number | null {
+  let leftMs = Number.POSITIVE_INFINITY;
+  for (const row of shards) {
+    if (row[1] === null || String(row[1]) === nodeId || row[3] === null || row[3] === undefined) continue;
+    leftMs = Math.min(leftMs, Number(row[3]));
+  }
+  return Number.isFinite(leftMs) ? sentAtMs + leftMs : null;
 }

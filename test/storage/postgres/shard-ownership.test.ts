@@ -11,6 +11,7 @@
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ManualClock } from "../../../src/lib/clock.ts";
+import { clusterLimits } from "../../../src/limits.ts";
 import { openPostgresStore } from "../../../src/storage/postgres/postgres-store.ts";
 import { ShardFencedError } from "../../../src/storage/postgres/shard-fence.ts";
 import { NodeIdInUseError, ShardOwnership } from "../../../src/storage/postgres/shard-ownership.ts";
@@ -258,6 +259,39 @@ describe.skipIf(!postgresAvailable())("shard ownership on PostgreSQL", () => {
     expect(b.ownership.map().nodes.map((n) => n.nodeId)).toEqual(["b"]);
   });
 
+
+  test("a node ticks as another node's shard lease ends, when that comes before its next regular tick, and claims the shard then", async () => {
+    const url = await database(4);
+    const a = await node(url, "a", 4);
+    const b = await node(url, "b", 4);
+    await tickAll([a, b]);
+    const aShards = a.ownership.servedShards();
+    expect(aShards.length).toBe(2);
+    // Every owner renewing: the regular interval (a third of the 60 s lease, at most 1 s).
+    expect(b.ownership.nextTickInMs()).toBe(b.ownership.renewIntervalMs);
+    expect(a.ownership.nextTickInMs()).toBe(a.ownership.renewIntervalMs);
+    // a stops renewing: as the database sees it, one of its shards has 300 ms of lease left, the other 2 s.
+    const [soon, later] = aShards as [number, number];
+    await age(url, "UPDATE orq_shards SET lease_until = now() + interval '300 milliseconds' WHERE shard = $1", [soon]);
+    await age(url, "UPDATE orq_shards SET lease_until = now() + interval '2 seconds' WHERE shard = $1", [later]);
+    await b.ownership.tick();
+    // b's clock stands still (ManualClock): the wait is what the database said was left, plus the margin.
+    const waitMs = b.ownership.nextTickInMs();
+    expect(waitMs).toBeGreaterThan(clusterLimits.expiryTickMarginMs);
+    expect(waitMs).toBeLessThanOrEqual(300 + clusterLimits.expiryTickMarginMs);
+    expect(waitMs).toBeLessThan(b.ownership.renewIntervalMs);
+    // Past that point the wait is the margin, never less; once ticked past, the next wait is read afresh.
+    b.clock.advance(400);
+    expect(b.ownership.nextTickInMs()).toBe(clusterLimits.expiryTickMarginMs);
+    // At the lease's end (aged past it here, with a's heartbeat) the tick claims the shard.
+    await age(url, "UPDATE orq_shards SET lease_until = now() - interval '1 millisecond' WHERE shard = $1", [soon]);
+    await age(url, "UPDATE orq_nodes SET heartbeat_at = now() - interval '2 minutes' WHERE node_id = 'a'", []);
+    await b.ownership.tick();
+    expect(b.ownership.servedShards()).toContain(soon);
+    expect(b.ownership.servedShards()).not.toContain(later);
+    // The other shard's lease ends 2 s on: past the regular interval, so the regular tick it is.
+    expect(b.ownership.nextTickInMs()).toBe(b.ownership.renewIntervalMs);
+  });
   test("a live node's id is refused after waiting one lease; a dead one's row is taken over at once", async () => {
     const url = await database(2);
     const live = await node(url, "same", 2);
