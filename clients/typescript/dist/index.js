@@ -1571,6 +1571,7 @@ var clusterLimits = Object.freeze({
   remoteDependenciesPerPollMax: 1000,
   renewalsPerLease: 3,
   tickMsMax: 1000,
+  expiryTickMarginMs: 20,
   storeConnectionsMax: 4,
   storeConnectTimeoutS: 10,
   loadPageRows: 5000,

@@ -62,6 +62,15 @@ export declare const clusterLimits: Readonly<{
     renewalsPerLease: 3;
     /** Longest time between ownership ticks (1 s), whatever the lease: joins, deaths and expired shards are seen at a tick. */
     tickMsMax: 1000;
+    /**
+     * A node ticks this long (20 ms) after another node's shard lease runs out,
+     * when that comes before its next regular tick: the lease's end is read at
+     * each tick (by the database's clock), so a dead node's shards are claimed
+     * as their leases end, not up to a tick interval later. Live owners renew
+     * well before their leases end, so only a node that stopped renewing moves
+     * a tick. Also the shortest wait between two ticks.
+     */
+    expiryTickMarginMs: 20;
     /** Connections of a node's store (4): commits run one at a time; the rest load shards beside them. */
     storeConnectionsMax: 4;
     /** Seconds a store waits for a database connection (10): an unreachable database fails the open or the commit. */
