@@ -71,7 +71,8 @@ export const clusterLimits = Object.freeze({
    * each tick (by the database's clock), so a dead node's shards are claimed
    * as their leases end, not up to a tick interval later. Live owners renew
    * well before their leases end, so only a node that stopped renewing moves
-   * a tick. Also the shortest wait between two ticks.
+   * a tick. Also the shortest wait between two ticks
+   * (docs/decisions/041-takeover-at-lease-end.md).
    */
   expiryTickMarginMs: 20,
   /** Connections of a node's store (4): commits run one at a time; the rest load shards beside them. */

@@ -140,7 +140,8 @@ export class ShardOwnership implements ShardFence {
   /**
    * How long to wait before the next tick: the regular interval, or less when
    * a shard another node owns runs out of lease before then (its owner has
-   * stopped renewing), so that shard is claimed as its lease ends.
+   * stopped renewing), so that shard is claimed as its lease ends
+   * (docs/decisions/041-takeover-at-lease-end.md).
    */
   nextTickInMs(): number {
     const endsAtMs = this.othersLeaseEndsAtMs;
