@@ -184,7 +184,7 @@ export class Matcher {
     const last = this.lastEntry;
     if (last !== null && last.id === kind) return last;
     const entry = this.slots[kind % this.workerKindsMax];
-    assert(entry !== undefined && entry.id === kind, `worker kind ${kind} is unknown or was evicted; call workerKind() again`);
+    if (entry === undefined || entry.id !== kind) assert(false, `worker kind ${kind} is unknown or was evicted; call workerKind() again`);
     this.lastEntry = entry;
     return entry;
   }

@@ -124,7 +124,7 @@ export class SignatureRegistry {
       return linked;
     }
     const preference = this.preferenceById[id];
-    assert(preference !== null && preference !== undefined && this.keyById[id] !== null, `signature ${id} has no preference`);
+    if (preference === null || preference === undefined || this.keyById[id] === null) assert(false, `signature ${id} has no preference`);
     const other = this.internKey(this.requiresById[id] ?? null, preference.variant(held), true);
     this.variantById[id] = other;
     this.variantById[other] = id;
@@ -165,7 +165,7 @@ export class SignatureRegistry {
   release(id: number): void {
     if (id === 0) return;
     const key = this.keyById[id];
-    assert(key !== null && key !== undefined, `release of unknown signature ${id}`);
+    if (key === null || key === undefined) assert(false, `release of unknown signature ${id}`);
     const count = (this.refCounts[id] as number) - 1;
     this.refCounts[id] = count;
     if (count > 0) return;
@@ -187,7 +187,7 @@ export class SignatureRegistry {
   /** The requirements of a live signature; null for id 0 and for preferences alone. Asserts on a free or unknown id. */
   requiresOf(id: number): Requires | null {
     if (id === 0) return null;
-    assert(this.keyById[id] !== null && this.keyById[id] !== undefined, `unknown signature ${id}`);
+    if (this.keyById[id] === null || this.keyById[id] === undefined) assert(false, `unknown signature ${id}`);
     return this.requiresById[id] as Requires | null;
   }
 

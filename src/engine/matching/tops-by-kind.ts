@@ -141,7 +141,7 @@ export class TopsByKind {
   }
 
   removeEntry(slot: number): void {
-    assert(!this.hasTop(slot), `tops by kind: removing slot ${slot} while it has a top`);
+    if (this.hasTop(slot)) assert(false, `tops by kind: removing slot ${slot} while it has a top`);
     this.shared.removeEntry(slot);
     const base = slot * slotStride;
     let mask = (this.slotState[base + maskField] as number) | 0;

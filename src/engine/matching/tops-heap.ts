@@ -93,8 +93,8 @@ export class TopsHeap {
 
   /** Drops an entry whose heap is empty. */
   removeEntry(slot: number): void {
-    assert(this.live[slot] === 1, `tops heap: slot ${slot} is not an entry`);
-    assert(this.positions[slot] === -1, `tops heap: removing slot ${slot} while it has a top`);
+    if (this.live[slot] !== 1) assert(false, `tops heap: slot ${slot} is not an entry`);
+    if (this.positions[slot] !== -1) assert(false, `tops heap: removing slot ${slot} while it has a top`);
     this.live[slot] = 0;
     this.entryCount--;
     this.freeSlots.push(slot);
@@ -125,7 +125,7 @@ export class TopsHeap {
 
   /** The entry's heap now has this best item (new, or changed). */
   setTop(slot: number, priority: number, deliverAtMs: number, order: number): void {
-    assert(this.live[slot] === 1, `tops heap: slot ${slot} is not an entry`);
+    if (this.live[slot] !== 1) assert(false, `tops heap: slot ${slot} is not an entry`);
     let at = this.positions[slot] as number;
     if (at === -1) {
       if ((this.heapSize + 1) * stride > this.records.length) this.records = grownFloat64(this.records, this.records.length * 2);

@@ -60,11 +60,23 @@ const upsertItemsSql = `INSERT INTO orq_items (shard, key, value)
   SELECT s, k, substring($3::bytea FROM o FOR l) FROM unnest($1::integer[], $2::bigint[], $4::integer[], $5::integer[]) AS v(s, k, o, l)
   WHERE v.s IN (SELECT shard FROM ok)
   ON CONFLICT (shard, key) DO UPDATE SET value = EXCLUDED.value RETURNING 1`;
+// A patch or a delete finds each row by its key through a LATERAL lookup and
+// writes it by its ctid, so the only plan is a key lookup per row. Joined
+// directly (`FROM unnest(...) WHERE i.key = v.k`), the plan rests on
+// orq_items' statistics: analyzed while a drained queue's table was empty,
+// they say it holds nothing, and once it refills the planner hashes the
+// whole table for every commit (92 ms a commit at 100,000 rows, a drain at
+// 1,800 items/s for a minute until autovacuum analyzed again;
+// docs/decisions/042-cluster-commit-cpu.md).
 const patchItemsSql = `UPDATE orq_items AS i SET value = overlay(i.value PLACING substring($3::bytea FROM v.o FOR v.l) FROM 1 FOR v.l)
-  FROM unnest($1::integer[], $2::bigint[], $4::integer[], $5::integer[], $6::integer[]) AS v(s, k, o, l, n)
-  WHERE i.shard = v.s AND i.key = v.k AND length(i.value) = v.n AND v.s IN (SELECT shard FROM ok) RETURNING 1`;
-const deleteItemsSql = `DELETE FROM orq_items AS i USING unnest($1::integer[], $2::bigint[]) AS d(shard, key)
-  WHERE i.shard = d.shard AND i.key = d.key AND d.shard IN (SELECT shard FROM ok) RETURNING 1`;
+  FROM (SELECT r.row_id, u.o, u.l, u.n FROM unnest($1::integer[], $2::bigint[], $4::integer[], $5::integer[], $6::integer[]) AS u(s, k, o, l, n)
+    CROSS JOIN LATERAL (SELECT ctid AS row_id FROM orq_items AS j WHERE j.shard = u.s AND j.key = u.k LIMIT 1) AS r
+    WHERE u.s IN (SELECT shard FROM ok)) AS v
+  WHERE i.ctid = v.row_id AND length(i.value) = v.n RETURNING 1`;
+const deleteItemsSql = `DELETE FROM orq_items WHERE ctid = ANY(ARRAY(
+  SELECT r.row_id FROM unnest($1::integer[], $2::bigint[]) AS d(shard, key)
+    CROSS JOIN LATERAL (SELECT ctid AS row_id FROM orq_items AS j WHERE j.shard = d.shard AND j.key = d.key LIMIT 1) AS r
+    WHERE d.shard IN (SELECT shard FROM ok))) RETURNING 1`;
 const upsertOutcomesSql = `INSERT INTO orq_outcomes (id, shard, value)
   SELECT i, s, substring($3::bytea FROM o FOR l) FROM unnest($1::text[], $2::integer[], $4::integer[], $5::integer[]) AS v(i, s, o, l)
   WHERE v.s IN (SELECT shard FROM ok)
@@ -103,14 +115,14 @@ export function encodeCommit(batch: CommitBatch, shardCount: number): EncodedCom
 /** The shard an id or receipt names; any other text is a broken invariant (the engine writes only well-formed ids). */
 export function shardOfId(id: string): number {
   const shard = shardOfIdOrReceipt(id);
-  assert(shard !== null, `outcome id ${id} names no shard`);
+  if (shard === null) assert(false, `outcome id ${id} names no shard`);
   return shard;
 }
 
 /** The statements writing `commit`; puts that only change a prefix of `committed`'s value become patches. */
 export function commitStatements(commit: EncodedCommit, committed: CommittedValue): Statement[] {
   const put = { shards: [] as number[], keys: [] as number[], values: [] as Uint8Array[] };
-  const patch = { shards: [] as number[], keys: [] as number[], prefixes: [] as Uint8Array[], lengths: [] as number[] };
+  const patch = { shards: [] as number[], keys: [] as number[], values: [] as Uint8Array[], prefixLengths: [] as number[], lengths: [] as number[] };
   const del = { shards: [] as number[], keys: [] as number[] };
   for (const [shard, writes] of commit.shards) {
     for (const [key, value] of writes) {
@@ -125,7 +137,8 @@ export function commitStatements(commit: EncodedCommit, committed: CommittedValu
       if (prefix > 0) {
         patch.shards.push(shard);
         patch.keys.push(key);
-        patch.prefixes.push(value.subarray(0, prefix));
+        patch.values.push(value);
+        patch.prefixLengths.push(prefix);
         patch.lengths.push(value.length);
       } else {
         put.shards.push(shard);
@@ -135,11 +148,13 @@ export function commitStatements(commit: EncodedCommit, committed: CommittedValu
     }
   }
   const statements: Statement[] = [];
-  if (put.keys.length > 0) statements.push(valueStatement(upsertItemsSql, [put.shards, put.keys], put.values, []));
+  if (put.keys.length > 0) statements.push(valueStatement(upsertItemsSql, [integerArray(put.shards), integerArray(put.keys)], put.values, []));
   if (patch.keys.length > 0) {
-    statements.push({ ...valueStatement(patchItemsSql, [patch.shards, patch.keys], patch.prefixes, [patch.lengths]), mustWriteShardsParam: 1 });
+    const [bytes, offsets, lengths] = joined(patch.values, patch.prefixLengths);
+    const params = [integerArray(patch.shards), integerArray(patch.keys), bytes, integerArray(offsets), integerArray(lengths), integerArray(patch.lengths)];
+    statements.push({ text: patchItemsSql, params, valueBytes: bytes.length, mustWriteShardsParam: 1 });
   }
-  if (del.keys.length > 0) statements.push({ text: deleteItemsSql, params: [del.shards, del.keys]});
+  if (del.keys.length > 0) statements.push({ text: deleteItemsSql, params: [integerArray(del.shards), integerArray(del.keys)] });
   statements.push(...outcomeStatements(commit.outcomes));
   return statements;
 }
@@ -148,14 +163,35 @@ export function commitStatements(commit: EncodedCommit, committed: CommittedValu
 const patchPrefixMax = 64;
 
 /**
+ * A value's rest past the prefix is compared natively from this many bytes
+ * (512) on: below it a loop is cheaper than the two subarrays and the call
+ * (a drain's leases of 190-byte values spent 7% of the node's CPU in them;
+ * docs/decisions/042-cluster-commit-cpu.md).
+ */
+const nativeCompareFromBytes = 512;
+
+/**
+ * An integer array parameter as PostgreSQL's array text, `{1,2,3}` (the
+ * statement casts it): Bun's client quotes each element of a JS array
+ * through a regular expression, about 75 ns an element, several arrays an
+ * item (docs/decisions/042-cluster-commit-cpu.md).
+ */
+function integerArray(values: readonly number[]): string {
+  return `{${values.join(",")}}`;
+}
+
+/**
  * How many leading bytes (at most patchPrefixMax) of `value` differ from
  * `base` when the rest is equal: 0 when the two are identical, -1 when they
  * differ in length or past that prefix, or the value is no longer than it.
  * The rest is compared natively: a payload may be large.
  */
 export function changedPrefix(base: Uint8Array, value: Uint8Array): number {
-  if (base.length !== value.length || value.length <= patchPrefixMax) return -1;
-  if (Buffer.compare(base.subarray(patchPrefixMax), value.subarray(patchPrefixMax)) !== 0) return -1;
+  const length = value.length;
+  if (base.length !== length || length <= patchPrefixMax) return -1;
+  if (length - patchPrefixMax <= nativeCompareFromBytes) {
+    for (let at = patchPrefixMax; at < length; at++) if (base[at] !== value[at]) return -1;
+  } else if (Buffer.compare(base.subarray(patchPrefixMax), value.subarray(patchPrefixMax)) !== 0) return -1;
   let end = patchPrefixMax;
   while (end > 0 && base[end - 1] === value[end - 1]) end--;
   return end;
@@ -175,7 +211,7 @@ function outcomeStatements(outcomes: Map<string, Uint8Array | null>): Statement[
   }
   const statements: Statement[] = [];
   if (outcomePut.ids.length > 0) {
-    statements.push(valueStatement(upsertOutcomesSql, [outcomePut.ids, outcomePut.shards], outcomePut.values, []));
+    statements.push(valueStatement(upsertOutcomesSql, [outcomePut.ids, integerArray(outcomePut.shards)], outcomePut.values, []));
   }
   if (outcomeDel.length > 0) statements.push({ text: deleteOutcomesSql, params: [outcomeDel]});
   return statements;
@@ -184,22 +220,29 @@ function outcomeStatements(outcomes: Map<string, Uint8Array | null>): Statement[
 /** A statement writing one row per value: `keys` params, then the values joined (offsets, lengths), then `after`. */
 export function valueStatement(text: string, keys: unknown[], values: Uint8Array[], after: unknown[]): Statement {
   const [bytes, offsets, lengths] = joined(values);
-  return { text, params: [...keys, bytes, offsets, lengths, ...after], valueBytes: bytes.length };
+  return { text, params: [...keys, bytes, integerArray(offsets), integerArray(lengths), ...after], valueBytes: bytes.length };
 }
 
-/** The values end to end, with each one's 1-based offset and length (SQL's substring counts from 1). */
-function joined(values: Uint8Array[]): [Uint8Array, number[], number[]] {
+/**
+ * The values end to end (or the first `prefixLengths[i]` bytes of each: a
+ * patch's changed prefix, copied without a view of it per value), with each
+ * one's 1-based offset and length (SQL's substring counts from 1).
+ */
+function joined(values: Uint8Array[], prefixLengths: readonly number[] | null = null): [Uint8Array, number[], number[]] {
   let total = 0;
-  for (const value of values) total += value.length;
+  for (let i = 0; i < values.length; i++) total += prefixLengths === null ? (values[i] as Uint8Array).length : (prefixLengths[i] as number);
   const bytes = new Uint8Array(total);
   const offsets: number[] = [];
   const lengths: number[] = [];
   let at = 0;
-  for (const value of values) {
-    bytes.set(value, at);
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i] as Uint8Array;
+    const length = prefixLengths === null ? value.length : (prefixLengths[i] as number);
+    if (length === value.length) bytes.set(value, at);
+    else for (let j = 0; j < length; j++) bytes[at + j] = value[j] as number;
     offsets.push(at + 1);
-    lengths.push(value.length);
-    at += value.length;
+    lengths.push(length);
+    at += length;
   }
   return [bytes, offsets, lengths];
 }

@@ -116,6 +116,7 @@ export class ItemCache {
   }
 
   private checkShard(shard: number): void {
-    assert(Number.isSafeInteger(shard) && shard >= 0 && shard < this.shards.length, `shard ${shard} out of range`);
+    // The message only when it fails: a template built on every read was 4% of a drain's CPU.
+    if (!(Number.isSafeInteger(shard) && shard >= 0 && shard < this.shards.length)) assert(false, `shard ${shard} out of range`);
   }
 }

@@ -3,7 +3,8 @@
 // (one Number() would read included) is a broken invariant that stops the
 // commit rather than a row written to a wrong or made-up shard. A put is
 // sent as a patch only when it changes a prefix of the committed value within
-// the item header, and the rest is byte for byte the same.
+// the item header, and the rest is byte for byte the same, for small values
+// (compared in a loop) and large ones (compared natively) alike.
 
 import { expect, test } from "bun:test";
 import { AssertionError } from "../../../src/lib/assert.ts";
@@ -35,4 +36,28 @@ test("a put patches the committed value only when all it changes lies within the
   expect(changedPrefix(base, change([99]))).toBe(-1);
   expect(changedPrefix(base, base.slice(0, 99))).toBe(-1);
   expect(changedPrefix(base.slice(0, 64), base.slice(0, 64))).toBe(-1);
+});
+
+test("a large value's rest is compared natively, with the same answers", () => {
+  const base = new Uint8Array(5000).map((_, index) => index % 251);
+  const change = (at: number[]) => {
+    const value = base.slice();
+    for (const index of at) value[index] = (value[index] as number) ^ 0xff;
+    return value;
+  };
+  expect(changedPrefix(base, base.slice())).toBe(0);
+  expect(changedPrefix(base, change([5, 40]))).toBe(41);
+  expect(changedPrefix(base, change([5, 4999]))).toBe(-1);
+  expect(changedPrefix(base, change([600]))).toBe(-1);
+  expect(changedPrefix(base, change([64]))).toBe(-1);
+  // At the loop's edge: 64 + 512 bytes, the rest compared in the loop; one byte more, natively.
+  for (const length of [576, 577]) {
+    const edge = base.slice(0, length);
+    const changed = edge.slice();
+    changed[length - 1] = (changed[length - 1] as number) ^ 1;
+    expect(changedPrefix(edge, changed)).toBe(-1);
+    changed[length - 1] = edge[length - 1] as number;
+    changed[63] = (changed[63] as number) ^ 1;
+    expect(changedPrefix(edge, changed)).toBe(64);
+  }
 });
