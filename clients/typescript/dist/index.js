@@ -813,7 +813,8 @@ class ReplyEncoder {
     const byteLength = utf8Length(value);
     this.stringHeader(byteLength);
     const written = textEncoder.encodeInto(value, this.bytes.subarray(this.pos, this.pos + byteLength)).written;
-    assert(written === byteLength, `reply string: counted ${byteLength} UTF-8 bytes, wrote ${written}`);
+    if (written !== byteLength)
+      assert(false, `reply string: counted ${byteLength} UTF-8 bytes, wrote ${written}`);
     this.pos += byteLength;
   }
   bin(value) {
