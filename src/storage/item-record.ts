@@ -183,10 +183,20 @@ function isU32(value: number): boolean {
 
 /** Append an already encoded item value (a patched stored value) to `to`, after a check of its first bytes. */
 export function appendItemValue(to: ByteWriter, value: Uint8Array): void {
+  checkItemValue(value);
+  to.raw(value);
+}
+
+/** A copy of an item value the engine hands over, checked as appendItemValue checks it (a store that keeps it keeps its own). */
+export function copyItemValue(value: Uint8Array): Uint8Array {
+  checkItemValue(value);
+  return value.slice();
+}
+
+function checkItemValue(value: Uint8Array): void {
   if (!(value.length >= header.headerBytes && value[0] === RECORD_VERSION && value[1] === RecordKind.item)) {
     assert(false, `item value: not a current-version item (${value.length} bytes, version ${value[0]}, kind ${value[1]})`);
   }
-  to.raw(value);
 }
 
 /**

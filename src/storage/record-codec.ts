@@ -50,7 +50,7 @@ import { readItemHeadV1, readItemHeadV2, readMetaV1 } from "./record-readers-leg
 
 // Re-exported so callers keep importing the record encoding from one place.
 export { RecordDecodeError, RecordKind } from "./record-format.ts";
-export { ItemStatePatch, appendItemValue, itemShapeFlags, itemValueBytes, patchItemState } from "./item-record.ts";
+export { ItemStatePatch, appendItemValue, copyItemValue, itemShapeFlags, itemValueBytes, patchItemState } from "./item-record.ts";
 
 // One encoder, decoder and scratch writer, reused: building them per record
 // costs more than the encoding itself (measured when the codec was written).

@@ -22,8 +22,7 @@
 // identical to the committed value is sent as nothing.
 import { assert } from "../../lib/assert.ts";
 import { shardOfIdOrReceipt } from "../../lib/id-grammar.ts";
-import { ByteWriter } from "../byte-cursor.ts";
-import { appendItemValue, encodeItemRecord, encodeOutcomeRecord } from "../record-codec.ts";
+import { copyItemValue, encodeItemRecord, encodeOutcomeRecord } from "../record-codec.ts";
 import type { ItemRecord } from "../record.ts";
 import type { CommitBatch, ItemKey } from "../store.ts";
 
@@ -83,8 +82,6 @@ const upsertOutcomesSql = `INSERT INTO orq_outcomes (id, shard, value)
   ON CONFLICT (id) DO UPDATE SET shard = EXCLUDED.shard, value = EXCLUDED.value RETURNING 1`;
 const deleteOutcomesSql = "DELETE FROM orq_outcomes WHERE id = ANY($1::text[]) AND shard IN (SELECT shard FROM ok) RETURNING 1";
 
-const valueWriter = new ByteWriter();
-
 /** Encode and check every record; throws (a programmer error) before anything is sent. */
 export function encodeCommit(batch: CommitBatch, shardCount: number): EncodedCommit {
   const shards = new Map<number, Map<ItemKey, Uint8Array | null>>();
@@ -99,12 +96,9 @@ export function encodeCommit(batch: CommitBatch, shardCount: number): EncodedCom
       const key = keys[index] as ItemKey;
       const record = records[index] as ItemRecord | Uint8Array | null;
       if (record === null) writes.set(key, null);
-      else if (record instanceof Uint8Array) {
-        // A copy of its own, checked as LMDB's commit checks it.
-        valueWriter.reset();
-        appendItemValue(valueWriter, record);
-        writes.set(key, valueWriter.finish());
-      } else writes.set(key, encodeItemRecord(record));
+      // A copy of its own, checked as LMDB's commit checks it.
+      else if (record instanceof Uint8Array) writes.set(key, copyItemValue(record));
+      else writes.set(key, encodeItemRecord(record));
     }
   }
   const outcomes = new Map<string, Uint8Array | null>();
