@@ -215,7 +215,7 @@ describe.skipIf(!postgresAvailable())("cluster faults with 1,000,000 items", () 
   // The contract's bound, at its edge at this size on the 2-core build box
   // (lease 5 s, bound 7 s): with shards adopted in steps outside the ownership
   // tick, and the survivors ticking as the dead node's leases end, the first
-  // delivery per lost shard came 6.75-6.8 s after the kill
+  // delivery per lost shard came 6.5-6.8 s after the kill in two runs, 7.0-7.2 s in a third
   // (docs/decisions/038-per-shard-moves.md, 041-takeover-at-lease-end.md), so
   // asserting it would fail on a busy machine. Run with --todo to check it.
   test.todo("SIGKILL with 1,000,000 items on the dead node: every lost shard delivers within shard_lease_ms + 2 s of the kill", () => {
