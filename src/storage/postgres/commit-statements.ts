@@ -63,9 +63,10 @@ const upsertItemsSql = `INSERT INTO orq_items (shard, key, value)
 // writes it by its ctid, so the only plan is a key lookup per row. Joined
 // directly (`FROM unnest(...) WHERE i.key = v.k`), the plan rests on
 // orq_items' statistics: analyzed while a drained queue's table was empty,
-// they say it holds nothing, and once it refills the planner hashes the
-// whole table for every commit (92 ms a commit at 100,000 rows, a drain at
-// 1,800 items/s for a minute until autovacuum analyzed again;
+// they say it holds nothing, and once it refills the planner walks whole
+// shards, or the whole table, for every commit (a drain fell to 1,800-6,700
+// items/s until autovacuum analyzed again; a `LATERAL` subquery with a
+// `LIMIT` is not flattened into a join, so it stays a lookup;
 // docs/decisions/042-cluster-commit-cpu.md).
 const patchItemsSql = `UPDATE orq_items AS i SET value = overlay(i.value PLACING substring($3::bytea FROM v.o FOR v.l) FROM 1 FOR v.l)
   FROM (SELECT r.row_id, u.o, u.l, u.n FROM unnest($1::integer[], $2::bigint[], $4::integer[], $5::integer[], $6::integer[]) AS u(s, k, o, l, n)
@@ -178,7 +179,8 @@ function integerArray(values: readonly number[]): string {
  * How many leading bytes (at most patchPrefixMax) of `value` differ from
  * `base` when the rest is equal: 0 when the two are identical, -1 when they
  * differ in length or past that prefix, or the value is no longer than it.
- * The rest is compared natively: a payload may be large.
+ * The rest is compared in a loop when short, natively when long (a payload
+ * may be large).
  */
 export function changedPrefix(base: Uint8Array, value: Uint8Array): number {
   const length = value.length;
