@@ -145,9 +145,8 @@ export function commitStatements(commit: EncodedCommit, committed: CommittedValu
   const statements: Statement[] = [];
   if (put.keys.length > 0) statements.push(valueStatement(upsertItemsSql, [integerArray(put.shards), integerArray(put.keys)], put.values, []));
   if (patch.keys.length > 0) {
-    const [bytes, offsets, lengths] = joined(patch.values, patch.prefixLengths);
-    const params = [integerArray(patch.shards), integerArray(patch.keys), bytes, integerArray(offsets), integerArray(lengths), integerArray(patch.lengths)];
-    statements.push({ text: patchItemsSql, params, valueBytes: bytes.length, mustWriteShardsParam: 1 });
+    const keys = [integerArray(patch.shards), integerArray(patch.keys)];
+    statements.push({ ...valueStatement(patchItemsSql, keys, patch.values, [integerArray(patch.lengths)], patch.prefixLengths), mustWriteShardsParam: 1 });
   }
   if (del.keys.length > 0) statements.push({ text: deleteItemsSql, params: [integerArray(del.shards), integerArray(del.keys)] });
   statements.push(...outcomeStatements(commit.outcomes));
@@ -213,9 +212,9 @@ function outcomeStatements(outcomes: Map<string, Uint8Array | null>): Statement[
   return statements;
 }
 
-/** A statement writing one row per value: `keys` params, then the values joined (offsets, lengths), then `after`. */
-export function valueStatement(text: string, keys: unknown[], values: Uint8Array[], after: unknown[]): Statement {
-  const [bytes, offsets, lengths] = joined(values);
+/** A statement writing one row per value (or its first `prefixLengths[i]` bytes): `keys` params, then the values joined (offsets, lengths), then `after`. */
+export function valueStatement(text: string, keys: unknown[], values: Uint8Array[], after: unknown[], prefixLengths: readonly number[] | null = null): Statement {
+  const [bytes, offsets, lengths] = joined(values, prefixLengths);
   return { text, params: [...keys, bytes, integerArray(offsets), integerArray(lengths), ...after], valueBytes: bytes.length };
 }
 
