@@ -29,7 +29,7 @@ const topic = "big";
 const shards = 6;
 const items = 1_000_000;
 const batch = 1000;
-/** Long enough that a node's rebuild of 1,000,000 items (about 1.5 s) does not cost it its own shards. */
+/** The contract's default shard lease: a node's renewals go on while a shard of 500,000 items loads beside them (decision 038). */
 const leaseMs = 5000;
 /** The contract's bound on a takeover. */
 const takeoverBoundMs = leaseMs + 2000;

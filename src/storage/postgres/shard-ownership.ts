@@ -14,7 +14,7 @@
 import type { Clock } from "../../lib/clock.ts";
 import { clusterLimits } from "../../limits.ts";
 import type { ShardFence } from "./shard-fence.ts";
-import { int8Value, type SqlClient } from "./sql-client.ts";
+import { int8Value, type SqlClient, type SqlRow } from "./sql-client.ts";
 import {
   claimSql,
   heartbeatSql,
@@ -285,7 +285,7 @@ export class ShardOwnership implements ShardFence {
  * `sentAtMs` plus the least time left the database reported. The database
  * read its clock after `sentAtMs`, so this is early by at most the round trip.
  */
-function othersLeaseEnd(shards: ReadonlyArray<ReadonlyArray<unknown>>, nodeId: string, sentAtMs: number): number | null {
+function othersLeaseEnd(shards: readonly SqlRow[], nodeId: string, sentAtMs: number): number | null {
   let leftMs = Number.POSITIVE_INFINITY;
   for (const row of shards) {
     if (row[1] === null || String(row[1]) === nodeId || row[3] === null || row[3] === undefined) continue;

@@ -259,7 +259,6 @@ describe.skipIf(!postgresAvailable())("shard ownership on PostgreSQL", () => {
     expect(b.ownership.map().nodes.map((n) => n.nodeId)).toEqual(["b"]);
   });
 
-
   test("a node ticks as another node's shard lease ends, when that comes before its next regular tick, and claims the shard then", async () => {
     const url = await database(4);
     const a = await node(url, "a", 4);
