@@ -1,7 +1,8 @@
 // BENCHMARKS.md's table of cluster mode beside the PostgreSQL queues, made
 // from the JSON of `npm run bench:pg-compare`: one row per system and
 // configuration with its four rates and its WAL per item, then issue 54's
-// targets, each a ratio measured within the one run.
+// targets, each a ratio measured within the one run. Its first line says how
+// the run was made, the warm-up before each pair included.
 //
 //   bun bench/cluster/compare-page.ts bench/results-pg-compare.json                        # print it
 //   bun bench/cluster/compare-page.ts bench/results-pg-compare.json --write BENCHMARKS.md  # replace it between the markers
@@ -108,10 +109,15 @@ export function comparePage(report: CompareReport, source: string): string {
   const when = report.startedAt.slice(0, 16).replace("T", " ");
   const pg = report.postgres;
   const settings = `PostgreSQL ${pg["server_version"] ?? "?"} (fsync ${pg["fsync"] ?? "?"}, synchronous_commit ${pg["synchronous_commit"] ?? "?"}, full_page_writes ${pg["full_page_writes"] ?? "?"})`;
+  const warmupItems = report.options.warmupItems ?? 0;
+  const warmUp =
+    warmupItems === 0
+      ? "no warm-up before the timed run"
+      : `each after a warm-up of ${num(warmupItems)} items in the same shape on the same database and nodes, not counted (decisions/044)`;
   const notes = [...countNotes(report.results), ...Object.entries(report.failed).map(([name, reason]) => `${name} failed: ${reason.split("\n")[0]}.`)];
   return [
     `Made by \`bun bench/cluster/compare-page.ts ${source}\` from one run started ${when} UTC on ${m.cpuModel}, ${m.nproc} vCPU, Bun ${m.bun}, ${settings}: ` +
-      `${num(report.options.items)} items per pair.${notes.length === 0 ? "" : ` ${notes.join(" ")}`}`,
+      `${num(report.options.items)} items per pair, ${warmUp}.${notes.length === 0 ? "" : ` ${notes.join(" ")}`}`,
     "",
     rateTable(report.results),
     "",

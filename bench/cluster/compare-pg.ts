@@ -13,11 +13,23 @@
 // priorities 0..1000. Beside each rate: the WAL the PostgreSQL cluster wrote
 // per item over the pair (wal-meter.ts), and whether every item was
 // processed exactly once.
+// The comparison is of long-running services in their steady state, but
+// orq's sessions start fresh node processes whose JIT has seen none of its
+// code, while the libraries run in this process, warmed by the pairs before.
+// So every pair of every system first runs a warm-up (--warmup-items, 2,000
+// by default, 0 for none): once its session is open, the same shape (same
+// producers, consumers, per-call sizes and priority order) enqueues and
+// drains that many items on the same database and nodes, under a topic,
+// queue or task of its own, all processed exactly once or the pair fails.
+// The WAL mark and the timed enqueue and drain come after it; the warm-up's
+// items are in no rate, WAL figure or exactly-once count of the timed run
+// (docs/decisions/044-comparison-warm-up.md).
 // Everything shares this machine's cores: the figures compare costs per item
 // on one box, not how each system scales.
 //
 //   npm run bench:pg-compare                                   # 20,000 items, every system
-//   npm run bench:pg-compare -- --items 2000 --nodes 1 --out /tmp/pg.json
+//   npm run bench:pg-compare -- --items 2000 --warmup-items 500 --nodes 1 --out /tmp/pg.json
+//   npm run bench:pg-compare -- --warmup-items 0                # as before the warm-up
 //   npm run bench:pg-compare -- --systems orq --orders random --pairs batched
 //   npm run bench:pg-compare -- --dsn postgres://user@host/db  # an existing server (its admin database)
 //   ORQ_BENCH_MAIN=/other/checkout/src/cli/main.ts npm run bench:pg-compare -- --systems orq
@@ -31,7 +43,7 @@ import { startPostgres } from "../../test/support/postgres-server.ts";
 import { describeMachine } from "../load/machine.ts";
 import type { PriorityOrder } from "../load/priorities.ts";
 import type { CompareReport } from "./compare-report.ts";
-import { type PairResult, type PairSession, ProcessedLedger, SHAPE_PAIRS, type ShapePair } from "./compare-shapes.ts";
+import { type PairResult, type PairSession, ProcessedLedger, SHAPE_PAIRS, type ShapePair, WARMUP_ITEMS_DEFAULT } from "./compare-shapes.ts";
 import { openGraphileSession } from "./graphile-session.ts";
 import { openOrqSession } from "./orq-session.ts";
 import { openPgBossSession } from "./pg-boss-session.ts";
@@ -42,7 +54,7 @@ const REPO_ROOT = join(import.meta.dir, "..", "..");
 /** One row of the comparison: a system in one configuration. */
 interface Contender {
   label: string;
-  open(url: string, pair: ShapePair, ledger: ProcessedLedger): Promise<PairSession>;
+  open(url: string, pair: ShapePair): Promise<PairSession>;
 }
 
 function packageVersion(name: string): string {
@@ -56,7 +68,7 @@ function contenders(systems: string[], nodes: number[], orders: PriorityOrder[])
     for (const order of orders) {
       for (const count of nodes) {
         const label = `orq, ${count} node${count === 1 ? "" : "s"}${order === "random" ? ", random priorities" : ""}`;
-        out.push({ label, open: (url, pair, ledger) => openOrqSession(url, pair, ledger, { nodes: count, order }) });
+        out.push({ label, open: (url, pair) => openOrqSession(url, pair, { nodes: count, order }) });
       }
     }
   }
@@ -65,14 +77,27 @@ function contenders(systems: string[], nodes: number[], orders: PriorityOrder[])
   return out;
 }
 
-/** Runs one pair on a fresh database and measures it. */
-async function measurePair(contender: Contender, url: string, pair: ShapePair, items: number, wal: WalMeter): Promise<PairResult> {
+/** Enqueues and drains `items` warm-up items in the pair's shape, and fails the pair unless each was processed exactly once. */
+async function warmUp(session: PairSession, items: number): Promise<void> {
+  if (items === 0) return;
   const ledger = new ProcessedLedger(items);
-  const session = await contender.open(url, pair, ledger);
+  await session.enqueue("warm-up", ledger);
+  await session.drain("warm-up", ledger);
+  if (ledger.distinct !== items || ledger.duplicates > 0) {
+    throw new Error(`warm-up: ${ledger.distinct} of ${items} items processed, ${ledger.duplicates} more than once`);
+  }
+}
+
+/** Runs one pair on a fresh database, after its warm-up, and measures it. */
+async function measurePair(contender: Contender, url: string, pair: ShapePair, counts: { items: number; warmupItems: number }, wal: WalMeter): Promise<PairResult> {
+  const { items } = counts;
+  const session = await contender.open(url, pair);
   try {
+    await warmUp(session, counts.warmupItems);
+    const ledger = new ProcessedLedger(items);
     const lsn = await wal.mark();
-    const enqueuePerS = await session.enqueue();
-    const drainPerS = await session.drain();
+    const enqueuePerS = await session.enqueue("timed", ledger);
+    const drainPerS = await session.drain("timed", ledger);
     const walBytes = await wal.bytesSince(lsn);
     return { items, enqueuePerS, drainPerS, walBytesPerItem: walBytes / items, processed: ledger.processed, distinct: ledger.distinct, duplicates: ledger.duplicates };
   } finally {
@@ -124,6 +149,7 @@ function parseOptions() {
   const { values } = parseArgs({
     options: {
       items: { type: "string", default: "20000" },
+      "warmup-items": { type: "string", default: String(WARMUP_ITEMS_DEFAULT) },
       nodes: { type: "string", default: "1,2,3" },
       orders: { type: "string", default: "fifo,random" },
       pairs: { type: "string", default: SHAPE_PAIRS.join(",") },
@@ -134,6 +160,8 @@ function parseOptions() {
   });
   const items = Number(values.items);
   if (!Number.isInteger(items) || items < 1) throw new Error(`--items must be a positive integer, got ${values.items}`);
+  const warmupItems = Number(values["warmup-items"]);
+  if (!Number.isInteger(warmupItems) || warmupItems < 0) throw new Error(`--warmup-items must be an integer of 0 or more, got ${values["warmup-items"]}`);
   const list = (text: string) => text.split(",").filter((part) => part.length > 0);
   const nodes = list(values.nodes).map(Number);
   if (nodes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--nodes must list positive integers, got ${values.nodes}`);
@@ -145,7 +173,7 @@ function parseOptions() {
   const unknown = systems.filter((s) => !["orq", "graphile-worker", "pg-boss"].includes(s));
   if (unknown.length > 0) throw new Error(`--systems takes orq, graphile-worker and pg-boss, got ${unknown.join(",")}`);
   const out = values.out ?? join(REPO_ROOT, ".bench-out", `pg-compare-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
-  return { items, nodes, orders, pairs, systems, dsn: values.dsn, out };
+  return { items, warmupItems, nodes, orders, pairs, systems, dsn: values.dsn, out };
 }
 
 async function main(): Promise<void> {
@@ -158,17 +186,18 @@ async function main(): Promise<void> {
     finishedAt: "",
     machine: describeMachine(),
     postgres: await wal.serverSettings(),
-    options: { items: options.items, nodes: options.nodes, orders: options.orders, pairs: options.pairs, systems: options.systems },
+    options: { items: options.items, warmupItems: options.warmupItems, nodes: options.nodes, orders: options.orders, pairs: options.pairs, systems: options.systems },
     results: {},
     failed: {},
   };
+  console.log(`warm-up: ${options.warmupItems} items per pair before its timed run, not counted`);
   try {
     for (const contender of contenders(options.systems, options.nodes, options.orders)) {
       report.results[contender.label] = {};
       for (const pair of options.pairs) {
         const url = await server.createDatabase(pair);
         try {
-          const result = await measurePair(contender, url, pair, options.items, wal);
+          const result = await measurePair(contender, url, pair, options, wal);
           report.results[contender.label]![pair] = result;
           console.log(
             `${contender.label}, ${pair}: enqueue ${perS(result.enqueuePerS)}/s, drain ${perS(result.drainPerS)}/s, ` +

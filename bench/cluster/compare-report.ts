@@ -10,7 +10,15 @@ export interface CompareReport {
   machine: MachineInfo;
   /** PostgreSQL's server_version, fsync, synchronous_commit, full_page_writes and wal_level. */
   postgres: Record<string, string>;
-  options: { items: number; nodes: number[]; orders: string[]; pairs: string[]; systems: string[] };
+  options: {
+    items: number;
+    /** Items each pair enqueued and drained before its timed run (decision 044); absent in reports from before the warm-up, which had none. */
+    warmupItems?: number;
+    nodes: number[];
+    orders: string[];
+    pairs: string[];
+    systems: string[];
+  };
   /** By contender label ("orq, 3 nodes", "pg-boss 12.38.1"), then by pair. */
   results: Record<string, Partial<Record<ShapePair, PairResult>>>;
   /** "label, pair" → the error that stopped it. */

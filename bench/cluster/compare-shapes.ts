@@ -1,7 +1,8 @@
 // What the PostgreSQL comparison measures, shared by every system's runner:
 // the two shape pairs (batched: enqueue 100 per call, then drain in batches;
 // single: enqueue one per call, then drain one at a time), the producers'
-// loop, and the ledger that checks every item was processed exactly once.
+// loop, the ledger that checks every item was processed exactly once, and
+// the two phases a session runs (a warm-up, then the timed run).
 // Each item carries its index (0..items-1) in its payload, so the ledger
 // counts by index, not by the system's own ids.
 
@@ -119,11 +120,27 @@ export class StallWatch {
   }
 }
 
-/** One system's pair on a fresh database: set up by its runner, measured by measurePair. */
+/**
+ * Which items a session is handling. The warm-up's go under a name of their
+ * own (orq's topic, pg-boss's queue, graphile-worker's task), so the timed
+ * run's name is first used by the timed run, as it was before there was a
+ * warm-up, and nothing the warm-up left could reach the timed consumers
+ * (docs/decisions/044-comparison-warm-up.md).
+ */
+export type Phase = "warm-up" | "timed";
+
+/** Items enqueued and drained before the timed run of each pair, unless --warmup-items says otherwise. */
+export const WARMUP_ITEMS_DEFAULT = 2_000;
+
+/**
+ * One system's pair on a fresh database: set up by its runner, warmed up and
+ * measured by measurePair. A phase's enqueue and drain share its ledger, which
+ * says how many items there are.
+ */
 export interface PairSession {
-  /** Enqueue every item; resolves with items per second. */
-  enqueue(): Promise<number>;
+  /** Enqueue every item of the ledger; resolves with items per second. */
+  enqueue(phase: Phase, ledger: ProcessedLedger): Promise<number>;
   /** Process every item exactly as the system's consumer would; resolves with items per second. */
-  drain(): Promise<number>;
+  drain(phase: Phase, ledger: ProcessedLedger): Promise<number>;
   close(): Promise<void>;
 }

@@ -19,12 +19,15 @@
 // The drain's clock runs from run() until every job's task has run and its
 // completion has committed (graphile-worker deletes a completed job, so: until
 // the jobs table is empty); a job left in the table after the pool stops
-// fails the run.
+// fails the run. The warm-up's jobs name a task of their own, and its pool
+// (started and stopped by the warm-up's drain) knows only that task; the
+// timed run's pool knows only the timed task, as it did without a warm-up.
 
 import { Logger, makeWorkerUtils, run, type WorkerUtils } from "graphile-worker";
-import { BATCH_ITEMS, DRAIN_STALL_MS, LOOPS, type PairSession, type ProcessedLedger, type ShapePair, StallWatch, jsonPayload, produce } from "./compare-shapes.ts";
+import { BATCH_ITEMS, DRAIN_STALL_MS, LOOPS, type PairSession, type Phase, type ShapePair, StallWatch, jsonPayload, produce } from "./compare-shapes.ts";
 
-const TASK = "t";
+/** The timed run's task identifier, and the warm-up's. */
+const TASKS: Record<Phase, string> = { timed: "t", "warm-up": "warm-up" };
 /** How often the drain looks at the ledger to see whether it is done. */
 const DONE_POLL_MS = 5;
 
@@ -46,24 +49,26 @@ async function jobsLeft(utils: WorkerUtils): Promise<number> {
   return result.rows[0]!.n;
 }
 
-export async function openGraphileSession(url: string, pair: ShapePair, ledger: ProcessedLedger): Promise<PairSession> {
+export async function openGraphileSession(url: string, pair: ShapePair): Promise<PairSession> {
   const utils = await makeWorkerUtils({ connectionString: url, maxPoolSize: LOOPS + 2, logger: quietLogger });
   await utils.migrate();
   const perCall = pair === "batched" ? BATCH_ITEMS : 1;
   return {
-    enqueue: () =>
-      produce(ledger.items, perCall, async (indexes) => {
-        if (pair === "batched") await utils.addJobs(indexes.map((i) => ({ identifier: TASK, payload: jsonPayload(i) })));
-        else await utils.addJob(TASK, jsonPayload(indexes[0]!));
-      }),
-    async drain() {
+    enqueue(phase, ledger) {
+      const task = TASKS[phase];
+      return produce(ledger.items, perCall, async (indexes) => {
+        if (pair === "batched") await utils.addJobs(indexes.map((i) => ({ identifier: task, payload: jsonPayload(i) })));
+        else await utils.addJob(task, jsonPayload(indexes[0]!));
+      });
+    },
+    async drain(phase, ledger) {
       const watch = new StallWatch(ledger);
       const start = performance.now();
       const runner = await run({
         connectionString: url,
         noHandleSignals: true,
         logger: quietLogger,
-        taskList: { [TASK]: async (payload) => ledger.record((payload as { i: number }).i) },
+        taskList: { [TASKS[phase]]: async (payload) => ledger.record((payload as { i: number }).i) },
         ...workerOptions(pair),
       });
       let endMs: number;

@@ -6,17 +6,21 @@
 //   single:  8 producers enqueue one item per call; 8 consumers dequeue one
 //            and ack it.
 // Items carry priority 0 (FIFO) or a seeded random priority 0..1000, the
-// load generator's sequence (bench/load/priorities.ts). ORQ_BENCH_MAIN runs
+// load generator's sequence (bench/load/priorities.ts), from its start in
+// each phase. The warm-up's items go to a topic of their own on the same
+// nodes and namespace; the timed run's topic is first used by the timed
+// enqueue, as without a warm-up. ORQ_BENCH_MAIN runs
 // another checkout's server, as it does for bench:load (a before/after on one
 // machine state).
 
 import { OrqClusterClient } from "../../src/client/cluster-client.ts";
 import { ServerProcess } from "../../test/support/server-process.ts";
 import { Priorities, type PriorityOrder } from "../load/priorities.ts";
-import { BATCH_ITEMS, LOOPS, PAYLOAD_BYTES, type PairSession, type ProcessedLedger, type ShapePair, StallWatch, produce } from "./compare-shapes.ts";
+import { BATCH_ITEMS, LOOPS, PAYLOAD_BYTES, type PairSession, type Phase, type ShapePair, StallWatch, produce } from "./compare-shapes.ts";
 
 const NAMESPACE = "bench";
-const TOPIC = "t";
+/** The timed run's topic, and the warm-up's. */
+const TOPICS: Record<Phase, string> = { timed: "t", "warm-up": "warm-up" };
 /** Shards per cluster, as bench/probes/cluster-throughput.ts runs it. */
 const SHARDS = 16;
 /** How long a dequeue waits for an item before the loop looks again. */
@@ -53,30 +57,38 @@ function indexOf(payload: Uint8Array): number {
   return new DataView(payload.buffer, payload.byteOffset, payload.byteLength).getUint32(0);
 }
 
-export async function openOrqSession(url: string, pair: ShapePair, ledger: ProcessedLedger, options: OrqOptions): Promise<PairSession> {
+/** The priorities of a phase's items by index: the seeded sequence from its start, worked out before the clock starts. */
+function prioritiesFor(items: number, order: PriorityOrder): number[] {
+  const priorities = new Priorities(order);
+  return Array.from({ length: items }, () => priorities.next());
+}
+
+export async function openOrqSession(url: string, pair: ShapePair, options: OrqOptions): Promise<PairSession> {
   const nodes: ServerProcess[] = [];
   for (let i = 0; i < options.nodes; i++) nodes.push(await ServerProcess.start({ args: nodeArgs(url, i), main: ORQ_MAIN }));
   const client = await OrqClusterClient.connect({ host: nodes[0]!.host, port: nodes[0]!.port });
   await awaitOwnership(client, options.nodes);
-  const priorities = new Priorities(options.order);
-  const priorityOf = Array.from({ length: ledger.items }, () => priorities.next());
   const perCall = pair === "batched" ? BATCH_ITEMS : 1;
   return {
-    enqueue: () =>
-      produce(ledger.items, perCall, async (indexes) => {
+    enqueue(phase, ledger) {
+      const topic = TOPICS[phase];
+      const priorityOf = prioritiesFor(ledger.items, options.order);
+      return produce(ledger.items, perCall, async (indexes) => {
         await client.enqueue(
           NAMESPACE,
-          indexes.map((i) => ({ topic: TOPIC, payload: payloadFor(i), priority: priorityOf[i]! })),
+          indexes.map((i) => ({ topic, payload: payloadFor(i), priority: priorityOf[i]! })),
         );
-      }),
-    async drain() {
+      });
+    },
+    async drain(phase, ledger) {
+      const topic = TOPICS[phase];
       const watch = new StallWatch(ledger);
       const start = performance.now();
       await Promise.all(
         Array.from({ length: LOOPS }, async () => {
           while (!ledger.done) {
             watch.check();
-            const got = await client.dequeue(NAMESPACE, { topics: [{ topic: TOPIC, count: perCall }], waitMs: DEQUEUE_WAIT_MS });
+            const got = await client.dequeue(NAMESPACE, { topics: [{ topic, count: perCall }], waitMs: DEQUEUE_WAIT_MS });
             if (got.length === 0) continue;
             // A stale receipt (its lease ran out and the item went back) is not a processed item.
             const { stale } = await client.ack(NAMESPACE, got.map((d) => d.receipt));
@@ -85,7 +97,11 @@ export async function openOrqSession(url: string, pair: ShapePair, ledger: Proce
           }
         }),
       );
-      return ledger.ratePerS(start);
+      const rate = ledger.ratePerS(start);
+      // The cluster client answers a dequeue with the first node's deliveries and leaves the
+      // other nodes' long polls running: let the warm-up's last ones end before the timed run.
+      if (phase === "warm-up") await Bun.sleep(DEQUEUE_WAIT_MS);
+      return rate;
     },
     async close() {
       await client.close();

@@ -9,45 +9,51 @@
 // Supervision (maintenance: expiring, archiving and deleting completed jobs)
 // and cron scheduling are off, so the run measures the per-job path; a
 // completed job's row stays until maintenance deletes it, and that later
-// delete is not in the WAL figure.
+// delete is not in the WAL figure. The warm-up's jobs go to a queue of their
+// own, created by the warm-up; the timed run's queue is created at open, as
+// it was without a warm-up.
 
 import { PgBoss } from "pg-boss";
-import { BATCH_ITEMS, LOOPS, type PairSession, type ProcessedLedger, type ShapePair, StallWatch, jsonPayload, produce } from "./compare-shapes.ts";
+import { BATCH_ITEMS, LOOPS, type PairSession, type Phase, type ShapePair, StallWatch, jsonPayload, produce } from "./compare-shapes.ts";
 
-const QUEUE = "bench";
+/** The timed run's queue, and the warm-up's. */
+const QUEUES: Record<Phase, string> = { timed: "bench", "warm-up": "bench-warm-up" };
 
-export async function openPgBossSession(url: string, pair: ShapePair, ledger: ProcessedLedger): Promise<PairSession> {
+export async function openPgBossSession(url: string, pair: ShapePair): Promise<PairSession> {
   const boss = new PgBoss({ connectionString: url, max: LOOPS + 2, supervise: false, schedule: false });
   const errors: unknown[] = [];
   boss.on("error", (error) => errors.push(error));
   await boss.start();
-  await boss.createQueue(QUEUE);
+  await boss.createQueue(QUEUES.timed);
   const perCall = pair === "batched" ? BATCH_ITEMS : 1;
   const failIfErrored = () => {
     if (errors.length > 0) throw new Error(`pg-boss reported an error: ${String(errors[0])}`);
   };
   return {
-    async enqueue() {
+    async enqueue(phase, ledger) {
+      const queue = QUEUES[phase];
+      if (phase === "warm-up") await boss.createQueue(queue);
       const rate = await produce(ledger.items, perCall, async (indexes) => {
-        if (pair === "batched") await boss.insert(QUEUE, indexes.map((i) => ({ data: jsonPayload(i) })));
-        else await boss.send(QUEUE, jsonPayload(indexes[0]!));
+        if (pair === "batched") await boss.insert(queue, indexes.map((i) => ({ data: jsonPayload(i) })));
+        else await boss.send(queue, jsonPayload(indexes[0]!));
       });
       failIfErrored();
       return rate;
     },
-    async drain() {
+    async drain(phase, ledger) {
+      const queue = QUEUES[phase];
       const watch = new StallWatch(ledger);
       const start = performance.now();
       await Promise.all(
         Array.from({ length: LOOPS }, async () => {
           while (!ledger.done) {
             watch.check();
-            const jobs = await boss.fetch<{ i: number }>(QUEUE, { batchSize: perCall });
+            const jobs = await boss.fetch<{ i: number }>(queue, { batchSize: perCall });
             if (jobs.length === 0) {
               await Bun.sleep(10);
               continue;
             }
-            await boss.complete(QUEUE, jobs.map((job) => job.id));
+            await boss.complete(queue, jobs.map((job) => job.id));
             for (const job of jobs) ledger.record(job.data.i);
           }
         }),

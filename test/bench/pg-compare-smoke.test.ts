@@ -1,8 +1,10 @@
 // Goal: keep the PostgreSQL comparison (bench/cluster/compare-pg.ts) from
-// rotting. Runs it at a tiny size (200 items, one orq node, both priority
-// orders) on its own PostgreSQL and checks that every system ran both shape
-// pairs and processed every item exactly once, that the WAL figure was read,
-// and that the page renders every row. No timings are asserted: a rate only
+// rotting. Runs it at a tiny size (200 items after a warm-up of 50, one orq
+// node, both priority orders) on its own PostgreSQL and checks that every
+// system ran both shape pairs and processed every timed item exactly once (a
+// warm-up item reaching the timed consumers would count as a repeat), that
+// the report records the warm-up, that the WAL figure was read, and that the
+// page renders every row and the warm-up. No timings are asserted: a rate only
 // has to be a number above zero.
 
 import { describe, expect, test } from "bun:test";
@@ -15,6 +17,7 @@ import { postgresAvailable } from "../support/postgres-server.ts";
 
 const REPO_ROOT = join(import.meta.dir, "..", "..");
 const ITEMS = 200;
+const WARMUP_ITEMS = 50;
 /** The run takes about 30 s on the 2-core build box; the margin covers a loaded CI machine. */
 const RUN_TIMEOUT_MS = 240_000;
 const EXPECTED_LABELS = ["orq, 1 node", "orq, 1 node, random priorities", "graphile-worker", "pg-boss"];
@@ -27,13 +30,14 @@ describe.skipIf(!postgresAvailable())("bench:pg-compare at a tiny size", () => {
     async () => {
       const outDir = mkdtempSync(join(tmpdir(), "orq-pg-compare-smoke-"));
       const outPath = join(outDir, "pg-compare.json");
-      const argv = [join(REPO_ROOT, "bench", "cluster", "compare-pg.ts"), "--items", String(ITEMS), "--nodes", "1", "--out", outPath];
+      const argv = [join(REPO_ROOT, "bench", "cluster", "compare-pg.ts"), "--items", String(ITEMS), "--warmup-items", String(WARMUP_ITEMS), "--nodes", "1", "--out", outPath];
       const child = Bun.spawn([process.execPath, ...argv], { cwd: REPO_ROOT, stdout: "pipe", stderr: "pipe" });
       const [exitCode, stderr] = await Promise.all([child.exited, new Response(child.stderr).text(), new Response(child.stdout).text()]);
       expect({ exitCode, stderr: exitCode === 0 ? "" : stderr.slice(-3000) }).toEqual({ exitCode: 0, stderr: "" });
       report = JSON.parse(readFileSync(outPath, "utf8")) as CompareReport;
       rmSync(outDir, { recursive: true, force: true });
       expect(report.failed).toEqual({});
+      expect(report.options.warmupItems).toBe(WARMUP_ITEMS);
     },
     RUN_TIMEOUT_MS,
   );
@@ -68,6 +72,7 @@ describe.skipIf(!postgresAvailable())("bench:pg-compare at a tiny size", () => {
     if (report === null) throw new Error("the run wrote no report");
     const page = comparePage(report, "smoke.json");
     for (const label of Object.keys(report.results)) expect(page).toContain(`| ${label} |`);
+    expect(page).toContain(`after a warm-up of ${WARMUP_ITEMS} items`);
     const benchmarks = readFileSync(join(REPO_ROOT, "BENCHMARKS.md"), "utf8");
     expect(replaceBetweenMarkers(benchmarks, page)).toContain(`${BEGIN}\n${page}\n${END}`);
   });
