@@ -113,7 +113,7 @@ export function comparePage(report: CompareReport, source: string): string {
   const warmUp =
     warmupItems === 0
       ? "no warm-up before the timed run"
-      : `each after a warm-up of ${num(warmupItems)} items in the same shape on the same database and nodes, not counted (decisions/044)`;
+      : `each after a warm-up of ${num(warmupItems)} items in the same shape on the same database and nodes, not counted (decisions/043)`;
   const notes = [...countNotes(report.results), ...Object.entries(report.failed).map(([name, reason]) => `${name} failed: ${reason.split("\n")[0]}.`)];
   return [
     `Made by \`bun bench/cluster/compare-page.ts ${source}\` from one run started ${when} UTC on ${m.cpuModel}, ${m.nproc} vCPU, Bun ${m.bun}, ${settings}: ` +

@@ -23,7 +23,7 @@
 // queue or task of its own, all processed exactly once or the pair fails.
 // The WAL mark and the timed enqueue and drain come after it; the warm-up's
 // items are in no rate, WAL figure or exactly-once count of the timed run
-// (docs/decisions/044-comparison-warm-up.md).
+// (docs/decisions/043-comparison-warm-up.md).
 // Everything shares this machine's cores: the figures compare costs per item
 // on one box, not how each system scales.
 //

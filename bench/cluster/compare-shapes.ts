@@ -125,7 +125,7 @@ export class StallWatch {
  * own (orq's topic, pg-boss's queue, graphile-worker's task), so the timed
  * run's name is first used by the timed run, as it was before there was a
  * warm-up, and nothing the warm-up left could reach the timed consumers
- * (docs/decisions/044-comparison-warm-up.md).
+ * (docs/decisions/043-comparison-warm-up.md).
  */
 export type Phase = "warm-up" | "timed";
 
