@@ -16,8 +16,9 @@
 // The comparison is of long-running services in their steady state, but
 // orq's sessions start fresh node processes whose JIT has seen none of its
 // code, while the libraries run in this process, warmed by the pairs before.
-// So every pair of every system first runs a warm-up (--warmup-items, 2,000
-// by default, 0 for none): once its session is open, the same shape (same
+// So every pair of every system first runs a warm-up (--warmup-items, as
+// many items as the timed run by default, 0 for none): once its session is
+// open, the same shape (same
 // producers, consumers, per-call sizes and priority order) enqueues and
 // drains that many items on the same database and nodes, under a topic,
 // queue or task of its own, all processed exactly once or the pair fails.
@@ -43,7 +44,7 @@ import { startPostgres } from "../../test/support/postgres-server.ts";
 import { describeMachine } from "../load/machine.ts";
 import type { PriorityOrder } from "../load/priorities.ts";
 import type { CompareReport } from "./compare-report.ts";
-import { type PairResult, type PairSession, ProcessedLedger, SHAPE_PAIRS, type ShapePair, WARMUP_ITEMS_DEFAULT } from "./compare-shapes.ts";
+import { type PairResult, type PairSession, ProcessedLedger, SHAPE_PAIRS, type ShapePair } from "./compare-shapes.ts";
 import { openGraphileSession } from "./graphile-session.ts";
 import { openOrqSession } from "./orq-session.ts";
 import { openPgBossSession } from "./pg-boss-session.ts";
@@ -149,7 +150,7 @@ function parseOptions() {
   const { values } = parseArgs({
     options: {
       items: { type: "string", default: "20000" },
-      "warmup-items": { type: "string", default: String(WARMUP_ITEMS_DEFAULT) },
+      "warmup-items": { type: "string" },
       nodes: { type: "string", default: "1,2,3" },
       orders: { type: "string", default: "fifo,random" },
       pairs: { type: "string", default: SHAPE_PAIRS.join(",") },
@@ -160,7 +161,8 @@ function parseOptions() {
   });
   const items = Number(values.items);
   if (!Number.isInteger(items) || items < 1) throw new Error(`--items must be a positive integer, got ${values.items}`);
-  const warmupItems = Number(values["warmup-items"]);
+  // As many as the timed run unless told: 2,000 before 20,000 left orq's fresh nodes and this process's first pairs still warming (decision 043).
+  const warmupItems = Number(values["warmup-items"] ?? items);
   if (!Number.isInteger(warmupItems) || warmupItems < 0) throw new Error(`--warmup-items must be an integer of 0 or more, got ${values["warmup-items"]}`);
   const list = (text: string) => text.split(",").filter((part) => part.length > 0);
   const nodes = list(values.nodes).map(Number);

@@ -129,8 +129,6 @@ export class StallWatch {
  */
 export type Phase = "warm-up" | "timed";
 
-/** Items enqueued and drained before the timed run of each pair, unless --warmup-items says otherwise. */
-export const WARMUP_ITEMS_DEFAULT = 2_000;
 
 /**
  * One system's pair on a fresh database: set up by its runner, warmed up and
