@@ -204,13 +204,17 @@ export class ItemStates {
   /**
    * Write every deferred lease whose item is still leased (its current lease: a later one may have
    * replaced it). Any other write of the item since carried its state already; an item listed twice
-   * is written twice into one set, which the commit coalesces.
+   * is written twice into one set, which the commit coalesces. An item acked since keeps the state
+   * it had ("leased"), but its lease deadline was cancelled, while a live leased item's is always
+   * scheduled: that check spares the table lookup (two or three cache misses) for most of the list.
    */
   flushLeaseWrites(all: boolean): void {
     const { items, storedCopies } = all ? this.deferredLeases.takeAll() : this.deferredLeases.takeDue();
     if (items.length === 0) return;
     const set = this.ws();
-    for (const [i, item] of items.entries()) if (item.state === "leased" && this.table.holds(item)) this.itemBytes.writeItem(set, item, storedCopies[i] as Uint8Array);
+    for (const [i, item] of items.entries()) {
+      if (item.state === "leased" && item.timerNode !== null && this.table.holds(item)) this.itemBytes.writeItem(set, item, storedCopies[i] as Uint8Array);
+    }
   }
 
   leaseExpired(item: LiveItem, nowMs: number): void {
