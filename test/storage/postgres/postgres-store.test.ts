@@ -10,6 +10,8 @@
 // Skipped when PostgreSQL is not installed (unless ORQ_REQUIRE_POSTGRES=1).
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { clusterLimits } from "../../../src/limits.ts";
+import { encodeItemRecord } from "../../../src/storage/record-codec.ts";
 import { ShardCountMismatchError } from "../../../src/storage/postgres/schema.ts";
 import { openPostgresStore, type PostgresStore, type PostgresStoreOptions } from "../../../src/storage/postgres/postgres-store.ts";
 import { connectSql, type SqlClient } from "../../../src/storage/postgres/sql-client.ts";
@@ -203,6 +205,22 @@ describe.skipIf(!available)("PostgresStore in particular", () => {
     expect(message).toContain("postgres://orq:***@127.0.0.1");
     expect(message).not.toContain("secret");
     expect(message).not.toContain("\n");
+  });
+
+  test("adopting a shard of more rows than a page reads every page, each row once, in key order", async () => {
+    const url = await pg.createDatabase("adopt_pages");
+    await open(url, { shards: 2 }); // creates the schema
+    const value = encodeItemRecord(itemRecord());
+    const rows = 2 * clusterLimits.loadPageRows + 3;
+    // Straight into the table (a commit of 10,000 puts would take longer): keys 1, 3, 5, ... on shard 1, and one on shard 0.
+    await admin(url).query("INSERT INTO orq_items (shard, key, value) SELECT 1, 2 * k - 1, $1::bytea FROM generate_series(1, $2::integer) AS k UNION ALL SELECT 0, 2, $1::bytea", [value, rows]);
+    const partial = await open(url, { loadAllShards: false });
+    await partial.adoptShard(1);
+    const keys = loadAll(partial).get(1)?.map((entry) => entry.key) ?? [];
+    expect(keys.length).toBe(rows);
+    expect(keys.every((key, index) => key === 2 * index + 1)).toBe(true);
+    expect(partial.hasShard(0)).toBe(false);
+    expect(partial.readItemBytes(1, 2 * rows - 1)).toEqual(value);
   });
 
   test("a store serving no shards loads one on adopt and forgets it on drop", async () => {
