@@ -12,9 +12,8 @@
 // delete is not in the WAL figure. The warm-up's jobs go to a queue of their
 // own, created by the warm-up and deleted (deleteQueue, with its completed
 // jobs) once it is drained, so the timed run finds the table as orq and
-// graphile-worker leave theirs: finished rows deleted. Kept, a 20,000-item
-// warm-up's completed rows slowed the timed one-at-a-time drain from about
-// 1,400 to 380 jobs/s. The timed run's queue is created at open, as it was
+// graphile-worker leave theirs: finished rows deleted (and then vacuumed,
+// compare-pg.ts). The timed run's queue is created at open, as it was
 // without a warm-up.
 
 import { PgBoss } from "pg-boss";
