@@ -25,11 +25,12 @@ import { ItemStateFields, StoredItemPatcher } from "../../../src/storage/stored-
 import type { CommitBatch } from "../../../src/storage/store.ts";
 import { postgresAvailable, releasePostgres, sharedPostgres, type PostgresServer } from "../../support/postgres-server.ts";
 import { itemRecord, shardBatch } from "../record-fixtures.ts";
+import { storeOptions } from "./store-options.ts";
 
 const available = postgresAvailable();
 
 function options(url: string): PostgresStoreOptions {
-  return { url, shards: 2, shardsDefault: 2, durability: "strict", keyRangePerOpen: null, loadAllShards: true, applicationName: "orq-test", transactionIdleTimeoutMs: null };
+  return storeOptions(url, { shards: 2, keyRangePerOpen: null, loadAllShards: true });
 }
 
 /** A fence that holds every shard at epoch 1 as node "n1" (the test sets the shard rows to match). */

@@ -13,6 +13,7 @@ import { commitStatements, type EncodedCommit } from "../../../src/storage/postg
 import { openPostgresStore } from "../../../src/storage/postgres/postgres-store.ts";
 import { connectSql, type SqlClient } from "../../../src/storage/postgres/sql-client.ts";
 import { postgresAvailable, releasePostgres, sharedPostgres, type PostgresServer } from "../../support/postgres-server.ts";
+import { storeOptions } from "./store-options.ts";
 
 /** Rows the table is refilled with: enough that a whole-table plan and a lookup per key differ by far. */
 const rows = 32_000;
@@ -39,7 +40,7 @@ describe.skipIf(!postgresAvailable())("commit plans on a table analyzed while em
   beforeAll(async () => {
     pg = await sharedPostgres();
     const url = await pg.createDatabase("plans");
-    const store = await openPostgresStore({ url, shards, shardsDefault: shards, durability: "strict", keyRangePerOpen: 1000, loadAllShards: false, applicationName: "orq-test", transactionIdleTimeoutMs: null });
+    const store = await openPostgresStore(storeOptions(url, { shards, shardsDefault: shards }));
     await store.close();
     sql = connectSql({ url, maxConnections: 1, connectTimeoutS: 5, settings: {}, applicationName: "orq-test" });
     const fill = `INSERT INTO orq_items (shard, key, value) SELECT g % ${shards}, g, decode(repeat('ab', ${valueBytes}), 'hex') FROM generate_series(1, ${rows}) AS g`;

@@ -16,13 +16,14 @@ import { enginePauseRows, type EnginePauses } from "../../../src/storage/postgre
 import { openPostgresStore, type PostgresStore } from "../../../src/storage/postgres/postgres-store.ts";
 import type { PauseRecord } from "../../../src/storage/record.ts";
 import { postgresAvailable, releasePostgres, sharedPostgres } from "../../support/postgres-server.ts";
+import { storeOptions } from "./store-options.ts";
 
 const ns = "default";
 
 async function openTwo(label: string): Promise<[PostgresStore, PostgresStore]> {
   const url = await (await sharedPostgres()).createDatabase(label);
   const open = () =>
-    openPostgresStore({ url, shards: null, shardsDefault: 2, durability: "strict", keyRangePerOpen: 1_000, loadAllShards: false, applicationName: "orq-test", transactionIdleTimeoutMs: null });
+    openPostgresStore(storeOptions(url));
   const first = await open();
   return [first, await open()];
 }

@@ -15,11 +15,12 @@ import { enginePolicyRows, samePolicy, type EnginePolicies } from "../../../src/
 import { openPostgresStore, type PostgresStore } from "../../../src/storage/postgres/postgres-store.ts";
 import type { PolicyRecord } from "../../../src/storage/record.ts";
 import { postgresAvailable, releasePostgres, sharedPostgres } from "../../support/postgres-server.ts";
+import { storeOptions } from "./store-options.ts";
 
 const ns = "default";
 
 function options(url: string) {
-  return { url, shards: null, shardsDefault: 2, durability: "strict" as const, keyRangePerOpen: 1_000, loadAllShards: false, applicationName: "orq-test", transactionIdleTimeoutMs: null };
+  return storeOptions(url);
 }
 
 async function openTwo(label: string): Promise<[PostgresStore, PostgresStore, string]> {

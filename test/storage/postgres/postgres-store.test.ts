@@ -20,11 +20,12 @@ import { StoreOpenError, type Store } from "../../../src/storage/store.ts";
 import { postgresAvailable, releasePostgres, sharedPostgres, type PostgresServer } from "../../support/postgres-server.ts";
 import { itemRecord, outcomeRecord, shardBatch } from "../record-fixtures.ts";
 import { loadAll, storeSuite } from "../store-suite.ts";
+import { storeOptions } from "./store-options.ts";
 
 const available = postgresAvailable();
 
 function options(url: string, extra: Partial<PostgresStoreOptions> = {}): PostgresStoreOptions {
-  return { url, shards: null, shardsDefault: 4, durability: "strict", keyRangePerOpen: null, loadAllShards: true, applicationName: "orq-test", transactionIdleTimeoutMs: null, ...extra };
+  return storeOptions(url, { shardsDefault: 4, keyRangePerOpen: null, loadAllShards: true, ...extra });
 }
 
 if (available) {

@@ -12,13 +12,14 @@ import { openPostgresStore } from "../../../src/storage/postgres/postgres-store.
 import { drawQuotaTokens } from "../../../src/storage/postgres/quota-rows.ts";
 import { connectSql, type SqlClient } from "../../../src/storage/postgres/sql-client.ts";
 import { postgresAvailable, releasePostgres, sharedPostgres } from "../../support/postgres-server.ts";
+import { storeOptions } from "./store-options.ts";
 
 const clients: SqlClient[] = [];
 
 /** A new database with orq's schema, and a client of `connections` sessions on it. */
 async function database(label: string, connections: number): Promise<SqlClient> {
   const url = await (await sharedPostgres()).createDatabase(label);
-  const store = await openPostgresStore({ url, shards: null, shardsDefault: 2, durability: "strict", keyRangePerOpen: 1_000, loadAllShards: false, applicationName: "orq-test", transactionIdleTimeoutMs: null });
+  const store = await openPostgresStore(storeOptions(url));
   await store.close();
   const client = connectSql({ url, maxConnections: connections, connectTimeoutS: 10, settings: {}, applicationName: "orq-test quotas" });
   clients.push(client);

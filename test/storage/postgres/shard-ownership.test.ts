@@ -18,6 +18,7 @@ import { NodeIdInUseError, ShardOwnership } from "../../../src/storage/postgres/
 import { connectSql, type SqlClient, type SqlSession } from "../../../src/storage/postgres/sql-client.ts";
 import { postgresAvailable, releasePostgres, sharedPostgres, type PostgresServer } from "../../support/postgres-server.ts";
 import { itemRecord, shardBatch } from "../record-fixtures.ts";
+import { storeOptions } from "./store-options.ts";
 
 /** Long enough that no lease runs out in the database by itself during a test. */
 const leaseMs = 60_000;
@@ -65,7 +66,7 @@ describe.skipIf(!postgresAvailable())("shard ownership on PostgreSQL", () => {
 
   async function database(shards: number): Promise<string> {
     const url = await pg.createDatabase("ownership");
-    const store = await openPostgresStore({ url, shards, shardsDefault: shards, durability: "strict", keyRangePerOpen: 1000, loadAllShards: false, applicationName: "orq-test", transactionIdleTimeoutMs: null });
+    const store = await openPostgresStore(storeOptions(url, { shards, shardsDefault: shards }));
     await store.close();
     return url;
   }
@@ -148,7 +149,7 @@ describe.skipIf(!postgresAvailable())("shard ownership on PostgreSQL", () => {
     const a = await node(url, "a", 4);
     await a.ownership.tick();
     expect(a.ownership.servedShards()).toEqual([0, 1, 2, 3]);
-    const store = await openPostgresStore({ url, shards: null, shardsDefault: 4, durability: "strict", keyRangePerOpen: 1000, loadAllShards: true, applicationName: "orq-test", transactionIdleTimeoutMs: null });
+    const store = await openPostgresStore(storeOptions(url, { shardsDefault: 4, loadAllShards: true }));
     closers.push(store);
     store.fence = a.ownership;
     // a is paused past its lease on shard 0 (as the database sees it), and b joins and claims it.

@@ -19,6 +19,7 @@ import { connectSql, type SqlClient } from "../../../src/storage/postgres/sql-cl
 import { drawRateTokens, moveSlots, shardSlots, topicSlots } from "../../../src/storage/postgres/topic-bound-rows.ts";
 import type { PolicyRecord } from "../../../src/storage/record.ts";
 import { postgresAvailable, releasePostgres, sharedPostgres } from "../../support/postgres-server.ts";
+import { storeOptions } from "./store-options.ts";
 
 const ns = "default";
 const shards = 4;
@@ -37,7 +38,7 @@ async function database(label: string, connections: number): Promise<{ store: Po
 }
 
 function openStore(url: string): Promise<PostgresStore> {
-  return openPostgresStore({ url, shards, shardsDefault: shards, durability: "strict", keyRangePerOpen: 1_000, loadAllShards: false, applicationName: "orq-test", transactionIdleTimeoutMs: null });
+  return openPostgresStore(storeOptions(url, { shards, shardsDefault: shards }));
 }
 
 async function setPolicy(store: PostgresStore, topic: string, bounds: Partial<PolicyRecord> | null): Promise<void> {
