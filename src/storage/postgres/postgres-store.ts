@@ -32,9 +32,10 @@ import { remoteEnds, type RemoteItemEnd } from "./remote-ends.ts";
 import { readScheduleRecords, readScheduleShard, ScheduleRows } from "./schedule-rows.ts";
 import { countOpen, ensureSchema } from "./schema.ts";
 import { ShardFencedError, type ShardFence } from "./shard-fence.ts";
+import { UncertainKeys } from "./uncertain-keys.ts";
 import type { RowSnapshot, RowStatements } from "./shared-rows.ts";
 import { policySlotStatements } from "./topic-bound-rows.ts";
-import { affectedRows, byteaValue, connectSql, int8Value, type SqlClient, type SqlRow } from "./sql-client.ts";
+import { affectedRows, byteaValue, connectSql, int8Value, redactUrl, type SqlClient, type SqlRow } from "./sql-client.ts";
 
 export interface PostgresStoreOptions {
   /** postgres://USER[:PASSWORD]@HOST:PORT/DATABASE */
@@ -64,11 +65,6 @@ export interface PostgresStoreOptions {
 }
 
 const { storeConnectionsMax, storeConnectTimeoutS: connectTimeoutS, loadPageRows } = clusterLimits;
-
-/** The URL with its password hidden, for messages. */
-function redactUrl(url: string): string {
-  return url.replace(/^(postgres(?:ql)?:\/\/[^:@/]+):[^@]*@/, "$1:***@");
-}
 
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
   const client = connectSql({
@@ -114,16 +110,10 @@ export class PostgresStore implements Store {
   private tail: Promise<unknown> = Promise.resolve();
   private closed = false;
   private readonly counters = new CommitCounters();
-  /**
-   * Per shard, keys a failed commit wrote: PostgreSQL may or may not hold
-   * that write (a lost COMMIT answer), so the copy is not known to match the
-   * row, and the key's next put is written whole, not patched
-   * (commit-statements.ts). Cleared by a committed write of the key and by
-   * a load of the shard.
-   */
-  private readonly uncertain = new Map<number, Set<ItemKey>>();
+  /** Keys a failed commit wrote, whose stored rows may differ from the copy (uncertain-keys.ts). */
+  private readonly uncertain = new UncertainKeys();
   /** The committed value a put may be patched against (commit-statements.ts). */
-  private readonly committedValue: CommittedValue = (shard, key) => (this.uncertain.get(shard)?.has(key) === true ? null : (this.cache.get(shard, key) ?? null));
+  private readonly committedValue: CommittedValue = (shard, key) => (this.uncertain.has(shard, key) ? null : (this.cache.get(shard, key) ?? null));
 
   constructor(
     private readonly client: SqlClient,
@@ -173,7 +163,7 @@ export class PostgresStore implements Store {
     }
     this.cache.adopt(shard, items, outcomes);
     this.acked.adopt(shard, blocks);
-    this.uncertain.delete(shard);
+    this.uncertain.forgetShard(shard);
   }
 
   /** A setting of the store's sessions as PostgreSQL reports it (synchronous_commit is "on" for strict durability). */
@@ -209,7 +199,7 @@ export class PostgresStore implements Store {
     this.cache.drop(shard);
     this.schedules.drop(shard);
     this.acked.drop(shard);
-    this.uncertain.delete(shard);
+    this.uncertain.forgetShard(shard);
   }
 
   *loadShards(options: { bytes: boolean } = { bytes: true }): Iterable<LoadedShard> {
@@ -333,7 +323,7 @@ export class PostgresStore implements Store {
       const failure = new Error(`PostgreSQL commit failed: ${(error as Error).message}`, { cause: error });
       const failedShards = new Map<number, Error>();
       for (const shard of shards) failedShards.set(shard, failure);
-      this.markUncertain(encoded);
+      this.uncertain.failed(encoded);
       this.acked.failed(acked);
       // Memory made these writes already (an ack ended its item); the database may hold them or not. A cluster
       // node drops the shards, before any reply goes out, and serves them again only as loaded from the database.
@@ -343,7 +333,7 @@ export class PostgresStore implements Store {
     const fenced = new Map<number, Error>();
     if (fence !== null && answer !== null) for (const [shard, why] of fencedShards(fence, held, shards, answer.fenceRows)) fenced.set(shard, new ShardFencedError(shard, why));
     for (const count of answer?.counts ?? []) this.counters.rowWrites += count;
-    this.markCertain(encoded, fenced);
+    this.uncertain.committed(encoded, fenced);
     for (const [shard, writes] of encoded.shards) if (!fenced.has(shard)) this.cache.apply(shard, writes);
     this.cache.applyOutcomes(encoded.outcomes, fenced);
     this.acked.committed(acked, acked.purgeAt < 0 ? [] : (answer?.pairs[itemParts + acked.purgeAt] ?? []), fenced);
@@ -378,27 +368,6 @@ export class PostgresStore implements Store {
     const results = await this.client.transaction(async (tx) => await tx.pipeline(all));
     for (let index = statement === null ? 0 : 1; index < results.length; index++) counters.rowWrites += affectedRows(results[index] ?? []);
     return results;
-  }
-
-  private markUncertain(encoded: EncodedCommit): void {
-    for (const [shard, writes] of encoded.shards) {
-      let keys = this.uncertain.get(shard);
-      if (keys === undefined) {
-        keys = new Set();
-        this.uncertain.set(shard, keys);
-      }
-      for (const key of writes.keys()) keys.add(key);
-    }
-  }
-
-  private markCertain(encoded: EncodedCommit, fenced: ReadonlyMap<number, Error>): void {
-    if (this.uncertain.size === 0) return;
-    for (const [shard, writes] of encoded.shards) {
-      const keys = this.uncertain.get(shard);
-      if (keys === undefined || fenced.has(shard)) continue;
-      for (const key of writes.keys()) keys.delete(key);
-      if (keys.size === 0) this.uncertain.delete(shard);
-    }
   }
 
   /**

@@ -29,6 +29,11 @@ export interface SqlClient extends SqlSession {
   close(): Promise<void>;
 }
 
+/** A PostgreSQL URL with its password hidden, for messages. */
+export function redactUrl(url: string): string {
+  return url.replace(/^(postgres(?:ql)?:\/\/[^:@/]+):[^@]*@/, "$1:***@");
+}
+
 /** An int8 column value (a decimal string, or a number for small values) as a safe integer. */
 export function int8Value(value: unknown): number {
   const n = typeof value === "number" ? value : Number(value);
