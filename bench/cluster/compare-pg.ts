@@ -18,9 +18,8 @@
 // code, while the libraries run in this process, warmed by the pairs before.
 // So every pair of every system first runs a warm-up (--warmup-items, as
 // many items as the timed run by default, 0 for none): once its session is
-// open, the same shape (same
-// producers, consumers, per-call sizes and priority order) enqueues and
-// drains that many items on the same database and nodes, under a topic,
+// open, the same shape (same producers, consumers, per-call sizes and
+// priority order) enqueues and drains that many items on the same database and nodes, under a topic,
 // queue or task of its own, all processed exactly once or the pair fails.
 // The pair's database is then vacuumed (the warm-up's rows are dead), and
 // the WAL mark and the timed enqueue and drain come after it; the warm-up's
@@ -88,10 +87,10 @@ async function warmUp(session: PairSession, items: number, url: string): Promise
   if (ledger.distinct !== items || ledger.duplicates > 0) {
     throw new Error(`warm-up: ${ledger.distinct} of ${items} items processed, ${ledger.duplicates} more than once`);
   }
-  // The warm-up's finished rows are dead (or, pg-boss's, completed and then deleted with their queue); a library whose
-  // fetch scans its job table's index walks them until autovacuum, throttled, gets there (pg-boss's one-at-a-time
-  // drain fell from about 1,450 to 460 jobs/s in two of four runs). Vacuum the pair's database, as autovacuum would
-  // have in a running service, so the timed run starts clean for every system (decision 043).
+  // The warm-up's finished rows are dead (or, pg-boss's, completed and then deleted with their queue), and a library
+  // whose fetch scans its job table walks them until autovacuum, throttled, gets there: without this, pg-boss's batched
+  // drain fell from about 18,000 to 830 jobs/s in two full runs. Vacuum the pair's database, as autovacuum would have
+  // in a running service, so the timed run starts clean for every system (decision 043).
   const sql = new SQL({ url, max: 1 });
   try {
     await sql.unsafe("VACUUM");

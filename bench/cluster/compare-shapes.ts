@@ -129,7 +129,6 @@ export class StallWatch {
  */
 export type Phase = "warm-up" | "timed";
 
-
 /**
  * One system's pair on a fresh database: set up by its runner, warmed up and
  * measured by measurePair. A phase's enqueue and drain share its ledger, which

@@ -63,8 +63,8 @@ export class NodeIdInUseError extends Error {
 // A tick is also when a node sees others join or leave and claims or gives
 // up shards, so a long lease must not slow rebalancing or a takeover: ticks
 // come every third of the lease, and at least every tickMsMax, and sooner
-// when another node's shard lease ends before then (nextTickInMs).
-// A tick also comes as another node's shard lease ends, if that is sooner (expiryTickMarginMs).
+// when another node's shard lease ends before then (nextTickInMs,
+// expiryTickMarginMs).
 const { renewalsPerLease, tickMsMax, expiryTickMarginMs } = clusterLimits;
 
 interface Held {

@@ -97,6 +97,17 @@ describe.skipIf(!postgresAvailable())("shard ownership on PostgreSQL", () => {
     for (let round = 0; round < rounds; round++) await Promise.all(nodes.map((n) => n.ownership.tick()));
   }
 
+  /** Nodes "a" and "b" on a database of 4 shards, ticked until they hold two each. */
+  async function twoNodesOnFourShards(): Promise<{ url: string; a: Node; b: Node; aShards: number[] }> {
+    const url = await database(4);
+    const a = await node(url, "a", 4);
+    const b = await node(url, "b", 4);
+    await tickAll([a, b]);
+    const aShards = a.ownership.servedShards();
+    expect(aShards.length).toBe(2);
+    return { url, a, b, aShards };
+  }
+
   function expectPartition(nodes: Node[], shards: number): void {
     const owners = new Map<number, string>();
     for (const n of nodes) {
@@ -246,12 +257,7 @@ describe.skipIf(!postgresAvailable())("shard ownership on PostgreSQL", () => {
   });
 
   test("handover gives every shard up and leaves; the other node takes them all on its next tick", async () => {
-    const url = await database(4);
-    const a = await node(url, "a", 4);
-    const b = await node(url, "b", 4);
-    await tickAll([a, b]);
-    const aShards = a.ownership.servedShards();
-    expect(aShards.length).toBe(2);
+    const { a, b, aShards } = await twoNodesOnFourShards();
     await a.ownership.handover();
     expect(a.ownership.servedShards()).toEqual([]);
     expect(a.dropped.map((d) => d.shard).sort()).toEqual(aShards);
@@ -261,12 +267,7 @@ describe.skipIf(!postgresAvailable())("shard ownership on PostgreSQL", () => {
   });
 
   test("a node ticks as another node's shard lease ends, when that comes before its next regular tick, and claims the shard then", async () => {
-    const url = await database(4);
-    const a = await node(url, "a", 4);
-    const b = await node(url, "b", 4);
-    await tickAll([a, b]);
-    const aShards = a.ownership.servedShards();
-    expect(aShards.length).toBe(2);
+    const { url, a, b, aShards } = await twoNodesOnFourShards();
     // Every owner renewing: the regular interval (a third of the 60 s lease, at most 1 s).
     expect(b.ownership.nextTickInMs()).toBe(b.ownership.renewIntervalMs);
     expect(a.ownership.nextTickInMs()).toBe(a.ownership.renewIntervalMs);
