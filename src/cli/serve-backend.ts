@@ -20,7 +20,7 @@ import { MemoryItems, MemoryNamespaceStore, MemoryNamespaceWriter } from "../sto
 import { MemoryStore } from "../storage/memory/memory-store.ts";
 import { MemoryWriter } from "../storage/memory/memory-writer.ts";
 import type { Writer } from "../storage/writer.ts";
-import type { Store } from "../storage/store.ts";
+import type { RecentValuesFigures, Store } from "../storage/store.ts";
 import type { ServeConfig } from "./config.ts";
 import { recoverInTurns } from "./recover-in-turns.ts";
 import { RecoveryLog } from "./recovery-log.ts";
@@ -44,6 +44,8 @@ export interface ServeBackend {
   shardsMoving?: () => boolean;
   /** Cluster mode: what the PostgreSQL store's commits have cost so far (decision 036), for /metrics; null on a single node. */
   postgresCommits: (() => CommitCounts) | null;
+  /** The LMDB store's ring of recent values (storage/lmdb/recent-values.ts): reads it answered and missed, bytes it holds; null without one. */
+  recentValues: () => RecentValuesFigures | null;
   /** Fields for the "started" log line. */
   describe: Record<string, unknown>;
   /** Once the server listens on `port`: returns the node id hello reports. */
@@ -81,6 +83,7 @@ export async function recoverLocalBackend(store: Store, config: ServeConfig, lim
     shards: store.shardCount,
     clusterMap: null,
     postgresCommits: null,
+    recentValues: () => store.recentValuesFigures?.() ?? null,
     describe: config.store === "memory" ? { store: "memory" } : { data_dir: config.dataDir },
     afterListen: async () => store.meta.nodeId,
     handover: async () => {},
@@ -135,6 +138,7 @@ export async function openClusterBackend(
     shards: node.store.shardCount,
     clusterMap: () => node.wireMap(),
     postgresCommits: () => node.store.commitCounts(),
+    recentValues: () => null,
     describe: { store: "postgres", shard_lease_ms: config.shardLeaseMs },
     afterListen: async (host, port) => {
       nodeId = config.nodeId === "" ? `${host}:${port}` : config.nodeId;

@@ -261,7 +261,7 @@ function feedMetrics(metrics: ReturnType<typeof createMetrics>, backend: ServeBa
     const nowMs = systemClock.nowMs();
     const mapBytes = lmdbDataDir === null ? null : mapResidentBytes(lmdbDataDir);
     const postgresCommits = backend.postgresCommits?.() ?? null;
-    return gaugeSnapshot({ engineStats: engine.stats(null, nowMs), breaker: writer.breakerState(nowMs), connections: started.connectionCount, mapResidentBytes: mapBytes, postgresCommits });
+    return gaugeSnapshot({ engineStats: engine.stats(null, nowMs), breaker: writer.breakerState(nowMs), connections: started.connectionCount, mapResidentBytes: mapBytes, recentValues: backend.recentValues(), postgresCommits });
   });
   return commitPoller;
 }
@@ -358,7 +358,7 @@ async function openStoreAfterChecks(config: ServeConfig): Promise<Store | null> 
   if (config.store === "memory") return new MemoryStore({ shards: config.shards, commitHistory: false });
   if (!lmdb) return null;
   try {
-    return await openLmdbStore({ dataDir: config.dataDir, shards: config.shards, durability: config.durability });
+    return await openLmdbStore({ dataDir: config.dataDir, shards: config.shards, durability: config.durability, recentValuesBytes: config.recentValuesMb * 1024 * 1024 });
   } catch (error) {
     return exitOnStoreOpenError(() => {
       throw error;

@@ -7,6 +7,7 @@
 import type { PostgresCommitFigures } from "./postgres-commits.ts";
 import { liveStateNames, type LiveStateName } from "../protocol/live-states.ts";
 import type { BreakerState } from "../storage/circuit-breaker.ts";
+import type { RecentValuesFigures } from "../storage/store.ts";
 import type { GaugeSnapshot } from "./metrics.ts";
 
 /**
@@ -48,6 +49,8 @@ export interface GaugeInputs {
   connections: number;
   /** The store map's resident bytes (cli/mapped-pages.ts); null where unknown. */
   mapResidentBytes?: number | null;
+  /** The LMDB store's ring of recent values; absent or null without one. */
+  recentValues?: RecentValuesFigures | null;
   /** Cluster mode: the PostgreSQL store's commit counts (postgres-commits.ts); absent on a single node. */
   postgresCommits?: PostgresCommitFigures | null;
 }
@@ -78,7 +81,7 @@ export function gaugeSnapshot(inputs: GaugeInputs): GaugeSnapshot {
     waiters: engine?.parkedWaitersTotal ?? waitersFromNamespaces,
     unmatchable,
     pausedTopics: engine?.pausedTopics ?? 0,
-    storeRead: { mapResidentBytes: inputs.mapResidentBytes ?? null, prefetchKeysTotal: engine?.prefetchKeysTotal ?? 0 },
+    storeRead: { mapResidentBytes: inputs.mapResidentBytes ?? null, prefetchKeysTotal: engine?.prefetchKeysTotal ?? 0, recentValues: inputs.recentValues ?? null },
     passedOver: engine?.passedOver ?? {},
     preferenceDeliveries: engine?.preferenceDeliveries ?? {},
     postgresCommits: inputs.postgresCommits ?? null,

@@ -1,10 +1,13 @@
 // What the delivery read path holds in memory, at scrape time: the LMDB
 // map's pages resident in the process (what deliveries and the delivery
 // prefetch read in; the map-page policy unmaps them as they grow,
-// docs/decisions/010-map-page-unmapping.md), and the keys the delivery
-// prefetch has asked the store to read in (docs/decisions/028-delivery-prefetch.md).
+// docs/decisions/010-map-page-unmapping.md), the keys the delivery
+// prefetch has asked the store to read in (docs/decisions/028-delivery-prefetch.md),
+// and the ring of recently committed values that answers reads before the
+// map (docs/decisions/044-recent-values.md).
 
 import { Counter, Gauge, type Registry } from "prom-client";
+import type { RecentValuesFigures } from "../storage/store.ts";
 import { RunningTotals } from "./running-totals.ts";
 
 export interface StoreReadFigures {
@@ -12,6 +15,8 @@ export interface StoreReadFigures {
   mapResidentBytes: number | null;
   /** Keys the delivery prefetch asked for, since start. */
   prefetchKeysTotal: number;
+  /** The LMDB store's ring of recent values (storage/lmdb/recent-values.ts); null without one. */
+  recentValues: RecentValuesFigures | null;
 }
 
 /** Registers the gauges on `registry`; returns what sets them from one reading. */
@@ -26,11 +31,29 @@ export function storeReadGauges(registry: Registry): (figures: StoreReadFigures 
     help: "Items whose stored values the delivery prefetch asked the store to read in off the main thread.",
     registers: [registry],
   });
+  const recentBytes = new Gauge({
+    name: "orq_store_recent_values_bytes",
+    help: "Bytes of the ring of recently committed item values written so far (up to --recent-values-mb): what it adds to the server's memory.",
+    registers: [registry],
+  });
+  const recentReads = new Counter({
+    name: "orq_store_recent_value_reads_total",
+    help: "Reads of an item's stored value (deliveries, get), by whether the ring of recent values answered (hit) or LMDB did (miss).",
+    labelNames: ["result"],
+    registers: [registry],
+  });
   const totals = new RunningTotals();
   return (figures) => {
     if (figures === undefined) return;
     if (figures.mapResidentBytes !== null) mapResident.set(figures.mapResidentBytes);
     const growth = totals.growth("prefetchKeys", figures.prefetchKeysTotal);
     if (growth > 0) prefetchKeys.inc(growth);
+    const recent = figures.recentValues;
+    if (recent === null) return;
+    recentBytes.set(recent.bytes);
+    const hits = totals.growth("recentHits", recent.hits);
+    if (hits > 0) recentReads.inc({ result: "hit" }, hits);
+    const misses = totals.growth("recentMisses", recent.misses);
+    if (misses > 0) recentReads.inc({ result: "miss" }, misses);
   };
 }

@@ -31,6 +31,15 @@ export interface ShardBatch {
 }
 
 /** Everything one commit writes: atomic per shard. */
+/** What the LMDB store's ring of recent values has done since start (Store.recentValuesFigures). */
+export interface RecentValuesFigures {
+  /** Reads of an item's value it answered, and reads that went to LMDB. */
+  hits: number;
+  misses: number;
+  /** Bytes of the ring written so far, up to its size: what it adds to the server's memory. */
+  bytes: number;
+}
+
 export interface CommitBatch {
   shards: ShardBatch[];
   /** Outcomes of ended items, keyed by item id; `record: null` deletes (retention over). */
@@ -183,12 +192,19 @@ export interface Store {
    */
   readItemBytes(shard: number, key: ItemKey): Uint8Array | null;
   /**
-   * The stored value itself, not a copy, for a caller that only reads it and
-   * keeps nothing of it (a delivery copies its payload out): offered by a
-   * store that never changes a stored value in place and is written without
-   * commits (the in-memory store under `--store memory`, 035). Others leave it out.
+   * The stored value as last committed, not a copy, for a caller that only
+   * reads it at once and keeps nothing of it (a delivery copies its payload
+   * out): good until the caller's next read or the next commit lands. The
+   * in-memory store hands out its own value (035), the LMDB store its ring
+   * of recent values' bytes or lmdb-js's read buffer (044). Others leave it out.
    */
   viewItemBytes?(shard: number, key: ItemKey): Uint8Array | null;
+  /**
+   * Reads the LMDB store's ring of recently committed values answered and
+   * missed since start, and the bytes it holds (recent-values.ts); null
+   * when it has none. Other stores leave it out.
+   */
+  recentValuesFigures?(): RecentValuesFigures | null;
   /**
    * Apply a batch. Resolves when durable per the store's durability mode:
    * strict = fsync'd, relaxed = survives a process crash. Never rejects: a

@@ -113,7 +113,7 @@ describe("orq serve HTTP side port", () => {
     }
   });
 
-  test("the delivery prefetch's keys and the store map's resident bytes", async () => {
+  test("the delivery prefetch's keys, the store map's resident bytes and the ring of recent values", async () => {
     const client = await OrqClient.connect({ port: server.port });
     try {
       const before = value(await scrape(), "orq_delivery_prefetch_keys_total") ?? 0;
@@ -129,6 +129,10 @@ describe("orq serve HTTP side port", () => {
       expect(parsed.types.get("orq_store_map_resident_bytes")).toBe("gauge");
       // The deliveries read their items from the map: some of it is resident.
       expect(value(parsed, "orq_store_map_resident_bytes")).toBeGreaterThan(0);
+      // Just committed, the ten items delivered were read from the ring of recent values (decision 044), not the map.
+      expect(parsed.types.get("orq_store_recent_value_reads_total")).toBe("counter");
+      expect(value(parsed, "orq_store_recent_value_reads_total", { result: "hit" })).toBeGreaterThanOrEqual(10);
+      expect(value(parsed, "orq_store_recent_values_bytes")).toBeGreaterThanOrEqual(20 * 16);
       await client.ack("prefetch", taken.map((d) => d.receipt));
     } finally {
       await client.close();

@@ -1,5 +1,6 @@
 // Goal: the LMDB store passes the shared Store suite in both durability
-// modes (a reopen closes the environment and opens the data dir again), keeps
+// modes, with and without its ring of recent values (and with one small
+// enough to wrap at every commit) (a reopen closes the environment and opens the data dir again), keeps
 // the data dir's shard count, and uses one sub-database per shard.
 
 import { describe, expect, test } from "bun:test";
@@ -16,18 +17,19 @@ import { decodeMetaRecord } from "../../src/storage/record-codec.ts";
 import { fromHex, itemRecord, v1Values, shardBatch } from "./record-fixtures.ts";
 import { loadAll, storeSuite } from "./store-suite.ts";
 
-function lmdbHarness(durability: Durability) {
+/** `recentValuesBytes` as the store takes it: undefined for the default ring, 0 for none, small to make it wrap. */
+function lmdbHarness(durability: Durability, recentValuesBytes?: number) {
   return async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "orq-lmdb-test-"));
     let shards = 0;
     return {
       open: async (shardCount: number) => {
         shards = shardCount;
-        return openLmdbStore({ dataDir, shards, durability });
+        return openLmdbStore({ dataDir, shards, durability, recentValuesBytes });
       },
       reopen: async (store: Store) => {
         await store.close();
-        return openLmdbStore({ dataDir, shards, durability });
+        return openLmdbStore({ dataDir, shards, durability, recentValuesBytes });
       },
       cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
     };
@@ -36,6 +38,8 @@ function lmdbHarness(durability: Durability) {
 
 storeSuite("LMDB strict", lmdbHarness("strict"));
 storeSuite("LMDB relaxed", lmdbHarness("relaxed"));
+storeSuite("LMDB strict, no ring of recent values", lmdbHarness("strict", 0));
+storeSuite("LMDB relaxed, a 1 KiB ring of recent values", lmdbHarness("relaxed", 1024));
 
 describe("LMDB data dir", () => {
   test("reopening with another --shards is refused, naming both numbers; the same count still opens", async () => {

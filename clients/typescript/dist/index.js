@@ -1616,6 +1616,10 @@ var allocatorEnv = Object.freeze({
 var mappedPages = Object.freeze({
   growthBytes: 32 * 1024 * 1024
 });
+var recentValues = Object.freeze({
+  ringBytes: 64 * 1024 * 1024,
+  ringBytesPerSlot: 128
+});
 var outputBuffers = Object.freeze({
   bufferBytes: 64 * 1024,
   pooledMax: 64

@@ -30,7 +30,7 @@ import type { ItemKey, Store } from "../../storage/store.ts";
 import type { Writer } from "../../storage/writer.ts";
 
 /** The store reads the engine makes, with the read-ahead value served first when it is the one asked for. */
-export class ReadAheadReader implements Pick<Store, "readItem" | "readItemBytes"> {
+export class ReadAheadReader implements Pick<Store, "readItem" | "readItemBytes" | "viewItemBytes"> {
   private shard = -1;
   private key: ItemKey = -1;
   private value: Uint8Array | null = null;
@@ -39,10 +39,15 @@ export class ReadAheadReader implements Pick<Store, "readItem" | "readItemBytes"
   hits = 0;
   wasted = 0;
 
+  /** Present when the store offers views (Store.viewItemBytes): the read-ahead value first, else the store's view. */
+  readonly viewItemBytes: ((shard: number, key: ItemKey) => Uint8Array | null) | undefined;
+
   constructor(
-    private readonly store: Pick<Store, "readItem" | "readItemBytes">,
+    private readonly store: Pick<Store, "readItem" | "readItemBytes" | "viewItemBytes">,
     private readonly writer: Pick<Writer, "commitGeneration">,
-  ) {}
+  ) {
+    this.viewItemBytes = store.viewItemBytes === undefined ? undefined : (shard, key) => this.takeReadAhead(shard, key) ?? this.viewOfStore(shard, key);
+  }
 
   /** Read `shard`/`key` now, for the next readItemBytes of it. Only while no commit is in flight. */
   readAhead(shard: number, key: ItemKey): void {
@@ -60,14 +65,20 @@ export class ReadAheadReader implements Pick<Store, "readItem" | "readItemBytes"
   }
 
   readItemBytes(shard: number, key: ItemKey): Uint8Array | null {
+    return this.takeReadAhead(shard, key) ?? this.store.readItemBytes(shard, key);
+  }
+
+  private viewOfStore(shard: number, key: ItemKey): Uint8Array | null {
+    return (this.store as Required<Pick<Store, "viewItemBytes">>).viewItemBytes(shard, key);
+  }
+
+  /** The value read ahead, when it is `shard`/`key`'s and no commit has moved since; handed out once: the caller owns (and may patch) the copy. */
+  private takeReadAhead(shard: number, key: ItemKey): Uint8Array | null {
     const value = this.value;
-    if (value !== null && this.shard === shard && this.key === key && this.generation === this.writer.commitGeneration) {
-      // Handed out once: the caller owns (and may patch) the copy.
-      this.value = null;
-      this.hits++;
-      return value;
-    }
-    return this.store.readItemBytes(shard, key);
+    if (value === null || this.shard !== shard || this.key !== key || this.generation !== this.writer.commitGeneration) return null;
+    this.value = null;
+    this.hits++;
+    return value;
   }
 
   readItem(shard: number, key: ItemKey): ItemRecord | null {

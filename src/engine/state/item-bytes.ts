@@ -12,13 +12,13 @@ import type { WriteSet } from "../../storage/writer.ts";
 import { type LiveItem, toRecord } from "./item.ts";
 import type { StoredOnly } from "./item-parts.ts";
 
-/** What deliveryBytes reads for a delivery; `stored` is the copy of the stored value they came from. */
+/** What deliveryBytes reads for a delivery; `stored` is the copy of the stored value they came from, null when it was read as a view. */
 export class DeliveryBytes implements StoredItemBytes {
   payload: Uint8Array = noBytes;
   metadata: Uint8Array = noBytes;
   enqueuedAtMs = 0;
   trace: string | null = null;
-  stored: Uint8Array = noBytes;
+  stored: Uint8Array | null = null;
 }
 
 const noBytes = new Uint8Array(0);
@@ -33,15 +33,16 @@ export class ItemBytes {
   private readonly read = new DeliveryBytes();
   private readonly patcher: StoredItemPatcher;
 
-  /** Where a delivery reads its stored value without a copy: only when no deferred lease write will patch that value (a volatile writer's, 035). */
+  /**
+   * Where a delivery reads its stored value without a copy, when the store
+   * offers views (035, 044): its deferred lease write then reads the value
+   * again when it comes due, which most leases (acked first) never do.
+   */
   private readonly viewer: Required<Pick<Store, "viewItemBytes">> | null;
 
-  constructor(
-    private readonly reader: Pick<Store, "readItem" | "readItemBytes" | "viewItemBytes">,
-    leasesUnwritten = false,
-  ) {
+  constructor(private readonly reader: Pick<Store, "readItem" | "readItemBytes" | "viewItemBytes">) {
     this.patcher = new StoredItemPatcher(reader);
-    this.viewer = leasesUnwritten && reader.viewItemBytes !== undefined ? (reader as Required<Pick<Store, "viewItemBytes">>) : null;
+    this.viewer = reader.viewItemBytes !== undefined ? (reader as Required<Pick<Store, "viewItemBytes">>) : null;
   }
 
   /** Write the item's current state into `set`: a patched copy of its stored value when possible, else the whole record. */
@@ -81,18 +82,20 @@ export class ItemBytes {
    * A leased item's payload and metadata for its delivery, read from its
    * stored value without decoding the rest (a nack's metadata, kept in memory
    * until its write commits, wins over the stored one), and `stored`, the
-   * copy of the stored value they came from: the deferred lease write patches
-   * it instead of reading the value a second time. The answer is this
-   * ItemBytes' scratch, good until its next deliveryBytes or valueBytes:
-   * copy what you keep (ItemStates.lease does, into the Delivery). With a
-   * viewer, `stored` is the store's own value: nothing may patch it.
+   * copy of the stored value they came from (null when read as a view): the
+   * deferred lease write patches it instead of reading the value a second
+   * time. The answer is this ItemBytes' scratch, good until its next
+   * deliveryBytes or valueBytes: copy what you keep (ItemStates.lease does,
+   * into the Delivery; payload and metadata are copies already).
    */
   deliveryBytes(item: LiveItem): DeliveryBytes {
     const viewer = this.viewer;
     const value = viewer !== null ? viewer.viewItemBytes(item.shard, item.key) : this.reader.readItemBytes(item.shard, item.key);
     // Messages are built only on failure (this runs once per delivery).
     if (value === null) assert(false, `engine: item ${item.id} is live but not stored`);
-    return this.valueBytes(item, value);
+    const read = this.valueBytes(item, value);
+    if (viewer !== null) read.stored = null;
+    return read;
   }
 
   /** deliveryBytes of a stored value already in hand (a lease patched it): the same scratch. */

@@ -80,7 +80,7 @@ export class ItemStates {
     this.endedItems = new EndedItems(writer.shardCount, this.deadlines, limits);
     this.deferredLeases = new DeferredLeaseWrites(this.deadlines);
     this.writerVolatile = writer.volatile === true;
-    this.itemBytes = new ItemBytes(reader, this.writerVolatile);
+    this.itemBytes = new ItemBytes(reader);
     this.receipts = new ReceiptFormat(boot);
   }
 
@@ -213,7 +213,7 @@ export class ItemStates {
     if (items.length === 0) return;
     const set = this.ws();
     for (const [i, item] of items.entries()) {
-      if (item.state === "leased" && item.timerNode !== null && this.table.holds(item)) this.itemBytes.writeItem(set, item, storedCopies[i] as Uint8Array);
+      if (item.state === "leased" && item.timerNode !== null && this.table.holds(item)) this.itemBytes.writeItem(set, item, storedCopies[i] ?? null);
     }
   }
 

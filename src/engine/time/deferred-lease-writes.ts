@@ -5,7 +5,9 @@
 // acked, nacked or expired since needs nothing: its own write carried its
 // state). Beside each item is the copy of its stored value its delivery read,
 // so the write patches that copy instead of reading the value again (one LMDB
-// read per lease, not two).
+// read per lease, not two), or null when the delivery read a view (a store
+// that offers them, 044: the write reads the value when it comes due, which
+// most leases never do).
 //
 // When they are written: the deadline comes when the oldest lease listed is
 // leaseWriteDelayMs old, and takes it with every lease granted up to
@@ -23,13 +25,13 @@ import type { LiveItem } from "../state/item.ts";
 
 export interface LeasesToWrite {
   items: LiveItem[];
-  /** storedCopies[i] is items[i]'s stored value as its delivery read it. */
-  storedCopies: Uint8Array[];
+  /** storedCopies[i] is items[i]'s stored value as its delivery read it, or null (a view was read). */
+  storedCopies: Array<Uint8Array | null>;
 }
 
 export class DeferredLeaseWrites {
   private items: LiveItem[] = [];
-  private storedCopies: Uint8Array[] = [];
+  private storedCopies: Array<Uint8Array | null> = [];
   /** leasedAtMs[i]: when items[i] was leased (the op's nowMs). */
   private leasedAtMs: number[] = [];
   /**
@@ -48,7 +50,7 @@ export class DeferredLeaseWrites {
     return this.items.length - this.head;
   }
 
-  add(item: LiveItem, storedCopy: Uint8Array, nowMs: number): void {
+  add(item: LiveItem, storedCopy: Uint8Array | null, nowMs: number): void {
     this.items.push(item);
     this.storedCopies.push(storedCopy);
     this.leasedAtMs.push(nowMs);
@@ -72,7 +74,7 @@ export class DeferredLeaseWrites {
     const taken = { items: this.items.slice(head, end), storedCopies: this.storedCopies.slice(head, end) };
     // The taken entries' slots no longer hold their items (nothing keeps them alive).
     this.items.fill(undefined as unknown as LiveItem, head, end);
-    this.storedCopies.fill(noBytes, head, end);
+    this.storedCopies.fill(null, head, end);
     this.head = end;
     if (end * 2 > count) this.compact();
     this.arm();
@@ -108,5 +110,3 @@ export class DeferredLeaseWrites {
     this.timer = this.deadlines.schedule(new Deadline((this.leasedAtMs[this.head] as number) + leaseWriteDelayMs, DeadlineKind.LeaseWrites, null));
   }
 }
-
-const noBytes = new Uint8Array(0);

@@ -17,7 +17,8 @@ import { AckSweeper } from "./ack-sweeper.ts";
 import { type CommitPlan, planCommit } from "./commit-plan.ts";
 import { CommitSlabs, slabRange } from "./commit-slabs.ts";
 import { AckedKeyRanges } from "./acked-key-ranges.ts";
-import { ackSweepBounds } from "../../limits.ts";
+import { ackSweepBounds, recentValues, recentValuesSlots } from "../../limits.ts";
+import { RecentValues } from "./recent-values.ts";
 import {
   decodeItemRecord,
   decodeMetaRecord,
@@ -30,7 +31,7 @@ import {
 } from "../record-codec.ts";
 import { metaMismatch, newMetaRecord, nextBoot } from "../store-meta.ts";
 import { StoreOpenError, pauseKey, policyKey, scheduleKey } from "../store.ts";
-import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, Store } from "../store.ts";
+import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, RecentValuesFigures, Store } from "../store.ts";
 import {
   dataFileName,
   environmentOptions,
@@ -59,6 +60,8 @@ export interface LmdbStoreOptions {
   durability: Durability;
   /** Acked records left for later deletion after each commit; ackSweepBounds.lagKeys unless a test sets it. */
   ackSweepLagKeys?: number;
+  /** Bytes of the ring of recently committed values (recent-values.ts); recentValues.ringBytes unless set, 0 for none. */
+  recentValuesBytes?: number;
 }
 
 type BinaryDb<K extends string | number> = Database<Uint8Array, K>;
@@ -88,7 +91,9 @@ export async function openLmdbStore(options: LmdbStoreOptions): Promise<Store> {
   }
   try {
     const meta = await loadOrCreateMeta(env, dataDir, shards);
-    return new LmdbStore(env, meta, shards, lock, options.ackSweepLagKeys ?? ackSweepBounds.lagKeys);
+    const recentBytes = options.recentValuesBytes ?? recentValues.ringBytes;
+    const recent = recentBytes === 0 ? null : new RecentValues(recentBytes, recentValuesSlots(recentBytes));
+    return new LmdbStore(env, meta, shards, lock, options.ackSweepLagKeys ?? ackSweepBounds.lagKeys, recent);
   } catch (error) {
     await env.close();
     lock.release();
@@ -173,6 +178,8 @@ class LmdbStore implements Store {
     shards: number,
     private readonly lock: DataDirLock,
     ackSweepLagKeys: number,
+    /** The values of the items committed last (recent-values.ts), read before LMDB; null when turned off. */
+    private readonly recent: RecentValues | null,
   ) {
     this.shardCount = shards;
     this.currentMeta = meta;
@@ -267,6 +274,8 @@ class LmdbStore implements Store {
     assert(!this.closed, "read on a closed store");
     const db = this.shardDbs[shard];
     if (db === undefined) assert(false, `shard ${shard} out of range`);
+    const recent = this.recent?.copy(shard, key);
+    if (recent != null) return recent;
     // A copy: getBinaryFast's buffer is reused by lmdb-js's next read. That
     // buffer is larger than the value (lmdb-js sets its `length` to the
     // value's size), so copy only the value's bytes.
@@ -278,6 +287,18 @@ class LmdbStore implements Store {
     return copy;
   }
 
+  viewItemBytes(shard: number, key: ItemKey): Uint8Array | null {
+    assert(!this.closed, "read on a closed store");
+    const recent = this.recent?.viewOf(shard, key);
+    if (recent != null) return recent;
+    const db = this.shardDbs[shard];
+    if (db === undefined) assert(false, `shard ${shard} out of range`);
+    // lmdb-js's read buffer, its `length` the value's: good until the next read. It is a Node Buffer, whose
+    // slice() is a view, not a copy: a plain Uint8Array over it, so that what readers slice out they own.
+    const bytes = db.getBinaryFast(key);
+    return bytes === undefined ? null : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
+  }
+
   prefetchItems(shard: number, keys: readonly ItemKey[]): void {
     if (this.closed || keys.length === 0) return;
     const db = this.shardDbs[shard];
@@ -285,7 +306,10 @@ class LmdbStore implements Store {
     // No copy: lmdb-js encodes every key before prefetch() returns and keeps
     // only its own key buffers, so the caller may reuse its array at once.
     // (lmdb-js types the ids as a mutable array; it only reads them.)
-    db.prefetch(keys as ItemKey[], ignorePrefetchDone);
+    // Keys the ring of recent values holds are read from it, not the map.
+    const recent = this.recent;
+    const cold = recent === null ? keys : keys.filter((key) => !recent.holds(shard, key));
+    if (cold.length > 0) db.prefetch(cold as ItemKey[], ignorePrefetchDone);
   }
 
   readItem(shard: number, key: ItemKey): ItemRecord | null {
@@ -294,7 +318,7 @@ class LmdbStore implements Store {
     if (db === undefined) assert(false, `shard ${shard} out of range`);
     // getBinaryFast returns a buffer lmdb-js reuses on the next read: the
     // decoder copies what it keeps (payload and metadata are sliced).
-    const bytes = db.getBinaryFast(key);
+    const bytes = this.recent?.viewOf(shard, key) ?? db.getBinaryFast(key);
     return bytes === undefined ? null : decodeItemRecord(bytes);
   }
 
@@ -354,11 +378,48 @@ class LmdbStore implements Store {
       for (const { shard } of batch.shards) failedShards.set(shard, failure);
       return { failedShards, metaError: failure };
     }
+    this.noteLanded(plan);
     this.slabs.release(slab);
     if (batch.meta !== null) this.currentMeta = { ...batch.meta };
     this.ackedLog.committed(acked);
     this.sweeper.queue.addAll(plan.deferred);
     return { failedShards: new Map(), metaError: null };
+  }
+
+  /**
+   * The ring of recent values takes what a landed commit wrote: its puts'
+   * values (back to back in the slab, so copied in one run), and no longer
+   * its deleted or acked keys.
+   */
+  private noteLanded(plan: CommitPlan): void {
+    const recent = this.recent;
+    if (recent === null) return;
+    const { itemWrites, slab, deferred } = plan;
+    const bytes = slab.buffer();
+    let runStart = -1;
+    let runEnd = -1;
+    for (let at = 0; at < itemWrites.length; at += 4) {
+      const start = itemWrites[at + 2] as number;
+      if (start < 0) continue;
+      if (runStart < 0) runStart = start;
+      runEnd = itemWrites[at + 3] as number;
+    }
+    const run = runStart < 0 ? -1 : recent.append(bytes, runStart, runEnd);
+    for (let at = 0; at < itemWrites.length; at += 4) {
+      const key = itemWrites[at + 1] as ItemKey;
+      const start = itemWrites[at + 2] as number;
+      const end = itemWrites[at + 3] as number;
+      if (start < 0) recent.drop(key);
+      else if (run >= 0) recent.index(itemWrites[at] as number, key, run + start - runStart, end - start);
+      else recent.put(itemWrites[at] as number, key, bytes, start, end);
+    }
+    for (const key of deferred.keys) recent.drop(key);
+  }
+
+  /** Reads the ring of recent values answered and missed, and the bytes it holds (null without one). */
+  recentValuesFigures(): RecentValuesFigures | null {
+    const recent = this.recent;
+    return recent === null ? null : { hits: recent.hits, misses: recent.misses, bytes: recent.residentBytes };
   }
 
   async close(): Promise<void> {

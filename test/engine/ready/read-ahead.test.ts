@@ -12,7 +12,7 @@ import { Harness, item, unwrap } from "../support/harness.ts";
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (value: Uint8Array) => new TextDecoder().decode(value);
 
-/** A harness whose store counts readItemBytes calls. */
+/** A harness whose store counts its reads of item values (copies and views: a delivery reads a view where the store offers one). */
 function countingHarness(): { h: Harness; reads: () => number } {
   const h = new Harness({ shards: 2 });
   let count = 0;
@@ -21,6 +21,12 @@ function countingHarness(): { h: Harness; reads: () => number } {
   store.readItemBytes = (shard: number, key: ItemKey) => {
     count++;
     return read(shard, key);
+  };
+  const view = store.viewItemBytes?.bind(store);
+  if (view === undefined) throw new Error("the harness's store offers no views");
+  store.viewItemBytes = (shard: number, key: ItemKey) => {
+    count++;
+    return view(shard, key);
   };
   return { h, reads: () => count };
 }
