@@ -43,7 +43,7 @@ export interface ServeConfig {
   durability: Durability;
   /** What the server does with garbage after a burst of work (src/server/idle-gc.ts). */
   idleGc: "off" | "hint" | "full";
-  /** MiB of recently committed item values the LMDB store keeps in memory (src/storage/lmdb/recent-values.ts); 0 for none. */
+  /** MiB of the recently committed items' delivery parts the LMDB store keeps in memory (src/storage/lmdb/recent-values.ts); 0 for none. */
   recentValuesMb: number;
   logLevel: LogLevel;
   frameBytesMax: number;
@@ -125,7 +125,7 @@ export const settings: readonly Setting[] = [
   },
   { name: "durability", key: "durability", description: "strict = fsync before replying; relaxed = survive a process crash, not power loss", defaultValue: "strict", kind: "choice", choices: ["strict", "relaxed"] },
   { name: "idleGc", key: "idle_gc", description: "after a burst: off (also turns off the heap governor, docs/OPERATIONS.md); hint = ask for a concurrent collection after 1 s idle; full = also a blocking full collection after 11 s with no request at all", defaultValue: "full", kind: "choice", choices: ["off", "hint", "full"] },
-  { name: "recentValuesMb", key: "recent_values_mb", description: "MiB of recently committed item values kept in memory, so that delivering them skips the LMDB read (0 turns it off)", defaultValue: recentValues.ringBytes / mib, kind: "int", min: 0, max: 16384 },
+  { name: "recentValuesMb", key: "recent_values_mb", description: "MiB of the recently committed items' payloads (with metadata, enqueue instant and trace) kept in memory, so that delivering them skips the LMDB read (0 turns it off)", defaultValue: recentValues.ringBytes / mib, kind: "int", min: 0, max: 16384 },
   { name: "logLevel", key: "log_level", description: "least severe log level written to stderr", defaultValue: "info", kind: "choice", choices: ["debug", "info", "warn", "error"] },
   { name: "frameBytesMax", key: "frame_bytes_max", formerKeys: ["max_frame_bytes"], description: "largest frame accepted", defaultValue: defaultLimits.frameBytesMax, kind: "int", min: 128 * 1024, max: 64 * mib },
   { name: "outcomeRetentionMs", key: "outcome_retention_ms", description: "how long ended items' outcomes are kept", defaultValue: defaultLimits.outcomeRetentionMs, kind: "int", min: 1000, max: 30 * 24 * 3600 * 1000 },

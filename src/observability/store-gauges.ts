@@ -33,12 +33,12 @@ export function storeReadGauges(registry: Registry): (figures: StoreReadFigures 
   });
   const recentBytes = new Gauge({
     name: "orq_store_recent_values_bytes",
-    help: "Bytes of the ring of recently committed item values written so far (up to --recent-values-mb): what it adds to the server's memory.",
+    help: "Bytes of the ring of recently committed items' delivery parts written so far (up to --recent-values-mb): what it adds to the server's memory.",
     registers: [registry],
   });
   const recentReads = new Counter({
     name: "orq_store_recent_value_reads_total",
-    help: "Reads of an item's stored value (deliveries, get), by whether the ring of recent values answered (hit) or LMDB did (miss).",
+    help: "Deliveries' reads of an item's payload, by whether the ring of recent values answered (hit) or LMDB did (miss).",
     labelNames: ["result"],
     registers: [registry],
   });

@@ -224,32 +224,66 @@ export interface ItemValueBytes {
 /** Shared by every empty payload or metadata read (most metadata is empty): frozen, it has no element to change. */
 const noBytes = Object.freeze(new Uint8Array(0)) as Uint8Array;
 
-/** itemValueBytes into a caller's object (a hot path's scratch: one object fewer per delivery). */
-export function readItemValueBytes(value: Uint8Array, into: ItemValueBytes): void {
+/**
+ * Where a delivery's parts lie in a current-version item value: offsets into
+ * it, and the enqueue instant; traceLength -1 when the item has no trace. The
+ * ring of recent values (storage/lmdb/recent-values.ts) keeps these parts
+ * alone; readItemValueBytes copies them out.
+ */
+export class DeliveryParts {
+  enqueuedAtMs = 0;
+  payloadAt = 0;
+  payloadLength = 0;
+  metadataAt = 0;
+  metadataLength = 0;
+  traceAt = 0;
+  traceLength = -1;
+}
+
+/** Fill `into` with where `value`'s delivery parts lie (the layout above). */
+export function locateDeliveryParts(value: Uint8Array, into: DeliveryParts): void {
   if (value.length < header.headerBytes || !hasCurrentHeader(value)) throw new RecordDecodeError("item value: not a version 3, 4 or 5 item");
-  const enqueuedAtMs = getF64(value, header.enqueuedAtMs);
+  into.enqueuedAtMs = getF64(value, header.enqueuedAtMs);
   let at = header.headerBytes;
   if ((value[header.flags] as number) & itemFlag.ttl) at += 8;
   at += 4 + u32At(value, at); // ns
   at += 4 + u32At(value, at); // topic
   const payloadLength = u32At(value, at);
-  const payload = payloadLength === 0 ? noBytes : value.slice(at + 4, at + 4 + payloadLength);
+  into.payloadAt = at + 4;
+  into.payloadLength = payloadLength;
   at += 4 + payloadLength;
   const metadataLength = u32At(value, at);
   if (at + 4 + metadataLength > value.length) throw new RecordDecodeError("item value: truncated");
-  const metadata = metadataLength === 0 ? noBytes : value.slice(at + 4, at + 4 + metadataLength);
-  into.payload = payload;
-  into.metadata = metadata;
-  into.enqueuedAtMs = enqueuedAtMs;
+  into.metadataAt = at + 4;
+  into.metadataLength = metadataLength;
   at += 4 + metadataLength;
   // Most items end with their metadata: no optional field, no trace to look for.
-  into.trace = at === value.length ? null : traceAfter(value, at);
+  into.traceLength = -1;
+  if (at !== value.length) locateTrace(value, at, into);
+}
+
+/** The engine is synchronous: one scratch for readItemValueBytes. */
+const scratchParts = new DeliveryParts();
+
+/** itemValueBytes into a caller's object (a hot path's scratch: one object fewer per delivery). */
+export function readItemValueBytes(value: Uint8Array, into: ItemValueBytes): void {
+  const parts = scratchParts;
+  locateDeliveryParts(value, parts);
+  into.payload = parts.payloadLength === 0 ? noBytes : value.slice(parts.payloadAt, parts.payloadAt + parts.payloadLength);
+  into.metadata = parts.metadataLength === 0 ? noBytes : value.slice(parts.metadataAt, parts.metadataAt + parts.metadataLength);
+  into.enqueuedAtMs = parts.enqueuedAtMs;
+  into.trace = parts.traceLength < 0 ? null : decodeTrace(value, parts.traceAt, parts.traceLength);
 }
 
 const traceDecoder = new TextDecoder();
 
-/** The trace of an item value whose optional fields start at `at` (the layout above), or null. */
-function traceAfter(value: Uint8Array, from: number): string | null {
+/** A trace's UTF-8 bytes as its string. */
+export function decodeTrace(bytes: Uint8Array, at: number, length: number): string {
+  return traceDecoder.decode(bytes.subarray(at, at + length));
+}
+
+/** Where the trace of an item value whose optional fields start at `from` lies (the layout above), if it has one. */
+function locateTrace(value: Uint8Array, from: number, into: DeliveryParts): void {
   const flags = value[header.flags] as number;
   let at = from;
   if (flags & itemFlag.deadReason) at += 4 + u32At(value, at);
@@ -261,14 +295,15 @@ function traceAfter(value: Uint8Array, from: number): string | null {
   }
   if (flags & itemFlag.key) at += 4 + u32At(value, at);
   if (flags & itemFlag.group) at += 4 + u32At(value, at);
-  if (at >= value.length) return null;
+  if (at >= value.length) return;
   const ext = value[at++] as number;
-  if (!(ext & itemExtFlag.trace)) return null;
+  if (!(ext & itemExtFlag.trace)) return;
   if (ext & itemExtFlag.prefers) at += 4 + u32At(value, at);
   if (ext & itemExtFlag.preferWaitMs) at += 8;
   const length = u32At(value, at);
   if (at + 4 + length > value.length) throw new RecordDecodeError("item value: truncated");
-  return traceDecoder.decode(value.subarray(at + 4, at + 4 + length));
+  into.traceAt = at + 4;
+  into.traceLength = length;
 }
 
 function u32At(bytes: Uint8Array, at: number): number {

@@ -9,6 +9,7 @@
 
 import type { AckedLogRecord } from "./acked-log.ts";
 import type { ItemKey } from "./item-key.ts";
+import type { ItemValueBytes } from "./item-record.ts";
 import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord, ScheduleRecord } from "./record.ts";
 
 export type { ItemKey } from "./item-key.ts";
@@ -30,15 +31,16 @@ export interface ShardBatch {
   records: Array<ItemRecord | Uint8Array | null>;
 }
 
-/** Everything one commit writes: atomic per shard. */
 /** What the LMDB store's ring of recent values has done since start (Store.recentValuesFigures). */
 export interface RecentValuesFigures {
-  /** Reads of an item's value it answered, and reads that went to LMDB. */
+  /** Deliveries' reads it answered, and those that went to LMDB. */
   hits: number;
   misses: number;
   /** Bytes of the ring written so far, up to its size: what it adds to the server's memory. */
   bytes: number;
 }
+
+/** Everything one commit writes: atomic per shard. */
 
 export interface CommitBatch {
   shards: ShardBatch[];
@@ -195,10 +197,17 @@ export interface Store {
    * The stored value as last committed, not a copy, for a caller that only
    * reads it at once and keeps nothing of it (a delivery copies its payload
    * out): good until the caller's next read or the next commit lands. The
-   * in-memory store hands out its own value (035), the LMDB store its ring
-   * of recent values' bytes or lmdb-js's read buffer (044). Others leave it out.
+   * in-memory store hands out its own value (035), the LMDB store lmdb-js's
+   * read buffer (044). Others leave it out.
    */
   viewItemBytes?(shard: number, key: ItemKey): Uint8Array | null;
+  /**
+   * A delivery's parts of one stored item (its payload and metadata as
+   * copies the caller owns), filled into `into`, when the store has them at
+   * hand without reading the item's whole value: the LMDB store's ring of
+   * recent values (044). False when it has not (read the value instead).
+   */
+  readDeliveryBytes?(shard: number, key: ItemKey, into: ItemValueBytes): boolean;
   /**
    * Reads the LMDB store's ring of recently committed values answered and
    * missed since start, and the bytes it holds (recent-values.ts); null

@@ -1617,8 +1617,8 @@ var mappedPages = Object.freeze({
   growthBytes: 32 * 1024 * 1024
 });
 var recentValues = Object.freeze({
-  ringBytes: 64 * 1024 * 1024,
-  ringBytesPerSlot: 128
+  ringBytes: 32 * 1024 * 1024,
+  ringBytesPerSlot: 112
 });
 var outputBuffers = Object.freeze({
   bufferBytes: 64 * 1024,

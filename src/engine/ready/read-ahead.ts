@@ -27,10 +27,11 @@
 
 import type { ItemRecord } from "../../storage/record.ts";
 import type { ItemKey, Store } from "../../storage/store.ts";
+import type { ItemValueBytes } from "../../storage/item-record.ts";
 import type { Writer } from "../../storage/writer.ts";
 
 /** The store reads the engine makes, with the read-ahead value served first when it is the one asked for. */
-export class ReadAheadReader implements Pick<Store, "readItem" | "readItemBytes" | "viewItemBytes"> {
+export class ReadAheadReader implements Pick<Store, "readItem" | "readItemBytes" | "viewItemBytes" | "readDeliveryBytes"> {
   private shard = -1;
   private key: ItemKey = -1;
   private value: Uint8Array | null = null;
@@ -43,7 +44,7 @@ export class ReadAheadReader implements Pick<Store, "readItem" | "readItemBytes"
   readonly viewItemBytes: ((shard: number, key: ItemKey) => Uint8Array | null) | undefined;
 
   constructor(
-    private readonly store: Pick<Store, "readItem" | "readItemBytes" | "viewItemBytes">,
+    private readonly store: Pick<Store, "readItem" | "readItemBytes" | "viewItemBytes" | "readDeliveryBytes">,
     private readonly writer: Pick<Writer, "commitGeneration">,
   ) {
     this.viewItemBytes = store.viewItemBytes === undefined ? undefined : (shard, key) => this.takeReadAhead(shard, key) ?? this.viewOfStore(shard, key);
@@ -72,13 +73,23 @@ export class ReadAheadReader implements Pick<Store, "readItem" | "readItemBytes"
     return (this.store as Required<Pick<Store, "viewItemBytes">>).viewItemBytes(shard, key);
   }
 
+  private holdsReadAhead(shard: number, key: ItemKey): boolean {
+    return this.value !== null && this.shard === shard && this.key === key && this.generation === this.writer.commitGeneration;
+  }
+
   /** The value read ahead, when it is `shard`/`key`'s and no commit has moved since; handed out once: the caller owns (and may patch) the copy. */
   private takeReadAhead(shard: number, key: ItemKey): Uint8Array | null {
     const value = this.value;
-    if (value === null || this.shard !== shard || this.key !== key || this.generation !== this.writer.commitGeneration) return null;
+    if (value === null || !this.holdsReadAhead(shard, key)) return null;
     this.value = null;
     this.hits++;
     return value;
+  }
+
+  /** The store's ring of recent values (044), unless the value read ahead is `shard`/`key`'s (it is taken then). */
+  readDeliveryBytes(shard: number, key: ItemKey, into: ItemValueBytes): boolean {
+    if (this.store.readDeliveryBytes === undefined || this.holdsReadAhead(shard, key)) return false;
+    return this.store.readDeliveryBytes(shard, key, into);
   }
 
   readItem(shard: number, key: ItemKey): ItemRecord | null {

@@ -40,7 +40,7 @@ export class ItemBytes {
    */
   private readonly viewer: Required<Pick<Store, "viewItemBytes">> | null;
 
-  constructor(private readonly reader: Pick<Store, "readItem" | "readItemBytes" | "viewItemBytes">) {
+  constructor(private readonly reader: Pick<Store, "readItem" | "readItemBytes" | "viewItemBytes" | "readDeliveryBytes">) {
     this.patcher = new StoredItemPatcher(reader);
     this.viewer = reader.viewItemBytes !== undefined ? (reader as Required<Pick<Store, "viewItemBytes">>) : null;
   }
@@ -89,11 +89,19 @@ export class ItemBytes {
    * into the Delivery; payload and metadata are copies already).
    */
   deliveryBytes(item: LiveItem): DeliveryBytes {
+    const read = this.read;
+    // The store's ring of recent values (044): the parts alone, no value to keep for the lease write.
+    if (this.reader.readDeliveryBytes?.(item.shard, item.key, read) === true) {
+      read.stored = null;
+      const metadata = item.extras?.metadata;
+      if (metadata !== undefined && metadata !== null) read.metadata = metadata;
+      return read;
+    }
     const viewer = this.viewer;
     const value = viewer !== null ? viewer.viewItemBytes(item.shard, item.key) : this.reader.readItemBytes(item.shard, item.key);
     // Messages are built only on failure (this runs once per delivery).
     if (value === null) assert(false, `engine: item ${item.id} is live but not stored`);
-    const read = this.valueBytes(item, value);
+    this.valueBytes(item, value);
     if (viewer !== null) read.stored = null;
     return read;
   }

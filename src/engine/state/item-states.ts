@@ -67,7 +67,7 @@ export class ItemStates {
   constructor(
     private readonly writer: Writer,
     /** Where stored payloads and metadata are read back from (memory drops them once stored). */
-    reader: Pick<Store, "readItem" | "readItemBytes" | "viewItemBytes">,
+    reader: Pick<Store, "readItem" | "readItemBytes" | "viewItemBytes" | "readDeliveryBytes">,
     readonly limits: Readonly<Limits>,
     private readonly bucketFor: QuotaBuckets,
     /** This open of the store (MetaRecord.boots): every lease granted now records it, and its receipt names it. */

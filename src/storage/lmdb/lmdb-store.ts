@@ -30,6 +30,7 @@ import {
   encodeMetaRecord,
 } from "../record-codec.ts";
 import { metaMismatch, newMetaRecord, nextBoot } from "../store-meta.ts";
+import { DeliveryParts, type ItemValueBytes, locateDeliveryParts } from "../item-record.ts";
 import { StoreOpenError, pauseKey, policyKey, scheduleKey } from "../store.ts";
 import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, RecentValuesFigures, Store } from "../store.ts";
 import {
@@ -60,7 +61,7 @@ export interface LmdbStoreOptions {
   durability: Durability;
   /** Acked records left for later deletion after each commit; ackSweepBounds.lagKeys unless a test sets it. */
   ackSweepLagKeys?: number;
-  /** Bytes of the ring of recently committed values (recent-values.ts); recentValues.ringBytes unless set, 0 for none. */
+  /** Bytes of the ring of recently committed items' delivery parts (recent-values.ts); recentValues.ringBytes unless set, 0 for none. */
   recentValuesBytes?: number;
 }
 
@@ -171,6 +172,8 @@ class LmdbStore implements Store {
   private closed = false;
   /** The commit buffer and write list kept between commits (commit-slabs.ts). */
   private readonly slabs = new CommitSlabs();
+  /** Scratch for noteLanded: where a value's delivery parts lie. */
+  private readonly landedParts = new DeliveryParts();
 
   constructor(
     private readonly env: RootDatabase<Uint8Array, string>,
@@ -178,7 +181,7 @@ class LmdbStore implements Store {
     shards: number,
     private readonly lock: DataDirLock,
     ackSweepLagKeys: number,
-    /** The values of the items committed last (recent-values.ts), read before LMDB; null when turned off. */
+    /** What a delivery reads of the items committed last (recent-values.ts), asked before LMDB; null when turned off. */
     private readonly recent: RecentValues | null,
   ) {
     this.shardCount = shards;
@@ -274,8 +277,6 @@ class LmdbStore implements Store {
     assert(!this.closed, "read on a closed store");
     const db = this.shardDbs[shard];
     if (db === undefined) assert(false, `shard ${shard} out of range`);
-    const recent = this.recent?.copy(shard, key);
-    if (recent != null) return recent;
     // A copy: getBinaryFast's buffer is reused by lmdb-js's next read. That
     // buffer is larger than the value (lmdb-js sets its `length` to the
     // value's size), so copy only the value's bytes.
@@ -287,10 +288,13 @@ class LmdbStore implements Store {
     return copy;
   }
 
+  readDeliveryBytes(shard: number, key: ItemKey, into: ItemValueBytes): boolean {
+    assert(!this.closed, "read on a closed store");
+    return this.recent !== null && this.recent.readDelivery(shard, key, into);
+  }
+
   viewItemBytes(shard: number, key: ItemKey): Uint8Array | null {
     assert(!this.closed, "read on a closed store");
-    const recent = this.recent?.viewOf(shard, key);
-    if (recent != null) return recent;
     const db = this.shardDbs[shard];
     if (db === undefined) assert(false, `shard ${shard} out of range`);
     // lmdb-js's read buffer, its `length` the value's: good until the next read. It is a Node Buffer, whose
@@ -306,7 +310,7 @@ class LmdbStore implements Store {
     // No copy: lmdb-js encodes every key before prefetch() returns and keeps
     // only its own key buffers, so the caller may reuse its array at once.
     // (lmdb-js types the ids as a mutable array; it only reads them.)
-    // Keys the ring of recent values holds are read from it, not the map.
+    // Keys the ring of recent values holds are delivered from it, not the map.
     const recent = this.recent;
     const cold = recent === null ? keys : keys.filter((key) => !recent.holds(shard, key));
     if (cold.length > 0) db.prefetch(cold as ItemKey[], ignorePrefetchDone);
@@ -318,7 +322,7 @@ class LmdbStore implements Store {
     if (db === undefined) assert(false, `shard ${shard} out of range`);
     // getBinaryFast returns a buffer lmdb-js reuses on the next read: the
     // decoder copies what it keeps (payload and metadata are sliced).
-    const bytes = this.recent?.viewOf(shard, key) ?? db.getBinaryFast(key);
+    const bytes = db.getBinaryFast(key);
     return bytes === undefined ? null : decodeItemRecord(bytes);
   }
 
@@ -386,32 +390,23 @@ class LmdbStore implements Store {
     return { failedShards: new Map(), metaError: null };
   }
 
-  /**
-   * The ring of recent values takes what a landed commit wrote: its puts'
-   * values (back to back in the slab, so copied in one run), and no longer
-   * its deleted or acked keys.
-   */
+  /** The ring of recent values takes what a landed commit wrote: its puts' delivery parts, and no longer its deleted or acked keys. */
   private noteLanded(plan: CommitPlan): void {
     const recent = this.recent;
     if (recent === null) return;
     const { itemWrites, slab, deferred } = plan;
     const bytes = slab.buffer();
-    let runStart = -1;
-    let runEnd = -1;
-    for (let at = 0; at < itemWrites.length; at += 4) {
-      const start = itemWrites[at + 2] as number;
-      if (start < 0) continue;
-      if (runStart < 0) runStart = start;
-      runEnd = itemWrites[at + 3] as number;
-    }
-    const run = runStart < 0 ? -1 : recent.append(bytes, runStart, runEnd);
+    const parts = this.landedParts;
     for (let at = 0; at < itemWrites.length; at += 4) {
       const key = itemWrites[at + 1] as ItemKey;
       const start = itemWrites[at + 2] as number;
-      const end = itemWrites[at + 3] as number;
-      if (start < 0) recent.drop(key);
-      else if (run >= 0) recent.index(itemWrites[at] as number, key, run + start - runStart, end - start);
-      else recent.put(itemWrites[at] as number, key, bytes, start, end);
+      if (start < 0) {
+        recent.drop(key);
+        continue;
+      }
+      const value = bytes.subarray(start, itemWrites[at + 3] as number);
+      locateDeliveryParts(value, parts);
+      recent.put(itemWrites[at] as number, key, value, parts);
     }
     for (const key of deferred.keys) recent.drop(key);
   }

@@ -116,23 +116,24 @@ export declare const mappedPages: Readonly<{
     growthBytes: number;
 }>;
 /**
- * The ring of recently committed item values (src/storage/lmdb/recent-values.ts):
- * a delivery of an item committed recently copies its value from memory
- * instead of walking LMDB's B-tree, which in priority order lands anywhere in
- * the map (2-3 µs a read on the main thread, a fifth of a Jupiter
- * acquisition). `ringBytes` (64 MiB, `orq serve --recent-values-mb`, 0 turns
- * it off) holds about 350,000 values of 100-byte payloads; its pages count in
- * the server's memory only once written, and a table of 24 bytes per 128
- * ring bytes (12 MiB) finds them. Smaller keeps less of a large backlog: with the
- * Jupiter scenario's 300,000 items, a ring of half the backlog's values
- * answers about half the deliveries (docs/decisions/044-recent-values.md).
+ * The ring of recently committed items' delivery parts (enqueue instant,
+ * payload, metadata, trace; src/storage/lmdb/recent-values.ts): a delivery
+ * of an item committed recently copies them from memory instead of walking
+ * LMDB's B-tree, which in priority order lands anywhere in the map (2-3 µs a
+ * read on the main thread, a fifth of a Jupiter acquisition). `ringBytes`
+ * (32 MiB, `orq serve --recent-values-mb`, 0 turns it off) holds about
+ * 280,000 items of 100-byte payloads; its pages count in the server's memory
+ * only once written, and a table of 24 bytes per 112 ring bytes (7 MiB)
+ * finds them. A ring twice the size held the same Jupiter backlog as whole
+ * values, and left the memory target no margin
+ * (docs/decisions/044-recent-values.md).
  */
 export declare const recentValues: Readonly<{
     ringBytes: number;
-    /** Ring bytes per slot of the table that finds a key's value (128: a value of a 100-byte payload takes about 200 with its header, so the ring holds fewer values than it has slots). */
-    ringBytesPerSlot: 128;
+    /** Ring bytes per slot of the table that finds an item (112: a 100-byte payload's parts take 120 with their header, so the ring holds fewer items than it has slots). */
+    ringBytesPerSlot: 112;
 }>;
-/** Slots of the table for a ring of `ringBytes`: a power of two, one per recentValues.ringBytesPerSlot bytes or more. */
+/** Slots of the table for a ring of `ringBytes`: one per recentValues.ringBytesPerSlot bytes. */
 export declare function recentValuesSlots(ringBytes: number): number;
 /**
  * The pool of connections' output buffers (src/server/output-buffers.ts). A
