@@ -3,8 +3,8 @@
 // prefetch read in; the map-page policy unmaps them as they grow,
 // docs/decisions/010-map-page-unmapping.md), the keys the delivery
 // prefetch has asked the store to read in (docs/decisions/028-delivery-prefetch.md),
-// and the ring of recently committed values that answers reads before the
-// map (docs/decisions/044-recent-values.md).
+// and the ring of the recently committed items' delivery parts that answers
+// deliveries before the map (docs/decisions/044-recent-values.md).
 
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { RecentValuesFigures } from "../storage/store.ts";
