@@ -178,7 +178,7 @@ export async function runServe(config: ServeConfig, version: string): Promise<vo
             tokens,
             clock,
             serverInfo: { version, nodeId: serverInfo.nodeId, shards: backend.shards, clusterMap: backend.clusterMap },
-            serverPanel: () => serverPanelFrom(writer.commitStats(), writer.breakerState(clock.nowMs())),
+            serverPanel: () => serverPanelFrom(writer.commitStats(), writer.breakerState(clock.nowMs()), backend.recentValues()),
             logger,
           }),
         )

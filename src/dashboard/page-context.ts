@@ -4,6 +4,7 @@
 
 import type { ServerInfo } from "../server/op-types.ts";
 import type { BreakerState } from "../storage/circuit-breaker.ts";
+import type { RecentValuesFigures } from "../storage/store.ts";
 import type { History } from "./history.ts";
 import type { Html } from "./html.ts";
 import type { OpCaller } from "./op-caller.ts";
@@ -18,6 +19,8 @@ export interface ServerPanel {
   commitSamples: number;
   /** The store's one circuit breaker (opened by failing commits only). */
   breaker: BreakerState;
+  /** The LMDB store's ring of recent items' payloads (docs/decisions/044-recent-values.md); null without one. */
+  recentValues: RecentValuesFigures | null;
 }
 
 export interface PageContext {

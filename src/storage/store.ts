@@ -38,6 +38,8 @@ export interface RecentValuesFigures {
   misses: number;
   /** Bytes of the ring written so far, up to its size: what it adds to the server's memory. */
   bytes: number;
+  /** The ring's size (--recent-values-mb). */
+  ringBytes: number;
 }
 
 /** Everything one commit writes: atomic per shard. */

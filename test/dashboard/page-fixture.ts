@@ -5,7 +5,7 @@
 
 import { History } from "../../src/dashboard/history.ts";
 import { OpCaller } from "../../src/dashboard/op-caller.ts";
-import type { PageContext } from "../../src/dashboard/page-context.ts";
+import type { PageContext, ServerPanel } from "../../src/dashboard/page-context.ts";
 import { ScopedInspector } from "../../src/dashboard/scoped-inspector.ts";
 import type { EngineInspector } from "../../src/engine/reads/inspect.ts";
 import { allNamespaces } from "../../src/server/auth.ts";
@@ -23,7 +23,11 @@ export interface Fixture {
 export const fixtureCsrf = "csrf-token-of-the-fixture";
 
 /** `inspector` stands in for the engine's inspect queries (none by default: a page that asks one fails). */
-export function pageFixture(path: string, script: Script, options: { readOnly?: boolean; nowMs?: number; inspector?: EngineInspector } = {}): Fixture {
+export function pageFixture(
+  path: string,
+  script: Script,
+  options: { readOnly?: boolean; nowMs?: number; inspector?: EngineInspector; recentValues?: ServerPanel["recentValues"] } = {},
+): Fixture {
   const requests: Fields[] = [];
   const dispatcher = {
     handleRequest(source: { send(reply: Fields): void }, request: Fields): void {
@@ -46,7 +50,7 @@ export function pageFixture(path: string, script: Script, options: { readOnly?: 
     url,
     nowMs: options.nowMs ?? Date.UTC(2026, 11, 1, 12, 0, 0),
     serverInfo: { version: "0.0.0", nodeId: "test", shards: 1 },
-    serverPanel: () => ({ commitMsP50: null, commitMsP99: null, commitSamples: 0, breaker: "closed" }),
+    serverPanel: () => ({ commitMsP50: null, commitMsP99: null, commitSamples: 0, breaker: "closed", recentValues: options.recentValues ?? null }),
     ns: url.searchParams.get("ns") ?? "shop",
     namespaces: ["shop"],
     notice: null,

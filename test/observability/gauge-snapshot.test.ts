@@ -19,10 +19,10 @@ describe("gaugeSnapshot", () => {
       breaker: "open",
       connections: 4,
       mapResidentBytes: 8192,
-      recentValues: { hits: 5, misses: 2, bytes: 4096 },
+      recentValues: { hits: 5, misses: 2, bytes: 4096, ringBytes: 8192 },
     });
     expect(snapshot.pausedTopics).toBe(3);
-    expect(snapshot.storeRead).toEqual({ mapResidentBytes: 8192, prefetchKeysTotal: 7, recentValues: { hits: 5, misses: 2, bytes: 4096 } });
+    expect(snapshot.storeRead).toEqual({ mapResidentBytes: 8192, prefetchKeysTotal: 7, recentValues: { hits: 5, misses: 2, bytes: 4096, ringBytes: 8192 } });
     expect(snapshot.items.filter((i) => i.count > 0)).toEqual([
       { ns: "shop", topic: "a", state: "ready", count: 2 },
       { ns: "shop", topic: "a", state: "leased", count: 1 },

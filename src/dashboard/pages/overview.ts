@@ -1,13 +1,13 @@
 // Overview: totals by state per namespace (the `stats` op, so a scoped token
 // sees only its namespaces), rate and depth charts from the history ring,
 // and the server panel (version, uptime, connections, commit latency,
-// storage breaker). In cluster mode a banner shows the shard map, the counts
+// storage breaker, the ring of recent items' payloads). In cluster mode a banner shows the shard map, the counts
 // are the whole cluster's and the charts and commit figures this node's.
 
 import { liveStateNames as states } from "../../protocol/live-states.ts";
 import { count, duration } from "../format.ts";
 import { html, query, type Html } from "../html.ts";
-import type { PageContext, PageResult } from "../page-context.ts";
+import type { PageContext, PageResult, ServerPanel } from "../page-context.ts";
 import { unansweredNodesField } from "../cluster-op-caller.ts";
 import { wireMaps } from "../wire-values.ts";
 import { clusterBanner } from "./cluster-banner.ts";
@@ -31,7 +31,17 @@ function serverPanel(ctx: PageContext, server: Record<string, unknown>): Html {
 <dt>connections</dt><dd data-server="connections">${count(server.connections)}${whole}</dd>
 <dt>commit latency${thisNodeBadge(ctx)}</dt><dd>p50 ${ms(panel.commitMsP50)}, p99 ${ms(panel.commitMsP99)} <span class="muted">(last ${panel.commitSamples} commits)</span></dd>
 <dt>storage breaker${thisNodeBadge(ctx)}</dt><dd class="${healthy ? "ok" : "bad"}">${breakerText}</dd>
+${recentValuesRow(panel.recentValues)}
 </dl></section>`;
+}
+
+/** The LMDB store's ring of recent items' payloads (--recent-values-mb, docs/decisions/044-recent-values.md): memory it holds, deliveries it served. */
+function recentValuesRow(recent: ServerPanel["recentValues"]): Html | string {
+  if (recent === null) return "";
+  const mib = (bytes: number): string => `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+  const reads = recent.hits + recent.misses;
+  const share = reads === 0 ? "no delivery yet" : `${((recent.hits / reads) * 100).toFixed(1)}% of ${count(reads)} deliveries read from memory`;
+  return html`<dt>recent payloads in memory</dt><dd id="recent-values">${mib(recent.bytes)} of ${mib(recent.ringBytes)}; ${share} <span class="muted">(the rest from the data file)</span></dd>`;
 }
 
 export async function overviewPage(ctx: PageContext): Promise<PageResult> {

@@ -414,7 +414,7 @@ class LmdbStore implements Store {
   /** Reads the ring of recent values answered and missed, and the bytes it holds (null without one). */
   recentValuesFigures(): RecentValuesFigures | null {
     const recent = this.recent;
-    return recent === null ? null : { hits: recent.hits, misses: recent.misses, bytes: recent.residentBytes };
+    return recent === null ? null : { hits: recent.hits, misses: recent.misses, bytes: recent.residentBytes, ringBytes: recent.ringBytes };
   }
 
   async close(): Promise<void> {
