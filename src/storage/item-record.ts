@@ -221,8 +221,8 @@ export interface ItemValueBytes {
   trace: string | null;
 }
 
-/** Shared by every empty payload or metadata read (most metadata is empty): frozen, it has no element to change. */
-const noBytes = Object.freeze(new Uint8Array(0)) as Uint8Array;
+/** Shared by every empty payload or metadata read (most metadata is empty; recent-values.ts reads them too): frozen, it has no element to change. */
+export const noBytes = Object.freeze(new Uint8Array(0)) as Uint8Array;
 
 /**
  * Where a delivery's parts lie in a current-version item value: offsets into

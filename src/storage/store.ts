@@ -43,7 +43,6 @@ export interface RecentValuesFigures {
 }
 
 /** Everything one commit writes: atomic per shard. */
-
 export interface CommitBatch {
   shards: ShardBatch[];
   /** Outcomes of ended items, keyed by item id; `record: null` deletes (retention over). */

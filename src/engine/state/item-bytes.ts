@@ -23,6 +23,13 @@ export class DeliveryBytes implements StoredItemBytes {
 
 const noBytes = new Uint8Array(0);
 
+/** A nack's metadata, kept in memory until its write commits, wins over the stored one. */
+function withMemoryMetadata(item: LiveItem, read: DeliveryBytes): DeliveryBytes {
+  const metadata = item.extras?.metadata;
+  if (metadata !== undefined && metadata !== null) read.metadata = metadata;
+  return read;
+}
+
 /** What others may read through ItemBytes (ItemStates.bytes): an item's payload and metadata. */
 export type ReadonlyItemBytes = Pick<ItemBytes, "bytesOf">;
 
@@ -93,9 +100,7 @@ export class ItemBytes {
     // The store's ring of recent values (044): the parts alone, no value to keep for the lease write.
     if (this.reader.readDeliveryBytes?.(item.shard, item.key, read) === true) {
       read.stored = null;
-      const metadata = item.extras?.metadata;
-      if (metadata !== undefined && metadata !== null) read.metadata = metadata;
-      return read;
+      return withMemoryMetadata(item, read);
     }
     const viewer = this.viewer;
     const value = viewer !== null ? viewer.viewItemBytes(item.shard, item.key) : this.reader.readItemBytes(item.shard, item.key);
@@ -111,9 +116,7 @@ export class ItemBytes {
     const read = this.read;
     readStoredItemBytes(value, read);
     read.stored = value;
-    const metadata = item.extras?.metadata;
-    if (metadata !== undefined && metadata !== null) read.metadata = metadata;
-    return read;
+    return withMemoryMetadata(item, read);
   }
 
   /**

@@ -28,7 +28,7 @@
 // changed nothing in either. Pages of the ring are touched only as it fills:
 // a server that has written less than the ring holds less.
 
-import { decodeTrace, type DeliveryParts, type ItemValueBytes } from "../item-record.ts";
+import { decodeTrace, type DeliveryParts, type ItemValueBytes, noBytes } from "../item-record.ts";
 
 /** Numbers per slot: ring position + 1 (0 for none), key, shard * 2^32 + record length. */
 const slotFields = 3;
@@ -36,8 +36,6 @@ const shardFactor = 2 ** 32;
 /** Before each record's parts: enqueue instant (f64), payload, metadata and trace lengths (u32 each; trace 0xffffffff for none). */
 const headerBytes = 20;
 const noTrace = 0xffff_ffff;
-/** Shared by every empty payload or metadata read: frozen, it has no element to change. */
-const noBytes = Object.freeze(new Uint8Array(0)) as Uint8Array;
 
 export class RecentValues {
   private readonly ring: Uint8Array;
