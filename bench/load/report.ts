@@ -127,8 +127,11 @@ function localityChecks(strict: ModeResults | undefined, relaxed: ModeResults | 
     share.also =
       `without prefers ${pct(figures.plain.fullFitShare)} (an assignment that ignores repositories); ${figures.prefers.acquisitions} acquisitions, ${figures.prefers.emptyDequeues} dequeues empty after their wait` +
       (other === undefined ? "" : `; orq relaxed ${pct(other.prefers.fullFitShare)}, without prefers ${pct(other.plain.fullFitShare)}`);
+    const pairs = figures.pairs ?? [];
     rate.also =
-      `${num(figures.prefers.acquisitionsPerS)} against ${num(figures.plain.acquisitionsPerS)}/s, ${figures.prefers.backlog} items kept ready` +
+      `${num(figures.prefers.acquisitionsPerS)} against ${num(figures.plain.acquisitionsPerS)}/s, the median pass of each` +
+      (pairs.length === 0 ? "" : ` of ${pairs.length} alternated pairs (each pair's ratio ${pairs.map((p) => num(p.prefersPerS / p.plainPerS, 2)).join(", ")})`) +
+      `, ${figures.prefers.backlog} items kept ready` +
       (other === undefined ? "" : `; orq relaxed ${num(other.prefers.acquisitionsPerS)} against ${num(other.plain.acquisitionsPerS)}/s`);
   }
   return [share, rate];

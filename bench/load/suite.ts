@@ -307,7 +307,8 @@ export async function runMode(context: SuiteContext, spec: ModeSpec): Promise<Mo
         `${p.emptyDequeues} dequeues empty after their wait, ${p.delivered} of ${p.enqueued} items delivered (${p.redelivered} again), the rest taken in ${p.drainS.toFixed(2)} s`;
       log(
         `${spec.label} locality (${figures.prefers.kinds} kinds over as many repositories, ${figures.prefers.backlog} kept ready, prefer_wait_ms ${figures.prefers.preferWaitMs}): ` +
-          `${pass("with prefers", figures.prefers)}; ${pass("without", figures.plain)}; ratio ${(figures.prefers.acquisitionsPerS / figures.plain.acquisitionsPerS).toFixed(3)}` +
+          `median passes: ${pass("with prefers", figures.prefers)}; ${pass("without", figures.plain)}; ratio ${(figures.prefers.acquisitionsPerS / figures.plain.acquisitionsPerS).toFixed(3)}` +
+          `; pairs ${(figures.pairs ?? []).map((p) => `${rate(p.prefersPerS)}/${rate(p.plainPerS)}`).join(", ")}` +
           (figures.prefers.serverFit === null ? "" : `; the server's count by fit ${JSON.stringify(figures.prefers.serverFit)}`),
       );
     });
