@@ -112,8 +112,16 @@ export class PostgresStore implements Store {
   private readonly counters = new CommitCounters();
   /** Keys a failed commit wrote, whose stored rows may differ from the copy (uncertain-keys.ts). */
   private readonly uncertain = new UncertainKeys();
-  /** The committed value a put may be patched against (commit-statements.ts). */
-  private readonly committedValue: CommittedValue = (shard, key) => (this.uncertain.has(shard, key) ? null : (this.cache.get(shard, key) ?? null));
+  /**
+   * The committed value a put may be patched against, or undefined for a key
+   * with no row (commit-statements.ts): the copy holds every row of a loaded
+   * shard, and changes only after PostgreSQL answered, so a certain key it
+   * lacks has none.
+   */
+  private readonly committedValue: CommittedValue = (shard, key) => {
+    if (this.uncertain.has(shard, key) || !this.cache.has(shard)) return null;
+    return this.cache.get(shard, key);
+  };
 
   constructor(
     private readonly client: SqlClient,

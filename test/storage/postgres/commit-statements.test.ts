@@ -4,11 +4,12 @@
 // commit rather than a row written to a wrong or made-up shard. A put is
 // sent as a patch only when it changes a prefix of the committed value within
 // the item header, and the rest is byte for byte the same, for small values
-// (compared in a loop) and large ones (compared natively) alike.
+// (compared in a loop) and large ones (compared natively) alike. A key known
+// to have no row is a plain insert; one whose row is not known, an upsert.
 
 import { expect, test } from "bun:test";
 import { AssertionError } from "../../../src/lib/assert.ts";
-import { changedPrefix, shardOfId } from "../../../src/storage/postgres/commit-statements.ts";
+import { changedPrefix, commitStatements, type EncodedCommit, shardOfId } from "../../../src/storage/postgres/commit-statements.ts";
 import { malformedIds, malformedReceipts } from "../../support/malformed-ids.ts";
 
 test("an id's or receipt's shard", () => {
@@ -60,4 +61,26 @@ test("a large value's rest is compared natively, with the same answers", () => {
     changed[63] = (changed[63] as number) ^ 1;
     expect(changedPrefix(edge, changed)).toBe(64);
   }
+});
+
+test("each put goes to the statement its committed value calls for: insert, upsert, patch or nothing", () => {
+  const value = (first: number) => new Uint8Array(100).map((_, index) => (index === 0 ? first : index));
+  const committed = new Map<number, Uint8Array | null>([
+    [2, null], // a failed commit wrote it: unknown
+    [3, value(1)], // known: only the first byte changes below
+    [4, value(9)], // known: written again unchanged
+  ]);
+  const encoded: EncodedCommit = {
+    shards: new Map([[0, new Map<number, Uint8Array | null>([[1, value(5)], [2, value(5)], [3, value(5)], [4, value(9)], [7, null]])]]),
+    outcomes: new Map(),
+  };
+  const parts = commitStatements(encoded, (_shard, key) => (committed.has(key) ? committed.get(key) : undefined));
+  const kind = (text: string) =>
+    text.startsWith("INSERT INTO orq_items") ? (text.includes("ON CONFLICT") ? "upsert" : "insert") : text.startsWith("UPDATE orq_items") ? "patch" : text.startsWith("DELETE FROM orq_items") ? "delete" : text;
+  expect(parts.map((part) => [kind(part.text), part.params[1]])).toEqual([
+    ["insert", "{1}"],
+    ["upsert", "{2}"],
+    ["patch", "{3}"],
+    ["delete", "{7}"],
+  ]);
 });

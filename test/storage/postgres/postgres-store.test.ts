@@ -4,7 +4,9 @@
 // the database or in this process's copy), durability maps to
 // synchronous_commit, a paused commit cannot hold its locks forever
 // (idle_in_transaction_session_timeout), opens are counted across processes, key ranges per open
-// never overlap, a second single writer is refused, and opening a database
+// never overlap, a second single writer is refused, a new key is inserted
+// rather than upserted (so a row the copy does not know fails the commit
+// instead of being overwritten), and opening a database
 // made with another shard count or an unreachable one fails with one line.
 // A stored schedule keeps the shard it was written under.
 // Skipped when PostgreSQL is not installed (unless ORQ_REQUIRE_POSTGRES=1).
@@ -118,6 +120,29 @@ describe.skipIf(!available)("PostgresStore in particular", () => {
     const next = await store.commit({ shards: [shardBatch(0, [{ key: 1, record: changed }])], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null });
     expect(next.failedShards.size).toBe(0);
     expect(store.readItem(0, 1)).toEqual(changed);
+  });
+
+  test("a new key is inserted, not upserted: a row the copy does not know fails the commit and stays as it was; the key's next write, now uncertain, is an upsert", async () => {
+    const url = await pg.createDatabase("insert_new");
+    const store = await open(url, { shards: 2 });
+    const stranger = encodeItemRecord(itemRecord({ priority: 77 }));
+    // A row behind the store's back (nothing of orq writes one; a copy that missed a row would look like this).
+    const sql = admin(url);
+    await sql.query("INSERT INTO orq_items (shard, key, value) VALUES (0, 5, $1)", [stranger]);
+    const mine = itemRecord({ priority: 3 });
+    const batch = () => ({ shards: [shardBatch(0, [{ key: 5, record: mine }]), shardBatch(1, [{ key: 6, record: mine }])], outcomes: [], meta: null });
+    const failed = await store.commit(batch());
+    expect([...failed.failedShards.keys()].sort()).toEqual([0, 1]);
+    expect(failed.metaError?.message).toContain("duplicate key");
+    const [row] = await sql.query("SELECT value FROM orq_items WHERE shard = 0 AND key = 5");
+    expect([...new Uint8Array(row?.[0] as Uint8Array)]).toEqual([...stranger]);
+    expect(store.readItem(1, 6)).toBeNull();
+    // Both keys are uncertain now: written whole as upserts, the commit lands and the copy matches the rows.
+    const landed = await store.commit(batch());
+    expect(landed.failedShards.size).toBe(0);
+    expect(store.readItem(0, 5)).toEqual(mine);
+    const reopened = await open(url);
+    expect([reopened.readItem(0, 5), reopened.readItem(1, 6)]).toEqual([mine, mine]);
   });
 
   test("a stored schedule keeps its shard: a write or delete under another shard leaves its row alone; readScheduleShard finds it", async () => {
