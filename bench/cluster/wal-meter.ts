@@ -23,6 +23,12 @@ export class WalMeter {
     return rows[0]!.lsn;
   }
 
+  /** The current WAL position, without a checkpoint (to leave a span out of a figure). */
+  async position(): Promise<string> {
+    const rows = (await this.sql.unsafe("SELECT pg_current_wal_lsn()::text AS lsn")) as Array<{ lsn: string }>;
+    return rows[0]!.lsn;
+  }
+
   /** Bytes of WAL written since `lsn`. */
   async bytesSince(lsn: string): Promise<number> {
     const rows = (await this.sql.unsafe("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::float8 AS bytes", [lsn])) as Array<{ bytes: number }>;
