@@ -106,8 +106,9 @@ async function warmUp(session: PairSession, items: number, url: string): Promise
  * vacuumed empty leaves the planner believing it holds nothing, and a library
  * whose fetch is planned on that walks the whole table for every batch:
  * pg-boss's batched drain fell to 826-955 jobs/s in three full runs (about
- * 18,000-25,000 otherwise). orq's statements look rows up by key whatever the
- * statistics say (decision 042), so this changes nothing for it. Untimed; its
+ * 18,000-25,000 otherwise). orq's item statements look rows up by key
+ * whatever the statistics say (decision 042); its other parts (the fence, the
+ * acked blocks) are planned too, and its drain gained as well. Untimed; its
  * WAL is left out of the pair's figure.
  */
 async function analyze(url: string): Promise<void> {

@@ -61,6 +61,7 @@ export type CommittedValue = (shard: number, key: ItemKey) => Uint8Array | null 
 // Each statement is a part of one commit statement (commit-sql.ts): it
 // writes only the shards in `ok` (those the fence passed) and returns a row
 // per row written.
+
 // A key known to have no row is inserted without ON CONFLICT: a plain insert
 // costs PostgreSQL about a third less per row than an upsert's speculative
 // insertion (3.5-3.7 against 4.4-5.5 µs a row in batches of 800), and should
