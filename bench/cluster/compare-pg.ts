@@ -92,12 +92,7 @@ async function warmUp(session: PairSession, items: number, url: string): Promise
   // whose fetch scans its job table walks them until autovacuum, throttled, gets there: without this, pg-boss's batched
   // drain fell from about 18,000 to 830 jobs/s in two full runs. Vacuum the pair's database, as autovacuum would have
   // in a running service, so the timed run starts clean for every system (decision 043).
-  const sql = new SQL({ url, max: 1 });
-  try {
-    await sql.unsafe("VACUUM");
-  } finally {
-    await sql.close();
-  }
+  await adminStatement(url, "VACUUM");
 }
 
 /**
@@ -112,12 +107,7 @@ async function warmUp(session: PairSession, items: number, url: string): Promise
  * WAL is left out of the pair's figure.
  */
 async function analyze(url: string): Promise<void> {
-  const sql = new SQL({ url, max: 1 });
-  try {
-    await sql.unsafe("ANALYZE");
-  } finally {
-    await sql.close();
-  }
+  await adminStatement(url, "ANALYZE");
 }
 
 /** Runs one pair on a fresh database, after its warm-up, and measures it. */

@@ -19,8 +19,7 @@ export class WalMeter {
   /** Checkpoint, then the current WAL position (an LSN as text). */
   async mark(): Promise<string> {
     await this.sql.unsafe("CHECKPOINT");
-    const rows = (await this.sql.unsafe("SELECT pg_current_wal_lsn()::text AS lsn")) as Array<{ lsn: string }>;
-    return rows[0]!.lsn;
+    return await this.position();
   }
 
   /** The current WAL position, without a checkpoint (to leave a span out of a figure). */

@@ -8,7 +8,7 @@
 
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { RecentValuesFigures } from "../storage/store.ts";
-import { RunningTotals } from "./running-totals.ts";
+import { labelledTotalsCounter, RunningTotals } from "./running-totals.ts";
 
 export interface StoreReadFigures {
   /** Resident bytes of the store's map; null where it cannot be read (no LMDB store, or no /proc). */
@@ -36,12 +36,12 @@ export function storeReadGauges(registry: Registry): (figures: StoreReadFigures 
     help: "Bytes of the ring of recently committed items' delivery parts written so far (up to --recent-values-mb): what it adds to the server's memory.",
     registers: [registry],
   });
-  const recentReads = new Counter({
-    name: "orq_store_recent_value_reads_total",
-    help: "Deliveries' reads of an item's payload, by whether the ring of recent values answered (hit) or LMDB did (miss).",
-    labelNames: ["result"],
-    registers: [registry],
-  });
+  const recentReads = labelledTotalsCounter(
+    registry,
+    "orq_store_recent_value_reads_total",
+    "Deliveries' reads of an item's payload, by whether the ring of recent values answered (hit) or LMDB did (miss).",
+    "result",
+  );
   const totals = new RunningTotals();
   return (figures) => {
     if (figures === undefined) return;
@@ -51,9 +51,6 @@ export function storeReadGauges(registry: Registry): (figures: StoreReadFigures 
     const recent = figures.recentValues;
     if (recent === null) return;
     recentBytes.set(recent.bytes);
-    const hits = totals.growth("recentHits", recent.hits);
-    if (hits > 0) recentReads.inc({ result: "hit" }, hits);
-    const misses = totals.growth("recentMisses", recent.misses);
-    if (misses > 0) recentReads.inc({ result: "miss" }, misses);
+    recentReads({ hit: recent.hits, miss: recent.misses });
   };
 }

@@ -6,6 +6,7 @@
 
 import { assert } from "../../lib/assert.ts";
 import type { ItemRecord } from "../../storage/record.ts";
+import { noBytes } from "../../storage/item-record.ts";
 import type { Store } from "../../storage/store.ts";
 import { ItemStateFields, PatchRefused, readStoredItemBytes, StoredItemPatcher, type StoredItemBytes } from "../../storage/stored-item-patch.ts";
 import type { WriteSet } from "../../storage/writer.ts";
@@ -20,8 +21,6 @@ export class DeliveryBytes implements StoredItemBytes {
   trace: string | null = null;
   stored: Uint8Array | null = null;
 }
-
-const noBytes = new Uint8Array(0);
 
 /** A nack's metadata, kept in memory until its write commits, wins over the stored one. */
 function withMemoryMetadata(item: LiveItem, read: DeliveryBytes): DeliveryBytes {
