@@ -113,7 +113,9 @@ export function comparePage(report: CompareReport, source: string): string {
   const warmUp =
     warmupItems === 0
       ? "no warm-up before the timed run"
-      : `each after a warm-up of ${num(warmupItems)} items in the same shape on the same database and nodes, not counted (decisions/043)`;
+      : report.options.warmupPerProcess === true
+        ? `each after a warm-up of ${num(warmupItems)} items per serving process (each orq node, so ${num(warmupItems * Math.max(1, ...report.options.nodes))} before a ${Math.max(1, ...report.options.nodes)}-node pair) in the same shape on the same database and nodes, not counted (decisions/043)`
+        : `each after a warm-up of ${num(warmupItems)} items in the same shape on the same database and nodes, not counted (decisions/043)`;
   const notes = [...countNotes(report.results), ...Object.entries(report.failed).map(([name, reason]) => `${name} failed: ${reason.split("\n")[0]}.`)];
   return [
     `Made by \`bun bench/cluster/compare-page.ts ${source}\` from one run started ${when} UTC on ${m.cpuModel}, ${m.nproc} vCPU, Bun ${m.bun}, ${settings}: ` +

@@ -16,9 +16,10 @@
 // The comparison is of long-running services in their steady state, but
 // orq's sessions start fresh node processes whose JIT has seen none of its
 // code, while the libraries run in this process, warmed by the pairs before.
-// So every pair of every system first runs a warm-up (--warmup-items, as
-// many items as the timed run by default, 0 for none): once its session is
-// open, the same shape (same producers, consumers, per-call sizes and
+// So every pair of every system first runs a warm-up (--warmup-items per
+// serving process, as many items as the timed run by default, 0 for none;
+// orq's nodes share the items they are sent, so 3 nodes get three times as
+// many, and each sees what one node does): once its session is open, the same shape (same producers, consumers, per-call sizes and
 // priority order) enqueues and drains that many items on the same database and nodes, under a topic,
 // queue or task of its own, all processed exactly once or the pair fails.
 // The pair's database is then vacuumed (the warm-up's rows are dead), and
@@ -56,6 +57,8 @@ const REPO_ROOT = join(import.meta.dir, "..", "..");
 /** One row of the comparison: a system in one configuration. */
 interface Contender {
   label: string;
+  /** The processes that serve the pair and must each warm up: orq's nodes, or this process for a library. */
+  processes: number;
   open(url: string, pair: ShapePair): Promise<PairSession>;
 }
 
@@ -70,12 +73,12 @@ function contenders(systems: string[], nodes: number[], orders: PriorityOrder[])
     for (const order of orders) {
       for (const count of nodes) {
         const label = `orq, ${count} node${count === 1 ? "" : "s"}${order === "random" ? ", random priorities" : ""}`;
-        out.push({ label, open: (url, pair) => openOrqSession(url, pair, { nodes: count, order }) });
+        out.push({ label, processes: count, open: (url, pair) => openOrqSession(url, pair, { nodes: count, order }) });
       }
     }
   }
-  if (systems.includes("graphile-worker")) out.push({ label: `graphile-worker ${packageVersion("graphile-worker")}`, open: openGraphileSession });
-  if (systems.includes("pg-boss")) out.push({ label: `pg-boss ${packageVersion("pg-boss")}`, open: openPgBossSession });
+  if (systems.includes("graphile-worker")) out.push({ label: `graphile-worker ${packageVersion("graphile-worker")}`, processes: 1, open: openGraphileSession });
+  if (systems.includes("pg-boss")) out.push({ label: `pg-boss ${packageVersion("pg-boss")}`, processes: 1, open: openPgBossSession });
   return out;
 }
 
@@ -115,7 +118,9 @@ async function measurePair(contender: Contender, url: string, pair: ShapePair, c
   const { items } = counts;
   const session = await contender.open(url, pair);
   try {
-    await warmUp(session, counts.warmupItems, url);
+    // Each serving process sees as many warm-up items as a single one would: orq's client spreads them over the nodes,
+    // and a third of the warm-up left each of 3 nodes measurably cold (decision 043).
+    await warmUp(session, counts.warmupItems * contender.processes, url);
     const ledger = new ProcessedLedger(items);
     const lsn = await wal.mark();
     const enqueuePerS = await session.enqueue("timed", ledger);
@@ -212,11 +217,11 @@ async function main(): Promise<void> {
     finishedAt: "",
     machine: describeMachine(),
     postgres: await wal.serverSettings(),
-    options: { items: options.items, warmupItems: options.warmupItems, nodes: options.nodes, orders: options.orders, pairs: options.pairs, systems: options.systems },
+    options: { items: options.items, warmupItems: options.warmupItems, warmupPerProcess: true, nodes: options.nodes, orders: options.orders, pairs: options.pairs, systems: options.systems },
     results: {},
     failed: {},
   };
-  console.log(`warm-up: ${options.warmupItems} items per pair before its timed run, not counted`);
+  console.log(`warm-up: ${options.warmupItems} items per serving process (each orq node, or this process for a library) before each timed run, not counted`);
   try {
     for (const contender of contenders(options.systems, options.nodes, options.orders)) {
       report.results[contender.label] = {};

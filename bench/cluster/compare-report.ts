@@ -12,8 +12,10 @@ export interface CompareReport {
   postgres: Record<string, string>;
   options: {
     items: number;
-    /** Items each pair enqueued and drained before its timed run (decision 044); absent in reports from before the warm-up, which had none. */
+    /** Items each serving process (each orq node, or the benchmark process for a library) enqueued and drained before its pair's timed run (decision 043); absent in reports from before the warm-up, which had none. */
     warmupItems?: number;
+    /** True when warmupItems is per serving process; absent in earlier reports, whose warm-up was per pair whatever the node count. */
+    warmupPerProcess?: boolean;
     nodes: number[];
     orders: string[];
     pairs: string[];

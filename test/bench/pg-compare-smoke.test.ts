@@ -38,6 +38,7 @@ describe.skipIf(!postgresAvailable())("bench:pg-compare at a tiny size", () => {
       rmSync(outDir, { recursive: true, force: true });
       expect(report.failed).toEqual({});
       expect(report.options.warmupItems).toBe(WARMUP_ITEMS);
+      expect(report.options.warmupPerProcess).toBe(true);
     },
     RUN_TIMEOUT_MS,
   );
@@ -72,7 +73,7 @@ describe.skipIf(!postgresAvailable())("bench:pg-compare at a tiny size", () => {
     if (report === null) throw new Error("the run wrote no report");
     const page = comparePage(report, "smoke.json");
     for (const label of Object.keys(report.results)) expect(page).toContain(`| ${label} |`);
-    expect(page).toContain(`after a warm-up of ${WARMUP_ITEMS} items`);
+    expect(page).toContain(`after a warm-up of ${WARMUP_ITEMS} items per serving process`);
     const benchmarks = readFileSync(join(REPO_ROOT, "BENCHMARKS.md"), "utf8");
     expect(replaceBetweenMarkers(benchmarks, page)).toContain(`${BEGIN}\n${page}\n${END}`);
   });
