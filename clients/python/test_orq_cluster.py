@@ -244,9 +244,51 @@ class ClusterClientTest(unittest.TestCase):
             self.assertEqual(orq.policy(NS, "fair", group="tenant-0", clear=True), {"cleared": True})
             self.assertEqual(orq.cancel(NS, ids)["cancelled"], len(ids))
 
+    def test_2h_items_with_no_shard_stay_on_one_node_then_move_on(self):
+        node = NODES[0]
+        with self.assertRaises(ValueError):
+            ClusterClient(node["host"], node["port"], sticky_items=0)
+
+        def owner_in(client, item_id):
+            return client._map["owners"][int(item_id.split(":")[0])]
+
+        with ClusterClient(node["host"], node["port"], sticky_items=3) as orq:
+            wait_balanced(orq, {"n0", "n1", "n2"})
+
+            def owner(item_id):
+                return owner_in(orq, item_id)
+
+            owners = [owner(orq.enqueue_one(NS, "sticky", b"s%d" % i)) for i in range(9)]
+            # Three on one node, three on the next, three on the third: each node in turn, none split.
+            runs = [owners[0:3], owners[3:6], owners[6:9]]
+            self.assertEqual([len(set(run)) for run in runs], [1, 1, 1], owners)
+            self.assertEqual(len({run[0] for run in runs}), 3, owners)
+            # A call is never split for it: five items with room for three go to one node together.
+            self.assertEqual(len({owner(i) for i in orq.enqueue(NS, [{"topic": "sticky", "payload": b"c"}] * 5)}), 1)
+        with ClusterClient(node["host"], node["port"], sticky_items=3) as fresh:
+            wait_balanced(fresh, {"n0", "n1", "n2"})
+
+            def owner_fresh(item_id):
+                return owner_in(fresh, item_id)
+
+            # A call of 100 is a commit's worth by itself: the next node in turn, while single items keep to theirs.
+            first = owner_fresh(fresh.enqueue_one(NS, "sticky", b"f"))
+            big = {owner_fresh(i) for i in fresh.enqueue(NS, [{"topic": "sticky", "payload": b"b"}] * 100)}
+            second = owner_fresh(fresh.enqueue_one(NS, "sticky", b"g"))
+            self.assertEqual(len(big), 1)
+            self.assertNotIn(first, big)
+            self.assertEqual(second, first)
+            taken = []
+            for _ in range(50):
+                if len(taken) == 116:
+                    break
+                taken += fresh.dequeue(NS, {"sticky": 200}, wait_ms=200)
+            self.assertEqual(fresh.ack(NS, [d["receipt"] for d in taken])["acked"], 116)
+
     def test_3_acks_reach_the_new_owners_after_a_sigkill(self):
         node = NODES[0]
-        with ClusterClient(node["host"], node["port"]) as orq:
+        # One call per node in turn (sticky_items=1), so the SIGKILLed node holds some of the items.
+        with ClusterClient(node["host"], node["port"], sticky_items=1) as orq:
             wait_balanced(orq, {"n0", "n1", "n2"})
             ids = []
             for i in range(12):
@@ -265,7 +307,7 @@ class ClusterClientTest(unittest.TestCase):
     def test_4_a_worker_loop_rides_through_a_sigkill(self):
         # n2 died in test_3; the loop works over n0 and n1, and n1 is killed a third of the way through.
         node = NODES[0]
-        with ClusterClient(node["host"], node["port"]) as orq:
+        with ClusterClient(node["host"], node["port"], sticky_items=1) as orq:
             wait_balanced(orq, {"n0", "n1"})
             total = 60
             ids = []

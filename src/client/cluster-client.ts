@@ -25,7 +25,7 @@ import { mergeGroupPages } from "./group-pages.ts";
 import { itemShard } from "./item-shard.ts";
 import { mergeTopicPages, type TopicPage } from "./topic-pages.ts";
 import type {
-  ClientOptions,
+  ClusterClientOptions,
   Delivery,
   DequeueRequest,
   EndedItemState,
@@ -52,7 +52,7 @@ interface ClusterMap {
   owners: Array<string | null>;
 }
 
-const { clientRouteAttemptsMax: routeAttemptsMax, clientLostNodePauseMs: lostNodePauseMs } = clusterLimits;
+const { clientRouteAttemptsMax: routeAttemptsMax, clientLostNodePauseMs: lostNodePauseMs, clientStickyItems, clientOwnTurnCallItems } = clusterLimits;
 
 /** One node's `stats` reply, or why it has none. */
 export interface NodeStats {
@@ -76,7 +76,12 @@ export class OrqClusterClient {
   private readonly clients = new Map<string, OrqClient>();
   private map: ClusterMap | null = null;
   private shards = 0;
-  private turn = 0;
+  /** The node `nextAddr` gave last, by its place in the map; each client starts at a random one, so clients started together spread. */
+  private turn = Math.floor(Math.random() * 1024);
+  /** Where items that name no shard go, and how many went there (stickyAddr). */
+  private home: string | null = null;
+  private homeItems = 0;
+  private readonly stickyItems: number;
   /**
    * Per shard, the owner the last MOVED for it named, with that answer's map
    * version: used while the map read is older, as it is when the node that
@@ -86,12 +91,16 @@ export class OrqClusterClient {
   private readonly buffered = new Map<string, Delivery[]>();
 
   private constructor(
-    private readonly options: ClientOptions,
+    private readonly options: ClusterClientOptions,
     private readonly seed: string,
-  ) {}
+  ) {
+    const sticky = options.stickyItems ?? clientStickyItems;
+    if (!Number.isSafeInteger(sticky) || sticky < 1) throw new OrqError("BAD_REQUEST", `stickyItems: must be an integer of 1 or more, got ${sticky}`, { field: "stickyItems" });
+    this.stickyItems = sticky;
+  }
 
   /** Connect to any node of the cluster (or a single node). */
-  static async connect(options: ClientOptions = {}): Promise<OrqClusterClient> {
+  static async connect(options: ClusterClientOptions = {}): Promise<OrqClusterClient> {
     const seed = `${options.host ?? "127.0.0.1"}:${options.port ?? 7420}`;
     const cluster = new OrqClusterClient(options, seed);
     await cluster.refresh();
@@ -101,10 +110,15 @@ export class OrqClusterClient {
   async enqueue(ns: string, items: EnqueueItem[]): Promise<string[]> {
     const ids: string[] = new Array<string>(items.length);
     const placed = items.map((item, index) => ({ item, index, shard: this.map === null ? -1 : itemShard(ns, item, this.shards) }));
-    await this.routeBatch(placed, (entry) => entry.shard, async (client, group) => {
-      const got = await client.enqueue(ns, group.map((entry) => entry.item));
-      group.forEach((entry, i) => (ids[entry.index] = got[i] as string));
-    });
+    await this.routeBatch(
+      placed,
+      (entry) => entry.shard,
+      async (client, group) => {
+        const got = await client.enqueue(ns, group.map((entry) => entry.item));
+        group.forEach((entry, i) => (ids[entry.index] = got[i] as string));
+      },
+      true,
+    );
     return ids;
   }
 
@@ -456,15 +470,29 @@ export class OrqClusterClient {
     throw lastError instanceof Error ? lastError : new OrqError("DISCONNECTED", "no node of the cluster answers");
   }
 
-  /** Send `entries` in one request per owning node; re-route the groups MOVED, refused or cut off, until all are done. */
-  private async routeBatch<T>(entries: T[], shardOfEntry: (entry: T) => number, send: (client: OrqClient, group: T[]) => Promise<void>): Promise<void> {
+  /**
+   * Send `entries` in one request per owning node; re-route the groups MOVED,
+   * refused or cut off, until all are done. Entries that name no shard go to
+   * any node: with `sticky`, the client's current home (stickyAddr), else the
+   * next in turn.
+   */
+  private async routeBatch<T>(entries: T[], shardOfEntry: (entry: T) => number, send: (client: OrqClient, group: T[]) => Promise<void>, sticky = false): Promise<void> {
     let remaining = entries;
     for (let attempt = 1; remaining.length > 0; attempt++) {
       const groups = new Map<string, T[]>();
-      const anyNode = this.nextAddr();
+      let unplaced = 0;
       for (const entry of remaining) {
-        const addr = this.ownerAddr(shardOfEntry(entry)) ?? anyNode;
+        const owner = this.ownerAddr(shardOfEntry(entry));
+        if (owner === null) unplaced++;
+        const addr = owner ?? "";
         groups.set(addr, [...(groups.get(addr) ?? []), entry]);
+      }
+      // The entries that named no shard, under "" until now: to one node for the whole call.
+      const anyGroup = groups.get("");
+      if (anyGroup !== undefined) {
+        groups.delete("");
+        const anyNode = sticky ? this.stickyAddr(unplaced) : this.nextAddr();
+        groups.set(anyNode, [...(groups.get(anyNode) ?? []), ...anyGroup]);
       }
       const retry: T[] = [];
       let pauseMs = 0;
@@ -476,6 +504,8 @@ export class OrqClusterClient {
             // A single node's errors are its answer; only a cluster re-routes.
             if (!(error instanceof OrqError) || !routable.has(error.code) || this.map === null || attempt >= routeAttemptsMax) throw error;
             if (error.code !== "MOVED" && error.code !== "UNAVAILABLE") this.forget(addr);
+            // The retry's unplaced entries go elsewhere, and so do the next calls'.
+            if (addr === this.home) this.home = null;
             const { shard, addr: owner, mapVersion } = error.details;
             if (error.code === "MOVED" && shard !== undefined && owner !== undefined) this.movedTo.set(shard, { addr: owner, mapVersion: mapVersion ?? 0 });
             pauseMs = Math.max(pauseMs, error.code === "UNAVAILABLE" ? (error.details.retryAfterMs ?? lostNodePauseMs) : error.code === "MOVED" ? 0 : lostNodePauseMs);
@@ -507,6 +537,24 @@ export class OrqClusterClient {
     const addrs = this.nodeAddrs();
     this.turn = (this.turn + 1) % Math.max(1, addrs.length);
     return addrs[this.turn] ?? this.seed;
+  }
+
+  /**
+   * The node for a call's `items` items that name no shard: the same one
+   * until stickyItems have gone there (a call is never split), then the next
+   * in turn, as Kafka's sticky partitioner fills one batch before it moves on;
+   * a call of clientOwnTurnCallItems or more takes the next node in turn for
+   * itself (docs/decisions/046-sticky-placement.md). A home that left the
+   * map, or failed a request, is replaced at once.
+   */
+  private stickyAddr(items: number): string {
+    if (items >= clientOwnTurnCallItems) return this.nextAddr();
+    if (this.home === null || this.homeItems >= this.stickyItems || !this.nodeAddrs().includes(this.home)) {
+      this.home = this.nextAddr();
+      this.homeItems = 0;
+    }
+    this.homeItems += items;
+    return this.home;
   }
 
   private async client(addr: string): Promise<OrqClient> {

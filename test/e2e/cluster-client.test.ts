@@ -1,5 +1,6 @@
 // Goal: the cluster client hides the cluster: connected to one node it sends
-// keyed items to their key's shard, splits a batch of ids over their owners,
+// keyed items to their key's shard, items that name no shard to one node
+// until stickyItems went there (then the next), splits a batch of ids over their owners,
 // merges topics across nodes, and its worker loop rides through a SIGKILL of
 // a node, also under a steady stream of enqueues: every item is acked exactly
 // once (an acked item never comes back), including items whose shard moved
@@ -28,9 +29,9 @@ describe.skipIf(!postgresAvailable())("the cluster client", () => {
   });
   const clusters = clusterPerTest();
 
-  async function connect(index: number): Promise<OrqClusterClient> {
+  async function connect(index: number, options: { stickyItems?: number } = {}): Promise<OrqClusterClient> {
     const node = clusters.current!.nodes[index]!;
-    const client = await OrqClusterClient.connect({ host: node.host, port: node.port });
+    const client = await OrqClusterClient.connect({ host: node.host, port: node.port, ...options });
     clients.push(client);
     return client;
   }
@@ -52,10 +53,36 @@ describe.skipIf(!postgresAvailable())("the cluster client", () => {
     expect((await client.topics(ns)).topics.find((t) => t.topic === "r")).toMatchObject({ ready: 6 });
   });
 
+  test("items that name no shard stay on one node for stickyItems, then go to the next; a call is never split", async () => {
+    const cluster = await clusters.start({ label: "client_sticky", nodes: 3, shards: 6 });
+    const map = await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1", "n2"], 6), "balanced");
+    const client = await connect(0, { stickyItems: 3 });
+    const owner = (id: string): string | null => map.owners[Number(id.split(":")[0])] ?? null;
+    const owners: Array<string | null> = [];
+    for (let i = 0; i < 9; i++) owners.push(owner((await client.enqueue(ns, [{ topic: "sticky", payload: encoder.encode(`s${i}`) }]))[0]!));
+    // Three on one node, three on the next, three on the third.
+    const runs = [owners.slice(0, 3), owners.slice(3, 6), owners.slice(6, 9)];
+    expect({ owners, sizes: runs.map((run) => new Set(run).size) }).toEqual({ owners, sizes: [1, 1, 1] });
+    expect({ owners, nodes: new Set(runs.map((run) => run[0])).size }).toEqual({ owners, nodes: 3 });
+    // Five items with room for three on the current node: all five go to one node together.
+    const call = await client.enqueue(ns, Array.from({ length: 5 }, () => ({ topic: "sticky", payload: encoder.encode("c") })));
+    expect(new Set(call.map(owner)).size).toBe(1);
+    expect((await client.cancel(ns, call)).cancelled).toBe(5);
+    // A call of 100 is a commit's worth by itself: the next node in turn, while single items keep to their node.
+    const fresh = await connect(0, { stickyItems: 3 });
+    const first = owner((await fresh.enqueue(ns, [{ topic: "sticky", payload: encoder.encode("f") }]))[0]!);
+    const big = await fresh.enqueue(ns, Array.from({ length: 100 }, () => ({ topic: "sticky", payload: encoder.encode("b") })));
+    const second = owner((await fresh.enqueue(ns, [{ topic: "sticky", payload: encoder.encode("g") }]))[0]!);
+    expect({ big: [...new Set(big.map(owner))], second }).toEqual({ big: [big.map(owner)[0]!], second: first });
+    expect(big.map(owner)[0]).not.toBe(first);
+    await expect(OrqClusterClient.connect({ host: cluster.nodes[0]!.host, port: cluster.nodes[0]!.port, stickyItems: 0 })).rejects.toThrow("stickyItems");
+  });
+
   test("a worker loop rides through a SIGKILL: every item acked exactly once", async () => {
     const cluster = await clusters.start({ label: "client_worker", nodes: 3, shards: 6, leaseMs: 1500 });
     await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1", "n2"], 6), "balanced");
-    const client = await connect(0);
+    // One call per node in turn, so the node killed below holds a third of the items.
+    const client = await connect(0, { stickyItems: 1 });
     const total = 60;
     const ids = new Set<string>();
     for (let i = 0; i < total; i++) for (const id of await client.enqueue(ns, [{ topic: "w", payload: encoder.encode(`w${i}`) }])) ids.add(id);
@@ -125,7 +152,8 @@ describe.skipIf(!postgresAvailable())("the cluster client", () => {
   test("SIGKILL under load: every acknowledged enqueue is acked once by the workers; no acked item comes back", async () => {
     const cluster = await clusters.start({ label: "client_load", nodes: 3, shards: 6, leaseMs: 1500 });
     await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1", "n2"], 6), "balanced");
-    const producer = await connect(0);
+    // One call per node in turn: the SIGKILLed node takes a third of the enqueues up to its death.
+    const producer = await connect(0, { stickyItems: 1 });
     const consumer = await connect(1);
     const produced = new Set<string>();
     const acked = new Map<string, number>();

@@ -30,6 +30,7 @@ a plain client.
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
@@ -57,6 +58,13 @@ ROUTE_ATTEMPTS_MAX = 100
 POLLERS_PER_NODE_MAX = 4
 # Pause before re-reading the map after a node could not be reached.
 LOST_NODE_PAUSE_S = 0.1
+# Items with no key, group or `after` sent to one node before the client moves
+# on to the next (1,000; the TypeScript client's clientStickyItems): concurrent
+# single-item enqueues share that node's commits (docs/decisions/046-sticky-placement.md).
+STICKY_ITEMS = 1000
+# A call with at least this many such items (100) is a commit's worth by itself: it goes
+# to the next node in turn and leaves the sticky node's count alone (clientOwnTurnCallItems).
+OWN_TURN_CALL_ITEMS = 100
 _ROUTABLE = {"MOVED", "UNAVAILABLE", "CONNECTION_LOST"}
 
 
@@ -74,14 +82,23 @@ class ClusterClient(AcrossNodes):
     # It re-routes and reconnects by itself: the worker loop (worker.py) keeps it after a lost node.
     reconnects = True
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 7420, timeout: float = 30.0, token: Optional[str] = None) -> None:
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 7420, timeout: float = 30.0, token: Optional[str] = None, sticky_items: int = STICKY_ITEMS
+    ) -> None:
+        if isinstance(sticky_items, bool) or not isinstance(sticky_items, int) or sticky_items < 1:
+            raise ValueError(f"sticky_items: must be an integer of 1 or more, got {sticky_items!r}")
         self._seed = f"{host}:{port}"
         self._timeout = timeout
         self._token = token
         self._clients: Dict[str, Client] = {}
         self._map: Optional[Dict[str, Any]] = None
         self._shards = 0
-        self._turn = 0
+        # Each client starts its turn at a random node, so clients started together spread.
+        self._turn = random.randrange(1024)
+        # Where items that name no shard go, and how many went there (_sticky_addr).
+        self._sticky_items = sticky_items
+        self._home: Optional[str] = None
+        self._home_items = 0
         # Per shard, (addr, map_version) of the owner the last MOVED for it named: used while the map is older.
         self._moved_to: Dict[int, Tuple[str, int]] = {}
         self._kept: Dict[str, List[Delivery]] = {}
@@ -153,7 +170,7 @@ class ClusterClient(AcrossNodes):
             for (index, _), item_id in zip(group, client.enqueue(ns, [item for _, item in group])):
                 ids[index] = item_id
 
-        self._route(entries, shard, send)
+        self._route(entries, shard, send, sticky=True)
         return ids
 
     def ack(self, ns: str, receipts: Sequence[str], results: Optional[Sequence[Optional[bytes]]] = None) -> Dict[str, Any]:
@@ -468,17 +485,27 @@ class ClusterClient(AcrossNodes):
             with self._lock:
                 self._kept.setdefault(ns, []).extend(late)
 
-    def _route(self, entries: List[Any], shard_of_entry: Callable[[Any], int], send: Callable[[Client, List[Any]], None]) -> None:
-        """Send each entry to its shard's owner (``send(client, entries)`` per node), re-routing on MOVED, UNAVAILABLE and lost nodes."""
+    def _route(self, entries: List[Any], shard_of_entry: Callable[[Any], int], send: Callable[[Client, List[Any]], None], sticky: bool = False) -> None:
+        """Send each entry to its shard's owner (``send(client, entries)`` per node), re-routing on MOVED, UNAVAILABLE and lost nodes.
+
+        Entries that name no shard go to one node for the whole call: with ``sticky``, the client's current home
+        (``_sticky_addr``), else the next in turn.
+        """
         remaining = entries
         attempt = 0
         while remaining:
             attempt += 1
             groups: Dict[str, List[Any]] = {}
-            any_node = self._next_addr()
+            unplaced: List[Any] = []
             for entry in remaining:
-                addr = self._owner_addr(shard_of_entry(entry)) or any_node
-                groups.setdefault(addr, []).append(entry)
+                addr = self._owner_addr(shard_of_entry(entry))
+                if addr is None:
+                    unplaced.append(entry)
+                else:
+                    groups.setdefault(addr, []).append(entry)
+            if unplaced:
+                any_node = self._sticky_addr(len(unplaced)) if sticky else self._next_addr()
+                groups.setdefault(any_node, []).extend(unplaced)
             retry: List[Any] = []
             pause_s = 0.0
             for addr, group in groups.items():
@@ -494,6 +521,9 @@ class ClusterClient(AcrossNodes):
                     elif code != "MOVED":
                         self._forget(addr)
                         pause_s = max(pause_s, LOST_NODE_PAUSE_S)
+                    if addr == self._home:
+                        # The retry's unplaced entries go elsewhere, and so do the next calls'.
+                        self._home = None
                     else:
                         details = error.details if isinstance(error, OrqError) else {}
                         if isinstance(details.get("shard"), int) and isinstance(details.get("addr"), str):
@@ -525,6 +555,19 @@ class ClusterClient(AcrossNodes):
         addrs = self._addrs()
         self._turn = (self._turn + 1) % max(1, len(addrs))
         return addrs[self._turn] if addrs else self._seed
+
+    def _sticky_addr(self, items: int) -> str:
+        """The node for ``items`` more items that name no shard: the same one until sticky_items went there (a call is
+        never split), then the next in turn, as Kafka's sticky partitioner fills one batch before it moves on. A home
+        that left the map, or failed a request, is replaced at once. A call of OWN_TURN_CALL_ITEMS or more takes the next
+        node in turn for itself."""
+        if items >= OWN_TURN_CALL_ITEMS:
+            return self._next_addr()
+        if self._home is None or self._home_items >= self._sticky_items or self._home not in self._addrs():
+            self._home = self._next_addr()
+            self._home_items = 0
+        self._home_items += items
+        return self._home
 
     def _client(self, addr: str) -> Client:
         client = self._clients.get(addr)

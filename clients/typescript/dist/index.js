@@ -1577,7 +1577,9 @@ var clusterLimits = Object.freeze({
   storeConnectTimeoutS: 10,
   loadPageRows: 5000,
   clientRouteAttemptsMax: 100,
-  clientLostNodePauseMs: 100
+  clientLostNodePauseMs: 100,
+  clientStickyItems: 1000,
+  clientOwnTurnCallItems: 100
 });
 // src/limits/dashboard.ts
 var dashboardLimits = Object.freeze({
@@ -2017,7 +2019,7 @@ function addCounts2(merged, t) {
 }
 
 // src/client/cluster-client.ts
-var { clientRouteAttemptsMax: routeAttemptsMax, clientLostNodePauseMs: lostNodePauseMs } = clusterLimits;
+var { clientRouteAttemptsMax: routeAttemptsMax, clientLostNodePauseMs: lostNodePauseMs, clientStickyItems, clientOwnTurnCallItems } = clusterLimits;
 var { deadPageMax: deadDefault, listPageDefault: listDefault } = defaultLimits;
 var routable = new Set(["MOVED", "UNAVAILABLE", "DISCONNECTED", "CLOSED", "TIMEOUT"]);
 function shardOf(text) {
@@ -2030,12 +2032,19 @@ class OrqClusterClient {
   clients = new Map;
   map = null;
   shards = 0;
-  turn = 0;
+  turn = Math.floor(Math.random() * 1024);
+  home = null;
+  homeItems = 0;
+  stickyItems;
   movedTo = new Map;
   buffered = new Map;
   constructor(options, seed) {
     this.options = options;
     this.seed = seed;
+    const sticky = options.stickyItems ?? clientStickyItems;
+    if (!Number.isSafeInteger(sticky) || sticky < 1)
+      throw new OrqError("BAD_REQUEST", `stickyItems: must be an integer of 1 or more, got ${sticky}`, { field: "stickyItems" });
+    this.stickyItems = sticky;
   }
   static async connect(options = {}) {
     const seed = `${options.host ?? "127.0.0.1"}:${options.port ?? 7420}`;
@@ -2049,7 +2058,7 @@ class OrqClusterClient {
     await this.routeBatch(placed, (entry) => entry.shard, async (client, group) => {
       const got = await client.enqueue(ns, group.map((entry) => entry.item));
       group.forEach((entry, i) => ids[entry.index] = got[i]);
-    });
+    }, true);
     return ids;
   }
   async enqueueAndWait(ns, items, waitMs) {
@@ -2326,14 +2335,23 @@ class OrqClusterClient {
     }
     throw lastError instanceof Error ? lastError : new OrqError("DISCONNECTED", "no node of the cluster answers");
   }
-  async routeBatch(entries, shardOfEntry, send) {
+  async routeBatch(entries, shardOfEntry, send, sticky = false) {
     let remaining = entries;
     for (let attempt = 1;remaining.length > 0; attempt++) {
       const groups = new Map;
-      const anyNode = this.nextAddr();
+      let unplaced = 0;
       for (const entry of remaining) {
-        const addr = this.ownerAddr(shardOfEntry(entry)) ?? anyNode;
+        const owner = this.ownerAddr(shardOfEntry(entry));
+        if (owner === null)
+          unplaced++;
+        const addr = owner ?? "";
         groups.set(addr, [...groups.get(addr) ?? [], entry]);
+      }
+      const anyGroup = groups.get("");
+      if (anyGroup !== undefined) {
+        groups.delete("");
+        const anyNode = sticky ? this.stickyAddr(unplaced) : this.nextAddr();
+        groups.set(anyNode, [...groups.get(anyNode) ?? [], ...anyGroup]);
       }
       const retry = [];
       let pauseMs = 0;
@@ -2345,6 +2363,8 @@ class OrqClusterClient {
             throw error;
           if (error.code !== "MOVED" && error.code !== "UNAVAILABLE")
             this.forget(addr);
+          if (addr === this.home)
+            this.home = null;
           const { shard, addr: owner, mapVersion } = error.details;
           if (error.code === "MOVED" && shard !== undefined && owner !== undefined)
             this.movedTo.set(shard, { addr: owner, mapVersion: mapVersion ?? 0 });
@@ -2378,6 +2398,16 @@ class OrqClusterClient {
     const addrs = this.nodeAddrs();
     this.turn = (this.turn + 1) % Math.max(1, addrs.length);
     return addrs[this.turn] ?? this.seed;
+  }
+  stickyAddr(items) {
+    if (items >= clientOwnTurnCallItems)
+      return this.nextAddr();
+    if (this.home === null || this.homeItems >= this.stickyItems || !this.nodeAddrs().includes(this.home)) {
+      this.home = this.nextAddr();
+      this.homeItems = 0;
+    }
+    this.homeItems += items;
+    return this.home;
   }
   async client(addr) {
     const existing = this.clients.get(addr);

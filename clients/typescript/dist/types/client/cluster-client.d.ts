@@ -1,6 +1,6 @@
 import { type AckOptions } from "./client.ts";
 import { type TopicPage } from "./topic-pages.ts";
-import type { ClientOptions, Delivery, DequeueRequest, EndedItemState, EnqueueAndWaitResult, EnqueueItem, GroupPage, ItemExplanation, ItemPage, ItemState, PolicyInput, PolicyPage, PolicyResult, ScheduleInput, SchedulePage } from "./types.ts";
+import type { ClusterClientOptions, Delivery, DequeueRequest, EndedItemState, EnqueueAndWaitResult, EnqueueItem, GroupPage, ItemExplanation, ItemPage, ItemState, PolicyInput, PolicyPage, PolicyResult, ScheduleInput, SchedulePage } from "./types.ts";
 import type { WireMap } from "./transport.ts";
 import { type WorkerHandle, type WorkHandler, type WorkOptions } from "./worker.ts";
 /** One node's `stats` reply, or why it has none. */
@@ -18,7 +18,12 @@ export declare class OrqClusterClient {
     private readonly clients;
     private map;
     private shards;
+    /** The node `nextAddr` gave last, by its place in the map; each client starts at a random one, so clients started together spread. */
     private turn;
+    /** Where items that name no shard go, and how many went there (stickyAddr). */
+    private home;
+    private homeItems;
+    private readonly stickyItems;
     /**
      * Per shard, the owner the last MOVED for it named, with that answer's map
      * version: used while the map read is older, as it is when the node that
@@ -28,7 +33,7 @@ export declare class OrqClusterClient {
     private readonly buffered;
     private constructor();
     /** Connect to any node of the cluster (or a single node). */
-    static connect(options?: ClientOptions): Promise<OrqClusterClient>;
+    static connect(options?: ClusterClientOptions): Promise<OrqClusterClient>;
     enqueue(ns: string, items: EnqueueItem[]): Promise<string[]>;
     /** Enqueue (split by owner), then wait up to `waitMs` for every item to end, asking each id's owner (OrqClient.enqueueAndWait). */
     enqueueAndWait(ns: string, items: EnqueueItem[], waitMs: number): Promise<EnqueueAndWaitResult>;
@@ -168,11 +173,25 @@ export declare class OrqClusterClient {
      * for a pause that node has not seen yet).
      */
     private anyNode;
-    /** Send `entries` in one request per owning node; re-route the groups MOVED, refused or cut off, until all are done. */
+    /**
+     * Send `entries` in one request per owning node; re-route the groups MOVED,
+     * refused or cut off, until all are done. Entries that name no shard go to
+     * any node: with `sticky`, the client's current home (stickyAddr), else the
+     * next in turn.
+     */
     private routeBatch;
     private ownerAddr;
     private nodeAddrs;
     private nextAddr;
+    /**
+     * The node for a call's `items` items that name no shard: the same one
+     * until stickyItems have gone there (a call is never split), then the next
+     * in turn, as Kafka's sticky partitioner fills one batch before it moves on;
+     * a call of clientOwnTurnCallItems or more takes the next node in turn for
+     * itself (docs/decisions/046-sticky-placement.md). A home that left the
+     * map, or failed a request, is replaced at once.
+     */
+    private stickyAddr;
     private client;
     private forget;
 }

@@ -247,6 +247,16 @@ export interface ClientOptions {
      */
     clock?: ClientClock;
 }
+/** OrqClusterClient's options: a node's, and how it places items that name no shard. */
+export interface ClusterClientOptions extends ClientOptions {
+    /**
+     * Items with no key, group or `after` sent to one node before the client
+     * moves on to the next (default 1,000; 1 sends each call to the next node).
+     * A call's items are never split for it: a call of 100 takes a node's
+     * whole turn.
+     */
+    stickyItems?: number;
+}
 export type ClientEvent = {
     kind: "disconnected";
     error: Error | null;

@@ -82,4 +82,17 @@ export declare const clusterLimits: Readonly<{
     clientRouteAttemptsMax: 100;
     /** A cluster client's pause before re-reading the map after a node could not be reached (100 ms). */
     clientLostNodePauseMs: 100;
+    /**
+     * Items with no key, group or `after` a cluster client sends to one node
+     * before it moves on to the next (1,000, ClusterClientOptions.stickyItems):
+     * concurrent single-item enqueues then share that node's commits instead
+     * of each node committing a third of them (docs/decisions/046-sticky-placement.md).
+     */
+    clientStickyItems: 1000;
+    /**
+     * A call with at least this many such items (100) is a commit's worth by
+     * itself: it goes to the next node in turn and leaves the sticky node's
+     * count alone, so a producer of large batches keeps every node busy (046).
+     */
+    clientOwnTurnCallItems: 100;
 }>;
