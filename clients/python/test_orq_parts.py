@@ -193,7 +193,7 @@ class MovedRoutingTest(unittest.TestCase):
         owners = {0: "b", 1: "c"}
         nodes = {"a": _FakeNode(set(), owners, stale), "b": _FakeNode({0}, owners, stale), "c": _FakeNode({1}, owners, stale)}
         client = ClusterClient.__new__(ClusterClient)
-        client.__dict__.update(_seed="a", _clients={}, _map=stale, _shards=2, _turn=0, _moved_to={}, _closed=False)
+        client.__dict__.update(_seed="a", _clients={}, _map=stale, _shards=2, _turn=0, _moved_to={}, _closed=False, _home=None, _home_items=0, _sticky_items=1000)
         client._client = lambda addr: nodes[addr]
         self.assertEqual(client.ack("ns", ["0:1:r", "1:2:r"]), {"acked": 2, "stale": []})
         self.assertEqual((nodes["b"].acked, nodes["c"].acked), (["0:1:r"], ["1:2:r"]))
