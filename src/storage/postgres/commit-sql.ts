@@ -5,25 +5,31 @@
 // would be an exchange each; this leaves them out.
 //
 // The statement:
-//   WITH held(s, e)  the shards this node holds, at their epochs (a fence), or
-//        ok          the shards the commit writes (no fence: all of them)
-//        fence       the shards' ownership rows, FOR SHARE (shard-fence.ts)
-//        ok          the held shards whose row still names this node at the held epoch
+//   WITH ok          with a fence, the ownership rows (shard-fence.ts) of the
+//                    shards this node holds that still name it at the epoch it
+//                    holds them at, FOR SHARE; without one, the shards the
+//                    commit writes
 //        w1 .. wN    the writes (commit-statements.ts, acked-blocks.ts), each
 //                    writing only shards in `ok`
-//   SELECT the fence rows, each part's row count (or (shard, seq) pairs), and
-//          each patch's check, which raises (orq_raise) and so fails the whole
-//          statement when a patch wrote fewer rows than it named.
+//   SELECT the shards in `ok` (fenced), each part's row count (or (shard,
+//          seq) pairs), and each patch's check, which raises (orq_raise) and
+//          so fails the whole statement when a patch wrote fewer rows than it
+//          named.
+// The fence locks only the rows that pass: a claim that moved a row first
+// makes it fail the check (PostgreSQL re-reads a row a committed update
+// changed before it locks it), and one that comes after waits for this
+// commit. Locking every held row and joining the check in further WITH parts
+// cost PostgreSQL about 45 µs more CPU a commit (160-180 against 120-127 µs
+// for a fenced one-row insert; docs/decisions/047-one-part-fence.md).
 // Parameters are renumbered: each part's $n follows the ones before it.
 
 import type { Statement } from "./commit-statements.ts";
-import type { ShardFence } from "./shard-fence.ts";
 import { int8Value, type SqlRow } from "./sql-client.ts";
 
 /** What the commit statement returned. */
 export interface CommitAnswer {
-  /** The fence's rows: shard, owner, epoch (none without a fence). */
-  fenceRows: Array<[number, string | null, number]>;
+  /** The held shards that passed the fence (none without a fence). */
+  okShards: number[];
   /** Per part: rows written. */
   counts: number[];
   /** Per part returning pairs: the (shard, seq) pairs, else empty. */
@@ -44,12 +50,11 @@ export function commitSql(parts: readonly Statement[], shards: readonly number[]
     ctes.push("ok AS (SELECT s AS shard FROM unnest($1::integer[]) AS s)");
   } else {
     params.push([...fence.held.keys()], [...fence.held.values()], fence.nodeId);
+    // Each held shard's epoch is at the shard's place in $1 (held shards are distinct).
     ctes.push(
-      "held(s, e) AS (SELECT * FROM unnest($1::integer[], $2::bigint[]))",
-      "fence AS (SELECT o.shard, o.owner, o.epoch FROM orq_shards AS o WHERE o.shard IN (SELECT s FROM held) FOR SHARE)",
-      "ok AS (SELECT f.shard FROM fence AS f JOIN held AS h ON h.s = f.shard WHERE f.owner = $3 AND f.epoch = h.e)",
+      "ok AS (SELECT o.shard FROM orq_shards AS o WHERE o.shard = ANY($1::integer[]) AND o.owner = $3 AND o.epoch = ($2::bigint[])[array_position($1::integer[], o.shard)] FOR SHARE)",
     );
-    select.push("(SELECT array_agg(shard) FROM fence)", "(SELECT array_agg(owner) FROM fence)", "(SELECT array_agg(epoch) FROM fence)");
+    select.push("(SELECT array_agg(shard) FROM ok)");
   }
   let valueBytes = 0;
   parts.forEach((part, index) => {
@@ -70,17 +75,11 @@ export function commitSql(parts: readonly Statement[], shards: readonly number[]
 
 /** The commit statement's one row, read back in the order commitSql wrote it. */
 export function readCommitAnswer(row: SqlRow, parts: readonly Statement[], fenced: boolean): CommitAnswer {
-  const answer: CommitAnswer = { fenceRows: [], counts: [], pairs: [] };
+  const answer: CommitAnswer = { okShards: [], counts: [], pairs: [] };
   let at = 0;
   if (fenced) {
-    const shards = (row[0] ?? []) as unknown[];
-    const owners = (row[1] ?? []) as unknown[];
-    const epochs = (row[2] ?? []) as unknown[];
-    shards.forEach((shard, index) => {
-      const owner = owners[index];
-      answer.fenceRows.push([Number(shard), owner === null || owner === undefined ? null : String(owner), int8Value(epochs[index])]);
-    });
-    at = 3;
+    for (const shard of (row[0] ?? []) as unknown[]) answer.okShards.push(Number(shard));
+    at = 1;
   }
   for (const part of parts) {
     answer.counts.push(int8Value(row[at++]));
@@ -96,15 +95,38 @@ export function readCommitAnswer(row: SqlRow, parts: readonly Statement[], fence
   return answer;
 }
 
-/** The fence's verdict from its rows: the shards of `shards` this node no longer holds, with why. */
-export function fencedShards(fence: ShardFence, held: ReadonlyMap<number, number>, shards: readonly number[], rows: CommitAnswer["fenceRows"]): Map<number, string> {
+/** The held shards the fence did not pass. */
+export function failedFence(held: ReadonlyMap<number, number>, okShards: readonly number[]): number[] {
+  if (okShards.length === held.size) return [];
+  const ok = new Set(okShards);
+  return [...held.keys()].filter((shard) => !ok.has(shard));
+}
+
+/** A shard's ownership row, as read for a fenced shard's message. */
+export interface ShardRow {
+  owner: string | null;
+  epoch: number;
+}
+
+/**
+ * The fence's verdict: the shards of `shards` this node no longer holds,
+ * with why. A held shard the fence did not pass is named with its ownership
+ * row as read after the commit (`rows`, for the message alone; null when
+ * that read failed).
+ */
+export function fencedShards(
+  held: ReadonlyMap<number, number>,
+  shards: readonly number[],
+  okShards: readonly number[],
+  rows: ReadonlyMap<number, ShardRow> | null,
+): Map<number, string> {
   const fenced = new Map<number, string>();
   for (const shard of shards) if (!held.has(shard)) fenced.set(shard, "not held");
-  const seen = new Set<number>();
-  for (const [shard, owner, epoch] of rows) {
-    seen.add(shard);
-    if (owner !== fence.nodeId || epoch !== held.get(shard)) fenced.set(shard, `now ${owner ?? "unowned"} at epoch ${epoch}, held at epoch ${held.get(shard)}`);
+  for (const shard of failedFence(held, okShards)) {
+    const epoch = held.get(shard);
+    const row = rows?.get(shard);
+    if (rows === null) fenced.set(shard, `no longer this node's at epoch ${epoch}`);
+    else fenced.set(shard, row === undefined ? "no shard row" : `now ${row.owner ?? "unowned"} at epoch ${row.epoch}, held at epoch ${epoch}`);
   }
-  for (const shard of held.keys()) if (!seen.has(shard)) fenced.set(shard, "no shard row");
   return fenced;
 }

@@ -22,7 +22,7 @@ import { decodeItemRecord, decodeOutcomeRecord, recordReaders } from "../record-
 import { StoreOpenError } from "../store.ts";
 import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, Store, StoredShard } from "../store.ts";
 import { commitStatements, type CommittedValue, encodeCommit, type EncodedCommit, shardOfId, type Statement } from "./commit-statements.ts";
-import { type CommitAnswer, commitSql, fencedShards, readCommitAnswer } from "./commit-sql.ts";
+import { type CommitAnswer, type ShardRow, commitSql, failedFence, fencedShards, readCommitAnswer } from "./commit-sql.ts";
 import { AckedBlocks, loadBlocksSql } from "./acked-blocks.ts";
 import { CommitCounters, type CommitCounts } from "./commit-counters.ts";
 import { ItemCache } from "./item-cache.ts";
@@ -339,7 +339,11 @@ export class PostgresStore implements Store {
       return { failedShards, metaError: failure };
     }
     const fenced = new Map<number, Error>();
-    if (fence !== null && answer !== null) for (const [shard, why] of fencedShards(fence, held, shards, answer.fenceRows)) fenced.set(shard, new ShardFencedError(shard, why));
+    if (fence !== null && answer !== null) {
+      const lost = failedFence(held, answer.okShards);
+      const rows = lost.length === 0 ? new Map<number, ShardRow>() : await this.shardRows(lost);
+      for (const [shard, why] of fencedShards(held, shards, answer.okShards, rows)) fenced.set(shard, new ShardFencedError(shard, why));
+    }
     for (const count of answer?.counts ?? []) this.counters.rowWrites += count;
     this.uncertain.committed(encoded, fenced);
     for (const [shard, writes] of encoded.shards) if (!fenced.has(shard)) this.cache.apply(shard, writes);
@@ -354,6 +358,16 @@ export class PostgresStore implements Store {
     if (batch.meta !== null) this.currentMeta = { ...batch.meta, boots: this.currentMeta.boots };
     for (const [shard, error] of fenced) fence?.lost(shard, error.message);
     return { failedShards: fenced, metaError: null };
+  }
+
+  /** Ownership rows of shards a commit's fence did not pass, for the message alone (null when they cannot be read). */
+  private async shardRows(shards: readonly number[]): Promise<Map<number, ShardRow> | null> {
+    try {
+      const rows = await this.client.query("SELECT shard, owner, epoch FROM orq_shards WHERE shard = ANY($1::integer[])", [[...shards]]);
+      return new Map(rows.map((row) => [Number(row[0]), { owner: row[1] === null || row[1] === undefined ? null : String(row[1]), epoch: int8Value(row[2]) }]));
+    } catch {
+      return null;
+    }
   }
 
   /**

@@ -1,7 +1,7 @@
 // What a PostgreSQL store checks in every commit when several nodes share the
-// database: the shard rows of every shard the commit writes are read with
-// FOR SHARE in the commit's own transaction (commit-sql.ts), and the commit writes a shard
-// only when the row still names this node with the epoch it claimed. A claim
+// database: the shard rows of the shards the commit writes that still name
+// this node with the epoch it claimed are locked FOR SHARE in the commit's
+// own transaction (commit-sql.ts), and the commit writes only those shards. A claim
 // by another node (UPDATE ... SET epoch = epoch + 1) waits for in-flight
 // commits holding the share lock and re-checks its condition afterwards, so
 // an old owner's commit is either ordered before the claim or refused,
