@@ -485,14 +485,19 @@ export class OrqClusterClient {
         const owner = this.ownerAddr(shardOfEntry(entry));
         if (owner === null) unplaced++;
         const addr = owner ?? "";
-        groups.set(addr, [...(groups.get(addr) ?? []), entry]);
+        // Appended in place: a copy per entry made a call's routing quadratic in its size.
+        const group = groups.get(addr);
+        if (group === undefined) groups.set(addr, [entry]);
+        else group.push(entry);
       }
       // The entries that named no shard, under "" until now: to one node for the whole call.
       const anyGroup = groups.get("");
       if (anyGroup !== undefined) {
         groups.delete("");
         const anyNode = sticky ? this.stickyAddr(unplaced) : this.nextAddr();
-        groups.set(anyNode, [...(groups.get(anyNode) ?? []), ...anyGroup]);
+        const group = groups.get(anyNode);
+        if (group === undefined) groups.set(anyNode, anyGroup);
+        else group.push(...anyGroup);
       }
       const retry: T[] = [];
       let pauseMs = 0;

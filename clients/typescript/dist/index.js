@@ -2345,13 +2345,21 @@ class OrqClusterClient {
         if (owner === null)
           unplaced++;
         const addr = owner ?? "";
-        groups.set(addr, [...groups.get(addr) ?? [], entry]);
+        const group = groups.get(addr);
+        if (group === undefined)
+          groups.set(addr, [entry]);
+        else
+          group.push(entry);
       }
       const anyGroup = groups.get("");
       if (anyGroup !== undefined) {
         groups.delete("");
         const anyNode = sticky ? this.stickyAddr(unplaced) : this.nextAddr();
-        groups.set(anyNode, [...groups.get(anyNode) ?? [], ...anyGroup]);
+        const group = groups.get(anyNode);
+        if (group === undefined)
+          groups.set(anyNode, anyGroup);
+        else
+          group.push(...anyGroup);
       }
       const retry = [];
       let pauseMs = 0;
