@@ -252,8 +252,8 @@ export interface ClusterClientOptions extends ClientOptions {
     /**
      * Items with no key, group or `after` sent to one node before the client
      * moves on to the next (default 1,000; 1 sends each call to the next node).
-     * A call's items are never split for it: a call of 100 takes a node's
-     * whole turn.
+     * A call's items are never split for it, and a call of 100 or more goes to
+     * the next node in turn by itself (docs/decisions/046-sticky-placement.md).
      */
     stickyItems?: number;
 }
