@@ -172,11 +172,13 @@ class _FakeNode:
 
     def __init__(self, owns, owners, stale):
         self.owns, self.owners, self.stale, self.acked, self.closed, self.server_info = owns, owners, stale, [], False, {"shards": 2}
+        self.asked = 0
 
     def request(self, op):
         return {"cluster": self.stale}
 
     def ack(self, ns, receipts, results):
+        self.asked += 1
         for receipt in receipts:
             shard = int(receipt.split(":")[0])
             if shard not in self.owns:
@@ -197,6 +199,20 @@ class MovedRoutingTest(unittest.TestCase):
         client._client = lambda addr: nodes[addr]
         self.assertEqual(client.ack("ns", ["0:1:r", "1:2:r"]), {"acked": 2, "stale": []})
         self.assertEqual((nodes["b"].acked, nodes["c"].acked), (["0:1:r"], ["1:2:r"]))
+
+    def test_a_moved_from_the_sticky_node_is_followed_and_the_sticky_node_replaced(self):
+        # b is where items that name no shard go (_home) when it answers MOVED: the owner it names is used
+        # at once (a is never asked), and the next such items go elsewhere.
+        stale = {"map_version": 14, "node_id": "a", "nodes": [{"node_id": n, "addr": n} for n in "abc"], "owners": [None, None]}
+        owners = {0: "b", 1: "c"}
+        nodes = {"a": _FakeNode(set(), owners, stale), "b": _FakeNode({0}, owners, stale), "c": _FakeNode({1}, owners, stale)}
+        client = ClusterClient.__new__(ClusterClient)
+        client.__dict__.update(_seed="a", _clients={}, _map=stale, _shards=2, _turn=0, _moved_to={}, _closed=False, _home="b", _home_items=0, _sticky_items=1000)
+        client._client = lambda addr: nodes[addr]
+        self.assertEqual(client.ack("ns", ["0:1:r", "1:2:r"]), {"acked": 2, "stale": []})
+        self.assertEqual((nodes["b"].acked, nodes["c"].acked), (["0:1:r"], ["1:2:r"]))
+        self.assertEqual((nodes["a"].asked, client._moved_to), (0, {0: ("b", 16), 1: ("c", 16)}))
+        self.assertIsNone(client._home)
 
 
 class TraceStandInTest(unittest.TestCase):

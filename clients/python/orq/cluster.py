@@ -515,15 +515,15 @@ class ClusterClient(AcrossNodes):
                     code = _code(error)
                     if code not in _ROUTABLE or self._map is None or attempt >= ROUTE_ATTEMPTS_MAX:
                         raise
+                    if addr == self._home:
+                        # The retry's unplaced entries go elsewhere, and so do the next calls'.
+                        self._home = None
                     if code == "UNAVAILABLE":
                         hint_ms = error.retry_after_ms if isinstance(error, OrqError) else None
                         pause_s = max(pause_s, (hint_ms or 100) / 1000.0)
                     elif code != "MOVED":
                         self._forget(addr)
                         pause_s = max(pause_s, LOST_NODE_PAUSE_S)
-                    if addr == self._home:
-                        # The retry's unplaced entries go elsewhere, and so do the next calls'.
-                        self._home = None
                     else:
                         details = error.details if isinstance(error, OrqError) else {}
                         if isinstance(details.get("shard"), int) and isinstance(details.get("addr"), str):
