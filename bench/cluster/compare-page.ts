@@ -110,11 +110,12 @@ export function comparePage(report: CompareReport, source: string): string {
   const pg = report.postgres;
   const settings = `PostgreSQL ${pg["server_version"] ?? "?"} (fsync ${pg["fsync"] ?? "?"}, synchronous_commit ${pg["synchronous_commit"] ?? "?"}, full_page_writes ${pg["full_page_writes"] ?? "?"})`;
   const warmupItems = report.options.warmupItems ?? 0;
+  const mostNodes = Math.max(1, ...report.options.nodes);
   const warmUp =
     warmupItems === 0
       ? "no warm-up before the timed run"
       : report.options.warmupPerProcess === true
-        ? `each after a warm-up of ${num(warmupItems)} items per serving process (each orq node, so ${num(warmupItems * Math.max(1, ...report.options.nodes))} before a ${Math.max(1, ...report.options.nodes)}-node pair) in the same shape on the same database and nodes, not counted (decisions/043)`
+        ? `each after a warm-up of ${num(warmupItems)} items per serving process (each orq node, so ${num(warmupItems * mostNodes)} before a ${mostNodes}-node pair) in the same shape on the same database and nodes, not counted (decisions/043)`
         : `each after a warm-up of ${num(warmupItems)} items in the same shape on the same database and nodes, not counted (decisions/043)`;
   const notes = [...countNotes(report.results), ...Object.entries(report.failed).map(([name, reason]) => `${name} failed: ${reason.split("\n")[0]}.`)];
   return [

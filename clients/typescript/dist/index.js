@@ -2339,12 +2339,8 @@ class OrqClusterClient {
     let remaining = entries;
     for (let attempt = 1;remaining.length > 0; attempt++) {
       const groups = new Map;
-      let unplaced = 0;
       for (const entry of remaining) {
-        const owner = this.ownerAddr(shardOfEntry(entry));
-        if (owner === null)
-          unplaced++;
-        const addr = owner ?? "";
+        const addr = this.ownerAddr(shardOfEntry(entry)) ?? "";
         const group = groups.get(addr);
         if (group === undefined)
           groups.set(addr, [entry]);
@@ -2354,7 +2350,7 @@ class OrqClusterClient {
       const anyGroup = groups.get("");
       if (anyGroup !== undefined) {
         groups.delete("");
-        const anyNode = sticky ? this.stickyAddr(unplaced) : this.nextAddr();
+        const anyNode = sticky ? this.stickyAddr(anyGroup.length) : this.nextAddr();
         const group = groups.get(anyNode);
         if (group === undefined)
           groups.set(anyNode, anyGroup);

@@ -110,19 +110,19 @@ export interface ShardRow {
 
 /**
  * The fence's verdict: the shards of `shards` this node no longer holds,
- * with why. A held shard the fence did not pass is named with its ownership
- * row as read after the commit (`rows`, for the message alone; null when
- * that read failed).
+ * with why. Each of `lost` (failedFence's) is named with its ownership row
+ * as read after the commit (`rows`, for the message alone; null when that
+ * read failed).
  */
 export function fencedShards(
   held: ReadonlyMap<number, number>,
   shards: readonly number[],
-  okShards: readonly number[],
+  lost: readonly number[],
   rows: ReadonlyMap<number, ShardRow> | null,
 ): Map<number, string> {
   const fenced = new Map<number, string>();
   for (const shard of shards) if (!held.has(shard)) fenced.set(shard, "not held");
-  for (const shard of failedFence(held, okShards)) {
+  for (const shard of lost) {
     const epoch = held.get(shard);
     const row = rows?.get(shard);
     if (rows === null) fenced.set(shard, `no longer this node's at epoch ${epoch}`);

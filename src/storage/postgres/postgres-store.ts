@@ -342,7 +342,7 @@ export class PostgresStore implements Store {
     if (fence !== null && answer !== null) {
       const lost = failedFence(held, answer.okShards);
       const rows = lost.length === 0 ? new Map<number, ShardRow>() : await this.shardRows(lost);
-      for (const [shard, why] of fencedShards(held, shards, answer.okShards, rows)) fenced.set(shard, new ShardFencedError(shard, why));
+      for (const [shard, why] of fencedShards(held, shards, lost, rows)) fenced.set(shard, new ShardFencedError(shard, why));
     }
     for (const count of answer?.counts ?? []) this.counters.rowWrites += count;
     this.uncertain.committed(encoded, fenced);

@@ -19,14 +19,14 @@ test("held shards left out of ok are fenced; shards not held never pass", () => 
   expect(failedFence(held, [1, 2, 5])).toEqual([]);
   expect(failedFence(held, [5, 1])).toEqual([2]);
   const rows = new Map([[2, { owner: "n7", epoch: 10 }]]);
-  const verdict = fencedShards(held, [1, 2, 3], [1, 5], rows);
+  const verdict = fencedShards(held, [1, 2, 3], failedFence(held, [1, 5]), rows);
   expect([...verdict]).toEqual([
     [3, "not held"],
     [2, "now n7 at epoch 10, held at epoch 9"],
   ]);
-  expect([...fencedShards(held, [2], [1, 5], new Map())]).toEqual([[2, "no shard row"]]);
-  expect([...fencedShards(held, [2], [1, 5], null)]).toEqual([[2, "no longer this node's at epoch 9"]]);
-  expect([...fencedShards(held, [1, 2, 5], [1, 2, 5], new Map())]).toEqual([]);
+  expect([...fencedShards(held, [2], failedFence(held, [1, 5]), new Map())]).toEqual([[2, "no shard row"]]);
+  expect([...fencedShards(held, [2], failedFence(held, [1, 5]), null)]).toEqual([[2, "no longer this node's at epoch 9"]]);
+  expect([...fencedShards(held, [1, 2, 5], failedFence(held, [1, 2, 5]), new Map())]).toEqual([]);
 });
 
 test("the fenced statement sends shards and epochs side by side and reads back ok's shards, then each part's count", () => {
