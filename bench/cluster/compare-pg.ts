@@ -5,7 +5,8 @@
 //            in batches (what a batch means per system: pg-boss-session.ts,
 //            graphile-session.ts, orq-session.ts);
 //   single:  ITEMS items enqueued one per call by 8 producers, then drained
-//            one at a time.
+//            one at a time (orq and graphile-worker by 8 workers of their
+//            own loops, pg-boss by 8 fetch-and-complete loops).
 // Items are about 100 bytes. PostgreSQL runs with fsync and synchronous_commit
 // on (test/support/postgres-server.ts with fsync: true; synchronous_commit is
 // PostgreSQL's default). orq runs with 1, 2 and 3 nodes, each in FIFO order

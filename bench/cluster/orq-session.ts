@@ -3,8 +3,9 @@
 // each item to its shard's owner and merges dequeues over the nodes).
 //   batched: 8 producers enqueue 100 items per call; 8 consumers dequeue up
 //            to 100 (waiting up to 100 ms) and ack each batch in one call.
-//   single:  8 producers enqueue one item per call; 8 consumers dequeue one
-//            and ack it.
+//   single:  8 producers enqueue one item per call; 8 worker loops (the
+//            client's `work`) at concurrency 1 each dequeue one and ack it,
+//            the next dequeue leaving with the ack (drainByWorkers).
 // Items carry priority 0 (FIFO) or a seeded random priority 0..1000, the
 // load generator's sequence (bench/load/priorities.ts), from its start in
 // each phase. The warm-up's items go to a topic of their own on the same
@@ -16,7 +17,8 @@
 import { OrqClusterClient } from "../../src/client/cluster-client.ts";
 import { ServerProcess } from "../../test/support/server-process.ts";
 import { Priorities, type PriorityOrder } from "../load/priorities.ts";
-import { BATCH_ITEMS, LOOPS, PAYLOAD_BYTES, type PairSession, type Phase, type ShapePair, StallWatch, produce } from "./compare-shapes.ts";
+import type { WorkerEvent } from "../../src/client/worker.ts";
+import { BATCH_ITEMS, LOOPS, PAYLOAD_BYTES, type PairSession, type Phase, type ProcessedLedger, type ShapePair, StallWatch, produce } from "./compare-shapes.ts";
 
 const NAMESPACE = "bench";
 /** The timed run's topic, and the warm-up's. */
@@ -25,6 +27,10 @@ const TOPICS: Record<Phase, string> = { timed: "t", "warm-up": "warm-up" };
 const SHARDS = 16;
 /** How long a dequeue waits for an item before the loop looks again. */
 const DEQUEUE_WAIT_MS = 100;
+/** The single drain's workers' lease: the server's default, as the batched consumers' dequeues leave it. */
+const WORKER_LEASE_MS = 30_000;
+/** How often the single drain looks at the ledger to see whether it is done. */
+const DONE_POLL_MS = 5;
 /** Another checkout's src/cli/main.ts, or undefined for this one's. */
 const ORQ_MAIN = process.env.ORQ_BENCH_MAIN;
 
@@ -63,6 +69,35 @@ function prioritiesFor(items: number, order: PriorityOrder): number[] {
   return Array.from({ length: items }, () => priorities.next());
 }
 
+/**
+ * The single pair's drain: LOOPS worker loops (the client's `work`, as a user
+ * runs them), each at concurrency 1, so each dequeue asks for one item, as
+ * graphile-worker's pool of LOOPS workers fetches one job each. A worker's
+ * slot frees as its ack leaves (docs/decisions/048-ack-frees-the-slot.md),
+ * as graphile-worker's worker fetches its next job without waiting for the
+ * completion; an item counts once its ack is answered, not stale.
+ */
+async function drainByWorkers(client: OrqClusterClient, topic: string, ledger: ProcessedLedger, watch: StallWatch, start: number): Promise<number> {
+  const errors: unknown[] = [];
+  const onEvent = (event: WorkerEvent): void => {
+    if (event.kind === "acked" && !event.stale) ledger.record(indexOf(event.delivery.payload));
+    else if (event.kind === "error" || event.kind === "nacked") errors.push(event.error);
+  };
+  const workers = Array.from({ length: LOOPS }, () =>
+    client.work({ ns: NAMESPACE, topic, concurrency: 1, leaseMs: WORKER_LEASE_MS, waitMs: DEQUEUE_WAIT_MS, trace: false, onEvent }, () => undefined),
+  );
+  try {
+    while (!ledger.done && errors.length === 0) {
+      watch.check();
+      await Bun.sleep(DONE_POLL_MS);
+    }
+  } finally {
+    await Promise.all(workers.map((worker) => worker.stop()));
+  }
+  if (errors.length > 0) throw new Error(`an orq worker reported an error: ${String(errors[0])}`);
+  return ledger.ratePerS(start);
+}
+
 export async function openOrqSession(url: string, pair: ShapePair, options: OrqOptions): Promise<PairSession> {
   const nodes: ServerProcess[] = [];
   for (let i = 0; i < options.nodes; i++) nodes.push(await ServerProcess.start({ args: nodeArgs(url, i), main: ORQ_MAIN }));
@@ -84,6 +119,11 @@ export async function openOrqSession(url: string, pair: ShapePair, options: OrqO
       const topic = TOPICS[phase];
       const watch = new StallWatch(ledger);
       const start = performance.now();
+      if (pair === "single") {
+        const rate = await drainByWorkers(client, topic, ledger, watch, start);
+        if (phase === "warm-up") await Bun.sleep(DEQUEUE_WAIT_MS);
+        return rate;
+      }
       await Promise.all(
         Array.from({ length: LOOPS }, async () => {
           while (!ledger.done) {

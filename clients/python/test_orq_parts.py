@@ -6,7 +6,9 @@ its deadline and stops once every id has settled; an ack's results are sent
 only when one is set; a handler's return value becomes a result or an error
 event; and, with an OpenTelemetry API on the path (a small stand-in here,
 test_support/opentelemetry), enqueue writes the caller's span as ``trace``
-and the worker's span continues it.
+and the worker's span continues it; and the worker loop frees a slot when a
+handler returns, sending the next dequeue while the ack is unanswered, and
+holds at most twice its concurrency in deliveries.
 
     /usr/bin/python3 -m unittest -v clients/python/test_orq_parts.py
 """
@@ -16,6 +18,8 @@ import os
 import struct
 import subprocess
 import sys
+import threading
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -30,7 +34,8 @@ from orq.fields import ack_fields, schedule_fields, topic_counts, traced_items  
 from orq.framing import FrameDecoder, RequestIds, REQUEST_ID_MAX, encode_request  # noqa: E402
 from orq.tracing import tracing_available  # noqa: E402
 from orq.waiting import WaitPlan, is_settled  # noqa: E402
-from orq.worker_settings import handler_result  # noqa: E402
+from orq.worker import Worker  # noqa: E402
+from orq.worker_settings import free_slots, handler_result  # noqa: E402
 
 
 def frame(value):
@@ -213,6 +218,72 @@ class MovedRoutingTest(unittest.TestCase):
         self.assertEqual((nodes["b"].acked, nodes["c"].acked), (["0:1:r"], ["1:2:r"]))
         self.assertEqual((nodes["a"].asked, client._moved_to), (0, {0: ("b", 16), 1: ("c", 16)}))
         self.assertIsNone(client._home)
+
+
+class _HeldAcks:
+    """A fake client with endless items whose acks are answered only when the test says so."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.log = []
+        self.delivered = 0
+        self.release = threading.Event()
+        self.unanswered = 0
+
+    def dequeue(self, ns, topics, capabilities, wait_ms, lease_ms):
+        with self.lock:
+            [count] = topics.values()
+            self.log.append(f"dequeue {count}")
+            out = [{"id": f"i{self.delivered + k}", "receipt": f"0:{self.delivered + k}:r", "attempt": 1, "payload": b""} for k in range(count)]
+            self.delivered += count
+        time.sleep(0.001)
+        return out
+
+    def ack(self, ns, receipts, results=None):
+        with self.lock:
+            self.log.append("ack " + ",".join(receipts))
+            self.unanswered += 1
+        self.release.wait(10)
+        with self.lock:
+            self.unanswered -= 1
+        return {"acked": len(receipts), "stale": []}
+
+    def close(self):
+        pass
+
+
+def _wait_until(condition, what):
+    deadline = time.monotonic() + 10
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.002)
+
+
+class WorkerSlotTest(unittest.TestCase):
+    def test_free_slots_counts_a_settling_delivery_free_up_to_twice_concurrency(self):
+        self.assertEqual(free_slots(4, 0, 0), 4)
+        self.assertEqual(free_slots(4, 4, 4), 0)
+        self.assertEqual(free_slots(4, 0, 4), 4)  # four acks out: every slot is free
+        self.assertEqual(free_slots(4, 1, 5), 3)
+        self.assertEqual(free_slots(4, 1, 7), 1)  # six settling: two past concurrency
+        self.assertEqual(free_slots(4, 0, 8), 0)  # twice concurrency held: no more
+
+    def test_the_next_dequeue_leaves_while_the_ack_is_unanswered(self):
+        fake = _HeldAcks()
+        worker = Worker(lambda: fake, "ns", "jobs", lambda delivery, lost: None, concurrency=2, wait_ms=10).start()
+        try:
+            # Both handlers return at once; their acks are held: the loop takes two more, then stops at four.
+            _wait_until(lambda: fake.delivered >= 4 and fake.unanswered >= 1, "four deliveries with acks unanswered")
+            time.sleep(0.05)
+            self.assertEqual(fake.delivered, 4)
+            self.assertEqual(worker.running, 0)
+            self.assertEqual([line for line in fake.log if line.startswith("dequeue")], ["dequeue 2", "dequeue 2"])
+            fake.release.set()
+            _wait_until(lambda: fake.delivered > 4, "more deliveries once the acks are answered")
+        finally:
+            fake.release.set()
+            worker.stop()
 
 
 class TraceStandInTest(unittest.TestCase):

@@ -274,7 +274,9 @@ export class Transport implements FrameSink {
     else this.outgoing.push(frame);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
-      queueMicrotask(() => this.flush());
+      // After the turn's promise chains, not the first's: a worker's ack and its next dequeue,
+      // a few awaits apart, leave in one write and reach one commit (docs/decisions/048-ack-frees-the-slot.md).
+      setImmediate(() => this.flush());
     }
   }
 

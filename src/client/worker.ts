@@ -6,6 +6,12 @@
 // with an exponential back-off: delay_ms = min(backoffMsMax,
 // backoffBaseMs * 2^(attempt - 1)), attempt being the delivery's (1, 2, ...).
 //
+// A slot frees as its ack or nack leaves, not when the answer comes back: the
+// next dequeue goes out in the same turn, so on a server that commits what
+// arrived together, one commit carries the ack and the next lease
+// (docs/decisions/048-ack-frees-the-slot.md). The deliveries held, handlers
+// running and acks or nacks unanswered, stay within twice `concurrency`.
+//
 // stop() is graceful: no new dequeue starts; a dequeue already waiting on the
 // server is let come back (at most waitMs) and what it brought is handled
 // like the rest (giving it back with a nack would spend one of its attempts);
@@ -163,7 +169,10 @@ export function startWorker(client: WorkerClient, options: WorkOptions, handler:
   const errorPauseMs = options.errorPauseMs ?? workDefaults.errorPauseMs;
 
   let stopping = false;
+  /** Handlers running now. */
   let running = 0;
+  /** Acks and nacks sent and not yet answered. */
+  let settling = 0;
   const tasks = new Set<Promise<void>>();
   /** Wakes the loop when a slot frees up or stop() is called. */
   let wake: (() => void) | null = null;
@@ -201,26 +210,30 @@ export function startWorker(client: WorkerClient, options: WorkOptions, handler:
     } finally {
       stopExtending();
     }
+    // The request leaves before the slot frees, so the loop's next dequeue follows it in the same turn.
+    const delayMs = failure === null ? 0 : nackDelayMs(delivery.attempt, backoffBaseMs, backoffMsMax);
+    const settle =
+      failure === null
+        ? client.ack(options.ns, [delivery.receipt], typeof value === "string" || value instanceof Uint8Array ? { results: [value] } : undefined)
+        : client.nack(options.ns, [{ receipt: delivery.receipt, delayMs }]);
+    running--;
+    settling++;
+    wakeLoop();
     try {
-      if (failure === null) {
-        const withResult = typeof value === "string" || value instanceof Uint8Array ? { results: [value] } : undefined;
-        const result = await client.ack(options.ns, [delivery.receipt], withResult);
-        emit({ kind: "acked", delivery, stale: result.stale.length > 0 });
-      } else {
-        const delayMs = nackDelayMs(delivery.attempt, backoffBaseMs, backoffMsMax);
-        const result = await client.nack(options.ns, [{ receipt: delivery.receipt, delayMs }]);
-        emit({ kind: "nacked", delivery, delayMs, error: failure.error, stale: result.stale.length > 0 });
-      }
+      const result = await settle;
+      if (failure === null) emit({ kind: "acked", delivery, stale: result.stale.length > 0 });
+      else emit({ kind: "nacked", delivery, delayMs, error: failure.error, stale: result.stale.length > 0 });
     } catch (error) {
       // The lease will expire and the server redeliver: at-least-once holds.
       emit({ kind: "error", during: failure === null ? "ack" : "nack", error, delivery });
+    } finally {
+      settling--;
     }
   }
 
   function start(delivery: Delivery, otel: Awaited<ReturnType<typeof loadOtel>>): void {
     running++;
     const task = runOne(delivery, otel).finally(() => {
-      running--;
       tasks.delete(task);
       wakeLoop();
     });
@@ -242,7 +255,8 @@ export function startWorker(client: WorkerClient, options: WorkOptions, handler:
   async function loop(): Promise<void> {
     const otel = options.trace === false ? null : await loadOtel();
     while (!stopping) {
-      const free = options.concurrency - running;
+      // A slot is free once its ack or nack left; held deliveries (running + settling) stay within 2 x concurrency.
+      const free = options.concurrency - running - Math.max(0, settling - options.concurrency);
       if (free <= 0) {
         await new Promise<void>((resolve) => {
           wake = resolve;

@@ -32,7 +32,7 @@ from .async_client import AsyncClient
 from .errors import OrqError, error_code
 from .tracing import consumer_span
 from .shapes import Delivery
-from .worker_settings import RETRYABLE, SETTLE_ATTEMPTS_MAX, SETTLE_BATCH_MAX, check_options, handler_result, nack_delay_ms, retry_hint_ms
+from .worker_settings import RETRYABLE, SETTLE_ATTEMPTS_MAX, SETTLE_BATCH_MAX, check_options, free_slots, handler_result, nack_delay_ms, retry_hint_ms
 
 __all__ = ["AsyncWorker", "AsyncHandler"]
 
@@ -82,7 +82,10 @@ class AsyncWorker:
         self.on_event = on_event
         self._connect = connect
         self._client: Optional[AsyncClient] = None
+        # Deliveries taken and not yet settled: handlers running, and finished ones whose ack or nack is unanswered.
         self._running: Dict[str, _Running] = {}
+        # Handlers running now (the entries of _running not finished).
+        self._handlers = 0
         # Finished handlers waiting for their ack or nack, in finishing order.
         self._finished: List[_Running] = []
         self._stopping = False
@@ -95,7 +98,7 @@ class AsyncWorker:
     @property
     def running(self) -> int:
         """Handlers running now."""
-        return len(self._running)
+        return self._handlers
 
     def stop(self) -> None:
         """Graceful stop (from a task or a callback on the loop): run() returns once every delivery taken was acked or nacked."""
@@ -110,7 +113,7 @@ class AsyncWorker:
         try:
             while not self._stopping:
                 async with self._state:
-                    free = self.concurrency - len(self._running)
+                    free = free_slots(self.concurrency, self._handlers, len(self._running))
                     if free <= 0:
                         await self._state.wait()
                         continue
@@ -170,6 +173,7 @@ class AsyncWorker:
     def _start(self, delivery: Delivery) -> None:
         entry = _Running(delivery, asyncio.get_running_loop().time() + self.extend_every_s)
         self._running[delivery["receipt"]] = entry
+        self._handlers += 1
         entry.task = asyncio.ensure_future(self._run_one(entry))
 
     async def _run_one(self, entry: _Running) -> None:
@@ -184,6 +188,7 @@ class AsyncWorker:
         if problem is not None:
             self._emit({"kind": "error", "during": "result", "error": problem, "delivery": entry.delivery})
         entry.finished, entry.failure, entry.result = True, failure, result
+        self._handlers -= 1
         self._finished.append(entry)
         await self._notify()
 

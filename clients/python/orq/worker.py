@@ -52,6 +52,7 @@ from .worker_settings import (
     SETTLE_BATCH_MAX,
     WORK_CONCURRENCY_MAX,
     check_options,
+    free_slots,
     handler_result,
     nack_delay_ms,
     retry_hint_ms,
@@ -137,7 +138,10 @@ class Worker:
         self._dequeuer = _Connection(connect)
         self._settler = _Connection(connect)
         self._state = threading.Condition()
+        # Deliveries taken and not yet settled: handlers running, and finished ones whose ack or nack is unanswered.
         self._running: Dict[str, _Running] = {}
+        # Handlers running now (the entries of _running not finished).
+        self._handlers = 0
         # Finished handlers waiting for their ack or nack, in finishing order.
         self._finished: List[_Running] = []
         self._stopping = threading.Event()
@@ -149,7 +153,7 @@ class Worker:
     def running(self) -> int:
         """Handlers running now."""
         with self._state:
-            return len(self._running)
+            return self._handlers
 
     def start(self) -> "Worker":
         """Run the loop in a background thread; returns self."""
@@ -173,7 +177,7 @@ class Worker:
         try:
             while not self._stopping.is_set():
                 with self._state:
-                    free = self.concurrency - len(self._running)
+                    free = free_slots(self.concurrency, self._handlers, len(self._running))
                     if free <= 0:
                         self._state.wait()
                         continue
@@ -208,6 +212,7 @@ class Worker:
         entry = _Running(delivery, time.monotonic() + self._first_extend_s(delivery))
         with self._state:
             self._running[delivery["receipt"]] = entry
+            self._handlers += 1
             self._state.notify_all()
         threading.Thread(target=self._run_one, args=(entry,), daemon=True).start()
 
@@ -240,6 +245,7 @@ class Worker:
             entry.finished = True
             entry.failure = failure
             entry.result = result
+            self._handlers -= 1
             self._finished.append(entry)
             self._state.notify_all()
 

@@ -15,6 +15,7 @@ __all__ = [
     "SETTLE_BATCH_MAX",
     "RETRYABLE",
     "nack_delay_ms",
+    "free_slots",
     "check_options",
     "retry_hint_ms",
     "handler_result",
@@ -36,6 +37,19 @@ def nack_delay_ms(attempt: int, backoff_base_ms: int, backoff_max_ms: int) -> in
     """The nack delay after a handler raised on delivery ``attempt`` (1-based)."""
     exponent = min(max(attempt, 1) - 1, 52)
     return min(backoff_max_ms, backoff_base_ms * 2**exponent)
+
+
+def free_slots(concurrency: int, handlers: int, held: int) -> int:
+    """Items the next dequeue may ask for.
+
+    A slot frees when its handler returns: the ack or nack is sent without
+    holding it, so the next dequeue need not wait for the answer
+    (docs/decisions/048-ack-frees-the-slot.md). ``held`` counts the
+    deliveries taken and not yet settled (``handlers`` of them running); it
+    stays within twice ``concurrency``.
+    """
+    settling = held - handlers
+    return concurrency - handlers - max(0, settling - concurrency)
 
 
 def check_options(concurrency: int, lease_ms: int, wait_ms: int, extend_at_fraction: float) -> None:

@@ -1139,7 +1139,7 @@ class Transport {
       this.outgoing.push(frame);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
-      queueMicrotask(() => this.flush());
+      setImmediate(() => this.flush());
     }
   }
   flush() {
@@ -1243,6 +1243,7 @@ function startWorker(client, options, handler) {
   const errorPauseMs = options.errorPauseMs ?? workDefaults.errorPauseMs;
   let stopping = false;
   let running = 0;
+  let settling = 0;
   const tasks = new Set;
   let wake = null;
   const wakeLoop = () => {
@@ -1277,24 +1278,26 @@ function startWorker(client, options, handler) {
     } finally {
       stopExtending();
     }
+    const delayMs = failure === null ? 0 : nackDelayMs(delivery.attempt, backoffBaseMs, backoffMsMax);
+    const settle = failure === null ? client.ack(options.ns, [delivery.receipt], typeof value === "string" || value instanceof Uint8Array ? { results: [value] } : undefined) : client.nack(options.ns, [{ receipt: delivery.receipt, delayMs }]);
+    running--;
+    settling++;
+    wakeLoop();
     try {
-      if (failure === null) {
-        const withResult = typeof value === "string" || value instanceof Uint8Array ? { results: [value] } : undefined;
-        const result = await client.ack(options.ns, [delivery.receipt], withResult);
+      const result = await settle;
+      if (failure === null)
         emit({ kind: "acked", delivery, stale: result.stale.length > 0 });
-      } else {
-        const delayMs = nackDelayMs(delivery.attempt, backoffBaseMs, backoffMsMax);
-        const result = await client.nack(options.ns, [{ receipt: delivery.receipt, delayMs }]);
+      else
         emit({ kind: "nacked", delivery, delayMs, error: failure.error, stale: result.stale.length > 0 });
-      }
     } catch (error) {
       emit({ kind: "error", during: failure === null ? "ack" : "nack", error, delivery });
+    } finally {
+      settling--;
     }
   }
   function start(delivery, otel) {
     running++;
     const task = runOne(delivery, otel).finally(() => {
-      running--;
       tasks.delete(task);
       wakeLoop();
     });
@@ -1313,7 +1316,7 @@ function startWorker(client, options, handler) {
   async function loop() {
     const otel = options.trace === false ? null : await loadOtel();
     while (!stopping) {
-      const free = options.concurrency - running;
+      const free = options.concurrency - running - Math.max(0, settling - options.concurrency);
       if (free <= 0) {
         await new Promise((resolve) => {
           wake = resolve;
