@@ -212,10 +212,16 @@ export function startWorker(client: WorkerClient, options: WorkOptions, handler:
     }
     // The request leaves before the slot frees, so the loop's next dequeue follows it in the same turn.
     const delayMs = failure === null ? 0 : nackDelayMs(delivery.attempt, backoffBaseMs, backoffMsMax);
-    const settle =
-      failure === null
-        ? client.ack(options.ns, [delivery.receipt], typeof value === "string" || value instanceof Uint8Array ? { results: [value] } : undefined)
-        : client.nack(options.ns, [{ receipt: delivery.receipt, delayMs }]);
+    let settle: Promise<{ stale: string[] }>;
+    try {
+      settle =
+        failure === null
+          ? client.ack(options.ns, [delivery.receipt], typeof value === "string" || value instanceof Uint8Array ? { results: [value] } : undefined)
+          : client.nack(options.ns, [{ receipt: delivery.receipt, delayMs }]);
+    } catch (error) {
+      // A client that throws before it returns a promise still frees the slot; the error is reported below.
+      settle = Promise.reject(error);
+    }
     running--;
     settling++;
     wakeLoop();

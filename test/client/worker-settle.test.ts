@@ -126,3 +126,27 @@ test("a handler that throws frees its slot as its nack leaves", async () => {
   server.answerAll();
   await stopping;
 });
+
+test("an ack that throws before returning a promise is reported and still frees the slot", async () => {
+  const server = heldServer();
+  const events: string[] = [];
+  server.client.ack = () => {
+    throw new Error("no socket");
+  };
+  // Each failed ack frees its slot at once: a dequeue that yields keeps the loop from spinning in microtasks.
+  const dequeue = server.client.dequeue.bind(server.client);
+  server.client.dequeue = async (ns, request) => {
+    await Bun.sleep(1);
+    return dequeue(ns, request);
+  };
+  const worker = startWorker(
+    server.client,
+    { ns: "n", topic: "jobs", concurrency: 1, leaseMs: 10_000, waitMs: 10, trace: false, onEvent: (event) => events.push(event.kind === "error" ? `error ${event.during}` : event.kind) },
+    () => undefined,
+  );
+  for (let i = 0; i < 500 && server.delivered <= 1; i++) await Bun.sleep(2);
+  expect(events[0]).toBe("error ack");
+  expect(server.delivered).toBeGreaterThan(1);
+  await worker.stop();
+  expect(worker.running).toBe(0);
+});

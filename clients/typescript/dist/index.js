@@ -1279,7 +1279,12 @@ function startWorker(client, options, handler) {
       stopExtending();
     }
     const delayMs = failure === null ? 0 : nackDelayMs(delivery.attempt, backoffBaseMs, backoffMsMax);
-    const settle = failure === null ? client.ack(options.ns, [delivery.receipt], typeof value === "string" || value instanceof Uint8Array ? { results: [value] } : undefined) : client.nack(options.ns, [{ receipt: delivery.receipt, delayMs }]);
+    let settle;
+    try {
+      settle = failure === null ? client.ack(options.ns, [delivery.receipt], typeof value === "string" || value instanceof Uint8Array ? { results: [value] } : undefined) : client.nack(options.ns, [{ receipt: delivery.receipt, delayMs }]);
+    } catch (error) {
+      settle = Promise.reject(error);
+    }
     running--;
     settling++;
     wakeLoop();
