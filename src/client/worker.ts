@@ -1,7 +1,8 @@
 // The worker loop: `client.work(options, handler)` leases items of one topic
 // with long-poll dequeues, runs up to `concurrency` handlers at once, keeps
 // each lease alive while its handler runs (an extend every leaseMs *
-// extendAtFraction), acks when the handler returns (what it returns, bytes or
+// extendAtFraction, one request for the leases due together:
+// lease-keeper.ts), acks when the handler returns (what it returns, bytes or
 // a string, is the item's result) and nacks when it throws,
 // with an exponential back-off: delay_ms = min(backoffMsMax,
 // backoffBaseMs * 2^(attempt - 1)), attempt being the delivery's (1, 2, ...).
@@ -21,6 +22,7 @@
 // With @opentelemetry/api installed, each handler runs in a CONSUMER span
 // whose parent is the item's `trace` (otel-trace.ts).
 
+import { LeaseKeeper } from "./lease-keeper.ts";
 import { OrqError } from "./orq-error.ts";
 import { inConsumerSpan, loadOtel } from "./otel-trace.ts";
 import type { Delivery, DequeueRequest } from "./types.ts";
@@ -126,40 +128,6 @@ function checkOptions(options: WorkOptions): void {
   if (options.waitMs !== undefined && (!Number.isInteger(options.waitMs) || options.waitMs < 0)) bad("waitMs must be a non-negative integer");
 }
 
-/**
- * Extend the delivery's lease every extendEveryMs while its handler runs.
- * The first extend that finds the lease stale reports it lost, stops, and
- * calls onLost (the handler's signal aborts). Returns what stops the extends.
- */
-function keepLeased(
-  client: WorkerClient,
-  options: Pick<WorkOptions, "ns" | "leaseMs">,
-  delivery: Delivery,
-  extendEveryMs: number,
-  emit: (event: WorkerEvent) => void,
-  onLost: () => void,
-): () => void {
-  let lost = false;
-  const timer = setInterval(() => {
-    client.extend(options.ns, [{ receipt: delivery.receipt, leaseMs: options.leaseMs }]).then(
-      (result) => {
-        if (result.stale.length > 0) {
-          if (!lost) {
-            lost = true;
-            clearInterval(timer);
-            emit({ kind: "lease_lost", delivery });
-            onLost();
-          }
-        } else {
-          emit({ kind: "extended", delivery, leaseMs: options.leaseMs });
-        }
-      },
-      (error: unknown) => emit({ kind: "error", during: "extend", error, delivery }),
-    );
-  }, extendEveryMs);
-  return () => clearInterval(timer);
-}
-
 export function startWorker(client: WorkerClient, options: WorkOptions, handler: WorkHandler): WorkerHandle {
   checkOptions(options);
   const waitMs = options.waitMs ?? workDefaults.waitMs;
@@ -190,9 +158,11 @@ export function startWorker(client: WorkerClient, options: WorkOptions, handler:
     }
   };
 
+  const keeper = new LeaseKeeper(client, options.ns, options.leaseMs, extendEveryMs, emit);
+
   async function runOne(delivery: Delivery, otel: Awaited<ReturnType<typeof loadOtel>>): Promise<void> {
     const controller = new AbortController();
-    const stopExtending = keepLeased(client, options, delivery, extendEveryMs, emit, () => controller.abort(new Error("lease lost")));
+    keeper.keep(delivery, () => controller.abort(new Error("lease lost")));
     const context: HandlerContext = {
       signal: controller.signal,
       progress: async (metadata) => {
@@ -208,7 +178,7 @@ export function startWorker(client: WorkerClient, options: WorkOptions, handler:
     } catch (error) {
       failure = { error };
     } finally {
-      stopExtending();
+      keeper.release(delivery);
     }
     // The request leaves before the slot frees, so the loop's next dequeue follows it in the same turn.
     const delayMs = failure === null ? 0 : nackDelayMs(delivery.attempt, backoffBaseMs, backoffMsMax);

@@ -1189,6 +1189,92 @@ function toOrqError(error) {
   return new OrqError(code, typeof wire.message === "string" ? wire.message : String(wire.code), details);
 }
 
+// src/client/lease-keeper.ts
+var realTimers = {
+  nowMs: () => performance.now(),
+  after(delayMs, fn) {
+    const timer = setTimeout(fn, delayMs);
+    return () => clearTimeout(timer);
+  }
+};
+
+class LeaseKeeper {
+  client;
+  ns;
+  leaseMs;
+  everyMs;
+  emit;
+  timers;
+  held = new Map;
+  cancelTimer = null;
+  constructor(client, ns, leaseMs, everyMs, emit, timers = realTimers) {
+    this.client = client;
+    this.ns = ns;
+    this.leaseMs = leaseMs;
+    this.everyMs = everyMs;
+    this.emit = emit;
+    this.timers = timers;
+  }
+  keep(delivery, onLost) {
+    this.held.set(delivery.receipt, { delivery, dueMs: this.timers.nowMs() + this.everyMs, onLost });
+    if (this.cancelTimer === null)
+      this.arm();
+  }
+  release(delivery) {
+    this.held.delete(delivery.receipt);
+    if (this.held.size === 0 && this.cancelTimer !== null) {
+      this.cancelTimer();
+      this.cancelTimer = null;
+    }
+  }
+  get size() {
+    return this.held.size;
+  }
+  arm() {
+    const first = this.held.values().next();
+    if (first.done === true)
+      return;
+    this.cancelTimer = this.timers.after(Math.max(0, first.value.dueMs - this.timers.nowMs()), () => this.fire());
+  }
+  fire() {
+    this.cancelTimer = null;
+    const nowMs = this.timers.nowMs();
+    const due = [];
+    for (const lease of this.held.values()) {
+      if (lease.dueMs > nowMs)
+        break;
+      due.push(lease);
+    }
+    for (const lease of due) {
+      this.held.delete(lease.delivery.receipt);
+      lease.dueMs = nowMs + this.everyMs;
+      this.held.set(lease.delivery.receipt, lease);
+    }
+    if (due.length > 0)
+      this.extend(due);
+    this.arm();
+  }
+  extend(due) {
+    const leaseMs = this.leaseMs;
+    this.client.extend(this.ns, due.map((lease) => ({ receipt: lease.delivery.receipt, leaseMs }))).then((result) => {
+      const stale = result.stale.length === 0 ? null : new Set(result.stale);
+      for (const lease of due) {
+        const receipt = lease.delivery.receipt;
+        if (stale === null || !stale.has(receipt)) {
+          this.emit({ kind: "extended", delivery: lease.delivery, leaseMs });
+        } else if (this.held.get(receipt) === lease) {
+          this.release(lease.delivery);
+          this.emit({ kind: "lease_lost", delivery: lease.delivery });
+          lease.onLost();
+        }
+      }
+    }, (error) => {
+      for (const lease of due)
+        this.emit({ kind: "error", during: "extend", error, delivery: lease.delivery });
+    });
+  }
+}
+
 // src/client/worker.ts
 var workDefaults = {
   waitMs: 5000,
@@ -1216,24 +1302,6 @@ function checkOptions(options) {
   if (options.waitMs !== undefined && (!Number.isInteger(options.waitMs) || options.waitMs < 0))
     bad("waitMs must be a non-negative integer");
 }
-function keepLeased(client, options, delivery, extendEveryMs, emit, onLost) {
-  let lost = false;
-  const timer = setInterval(() => {
-    client.extend(options.ns, [{ receipt: delivery.receipt, leaseMs: options.leaseMs }]).then((result) => {
-      if (result.stale.length > 0) {
-        if (!lost) {
-          lost = true;
-          clearInterval(timer);
-          emit({ kind: "lease_lost", delivery });
-          onLost();
-        }
-      } else {
-        emit({ kind: "extended", delivery, leaseMs: options.leaseMs });
-      }
-    }, (error) => emit({ kind: "error", during: "extend", error, delivery }));
-  }, extendEveryMs);
-  return () => clearInterval(timer);
-}
 function startWorker(client, options, handler) {
   checkOptions(options);
   const waitMs = options.waitMs ?? workDefaults.waitMs;
@@ -1258,9 +1326,10 @@ function startWorker(client, options, handler) {
       console.error("orq worker: onEvent threw", error);
     }
   };
+  const keeper = new LeaseKeeper(client, options.ns, options.leaseMs, extendEveryMs, emit);
   async function runOne(delivery, otel) {
     const controller = new AbortController;
-    const stopExtending = keepLeased(client, options, delivery, extendEveryMs, emit, () => controller.abort(new Error("lease lost")));
+    keeper.keep(delivery, () => controller.abort(new Error("lease lost")));
     const context = {
       signal: controller.signal,
       progress: async (metadata) => {
@@ -1276,7 +1345,7 @@ function startWorker(client, options, handler) {
     } catch (error) {
       failure = { error };
     } finally {
-      stopExtending();
+      keeper.release(delivery);
     }
     const delayMs = failure === null ? 0 : nackDelayMs(delivery.attempt, backoffBaseMs, backoffMsMax);
     let settle;
