@@ -2,8 +2,9 @@
 // one request, each lease every `everyMs` from when it was taken; a released
 // lease is extended no more; a receipt an extend reports stale is lost once:
 // its handler is told, it is not extended again, and the others go on; a
-// failed extend is reported for each lease it carried; with nothing kept no
-// timer is armed. A fake client records the extends; the keeper's clock and
+// failed extend is reported for each lease it carried; a firing that finds
+// nothing kept arms no other, and one timer serves leases kept and released
+// in between. A fake client records the extends; the keeper's clock and
 // timer are the test's, moved by advance().
 
 import { expect, test } from "bun:test";
@@ -34,11 +35,7 @@ function setup(stale: (receipt: string) => boolean = () => false, fail = false) 
   const keeper = new LeaseKeeper(client, "ns", 30_000, 100, emit, {
     nowMs: () => nowMs,
     after(delayMs, fn) {
-      const timer = { atMs: nowMs + delayMs, fn };
-      timers.push(timer);
-      return () => {
-        timers = timers.filter((t) => t !== timer);
-      };
+      timers.push({ atMs: nowMs + delayMs, fn });
     },
   });
   return {
@@ -86,7 +83,15 @@ test("leases due together go in one extend, each renewed everyMs from then", asy
   t.keeper.release(delivery(1));
   t.keeper.release(delivery(3));
   expect(t.keeper.size).toBe(0);
+  // The pending firing finds nothing and arms no other; a lease kept later arms one again.
+  t.advance(100);
   expect(t.armed).toBe(0);
+  t.keeper.keep(delivery(4), () => undefined);
+  expect(t.armed).toBe(1);
+  t.advance(100);
+  await turn();
+  expect(t.extends_.at(-1)).toEqual(["r4@30000"]);
+  t.keeper.release(delivery(4));
 });
 
 test("a stale receipt is lost once: its handler is told, it is extended no more, the others go on", async () => {

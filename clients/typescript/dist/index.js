@@ -1193,8 +1193,7 @@ function toOrqError(error) {
 var realTimers = {
   nowMs: () => performance.now(),
   after(delayMs, fn) {
-    const timer = setTimeout(fn, delayMs);
-    return () => clearTimeout(timer);
+    setTimeout(fn, delayMs).unref();
   }
 };
 
@@ -1206,7 +1205,7 @@ class LeaseKeeper {
   emit;
   timers;
   held = new Map;
-  cancelTimer = null;
+  armed = false;
   constructor(client, ns, leaseMs, everyMs, emit, timers = realTimers) {
     this.client = client;
     this.ns = ns;
@@ -1217,15 +1216,11 @@ class LeaseKeeper {
   }
   keep(delivery, onLost) {
     this.held.set(delivery.receipt, { delivery, dueMs: this.timers.nowMs() + this.everyMs, onLost });
-    if (this.cancelTimer === null)
+    if (!this.armed)
       this.arm();
   }
   release(delivery) {
     this.held.delete(delivery.receipt);
-    if (this.held.size === 0 && this.cancelTimer !== null) {
-      this.cancelTimer();
-      this.cancelTimer = null;
-    }
   }
   get size() {
     return this.held.size;
@@ -1234,10 +1229,11 @@ class LeaseKeeper {
     const first = this.held.values().next();
     if (first.done === true)
       return;
-    this.cancelTimer = this.timers.after(Math.max(0, first.value.dueMs - this.timers.nowMs()), () => this.fire());
+    this.armed = true;
+    this.timers.after(Math.max(0, first.value.dueMs - this.timers.nowMs()), () => this.fire());
   }
   fire() {
-    this.cancelTimer = null;
+    this.armed = false;
     const nowMs = this.timers.nowMs();
     const due = [];
     for (const lease of this.held.values()) {

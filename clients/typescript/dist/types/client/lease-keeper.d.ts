@@ -26,8 +26,8 @@ export type LeaseEvent = {
 /** The keeper's clock and its one timer (real ones but in tests). */
 export interface KeeperTimers {
     nowMs(): number;
-    /** Run `fn` once after `delayMs`; returns what cancels it. */
-    after(delayMs: number, fn: () => void): () => void;
+    /** Run `fn` once after `delayMs`, without keeping the process alive for it. */
+    after(delayMs: number, fn: () => void): void;
 }
 export declare class LeaseKeeper {
     private readonly client;
@@ -38,8 +38,13 @@ export declare class LeaseKeeper {
     private readonly timers;
     /** By receipt, in the order the leases fall due (a Map keeps insertion order). */
     private readonly held;
-    /** Cancels the pending firing, if one is armed. */
-    private cancelTimer;
+    /**
+     * Whether a firing is pending. It stays pending when the last lease is
+     * released: a loop that takes and releases a lease per item would
+     * otherwise set and clear a timer per item (about 3 µs each in Bun); a
+     * firing that finds nothing due arms for the first lease kept, if any.
+     */
+    private armed;
     constructor(client: ExtendingClient, ns: string, leaseMs: number, everyMs: number, emit: (event: LeaseEvent) => void, timers?: KeeperTimers);
     /** Keep `delivery`'s lease alive until release(); onLost runs if an extend finds it stale first. */
     keep(delivery: Delivery, onLost: () => void): void;
