@@ -15,7 +15,7 @@ export interface ExtendingClient {
   extend(ns: string, items: Array<{ receipt: string; leaseMs: number }>): Promise<{ extended: number; stale: string[] }>;
 }
 
-/** What the keeper reports (a part of worker.ts's WorkerEvent). */
+/** What the keeper reports: worker.ts's WorkerEvent includes these. */
 export type LeaseEvent =
   | { kind: "extended"; delivery: Delivery; leaseMs: number }
   | { kind: "lease_lost"; delivery: Delivery }

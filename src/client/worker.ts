@@ -22,7 +22,7 @@
 // With @opentelemetry/api installed, each handler runs in a CONSUMER span
 // whose parent is the item's `trace` (otel-trace.ts).
 
-import { LeaseKeeper } from "./lease-keeper.ts";
+import { LeaseKeeper, type LeaseEvent } from "./lease-keeper.ts";
 import { OrqError } from "./orq-error.ts";
 import { inConsumerSpan, loadOtel } from "./otel-trace.ts";
 import type { Delivery, DequeueRequest } from "./types.ts";
@@ -84,12 +84,12 @@ export type WorkResult = Uint8Array | string | undefined | void;
 /** Gets each delivery as the dequeue returned it: its `group` (absent for an item without one) tells a handler whose work it is. */
 export type WorkHandler = (delivery: Delivery, context: HandlerContext) => Promise<WorkResult> | WorkResult;
 
+/** What the loop reports; the lease keeper's events (`extended`, `lease_lost`, an extend's `error`) are its own (lease-keeper.ts). */
 export type WorkerEvent =
   | { kind: "acked"; delivery: Delivery; stale: boolean }
   | { kind: "nacked"; delivery: Delivery; delayMs: number; error: unknown; stale: boolean }
-  | { kind: "extended"; delivery: Delivery; leaseMs: number }
-  | { kind: "lease_lost"; delivery: Delivery }
-  | { kind: "error"; during: "dequeue" | "ack" | "nack" | "extend"; error: unknown; delivery?: Delivery };
+  | { kind: "error"; during: "dequeue" | "ack" | "nack"; error: unknown; delivery?: Delivery }
+  | LeaseEvent;
 
 export interface WorkerHandle {
   /** Graceful stop; resolves once every delivery taken has been acked or nacked. */

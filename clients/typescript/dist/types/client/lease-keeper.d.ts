@@ -9,7 +9,7 @@ export interface ExtendingClient {
         stale: string[];
     }>;
 }
-/** What the keeper reports (a part of worker.ts's WorkerEvent). */
+/** What the keeper reports: worker.ts's WorkerEvent includes these. */
 export type LeaseEvent = {
     kind: "extended";
     delivery: Delivery;

@@ -1,3 +1,4 @@
+import { type LeaseEvent } from "./lease-keeper.ts";
 import type { Delivery, DequeueRequest } from "./types.ts";
 export interface WorkOptions {
     ns: string;
@@ -69,6 +70,7 @@ export interface HandlerContext {
 export type WorkResult = Uint8Array | string | undefined | void;
 /** Gets each delivery as the dequeue returned it: its `group` (absent for an item without one) tells a handler whose work it is. */
 export type WorkHandler = (delivery: Delivery, context: HandlerContext) => Promise<WorkResult> | WorkResult;
+/** What the loop reports; the lease keeper's events (`extended`, `lease_lost`, an extend's `error`) are its own (lease-keeper.ts). */
 export type WorkerEvent = {
     kind: "acked";
     delivery: Delivery;
@@ -80,18 +82,11 @@ export type WorkerEvent = {
     error: unknown;
     stale: boolean;
 } | {
-    kind: "extended";
-    delivery: Delivery;
-    leaseMs: number;
-} | {
-    kind: "lease_lost";
-    delivery: Delivery;
-} | {
     kind: "error";
-    during: "dequeue" | "ack" | "nack" | "extend";
+    during: "dequeue" | "ack" | "nack";
     error: unknown;
     delivery?: Delivery;
-};
+} | LeaseEvent;
 export interface WorkerHandle {
     /** Graceful stop; resolves once every delivery taken has been acked or nacked. */
     stop(): Promise<void>;
