@@ -9,10 +9,11 @@
 import { assert } from "../../lib/assert.ts";
 import type { ItemKey } from "../store.ts";
 import { shardOfId } from "./commit-statements.ts";
+import { ShardValues } from "./shard-values.ts";
 
 export class ItemCache {
   /** Per shard: its items' values, or null while the shard is not loaded. */
-  private readonly shards: Array<Map<ItemKey, Uint8Array> | null>;
+  private readonly shards: Array<ShardValues | null>;
   private readonly outcomes = new Map<string, Uint8Array>();
   /**
    * Per shard, the highest key it was given, or NaN once a key came below it:
@@ -31,7 +32,8 @@ export class ItemCache {
     return this.shards[shard] !== null && this.shards[shard] !== undefined;
   }
 
-  adopt(shard: number, items: Map<ItemKey, Uint8Array>, outcomes: Map<string, Uint8Array>): void {
+  /** A loaded shard: its items as its load read them (ShardValues.load), and its outcomes. */
+  adopt(shard: number, items: ShardValues, outcomes: Map<string, Uint8Array>): void {
     this.checkShard(shard);
     this.shards[shard] = items;
     let highest = Number.NEGATIVE_INFINITY;
@@ -57,6 +59,13 @@ export class ItemCache {
     const items = this.shards[shard];
     if (items === null || items === undefined) return [];
     return [...items.entries()].sort((a, b) => a[0] - b[0]);
+  }
+
+  /** Bytes of the pages holding the loaded shards' item values (shard-values.ts). */
+  valueBytes(): number {
+    let bytes = 0;
+    for (const shard of this.shards) if (shard !== null) bytes += shard.pageBytes;
+    return bytes;
   }
 
   /**
@@ -98,10 +107,8 @@ export class ItemCache {
         items.delete(key);
         continue;
       }
-      const size = items.size;
-      items.set(key, value);
-      // A new key (the map grew) is appended: key order holds while it is the highest.
-      if (items.size !== size) highest = key > highest ? key : Number.NaN;
+      // A new key is appended: key order holds while it is the highest.
+      if (items.set(key, value)) highest = key > highest ? key : Number.NaN;
     }
     this.highestKey[shard] = highest;
   }

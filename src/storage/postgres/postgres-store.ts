@@ -26,6 +26,7 @@ import { type CommitAnswer, type ShardRow, commitSql, failedFence, fencedShards,
 import { AckedBlocks, loadBlocksSql } from "./acked-blocks.ts";
 import { CommitCounters, type CommitCounts } from "./commit-counters.ts";
 import { ItemCache } from "./item-cache.ts";
+import { ShardValues } from "./shard-values.ts";
 import { type PauseRows, pauseRows } from "./pause-rows.ts";
 import { type PolicyRows, policyRows } from "./policy-rows.ts";
 import { remoteEnds, type RemoteItemEnd } from "./remote-ends.ts";
@@ -35,7 +36,7 @@ import { ShardFencedError, type ShardFence } from "./shard-fence.ts";
 import { UncertainKeys } from "./uncertain-keys.ts";
 import type { RowSnapshot, RowStatements } from "./shared-rows.ts";
 import { policySlotStatements } from "./topic-bound-rows.ts";
-import { affectedRows, byteaValue, connectSql, int8Value, redactUrl, type SqlClient, type SqlRow } from "./sql-client.ts";
+import { affectedRows, byteaValue, byteaView, connectSql, int8Value, redactUrl, type SqlClient, type SqlRow } from "./sql-client.ts";
 
 export interface PostgresStoreOptions {
   /** postgres://USER[:PASSWORD]@HOST:PORT/DATABASE */
@@ -147,10 +148,14 @@ export class PostgresStore implements Store {
   /** Load one shard's items and outcomes from the database into this process. */
   async adoptShard(shard: number): Promise<void> {
     assert(Number.isSafeInteger(shard) && shard >= 0 && shard < this.shardCount, `shard ${shard} out of range`);
-    const items = new Map<ItemKey, Uint8Array>();
+    // Each page of rows is copied into a few large buffers, not an array per value (shard-values.ts).
+    const items = new ShardValues();
     for (let after = -1; ; ) {
       const rows = await this.client.query("SELECT key, value FROM orq_items WHERE shard = $1 AND key > $2 ORDER BY key LIMIT $3", [shard, after, loadPageRows]);
-      for (const row of rows) items.set(int8Value(row[0]), byteaValue(row[1]));
+      items.load(
+        rows.map((row) => int8Value(row[0])),
+        rows.map((row) => byteaView(row[1])),
+      );
       if (rows.length < loadPageRows) break;
       after = int8Value(rows[rows.length - 1]?.[0]);
     }

@@ -48,6 +48,12 @@ export function affectedRows(result: SqlRow[]): number {
   return count;
 }
 
+/** A bytea column value as the driver gave it, for a caller that copies it at once (a view the driver may reuse). */
+export function byteaView(value: unknown): Uint8Array {
+  if (!(value instanceof Uint8Array)) throw new Error(`expected bytea, got ${typeof value}`);
+  return value;
+}
+
 /** A bytea column value as a plain Uint8Array of its own (not a view into a shared read buffer). */
 export function byteaValue(value: unknown): Uint8Array {
   if (!(value instanceof Uint8Array)) throw new Error(`expected bytea, got ${typeof value}`);

@@ -5,13 +5,24 @@
 
 import { expect, test } from "bun:test";
 import { ItemCache } from "../../../src/storage/postgres/item-cache.ts";
+import { ShardValues } from "../../../src/storage/postgres/shard-values.ts";
 
 const value = (byte: number) => new Uint8Array([byte]);
+
+/** A shard's items as a load reads them. */
+function loaded(entries: ReadonlyArray<readonly [number, Uint8Array]>): ShardValues {
+  const values = new ShardValues();
+  values.load(
+    entries.map(([key]) => key),
+    entries.map(([, bytes]) => bytes),
+  );
+  return values;
+}
 
 test("keys appended in order: a higher key is absent, every stored key is found, deletes are honoured", () => {
   const cache = new ItemCache(2);
   expect(cache.get(0, 5)).toBeUndefined(); // not loaded
-  cache.adopt(0, new Map([[10, value(1)], [20, value(2)]]), new Map());
+  cache.adopt(0, loaded([[10, value(1)], [20, value(2)]]), new Map());
   expect(cache.get(0, 10)).toEqual(value(1));
   expect(cache.get(0, 20)).toEqual(value(2));
   expect(cache.get(0, 21)).toBeUndefined();
@@ -25,7 +36,7 @@ test("keys appended in order: a higher key is absent, every stored key is found,
 
 test("a key below the highest (out of order) is found, and so is every key after it, the order kept by sorting", () => {
   const cache = new ItemCache(1);
-  cache.adopt(0, new Map([[1_000, value(1)]]), new Map());
+  cache.adopt(0, loaded([[1_000, value(1)]]), new Map());
   cache.apply(0, new Map<number, Uint8Array | null>([[5, value(2)]]));
   expect(cache.get(0, 5)).toEqual(value(2));
   expect(cache.get(0, 1_000)).toEqual(value(1));
@@ -37,7 +48,7 @@ test("a key below the highest (out of order) is found, and so is every key after
 
 test("a shard loaded with keys out of order is looked up by probing", () => {
   const cache = new ItemCache(1);
-  cache.adopt(0, new Map([[9, value(1)], [3, value(2)]]), new Map());
+  cache.adopt(0, loaded([[9, value(1)], [3, value(2)]]), new Map());
   expect(cache.get(0, 3)).toEqual(value(2));
   expect(cache.get(0, 9)).toEqual(value(1));
   expect(cache.get(0, 4)).toBeUndefined();
