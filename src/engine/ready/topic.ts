@@ -14,6 +14,7 @@
 
 import { assert } from "../../lib/assert.ts";
 import type { HeapNode } from "../../lib/pairing-heap.ts";
+import { SplitMap } from "../../lib/split-map.ts";
 import { eligibleCacheKindsMax } from "../../limits.ts";
 import type { LiveStateName } from "../api.ts";
 import type { Deadline, DeadlineKind } from "../time/deadlines.ts";
@@ -124,8 +125,8 @@ export class Topic<Item extends TopicItem<Item>> implements NilIndex<Item> {
    */
   private eligibleSlots: Array<number | Int32Array> = [];
   readonly deadLetters = new Set<Item>();
-  /** Idempotency key -> the live item holding it. */
-  readonly keys = new Map<string, Item>();
+  /** Idempotency key -> the live item holding it (split, so growing it never copies every key at once: lib/split-map.ts). */
+  readonly keys = new SplitMap<Item>();
   /** Set while the topic is paused (ops/pause.ts): dequeues skip it, and it lives even when empty. */
   pause: TopicPause<Item> | null = null;
   /**

@@ -1,0 +1,32 @@
+// Goal: a SplitMap answers as one Map would (get, has, set over an existing
+// key, delete, size, every value once) in a seeded model of many keys,
+// including keys that differ only before their last 16 characters.
+
+import { expect, test } from "bun:test";
+import { SplitMap } from "../../src/lib/split-map.ts";
+
+test("seeded model: the split map answers every step as one Map", () => {
+  let state = 7;
+  const random = (below: number): number => {
+    state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0;
+    return state % below;
+  };
+  const split = new SplitMap<number>();
+  const model = new Map<string, number>();
+  // Short keys, long keys sharing their last 16 characters, the empty key.
+  const keyOf = (n: number): string => (n % 3 === 0 ? `k${n}` : n % 3 === 1 ? `${n}/same-tail-sixteen!` : n === 2 ? "" : `order-${n}-x`);
+  for (let step = 0; step < 20_000; step++) {
+    const key = keyOf(random(3_000));
+    const roll = random(10);
+    if (roll < 5) {
+      split.set(key, step);
+      model.set(key, step);
+    } else if (roll < 8) {
+      expect(split.delete(key)).toBe(model.delete(key));
+    }
+    expect(split.get(key)).toBe(model.get(key));
+    expect(split.has(key)).toBe(model.has(key));
+    expect(split.size).toBe(model.size);
+  }
+  expect([...split.values()].sort((a, b) => a - b)).toEqual([...model.values()].sort((a, b) => a - b));
+});
