@@ -66,7 +66,7 @@ export interface ShardMoves {
   nowMs(): number;
   /** Monotonic time for a step's budget. */
   stopwatchMs(): number;
-  /** Resolves after the event loop turned (setImmediate), so requests on the other shards are answered between steps. */
+  /** Resolves after the event loop turned and read the sockets, so requests on the other shards are answered between steps. */
   turn(): Promise<void>;
 }
 
