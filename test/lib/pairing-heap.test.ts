@@ -151,4 +151,50 @@ describe("PairingHeap", () => {
       h.checkInvariants();
     });
   }
+
+  test("inserts in order wait in batches: the first pop pairs about one subtree per 64 inserts, not every entry", () => {
+    let compares = 0;
+    const counting = (a: Entry, b: Entry) => {
+      compares++;
+      return less(a, b);
+    };
+    const h = new PairingHeap<Entry>(counting);
+    const n = 64_000;
+    for (let i = 0; i < n; i++) h.insert({ k: i, seq: i });
+    h.checkInvariants();
+    compares = 0;
+    expect(h.pop()?.k).toBe(0);
+    // One meld per batch's subtree (1,000) and the pairing's second pass over them; melding every insert into the root made it 64,000.
+    expect(compares).toBeLessThan(2_500);
+    for (let i = 1; i < n; i++) expect(h.pop()?.k).toBe(i);
+    expect(h.size).toBe(0);
+  });
+
+  test("an entry still waiting in the insert batch can be removed, decreased, walked from the root and counted", () => {
+    const h = new PairingHeap<Entry>(less);
+    h.insert({ k: 0, seq: 0 });
+    const waiting = Array.from({ length: 10 }, (_, i) => h.insert({ k: 100 + i, seq: i + 1 }));
+    h.checkInvariants();
+    expect(h.size).toBe(11);
+    expect(h.peek()?.k).toBe(0);
+    h.remove(waiting[3]!);
+    expect(waiting[3]!.inHeap).toBe(false);
+    const more = Array.from({ length: 5 }, (_, i) => h.insert({ k: 200 + i, seq: 20 + i }));
+    more[2]!.value.k = -1;
+    h.decreased(more[2]!);
+    expect(h.peek()?.k).toBe(-1);
+    h.checkInvariants();
+    // A walk from peekNode reaches every entry.
+    const seen: number[] = [];
+    const stack = [h.peekNode()!];
+    while (stack.length > 0) {
+      const node = stack.pop()!;
+      seen.push(node.value.k);
+      for (let child = node.child; child !== null; child = child.next) stack.push(child);
+    }
+    expect(seen.length).toBe(h.size);
+    const popped: number[] = [];
+    while (h.size > 0) popped.push(h.pop()!.k);
+    expect(popped).toEqual([-1, 0, 100, 101, 102, 104, 105, 106, 107, 108, 109, 200, 201, 203, 204]);
+  });
 });
