@@ -81,7 +81,10 @@ export function* dropShardInSteps(states: ItemStates, shard: number, recordsPerS
   const items: LiveItem[] = [];
   if (slots !== null) for (const item of slots.items) if (item !== undefined) items.push(item);
   let done = 0;
-  for (const item of items) {
+  // Newest first: in a heap filled in order the newest items are leaves, each cut alone, where taking the oldest
+  // (its root) first would pair every other item of the heap in one step (decisions/049).
+  for (let at = items.length - 1; at >= 0; at--) {
+    const item = items[at] as LiveItem;
     assert(!states.setOpen, "shard moves: dropping inside an op");
     // An item may have ended between steps (a lease expiry on the shard): only what is still filed goes.
     if (states.items.holds(item)) states.unloadItem(item);
