@@ -61,12 +61,6 @@ export class ItemCache {
     return [...items.entries()].sort((a, b) => a[0] - b[0]);
   }
 
-  /** Bytes of the pages holding the loaded shards' item values (shard-values.ts). */
-  valueBytes(): number {
-    let bytes = 0;
-    for (const shard of this.shards) if (shard !== null) bytes += shard.pageBytes;
-    return bytes;
-  }
 
   /**
    * A loaded shard's items in ascending key order, lazily: in insertion order
