@@ -77,10 +77,6 @@ export class ShardValues {
     return place === undefined ? undefined : this.valueAt(place);
   }
 
-  has(key: ItemKey): boolean {
-    return this.places.has(key);
-  }
-
   /** Set a key's value (copied); true when the key is new. */
   set(key: ItemKey, value: Uint8Array): boolean {
     const before = this.places.get(key);
