@@ -130,6 +130,34 @@ describe("ReadyHeap", () => {
     expect(large.walkRoots(3).map((node) => node.value.priority).sort()).toEqual([3, 4]);
   });
 
+  test("with no front yet, removing items that are not the best starts none; taking the best starts it", () => {
+    const heap = new ReadyHeap<Entry>();
+    const live: Entry[] = [];
+    // Inserted in delivery order, as a FIFO load fills a heap.
+    for (let key = 0; key < 5_000; key++) {
+      const entry = new Entry(key % 3, key, key);
+      heap.insertNode(entry);
+      live.push(entry);
+    }
+    live.sort(byDelivery);
+    // A shard dropped newest first: each removal is of an item that is not the best, and none fills a front.
+    for (let i = 0; i < 100; i++) {
+      const gone = live.pop() as Entry;
+      heap.remove(gone);
+      expect(live.some((e) => e.held)).toBe(false);
+    }
+    heap.checkInvariants();
+    // The best leaves (a lease): the front starts with the next readyFront.items items.
+    heap.remove(live.shift() as Entry);
+    expect(live.filter((e) => e.held)).toEqual(live.slice(0, readyFront.items));
+    heap.checkInvariants();
+    for (const entry of [...live]) {
+      expect(heap.peek()).toBe(entry);
+      heap.remove(entry);
+    }
+    expect(heap.size).toBe(0);
+  });
+
   test("the front: filled by a removal, joined by better inserts, given back past twice its size, walked in order; invariants after every step", () => {
     const random = seededRandom(21);
     const heap = new ReadyHeap<Entry>();
