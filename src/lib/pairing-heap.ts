@@ -214,7 +214,7 @@ export class PairingHeap<T> {
     this.batchCount = 0;
   }
 
-  /** Pair the insert batch into one subtree and join it to the root (the batch is never empty of a root: see insertNode). */
+  /** Pair the insert batch into one subtree and join it to the root (a batch waits only beside a root: see insertNode). */
   private pairBatch(): void {
     const first = this.batchFirst;
     if (first === null) return;

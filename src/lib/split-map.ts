@@ -21,10 +21,6 @@ export class SplitMap<V> {
     return this.part(key).get(key);
   }
 
-  has(key: string): boolean {
-    return this.part(key).has(key);
-  }
-
   set(key: string, value: V): void {
     const map = this.part(key);
     const size = map.size;
@@ -36,10 +32,6 @@ export class SplitMap<V> {
     const deleted = this.part(key).delete(key);
     if (deleted) this.count--;
     return deleted;
-  }
-
-  *values(): Generator<V> {
-    for (const map of this.maps) yield* map.values();
   }
 
   /** The part holding `key`: FNV-1a over the key's last 16 UTF-16 units (enough to spread counters and ids), folded to a part. */
