@@ -56,8 +56,7 @@ export function byteaView(value: unknown): Uint8Array {
 
 /** A bytea column value as a plain Uint8Array of its own (not a view into a shared read buffer). */
 export function byteaValue(value: unknown): Uint8Array {
-  if (!(value instanceof Uint8Array)) throw new Error(`expected bytea, got ${typeof value}`);
-  return new Uint8Array(value);
+  return new Uint8Array(byteaView(value));
 }
 
 export interface SqlClientOptions {
