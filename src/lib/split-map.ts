@@ -11,10 +11,11 @@ const parts = 64;
 
 export class SplitMap<V> {
   private readonly maps: Array<Map<string, V>> = Array.from({ length: parts }, () => new Map());
-  private count = 0;
 
   get size(): number {
-    return this.count;
+    let size = 0;
+    for (const map of this.maps) size += map.size;
+    return size;
   }
 
   get(key: string): V | undefined {
@@ -22,16 +23,11 @@ export class SplitMap<V> {
   }
 
   set(key: string, value: V): void {
-    const map = this.part(key);
-    const size = map.size;
-    map.set(key, value);
-    this.count += map.size - size;
+    this.part(key).set(key, value);
   }
 
   delete(key: string): boolean {
-    const deleted = this.part(key).delete(key);
-    if (deleted) this.count--;
-    return deleted;
+    return this.part(key).delete(key);
   }
 
   /** The part holding `key`: FNV-1a over the key's last 16 UTF-16 units (enough to spread counters and ids), folded to a part. */
