@@ -58,6 +58,17 @@ function heldServer() {
   };
 }
 
+/** Stops the worker, answering its acks and nacks until none is left out, and waits for stop() to resolve. */
+async function stopAnswering(server: ReturnType<typeof heldServer>, worker: ReturnType<typeof startWorker>): Promise<void> {
+  const stopped = worker.stop();
+  for (let i = 0; i < 10 && server.unanswered > 0; i++) {
+    server.answerAll();
+    await settle();
+  }
+  server.answerAll();
+  await stopped;
+}
+
 /** Lets the loop run until it has nothing left to do but wait. */
 async function settle(): Promise<void> {
   for (let i = 0; i < 20; i++) await Bun.sleep(0);
@@ -71,13 +82,7 @@ test("the next dequeue is sent before the ack is answered", async () => {
   expect(server.log.slice(0, 3)).toEqual(["dequeue 1", "ack i0:1:1", "dequeue 1"]);
   expect(server.unanswered).toBeGreaterThanOrEqual(1);
   server.answerAll();
-  const stopped = worker.stop();
-  for (let i = 0; i < 10 && server.unanswered > 0; i++) {
-    server.answerAll();
-    await settle();
-  }
-  server.answerAll();
-  await stopped;
+  await stopAnswering(server, worker);
   expect(worker.running).toBe(0);
 });
 
@@ -118,13 +123,7 @@ test("a handler that throws frees its slot as its nack leaves", async () => {
   });
   await settle();
   expect(server.log.slice(0, 3)).toEqual(["dequeue 1", "nack i0:1:1", "dequeue 1"]);
-  const stopping = worker.stop();
-  for (let i = 0; i < 10 && server.unanswered > 0; i++) {
-    server.answerAll();
-    await settle();
-  }
-  server.answerAll();
-  await stopping;
+  await stopAnswering(server, worker);
 });
 
 test("an ack that throws before returning a promise is reported and still frees the slot", async () => {
