@@ -65,7 +65,7 @@ export class NodeIdInUseError extends Error {
 // come every third of the lease, and at least every tickMsMax, and sooner
 // when another node's shard lease ends before then (nextTickInMs,
 // expiryTickMarginMs).
-const { renewalsPerLease, tickMsMax, expiryTickMarginMs } = clusterLimits;
+const { renewalsPerLease, tickMsMax, expiryTickMarginMs, missedRenewalsBeforeReadAhead } = clusterLimits;
 
 interface Held {
   epoch: number;
@@ -83,6 +83,8 @@ export class ShardOwnership implements ShardFence {
   private current: ClusterMap;
   /** Local time at which the first lease of a shard another node owns runs out, as the last tick read it; null when none does. */
   private othersLeaseEndsAtMs: number | null = null;
+  /** At the last tick: shards of other nodes whose owner has stopped renewing, that this node would claim (silentShards). */
+  private silent: number[] = [];
   private stopped = false;
   /** The last tick's database error, or null when it went through. */
   lastError: Error | null = null;
@@ -150,6 +152,17 @@ export class ShardOwnership implements ShardFence {
     return Math.min(this.renewIntervalMs, Math.max(expiryTickMarginMs, untilMs));
   }
 
+  /**
+   * Shards another node owns whose lease has gone `missedRenewalsBeforeReadAhead`
+   * renewals without one (their owner is dead, paused or cut off), as many as
+   * this node would claim once those owners are gone, in the order claims
+   * take them (ascending): the shards worth reading ahead (cluster-node.ts).
+   * As of the last tick that reached the database.
+   */
+  silentShards(): number[] {
+    return [...this.silent];
+  }
+
   /** The shards this node serves, ascending. */
   servedShards(): number[] {
     return [...this.held.keys()].filter((shard) => this.serving(shard)).sort((a, b) => a - b);
@@ -170,6 +183,7 @@ export class ShardOwnership implements ShardFence {
     const sentAtMs = this.options.clock.nowMs();
     const renewing = [...this.held.entries()];
     this.othersLeaseEndsAtMs = null;
+    this.silent = [];
     let liveNodes: Array<{ nodeId: string; addr: string }>;
     try {
       const [beat, renewed, shards, nodes] = await client.transaction(
@@ -202,6 +216,7 @@ export class ShardOwnership implements ShardFence {
         owners: shards.map((row) => (row[1] === null ? null : String(row[1]))),
       };
       this.othersLeaseEndsAtMs = othersLeaseEnd(shards, nodeId, sentAtMs);
+      this.silent = silentShards(shards, nodeId, leaseMs - missedRenewalsBeforeReadAhead * this.renewIntervalMs, liveNodes.length, this.held.size, shardCount);
       this.lastError = null;
     } catch (error) {
       if (error instanceof NodeIdInUseError) throw error;
@@ -278,6 +293,25 @@ export class ShardOwnership implements ShardFence {
     if (this.current.owners[shard] === this.nodeId) this.current.owners[shard] = null;
     if (held.serving) this.options.onDrop(shard, reason);
   }
+}
+
+/**
+ * The shards of other nodes with less than `silentBelowMs` of lease left,
+ * ascending, at most as many as this node would claim (an even share of
+ * `shardCount` among the live nodes not owning such a shard, less the
+ * `held` it has).
+ */
+function silentShards(shards: readonly SqlRow[], nodeId: string, silentBelowMs: number, liveNodes: number, held: number, shardCount: number): number[] {
+  const silent: number[] = [];
+  const silentOwners = new Set<string>();
+  for (const row of shards) {
+    if (row[1] === null || String(row[1]) === nodeId || row[3] === null || row[3] === undefined) continue;
+    if (Number(row[3]) >= silentBelowMs) continue;
+    silent.push(Number(row[0]));
+    silentOwners.add(String(row[1]));
+  }
+  const staying = Math.max(1, liveNodes - silentOwners.size);
+  return silent.slice(0, Math.max(0, Math.ceil(shardCount / staying) - held));
 }
 
 /**

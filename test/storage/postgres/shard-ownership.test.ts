@@ -5,7 +5,9 @@
 // shard is refused in the commit's own transaction, a claim passes over a
 // shard whose row a commit in flight holds (and takes it afterwards), a node
 // stops serving on its own once its last renewal is older than the lease (injected clock), SIGTERM-style handover frees every
-// shard at once, and a live node id cannot be registered twice.
+// shard at once, a node names the shards whose owner stopped renewing that it
+// would claim (silentShards, read ahead by cluster nodes), and a live node id
+// cannot be registered twice.
 // "Time passing" in the database is simulated by ageing rows (lease_until,
 // heartbeat_at), never by sleeping.
 
@@ -293,6 +295,39 @@ describe.skipIf(!postgresAvailable())("shard ownership on PostgreSQL", () => {
     // The other shard's lease ends 2 s on: past the regular interval, so the regular tick it is.
     expect(b.ownership.nextTickInMs()).toBe(b.ownership.renewIntervalMs);
   });
+  test("shards whose owner missed two renewals are named silent, as many as this node would claim, until their owner renews", async () => {
+    const url = await database(8);
+    const [a, b, c] = [await node(url, "a", 8), await node(url, "b", 8), await node(url, "c", 8)];
+    await tickAll([a, b, c]);
+    const aShards = a.ownership.servedShards();
+    expect(aShards.length).toBeGreaterThanOrEqual(2);
+    // Every owner renewing (60 s leases, renewed at 1 s): none silent.
+    for (const n of [a, b, c]) expect(n.ownership.silentShards()).toEqual([]);
+    // One renewal missed by a (as the database sees it): not yet.
+    const oneMissedS = (leaseMs - a.ownership.renewIntervalMs * 1.5) / 1000;
+    await age(url, "UPDATE orq_shards SET lease_until = now() + make_interval(secs => $2) WHERE shard = ANY($1::integer[])", [aShards, oneMissedS]);
+    await b.ownership.tick();
+    expect(b.ownership.silentShards()).toEqual([]);
+    // Two missed: a's shards are silent to b; b would hold ceil(8 / 2) once a is gone, so it names that many less what it holds.
+    const twoMissedS = (leaseMs - a.ownership.renewIntervalMs * 2.5) / 1000;
+    await age(url, "UPDATE orq_shards SET lease_until = now() + make_interval(secs => $2) WHERE shard = ANY($1::integer[])", [aShards, twoMissedS]);
+    await b.ownership.tick();
+    const want = Math.ceil(8 / 2) - b.ownership.servedShards().length;
+    expect(b.ownership.silentShards()).toEqual([...aShards].sort((x, y) => x - y).slice(0, Math.max(0, want)));
+    expect(b.ownership.silentShards().length).toBe(Math.min(aShards.length, Math.max(0, want)));
+    // a renews: silent no more.
+    await a.ownership.tick();
+    await b.ownership.tick();
+    expect(b.ownership.silentShards()).toEqual([]);
+    // A tick that cannot reach the database names none.
+    await age(url, "UPDATE orq_shards SET lease_until = now() + make_interval(secs => $2) WHERE shard = ANY($1::integer[])", [aShards, twoMissedS]);
+    await b.ownership.tick();
+    expect(b.ownership.silentShards().length).toBeGreaterThan(0);
+    b.cut.on = true;
+    await b.ownership.tick();
+    expect(b.ownership.silentShards()).toEqual([]);
+  });
+
   test("a live node's id is refused after waiting one lease; a dead one's row is taken over at once", async () => {
     const url = await database(2);
     const live = await node(url, "same", 2);
