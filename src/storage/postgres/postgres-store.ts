@@ -23,10 +23,10 @@ import { StoreOpenError } from "../store.ts";
 import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, Store, StoredShard } from "../store.ts";
 import { commitStatements, type CommittedValue, encodeCommit, type EncodedCommit, shardOfId, type Statement } from "./commit-statements.ts";
 import { type CommitAnswer, type ShardRow, commitSql, failedFence, fencedShards, readCommitAnswer } from "./commit-sql.ts";
-import { AckedBlocks, loadBlocksSql } from "./acked-blocks.ts";
+import { AckedBlocks } from "./acked-blocks.ts";
 import { CommitCounters, type CommitCounts } from "./commit-counters.ts";
 import { ItemCache } from "./item-cache.ts";
-import { ShardValues } from "./shard-values.ts";
+import { type EarlyShardRows, readShardRows, readShardRowsEarly, type ShardRows, unchangedSince } from "./shard-rows.ts";
 import { type PauseRows, pauseRows } from "./pause-rows.ts";
 import { type PolicyRows, policyRows } from "./policy-rows.ts";
 import { remoteEnds, type RemoteItemEnd } from "./remote-ends.ts";
@@ -36,7 +36,7 @@ import { ShardFencedError, type ShardFence } from "./shard-fence.ts";
 import { UncertainKeys } from "./uncertain-keys.ts";
 import type { RowSnapshot, RowStatements } from "./shared-rows.ts";
 import { policySlotStatements } from "./topic-bound-rows.ts";
-import { affectedRows, byteaValue, byteaView, connectSql, int8Value, redactUrl, type SqlClient, type SqlRow } from "./sql-client.ts";
+import { affectedRows, connectSql, int8Value, redactUrl, type SqlClient, type SqlRow } from "./sql-client.ts";
 
 export interface PostgresStoreOptions {
   /** postgres://USER[:PASSWORD]@HOST:PORT/DATABASE */
@@ -65,7 +65,7 @@ export interface PostgresStoreOptions {
   transactionIdleTimeoutMs: number | null;
 }
 
-const { storeConnectionsMax, storeConnectTimeoutS: connectTimeoutS, loadPageRows } = clusterLimits;
+const { storeConnectionsMax, storeConnectTimeoutS: connectTimeoutS } = clusterLimits;
 
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
   const client = connectSql({
@@ -108,6 +108,9 @@ export class PostgresStore implements Store {
   readonly policies: PolicyRows = policyRows();
   /** The schedules of the loaded shards (schedule-rows.ts). */
   private readonly schedules = new ScheduleRows();
+  /** Shards read ahead of their claim (readShardAhead), until adopted or let go. */
+  private readonly readsAhead = new Map<number, EarlyShardRows>();
+  private readonly readsAheadCounts = { kept: 0, readAgain: 0 };
   private tail: Promise<unknown> = Promise.resolve();
   private closed = false;
   private readonly counters = new CommitCounters();
@@ -145,38 +148,55 @@ export class PostgresStore implements Store {
     return this.cache.has(shard);
   }
 
-  /** Load one shard's items and outcomes from the database into this process. */
+  /**
+   * Load one shard's items, outcomes, schedules and acked blocks from the
+   * database into this process. In cluster mode, once this node's claim of
+   * the shard has committed: a read made ahead of the claim (readShardAhead)
+   * is kept when nothing of the shard changed since it began (shard-rows.ts).
+   */
   async adoptShard(shard: number): Promise<void> {
     assert(Number.isSafeInteger(shard) && shard >= 0 && shard < this.shardCount, `shard ${shard} out of range`);
-    // Each page of rows is copied into a few large buffers, not an array per value (shard-values.ts).
-    const items = new ShardValues();
-    for (let after = -1; ; ) {
-      const rows = await this.client.query("SELECT key, value FROM orq_items WHERE shard = $1 AND key > $2 ORDER BY key LIMIT $3", [shard, after, loadPageRows]);
-      items.load(
-        rows.map((row) => int8Value(row[0])),
-        rows.map((row) => byteaView(row[1])),
-      );
-      if (rows.length < loadPageRows) break;
-      after = int8Value(rows[rows.length - 1]?.[0]);
+    const early = this.readsAhead.get(shard);
+    this.readsAhead.delete(shard);
+    let rows: ShardRows;
+    if (early !== undefined && (await unchangedSince(this.client, shard, early))) {
+      rows = early.rows;
+      this.readsAheadCounts.kept++;
+    } else {
+      if (early !== undefined) this.readsAheadCounts.readAgain++;
+      rows = await readShardRows(this.client, shard);
     }
-    const outcomes = new Map<string, Uint8Array>();
-    for (let after = ""; ; ) {
-      const rows = await this.client.query("SELECT id, value FROM orq_outcomes WHERE shard = $1 AND id > $2 ORDER BY id LIMIT $3", [shard, after, loadPageRows]);
-      for (const row of rows) outcomes.set(String(row[0]), byteaValue(row[1]));
-      if (rows.length < loadPageRows) break;
-      after = String(rows[rows.length - 1]?.[0]);
-    }
-    await this.schedules.adopt(this.client, shard);
-    const blocks: Array<{ seq: number; value: Uint8Array }> = [];
-    for (let after = -1; ; ) {
-      const rows = await this.client.query(loadBlocksSql, [shard, after, loadPageRows]);
-      for (const row of rows) blocks.push({ seq: int8Value(row[0]), value: byteaValue(row[1]) });
-      if (rows.length < loadPageRows) break;
-      after = int8Value(rows[rows.length - 1]?.[0]);
-    }
-    this.cache.adopt(shard, items, outcomes);
-    this.acked.adopt(shard, blocks);
+    this.cache.adopt(shard, rows.items, rows.outcomes);
+    this.schedules.adopt(shard, rows.schedules);
+    this.acked.adopt(shard, rows.blocks);
     this.uncertain.forgetShard(shard);
+  }
+
+  /**
+   * Read a shard this node does not hold ahead of claiming it (its owner has
+   * stopped renewing its lease): adoptShard keeps the read if the shard did
+   * not change in between. One read per shard; a shard held is not read.
+   */
+  async readShardAhead(shard: number): Promise<void> {
+    assert(Number.isSafeInteger(shard) && shard >= 0 && shard < this.shardCount, `shard ${shard} out of range`);
+    if (this.cache.has(shard) || this.readsAhead.has(shard)) return;
+    const early = await readShardRowsEarly(this.client, shard);
+    if (!this.cache.has(shard)) this.readsAhead.set(shard, early);
+  }
+
+  /** Shards read ahead and not adopted yet. */
+  shardsReadAhead(): number[] {
+    return [...this.readsAhead.keys()];
+  }
+
+  /** Let go of a read ahead (its owner renewed, or another node claimed the shard). */
+  forgetShardAhead(shard: number): void {
+    this.readsAhead.delete(shard);
+  }
+
+  /** Reads ahead that adoptShard kept, and those it found stale and read again. */
+  readAheadCounts(): { kept: number; readAgain: number } {
+    return { ...this.readsAheadCounts };
   }
 
   /** A setting of the store's sessions as PostgreSQL reports it (synchronous_commit is "on" for strict durability). */

@@ -50,10 +50,8 @@ export async function readScheduleShard(client: SqlClient, ns: string, name: str
 export class ScheduleRows {
   private readonly byShard = new Map<number, Map<string, Uint8Array>>();
 
-  async adopt(client: SqlClient, shard: number): Promise<void> {
-    const rows = await client.query("SELECT key, value FROM orq_schedules WHERE shard = $1", [shard]);
-    const values = new Map<string, Uint8Array>();
-    for (const row of rows) values.set(String(row[0]), byteaValue(row[1]));
+  /** A loaded shard's schedules, by key (shard-rows.ts reads them). */
+  adopt(shard: number, values: Map<string, Uint8Array>): void {
     this.byShard.set(shard, values);
   }
 
