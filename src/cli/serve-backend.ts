@@ -44,6 +44,8 @@ export interface ServeBackend {
   shardsMoving?: () => boolean;
   /** Cluster mode: what the PostgreSQL store's commits have cost so far (decision 036), for /metrics; null on a single node. */
   postgresCommits: (() => CommitCounts) | null;
+  /** Cluster mode: shards read ahead of a takeover, kept and read again (decision 050), for /metrics; null on a single node. */
+  shardReadsAhead: (() => { kept: number; readAgain: number }) | null;
   /** The LMDB store's ring of recent values (storage/lmdb/recent-values.ts): reads it answered and missed, bytes it holds; null without one. */
   recentValues: () => RecentValuesFigures | null;
   /** Fields for the "started" log line. */
@@ -83,6 +85,7 @@ export async function recoverLocalBackend(store: Store, config: ServeConfig, lim
     shards: store.shardCount,
     clusterMap: null,
     postgresCommits: null,
+    shardReadsAhead: null,
     recentValues: () => store.recentValuesFigures?.() ?? null,
     describe: config.store === "memory" ? { store: "memory" } : { data_dir: config.dataDir },
     afterListen: async () => store.meta.nodeId,
@@ -138,6 +141,7 @@ export async function openClusterBackend(
     shards: node.store.shardCount,
     clusterMap: () => node.wireMap(),
     postgresCommits: () => node.store.commitCounts(),
+    shardReadsAhead: () => node.store.readAheadCounts(),
     recentValues: () => null,
     describe: { store: "postgres", shard_lease_ms: config.shardLeaseMs },
     afterListen: async (host, port) => {

@@ -261,7 +261,15 @@ function feedMetrics(metrics: ReturnType<typeof createMetrics>, backend: ServeBa
     const nowMs = systemClock.nowMs();
     const mapBytes = lmdbDataDir === null ? null : mapResidentBytes(lmdbDataDir);
     const postgresCommits = backend.postgresCommits?.() ?? null;
-    return gaugeSnapshot({ engineStats: engine.stats(null, nowMs), breaker: writer.breakerState(nowMs), connections: started.connectionCount, mapResidentBytes: mapBytes, recentValues: backend.recentValues(), postgresCommits });
+    return gaugeSnapshot({
+      engineStats: engine.stats(null, nowMs),
+      breaker: writer.breakerState(nowMs),
+      connections: started.connectionCount,
+      mapResidentBytes: mapBytes,
+      recentValues: backend.recentValues(),
+      postgresCommits,
+      shardReadsAhead: backend.shardReadsAhead?.() ?? null,
+    });
   });
   return commitPoller;
 }

@@ -81,6 +81,8 @@ export class ClusterNode {
   private readonly loading = new Map<number, number>();
   /** The chain of those loads, one at a time. */
   private loads: Promise<void> = Promise.resolve();
+  /** Shards whose read ahead is queued or running (readSilentShardsAhead). */
+  private readonly readingAhead = new Set<number>();
   /** The shards the engine holds and serves (a dropped one leaves at once, an adopted one joins once loaded). */
   private built = new Set<number>();
   /** Where keyed and `after` items go, and which ids are on shards the current engine does not hold. */
@@ -153,6 +155,16 @@ export class ClusterNode {
   }
 
   /**
+   * Whether a claimed shard's rows are being read, shards are moving into or
+   * out of the engine, or rows read ahead of a claim are held (the heap
+   * governor holds off meanwhile: they are all live, and a full collection
+   * would only mark them).
+   */
+  get shardsMoving(): boolean {
+    return this.loading.size > 0 || this.engine.shardsMoving || this.readingAhead.size > 0 || this.store.shardsReadAhead().length > 0;
+  }
+
+  /**
    * A claimed shard's rows are read from the database one shard at a time,
    * in claim order, apart from the ownership tick: a tick that awaited them
    * would hold back the next renewal for the whole load, and a join that
@@ -162,14 +174,10 @@ export class ClusterNode {
    * in and no newer load of it is pending, so a shard lost and claimed again
    * is loaded afresh. A failed load drops the shard (its lease then runs out).
    */
-  /** Whether a claimed shard's rows are being read or shards are moving into or out of the engine (the heap governor holds off meanwhile). */
-  get shardsMoving(): boolean {
-    return this.loading.size > 0 || this.engine.shardsMoving;
-  }
-
   private loadClaimed(shard: number): void {
     const { store, options } = this;
     const epoch = this.ownership?.heldEpoch(shard) ?? null;
+    options.log("shard claimed", { shard });
     this.loading.set(shard, (this.loading.get(shard) ?? 0) + 1);
     this.loads = this.loads.then(async () => {
       try {
@@ -447,6 +455,35 @@ export class ClusterNode {
     const built = [...this.built].sort((a, b) => a - b);
     const served = ownership.servedShards();
     if (served.length !== built.length || served.some((shard, i) => shard !== built[i])) this.moveShards();
+    this.readSilentShardsAhead(ownership.silentShards());
+  }
+
+  /**
+   * Read ahead the shards this node would claim once their silent owner's
+   * lease runs out, and let go of reads whose owner renewed or that another
+   * node claimed (decisions/050). Queued with the loads of claimed shards, one
+   * at a time, so a claim's load never waits behind more than the read in progress.
+   */
+  private readSilentShardsAhead(silent: readonly number[]): void {
+    const { store, options } = this;
+    const wanted = new Set(silent);
+    for (const shard of store.shardsReadAhead()) if (!wanted.has(shard) && !this.loading.has(shard)) store.forgetShardAhead(shard);
+    for (const shard of silent) {
+      if (this.readingAhead.has(shard) || store.hasShard(shard) || this.loading.has(shard) || store.shardsReadAhead().includes(shard)) continue;
+      this.readingAhead.add(shard);
+      this.loads = this.loads.then(async () => {
+        try {
+          // Claimed meanwhile (its load reads it) or no longer silent: nothing to read.
+          if (this.loading.has(shard) || this.ownership?.silentShards().includes(shard) !== true) return;
+          await store.readShardAhead(shard);
+          options.log("shard read ahead", { shard });
+        } catch (error) {
+          options.log("shard read ahead failed", { shard, error: (error as Error).message });
+        } finally {
+          this.readingAhead.delete(shard);
+        }
+      });
+    }
   }
 
   /** Move the engine's shards to the served ones; a failure there (a broken invariant) stops the node. */

@@ -53,6 +53,8 @@ export interface GaugeInputs {
   recentValues?: RecentValuesFigures | null;
   /** Cluster mode: the PostgreSQL store's commit counts (postgres-commits.ts); absent on a single node. */
   postgresCommits?: PostgresCommitFigures | null;
+  /** Cluster mode: shards read ahead of a takeover, kept and read again (PostgresStore.readAheadCounts). */
+  shardReadsAhead?: { kept: number; readAgain: number } | null;
 }
 
 export function gaugeSnapshot(inputs: GaugeInputs): GaugeSnapshot {
@@ -85,6 +87,7 @@ export function gaugeSnapshot(inputs: GaugeInputs): GaugeSnapshot {
     passedOver: engine?.passedOver ?? {},
     preferenceDeliveries: engine?.preferenceDeliveries ?? {},
     postgresCommits: inputs.postgresCommits ?? null,
+    ...(inputs.shardReadsAhead === null || inputs.shardReadsAhead === undefined ? {} : { shardReadsAhead: { kept: inputs.shardReadsAhead.kept, read_again: inputs.shardReadsAhead.readAgain } }),
     itemWaits: { parked: engine?.itemWaitsParked ?? 0, answeredTotal: engine?.itemWaitsAnsweredTotal ?? 0 },
     results: { retained: engine?.resultsRetained ?? 0, retainedBytes: engine?.resultsRetainedBytes ?? 0 },
     schedules: { schedules: engine?.schedules ?? 0, ticks: engine?.scheduleTicks ?? {} },

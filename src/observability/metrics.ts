@@ -19,7 +19,7 @@ import { type StoreReadFigures, storeReadGauges } from "./store-gauges.ts";
 import { passedOverCounter, preferenceDeliveriesCounter } from "./passed-over.ts";
 import { type PostgresCommitFigures, postgresCommitCounters } from "./postgres-commits.ts";
 import { scheduleMetrics } from "./schedule-ticks.ts";
-import { RunningTotals } from "./running-totals.ts";
+import { labelledTotalsCounter, RunningTotals } from "./running-totals.ts";
 
 /**
  * Circuit-breaker states (the store's one breaker), exported one-hot:
@@ -51,6 +51,8 @@ export interface GaugeSnapshot {
   passedOver?: Readonly<Record<string, number>>;
   preferenceDeliveries?: Readonly<Record<string, number>>;
   postgresCommits?: PostgresCommitFigures | null;
+  /** Cluster mode: shards read ahead of a takeover, by what their claim found ("kept", "read_again"); absent on a single node. */
+  shardReadsAhead?: Readonly<Record<string, number>>;
   /** `wait` requests parked now and answered since start. Optional so older sources still fit. */
   itemWaits?: { parked: number; answeredTotal: number };
   /** `ack` results kept with acked outcomes, and their bytes. Optional so older sources still fit. */
@@ -182,6 +184,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const refreshPassedOver = passedOverCounter(registry);
   const refreshPreferenceDeliveries = preferenceDeliveriesCounter(registry);
   const refreshPostgresCommits = postgresCommitCounters(registry);
+  const refreshReadsAhead = labelledTotalsCounter(
+    registry,
+    "orq_cluster_shard_reads_ahead_total",
+    "Shards read ahead of a takeover while their owner's lease ran out: kept at the claim (unchanged since), or read again (changed; decision 050).",
+    "result",
+  );
   const refreshSchedules = scheduleMetrics(registry);
 
   return {
@@ -200,6 +208,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       refreshPassedOver(snapshot.passedOver);
       refreshPreferenceDeliveries(snapshot.preferenceDeliveries);
       refreshPostgresCommits(snapshot.postgresCommits);
+      refreshReadsAhead(snapshot.shardReadsAhead);
       refreshSchedules(snapshot.schedules);
       return registry.metrics();
     },

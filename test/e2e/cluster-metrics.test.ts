@@ -1,12 +1,14 @@
 // Goal: a cluster node's /metrics shows what its commits cost PostgreSQL
 // (orq_postgres_*: commits, round trips, rows written, record bytes), the
 // capacity model's inputs (docs/CLUSTER.md, "Capacity"), and that they grow
-// with work. One real node on a real PostgreSQL; skipped without PostgreSQL
-// (unless ORQ_REQUIRE_POSTGRES=1). Counts only, no timings.
+// with work; and that a node taking over a SIGKILLed node's shards read them
+// ahead while their lease ran out and kept those reads (nothing changed),
+// serving every item the dead node held. Real nodes on a real PostgreSQL;
+// skipped without PostgreSQL (unless ORQ_REQUIRE_POSTGRES=1). Counts only, no timings.
 
 import { describe, expect, test } from "bun:test";
 import { findSample, parsePrometheusText } from "../observability/prometheus-text.ts";
-import { clusterPerTest, retrying } from "../support/cluster-harness.ts";
+import { ClusterHarness, clusterPerTest, retrying } from "../support/cluster-harness.ts";
 import { postgresAvailable } from "../support/postgres-server.ts";
 import type { ServerProcess } from "../support/server-process.ts";
 
@@ -49,5 +51,38 @@ describe.skipIf(!postgresAvailable())("a cluster node's PostgreSQL commit counte
     // Each item is inserted, leased (at least once written) and deleted: at least two row writes of its own.
     expect((after.orq_postgres_row_writes_total as number) - (before.orq_postgres_row_writes_total as number)).toBeGreaterThanOrEqual(2 * items.length);
     expect(after.orq_postgres_record_bytes_total).toBeGreaterThan(before.orq_postgres_record_bytes_total as number);
+  });
+
+  test("a takeover after SIGKILL reads the dead node's shards ahead and keeps the reads; every item is served", async () => {
+    // A 5 s lease: renewed every second, so its shards fall silent (two renewals missed) with up to 3 s of lease left.
+    const cluster = await clusters.start({ label: "readahead", nodes: 2, shards: 4, leaseMs: 5_000 });
+    await cluster.waitFor(0, ClusterHarness.balanced(["n0", "n1"], 4), "balanced");
+    const c1 = await cluster.client(1);
+    const ids = await retrying(() => c1.enqueue("default", Array.from({ length: 40 }, (_, i) => ({ topic: "jobs", payload: new TextEncoder().encode(`item ${i}`) }))));
+    await cluster.nodes[1]!.stop("SIGKILL");
+    await cluster.waitFor(0, ClusterHarness.balanced(["n0"], 4), "n0 owns every shard");
+    const c0 = await cluster.client(0);
+    const seen = new Set<string>();
+    while (seen.size < ids.length) {
+      const got = await retrying(() => c0.dequeue("default", { topics: [{ topic: "jobs", count: 40 }], waitMs: 200 }));
+      for (const d of got) seen.add(d.id);
+      if (got.length > 0) await retrying(() => c0.ack("default", got.map((d) => d.receipt)));
+    }
+    expect([...seen].sort()).toEqual([...ids].sort());
+    // Both shards read ahead, then kept once adopted (the adoption may still be finishing after the map names n0).
+    const node = cluster.nodes[0] as ServerProcess;
+    const reads = async () => {
+      const exposition = parsePrometheusText(await (await fetch(`${httpBase(node)}/metrics`)).text());
+      const count = (result: string) => findSample(exposition, "orq_cluster_shard_reads_ahead_total", { result })?.value ?? 0;
+      return { exposition, adopted: count("kept") + count("read_again") };
+    };
+    let { exposition, adopted } = await reads();
+    for (let look = 0; adopted < 2 && look < 100; look++) {
+      await Bun.sleep(100);
+      ({ exposition, adopted } = await reads());
+    }
+    expect(node.stderrLines.filter((line) => line.includes('"shard read ahead"')).length).toBe(2);
+    expect(findSample(exposition, "orq_cluster_shard_reads_ahead_total", { result: "kept" })?.value ?? 0).toBe(2);
+    expect(findSample(exposition, "orq_cluster_shard_reads_ahead_total", { result: "read_again" })?.value ?? 0).toBe(0);
   });
 });
