@@ -79,7 +79,7 @@ const allowedImports: Record<string, readonly string[]> = {
 const packageOwners: Record<string, readonly string[]> = {
   lmdb: ["storage/lmdb/", "cli/self-check.ts"],
   "@msgpack/msgpack": ["protocol/", "storage/record-codec.ts", "client/"],
-  "prom-client": ["observability/metrics.ts", "observability/store-gauges.ts", "observability/passed-over.ts", "observability/schedule-ticks.ts", "observability/postgres-commits.ts", "observability/running-totals.ts"],
+  "prom-client": ["observability/metrics.ts", "observability/store-gauges.ts", "observability/passed-over.ts", "observability/schedule-ticks.ts", "observability/postgres-commits.ts", "observability/running-totals.ts", "observability/shard-reads-ahead.ts"],
   commander: ["cli/"],
   // Native calls are a crash risk: two bindings, each in one file (flock for the data dir lock; execve for the allocator settings, at start).
   "bun:ffi": ["storage/lmdb/flock.ts", "storage/lmdb/libc.ts", "storage/lmdb/map-pages.ts"],

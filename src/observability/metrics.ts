@@ -19,7 +19,8 @@ import { type StoreReadFigures, storeReadGauges } from "./store-gauges.ts";
 import { passedOverCounter, preferenceDeliveriesCounter } from "./passed-over.ts";
 import { type PostgresCommitFigures, postgresCommitCounters } from "./postgres-commits.ts";
 import { scheduleMetrics } from "./schedule-ticks.ts";
-import { labelledTotalsCounter, RunningTotals } from "./running-totals.ts";
+import { RunningTotals } from "./running-totals.ts";
+import { shardReadsAheadCounter } from "./shard-reads-ahead.ts";
 
 /**
  * Circuit-breaker states (the store's one breaker), exported one-hot:
@@ -184,12 +185,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const refreshPassedOver = passedOverCounter(registry);
   const refreshPreferenceDeliveries = preferenceDeliveriesCounter(registry);
   const refreshPostgresCommits = postgresCommitCounters(registry);
-  const refreshReadsAhead = labelledTotalsCounter(
-    registry,
-    "orq_cluster_shard_reads_ahead_total",
-    "Shards read ahead of a takeover while their owner's lease ran out: kept at the claim (unchanged since), or read again (changed; decision 050).",
-    "result",
-  );
+  const refreshReadsAhead = shardReadsAheadCounter(registry);
   const refreshSchedules = scheduleMetrics(registry);
 
   return {

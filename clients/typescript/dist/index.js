@@ -1646,6 +1646,7 @@ var clusterLimits = Object.freeze({
   renewalsPerLease: 3,
   tickMsMax: 1000,
   expiryTickMarginMs: 20,
+  missedRenewalsBeforeReadAhead: 2,
   storeConnectionsMax: 4,
   storeConnectTimeoutS: 10,
   loadPageRows: 5000,

@@ -72,6 +72,13 @@ export declare const clusterLimits: Readonly<{
      * (docs/decisions/041-takeover-at-lease-end.md).
      */
     expiryTickMarginMs: 20;
+    /**
+     * Renewals a shard's owner may miss (2) before the node that would claim
+     * the shard reads its rows ahead, while the lease runs out; kept only if
+     * the shard did not change by the claim (docs/decisions/050-read-ahead-of-a-takeover.md).
+     * One missed tick is common on a busy machine; two leave the read most of the lease.
+     */
+    missedRenewalsBeforeReadAhead: 2;
     /** Connections of a node's store (4): commits run one at a time; the rest load shards beside them. */
     storeConnectionsMax: 4;
     /** Seconds a store waits for a database connection (10): an unreachable database fails the open or the commit. */
