@@ -39,7 +39,7 @@ export const claimSql = `UPDATE orq_shards AS s SET owner = $1, epoch = s.epoch 
   WHERE s.shard IN (
       SELECT shard FROM orq_shards
       WHERE owner IS NULL OR lease_until IS NULL OR lease_until < now()
-      ORDER BY shard LIMIT $3 FOR UPDATE SKIP LOCKED)
+      ORDER BY shard = ANY($4::integer[]) DESC, shard LIMIT $3 FOR UPDATE SKIP LOCKED)
     AND (s.owner IS NULL OR s.lease_until IS NULL OR s.lease_until < now())
   RETURNING s.shard, s.epoch`;
 

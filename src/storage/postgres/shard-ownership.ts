@@ -53,6 +53,8 @@ export interface OwnershipOptions {
   onAdopt(shard: number): Promise<void>;
   /** Stop serving a shard now (lost, expired, given up or handed over). */
   onDrop(shard: number, reason: string): void;
+  /** Shards to claim first when there is a choice (those read ahead: decisions/050); none when absent. */
+  preferredClaims?: () => readonly number[];
 }
 
 /** A live node already uses this node id. */
@@ -216,7 +218,7 @@ export class ShardOwnership implements ShardFence {
         owners: shards.map((row) => (row[1] === null ? null : String(row[1]))),
       };
       this.othersLeaseEndsAtMs = othersLeaseEnd(shards, nodeId, sentAtMs);
-      this.silent = silentShards(shards, nodeId, leaseMs - missedRenewalsBeforeReadAhead * this.renewIntervalMs, liveNodes.length, this.held.size, shardCount);
+      this.silent = silentShards(shards, nodeId, leaseMs - missedRenewalsBeforeReadAhead * this.renewIntervalMs, liveNodes, this.held.size, shardCount);
       this.lastError = null;
     } catch (error) {
       if (error instanceof NodeIdInUseError) throw error;
@@ -248,7 +250,7 @@ export class ShardOwnership implements ShardFence {
 
   private async claim(count: number): Promise<void> {
     const sentAtMs = this.options.clock.nowMs();
-    const rows = await this.options.client.query(claimSql, [this.nodeId, this.options.leaseMs, count]);
+    const rows = await this.options.client.query(claimSql, [this.nodeId, this.options.leaseMs, count, [...(this.options.preferredClaims?.() ?? [])]]);
     const claimed = rows.map((row) => ({ shard: Number(row[0]), epoch: int8Value(row[1]) }));
     // Each claim raised one epoch: the map's version grows with it.
     this.current.mapVersion += claimed.length;
@@ -296,12 +298,22 @@ export class ShardOwnership implements ShardFence {
 }
 
 /**
- * The shards of other nodes with less than `silentBelowMs` of lease left,
- * ascending, at most as many as this node would claim (an even share of
- * `shardCount` among the live nodes not owning such a shard, less the
- * `held` it has).
+ * The shards of other nodes with less than `silentBelowMs` of lease left, at
+ * most as many as this node would claim (an even share of `shardCount` among
+ * the live nodes not owning such a shard, less the `held` it has). Each
+ * staying node starts from its own slice (every k-th shard from its rank
+ * among the k staying nodes' ids), then the rest ascending: nodes that take
+ * over together read different shards ahead, and each claims its own first
+ * (claimSql), so their reads and filings run side by side.
  */
-function silentShards(shards: readonly SqlRow[], nodeId: string, silentBelowMs: number, liveNodes: number, held: number, shardCount: number): number[] {
+function silentShards(
+  shards: readonly SqlRow[],
+  nodeId: string,
+  silentBelowMs: number,
+  liveNodes: ReadonlyArray<{ nodeId: string }>,
+  held: number,
+  shardCount: number,
+): number[] {
   const silent: number[] = [];
   const silentOwners = new Set<string>();
   for (const row of shards) {
@@ -310,8 +322,13 @@ function silentShards(shards: readonly SqlRow[], nodeId: string, silentBelowMs: 
     silent.push(Number(row[0]));
     silentOwners.add(String(row[1]));
   }
-  const staying = Math.max(1, liveNodes - silentOwners.size);
-  return silent.slice(0, Math.max(0, Math.ceil(shardCount / staying) - held));
+  const staying = liveNodes.map((node) => node.nodeId).filter((id) => !silentOwners.has(id));
+  if (!staying.includes(nodeId)) staying.push(nodeId);
+  staying.sort();
+  const rank = staying.indexOf(nodeId);
+  const mine = silent.filter((_, at) => at % staying.length === rank);
+  const rest = silent.filter((_, at) => at % staying.length !== rank);
+  return [...mine, ...rest].slice(0, Math.max(0, Math.ceil(shardCount / staying.length) - held));
 }
 
 /**

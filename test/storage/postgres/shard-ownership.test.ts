@@ -6,8 +6,9 @@
 // shard whose row a commit in flight holds (and takes it afterwards), a node
 // stops serving on its own once its last renewal is older than the lease (injected clock), SIGTERM-style handover frees every
 // shard at once, a node names the shards whose owner stopped renewing that it
-// would claim (silentShards, read ahead by cluster nodes), and a live node id
-// cannot be registered twice.
+// would claim, each survivor starting from its own slice (silentShards, read
+// ahead by cluster nodes), a claim takes the preferred (read-ahead) shards
+// first, and a live node id cannot be registered twice.
 // "Time passing" in the database is simulated by ageing rows (lease_until,
 // heartbeat_at), never by sleeping.
 
@@ -73,7 +74,7 @@ describe.skipIf(!postgresAvailable())("shard ownership on PostgreSQL", () => {
     return url;
   }
 
-  async function node(url: string, id: string, shards: number, incarnation = 1): Promise<Node> {
+  async function node(url: string, id: string, shards: number, incarnation = 1, preferred: number[] = []): Promise<Node> {
     const clock = new ManualClock();
     const cut = { on: false };
     const adopted: number[] = [];
@@ -88,6 +89,7 @@ describe.skipIf(!postgresAvailable())("shard ownership on PostgreSQL", () => {
       clock,
       onAdopt: async (shard) => void adopted.push(shard),
       onDrop: (shard, reason) => void dropped.push({ shard, reason }),
+      preferredClaims: () => preferred,
     });
     await ownership.register(async () => {
       throw new Error("register should not wait here");
@@ -308,13 +310,19 @@ describe.skipIf(!postgresAvailable())("shard ownership on PostgreSQL", () => {
     await age(url, "UPDATE orq_shards SET lease_until = now() + make_interval(secs => $2) WHERE shard = ANY($1::integer[])", [aShards, oneMissedS]);
     await b.ownership.tick();
     expect(b.ownership.silentShards()).toEqual([]);
-    // Two missed: a's shards are silent to b; b would hold ceil(8 / 2) once a is gone, so it names that many less what it holds.
+    // Two missed: a's shards are silent to b and c. Each would hold ceil(8 / 2) once a is gone, so it names that many
+    // less what it holds; b (rank 0 of the two staying) starts from the even places among them, c from the odd ones.
     const twoMissedS = (leaseMs - a.ownership.renewIntervalMs * 2.5) / 1000;
     await age(url, "UPDATE orq_shards SET lease_until = now() + make_interval(secs => $2) WHERE shard = ANY($1::integer[])", [aShards, twoMissedS]);
     await b.ownership.tick();
-    const want = Math.ceil(8 / 2) - b.ownership.servedShards().length;
-    expect(b.ownership.silentShards()).toEqual([...aShards].sort((x, y) => x - y).slice(0, Math.max(0, want)));
-    expect(b.ownership.silentShards().length).toBe(Math.min(aShards.length, Math.max(0, want)));
+    await c.ownership.tick();
+    const sorted = [...aShards].sort((x, y) => x - y);
+    for (const [n, rank] of [[b, 0], [c, 1]] as const) {
+      const want = Math.max(0, Math.ceil(8 / 2) - n.ownership.servedShards().length);
+      const order = [...sorted.filter((_, at) => at % 2 === rank), ...sorted.filter((_, at) => at % 2 !== rank)];
+      expect(n.ownership.silentShards()).toEqual(order.slice(0, want));
+    }
+    expect(b.ownership.silentShards()[0]).not.toBe(c.ownership.silentShards()[0]);
     // a renews: silent no more.
     await a.ownership.tick();
     await b.ownership.tick();
@@ -326,6 +334,20 @@ describe.skipIf(!postgresAvailable())("shard ownership on PostgreSQL", () => {
     b.cut.on = true;
     await b.ownership.tick();
     expect(b.ownership.silentShards()).toEqual([]);
+  });
+
+  test("a claim takes the preferred shards first when it has a choice", async () => {
+    // Two live nodes on 6 shards: a node's share is 3. Without preferences the lowest three; preferring 5 and 1, those and the lowest other.
+    const plain = await database(6);
+    await node(plain, "w", 6); // registered, so live, but never ticks
+    const p = await node(plain, "p", 6);
+    await p.ownership.tick();
+    expect([...p.adopted].sort((x, y) => x - y)).toEqual([0, 1, 2]);
+    const preferring = await database(6);
+    await node(preferring, "w", 6);
+    const q = await node(preferring, "q", 6, 1, [5, 1]);
+    await q.ownership.tick();
+    expect([...q.adopted].sort((x, y) => x - y)).toEqual([0, 1, 5]);
   });
 
   test("a live node's id is refused after waiting one lease; a dead one's row is taken over at once", async () => {
