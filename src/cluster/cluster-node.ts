@@ -285,8 +285,8 @@ export class ClusterNode {
       clock: options.monotonic,
       // Loaded outside the ownership tick (loadClaimed), so renewals go on while a large shard's rows arrive.
       onAdopt: async (shard) => this.loadClaimed(shard),
-      // Shards read ahead are claimed first when a tick has a choice (decisions/050).
-      preferredClaims: () => store.shardsReadAhead(),
+      // Shards read ahead, or queued to be, are claimed first when a tick has a choice (decisions/050).
+      preferredClaims: () => [...store.shardsReadAhead(), ...this.readingAhead],
       onDrop: (shard, reason) => {
         this.built.delete(shard);
         this.engine.shardLost(shard);
