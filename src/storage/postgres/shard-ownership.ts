@@ -157,8 +157,8 @@ export class ShardOwnership implements ShardFence {
   /**
    * Shards another node owns whose lease has gone `missedRenewalsBeforeReadAhead`
    * renewals without one (their owner is dead, paused or cut off), as many as
-   * this node would claim once those owners are gone, in the order claims
-   * take them (ascending): the shards worth reading ahead (cluster-node.ts).
+   * this node would claim once those owners are gone, its own slice first
+   * (see the function below): the shards worth reading ahead (cluster-node.ts).
    * As of the last tick that reached the database.
    */
   silentShards(): number[] {

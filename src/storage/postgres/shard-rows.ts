@@ -17,8 +17,8 @@
 // early read found, and none was written by a transaction that was still
 // running when the early read began (its xmin is at or past that read's
 // snapshot xmin). An insert or update writes a row with such an xmin; a
-// delete lowers the count unless an insert makes up for it, which the first
-// test sees. Each step of the early read reads its own snapshot, later than
+// delete lowers the count unless an insert makes up for it, which the xmin
+// test then sees. Each step of the early read reads its own snapshot, later than
 // the horizon, so a change in between errs toward reading again.
 
 import { clusterLimits } from "../../limits.ts";
