@@ -12,20 +12,21 @@
 // with a result, which keeps its outcome row. Skipped when PostgreSQL is not
 // installed (unless ORQ_REQUIRE_POSTGRES=1).
 
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { openPostgresStore, type PostgresStore, type PostgresStoreOptions } from "../../../src/storage/postgres/postgres-store.ts";
+import { describe, expect, test } from "bun:test";
+import type { PostgresStore, PostgresStoreOptions } from "../../../src/storage/postgres/postgres-store.ts";
 import type { CommitCounts } from "../../../src/storage/postgres/commit-counters.ts";
 import type { ShardFence } from "../../../src/storage/postgres/shard-fence.ts";
-import { connectSql, type SqlClient } from "../../../src/storage/postgres/sql-client.ts";
+import type { SqlClient } from "../../../src/storage/postgres/sql-client.ts";
 import { AckedLogBuilder } from "../../../src/storage/acked-log.ts";
 import { ByteWriter } from "../../../src/storage/byte-cursor.ts";
 import { encodeItemRecord } from "../../../src/storage/record-codec.ts";
 import type { ItemRecord } from "../../../src/storage/record.ts";
 import { ItemStateFields, StoredItemPatcher } from "../../../src/storage/stored-item-patch.ts";
 import type { CommitBatch } from "../../../src/storage/store.ts";
-import { postgresAvailable, releasePostgres, sharedPostgres, type PostgresServer } from "../../support/postgres-server.ts";
+import { postgresAvailable } from "../../support/postgres-server.ts";
 import { itemRecord, shardBatch } from "../record-fixtures.ts";
 import { storeOptions } from "./store-options.ts";
+import { storeSession } from "./store-session.ts";
 
 const available = postgresAvailable();
 
@@ -37,24 +38,12 @@ function options(url: string): PostgresStoreOptions {
 const fence: ShardFence = { nodeId: "n1", heldEpoch: () => 1, lost: () => {}, suspect: () => {} };
 
 describe.skipIf(!available)("PostgreSQL commit counts per item lifecycle", () => {
-  let pg: PostgresServer;
-  const opened: Array<PostgresStore | SqlClient> = [];
-
-  beforeAll(async () => {
-    pg = await sharedPostgres();
-  });
-
-  afterAll(async () => {
-    for (const store of opened.splice(0)) await store.close();
-    await releasePostgres();
-  });
+  const session = storeSession();
 
   async function fencedStore(): Promise<{ store: PostgresStore; admin: SqlClient; url: string }> {
-    const url = await pg.createDatabase("commit_counts");
-    const admin = connectSql({ url, maxConnections: 1, connectTimeoutS: 5, settings: {}, applicationName: "orq-test-admin" });
-    opened.push(admin);
-    const store = await openPostgresStore(options(url));
-    opened.push(store);
+    const url = await session.server().createDatabase("commit_counts");
+    const admin = session.admin(url);
+    const store = await session.open(options(url));
     await admin.query("UPDATE orq_shards SET owner = 'n1', epoch = 1");
     store.fence = fence;
     return { store, admin, url };
@@ -140,8 +129,7 @@ describe.skipIf(!available)("PostgreSQL commit counts per item lifecycle", () =>
     const keysOf = (records: Iterable<{ keys: number[]; endedAtMs: number }>) => [...records].map((r) => `${r.endedAtMs}:${r.keys.join(",")}`);
     expect(keysOf(store.loadAckedLog())).toEqual(["3000:1,2,3"]);
     expect(await admin.query("SELECT shard, seq FROM orq_acked")).toEqual([[1, "0"]]);
-    const owner = await openPostgresStore({ ...options(url), loadAllShards: false });
-    opened.push(owner);
+    const owner = await session.open({ ...options(url), loadAllShards: false });
     expect(keysOf(owner.loadAckedLog())).toEqual([]);
     await owner.adoptShard(1);
     expect(keysOf(owner.loadAckedLog())).toEqual(["3000:1,2,3"]);
@@ -162,8 +150,7 @@ describe.skipIf(!available)("PostgreSQL commit counts per item lifecycle", () =>
       meta: null,
       acked: { endedAtMs: 2_000, namespaces: ["billing"], nsIndexes: [0], shards: [1], keys: [12] },
     });
-    const reopened = await openPostgresStore(options(url));
-    opened.push(reopened);
+    const reopened = await session.open(options(url));
     expect([...reopened.loadOutcomes()]).toEqual([{ id: "1:11", record: { ns: "billing", outcome: "acked", endedAtMs: 2_000, result } }]);
     expect([...reopened.loadAckedLog()].map((record) => record.keys)).toEqual([[12]]);
   });
@@ -173,8 +160,7 @@ describe.skipIf(!available)("PostgreSQL commit counts per item lifecycle", () =>
     const withMeta = await cost(store, { shards: [shardBatch(1, [{ key: 5, record: enqueued }])], outcomes: [], meta: { ...store.meta, keysReservedBelow: 10_000 } });
     // BEGIN, the pipeline, COMMIT; the item row and the meta row.
     expect(withMeta).toEqual({ roundTrips: 3, rowWrites: 2, valueBytes: encodeItemRecord(enqueued).length });
-    const reopened = await openPostgresStore(options(url));
-    opened.push(reopened);
+    const reopened = await session.open(options(url));
     expect(reopened.readItem(1, 5)).toEqual(enqueued);
     expect(reopened.meta.keysReservedBelow).toBe(10_000);
   });
@@ -185,8 +171,7 @@ describe.skipIf(!available)("PostgreSQL commit counts per item lifecycle", () =>
     const value = leased(store, 3, 1);
     await cost(store, { shards: [shardBatch(1, [{ key: 3, record: value }])], outcomes: [], meta: null });
     expect(await cost(store, { shards: [shardBatch(1, [{ key: 3, record: value.slice() }])], outcomes: [], meta: null })).toEqual({ roundTrips: 0, rowWrites: 0, valueBytes: 0 });
-    const reopened = await openPostgresStore(options(url));
-    opened.push(reopened);
+    const reopened = await session.open(options(url));
     expect(reopened.readItem(1, 3)).toEqual(leasedRecord);
     expect(reopened.readItemBytes(1, 3)).toEqual(store.readItemBytes(1, 3));
   });
@@ -201,8 +186,7 @@ describe.skipIf(!available)("PostgreSQL commit counts per item lifecycle", () =>
     expect(store.readItem(1, 4)).toEqual(enqueued);
     const whole = await cost(store, { shards: [shardBatch(1, [{ key: 4, record: leased(store, 4, 1) }])], outcomes: [], meta: null });
     expect(whole).toEqual({ roundTrips: 1, rowWrites: 1, valueBytes: value.length });
-    const reopened = await openPostgresStore(options(url));
-    opened.push(reopened);
+    const reopened = await session.open(options(url));
     expect(reopened.readItem(1, 4)).toEqual(leasedRecord);
   });
 });

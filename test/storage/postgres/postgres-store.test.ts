@@ -16,13 +16,14 @@ import { clusterLimits } from "../../../src/limits.ts";
 import { encodeItemRecord } from "../../../src/storage/record-codec.ts";
 import { ShardCountMismatchError } from "../../../src/storage/postgres/schema.ts";
 import { openPostgresStore, type PostgresStore, type PostgresStoreOptions } from "../../../src/storage/postgres/postgres-store.ts";
-import { connectSql, type SqlClient } from "../../../src/storage/postgres/sql-client.ts";
+import type { SqlClient } from "../../../src/storage/postgres/sql-client.ts";
 import type { ScheduleRecord } from "../../../src/storage/record.ts";
 import { StoreOpenError, type Store } from "../../../src/storage/store.ts";
 import { postgresAvailable, releasePostgres, sharedPostgres, type PostgresServer } from "../../support/postgres-server.ts";
 import { itemRecord, outcomeRecord, shardBatch } from "../record-fixtures.ts";
 import { loadAll, storeSuite } from "../store-suite.ts";
 import { storeOptions } from "./store-options.ts";
+import { storeSession } from "./store-session.ts";
 
 const available = postgresAvailable();
 
@@ -54,45 +55,31 @@ if (available) {
 }
 
 describe.skipIf(!available)("PostgresStore in particular", () => {
-  let pg: PostgresServer;
-  const opened: Array<PostgresStore | SqlClient> = [];
-
-  beforeAll(async () => {
-    pg = await sharedPostgres();
-  });
-
-  afterAll(async () => {
-    for (const each of opened.splice(0)) await each.close();
-    await releasePostgres();
-  });
+  const session = storeSession();
 
   async function open(url: string, extra: Partial<PostgresStoreOptions> = {}): Promise<PostgresStore> {
-    const store = await openPostgresStore(options(url, extra));
-    opened.push(store);
-    return store;
+    return await session.open(options(url, extra));
   }
 
   function admin(url: string): SqlClient {
-    const client = connectSql({ url, maxConnections: 1, connectTimeoutS: 5, settings: {}, applicationName: "orq-test-admin" });
-    opened.push(client);
-    return client;
+    return session.admin(url);
   }
 
   test("strict durability runs with synchronous_commit on, relaxed with it off", async () => {
-    const url = await pg.createDatabase("durability");
+    const url = await session.server().createDatabase("durability");
     expect(await (await open(url, { durability: "strict" })).setting("synchronous_commit")).toBe("on");
     expect(await (await open(url, { durability: "relaxed" })).setting("synchronous_commit")).toBe("off");
   });
 
   test("a session idle inside a transaction past the timeout is ended by PostgreSQL", async () => {
-    const url = await pg.createDatabase("idle_timeout");
+    const url = await session.server().createDatabase("idle_timeout");
     const store = await open(url, { transactionIdleTimeoutMs: 1500 });
     expect(await store.setting("idle_in_transaction_session_timeout")).toBe("1500ms");
     expect(await (await open(url)).setting("idle_in_transaction_session_timeout")).toBe("0");
   });
 
   test("a transaction that fails changes nothing, here or in the database; later commits go through", async () => {
-    const url = await pg.createDatabase("failed_tx");
+    const url = await session.server().createDatabase("failed_tx");
     const store = await open(url, { shards: 2 });
     const first = itemRecord({ priority: 1 });
     expect((await store.commit({ shards: [shardBatch(0, [{ key: 1, record: first }])], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null })).failedShards.size).toBe(0);
@@ -123,7 +110,7 @@ describe.skipIf(!available)("PostgresStore in particular", () => {
   });
 
   test("a new key is inserted, not upserted: a row the copy does not know fails the commit and stays as it was; the key's next write, now uncertain, is an upsert", async () => {
-    const url = await pg.createDatabase("insert_new");
+    const url = await session.server().createDatabase("insert_new");
     const store = await open(url, { shards: 2 });
     const stranger = encodeItemRecord(itemRecord({ priority: 77 }));
     // A row behind the store's back (nothing of orq writes one; a copy that missed a row would look like this).
@@ -146,7 +133,7 @@ describe.skipIf(!available)("PostgresStore in particular", () => {
   });
 
   test("a stored schedule keeps its shard: a write or delete under another shard leaves its row alone; readScheduleShard finds it", async () => {
-    const url = await pg.createDatabase("schedule_shard");
+    const url = await session.server().createDatabase("schedule_shard");
     const store = await open(url, { shards: 4 });
     const record = (lastAtMs: number | null): ScheduleRecord => ({
       ns: "n",
@@ -177,14 +164,14 @@ describe.skipIf(!available)("PostgresStore in particular", () => {
   });
 
   test("every open counts a boot, across processes sharing the database", async () => {
-    const url = await pg.createDatabase("boots");
+    const url = await session.server().createDatabase("boots");
     const boots = [];
     for (let i = 0; i < 3; i++) boots.push((await open(url)).meta.boots);
     expect(boots).toEqual([1, 2, 3]);
   });
 
   test("cluster key ranges: each open gets its own; a reservation inside it writes nothing, one beyond it fails", async () => {
-    const url = await pg.createDatabase("key_ranges");
+    const url = await session.server().createDatabase("key_ranges");
     const a = await open(url, { keyRangePerOpen: 1_000_000 });
     const b = await open(url, { keyRangePerOpen: 1_000_000 });
     expect(a.meta.keysReservedBelow).toBe(0);
@@ -198,7 +185,7 @@ describe.skipIf(!available)("PostgresStore in particular", () => {
   });
 
   test("a second single writer's key reservation is refused rather than overlapping the first's", async () => {
-    const url = await pg.createDatabase("two_writers");
+    const url = await session.server().createDatabase("two_writers");
     const a = await open(url);
     const b = await open(url);
     expect((await a.commit({ shards: [], outcomes: [], meta: { ...a.meta, keysReservedBelow: 10_000 } })).metaError).toBeNull();
@@ -209,19 +196,19 @@ describe.skipIf(!available)("PostgresStore in particular", () => {
   });
 
   test("the shard count comes from the database; an explicit different one is refused", async () => {
-    const url = await pg.createDatabase("shard_count");
+    const url = await session.server().createDatabase("shard_count");
     expect((await open(url, { shards: 6 })).shardCount).toBe(6);
     expect((await open(url, { shards: null })).shardCount).toBe(6);
     expect((await open(url, { shards: 6 })).shardCount).toBe(6);
     const mismatch = openPostgresStore(options(url, { shards: 8 }));
     await expect(mismatch).rejects.toThrow(ShardCountMismatchError);
     await expect(mismatch).rejects.toThrow("created with --shards 6 but --shards 8");
-    const fresh = await pg.createDatabase("shard_default");
+    const fresh = await session.server().createDatabase("shard_default");
     expect((await open(fresh, { shards: null, shardsDefault: 5 })).shardCount).toBe(5);
   });
 
   test("an unreachable database fails the open with one line, password hidden", async () => {
-    const url = `postgres://orq:secret@127.0.0.1:${pg.port}/no_such_database`;
+    const url = `postgres://orq:secret@127.0.0.1:${session.server().port}/no_such_database`;
     const attempt = openPostgresStore(options(url));
     await expect(attempt).rejects.toThrow(StoreOpenError);
     const message = await attempt.then(
@@ -234,7 +221,7 @@ describe.skipIf(!available)("PostgresStore in particular", () => {
   });
 
   test("adopting a shard of more rows than a page reads every page, each row once, in key order", async () => {
-    const url = await pg.createDatabase("adopt_pages");
+    const url = await session.server().createDatabase("adopt_pages");
     await open(url, { shards: 2 }); // creates the schema
     const value = encodeItemRecord(itemRecord());
     const rows = 2 * clusterLimits.loadPageRows + 3;
@@ -250,7 +237,7 @@ describe.skipIf(!available)("PostgresStore in particular", () => {
   });
 
   test("a store serving no shards loads one on adopt and forgets it on drop", async () => {
-    const url = await pg.createDatabase("adopt");
+    const url = await session.server().createDatabase("adopt");
     const writer = await open(url, { shards: 3 });
     await writer.commit({
       shards: [shardBatch(2, [{ key: 5, record: itemRecord() }, { key: 4, record: itemRecord({ priority: 3 }) }])],

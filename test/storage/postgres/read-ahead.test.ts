@@ -9,16 +9,16 @@
 // the items, outcomes, schedules and acked log equal those a new store loads.
 // Skipped when PostgreSQL is not installed (unless ORQ_REQUIRE_POSTGRES=1).
 
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { encodeItemRecord, encodeOutcomeRecord } from "../../../src/storage/record-codec.ts";
 import type { ScheduleRecord } from "../../../src/storage/record.ts";
-import { openPostgresStore, type PostgresStore, type PostgresStoreOptions } from "../../../src/storage/postgres/postgres-store.ts";
-import { connectSql, type SqlClient } from "../../../src/storage/postgres/sql-client.ts";
-import { postgresAvailable, releasePostgres, sharedPostgres, type PostgresServer } from "../../support/postgres-server.ts";
+import type { PostgresStore, PostgresStoreOptions } from "../../../src/storage/postgres/postgres-store.ts";
+import { postgresAvailable } from "../../support/postgres-server.ts";
 import { seededRandom } from "../../support/seeded-random.ts";
 import { itemRecord, outcomeRecord, shardBatch } from "../record-fixtures.ts";
 import { loadAll } from "../store-suite.ts";
 import { storeOptions } from "./store-options.ts";
+import { storeSession } from "./store-session.ts";
 
 const available = postgresAvailable();
 
@@ -46,31 +46,18 @@ function shardState(store: PostgresStore) {
 }
 
 describe.skipIf(!available)("a shard read ahead of its claim", () => {
-  let pg: PostgresServer;
-  const opened: Array<PostgresStore | SqlClient> = [];
-
-  beforeAll(async () => {
-    pg = await sharedPostgres();
-  });
-
-  afterAll(async () => {
-    for (const each of opened.splice(0)) await each.close();
-    await releasePostgres();
-  });
+  const session = storeSession();
 
   async function open(url: string, extra: Partial<PostgresStoreOptions> = {}): Promise<PostgresStore> {
-    const store = await openPostgresStore(storeOptions(url, { shards: 2, shardsDefault: 2, keyRangePerOpen: null, loadAllShards: false, ...extra }));
-    opened.push(store);
-    return store;
+    return await session.open(storeOptions(url, { shards: 2, shardsDefault: 2, keyRangePerOpen: null, loadAllShards: false, ...extra }));
   }
 
   test("seeded: kept exactly when the shard did not change, and equal to a fresh load either way", async () => {
     for (const seed of [1, 2, 3]) {
-      const url = await pg.createDatabase(`read_ahead_${seed}`);
+      const url = await session.server().createDatabase(`read_ahead_${seed}`);
       // The old owner: it writes through the store as a node does, and its rows are also changed by hand below.
       const owner = await open(url, { loadAllShards: true });
-      const admin = connectSql({ url, maxConnections: 1, connectTimeoutS: 5, settings: {}, applicationName: "orq-test-admin" });
-      opened.push(admin);
+      const admin = session.admin(url);
       await owner.commit({
         shards: [shardBatch(1, Array.from({ length: 40 }, (_, i) => ({ key: 2 * i + 1, record: itemRecord({ priority: i }) }))), shardBatch(0, [{ key: 2, record: itemRecord() }])],
         outcomes: [{ id: "1:1001", record: outcomeRecord() }],
@@ -146,7 +133,7 @@ describe.skipIf(!available)("a shard read ahead of its claim", () => {
   }, 120_000);
 
   test("a read ahead let go is not used, and a shard held is not read ahead", async () => {
-    const url = await pg.createDatabase("read_ahead_forget");
+    const url = await session.server().createDatabase("read_ahead_forget");
     const owner = await open(url, { loadAllShards: true });
     await owner.commit({ shards: [shardBatch(1, [{ key: 1, record: itemRecord() }])], outcomes: [], meta: null });
     const reader = await open(url);
