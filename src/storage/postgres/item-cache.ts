@@ -61,7 +61,6 @@ export class ItemCache {
     return [...items.entries()].sort((a, b) => a[0] - b[0]);
   }
 
-
   /**
    * A loaded shard's items in ascending key order, lazily: in insertion order
    * when that is key order (no copy, no sort: a shard of a million items is
