@@ -103,14 +103,19 @@ export interface Delivery {
 
 /**
  * A dequeue that answered now: its deliveries and, when any is at_most_once
- * (or in cluster mode), the lease commit the reply waits for (rejecting as
- * Reply.durable does). A parked dequeue settles with one of these too.
+ * (or in cluster mode), the lease commit the reply waits for: `commit` to
+ * listen on, as an ack's (the dispatcher: its reply is then queued as the
+ * commit settles, with the acks of the same commit), or `durable`, its
+ * promise (rejecting as Reply.durable does). A parked dequeue settles with
+ * one of these too.
  */
 export interface DequeueDone {
   ok: true;
   kind: "done";
   deliveries: Delivery[];
-  durable: Promise<void> | null;
+  readonly durable: Promise<void> | null;
+  /** The lease commit; absent or null when the reply waits for none (an engine that gives only `durable` leaves it out). */
+  readonly commit?: Commit | null;
 }
 
 /**

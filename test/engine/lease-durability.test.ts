@@ -150,6 +150,45 @@ describe("when a dequeue reply may be sent", () => {
     h.check();
   });
 
+  test("the lease commit is given to listen on, as an ack's: both replies are heard as the commit settles, before any microtask, and a failed one still gives the items back", async () => {
+    const h = new Harness({ shards: 1 });
+    const [least, most] = await h.enqueue("n", [item("t"), item("t", { delivery: "at_most_once" })]);
+    const [first] = done(dequeued(h.engine.dequeue("n", take([["t", 1]]), h.now))).deliveries;
+    expect(first!.id).toBe(least as string);
+    h.store.pauseCommits();
+    const acked = h.engine.ack("n", [first!.receipt], h.now);
+    if (!acked.ok || acked.commit === undefined) throw new Error("expected an ack with its commit");
+    const reply = done(dequeued(h.engine.dequeue("n", take([["t", 1]]), h.now)));
+    expect(reply.deliveries.map((d) => d.id)).toEqual([most as string]);
+    const commit = reply.commit;
+    if (commit === undefined || commit === null) throw new Error("expected the lease commit");
+    const heard: string[] = [];
+    acked.commit.listen({
+      committed: () => {
+        heard.push("ack");
+        queueMicrotask(() => heard.push("a microtask"));
+      },
+      failed: () => heard.push("ack failed"),
+    });
+    commit.listen({ committed: () => heard.push("dequeue"), failed: () => heard.push("dequeue failed") });
+    h.store.resumeCommits();
+    await h.writer.drain();
+    await flush();
+    expect(heard).toEqual(["ack", "dequeue", "a microtask"]);
+    // A failed lease commit, listened on rather than awaited: the listener hears it, and the item is ready again.
+    const [again] = await h.enqueue("n", [item("t", { delivery: "at_most_once" })]);
+    h.store.failShard(0);
+    const failing = done(dequeued(h.engine.dequeue("n", take([["t", 1]]), h.now)));
+    let failure: unknown = null;
+    failing.commit!.listen({ committed: () => undefined, failed: (error) => (failure = error) });
+    await h.writer.drain().catch(() => undefined);
+    await flush();
+    expect(failure).not.toBeNull();
+    h.store.healShard(0);
+    expect(h.state("n", again as string)).toBe("ready");
+    h.check();
+  });
+
   test("an at_least_once dequeue whose lease commit fails keeps its leases: the delivery was sent", async () => {
     const h = new Harness({ shards: 1 });
     const [id] = await h.enqueue("n", [item("t")]);

@@ -1,5 +1,6 @@
-// Goal: a reply that waits for a commit (ack's, through OpOutcome's commit)
-// listens on it: it is sent only once the commit settles, in commit order, and
+// Goal: a reply that waits for a commit (an ack's, or a dequeue's lease
+// commit, through OpOutcome's commit) listens on it: the replies of one commit
+// are all queued as it settles; it is sent only once the commit settles, in commit order, and
 // counts as in flight until then; a failed shard answers UNAVAILABLE with a
 // retry hint to each request whose writes it held; a commit with nothing to
 // write answers at once; an AssertionError failing a commit stops the process
@@ -21,6 +22,39 @@ import { FakeSource, setup } from "../support/dispatcher-fixture.ts";
 const encoder = new Encoder();
 
 describe("replies that wait for a commit", () => {
+  test("a dequeue's lease commit is listened on too: the replies of one commit are all queued as it settles, before any microtask, so they leave in one write", async () => {
+    const { dispatcher, engine } = setup();
+    const store = new MemoryStore({ shards: 1 });
+    const writer = new GroupCommitter(store, { clock: new ManualClock() });
+    const written = () => {
+      const set = writer.begin();
+      set.ackItem("n", 0, writer.nextKey(), 1000);
+      return set.close();
+    };
+    engine.ackCommit = written;
+    engine.dequeueCommit = written;
+    // Notes, at the first reply, how many replies were queued by the time a microtask runs (the output queue's flush).
+    const source = new (class extends FakeSource {
+      queuedBeforeMicrotask = -1;
+      override send(reply: Record<string, unknown>): void {
+        if (this.sent.length === 0) queueMicrotask(() => (this.queuedBeforeMicrotask = this.sent.length));
+        super.send(reply);
+      }
+    })();
+    store.pauseCommits();
+    dispatcher.handleFrame(source, encoder.encode({ id: 1, op: "ack", ns: "n", receipts: ["r1"] }));
+    dispatcher.handleFrame(source, encoder.encode({ id: 2, op: "dequeue", ns: "n", topics: [{ topic: "t", count: 1 }] }));
+    dispatcher.handleFrame(source, encoder.encode({ id: 3, op: "ack", ns: "n", receipts: ["r3"] }));
+    await Bun.sleep(0);
+    expect(source.sent).toEqual([]);
+    store.resumeCommits();
+    await writer.drain();
+    await Bun.sleep(0);
+    expect(source.sent.map((reply) => reply.id)).toEqual([1, 2, 3]);
+    expect(source.queuedBeforeMicrotask).toBe(3);
+    expect(source.inflight).toBe(0);
+  });
+
   test("an ack waits for its commit, listened on: replies come only after it, in commit order; a failed shard answers UNAVAILABLE to each of its waiters", async () => {
     const { dispatcher, engine } = setup();
     const store = new MemoryStore({ shards: 2 });

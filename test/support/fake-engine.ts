@@ -32,6 +32,8 @@ export class FakeEngine implements EngineApi {
   durable: () => Promise<void> | null = () => null;
   /** When it gives one, ack's Reply carries this Commit (as the real engine's does) and `durable` is its promise. */
   ackCommit: () => Commit | undefined = () => undefined;
+  /** When it gives one, a dequeue's answer carries this Commit (as the real engine's does with lease writes) and `durable` is its promise. */
+  dequeueCommit: () => Commit | undefined = () => undefined;
   nextDeadline: number | null = null;
   ticks: number[] = [];
   private nextId = 1;
@@ -59,7 +61,17 @@ export class FakeEngine implements EngineApi {
       const outcome: DequeueOutcome = { ok: true, kind: "parked", waiter };
       return outcome;
     }
-    return { ok: true, kind: "done", deliveries: [], durable: null };
+    const commit = this.dequeueCommit();
+    if (commit === undefined) return { ok: true, kind: "done", deliveries: [], durable: null };
+    return {
+      ok: true,
+      kind: "done",
+      deliveries: [],
+      commit,
+      get durable() {
+        return commit.promise();
+      },
+    };
   }
 
   cancelWaiters(owner: number): void {

@@ -18,7 +18,7 @@
 // (groups/shared-topic-gate.ts) for such a topic.
 
 import { assert } from "../../lib/assert.ts";
-import type { WriteSet, Writer } from "../../storage/writer.ts";
+import type { Commit, WriteSet, Writer } from "../../storage/writer.ts";
 import type { Delivery, DequeueDone, DequeueInput, DequeueOutcome } from "../api.ts";
 import { Deadline, DeadlineKind } from "../time/deadlines.ts";
 import { atWait } from "../failures/failure-location.ts";
@@ -104,7 +104,7 @@ export class Dequeuer {
     return { ok: true, kind: "parked", waiter: this.park(nsName, input, caps, nowMs) };
   }
 
-  // park() and leasesDurable() hold this file's closures: a function that
+  // park() and leasesCommit() hold this file's closures: a function that
   // makes a closure allocates the scope it captures on every call, even on
   // the paths that make none, so dequeue() and take() stay closure-free.
 
@@ -123,12 +123,17 @@ export class Dequeuer {
     return promise;
   }
 
-  /** The commit of leases written now; if it fails, the items are ready again (revertLeases) and the reply fails. */
-  private leasesDurable(set: WriteSet, deliveries: Delivery[]): Promise<void> {
-    return set.end().catch((error: unknown) => {
-      this.revertLeases(deliveries);
-      throw error;
-    });
+  /**
+   * The commit of leases written now; if it fails, the items are ready again
+   * (revertLeases) and the reply fails. The revert rides the commit's promise
+   * (its reaction runs in the turn the commit settles, before a request sent
+   * after the failed reply can be read); the one listener stays the reply's
+   * (storage/writer.ts).
+   */
+  private leasesCommit(set: WriteSet, deliveries: Delivery[]): Commit {
+    const commit = set.close();
+    commit.promise().catch(() => this.revertLeases(deliveries));
+    return commit;
   }
 
   cancelWaiters(owner: number): void {
@@ -240,7 +245,7 @@ export class Dequeuer {
     // so memory keeps the leases (their receipts stay good in this boot) and
     // the disk catches up at the items' next write; after a crash the items
     // are delivered again under receipts of the new boot.
-    return answered(deliveries, set === null ? null : this.leasesDurable(set, deliveries));
+    return answered(deliveries, set === null ? null : this.leasesCommit(set, deliveries));
   }
 
   /** A delivery of an item with `prefers`: counted by fit, for the topic and the engine (matching/fit-counts.ts). */
@@ -296,6 +301,20 @@ export class Dequeuer {
   }
 }
 
-function answered(deliveries: Delivery[], durable: Promise<void> | null): DequeueDone {
-  return { ok: true, kind: "done", deliveries, durable };
+function answered(deliveries: Delivery[], commit: Commit | null): DequeueDone {
+  return new Answered(deliveries, commit);
+}
+
+/** A dequeue's answer: `durable`, the lease commit's promise, is made only when read (the dispatcher listens on `commit`). */
+class Answered implements DequeueDone {
+  readonly ok = true;
+  readonly kind = "done";
+  constructor(
+    readonly deliveries: Delivery[],
+    readonly commit: Commit | null,
+  ) {}
+
+  get durable(): Promise<void> | null {
+    return this.commit === null ? null : this.commit.promise();
+  }
 }

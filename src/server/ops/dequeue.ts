@@ -5,7 +5,7 @@
 import type { DequeueDone, DequeueInput } from "../../engine/api.ts";
 import type { Limits } from "../../limits.ts";
 import { DeliveriesReply } from "../../protocol/reply-encoder.ts";
-import { failed, lentReply, namespacedOp, reply, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
+import { failed, lentReply, namespacedOp, reply, replyOnCommit, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import type { RequestReader, Source } from "../request-reader.ts";
 
 /**
@@ -79,7 +79,13 @@ export const dequeueOp: OpSpec = namespacedOp({
     // The request's capabilities map is not kept past the request.
     input.capabilities = null;
     if (!outcome.ok) return failed(outcome.failure);
-    if (outcome.kind === "done") return lentReply(ctx, new DeliveriesReply(outcome.deliveries), outcome.durable);
+    if (outcome.kind === "done") {
+      // Listened on, as an ack's commit is: the reply is queued as the commit settles, so the
+      // replies of one commit leave in one write (docs/decisions/051-replies-of-a-commit.md).
+      const commit = outcome.commit;
+      const deliveries = new DeliveriesReply(outcome.deliveries);
+      return commit === undefined || commit === null ? lentReply(ctx, deliveries, outcome.durable) : replyOnCommit(ctx, deliveries, commit);
+    }
     return { kind: "parked", waiter: outcome.waiter.then(deliveriesReply) };
   },
 });
