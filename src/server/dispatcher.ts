@@ -31,7 +31,7 @@ import { failureToWire, ThrownToWire } from "./error-mapping.ts";
 import type { FatalHandler } from "./fatal.ts";
 import type { Logger } from "./logger.ts";
 import { lookupOp } from "./op-table.ts";
-import { LentReply, type OpContext, type OpOutcome, type ServerInfo, type Session } from "./op-types.ts";
+import { LentReply, scratchDequeueInput, type OpContext, type OpOutcome, type ServerInfo, type Session } from "./op-types.ts";
 import { RequestReader, type Source } from "./request-reader.ts";
 import type { CommitListener } from "../storage/writer.ts";
 
@@ -102,6 +102,7 @@ export class Dispatcher {
       serverStats: options.serverStats,
       reader: new RequestReader(),
       lentReply: new LentReply(),
+      dequeueInput: scratchDequeueInput(),
     };
   }
 

@@ -3,7 +3,7 @@
 // dispatcher (dispatcher.ts) runs the generic checks once, so handlers only
 // decode their own fields, call the engine, and encode the reply.
 
-import type { EngineApi, Failure } from "../engine/api.ts";
+import type { DequeueInput, EngineApi, Failure } from "../engine/api.ts";
 import { assert } from "../lib/assert.ts";
 import type { Limits } from "../limits.ts";
 import type { OpName } from "../protocol/op-names.ts";
@@ -56,6 +56,18 @@ export interface OpContext {
    * one: see LentReply. Filled through lentReply / replyOnCommit.
    */
   readonly lentReply: LentReply;
+  /**
+   * The input the dequeue handler decodes every request into (its topics
+   * list and entries reused): the engine keeps none of its input (api.ts,
+   * DequeueInput) and the handler runs to its end synchronously, so no
+   * request needs one of its own (docs/decisions/013-lent-replies-and-scratch.md).
+   */
+  readonly dequeueInput: DequeueInput;
+}
+
+/** A dequeue input to decode into (OpContext.dequeueInput). */
+export function scratchDequeueInput(): DequeueInput {
+  return { topics: [], capabilities: null, waitMs: 0, leaseMs: null, owner: 0 };
 }
 
 /**

@@ -3,7 +3,7 @@
 
 import { defaultLimits, type Limits } from "../../src/limits.ts";
 import { allNamespaces, TokenTable, type NamespaceScope, type TokenGrant } from "../../src/server/auth.ts";
-import { LentReply, type OpContext } from "../../src/server/op-types.ts";
+import { LentReply, scratchDequeueInput, type OpContext } from "../../src/server/op-types.ts";
 import { RequestReader } from "../../src/server/request-reader.ts";
 import { FakeEngine } from "./fake-engine.ts";
 
@@ -22,5 +22,6 @@ export function makeOpContext(
     serverStats: () => ({ connections: 1 }),
     reader: new RequestReader(),
     lentReply: new LentReply(),
+    dequeueInput: scratchDequeueInput(),
   };
 }

@@ -8,14 +8,6 @@ import { DeliveriesReply } from "../../protocol/reply-encoder.ts";
 import { failed, lentReply, namespacedOp, reply, replyOnCommit, type OpContext, type OpOutcome, type OpSpec } from "../op-types.ts";
 import type { RequestReader, Source } from "../request-reader.ts";
 
-/**
- * The one input every dequeue request is decoded into: the engine keeps
- * none of its input (api.ts, DequeueInput) and the handler runs to its end
- * synchronously, so no request needs an input object or topics list of its
- * own (docs/decisions/013-lent-replies-and-scratch.md).
- */
-const scratchInput: DequeueInput = { topics: [], capabilities: null, waitMs: 0, leaseMs: null, owner: 0 };
-
 /** Decode a dequeue request into `into` (its topics list and entries reused); false with `reader.failure` set when it is bad. */
 function decodeDequeue(request: Source, limits: Limits, owner: number, reader: RequestReader, into: DequeueInput): boolean {
   const list = reader.requiredArray(request, "topics", 1, limits.topicsPerDequeueMax);
@@ -73,7 +65,7 @@ export const dequeueOp: OpSpec = namespacedOp({
   handle(request: Source, ns: string, ctx: OpContext): OpOutcome {
     const reader = ctx.reader;
     reader.reset();
-    const input = scratchInput;
+    const input = ctx.dequeueInput;
     if (!decodeDequeue(request, ctx.limits, ctx.session.connectionId, reader, input)) return failed(reader.failure!);
     const outcome = ctx.engine.dequeue(ns, input, ctx.nowMs);
     // The request's capabilities map is not kept past the request.
