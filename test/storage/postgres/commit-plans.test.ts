@@ -6,14 +6,15 @@
 // EXPLAIN in exactly that state, must look rows up through the primary key
 // and scan orq_items nowhere, and the statement must still write what it names.
 
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import type { ItemKey } from "../../../src/storage/store.ts";
 import { commitSql } from "../../../src/storage/postgres/commit-sql.ts";
 import { commitStatements, type EncodedCommit } from "../../../src/storage/postgres/commit-statements.ts";
 import { openPostgresStore } from "../../../src/storage/postgres/postgres-store.ts";
-import { connectSql, type SqlClient } from "../../../src/storage/postgres/sql-client.ts";
-import { postgresAvailable, releasePostgres, sharedPostgres, type PostgresServer } from "../../support/postgres-server.ts";
+import type { SqlClient } from "../../../src/storage/postgres/sql-client.ts";
+import { postgresAvailable } from "../../support/postgres-server.ts";
 import { storeOptions } from "./store-options.ts";
+import { storeSession } from "./store-session.ts";
 
 /** Rows the table is refilled with: enough that a whole-table plan and a lookup per key differ by far. */
 const rows = 32_000;
@@ -34,15 +35,14 @@ function nodesOf(plan: PlanNode): PlanNode[] {
 }
 
 describe.skipIf(!postgresAvailable())("commit plans on a table analyzed while empty", () => {
-  let pg: PostgresServer;
+  const session = storeSession();
   let sql: SqlClient;
 
   beforeAll(async () => {
-    pg = await sharedPostgres();
-    const url = await pg.createDatabase("plans");
+    const url = await session.server().createDatabase("plans");
     const store = await openPostgresStore(storeOptions(url, { shards, shardsDefault: shards }));
     await store.close();
-    sql = connectSql({ url, maxConnections: 1, connectTimeoutS: 5, settings: {}, applicationName: "orq-test" });
+    sql = session.admin(url);
     const fill = `INSERT INTO orq_items (shard, key, value) SELECT g % ${shards}, g, decode(repeat('ab', ${valueBytes}), 'hex') FROM generate_series(1, ${rows}) AS g`;
     // A drained queue: the rows come and go, the table is analyzed empty with its pages still there, then refills.
     await sql.query(fill);
@@ -51,11 +51,6 @@ describe.skipIf(!postgresAvailable())("commit plans on a table analyzed while em
     await sql.query("UPDATE orq_shards SET owner = 'n1', epoch = 7, lease_until = now() + interval '1 hour'");
     await sql.query("ANALYZE");
     await sql.query(fill);
-  });
-
-  afterAll(async () => {
-    await sql.close();
-    await releasePostgres();
   });
 
   test("the statistics say the refilled table is empty (the state the plans must survive)", async () => {

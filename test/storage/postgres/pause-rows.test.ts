@@ -11,22 +11,15 @@
 // a row of its own, beside its topic's.
 // Skipped when PostgreSQL is not installed (unless ORQ_REQUIRE_POSTGRES=1).
 
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { enginePauseRows, type EnginePauses } from "../../../src/storage/postgres/pause-rows.ts";
-import { openPostgresStore, type PostgresStore } from "../../../src/storage/postgres/postgres-store.ts";
+import type { PostgresStore } from "../../../src/storage/postgres/postgres-store.ts";
 import type { PauseRecord } from "../../../src/storage/record.ts";
-import { postgresAvailable, releasePostgres, sharedPostgres } from "../../support/postgres-server.ts";
+import { postgresAvailable } from "../../support/postgres-server.ts";
 import { storeOptions } from "./store-options.ts";
+import { storeSession } from "./store-session.ts";
 
 const ns = "default";
-
-async function openTwo(label: string): Promise<[PostgresStore, PostgresStore]> {
-  const url = await (await sharedPostgres()).createDatabase(label);
-  const open = () =>
-    openPostgresStore(storeOptions(url));
-  const first = await open();
-  return [first, await open()];
-}
 
 /** A topic ("jobs") or a group of one ("jobs/acme"): the scope tests name pauses by. */
 function scopeOf(name: string): { topic: string; group: string | null } {
@@ -75,21 +68,17 @@ function stored(store: PostgresStore): Array<[string, number | null]> {
 }
 
 describe.skipIf(!postgresAvailable())("pause rows across stores", () => {
-  const opened: PostgresStore[] = [];
+  const session = storeSession();
 
-  beforeAll(async () => {
-    await sharedPostgres();
-  });
-
-  afterEach(async () => {
-    for (const store of opened.splice(0)) await store.close();
-  });
-
-  afterAll(() => releasePostgres());
+  async function openTwo(label: string): Promise<[PostgresStore, PostgresStore]> {
+    const url = await session.server().createDatabase(label);
+    const open = () => session.open(storeOptions(url));
+    const first = await open();
+    return [first, await open()];
+  }
 
   test("another store's pause and resume arrive once the counter moves; an unmoved counter reads nothing", async () => {
     const [a, b] = await openTwo("pauses1");
-    opened.push(a, b);
     const engineB = new Map<string, number | null>();
     expect(await poll(b, engineB)).toBeNull();
     await writePause(a, "jobs", null);
@@ -107,7 +96,6 @@ describe.skipIf(!postgresAvailable())("pause rows across stores", () => {
 
   test("a snapshot older than the store's own commit, or a topic whose own change is on the way, is left alone", async () => {
     const [a, b] = await openTwo("pauses2");
-    opened.push(a, b);
     const engineB = new Map<string, number | null>();
     await writePause(a, "jobs", null);
     const old = await b.readPauses();
@@ -132,7 +120,6 @@ describe.skipIf(!postgresAvailable())("pause rows across stores", () => {
 
   test("a topic whose own write is on the way is left alone even when the engine's pause equals the row seen", async () => {
     const [a, b] = await openTwo("pauses4");
-    opened.push(a, b);
     const engineB = new Map<string, number | null>();
     // A pauses; B, which has not polled it, takes a resume (nothing paused in its engine, nothing seen)
     // whose delete is still queued when B's poll reads A's row.
@@ -149,7 +136,6 @@ describe.skipIf(!postgresAvailable())("pause rows across stores", () => {
 
   test("a delete removes only the row the store saw; a row never seen is deleted whatever it holds", async () => {
     const [a, b] = await openTwo("pauses3");
-    opened.push(a, b);
     const engineB = new Map<string, number | null>();
     await writePause(a, "jobs", 1_000);
     await poll(b, engineB);
@@ -169,7 +155,6 @@ describe.skipIf(!postgresAvailable())("pause rows across stores", () => {
 
   test("a group's pause is a row of its own: set, changed and resumed beside its topic's, which it leaves alone", async () => {
     const [a, b] = await openTwo("pauses5");
-    opened.push(a, b);
     const engineB = new Map<string, number | null>();
     await writePause(a, "jobs", null);
     await writePause(a, "jobs/acme", 5_000);

@@ -9,24 +9,19 @@
 // them runs often enough for the contract's "on every node within 1 s".
 // Skipped when PostgreSQL is not installed (unless ORQ_REQUIRE_POSTGRES=1).
 
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { clusterLimits } from "../../../src/limits.ts";
 import { enginePolicyRows, samePolicy, type EnginePolicies } from "../../../src/storage/postgres/policy-rows.ts";
-import { openPostgresStore, type PostgresStore } from "../../../src/storage/postgres/postgres-store.ts";
+import type { PostgresStore } from "../../../src/storage/postgres/postgres-store.ts";
 import type { PolicyRecord } from "../../../src/storage/record.ts";
-import { postgresAvailable, releasePostgres, sharedPostgres } from "../../support/postgres-server.ts";
+import { postgresAvailable } from "../../support/postgres-server.ts";
 import { storeOptions } from "./store-options.ts";
+import { storeSession } from "./store-session.ts";
 
 const ns = "default";
 
 function options(url: string) {
   return storeOptions(url);
-}
-
-async function openTwo(label: string): Promise<[PostgresStore, PostgresStore, string]> {
-  const url = await (await sharedPostgres()).createDatabase(label);
-  const first = await openPostgresStore(options(url));
-  return [first, await openPostgresStore(options(url)), url];
 }
 
 /** A scope named as tests name it: "jobs" (the topic's own), "jobs/*" (the default), "jobs/acme" (a group's). */
@@ -93,21 +88,16 @@ describe("samePolicy", () => {
 });
 
 describe.skipIf(!postgresAvailable())("policy rows across stores", () => {
-  const opened: PostgresStore[] = [];
+  const session = storeSession();
 
-  beforeAll(async () => {
-    await sharedPostgres();
-  });
-
-  afterEach(async () => {
-    for (const store of opened.splice(0)) await store.close();
-  });
-
-  afterAll(() => releasePostgres());
+  async function openTwo(label: string): Promise<[PostgresStore, PostgresStore, string]> {
+    const url = await session.server().createDatabase(label);
+    const first = await session.open(options(url));
+    return [first, await session.open(options(url)), url];
+  }
 
   test("another store's policies arrive once the counter moves, set, replaced and cleared; pause commits leave the policy counter alone", async () => {
     const [a, b] = await openTwo("policies1");
-    opened.push(a, b);
     const engineB = new Map<string, PolicyRecord>();
     expect(await poll(b, engineB)).toBeNull();
     await a.commit({ shards: [], outcomes: [], meta: null, pauses: [{ ns, topic: "jobs", group: null, record: { ns, topic: "jobs", group: null, untilMs: null } }] });
@@ -139,7 +129,6 @@ describe.skipIf(!postgresAvailable())("policy rows across stores", () => {
 
   test("a scope whose own change is on the way, or whose engine policy is not the row seen, is left alone until it settles", async () => {
     const [a, b] = await openTwo("policies2");
-    opened.push(a, b);
     const engineB = new Map<string, PolicyRecord>();
     await writePolicy(a, "jobs/acme", policy("jobs/acme", { weight: 2 }));
     await poll(b, engineB);
@@ -159,7 +148,6 @@ describe.skipIf(!postgresAvailable())("policy rows across stores", () => {
 
   test("a clear removes only the row the store saw; one never seen is removed whatever it holds; policies survive a reopen", async () => {
     const [a, b, url] = await openTwo("policies3");
-    opened.push(a, b);
     const engineB = new Map<string, PolicyRecord>();
     await writePolicy(a, "jobs", policy("jobs", { maxLeased: 1 }));
     await poll(b, engineB);
@@ -171,8 +159,7 @@ describe.skipIf(!postgresAvailable())("policy rows across stores", () => {
     // A policy B never saw is cleared by B all the same.
     await writePolicy(a, "mail/*", policy("mail/*", { maxLeased: 9 }));
     await writePolicy(b, "mail/*", null);
-    const reopened = await openPostgresStore(options(url));
-    opened.push(reopened);
+    const reopened = await session.open(options(url));
     expect([...reopened.loadPolicies()]).toEqual([policy("jobs", { maxLeased: 2 })]);
   });
 });

@@ -7,24 +7,13 @@
 // above its quota; a draw with a new quota caps the bucket at it.
 // Skipped when PostgreSQL is not installed (unless ORQ_REQUIRE_POSTGRES=1).
 
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test } from "bun:test";
 import { openPostgresStore } from "../../../src/storage/postgres/postgres-store.ts";
 import { drawQuotaTokens } from "../../../src/storage/postgres/quota-rows.ts";
 import { connectSql, type SqlClient } from "../../../src/storage/postgres/sql-client.ts";
-import { postgresAvailable, releasePostgres, sharedPostgres } from "../../support/postgres-server.ts";
+import { postgresAvailable } from "../../support/postgres-server.ts";
 import { storeOptions } from "./store-options.ts";
-
-const clients: SqlClient[] = [];
-
-/** A new database with orq's schema, and a client of `connections` sessions on it. */
-async function database(label: string, connections: number): Promise<SqlClient> {
-  const url = await (await sharedPostgres()).createDatabase(label);
-  const store = await openPostgresStore(storeOptions(url));
-  await store.close();
-  const client = connectSql({ url, maxConnections: connections, connectTimeoutS: 10, settings: {}, applicationName: "orq-test quotas" });
-  clients.push(client);
-  return client;
-}
+import { storeSession } from "./store-session.ts";
 
 /** Seconds the database's clock moved since `since` (a time it gave). */
 async function dbSeconds(client: SqlClient, since: string): Promise<number> {
@@ -33,15 +22,23 @@ async function dbSeconds(client: SqlClient, since: string): Promise<number> {
 }
 
 describe.skipIf(!postgresAvailable())("quota buckets in PostgreSQL", () => {
-  beforeAll(async () => {
-    await sharedPostgres();
-  });
+  const session = storeSession();
+  // Clients of their own (several sessions, a 10 s connect timeout; session.admin's have one session), closed after each test.
+  const clients: SqlClient[] = [];
 
   afterEach(async () => {
     for (const client of clients.splice(0)) await client.close();
   });
 
-  afterAll(() => releasePostgres());
+  /** A new database with orq's schema, and a client of `connections` sessions on it. */
+  async function database(label: string, connections: number): Promise<SqlClient> {
+    const url = await session.server().createDatabase(label);
+    const store = await openPostgresStore(storeOptions(url));
+    await store.close();
+    const client = connectSql({ url, maxConnections: connections, connectTimeoutS: 10, settings: {}, applicationName: "orq-test quotas" });
+    clients.push(client);
+    return client;
+  }
 
   test("the first draw makes a full bucket; concurrent draws take it all and never more than it plus the refill by the database's clock", async () => {
     const client = await database("quota-draws", 8);

@@ -12,16 +12,17 @@
 // "Time passing" in the database is simulated by ageing rows (lease_until,
 // heartbeat_at), never by sleeping.
 
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test } from "bun:test";
 import { ManualClock } from "../../../src/lib/clock.ts";
 import { clusterLimits } from "../../../src/limits.ts";
 import { openPostgresStore } from "../../../src/storage/postgres/postgres-store.ts";
 import { ShardFencedError } from "../../../src/storage/postgres/shard-fence.ts";
 import { NodeIdInUseError, ShardOwnership } from "../../../src/storage/postgres/shard-ownership.ts";
 import { connectSql, type SqlClient, type SqlSession } from "../../../src/storage/postgres/sql-client.ts";
-import { postgresAvailable, releasePostgres, sharedPostgres, type PostgresServer } from "../../support/postgres-server.ts";
+import { postgresAvailable } from "../../support/postgres-server.ts";
 import { itemRecord, shardBatch } from "../record-fixtures.ts";
 import { storeOptions } from "./store-options.ts";
+import { storeSession } from "./store-session.ts";
 
 /** Long enough that no lease runs out in the database by itself during a test. */
 const leaseMs = 60_000;
@@ -37,16 +38,12 @@ interface Node {
 }
 
 describe.skipIf(!postgresAvailable())("shard ownership on PostgreSQL", () => {
-  let pg: PostgresServer;
+  const session = storeSession();
+  // The nodes' clients have two sessions each (session.admin's have one): closed after each test.
   const closers: Array<{ close(): Promise<void> }> = [];
 
-  beforeAll(async () => {
-    pg = await sharedPostgres();
-  });
-
-  afterAll(async () => {
+  afterEach(async () => {
     for (const each of closers.splice(0)) await each.close();
-    await releasePostgres();
   });
 
   function client(url: string): SqlClient {
@@ -68,7 +65,7 @@ describe.skipIf(!postgresAvailable())("shard ownership on PostgreSQL", () => {
   }
 
   async function database(shards: number): Promise<string> {
-    const url = await pg.createDatabase("ownership");
+    const url = await session.server().createDatabase("ownership");
     const store = await openPostgresStore(storeOptions(url, { shards, shardsDefault: shards }));
     await store.close();
     return url;
@@ -164,8 +161,7 @@ describe.skipIf(!postgresAvailable())("shard ownership on PostgreSQL", () => {
     const a = await node(url, "a", 4);
     await a.ownership.tick();
     expect(a.ownership.servedShards()).toEqual([0, 1, 2, 3]);
-    const store = await openPostgresStore(storeOptions(url, { shardsDefault: 4, loadAllShards: true }));
-    closers.push(store);
+    const store = await session.open(storeOptions(url, { shardsDefault: 4, loadAllShards: true }));
     store.fence = a.ownership;
     // a is paused past its lease on shard 0 (as the database sees it), and b joins and claims it.
     await age(url, "UPDATE orq_shards SET lease_until = now() - interval '1 second' WHERE shard = 0", []);

@@ -13,33 +13,17 @@
 // topic stored before its row existed gets one at the first draw.
 // Skipped when PostgreSQL is not installed (unless ORQ_REQUIRE_POSTGRES=1).
 
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { openPostgresStore, type PostgresStore } from "../../../src/storage/postgres/postgres-store.ts";
+import { afterEach, describe, expect, test } from "bun:test";
+import type { PostgresStore } from "../../../src/storage/postgres/postgres-store.ts";
 import { connectSql, type SqlClient } from "../../../src/storage/postgres/sql-client.ts";
 import { drawRateTokens, moveSlots, shardSlots, topicSlots } from "../../../src/storage/postgres/topic-bound-rows.ts";
 import type { PolicyRecord } from "../../../src/storage/record.ts";
-import { postgresAvailable, releasePostgres, sharedPostgres } from "../../support/postgres-server.ts";
+import { postgresAvailable } from "../../support/postgres-server.ts";
 import { storeOptions } from "./store-options.ts";
+import { storeSession } from "./store-session.ts";
 
 const ns = "default";
 const shards = 4;
-const clients: SqlClient[] = [];
-const stores: PostgresStore[] = [];
-
-/** A new database with orq's schema (4 shards, each owned by "n1" at epoch 1), its store, and a client of `connections` sessions. */
-async function database(label: string, connections: number): Promise<{ store: PostgresStore; client: SqlClient; url: string }> {
-  const url = await (await sharedPostgres()).createDatabase(label);
-  const store = await openStore(url);
-  stores.push(store);
-  const client = connectSql({ url, maxConnections: connections, connectTimeoutS: 10, settings: {}, applicationName: "orq-test topic bounds" });
-  clients.push(client);
-  await client.query("UPDATE orq_shards SET owner = 'n1', epoch = 1, lease_until = now() + interval '1 hour'");
-  return { store, client, url };
-}
-
-function openStore(url: string): Promise<PostgresStore> {
-  return openPostgresStore(storeOptions(url, { shards, shardsDefault: shards }));
-}
 
 async function setPolicy(store: PostgresStore, topic: string, bounds: Partial<PolicyRecord> | null): Promise<void> {
   const record = bounds === null ? null : { ns, topic, group: null, weight: null, maxLeased: null, rate: null, ...bounds };
@@ -61,16 +45,27 @@ async function dbSeconds(client: SqlClient, since: string): Promise<number> {
 }
 
 describe.skipIf(!postgresAvailable())("topic bound rows in PostgreSQL", () => {
-  beforeAll(async () => {
-    await sharedPostgres();
-  });
+  const session = storeSession();
+  // Clients of their own (several sessions, a 10 s connect timeout; session.admin's have one session), closed after each test.
+  const clients: SqlClient[] = [];
 
   afterEach(async () => {
     for (const client of clients.splice(0)) await client.close();
-    for (const store of stores.splice(0)) await store.close();
   });
 
-  afterAll(() => releasePostgres());
+  /** A new database with orq's schema (4 shards, each owned by "n1" at epoch 1), its store, and a client of `connections` sessions. */
+  async function database(label: string, connections: number): Promise<{ store: PostgresStore; client: SqlClient; url: string }> {
+    const url = await session.server().createDatabase(label);
+    const store = await openStore(url);
+    const client = connectSql({ url, maxConnections: connections, connectTimeoutS: 10, settings: {}, applicationName: "orq-test topic bounds" });
+    clients.push(client);
+    await client.query("UPDATE orq_shards SET owner = 'n1', epoch = 1, lease_until = now() + interval '1 hour'");
+    return { store, client, url };
+  }
+
+  function openStore(url: string): Promise<PostgresStore> {
+    return session.open(storeOptions(url, { shards, shardsDefault: shards }));
+  }
 
   test("a topic's rate bucket: starts full, concurrent draws never exceed it plus the refill, a new rate caps it", async () => {
     const { client } = await database("rate-rows", 8);
@@ -128,7 +123,6 @@ describe.skipIf(!postgresAvailable())("topic bound rows in PostgreSQL", () => {
     await setPolicy(store, "t", { maxLeased: 6 });
     // Another node (store) replaces the policy; this store's clear is conditional on the row it saw, and finds it changed.
     const other = await openStore(url);
-    stores.push(other);
     await setPolicy(other, "t", { maxLeased: 8 });
     await setPolicy(store, "t", null);
     expect(await topicSlots(client, ns, "t")).toEqual({ maxLeased: 8, free: 8 });
