@@ -23,6 +23,7 @@ import { postgresAvailable, releasePostgres, sharedPostgres, type PostgresServer
 import { itemRecord, outcomeRecord, shardBatch } from "../record-fixtures.ts";
 import { loadAll, storeSuite } from "../store-suite.ts";
 import { storeOptions } from "./store-options.ts";
+import { scheduleRecord } from "./schedule-record.ts";
 import { storeSession } from "./store-session.ts";
 
 const available = postgresAvailable();
@@ -135,29 +136,17 @@ describe.skipIf(!available)("PostgresStore in particular", () => {
   test("a stored schedule keeps its shard: a write or delete under another shard leaves its row alone; readScheduleShard finds it", async () => {
     const url = await session.server().createDatabase("schedule_shard");
     const store = await open(url, { shards: 4 });
-    const record = (lastAtMs: number | null): ScheduleRecord => ({
-      ns: "n",
-      name: "a",
-      cron: null,
-      everyMs: 1000,
-      timezone: "UTC",
-      catchUp: "one",
-      anchorMs: 5,
-      lastAtMs,
-      lastId: lastAtMs === null ? null : "1:1",
-      item: { topic: "t", group: "g" },
-    });
     const commit = (shard: number, value: ScheduleRecord | null) =>
       store.commit({ shards: [], outcomes: [], meta: null, acked: null, ackedPurgeBeforeMs: null, schedules: [{ ns: "n", name: "a", shard, record: value }] });
     expect(await store.readScheduleShard("n", "a")).toBeNull();
-    await commit(1, record(null));
+    await commit(1, scheduleRecord(null));
     expect(await store.readScheduleShard("n", "a")).toBe(1);
     // Another shard's write or delete of the same name changes nothing: a schedule never moves by a write.
-    await commit(2, record(7000));
+    await commit(2, scheduleRecord(7000));
     await commit(3, null);
     expect(await store.readScheduleShard("n", "a")).toBe(1);
     expect((await store.readSchedules("n", null, 10)).map((each) => each.lastAtMs)).toEqual([null]);
-    await commit(1, record(8000));
+    await commit(1, scheduleRecord(8000));
     expect((await store.readSchedules("n", null, 10)).map((each) => each.lastAtMs)).toEqual([8000]);
     await commit(1, null);
     expect(await store.readScheduleShard("n", "a")).toBeNull();

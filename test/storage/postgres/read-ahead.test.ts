@@ -11,29 +11,17 @@
 
 import { describe, expect, test } from "bun:test";
 import { encodeItemRecord, encodeOutcomeRecord } from "../../../src/storage/record-codec.ts";
-import type { ScheduleRecord } from "../../../src/storage/record.ts";
 import type { PostgresStore, PostgresStoreOptions } from "../../../src/storage/postgres/postgres-store.ts";
 import { postgresAvailable } from "../../support/postgres-server.ts";
 import { seededRandom } from "../../support/seeded-random.ts";
 import { itemRecord, outcomeRecord, shardBatch } from "../record-fixtures.ts";
 import { loadAll } from "../store-suite.ts";
 import { storeOptions } from "./store-options.ts";
+import { scheduleRecord } from "./schedule-record.ts";
 import { storeSession } from "./store-session.ts";
 
 const available = postgresAvailable();
 
-const schedule = (lastAtMs: number | null): ScheduleRecord => ({
-  ns: "n",
-  name: "a",
-  cron: null,
-  everyMs: 1000,
-  timezone: "UTC",
-  catchUp: "one",
-  anchorMs: 5,
-  lastAtMs,
-  lastId: lastAtMs === null ? null : "1:1",
-  item: { topic: "t", group: "g" },
-});
 
 /** Everything a store holds of shard 1, comparable with toEqual. */
 function shardState(store: PostgresStore) {
@@ -64,7 +52,7 @@ describe.skipIf(!available)("a shard read ahead of its claim", () => {
         meta: null,
         acked: null,
         ackedPurgeBeforeMs: null,
-        schedules: [{ ns: "n", name: "a", shard: 1, record: schedule(null) }],
+        schedules: [{ ns: "n", name: "a", shard: 1, record: scheduleRecord(null) }],
       });
       // An acked block of shard 1 (keys acked earlier, their rows gone).
       await owner.commit({ shards: [], outcomes: [], meta: null, acked: { endedAtMs: 100_000, namespaces: ["n"], nsIndexes: [0, 0], shards: [1, 1], keys: [901, 903] }, ackedPurgeBeforeMs: null });
