@@ -24,7 +24,7 @@
 import { clusterLimits } from "../../limits.ts";
 import { loadBlocksSql } from "./acked-blocks.ts";
 import { ShardValues } from "./shard-values.ts";
-import { byteaValue, byteaView, int8Value, type SqlClient } from "./sql-client.ts";
+import { byteaValue, byteaView, int8Value, type SqlClient, type SqlRow } from "./sql-client.ts";
 
 const { loadPageRows } = clusterLimits;
 
@@ -45,36 +45,48 @@ export interface EarlyShardRows {
   counts: number[];
 }
 
-/** Read the shard's rows: items in pages of loadPageRows, keyset-paginated in key order. */
+/** Read the shard's rows: items, outcomes and acked blocks in pages of loadPageRows, keyset-paginated in key order. */
 export async function readShardRows(client: SqlClient, shard: number): Promise<ShardRows> {
   // Each page of rows is copied into a few large buffers, not an array per value (shard-values.ts).
   const items = new ShardValues();
-  for (let after = -1; ; ) {
-    const rows = await client.query("SELECT key, value FROM orq_items WHERE shard = $1 AND key > $2 ORDER BY key LIMIT $3", [shard, after, loadPageRows]);
+  await readPages(client, "SELECT key, value FROM orq_items WHERE shard = $1 AND key > $2 ORDER BY key LIMIT $3", shard, -1, int8Value, (rows) =>
     items.load(
       rows.map((row) => int8Value(row[0])),
       rows.map((row) => byteaView(row[1])),
-    );
-    if (rows.length < loadPageRows) break;
-    after = int8Value(rows[rows.length - 1]?.[0]);
-  }
+    ),
+  );
   const outcomes = new Map<string, Uint8Array>();
-  for (let after = ""; ; ) {
-    const rows = await client.query("SELECT id, value FROM orq_outcomes WHERE shard = $1 AND id > $2 ORDER BY id LIMIT $3", [shard, after, loadPageRows]);
+  await readPages(client, "SELECT id, value FROM orq_outcomes WHERE shard = $1 AND id > $2 ORDER BY id LIMIT $3", shard, "", String, (rows) => {
     for (const row of rows) outcomes.set(String(row[0]), byteaValue(row[1]));
-    if (rows.length < loadPageRows) break;
-    after = String(rows[rows.length - 1]?.[0]);
-  }
+  });
   const schedules = new Map<string, Uint8Array>();
   for (const row of await client.query("SELECT key, value FROM orq_schedules WHERE shard = $1", [shard])) schedules.set(String(row[0]), byteaValue(row[1]));
   const blocks: Array<{ seq: number; value: Uint8Array }> = [];
-  for (let after = -1; ; ) {
-    const rows = await client.query(loadBlocksSql, [shard, after, loadPageRows]);
+  await readPages(client, loadBlocksSql, shard, -1, int8Value, (rows) => {
     for (const row of rows) blocks.push({ seq: int8Value(row[0]), value: byteaValue(row[1]) });
-    if (rows.length < loadPageRows) break;
-    after = int8Value(rows[rows.length - 1]?.[0]);
-  }
+  });
   return { items, outcomes, schedules, blocks };
+}
+
+/**
+ * Run `sql` ($1 the shard, $2 the last key read, $3 the page size; ordered
+ * by its first column) page after page from `first`, handing each page to
+ * `take`, until a page comes back short.
+ */
+async function readPages<K extends number | string>(
+  client: SqlClient,
+  sql: string,
+  shard: number,
+  first: K,
+  keyOf: (value: unknown) => K,
+  take: (rows: SqlRow[]) => void,
+): Promise<void> {
+  for (let after = first; ; ) {
+    const rows = await client.query(sql, [shard, after, loadPageRows]);
+    take(rows);
+    if (rows.length < loadPageRows) return;
+    after = keyOf(rows[rows.length - 1]?.[0]);
+  }
 }
 
 /** Read the shard's rows ahead of a claim, noting the horizon the check after the claim needs. */
