@@ -469,9 +469,10 @@ export class ClusterNode {
   private readSilentShardsAhead(silent: readonly number[]): void {
     const { store, options } = this;
     const wanted = new Set(silent);
-    for (const shard of store.shardsReadAhead()) if (!wanted.has(shard) && !this.loading.has(shard)) store.forgetShardAhead(shard);
+    const readAhead = new Set(store.shardsReadAhead());
+    for (const shard of readAhead) if (!wanted.has(shard) && !this.loading.has(shard)) store.forgetShardAhead(shard);
     for (const shard of silent) {
-      if (this.readingAhead.has(shard) || store.hasShard(shard) || this.loading.has(shard) || store.shardsReadAhead().includes(shard)) continue;
+      if (this.readingAhead.has(shard) || store.hasShard(shard) || this.loading.has(shard) || readAhead.has(shard)) continue;
       this.readingAhead.add(shard);
       this.loads = this.loads.then(async () => {
         try {
