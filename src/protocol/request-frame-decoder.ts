@@ -25,7 +25,8 @@
 
 import { RequestDecoder, WholeFloat, createRequestDecoder, type RequestDecoderOptions } from "./msgpack-codec.ts";
 import { RepeatedMapCache } from "./repeated-map-cache.ts";
-import { ShortStringCache, asciiString, cachedStringBytesMax } from "./short-string-cache.ts";
+import { asciiString } from "../lib/ascii-string.ts";
+import { ShortStringCache, cachedStringBytesMax } from "./short-string-cache.ts";
 
 /** Thrown inside the fast path when a frame needs the library decoder; never escapes decodeBody. */
 const needsLibrary = new Error("needs the library decoder");

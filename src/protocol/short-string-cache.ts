@@ -13,6 +13,8 @@
 // used since the last miss in its set (clearing the marks when both were),
 // so a string repeated more often than unique strings land in its set stays.
 
+import { asciiString } from "../lib/ascii-string.ts";
+
 /**
  * Longest string cached, in bytes: names and values the protocol repeats
  * (op, ns, topic, feature names and values) are shorter; a longer string is
@@ -83,17 +85,4 @@ export class ShortStringCache {
     this.entryUsed[entry] = 1;
     return this.entryStrings[entry] as string;
   }
-}
-
-const bufferToString = Buffer.prototype.toString;
-
-/**
- * Builds a string from bytes the caller has checked are all ASCII (below
- * 0x80), where latin1 and UTF-8 agree. Buffer's latin1 decoding is one
- * native call, about 40 ns at any length up to 64 bytes on the build machine,
- * where appending one char code at a time costs about 10 ns a byte (20 bytes:
- * 250 ns). It accepts any Uint8Array, not only a Buffer.
- */
-export function asciiString(bytes: Uint8Array, start: number, length: number): string {
-  return bufferToString.call(bytes, "latin1", start, start + length);
 }

@@ -6,6 +6,7 @@
 // lmdb-store.ts); the reader copies byte strings out, so nothing it returns
 // aliases the input (LMDB memory or a reused buffer).
 
+import { asciiString } from "../lib/ascii-string.ts";
 import { assert } from "../lib/assert.ts";
 
 const textEncoder = new TextEncoder();
@@ -198,7 +199,7 @@ export class ByteReader {
     const start = this.position;
     this.position += length;
     if (length <= shortStringBytesMax) {
-      const ascii = asciiString(this.bytes, start, length);
+      const ascii = asciiOrNull(this.bytes, start, length);
       if (ascii !== null) return ascii;
     }
     return textDecoder.decode(this.bytes.subarray(start, start + length));
@@ -291,13 +292,9 @@ export function getF64(bytes: Uint8Array, at: number): number {
   return f64Scratch[0] as number;
 }
 
-/** The string when every byte is ASCII, else null (the caller falls back to TextDecoder). */
-function asciiString(bytes: Uint8Array, start: number, length: number): string | null {
-  let result = "";
-  for (let index = start; index < start + length; index++) {
-    const byte = bytes[index] as number;
-    if (byte >= 0x80) return null;
-    result += String.fromCharCode(byte);
-  }
-  return result;
+/** The string when every byte is ASCII, else null (the caller falls back to TextDecoder): one native call, not a char at a time (decisions/052). */
+function asciiOrNull(bytes: Uint8Array, start: number, length: number): string | null {
+  let ored = 0;
+  for (let index = start; index < start + length; index++) ored |= bytes[index] as number;
+  return ored >= 0x80 ? null : asciiString(bytes, start, length);
 }
