@@ -29,3 +29,23 @@ test("seeded model: the split map answers every step as one Map", () => {
   }
   for (const [key, value] of model) expect(split.get(key)).toBe(value);
 });
+
+test("growth and churn: 100,000 keys set, half deleted, set again, all read back as one Map", () => {
+  const split = new SplitMap<number>();
+  const model = new Map<string, number>();
+  const keyOf = (n: number): string => (n % 2 === 0 ? `key-${n}` : `${n}`);
+  for (let n = 0; n < 100_000; n++) {
+    split.set(keyOf(n), n);
+    model.set(keyOf(n), n);
+  }
+  expect(split.size).toBe(100_000);
+  for (let n = 0; n < 100_000; n += 2) expect(split.delete(keyOf(n))).toBe(model.delete(keyOf(n)));
+  // Deleted slots are reused or dropped: a key set again is found once, and a deleted key is gone.
+  for (let n = 0; n < 100_000; n += 4) {
+    split.set(keyOf(n), -n);
+    model.set(keyOf(n), -n);
+  }
+  expect(split.size).toBe(model.size);
+  for (let n = 0; n < 100_000; n++) expect(split.get(keyOf(n))).toBe(model.get(keyOf(n)));
+  expect(split.delete("absent")).toBe(false);
+});
