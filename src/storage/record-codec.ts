@@ -433,15 +433,15 @@ export const recordReaders: ReadonlyMap<number, RecordReaders> = new Map([
 ]);
 assert(recordReaders.has(RECORD_VERSION), "record codec: no reader for RECORD_VERSION");
 
-function open(bytes: Uint8Array, kind: RecordKind, readers: ReadonlyMap<number, RecordReaders>, length = bytes.length): [ByteReader, RecordReaders] {
-  if (length < 2) throw new RecordDecodeError(`record of ${length} bytes is too short`);
-  const version = bytes[0] as number;
+function open(bytes: Uint8Array, kind: RecordKind, readers: ReadonlyMap<number, RecordReaders>, end = bytes.length, start = 0): [ByteReader, RecordReaders] {
+  if (end - start < 2) throw new RecordDecodeError(`record of ${end - start} bytes is too short`);
+  const version = bytes[start] as number;
   const versionReaders = readers.get(version);
   if (versionReaders === undefined) {
     throw new RecordDecodeError(`record version ${version} is unknown (this build reads ${[...readers.keys()].join(", ")})`);
   }
-  if (bytes[1] !== kind) throw new RecordDecodeError(`record kind ${bytes[1]} where kind ${kind} was expected`);
-  return [new ByteReader(bytes, 2, length), versionReaders];
+  if (bytes[start + 1] !== kind) throw new RecordDecodeError(`record kind ${bytes[start + 1]} where kind ${kind} was expected`);
+  return [new ByteReader(bytes, start + 2, end), versionReaders];
 }
 
 function finish(reader: ByteReader, what: string): void {
@@ -452,9 +452,10 @@ function finish(reader: ByteReader, what: string): void {
  * Decode an item record. With `withBytes` false its payload and metadata are
  * `noBytes` (recovery: the engine reads them back only when it needs them).
  */
-export function decodeItemRecord(bytes: Uint8Array, readers = recordReaders, withBytes = true, length = bytes.length): ItemRecord {
-  // `length` bounds the value when `bytes` is a larger shared buffer (lmdb-store.ts's recovery decoder).
-  const [reader, versionReaders] = open(bytes, RecordKind.item, readers, length);
+export function decodeItemRecord(bytes: Uint8Array, readers = recordReaders, withBytes = true, end = bytes.length, start = 0): ItemRecord {
+  // `start` and `end` bound the value when `bytes` is a larger shared buffer: lmdb-store.ts's
+  // recovery decoder, a page of the PostgreSQL store's values (postgres/shard-values.ts).
+  const [reader, versionReaders] = open(bytes, RecordKind.item, readers, end, start);
   const record = versionReaders.item(reader, withBytes);
   finish(reader, "item");
   assertItemRecord(record);

@@ -19,7 +19,7 @@ export class ItemCache {
    * Per shard, the highest key it was given, or NaN once a key came below it:
    * while a number, the map's insertion order is key order (a load reads in
    * key order and new keys append), so a shard is walked in key order
-   * without a sort (inKeyOrder).
+   * without a sort (readInKeyOrder).
    */
   private readonly highestKey: number[];
 
@@ -62,15 +62,17 @@ export class ItemCache {
   }
 
   /**
-   * A loaded shard's items in ascending key order, lazily: in insertion order
-   * when that is key order (no copy, no sort: a shard of a million items is
-   * handed to the engine in steps), else sorted first.
+   * A loaded shard's items in ascending key order, each value read in place
+   * by `read` (ShardValues.read), lazily: in insertion order when that is key
+   * order (no copy, no sort: a shard of a million items is handed to the
+   * engine in steps), else sorted first.
    */
-  inKeyOrder(shard: number): Iterable<[ItemKey, Uint8Array]> {
+  readInKeyOrder<T>(shard: number, read: (key: ItemKey, bytes: Uint8Array, start: number, end: number) => T): Iterable<T> {
     this.checkShard(shard);
     const items = this.shards[shard];
     if (items === null || items === undefined) return [];
-    return Number.isNaN(this.highestKey[shard]) ? this.sortedEntries(shard) : items.entries();
+    if (!Number.isNaN(this.highestKey[shard])) return items.read(read);
+    return this.sortedEntries(shard).map(([key, value]) => read(key, value, 0, value.length));
   }
 
   /** The loaded shard's outcomes. */

@@ -221,10 +221,8 @@ export class PostgresStore implements Store {
     const outcomes = function* (): Iterable<{ id: string; record: OutcomeRecord }> {
       for (const [id, value] of cache.shardOutcomes(shard)) yield { id, record: decodeOutcomeRecord(value) };
     };
-    const items = function* (): Iterable<{ key: ItemKey; record: ItemRecord }> {
-      for (const [key, value] of cache.inKeyOrder(shard)) yield { key, record: decodeItemRecord(value, recordReaders, false) };
-    };
-    return { shard, items: items(), outcomes: outcomes(), ackedLog: this.acked.records(shard), schedules: [...this.schedules.records(shard)] };
+    const items = cache.readInKeyOrder(shard, (key, bytes, start, end) => ({ key, record: decodeItemRecord(bytes, recordReaders, false, end, start) }));
+    return { shard, items, outcomes: outcomes(), ackedLog: this.acked.records(shard), schedules: [...this.schedules.records(shard)] };
   }
 
   /** Forget a shard's items (its ownership moved away). */

@@ -1,13 +1,19 @@
 // Goal: the PostgreSQL store's copy of committed values finds what was
 // committed and nothing else, after deletes, for a shard not loaded, and when
 // keys arrive out of order (a cluster node filing its own keys below an
-// adopted shard's); a shard is walked in key order either way.
+// adopted shard's); a shard is walked in key order either way, each value
+// read in place from its page.
 
 import { expect, test } from "bun:test";
 import { ItemCache } from "../../../src/storage/postgres/item-cache.ts";
 import { ShardValues } from "../../../src/storage/postgres/shard-values.ts";
 
 const value = (byte: number) => new Uint8Array([byte]);
+
+/** A shard's keys in the order readInKeyOrder walks them, each with its value's bytes as read in place. */
+function walk(cache: ItemCache, shard: number): Array<[number, number[]]> {
+  return [...cache.readInKeyOrder(shard, (key, bytes, start, end): [number, number[]] => [key, [...bytes.subarray(start, end)]])];
+}
 
 /** A shard's items as a load reads them. */
 function loaded(entries: ReadonlyArray<readonly [number, Uint8Array]>): ShardValues {
@@ -31,7 +37,7 @@ test("keys appended in order: a higher key is absent, every stored key is found,
   expect(cache.get(0, 30)).toEqual(value(3));
   expect(cache.get(0, 10)).toBeUndefined();
   expect(cache.get(0, 31)).toBeUndefined();
-  expect([...cache.inKeyOrder(0)].map(([key]) => key)).toEqual([20, 30]);
+  expect(walk(cache, 0)).toEqual([[20, [2]], [30, [3]]]);
 });
 
 test("a key below the highest (out of order) is found, and so is every key after it, the order kept by sorting", () => {
@@ -43,7 +49,7 @@ test("a key below the highest (out of order) is found, and so is every key after
   cache.apply(0, new Map<number, Uint8Array | null>([[2_000, value(3)], [7, value(4)]]));
   for (const [key, byte] of [[5, 2], [7, 4], [1_000, 1], [2_000, 3]] as const) expect(cache.get(0, key)).toEqual(value(byte));
   expect(cache.get(0, 3_000)).toBeUndefined();
-  expect([...cache.inKeyOrder(0)].map(([key]) => key)).toEqual([5, 7, 1_000, 2_000]);
+  expect(walk(cache, 0)).toEqual([[5, [2]], [7, [4]], [1_000, [1]], [2_000, [3]]]);
 });
 
 test("a shard loaded with keys out of order is looked up by probing", () => {
