@@ -251,7 +251,8 @@ describe.skipIf(!postgresAvailable())("cluster faults with 1,000,000 items", () 
         got = first.got;
         console.log(
           `SIGSTOP of n${p} past its lease (n${s} then serves all ${items} items): map moved after ${Math.round(mapMs)} ms; first delivery per lost shard holding its leased items after ` +
-            `${JSON.stringify(Object.fromEntries([...first.firstMs].map(([s, ms]) => [s, Math.round(ms)])))} ms (contract bound ${takeoverBoundMs} ms)`,
+            `${JSON.stringify(Object.fromEntries([...first.firstMs].map(([s, ms]) => [s, Math.round(ms)])))} ms ` +
+            `(n${s} dequeues one item at a time best first over every shard it owns, so this is when that order reaches the shard; the map moving is the takeover)`,
         );
         expect(withItems.every((shard) => first.firstMs.has(shard))).toBe(true);
         // The new owner delivers none of the paused node's leased items: their leases stand.
