@@ -1,8 +1,8 @@
 // A string from bytes known to be ASCII, in one native call. The request
 // decoder (protocol/short-string-cache.ts) and the record codec
-// (storage/byte-cursor.ts) both build many short strings; appending one
-// char code at a time costs about 10 ns a byte and leaves a rope that the
-// first Map lookup of the string must flatten (decisions/052).
+// (storage/byte-cursor.ts) both build many short strings; built a char at a
+// time, each is also a rope that the first Map lookup of it must flatten
+// (decisions/052).
 
 const bufferToString = Buffer.prototype.toString;
 
