@@ -14,13 +14,17 @@
 // shard. Here a slot is three neighbouring elements of one array (the key's
 // hash, the key, the value), so a probe or a move touches one cache line
 // (decisions/052-filing-keyed-items.md).
+//
+// Lazy: every topic has one (up to topicsMax, a million) and most hold no
+// keys, so the parts are made at the first key and each part at its own
+// first key.
 
 /** Parts the map is split into (a power of two). */
-const parts = 64;
+const partCount = 64;
 /** Bits of the hash that choose the part (the top ones; the low ones choose the slot). */
-const partShift = 32 - Math.log2(parts);
+const partShift = 32 - Math.log2(partCount);
 /** Slots a part starts with (a power of two). */
-const capacityMin = 16;
+const capacityMin = 8;
 /** Elements per slot: the code, the key, the value. */
 const stride = 3;
 /** A slot's code when it was never used: a lookup stops here. */
@@ -40,17 +44,21 @@ class Part {
 }
 
 export class SplitMap<V> {
-  private readonly parts: Part[] = Array.from({ length: parts }, () => new Part());
+  /** The parts by the hash's top bits, null until the first key; a part is undefined until its first key. */
+  private parts: Array<Part | undefined> | null = null;
 
   get size(): number {
     let size = 0;
-    for (const part of this.parts) size += part.size;
+    for (const part of this.parts ?? []) size += part?.size ?? 0;
     return size;
   }
 
   get(key: string): V | undefined {
+    const parts = this.parts;
+    if (parts === null) return undefined;
     const code = hashOf(key);
-    const part = this.parts[code >>> partShift] as Part;
+    const part = parts[code >>> partShift];
+    if (part === undefined) return undefined;
     const slots = part.slots;
     const mask = part.capacity - 1;
     for (let slot = code & mask; ; slot = (slot + 1) & mask) {
@@ -62,7 +70,12 @@ export class SplitMap<V> {
 
   set(key: string, value: V): void {
     const code = hashOf(key);
-    const part = this.parts[code >>> partShift] as Part;
+    if (this.parts === null) this.parts = new Array<Part | undefined>(partCount).fill(undefined);
+    let part = this.parts[code >>> partShift];
+    if (part === undefined) {
+      part = new Part();
+      this.parts[code >>> partShift] = part;
+    }
     // At most half the slots used, so a probe meets an empty slot soon.
     if ((part.used + 1) * 2 > part.capacity) rehash(part);
     const slots = part.slots;
@@ -91,8 +104,10 @@ export class SplitMap<V> {
   }
 
   delete(key: string): boolean {
+    if (this.parts === null) return false;
     const code = hashOf(key);
-    const part = this.parts[code >>> partShift] as Part;
+    const part = this.parts[code >>> partShift];
+    if (part === undefined) return false;
     const slots = part.slots;
     const mask = part.capacity - 1;
     for (let slot = code & mask; ; slot = (slot + 1) & mask) {

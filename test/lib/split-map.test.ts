@@ -35,6 +35,10 @@ test("seeded model: the split map answers every step as one Map", () => {
 test("growth and churn: 100,000 keys set, half deleted, set again, all read back as one Map", () => {
   const split = new SplitMap<number>();
   const model = new Map<string, number>();
+  // Empty, its parts not made yet.
+  expect(split.size).toBe(0);
+  expect(split.get("key-0")).toBeUndefined();
+  expect(split.delete("key-0")).toBe(false);
   const keyOf = (n: number): string => (n % 2 === 0 ? `key-${n}` : `${n}`);
   for (let n = 0; n < 100_000; n++) {
     split.set(keyOf(n), n);
