@@ -3,7 +3,8 @@
 // alias the input, and the version table dispatches old values to their reader:
 // values of versions 1 to 3 decode with group null, version 4 items round-trip
 // with and without a group, and a version 3 value is patched like a current one
-// (relabelled version 4).
+// (relabelled version 4). A value inside a larger buffer decodes between its
+// bounds.
 
 import { describe, expect, test } from "bun:test";
 import { AssertionError } from "../../src/lib/assert.ts";
@@ -168,6 +169,20 @@ describe("record codec", () => {
     expect(bytes[63]).toBe(2);
     bytes[64] = 0xe9;
     expect(() => decodeItemRecord(bytes)).toThrow();
+  });
+
+  test("a value inside a larger buffer decodes from its start to its end, and not past either", () => {
+    const first = encodeItemRecord(fullItemRecord());
+    const second = encodeItemRecord(itemRecord({ key: "k-1", topic: "jobs" }));
+    // Two values back to back with a byte before each, as a page of the PostgreSQL store holds them.
+    const page = new Uint8Array(2 + first.length + second.length);
+    page.set(first, 1);
+    page.set(second, 2 + first.length);
+    expect(decodeItemRecord(page, recordReaders, true, 1 + first.length, 1)).toEqual(decodeItemRecord(first));
+    expect(decodeItemRecord(page, recordReaders, false, page.length, 2 + first.length)).toEqual(decodeItemRecord(second, recordReaders, false));
+    // An end short of the value, or a start off by one, is damage.
+    expect(() => decodeItemRecord(page, recordReaders, true, first.length, 1)).toThrow("record truncated");
+    expect(() => decodeItemRecord(page, recordReaders, true, 1 + first.length, 0)).toThrow(RecordDecodeError);
   });
 
   test("decoding without bytes skips payload and metadata and reads every other field", () => {
