@@ -54,18 +54,11 @@ export class SplitMap<V> {
   }
 
   get(key: string): V | undefined {
-    const parts = this.parts;
-    if (parts === null) return undefined;
     const code = hashOf(key);
-    const part = parts[code >>> partShift];
+    const part = this.partOf(code);
     if (part === undefined) return undefined;
-    const slots = part.slots;
-    const mask = part.capacity - 1;
-    for (let slot = code & mask; ; slot = (slot + 1) & mask) {
-      const at = slots[slot * stride];
-      if (at === empty) return undefined;
-      if (at === code && slots[slot * stride + 1] === key) return slots[slot * stride + 2] as V;
-    }
+    const slot = slotOf(part, code, key);
+    return slot < 0 ? undefined : (part.slots[slot * stride + 2] as V);
   }
 
   set(key: string, value: V): void {
@@ -104,23 +97,33 @@ export class SplitMap<V> {
   }
 
   delete(key: string): boolean {
-    if (this.parts === null) return false;
     const code = hashOf(key);
-    const part = this.parts[code >>> partShift];
+    const part = this.partOf(code);
     if (part === undefined) return false;
+    const slot = slotOf(part, code, key);
+    if (slot < 0) return false;
     const slots = part.slots;
-    const mask = part.capacity - 1;
-    for (let slot = code & mask; ; slot = (slot + 1) & mask) {
-      const at = slots[slot * stride];
-      if (at === empty) return false;
-      if (at === code && slots[slot * stride + 1] === key) {
-        slots[slot * stride] = deleted;
-        slots[slot * stride + 1] = undefined;
-        slots[slot * stride + 2] = undefined;
-        part.size--;
-        return true;
-      }
-    }
+    slots[slot * stride] = deleted;
+    slots[slot * stride + 1] = undefined;
+    slots[slot * stride + 2] = undefined;
+    part.size--;
+    return true;
+  }
+
+  /** The part a key of hash `code` belongs to, undefined until it holds a key. */
+  private partOf(code: number): Part | undefined {
+    return this.parts === null ? undefined : this.parts[code >>> partShift];
+  }
+}
+
+/** The slot holding `key` (of hash `code`) in `part`, or -1. */
+function slotOf(part: Part, code: number, key: string): number {
+  const slots = part.slots;
+  const mask = part.capacity - 1;
+  for (let slot = code & mask; ; slot = (slot + 1) & mask) {
+    const at = slots[slot * stride];
+    if (at === empty) return -1;
+    if (at === code && slots[slot * stride + 1] === key) return slot;
   }
 }
 
