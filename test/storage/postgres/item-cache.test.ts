@@ -50,6 +50,15 @@ test("a key below the highest (out of order) is found, and so is every key after
   for (const [key, byte] of [[5, 2], [7, 4], [1_000, 1], [2_000, 3]] as const) expect(cache.get(0, key)).toEqual(value(byte));
   expect(cache.get(0, 3_000)).toBeUndefined();
   expect(walk(cache, 0)).toEqual([[5, [2]], [7, [4]], [1_000, [1]], [2_000, [3]]]);
+  // Sorted, the values are still read one at a time as the walk goes (an adoption's steps), not all at once.
+  let reads = 0;
+  const walking = cache.readInKeyOrder(0, (key) => {
+    reads++;
+    return key;
+  })[Symbol.iterator]();
+  expect(reads).toBe(0);
+  expect(walking.next().value).toBe(5);
+  expect(reads).toBe(1);
 });
 
 test("a shard loaded with keys out of order is looked up by probing", () => {
