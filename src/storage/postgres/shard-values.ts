@@ -110,14 +110,18 @@ export class ShardValues {
    */
   *read<T>(read: (key: ItemKey, bytes: Uint8Array, start: number, end: number) => T): Generator<T> {
     for (const [key, place] of this.places) {
-      const page = this.pages[Math.floor(place / placeStride)] as Page;
+      const page = this.pageOf(place);
       const start = place % placeStride;
-      yield read(key, page.bytes, start, start + page.view.getUint32(start - lengthBytes, true));
+      yield read(key, page.bytes, start, valueEnd(page, start));
     }
   }
 
   private valueAt(place: number): Uint8Array {
-    return valueIn(this.pages[Math.floor(place / placeStride)] as Page, place % placeStride);
+    return valueIn(this.pageOf(place), place % placeStride);
+  }
+
+  private pageOf(place: number): Page {
+    return this.pages[Math.floor(place / placeStride)] as Page;
   }
 
   /** Copy a value into the open page (a new one when it does not fit) and return its place. */
@@ -151,7 +155,7 @@ export class ShardValues {
   }
 
   private release(place: number): void {
-    const page = this.pages[Math.floor(place / placeStride)] as Page;
+    const page = this.pageOf(place);
     page.liveBytes -= lengthBytes + page.view.getUint32((place % placeStride) - lengthBytes, true);
     if (page !== this.open && page.liveBytes * 2 < page.bytes.length) this.queue.push(page);
   }
@@ -181,5 +185,10 @@ export class ShardValues {
 
 /** The value at `offset` of a page: a view (the page's bytes never change once written). */
 function valueIn(page: Page, offset: number): Uint8Array {
-  return page.bytes.subarray(offset, offset + page.view.getUint32(offset - lengthBytes, true));
+  return page.bytes.subarray(offset, valueEnd(page, offset));
+}
+
+/** Where the value at `offset` of a page ends (its length is in the bytes before it). */
+function valueEnd(page: Page, offset: number): number {
+  return offset + page.view.getUint32(offset - lengthBytes, true);
 }
