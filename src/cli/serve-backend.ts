@@ -46,6 +46,8 @@ export interface ServeBackend {
   postgresCommits: (() => CommitCounts) | null;
   /** Cluster mode: shards read ahead of a takeover, kept and read again (decision 050), for /metrics; null on a single node. */
   shardReadsAhead: (() => { kept: number; readAgain: number }) | null;
+  /** Cluster mode: shards filed ahead of a claim, finished or dropped (decision 053), for /metrics; null on a single node. */
+  shardsFiledAhead: (() => { finished: number; dropped: number }) | null;
   /** The LMDB store's ring of recent values (storage/lmdb/recent-values.ts): reads it answered and missed, bytes it holds; null without one. */
   recentValues: () => RecentValuesFigures | null;
   /** Fields for the "started" log line. */
@@ -86,6 +88,7 @@ export async function recoverLocalBackend(store: Store, config: ServeConfig, lim
     clusterMap: null,
     postgresCommits: null,
     shardReadsAhead: null,
+    shardsFiledAhead: null,
     recentValues: () => store.recentValuesFigures?.() ?? null,
     describe: config.store === "memory" ? { store: "memory" } : { data_dir: config.dataDir },
     afterListen: async () => store.meta.nodeId,
@@ -142,6 +145,7 @@ export async function openClusterBackend(
     clusterMap: () => node.wireMap(),
     postgresCommits: () => node.store.commitCounts(),
     shardReadsAhead: () => node.store.readAheadCounts(),
+    shardsFiledAhead: () => ({ ...node.engine.filedAheadCounts }),
     recentValues: () => null,
     describe: { store: "postgres", shard_lease_ms: config.shardLeaseMs },
     afterListen: async (host, port) => {

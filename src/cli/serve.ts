@@ -269,6 +269,7 @@ function feedMetrics(metrics: ReturnType<typeof createMetrics>, backend: ServeBa
       recentValues: backend.recentValues(),
       postgresCommits,
       shardReadsAhead: backend.shardReadsAhead?.() ?? null,
+      shardsFiledAhead: backend.shardsFiledAhead?.() ?? null,
     });
   });
   return commitPoller;

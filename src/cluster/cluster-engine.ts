@@ -42,6 +42,7 @@ import type { RemoteEnd } from "../engine/ops/remote-dependencies.ts";
 import type { EngineStats } from "../engine/reads/stats-shape.ts";
 import type { PolicyRecord, ScheduleRecord } from "../storage/record.ts";
 import type { StoredShard } from "../storage/store.ts";
+import type { FiledShard } from "../engine/recovery/shard-moves.ts";
 import { scheduleMoveRefused, viewOfRecord } from "../engine/schedules/schedules.ts";
 import { shardOfIdOrReceipt } from "../lib/id-grammar.ts";
 import { clusterLimits } from "../limits.ts";
@@ -58,6 +59,12 @@ export interface ShardMoves {
   target(): readonly number[];
   /** The shard's stored state, as the node's store loaded it (PostgresStore.storedShard). */
   stored(shard: number): StoredShard;
+  /** Shards read ahead of their claim, in claim order (decisions/050), that the engine may file ahead (decisions/053). */
+  readAhead(): readonly number[];
+  /** A shard read ahead: its stored state as read (PostgresStore.storedShardAhead), or null once the read was let go or its claim took it. */
+  storedAhead(shard: number): StoredShard | null;
+  /** Whether a shard filed ahead is still wanted: its read ahead is held, or its claim is loading it. */
+  aheadWanted(shard: number): boolean;
   /** The engine holds the shard's items now: serve it (called in the turn of the last step). */
   serve(shard: number): void;
   /** The engine forgot the shard: the store forgets it too. */
@@ -84,10 +91,14 @@ export class ClusterEngine implements EngineApi {
   private readonly held = new Set<number>();
   /** Held shards this node lost since (shardLost): dropped at the next pass even if claimed again meanwhile, then adopted afresh. */
   private readonly lost = new Set<number>();
+  /** Held shards filed ahead of their claim, with what their finish still has to do (null while filing; decisions/053). */
+  private readonly ahead = new Map<number, FiledShard | null>();
   private moving: Promise<void> | null = null;
   private moveAgain = false;
-  /** Shards adopted and dropped so far (tests, logs). */
-  readonly moveCounts = { adopted: 0, dropped: 0 };
+  /** Shards adopted and dropped so far, and filed ahead of a claim (tests, logs). */
+  readonly moveCounts = { adopted: 0, dropped: 0, filedAhead: 0 };
+  /** Shards filed ahead of a claim by what became of the copy: finished at the claim, or dropped (let go, or stale); for /metrics. */
+  readonly filedAheadCounts = { finished: 0, dropped: 0 };
 
   constructor(
     private readonly inner: Engine,
@@ -139,7 +150,8 @@ export class ClusterEngine implements EngineApi {
     const moves = this.moves;
     if (moves === null || this.frozen) return;
     const target = new Set(moves.target());
-    const drops = [...this.held].filter((shard) => !target.has(shard) || this.lost.has(shard));
+    // A shard filed ahead stays while its read or its claim's load is held; one found stale is lost.
+    const drops = [...this.held].filter((shard) => this.lost.has(shard) || (!target.has(shard) && !(this.ahead.has(shard) && moves.aheadWanted(shard))));
     if (drops.length > 0) {
       // A commit in flight may still settle into an item of these shards (an enqueue made it takeable): let it land first.
       await this.drain();
@@ -148,29 +160,78 @@ export class ClusterEngine implements EngineApi {
         await this.inSteps(moves, this.inner.dropShardInSteps(shard, clusterLimits.adoptRecordsPerStep));
         this.held.delete(shard);
         this.lost.delete(shard);
+        if (this.ahead.delete(shard)) this.filedAheadCounts.dropped++;
         this.moveCounts.dropped++;
         moves.forgotten(shard);
       }
     }
     for (const shard of [...target].sort((a, b) => a - b)) {
-      if (this.held.has(shard) || this.frozen || !moves.target().includes(shard)) continue;
+      if ((this.held.has(shard) && !this.ahead.has(shard)) || this.frozen || !moves.target().includes(shard)) continue;
       await this.adopt(moves, shard);
+    }
+    // Then the shards read ahead of a claim, while their owner's lease runs out.
+    for (const shard of moves.readAhead()) {
+      if (this.held.has(shard) || this.frozen) continue;
+      await this.fileAhead(moves, shard);
     }
   }
 
-  /** Load one shard in steps of at most adoptTurnMs, a turn of the event loop between them; serve it if it is still wanted. */
+  /**
+   * Take one shard on in steps of at most adoptTurnMs, a turn of the event
+   * loop between them: file it (unless it was filed ahead), finish it, and
+   * serve it if it is still wanted.
+   */
   private async adopt(moves: ShardMoves, shard: number): Promise<void> {
-    this.held.add(shard);
     const stored = moves.stored(shard);
-    await this.inSteps(moves, this.inner.adoptShardInSteps(stored, moves.nowMs(), clusterLimits.adoptRecordsPerStep));
+    let filed = this.ahead.get(shard) ?? undefined;
+    this.ahead.delete(shard);
+    if (filed !== undefined) this.filedAheadCounts.finished++;
+    else {
+      this.held.add(shard);
+      filed = await this.inSteps(moves, this.inner.fileShardInSteps(stored, moves.nowMs(), clusterLimits.adoptRecordsPerStep, false));
+    }
+    if (filed !== undefined) await this.inSteps(moves, this.inner.finishShardInSteps(filed, moves.nowMs(), clusterLimits.adoptRecordsPerStep));
     // Lost while it loaded: the next pass drops it (and adopts it afresh if it was claimed again).
     if (this.frozen || !moves.target().includes(shard) || this.lost.has(shard)) {
       this.moveAgain = true;
       return;
     }
     moves.serve(shard);
-    this.inner.shardServed(stored.schedules, moves.nowMs());
+    this.inner.shardServed(shard, stored.schedules, moves.nowMs());
     this.moveCounts.adopted++;
+  }
+
+  /**
+   * File a shard read ahead of its claim, unserved (decisions/053): its
+   * claim, if the rows read are kept, then only finishes it. Let go (its
+   * owner renewed, another node claimed it) or found stale at the claim
+   * (shardLost), it is dropped at the next pass.
+   */
+  private async fileAhead(moves: ShardMoves, shard: number): Promise<void> {
+    const stored = moves.storedAhead(shard);
+    if (stored === null) return;
+    this.held.add(shard);
+    this.ahead.set(shard, null);
+    const filed = await this.inSteps(moves, this.inner.fileShardInSteps(stored, moves.nowMs(), clusterLimits.adoptRecordsPerStep, true));
+    if (filed === undefined) return;
+    this.ahead.set(shard, filed);
+    this.moveCounts.filedAhead++;
+    // Claimed, let go or found stale while it filed: the next pass finishes or drops it.
+    this.moveAgain = true;
+  }
+
+  /**
+   * The claim of a shard filed (or being filed) ahead found its rows changed
+   * since the read: the next pass drops that copy, then adopts the store's
+   * fresh one. The caller asks moveShards.
+   */
+  aheadStale(shard: number): void {
+    if (this.ahead.has(shard)) this.lost.add(shard);
+  }
+
+  /** Shards filed ahead of their claim and not finished yet. */
+  get aheadCount(): number {
+    return this.ahead.size;
   }
 
   /** Whether the engine holds the shard's items (served, being adopted, or not yet dropped). */
@@ -192,16 +253,15 @@ export class ClusterEngine implements EngineApi {
   /**
    * Run a move's steps for at most adoptTurnMs per turn of the event loop (at
    * least one step per turn, whatever the clock says). A handover (freeze)
-   * abandons it: the engine must change nothing more, and the node is leaving.
+   * abandons it (undefined): the engine must change nothing more, and the node is leaving.
    */
-  private async inSteps(moves: ShardMoves, steps: Generator<unknown, void>): Promise<void> {
+  private async inSteps<T>(moves: ShardMoves, steps: Generator<unknown, T>): Promise<T | undefined> {
     for (;;) {
-      if (this.frozen) return;
+      if (this.frozen) return undefined;
       const startedMs = moves.stopwatchMs();
-      let done = false;
-      do done = steps.next().done === true;
-      while (!done && moves.stopwatchMs() - startedMs < clusterLimits.adoptTurnMs);
-      if (done) return;
+      let step = steps.next();
+      while (step.done !== true && moves.stopwatchMs() - startedMs < clusterLimits.adoptTurnMs) step = steps.next();
+      if (step.done === true) return step.value;
       await moves.turn();
     }
   }

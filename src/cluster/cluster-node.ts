@@ -161,7 +161,7 @@ export class ClusterNode {
    * would only mark them).
    */
   get shardsMoving(): boolean {
-    return this.loading.size > 0 || this.engine.shardsMoving || this.readingAhead.size > 0 || this.store.shardsReadAhead().length > 0;
+    return this.loading.size > 0 || this.engine.shardsMoving || this.engine.aheadCount > 0 || this.readingAhead.size > 0 || this.store.shardsReadAhead().length > 0;
   }
 
   /**
@@ -183,8 +183,10 @@ export class ClusterNode {
       try {
         // The slots the shard holds of topics' max_leased come with it (its leased items count against them).
         await this.topicBounds.adoptShard(shard);
-        await store.adoptShard(shard);
+        const kept = await store.adoptShard(shard);
         options.log("shard loaded", { shard });
+        // Filed ahead from rows the claim found changed: the engine drops that copy and adopts this one (decisions/053).
+        if (!kept) this.engine.aheadStale(shard);
         // Lost while its rows came: its slots are not this node's (a claim since loads them again, after this).
         if (this.ownership?.heldEpoch(shard) !== epoch) this.topicBounds.dropShard(shard);
       } catch (error) {
@@ -205,6 +207,9 @@ export class ClusterNode {
     const adoptStartedMs = new Map<number, number>();
     return {
       target: () => (this.ownership === null ? [] : this.ownership.servedShards().filter((shard) => store.hasShard(shard) && !this.loading.has(shard))),
+      readAhead: () => store.shardsReadAhead(),
+      storedAhead: (shard) => store.storedShardAhead(shard),
+      aheadWanted: (shard) => this.loading.has(shard) || store.shardsReadAhead().includes(shard),
       stored: (shard) => {
         adoptStartedMs.set(shard, options.monotonic.nowMs());
         return store.storedShard(shard);
@@ -458,6 +463,8 @@ export class ClusterNode {
     const served = ownership.servedShards();
     if (served.length !== built.length || served.some((shard, i) => shard !== built[i])) this.moveShards();
     this.readSilentShardsAhead(ownership.silentShards());
+    // Reads ahead to file, or shards filed ahead whose read was let go (decisions/053).
+    if (this.engine.aheadCount > 0 || this.store.shardsReadAhead().some((shard) => !this.engine.holds(shard))) this.moveShards();
   }
 
   /**
@@ -480,6 +487,8 @@ export class ClusterNode {
           if (this.loading.has(shard) || this.ownership?.silentShards().includes(shard) !== true) return;
           await store.readShardAhead(shard);
           options.log("shard read ahead", { shard });
+          // The engine files it while the owner's lease runs out (decisions/053).
+          this.moveShards();
         } catch (error) {
           options.log("shard read ahead failed", { shard, error: (error as Error).message });
         } finally {

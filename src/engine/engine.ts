@@ -71,7 +71,7 @@ import { explain } from "./reads/explain.ts";
 import { localBuckets, type QuotaBuckets } from "./admission/quota.ts";
 import * as receiptOps from "./ops/receipt-ops.ts";
 import { loadStoreInSteps, type RecoveryProgress } from "./recovery/recovery.ts";
-import { adoptShardInSteps, dropShardInSteps } from "./recovery/shard-moves.ts";
+import { dropShardInSteps, type FiledShard, fileShardInSteps, finishShardInSteps } from "./recovery/shard-moves.ts";
 import { idByKey, matchingView, readySinceMs, type EngineInspector, type MatchingView } from "./reads/inspect.ts";
 import { type RemoteEnd, remoteDependencyEnded, remoteWaitedOn } from "./ops/remote-dependencies.ts";
 import { buildStats } from "./reads/stats.ts";
@@ -186,20 +186,41 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
   }
 
   /**
-   * Cluster mode: take one more shard into this running engine, in steps of
-   * at most `recordsPerStepMax` records (recovery/shard-moves.ts). The
-   * caller keeps the shard unwritable (so nothing of it is delivered) until
-   * the generator is done, then serves it and calls shardServed in the same
-   * turn. The other shards serve throughout; no op may run inside a step.
+   * Cluster mode: file one more shard into this running engine, in steps of
+   * at most `recordsPerStepMax` records (recovery/shard-moves.ts), then
+   * finish it (finishShardInSteps). The caller keeps the shard unwritable (so
+   * nothing of it is delivered) until the finish is done, then serves it and
+   * calls shardServed in the same turn. Until then its deadlines that would
+   * write it wait (ItemStates.parkShard). `ahead`: the shard is not this
+   * node's yet, only read ahead of its claim (decisions/053): nothing of it
+   * is written, its items with `after` ids wait for the finish, and the
+   * caller drops it unless the claim keeps the rows read. The other shards
+   * serve throughout; no op may run inside a step.
    */
-  *adoptShardInSteps(stored: StoredShard, nowMs: number, recordsPerStepMax: number): Generator<RecoveryProgress, void> {
-    const touched = yield* adoptShardInSteps(this.states, stored, nowMs, recordsPerStepMax, this.elsewhere, this.droppedShards.has(stored.shard));
-    // Parked dequeues were served while the shard was unwritable: its topics are looked at again once it serves.
-    for (const topic of touched) this.states.boundReleased(topic);
+  *fileShardInSteps(stored: StoredShard, nowMs: number, recordsPerStepMax: number, ahead: boolean): Generator<RecoveryProgress, FiledShard> {
+    this.states.parkShard(stored.shard);
+    return yield* fileShardInSteps(this.states, stored, nowMs, recordsPerStepMax, this.elsewhere, this.droppedShards.has(stored.shard), ahead);
   }
 
-  /** Cluster mode: an adopted shard serves now: its schedules start (as at a start) and parked dequeues see its items. */
-  shardServed(schedules: Iterable<ScheduleRecord>, nowMs: number): void {
+  /** Cluster mode: the rest of a filed shard's adoption, once the node owns it (recovery/shard-moves.ts). */
+  *finishShardInSteps(filed: FiledShard, nowMs: number, recordsPerStepMax: number): Generator<RecoveryProgress, void> {
+    yield* finishShardInSteps(this.states, filed, nowMs, recordsPerStepMax, this.elsewhere);
+    // Parked dequeues were served while the shard was unwritable: its topics are looked at again once it serves.
+    for (const topic of filed.touched) this.states.boundReleased(topic);
+  }
+
+  /** fileShardInSteps, not ahead, then finishShardInSteps. */
+  *adoptShardInSteps(stored: StoredShard, nowMs: number, recordsPerStepMax: number): Generator<RecoveryProgress, void> {
+    const filed = yield* this.fileShardInSteps(stored, nowMs, recordsPerStepMax, false);
+    yield* this.finishShardInSteps(filed, nowMs, recordsPerStepMax);
+  }
+
+  /**
+   * Cluster mode: an adopted shard serves now: its deadlines that waited come
+   * due, its schedules start (as at a start) and parked dequeues see its items.
+   */
+  shardServed(shard: number, schedules: Iterable<ScheduleRecord>, nowMs: number): void {
+    this.states.unparkShard(shard, true);
     this.advance(nowMs);
     this.dequeuer.shardsChanged();
     this.schedules.load(schedules, nowMs);
@@ -220,7 +241,10 @@ export class Engine implements EngineApi, ItemOpsApi, EngineInspector {
     // Parked `wait`s on its items answer now, with the states then (the new owner answers the next one).
     const slots = this.states.items.shardSlots(shard);
     if (slots !== null) this.itemWaits.releaseKeys(slots.keys);
+    // Nothing is written: a lease or TTL that ends between the steps waits, and goes with its item.
+    this.states.parkShard(shard);
     yield* dropShardInSteps(this.states, shard, recordsPerStepMax);
+    this.states.unparkShard(shard, false);
     this.droppedShards.add(shard);
     // Leases that left freed max_leased bounds: parked dequeues look again.
     this.ctx.wake(this.lastNowMs);

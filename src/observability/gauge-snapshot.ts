@@ -55,6 +55,8 @@ export interface GaugeInputs {
   postgresCommits?: PostgresCommitFigures | null;
   /** Cluster mode: shards read ahead of a takeover, kept and read again (PostgresStore.readAheadCounts). */
   shardReadsAhead?: { kept: number; readAgain: number } | null;
+  /** Cluster mode: shards filed ahead of a claim, finished at the claim or dropped (ClusterEngine.filedAheadCounts). */
+  shardsFiledAhead?: { finished: number; dropped: number } | null;
 }
 
 export function gaugeSnapshot(inputs: GaugeInputs): GaugeSnapshot {
@@ -88,6 +90,7 @@ export function gaugeSnapshot(inputs: GaugeInputs): GaugeSnapshot {
     preferenceDeliveries: engine?.preferenceDeliveries ?? {},
     postgresCommits: inputs.postgresCommits ?? null,
     ...(inputs.shardReadsAhead === null || inputs.shardReadsAhead === undefined ? {} : { shardReadsAhead: { kept: inputs.shardReadsAhead.kept, read_again: inputs.shardReadsAhead.readAgain } }),
+    ...(inputs.shardsFiledAhead === null || inputs.shardsFiledAhead === undefined ? {} : { shardsFiledAhead: { ...inputs.shardsFiledAhead } }),
     itemWaits: { parked: engine?.itemWaitsParked ?? 0, answeredTotal: engine?.itemWaitsAnsweredTotal ?? 0 },
     results: { retained: engine?.resultsRetained ?? 0, retainedBytes: engine?.resultsRetainedBytes ?? 0 },
     schedules: { schedules: engine?.schedules ?? 0, ticks: engine?.scheduleTicks ?? {} },

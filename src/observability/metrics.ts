@@ -20,7 +20,7 @@ import { passedOverCounter, preferenceDeliveriesCounter } from "./passed-over.ts
 import { type PostgresCommitFigures, postgresCommitCounters } from "./postgres-commits.ts";
 import { scheduleMetrics } from "./schedule-ticks.ts";
 import { RunningTotals } from "./running-totals.ts";
-import { shardReadsAheadCounter } from "./shard-reads-ahead.ts";
+import { shardReadsAheadCounter, shardsFiledAheadCounter } from "./shard-reads-ahead.ts";
 
 /**
  * Circuit-breaker states (the store's one breaker), exported one-hot:
@@ -54,6 +54,7 @@ export interface GaugeSnapshot {
   postgresCommits?: PostgresCommitFigures | null;
   /** Cluster mode: shards read ahead of a takeover, by what their claim found ("kept", "read_again"); absent on a single node. */
   shardReadsAhead?: Readonly<Record<string, number>>;
+  shardsFiledAhead?: Readonly<Record<string, number>>;
   /** `wait` requests parked now and answered since start. Optional so older sources still fit. */
   itemWaits?: { parked: number; answeredTotal: number };
   /** `ack` results kept with acked outcomes, and their bytes. Optional so older sources still fit. */
@@ -186,6 +187,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const refreshPreferenceDeliveries = preferenceDeliveriesCounter(registry);
   const refreshPostgresCommits = postgresCommitCounters(registry);
   const refreshReadsAhead = shardReadsAheadCounter(registry);
+  const refreshFiledAhead = shardsFiledAheadCounter(registry);
   const refreshSchedules = scheduleMetrics(registry);
 
   return {
@@ -205,6 +207,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       refreshPreferenceDeliveries(snapshot.preferenceDeliveries);
       refreshPostgresCommits(snapshot.postgresCommits);
       refreshReadsAhead(snapshot.shardReadsAhead);
+      refreshFiledAhead(snapshot.shardsFiledAhead);
       refreshSchedules(snapshot.schedules);
       return registry.metrics();
     },

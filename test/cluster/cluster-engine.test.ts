@@ -34,7 +34,7 @@ import { clusterLimits } from "../../src/limits.ts";
 import { storedShardOf } from "../support/stored-shard.ts";
 import { GroupCommitter } from "../../src/storage/group-commit.ts";
 import { MemoryStore } from "../../src/storage/memory/memory-store.ts";
-import type { CommitBatch, CommitResult } from "../../src/storage/store.ts";
+import type { CommitBatch, CommitResult, StoredShard } from "../../src/storage/store.ts";
 
 const encoder = new TextEncoder();
 
@@ -74,8 +74,14 @@ function node(served: Set<number>, namespaces: Record<string, { enqueuePerMinute
   const wanted = new Set(served);
   const turns = { count: 0 };
   let stopwatchMs = 0;
+  /** Shards read ahead of a claim (the store's), and claims still loading. */
+  const ahead = new Map<number, StoredShard>();
+  const loading = new Set<number>();
   const moves: ShardMoves = {
-    target: () => [...wanted],
+    target: () => [...wanted].filter((shard) => !loading.has(shard)),
+    readAhead: () => [...ahead.keys()],
+    storedAhead: (shard) => ahead.get(shard) ?? null,
+    aheadWanted: (shard) => ahead.has(shard) || loading.has(shard),
     stored: (shard) => storedShardOf(store, shard),
     serve: (shard) => void served.add(shard),
     forgotten: () => {},
@@ -97,7 +103,7 @@ function node(served: Set<number>, namespaces: Record<string, { enqueuePerMinute
     undefined,
     moves,
   );
-  return { clock, store, committer, engine, wanted, served, turns };
+  return { clock, store, committer, engine, wanted, served, turns, ahead, loading };
 }
 
 describe("key placement", () => {
@@ -262,7 +268,7 @@ describe("ClusterEngine", () => {
     served.delete(1);
     engine.shardLost(1);
     await engine.moveShards();
-    expect(engine.moveCounts).toEqual({ adopted: 2, dropped: 2 });
+    expect(engine.moveCounts).toEqual({ adopted: 2, dropped: 2, filedAhead: 0 });
     expect(served.has(1)).toBe(true);
     expect(engine.itemCount).toBe(6000);
 
@@ -271,6 +277,133 @@ describe("ClusterEngine", () => {
     if (enq.ok) await enq.value.durable;
     if (parked.ok && parked.kind === "parked") expect((await parked.waiter).deliveries.length).toBe(1);
     await committer.drain();
+  });
+});
+
+describe("a shard filed ahead of its claim (decisions/053)", () => {
+  /** Items of shard 1 as the store holds them now, by id: state and dead reason. */
+  const storedOn1 = (store: MemoryStore) =>
+    Object.fromEntries((storedShardOf(store, 1).items as Array<{ key: number; record: { state: string; deadReason: string | null } }>).map(({ key, record }) => [`1:${key}`, `${record.state} ${record.deadReason ?? ""}`]));
+
+  test("filed unserved while the claim waits; kept at the claim it only finishes; let go it is dropped; stale it is adopted afresh", async () => {
+    const { engine, clock, committer, store, wanted, served, ahead, loading } = node(new Set([0, 1, 2, 3]));
+    const enq = engine.enqueue("n", Array.from({ length: 400 }, (_, i) => item({ key: `k${i}` })), clock.nowMs());
+    if (!enq.ok) throw new Error("enqueue refused");
+    await enq.value.durable;
+    const onShard1 = enq.value.value.ids.filter((id) => id.startsWith("1:"));
+    // A lease on shard 1 that will end while the shard is filed ahead.
+    const got = engine.dequeue("n", { topics: [{ topic: "t", count: 400 }], capabilities: null, waitMs: 0, leaseMs: 1_000, owner: 1 }, clock.nowMs());
+    if (!got.ok || got.kind !== "done") throw new Error("dequeue");
+    await got.durable;
+    const leasedOn1 = got.deliveries.filter((delivery) => delivery.id.startsWith("1:")).map((delivery) => delivery.id);
+    expect(leasedOn1.length).toBe(onShard1.length);
+
+    // Shard 1 goes to another node.
+    served.delete(1);
+    wanted.delete(1);
+    await engine.moveShards();
+    expect(engine.itemCount).toBe(400 - onShard1.length);
+
+    // Its owner falls silent: the read ahead is filed, unserved, and nothing of it is written, though its leases end.
+    ahead.set(1, storedShardOf(store, 1));
+    const before = storedOn1(store);
+    await engine.moveShards();
+    expect(engine.moveCounts).toMatchObject({ filedAhead: 1, adopted: 0 });
+    expect(engine.itemCount).toBe(400);
+    expect(engine.aheadCount).toBe(1);
+    expect(served.has(1)).toBe(false);
+    const refused = engine.get("n", [onShard1[0]!], clock.nowMs());
+    expect(refused.ok ? null : refused.failure.kind).toBe("shard_elsewhere");
+    clock.advance(5_000);
+    engine.tick(clock.nowMs());
+    await committer.drain();
+    expect(storedOn1(store)).toEqual(before);
+
+    // The claim loads and keeps the rows read: the pass only finishes the shard, and its ended leases run then.
+    ahead.delete(1);
+    loading.add(1);
+    await engine.moveShards();
+    expect(engine.itemCount).toBe(400);
+    expect(served.has(1)).toBe(false);
+    loading.delete(1);
+    wanted.add(1);
+    await engine.moveShards();
+    expect(served.has(1)).toBe(true);
+    expect(engine.moveCounts).toEqual({ adopted: 1, dropped: 1, filedAhead: 1 });
+    expect(engine.aheadCount).toBe(0);
+    const back = engine.get("n", leasedOn1, clock.nowMs());
+    expect(back.ok && back.value.items.map((state) => state?.state)).toEqual(leasedOn1.map(() => "ready"));
+    await committer.drain();
+    expect(Object.values(storedOn1(store)).every((state) => state.startsWith("pending"))).toBe(true);
+
+    // Given up and filed ahead again, then let go (its owner renewed): dropped at the next pass.
+    served.delete(1);
+    wanted.delete(1);
+    await engine.moveShards();
+    ahead.set(1, storedShardOf(store, 1));
+    await engine.moveShards();
+    expect(engine.itemCount).toBe(400);
+    ahead.delete(1);
+    await engine.moveShards();
+    expect(engine.itemCount).toBe(400 - onShard1.length);
+    expect(engine.moveCounts).toEqual({ adopted: 1, dropped: 3, filedAhead: 2 });
+
+    // Filed ahead, then the owner deletes an item before the claim: the claim finds the rows changed, so the copy
+    // filed ahead is dropped and the store's fresh one adopted.
+    ahead.set(1, storedShardOf(store, 1));
+    await engine.moveShards();
+    const gone = Number(onShard1[0]!.split(":")[1]);
+    const removed = await store.commit({ shards: [{ shard: 1, keys: [gone], records: [null] }], outcomes: [], meta: null });
+    expect(removed.failedShards.size).toBe(0);
+    ahead.delete(1);
+    engine.aheadStale(1);
+    wanted.add(1);
+    await engine.moveShards();
+    expect(served.has(1)).toBe(true);
+    expect(engine.itemCount).toBe(399);
+    expect(engine.moveCounts).toEqual({ adopted: 2, dropped: 4, filedAhead: 3 });
+    const lost = engine.get("n", [onShard1[0]!], clock.nowMs());
+    expect(lost.ok && lost.value.items[0]).toBe(null);
+    await committer.drain();
+  });
+
+  test("filed ahead, an item waiting on another shard's item waits for the finish: that item's cancel reaches it only then", async () => {
+    const { engine, clock, committer, store, wanted, served, ahead } = node(new Set([0, 1, 2, 3]));
+    // One item on each shard to depend on, found by key.
+    const deps = engine.enqueue("n", Array.from({ length: 40 }, (_, i) => item({ key: `d${i}` })), clock.nowMs());
+    if (!deps.ok) throw new Error("enqueue refused");
+    await deps.value.durable;
+    const on1 = deps.value.value.ids.find((id) => id.startsWith("1:"))!;
+    const on0 = deps.value.value.ids.find((id) => id.startsWith("0:"))!;
+    // Placed on its first dependency's shard (1), waiting on an item of shard 0 too.
+    const waiter = engine.enqueue("n", [item({ after: [on1, on0] })], clock.nowMs());
+    if (!waiter.ok) throw new Error("enqueue refused");
+    await waiter.value.durable;
+    const waiterId = waiter.value.value.ids[0]!;
+    expect(waiterId.startsWith("1:")).toBe(true);
+
+    served.delete(1);
+    wanted.delete(1);
+    await engine.moveShards();
+    ahead.set(1, storedShardOf(store, 1));
+    await engine.moveShards();
+    expect(engine.moveCounts.filedAhead).toBe(1);
+    // Its dependency on shard 0 is cancelled while shard 1 is only filed ahead: nothing of shard 1 is written.
+    const cancelled = engine.cancel("n", [on0], clock.nowMs());
+    if (!cancelled.ok) throw new Error("cancel refused");
+    await cancelled.value.durable;
+    await committer.drain();
+    expect(storedOn1(store)[waiterId]).toBe("pending ");
+
+    // Claimed with the rows kept: the finish files the waiting item and kills it for its cancelled dependency.
+    ahead.delete(1);
+    wanted.add(1);
+    await engine.moveShards();
+    expect(served.has(1)).toBe(true);
+    const state = engine.get("n", [waiterId], clock.nowMs());
+    expect(state.ok && state.value.items[0]?.state).toBe("dead");
+    await committer.drain();
+    expect(storedOn1(store)[waiterId]).toMatch(/^dead /);
   });
 });
 

@@ -222,6 +222,9 @@ class TestNode {
     });
     const moves: ShardMoves = {
       target: () => [...served],
+      readAhead: () => [],
+      storedAhead: () => null,
+      aheadWanted: () => false,
       stored: (shard) => storedShardOf(store, shard),
       serve: () => {},
       forgotten: () => {},

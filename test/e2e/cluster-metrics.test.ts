@@ -2,7 +2,8 @@
 // (orq_postgres_*: commits, round trips, rows written, record bytes), the
 // capacity model's inputs (docs/CLUSTER.md, "Capacity"), and that they grow
 // with work; and that a node taking over a SIGKILLed node's shards read them
-// ahead while their lease ran out and kept those reads (nothing changed),
+// ahead while their lease ran out, filed them into its engine then, and kept
+// those reads and finished those copies at the claim (nothing changed),
 // serving every item the dead node held. Real nodes on a real PostgreSQL;
 // skipped without PostgreSQL (unless ORQ_REQUIRE_POSTGRES=1). Counts only, no timings.
 
@@ -84,5 +85,8 @@ describe.skipIf(!postgresAvailable())("a cluster node's PostgreSQL commit counte
     expect(node.stderrLines.filter((line) => line.includes('"shard read ahead"')).length).toBe(2);
     expect(findSample(exposition, "orq_cluster_shard_reads_ahead_total", { result: "kept" })?.value ?? 0).toBe(2);
     expect(findSample(exposition, "orq_cluster_shard_reads_ahead_total", { result: "read_again" })?.value ?? 0).toBe(0);
+    // Each read was filed into the engine as it came in (a pass right after the read; the claim waits for the lease's end), and finished at the claim.
+    expect(findSample(exposition, "orq_cluster_shards_filed_ahead_total", { result: "finished" })?.value ?? 0).toBe(2);
+    expect(findSample(exposition, "orq_cluster_shards_filed_ahead_total", { result: "dropped" })?.value ?? 0).toBe(0);
   });
 });

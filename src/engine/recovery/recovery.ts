@@ -46,7 +46,7 @@ export function* loadStoreInSteps(
   assert(recordsPerTurnMax >= 1, "recovery: recordsPerTurnMax must be at least 1");
   const stale = yield* loadOutcomesInSteps(loader, store.loadOutcomes(), store.loadAckedLog(), nowMs, recordsPerTurnMax, null);
   if (stale) loader.purgeAckedBefore(nowMs - loader.limits.outcomeRetentionMs + 1);
-  yield* loadItemsInSteps(loader, store.loadShards({ bytes: false }), nowMs, recordsPerTurnMax, elsewhere, null);
+  killLoadedItems(loader, yield* loadItemsInSteps(loader, store.loadShards({ bytes: false }), nowMs, recordsPerTurnMax, elsewhere, null));
   loader.endLoad();
 }
 
@@ -92,7 +92,8 @@ export function* loadOutcomesInSteps(
 /**
  * Stored items in two passes (dependencies can name any stored item): each
  * enters memory, then, once every item is known, takes its place (states,
- * dependencies, deadlines); dependencies found failed kill their items last.
+ * dependencies, deadlines). Returns the items whose dependencies failed,
+ * for the caller to kill (killLoadedItems: a kill is written).
  * `touched`, when given, collects the topics the items joined.
  */
 export function* loadItemsInSteps(
@@ -102,7 +103,7 @@ export function* loadItemsInSteps(
   recordsPerTurnMax: number,
   elsewhere: ((id: string) => boolean) | null,
   touched: Set<Topic<LiveItem>> | null,
-): Generator<RecoveryProgress, void> {
+): Generator<RecoveryProgress, Array<{ item: LiveItem; reason: string }>> {
   const loaded: LiveItem[] = [];
   for (const shard of shards) {
     for (const { key, record } of shard.items) {
@@ -132,5 +133,10 @@ export function* loadItemsInSteps(
     touched?.add(item.topic);
     if (++indexed % recordsPerTurnMax === 0) yield { phase: "index", done: indexed };
   }
+  return toKill;
+}
+
+/** Kill the items loadItemsInSteps found waiting on a failed dependency (each kill is written). */
+export function killLoadedItems(loader: ItemLoader, toKill: ReadonlyArray<{ item: LiveItem; reason: string }>): void {
   for (const { item, reason } of toKill) if (loader.items.holds(item) && item.state !== "dead") loader.killItem(item, reason);
 }

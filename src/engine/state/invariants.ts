@@ -50,8 +50,10 @@ export function checkEngineInvariants(states: ItemStates, deadlines: EngineDeadl
         assert(states.graph.isWaiting(id) && !item.inReadyHeap, `engine: waiting item ${id} misfiled`);
         break;
       case "leased":
-        assert(item.committed && item.timerNode !== null && !item.inReadyHeap, `engine: leased item ${id} misfiled`);
-        assert(item.timerNode.value.atMs === item.leaseExpiresAtMs, `engine: leased item ${id} deadline differs from its record`);
+        assert(item.committed && !item.inReadyHeap, `engine: leased item ${id} misfiled`);
+        // A lease that ended on a parked shard waits, out of the heap, for the shard to serve (ItemStates.parkShard).
+        assert(item.timerNode !== null || (states.isParked(item.shard) && item.progress !== null && item.progress.kind === DeadlineKind.Lease), `engine: leased item ${id} has no lease deadline`);
+        assert(item.progress?.atMs === item.leaseExpiresAtMs, `engine: leased item ${id} deadline differs from its record`);
         break;
       case "dead":
         assert(item.topic.deadLetters.has(item) && item.timerNode === null && item.deadReason !== null, `engine: dead item ${id} misfiled`);

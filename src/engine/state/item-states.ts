@@ -18,10 +18,11 @@ import type { ItemKey, Store } from "../../storage/store.ts";
 import type { Commit, CommitListener, WriteSet, Writer } from "../../storage/writer.ts";
 import type { Delivery, LiveStateName } from "../api.ts";
 import { Deadline, DeadlineKind } from "../time/deadlines.ts";
-import type { EngineDeadlines, ItemStatesDeadline } from "../time/engine-deadlines.ts";
+import type { EngineDeadline, EngineDeadlines, ItemStatesDeadline } from "../time/engine-deadlines.ts";
 import { type DependencyStatus, DependencyGraph, type ReadonlyDependencyGraph } from "./dependencies.ts";
 import { ReceiptFormat } from "./ids.ts";
-import { ItemSettingsTable, type UnstoredBytes } from "./item-parts.ts";
+import { type ItemProgress, ItemSettingsTable, type UnstoredBytes } from "./item-parts.ts";
+import type { HeapLinks, HeapNode } from "../../lib/pairing-heap.ts";
 import { toDelivery } from "./views.ts";
 import { EndedItems, type ReadonlyEndedItems } from "../outcomes/ended-items.ts";
 import { DeferredLeaseWrites } from "../time/deferred-lease-writes.ts";
@@ -36,6 +37,9 @@ import type { QuotaBuckets } from "../admission/quota.ts";
 import type { Topic } from "../ready/topic.ts";
 import type { GroupRotation } from "../groups/group-rotation.ts";
 import { topicKeyOf } from "../groups/group-key.ts";
+
+/** A deadline that waits for its parked shard: an item's lease or TTL end, or an outcome's retention end. */
+type ParkedDeadline = HeapLinks<ItemStatesDeadline> | ItemProgress<LiveItem>;
 
 /** What recovery (recovery/recovery.ts) may use of ItemStates: the loader's transitions and the queries its dependency lookups need. */
 export type ItemLoader = Pick<ItemStates, "limits" | "items" | "ended" | "loadOutcome" | "loadAckedOutcome" | "purgeAckedBefore" | "loadItem" | "placeLoadedItem" | "killItem" | "endLoad">;
@@ -63,6 +67,13 @@ export class ItemStates {
   private readonly settings = new ItemSettingsTable();
   /** Writer.volatile, read once: at_least_once leases are then never written. */
   private readonly writerVolatile: boolean;
+
+  /**
+   * Shards the engine holds and does not serve (cluster mode's moves): the
+   * lease, TTL and outcome-retention deadlines of their items that came due,
+   * kept until the shard serves, since each would write it (decisions/053).
+   */
+  private readonly parked = new Map<number, ParkedDeadline[]>();
 
   constructor(
     private readonly writer: Writer,
@@ -308,8 +319,65 @@ export class ItemStates {
     this.forget(item);
   }
 
+  /** From now on, the shard's deadlines that would write it wait (a shard held and not served). */
+  parkShard(shard: number): void {
+    if (!this.parked.has(shard)) this.parked.set(shard, []);
+  }
+
+  /** Whether the shard's writing deadlines wait (parkShard). */
+  isParked(shard: number): boolean {
+    return this.parked.has(shard);
+  }
+
+  /**
+   * The shard serves (its deadlines that waited run at the next tick,
+   * however late), or left the engine (`reschedule` false: they went with its
+   * items and outcomes).
+   */
+  unparkShard(shard: number, reschedule: boolean): void {
+    const waiting = this.parked.get(shard);
+    if (waiting === undefined) return;
+    this.parked.delete(shard);
+    if (!reschedule) return;
+    for (const node of waiting) {
+      if (node.inHeap) continue;
+      const target = node.value.target;
+      // An item or outcome that left meanwhile (a drop) takes its deadline with it.
+      if (node.value.kind === DeadlineKind.OutcomeRetention ? this.endedItems.outcomes.getByKey((target as RetainedOutcome).shard, (target as RetainedOutcome).key) !== target : !this.table.holds(target as LiveItem)) continue;
+      this.deadlines.scheduleNode(node as HeapNode<EngineDeadline>, node.value.atMs, node.value.kind);
+    }
+  }
+
+  /** A due deadline that would write a parked shard waits for it to serve (true), else false. */
+  private parks(deadline: ItemStatesDeadline): boolean {
+    let shard: number;
+    let node: ParkedDeadline | null;
+    switch (deadline.kind) {
+      case DeadlineKind.Lease:
+        shard = deadline.target.shard;
+        node = deadline.target.progress;
+        break;
+      case DeadlineKind.Ttl:
+        shard = deadline.target.shard;
+        node = deadline.target.extras?.ttlNode ?? null;
+        break;
+      case DeadlineKind.OutcomeRetention:
+        shard = deadline.target.shard;
+        node = deadline.target.node;
+        break;
+      default:
+        return false;
+    }
+    const waiting = this.parked.get(shard);
+    if (waiting === undefined || node === null) return false;
+    assert(node.value === deadline, "engine: a parked deadline is not its target's");
+    waiting.push(node);
+    return true;
+  }
+
   /** Handle a due item or outcome deadline (waiter timeouts are the Engine's). */
   handleDeadline(deadline: ItemStatesDeadline, nowMs: number): void {
+    if (this.parked.size > 0 && this.parks(deadline)) return;
     switch (deadline.kind) {
       case DeadlineKind.Due: {
         const item = deadline.target;
@@ -452,7 +520,8 @@ export class ItemStates {
   private forget(item: LiveItem): void {
     const extras = item.extras;
     if (extras !== null && extras.ttlNode !== null) {
-      this.deadlines.cancel(extras.ttlNode);
+      // Not in the heap while it waits for a parked shard.
+      if (extras.ttlNode.inHeap) this.deadlines.cancel(extras.ttlNode);
       extras.ttlNode = null;
     }
     this.table.delete(item);

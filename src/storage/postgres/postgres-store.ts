@@ -16,9 +16,9 @@
 
 import { assert } from "../../lib/assert.ts";
 import { clusterLimits } from "../../limits.ts";
-import type { AckedLogRecord } from "../acked-log.ts";
+import { type AckedLogRecord, decodeAckedLog } from "../acked-log.ts";
 import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord, ScheduleRecord } from "../record.ts";
-import { decodeItemRecord, decodeOutcomeRecord, recordReaders } from "../record-codec.ts";
+import { decodeItemRecord, decodeOutcomeRecord, decodeScheduleRecord, recordReaders } from "../record-codec.ts";
 import { StoreOpenError } from "../store.ts";
 import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, Store, StoredShard } from "../store.ts";
 import { commitStatements, type CommittedValue, encodeCommit, type EncodedCommit, shardOfId, type Statement } from "./commit-statements.ts";
@@ -153,8 +153,9 @@ export class PostgresStore implements Store {
    * database into this process. In cluster mode, once this node's claim of
    * the shard has committed: a read made ahead of the claim (readShardAhead)
    * is kept when nothing of the shard changed since it began (shard-rows.ts).
+   * Returns whether rows read ahead were kept.
    */
-  async adoptShard(shard: number): Promise<void> {
+  async adoptShard(shard: number): Promise<boolean> {
     assert(Number.isSafeInteger(shard) && shard >= 0 && shard < this.shardCount, `shard ${shard} out of range`);
     const early = this.readsAhead.get(shard);
     this.readsAhead.delete(shard);
@@ -170,6 +171,7 @@ export class PostgresStore implements Store {
     this.schedules.adopt(shard, rows.schedules);
     this.acked.adopt(shard, rows.blocks);
     this.uncertain.forgetShard(shard);
+    return rows === early?.rows;
   }
 
   /**
@@ -223,6 +225,27 @@ export class PostgresStore implements Store {
     };
     const items = cache.readInKeyOrder(shard, (key, bytes, start, end) => ({ key, record: decodeItemRecord(bytes, recordReaders, false, end, start) }));
     return { shard, items, outcomes: outcomes(), ackedLog: this.acked.records(shard), schedules: [...this.schedules.records(shard)] };
+  }
+
+  /**
+   * A shard read ahead of its claim, as storedShard hands a loaded one over,
+   * from the rows read (an engine may file it while the claim waits:
+   * decisions/053); null when none is held. The rows are read in key order.
+   */
+  storedShardAhead(shard: number): StoredShard | null {
+    const early = this.readsAhead.get(shard);
+    if (early === undefined) return null;
+    const { items, outcomes, schedules, blocks } = early.rows;
+    const outcomeRecords = function* (): Iterable<{ id: string; record: OutcomeRecord }> {
+      for (const [id, value] of outcomes) yield { id, record: decodeOutcomeRecord(value) };
+    };
+    return {
+      shard,
+      items: items.read((key, bytes, start, end) => ({ key, record: decodeItemRecord(bytes, recordReaders, false, end, start) })),
+      outcomes: outcomeRecords(),
+      ackedLog: blocks.map(({ value }) => decodeAckedLog(value)).sort((a, b) => a.endedAtMs - b.endedAtMs),
+      schedules: [...schedules.values()].map((value) => decodeScheduleRecord(value)),
+    };
   }
 
   /** Forget a shard's items (its ownership moved away). */

@@ -5,13 +5,16 @@
 // (insert, update, delete, a delete and an insert that keep the count, an
 // outcome written or deleted, a schedule rewritten, an acked block written,
 // a commit through the store itself) or nothing, or change only shard 0,
-// then adopts: the read is kept exactly when shard 1 did not change, and
-// the items, outcomes, schedules and acked log equal those a new store loads.
+// then adopts: the read is kept exactly when shard 1 did not change (and
+// adoptShard says so), and the items, outcomes, schedules and acked log equal
+// those a new store loads. What the store hands an engine to file ahead of
+// the claim (storedShardAhead) equals what it hands once the read is kept.
 // Skipped when PostgreSQL is not installed (unless ORQ_REQUIRE_POSTGRES=1).
 
 import { describe, expect, test } from "bun:test";
 import { encodeItemRecord, encodeOutcomeRecord } from "../../../src/storage/record-codec.ts";
 import type { PostgresStore, PostgresStoreOptions } from "../../../src/storage/postgres/postgres-store.ts";
+import type { StoredShard } from "../../../src/storage/store.ts";
 import { postgresAvailable } from "../../support/postgres-server.ts";
 import { seededRandom } from "../../support/seeded-random.ts";
 import { itemRecord, outcomeRecord, shardBatch } from "../record-fixtures.ts";
@@ -31,6 +34,12 @@ function shardState(store: PostgresStore) {
     schedules: [...store.loadSchedules()],
     acked: [...store.loadAckedLog()],
   };
+}
+
+/** A StoredShard with its iterables read into arrays (null stays null). */
+function materialized(stored: StoredShard | null) {
+  if (stored === null) return null;
+  return { shard: stored.shard, items: [...stored.items], outcomes: [...stored.outcomes], ackedLog: [...stored.ackedLog], schedules: [...stored.schedules] };
 }
 
 describe.skipIf(!available)("a shard read ahead of its claim", () => {
@@ -99,10 +108,14 @@ describe.skipIf(!available)("a shard read ahead of its claim", () => {
         await reader.readShardAhead(1);
         expect(reader.shardsReadAhead()).toEqual([1]);
         expect(reader.hasShard(1)).toBe(false);
+        // What an engine files ahead of the claim (decisions/053): the read, as storedShard hands a loaded shard over.
+        const ahead = materialized(reader.storedShardAhead(1));
         await change.run();
-        await reader.adoptShard(1);
+        expect(await reader.adoptShard(1)).toBe(!change.changes);
+        expect(reader.storedShardAhead(1)).toBe(null);
         if (change.changes) expectReadAgain++;
         else expectKept++;
+        if (!change.changes) expect(ahead).toEqual(materialized(reader.storedShard(1)));
         expect({ round, change: change.name, counts: reader.readAheadCounts() }).toEqual({ round, change: change.name, counts: { kept: expectKept, readAgain: expectReadAgain } });
         const fresh = await open(url);
         await fresh.adoptShard(1);
