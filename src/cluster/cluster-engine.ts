@@ -61,10 +61,13 @@ export interface ShardMoves {
   stored(shard: number): StoredShard;
   /** Shards read ahead of their claim, in claim order (decisions/050), that the engine may file ahead (decisions/053). */
   readAhead(): readonly number[];
-  /** A shard read ahead: its stored state as read (PostgresStore.storedShardAhead), or null once the read was let go or its claim took it. */
-  storedAhead(shard: number): StoredShard | null;
-  /** Whether a shard filed ahead is still wanted: its read ahead is held, or its claim is loading it. */
-  aheadWanted(shard: number): boolean;
+  /**
+   * A shard read ahead: its stored state as read (PostgresStore.storedShardAhead)
+   * and the read it came from, or null once the read was let go or its claim took it.
+   */
+  storedAhead(shard: number): { stored: StoredShard; read: object } | null;
+  /** Whether a copy filed from `read` is still wanted: that read is still held, or the shard's claim is loading. */
+  aheadWanted(shard: number, read: object): boolean;
   /** The engine holds the shard's items now: serve it (called in the turn of the last step). */
   serve(shard: number): void;
   /** The engine forgot the shard: the store forgets it too. */
@@ -91,8 +94,11 @@ export class ClusterEngine implements EngineApi {
   private readonly held = new Set<number>();
   /** Held shards this node lost since (shardLost): dropped at the next pass even if claimed again meanwhile, then adopted afresh. */
   private readonly lost = new Set<number>();
-  /** Held shards filed ahead of their claim, with what their finish still has to do (null while filing; decisions/053). */
-  private readonly ahead = new Map<number, FiledShard | null>();
+  /**
+   * Held shards filed ahead of their claim: the read each was filed from, and
+   * what its finish still has to do (null while filing; decisions/053).
+   */
+  private readonly ahead = new Map<number, { read: object; filed: FiledShard | null }>();
   private moving: Promise<void> | null = null;
   private moveAgain = false;
   /** Shards adopted and dropped so far, and filed ahead of a claim (tests, logs). */
@@ -151,7 +157,7 @@ export class ClusterEngine implements EngineApi {
     if (moves === null || this.frozen) return;
     const target = new Set(moves.target());
     // A shard filed ahead stays while its read or its claim's load is held; one found stale is lost.
-    const drops = [...this.held].filter((shard) => this.lost.has(shard) || (!target.has(shard) && !(this.ahead.has(shard) && moves.aheadWanted(shard))));
+    const drops = [...this.held].filter((shard) => this.lost.has(shard) || (!target.has(shard) && !this.aheadWanted(moves, shard)));
     if (drops.length > 0) {
       // A commit in flight may still settle into an item of these shards (an enqueue made it takeable): let it land first.
       await this.drain();
@@ -183,7 +189,7 @@ export class ClusterEngine implements EngineApi {
    */
   private async adopt(moves: ShardMoves, shard: number): Promise<void> {
     const stored = moves.stored(shard);
-    let filed = this.ahead.get(shard) ?? undefined;
+    let filed = this.ahead.get(shard)?.filed ?? undefined;
     this.ahead.delete(shard);
     if (filed !== undefined) this.filedAheadCounts.finished++;
     else {
@@ -208,25 +214,34 @@ export class ClusterEngine implements EngineApi {
    * (shardLost), it is dropped at the next pass.
    */
   private async fileAhead(moves: ShardMoves, shard: number): Promise<void> {
-    const stored = moves.storedAhead(shard);
-    if (stored === null) return;
+    const got = moves.storedAhead(shard);
+    if (got === null) return;
     this.held.add(shard);
-    this.ahead.set(shard, null);
-    const filed = await this.inSteps(moves, this.inner.fileShardInSteps(stored, moves.nowMs(), clusterLimits.adoptRecordsPerStep, true));
+    const entry: { read: object; filed: FiledShard | null } = { read: got.read, filed: null };
+    this.ahead.set(shard, entry);
+    const filed = await this.inSteps(moves, this.inner.fileShardInSteps(got.stored, moves.nowMs(), clusterLimits.adoptRecordsPerStep, true));
     if (filed === undefined) return;
-    this.ahead.set(shard, filed);
+    entry.filed = filed;
     this.moveCounts.filedAhead++;
     // Claimed, let go or found stale while it filed: the next pass finishes or drops it.
     this.moveAgain = true;
   }
 
+  /** Whether a shard filed ahead is still wanted: the read it was filed from is held, or its claim is loading. */
+  private aheadWanted(moves: ShardMoves, shard: number): boolean {
+    const entry = this.ahead.get(shard);
+    return entry !== undefined && moves.aheadWanted(shard, entry.read);
+  }
+
   /**
-   * The claim of a shard filed (or being filed) ahead found its rows changed
-   * since the read: the next pass drops that copy, then adopts the store's
-   * fresh one. The caller asks moveShards.
+   * The claim of a shard loaded its rows, keeping `kept` (a read ahead) or
+   * reading them afresh (null). A copy filed (or being filed) from any other
+   * read is stale: the next pass drops it, then adopts the store's rows.
+   * The caller asks moveShards.
    */
-  aheadStale(shard: number): void {
-    if (this.ahead.has(shard)) this.lost.add(shard);
+  aheadClaimed(shard: number, kept: object | null): void {
+    const entry = this.ahead.get(shard);
+    if (entry !== undefined && entry.read !== kept) this.lost.add(shard);
   }
 
   /** Shards filed ahead of their claim and not finished yet. */

@@ -185,8 +185,8 @@ export class ClusterNode {
         await this.topicBounds.adoptShard(shard);
         const kept = await store.adoptShard(shard);
         options.log("shard loaded", { shard });
-        // Filed ahead from rows the claim found changed: the engine drops that copy and adopts this one (decisions/053).
-        if (!kept) this.engine.aheadStale(shard);
+        // A copy the engine filed ahead from any read but the one kept is dropped, and these rows adopted (decisions/053).
+        this.engine.aheadClaimed(shard, kept);
         // Lost while its rows came: its slots are not this node's (a claim since loads them again, after this).
         if (this.ownership?.heldEpoch(shard) !== epoch) this.topicBounds.dropShard(shard);
       } catch (error) {
@@ -209,7 +209,7 @@ export class ClusterNode {
       target: () => (this.ownership === null ? [] : this.ownership.servedShards().filter((shard) => store.hasShard(shard) && !this.loading.has(shard))),
       readAhead: () => store.shardsReadAhead(),
       storedAhead: (shard) => store.storedShardAhead(shard),
-      aheadWanted: (shard) => this.loading.has(shard) || store.shardsReadAhead().includes(shard),
+      aheadWanted: (shard, read) => this.loading.has(shard) || store.readAheadOf(shard) === read,
       stored: (shard) => {
         adoptStartedMs.set(shard, options.monotonic.nowMs());
         return store.storedShard(shard);

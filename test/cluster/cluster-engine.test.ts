@@ -74,14 +74,14 @@ function node(served: Set<number>, namespaces: Record<string, { enqueuePerMinute
   const wanted = new Set(served);
   const turns = { count: 0 };
   let stopwatchMs = 0;
-  /** Shards read ahead of a claim (the store's), and claims still loading. */
-  const ahead = new Map<number, StoredShard>();
+  /** Shards read ahead of a claim (the store's: each read an object of its own), and claims still loading. */
+  const ahead = new Map<number, { stored: StoredShard; read: object }>();
   const loading = new Set<number>();
   const moves: ShardMoves = {
     target: () => [...wanted].filter((shard) => !loading.has(shard)),
     readAhead: () => [...ahead.keys()],
     storedAhead: (shard) => ahead.get(shard) ?? null,
-    aheadWanted: (shard) => ahead.has(shard) || loading.has(shard),
+    aheadWanted: (shard, read) => ahead.get(shard)?.read === read || loading.has(shard),
     stored: (shard) => storedShardOf(store, shard),
     serve: (shard) => void served.add(shard),
     forgotten: () => {},
@@ -305,7 +305,7 @@ describe("a shard filed ahead of its claim (decisions/053)", () => {
     expect(engine.itemCount).toBe(400 - onShard1.length);
 
     // Its owner falls silent: the read ahead is filed, unserved, and nothing of it is written, though its leases end.
-    ahead.set(1, storedShardOf(store, 1));
+    ahead.set(1, { stored: storedShardOf(store, 1), read: {} });
     const before = storedOn1(store);
     await engine.moveShards();
     expect(engine.moveCounts).toMatchObject({ filedAhead: 1, adopted: 0 });
@@ -320,9 +320,11 @@ describe("a shard filed ahead of its claim (decisions/053)", () => {
     expect(storedOn1(store)).toEqual(before);
 
     // The claim loads and keeps the rows read: the pass only finishes the shard, and its ended leases run then.
+    const kept = ahead.get(1)!.read;
     ahead.delete(1);
     loading.add(1);
     await engine.moveShards();
+    engine.aheadClaimed(1, kept);
     expect(engine.itemCount).toBe(400);
     expect(served.has(1)).toBe(false);
     loading.delete(1);
@@ -340,7 +342,7 @@ describe("a shard filed ahead of its claim (decisions/053)", () => {
     served.delete(1);
     wanted.delete(1);
     await engine.moveShards();
-    ahead.set(1, storedShardOf(store, 1));
+    ahead.set(1, { stored: storedShardOf(store, 1), read: {} });
     await engine.moveShards();
     expect(engine.itemCount).toBe(400);
     ahead.delete(1);
@@ -348,20 +350,32 @@ describe("a shard filed ahead of its claim (decisions/053)", () => {
     expect(engine.itemCount).toBe(400 - onShard1.length);
     expect(engine.moveCounts).toEqual({ adopted: 1, dropped: 3, filedAhead: 2 });
 
+    // Filed from one read, which was let go and read again before the next pass: that copy is of the old read,
+    // so it goes and the new read is filed (a claim keeping the new read would otherwise finish the old copy).
+    ahead.set(1, { stored: storedShardOf(store, 1), read: {} });
+    await engine.moveShards();
+    ahead.set(1, { stored: storedShardOf(store, 1), read: {} });
+    await engine.moveShards();
+    expect(engine.moveCounts).toEqual({ adopted: 1, dropped: 4, filedAhead: 4 });
+    expect(engine.itemCount).toBe(400);
+    ahead.delete(1);
+    await engine.moveShards();
+    expect(engine.moveCounts).toEqual({ adopted: 1, dropped: 5, filedAhead: 4 });
+
     // Filed ahead, then the owner deletes an item before the claim: the claim finds the rows changed, so the copy
     // filed ahead is dropped and the store's fresh one adopted.
-    ahead.set(1, storedShardOf(store, 1));
+    ahead.set(1, { stored: storedShardOf(store, 1), read: {} });
     await engine.moveShards();
     const gone = Number(onShard1[0]!.split(":")[1]);
     const removed = await store.commit({ shards: [{ shard: 1, keys: [gone], records: [null] }], outcomes: [], meta: null });
     expect(removed.failedShards.size).toBe(0);
     ahead.delete(1);
-    engine.aheadStale(1);
+    engine.aheadClaimed(1, null);
     wanted.add(1);
     await engine.moveShards();
     expect(served.has(1)).toBe(true);
     expect(engine.itemCount).toBe(399);
-    expect(engine.moveCounts).toEqual({ adopted: 2, dropped: 4, filedAhead: 3 });
+    expect(engine.moveCounts).toEqual({ adopted: 2, dropped: 6, filedAhead: 5 });
     const lost = engine.get("n", [onShard1[0]!], clock.nowMs());
     expect(lost.ok && lost.value.items[0]).toBe(null);
     await committer.drain();
@@ -385,7 +399,7 @@ describe("a shard filed ahead of its claim (decisions/053)", () => {
     served.delete(1);
     wanted.delete(1);
     await engine.moveShards();
-    ahead.set(1, storedShardOf(store, 1));
+    ahead.set(1, { stored: storedShardOf(store, 1), read: {} });
     await engine.moveShards();
     expect(engine.moveCounts.filedAhead).toBe(1);
     // Its dependency on shard 0 is cancelled while shard 1 is only filed ahead: nothing of shard 1 is written.

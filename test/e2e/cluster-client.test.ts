@@ -120,7 +120,14 @@ describe.skipIf(!postgresAvailable())("the cluster client", () => {
         }
       }, 20);
     });
-    await drained;
+    await drained.catch(async (error: unknown) => {
+      // What a failure needs to be read: the items never acked, how the server sees them, the stale acks, the nodes' shard moves.
+      const missing = [...ids].filter((id) => !acked.has(id));
+      const states = await client.get(ns, missing).catch((failure: unknown) => String(failure));
+      console.log(`never acked: ${JSON.stringify(states)}; stale acks: ${JSON.stringify(events.filter((e) => e.kind === "acked" && e.stale).map((e) => (e.kind === "acked" ? e.delivery.id : "")))}`);
+      for (const [i, node] of clusters.current!.nodes.entries()) console.log(`--- n${i}\n` + node.stderrLines.filter((line) => line.includes("shard")).join("\n"));
+      throw error;
+    });
     await worker.stop();
     expect(killed).not.toBeNull();
     expect(await killed!).not.toBe(0);

@@ -153,9 +153,9 @@ export class PostgresStore implements Store {
    * database into this process. In cluster mode, once this node's claim of
    * the shard has committed: a read made ahead of the claim (readShardAhead)
    * is kept when nothing of the shard changed since it began (shard-rows.ts).
-   * Returns whether rows read ahead were kept.
+   * Returns the read ahead it kept, or null when it read the rows afresh.
    */
-  async adoptShard(shard: number): Promise<boolean> {
+  async adoptShard(shard: number): Promise<EarlyShardRows | null> {
     assert(Number.isSafeInteger(shard) && shard >= 0 && shard < this.shardCount, `shard ${shard} out of range`);
     const early = this.readsAhead.get(shard);
     this.readsAhead.delete(shard);
@@ -171,7 +171,7 @@ export class PostgresStore implements Store {
     this.schedules.adopt(shard, rows.schedules);
     this.acked.adopt(shard, rows.blocks);
     this.uncertain.forgetShard(shard);
-    return rows === early?.rows;
+    return early !== undefined && rows === early.rows ? early : null;
   }
 
   /**
@@ -230,22 +230,29 @@ export class PostgresStore implements Store {
   /**
    * A shard read ahead of its claim, as storedShard hands a loaded one over,
    * from the rows read (an engine may file it while the claim waits:
-   * decisions/053); null when none is held. The rows are read in key order.
+   * decisions/053), with the read it came from (adoptShard returns the one
+   * it keeps); null when none is held. The rows are read in key order.
    */
-  storedShardAhead(shard: number): StoredShard | null {
+  storedShardAhead(shard: number): { stored: StoredShard; read: EarlyShardRows } | null {
     const early = this.readsAhead.get(shard);
     if (early === undefined) return null;
     const { items, outcomes, schedules, blocks } = early.rows;
     const outcomeRecords = function* (): Iterable<{ id: string; record: OutcomeRecord }> {
       for (const [id, value] of outcomes) yield { id, record: decodeOutcomeRecord(value) };
     };
-    return {
+    const stored: StoredShard = {
       shard,
       items: items.read((key, bytes, start, end) => ({ key, record: decodeItemRecord(bytes, recordReaders, false, end, start) })),
       outcomes: outcomeRecords(),
       ackedLog: blocks.map(({ value }) => decodeAckedLog(value)).sort((a, b) => a.endedAtMs - b.endedAtMs),
       schedules: [...schedules.values()].map((value) => decodeScheduleRecord(value)),
     };
+    return { stored, read: early };
+  }
+
+  /** The read ahead of the shard held now (one read per shard; a newer read after one let go is another object), or null. */
+  readAheadOf(shard: number): EarlyShardRows | null {
+    return this.readsAhead.get(shard) ?? null;
   }
 
   /** Forget a shard's items (its ownership moved away). */

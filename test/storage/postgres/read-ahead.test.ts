@@ -109,9 +109,12 @@ describe.skipIf(!available)("a shard read ahead of its claim", () => {
         expect(reader.shardsReadAhead()).toEqual([1]);
         expect(reader.hasShard(1)).toBe(false);
         // What an engine files ahead of the claim (decisions/053): the read, as storedShard hands a loaded shard over.
-        const ahead = materialized(reader.storedShardAhead(1));
+        const read = reader.storedShardAhead(1);
+        const ahead = materialized(read?.stored ?? null);
+        expect(read?.read).toBe(reader.readAheadOf(1) ?? undefined);
         await change.run();
-        expect(await reader.adoptShard(1)).toBe(!change.changes);
+        // adoptShard names the read it kept: the one handed out for filing, or none.
+        expect(await reader.adoptShard(1)).toBe(change.changes ? null : (read?.read ?? null));
         expect(reader.storedShardAhead(1)).toBe(null);
         if (change.changes) expectReadAgain++;
         else expectKept++;
