@@ -191,8 +191,8 @@ export class ClusterEngine implements EngineApi {
     const stored = moves.stored(shard);
     let filed = this.ahead.get(shard)?.filed ?? undefined;
     this.ahead.delete(shard);
-    if (filed !== undefined) this.filedAheadCounts.finished++;
-    else {
+    const filedAhead = filed !== undefined;
+    if (filed === undefined) {
       this.held.add(shard);
       filed = await this.inSteps(moves, this.inner.fileShardInSteps(stored, moves.nowMs(), clusterLimits.adoptRecordsPerStep, false));
     }
@@ -205,13 +205,15 @@ export class ClusterEngine implements EngineApi {
     moves.serve(shard);
     this.inner.shardServed(shard, stored.schedules, moves.nowMs());
     this.moveCounts.adopted++;
+    if (filedAhead) this.filedAheadCounts.finished++;
   }
 
   /**
    * File a shard read ahead of its claim, unserved (decisions/053): its
-   * claim, if the rows read are kept, then only finishes it. Let go (its
-   * owner renewed, another node claimed it) or found stale at the claim
-   * (shardLost), it is dropped at the next pass.
+   * claim, if it kept the rows this copy was filed from, then only finishes
+   * it. Let go (its owner renewed, another node claimed it, a newer read
+   * replaced it) or stale at the claim (aheadClaimed), it is dropped at the
+   * next pass.
    */
   private async fileAhead(moves: ShardMoves, shard: number): Promise<void> {
     const got = moves.storedAhead(shard);

@@ -74,7 +74,9 @@ export function* fileShardInSteps(
   yield* loadOutcomesInSteps(states, stored.outcomes, stored.ackedLog, nowMs, recordsPerStepMax, skipHeld);
   const filed: FiledShard = { shard, held: [], touched: new Set(), toKill: [] };
   const items = ahead ? withoutDependents(stored.items, filed.held) : stored.items;
-  filed.toKill.push(...(yield* loadItemsInSteps(states, [{ shard, items }], nowMs, recordsPerStepMax, awayFrom(shard, elsewhere), filed.touched)));
+  const toKill = yield* loadItemsInSteps(states, [{ shard, items }], nowMs, recordsPerStepMax, awayFrom(shard, elsewhere), filed.touched);
+  // One at a time: a spread of a shard's worth of arguments can overflow the stack.
+  for (const kill of toKill) filed.toKill.push(kill);
   assert(!states.setOpen, "shard moves: filing wrote");
   return filed;
 }
@@ -93,7 +95,10 @@ export function* finishShardInSteps(
   elsewhere: ((id: string) => boolean) | null,
 ): Generator<RecoveryProgress, void> {
   assert(!states.setOpen, "shard moves: finishing inside an op");
-  if (filed.held.length > 0) filed.toKill.push(...(yield* loadItemsInSteps(states, [{ shard: filed.shard, items: filed.held }], nowMs, recordsPerStepMax, awayFrom(filed.shard, elsewhere), filed.touched)));
+  if (filed.held.length > 0) {
+    const toKill = yield* loadItemsInSteps(states, [{ shard: filed.shard, items: filed.held }], nowMs, recordsPerStepMax, awayFrom(filed.shard, elsewhere), filed.touched);
+    for (const kill of toKill) filed.toKill.push(kill);
+  }
   killLoadedItems(states, filed.toKill);
   settleDependenciesOn(states, filed.shard, nowMs);
   states.endSetBackground();
