@@ -101,12 +101,12 @@ export class AckedBlocks {
 
   /** The loaded shards' blocks (or one shard's), oldest end first. */
   records(only: number | null = null): AckedLogRecord[] {
-    const records: AckedLogRecord[] = [];
+    const values: Uint8Array[] = [];
     for (const [at, shard] of this.shards.entries()) {
       if (shard === null || (only !== null && at !== only)) continue;
-      for (const value of shard.values.values()) records.push(decodeAckedLog(value));
+      for (const value of shard.values.values()) values.push(value);
     }
-    return records.sort((a, b) => a.endedAtMs - b.endedAtMs);
+    return ackedRecordsOf(values);
   }
 
   /** Blocks held for the loaded shards. */
@@ -215,4 +215,11 @@ function byShard(acked: AckedLogRecord): Map<number, AckedLogRecord> {
 function blocksStatement(writes: readonly BlockWrite[]): Statement {
   const keys = [writes.map((w) => w.shard), writes.map((w) => w.seq), writes.map((w) => w.endedAtMs)];
   return valueStatement(upsertBlocksSql, keys, writes.map((w) => w.value), []);
+}
+
+/** Blocks' values as acked-log records, oldest end first (a loaded shard's, or one read ahead of its claim). */
+export function ackedRecordsOf(values: Iterable<Uint8Array>): AckedLogRecord[] {
+  const records: AckedLogRecord[] = [];
+  for (const value of values) records.push(decodeAckedLog(value));
+  return records.sort((a, b) => a.endedAtMs - b.endedAtMs);
 }

@@ -16,14 +16,14 @@
 
 import { assert } from "../../lib/assert.ts";
 import { clusterLimits } from "../../limits.ts";
-import { type AckedLogRecord, decodeAckedLog } from "../acked-log.ts";
+import type { AckedLogRecord } from "../acked-log.ts";
 import type { ItemRecord, MetaRecord, OutcomeRecord, PauseRecord, PolicyRecord, ScheduleRecord } from "../record.ts";
 import { decodeItemRecord, decodeOutcomeRecord, decodeScheduleRecord, recordReaders } from "../record-codec.ts";
 import { StoreOpenError } from "../store.ts";
 import type { CommitBatch, CommitResult, Durability, ItemKey, LoadedShard, Store, StoredShard } from "../store.ts";
 import { commitStatements, type CommittedValue, encodeCommit, type EncodedCommit, shardOfId, type Statement } from "./commit-statements.ts";
 import { type CommitAnswer, type ShardRow, commitSql, failedFence, fencedShards, readCommitAnswer } from "./commit-sql.ts";
-import { AckedBlocks } from "./acked-blocks.ts";
+import { AckedBlocks, ackedRecordsOf } from "./acked-blocks.ts";
 import { CommitCounters, type CommitCounts } from "./commit-counters.ts";
 import { ItemCache } from "./item-cache.ts";
 import { type EarlyShardRows, readShardRows, readShardRowsEarly, type ShardRows, unchangedSince } from "./shard-rows.ts";
@@ -219,12 +219,8 @@ export class PostgresStore implements Store {
    */
   storedShard(shard: number): StoredShard {
     assert(this.cache.has(shard), `shard ${shard} is not loaded`);
-    const cache = this.cache;
-    const outcomes = function* (): Iterable<{ id: string; record: OutcomeRecord }> {
-      for (const [id, value] of cache.shardOutcomes(shard)) yield { id, record: decodeOutcomeRecord(value) };
-    };
-    const items = cache.readInKeyOrder(shard, (key, bytes, start, end) => ({ key, record: decodeItemRecord(bytes, recordReaders, false, end, start) }));
-    return { shard, items, outcomes: outcomes(), ackedLog: this.acked.records(shard), schedules: [...this.schedules.records(shard)] };
+    const items = this.cache.readInKeyOrder(shard, storedItem);
+    return { shard, items, outcomes: storedOutcomes(this.cache.shardOutcomes(shard)), ackedLog: this.acked.records(shard), schedules: [...this.schedules.records(shard)] };
   }
 
   /**
@@ -237,14 +233,11 @@ export class PostgresStore implements Store {
     const early = this.readsAhead.get(shard);
     if (early === undefined) return null;
     const { items, outcomes, schedules, blocks } = early.rows;
-    const outcomeRecords = function* (): Iterable<{ id: string; record: OutcomeRecord }> {
-      for (const [id, value] of outcomes) yield { id, record: decodeOutcomeRecord(value) };
-    };
     const stored: StoredShard = {
       shard,
-      items: items.read((key, bytes, start, end) => ({ key, record: decodeItemRecord(bytes, recordReaders, false, end, start) })),
-      outcomes: outcomeRecords(),
-      ackedLog: blocks.map(({ value }) => decodeAckedLog(value)).sort((a, b) => a.endedAtMs - b.endedAtMs),
+      items: items.read(storedItem),
+      outcomes: storedOutcomes(outcomes),
+      ackedLog: ackedRecordsOf(blocks.map(({ value }) => value)),
       schedules: [...schedules.values()].map((value) => decodeScheduleRecord(value)),
     };
     return { stored, read: early };
@@ -470,4 +463,14 @@ function commitShards(encoded: EncodedCommit, acked: ReadonlySet<number>): numbe
   for (const id of encoded.outcomes.keys()) shards.add(shardOfId(id));
   for (const shard of acked) shards.add(shard);
   return [...shards];
+}
+
+/** A stored item as a shard is handed to an engine: decoded in place from its page, without payload and metadata. */
+function storedItem(key: ItemKey, bytes: Uint8Array, start: number, end: number): { key: ItemKey; record: ItemRecord } {
+  return { key, record: decodeItemRecord(bytes, recordReaders, false, end, start) };
+}
+
+/** A shard's outcome rows, decoded as they are walked. */
+function* storedOutcomes(values: Iterable<[string, Uint8Array]>): Iterable<{ id: string; record: OutcomeRecord }> {
+  for (const [id, value] of values) yield { id, record: decodeOutcomeRecord(value) };
 }
