@@ -22,6 +22,37 @@ const encoder = new TextEncoder();
 /** Longest the worker test waits for every item to be acked (60 s): past item leases and a takeover. */
 const drainWaitMsMax = 60_000;
 
+/**
+ * Poll (not a timing) until every id of `ids` is acked by the workers
+ * (`acked`) or found ended as acked by `get`, or drainWaitMsMax passes. An ack
+ * the killed node committed but could not answer is retried at the new
+ * owner, which finds the item ended and answers it stale: acked once all the
+ * same, and never delivered again; `get` tells those apart. With
+ * `answeredStale`, an item counts so only if its ack was answered stale.
+ * Returns the items found acked that way, and what is still unacked.
+ */
+async function awaitAcked(
+  client: OrqClusterClient,
+  ids: ReadonlySet<string>,
+  acked: ReadonlyMap<string, number>,
+  answeredStale: (() => ReadonlySet<string>) | null,
+): Promise<{ ackedUnanswered: Set<string>; unacked: () => string[] }> {
+  const ackedUnanswered = new Set<string>();
+  const unacked = (): string[] => [...ids].filter((id) => !acked.has(id) && !ackedUnanswered.has(id));
+  const deadline = performance.now() + drainWaitMsMax;
+  for (let poll = 1; unacked().length > 0 && performance.now() < deadline; poll++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    if (poll % 20 !== 0) continue;
+    const states = await client.get(ns, unacked()).catch(() => []);
+    const stale = answeredStale?.() ?? null;
+    for (const state of states) {
+      if (state === null || state.state !== "ended" || !("outcome" in state) || state.outcome !== "acked") continue;
+      if (stale === null || stale.has(state.id)) ackedUnanswered.add(state.id);
+    }
+  }
+  return { ackedUnanswered, unacked };
+}
+
 describe.skipIf(!postgresAvailable())("the cluster client", () => {
   const clients: OrqClusterClient[] = [];
   afterEach(async () => {
@@ -109,20 +140,9 @@ describe.skipIf(!postgresAvailable())("the cluster client", () => {
         if (killed === null && handled >= 20) killed = clusters.current!.nodes[2]!.stop("SIGKILL");
       },
     );
-    // Poll (not a timing) until every item was acked, or give up. An ack n2 committed but could not answer is
-    // retried at the new owner, which finds the item ended and answers it stale: acked once all the same, and
-    // never delivered again. `get` tells those apart (as in the test under load below).
-    const ackedUnanswered = new Set<string>();
+    // An ack n2 committed but could not answer counts once `get` finds the item acked (awaitAcked), if it was answered stale.
     const answeredStale = (): Set<string> => new Set(events.flatMap((event) => (event.kind === "acked" && event.stale ? [event.delivery.id] : [])));
-    const unacked = (): string[] => [...ids].filter((id) => !acked.has(id) && !ackedUnanswered.has(id));
-    const deadline = performance.now() + drainWaitMsMax;
-    for (let poll = 1; unacked().length > 0 && performance.now() < deadline; poll++) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      if (poll % 25 !== 0) continue;
-      const states = await client.get(ns, unacked()).catch(() => []);
-      const stale = answeredStale();
-      for (const state of states) if (state !== null && state.state === "ended" && "outcome" in state && state.outcome === "acked" && stale.has(state.id)) ackedUnanswered.add(state.id);
-    }
+    const { ackedUnanswered, unacked } = await awaitAcked(client, ids, acked, answeredStale);
     await worker.stop();
     expect(killed).not.toBeNull();
     expect(await killed!).not.toBe(0);
@@ -182,17 +202,8 @@ describe.skipIf(!postgresAvailable())("the cluster client", () => {
       for (const id of ids) produced.add(id);
     }
     expect(await killed!).not.toBe(0);
-    // An ack the killed node committed but could not answer is retried at the new owner, which finds the item
-    // ended and answers it stale: acked once all the same, and never delivered again. `get` tells those apart.
-    const ackedUnanswered = new Set<string>();
-    const unacked = (): string[] => [...produced].filter((id) => !acked.has(id) && !ackedUnanswered.has(id));
-    const deadline = performance.now() + drainWaitMsMax;
-    for (let poll = 1; unacked().length > 0 && performance.now() < deadline; poll++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      if (poll % 20 !== 0) continue;
-      const states = await producer.get(ns, unacked()).catch(() => []);
-      for (const state of states) if (state !== null && state.state === "ended" && "outcome" in state && state.outcome === "acked") ackedUnanswered.add(state.id);
-    }
+    // An ack the killed node committed but could not answer counts once `get` finds the item acked (awaitAcked).
+    const { ackedUnanswered, unacked } = await awaitAcked(producer, produced, acked, null);
     await worker.stop();
     expect(produced.size).toBeGreaterThan(150);
     expect(unacked()).toEqual([]);
